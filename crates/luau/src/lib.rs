@@ -1,0 +1,1 @@
+//! Luau host.
