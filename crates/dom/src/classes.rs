@@ -1,0 +1,129 @@
+//! Reflection-database look-ups: superclass checks and property descriptors, cached.
+
+use rbx_reflection::{
+    DataType, PropertyDescriptor, PropertyKind, ReflectionDatabase, Scriptability,
+};
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+/// The bundled reflection database (never a local override, so behaviour is reproducible).
+pub fn db() -> &'static ReflectionDatabase<'static> {
+    rbx_reflection_database::get_bundled()
+}
+
+/// `IsA`: true when `class` is `base` or inherits from it.
+pub fn is_a(class: &str, base: &str) -> bool {
+    let db = db();
+    let mut current = db.classes.get(class);
+    while let Some(c) = current {
+        if c.name == base {
+            return true;
+        }
+        current = c.superclass.and_then(|s| db.classes.get(s));
+    }
+    false
+}
+
+/// A resolved property: the canonical name to store under and its data type.
+#[derive(Debug, Clone)]
+pub struct PropertyInfo {
+    /// The canonical property name (aliases resolved).
+    pub canonical: &'static str,
+    /// The class that declares the property.
+    pub declared_by: &'static str,
+    pub data_type: &'static DataType<'static>,
+    pub scriptability: Scriptability,
+    pub descriptor: &'static PropertyDescriptor<'static>,
+}
+
+type Cache = Mutex<HashMap<(String, String), Option<PropertyInfo>>>;
+
+/// Finds a property by name on a class or its superclasses, resolving aliases; cached.
+pub fn find_property(class: &str, name: &str) -> Option<PropertyInfo> {
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let key = (class.to_owned(), name.to_owned());
+    if let Some(hit) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return hit.clone();
+    }
+    let found = lookup(class, name);
+    cache
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, found.clone());
+    found
+}
+
+fn lookup(class: &str, name: &str) -> Option<PropertyInfo> {
+    let db = db();
+    let mut current = db.classes.get(class);
+    while let Some(c) = current {
+        if let Some(p) = c.properties.get(name) {
+            let canonical_desc = match &p.kind {
+                PropertyKind::Alias { alias_for } => c.properties.get(alias_for).unwrap_or(p),
+                _ => p,
+            };
+            return Some(PropertyInfo {
+                canonical: canonical_desc.name,
+                declared_by: c.name,
+                data_type: &canonical_desc.data_type,
+                scriptability: p.scriptability,
+                descriptor: canonical_desc,
+            });
+        }
+        current = c.superclass.and_then(|s| db.classes.get(s));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn superclass_chain() {
+        assert!(is_a("Part", "BasePart"));
+        assert!(is_a("Part", "Instance"));
+        assert!(is_a("ProceduralModel", "Model"));
+        assert!(is_a("GeneratedFolder", "Folder"));
+        assert!(!is_a("Folder", "BasePart"));
+        assert!(!is_a("NoSuchClass", "Instance"));
+    }
+
+    #[test]
+    fn aliases_resolve_to_canonical() {
+        let p = find_property("Part", "size").unwrap();
+        assert_eq!(p.canonical, "Size");
+        let p = find_property("Part", "Color").unwrap();
+        assert_eq!(p.canonical, "Color");
+        assert!(find_property("Part", "NoSuchProperty").is_none());
+        assert_eq!(find_property("Part", "Shape").unwrap().declared_by, "Part");
+    }
+}
+
+/// The database default of a property for a class (walking superclasses).
+pub fn db_default(class: &str, property: &str) -> Option<&'static rbx_types::Variant> {
+    let db = db();
+    db.find_default_property(db.classes.get(class)?, property)
+}
+
+/// The BrickColor whose colour is nearest (squared RGB distance; lowest number wins ties).
+pub fn nearest_brick_color(r: f32, g: f32, b: f32) -> rbx_types::BrickColor {
+    static PALETTE: OnceLock<Vec<rbx_types::BrickColor>> = OnceLock::new();
+    let palette = PALETTE.get_or_init(|| {
+        (0..=u16::MAX)
+            .filter_map(rbx_types::BrickColor::from_number)
+            .collect()
+    });
+    let mut best = (f32::INFINITY, rbx_types::BrickColor::MediumStoneGrey);
+    for &bc in palette {
+        let c = bc.to_color3uint8();
+        let d = (c.r as f32 / 255.0 - r).powi(2)
+            + (c.g as f32 / 255.0 - g).powi(2)
+            + (c.b as f32 / 255.0 - b).powi(2);
+        if d < best.0 {
+            best = (d, bc);
+        }
+    }
+    best.1
+}

@@ -1,0 +1,15 @@
+//! Scene helpers over `rbx_dom_weak`: class ancestry from the reflection database, CFrame ↔
+//! glam conversions, pivots (`GetPivot`/`PivotTo`), bounding boxes and `ScaleTo`.
+//!
+//! Owns: the geometric meaning of Roblox instances (BasePart CFrame/Size, Model WorldPivot,
+//! PrimaryPart, Scale). Must never: run Luau, touch files, or depend on hash-map order.
+
+mod classes;
+mod geometry;
+mod pivot;
+mod transfer;
+
+pub use classes::{PropertyInfo, db, db_default, find_property, is_a, nearest_brick_color};
+pub use geometry::{affine_to_cframe, cframe_to_affine, from_vec3, to_vec3};
+pub use pivot::{bounding_box, get_pivot, model_scale, part_cframe, part_size, pivot_to, scale_to};
+pub use transfer::{count_subtree, move_into};

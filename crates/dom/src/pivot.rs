@@ -1,0 +1,218 @@
+//! Pivots, bounding boxes and scaling with Roblox semantics for BaseParts and Models.
+
+use crate::classes::is_a;
+use crate::geometry::{affine_to_cframe, cframe_to_affine, from_vec3, to_vec3};
+use glam::{Affine3A, Vec3};
+use rbx_dom_weak::{Instance, WeakDom, ustr};
+use rbx_types::{Ref, Variant};
+
+/// A part's CFrame (identity when unset).
+pub fn part_cframe(inst: &Instance) -> Affine3A {
+    match inst.properties.get(&ustr("CFrame")) {
+        Some(Variant::CFrame(cf)) => cframe_to_affine(cf),
+        _ => Affine3A::IDENTITY,
+    }
+}
+
+/// A part's Size (Roblox default 4×1×2 when unset).
+pub fn part_size(inst: &Instance) -> Vec3 {
+    match inst.properties.get(&ustr("Size")) {
+        Some(Variant::Vector3(v)) => to_vec3(*v),
+        _ => Vec3::new(4.0, 1.2, 2.0),
+    }
+}
+
+fn pivot_offset(inst: &Instance) -> Affine3A {
+    match inst.properties.get(&ustr("PivotOffset")) {
+        Some(Variant::CFrame(cf)) => cframe_to_affine(cf),
+        _ => Affine3A::IDENTITY,
+    }
+}
+
+fn world_pivot_data(inst: &Instance) -> Option<Affine3A> {
+    match inst.properties.get(&ustr("WorldPivotData")) {
+        Some(Variant::OptionalCFrame(Some(cf))) => Some(cframe_to_affine(cf)),
+        Some(Variant::CFrame(cf)) => Some(cframe_to_affine(cf)),
+        _ => None,
+    }
+}
+
+fn primary_part(dom: &WeakDom, inst: &Instance) -> Option<Ref> {
+    match inst.properties.get(&ustr("PrimaryPart")) {
+        Some(Variant::Ref(r)) if r.is_some() && dom.get_by_ref(*r).is_some() => Some(*r),
+        _ => None,
+    }
+}
+
+/// The Model's scale factor (1 when unset).
+pub fn model_scale(inst: &Instance) -> f32 {
+    match inst.properties.get(&ustr("Scale")) {
+        Some(Variant::Float32(s)) if *s > 0.0 => *s,
+        _ => 1.0,
+    }
+}
+
+/// Descendant BaseParts of `root` (including `root` itself when it is one), in DOM order.
+fn parts_of(dom: &WeakDom, root: Ref) -> Vec<Ref> {
+    let mut out = Vec::new();
+    let mut stack = vec![root];
+    while let Some(r) = stack.pop() {
+        let Some(inst) = dom.get_by_ref(r) else {
+            continue;
+        };
+        if is_a(&inst.class, "BasePart") {
+            out.push(r);
+        }
+        stack.extend(inst.children().iter().rev());
+    }
+    out
+}
+
+/// `PVInstance:GetPivot()`. BasePart: `CFrame * PivotOffset`. Model: its PrimaryPart's pivot,
+/// else its WorldPivot, else the centre of its parts' world axis-aligned bounds, else identity.
+/// Other classes have no pivot (`None`).
+pub fn get_pivot(dom: &WeakDom, r: Ref) -> Option<Affine3A> {
+    let inst = dom.get_by_ref(r)?;
+    if is_a(&inst.class, "BasePart") {
+        return Some(part_cframe(inst) * pivot_offset(inst));
+    }
+    if is_a(&inst.class, "Model") {
+        if let Some(pp) = primary_part(dom, inst) {
+            return get_pivot(dom, pp);
+        }
+        if let Some(p) = world_pivot_data(inst) {
+            return Some(p);
+        }
+        return Some(match world_aabb(dom, r) {
+            Some((min, max)) => Affine3A::from_translation((min + max) * 0.5),
+            None => Affine3A::IDENTITY,
+        });
+    }
+    None
+}
+
+/// `PVInstance:PivotTo(target)`: moves the instance and every descendant BasePart so the pivot
+/// lands on `target`; a Model without PrimaryPart gets `WorldPivot = target`.
+pub fn pivot_to(dom: &mut WeakDom, r: Ref, target: Affine3A) {
+    let Some(current) = get_pivot(dom, r) else {
+        return;
+    };
+    let delta = target * current.inverse();
+    move_by(dom, r, delta);
+}
+
+/// Applies a rigid transform to every part (and model pivot) under `r`.
+fn move_by(dom: &mut WeakDom, r: Ref, delta: Affine3A) {
+    let mut stack = vec![r];
+    while let Some(cur) = stack.pop() {
+        let Some(inst) = dom.get_by_ref_mut(cur) else {
+            continue;
+        };
+        if is_a(&inst.class, "BasePart") {
+            let cf = orthonormal(delta * part_cframe(inst));
+            inst.properties
+                .insert(ustr("CFrame"), Variant::CFrame(affine_to_cframe(&cf)));
+        } else if is_a(&inst.class, "Model") {
+            if let Some(p) = world_pivot_data(inst) {
+                let cf = orthonormal(delta * p);
+                inst.properties.insert(
+                    ustr("WorldPivotData"),
+                    Variant::OptionalCFrame(Some(affine_to_cframe(&cf))),
+                );
+            }
+        }
+        stack.extend(inst.children().iter().copied());
+    }
+    // A model without explicit pivot data follows its parts automatically.
+}
+
+/// Keeps rotation exactly orthonormal after composition (f32 drift otherwise accumulates).
+fn orthonormal(a: Affine3A) -> Affine3A {
+    let x = Vec3::from(a.matrix3.x_axis).normalize_or_zero();
+    let y0 = Vec3::from(a.matrix3.y_axis);
+    let z = x.cross(y0).normalize_or_zero();
+    let y = z.cross(x);
+    if x == Vec3::ZERO || z == Vec3::ZERO {
+        return a;
+    }
+    Affine3A::from_cols(x.into(), y.into(), z.into(), a.translation)
+}
+
+fn world_aabb(dom: &WeakDom, r: Ref) -> Option<(Vec3, Vec3)> {
+    bounds_in(dom, r, Affine3A::IDENTITY)
+}
+
+/// Bounds of all parts under `r` measured in the frame `frame` (local min/max).
+fn bounds_in(dom: &WeakDom, r: Ref, frame: Affine3A) -> Option<(Vec3, Vec3)> {
+    let inv = frame.inverse();
+    let mut acc: Option<(Vec3, Vec3)> = None;
+    for p in parts_of(dom, r) {
+        let inst = dom.get_by_ref(p)?;
+        let local = inv * part_cframe(inst);
+        let half = part_size(inst) * 0.5;
+        let (c, m) = (Vec3::from(local.translation), local.matrix3);
+        // Extent of an oriented box along each axis: sum of |axis component| * half.
+        let ext = Vec3::new(
+            m.x_axis.x.abs() * half.x + m.y_axis.x.abs() * half.y + m.z_axis.x.abs() * half.z,
+            m.x_axis.y.abs() * half.x + m.y_axis.y.abs() * half.y + m.z_axis.y.abs() * half.z,
+            m.x_axis.z.abs() * half.x + m.y_axis.z.abs() * half.y + m.z_axis.z.abs() * half.z,
+        );
+        let (lo, hi) = (c - ext, c + ext);
+        acc = Some(match acc {
+            None => (lo, hi),
+            Some((a, b)) => (a.min(lo), b.max(hi)),
+        });
+    }
+    acc
+}
+
+/// `Model:GetBoundingBox()` / a part's own box: (centre CFrame, size). The box is aligned with
+/// the pivot's orientation. `None` when there are no parts.
+pub fn bounding_box(dom: &WeakDom, r: Ref) -> Option<(Affine3A, Vec3)> {
+    let pivot = get_pivot(dom, r).unwrap_or(Affine3A::IDENTITY);
+    let rot = Affine3A::from_mat3_translation(pivot.matrix3.into(), pivot.translation.into());
+    let (min, max) = bounds_in(dom, r, rot)?;
+    let centre = rot * Affine3A::from_translation((min + max) * 0.5);
+    Some((centre, max - min))
+}
+
+/// `Model:ScaleTo(scale)`: scales every part's size and offset from the model's pivot by
+/// `scale / current`, nested model pivots likewise, and records the new `Scale`.
+pub fn scale_to(dom: &mut WeakDom, model: Ref, scale: f32) {
+    let Some(inst) = dom.get_by_ref(model) else {
+        return;
+    };
+    let factor = scale / model_scale(inst);
+    let Some(pivot) = get_pivot(dom, model) else {
+        return;
+    };
+    let origin = Vec3::from(pivot.translation);
+    let mut stack: Vec<Ref> = inst.children().to_vec();
+    while let Some(cur) = stack.pop() {
+        let Some(inst) = dom.get_by_ref_mut(cur) else {
+            continue;
+        };
+        if is_a(&inst.class, "BasePart") {
+            let mut cf = part_cframe(inst);
+            cf.translation = (origin + (Vec3::from(cf.translation) - origin) * factor).into();
+            let size = part_size(inst) * factor;
+            inst.properties
+                .insert(ustr("CFrame"), Variant::CFrame(affine_to_cframe(&cf)));
+            inst.properties
+                .insert(ustr("Size"), Variant::Vector3(from_vec3(size)));
+        } else if is_a(&inst.class, "Model") {
+            if let Some(mut p) = world_pivot_data(inst) {
+                p.translation = (origin + (Vec3::from(p.translation) - origin) * factor).into();
+                inst.properties.insert(
+                    ustr("WorldPivotData"),
+                    Variant::OptionalCFrame(Some(affine_to_cframe(&p))),
+                );
+            }
+        }
+        stack.extend(inst.children().iter().copied());
+    }
+    if let Some(inst) = dom.get_by_ref_mut(model) {
+        inst.properties
+            .insert(ustr("Scale"), Variant::Float32(scale));
+    }
+}

@@ -1,0 +1,95 @@
+//! Moving subtrees between DOMs without dangling references.
+
+use rbx_dom_weak::WeakDom;
+use rbx_types::{Ref, Variant};
+use std::collections::HashSet;
+
+/// Moves `roots` (with their descendants) from `src` under `dest_parent` in `dest`, in order.
+/// Ref properties that pointed outside the moved set are cleared, so the result can be
+/// serialised on its own.
+pub fn move_into(src: &mut WeakDom, roots: &[Ref], dest: &mut WeakDom, dest_parent: Ref) {
+    let mut moved = HashSet::new();
+    for &r in roots {
+        let mut stack = vec![r];
+        while let Some(cur) = stack.pop() {
+            if let Some(i) = src.get_by_ref(cur) {
+                moved.insert(cur);
+                stack.extend(i.children().iter().copied());
+            }
+        }
+    }
+    for &r in roots {
+        if src.get_by_ref(r).is_some() {
+            src.transfer(r, dest, dest_parent);
+        }
+    }
+    scrub_refs(dest, &moved);
+}
+
+/// Clears Ref properties of `within` instances that point outside `within`.
+fn scrub_refs(dom: &mut WeakDom, within: &HashSet<Ref>) {
+    let mut ordered: Vec<Ref> = within.iter().copied().collect();
+    ordered.sort_unstable_by_key(|r| r.to_string());
+    for r in ordered {
+        if let Some(inst) = dom.get_by_ref_mut(r) {
+            for value in inst.properties.values_mut() {
+                if let Variant::Ref(target) = value {
+                    if target.is_some() && !within.contains(target) {
+                        *target = Ref::none();
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Counts `r` and all of its descendants.
+pub fn count_subtree(dom: &WeakDom, r: Ref) -> usize {
+    let mut n = 0;
+    let mut stack = vec![r];
+    while let Some(cur) = stack.pop() {
+        if let Some(i) = dom.get_by_ref(cur) {
+            n += 1;
+            stack.extend(i.children().iter().copied());
+        }
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rbx_dom_weak::InstanceBuilder;
+
+    #[test]
+    fn moves_and_scrubs_outside_refs() {
+        let mut src = WeakDom::new(InstanceBuilder::new("DataModel"));
+        let outside = src.insert(src.root_ref(), InstanceBuilder::new("Part"));
+        let folder = src.insert(Ref::none(), InstanceBuilder::new("Folder"));
+        let model = src.insert(folder, InstanceBuilder::new("Model"));
+        let inner = src.insert(model, InstanceBuilder::new("Part"));
+        src.get_by_ref_mut(model)
+            .unwrap()
+            .properties
+            .insert("PrimaryPart".into(), Variant::Ref(inner));
+        src.get_by_ref_mut(inner)
+            .unwrap()
+            .properties
+            .insert("Target".into(), Variant::Ref(outside));
+        let mut dest = WeakDom::new(InstanceBuilder::new("DataModel"));
+        let root = dest.root_ref();
+        move_into(&mut src, &[model], &mut dest, root);
+        assert_eq!(count_subtree(&dest, root), 3);
+        let m = dest.get_by_ref(model).unwrap();
+        assert_eq!(
+            m.properties.get(&"PrimaryPart".into()),
+            Some(&Variant::Ref(inner))
+        );
+        let p = dest.get_by_ref(inner).unwrap();
+        assert_eq!(
+            p.properties.get(&"Target".into()),
+            Some(&Variant::Ref(Ref::none()))
+        );
+        assert!(src.get_by_ref(model).is_none());
+    }
+}
