@@ -1,0 +1,470 @@
+//! Walks a DOM subtree once and flattens it into the format-neutral scene both
+//! writers consume: nodes in DOM pre-order, shared geometries and shared
+//! appearances numbered in first-use order (so the same tree always gives the
+//! same numbering).
+
+use std::collections::HashMap;
+
+use glam::{DMat3, DQuat, DVec3, Vec3};
+use rbx_dom_weak::types::{Ref, Variant};
+use rbx_dom_weak::{Instance, WeakDom};
+
+use crate::ExportOptions;
+use crate::error::{ErrorKind, ExportError, ExportWarning, WarningKind};
+use crate::material::{Appearance, material_name};
+use crate::shapes::{self, MeshData, Shape};
+
+/// Roblox clamps part sizes to this minimum.
+const MIN_PART_SIZE: f32 = 0.001;
+/// `Enum.Material.Plastic`.
+const PLASTIC: u32 = 256;
+
+/// A rigid transform (rotation, then translation in output units).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Rigid {
+    pub rotation: DQuat,
+    pub translation: DVec3,
+}
+
+impl Rigid {
+    const IDENTITY: Rigid = Rigid {
+        rotation: DQuat::IDENTITY,
+        translation: DVec3::ZERO,
+    };
+
+    /// `self⁻¹ · other`: `other` expressed in `self`'s space.
+    fn relative(&self, other: &Rigid) -> Rigid {
+        let inverse = self.rotation.inverse();
+        Rigid {
+            rotation: (inverse * other.rotation).normalize(),
+            translation: inverse * (other.translation - self.translation),
+        }
+    }
+
+    pub fn transform_point(&self, p: Vec3) -> DVec3 {
+        self.rotation * p.as_dvec3() + self.translation
+    }
+
+    pub fn transform_vector(&self, v: Vec3) -> DVec3 {
+        self.rotation * v.as_dvec3()
+    }
+}
+
+/// One exported instance.
+#[derive(Debug, Clone)]
+pub(crate) struct Node {
+    pub name: String,
+    /// `GetFullName`-style path.
+    pub path: String,
+    pub children: Vec<usize>,
+    /// Transform relative to the parent node (identity for non-parts).
+    pub local: Rigid,
+    /// World transform of a part (identity for non-parts).
+    pub world: Rigid,
+    /// A BasePart: its node carries its CFrame, and descendant parts are placed
+    /// relative to it.
+    pub is_part: bool,
+    pub part: Option<PartGeometry>,
+}
+
+/// The drawable of a part node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PartGeometry {
+    pub geometry: usize,
+    pub appearance: usize,
+}
+
+/// A mesh shared by every part with the same shape and effective size.
+#[derive(Debug, Clone)]
+pub(crate) struct Geometry {
+    pub shape: Shape,
+    /// Effective size in output units.
+    pub size: Vec3,
+    pub mesh: MeshData,
+}
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Scene {
+    pub nodes: Vec<Node>,
+    pub roots: Vec<usize>,
+    pub geometries: Vec<Geometry>,
+    pub appearances: Vec<Appearance>,
+    pub warnings: Vec<ExportWarning>,
+}
+
+/// How an instance is drawn.
+enum Drawn {
+    /// Not a part: a node without mesh.
+    NotAPart,
+    Shape(Shape),
+    /// A part without usable geometry data: its bounding box, with a warning.
+    BoundingBox,
+    /// A part class we cannot draw at all: no mesh, with a warning.
+    Skipped,
+}
+
+struct Builder<'a> {
+    dom: &'a WeakDom,
+    opts: &'a ExportOptions,
+    scene: Scene,
+    geometry_ids: HashMap<(Shape, [u32; 3]), usize>,
+    appearance_ids: HashMap<([u32; 3], u32, u32), usize>,
+}
+
+pub(crate) fn build(
+    dom: &WeakDom,
+    roots: &[Ref],
+    opts: &ExportOptions,
+) -> Result<Scene, ExportError> {
+    opts.validate()?;
+    let mut builder = Builder {
+        dom,
+        opts,
+        scene: Scene::default(),
+        geometry_ids: HashMap::new(),
+        appearance_ids: HashMap::new(),
+    };
+    for &root in roots {
+        if dom.get_by_ref(root).is_none() {
+            return Err(ErrorKind::MissingRoot {
+                referent: root.to_string(),
+            }
+            .into());
+        }
+        let index = builder.subtree(root)?;
+        builder.scene.roots.push(index);
+    }
+    Ok(builder.scene)
+}
+
+impl Builder<'_> {
+    /// Adds `root` and its descendants in pre-order; returns the root's node index.
+    fn subtree(&mut self, root: Ref) -> Result<usize, ExportError> {
+        // (instance, parent node, world transform of the nearest part ancestor)
+        let mut stack: Vec<(Ref, Option<usize>, Option<Rigid>)> = vec![(root, None, None)];
+        let mut root_index = None;
+        while let Some((referent, parent, part_ancestor)) = stack.pop() {
+            let Some(instance) = self.dom.get_by_ref(referent) else {
+                continue;
+            };
+            let index = self.scene.nodes.len();
+            // GetFullName-style path, built from the parent's to stay linear in depth.
+            // Like GetFullName, the DOM root (the DataModel) is left out of
+            // its descendants' paths; its own path is its name.
+            let dom_root = self.dom.root_ref();
+            let path = if referent == dom_root || instance.parent() == dom_root {
+                instance.name.clone()
+            } else {
+                match parent {
+                    Some(parent) => format!("{}.{}", self.scene.nodes[parent].path, instance.name),
+                    None => self.dom.full_path_of(referent, "."),
+                }
+            };
+            let node = self.node(instance, path, part_ancestor)?;
+            let child_ancestor = if node.is_part {
+                Some(node.world)
+            } else {
+                part_ancestor
+            };
+            self.scene.nodes.push(node);
+            match parent {
+                Some(parent) => self.scene.nodes[parent].children.push(index),
+                None => root_index = Some(index),
+            }
+            for &child in instance.children().iter().rev() {
+                stack.push((child, Some(index), child_ancestor));
+            }
+        }
+        Ok(root_index.expect("the root was checked to exist"))
+    }
+
+    fn node(
+        &mut self,
+        instance: &Instance,
+        path: String,
+        part_ancestor: Option<Rigid>,
+    ) -> Result<Node, ExportError> {
+        let mut node = Node {
+            name: instance.name.clone(),
+            path,
+            children: Vec::new(),
+            local: Rigid::IDENTITY,
+            world: Rigid::IDENTITY,
+            is_part: false,
+            part: None,
+        };
+        let drawn = self.classify(instance, &node.path)?;
+        if matches!(drawn, Drawn::NotAPart) {
+            return Ok(node);
+        }
+        let props = Props {
+            instance,
+            path: &node.path,
+        };
+        node.is_part = true;
+        let world = props.cframe()?;
+        node.world = Rigid {
+            rotation: world.rotation,
+            translation: world.translation * f64::from(self.opts.scale),
+        };
+        node.local = match part_ancestor {
+            Some(ancestor) => ancestor.relative(&node.world),
+            None => node.world,
+        };
+        let shape = match drawn {
+            Drawn::NotAPart => unreachable!("handled above"),
+            Drawn::Shape(shape) => shape,
+            Drawn::BoundingBox => {
+                self.warn(
+                    &node.path,
+                    WarningKind::BoundingBoxOnly {
+                        class: instance.class.to_string(),
+                    },
+                );
+                Shape::Block
+            }
+            Drawn::Skipped => {
+                self.warn(
+                    &node.path,
+                    WarningKind::GeometrySkipped {
+                        class: instance.class.to_string(),
+                    },
+                );
+                return Ok(node);
+            }
+        };
+        let size = props.size()? * self.opts.scale;
+        let appearance = self.appearance(&props)?;
+        node.part = Some(PartGeometry {
+            geometry: self.geometry(shape, size),
+            appearance: self.appearance_index(appearance),
+        });
+        Ok(node)
+    }
+
+    fn classify(&mut self, instance: &Instance, path: &str) -> Result<Drawn, ExportError> {
+        let db = rbx_reflection_database::get_bundled();
+        let Some(descriptor) = db.classes.get(instance.class.as_str()) else {
+            return Ok(Drawn::NotAPart);
+        };
+        let is_a = |class: &str| db.superclasses_iter(descriptor).any(|c| c.name == class);
+        if !is_a("BasePart") {
+            if is_a("DataModelMesh") || is_a("FaceInstance") || is_a("SurfaceAppearance") {
+                self.warn(
+                    path,
+                    WarningKind::AppearanceIgnored {
+                        class: instance.class.to_string(),
+                    },
+                );
+            }
+            return Ok(Drawn::NotAPart);
+        }
+        Ok(match instance.class.as_str() {
+            "WedgePart" => Drawn::Shape(Shape::Wedge),
+            "CornerWedgePart" => Drawn::Shape(Shape::CornerWedge),
+            "TrussPart" | "VehicleSeat" => Drawn::Shape(Shape::Block),
+            "Terrain" | "NegateOperation" => Drawn::Skipped,
+            _ if is_a("Part") => {
+                let props = Props { instance, path };
+                Drawn::Shape(self.part_type(&props)?)
+            }
+            _ => Drawn::BoundingBox,
+        })
+    }
+
+    fn part_type(&mut self, props: &Props<'_>) -> Result<Shape, ExportError> {
+        let value = match props.get(&["Shape"]) {
+            None => 1,
+            Some(v) => props.enum_value("Shape", v)?,
+        };
+        Ok(match value {
+            0 => Shape::Ball,
+            1 => Shape::Block,
+            2 => Shape::Cylinder,
+            3 => Shape::Wedge,
+            4 => Shape::CornerWedge,
+            value => {
+                self.warn(props.path, WarningKind::UnknownShape { value });
+                Shape::Block
+            }
+        })
+    }
+
+    fn appearance(&mut self, props: &Props<'_>) -> Result<Appearance, ExportError> {
+        let mut material = match props.get(&["Material"]) {
+            None => PLASTIC,
+            Some(v) => props.enum_value("Material", v)?,
+        };
+        if material_name(material).is_none() {
+            self.warn(props.path, WarningKind::UnknownMaterial { value: material });
+            material = PLASTIC;
+        }
+        Ok(Appearance {
+            color: props.color()?,
+            transparency: props.transparency()?,
+            material,
+        })
+    }
+
+    fn geometry(&mut self, shape: Shape, size: Vec3) -> usize {
+        let size = shape.effective_size(size);
+        let key = (shape, size.to_array().map(f32::to_bits));
+        let geometries = &mut self.scene.geometries;
+        let segments = self.opts.segments;
+        *self.geometry_ids.entry(key).or_insert_with(|| {
+            geometries.push(Geometry {
+                shape,
+                size,
+                mesh: shapes::build(shape, size, segments),
+            });
+            geometries.len() - 1
+        })
+    }
+
+    fn appearance_index(&mut self, appearance: Appearance) -> usize {
+        let appearances = &mut self.scene.appearances;
+        *self
+            .appearance_ids
+            .entry(appearance.key())
+            .or_insert_with(|| {
+                appearances.push(appearance);
+                appearances.len() - 1
+            })
+    }
+
+    fn warn(&mut self, path: &str, kind: WarningKind) {
+        self.scene.warnings.push(ExportWarning {
+            path: path.to_owned(),
+            kind,
+        });
+    }
+}
+
+/// Typed access to a part's properties, falling back to the reflection
+/// database's defaults for the class.
+struct Props<'a> {
+    instance: &'a Instance,
+    path: &'a str,
+}
+
+impl<'a> Props<'a> {
+    /// The first of `keys` the instance has, else the class default of the first key.
+    fn get(&self, keys: &[&str]) -> Option<&'a Variant> {
+        keys.iter()
+            .find_map(|&key| self.instance.properties.get(&rbx_dom_weak::ustr(key)))
+            .or_else(|| {
+                let db = rbx_reflection_database::get_bundled();
+                let descriptor = db.classes.get(self.instance.class.as_str())?;
+                db.find_default_property(descriptor, keys[0])
+            })
+    }
+
+    fn type_error(
+        &self,
+        property: &'static str,
+        expected: &'static str,
+        given: &Variant,
+    ) -> ExportError {
+        ErrorKind::PropertyType {
+            path: self.path.to_owned(),
+            property,
+            expected,
+            given: format!("{:?}", given.ty()),
+        }
+        .into()
+    }
+
+    fn not_finite(&self, property: &'static str) -> ExportError {
+        ErrorKind::NotFinite {
+            path: self.path.to_owned(),
+            property,
+        }
+        .into()
+    }
+
+    fn enum_value(&self, property: &'static str, value: &Variant) -> Result<u32, ExportError> {
+        match value {
+            Variant::Enum(e) => Ok(e.to_u32()),
+            Variant::EnumItem(item) => Ok(item.value),
+            other => Err(self.type_error(property, "Enum", other)),
+        }
+    }
+
+    fn size(&self) -> Result<Vec3, ExportError> {
+        match self.get(&["Size", "size"]) {
+            None => Ok(Vec3::new(4.0, 1.0, 2.0)),
+            Some(Variant::Vector3(v)) => {
+                let size = Vec3::new(v.x, v.y, v.z);
+                if !size.is_finite() {
+                    return Err(self.not_finite("Size"));
+                }
+                Ok(size.max(Vec3::splat(MIN_PART_SIZE)))
+            }
+            Some(other) => Err(self.type_error("Size", "Vector3", other)),
+        }
+    }
+
+    fn cframe(&self) -> Result<Rigid, ExportError> {
+        let cframe = match self.get(&["CFrame"]) {
+            None => return Ok(Rigid::IDENTITY),
+            Some(Variant::CFrame(cframe)) => cframe,
+            Some(other) => return Err(self.type_error("CFrame", "CFrame", other)),
+        };
+        let row = |v: rbx_dom_weak::types::Vector3| DVec3::new(v.x.into(), v.y.into(), v.z.into());
+        let o = &cframe.orientation;
+        let matrix = DMat3::from_cols(row(o.x), row(o.y), row(o.z)).transpose();
+        let translation = row(cframe.position);
+        if !matrix.is_finite() || !translation.is_finite() {
+            return Err(self.not_finite("CFrame"));
+        }
+        // Roblox keeps CFrames orthonormal; anything far from a rotation is corrupt.
+        let orthonormal = (matrix.transpose() * matrix).abs_diff_eq(DMat3::IDENTITY, 1e-3)
+            && matrix.determinant() > 0.0;
+        if !orthonormal {
+            return Err(ErrorKind::NotARotation {
+                path: self.path.to_owned(),
+            }
+            .into());
+        }
+        Ok(Rigid {
+            rotation: DQuat::from_mat3(&matrix).normalize(),
+            translation,
+        })
+    }
+
+    fn color(&self) -> Result<[f32; 3], ExportError> {
+        let from_u8 =
+            |c: rbx_dom_weak::types::Color3uint8| [c.r, c.g, c.b].map(|v| f32::from(v) / 255.0);
+        let explicit = ["Color", "Color3uint8", "BrickColor"]
+            .iter()
+            .find_map(|&key| self.instance.properties.get(&rbx_dom_weak::ustr(key)));
+        let value = explicit.or_else(|| self.get(&["Color"]));
+        match value {
+            None => Ok([163.0 / 255.0, 162.0 / 255.0, 165.0 / 255.0]),
+            Some(Variant::Color3(c)) => {
+                let color = [c.r, c.g, c.b];
+                if color.iter().all(|v| v.is_finite()) {
+                    Ok(color)
+                } else {
+                    Err(self.not_finite("Color"))
+                }
+            }
+            Some(Variant::Color3uint8(c)) => Ok(from_u8(*c)),
+            Some(Variant::BrickColor(brick)) => Ok(from_u8(brick.to_color3uint8())),
+            Some(other) => Err(self.type_error("Color", "Color3", other)),
+        }
+    }
+
+    fn transparency(&self) -> Result<f32, ExportError> {
+        let value = match self.get(&["Transparency"]) {
+            None => 0.0,
+            Some(Variant::Float32(v)) => *v,
+            Some(Variant::Float64(v)) => *v as f32,
+            Some(other) => return Err(self.type_error("Transparency", "float", other)),
+        };
+        if value.is_nan() {
+            return Err(self.not_finite("Transparency"));
+        }
+        Ok(value.clamp(0.0, 1.0))
+    }
+}

@@ -1,0 +1,139 @@
+//! Sample DOM trees shared by the export integration tests.
+#![allow(dead_code)] // each test binary uses a different subset
+
+use rbx_dom_weak::types::{BrickColor, CFrame, Color3, Color3uint8, Enum, Matrix3, Ref, Vector3};
+use rbx_dom_weak::{InstanceBuilder, WeakDom};
+
+pub fn v3(x: f32, y: f32, z: f32) -> Vector3 {
+    Vector3::new(x, y, z)
+}
+
+pub fn at(x: f32, y: f32, z: f32) -> CFrame {
+    CFrame::new(v3(x, y, z), Matrix3::identity())
+}
+
+/// A CFrame at `(x, y, z)` turned by `degrees` about the world Y axis
+/// (`CFrame.Angles(0, rad, 0)`; rows of the matrix as Roblox stores them).
+pub fn turned_y(x: f32, y: f32, z: f32, degrees: f32) -> CFrame {
+    let (s, c) = degrees.to_radians().sin_cos();
+    let orientation = Matrix3::new(v3(c, 0.0, s), v3(0.0, 1.0, 0.0), v3(-s, 0.0, c));
+    CFrame::new(v3(x, y, z), orientation)
+}
+
+/// Turned 90° about Z: local X (a cylinder's axis) points up.
+pub fn upright(x: f32, y: f32, z: f32) -> CFrame {
+    let orientation = Matrix3::new(v3(0.0, -1.0, 0.0), v3(1.0, 0.0, 0.0), v3(0.0, 0.0, 1.0));
+    CFrame::new(v3(x, y, z), orientation)
+}
+
+pub fn material(name: &str) -> Enum {
+    let db = rbx_reflection_database::get_bundled();
+    Enum::from_u32(db.enums["Material"].items[name])
+}
+
+pub fn part(class: &str, name: &str, size: Vector3, cframe: CFrame) -> InstanceBuilder {
+    InstanceBuilder::new(class)
+        .with_name(name)
+        .with_property("Size", size)
+        .with_property("CFrame", cframe)
+        .with_property("Anchored", true)
+}
+
+/// A DataModel holding one Model, returned as the export root: a Block, Ball,
+/// Cylinder (rotated), Wedge (transparent glass), CornerWedge (metal, colour
+/// from BrickColor only), a Neon ball, and a nested Folder with a part that
+/// has a child part.
+pub fn sample() -> (WeakDom, Ref) {
+    let model = InstanceBuilder::new("Model")
+        .with_name("Sample")
+        .with_child(
+            part("Part", "Block", v3(4.0, 1.0, 2.0), at(0.0, 0.5, 0.0))
+                .with_property("Color", Color3uint8::new(163, 162, 165))
+                .with_property("Material", material("Plastic")),
+        )
+        .with_child(
+            part("Part", "Ball", v3(2.0, 2.0, 2.0), at(6.0, 1.0, 0.0))
+                .with_property("Shape", Enum::from_u32(0))
+                .with_property("Color", Color3::new(1.0, 0.0, 0.75))
+                .with_property("Material", material("Neon")),
+        )
+        .with_child(
+            part(
+                "Part",
+                "Cylinder",
+                v3(4.0, 2.0, 2.0),
+                upright(-6.0, 2.0, 0.0),
+            )
+            .with_property("Shape", Enum::from_u32(2))
+            .with_property("Color", Color3uint8::new(13, 105, 172)),
+        )
+        .with_child(
+            part("WedgePart", "Wedge", v3(2.0, 2.0, 4.0), at(0.0, 1.0, 6.0))
+                .with_property("Transparency", 0.5f32)
+                .with_property("Material", material("Glass"))
+                .with_property("Color", Color3uint8::new(128, 187, 219)),
+        )
+        .with_child(
+            part(
+                "CornerWedgePart",
+                "CornerWedge",
+                v3(2.0, 3.0, 2.0),
+                at(0.0, 1.5, -6.0),
+            )
+            .with_property("Material", material("Metal"))
+            .with_property("BrickColor", BrickColor::from_number(21).unwrap()),
+        )
+        .with_child(
+            InstanceBuilder::new("Folder")
+                .with_name("Props")
+                .with_child(
+                    part(
+                        "Part",
+                        "Crate",
+                        v3(2.0, 2.0, 2.0),
+                        turned_y(10.0, 1.0, 0.0, 90.0),
+                    )
+                    .with_property("Color", Color3uint8::new(163, 162, 165))
+                    .with_child(
+                        part(
+                            "Part",
+                            "Lid",
+                            v3(2.0, 0.2, 2.0),
+                            turned_y(10.0, 2.1, 0.0, 90.0),
+                        )
+                        .with_property("Color", Color3uint8::new(124, 92, 70))
+                        .with_property("Material", material("Wood")),
+                    ),
+                ),
+        );
+    let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+    let root = dom.root_ref();
+    let model = dom.insert(root, model);
+    (dom, model)
+}
+
+/// Parses a .glb container into its JSON document and binary chunk.
+pub fn parse_glb(glb: &[u8]) -> (serde_json::Value, Vec<u8>) {
+    assert_eq!(&glb[0..4], b"glTF");
+    assert_eq!(u32::from_le_bytes(glb[4..8].try_into().unwrap()), 2);
+    assert_eq!(
+        u32::from_le_bytes(glb[8..12].try_into().unwrap()) as usize,
+        glb.len()
+    );
+    let mut offset = 12;
+    let mut json = None;
+    let mut bin = Vec::new();
+    while offset < glb.len() {
+        let len = u32::from_le_bytes(glb[offset..offset + 4].try_into().unwrap()) as usize;
+        assert_eq!(len % 4, 0, "chunk length not 4-byte aligned");
+        let kind = &glb[offset + 4..offset + 8];
+        let data = &glb[offset + 8..offset + 8 + len];
+        match kind {
+            b"JSON" => json = Some(serde_json::from_slice(data).unwrap()),
+            b"BIN\0" => bin = data.to_vec(),
+            other => panic!("unexpected chunk {other:?}"),
+        }
+        offset += 8 + len;
+    }
+    (json.expect("no JSON chunk"), bin)
+}

@@ -1,0 +1,519 @@
+//! End-to-end tests of the glTF and OBJ exports of small DOM trees.
+
+mod common;
+
+use common::*;
+use procmodel_export::{ExportOptions, WarningKind, to_glb, to_gltf, to_obj};
+use rbx_dom_weak::types::{Color3uint8, Enum, Ref};
+use rbx_dom_weak::{InstanceBuilder, WeakDom};
+use serde_json::Value;
+
+fn gltf_json(dom: &WeakDom, root: Ref) -> Value {
+    let export = to_gltf(dom, &[root], &ExportOptions::default()).unwrap();
+    serde_json::from_str(&export.output.json).unwrap()
+}
+
+fn node<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == name)
+        .unwrap_or_else(|| panic!("no node {name}"))
+}
+
+fn floats(v: &Value) -> Vec<f32> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap() as f32)
+        .collect()
+}
+
+fn close(a: &[f32], b: &[f32]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-5)
+}
+
+#[test]
+fn sample_gltf_snapshot() {
+    let (dom, root) = sample();
+    let export = to_gltf(&dom, &[root], &ExportOptions::default()).unwrap();
+    assert!(export.warnings.is_empty(), "{:?}", export.warnings);
+    insta::assert_snapshot!("sample_gltf", export.output.json);
+}
+
+#[test]
+fn sample_obj_mtl_snapshot() {
+    let (dom, root) = sample();
+    let export = to_obj(&dom, &[root], &ExportOptions::default()).unwrap();
+    insta::assert_snapshot!("sample_mtl", export.output.mtl);
+    let obj = &export.output.obj;
+    assert!(obj.starts_with("# procmodel\nmtllib model.mtl\n"));
+    let objects: Vec<&str> = obj.lines().filter_map(|l| l.strip_prefix("o ")).collect();
+    assert_eq!(
+        objects,
+        [
+            "Sample.Block",
+            "Sample.Ball",
+            "Sample.Cylinder",
+            "Sample.Wedge",
+            "Sample.CornerWedge",
+            "Sample.Props.Crate",
+            "Sample.Props.Crate.Lid",
+        ]
+    );
+    assert_eq!(obj.lines().filter(|l| l.starts_with("usemtl ")).count(), 7);
+}
+
+#[test]
+fn export_is_deterministic_across_dom_builds() {
+    let (dom_a, root_a) = sample();
+    let (dom_b, root_b) = sample();
+    let opts = ExportOptions::default();
+    let glb_a = to_glb(&dom_a, &[root_a], &opts).unwrap().output;
+    let glb_b = to_glb(&dom_b, &[root_b], &opts).unwrap().output;
+    assert_eq!(glb_a, glb_b);
+    assert_eq!(glb_a, to_glb(&dom_a, &[root_a], &opts).unwrap().output);
+    assert_eq!(
+        to_gltf(&dom_a, &[root_a], &opts).unwrap(),
+        to_gltf(&dom_b, &[root_b], &opts).unwrap()
+    );
+    assert_eq!(
+        to_obj(&dom_a, &[root_a], &opts).unwrap(),
+        to_obj(&dom_b, &[root_b], &opts).unwrap()
+    );
+}
+
+#[test]
+fn glb_and_gltf_carry_the_same_document_and_buffer() {
+    let (dom, root) = sample();
+    let opts = ExportOptions {
+        bin_name: "my model.bin".to_owned(),
+        ..ExportOptions::default()
+    };
+    let glb = to_glb(&dom, &[root], &opts).unwrap().output;
+    let (mut from_glb, bin) = parse_glb(&glb);
+    let gltf = to_gltf(&dom, &[root], &opts).unwrap().output;
+    let mut from_gltf: Value = serde_json::from_str(&gltf.json).unwrap();
+    assert_eq!(from_gltf["buffers"][0]["uri"], "my%20model.bin");
+    assert_eq!(bin, gltf.bin);
+    assert_eq!(from_glb["buffers"][0]["byteLength"], bin.len());
+    from_gltf["buffers"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("uri");
+    from_glb["buffers"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("uri");
+    assert_eq!(from_glb, from_gltf);
+    assert_eq!(from_glb["asset"]["generator"], "procmodel");
+}
+
+#[test]
+fn identical_parts_share_meshes_and_materials() {
+    let mut model = InstanceBuilder::new("Model").with_name("Grid");
+    for i in 0..10 {
+        model.add_child(
+            part(
+                "Part",
+                &format!("Tile{i}"),
+                v3(2.0, 1.0, 2.0),
+                at(i as f32 * 2.0, 0.0, 0.0),
+            )
+            .with_property("Color", Color3uint8::new(10, 20, 30)),
+        );
+    }
+    // Same geometry, other colour: new mesh over the same accessors.
+    model.add_child(
+        part("Part", "Red", v3(2.0, 1.0, 2.0), at(0.0, 2.0, 0.0))
+            .with_property("Color", Color3uint8::new(200, 0, 0)),
+    );
+    // Balls depend only on min(Size): these share one geometry.
+    for (i, size) in [v3(2.0, 3.0, 4.0), v3(5.0, 2.0, 2.0)]
+        .into_iter()
+        .enumerate()
+    {
+        model.add_child(
+            part(
+                "Part",
+                &format!("Ball{i}"),
+                size,
+                at(0.0, 5.0, i as f32 * 3.0),
+            )
+            .with_property("Shape", Enum::from_u32(0))
+            .with_property("Color", Color3uint8::new(10, 20, 30)),
+        );
+    }
+    let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+    let root = dom.root_ref();
+    let model = dom.insert(root, model);
+    let doc = gltf_json(&dom, model);
+    assert_eq!(doc["nodes"].as_array().unwrap().len(), 1 + 13);
+    assert_eq!(doc["materials"].as_array().unwrap().len(), 2);
+    assert_eq!(doc["meshes"].as_array().unwrap().len(), 3);
+    // Two geometries (block, ball) × (position, normal, index).
+    assert_eq!(doc["accessors"].as_array().unwrap().len(), 6);
+    let mesh_of = |name: &str| node(&doc, name)["mesh"].clone();
+    assert_eq!(mesh_of("Tile0"), mesh_of("Tile9"));
+    assert_ne!(mesh_of("Tile0"), mesh_of("Red"));
+    assert_eq!(mesh_of("Ball0"), mesh_of("Ball1"));
+    let primitive = |name: &str| {
+        doc["meshes"][mesh_of(name).as_u64().unwrap() as usize]["primitives"][0].clone()
+    };
+    assert_eq!(
+        primitive("Tile0")["attributes"],
+        primitive("Red")["attributes"]
+    );
+}
+
+#[test]
+fn hierarchy_names_and_relative_transforms() {
+    let (dom, root) = sample();
+    let doc = gltf_json(&dom, root);
+    let scene_roots = &doc["scenes"][0]["nodes"];
+    assert_eq!(scene_roots.as_array().unwrap().len(), 1);
+    let model = &doc["nodes"][scene_roots[0].as_u64().unwrap() as usize];
+    assert_eq!(model["name"], "Sample");
+    assert!(model.get("translation").is_none() && model.get("mesh").is_none());
+    assert_eq!(model["children"].as_array().unwrap().len(), 6);
+
+    // Parts without a part ancestor: world CFrame.
+    assert!(close(
+        &floats(&node(&doc, "Block")["translation"]),
+        &[0.0, 0.5, 0.0]
+    ));
+    assert!(node(&doc, "Block").get("rotation").is_none());
+    let crate_ = node(&doc, "Crate");
+    assert!(close(&floats(&crate_["translation"]), &[10.0, 1.0, 0.0]));
+    let half = std::f32::consts::FRAC_1_SQRT_2;
+    assert!(close(&floats(&crate_["rotation"]), &[0.0, half, 0.0, half]));
+    // The Lid sits 1.1 studs above the Crate, with the same orientation.
+    let lid = node(&doc, "Lid");
+    assert!(
+        close(&floats(&lid["translation"]), &[0.0, 1.1, 0.0]),
+        "{lid}"
+    );
+    assert!(
+        lid.get("rotation").is_none() || close(&floats(&lid["rotation"]), &[0.0, 0.0, 0.0, 1.0])
+    );
+    // Folder between Model and Crate is an empty node.
+    let props = node(&doc, "Props");
+    assert!(props.get("mesh").is_none() && props.get("translation").is_none());
+}
+
+#[test]
+fn materials_follow_colour_transparency_and_material() {
+    let (dom, root) = sample();
+    let doc = gltf_json(&dom, root);
+    let material_of = |name: &str| {
+        let mesh = node(&doc, name)["mesh"].as_u64().unwrap() as usize;
+        let index = doc["meshes"][mesh]["primitives"][0]["material"]
+            .as_u64()
+            .unwrap() as usize;
+        doc["materials"][index].clone()
+    };
+    let wedge = material_of("Wedge");
+    assert_eq!(wedge["alphaMode"], "BLEND");
+    assert_eq!(
+        floats(&wedge["pbrMetallicRoughness"]["baseColorFactor"])[3],
+        0.5
+    );
+    assert!(
+        wedge["pbrMetallicRoughness"]["roughnessFactor"]
+            .as_f64()
+            .unwrap()
+            < 0.2
+    );
+    let ball = material_of("Ball");
+    assert_eq!(
+        floats(&ball["emissiveFactor"]),
+        floats(&ball["pbrMetallicRoughness"]["baseColorFactor"])[..3]
+    );
+    assert_eq!(material_of("Block")["alphaMode"], "OPAQUE");
+    assert_eq!(
+        material_of("CornerWedge")["pbrMetallicRoughness"]["metallicFactor"],
+        1.0
+    );
+    // BrickColor 21 "Bright red" (196, 40, 28) in linear light.
+    let red = floats(&material_of("CornerWedge")["pbrMetallicRoughness"]["baseColorFactor"]);
+    assert!(
+        close(&red, &[0.552_011_5, 0.021_219_01, 0.011_612_245, 1.0]),
+        "{red:?}"
+    );
+    // Same colour + material on Block and Crate: one material.
+    assert_eq!(material_of("Block"), material_of("Crate"));
+}
+
+#[test]
+fn scale_applies_to_vertices_and_translations() {
+    let (dom, root) = sample();
+    let opts = ExportOptions {
+        scale: 0.5,
+        ..ExportOptions::default()
+    };
+    let doc: Value =
+        serde_json::from_str(&to_gltf(&dom, &[root], &opts).unwrap().output.json).unwrap();
+    assert!(close(
+        &floats(&node(&doc, "Crate")["translation"]),
+        &[5.0, 0.5, 0.0]
+    ));
+    let mesh = node(&doc, "Block")["mesh"].as_u64().unwrap() as usize;
+    let position = doc["meshes"][mesh]["primitives"][0]["attributes"]["POSITION"]
+        .as_u64()
+        .unwrap() as usize;
+    assert_eq!(floats(&doc["accessors"][position]["max"]), [1.0, 0.25, 0.5]);
+    assert_eq!(
+        floats(&doc["accessors"][position]["min"]),
+        [-1.0, -0.25, -0.5]
+    );
+}
+
+#[test]
+fn obj_vertices_are_in_world_space() {
+    let (dom, root) = sample();
+    let obj = to_obj(&dom, &[root], &ExportOptions::default())
+        .unwrap()
+        .output
+        .obj;
+    // The upright cylinder (length 4 along local X, turned onto Y) at (-6, 2, 0).
+    let section: Vec<[f32; 3]> = obj
+        .split("\no ")
+        .find(|s| s.starts_with("Sample.Cylinder\n"))
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.strip_prefix("v "))
+        .map(|l| {
+            let v: Vec<f32> = l.split(' ').map(|x| x.parse().unwrap()).collect();
+            [v[0], v[1], v[2]]
+        })
+        .collect();
+    let lo = section
+        .iter()
+        .fold([f32::MAX; 3], |a, v| [0, 1, 2].map(|i| a[i].min(v[i])));
+    let hi = section
+        .iter()
+        .fold([f32::MIN; 3], |a, v| [0, 1, 2].map(|i| a[i].max(v[i])));
+    assert!(close(&lo, &[-7.0, 0.0, -1.0]), "{lo:?}");
+    assert!(close(&hi, &[-5.0, 4.0, 1.0]), "{hi:?}");
+    // Face indices are 1-based and never point past the vertices written so far.
+    let mut vertices = 0;
+    for line in obj.lines() {
+        if line.starts_with("v ") {
+            vertices += 1;
+        } else if let Some(face) = line.strip_prefix("f ") {
+            for corner in face.split(' ') {
+                let index: usize = corner.split("//").next().unwrap().parse().unwrap();
+                assert!((1..=vertices).contains(&index), "{line}");
+            }
+        }
+    }
+}
+
+#[test]
+fn warnings_for_what_cannot_be_exported_faithfully() {
+    let model = InstanceBuilder::new("Model")
+        .with_name("W")
+        .with_child(part(
+            "MeshPart",
+            "Statue",
+            v3(2.0, 4.0, 2.0),
+            at(0.0, 2.0, 0.0),
+        ))
+        .with_child(
+            part("Part", "Odd", v3(1.0, 1.0, 1.0), at(3.0, 0.0, 0.0))
+                .with_property("Material", Enum::from_u32(9999))
+                .with_property("Shape", Enum::from_u32(42))
+                .with_child(InstanceBuilder::new("SpecialMesh").with_name("Mesh")),
+        )
+        .with_child(part(
+            "NegateOperation",
+            "Hole",
+            v3(1.0, 1.0, 1.0),
+            at(0.0, 0.0, 0.0),
+        ))
+        .with_child(InstanceBuilder::new("Script").with_name("Script"));
+    let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+    let root = dom.root_ref();
+    let model = dom.insert(root, model);
+    let export = to_glb(&dom, &[model], &ExportOptions::default()).unwrap();
+    let got: Vec<(String, WarningKind)> = export
+        .warnings
+        .iter()
+        .map(|w| (w.path.clone(), w.kind.clone()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                "W.Statue".to_owned(),
+                WarningKind::BoundingBoxOnly {
+                    class: "MeshPart".to_owned()
+                }
+            ),
+            ("W.Odd".to_owned(), WarningKind::UnknownShape { value: 42 }),
+            (
+                "W.Odd".to_owned(),
+                WarningKind::UnknownMaterial { value: 9999 }
+            ),
+            (
+                "W.Odd.Mesh".to_owned(),
+                WarningKind::AppearanceIgnored {
+                    class: "SpecialMesh".to_owned()
+                }
+            ),
+            (
+                "W.Hole".to_owned(),
+                WarningKind::GeometrySkipped {
+                    class: "NegateOperation".to_owned()
+                }
+            ),
+        ]
+    );
+    assert_eq!(
+        export.warnings[0].to_string(),
+        "W.Statue: MeshPart has no mesh data here, exported as its bounding box"
+    );
+    let (doc, _) = parse_glb(&export.output);
+    // Every instance is a node; the Script and the NegateOperation have no mesh.
+    assert_eq!(doc["nodes"].as_array().unwrap().len(), 6);
+    assert!(node(&doc, "Hole").get("mesh").is_none());
+    assert!(node(&doc, "Statue").get("mesh").is_some());
+}
+
+#[test]
+fn errors_name_the_instance_or_option() {
+    let model = InstanceBuilder::new("Model").with_name("E").with_child(
+        InstanceBuilder::new("Part")
+            .with_name("Bad")
+            .with_property("Size", "big"),
+    );
+    let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+    let root = dom.root_ref();
+    let model = dom.insert(root, model);
+    let error = to_glb(&dom, &[model], &ExportOptions::default()).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "E.Bad: property `Size` is String, expected Vector3"
+    );
+    assert_eq!(error.instance_path(), Some("E.Bad"));
+
+    let skewed = rbx_dom_weak::types::CFrame::new(
+        v3(0.0, 0.0, 0.0),
+        rbx_dom_weak::types::Matrix3::new(v3(2.0, 0.0, 0.0), v3(0.0, 1.0, 0.0), v3(0.0, 0.0, 1.0)),
+    );
+    let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+    let root = dom.root_ref();
+    let bad = dom.insert(root, part("Part", "Skew", v3(1.0, 1.0, 1.0), skewed));
+    let error = to_obj(&dom, &[bad], &ExportOptions::default()).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "Skew: property `CFrame` is not a rotation (orthonormal, right-handed)"
+    );
+
+    let error = to_glb(&dom, &[Ref::new()], &ExportOptions::default()).unwrap_err();
+    assert!(
+        error.to_string().contains("is not an instance of the DOM"),
+        "{error}"
+    );
+
+    let opts = ExportOptions {
+        scale: 0.0,
+        ..ExportOptions::default()
+    };
+    let error = to_gltf(&dom, &[bad], &opts).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "invalid export option `scale`: 0 is not a positive number"
+    );
+    assert_eq!(error.instance_path(), None);
+}
+
+#[test]
+fn defaults_come_from_the_reflection_database() {
+    // A bare Part: Size 4×1.2×2 and Medium stone grey by the database defaults.
+    let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+    let root = dom.root_ref();
+    let bare = dom.insert(root, InstanceBuilder::new("Part").with_name("Bare"));
+    let doc = gltf_json(&dom, bare);
+    assert_eq!(floats(&doc["accessors"][0]["max"]), [2.0, 0.6, 1.0]);
+    assert_eq!(doc["materials"][0]["name"], "m0_Plastic_a3a2a5");
+}
+
+#[test]
+fn tree_without_parts_has_no_buffer() {
+    let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+    let root = dom.root_ref();
+    let folder = dom.insert(
+        root,
+        InstanceBuilder::new("Folder")
+            .with_name("Empty")
+            .with_child(InstanceBuilder::new("Folder").with_name("Inner")),
+    );
+    let glb = to_glb(&dom, &[folder], &ExportOptions::default())
+        .unwrap()
+        .output;
+    let (doc, bin) = parse_glb(&glb);
+    assert!(bin.is_empty());
+    assert!(doc.get("buffers").is_none() && doc.get("accessors").is_none());
+    assert_eq!(doc["nodes"].as_array().unwrap().len(), 2);
+    let gltf = to_gltf(&dom, &[folder], &ExportOptions::default())
+        .unwrap()
+        .output;
+    assert!(gltf.bin.is_empty());
+    let obj = to_obj(&dom, &[folder], &ExportOptions::default())
+        .unwrap()
+        .output;
+    assert_eq!(obj.obj, "# procmodel\nmtllib model.mtl\n");
+}
+
+#[test]
+fn seats_spawns_and_trusses_are_blocks() {
+    let model = InstanceBuilder::new("Model")
+        .with_name("M")
+        .with_child(part("Seat", "Seat", v3(2.0, 1.0, 2.0), at(0.0, 0.0, 0.0)))
+        .with_child(part(
+            "SpawnLocation",
+            "Spawn",
+            v3(2.0, 1.0, 2.0),
+            at(3.0, 0.0, 0.0),
+        ))
+        .with_child(part(
+            "TrussPart",
+            "Truss",
+            v3(2.0, 1.0, 2.0),
+            at(6.0, 0.0, 0.0),
+        ))
+        .with_child(part("Part", "Block", v3(2.0, 1.0, 2.0), at(9.0, 0.0, 0.0)));
+    let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+    let root = dom.root_ref();
+    let model = dom.insert(root, model);
+    let export = to_gltf(&dom, &[model], &ExportOptions::default()).unwrap();
+    assert!(export.warnings.is_empty(), "{:?}", export.warnings);
+    let doc: Value = serde_json::from_str(&export.output.json).unwrap();
+    assert_eq!(doc["meshes"].as_array().unwrap().len(), 1);
+    assert_eq!(doc["meshes"][0]["name"], "Block 2x1x2");
+    for name in ["Seat", "Spawn", "Truss", "Block"] {
+        assert_eq!(node(&doc, name)["mesh"], 0, "{name}");
+    }
+}
+
+#[test]
+fn exporting_the_dom_root_keeps_getfullname_paths() {
+    let dom = WeakDom::new(
+        InstanceBuilder::new("Model").with_name("Top").with_child(
+            InstanceBuilder::new("Folder")
+                .with_name("F")
+                .with_child(part(
+                    "MeshPart",
+                    "Statue",
+                    v3(1.0, 1.0, 1.0),
+                    at(0.0, 0.0, 0.0),
+                )),
+        ),
+    );
+    let export = to_obj(&dom, &[dom.root_ref()], &ExportOptions::default()).unwrap();
+    assert_eq!(export.warnings.len(), 1);
+    assert_eq!(export.warnings[0].path, "F.Statue");
+    assert!(export.output.obj.contains("\no F.Statue\n"));
+}

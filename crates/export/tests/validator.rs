@@ -1,0 +1,159 @@
+//! Runs the Khronos glTF validator (npm `gltf-validator`, installed under
+//! `tests/validator/`) over exported `.glb` and `.gltf` + `.bin` files and
+//! requires zero errors. Fails, rather than skipping, when the validator is
+//! not installed: run `npm ci --prefix crates/export/tests/validator`.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+use procmodel_export::{ExportOptions, to_glb, to_gltf};
+use rbx_dom_weak::types::Enum;
+use rbx_dom_weak::{InstanceBuilder, WeakDom};
+use serde_json::Value;
+
+const INSTALL: &str = "npm ci --prefix crates/export/tests/validator";
+
+fn validator_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/validator")
+}
+
+fn output_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("procmodel-export-validator")
+        .join(name);
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Validates `files` and returns one report per file.
+fn validate(files: &[PathBuf]) -> Vec<Value> {
+    let dir = validator_dir();
+    assert!(
+        dir.join("node_modules/gltf-validator").is_dir(),
+        "the Khronos glTF validator is not installed; run `{INSTALL}` (needs node and npm)"
+    );
+    let output = Command::new("node")
+        .arg(dir.join("validate.mjs"))
+        .args(files)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run `node` ({e}); install Node.js and run `{INSTALL}`"));
+    assert!(
+        output.status.success(),
+        "validator failed: {}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let reports: Vec<Value> =
+        serde_json::from_slice(&output.stdout).expect("validator prints JSON");
+    assert_eq!(reports.len(), files.len());
+    reports
+}
+
+/// Asserts a report has no errors; prints its warnings, infos and hints.
+fn assert_valid(entry: &Value) {
+    let file = entry["file"].as_str().unwrap();
+    let issues = &entry["report"]["issues"];
+    for message in issues["messages"].as_array().into_iter().flatten() {
+        eprintln!("{file}: {message}");
+    }
+    eprintln!(
+        "{file}: {} errors, {} warnings, {} infos, {} hints",
+        issues["numErrors"], issues["numWarnings"], issues["numInfos"], issues["numHints"]
+    );
+    assert_eq!(
+        issues["numErrors"], 0,
+        "{file} has validation errors: {}",
+        issues["messages"]
+    );
+    assert_eq!(
+        issues["numWarnings"], 0,
+        "{file} has validation warnings: {}",
+        issues["messages"]
+    );
+    assert!(
+        entry["report"]["info"].is_object(),
+        "no info in report for {file}"
+    );
+}
+
+#[test]
+fn sample_glb_and_gltf_pass_the_khronos_validator() {
+    let (dom, root) = sample();
+    let dir = output_dir("sample");
+    let opts = ExportOptions {
+        bin_name: "sample data.bin".to_owned(),
+        ..ExportOptions::default()
+    };
+    let glb = to_glb(&dom, &[root], &opts).unwrap().output;
+    std::fs::write(dir.join("sample.glb"), &glb).unwrap();
+    let gltf = to_gltf(&dom, &[root], &opts).unwrap().output;
+    std::fs::write(dir.join("sample.gltf"), &gltf.json).unwrap();
+    std::fs::write(dir.join("sample data.bin"), &gltf.bin).unwrap();
+
+    let reports = validate(&[dir.join("sample.glb"), dir.join("sample.gltf")]);
+    for entry in &reports {
+        assert_valid(entry);
+        let info = &entry["report"]["info"];
+        assert_eq!(info["generator"], "procmodel");
+        assert_eq!(info["materialCount"], 6);
+        assert_eq!(info["totalTriangleCount"], 12 + 528 + 96 + 8 + 6 + 12 + 12);
+    }
+}
+
+#[test]
+fn large_fine_and_empty_exports_pass_the_khronos_validator() {
+    // The finest tessellation, an odd scale, every Part shape with rotations,
+    // transparency and several materials, and a tree without any geometry.
+    let mut model = InstanceBuilder::new("Model").with_name("Big");
+    for (i, shape) in (0..5).enumerate() {
+        model.add_child(
+            part(
+                "Part",
+                &format!("P{i}"),
+                v3(1.5, 2.5, 3.5),
+                turned_y(i as f32 * 4.0, 0.0, 0.0, 30.0 * i as f32),
+            )
+            .with_property("Shape", Enum::from_u32(shape))
+            .with_property("Transparency", 0.25f32 * i as f32)
+            .with_property(
+                "Material",
+                material(["Neon", "Ice", "Foil", "Brick", "Plastic"][i]),
+            ),
+        );
+    }
+    let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+    let root = dom.root_ref();
+    let model = dom.insert(root, model);
+    let empty = dom.insert(root, InstanceBuilder::new("Folder").with_name("Empty"));
+    let opts = ExportOptions {
+        scale: 0.28,
+        segments: 256,
+        ..ExportOptions::default()
+    };
+    let dir = output_dir("large");
+    std::fs::write(
+        dir.join("big.glb"),
+        to_glb(&dom, &[model], &opts).unwrap().output,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("empty.glb"),
+        to_glb(&dom, &[empty], &opts).unwrap().output,
+    )
+    .unwrap();
+    let both = to_glb(&dom, &[model, empty], &opts).unwrap().output;
+    std::fs::write(dir.join("both.glb"), both).unwrap();
+    for entry in validate(&[
+        dir.join("big.glb"),
+        dir.join("empty.glb"),
+        dir.join("both.glb"),
+    ]) {
+        assert_valid(&entry);
+    }
+}
