@@ -1,0 +1,175 @@
+//! Shared argument checking, Roblox-style error messages and `FromLua` glue for the datatypes.
+
+use mlua::{Lua, MultiValue, UserData, Value};
+
+use crate::type_name;
+
+/// A Roblox-style argument error: `invalid argument #1 to 'new' (number expected, got string)`.
+pub(crate) fn bad_arg(pos: usize, func: &str, expected: &str, got: &Value) -> mlua::Error {
+    mlua::Error::runtime(format!(
+        "invalid argument #{pos} to '{func}' ({expected} expected, got {})",
+        type_name(got)
+    ))
+}
+
+/// A free-form argument error: `invalid argument #2 to 'NextInteger' (interval is empty)`.
+pub(crate) fn arg_error(pos: usize, func: &str, msg: &str) -> mlua::Error {
+    mlua::Error::runtime(format!("invalid argument #{pos} to '{func}' ({msg})"))
+}
+
+/// Reads a number from a Lua value, if it is one.
+pub(crate) fn as_number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => Some(*n),
+        Value::Integer(i) => Some(*i as f64),
+        _ => None,
+    }
+}
+
+/// Borrows a userdata value of type `T` (copying it out), if it is one.
+pub(crate) fn as_ud<T: UserData + Clone + 'static>(v: &Value) -> Option<T> {
+    match v {
+        Value::UserData(ud) => ud.borrow::<T>().ok().map(|r| r.clone()),
+        _ => None,
+    }
+}
+
+/// Positional access to a callback's arguments with 1-based, Roblox-numbered errors.
+pub(crate) struct Args<'a> {
+    func: &'a str,
+    values: Vec<Value>,
+}
+
+impl<'a> Args<'a> {
+    /// Wraps `values` for the function named `func` (used in error messages).
+    pub(crate) fn new(func: &'a str, values: MultiValue) -> Self {
+        Args {
+            func,
+            values: values.into_vec(),
+        }
+    }
+
+    /// Number of arguments given.
+    pub(crate) fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// The raw value at 1-based `pos` (nil when absent).
+    pub(crate) fn get(&self, pos: usize) -> &Value {
+        self.values.get(pos - 1).unwrap_or(&Value::Nil)
+    }
+
+    /// Whether argument `pos` is absent or nil.
+    pub(crate) fn is_nil(&self, pos: usize) -> bool {
+        matches!(self.get(pos), Value::Nil)
+    }
+
+    /// A required number.
+    pub(crate) fn number(&self, pos: usize) -> mlua::Result<f64> {
+        let v = self.get(pos);
+        as_number(v).ok_or_else(|| bad_arg(pos, self.func, "number", v))
+    }
+
+    /// A required number as f32.
+    pub(crate) fn f32(&self, pos: usize) -> mlua::Result<f32> {
+        Ok(self.number(pos)? as f32)
+    }
+
+    /// An optional number with a default for nil.
+    pub(crate) fn opt_number(&self, pos: usize, default: f64) -> mlua::Result<f64> {
+        if self.is_nil(pos) {
+            Ok(default)
+        } else {
+            self.number(pos)
+        }
+    }
+
+    /// An optional f32 with a default for nil.
+    pub(crate) fn opt_f32(&self, pos: usize, default: f32) -> mlua::Result<f32> {
+        Ok(self.opt_number(pos, default as f64)? as f32)
+    }
+
+    /// A required string.
+    pub(crate) fn string(&self, pos: usize) -> mlua::Result<String> {
+        match self.get(pos) {
+            Value::String(s) => Ok(s.to_string_lossy()),
+            v => Err(bad_arg(pos, self.func, "string", v)),
+        }
+    }
+
+    /// A required userdata of type `T`, named `expected` in errors.
+    pub(crate) fn ud<T: UserData + Clone + 'static>(
+        &self,
+        pos: usize,
+        expected: &str,
+    ) -> mlua::Result<T> {
+        let v = self.get(pos);
+        as_ud::<T>(v).ok_or_else(|| bad_arg(pos, self.func, expected, v))
+    }
+
+    /// A required table.
+    pub(crate) fn table(&self, pos: usize) -> mlua::Result<mlua::Table> {
+        match self.get(pos) {
+            Value::Table(t) => Ok(t.clone()),
+            v => Err(bad_arg(pos, self.func, "table", v)),
+        }
+    }
+
+    /// An error for argument `pos` expecting `expected`.
+    pub(crate) fn bad(&self, pos: usize, expected: &str) -> mlua::Error {
+        bad_arg(pos, self.func, expected, self.get(pos))
+    }
+
+    /// A free-form error for argument `pos`.
+    pub(crate) fn error(&self, pos: usize, msg: &str) -> mlua::Error {
+        arg_error(pos, self.func, msg)
+    }
+}
+
+/// Error for a missing member: `Foo is not a valid member of Vector3`.
+pub(crate) fn no_member(key: &str, ty: &str) -> mlua::Error {
+    mlua::Error::runtime(format!("{key} is not a valid member of {ty}"))
+}
+
+/// `FromLua` for a userdata newtype: accepts only that userdata.
+pub(crate) fn from_lua_ud<T: UserData + Clone + 'static>(
+    value: Value,
+    to: &'static str,
+) -> mlua::Result<T> {
+    as_ud::<T>(&value).ok_or_else(|| mlua::Error::FromLuaConversionError {
+        from: value.type_name(),
+        to: to.to_string(),
+        message: Some(format!("{to} expected, got {}", type_name(&value))),
+    })
+}
+
+/// Implements `FromLua` for userdata newtypes, naming the Roblox type in errors.
+macro_rules! impl_from_lua {
+    ($($ty:ident => $name:literal),+ $(,)?) => {
+        $(
+            impl mlua::FromLua for $ty {
+                fn from_lua(value: mlua::Value, _lua: &mlua::Lua) -> mlua::Result<Self> {
+                    $crate::args::from_lua_ud::<$ty>(value, $name)
+                }
+            }
+        )+
+    };
+}
+pub(crate) use impl_from_lua;
+
+/// Builds a read-only constructor table from `(name, value)` pairs and installs it as a global.
+pub(crate) fn install_global(lua: &Lua, name: &str, table: mlua::Table) -> mlua::Result<()> {
+    table.set_readonly(true);
+    lua.globals().set(name, table)
+}
+
+/// Formats an f32 component as Roblox's `tostring` does (shortest round-trip digits).
+pub(crate) fn fmt_num(n: f32) -> String {
+    if n.is_nan() {
+        "nan".to_string()
+    } else if n.is_infinite() {
+        if n > 0.0 { "inf" } else { "-inf" }.to_string()
+    } else {
+        format!("{n}")
+    }
+}

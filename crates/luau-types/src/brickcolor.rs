@@ -1,0 +1,150 @@
+//! `BrickColor`: the legacy named palette from `rbx_types::BrickColor` (nearest-colour lookup too).
+
+use std::sync::OnceLock;
+
+use mlua::{Lua, MetaMethod, MultiValue, UserData, UserDataFields, UserDataMethods, Value};
+
+use crate::args::{Args, as_number, as_ud, impl_from_lua, no_member};
+use crate::color3::Color3;
+
+/// A Roblox `BrickColor`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BrickColor(pub rbx_types::BrickColor);
+
+impl_from_lua!(BrickColor => "BrickColor");
+
+/// `Medium stone grey`, what Roblox falls back to for unknown names and numbers.
+const DEFAULT_NUMBER: u16 = 194;
+
+/// Every BrickColor, in number order (built once; immutable data).
+fn all() -> &'static [rbx_types::BrickColor] {
+    static ALL: OnceLock<Vec<rbx_types::BrickColor>> = OnceLock::new();
+    ALL.get_or_init(|| (0..=2048).filter_map(rbx_types::BrickColor::from_number).collect())
+}
+
+impl BrickColor {
+    /// The colour numbered `n`, or Medium stone grey when there is none.
+    pub fn from_number(n: u16) -> Self {
+        BrickColor(
+            rbx_types::BrickColor::from_number(n)
+                .or_else(|| rbx_types::BrickColor::from_number(DEFAULT_NUMBER))
+                .unwrap_or(rbx_types::BrickColor::MediumStoneGrey),
+        )
+    }
+
+    /// The colour named `name`, or Medium stone grey when there is none.
+    pub fn from_name(name: &str) -> Self {
+        rbx_types::BrickColor::from_name(name)
+            .map(BrickColor)
+            .unwrap_or_else(|| Self::from_number(DEFAULT_NUMBER))
+    }
+
+    /// The palette colour nearest to `c` (squared RGB distance; lowest number on ties).
+    pub fn nearest(c: Color3) -> Self {
+        let [r, g, b] = [c.r, c.g, c.b].map(|x| x * 255.0);
+        let mut best = (f32::INFINITY, Self::from_number(DEFAULT_NUMBER));
+        for bc in all() {
+            let k = bc.to_color3uint8();
+            let d = (k.r as f32 - r).powi(2) + (k.g as f32 - g).powi(2) + (k.b as f32 - b).powi(2);
+            if d < best.0 {
+                best = (d, BrickColor(*bc));
+            }
+        }
+        best.1
+    }
+
+    /// The colour's number.
+    pub fn number(&self) -> u16 {
+        self.0 as u16
+    }
+
+    /// The colour's name.
+    pub fn name(&self) -> String {
+        self.0.to_string()
+    }
+
+    /// The colour as a `Color3`.
+    pub fn color(&self) -> Color3 {
+        Color3::from(self.0.to_color3uint8())
+    }
+}
+
+impl From<rbx_types::BrickColor> for BrickColor {
+    fn from(b: rbx_types::BrickColor) -> Self {
+        BrickColor(b)
+    }
+}
+
+impl From<BrickColor> for rbx_types::BrickColor {
+    fn from(b: BrickColor) -> Self {
+        b.0
+    }
+}
+
+impl UserData for BrickColor {
+    fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
+        f.add_meta_field(MetaMethod::Type, "BrickColor");
+        f.add_field_method_get("Name", |_, b| Ok(b.name()));
+        f.add_field_method_get("Number", |_, b| Ok(b.number()));
+        f.add_field_method_get("Color", |_, b| Ok(b.color()));
+        f.add_field_method_get("r", |_, b| Ok(b.color().r));
+        f.add_field_method_get("g", |_, b| Ok(b.color().g));
+        f.add_field_method_get("b", |_, b| Ok(b.color().b));
+    }
+
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_meta_method(MetaMethod::ToString, |_, b, ()| Ok(b.name()));
+        m.add_meta_function(MetaMethod::Eq, |_, (a, b): (Value, Value)| {
+            Ok(match (as_ud::<BrickColor>(&a), as_ud::<BrickColor>(&b)) {
+                (Some(a), Some(b)) => a == b,
+                _ => false,
+            })
+        });
+        m.add_meta_function(MetaMethod::Index, |_, (_, k): (Value, mlua::LuaString)| {
+            Err::<(), _>(no_member(&k.to_string_lossy(), "BrickColor"))
+        });
+    }
+}
+
+fn new(a: &Args) -> mlua::Result<BrickColor> {
+    let v = a.get(1);
+    if a.len() >= 3 {
+        let c = Color3::new(a.f32(1)?, a.f32(2)?, a.f32(3)?);
+        return Ok(BrickColor::nearest(c));
+    }
+    if let Some(n) = as_number(v) {
+        return Ok(BrickColor::from_number(n as u16));
+    }
+    if let Value::String(s) = v {
+        return Ok(BrickColor::from_name(&s.to_string_lossy()));
+    }
+    if let Some(c) = as_ud::<Color3>(v) {
+        return Ok(BrickColor::nearest(c));
+    }
+    Err(a.bad(1, "string, number or Color3"))
+}
+
+/// Installs the `BrickColor` constructor table.
+pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
+    let t = lua.create_table()?;
+    t.raw_set(
+        "new",
+        lua.create_function(|_, a: MultiValue| new(&Args::new("new", a)))?,
+    )?;
+    for (name, number) in [
+        ("White", 1u16),
+        ("Gray", 194),
+        ("DarkGray", 199),
+        ("Black", 26),
+        ("Red", 21),
+        ("Yellow", 24),
+        ("Green", 28),
+        ("Blue", 23),
+    ] {
+        t.raw_set(
+            name,
+            lua.create_function(move |_, ()| Ok(BrickColor::from_number(number)))?,
+        )?;
+    }
+    crate::args::install_global(lua, "BrickColor", t)
+}

@@ -1,0 +1,211 @@
+//! `Color3`: f32 RGB with the Roblox constructors (`new`, `fromRGB`, `fromHSV`, `fromHex`) and members.
+
+use mlua::{Lua, MetaMethod, MultiValue, UserData, UserDataFields, UserDataMethods, Value};
+
+use crate::args::{Args, as_ud, fmt_num, impl_from_lua, no_member};
+
+/// A Roblox `Color3` (f32 components, nominally 0–1).
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct Color3 {
+    /// Red.
+    pub r: f32,
+    /// Green.
+    pub g: f32,
+    /// Blue.
+    pub b: f32,
+}
+
+impl_from_lua!(Color3 => "Color3");
+
+impl Color3 {
+    /// A colour from 0–1 components.
+    pub const fn new(r: f32, g: f32, b: f32) -> Self {
+        Color3 { r, g, b }
+    }
+
+    /// A colour from 0–255 components.
+    pub fn from_rgb(r: f64, g: f64, b: f64) -> Self {
+        Color3::new((r / 255.0) as f32, (g / 255.0) as f32, (b / 255.0) as f32)
+    }
+
+    /// `Color3.fromHSV(h, s, v)` with all of h, s, v in 0–1.
+    pub fn from_hsv(h: f64, s: f64, v: f64) -> Self {
+        let h = (h - h.floor()) * 6.0;
+        let i = h.floor();
+        let f = h - i;
+        let p = v * (1.0 - s);
+        let q = v * (1.0 - s * f);
+        let t = v * (1.0 - s * (1.0 - f));
+        let (r, g, b) = match i as i32 {
+            0 => (v, t, p),
+            1 => (q, v, p),
+            2 => (p, v, t),
+            3 => (p, q, v),
+            4 => (t, p, v),
+            _ => (v, p, q),
+        };
+        Color3::new(r as f32, g as f32, b as f32)
+    }
+
+    /// `Color3:ToHSV()`: hue, saturation and value in 0–1 (hue 0 for greys).
+    pub fn to_hsv(&self) -> (f64, f64, f64) {
+        let (r, g, b) = (self.r as f64, self.g as f64, self.b as f64);
+        let max = r.max(g).max(b);
+        let min = r.min(g).min(b);
+        let d = max - min;
+        let s = if max > 0.0 { d / max } else { 0.0 };
+        let h = if d == 0.0 {
+            0.0
+        } else if max == r {
+            ((g - b) / d).rem_euclid(6.0) / 6.0
+        } else if max == g {
+            ((b - r) / d + 2.0) / 6.0
+        } else {
+            ((r - g) / d + 4.0) / 6.0
+        };
+        (h, s, max)
+    }
+
+    /// Parses `#rrggbb`, `rrggbb`, `#rgb` or `rgb`.
+    pub fn from_hex(hex: &str) -> Option<Self> {
+        let h = hex.strip_prefix('#').unwrap_or(hex);
+        if !h.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        let digit = |i: usize, n: usize| u8::from_str_radix(&h[i..i + n], 16).ok();
+        let (r, g, b) = match h.len() {
+            6 => (digit(0, 2)?, digit(2, 2)?, digit(4, 2)?),
+            3 => (digit(0, 1)? * 17, digit(1, 1)? * 17, digit(2, 1)? * 17),
+            _ => return None,
+        };
+        Some(Color3::from_rgb(r as f64, g as f64, b as f64))
+    }
+
+    /// The nearest 0–255 components (rounded, clamped).
+    pub fn to_rgb8(&self) -> [u8; 3] {
+        [self.r, self.g, self.b].map(|c| (c.clamp(0.0, 1.0) * 255.0).round() as u8)
+    }
+
+    /// Six lowercase hex digits, no `#`.
+    pub fn to_hex(&self) -> String {
+        let [r, g, b] = self.to_rgb8();
+        format!("{r:02x}{g:02x}{b:02x}")
+    }
+
+    /// Component-wise linear interpolation.
+    pub fn lerp(&self, o: &Color3, t: f32) -> Self {
+        Color3::new(
+            self.r + (o.r - self.r) * t,
+            self.g + (o.g - self.g) * t,
+            self.b + (o.b - self.b) * t,
+        )
+    }
+}
+
+impl From<rbx_types::Color3> for Color3 {
+    fn from(c: rbx_types::Color3) -> Self {
+        Color3::new(c.r, c.g, c.b)
+    }
+}
+
+impl From<Color3> for rbx_types::Color3 {
+    fn from(c: Color3) -> Self {
+        rbx_types::Color3::new(c.r, c.g, c.b)
+    }
+}
+
+impl From<rbx_types::Color3uint8> for Color3 {
+    fn from(c: rbx_types::Color3uint8) -> Self {
+        Color3::from_rgb(c.r as f64, c.g as f64, c.b as f64)
+    }
+}
+
+impl From<Color3> for rbx_types::Color3uint8 {
+    fn from(c: Color3) -> Self {
+        let [r, g, b] = c.to_rgb8();
+        rbx_types::Color3uint8::new(r, g, b)
+    }
+}
+
+impl UserData for Color3 {
+    fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
+        f.add_meta_field(MetaMethod::Type, "Color3");
+        f.add_field_method_get("R", |_, c| Ok(c.r));
+        f.add_field_method_get("G", |_, c| Ok(c.g));
+        f.add_field_method_get("B", |_, c| Ok(c.b));
+        f.add_field_method_get("r", |_, c| Ok(c.r));
+        f.add_field_method_get("g", |_, c| Ok(c.g));
+        f.add_field_method_get("b", |_, c| Ok(c.b));
+    }
+
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        for name in ["Lerp", "lerp"] {
+            m.add_method(name, |_, c, a: MultiValue| {
+                let a = Args::new("Lerp", a);
+                Ok(c.lerp(&a.ud::<Color3>(1, "Color3")?, a.f32(2)?))
+            });
+        }
+        m.add_method("ToHSV", |_, c, ()| Ok(c.to_hsv()));
+        m.add_method("ToHex", |_, c, ()| Ok(c.to_hex()));
+        m.add_meta_method(MetaMethod::ToString, |_, c, ()| {
+            Ok(format!("{}, {}, {}", fmt_num(c.r), fmt_num(c.g), fmt_num(c.b)))
+        });
+        m.add_meta_function(MetaMethod::Eq, |_, (a, b): (Value, Value)| {
+            Ok(match (as_ud::<Color3>(&a), as_ud::<Color3>(&b)) {
+                (Some(a), Some(b)) => a == b,
+                _ => false,
+            })
+        });
+        m.add_meta_function(MetaMethod::Index, |_, (_, k): (Value, mlua::LuaString)| {
+            Err::<(), _>(no_member(&k.to_string_lossy(), "Color3"))
+        });
+    }
+}
+
+/// Installs the `Color3` constructor table.
+pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
+    let t = lua.create_table()?;
+    t.raw_set(
+        "new",
+        lua.create_function(|_, a: MultiValue| {
+            let a = Args::new("new", a);
+            Ok(Color3::new(a.opt_f32(1, 0.0)?, a.opt_f32(2, 0.0)?, a.opt_f32(3, 0.0)?))
+        })?,
+    )?;
+    t.raw_set(
+        "fromRGB",
+        lua.create_function(|_, a: MultiValue| {
+            let a = Args::new("fromRGB", a);
+            Ok(Color3::from_rgb(
+                a.opt_number(1, 0.0)?,
+                a.opt_number(2, 0.0)?,
+                a.opt_number(3, 0.0)?,
+            ))
+        })?,
+    )?;
+    t.raw_set(
+        "fromHSV",
+        lua.create_function(|_, a: MultiValue| {
+            let a = Args::new("fromHSV", a);
+            Ok(Color3::from_hsv(a.number(1)?, a.number(2)?, a.number(3)?))
+        })?,
+    )?;
+    t.raw_set(
+        "fromHex",
+        lua.create_function(|_, a: MultiValue| {
+            let a = Args::new("fromHex", a);
+            let s = a.string(1)?;
+            Color3::from_hex(&s).ok_or_else(|| {
+                mlua::Error::runtime(format!("unable to convert characters to hex value: {s}"))
+            })
+        })?,
+    )?;
+    t.raw_set(
+        "toHSV",
+        lua.create_function(|_, a: MultiValue| {
+            let a = Args::new("toHSV", a);
+            Ok(a.ud::<Color3>(1, "Color3")?.to_hsv())
+        })?,
+    )?;
+    crate::args::install_global(lua, "Color3", t)
+}

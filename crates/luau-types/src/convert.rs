@@ -1,0 +1,291 @@
+//! Conversions between Lua values and `rbx_types::Variant`: property reads and strict writes,
+//! attribute values and attribute names.
+
+use mlua::{IntoLua, Lua, Value};
+use rbx_reflection::DataType;
+use rbx_types::{Variant, VariantType};
+
+use crate::args::{as_number, as_ud};
+use crate::enums::{EnumItem, enum_item_value};
+use crate::{
+    BrickColor, CFrame, Color3, ColorSequence, Font, NumberRange, NumberSequence, Rect, UDim,
+    UDim2, Vector2, Vector3, type_name,
+};
+
+/// A Lua value that cannot become the requested Roblox value.
+#[derive(thiserror::Error, Debug, Clone, PartialEq, Eq)]
+pub enum ConvertError {
+    /// The value has the wrong type: `expected Vector3, got string`.
+    #[error("expected {expected}, got {given}")]
+    Type {
+        /// What the property or parameter takes.
+        expected: String,
+        /// `typeof` of what was given.
+        given: String,
+    },
+    /// The value's type cannot be stored as an attribute.
+    #[error("type {given} is not supported as an attribute value")]
+    UnsupportedAttribute {
+        /// `typeof` of what was given.
+        given: String,
+    },
+    /// Anything else (an invalid enum item, an attribute name, ...), already worded.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl ConvertError {
+    /// A wrong-type error.
+    pub fn type_mismatch(expected: impl Into<String>, given: &Value) -> Self {
+        ConvertError::Type {
+            expected: expected.into(),
+            given: type_name(given),
+        }
+    }
+
+    /// A free-form error.
+    pub fn message(msg: impl Into<String>) -> Self {
+        ConvertError::Invalid(msg.into())
+    }
+}
+
+impl From<ConvertError> for mlua::Error {
+    fn from(e: ConvertError) -> Self {
+        mlua::Error::runtime(e.to_string())
+    }
+}
+
+fn enum_to_lua(lua: &Lua, enum_name: Option<&str>, value: u32) -> mlua::Result<Value> {
+    match enum_name.and_then(|n| EnumItem::from_value(n, value)) {
+        Some(item) => enum_item_value(lua, item),
+        None => Ok(Value::Number(value as f64)),
+    }
+}
+
+/// A Variant as a Lua value. `Enum` values become EnumItems when `enum_name` names their enum
+/// (else plain numbers). `Ref` and object `Content` are the host's job and are errors here.
+pub fn variant_to_lua(lua: &Lua, v: &Variant, enum_name: Option<&str>) -> mlua::Result<Value> {
+    let v3 = |v: &rbx_types::Vector3| Vector3::from(*v);
+    Ok(match v {
+        Variant::Bool(b) => Value::Boolean(*b),
+        Variant::Float32(n) => Value::Number(*n as f64),
+        Variant::Float64(n) => Value::Number(*n),
+        Variant::Int32(n) => Value::Number(*n as f64),
+        Variant::Int64(n) => Value::Number(*n as f64),
+        Variant::String(s) => Value::String(lua.create_string(s)?),
+        Variant::BinaryString(b) => Value::String(lua.create_string(AsRef::<[u8]>::as_ref(b))?),
+        Variant::SharedString(s) => Value::String(lua.create_string(s.data())?),
+        Variant::ContentId(c) => Value::String(lua.create_string(c.as_str())?),
+        Variant::Content(c) => match c.value() {
+            rbx_types::ContentType::None => Value::Nil,
+            rbx_types::ContentType::Uri(u) => Value::String(lua.create_string(u)?),
+            _ => return Err(mlua::Error::runtime("object Content values are handled by the host")),
+        },
+        Variant::Vector3(v) => v3(v).into_lua(lua)?,
+        Variant::Vector2(v) => Vector2::from(*v).into_lua(lua)?,
+        Variant::Vector3int16(v) => {
+            Vector3(glam::Vec3::new(v.x as f32, v.y as f32, v.z as f32)).into_lua(lua)?
+        }
+        Variant::Vector2int16(v) => Vector2(glam::Vec2::new(v.x as f32, v.y as f32)).into_lua(lua)?,
+        Variant::CFrame(c) => CFrame::from(*c).into_lua(lua)?,
+        Variant::OptionalCFrame(c) => match c {
+            Some(c) => CFrame::from(*c).into_lua(lua)?,
+            None => Value::Nil,
+        },
+        Variant::Color3(c) => Color3::from(*c).into_lua(lua)?,
+        Variant::Color3uint8(c) => Color3::from(*c).into_lua(lua)?,
+        Variant::BrickColor(b) => BrickColor(*b).into_lua(lua)?,
+        Variant::UDim(u) => UDim::from(*u).into_lua(lua)?,
+        Variant::UDim2(u) => UDim2::from(*u).into_lua(lua)?,
+        Variant::NumberRange(r) => NumberRange::from(*r).into_lua(lua)?,
+        Variant::NumberSequence(s) => NumberSequence::from(s.clone()).into_lua(lua)?,
+        Variant::ColorSequence(s) => ColorSequence::from(s.clone()).into_lua(lua)?,
+        Variant::Rect(r) => Rect::from(*r).into_lua(lua)?,
+        Variant::Font(f) => Font(f.clone()).into_lua(lua)?,
+        Variant::Enum(e) => enum_to_lua(lua, enum_name, e.to_u32())?,
+        Variant::EnumItem(e) => enum_to_lua(lua, Some(&e.ty), e.value)?,
+        Variant::Tags(tags) => Value::Table(lua.create_sequence_from(tags.iter())?),
+        Variant::Attributes(attrs) => {
+            let t = lua.create_table()?;
+            for (k, v) in attrs.iter() {
+                t.raw_set(k.as_str(), variant_to_lua(lua, v, None)?)?;
+            }
+            Value::Table(t)
+        }
+        Variant::UniqueId(id) => Value::String(lua.create_string(id.to_string())?),
+        Variant::SecurityCapabilities(c) => Value::Number(c.bits() as f64),
+        Variant::Ref(_) => return Err(mlua::Error::runtime("Ref values are handled by the host")),
+        other => crate::extras::variant_to_lua(lua, other)?,
+    })
+}
+
+fn number(v: &Value, expected: &str) -> Result<f64, ConvertError> {
+    as_number(v).ok_or_else(|| ConvertError::type_mismatch(expected, v))
+}
+
+fn ud<T: mlua::UserData + Clone + 'static>(v: &Value, expected: &str) -> Result<T, ConvertError> {
+    as_ud::<T>(v).ok_or_else(|| ConvertError::type_mismatch(expected, v))
+}
+
+fn string(v: &Value, expected: &str) -> Result<String, ConvertError> {
+    match v {
+        Value::String(s) => Ok(s.to_string_lossy()),
+        Value::Integer(_) | Value::Number(_) => Ok(format!("{}", as_number(v).unwrap_or(0.0))),
+        _ => Err(ConvertError::type_mismatch(expected, v)),
+    }
+}
+
+fn bytes(v: &Value, expected: &str) -> Result<Vec<u8>, ConvertError> {
+    match v {
+        Value::String(s) => Ok(s.as_bytes().to_vec()),
+        _ => Err(ConvertError::type_mismatch(expected, v)),
+    }
+}
+
+/// An enum property value given as an EnumItem of that enum, its name or its number.
+fn enum_value(v: &Value, enum_name: &str) -> Result<Variant, ConvertError> {
+    let expected = format!("Enum.{enum_name}");
+    let item = if let Some(item) = as_ud::<EnumItem>(v) {
+        if item.enum_name != enum_name {
+            return Err(ConvertError::Type {
+                expected,
+                given: format!("Enum.{}", item.enum_name),
+            });
+        }
+        Some(item)
+    } else if let Value::String(s) = v {
+        let name = s.to_string_lossy();
+        Some(EnumItem::from_name(enum_name, &name).ok_or_else(|| {
+            ConvertError::message(format!("{name} is not a valid member of Enum.{enum_name}"))
+        })?)
+    } else if let Some(n) = as_number(v) {
+        Some(EnumItem::from_value(enum_name, n as u32).ok_or_else(|| {
+            ConvertError::message(format!("{n} is not a valid value of Enum.{enum_name}"))
+        })?)
+    } else {
+        None
+    };
+    item.map(|i| Variant::Enum(rbx_types::Enum::from_u32(i.value)))
+        .ok_or_else(|| ConvertError::Type {
+            expected,
+            given: type_name(v),
+        })
+}
+
+/// Strict conversion of a Lua value for a property of type `expected`. `Ref` is the host's job.
+pub fn lua_to_variant(v: &Value, expected: &DataType) -> Result<Variant, ConvertError> {
+    let ty = match expected {
+        DataType::Enum(name) => return enum_value(v, name),
+        DataType::Value(ty) => *ty,
+        _ => return Err(ConvertError::message("unsupported property data type")),
+    };
+    let name = format!("{ty:?}");
+    let n = name.as_str();
+    Ok(match ty {
+        VariantType::Bool => match v {
+            Value::Boolean(b) => Variant::Bool(*b),
+            _ => return Err(ConvertError::type_mismatch("boolean", v)),
+        },
+        VariantType::Float32 => Variant::Float32(number(v, "number")? as f32),
+        VariantType::Float64 => Variant::Float64(number(v, "number")?),
+        VariantType::Int32 => Variant::Int32(number(v, "number")? as i32),
+        VariantType::Int64 => Variant::Int64(number(v, "number")? as i64),
+        VariantType::String => Variant::String(string(v, "string")?),
+        VariantType::Content => Variant::Content(rbx_types::Content::from_uri(string(v, "string")?)),
+        VariantType::ContentId => Variant::ContentId(string(v, "string")?.into()),
+        VariantType::BinaryString => Variant::BinaryString(bytes(v, "string")?.into()),
+        VariantType::SharedString => {
+            Variant::SharedString(rbx_types::SharedString::new(bytes(v, "string")?))
+        }
+        VariantType::Vector3 => Variant::Vector3(ud::<Vector3>(v, n)?.into()),
+        VariantType::Vector2 => Variant::Vector2(ud::<Vector2>(v, n)?.into()),
+        VariantType::Vector3int16 => {
+            let p = ud::<Vector3>(v, "Vector3")?.0.round();
+            Variant::Vector3int16(rbx_types::Vector3int16::new(p.x as i16, p.y as i16, p.z as i16))
+        }
+        VariantType::Vector2int16 => {
+            let p = ud::<Vector2>(v, "Vector2")?.0.round();
+            Variant::Vector2int16(rbx_types::Vector2int16::new(p.x as i16, p.y as i16))
+        }
+        VariantType::CFrame => Variant::CFrame(ud::<CFrame>(v, n)?.into()),
+        VariantType::OptionalCFrame => match v {
+            Value::Nil => Variant::OptionalCFrame(None),
+            _ => Variant::OptionalCFrame(Some(ud::<CFrame>(v, "CFrame")?.into())),
+        },
+        VariantType::Color3 => Variant::Color3(ud::<Color3>(v, n)?.into()),
+        VariantType::Color3uint8 => Variant::Color3uint8(ud::<Color3>(v, "Color3")?.into()),
+        VariantType::BrickColor => Variant::BrickColor(ud::<BrickColor>(v, n)?.0),
+        VariantType::UDim => Variant::UDim(ud::<UDim>(v, n)?.into()),
+        VariantType::UDim2 => Variant::UDim2(ud::<UDim2>(v, n)?.into()),
+        VariantType::NumberRange => Variant::NumberRange(ud::<NumberRange>(v, n)?.into()),
+        VariantType::NumberSequence => Variant::NumberSequence(ud::<NumberSequence>(v, n)?.into()),
+        VariantType::ColorSequence => Variant::ColorSequence(ud::<ColorSequence>(v, n)?.into()),
+        VariantType::Rect => Variant::Rect(ud::<Rect>(v, n)?.into()),
+        VariantType::Font => Variant::Font(ud::<Font>(v, n)?.into()),
+        VariantType::Enum => match as_ud::<EnumItem>(v) {
+            Some(item) => Variant::Enum(rbx_types::Enum::from_u32(item.value)),
+            None => Variant::Enum(rbx_types::Enum::from_u32(number(v, "EnumItem")? as u32)),
+        },
+        VariantType::EnumItem => Variant::EnumItem(ud::<EnumItem>(v, "EnumItem")?.into()),
+        VariantType::Tags => {
+            let Value::Table(t) = v else {
+                return Err(ConvertError::type_mismatch("table", v));
+            };
+            let mut tags = Vec::new();
+            for item in t.clone().sequence_values::<Value>() {
+                let item = item.map_err(|e| ConvertError::message(e.to_string()))?;
+                tags.push(string(&item, "string")?);
+            }
+            Variant::Tags(tags.into())
+        }
+        VariantType::Ref => return Err(ConvertError::message("Ref values are handled by the host")),
+        other => return crate::extras::lua_to_variant(v, other),
+    })
+}
+
+/// An attribute value under Roblox's rules (nil, meaning "remove", is the caller's job).
+pub fn lua_to_attribute(v: &Value) -> Result<Variant, ConvertError> {
+    let unsupported = || ConvertError::UnsupportedAttribute { given: type_name(v) };
+    Ok(match v {
+        Value::String(s) => Variant::String(s.to_string_lossy()),
+        Value::Boolean(b) => Variant::Bool(*b),
+        Value::Integer(_) | Value::Number(_) => Variant::Float64(as_number(v).unwrap_or(0.0)),
+        Value::UserData(_) => {
+            macro_rules! try_ud {
+                ($($t:ty => $var:ident),+) => {
+                    $(if let Some(x) = as_ud::<$t>(v) {
+                        return Ok(Variant::$var(x.into()));
+                    })+
+                };
+            }
+            try_ud!(UDim => UDim, UDim2 => UDim2, BrickColor => BrickColor, Color3 => Color3,
+                Vector2 => Vector2, Vector3 => Vector3, CFrame => CFrame,
+                NumberSequence => NumberSequence, ColorSequence => ColorSequence,
+                NumberRange => NumberRange, Rect => Rect, Font => Font, EnumItem => EnumItem);
+            return Err(unsupported());
+        }
+        _ => return Err(unsupported()),
+    })
+}
+
+/// Roblox attribute-name rules: 1–100 characters from letters, digits, `.`, `-`, `/`, `_`, and no
+/// `RBX` prefix.
+pub fn validate_attribute_name(name: &str) -> Result<(), ConvertError> {
+    let bad = |why: &str| Err(ConvertError::message(format!("attribute name '{name}' {why}")));
+    if name.is_empty() {
+        return bad("is empty");
+    }
+    if name.chars().count() > 100 {
+        return bad("is longer than 100 characters");
+    }
+    if name.starts_with("RBX") {
+        return bad("uses the reserved prefix RBX");
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '/' | '_')))
+    {
+        return bad(&format!("contains the invalid character {c:?}"));
+    }
+    Ok(())
+}

@@ -1,0 +1,261 @@
+//! `Enum`, `Enum.X` and `EnumItem` from the bundled reflection database, built lazily per VM.
+//!
+//! Enum and EnumItem userdata are cached in the VM registry so each item is a single object:
+//! `==` and use as a table key behave as in Roblox.
+
+use std::cmp::Ordering;
+
+use mlua::{AnyUserData, Lua, MetaMethod, MultiValue, Table, UserData, UserDataFields, UserDataMethods, Value};
+use rbx_reflection::EnumDescriptor;
+
+use crate::args::{Args, as_ud, impl_from_lua, no_member};
+
+const ENUM_CACHE: &str = "procmodel.luau_types.enums";
+const ITEM_CACHE: &str = "procmodel.luau_types.enum_items";
+
+/// The reflection database this crate reads: always the bundled one (no file or environment
+/// lookups, so every run sees the same enums).
+pub fn database() -> &'static rbx_reflection::ReflectionDatabase<'static> {
+    rbx_reflection_database::get_bundled()
+}
+
+fn descriptor(enum_name: &str) -> Option<&'static EnumDescriptor<'static>> {
+    database().enums.get(enum_name)
+}
+
+/// One Roblox `EnumItem`, e.g. `Enum.Material.Plastic`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct EnumItem {
+    /// The enum's name, e.g. `Material`.
+    pub enum_name: &'static str,
+    /// The item's name, e.g. `Plastic`.
+    pub name: &'static str,
+    /// The item's value, e.g. 256.
+    pub value: u32,
+}
+
+impl_from_lua!(EnumItem => "EnumItem");
+
+impl EnumItem {
+    /// Looks up `Enum.<enum_name>.<name>`.
+    pub fn from_name(enum_name: &str, name: &str) -> Option<Self> {
+        let desc = descriptor(enum_name)?;
+        let (n, v) = desc.items.get_key_value(name)?;
+        Some(EnumItem {
+            enum_name: desc.name,
+            name: n,
+            value: *v,
+        })
+    }
+
+    /// Looks up the item of `enum_name` with `value` (the first by name when values alias).
+    pub fn from_value(enum_name: &str, value: u32) -> Option<Self> {
+        let desc = descriptor(enum_name)?;
+        let name = desc
+            .items
+            .iter()
+            .filter(|(_, v)| **v == value)
+            .map(|(n, _)| n.as_ref())
+            .min()?;
+        Some(EnumItem {
+            enum_name: desc.name,
+            name,
+            value,
+        })
+    }
+
+    /// Every item of `enum_name`, sorted by value then name.
+    pub fn all(enum_name: &str) -> Vec<Self> {
+        let Some(desc) = descriptor(enum_name) else {
+            return Vec::new();
+        };
+        let mut items: Vec<EnumItem> = desc
+            .items
+            .iter()
+            .map(|(n, v)| EnumItem {
+                enum_name: desc.name,
+                name: n,
+                value: *v,
+            })
+            .collect();
+        items.sort_by(|a, b| match a.value.cmp(&b.value) {
+            Ordering::Equal => a.name.cmp(b.name),
+            o => o,
+        });
+        items
+    }
+}
+
+impl From<EnumItem> for rbx_types::EnumItem {
+    fn from(e: EnumItem) -> Self {
+        rbx_types::EnumItem {
+            ty: e.enum_name.to_string(),
+            value: e.value,
+        }
+    }
+}
+
+impl TryFrom<rbx_types::EnumItem> for EnumItem {
+    type Error = crate::ConvertError;
+    fn try_from(e: rbx_types::EnumItem) -> Result<Self, Self::Error> {
+        EnumItem::from_value(&e.ty, e.value).ok_or_else(|| {
+            crate::ConvertError::message(format!("{} is not a valid value of Enum.{}", e.value, e.ty))
+        })
+    }
+}
+
+fn cache_table(lua: &Lua, key: &str) -> mlua::Result<Table> {
+    match lua.named_registry_value::<Option<Table>>(key)? {
+        Some(t) => Ok(t),
+        None => {
+            let t = lua.create_table()?;
+            lua.set_named_registry_value(key, &t)?;
+            Ok(t)
+        }
+    }
+}
+
+/// The VM's unique userdata for `item` (create it on first use).
+pub fn enum_item_value(lua: &Lua, item: EnumItem) -> mlua::Result<Value> {
+    let cache = cache_table(lua, ITEM_CACHE)?;
+    let key = format!("{}.{}", item.enum_name, item.name);
+    if let Some(ud) = cache.raw_get::<Option<AnyUserData>>(key.as_str())? {
+        return Ok(Value::UserData(ud));
+    }
+    let ud = lua.create_userdata(item)?;
+    cache.raw_set(key, &ud)?;
+    Ok(Value::UserData(ud))
+}
+
+/// A Roblox `Enum` object such as `Enum.Material`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LuaEnum {
+    /// The enum's name.
+    pub name: &'static str,
+}
+
+fn enum_value(lua: &Lua, name: &str) -> mlua::Result<Option<Value>> {
+    let Some(desc) = descriptor(name) else {
+        return Ok(None);
+    };
+    let cache = cache_table(lua, ENUM_CACHE)?;
+    if let Some(ud) = cache.raw_get::<Option<AnyUserData>>(name)? {
+        return Ok(Some(Value::UserData(ud)));
+    }
+    let ud = lua.create_userdata(LuaEnum {
+        name: desc.name,
+    })?;
+    cache.raw_set(name, &ud)?;
+    Ok(Some(Value::UserData(ud)))
+}
+
+impl UserData for LuaEnum {
+    fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
+        f.add_meta_field(MetaMethod::Type, "Enum");
+    }
+
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_method("GetEnumItems", |lua, e, ()| {
+            let items = EnumItem::all(e.name);
+            let t = lua.create_table_with_capacity(items.len(), 0)?;
+            for item in items {
+                t.raw_push(enum_item_value(lua, item)?)?;
+            }
+            Ok(t)
+        });
+        m.add_method("FromName", |lua, e, a: MultiValue| {
+            let a = Args::new("FromName", a);
+            let name = a.string(1)?;
+            match EnumItem::from_name(e.name, &name) {
+                Some(item) => enum_item_value(lua, item),
+                None => Ok(Value::Nil),
+            }
+        });
+        m.add_method("FromValue", |lua, e, a: MultiValue| {
+            let a = Args::new("FromValue", a);
+            let n = a.number(1)?;
+            if n < 0.0 || n.fract() != 0.0 {
+                return Ok(Value::Nil);
+            }
+            match EnumItem::from_value(e.name, n as u32) {
+                Some(item) => enum_item_value(lua, item),
+                None => Ok(Value::Nil),
+            }
+        });
+        m.add_meta_method(MetaMethod::ToString, |_, e, ()| Ok(e.name));
+        m.add_meta_method(MetaMethod::Index, |lua, e, k: mlua::LuaString| {
+            let k = k.to_string_lossy();
+            match EnumItem::from_name(e.name, &k) {
+                Some(item) => enum_item_value(lua, item),
+                None => Err(no_member(&k, &format!("Enum.{}", e.name))),
+            }
+        });
+    }
+}
+
+impl_from_lua!(LuaEnum => "Enum");
+
+/// The global `Enum` object (typeof `Enums`).
+#[derive(Clone, Copy, Debug)]
+struct Enums;
+
+impl UserData for Enums {
+    fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
+        f.add_meta_field(MetaMethod::Type, "Enums");
+    }
+
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_method("GetEnums", |lua, _, ()| {
+            let mut names: Vec<&str> = database().enums.keys().map(|k| k.as_ref()).collect();
+            names.sort_unstable();
+            let t = lua.create_table_with_capacity(names.len(), 0)?;
+            for name in names {
+                if let Some(v) = enum_value(lua, name)? {
+                    t.raw_push(v)?;
+                }
+            }
+            Ok(t)
+        });
+        m.add_meta_method(MetaMethod::ToString, |_, _, ()| Ok("Enums"));
+        m.add_meta_method(MetaMethod::Index, |lua, _, k: mlua::LuaString| {
+            let k = k.to_string_lossy();
+            enum_value(lua, &k)?.ok_or_else(|| no_member(&k, "Enum"))
+        });
+    }
+}
+
+impl UserData for EnumItem {
+    fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
+        f.add_meta_field(MetaMethod::Type, "EnumItem");
+        f.add_field_method_get("Name", |_, e| Ok(e.name));
+        f.add_field_method_get("Value", |_, e| Ok(e.value));
+        f.add_field_method_get("EnumType", |lua, e| enum_value(lua, e.enum_name));
+    }
+
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_method("IsA", |_, e, a: MultiValue| {
+            let a = Args::new("IsA", a);
+            Ok(a.string(1)? == e.enum_name)
+        });
+        m.add_meta_method(MetaMethod::ToString, |_, e, ()| {
+            Ok(format!("Enum.{}.{}", e.enum_name, e.name))
+        });
+        m.add_meta_function(MetaMethod::Eq, |_, (a, b): (Value, Value)| {
+            Ok(match (as_ud::<EnumItem>(&a), as_ud::<EnumItem>(&b)) {
+                (Some(a), Some(b)) => a.enum_name == b.enum_name && a.value == b.value,
+                _ => false,
+            })
+        });
+        m.add_meta_method(MetaMethod::Index, |_, e, k: mlua::LuaString| {
+            Err::<(), _>(no_member(
+                &k.to_string_lossy(),
+                &format!("Enum.{}.{}", e.enum_name, e.name),
+            ))
+        });
+    }
+}
+
+/// Installs the global `Enum`.
+pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
+    lua.globals().set("Enum", Enums)
+}

@@ -1,0 +1,86 @@
+//! Roblox datatypes bound to the Luau VM: `Vector3`, `CFrame`, `Color3`, `Enum`, `Random`, ... as
+//! `mlua` userdata with the Roblox constructors, members and operators, plus strict conversions
+//! between Lua values and `rbx_types::Variant` for property writes and attributes.
+//!
+//! **Architecture invariant:** this crate owns values only. It never holds an Instance or DOM
+//! tree (the host crate does, and handles `Ref`), does no I/O (the reflection database is the
+//! bundled one, never a file or environment override) and reads no clock (`Random.new()`
+//! without a seed uses the fixed [`random::DEFAULT_SEED`]).
+
+mod args;
+pub mod brickcolor;
+pub mod cframe;
+pub mod color3;
+mod convert;
+pub mod enums;
+pub mod extras;
+pub mod font;
+pub mod random;
+pub mod rect;
+pub mod sequences;
+pub mod udim;
+pub mod vector2;
+pub mod vector3;
+
+pub use brickcolor::BrickColor;
+pub use cframe::CFrame;
+pub use color3::Color3;
+pub use convert::{
+    ConvertError, lua_to_attribute, lua_to_variant, validate_attribute_name, variant_to_lua,
+};
+pub use enums::{EnumItem, LuaEnum, enum_item_value};
+pub use extras::{Axes, Faces, PhysicalProperties, Ray, Region3};
+pub use font::Font;
+pub use random::Random;
+/// The reflection types this crate's API uses (7.x: the version the bundled database is typed with).
+pub use rbx_reflection;
+pub use rect::Rect;
+pub use sequences::{
+    ColorSequence, ColorSequenceKeypoint, NumberRange, NumberSequence, NumberSequenceKeypoint,
+};
+pub use udim::{UDim, UDim2};
+pub use vector2::Vector2;
+pub use vector3::Vector3;
+
+/// Installs the datatype globals (`Vector3`, `Vector2`, `CFrame`, `Color3`, `BrickColor`, `UDim`,
+/// `UDim2`, `NumberRange`, `NumberSequence`, `NumberSequenceKeypoint`, `ColorSequence`,
+/// `ColorSequenceKeypoint`, `Rect`, `Enum`, `Random`, `Font`). Constructor tables are read-only.
+/// Enum objects are built lazily on first access.
+pub fn register(lua: &mlua::Lua) -> mlua::Result<()> {
+    vector3::register(lua)?;
+    vector2::register(lua)?;
+    cframe::register(lua)?;
+    color3::register(lua)?;
+    brickcolor::register(lua)?;
+    udim::register(lua)?;
+    sequences::register(lua)?;
+    rect::register(lua)?;
+    enums::register(lua)?;
+    random::register(lua)?;
+    font::register(lua)?;
+    extras::register(lua)?;
+    Ok(())
+}
+
+/// Roblox's `typeof` of a value: the `__type` metafield for userdata (`"Vector3"`,
+/// `"Instance"`, ...), else the Luau type name (`"number"`, `"string"`, `"table"`, ...).
+pub fn type_name(v: &mlua::Value) -> String {
+    use mlua::Value;
+    match v {
+        Value::Nil => "nil".into(),
+        Value::Boolean(_) => "boolean".into(),
+        Value::Integer(_) | Value::Number(_) => "number".into(),
+        Value::String(_) => "string".into(),
+        Value::Table(_) => "table".into(),
+        Value::Function(_) => "function".into(),
+        Value::Thread(_) => "thread".into(),
+        Value::Vector(_) => "vector".into(),
+        Value::Buffer(_) => "buffer".into(),
+        Value::UserData(ud) => ud
+            .type_name()
+            .map(|s| s.to_string_lossy())
+            .unwrap_or_else(|_| "userdata".into()),
+        Value::Error(_) => "error".into(),
+        _ => "userdata".into(),
+    }
+}
