@@ -43,7 +43,10 @@ mod tests {
     #[test]
     fn adding_a_key_does_not_change_others() {
         let before: Vec<u64> = ["a", "b", "c"].iter().map(|k| derive_seed(9, k)).collect();
-        let after: Vec<u64> = ["a", "b", "x", "c"].iter().map(|k| derive_seed(9, k)).collect();
+        let after: Vec<u64> = ["a", "b", "x", "c"]
+            .iter()
+            .map(|k| derive_seed(9, k))
+            .collect();
         assert_eq!(before[0], after[0]);
         assert_eq!(before[1], after[1]);
         assert_eq!(before[2], after[3]);

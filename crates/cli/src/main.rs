@@ -1,1 +1,52 @@
-fn main() {}
+//! `procmodel`: the thin command-line edge over the procmodel libraries. One module per
+//! subcommand; anyhow lives here only.
+
+mod attrs;
+mod generate;
+mod info;
+mod new;
+mod output;
+mod run;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "procmodel",
+    version,
+    about = "Run Roblox-style Luau procedural generators headless"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a generator module and write what it builds (.rbxm, .rbxmx, .glb, .gltf, .obj).
+    Generate(generate::Args),
+    /// Write a commented template generator module.
+    New(new::Args),
+    /// Show a generator's attributes, their types and defaults.
+    Info(info::Args),
+    /// Run a plain Luau script with a DataModel it may modify.
+    Run(run::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Generate(a) => generate::run(a),
+        Command::New(a) => new::run(a),
+        Command::Info(a) => info::run(a),
+        Command::Run(a) => run::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,1 +1,25 @@
-//! Luau host.
+//! The Luau host: runs Roblox-style Luau generators headless. Binds `Instance` over an
+//! `rbx_dom_weak` tree (the Roblox datatypes come from `procmodel-luau-types`), the `task`
+//! scheduler on virtual time, `require`, and the generator protocol (`OnGenerate`).
+//!
+//! Owns: the VM, its sandbox, timeouts (watchdog flag, never a clock in the interrupt),
+//! memory limits and the DOM a run sees. Must never: give scripts file, network, process or
+//! clock access, or let a script error escape as a panic.
+
+mod context;
+mod error;
+mod generator;
+mod globals;
+mod host;
+mod instance;
+mod methods;
+mod props;
+mod task;
+mod watchdog;
+
+pub use context::{LogLevel, LogLine};
+pub use error::HostError;
+pub use generator::{Generator, RunInputs, RunOutput};
+pub use host::{Host, HostConfig, TIMEOUT_MESSAGE};
+pub use instance::Instance;
+pub use task::FRAME;

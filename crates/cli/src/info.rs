@@ -1,0 +1,52 @@
+//! `procmodel info`: a generator's attributes, their types and defaults.
+
+use crate::attrs;
+use anyhow::Result;
+use procmodel_luau::{Host, HostConfig};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The generator module (.luau).
+    pub generator: PathBuf,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    let mut host = Host::new(HostConfig::default())?;
+    let root = host.with_dom_ref(|d| d.root_ref());
+    let generator = host.load_generator_file(&args.generator, root)?;
+    let attributes = generator.attributes.clone().unwrap_or_default();
+    if args.json {
+        let list: Vec<serde_json::Value> = attributes
+            .iter()
+            .map(|(n, v)| {
+                serde_json::json!({ "name": n, "type": attrs::type_name(v), "default": attrs::to_json(v) })
+            })
+            .collect();
+        let out = serde_json::json!({
+            "generator": args.generator.display().to_string(),
+            "declares_attributes": generator.attributes.is_some(),
+            "attributes": list,
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        println!("{}", args.generator.display());
+        if generator.attributes.is_none() {
+            println!("  (declares no Attributes: every attribute of the model is passed)");
+        }
+        let w = attributes
+            .iter()
+            .map(|(n, _)| n.len())
+            .max()
+            .unwrap_or(4)
+            .max(4);
+        for (n, v) in &attributes {
+            println!("  {n:<w$}  {:<10}  {}", attrs::type_name(v), attrs::show(v));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

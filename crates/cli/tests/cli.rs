@@ -1,0 +1,290 @@
+//! CLI integration tests: one binary, many small cases.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_procmodel"))
+}
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("procmodel-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn ok(out: Output) -> Output {
+    assert!(
+        out.status.success(),
+        "command failed: {}\nstdout: {}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    out
+}
+
+fn generate(args: &[&str]) -> Output {
+    bin().arg("generate").args(args).output().unwrap()
+}
+
+fn read_rbxm(path: &Path) -> rbx_dom_weak::WeakDom {
+    rbx_binary::from_reader(std::fs::File::open(path).unwrap()).unwrap()
+}
+
+fn count_named(dom: &rbx_dom_weak::WeakDom, prefix: &str) -> usize {
+    dom.descendants()
+        .filter(|i| i.name.starts_with(prefix) && i.class == "Part")
+        .count()
+}
+
+#[test]
+fn staircase_step_count_follows_step_size() {
+    let stairs = examples().join("SpiralStaircase.luau");
+    let out1 = tmp("stairs1.rbxm");
+    ok(generate(&[
+        stairs.to_str().unwrap(),
+        "--size",
+        "12,20,12",
+        "-o",
+        out1.to_str().unwrap(),
+    ]));
+    assert_eq!(count_named(&read_rbxm(&out1), "Step"), 20);
+    let out2 = tmp("stairs2.rbxm");
+    ok(generate(&[
+        stairs.to_str().unwrap(),
+        "--size",
+        "12,20,12",
+        "--attr",
+        "StepSize=0.5",
+        "-o",
+        out2.to_str().unwrap(),
+    ]));
+    assert_eq!(count_named(&read_rbxm(&out2), "Step"), 40);
+}
+
+#[test]
+fn table_adds_chairs_as_it_grows() {
+    let table = examples().join("TableWithChairs.luau");
+    let chairs = |size: &str| {
+        let out = tmp(&format!("table-{size}.rbxm"));
+        ok(generate(&[
+            table.to_str().unwrap(),
+            "--size",
+            size,
+            "-o",
+            out.to_str().unwrap(),
+        ]));
+        let dom = read_rbxm(&out);
+        dom.descendants()
+            .filter(|i| i.name == "Chair" && i.class == "Model")
+            .count()
+    };
+    assert_eq!(chairs("6,4,3"), 2 * 2 + 2);
+    assert_eq!(chairs("12,4,6"), 2 * 4 + 2 * 2);
+}
+
+#[test]
+fn output_is_byte_identical_across_runs() {
+    let stairs = examples().join("SpiralStaircase.luau");
+    for ext in ["rbxm", "rbxmx"] {
+        let a = tmp(&format!("det-a.{ext}"));
+        let b = tmp(&format!("det-b.{ext}"));
+        ok(generate(&[
+            stairs.to_str().unwrap(),
+            "-o",
+            a.to_str().unwrap(),
+        ]));
+        ok(generate(&[
+            stairs.to_str().unwrap(),
+            "-o",
+            b.to_str().unwrap(),
+        ]));
+        assert_eq!(
+            std::fs::read(&a).unwrap(),
+            std::fs::read(&b).unwrap(),
+            "{ext} differs between runs"
+        );
+    }
+}
+
+#[test]
+fn json_summary_reports_instances_and_hash() {
+    let stairs = examples().join("SpiralStaircase.luau");
+    let out = tmp("summary.rbxm");
+    let o = ok(generate(&[
+        stairs.to_str().unwrap(),
+        "--size",
+        "12,10,12",
+        "--json",
+        "-o",
+        out.to_str().unwrap(),
+    ]));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // pole + folder + 10 steps + 10 posts
+    assert_eq!(v["instances"], 22);
+    let bytes = std::fs::read(&out).unwrap();
+    assert_eq!(v["blake3"], blake3::hash(&bytes).to_hex().to_string());
+}
+
+#[test]
+fn bad_attribute_value_lists_expected_type() {
+    let stairs = examples().join("SpiralStaircase.luau");
+    let out = tmp("bad.rbxm");
+    let o = generate(&[
+        stairs.to_str().unwrap(),
+        "--attr",
+        "StepSize=tall",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("attribute StepSize") && err.contains("number"),
+        "{err}"
+    );
+    let o = generate(&[
+        stairs.to_str().unwrap(),
+        "--attr",
+        "Nope=1",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("StepSize"),
+        "lists known attributes"
+    );
+    let o = generate(&[
+        stairs.to_str().unwrap(),
+        "--attr",
+        "StepColor=1,2",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("R,G,B"));
+}
+
+#[test]
+fn unwritable_output_and_unknown_format_fail_cleanly() {
+    let stairs = examples().join("SpiralStaircase.luau");
+    let o = generate(&[stairs.to_str().unwrap(), "-o", "/nonexistent-dir/x.rbxm"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent-dir/x.rbxm"));
+    let o = generate(&[stairs.to_str().unwrap(), "-o", "x.fbx"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown output format"));
+}
+
+#[test]
+fn generator_errors_exit_nonzero_with_file_and_line() {
+    let path = tmp("Broken.luau");
+    std::fs::write(
+        &path,
+        "return { OnGenerate = function(p, t)\n  local x = nil\n  x.y = 1\nend }\n",
+    )
+    .unwrap();
+    let o = generate(&[
+        path.to_str().unwrap(),
+        "-o",
+        tmp("broken.rbxm").to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("Broken.luau:3"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn new_template_generates_and_info_lists_attributes() {
+    let path = tmp("Fresh.luau");
+    let _ = std::fs::remove_file(&path);
+    ok(bin()
+        .args(["new", path.to_str().unwrap()])
+        .output()
+        .unwrap());
+    assert!(
+        !bin()
+            .args(["new", path.to_str().unwrap()])
+            .output()
+            .unwrap()
+            .status
+            .success(),
+        "refuses to overwrite"
+    );
+    let out = tmp("fresh.rbxmx");
+    ok(generate(&[
+        path.to_str().unwrap(),
+        "--attr",
+        "Count=4",
+        "-o",
+        out.to_str().unwrap(),
+    ]));
+    let dom = rbx_xml::from_reader_default(std::fs::File::open(&out).unwrap()).unwrap();
+    assert_eq!(count_named(&dom, "Block"), 4);
+    let o = ok(bin()
+        .args(["info", path.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let names: Vec<&str> = v["attributes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Color", "Count", "RandomSeed"]);
+    assert_eq!(v["attributes"][1]["type"], "number");
+    assert_eq!(v["attributes"][0]["type"], "Color3");
+}
+
+#[test]
+fn run_script_saves_a_place() {
+    let script = tmp("build.luau");
+    std::fs::write(
+        &script,
+        "for i = 1, 3 do local p = Instance.new('Part') p.Name = 'Built' .. i p.Parent = workspace task.wait(0.1) end",
+    )
+    .unwrap();
+    let place = tmp("place.rbxlx");
+    ok(bin()
+        .args([
+            "run",
+            script.to_str().unwrap(),
+            "--save",
+            place.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap());
+    let dom = rbx_xml::from_reader_default(std::fs::File::open(&place).unwrap()).unwrap();
+    assert_eq!(count_named(&dom, "Built"), 3);
+    assert!(dom.descendants().any(|i| i.class == "Workspace"));
+}
+
+#[test]
+fn scale_divides_params_size_and_scales_results() {
+    let stairs = examples().join("SpiralStaircase.luau");
+    let out = tmp("scaled.rbxm");
+    ok(generate(&[
+        stairs.to_str().unwrap(),
+        "--size",
+        "24,40,24",
+        "--scale",
+        "2",
+        "-o",
+        out.to_str().unwrap(),
+    ]));
+    let dom = read_rbxm(&out);
+    // params.Size = 12,20,12 → 20 steps, then scaled ×2
+    assert_eq!(count_named(&dom, "Step"), 20);
+    let model = dom.root().children()[0];
+    let m = dom.get_by_ref(model).unwrap();
+    assert_eq!(
+        m.properties.get(&"Scale".into()),
+        Some(&rbx_types::Variant::Float32(2.0))
+    );
+}

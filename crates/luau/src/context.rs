@@ -1,0 +1,121 @@
+//! The per-VM run context: the DOM a script sees, instance identity, limits and logs.
+//! Stored as mlua app data; never a process-global registry.
+
+use crate::props::PropCache;
+use mlua::{AnyUserData, Lua, Table};
+use rbx_dom_weak::{InstanceBuilder, WeakDom};
+use rbx_types::Ref;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+/// Where `print`/`warn` output goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogLine {
+    pub level: LogLevel,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogLevel {
+    Print,
+    Warn,
+}
+
+pub struct Ctx {
+    /// The DataModel tree. Instances with a none parent are orphans (`Parent == nil`).
+    pub dom: WeakDom,
+    /// Instances whose Parent is locked by `Destroy`.
+    pub destroyed: FxHashSet<Ref>,
+    /// Ref → slot in the identity table, so one instance is always one userdata.
+    pub ids: FxHashMap<Ref, u32>,
+    /// Lua array slot → userdata (kept on the Lua side: no Rust-held references per instance).
+    pub identity: Table,
+    pub next_id: u32,
+    pub props: PropCache,
+    /// Instances created by scripts so far in this run, and the cap (beyond Roblox).
+    pub created: usize,
+    pub instance_limit: Option<usize>,
+    /// Captured output; also echoed to stderr when `echo` is set.
+    pub log: Vec<LogLine>,
+    pub echo: bool,
+    /// ModuleScripts loaded from files, for relative string requires.
+    pub files: FxHashMap<Ref, std::path::PathBuf>,
+}
+
+impl Ctx {
+    pub fn new(lua: &Lua, dom: WeakDom) -> mlua::Result<Ctx> {
+        Ok(Ctx {
+            dom,
+            destroyed: FxHashSet::default(),
+            ids: FxHashMap::default(),
+            identity: lua.create_table()?,
+            next_id: 0,
+            props: PropCache::default(),
+            created: 0,
+            instance_limit: None,
+            log: Vec::new(),
+            echo: true,
+            files: FxHashMap::default(),
+        })
+    }
+
+    /// An empty DataModel with a Workspace.
+    pub fn new_datamodel() -> WeakDom {
+        let mut dom = WeakDom::new(InstanceBuilder::new("DataModel").with_name("Game"));
+        let root = dom.root_ref();
+        dom.insert(
+            root,
+            InstanceBuilder::new("Workspace").with_name("Workspace"),
+        );
+        dom
+    }
+
+    /// The userdata for `r`, creating it on first use.
+    pub fn push(&mut self, lua: &Lua, r: Ref) -> mlua::Result<AnyUserData> {
+        if let Some(&id) = self.ids.get(&r) {
+            return self.identity.raw_get(id);
+        }
+        let class = match self.dom.get_by_ref(r) {
+            Some(inst) => inst.class,
+            None => return Err(mlua::Error::runtime("instance no longer exists")),
+        };
+        let ud = lua.create_userdata(crate::instance::Instance { r, class })?;
+        self.next_id += 1;
+        let id = self.next_id;
+        self.identity.raw_set(id, &ud)?;
+        self.ids.insert(r, id);
+        Ok(ud)
+    }
+
+    /// `GetFullName`: names from the top ancestor below the DataModel, joined by dots.
+    pub fn full_name(&self, r: Ref) -> String {
+        let root = self.dom.root_ref();
+        let mut parts = Vec::new();
+        let mut cur = r;
+        while let Some(inst) = self.dom.get_by_ref(cur) {
+            if cur == root {
+                break;
+            }
+            parts.push(inst.name.as_str());
+            cur = inst.parent();
+        }
+        parts.reverse();
+        parts.join(".")
+    }
+
+    pub fn log(&mut self, level: LogLevel, message: String) {
+        if self.echo {
+            match level {
+                LogLevel::Print => eprintln!("{message}"),
+                LogLevel::Warn => eprintln!("warning: {message}"),
+            }
+        }
+        self.log.push(LogLine { level, message });
+    }
+}
+
+/// Borrows the run context mutably; errors (never panics) when it is missing or busy.
+pub fn ctx(lua: &Lua) -> mlua::Result<mlua::AppDataRefMut<'_, Ctx>> {
+    lua.try_app_data_mut::<Ctx>()
+        .map_err(|_| mlua::Error::runtime("internal: run context is busy"))?
+        .ok_or_else(|| mlua::Error::runtime("internal: no run context"))
+}

@@ -1,0 +1,288 @@
+//! Running one generator module: load it, read its `Attributes`, build `params`, call
+//! `OnGenerate(params, targetContainer)` in a new thread, end leaked threads, take results.
+
+use crate::context::ctx;
+use crate::error::HostError;
+use crate::host::{Host, TIMEOUT_MESSAGE};
+use mlua::{Function, MultiValue, Table, Value};
+use rbx_dom_weak::InstanceBuilder;
+use rbx_types::{Ref, Variant};
+use std::path::Path;
+
+/// A loaded generator module.
+pub struct Generator {
+    /// The ModuleScript instance.
+    pub module: Ref,
+    /// Declared attributes and defaults, sorted by name. `None` when the module declares none.
+    pub attributes: Option<Vec<(String, Variant)>>,
+    pub on_generate: Function,
+    /// Display name (file or instance path) used in errors.
+    pub origin: String,
+}
+
+/// Inputs for one run.
+#[derive(Debug, Clone, Default)]
+pub struct RunInputs {
+    /// Attribute values set on the model (override defaults).
+    pub attributes: Vec<(String, Variant)>,
+    /// `params.Size` (already divided by the model's scale).
+    pub size: glam::Vec3,
+}
+
+/// What a run produced: an orphan GeneratedFolder holding the results.
+pub struct RunOutput {
+    pub container: Ref,
+    pub primary_part: Option<Ref>,
+    pub leaked_threads: usize,
+}
+
+impl Host {
+    /// Loads a generator from a file as a ModuleScript under `parent`.
+    pub fn load_generator_file(
+        &mut self,
+        path: &Path,
+        parent: Ref,
+    ) -> Result<Generator, HostError> {
+        let source = std::fs::read_to_string(path).map_err(|source| HostError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let abs = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        if let Some(dir) = abs.parent() {
+            self.lua
+                .set_app_data(crate::globals::RequireRoot(dir.to_path_buf()));
+        }
+        let name = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("Generator");
+        let module = self.add_module_script(parent, name, &source, Some(&abs));
+        self.load_generator(module, &path.display().to_string())
+    }
+
+    /// Requires a ModuleScript and checks it is a generator.
+    pub fn load_generator(&self, module: Ref, origin: &str) -> Result<Generator, HostError> {
+        let bad = |message: String| HostError::BadGenerator {
+            file: origin.to_owned(),
+            message,
+        };
+        let value = self.require(module).map_err(|e| self.script_error(&e))?;
+        let Value::Table(t) = value else {
+            return Err(bad(format!(
+                "a generator module must return a table with Attributes and OnGenerate, got {}",
+                procmodel_luau_types::type_name(&value)
+            )));
+        };
+        let on_generate = match t
+            .get::<Value>("OnGenerate")
+            .map_err(|e| bad(e.to_string()))?
+        {
+            Value::Function(f) => f,
+            Value::Nil => return Err(bad("the module has no OnGenerate function".into())),
+            other => {
+                return Err(bad(format!(
+                    "OnGenerate must be a function, got {}",
+                    procmodel_luau_types::type_name(&other)
+                )));
+            }
+        };
+        let attributes = match t
+            .get::<Value>("Attributes")
+            .map_err(|e| bad(e.to_string()))?
+        {
+            Value::Nil => None,
+            Value::Table(a) => Some(
+                read_attributes(&a)
+                    .map_err(|(name, message)| bad(format!("attribute {name}: {message}")))?,
+            ),
+            other => {
+                return Err(bad(format!(
+                    "Attributes must be a table of name = default value, got {}",
+                    procmodel_luau_types::type_name(&other)
+                )));
+            }
+        };
+        Ok(Generator {
+            module,
+            attributes,
+            on_generate,
+            origin: origin.to_owned(),
+        })
+    }
+
+    /// Runs `OnGenerate` once. Results stay in the returned orphan GeneratedFolder.
+    pub fn run_generator(
+        &self,
+        generator: &Generator,
+        inputs: &RunInputs,
+    ) -> Result<RunOutput, HostError> {
+        let lua = &self.lua;
+        let params = self
+            .build_params(generator, inputs)
+            .map_err(|e| self.script_error(&e))?;
+        let container = {
+            let mut c = ctx(lua).map_err(|e| HostError::script(&e))?;
+            c.dom.insert(
+                Ref::none(),
+                InstanceBuilder::new("GeneratedFolder").with_name("GeneratedFolder"),
+            )
+        };
+        let container_ud = self
+            .instance_value(container)
+            .map_err(|e| HostError::script(&e))?;
+        let result = self.run_thread(
+            generator.on_generate.clone(),
+            MultiValue::from_iter([Value::Table(params), container_ud]),
+        );
+        let leaked = crate::task::end_leaked(lua).unwrap_or(0);
+        result.map_err(|e| self.script_error(&e))?;
+        let primary_part = self.with_dom_ref(|dom| {
+            match dom
+                .get_by_ref(container)
+                .and_then(|i| i.properties.get(&rbx_dom_weak::ustr("PrimaryPart")))
+            {
+                Some(Variant::Ref(r)) if r.is_some() => Some(*r),
+                _ => None,
+            }
+        });
+        Ok(RunOutput {
+            container,
+            primary_part,
+            leaked_threads: leaked,
+        })
+    }
+
+    fn build_params(&self, generator: &Generator, inputs: &RunInputs) -> mlua::Result<Table> {
+        let lua = &self.lua;
+        let attrs = lua.create_table()?;
+        let given = |name: &str| {
+            inputs
+                .attributes
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v)
+        };
+        match &generator.attributes {
+            Some(declared) => {
+                for (name, default) in declared {
+                    let v = given(name).unwrap_or(default);
+                    attrs.raw_set(
+                        name.as_str(),
+                        procmodel_luau_types::variant_to_lua(lua, v, None)?,
+                    )?;
+                }
+            }
+            None => {
+                for (name, v) in &inputs.attributes {
+                    attrs.raw_set(
+                        name.as_str(),
+                        procmodel_luau_types::variant_to_lua(lua, v, None)?,
+                    )?;
+                }
+            }
+        }
+        let params = lua.create_table()?;
+        params.raw_set("Attributes", attrs)?;
+        params.raw_set(
+            "Size",
+            lua.create_userdata(procmodel_luau_types::Vector3(inputs.size))?,
+        )?;
+        params.raw_set("Pause", self.pause.clone())?;
+        Ok(params)
+    }
+
+    /// Turns an mlua error into a HostError with a traceback and, for timeouts, the remedy.
+    pub fn script_error(&self, e: &mlua::Error) -> HostError {
+        let err = HostError::script(e);
+        match err {
+            HostError::Script { message, traceback } if message.contains(TIMEOUT_MESSAGE) => {
+                HostError::Script {
+                    message: format!(
+                        "{message} (no yield for {:.1} s): call params:Pause() inside long loops so the engine can yield",
+                        self.config.timeout.as_secs_f64()
+                    ),
+                    traceback,
+                }
+            }
+            other => other,
+        }
+    }
+}
+
+/// Reads and validates a module's `Attributes` table, sorted by name.
+fn read_attributes(t: &Table) -> Result<Vec<(String, Variant)>, (String, String)> {
+    let mut out = Vec::new();
+    for pair in t.pairs::<Value, Value>() {
+        let (k, v) = pair.map_err(|e| ("?".to_owned(), e.to_string()))?;
+        let name = match &k {
+            Value::String(s) => s.to_string_lossy(),
+            other => {
+                return Err((
+                    format!("{other:?}"),
+                    "attribute names must be strings".into(),
+                ));
+            }
+        };
+        procmodel_luau_types::validate_attribute_name(&name)
+            .map_err(|e| (name.clone(), e.to_string()))?;
+        let variant = procmodel_luau_types::lua_to_attribute(&v)
+            .map_err(|e| (name.clone(), e.to_string()))?;
+        out.push((name, variant));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
+
+impl Host {
+    /// Runs a plain script file (a `Script` in ServerScriptService) to completion, stepping
+    /// virtual time while it waits.
+    pub fn run_script_file(&mut self, path: &Path) -> Result<(), HostError> {
+        let source = std::fs::read_to_string(path).map_err(|source| HostError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let abs = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        if let Some(dir) = abs.parent() {
+            self.lua
+                .set_app_data(crate::globals::RequireRoot(dir.to_path_buf()));
+        }
+        let name = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("Script")
+            .to_owned();
+        let script = {
+            let mut c = ctx(&self.lua).map_err(|e| HostError::script(&e))?;
+            let root = c.dom.root_ref();
+            let service = c.dom.root().children().iter().copied().find(|&r| {
+                c.dom
+                    .get_by_ref(r)
+                    .is_some_and(|i| i.class == "ServerScriptService")
+            });
+            let service = service.unwrap_or_else(|| {
+                c.dom.insert(
+                    root,
+                    InstanceBuilder::new("ServerScriptService").with_name("ServerScriptService"),
+                )
+            });
+            let r = c.dom.insert(
+                service,
+                InstanceBuilder::new("Script")
+                    .with_name(name)
+                    .with_property("Source", Variant::String(source)),
+            );
+            c.files.insert(r, abs);
+            r
+        };
+        let class =
+            self.with_dom_ref(|d| d.get_by_ref(script).map(|i| i.class).unwrap_or_default());
+        let chunk = crate::globals::module_loader(
+            &self.lua,
+            crate::instance::Instance { r: script, class },
+        )
+        .map_err(|e| self.script_error(&e))?;
+        let result = self.run_thread(chunk, MultiValue::new());
+        crate::task::end_leaked(&self.lua).ok();
+        result.map(|_| ()).map_err(|e| self.script_error(&e))
+    }
+}

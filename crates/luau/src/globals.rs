@@ -1,0 +1,369 @@
+//! Roblox globals: `Instance`, `game`/`workspace`, `require` (ModuleScripts, relative files,
+//! `@procmodel/*` built-ins), `print`/`warn` tagged with the script name, and a virtual `os`
+//! clock (no wall-clock access ever).
+
+use crate::context::{LogLevel, ctx};
+use crate::error::HostError;
+use crate::instance::{Instance, opt_instance};
+use mlua::{Function, Lua, MultiValue, Table, Value};
+use procmodel_dom::is_a;
+use rbx_dom_weak::InstanceBuilder;
+use rbx_reflection::ClassTag;
+use rbx_types::{Ref, Variant};
+use std::path::{Component, Path, PathBuf};
+
+const REQUIRE_LUAU: &str = r#"
+local resolve, results, loading = ...
+return function(base)
+    return function(target)
+        local key, f = resolve(base, target)
+        local cached = results[key]
+        if cached ~= nil then
+            return cached
+        end
+        if loading[key] then
+            error("Requested module was required recursively: " .. key, 2)
+        end
+        loading[key] = true
+        local packed = table.pack(f())
+        loading[key] = nil
+        if packed.n ~= 1 then
+            error("Module code did not return exactly one value: " .. key, 2)
+        end
+        results[key] = packed[1]
+        return packed[1]
+    end
+end
+"#;
+
+/// pcall/xpcall that hand Luau code string errors (Roblox semantics) instead of the host's
+/// error objects, so `err:find(...)` and `"x" .. err` work as in Studio.
+const PCALL_LUAU: &str = r#"
+local rawpcall, rawxpcall, native = ...
+local function fixone(e)
+    if type(e) == "userdata" then
+        return native(e)
+    end
+    return e
+end
+local function fix(ok, ...)
+    if ok then
+        return ok, ...
+    end
+    return false, fixone((...))
+end
+local function pcall(f, ...)
+    return fix(rawpcall(f, ...))
+end
+local function xpcall(f, handler, ...)
+    return rawxpcall(f, function(e)
+        return handler(fixone(e))
+    end, ...)
+end
+return pcall, xpcall
+"#;
+
+fn error_to_string(lua: &Lua, v: Value) -> mlua::Result<Value> {
+    Ok(match v {
+        Value::Error(e) => Value::String(lua.create_string(HostError::script(&e).to_string())?),
+        other => other,
+    })
+}
+
+pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
+    let (pcall, xpcall): (Function, Function) = lua.load(PCALL_LUAU).set_name("=pcall").call((
+        globals.get::<Function>("pcall")?,
+        globals.get::<Function>("xpcall")?,
+        lua.create_function(error_to_string)?,
+    ))?;
+    globals.set("pcall", pcall)?;
+    globals.set("xpcall", xpcall)?;
+    // Instance
+    let instance = lua.create_table()?;
+    instance.set("new", lua.create_function(instance_new)?)?;
+    globals.set("Instance", instance)?;
+
+    // game / workspace
+    let (root, workspace) = {
+        let mut c = ctx(lua)?;
+        let root = c.dom.root_ref();
+        let ws = c
+            .dom
+            .root()
+            .children()
+            .iter()
+            .copied()
+            .find(|&r| c.dom.get_by_ref(r).is_some_and(|i| i.class == "Workspace"));
+        let root_ud = c.push(lua, root)?;
+        let ws_ud = match ws {
+            Some(w) => Value::UserData(c.push(lua, w)?),
+            None => Value::Nil,
+        };
+        (root_ud, ws_ud)
+    };
+    globals.set("game", root)?;
+    globals.set("workspace", workspace.clone())?;
+    globals.set("Workspace", workspace)?;
+
+    // `print`, `warn`, `require` and `script` are per chunk (see `chunk_env`). They must not be
+    // globals: Luau resolves imports against the thread's globals at load time, so a global of
+    // the same name would shadow the chunk's own.
+    globals.raw_remove("print")?;
+    globals.raw_remove("require")?;
+    globals.raw_remove("loadstring")?;
+
+    // Virtual clock.
+    let os = lua.create_table()?;
+    os.set("clock", lua.create_function(|lua, ()| Ok(now(lua)))?)?;
+    os.set("time", lua.create_function(|lua, ()| Ok(now(lua).floor()))?)?;
+    os.set(
+        "difftime",
+        lua.create_function(|_, (a, b): (f64, Option<f64>)| Ok(a - b.unwrap_or(0.0)))?,
+    )?;
+    os.set(
+        "date",
+        lua.create_function(|_, _: MultiValue| -> mlua::Result<()> {
+            Err(mlua::Error::runtime(
+                "os.date is not available: generators have no clock access (outputs must be reproducible)",
+            ))
+        })?,
+    )?;
+    globals.set("os", os)?;
+    globals.set("tick", lua.create_function(|lua, ()| Ok(now(lua)))?)?;
+    globals.set("time", lua.create_function(|lua, ()| Ok(now(lua)))?)?;
+    globals.set("elapsedTime", lua.create_function(|lua, ()| Ok(now(lua)))?)?;
+
+    // require
+    let results = lua.create_table()?;
+    let loading = lua.create_table()?;
+    let resolve = lua.create_function(resolve)?;
+    let factory: Function = lua
+        .load(REQUIRE_LUAU)
+        .set_name("=require")
+        .call((resolve, results, loading))?;
+    lua.set_named_registry_value("procmodel.require_factory", factory.clone())?;
+    let builtin = lua.create_table()?;
+    lua.set_named_registry_value("procmodel.builtin_modules", builtin)?;
+    // A require for host use: instance targets only.
+    lua.set_named_registry_value(
+        "procmodel.require_instance",
+        factory.call::<Function>(Value::Nil)?,
+    )?;
+    Ok(())
+}
+
+fn now(lua: &Lua) -> f64 {
+    lua.app_data_ref::<crate::task::Sched>()
+        .map(|s| s.now)
+        .unwrap_or(0.0)
+}
+
+fn make_printer(lua: &Lua, level: LogLevel, script: String) -> mlua::Result<Function> {
+    lua.create_function(move |lua, args: MultiValue| {
+        let mut parts = Vec::with_capacity(args.len());
+        for v in args.iter() {
+            parts.push(match v {
+                Value::String(s) => s.to_string_lossy(),
+                other => other.to_string()?,
+            });
+        }
+        let text = parts.join(" ");
+        ctx(lua)?.log(level, format!("[{script}] {text}"));
+        Ok(())
+    })
+}
+
+fn instance_new(lua: &Lua, (class, parent): (String, Value)) -> mlua::Result<Value> {
+    let db = procmodel_dom::db();
+    let creatable = db.classes.get(class.as_str()).is_some_and(|c| {
+        !c.tags.contains(&ClassTag::NotCreatable) && !c.tags.contains(&ClassTag::Service)
+    });
+    if !creatable {
+        return Err(mlua::Error::runtime(format!(
+            "unable to create an Instance of type \"{class}\""
+        )));
+    }
+    let parent = opt_instance(&parent)?;
+    let mut c = ctx(lua)?;
+    crate::methods::count_new_instance(&mut c)?;
+    let mut builder = InstanceBuilder::new(class.as_str()).with_name(class.as_str());
+    if is_a(&class, "BasePart") {
+        // Modern Studio parts are 4×1×2 (the database keeps the legacy 4×1.2×2).
+        if let Some(Variant::Vector3(v)) = procmodel_dom::db_default(&class, "Size") {
+            if v.y == 1.2 {
+                builder = builder.with_property("Size", rbx_types::Vector3::new(v.x, 1.0, v.z));
+            }
+        }
+    }
+    let r = c.dom.insert(Ref::none(), builder);
+    if let Some(p) = parent {
+        crate::instance::set_parent(&mut c, r, p.r)?;
+    }
+    c.push(lua, r).map(Value::UserData)
+}
+
+/// `resolve(base, target)`: returns (cache key, loader function).
+fn resolve(lua: &Lua, (base, target): (Value, Value)) -> mlua::Result<(String, Function)> {
+    match &target {
+        Value::UserData(_) => {
+            let module = opt_instance(&target)?.expect("userdata");
+            if !is_a(&module.class, "ModuleScript") {
+                return Err(mlua::Error::runtime(format!(
+                    "attempted to call require with an invalid argument: {} is a {}, not a ModuleScript",
+                    ctx(lua)?.full_name(module.r),
+                    module.class
+                )));
+            }
+            let key = format!("instance:{}", module.r);
+            Ok((key, module_loader(lua, module)?))
+        }
+        Value::String(s) => {
+            let spec = s.to_str()?.to_owned();
+            if let Some(name) = spec.strip_prefix("@procmodel/") {
+                let builtin: Table = lua.named_registry_value("procmodel.builtin_modules")?;
+                let loader: Option<Function> = builtin.get(name)?;
+                return match loader {
+                    Some(f) => Ok((spec.clone(), f)),
+                    None => Err(mlua::Error::runtime(format!("unknown module '{spec}'"))),
+                };
+            }
+            let base = opt_instance(&base)?;
+            let file = base.and_then(|b| ctx(lua).ok()?.files.get(&b.r).cloned());
+            let Some(file) = file else {
+                return Err(mlua::Error::runtime(format!(
+                    "cannot require '{spec}': string requires are relative to the requiring script's file, and this script has none"
+                )));
+            };
+            let path = resolve_path(lua, &file, &spec)?;
+            let key = format!("file:{}", path.display());
+            let module = file_module(lua, &path)?;
+            Ok((key, module_loader(lua, module)?))
+        }
+        other => Err(mlua::Error::runtime(format!(
+            "attempted to call require with invalid argument(s): expected ModuleScript or string, got {}",
+            procmodel_luau_types::type_name(other)
+        ))),
+    }
+}
+
+fn resolve_path(lua: &Lua, from: &Path, spec: &str) -> mlua::Result<PathBuf> {
+    let dir = from.parent().unwrap_or(Path::new("."));
+    let rel = spec.strip_prefix("./").unwrap_or(spec);
+    let mut joined = dir.to_path_buf();
+    for comp in Path::new(rel).components() {
+        match comp {
+            Component::Normal(p) => joined.push(p),
+            Component::ParentDir => {
+                joined.pop();
+            }
+            Component::CurDir => {}
+            _ => {
+                return Err(mlua::Error::runtime(format!(
+                    "cannot require '{spec}': absolute paths are not allowed"
+                )));
+            }
+        }
+    }
+    let candidates = [
+        joined.with_extension("luau"),
+        joined.with_extension("lua"),
+        joined.join("init.luau"),
+        joined.join("init.lua"),
+        joined.clone(),
+    ];
+    let root = lua.app_data_ref::<RequireRoot>().map(|r| r.0.clone());
+    for cand in candidates {
+        if cand.is_file() {
+            if let Some(root) = &root {
+                let canon = cand.canonicalize().unwrap_or(cand.clone());
+                if !canon.starts_with(root) {
+                    return Err(mlua::Error::runtime(format!(
+                        "cannot require '{spec}': {} is outside the generator's folder {}",
+                        canon.display(),
+                        root.display()
+                    )));
+                }
+            }
+            return Ok(cand);
+        }
+    }
+    Err(mlua::Error::runtime(format!(
+        "cannot require '{spec}': no file {}.luau (or .lua, or init.luau) next to {}",
+        joined.display(),
+        from.display()
+    )))
+}
+
+/// The folder string requires may not leave (app data).
+pub struct RequireRoot(pub PathBuf);
+
+/// A ModuleScript instance for a file, created once per path next to the generator.
+fn file_module(lua: &Lua, path: &Path) -> mlua::Result<Instance> {
+    let mut c = ctx(lua)?;
+    if let Some((&r, _)) = c.files.iter().find(|(_, p)| p.as_path() == path) {
+        let class = c.dom.get_by_ref(r).map(|i| i.class).unwrap_or_default();
+        return Ok(Instance { r, class });
+    }
+    let source = std::fs::read_to_string(path)
+        .map_err(|e| mlua::Error::runtime(format!("cannot read {}: {e}", path.display())))?;
+    let name = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("Module")
+        .to_owned();
+    let r = c.dom.insert(
+        Ref::none(),
+        InstanceBuilder::new("ModuleScript")
+            .with_name(name)
+            .with_property("Source", Variant::String(source)),
+    );
+    c.files.insert(r, path.to_path_buf());
+    let class = c.dom.get_by_ref(r).map(|i| i.class).unwrap_or_default();
+    Ok(Instance { r, class })
+}
+
+/// Compiles a ModuleScript's Source with its own environment (`script`, `require`, printers).
+pub fn module_loader(lua: &Lua, module: Instance) -> mlua::Result<Function> {
+    let (source, chunk_name, script_name) = {
+        let c = ctx(lua)?;
+        let inst = c
+            .dom
+            .get_by_ref(module.r)
+            .ok_or_else(|| mlua::Error::runtime("module no longer exists"))?;
+        let source = match inst.properties.get(&rbx_dom_weak::ustr("Source")) {
+            Some(Variant::String(s)) => s.clone(),
+            _ => String::new(),
+        };
+        let chunk_name = match c.files.get(&module.r) {
+            Some(p) => format!("@{}", p.display()),
+            None => format!("@{}", c.full_name(module.r)),
+        };
+        (source, chunk_name, inst.name.clone())
+    };
+    let env = chunk_env(lua, module, &script_name)?;
+    lua.load(source)
+        .set_name(chunk_name)
+        .set_environment(env)
+        .into_function()
+}
+
+fn chunk_env(lua: &Lua, module: Instance, script_name: &str) -> mlua::Result<Table> {
+    let env = lua.create_table()?;
+    let script = ctx(lua)?.push(lua, module.r)?;
+    let factory: Function = lua.named_registry_value("procmodel.require_factory")?;
+    env.raw_set("script", script.clone())?;
+    env.raw_set("require", factory.call::<Function>(script)?)?;
+    env.raw_set(
+        "print",
+        make_printer(lua, LogLevel::Print, script_name.to_owned())?,
+    )?;
+    env.raw_set(
+        "warn",
+        make_printer(lua, LogLevel::Warn, script_name.to_owned())?,
+    )?;
+    let meta = lua.create_table()?;
+    meta.raw_set("__index", lua.globals())?;
+    env.set_metatable(Some(meta))?;
+    env.set_safeenv(true);
+    Ok(env)
+}

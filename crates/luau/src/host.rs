@@ -1,0 +1,223 @@
+//! The Luau VM host: builds a sandboxed VM with the Roblox globals, the watchdog-driven
+//! timeout, the memory limit, and per-chunk environments (`script`, `require`, `print`).
+
+use crate::context::{Ctx, LogLevel, ctx};
+use crate::error::HostError;
+use crate::watchdog::Watchdog;
+use mlua::chunk::Compiler;
+use mlua::{Function, Lua, LuaOptions, MultiValue, StdLib, Table, Thread, Value, VmState};
+use rbx_dom_weak::{InstanceBuilder, WeakDom};
+use rbx_types::{Ref, Variant};
+use std::path::Path;
+use std::time::Duration;
+
+/// Host limits. Defaults follow Roblox Studio's generous interactive limits.
+#[derive(Debug, Clone)]
+pub struct HostConfig {
+    /// Longest a script may run without yielding.
+    pub timeout: Duration,
+    /// Luau heap limit in bytes (0 = none).
+    pub memory_limit: usize,
+    /// Most instances a run may create (None = unlimited).
+    pub instance_limit: Option<usize>,
+    /// Echo print/warn to stderr.
+    pub echo_output: bool,
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        HostConfig {
+            timeout: Duration::from_secs(10),
+            memory_limit: 1 << 30,
+            instance_limit: None,
+            echo_output: true,
+        }
+    }
+}
+
+pub const TIMEOUT_MESSAGE: &str = "Script timeout: exhausted allowed execution time";
+
+/// A Luau VM with the Roblox environment and one DataModel.
+pub struct Host {
+    pub(crate) lua: Lua,
+    pub(crate) watchdog: Watchdog,
+    pub(crate) config: HostConfig,
+    pub(crate) pause: Function,
+    pub(crate) control: Table,
+}
+
+impl Host {
+    /// A host over a fresh DataModel (Workspace, ServerStorage).
+    pub fn new(config: HostConfig) -> Result<Host, HostError> {
+        let mut dom = Ctx::new_datamodel();
+        let root = dom.root_ref();
+        dom.insert(
+            root,
+            InstanceBuilder::new("ServerStorage").with_name("ServerStorage"),
+        );
+        Host::with_dom(config, dom)
+    }
+
+    /// A host over an existing DataModel tree.
+    pub fn with_dom(config: HostConfig, dom: WeakDom) -> Result<Host, HostError> {
+        let lua = Lua::new_with(
+            StdLib::ALL_SAFE ^ StdLib::OS,
+            LuaOptions::new().catch_rust_panics(true),
+        )
+        .map_err(HostError::vm)?;
+        lua.set_compiler(Compiler::new().set_optimization_level(2).set_debug_level(1));
+        if config.memory_limit > 0 {
+            lua.set_memory_limit(config.memory_limit)
+                .map_err(HostError::vm)?;
+        }
+        let watchdog = Watchdog::new();
+        let probe = watchdog.probe();
+        lua.set_interrupt(move |_| {
+            if probe.expired() {
+                Err(mlua::Error::runtime(TIMEOUT_MESSAGE))
+            } else {
+                Ok(VmState::Continue)
+            }
+        });
+        let mut c = Ctx::new(&lua, dom).map_err(HostError::vm)?;
+        c.instance_limit = config.instance_limit;
+        c.echo = config.echo_output;
+        lua.set_app_data(c);
+        let (pause, control) = install_globals(&lua).map_err(HostError::vm)?;
+        lua.sandbox(true).map_err(HostError::vm)?;
+        Ok(Host {
+            lua,
+            watchdog,
+            config,
+            pause,
+            control,
+        })
+    }
+
+    /// The underlying VM (for bindings and tests).
+    pub fn lua(&self) -> &Lua {
+        &self.lua
+    }
+
+    /// Runs `f` with the DOM borrowed.
+    pub fn with_dom_ref<R>(&self, f: impl FnOnce(&WeakDom) -> R) -> R {
+        let c = self.lua.app_data_ref::<Ctx>().expect("context installed");
+        f(&c.dom)
+    }
+
+    /// Runs `f` with the DOM mutably borrowed.
+    pub fn with_dom_mut<R>(&self, f: impl FnOnce(&mut WeakDom) -> R) -> R {
+        let mut c = self.lua.app_data_mut::<Ctx>().expect("context installed");
+        f(&mut c.dom)
+    }
+
+    /// Takes the captured print/warn output.
+    pub fn take_log(&self) -> Vec<crate::LogLine> {
+        let mut c = self.lua.app_data_mut::<Ctx>().expect("context installed");
+        std::mem::take(&mut c.log)
+    }
+
+    /// Restricts string `require`s to files under `root`.
+    pub fn set_require_root(&mut self, root: &Path) {
+        self.lua
+            .set_app_data(crate::globals::RequireRoot(root.to_path_buf()));
+    }
+
+    /// Creates a ModuleScript holding `source` under `parent` and returns its Ref.
+    pub fn add_module_script(
+        &self,
+        parent: Ref,
+        name: &str,
+        source: &str,
+        file: Option<&Path>,
+    ) -> Ref {
+        let mut c = self.lua.app_data_mut::<Ctx>().expect("context installed");
+        let r = c.dom.insert(
+            parent,
+            InstanceBuilder::new("ModuleScript")
+                .with_name(name)
+                .with_property("Source", Variant::String(source.to_owned())),
+        );
+        if let Some(f) = file {
+            c.files.insert(r, f.to_path_buf());
+        }
+        r
+    }
+
+    /// Runs a function in a new thread to completion under the scheduler and the watchdog.
+    pub fn run_thread(&self, f: Function, args: MultiValue) -> mlua::Result<MultiValue> {
+        let th: Thread = self.lua.create_thread(f)?;
+        let timeout = self.config.timeout;
+        let wd = &self.watchdog;
+        let hooks = move |arm: bool| {
+            if arm {
+                wd.arm(timeout);
+            } else {
+                wd.disarm();
+            }
+        };
+        let result = crate::task::run_to_completion(&self.lua, &th, args, &hooks);
+        if result.is_err() {
+            // After a memory-limit error the heap must be collected before the VM is reused.
+            let _ = self.lua.gc_collect();
+        }
+        result
+    }
+
+    /// Requires a ModuleScript instance from Rust (runs it under the scheduler).
+    pub fn require(&self, module: Ref) -> mlua::Result<Value> {
+        let require: Function = self
+            .lua
+            .named_registry_value("procmodel.require_instance")?;
+        let ud = ctx(&self.lua)?.push(&self.lua, module)?;
+        let out = self.run_thread(require, MultiValue::from_iter([Value::UserData(ud)]))?;
+        Ok(out.into_iter().next().unwrap_or(Value::Nil))
+    }
+
+    /// Asks running generators to yield at their next `params:Pause()` (frame budget,
+    /// cancellation). Off by default: then Pause returns at once.
+    pub fn request_pause(&self, on: bool) -> mlua::Result<()> {
+        self.control.raw_set("requested", on)
+    }
+
+    /// Pushes an instance as userdata.
+    pub fn instance_value(&self, r: Ref) -> mlua::Result<Value> {
+        Ok(Value::UserData(ctx(&self.lua)?.push(&self.lua, r)?))
+    }
+
+    /// Resolves a Luau userdata back to the instance it wraps.
+    pub fn instance_ref(&self, v: &Value) -> Option<Ref> {
+        crate::instance::opt_instance(v).ok().flatten().map(|i| i.r)
+    }
+
+    /// Writes a line to the run log.
+    pub fn log(&self, level: LogLevel, message: String) {
+        if let Ok(mut c) = ctx(&self.lua) {
+            c.log(level, message);
+        }
+    }
+}
+
+fn install_globals(lua: &Lua) -> mlua::Result<(Function, Table)> {
+    let globals = lua.globals();
+    procmodel_luau_types::register(lua)?;
+    // Host-only helpers saved before the sandbox seals the globals.
+    let coroutine: Table = globals.get("coroutine")?;
+    lua.set_named_registry_value(
+        "procmodel.coroutine_close",
+        coroutine.get::<Function>("close")?,
+    )?;
+    let debug: Table = globals.get("debug")?;
+    lua.set_named_registry_value("procmodel.traceback", debug.get::<Function>("traceback")?)?;
+    let pause_yield = crate::task::install(lua, &globals)?;
+    crate::globals::install(lua, &globals)?;
+    let control = lua.create_table()?;
+    let pause: Function = lua
+        .load(
+            "local control, pause = ...\n\
+             return function() if control.requested then return pause() end end",
+        )
+        .set_name("=Pause")
+        .call((control.clone(), pause_yield))?;
+    Ok((pause, control))
+}

@@ -1,0 +1,468 @@
+//! Instance methods (Roblox names and semantics): tree queries, Clone/Destroy, attributes,
+//! tags, pivots, bounding boxes, scaling and `GeneratedFolder:SetPrimaryPart`.
+
+use crate::context::{Ctx, ctx};
+use crate::instance::{Instance, inst_mut, not_member, opt_instance, set_parent};
+use mlua::{Lua, UserDataMethods, Value};
+use procmodel_dom::{affine_to_cframe, cframe_to_affine, is_a};
+use rbx_dom_weak::ustr;
+use rbx_types::{Attributes, Ref, Tags, Variant};
+
+fn children(c: &Ctx, r: Ref) -> Vec<Ref> {
+    c.dom
+        .get_by_ref(r)
+        .map(|i| i.children().to_vec())
+        .unwrap_or_default()
+}
+
+/// Pre-order descendants, the order Roblox's GetDescendants uses.
+fn descendants(c: &Ctx, r: Ref) -> Vec<Ref> {
+    let mut out = Vec::new();
+    let mut stack: Vec<Ref> = children(c, r);
+    stack.reverse();
+    while let Some(cur) = stack.pop() {
+        out.push(cur);
+        if let Some(i) = c.dom.get_by_ref(cur) {
+            stack.extend(i.children().iter().rev());
+        }
+    }
+    out
+}
+
+fn push_list(lua: &Lua, c: &mut Ctx, refs: &[Ref]) -> mlua::Result<mlua::Table> {
+    let t = lua.create_table_with_capacity(refs.len(), 0)?;
+    for (i, &r) in refs.iter().enumerate() {
+        t.raw_set(i + 1, c.push(lua, r)?)?;
+    }
+    Ok(t)
+}
+
+fn push_opt(lua: &Lua, c: &mut Ctx, r: Option<Ref>) -> mlua::Result<Value> {
+    match r {
+        Some(r) => c.push(lua, r).map(Value::UserData),
+        None => Ok(Value::Nil),
+    }
+}
+
+fn find_child(
+    c: &Ctx,
+    r: Ref,
+    recursive: bool,
+    pred: impl Fn(&rbx_dom_weak::Instance) -> bool,
+) -> Option<Ref> {
+    if recursive {
+        descendants(c, r)
+            .into_iter()
+            .find(|&d| c.dom.get_by_ref(d).is_some_and(&pred))
+    } else {
+        children(c, r)
+            .into_iter()
+            .find(|&d| c.dom.get_by_ref(d).is_some_and(&pred))
+    }
+}
+
+fn find_ancestor(c: &Ctx, r: Ref, pred: impl Fn(&rbx_dom_weak::Instance) -> bool) -> Option<Ref> {
+    let root = c.dom.root_ref();
+    let mut cur = c.dom.get_by_ref(r)?.parent();
+    while cur.is_some() {
+        let inst = c.dom.get_by_ref(cur)?;
+        if cur != root && pred(inst) {
+            return Some(cur);
+        }
+        cur = inst.parent();
+    }
+    None
+}
+
+fn require_class(c: &Ctx, this: &Instance, base: &str, method: &str) -> mlua::Result<()> {
+    if is_a(&this.class, base) {
+        Ok(())
+    } else {
+        Err(not_member(c, this, method))
+    }
+}
+
+fn check_limit(c: &mut Ctx, extra: usize) -> mlua::Result<()> {
+    c.created += extra;
+    if let Some(limit) = c.instance_limit {
+        if c.created > limit {
+            return Err(mlua::Error::runtime(format!(
+                "instance limit exceeded: a run may create at most {limit} instances"
+            )));
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn count_new_instance(c: &mut Ctx) -> mlua::Result<()> {
+    check_limit(c, 1)
+}
+
+/// Marks `r` and its descendants destroyed and detaches `r`.
+pub(crate) fn destroy(c: &mut Ctx, r: Ref) {
+    if r == c.dom.root_ref() || c.dom.get_by_ref(r).is_none() {
+        return;
+    }
+    let mut all = descendants(c, r);
+    all.push(r);
+    if c.dom.get_by_ref(r).is_some_and(|i| i.parent().is_some()) {
+        c.dom.transfer_within(r, Ref::none());
+    }
+    c.destroyed.extend(all);
+}
+
+fn attributes_of(inst: &rbx_dom_weak::Instance) -> Option<&Attributes> {
+    match inst.properties.get(&ustr("Attributes")) {
+        Some(Variant::Attributes(a)) => Some(a),
+        _ => None,
+    }
+}
+
+fn tags_of(inst: &rbx_dom_weak::Instance) -> Vec<String> {
+    match inst.properties.get(&ustr("Tags")) {
+        Some(Variant::Tags(t)) => t.iter().map(str::to_owned).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn set_tags(inst: &mut rbx_dom_weak::Instance, tags: Vec<String>) {
+    let mut t = Tags::new();
+    for tag in &tags {
+        t.push(tag);
+    }
+    inst.properties.insert(ustr("Tags"), Variant::Tags(t));
+}
+
+fn class_arg(name: &str, lua_fn: &str) -> mlua::Result<()> {
+    if procmodel_dom::db().classes.contains_key(name) {
+        Ok(())
+    } else {
+        Err(mlua::Error::runtime(format!(
+            "{lua_fn}: '{name}' is not a valid class name"
+        )))
+    }
+}
+
+fn cframe_value(lua: &Lua, a: &glam::Affine3A) -> mlua::Result<Value> {
+    procmodel_luau_types::variant_to_lua(lua, &Variant::CFrame(affine_to_cframe(a)), None)
+}
+
+pub fn add<M: UserDataMethods<Instance>>(m: &mut M) {
+    m.add_method("GetChildren", |lua, this, ()| {
+        let mut c = ctx(lua)?;
+        let refs = children(&c, this.r);
+        push_list(lua, &mut c, &refs)
+    });
+    m.add_method("GetDescendants", |lua, this, ()| {
+        let mut c = ctx(lua)?;
+        let refs = descendants(&c, this.r);
+        push_list(lua, &mut c, &refs)
+    });
+    m.add_method(
+        "FindFirstChild",
+        |lua, this, (name, recursive): (String, Option<bool>)| {
+            let mut c = ctx(lua)?;
+            let found = find_child(&c, this.r, recursive.unwrap_or(false), |i| i.name == name);
+            push_opt(lua, &mut c, found)
+        },
+    );
+    m.add_method("WaitForChild", |lua, this, (name, _timeout): (String, Option<f64>)| {
+        let mut c = ctx(lua)?;
+        let found = find_child(&c, this.r, false, |i| i.name == name);
+        if found.is_none() {
+            // Headless generation never receives replicated children: waiting would hang.
+            let path = c.full_name(this.r);
+            c.log(
+                crate::context::LogLevel::Warn,
+                format!("infinite yield possible on '{path}:WaitForChild(\"{name}\")'; returning nil"),
+            );
+        }
+        push_opt(lua, &mut c, found)
+    });
+    m.add_method("FindFirstChildOfClass", |lua, this, class: String| {
+        let mut c = ctx(lua)?;
+        let found = find_child(&c, this.r, false, |i| i.class == class.as_str());
+        push_opt(lua, &mut c, found)
+    });
+    m.add_method(
+        "FindFirstChildWhichIsA",
+        |lua, this, (class, recursive): (String, Option<bool>)| {
+            class_arg(&class, "FindFirstChildWhichIsA")?;
+            let mut c = ctx(lua)?;
+            let found = find_child(&c, this.r, recursive.unwrap_or(false), |i| {
+                is_a(&i.class, &class)
+            });
+            push_opt(lua, &mut c, found)
+        },
+    );
+    m.add_method("FindFirstDescendant", |lua, this, name: String| {
+        let mut c = ctx(lua)?;
+        let found = find_child(&c, this.r, true, |i| i.name == name);
+        push_opt(lua, &mut c, found)
+    });
+    m.add_method("FindFirstAncestor", |lua, this, name: String| {
+        let mut c = ctx(lua)?;
+        let found = find_ancestor(&c, this.r, |i| i.name == name);
+        push_opt(lua, &mut c, found)
+    });
+    m.add_method("FindFirstAncestorOfClass", |lua, this, class: String| {
+        let mut c = ctx(lua)?;
+        let found = find_ancestor(&c, this.r, |i| i.class == class.as_str());
+        push_opt(lua, &mut c, found)
+    });
+    m.add_method("FindFirstAncestorWhichIsA", |lua, this, class: String| {
+        class_arg(&class, "FindFirstAncestorWhichIsA")?;
+        let mut c = ctx(lua)?;
+        let found = find_ancestor(&c, this.r, |i| is_a(&i.class, &class));
+        push_opt(lua, &mut c, found)
+    });
+    m.add_method("IsA", |_, this, class: String| {
+        Ok(is_a(&this.class, &class))
+    });
+    m.add_method("IsDescendantOf", |lua, this, other: Value| {
+        let c = ctx(lua)?;
+        let Some(other) = opt_instance(&other)? else {
+            return Ok(false);
+        };
+        let mut cur = c
+            .dom
+            .get_by_ref(this.r)
+            .map(|i| i.parent())
+            .unwrap_or_else(Ref::none);
+        while cur.is_some() {
+            if cur == other.r {
+                return Ok(true);
+            }
+            cur = c
+                .dom
+                .get_by_ref(cur)
+                .map(|i| i.parent())
+                .unwrap_or_else(Ref::none);
+        }
+        Ok(false)
+    });
+    m.add_method("IsAncestorOf", |lua, this, other: Value| {
+        let c = ctx(lua)?;
+        let Some(other) = opt_instance(&other)? else {
+            return Ok(false);
+        };
+        let mut cur = c
+            .dom
+            .get_by_ref(other.r)
+            .map(|i| i.parent())
+            .unwrap_or_else(Ref::none);
+        while cur.is_some() {
+            if cur == this.r {
+                return Ok(true);
+            }
+            cur = c
+                .dom
+                .get_by_ref(cur)
+                .map(|i| i.parent())
+                .unwrap_or_else(Ref::none);
+        }
+        Ok(false)
+    });
+    m.add_method("GetFullName", |lua, this, ()| {
+        Ok(ctx(lua)?.full_name(this.r))
+    });
+    m.add_method("Clone", |lua, this, ()| {
+        let mut c = ctx(lua)?;
+        let archivable = !matches!(
+            c.dom
+                .get_by_ref(this.r)
+                .and_then(|i| i.properties.get(&ustr("Archivable"))),
+            Some(Variant::Bool(false))
+        );
+        if !archivable {
+            return Ok(Value::Nil);
+        }
+        let count = descendants(&c, this.r).len() + 1;
+        check_limit(&mut c, count)?;
+        let copy = c.dom.clone_within(this.r);
+        c.push(lua, copy).map(Value::UserData)
+    });
+    m.add_method("Destroy", |lua, this, ()| {
+        let mut c = ctx(lua)?;
+        destroy(&mut c, this.r);
+        Ok(())
+    });
+    m.add_method("ClearAllChildren", |lua, this, ()| {
+        let mut c = ctx(lua)?;
+        for ch in children(&c, this.r) {
+            destroy(&mut c, ch);
+        }
+        Ok(())
+    });
+    m.add_method("GetAttribute", |lua, this, name: String| {
+        let c = ctx(lua)?;
+        let inst = c
+            .dom
+            .get_by_ref(this.r)
+            .ok_or_else(|| mlua::Error::runtime("instance no longer exists"))?;
+        match attributes_of(inst).and_then(|a| a.get(name.as_str())) {
+            Some(v) => procmodel_luau_types::variant_to_lua(lua, v, None),
+            None => Ok(Value::Nil),
+        }
+    });
+    m.add_method("GetAttributes", |lua, this, ()| {
+        let c = ctx(lua)?;
+        let t = lua.create_table()?;
+        if let Some(a) = c.dom.get_by_ref(this.r).and_then(attributes_of) {
+            for (k, v) in a.iter() {
+                t.raw_set(
+                    k.as_str(),
+                    procmodel_luau_types::variant_to_lua(lua, v, None)?,
+                )?;
+            }
+        }
+        Ok(t)
+    });
+    m.add_method(
+        "SetAttribute",
+        |lua, this, (name, value): (String, Value)| {
+            procmodel_luau_types::validate_attribute_name(&name)
+                .map_err(|e| mlua::Error::runtime(format!("SetAttribute: {e}")))?;
+            let variant =
+                match value {
+                    Value::Nil => None,
+                    ref v => Some(procmodel_luau_types::lua_to_attribute(v).map_err(|e| {
+                        mlua::Error::runtime(format!("SetAttribute \"{name}\": {e}"))
+                    })?),
+                };
+            let mut c = ctx(lua)?;
+            let inst = inst_mut(&mut c, this)?;
+            let mut attrs = attributes_of(inst).cloned().unwrap_or_default();
+            match variant {
+                Some(v) => {
+                    attrs.insert(name, v);
+                }
+                None => {
+                    attrs.remove(name.as_str());
+                }
+            }
+            inst.properties
+                .insert(ustr("Attributes"), Variant::Attributes(attrs));
+            Ok(())
+        },
+    );
+    m.add_method("AddTag", |lua, this, tag: String| {
+        let mut c = ctx(lua)?;
+        let inst = inst_mut(&mut c, this)?;
+        let mut tags = tags_of(inst);
+        if !tags.contains(&tag) {
+            tags.push(tag);
+        }
+        set_tags(inst, tags);
+        Ok(())
+    });
+    m.add_method("RemoveTag", |lua, this, tag: String| {
+        let mut c = ctx(lua)?;
+        let inst = inst_mut(&mut c, this)?;
+        let mut tags = tags_of(inst);
+        tags.retain(|t| *t != tag);
+        set_tags(inst, tags);
+        Ok(())
+    });
+    m.add_method("HasTag", |lua, this, tag: String| {
+        let c = ctx(lua)?;
+        Ok(c.dom
+            .get_by_ref(this.r)
+            .is_some_and(|i| tags_of(i).contains(&tag)))
+    });
+    m.add_method("GetTags", |lua, this, ()| {
+        let c = ctx(lua)?;
+        let tags = c.dom.get_by_ref(this.r).map(tags_of).unwrap_or_default();
+        lua.create_sequence_from(tags)
+    });
+    m.add_method("GetPivot", |lua, this, ()| {
+        let c = ctx(lua)?;
+        require_class(&c, this, "PVInstance", "GetPivot")?;
+        let p = procmodel_dom::get_pivot(&c.dom, this.r).unwrap_or_default();
+        drop(c);
+        cframe_value(lua, &p)
+    });
+    m.add_method("PivotTo", |lua, this, cf: procmodel_luau_types::CFrame| {
+        let mut c = ctx(lua)?;
+        require_class(&c, this, "PVInstance", "PivotTo")?;
+        let target = cframe_to_affine(&rbx_types::CFrame::from(cf));
+        procmodel_dom::pivot_to(&mut c.dom, this.r, target);
+        Ok(())
+    });
+    m.add_method("GetBoundingBox", |lua, this, ()| {
+        let c = ctx(lua)?;
+        require_class(&c, this, "Model", "GetBoundingBox")?;
+        let (cf, size) = procmodel_dom::bounding_box(&c.dom, this.r).unwrap_or((
+            procmodel_dom::get_pivot(&c.dom, this.r).unwrap_or_default(),
+            glam::Vec3::ZERO,
+        ));
+        drop(c);
+        Ok((
+            cframe_value(lua, &cf)?,
+            lua.create_userdata(procmodel_luau_types::Vector3(size))?,
+        ))
+    });
+    m.add_method("GetExtentsSize", |lua, this, ()| {
+        let c = ctx(lua)?;
+        require_class(&c, this, "Model", "GetExtentsSize")?;
+        let size = procmodel_dom::bounding_box(&c.dom, this.r)
+            .map(|b| b.1)
+            .unwrap_or_default();
+        drop(c);
+        lua.create_userdata(procmodel_luau_types::Vector3(size))
+    });
+    m.add_method("GetScale", |lua, this, ()| {
+        let c = ctx(lua)?;
+        require_class(&c, this, "Model", "GetScale")?;
+        Ok(c.dom
+            .get_by_ref(this.r)
+            .map(procmodel_dom::model_scale)
+            .unwrap_or(1.0) as f64)
+    });
+    m.add_method("ScaleTo", |lua, this, scale: f64| {
+        let mut c = ctx(lua)?;
+        require_class(&c, this, "Model", "ScaleTo")?;
+        if !(scale.is_finite() && scale > 0.0) {
+            return Err(mlua::Error::runtime(format!(
+                "ScaleTo: scale must be a positive finite number, got {scale}"
+            )));
+        }
+        procmodel_dom::scale_to(&mut c.dom, this.r, scale as f32);
+        Ok(())
+    });
+    m.add_method("SetPrimaryPart", |lua, this, part: Value| {
+        let mut c = ctx(lua)?;
+        require_class(&c, this, "GeneratedFolder", "SetPrimaryPart")?;
+        let part = opt_instance(&part)?;
+        if let Some(p) = part {
+            if !is_a(&p.class, "BasePart") {
+                return Err(mlua::Error::runtime(format!(
+                    "SetPrimaryPart: expected a BasePart, got {}",
+                    p.class
+                )));
+            }
+        }
+        let value = Variant::Ref(part.map(|p| p.r).unwrap_or_else(Ref::none));
+        inst_mut(&mut c, this)?
+            .properties
+            .insert(ustr("PrimaryPart"), value);
+        Ok(())
+    });
+    m.add_method("GetService", |lua, this, name: String| {
+        let mut c = ctx(lua)?;
+        if this.class != "DataModel" {
+            return Err(not_member(&c, this, "GetService"));
+        }
+        let found = find_child(&c, this.r, false, |i| i.class == name.as_str());
+        match found {
+            Some(r) => c.push(lua, r).map(Value::UserData),
+            None => Err(mlua::Error::runtime(format!(
+                "'{name}' is not a service available to generators"
+            ))),
+        }
+    });
+    m.add_method("Remove", |lua, this, ()| {
+        let mut c = ctx(lua)?;
+        set_parent(&mut c, this.r, Ref::none())
+    });
+}

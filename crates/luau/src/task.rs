@@ -1,0 +1,293 @@
+//! The host's deterministic scheduler and the `task` library. Time is virtual: frames of
+//! 1/60 s advanced by the host, never read from a clock, so runs are reproducible.
+//!
+//! Luau-side wrappers yield a private token with a request (`wait`, `pause`); the driver reads
+//! the request when `resume` returns and queues the thread accordingly.
+
+use mlua::thread::ThreadStatus;
+use mlua::{Function, Lua, MultiValue, Table, Thread, Value};
+use std::collections::{BTreeMap, VecDeque};
+
+/// One frame of virtual time.
+pub const FRAME: f64 = 1.0 / 60.0;
+
+enum Resume {
+    /// Resume with these arguments.
+    Args(MultiValue),
+    /// Resume with the elapsed virtual time since `since` (task.wait's return value).
+    Elapsed { since: f64 },
+}
+
+struct Entry {
+    thread: Thread,
+    resume: Resume,
+}
+
+/// Scheduler state (app data, separate from the DOM context so resuming never holds it).
+#[derive(Default)]
+pub struct Sched {
+    pub now: f64,
+    seq: u64,
+    /// (wake time bits, sequence) → entry; f64 bits order correctly for non-negative times.
+    waiting: BTreeMap<(u64, u64), Entry>,
+    deferred: VecDeque<Entry>,
+    /// Threads resumed at the start of the next frame (`params:Pause()` yields).
+    next_frame: VecDeque<Entry>,
+    /// Every thread started by scripts in the current run, to end leaks.
+    tracked: Vec<Thread>,
+}
+
+/// The Luau half of the library: wrappers that yield the host token.
+const TASK_LUAU: &str = r#"
+local TOKEN, native = ...
+local yield = coroutine.yield
+local task = {}
+function task.wait(t)
+    return yield(TOKEN, "wait", t)
+end
+function task.spawn(f, ...)
+    return native.spawn(f, ...)
+end
+function task.defer(f, ...)
+    return native.defer(f, ...)
+end
+function task.delay(t, f, ...)
+    return native.delay(t, f, ...)
+end
+function task.cancel(th)
+    return native.cancel(th)
+end
+function task.synchronize() end
+function task.desynchronize() end
+local function wait(t)
+    local elapsed = yield(TOKEN, "wait", t)
+    return elapsed, elapsed
+end
+local function pause()
+    return yield(TOKEN, "pause")
+end
+return table.freeze(task), wait, pause
+"#;
+
+/// Installs `task`, `wait`, `delay`, `spawn` and returns the pause function used by params.
+pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<Function> {
+    lua.set_app_data(Sched::default());
+    let token = lua.create_table()?;
+    lua.set_named_registry_value("procmodel.yield_token", &token)?;
+    let native = lua.create_table()?;
+    native.set(
+        "spawn",
+        lua.create_function(|lua, (f, args): (Value, MultiValue)| {
+            let th = to_thread(lua, f, "spawn")?;
+            drive(lua, &th, Resume::Args(args))?;
+            Ok(th)
+        })?,
+    )?;
+    native.set(
+        "defer",
+        lua.create_function(|lua, (f, args): (Value, MultiValue)| {
+            let th = to_thread(lua, f, "defer")?;
+            sched(lua)?.deferred.push_back(Entry {
+                thread: th.clone(),
+                resume: Resume::Args(args),
+            });
+            Ok(th)
+        })?,
+    )?;
+    native.set(
+        "delay",
+        lua.create_function(|lua, (t, f, args): (Option<f64>, Value, MultiValue)| {
+            let th = to_thread(lua, f, "delay")?;
+            let mut s = sched(lua)?;
+            let at = s.now + t.unwrap_or(0.0).max(0.0);
+            s.schedule(at, th.clone(), Resume::Args(args));
+            Ok(th)
+        })?,
+    )?;
+    native.set(
+        "cancel",
+        lua.create_function(|lua, th: Thread| {
+            sched(lua)?.forget(&th);
+            close(lua, &th)
+        })?,
+    )?;
+    let (task, wait, pause): (Table, Function, Function) = lua
+        .load(TASK_LUAU)
+        .set_name("=task")
+        .call((token, native))?;
+    globals.set("spawn", task.get::<Function>("spawn")?)?;
+    globals.set("delay", task.get::<Function>("delay")?)?;
+    globals.set("task", task)?;
+    globals.set("wait", wait)?;
+    Ok(pause)
+}
+
+fn sched(lua: &Lua) -> mlua::Result<mlua::AppDataRefMut<'_, Sched>> {
+    lua.try_app_data_mut::<Sched>()
+        .map_err(|_| mlua::Error::runtime("internal: scheduler is busy"))?
+        .ok_or_else(|| mlua::Error::runtime("internal: no scheduler"))
+}
+
+fn to_thread(lua: &Lua, f: Value, what: &str) -> mlua::Result<Thread> {
+    let th = match f {
+        Value::Function(f) => lua.create_thread(f)?,
+        Value::Thread(t) => t,
+        other => {
+            return Err(mlua::Error::runtime(format!(
+                "invalid argument #1 to '{what}' (function or thread expected, got {})",
+                procmodel_luau_types::type_name(&other)
+            )));
+        }
+    };
+    sched(lua)?.tracked.push(th.clone());
+    Ok(th)
+}
+
+fn close(lua: &Lua, th: &Thread) -> mlua::Result<()> {
+    if th.status() == ThreadStatus::Resumable {
+        let close: Function = lua.named_registry_value("procmodel.coroutine_close")?;
+        let _ = close.call::<MultiValue>(th.clone());
+    }
+    Ok(())
+}
+
+impl Sched {
+    fn schedule(&mut self, at: f64, thread: Thread, resume: Resume) {
+        self.seq += 1;
+        self.waiting
+            .insert((at.max(0.0).to_bits(), self.seq), Entry { thread, resume });
+    }
+
+    fn forget(&mut self, th: &Thread) {
+        self.waiting.retain(|_, e| e.thread != *th);
+        self.deferred.retain(|e| e.thread != *th);
+        self.next_frame.retain(|e| e.thread != *th);
+    }
+}
+
+/// Outcome of resuming a thread once.
+pub enum Step {
+    Finished(MultiValue),
+    Yielded,
+}
+
+/// Resumes `th` and queues it again according to what it yielded. Errors propagate.
+fn drive(lua: &Lua, th: &Thread, resume: Resume) -> mlua::Result<Step> {
+    let args = match resume {
+        Resume::Args(a) => a,
+        Resume::Elapsed { since } => {
+            let now = sched(lua)?.now;
+            let mut m = MultiValue::new();
+            m.push_back(Value::Number(now - since));
+            m
+        }
+    };
+    let out: MultiValue = th.resume(args)?;
+    if th.status() != ThreadStatus::Resumable {
+        return Ok(Step::Finished(out));
+    }
+    let token: Table = lua.named_registry_value("procmodel.yield_token")?;
+    let mut it = out.iter();
+    let is_ours = matches!(it.next(), Some(Value::Table(t)) if *t == token);
+    if is_ours {
+        let kind = it.next().and_then(|v| {
+            v.as_string()
+                .and_then(|s| s.to_str().ok().map(|s| s.to_owned()))
+        });
+        let mut s = sched(lua)?;
+        match kind.as_deref() {
+            Some("wait") => {
+                let t = it
+                    .next()
+                    .and_then(|v| v.as_number().or(v.as_integer().map(|i| i as f64)));
+                let dt = t.unwrap_or(0.0).max(FRAME);
+                let since = s.now;
+                let at = s.now + dt;
+                s.schedule(at, th.clone(), Resume::Elapsed { since });
+            }
+            Some("pause") => s.next_frame.push_back(Entry {
+                thread: th.clone(),
+                resume: Resume::Args(MultiValue::new()),
+            }),
+            _ => {}
+        }
+    }
+    // A plain coroutine.yield() suspends the thread until someone resumes it explicitly.
+    Ok(Step::Yielded)
+}
+
+/// Runs `main` to completion, stepping virtual time as needed. `on_resume` is called before
+/// each resumption (the watchdog arms there) and `after` after it.
+pub fn run_to_completion(
+    lua: &Lua,
+    main: &Thread,
+    args: MultiValue,
+    hooks: &dyn Fn(bool),
+) -> mlua::Result<MultiValue> {
+    hooks(true);
+    let first = drive(lua, main, Resume::Args(args));
+    hooks(false);
+    if let Step::Finished(v) = first? {
+        return Ok(v);
+    }
+    loop {
+        let entry = {
+            let mut s = sched(lua)?;
+            if let Some(e) = s.deferred.pop_front() {
+                Some(e)
+            } else if let Some(e) = s.next_frame.pop_front() {
+                s.now += FRAME;
+                Some(e)
+            } else if let Some((&(bits, seq), _)) = s.waiting.iter().next() {
+                let e = s.waiting.remove(&(bits, seq)).expect("present");
+                s.now = s.now.max(f64::from_bits(bits));
+                Some(e)
+            } else {
+                None
+            }
+        };
+        let Some(entry) = entry else {
+            return Err(mlua::Error::runtime(
+                "the generator yielded and nothing will resume it (a coroutine.yield outside task.wait?)",
+            ));
+        };
+        let is_main = entry.thread == *main;
+        hooks(true);
+        let step = drive(lua, &entry.thread, entry.resume);
+        hooks(false);
+        match step {
+            Ok(Step::Finished(v)) if is_main => return Ok(v),
+            Ok(_) => {}
+            Err(e) if is_main => return Err(e),
+            Err(e) => {
+                // An error in a spawned thread is reported, not fatal to the run (Roblox prints it).
+                crate::context::ctx(lua)?.log(crate::context::LogLevel::Warn, e.to_string());
+            }
+        }
+        if main.status() != ThreadStatus::Resumable {
+            return Err(mlua::Error::runtime(
+                "internal: main thread ended unexpectedly",
+            ));
+        }
+    }
+}
+
+/// Ends every thread started during the run (the generator's leaked `task.spawn`/`delay`s)
+/// and clears the queues. Returns how many were still alive.
+pub fn end_leaked(lua: &Lua) -> mlua::Result<usize> {
+    let tracked = {
+        let mut s = sched(lua)?;
+        s.waiting.clear();
+        s.deferred.clear();
+        s.next_frame.clear();
+        std::mem::take(&mut s.tracked)
+    };
+    let mut alive = 0;
+    for th in &tracked {
+        if th.status() == ThreadStatus::Resumable {
+            alive += 1;
+            close(lua, th)?;
+        }
+    }
+    Ok(alive)
+}

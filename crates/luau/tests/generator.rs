@@ -1,0 +1,287 @@
+//! Running generator modules: params, results, errors with file and line, timeouts, limits.
+
+use procmodel_luau::{Host, HostConfig, HostError, RunInputs};
+use rbx_types::Variant;
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn write_generator(name: &str, source: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("procmodel-gen-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.luau"));
+    std::fs::write(&path, source).unwrap();
+    path
+}
+
+fn host(timeout_ms: u64) -> Host {
+    Host::new(HostConfig {
+        timeout: Duration::from_millis(timeout_ms),
+        echo_output: false,
+        ..HostConfig::default()
+    })
+    .unwrap()
+}
+
+fn run(
+    source: &str,
+    name: &str,
+    inputs: RunInputs,
+    timeout_ms: u64,
+) -> Result<(Host, procmodel_luau::RunOutput), HostError> {
+    let path = write_generator(name, source);
+    let mut h = host(timeout_ms);
+    let root = h.with_dom_ref(|d| d.root_ref());
+    let g = h.load_generator_file(&path, root)?;
+    let out = h.run_generator(&g, &inputs)?;
+    Ok((h, out))
+}
+
+fn script_message(e: HostError) -> String {
+    match e {
+        HostError::Script { message, .. } => message,
+        other => other.to_string(),
+    }
+}
+
+#[test]
+fn params_have_attributes_with_defaults_size_and_pause() {
+    let src = r#"
+        return {
+            Attributes = { Count = 3, Label = "x" },
+            OnGenerate = function(params, target)
+                assert(params.Attributes.Count == 5, "given value wins")
+                assert(params.Attributes.Label == "x", "default fills the rest")
+                assert(params.Size == Vector3.new(2, 4, 6), tostring(params.Size))
+                for i = 1, params.Attributes.Count do
+                    params:Pause()
+                    local p = Instance.new("Part")
+                    p.Name = "P" .. i
+                    p.Parent = target
+                end
+                target:SetPrimaryPart(target.P1)
+            end,
+        }
+    "#;
+    let inputs = RunInputs {
+        attributes: vec![("Count".into(), Variant::Float64(5.0))],
+        size: glam::Vec3::new(2.0, 4.0, 6.0),
+    };
+    let (h, out) = run(src, "params", inputs, 5000).unwrap();
+    let names = h.with_dom_ref(|d| {
+        d.get_by_ref(out.container)
+            .unwrap()
+            .children()
+            .iter()
+            .map(|&r| d.get_by_ref(r).unwrap().name.clone())
+            .collect::<Vec<_>>()
+    });
+    assert_eq!(names, ["P1", "P2", "P3", "P4", "P5"]);
+    let pp = out.primary_part.expect("SetPrimaryPart recorded");
+    assert_eq!(
+        h.with_dom_ref(|d| d.get_by_ref(pp).unwrap().name.clone()),
+        "P1"
+    );
+}
+
+#[test]
+fn without_declared_attributes_all_model_attributes_pass() {
+    let src = r#"
+        return { OnGenerate = function(params, target)
+            assert(params.Attributes.Anything == true)
+        end }
+    "#;
+    let inputs = RunInputs {
+        attributes: vec![("Anything".into(), Variant::Bool(true))],
+        ..Default::default()
+    };
+    run(src, "noattrs", inputs, 5000).unwrap();
+}
+
+#[test]
+fn runtime_error_names_file_and_line() {
+    let src = "return { Attributes = {}, OnGenerate = function(params, target)\n\n  error('boom')\nend }\n";
+    let e = run(src, "boom", RunInputs::default(), 5000).err().unwrap();
+    let msg = script_message(e);
+    assert!(msg.contains("boom.luau:3"), "{msg}");
+    assert!(msg.contains("boom"), "{msg}");
+}
+
+#[test]
+fn syntax_error_names_file_and_line() {
+    let src = "return {\n  OnGenerate = function(\n";
+    let e = run(src, "syntax", RunInputs::default(), 5000)
+        .err()
+        .unwrap();
+    let msg = e.to_string();
+    assert!(msg.contains("syntax.luau"), "{msg}");
+}
+
+#[test]
+fn missing_on_generate_is_a_clear_error() {
+    let e = run(
+        "return { Attributes = {} }",
+        "noon",
+        RunInputs::default(),
+        5000,
+    )
+    .err()
+    .unwrap();
+    assert!(e.to_string().contains("no OnGenerate function"), "{e}");
+    let e = run("return 5", "notable", RunInputs::default(), 5000)
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("must return a table"), "{e}");
+}
+
+#[test]
+fn bad_attribute_default_is_a_clear_error() {
+    let e = run(
+        "return { Attributes = { Fn = function() end }, OnGenerate = function() end }",
+        "badattr",
+        RunInputs::default(),
+        5000,
+    )
+    .err()
+    .unwrap();
+    assert!(e.to_string().contains("attribute Fn"), "{e}");
+}
+
+#[test]
+fn infinite_loop_times_out_with_the_remedy_and_host_survives() {
+    let src = "return { OnGenerate = function() while true do end end }";
+    let path = write_generator("loop", src);
+    let mut h = host(200);
+    let root = h.with_dom_ref(|d| d.root_ref());
+    let g = h.load_generator_file(&path, root).unwrap();
+    let msg = script_message(h.run_generator(&g, &RunInputs::default()).err().unwrap());
+    assert!(
+        msg.contains("Script timeout: exhausted allowed execution time"),
+        "{msg}"
+    );
+    assert!(msg.contains("params:Pause()"), "{msg}");
+    // pcall cannot swallow the timeout
+    let src2 = "return { OnGenerate = function() while true do pcall(function() while true do end end) end end }";
+    let g2 = h
+        .load_generator_file(&write_generator("pcallloop", src2), root)
+        .unwrap();
+    let msg2 = script_message(h.run_generator(&g2, &RunInputs::default()).err().unwrap());
+    assert!(msg2.contains("Script timeout"), "{msg2}");
+    // and the same host still works
+    let ok = h
+        .load_generator_file(
+            &write_generator("fine", "return { OnGenerate = function() end }"),
+            root,
+        )
+        .unwrap();
+    h.run_generator(&ok, &RunInputs::default()).unwrap();
+}
+
+#[test]
+fn yielding_resets_the_timeout() {
+    // 6 × 100 ms of work with Pause-free task.wait in between stays under a 400 ms limit per slice.
+    let src = r#"return { OnGenerate = function(params)
+        for i = 1, 3 do
+            local t = 0
+            for j = 1, 2e5 do t += j end
+            task.wait()
+        end
+    end }"#;
+    run(src, "yields", RunInputs::default(), 2000).unwrap();
+}
+
+#[test]
+fn memory_bomb_fails_cleanly_and_vm_is_reusable() {
+    let path = write_generator(
+        "bomb",
+        "return { OnGenerate = function() local t = {} for i = 1, 1e9 do t[i] = string.rep('x', 1024) .. i end end }",
+    );
+    let mut h = Host::new(HostConfig {
+        memory_limit: 64 << 20,
+        echo_output: false,
+        ..HostConfig::default()
+    })
+    .unwrap();
+    let root = h.with_dom_ref(|d| d.root_ref());
+    let g = h.load_generator_file(&path, root).unwrap();
+    let msg = script_message(h.run_generator(&g, &RunInputs::default()).err().unwrap());
+    assert!(msg.contains("memory"), "{msg}");
+    let ok = h
+        .load_generator_file(
+            &write_generator(
+                "after",
+                "return { OnGenerate = function() local t = table.create(1000, 1) end }",
+            ),
+            root,
+        )
+        .unwrap();
+    h.run_generator(&ok, &RunInputs::default()).unwrap();
+}
+
+#[test]
+fn instance_limit_is_enforced() {
+    let path = write_generator(
+        "flood",
+        "return { OnGenerate = function(p, t) for i = 1, 1e6 do Instance.new('Part', t) end end }",
+    );
+    let mut h = Host::new(HostConfig {
+        instance_limit: Some(1000),
+        echo_output: false,
+        ..HostConfig::default()
+    })
+    .unwrap();
+    let root = h.with_dom_ref(|d| d.root_ref());
+    let g = h.load_generator_file(&path, root).unwrap();
+    let msg = script_message(h.run_generator(&g, &RunInputs::default()).err().unwrap());
+    assert!(msg.contains("instance limit exceeded"), "{msg}");
+}
+
+#[test]
+fn leaked_threads_are_ended() {
+    let src = r#"return { OnGenerate = function(params, target)
+        task.spawn(function() while true do task.wait(1) Instance.new("Part", target) end end)
+        task.delay(100, function() Instance.new("Part", target) end)
+    end }"#;
+    let (h, out) = run(src, "leak", RunInputs::default(), 5000).unwrap();
+    assert_eq!(out.leaked_threads, 2);
+    let n = h.with_dom_ref(|d| d.get_by_ref(out.container).unwrap().children().len());
+    assert_eq!(n, 0);
+}
+
+#[test]
+fn sandbox_has_no_io_os_or_loaders() {
+    let src = r#"return { OnGenerate = function()
+        assert(io == nil, "io")
+        assert(os.execute == nil and os.getenv == nil and os.remove == nil, "os")
+        assert(loadstring == nil or not pcall(loadstring, "return 1"), "loadstring")
+        assert(dofile == nil and loadfile == nil and require ~= nil, "loaders")
+        assert(not pcall(function() string.x = 1 end), "stdlib is read-only")
+    end }"#;
+    run(src, "sandbox", RunInputs::default(), 5000).unwrap();
+}
+
+#[test]
+fn relative_require_and_escape_refusal() {
+    let dir = std::env::temp_dir().join(format!("procmodel-req-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("lib")).unwrap();
+    std::fs::write(
+        dir.join("lib/util.luau"),
+        "return { double = function(x) return x * 2 end }",
+    )
+    .unwrap();
+    let gen_path = dir.join("gen.luau");
+    std::fs::write(
+        &gen_path,
+        r#"local util = require("./lib/util")
+        return { OnGenerate = function()
+            assert(util.double(21) == 42)
+            assert(require("./lib/util") == util, "cached")
+            local ok, err = pcall(require, "../../etc/passwd")
+            assert(not ok)
+        end }"#,
+    )
+    .unwrap();
+    let mut h = host(5000);
+    let root = h.with_dom_ref(|d| d.root_ref());
+    let g = h.load_generator_file(&gen_path, root).unwrap();
+    h.run_generator(&g, &RunInputs::default()).unwrap();
+}
