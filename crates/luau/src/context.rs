@@ -37,6 +37,8 @@ pub struct Ctx {
     /// Captured output; also echoed to stderr when `echo` is set.
     pub log: Vec<LogLine>,
     pub echo: bool,
+    /// `Instance.new` class resolutions (None: not creatable).
+    pub new_classes: FxHashMap<Box<str>, Option<crate::globals::NewClass>>,
     /// ModuleScripts loaded from files, for relative string requires.
     pub files: FxHashMap<Ref, std::path::PathBuf>,
 }
@@ -55,6 +57,7 @@ impl Ctx {
             log: Vec::new(),
             echo: true,
             files: FxHashMap::default(),
+            new_classes: FxHashMap::default(),
         })
     }
 

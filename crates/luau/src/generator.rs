@@ -139,7 +139,7 @@ impl Host {
         let primary_part = self.with_dom_ref(|dom| {
             match dom
                 .get_by_ref(container)
-                .and_then(|i| i.properties.get(&rbx_dom_weak::ustr("PrimaryPart")))
+                .and_then(|i| i.properties.get(&crate::keys::KEYS.primary_part))
             {
                 Some(Variant::Ref(r)) if r.is_some() => Some(*r),
                 _ => None,

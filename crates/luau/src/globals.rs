@@ -173,27 +173,57 @@ fn make_printer(lua: &Lua, level: LogLevel, script: String) -> mlua::Result<Func
     })
 }
 
-fn instance_new(lua: &Lua, (class, parent): (String, Value)) -> mlua::Result<Value> {
+/// What `Instance.new` needs to know about a class, resolved once per class name.
+#[derive(Clone, Copy)]
+pub struct NewClass {
+    class: rbx_dom_weak::Ustr,
+    /// Modern Studio parts are 4×1×2 (the database keeps the legacy 4×1.2×2).
+    size: Option<rbx_types::Vector3>,
+}
+
+fn new_class(name: &str) -> Option<NewClass> {
     let db = procmodel_dom::db();
-    let creatable = db.classes.get(class.as_str()).is_some_and(|c| {
+    let creatable = db.classes.get(name).is_some_and(|c| {
         !c.tags.contains(&ClassTag::NotCreatable) && !c.tags.contains(&ClassTag::Service)
     });
     if !creatable {
-        return Err(mlua::Error::runtime(format!(
-            "unable to create an Instance of type \"{class}\""
-        )));
+        return None;
     }
+    let size = match procmodel_dom::db_default(name, "Size") {
+        Some(Variant::Vector3(v)) if is_a(name, "BasePart") && v.y == 1.2 => {
+            Some(rbx_types::Vector3::new(v.x, 1.0, v.z))
+        }
+        _ => None,
+    };
+    Some(NewClass {
+        class: rbx_dom_weak::Ustr::from(name),
+        size,
+    })
+}
+
+fn instance_new(lua: &Lua, (class, parent): (mlua::LuaString, Value)) -> mlua::Result<Value> {
+    let class = class.to_str()?;
     let parent = opt_instance(&parent)?;
     let mut c = ctx(lua)?;
-    crate::methods::count_new_instance(&mut c)?;
-    let mut builder = InstanceBuilder::new(class.as_str()).with_name(class.as_str());
-    if is_a(&class, "BasePart") {
-        // Modern Studio parts are 4×1×2 (the database keeps the legacy 4×1.2×2).
-        if let Some(Variant::Vector3(v)) = procmodel_dom::db_default(&class, "Size") {
-            if v.y == 1.2 {
-                builder = builder.with_property("Size", rbx_types::Vector3::new(v.x, 1.0, v.z));
-            }
+    let info = match c.new_classes.get(&*class) {
+        Some(info) => *info,
+        None => {
+            let info = new_class(&class);
+            c.new_classes.insert(Box::from(&*class), info);
+            info
         }
+    };
+    let Some(info) = info else {
+        return Err(mlua::Error::runtime(format!(
+            "unable to create an Instance of type \"{}\"",
+            &*class
+        )));
+    };
+    crate::methods::count_new_instance(&mut c)?;
+    let mut builder =
+        InstanceBuilder::with_property_capacity(info.class, 8).with_name(info.class.as_str());
+    if let Some(size) = info.size {
+        builder = builder.with_property(crate::keys::KEYS.size, size);
     }
     let r = c.dom.insert(Ref::none(), builder);
     if let Some(p) = parent {
@@ -330,7 +360,7 @@ pub fn module_loader(lua: &Lua, module: Instance) -> mlua::Result<Function> {
             .dom
             .get_by_ref(module.r)
             .ok_or_else(|| mlua::Error::runtime("module no longer exists"))?;
-        let source = match inst.properties.get(&rbx_dom_weak::ustr("Source")) {
+        let source = match inst.properties.get(&crate::keys::KEYS.source) {
             Some(Variant::String(s)) => s.clone(),
             _ => String::new(),
         };

@@ -6,7 +6,7 @@ use crate::props::{Prop, fallback};
 use glam::{EulerRot, Mat3, Vec3};
 use mlua::{Lua, MetaMethod, UserData, UserDataMethods, Value};
 use procmodel_dom::{affine_to_cframe, get_pivot};
-use rbx_dom_weak::{Ustr, ustr};
+use rbx_dom_weak::Ustr;
 use rbx_types::{Ref, Variant};
 
 /// A handle to one instance in the run's DOM.
@@ -58,12 +58,12 @@ impl UserData for Instance {
 
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
         methods.add_meta_method(MetaMethod::Index, |lua, this, key: mlua::LuaString| {
-            index(lua, this, &key.to_str()?)
+            index(lua, this, &key.as_bytes())
         });
         methods.add_meta_method(
             MetaMethod::NewIndex,
             |lua, this, (key, value): (mlua::LuaString, Value)| {
-                newindex(lua, this, &key.to_str()?, value)
+                newindex(lua, this, &key.as_bytes(), value)
             },
         );
         methods.add_meta_method(MetaMethod::ToString, |lua, this, ()| {
@@ -88,9 +88,10 @@ pub fn not_member(c: &Ctx, this: &Instance, key: &str) -> mlua::Error {
     ))
 }
 
-fn index(lua: &Lua, this: &Instance, key: &str) -> mlua::Result<Value> {
+fn index(lua: &Lua, this: &Instance, key_bytes: &[u8]) -> mlua::Result<Value> {
+    let key = || String::from_utf8_lossy(key_bytes);
     let mut c = ctx(lua)?;
-    let prop = c.props.get(this.class, key);
+    let prop = c.props.get(this.class, key_bytes);
     let c = &mut *c;
     let Some(inst) = c.dom.get_by_ref(this.r) else {
         return Err(mlua::Error::runtime("instance no longer exists"));
@@ -121,7 +122,7 @@ fn index(lua: &Lua, this: &Instance, key: &str) -> mlua::Result<Value> {
         Prop::BrickColor => {
             let color = read_stored(
                 inst,
-                ustr("Color"),
+                crate::keys::KEYS.color,
                 procmodel_dom::db_default(this.class.as_str(), "Color"),
             );
             let bc = match color {
@@ -153,7 +154,8 @@ fn index(lua: &Lua, this: &Instance, key: &str) -> mlua::Result<Value> {
         } => {
             if !readable {
                 return Err(mlua::Error::runtime(format!(
-                    "{key} is not a readable member of {} \"{}\"",
+                    "{} is not a readable member of {} \"{}\"",
+                    key(),
                     this.class,
                     c.full_name(this.r)
                 )));
@@ -179,14 +181,14 @@ fn index(lua: &Lua, this: &Instance, key: &str) -> mlua::Result<Value> {
         }
         Prop::Missing => {
             // Children by name come after properties and methods, as in Roblox.
-            if let Some(&child) = inst
-                .children()
-                .iter()
-                .find(|&&ch| c.dom.get_by_ref(ch).is_some_and(|i| i.name == key))
-            {
+            if let Some(&child) = inst.children().iter().find(|&&ch| {
+                c.dom
+                    .get_by_ref(ch)
+                    .is_some_and(|i| i.name.as_bytes() == key_bytes)
+            }) {
                 return c.push(lua, child).map(Value::UserData);
             }
-            Err(not_member(c, this, key))
+            Err(not_member(c, this, &key()))
         }
     }
 }
@@ -210,9 +212,10 @@ fn assign_error(prop: &str, expected: &str, value: &Value) -> mlua::Error {
     ))
 }
 
-fn newindex(lua: &Lua, this: &Instance, key: &str, value: Value) -> mlua::Result<()> {
+fn newindex(lua: &Lua, this: &Instance, key_bytes: &[u8], value: Value) -> mlua::Result<()> {
+    let key = || String::from_utf8_lossy(key_bytes);
     let mut guard = ctx(lua)?;
-    let prop = guard.props.get(this.class, key);
+    let prop = guard.props.get(this.class, key_bytes);
     let c = &mut *guard;
     match &*prop {
         Prop::Name => {
@@ -236,31 +239,35 @@ fn newindex(lua: &Lua, this: &Instance, key: &str, value: Value) -> mlua::Result
         Prop::Position => {
             let v: procmodel_luau_types::Vector3 = lua
                 .unpack(value.clone())
-                .map_err(|_| assign_error(key, "Vector3", &value))?;
+                .map_err(|_| assign_error(&key(), "Vector3", &value))?;
             let inst = inst_mut(c, this)?;
             let mut cf = procmodel_dom::part_cframe(inst);
             cf.translation = v.0.into();
-            inst.properties
-                .insert(ustr("CFrame"), Variant::CFrame(affine_to_cframe(&cf)));
+            inst.properties.insert(
+                crate::keys::KEYS.cframe,
+                Variant::CFrame(affine_to_cframe(&cf)),
+            );
             Ok(())
         }
         Prop::Orientation => {
             let v: procmodel_luau_types::Vector3 = lua
                 .unpack(value.clone())
-                .map_err(|_| assign_error(key, "Vector3", &value))?;
+                .map_err(|_| assign_error(&key(), "Vector3", &value))?;
             let rad = v.0 * (std::f32::consts::PI / 180.0);
             let inst = inst_mut(c, this)?;
             let mut cf = procmodel_dom::part_cframe(inst);
             cf.matrix3 = Mat3::from_euler(EulerRot::YXZ, rad.y, rad.x, rad.z).into();
-            inst.properties
-                .insert(ustr("CFrame"), Variant::CFrame(affine_to_cframe(&cf)));
+            inst.properties.insert(
+                crate::keys::KEYS.cframe,
+                Variant::CFrame(affine_to_cframe(&cf)),
+            );
             Ok(())
         }
         Prop::BrickColor => {
             let data_type = rbx_reflection::DataType::Value(rbx_types::VariantType::BrickColor);
             let bc = match procmodel_luau_types::lua_to_variant(&value, &data_type) {
                 Ok(Variant::BrickColor(bc)) => bc,
-                _ => return Err(assign_error(key, "BrickColor", &value)),
+                _ => return Err(assign_error(&key(), "BrickColor", &value)),
             };
             let c8 = bc.to_color3uint8();
             let c3 = rbx_types::Color3::new(
@@ -270,18 +277,19 @@ fn newindex(lua: &Lua, this: &Instance, key: &str, value: Value) -> mlua::Result
             );
             inst_mut(c, this)?
                 .properties
-                .insert(ustr("Color"), Variant::Color3(c3));
+                .insert(crate::keys::KEYS.color, Variant::Color3(c3));
             Ok(())
         }
         Prop::WorldPivot => {
             let data_type = rbx_reflection::DataType::Value(rbx_types::VariantType::CFrame);
             let cf = match procmodel_luau_types::lua_to_variant(&value, &data_type) {
                 Ok(Variant::CFrame(cf)) => cf,
-                _ => return Err(assign_error(key, "CFrame", &value)),
+                _ => return Err(assign_error(&key(), "CFrame", &value)),
             };
-            inst_mut(c, this)?
-                .properties
-                .insert(ustr("WorldPivotData"), Variant::OptionalCFrame(Some(cf)));
+            inst_mut(c, this)?.properties.insert(
+                crate::keys::KEYS.world_pivot_data,
+                Variant::OptionalCFrame(Some(cf)),
+            );
             Ok(())
         }
         Prop::Scale => Err(mlua::Error::runtime(
@@ -295,23 +303,24 @@ fn newindex(lua: &Lua, this: &Instance, key: &str, value: Value) -> mlua::Result
         } => {
             if !writable {
                 return Err(mlua::Error::runtime(format!(
-                    "unable to assign property {key}: property is read only"
+                    "unable to assign property {}: property is read only",
+                    key()
                 )));
             }
             let variant = if data_type.ty() == rbx_types::VariantType::Ref {
                 let target =
-                    opt_instance(&value).map_err(|_| assign_error(key, "Instance", &value))?;
+                    opt_instance(&value).map_err(|_| assign_error(&key(), "Instance", &value))?;
                 Variant::Ref(target.map(|t| t.r).unwrap_or_else(Ref::none))
             } else {
                 procmodel_luau_types::lua_to_variant(&value, data_type).map_err(|e| {
-                    mlua::Error::runtime(format!("unable to assign property {key}: {e}"))
+                    mlua::Error::runtime(format!("unable to assign property {}: {e}", key()))
                 })?
             };
             let k = *k;
             inst_mut(c, this)?.properties.insert(k, variant);
             Ok(())
         }
-        Prop::Missing => Err(not_member(c, this, key)),
+        Prop::Missing => Err(not_member(c, this, &key())),
     }
 }
 

@@ -5,7 +5,6 @@ use crate::context::{Ctx, ctx};
 use crate::instance::{Instance, inst_mut, not_member, opt_instance, set_parent};
 use mlua::{Lua, UserDataMethods, Value};
 use procmodel_dom::{affine_to_cframe, cframe_to_affine, is_a};
-use rbx_dom_weak::ustr;
 use rbx_types::{Attributes, Ref, Tags, Variant};
 
 fn children(c: &Ctx, r: Ref) -> Vec<Ref> {
@@ -112,14 +111,14 @@ pub(crate) fn destroy(c: &mut Ctx, r: Ref) {
 }
 
 fn attributes_of(inst: &rbx_dom_weak::Instance) -> Option<&Attributes> {
-    match inst.properties.get(&ustr("Attributes")) {
+    match inst.properties.get(&crate::keys::KEYS.attributes) {
         Some(Variant::Attributes(a)) => Some(a),
         _ => None,
     }
 }
 
 fn tags_of(inst: &rbx_dom_weak::Instance) -> Vec<String> {
-    match inst.properties.get(&ustr("Tags")) {
+    match inst.properties.get(&crate::keys::KEYS.tags) {
         Some(Variant::Tags(t)) => t.iter().map(str::to_owned).collect(),
         _ => Vec::new(),
     }
@@ -130,7 +129,8 @@ fn set_tags(inst: &mut rbx_dom_weak::Instance, tags: Vec<String>) {
     for tag in &tags {
         t.push(tag);
     }
-    inst.properties.insert(ustr("Tags"), Variant::Tags(t));
+    inst.properties
+        .insert(crate::keys::KEYS.tags, Variant::Tags(t));
 }
 
 fn class_arg(name: &str, lua_fn: &str) -> mlua::Result<()> {
@@ -271,7 +271,7 @@ pub fn add<M: UserDataMethods<Instance>>(m: &mut M) {
         let archivable = !matches!(
             c.dom
                 .get_by_ref(this.r)
-                .and_then(|i| i.properties.get(&ustr("Archivable"))),
+                .and_then(|i| i.properties.get(&crate::keys::KEYS.archivable)),
             Some(Variant::Bool(false))
         );
         if !archivable {
@@ -342,7 +342,7 @@ pub fn add<M: UserDataMethods<Instance>>(m: &mut M) {
                 }
             }
             inst.properties
-                .insert(ustr("Attributes"), Variant::Attributes(attrs));
+                .insert(crate::keys::KEYS.attributes, Variant::Attributes(attrs));
             Ok(())
         },
     );
@@ -445,7 +445,7 @@ pub fn add<M: UserDataMethods<Instance>>(m: &mut M) {
         let value = Variant::Ref(part.map(|p| p.r).unwrap_or_else(Ref::none));
         inst_mut(&mut c, this)?
             .properties
-            .insert(ustr("PrimaryPart"), value);
+            .insert(crate::keys::KEYS.primary_part, value);
         Ok(())
     });
     m.add_method("GetService", |lua, this, name: String| {

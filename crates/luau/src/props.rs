@@ -38,16 +38,20 @@ pub enum Prop {
 
 #[derive(Default)]
 pub struct PropCache {
-    by_class: FxHashMap<Ustr, FxHashMap<Box<str>, Rc<Prop>>>,
+    /// Keyed by the member name's bytes: no UTF-8 validation on the hot path.
+    by_class: FxHashMap<Ustr, FxHashMap<Box<[u8]>, Rc<Prop>>>,
 }
 
 impl PropCache {
-    pub fn get(&mut self, class: Ustr, name: &str) -> Rc<Prop> {
+    pub fn get(&mut self, class: Ustr, name: &[u8]) -> Rc<Prop> {
         let per_class = self.by_class.entry(class).or_default();
         if let Some(p) = per_class.get(name) {
             return p.clone();
         }
-        let p = Rc::new(resolve(class.as_str(), name));
+        let p = Rc::new(match std::str::from_utf8(name) {
+            Ok(s) => resolve(class.as_str(), s),
+            Err(_) => Prop::Missing,
+        });
         per_class.insert(name.into(), p.clone());
         p
     }
