@@ -163,13 +163,57 @@ pub(crate) fn install_global(lua: &Lua, name: &str, table: mlua::Table) -> mlua:
     lua.globals().set(name, table)
 }
 
-/// Formats an f32 component as Roblox's `tostring` does (shortest round-trip digits).
+/// Formats an f32 component as Roblox's datatype `tostring` does: C's `%.9g` (nine significant
+/// digits, trailing zeros dropped, exponent form below 1e-4 or from 1e9), e.g. `0.100000001`,
+/// `-4.37113883e-08`.
 pub(crate) fn fmt_num(n: f32) -> String {
-    if n.is_nan() {
-        "nan".to_string()
-    } else if n.is_infinite() {
-        if n > 0.0 { "inf" } else { "-inf" }.to_string()
+    const PRECISION: i32 = 9;
+    let x = n as f64;
+    if x.is_nan() {
+        return "nan".to_string();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf" } else { "-inf" }.to_string();
+    }
+    if x == 0.0 {
+        return if x.is_sign_negative() { "-0" } else { "0" }.to_string();
+    }
+    let sci = format!("{:.*e}", (PRECISION - 1) as usize, x);
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let trim = |s: &str| -> String {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    if !(-4..PRECISION).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", trim(mantissa), exp.abs())
     } else {
-        format!("{n}")
+        trim(&format!("{:.*}", (PRECISION - 1 - exp) as usize, x))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fmt_num;
+
+    #[test]
+    fn components_print_like_percent_9g() {
+        for (n, want) in [
+            (0.0, "0"),
+            (1.0, "1"),
+            (-2.5, "-2.5"),
+            (0.1, "0.100000001"),
+            (-4.371_139e-8, "-4.37113883e-08"),
+            (123456.79, "123456.789"),
+            (1e9, "1e+09"),
+            (0.0001, "9.99999975e-05"),
+            (f32::INFINITY, "inf"),
+        ] {
+            assert_eq!(fmt_num(n), want, "{n}");
+        }
     }
 }

@@ -19,7 +19,11 @@ const DEFAULT_NUMBER: u16 = 194;
 /// Every BrickColor, in number order (built once; immutable data).
 fn all() -> &'static [rbx_types::BrickColor] {
     static ALL: OnceLock<Vec<rbx_types::BrickColor>> = OnceLock::new();
-    ALL.get_or_init(|| (0..=2048).filter_map(rbx_types::BrickColor::from_number).collect())
+    ALL.get_or_init(|| {
+        (0..=2048)
+            .filter_map(rbx_types::BrickColor::from_number)
+            .collect()
+    })
 }
 
 impl BrickColor {

@@ -148,7 +148,12 @@ impl UserData for Color3 {
         m.add_method("ToHSV", |_, c, ()| Ok(c.to_hsv()));
         m.add_method("ToHex", |_, c, ()| Ok(c.to_hex()));
         m.add_meta_method(MetaMethod::ToString, |_, c, ()| {
-            Ok(format!("{}, {}, {}", fmt_num(c.r), fmt_num(c.g), fmt_num(c.b)))
+            Ok(format!(
+                "{}, {}, {}",
+                fmt_num(c.r),
+                fmt_num(c.g),
+                fmt_num(c.b)
+            ))
         });
         m.add_meta_function(MetaMethod::Eq, |_, (a, b): (Value, Value)| {
             Ok(match (as_ud::<Color3>(&a), as_ud::<Color3>(&b)) {
@@ -169,7 +174,11 @@ pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
         "new",
         lua.create_function(|_, a: MultiValue| {
             let a = Args::new("new", a);
-            Ok(Color3::new(a.opt_f32(1, 0.0)?, a.opt_f32(2, 0.0)?, a.opt_f32(3, 0.0)?))
+            Ok(Color3::new(
+                a.opt_f32(1, 0.0)?,
+                a.opt_f32(2, 0.0)?,
+                a.opt_f32(3, 0.0)?,
+            ))
         })?,
     )?;
     t.raw_set(

@@ -79,14 +79,20 @@ pub fn variant_to_lua(lua: &Lua, v: &Variant, enum_name: Option<&str>) -> mlua::
         Variant::Content(c) => match c.value() {
             rbx_types::ContentType::None => Value::Nil,
             rbx_types::ContentType::Uri(u) => Value::String(lua.create_string(u)?),
-            _ => return Err(mlua::Error::runtime("object Content values are handled by the host")),
+            _ => {
+                return Err(mlua::Error::runtime(
+                    "object Content values are handled by the host",
+                ));
+            }
         },
         Variant::Vector3(v) => v3(v).into_lua(lua)?,
         Variant::Vector2(v) => Vector2::from(*v).into_lua(lua)?,
         Variant::Vector3int16(v) => {
             Vector3(glam::Vec3::new(v.x as f32, v.y as f32, v.z as f32)).into_lua(lua)?
         }
-        Variant::Vector2int16(v) => Vector2(glam::Vec2::new(v.x as f32, v.y as f32)).into_lua(lua)?,
+        Variant::Vector2int16(v) => {
+            Vector2(glam::Vec2::new(v.x as f32, v.y as f32)).into_lua(lua)?
+        }
         Variant::CFrame(c) => CFrame::from(*c).into_lua(lua)?,
         Variant::OptionalCFrame(c) => match c {
             Some(c) => CFrame::from(*c).into_lua(lua)?,
@@ -125,6 +131,12 @@ fn number(v: &Value, expected: &str) -> Result<f64, ConvertError> {
 
 fn ud<T: mlua::UserData + Clone + 'static>(v: &Value, expected: &str) -> Result<T, ConvertError> {
     as_ud::<T>(v).ok_or_else(|| ConvertError::type_mismatch(expected, v))
+}
+
+/// Like [`ud`], naming the expected type only when the conversion fails (no allocation on
+/// the hot path of property writes).
+fn udt<T: mlua::UserData + Clone + 'static>(v: &Value, ty: VariantType) -> Result<T, ConvertError> {
+    as_ud::<T>(v).ok_or_else(|| ConvertError::type_mismatch(&format!("{ty:?}"), v))
 }
 
 fn string(v: &Value, expected: &str) -> Result<String, ConvertError> {
@@ -179,8 +191,6 @@ pub fn lua_to_variant(v: &Value, expected: &DataType) -> Result<Variant, Convert
         DataType::Value(ty) => *ty,
         _ => return Err(ConvertError::message("unsupported property data type")),
     };
-    let name = format!("{ty:?}");
-    let n = name.as_str();
     Ok(match ty {
         VariantType::Bool => match v {
             Value::Boolean(b) => Variant::Bool(*b),
@@ -191,37 +201,43 @@ pub fn lua_to_variant(v: &Value, expected: &DataType) -> Result<Variant, Convert
         VariantType::Int32 => Variant::Int32(number(v, "number")? as i32),
         VariantType::Int64 => Variant::Int64(number(v, "number")? as i64),
         VariantType::String => Variant::String(string(v, "string")?),
-        VariantType::Content => Variant::Content(rbx_types::Content::from_uri(string(v, "string")?)),
+        VariantType::Content => {
+            Variant::Content(rbx_types::Content::from_uri(string(v, "string")?))
+        }
         VariantType::ContentId => Variant::ContentId(string(v, "string")?.into()),
         VariantType::BinaryString => Variant::BinaryString(bytes(v, "string")?.into()),
         VariantType::SharedString => {
             Variant::SharedString(rbx_types::SharedString::new(bytes(v, "string")?))
         }
-        VariantType::Vector3 => Variant::Vector3(ud::<Vector3>(v, n)?.into()),
-        VariantType::Vector2 => Variant::Vector2(ud::<Vector2>(v, n)?.into()),
+        VariantType::Vector3 => Variant::Vector3(udt::<Vector3>(v, ty)?.into()),
+        VariantType::Vector2 => Variant::Vector2(udt::<Vector2>(v, ty)?.into()),
         VariantType::Vector3int16 => {
             let p = ud::<Vector3>(v, "Vector3")?.0.round();
-            Variant::Vector3int16(rbx_types::Vector3int16::new(p.x as i16, p.y as i16, p.z as i16))
+            Variant::Vector3int16(rbx_types::Vector3int16::new(
+                p.x as i16, p.y as i16, p.z as i16,
+            ))
         }
         VariantType::Vector2int16 => {
             let p = ud::<Vector2>(v, "Vector2")?.0.round();
             Variant::Vector2int16(rbx_types::Vector2int16::new(p.x as i16, p.y as i16))
         }
-        VariantType::CFrame => Variant::CFrame(ud::<CFrame>(v, n)?.into()),
+        VariantType::CFrame => Variant::CFrame(udt::<CFrame>(v, ty)?.into()),
         VariantType::OptionalCFrame => match v {
             Value::Nil => Variant::OptionalCFrame(None),
             _ => Variant::OptionalCFrame(Some(ud::<CFrame>(v, "CFrame")?.into())),
         },
-        VariantType::Color3 => Variant::Color3(ud::<Color3>(v, n)?.into()),
+        VariantType::Color3 => Variant::Color3(udt::<Color3>(v, ty)?.into()),
         VariantType::Color3uint8 => Variant::Color3uint8(ud::<Color3>(v, "Color3")?.into()),
-        VariantType::BrickColor => Variant::BrickColor(ud::<BrickColor>(v, n)?.0),
-        VariantType::UDim => Variant::UDim(ud::<UDim>(v, n)?.into()),
-        VariantType::UDim2 => Variant::UDim2(ud::<UDim2>(v, n)?.into()),
-        VariantType::NumberRange => Variant::NumberRange(ud::<NumberRange>(v, n)?.into()),
-        VariantType::NumberSequence => Variant::NumberSequence(ud::<NumberSequence>(v, n)?.into()),
-        VariantType::ColorSequence => Variant::ColorSequence(ud::<ColorSequence>(v, n)?.into()),
-        VariantType::Rect => Variant::Rect(ud::<Rect>(v, n)?.into()),
-        VariantType::Font => Variant::Font(ud::<Font>(v, n)?.into()),
+        VariantType::BrickColor => Variant::BrickColor(udt::<BrickColor>(v, ty)?.0),
+        VariantType::UDim => Variant::UDim(udt::<UDim>(v, ty)?.into()),
+        VariantType::UDim2 => Variant::UDim2(udt::<UDim2>(v, ty)?.into()),
+        VariantType::NumberRange => Variant::NumberRange(udt::<NumberRange>(v, ty)?.into()),
+        VariantType::NumberSequence => {
+            Variant::NumberSequence(udt::<NumberSequence>(v, ty)?.into())
+        }
+        VariantType::ColorSequence => Variant::ColorSequence(udt::<ColorSequence>(v, ty)?.into()),
+        VariantType::Rect => Variant::Rect(udt::<Rect>(v, ty)?.into()),
+        VariantType::Font => Variant::Font(udt::<Font>(v, ty)?.into()),
         VariantType::Enum => match as_ud::<EnumItem>(v) {
             Some(item) => Variant::Enum(rbx_types::Enum::from_u32(item.value)),
             None => Variant::Enum(rbx_types::Enum::from_u32(number(v, "EnumItem")? as u32)),
@@ -238,14 +254,18 @@ pub fn lua_to_variant(v: &Value, expected: &DataType) -> Result<Variant, Convert
             }
             Variant::Tags(tags.into())
         }
-        VariantType::Ref => return Err(ConvertError::message("Ref values are handled by the host")),
+        VariantType::Ref => {
+            return Err(ConvertError::message("Ref values are handled by the host"));
+        }
         other => return crate::extras::lua_to_variant(v, other),
     })
 }
 
 /// An attribute value under Roblox's rules (nil, meaning "remove", is the caller's job).
 pub fn lua_to_attribute(v: &Value) -> Result<Variant, ConvertError> {
-    let unsupported = || ConvertError::UnsupportedAttribute { given: type_name(v) };
+    let unsupported = || ConvertError::UnsupportedAttribute {
+        given: type_name(v),
+    };
     Ok(match v {
         Value::String(s) => Variant::String(s.to_string_lossy()),
         Value::Boolean(b) => Variant::Bool(*b),
@@ -271,7 +291,11 @@ pub fn lua_to_attribute(v: &Value) -> Result<Variant, ConvertError> {
 /// Roblox attribute-name rules: 1–100 characters from letters, digits, `.`, `-`, `/`, `_`, and no
 /// `RBX` prefix.
 pub fn validate_attribute_name(name: &str) -> Result<(), ConvertError> {
-    let bad = |why: &str| Err(ConvertError::message(format!("attribute name '{name}' {why}")));
+    let bad = |why: &str| {
+        Err(ConvertError::message(format!(
+            "attribute name '{name}' {why}"
+        )))
+    };
     if name.is_empty() {
         return bad("is empty");
     }

@@ -1,17 +1,17 @@
 //! `Enum`, `Enum.X` and `EnumItem` from the bundled reflection database, built lazily per VM.
 //!
-//! Enum and EnumItem userdata are cached in the VM registry so each item is a single object:
+//! Enum and EnumItem userdata are cached per VM (app data) so each item is a single object:
 //! `==` and use as a table key behave as in Roblox.
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
 
-use mlua::{AnyUserData, Lua, MetaMethod, MultiValue, Table, UserData, UserDataFields, UserDataMethods, Value};
+use mlua::{
+    AnyUserData, Lua, MetaMethod, MultiValue, UserData, UserDataFields, UserDataMethods, Value,
+};
 use rbx_reflection::EnumDescriptor;
 
 use crate::args::{Args, as_ud, impl_from_lua, no_member};
-
-const ENUM_CACHE: &str = "procmodel.luau_types.enums";
-const ITEM_CACHE: &str = "procmodel.luau_types.enum_items";
 
 /// The reflection database this crate reads: always the bundled one (no file or environment
 /// lookups, so every run sees the same enums).
@@ -99,31 +99,39 @@ impl TryFrom<rbx_types::EnumItem> for EnumItem {
     type Error = crate::ConvertError;
     fn try_from(e: rbx_types::EnumItem) -> Result<Self, Self::Error> {
         EnumItem::from_value(&e.ty, e.value).ok_or_else(|| {
-            crate::ConvertError::message(format!("{} is not a valid value of Enum.{}", e.value, e.ty))
+            crate::ConvertError::message(format!(
+                "{} is not a valid value of Enum.{}",
+                e.value, e.ty
+            ))
         })
     }
 }
 
-fn cache_table(lua: &Lua, key: &str) -> mlua::Result<Table> {
-    match lua.named_registry_value::<Option<Table>>(key)? {
-        Some(t) => Ok(t),
-        None => {
-            let t = lua.create_table()?;
-            lua.set_named_registry_value(key, &t)?;
-            Ok(t)
-        }
+/// Per-VM cache of Enum and EnumItem userdata, keyed by the database's `'static` names.
+#[derive(Default)]
+struct EnumCache {
+    enums: HashMap<&'static str, AnyUserData>,
+    items: HashMap<(&'static str, &'static str), AnyUserData>,
+}
+
+/// Runs `f` on the VM's cache; `None` when there is none (the cache is installed by
+/// [`register`]) or it is busy, in which case callers create uncached userdata.
+fn with_cache<R>(lua: &Lua, f: impl FnOnce(&mut EnumCache) -> R) -> Option<R> {
+    match lua.try_app_data_mut::<EnumCache>() {
+        Ok(Some(mut cache)) => Some(f(&mut cache)),
+        _ => None,
     }
 }
 
-/// The VM's unique userdata for `item` (create it on first use).
+/// The VM's unique userdata for `item` (created on first use), so `==`, `rawequal` and table
+/// keys behave as in Roblox. Prefer this over `IntoLua`, which makes a fresh userdata.
 pub fn enum_item_value(lua: &Lua, item: EnumItem) -> mlua::Result<Value> {
-    let cache = cache_table(lua, ITEM_CACHE)?;
-    let key = format!("{}.{}", item.enum_name, item.name);
-    if let Some(ud) = cache.raw_get::<Option<AnyUserData>>(key.as_str())? {
+    let key = (item.enum_name, item.name);
+    if let Some(ud) = with_cache(lua, |c| c.items.get(&key).cloned()).flatten() {
         return Ok(Value::UserData(ud));
     }
     let ud = lua.create_userdata(item)?;
-    cache.raw_set(key, &ud)?;
+    with_cache(lua, |c| c.items.insert(key, ud.clone()));
     Ok(Value::UserData(ud))
 }
 
@@ -138,14 +146,11 @@ fn enum_value(lua: &Lua, name: &str) -> mlua::Result<Option<Value>> {
     let Some(desc) = descriptor(name) else {
         return Ok(None);
     };
-    let cache = cache_table(lua, ENUM_CACHE)?;
-    if let Some(ud) = cache.raw_get::<Option<AnyUserData>>(name)? {
+    if let Some(ud) = with_cache(lua, |c| c.enums.get(desc.name).cloned()).flatten() {
         return Ok(Some(Value::UserData(ud)));
     }
-    let ud = lua.create_userdata(LuaEnum {
-        name: desc.name,
-    })?;
-    cache.raw_set(name, &ud)?;
+    let ud = lua.create_userdata(LuaEnum { name: desc.name })?;
+    with_cache(lua, |c| c.enums.insert(desc.name, ud.clone()));
     Ok(Some(Value::UserData(ud)))
 }
 
@@ -255,7 +260,9 @@ impl UserData for EnumItem {
     }
 }
 
-/// Installs the global `Enum`.
+/// Installs the global `Enum` and the VM's (empty) Enum/EnumItem cache.
 pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
+    // Fails only if the host holds an app-data borrow right now; items then just aren't cached.
+    let _ = lua.try_set_app_data(EnumCache::default());
     lua.globals().set("Enum", Enums)
 }

@@ -2,7 +2,9 @@
 //! Variant conversions for them.
 
 use glam::Vec3;
-use mlua::{IntoLua, Lua, MetaMethod, MultiValue, UserData, UserDataFields, UserDataMethods, Value};
+use mlua::{
+    IntoLua, Lua, MetaMethod, MultiValue, UserData, UserDataFields, UserDataMethods, Value,
+};
 use rbx_types::{CustomPhysicalProperties, Variant, VariantType};
 
 use crate::ConvertError;
@@ -106,13 +108,21 @@ impl UserData for PhysicalProperties {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
         m.add_meta_method(MetaMethod::ToString, |_, p, ()| {
             let p = p.0;
-            Ok([p.density(), p.friction(), p.elasticity(), p.friction_weight(), p.elasticity_weight()]
-                .map(fmt_num)
-                .join(", "))
+            Ok([
+                p.density(),
+                p.friction(),
+                p.elasticity(),
+                p.friction_weight(),
+                p.elasticity_weight(),
+            ]
+            .map(fmt_num)
+            .join(", "))
         });
         m.add_meta_function(MetaMethod::Eq, |_, (a, b): (Value, Value)| {
-            Ok(matches!((as_ud::<PhysicalProperties>(&a), as_ud::<PhysicalProperties>(&b)),
-                (Some(a), Some(b)) if a == b))
+            Ok(
+                matches!((as_ud::<PhysicalProperties>(&a), as_ud::<PhysicalProperties>(&b)),
+                (Some(a), Some(b)) if a == b),
+            )
         });
     }
 }
@@ -129,7 +139,10 @@ impl UserData for Faces {
 
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
         m.add_meta_method(MetaMethod::ToString, |_, s, ()| {
-            let names: Vec<&str> = (0..6).filter(|i| s.0 & (1 << i) != 0).map(|i| FACE_NAMES[i]).collect();
+            let names: Vec<&str> = (0..6)
+                .filter(|i| s.0 & (1 << i) != 0)
+                .map(|i| FACE_NAMES[i])
+                .collect();
             Ok(names.join(", "))
         });
         m.add_meta_function(MetaMethod::Eq, |_, (a, b): (Value, Value)| {
@@ -152,7 +165,10 @@ impl UserData for Axes {
 
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
         m.add_meta_method(MetaMethod::ToString, |_, s, ()| {
-            let names: Vec<&str> = (0..3).filter(|i| s.0 & (1 << i) != 0).map(|i| ["X", "Y", "Z"][i]).collect();
+            let names: Vec<&str> = (0..3)
+                .filter(|i| s.0 & (1 << i) != 0)
+                .map(|i| ["X", "Y", "Z"][i])
+                .collect();
             Ok(names.join(", "))
         });
         m.add_meta_function(MetaMethod::Eq, |_, (a, b): (Value, Value)| {
@@ -164,7 +180,9 @@ impl UserData for Axes {
 impl UserData for Region3 {
     fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
         f.add_meta_field(MetaMethod::Type, "Region3");
-        f.add_field_method_get("CFrame", |_, r| Ok(CFrame::from_position((r.min + r.max) * 0.5)));
+        f.add_field_method_get("CFrame", |_, r| {
+            Ok(CFrame::from_position((r.min + r.max) * 0.5))
+        });
         f.add_field_method_get("Size", |_, r| Ok(Vector3(r.max - r.min)));
     }
 
@@ -189,67 +207,100 @@ pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
         t.raw_set("new", f)?;
         crate::args::install_global(lua, global, t)
     };
-    ctor("Ray", lua.create_function(|_, a: MultiValue| {
-        let a = Args::new("new", a);
-        Ok(Ray {
-            origin: a.ud::<Vector3>(1, "Vector3")?.0,
-            direction: a.ud::<Vector3>(2, "Vector3")?.0,
-        })
-    })?)?;
-    ctor("PhysicalProperties", lua.create_function(|_, a: MultiValue| {
-        let a = Args::new("new", a);
-        Ok(PhysicalProperties(CustomPhysicalProperties::new(
-            a.f32(1)?,
-            a.f32(2)?,
-            a.f32(3)?,
-            a.opt_f32(4, 1.0)?,
-            a.opt_f32(5, 1.0)?,
-            a.opt_f32(6, 1.0)?,
-        )))
-    })?)?;
-    ctor("Faces", lua.create_function(|_, a: MultiValue| {
-        let a = Args::new("new", a);
-        let mut bits = 0u8;
-        for item in enum_items(&a)? {
-            if item.enum_name == "NormalId" && item.value < 6 {
-                bits |= 1 << item.value;
+    ctor(
+        "Ray",
+        lua.create_function(|_, a: MultiValue| {
+            let a = Args::new("new", a);
+            Ok(Ray {
+                origin: a.ud::<Vector3>(1, "Vector3")?.0,
+                direction: a.ud::<Vector3>(2, "Vector3")?.0,
+            })
+        })?,
+    )?;
+    ctor(
+        "PhysicalProperties",
+        lua.create_function(|_, a: MultiValue| {
+            let a = Args::new("new", a);
+            Ok(PhysicalProperties(CustomPhysicalProperties::new(
+                a.f32(1)?,
+                a.f32(2)?,
+                a.f32(3)?,
+                a.opt_f32(4, 1.0)?,
+                a.opt_f32(5, 1.0)?,
+                a.opt_f32(6, 1.0)?,
+            )))
+        })?,
+    )?;
+    ctor(
+        "Faces",
+        lua.create_function(|_, a: MultiValue| {
+            let a = Args::new("new", a);
+            let mut bits = 0u8;
+            for item in enum_items(&a)? {
+                if item.enum_name == "NormalId" && item.value < 6 {
+                    bits |= 1 << item.value;
+                }
             }
-        }
-        Ok(Faces(bits))
-    })?)?;
-    ctor("Axes", lua.create_function(|_, a: MultiValue| {
-        let a = Args::new("new", a);
-        let mut bits = 0u8;
-        for item in enum_items(&a)? {
-            match item.enum_name {
-                "Axis" if item.value < 3 => bits |= 1 << item.value,
-                "NormalId" if item.value < 6 => bits |= 1 << (item.value % 3),
-                _ => {}
+            Ok(Faces(bits))
+        })?,
+    )?;
+    ctor(
+        "Axes",
+        lua.create_function(|_, a: MultiValue| {
+            let a = Args::new("new", a);
+            let mut bits = 0u8;
+            for item in enum_items(&a)? {
+                match item.enum_name {
+                    "Axis" if item.value < 3 => bits |= 1 << item.value,
+                    "NormalId" if item.value < 6 => bits |= 1 << (item.value % 3),
+                    _ => {}
+                }
             }
-        }
-        Ok(Axes(bits))
-    })?)?;
-    ctor("Region3", lua.create_function(|_, a: MultiValue| {
-        let a = Args::new("new", a);
-        let (p, q) = (a.ud::<Vector3>(1, "Vector3")?.0, a.ud::<Vector3>(2, "Vector3")?.0);
-        Ok(Region3 { min: p.min(q), max: p.max(q) })
-    })?)
+            Ok(Axes(bits))
+        })?,
+    )?;
+    ctor(
+        "Region3",
+        lua.create_function(|_, a: MultiValue| {
+            let a = Args::new("new", a);
+            let (p, q) = (
+                a.ud::<Vector3>(1, "Vector3")?.0,
+                a.ud::<Vector3>(2, "Vector3")?.0,
+            );
+            Ok(Region3 {
+                min: p.min(q),
+                max: p.max(q),
+            })
+        })?,
+    )
 }
 
 /// `variant_to_lua` for the Variants of this module.
 pub(crate) fn variant_to_lua(lua: &Lua, v: &Variant) -> mlua::Result<Value> {
     match v {
-        Variant::Ray(r) => Ray { origin: v3(r.origin), direction: v3(r.direction) }.into_lua(lua),
+        Variant::Ray(r) => Ray {
+            origin: v3(r.origin),
+            direction: v3(r.direction),
+        }
+        .into_lua(lua),
         Variant::PhysicalProperties(rbx_types::PhysicalProperties::Custom(p)) => {
             PhysicalProperties(*p).into_lua(lua)
         }
         Variant::PhysicalProperties(_) => Ok(Value::Nil),
         Variant::Faces(f) => Faces(f.bits()).into_lua(lua),
         Variant::Axes(a) => Axes(a.bits()).into_lua(lua),
-        Variant::Region3(r) => Region3 { min: v3(r.min), max: v3(r.max) }.into_lua(lua),
+        Variant::Region3(r) => Region3 {
+            min: v3(r.min),
+            max: v3(r.max),
+        }
+        .into_lua(lua),
         Variant::Region3int16(r) => {
             let f = |v: rbx_types::Vector3int16| Vec3::new(v.x as f32, v.y as f32, v.z as f32);
-            Region3 { min: f(r.min), max: f(r.max) }.into_lua(lua)
+            Region3 {
+                min: f(r.min),
+                max: f(r.max),
+            }
+            .into_lua(lua)
         }
         other => Err(mlua::Error::runtime(format!(
             "{:?} values are not available to Luau",

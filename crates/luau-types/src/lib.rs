@@ -6,10 +6,17 @@
 //! tree (the host crate does, and handles `Ref`), does no I/O (the reflection database is the
 //! bundled one, never a file or environment override) and reads no clock (`Random.new()`
 //! without a seed uses the fixed [`random::DEFAULT_SEED`]).
+//!
+//! For the host: every datatype is a public newtype implementing `UserData` and `FromLua` (take
+//! `Vector3`/`CFrame` arguments directly) with `From` both ways to its `rbx_types` value. Push
+//! EnumItems with [`enum_item_value`] (one userdata per item per VM) rather than `IntoLua`.
+//! Argument errors read like Roblox's: `invalid argument #1 to 'new' (number expected, got
+//! string)`. `types/datatypes.d.luau` declares the globals for editors; a test keeps it in step.
 
 mod args;
 pub mod brickcolor;
 pub mod cframe;
+mod cframe_lua;
 pub mod color3;
 mod convert;
 pub mod enums;
@@ -44,12 +51,13 @@ pub use vector3::Vector3;
 
 /// Installs the datatype globals (`Vector3`, `Vector2`, `CFrame`, `Color3`, `BrickColor`, `UDim`,
 /// `UDim2`, `NumberRange`, `NumberSequence`, `NumberSequenceKeypoint`, `ColorSequence`,
-/// `ColorSequenceKeypoint`, `Rect`, `Enum`, `Random`, `Font`). Constructor tables are read-only.
-/// Enum objects are built lazily on first access.
+/// `ColorSequenceKeypoint`, `Rect`, `Enum`, `Random`, `Font`, `Ray`, `PhysicalProperties`, `Faces`,
+/// `Axes`, `Region3`). Constructor tables are read-only. Enum objects are built lazily on first
+/// access and cached in the VM's app data, so call this before holding any app-data borrow.
 pub fn register(lua: &mlua::Lua) -> mlua::Result<()> {
     vector3::register(lua)?;
     vector2::register(lua)?;
-    cframe::register(lua)?;
+    cframe_lua::register(lua)?;
     color3::register(lua)?;
     brickcolor::register(lua)?;
     udim::register(lua)?;

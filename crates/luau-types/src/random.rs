@@ -61,16 +61,18 @@ impl UserData for Random {
             let (lo, hi) = (a.number(1)?, a.number(2)?);
             Ok(r.0.next_f64_range(lo, hi))
         });
-        m.add_method_mut("NextUnitVector", |_, r, ()| Ok(Vector3(r.next_unit_vector())));
+        m.add_method_mut("NextUnitVector", |_, r, ()| {
+            Ok(Vector3(r.next_unit_vector()))
+        });
         m.add_method_mut("Shuffle", |_, r, a: MultiValue| {
             let a = Args::new("Shuffle", a);
             let t = a.table(1)?;
             let n = t.raw_len();
             for i in (2..=n).rev() {
-                let j = r
-                    .0
-                    .next_range(1, i as i32)
-                    .ok_or_else(|| a.error(1, "table is too large"))? as usize;
+                let j =
+                    r.0.next_range(1, i as i32)
+                        .ok_or_else(|| a.error(1, "table is too large"))?
+                        as usize;
                 let vi: Value = t.raw_get(i)?;
                 let vj: Value = t.raw_get(j)?;
                 t.raw_set(i, vj)?;

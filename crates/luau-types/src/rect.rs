@@ -63,7 +63,10 @@ pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
             let a = Args::new("new", a);
             if let Some(min) = as_ud::<Vector2>(a.get(1)) {
                 let max = a.ud::<Vector2>(2, "Vector2")?;
-                return Ok(Rect { min: min.0, max: max.0 });
+                return Ok(Rect {
+                    min: min.0,
+                    max: max.0,
+                });
             }
             Ok(Rect {
                 min: Vec2::new(a.opt_f32(1, 0.0)?, a.opt_f32(2, 0.0)?),

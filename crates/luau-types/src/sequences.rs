@@ -69,7 +69,10 @@ pub(crate) fn check_times(ty: &str, times: &[f32]) -> Result<(), String> {
 
 impl From<rbx_types::NumberRange> for NumberRange {
     fn from(r: rbx_types::NumberRange) -> Self {
-        NumberRange { min: r.min, max: r.max }
+        NumberRange {
+            min: r.min,
+            max: r.max,
+        }
     }
 }
 
@@ -138,7 +141,9 @@ fn eq<T: UserData + Clone + PartialEq + 'static>(a: &Value, b: &Value) -> bool {
 
 macro_rules! common_meta {
     ($m:ident, $ty:ident, $name:literal) => {
-        $m.add_meta_function(MetaMethod::Eq, |_, (a, b): (Value, Value)| Ok(eq::<$ty>(&a, &b)));
+        $m.add_meta_function(MetaMethod::Eq, |_, (a, b): (Value, Value)| {
+            Ok(eq::<$ty>(&a, &b))
+        });
         $m.add_meta_function(MetaMethod::Index, |_, (_, k): (Value, mlua::LuaString)| {
             Err::<(), _>(no_member(&k.to_string_lossy(), $name))
         });
@@ -146,12 +151,23 @@ macro_rules! common_meta {
 }
 
 fn ns_kp_str(k: &NumberSequenceKeypoint) -> String {
-    format!("{} {} {} ", fmt_num(k.time), fmt_num(k.value), fmt_num(k.envelope))
+    format!(
+        "{} {} {} ",
+        fmt_num(k.time),
+        fmt_num(k.value),
+        fmt_num(k.envelope)
+    )
 }
 
 fn cs_kp_str(k: &ColorSequenceKeypoint) -> String {
     let c = k.value;
-    format!("{} {} {} {} 0 ", fmt_num(k.time), fmt_num(c.r), fmt_num(c.g), fmt_num(c.b))
+    format!(
+        "{} {} {} {} 0 ",
+        fmt_num(k.time),
+        fmt_num(c.r),
+        fmt_num(c.g),
+        fmt_num(c.b)
+    )
 }
 
 impl UserData for NumberRange {
@@ -236,7 +252,11 @@ fn keypoints<T: UserData + Clone + 'static>(a: &Args, expected: &str) -> mlua::R
 }
 
 fn number_sequence_new(a: &Args) -> mlua::Result<NumberSequence> {
-    let kp = |time, value| NumberSequenceKeypoint { time, value, envelope: 0.0 };
+    let kp = |time, value| NumberSequenceKeypoint {
+        time,
+        value,
+        envelope: 0.0,
+    };
     if let Some(n0) = as_number(a.get(1)) {
         let n1 = if a.is_nil(2) { n0 as f32 } else { a.f32(2)? };
         return Ok(NumberSequence(vec![kp(0.0, n0 as f32), kp(1.0, n1)]));
@@ -250,7 +270,11 @@ fn number_sequence_new(a: &Args) -> mlua::Result<NumberSequence> {
 fn color_sequence_new(a: &Args) -> mlua::Result<ColorSequence> {
     let kp = |time, value| ColorSequenceKeypoint { time, value };
     if let Some(c0) = as_ud::<Color3>(a.get(1)) {
-        let c1 = if a.is_nil(2) { c0 } else { a.ud::<Color3>(2, "Color3")? };
+        let c1 = if a.is_nil(2) {
+            c0
+        } else {
+            a.ud::<Color3>(2, "Color3")?
+        };
         return Ok(ColorSequence(vec![kp(0.0, c0), kp(1.0, c1)]));
     }
     if !matches!(a.get(1), Value::Table(_)) {

@@ -116,7 +116,9 @@ impl UserData for UDim {
             let (x, y) = binop::<UDim>(&a, &b, "__sub", "UDim")?;
             Ok(x.add(&y, -1))
         });
-        m.add_meta_method(MetaMethod::Unm, |_, u, ()| Ok(UDim::new(-u.scale, -u.offset)));
+        m.add_meta_method(MetaMethod::Unm, |_, u, ()| {
+            Ok(UDim::new(-u.scale, -u.offset))
+        });
         m.add_meta_function(MetaMethod::Index, |_, (_, k): (Value, mlua::LuaString)| {
             Err::<(), _>(no_member(&k.to_string_lossy(), "UDim"))
         });

@@ -127,11 +127,7 @@ impl UserData for Vector2 {
             Ok(if signed { angle } else { angle.abs() })
         });
         m.add_meta_method(MetaMethod::ToString, |_, v, ()| {
-            Ok(format!(
-                "{}, {}",
-                fmt_num(v.0.x),
-                fmt_num(v.0.y)
-            ))
+            Ok(format!("{}, {}", fmt_num(v.0.x), fmt_num(v.0.y)))
         });
         m.add_meta_function(MetaMethod::Eq, |_, (a, b): (Value, Value)| {
             Ok(match (as_ud::<Vector2>(&a), as_ud::<Vector2>(&b)) {

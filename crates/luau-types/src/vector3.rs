@@ -56,9 +56,10 @@ pub(crate) fn enum_arg(args: &Args, pos: usize, enum_name: &str) -> mlua::Result
     Err(args.bad(pos, &format!("Enum.{enum_name}")))
 }
 
-/// Per-component fuzzy equality used by `FuzzyEq` on vectors and CFrames.
+/// Per-component fuzzy equality used by `FuzzyEq` on vectors and CFrames: each component
+/// within `eps` (absolute) of the other's, as the Roblox reference describes.
 pub(crate) fn fuzzy_eq(a: f32, b: f32, eps: f32) -> bool {
-    (a - b).abs() <= eps * (1.0 + a.abs().max(b.abs()))
+    (a - b).abs() <= eps
 }
 
 /// The signed angle between two vectors, signed by `axis` when given.

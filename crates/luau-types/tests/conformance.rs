@@ -23,10 +23,66 @@ fn luau_conformance_scripts() {
         .filter(|p| p.extension().is_some_and(|x| x == "luau"))
         .collect();
     scripts.sort();
-    assert!(scripts.len() >= 10, "expected the datatype scripts, found {}", scripts.len());
+    assert!(
+        scripts.len() >= 10,
+        "expected the datatype scripts, found {}",
+        scripts.len()
+    );
     let failures: Vec<String> = scripts
         .iter()
         .filter_map(|p| run_script(p).err().map(|e| format!("{}: {e}", p.display())))
         .collect();
-    assert!(failures.is_empty(), "failing scripts:\n{}", failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "failing scripts:\n{}",
+        failures.join("\n\n")
+    );
+}
+
+/// `types/datatypes.d.luau` declares every global `register` installs and every constructor.
+#[test]
+fn type_definitions_cover_the_globals() {
+    let defs = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("types/datatypes.d.luau"),
+    )
+    .expect("types/datatypes.d.luau exists");
+    let lua = mlua::Lua::new();
+    procmodel_luau_types::register(&lua).expect("register");
+    let globals = [
+        "Vector3",
+        "Vector2",
+        "CFrame",
+        "Color3",
+        "BrickColor",
+        "UDim",
+        "UDim2",
+        "NumberRange",
+        "NumberSequence",
+        "NumberSequenceKeypoint",
+        "ColorSequence",
+        "ColorSequenceKeypoint",
+        "Rect",
+        "Random",
+        "Font",
+        "Ray",
+        "PhysicalProperties",
+        "Faces",
+        "Axes",
+        "Region3",
+    ];
+    assert!(defs.contains("declare Enum:"));
+    for g in globals {
+        let decl = format!("declare {g}: {{");
+        let start = defs.find(&decl).unwrap_or_else(|| panic!("no `{decl}`"));
+        let block = &defs[start..];
+        let block = &block[..block.find("\n}").map_or(block.len(), |e| e + 2)];
+        let table: mlua::Table = lua.globals().get(g).expect(g);
+        for pair in table.pairs::<String, mlua::Value>() {
+            let (key, _) = pair.expect("key");
+            assert!(
+                block.contains(&format!("{key}:")),
+                "{g}.{key} is not declared"
+            );
+        }
+    }
 }

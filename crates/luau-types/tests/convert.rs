@@ -42,13 +42,38 @@ fn lua_to_variant_accepts_each_value_type() {
     use rbx_types as t;
     let lua = vm();
     check(&lua, "true", val(VariantType::Bool), Variant::Bool(true));
-    check(&lua, "1.5", val(VariantType::Float32), Variant::Float32(1.5));
-    check(&lua, "0.1", val(VariantType::Float64), Variant::Float64(0.1));
+    check(
+        &lua,
+        "1.5",
+        val(VariantType::Float32),
+        Variant::Float32(1.5),
+    );
+    check(
+        &lua,
+        "0.1",
+        val(VariantType::Float64),
+        Variant::Float64(0.1),
+    );
     check(&lua, "7", val(VariantType::Int32), Variant::Int32(7));
     check(&lua, "-7.9", val(VariantType::Int32), Variant::Int32(-7));
-    check(&lua, "2^40", val(VariantType::Int64), Variant::Int64(1 << 40));
-    check(&lua, "'hi'", val(VariantType::String), Variant::String("hi".into()));
-    check(&lua, "12", val(VariantType::String), Variant::String("12".into()));
+    check(
+        &lua,
+        "2^40",
+        val(VariantType::Int64),
+        Variant::Int64(1 << 40),
+    );
+    check(
+        &lua,
+        "'hi'",
+        val(VariantType::String),
+        Variant::String("hi".into()),
+    );
+    check(
+        &lua,
+        "12",
+        val(VariantType::String),
+        Variant::String("12".into()),
+    );
     check(
         &lua,
         "'rbxassetid://1'",
@@ -94,7 +119,12 @@ fn lua_to_variant_accepts_each_value_type() {
             t::Matrix3::identity(),
         )),
     );
-    check(&lua, "nil", val(VariantType::OptionalCFrame), Variant::OptionalCFrame(None));
+    check(
+        &lua,
+        "nil",
+        val(VariantType::OptionalCFrame),
+        Variant::OptionalCFrame(None),
+    );
     check(
         &lua,
         "Color3.new(1, 0.5, 0)",
@@ -157,7 +187,10 @@ fn lua_to_variant_accepts_each_value_type() {
         &lua,
         "Rect.new(1, 2, 3, 4)",
         val(VariantType::Rect),
-        Variant::Rect(t::Rect::new(t::Vector2::new(1.0, 2.0), t::Vector2::new(3.0, 4.0))),
+        Variant::Rect(t::Rect::new(
+            t::Vector2::new(1.0, 2.0),
+            t::Vector2::new(3.0, 4.0),
+        )),
     );
     check(
         &lua,
@@ -220,26 +253,93 @@ fn lua_to_variant_enums_accept_item_name_and_number() {
         ty.clone(),
         "Nope is not a valid member of Enum.Material",
     );
-    check_err(&lua, "3", ty.clone(), "3 is not a valid value of Enum.Material");
-    check_err(&lua, "Vector3.zero", ty, "expected Enum.Material, got Vector3");
+    check_err(
+        &lua,
+        "3",
+        ty.clone(),
+        "3 is not a valid value of Enum.Material",
+    );
+    check_err(
+        &lua,
+        "Vector3.zero",
+        ty,
+        "expected Enum.Material, got Vector3",
+    );
 }
 
 #[test]
 fn lua_to_variant_wrong_types_name_expected_and_given() {
     let lua = vm();
-    check_err(&lua, "'x'", val(VariantType::Vector3), "expected Vector3, got string");
-    check_err(&lua, "Vector2.zero", val(VariantType::Vector3), "expected Vector3, got Vector2");
-    check_err(&lua, "1", val(VariantType::CFrame), "expected CFrame, got number");
-    check_err(&lua, "1", val(VariantType::Bool), "expected boolean, got number");
-    check_err(&lua, "true", val(VariantType::Float32), "expected number, got boolean");
-    check_err(&lua, "{}", val(VariantType::String), "expected string, got table");
-    check_err(&lua, "Color3.new()", val(VariantType::BrickColor), "expected BrickColor, got Color3");
-    check_err(&lua, "BrickColor.new(1)", val(VariantType::Color3uint8), "expected Color3, got BrickColor");
-    check_err(&lua, "nil", val(VariantType::UDim2), "expected UDim2, got nil");
-    check_err(&lua, "Enum", val(VariantType::Rect), "expected Rect, got Enums");
-    check_err(&lua, "Enum.Material", val(VariantType::EnumItem), "expected EnumItem, got Enum");
+    check_err(
+        &lua,
+        "'x'",
+        val(VariantType::Vector3),
+        "expected Vector3, got string",
+    );
+    check_err(
+        &lua,
+        "Vector2.zero",
+        val(VariantType::Vector3),
+        "expected Vector3, got Vector2",
+    );
+    check_err(
+        &lua,
+        "1",
+        val(VariantType::CFrame),
+        "expected CFrame, got number",
+    );
+    check_err(
+        &lua,
+        "1",
+        val(VariantType::Bool),
+        "expected boolean, got number",
+    );
+    check_err(
+        &lua,
+        "true",
+        val(VariantType::Float32),
+        "expected number, got boolean",
+    );
+    check_err(
+        &lua,
+        "{}",
+        val(VariantType::String),
+        "expected string, got table",
+    );
+    check_err(
+        &lua,
+        "Color3.new()",
+        val(VariantType::BrickColor),
+        "expected BrickColor, got Color3",
+    );
+    check_err(
+        &lua,
+        "BrickColor.new(1)",
+        val(VariantType::Color3uint8),
+        "expected Color3, got BrickColor",
+    );
+    check_err(
+        &lua,
+        "nil",
+        val(VariantType::UDim2),
+        "expected UDim2, got nil",
+    );
+    check_err(
+        &lua,
+        "Enum",
+        val(VariantType::Rect),
+        "expected Rect, got Enums",
+    );
+    check_err(
+        &lua,
+        "Enum.Material",
+        val(VariantType::EnumItem),
+        "expected EnumItem, got Enum",
+    );
     let err = lua_to_variant(&eval(&lua, "'x'"), &val(VariantType::Vector3)).unwrap_err();
-    assert!(matches!(err, ConvertError::Type { ref expected, ref given } if expected == "Vector3" && given == "string"));
+    assert!(
+        matches!(err, ConvertError::Type { ref expected, ref given } if expected == "Vector3" && given == "string")
+    );
     assert!(lua_to_variant(&Value::Nil, &val(VariantType::Ref)).is_err());
 }
 
@@ -264,7 +364,10 @@ fn attributes_accept_the_roblox_types_only() {
         ("Vector3.new(1, 2, 3)", VariantType::Vector3),
         ("CFrame.new(1, 2, 3)", VariantType::CFrame),
         ("NumberSequence.new(1)", VariantType::NumberSequence),
-        ("ColorSequence.new(Color3.new())", VariantType::ColorSequence),
+        (
+            "ColorSequence.new(Color3.new())",
+            VariantType::ColorSequence,
+        ),
         ("NumberRange.new(1, 2)", VariantType::NumberRange),
         ("Rect.new(1, 2, 3, 4)", VariantType::Rect),
         ("Font.new('x')", VariantType::Font),
@@ -294,7 +397,14 @@ fn attributes_accept_the_roblox_types_only() {
 
 #[test]
 fn attribute_names_follow_roblox_rules() {
-    for ok in ["a", "Seed", "My_Attr.v2-x/y", "A1", &"x".repeat(100), "rbxLower"] {
+    for ok in [
+        "a",
+        "Seed",
+        "My_Attr.v2-x/y",
+        "A1",
+        &"x".repeat(100),
+        "rbxLower",
+    ] {
         assert!(validate_attribute_name(ok).is_ok(), "{ok}");
     }
     let bad = [
@@ -329,12 +439,22 @@ fn variants_round_trip_through_lua() {
         Variant::UDim(t::UDim::new(0.5, -4)),
         Variant::UDim2(t::UDim2::new(t::UDim::new(0.5, -4), t::UDim::new(0.0, 9))),
         Variant::NumberRange(t::NumberRange::new(-1.0, 1.0)),
-        Variant::Rect(t::Rect::new(t::Vector2::new(0.0, 1.0), t::Vector2::new(2.0, 3.0))),
-        Variant::Font(t::Font::new("f", t::FontWeight::Heavy, t::FontStyle::Italic)),
+        Variant::Rect(t::Rect::new(
+            t::Vector2::new(0.0, 1.0),
+            t::Vector2::new(2.0, 3.0),
+        )),
+        Variant::Font(t::Font::new(
+            "f",
+            t::FontWeight::Heavy,
+            t::FontStyle::Italic,
+        )),
         Variant::Tags(vec!["a".to_string()].into()),
         Variant::Faces(t::Faces::all()),
         Variant::Axes(t::Axes::all()),
-        Variant::Ray(t::Ray::new(t::Vector3::new(1.0, 2.0, 3.0), t::Vector3::new(4.0, 5.0, 6.0))),
+        Variant::Ray(t::Ray::new(
+            t::Vector3::new(1.0, 2.0, 3.0),
+            t::Vector3::new(4.0, 5.0, 6.0),
+        )),
         Variant::PhysicalProperties(t::PhysicalProperties::Custom(
             t::CustomPhysicalProperties::new(0.7, 0.3, 0.5, 1.0, 2.0, 1.0),
         )),
@@ -342,19 +462,33 @@ fn variants_round_trip_through_lua() {
     ];
     for v in cases {
         let lv = variant_to_lua(&lua, &v, None).unwrap_or_else(|e| panic!("{v:?}: {e}"));
-        let back = lua_to_variant(&lv, &DataType::Value(v.ty())).unwrap_or_else(|e| panic!("{v:?}: {e}"));
+        let back =
+            lua_to_variant(&lv, &DataType::Value(v.ty())).unwrap_or_else(|e| panic!("{v:?}: {e}"));
         assert_eq!(back, v);
     }
     // Enums become EnumItems when the enum is named, numbers otherwise.
     let e = Variant::Enum(rbx_types::Enum::from_u32(256));
     let item = variant_to_lua(&lua, &e, Some("Material")).unwrap();
     assert_eq!(type_name(&item), "EnumItem");
-    assert_eq!(lua_to_variant(&item, &DataType::Enum("Material")).unwrap(), e);
-    assert_eq!(variant_to_lua(&lua, &e, None).unwrap(), Value::Number(256.0));
-    let ei = Variant::EnumItem(rbx_types::EnumItem { ty: "Material".into(), value: 256 });
+    assert_eq!(
+        lua_to_variant(&item, &DataType::Enum("Material")).unwrap(),
+        e
+    );
+    assert_eq!(
+        variant_to_lua(&lua, &e, None).unwrap(),
+        Value::Number(256.0)
+    );
+    let ei = Variant::EnumItem(rbx_types::EnumItem {
+        ty: "Material".into(),
+        value: 256,
+    });
     let lv = variant_to_lua(&lua, &ei, None).unwrap();
     lua.globals().set("item", lv).unwrap();
-    assert!(lua.load("return item == Enum.Material.Plastic").eval::<bool>().unwrap());
+    assert!(
+        lua.load("return item == Enum.Material.Plastic")
+            .eval::<bool>()
+            .unwrap()
+    );
     // Ref is the host's job.
     assert!(variant_to_lua(&lua, &Variant::Ref(rbx_types::Ref::none()), None).is_err());
 }
@@ -389,7 +523,10 @@ fn type_name_reads_the_type_metafield() {
     let inst = Value::UserData(lua.create_userdata(FakeInstance).unwrap());
     assert_eq!(type_name(&inst), "Instance");
     lua.globals().set("inst", inst).unwrap();
-    assert_eq!(lua.load("return typeof(inst)").eval::<String>().unwrap(), "Instance");
+    assert_eq!(
+        lua.load("return typeof(inst)").eval::<String>().unwrap(),
+        "Instance"
+    );
     for (expr, want) in [
         ("1", "number"),
         ("'a'", "string"),
@@ -423,5 +560,8 @@ fn register_is_fast() {
     let reg = start.elapsed();
     println!("register: {reg:?} (Lua::new + register: {per_vm:?})");
     // Debug builds are slow; the bar here only catches accidental eager enum building.
-    assert!(reg < std::time::Duration::from_millis(50), "register took {reg:?}");
+    assert!(
+        reg < std::time::Duration::from_millis(50),
+        "register took {reg:?}"
+    );
 }

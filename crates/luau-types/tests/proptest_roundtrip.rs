@@ -28,7 +28,9 @@ fn bits(v: &Variant) -> Vec<u32> {
 
 fn vec3() -> impl Strategy<Value = rbx_types::Vector3> {
     (any::<f32>(), any::<f32>(), any::<f32>())
-        .prop_filter("finite", |(x, y, z)| x.is_finite() && y.is_finite() && z.is_finite())
+        .prop_filter("finite", |(x, y, z)| {
+            x.is_finite() && y.is_finite() && z.is_finite()
+        })
         .prop_map(|(x, y, z)| rbx_types::Vector3::new(x, y, z))
 }
 
