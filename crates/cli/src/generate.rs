@@ -171,10 +171,10 @@ pub fn build(args: &Args) -> Result<Built> {
             .unwrap_or_default();
         procmodel_dom::move_into(src, &children, &mut dom, model);
     });
-    if let Some(pp) = out.primary_part.filter(|r| dom.get_by_ref(*r).is_some()) {
-        if let Some(m) = dom.get_by_ref_mut(model) {
-            m.properties.insert(ustr("PrimaryPart"), Variant::Ref(pp));
-        }
+    if let Some(pp) = out.primary_part.filter(|r| dom.get_by_ref(*r).is_some())
+        && let Some(m) = dom.get_by_ref_mut(model)
+    {
+        m.properties.insert(ustr("PrimaryPart"), Variant::Ref(pp));
     }
     if args.scale != 1.0 {
         procmodel_dom::scale_to(&mut dom, model, args.scale);

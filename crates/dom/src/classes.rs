@@ -76,31 +76,6 @@ fn lookup(class: &str, name: &str) -> Option<PropertyInfo> {
     None
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn superclass_chain() {
-        assert!(is_a("Part", "BasePart"));
-        assert!(is_a("Part", "Instance"));
-        assert!(is_a("ProceduralModel", "Model"));
-        assert!(is_a("GeneratedFolder", "Folder"));
-        assert!(!is_a("Folder", "BasePart"));
-        assert!(!is_a("NoSuchClass", "Instance"));
-    }
-
-    #[test]
-    fn aliases_resolve_to_canonical() {
-        let p = find_property("Part", "size").unwrap();
-        assert_eq!(p.canonical, "Size");
-        let p = find_property("Part", "Color").unwrap();
-        assert_eq!(p.canonical, "Color");
-        assert!(find_property("Part", "NoSuchProperty").is_none());
-        assert_eq!(find_property("Part", "Shape").unwrap().declared_by, "Part");
-    }
-}
-
 /// The database default of a property for a class (walking superclasses).
 pub fn db_default(class: &str, property: &str) -> Option<&'static rbx_types::Variant> {
     let db = db();
@@ -126,4 +101,29 @@ pub fn nearest_brick_color(r: f32, g: f32, b: f32) -> rbx_types::BrickColor {
         }
     }
     best.1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn superclass_chain() {
+        assert!(is_a("Part", "BasePart"));
+        assert!(is_a("Part", "Instance"));
+        assert!(is_a("ProceduralModel", "Model"));
+        assert!(is_a("GeneratedFolder", "Folder"));
+        assert!(!is_a("Folder", "BasePart"));
+        assert!(!is_a("NoSuchClass", "Instance"));
+    }
+
+    #[test]
+    fn aliases_resolve_to_canonical() {
+        let p = find_property("Part", "size").unwrap();
+        assert_eq!(p.canonical, "Size");
+        let p = find_property("Part", "Color").unwrap();
+        assert_eq!(p.canonical, "Color");
+        assert!(find_property("Part", "NoSuchProperty").is_none());
+        assert_eq!(find_property("Part", "Shape").unwrap().declared_by, "Part");
+    }
 }

@@ -112,14 +112,14 @@ fn move_by(dom: &mut WeakDom, r: Ref, delta: Affine3A) {
             let cf = orthonormal(delta * part_cframe(inst));
             inst.properties
                 .insert(ustr("CFrame"), Variant::CFrame(affine_to_cframe(&cf)));
-        } else if is_a(&inst.class, "Model") {
-            if let Some(p) = world_pivot_data(inst) {
-                let cf = orthonormal(delta * p);
-                inst.properties.insert(
-                    ustr("WorldPivotData"),
-                    Variant::OptionalCFrame(Some(affine_to_cframe(&cf))),
-                );
-            }
+        } else if is_a(&inst.class, "Model")
+            && let Some(p) = world_pivot_data(inst)
+        {
+            let cf = orthonormal(delta * p);
+            inst.properties.insert(
+                ustr("WorldPivotData"),
+                Variant::OptionalCFrame(Some(affine_to_cframe(&cf))),
+            );
         }
         stack.extend(inst.children().iter().copied());
     }
@@ -200,14 +200,14 @@ pub fn scale_to(dom: &mut WeakDom, model: Ref, scale: f32) {
                 .insert(ustr("CFrame"), Variant::CFrame(affine_to_cframe(&cf)));
             inst.properties
                 .insert(ustr("Size"), Variant::Vector3(from_vec3(size)));
-        } else if is_a(&inst.class, "Model") {
-            if let Some(mut p) = world_pivot_data(inst) {
-                p.translation = (origin + (Vec3::from(p.translation) - origin) * factor).into();
-                inst.properties.insert(
-                    ustr("WorldPivotData"),
-                    Variant::OptionalCFrame(Some(affine_to_cframe(&p))),
-                );
-            }
+        } else if is_a(&inst.class, "Model")
+            && let Some(mut p) = world_pivot_data(inst)
+        {
+            p.translation = (origin + (Vec3::from(p.translation) - origin) * factor).into();
+            inst.properties.insert(
+                ustr("WorldPivotData"),
+                Variant::OptionalCFrame(Some(affine_to_cframe(&p))),
+            );
         }
         stack.extend(inst.children().iter().copied());
     }

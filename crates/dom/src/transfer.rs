@@ -33,10 +33,11 @@ fn scrub_refs(dom: &mut WeakDom, within: &HashSet<Ref>) {
     for r in ordered {
         if let Some(inst) = dom.get_by_ref_mut(r) {
             for value in inst.properties.values_mut() {
-                if let Variant::Ref(target) = value {
-                    if target.is_some() && !within.contains(target) {
-                        *target = Ref::none();
-                    }
+                if let Variant::Ref(target) = value
+                    && target.is_some()
+                    && !within.contains(target)
+                {
+                    *target = Ref::none();
                 }
             }
         }

@@ -83,12 +83,12 @@ fn require_class(c: &Ctx, this: &Instance, base: &str, method: &str) -> mlua::Re
 
 fn check_limit(c: &mut Ctx, extra: usize) -> mlua::Result<()> {
     c.created += extra;
-    if let Some(limit) = c.instance_limit {
-        if c.created > limit {
-            return Err(mlua::Error::runtime(format!(
-                "instance limit exceeded: a run may create at most {limit} instances"
-            )));
-        }
+    if let Some(limit) = c.instance_limit
+        && c.created > limit
+    {
+        return Err(mlua::Error::runtime(format!(
+            "instance limit exceeded: a run may create at most {limit} instances"
+        )));
     }
     Ok(())
 }
@@ -434,13 +434,13 @@ pub fn add<M: UserDataMethods<Instance>>(m: &mut M) {
         let mut c = ctx(lua)?;
         require_class(&c, this, "GeneratedFolder", "SetPrimaryPart")?;
         let part = opt_instance(&part)?;
-        if let Some(p) = part {
-            if !is_a(&p.class, "BasePart") {
-                return Err(mlua::Error::runtime(format!(
-                    "SetPrimaryPart: expected a BasePart, got {}",
-                    p.class
-                )));
-            }
+        if let Some(p) = part
+            && !is_a(&p.class, "BasePart")
+        {
+            return Err(mlua::Error::runtime(format!(
+                "SetPrimaryPart: expected a BasePart, got {}",
+                p.class
+            )));
         }
         let value = Variant::Ref(part.map(|p| p.r).unwrap_or_else(Ref::none));
         inst_mut(&mut c, this)?

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Runs the whole test suite from a fresh clone: installs the glTF validator (npm) the export
+# tests call, then every crate's unit, integration and Luau conformance tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ ! -d crates/export/tests/validator/node_modules ]; then
+    npm ci --prefix crates/export/tests/validator --no-audit --no-fund --loglevel=error
+fi
+cargo test --workspace "$@"
