@@ -134,8 +134,7 @@ impl Host {
             generator.on_generate.clone(),
             MultiValue::from_iter([Value::Table(params), container_ud]),
         );
-        let leaked = crate::task::end_leaked(lua).unwrap_or(0);
-        result.map_err(|e| self.script_error(&e))?;
+        let (_, leaked) = result.map_err(|e| self.script_error(&e))?;
         let primary_part = self.with_dom_ref(|dom| {
             match dom
                 .get_by_ref(container)
@@ -281,8 +280,8 @@ impl Host {
             crate::instance::Instance { r: script, class },
         )
         .map_err(|e| self.script_error(&e))?;
-        let result = self.run_thread(chunk, MultiValue::new());
-        crate::task::end_leaked(&self.lua).ok();
-        result.map(|_| ()).map_err(|e| self.script_error(&e))
+        self.run_thread_with(chunk, MultiValue::new(), true)
+            .map(|_| ())
+            .map_err(|e| self.script_error(&e))
     }
 }

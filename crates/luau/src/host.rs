@@ -151,8 +151,18 @@ impl Host {
         r
     }
 
-    /// Runs a function in a new thread to completion under the scheduler and the watchdog.
-    pub fn run_thread(&self, f: Function, args: MultiValue) -> mlua::Result<MultiValue> {
+    /// Runs a function in a new thread to completion under the scheduler and the watchdog,
+    /// then ends the threads it leaked. Returns the results and how many threads were ended.
+    pub fn run_thread(&self, f: Function, args: MultiValue) -> mlua::Result<(MultiValue, usize)> {
+        self.run_thread_with(f, args, false)
+    }
+
+    pub(crate) fn run_thread_with(
+        &self,
+        f: Function,
+        args: MultiValue,
+        frames: bool,
+    ) -> mlua::Result<(MultiValue, usize)> {
         let th: Thread = self.lua.create_thread(f)?;
         let timeout = self.config.timeout;
         let wd = &self.watchdog;
@@ -163,12 +173,23 @@ impl Host {
                 wd.disarm();
             }
         };
-        let result = crate::task::run_to_completion(&self.lua, &th, args, &hooks);
+        let result = crate::task::run_to_completion(&self.lua, &th, args, &hooks, frames);
+        let group = match &result {
+            Ok((g, _)) => Some(*g),
+            Err(_) => self
+                .lua
+                .app_data_ref::<crate::task::Sched>()
+                .map(|s| s.last_group()),
+        };
+        let leaked = match group {
+            Some(g) => crate::task::end_leaked(&self.lua, g).unwrap_or(0),
+            None => 0,
+        };
         if result.is_err() {
             // After a memory-limit error the heap must be collected before the VM is reused.
             let _ = self.lua.gc_collect();
         }
-        result
+        result.map(|(_, v)| (v, leaked))
     }
 
     /// Requires a ModuleScript instance from Rust (runs it under the scheduler).
@@ -177,7 +198,7 @@ impl Host {
             .lua
             .named_registry_value("procmodel.require_instance")?;
         let ud = ctx(&self.lua)?.push(&self.lua, module)?;
-        let out = self.run_thread(require, MultiValue::from_iter([Value::UserData(ud)]))?;
+        let (out, _) = self.run_thread(require, MultiValue::from_iter([Value::UserData(ud)]))?;
         Ok(out.into_iter().next().unwrap_or(Value::Nil))
     }
 

@@ -16,6 +16,7 @@ mod keys;
 mod methods;
 mod props;
 mod task;
+mod toolkit;
 mod watchdog;
 
 pub use context::{LogLevel, LogLine};
@@ -23,4 +24,4 @@ pub use error::HostError;
 pub use generator::{Generator, RunInputs, RunOutput};
 pub use host::{Host, HostConfig, MEMORY_MESSAGE, TIMEOUT_MESSAGE};
 pub use instance::Instance;
-pub use task::FRAME;
+pub use task::{FrameHook, FRAME};

@@ -21,6 +21,8 @@ enum Resume {
 struct Entry {
     thread: Thread,
     resume: Resume,
+    /// The run this thread belongs to (a generation, a script); each run steps only its own.
+    group: u32,
 }
 
 /// Scheduler state (app data, separate from the DOM context so resuming never holds it).
@@ -33,9 +35,16 @@ pub struct Sched {
     deferred: VecDeque<Entry>,
     /// Threads resumed at the start of the next frame (`params:Pause()` yields).
     next_frame: VecDeque<Entry>,
-    /// Every thread started by scripts in the current run, to end leaks.
-    tracked: Vec<Thread>,
+    /// Every thread started by scripts, with its run, to end leaks.
+    tracked: Vec<(u32, Thread)>,
+    /// The run whose thread is executing now (threads it starts join it).
+    current: u32,
+    next_group: u32,
 }
+
+/// Called by a run's driver whenever it is about to advance virtual time (a frame boundary):
+/// the engine regenerates dirty models there while scripts wait.
+pub struct FrameHook(pub Box<dyn Fn(&Lua) -> mlua::Result<()>>);
 
 /// The Luau half of the library: wrappers that yield the host token.
 const TASK_LUAU: &str = r#"
@@ -79,7 +88,10 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<Function> {
         "spawn",
         lua.create_function(|lua, (f, args): (Value, MultiValue)| {
             let th = to_thread(lua, f, "spawn")?;
-            drive(lua, &th, Resume::Args(args))?;
+            if let Err(e) = drive(lua, &th, Resume::Args(args)) {
+                // As in Roblox, an error in a spawned thread is reported, not raised in the spawner.
+                crate::context::ctx(lua)?.log(crate::context::LogLevel::Warn, e.to_string());
+            }
             Ok(th)
         })?,
     )?;
@@ -87,9 +99,12 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<Function> {
         "defer",
         lua.create_function(|lua, (f, args): (Value, MultiValue)| {
             let th = to_thread(lua, f, "defer")?;
-            sched(lua)?.deferred.push_back(Entry {
+            let mut s = sched(lua)?;
+            let group = s.current;
+            s.deferred.push_back(Entry {
                 thread: th.clone(),
                 resume: Resume::Args(args),
+                group,
             });
             Ok(th)
         })?,
@@ -139,7 +154,9 @@ fn to_thread(lua: &Lua, f: Value, what: &str) -> mlua::Result<Thread> {
             )));
         }
     };
-    sched(lua)?.tracked.push(th.clone());
+    let mut s = sched(lua)?;
+    let group = s.current;
+    s.tracked.push((group, th.clone()));
     Ok(th)
 }
 
@@ -154,8 +171,46 @@ fn close(lua: &Lua, th: &Thread) -> mlua::Result<()> {
 impl Sched {
     fn schedule(&mut self, at: f64, thread: Thread, resume: Resume) {
         self.seq += 1;
-        self.waiting
-            .insert((at.max(0.0).to_bits(), self.seq), Entry { thread, resume });
+        let group = self.current;
+        self.waiting.insert(
+            (at.max(0.0).to_bits(), self.seq),
+            Entry {
+                thread,
+                resume,
+                group,
+            },
+        );
+    }
+
+    /// A fresh run id.
+    pub fn new_group(&mut self) -> u32 {
+        self.next_group += 1;
+        self.next_group
+    }
+
+    /// The id of the newest run (for cleaning up after a failed one).
+    pub fn last_group(&self) -> u32 {
+        self.next_group
+    }
+
+    /// The next entry of `group`: deferred first, then next-frame, then the earliest wait.
+    /// Returns whether taking it crosses a frame boundary.
+    fn pop(&mut self, group: u32) -> Option<(Entry, bool)> {
+        if let Some(i) = self.deferred.iter().position(|e| e.group == group) {
+            return self.deferred.remove(i).map(|e| (e, false));
+        }
+        if let Some(i) = self.next_frame.iter().position(|e| e.group == group) {
+            self.now += FRAME;
+            return self.next_frame.remove(i).map(|e| (e, true));
+        }
+        let key = self
+            .waiting
+            .iter()
+            .find(|(_, e)| e.group == group)
+            .map(|(k, _)| *k)?;
+        let e = self.waiting.remove(&key)?;
+        self.now = self.now.max(f64::from_bits(key.0));
+        Some((e, true))
     }
 
     fn forget(&mut self, th: &Thread) {
@@ -205,10 +260,14 @@ fn drive(lua: &Lua, th: &Thread, resume: Resume) -> mlua::Result<Step> {
                 let at = s.now + dt;
                 s.schedule(at, th.clone(), Resume::Elapsed { since });
             }
-            Some("pause") => s.next_frame.push_back(Entry {
-                thread: th.clone(),
-                resume: Resume::Args(MultiValue::new()),
-            }),
+            Some("pause") => {
+                let group = s.current;
+                s.next_frame.push_back(Entry {
+                    thread: th.clone(),
+                    resume: Resume::Args(MultiValue::new()),
+                    group,
+                })
+            }
             _ => {}
         }
     }
@@ -216,13 +275,35 @@ fn drive(lua: &Lua, th: &Thread, resume: Resume) -> mlua::Result<Step> {
     Ok(Step::Yielded)
 }
 
-/// Runs `main` to completion, stepping virtual time as needed. `on_resume` is called before
-/// each resumption (the watchdog arms there) and `after` after it.
+/// Runs `main` to completion as a new run (group), stepping virtual time as needed.
+/// `hooks(true)` is called before each resumption (the watchdog arms there), `hooks(false)`
+/// after it; with `frames`, the [`FrameHook`] (if installed) runs at frame boundaries — only
+/// top-level script runs drive frames, never a generation.
 pub fn run_to_completion(
     lua: &Lua,
     main: &Thread,
     args: MultiValue,
     hooks: &dyn Fn(bool),
+    frames: bool,
+) -> mlua::Result<(u32, MultiValue)> {
+    let (group, outer) = {
+        let mut s = sched(lua)?;
+        let g = s.new_group();
+        let outer = std::mem::replace(&mut s.current, g);
+        (g, outer)
+    };
+    let result = run_group(lua, group, main, args, hooks, frames);
+    sched(lua)?.current = outer;
+    result.map(|v| (group, v))
+}
+
+fn run_group(
+    lua: &Lua,
+    group: u32,
+    main: &Thread,
+    args: MultiValue,
+    hooks: &dyn Fn(bool),
+    frames: bool,
 ) -> mlua::Result<MultiValue> {
     hooks(true);
     let first = drive(lua, main, Resume::Args(args));
@@ -231,27 +312,17 @@ pub fn run_to_completion(
         return Ok(v);
     }
     loop {
-        let entry = {
-            let mut s = sched(lua)?;
-            if let Some(e) = s.deferred.pop_front() {
-                Some(e)
-            } else if let Some(e) = s.next_frame.pop_front() {
-                s.now += FRAME;
-                Some(e)
-            } else if let Some((&(bits, seq), _)) = s.waiting.iter().next() {
-                let e = s.waiting.remove(&(bits, seq)).expect("present");
-                s.now = s.now.max(f64::from_bits(bits));
-                Some(e)
-            } else {
-                None
-            }
-        };
-        let Some(entry) = entry else {
+        let next = sched(lua)?.pop(group);
+        let Some((entry, frame)) = next else {
             return Err(mlua::Error::runtime(
-                "the generator yielded and nothing will resume it (a coroutine.yield outside task.wait?)",
+                "the script yielded and nothing will resume it (a coroutine.yield outside task.wait?)",
             ));
         };
+        if frame && frames {
+            run_frame_hook(lua)?;
+        }
         let is_main = entry.thread == *main;
+        sched(lua)?.current = group;
         hooks(true);
         let step = drive(lua, &entry.thread, entry.resume);
         hooks(false);
@@ -272,18 +343,34 @@ pub fn run_to_completion(
     }
 }
 
-/// Ends every thread started during the run (the generator's leaked `task.spawn`/`delay`s)
-/// and clears the queues. Returns how many were still alive.
-pub fn end_leaked(lua: &Lua) -> mlua::Result<usize> {
+fn run_frame_hook(lua: &Lua) -> mlua::Result<()> {
+    let hook = lua.remove_app_data::<FrameHook>();
+    let result = match &hook {
+        Some(h) => (h.0)(lua),
+        None => Ok(()),
+    };
+    if let Some(h) = hook {
+        lua.set_app_data(h);
+    }
+    result
+}
+
+/// Ends every thread that run `group` started and left alive (the generator's leaked
+/// `task.spawn`/`delay`s) and drops its queued entries. Returns how many were alive.
+pub fn end_leaked(lua: &Lua, group: u32) -> mlua::Result<usize> {
     let tracked = {
         let mut s = sched(lua)?;
-        s.waiting.clear();
-        s.deferred.clear();
-        s.next_frame.clear();
-        std::mem::take(&mut s.tracked)
+        s.waiting.retain(|_, e| e.group != group);
+        s.deferred.retain(|e| e.group != group);
+        s.next_frame.retain(|e| e.group != group);
+        let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut s.tracked)
+            .into_iter()
+            .partition(|(g, _)| *g == group);
+        s.tracked = rest;
+        mine
     };
     let mut alive = 0;
-    for th in &tracked {
+    for (_, th) in &tracked {
         if th.status() == ThreadStatus::Resumable {
             alive += 1;
             close(lua, th)?;
