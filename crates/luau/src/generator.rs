@@ -186,7 +186,7 @@ impl Host {
             "Size",
             lua.create_userdata(procmodel_luau_types::Vector3(inputs.size))?,
         )?;
-        params.raw_set("Pause", self.pause.clone())?;
+        params.raw_set("Pause", self.core().pause.clone())?;
         Ok(params)
     }
 
@@ -198,7 +198,7 @@ impl Host {
                 HostError::Script {
                     message: format!(
                         "{message} (no yield for {:.1} s): call params:Pause() inside long loops so the engine can yield",
-                        self.config.timeout.as_secs_f64()
+                        self.config().timeout.as_secs_f64()
                     ),
                     traceback,
                 }

@@ -40,9 +40,16 @@ impl Default for HostConfig {
 pub const TIMEOUT_MESSAGE: &str = "Script timeout: exhausted allowed execution time";
 pub const MEMORY_MESSAGE: &str = "not enough memory: the script exceeded its memory limit";
 
-/// A Luau VM with the Roblox environment and one DataModel.
+/// A Luau VM with the Roblox environment and one DataModel. A cheap handle: the VM's state
+/// (DOM, scheduler, watchdog, limits) lives in the VM's app data, so code that only has the
+/// `Lua` (a frame hook, the engine) can make a `Host` again with [`Host::from_lua`].
+#[derive(Clone)]
 pub struct Host {
     pub(crate) lua: Lua,
+}
+
+/// Host-wide state kept in app data.
+pub(crate) struct HostCore {
     pub(crate) watchdog: Watchdog,
     pub(crate) config: HostConfig,
     pub(crate) pause: Function,
@@ -92,13 +99,27 @@ impl Host {
         lua.set_app_data(c);
         let (pause, control) = install_globals(&lua).map_err(HostError::vm)?;
         lua.sandbox(true).map_err(HostError::vm)?;
-        Ok(Host {
-            lua,
+        lua.set_app_data(HostCore {
             watchdog,
             config,
             pause,
             control,
-        })
+        });
+        Ok(Host { lua })
+    }
+
+    /// A handle to the host that owns `lua`.
+    pub fn from_lua(lua: &Lua) -> Host {
+        Host { lua: lua.clone() }
+    }
+
+    pub(crate) fn core(&self) -> mlua::AppDataRef<'_, HostCore> {
+        self.lua.app_data_ref::<HostCore>().expect("host core installed")
+    }
+
+    /// The host's limits.
+    pub fn config(&self) -> HostConfig {
+        self.core().config.clone()
     }
 
     /// The underlying VM (for bindings and tests).
@@ -164,13 +185,15 @@ impl Host {
         frames: bool,
     ) -> mlua::Result<(MultiValue, usize)> {
         let th: Thread = self.lua.create_thread(f)?;
-        let timeout = self.config.timeout;
-        let wd = &self.watchdog;
+        let core = self.core();
+        let timeout = core.config.timeout;
+        let probe = core.watchdog.handle();
+        drop(core);
         let hooks = move |arm: bool| {
             if arm {
-                wd.arm(timeout);
+                probe.arm(timeout);
             } else {
-                wd.disarm();
+                probe.disarm();
             }
         };
         let result = crate::task::run_to_completion(&self.lua, &th, args, &hooks, frames);
@@ -205,7 +228,7 @@ impl Host {
     /// Asks running generators to yield at their next `params:Pause()` (frame budget,
     /// cancellation). Off by default: then Pause returns at once.
     pub fn request_pause(&self, on: bool) -> mlua::Result<()> {
-        self.control.raw_set("requested", on)
+        self.core().control.raw_set("requested", on)
     }
 
     /// Pushes an instance as userdata.

@@ -39,24 +39,36 @@ impl Watchdog {
         Watchdog { shared, thread }
     }
 
-    /// Starts a countdown of `limit` from now.
-    pub fn arm(&self, limit: Duration) {
-        let mut a = self.shared.armed.lock().unwrap_or_else(|e| e.into_inner());
-        self.shared.expired.store(false, Ordering::Relaxed);
-        a.deadline = Instant::now().checked_add(limit);
-        self.shared.wake.notify_one();
-    }
-
-    /// Stops the countdown and clears the flag.
-    pub fn disarm(&self) {
-        let mut a = self.shared.armed.lock().unwrap_or_else(|e| e.into_inner());
-        a.deadline = None;
-        self.shared.expired.store(false, Ordering::Relaxed);
-    }
 
     /// A handle the interrupt closure can own (it must be `'static`).
     pub fn probe(&self) -> Probe {
         Probe(self.shared.clone())
+    }
+
+    /// A clonable handle that arms and disarms this watchdog.
+    pub fn handle(&self) -> Handle {
+        Handle(self.shared.clone())
+    }
+}
+
+/// Arms and disarms the watchdog (clonable, owned by run drivers).
+#[derive(Clone)]
+pub struct Handle(Arc<Shared>);
+
+impl Handle {
+    /// Starts a countdown of `limit` from now.
+    pub fn arm(&self, limit: Duration) {
+        let mut a = self.0.armed.lock().unwrap_or_else(|e| e.into_inner());
+        self.0.expired.store(false, Ordering::Relaxed);
+        a.deadline = Instant::now().checked_add(limit);
+        self.0.wake.notify_one();
+    }
+
+    /// Stops the countdown and clears the flag.
+    pub fn disarm(&self) {
+        let mut a = self.0.armed.lock().unwrap_or_else(|e| e.into_inner());
+        a.deadline = None;
+        self.0.expired.store(false, Ordering::Relaxed);
     }
 }
 
@@ -123,8 +135,9 @@ mod tests {
 
     #[test]
     fn fires_after_deadline_and_resets_on_disarm() {
-        let w = Watchdog::new();
-        let p = w.probe();
+        let wd = Watchdog::new();
+        let p = wd.probe();
+        let w = wd.handle();
         w.arm(Duration::from_millis(5));
         let start = Instant::now();
         while !p.expired() {
