@@ -1,0 +1,34 @@
+//! The crate's error type: invalid configs and mismatched grid buffers.
+
+use crate::grid::SimdLevel;
+
+/// Why a generator could not be built or a grid could not be filled.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NoiseError {
+    /// Octave count outside 1..=32.
+    #[error("octaves must be in 1..=32, got {0}")]
+    Octaves(u32),
+    /// A parameter is NaN or infinite.
+    #[error("{name} must be finite, got {value}")]
+    NonFinite {
+        /// Parameter name.
+        name: &'static str,
+        /// The offending value.
+        value: f32,
+    },
+    /// The output slice does not match the grid.
+    #[error("output slice has {got} elements but the grid has {expected}")]
+    Len {
+        /// Grid element count.
+        expected: usize,
+        /// Slice length.
+        got: usize,
+    },
+    /// A grid axis exceeds 2^24 cells (indices must be exact in f32) or the product overflows.
+    #[error("grid size {0:?} is too large (at most 2^24 per axis)")]
+    GridSize(Vec<usize>),
+    /// A forced SIMD level the CPU does not support.
+    #[error("simd level {0:?} is not available on this cpu")]
+    Unavailable(SimdLevel),
+}

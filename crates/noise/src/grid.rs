@@ -1,0 +1,283 @@
+//! The bulk path: fill a caller's slice with a 2D or 3D grid, choosing the SIMD level at
+//! run time and optionally splitting rows across rayon threads. Output bytes never depend on
+//! the level or the thread count.
+
+use crate::error::NoiseError;
+use crate::generator::{Noise, eval2, eval3};
+use crate::simd::{Scalar, Simd};
+use rayon::prelude::*;
+
+/// An instruction set the bulk path can run on. All give identical bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SimdLevel {
+    /// Portable one-lane code.
+    Scalar,
+    /// x86-64 SSE2, 4 lanes.
+    Sse2,
+    /// x86-64 AVX2, 8 lanes.
+    Avx2,
+    /// x86-64 AVX-512F, 16 lanes.
+    Avx512,
+    /// x86-64 AVX-512F with BW and VBMI byte permutes for table lookups (Ice Lake, Zen 4).
+    Avx512Vbmi,
+}
+
+impl SimdLevel {
+    /// Every level, slowest first.
+    pub const ALL: [SimdLevel; 5] = [
+        Self::Scalar,
+        Self::Sse2,
+        Self::Avx2,
+        Self::Avx512,
+        Self::Avx512Vbmi,
+    ];
+
+    /// Whether this CPU can run the level.
+    pub fn is_available(self) -> bool {
+        match self {
+            Self::Scalar => true,
+            #[cfg(target_arch = "x86_64")]
+            Self::Sse2 => true,
+            #[cfg(target_arch = "x86_64")]
+            Self::Avx2 => std::is_x86_feature_detected!("avx2"),
+            #[cfg(target_arch = "x86_64")]
+            Self::Avx512 => std::is_x86_feature_detected!("avx512f"),
+            #[cfg(target_arch = "x86_64")]
+            Self::Avx512Vbmi => {
+                std::is_x86_feature_detected!("avx512f")
+                    && std::is_x86_feature_detected!("avx512bw")
+                    && std::is_x86_feature_detected!("avx512vbmi")
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
+        }
+    }
+
+    /// The fastest available level.
+    pub fn best() -> SimdLevel {
+        Self::ALL
+            .into_iter()
+            .rev()
+            .find(|l| l.is_available())
+            .unwrap_or(Self::Scalar)
+    }
+}
+
+/// How to run a bulk fill.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Exec {
+    /// Force a level (`None` = [`SimdLevel::best`]).
+    pub simd: Option<SimdLevel>,
+    /// Split rows across the current rayon pool.
+    pub parallel: bool,
+}
+
+/// A 2D grid: sample `(i, j)` is at `x = origin[0] + (i as f32) * step[0]`,
+/// `y = origin[1] + (j as f32) * step[1]` (f32 arithmetic, no FMA) and is stored at
+/// `out[j * size[0] + i]` — row-major, x fastest.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Grid2 {
+    /// Coordinates of sample (0, 0).
+    pub origin: [f32; 2],
+    /// Spacing between samples per axis.
+    pub step: [f32; 2],
+    /// Samples per axis `[nx, ny]`.
+    pub size: [usize; 2],
+}
+
+/// A 3D grid: sample `(i, j, k)` is at `origin + (index as f32) * step` per axis and is
+/// stored at `out[(k * size[1] + j) * size[0] + i]` — x fastest, then y, then z.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Grid3 {
+    /// Coordinates of sample (0, 0, 0).
+    pub origin: [f32; 3],
+    /// Spacing between samples per axis.
+    pub step: [f32; 3],
+    /// Samples per axis `[nx, ny, nz]`.
+    pub size: [usize; 3],
+}
+
+const MAX_AXIS: usize = 1 << 24;
+/// Rows per rayon task (any split gives the same bytes).
+const ROWS_PER_TASK: usize = 4;
+
+fn check_len(size: &[usize], got: usize) -> Result<usize, NoiseError> {
+    let too_big = || NoiseError::GridSize(size.to_vec());
+    if size.iter().any(|&s| s > MAX_AXIS) {
+        return Err(too_big());
+    }
+    let expected = size
+        .iter()
+        .try_fold(1usize, |a, &s| a.checked_mul(s))
+        .ok_or_else(too_big)?;
+    if expected != got {
+        return Err(NoiseError::Len { expected, got });
+    }
+    Ok(expected)
+}
+
+fn level(exec: Exec) -> Result<SimdLevel, NoiseError> {
+    let l = exec.simd.unwrap_or_else(SimdLevel::best);
+    if l.is_available() {
+        Ok(l)
+    } else {
+        Err(NoiseError::Unavailable(l))
+    }
+}
+
+/// Stores one vector of a row at `out[i..]`, cutting it at the end of the row.
+#[inline(always)]
+fn put<S: Simd>(v: S::F, out: &mut [f32], i: usize) {
+    if i + S::LANES <= out.len() {
+        S::store(v, &mut out[i..]);
+    } else {
+        let mut tmp = [0.0f32; 16];
+        S::store(v, &mut tmp);
+        let n = out.len() - i;
+        out[i..].copy_from_slice(&tmp[..n]);
+    }
+}
+
+/// The x coordinates of lanes `i..i + LANES` of a row.
+#[inline(always)]
+fn xs<S: Simd>(x0: f32, dx: f32, i: usize) -> S::F {
+    S::f(x0) + (S::f(i as f32) + S::iota()) * S::f(dx)
+}
+
+/// Rows `first..` of a 2D grid into `out` (whole rows).
+#[inline(always)]
+fn rows2<S: Simd>(n: &Noise, g: &Grid2, first: usize, out: &mut [f32]) {
+    for (r, line) in out.chunks_mut(g.size[0]).enumerate() {
+        let y = S::f(g.origin[1] + ((first + r) as f32) * g.step[1]);
+        for i in (0..line.len()).step_by(S::LANES) {
+            let x = xs::<S>(g.origin[0], g.step[0], i);
+            put::<S>(eval2::<S>(n, x, y), line, i);
+        }
+    }
+}
+
+/// Rows `first..` (row = `k * ny + j`) of a 3D grid into `out`.
+#[inline(always)]
+fn rows3<S: Simd>(n: &Noise, g: &Grid3, first: usize, out: &mut [f32]) {
+    for (r, line) in out.chunks_mut(g.size[0]).enumerate() {
+        let idx = first + r;
+        let (j, k) = (idx % g.size[1], idx / g.size[1]);
+        let y = S::f(g.origin[1] + (j as f32) * g.step[1]);
+        let z = S::f(g.origin[2] + (k as f32) * g.step[2]);
+        for i in (0..line.len()).step_by(S::LANES) {
+            let x = xs::<S>(g.origin[0], g.step[0], i);
+            put::<S>(eval3::<S>(n, x, y, z), line, i);
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod entry {
+    //! `#[target_feature]` entry points: the generic code is inlined into each, so the
+    //! intrinsics compile for that level.
+    use super::*;
+    use crate::simd::{Avx2, Avx512, Sse2};
+
+    pub(super) fn rows2_sse2(n: &Noise, g: &Grid2, first: usize, out: &mut [f32]) {
+        rows2::<Sse2>(n, g, first, out);
+    }
+    pub(super) fn rows3_sse2(n: &Noise, g: &Grid3, first: usize, out: &mut [f32]) {
+        rows3::<Sse2>(n, g, first, out);
+    }
+    #[target_feature(enable = "avx2")]
+    pub(super) fn rows2_avx2(n: &Noise, g: &Grid2, first: usize, out: &mut [f32]) {
+        rows2::<Avx2>(n, g, first, out);
+    }
+    #[target_feature(enable = "avx2")]
+    pub(super) fn rows3_avx2(n: &Noise, g: &Grid3, first: usize, out: &mut [f32]) {
+        rows3::<Avx2>(n, g, first, out);
+    }
+    #[target_feature(enable = "avx512f")]
+    pub(super) fn rows2_avx512(n: &Noise, g: &Grid2, first: usize, out: &mut [f32]) {
+        rows2::<Avx512<false>>(n, g, first, out);
+    }
+    #[target_feature(enable = "avx512f")]
+    pub(super) fn rows3_avx512(n: &Noise, g: &Grid3, first: usize, out: &mut [f32]) {
+        rows3::<Avx512<false>>(n, g, first, out);
+    }
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+    pub(super) fn rows2_avx512vbmi(n: &Noise, g: &Grid2, first: usize, out: &mut [f32]) {
+        rows2::<Avx512<true>>(n, g, first, out);
+    }
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+    pub(super) fn rows3_avx512vbmi(n: &Noise, g: &Grid3, first: usize, out: &mut [f32]) {
+        rows3::<Avx512<true>>(n, g, first, out);
+    }
+}
+
+fn run2(l: SimdLevel, n: &Noise, g: &Grid2, first: usize, out: &mut [f32]) {
+    match l {
+        #[cfg(target_arch = "x86_64")]
+        SimdLevel::Sse2 => entry::rows2_sse2(n, g, first, out),
+        // SAFETY: `level()` checked that the CPU supports AVX2.
+        #[cfg(target_arch = "x86_64")]
+        SimdLevel::Avx2 => unsafe { entry::rows2_avx2(n, g, first, out) },
+        // SAFETY: `level()` checked that the CPU supports AVX-512 F, BW and VBMI.
+        #[cfg(target_arch = "x86_64")]
+        SimdLevel::Avx512Vbmi => unsafe { entry::rows2_avx512vbmi(n, g, first, out) },
+        // SAFETY: `level()` checked that the CPU supports AVX-512F.
+        #[cfg(target_arch = "x86_64")]
+        SimdLevel::Avx512 => unsafe { entry::rows2_avx512(n, g, first, out) },
+        _ => rows2::<Scalar>(n, g, first, out),
+    }
+}
+
+fn run3(l: SimdLevel, n: &Noise, g: &Grid3, first: usize, out: &mut [f32]) {
+    match l {
+        #[cfg(target_arch = "x86_64")]
+        SimdLevel::Sse2 => entry::rows3_sse2(n, g, first, out),
+        // SAFETY: `level()` checked that the CPU supports AVX2.
+        #[cfg(target_arch = "x86_64")]
+        SimdLevel::Avx2 => unsafe { entry::rows3_avx2(n, g, first, out) },
+        // SAFETY: `level()` checked that the CPU supports AVX-512 F, BW and VBMI.
+        #[cfg(target_arch = "x86_64")]
+        SimdLevel::Avx512Vbmi => unsafe { entry::rows3_avx512vbmi(n, g, first, out) },
+        // SAFETY: `level()` checked that the CPU supports AVX-512F.
+        #[cfg(target_arch = "x86_64")]
+        SimdLevel::Avx512 => unsafe { entry::rows3_avx512(n, g, first, out) },
+        _ => rows3::<Scalar>(n, g, first, out),
+    }
+}
+
+impl Noise {
+    /// Fills `out` (length `nx * ny`, row-major, x fastest) with the 2D grid `g`.
+    pub fn fill2(&self, g: &Grid2, out: &mut [f32], exec: Exec) -> Result<(), NoiseError> {
+        check_len(&g.size, out.len())?;
+        let l = level(exec)?;
+        if out.is_empty() {
+            return Ok(());
+        }
+        if exec.parallel {
+            let chunk = g.size[0] * ROWS_PER_TASK;
+            out.par_chunks_mut(chunk)
+                .enumerate()
+                .for_each(|(c, o)| run2(l, self, g, c * ROWS_PER_TASK, o));
+        } else {
+            run2(l, self, g, 0, out);
+        }
+        Ok(())
+    }
+
+    /// Fills `out` (length `nx * ny * nz`, x fastest, then y, then z) with the 3D grid `g`.
+    pub fn fill3(&self, g: &Grid3, out: &mut [f32], exec: Exec) -> Result<(), NoiseError> {
+        check_len(&g.size, out.len())?;
+        let l = level(exec)?;
+        if out.is_empty() {
+            return Ok(());
+        }
+        if exec.parallel {
+            let chunk = g.size[0] * ROWS_PER_TASK;
+            out.par_chunks_mut(chunk)
+                .enumerate()
+                .for_each(|(c, o)| run3(l, self, g, c * ROWS_PER_TASK, o));
+        } else {
+            run3(l, self, g, 0, out);
+        }
+        Ok(())
+    }
+}

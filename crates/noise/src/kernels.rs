@@ -1,0 +1,528 @@
+//! Noise kernels written once over [`Simd`]: Luau-exact Perlin, Simplex, OpenSimplex2 and
+//! Worley. Small `#[inline(always)]` functions; the op order here *is* the output contract.
+
+use crate::simd::{Perm, Simd};
+
+/// Hash primes (FastNoise Lite's), multiplied into lattice coordinates with wrapping.
+pub(crate) const PX: i32 = 501_125_321;
+pub(crate) const PY: i32 = 1_136_930_381;
+pub(crate) const PZ: i32 = 1_720_413_743;
+
+/// Luau's `kPerlinHash` (Ken Perlin's permutation); entry 256 of the VM table equals entry 0.
+pub(crate) const LUAU_PERM: [i32; 256] = [
+    151, 160, 137, 91, 90, 15, 131, 13, 201, 95, 96, 53, 194, 233, 7, 225, 140, 36, 103, 30, 69,
+    142, 8, 99, 37, 240, 21, 10, 23, 190, 6, 148, 247, 120, 234, 75, 0, 26, 197, 62, 94, 252, 219,
+    203, 117, 35, 11, 32, 57, 177, 33, 88, 237, 149, 56, 87, 174, 20, 125, 136, 171, 168, 68, 175,
+    74, 165, 71, 134, 139, 48, 27, 166, 77, 146, 158, 231, 83, 111, 229, 122, 60, 211, 133, 230,
+    220, 105, 92, 41, 55, 46, 245, 40, 244, 102, 143, 54, 65, 25, 63, 161, 1, 216, 80, 73, 209, 76,
+    132, 187, 208, 89, 18, 169, 200, 196, 135, 130, 116, 188, 159, 86, 164, 100, 109, 198, 173,
+    186, 3, 64, 52, 217, 226, 250, 124, 123, 5, 202, 38, 147, 118, 126, 255, 82, 85, 212, 207, 206,
+    59, 227, 47, 16, 58, 17, 182, 189, 28, 42, 223, 183, 170, 213, 119, 248, 152, 2, 44, 154, 163,
+    70, 221, 153, 101, 155, 167, 43, 172, 9, 129, 22, 39, 253, 19, 98, 108, 110, 79, 113, 224, 232,
+    178, 185, 112, 104, 218, 246, 97, 228, 251, 34, 242, 193, 238, 210, 144, 12, 191, 179, 162,
+    241, 81, 51, 145, 235, 249, 14, 239, 107, 49, 192, 214, 31, 181, 199, 106, 157, 184, 84, 204,
+    176, 115, 121, 50, 45, 127, 4, 150, 254, 138, 236, 205, 93, 222, 114, 67, 29, 24, 72, 243, 141,
+    128, 195, 78, 66, 215, 61, 156, 180,
+];
+
+/// [`LUAU_PERM`] packed for the kernels.
+pub(crate) static LUAU: Perm = Perm::new(LUAU_PERM);
+
+/// Luau's `kPerlinGrad`, split by axis.
+const GX: [f32; 16] = [
+    1., -1., 1., -1., 1., -1., 1., -1., 0., 0., 0., 0., 1., 0., -1., 0.,
+];
+const GY: [f32; 16] = [
+    1., 1., -1., -1., 0., 0., 0., 0., 1., -1., 1., -1., 1., -1., 1., -1.,
+];
+const GZ: [f32; 16] = [
+    0., 0., 0., 0., 1., 1., -1., -1., 1., 1., -1., -1., 0., 1., 0., -1.,
+];
+
+/// OpenSimplex2 2D gradients: 16 unit directions at 22.5° steps, offset by 11.25°.
+const OS2_GX: [f32; 16] = [
+    0.980_785_3,
+    0.831_469_6,
+    0.555_570_2,
+    0.195_090_32,
+    -0.195_090_32,
+    -0.555_570_2,
+    -0.831_469_6,
+    -0.980_785_3,
+    -0.980_785_3,
+    -0.831_469_6,
+    -0.555_570_2,
+    -0.195_090_32,
+    0.195_090_32,
+    0.555_570_2,
+    0.831_469_6,
+    0.980_785_3,
+];
+const OS2_GY: [f32; 16] = [
+    0.195_090_32,
+    0.555_570_2,
+    0.831_469_6,
+    0.980_785_3,
+    0.980_785_3,
+    0.831_469_6,
+    0.555_570_2,
+    0.195_090_32,
+    -0.195_090_32,
+    -0.555_570_2,
+    -0.831_469_6,
+    -0.980_785_3,
+    -0.980_785_3,
+    -0.831_469_6,
+    -0.555_570_2,
+    -0.195_090_32,
+];
+
+/// Output scales chosen so the measured extremes stay inside [-1, 1] (see tests).
+const SIMPLEX2_SCALE: f32 = 44.0;
+const SIMPLEX3_SCALE: f32 = 32.0;
+const OS2_2_SCALE: f32 = 97.0;
+const OS2_3_SCALE: f32 = 32.0;
+
+#[inline(always)]
+fn fade<S: Simd>(t: S::F) -> S::F {
+    t * t * t * (t * (t * S::f(6.0) - S::f(15.0)) + S::f(10.0))
+}
+
+#[inline(always)]
+fn lerp<S: Simd>(t: S::F, a: S::F, b: S::F) -> S::F {
+    a + t * (b - a)
+}
+
+#[inline(always)]
+fn pgrad<S: Simd>(h: S::I, x: S::F, y: S::F, z: S::F) -> S::F {
+    S::lut16(&GX, h) * x + S::lut16(&GY, h) * y + S::lut16(&GZ, h) * z
+}
+
+#[inline(always)]
+fn pg<S: Simd>(p: &Perm, h: S::I, x: S::F, y: S::F, z: S::F) -> S::F {
+    pgrad::<S>(S::lut256(p, h), x, y, z)
+}
+
+#[inline(always)]
+pub(crate) fn abs<S: Simd>(v: S::F) -> S::F {
+    S::from_bits(S::bits(v) & S::i(0x7fff_ffff))
+}
+
+/// Flips the sign of `v` where bit 31 of `sign` is set.
+#[inline(always)]
+fn xsign<S: Simd>(v: S::F, sign: S::I) -> S::F {
+    S::from_bits(S::bits(v) ^ sign)
+}
+
+/// Improved Perlin noise exactly as Luau's `perlin(float, float, float)` (same op order).
+#[inline(always)]
+pub(crate) fn perlin3<S: Simd>(p: &Perm, x: S::F, y: S::F, z: S::F) -> S::F {
+    let m = S::i(255);
+    let one = S::i(1);
+    let (xfl, yfl, zfl) = (S::floor(x), S::floor(y), S::floor(z));
+    let (xi, yi, zi) = (S::trunc(xfl) & m, S::trunc(yfl) & m, S::trunc(zfl) & m);
+    let (xf, yf, zf) = (x - xfl, y - yfl, z - zfl);
+    let (u, v, w) = (fade::<S>(xf), fade::<S>(yf), fade::<S>(zf));
+    let a = (S::lut256(p, xi) + yi) & m;
+    let aa = (S::lut256(p, a) + zi) & m;
+    let ab = (S::lut256(p, (a + one) & m) + zi) & m;
+    let b = (S::lut256(p, (xi + one) & m) + yi) & m;
+    let ba = (S::lut256(p, b) + zi) & m;
+    let bb = (S::lut256(p, (b + one) & m) + zi) & m;
+    let f1 = S::f(1.0);
+    let (xf1, yf1, zf1) = (xf - f1, yf - f1, zf - f1);
+    let la = lerp::<S>(u, pg::<S>(p, aa, xf, yf, zf), pg::<S>(p, ba, xf1, yf, zf));
+    let lb = lerp::<S>(u, pg::<S>(p, ab, xf, yf1, zf), pg::<S>(p, bb, xf1, yf1, zf));
+    let la1 = lerp::<S>(
+        u,
+        pg::<S>(p, (aa + one) & m, xf, yf, zf1),
+        pg::<S>(p, (ba + one) & m, xf1, yf, zf1),
+    );
+    let lb1 = lerp::<S>(
+        u,
+        pg::<S>(p, (ab + one) & m, xf, yf1, zf1),
+        pg::<S>(p, (bb + one) & m, xf1, yf1, zf1),
+    );
+    lerp::<S>(w, lerp::<S>(v, la, lb), lerp::<S>(v, la1, lb1))
+}
+
+/// `perlin3(x, y, +0.0)` with the z = 1 layer and the `gz·0` gradient terms skipped;
+/// bit-identical to the full form (argument in the crate docs, checked by tests).
+#[inline(always)]
+pub(crate) fn perlin2<S: Simd>(p: &Perm, x: S::F, y: S::F) -> S::F {
+    let m = S::i(255);
+    let one = S::i(1);
+    let (xfl, yfl) = (S::floor(x), S::floor(y));
+    let (xi, yi) = (S::trunc(xfl) & m, S::trunc(yfl) & m);
+    let (xf, yf) = (x - xfl, y - yfl);
+    let (u, v) = (fade::<S>(xf), fade::<S>(yf));
+    let a = (S::lut256(p, xi) + yi) & m;
+    let aa = S::lut256(p, a);
+    let ab = S::lut256(p, (a + one) & m);
+    let b = (S::lut256(p, (xi + one) & m) + yi) & m;
+    let ba = S::lut256(p, b);
+    let bb = S::lut256(p, (b + one) & m);
+    let f1 = S::f(1.0);
+    let (xf1, yf1) = (xf - f1, yf - f1);
+    let la = lerp::<S>(u, pg2::<S>(p, aa, xf, yf), pg2::<S>(p, ba, xf1, yf));
+    let lb = lerp::<S>(u, pg2::<S>(p, ab, xf, yf1), pg2::<S>(p, bb, xf1, yf1));
+    // Adding +0 turns a −0 (possible only without the gz·0 terms) into the +0 of the full form.
+    lerp::<S>(v, la, lb) + S::f(0.0)
+}
+
+#[inline(always)]
+fn pg2<S: Simd>(p: &Perm, h: S::I, x: S::F, y: S::F) -> S::F {
+    let h = S::lut256(p, h);
+    S::lut16(&GX, h) * x + S::lut16(&GY, h) * y
+}
+
+#[inline(always)]
+fn hash2<S: Simd>(seed: S::I, xp: S::I, yp: S::I) -> S::I {
+    let h = (seed ^ xp ^ yp) * S::i(0x27d4_eb2d);
+    h ^ S::shr(h, 15)
+}
+
+#[inline(always)]
+fn hash3<S: Simd>(seed: S::I, xp: S::I, yp: S::I, zp: S::I) -> S::I {
+    let h = (seed ^ xp ^ yp ^ zp) * S::i(0x27d4_eb2d);
+    h ^ S::shr(h, 15)
+}
+
+/// 2D gradient dot: one of (±1, ±2), (±2, ±1) picked by hash bits 0–2.
+#[inline(always)]
+fn sgrad2<S: Simd>(h: S::I, x: S::F, y: S::F) -> S::F {
+    let keep = S::ieq(h & S::i(4), S::i(0));
+    let u = S::sel(keep, x, y);
+    let v = S::sel(keep, y, x);
+    let su = S::shl(h, 31);
+    let sv = S::shl(h & S::i(2), 30);
+    xsign::<S>(u, su) + xsign::<S>(v, sv) * S::f(2.0)
+}
+
+/// 3D gradient dot over the 12 cube edges (Perlin's reference `grad` by bit tests).
+#[inline(always)]
+fn sgrad3<S: Simd>(h: S::I, x: S::F, y: S::F, z: S::F) -> S::F {
+    let h = h & S::i(15);
+    let u = S::sel(S::ilt(h, S::i(8)), x, y);
+    let xz = S::sel(S::mor(S::ieq(h, S::i(12)), S::ieq(h, S::i(14))), x, z);
+    let v = S::sel(S::ilt(h, S::i(4)), y, xz);
+    xsign::<S>(u, S::shl(h, 31)) + xsign::<S>(v, S::shl(h & S::i(2), 30))
+}
+
+#[inline(always)]
+fn pow4<S: Simd>(t: S::F) -> S::F {
+    let t2 = t * t;
+    t2 * t2
+}
+
+#[inline(always)]
+fn corner2<S: Simd, const OS2: bool>(h: S::I, x: S::F, y: S::F) -> S::F {
+    let a = S::max(S::f(0.5) - x * x - y * y, S::f(0.0));
+    let g = if OS2 {
+        let h = S::shr(h, 8);
+        S::lut16(&OS2_GX, h) * x + S::lut16(&OS2_GY, h) * y
+    } else {
+        sgrad2::<S>(h, x, y)
+    };
+    pow4::<S>(a) * g
+}
+
+#[inline(always)]
+fn corner3<S: Simd>(h: S::I, x: S::F, y: S::F, z: S::F) -> S::F {
+    let a = S::max(S::f(0.6) - x * x - y * y - z * z, S::f(0.0));
+    pow4::<S>(a) * sgrad3::<S>(h, x, y, z)
+}
+
+/// `1.0` where `m`, else `0.0`.
+#[inline(always)]
+fn of<S: Simd>(m: S::M) -> S::F {
+    S::sel(m, S::f(1.0), S::f(0.0))
+}
+
+/// `p` where `m`, else `0`.
+#[inline(always)]
+fn oi<S: Simd>(m: S::M, p: i32) -> S::I {
+    S::isel(m, S::i(p), S::i(0))
+}
+
+/// Shared 2D simplex lattice walk; `OS2` selects the OpenSimplex2 gradient set.
+#[inline(always)]
+fn simplex2_impl<S: Simd, const OS2: bool>(seed: i32, x: S::F, y: S::F) -> S::F {
+    const F2: f32 = 0.366_025_42;
+    const G2: f32 = 0.211_324_87;
+    let zero = S::f(0.0);
+    let s = (x + y) * S::f(F2);
+    let i = S::floor(x + s);
+    let j = S::floor(y + s);
+    let t = (i + j) * S::f(G2);
+    let x0 = x - (i - t);
+    let y0 = y - (j - t);
+    let m = S::lt(y0, x0);
+    let i1 = S::sel(m, S::f(1.0), zero);
+    let j1 = S::sel(m, zero, S::f(1.0));
+    let x1 = x0 - i1 + S::f(G2);
+    let y1 = y0 - j1 + S::f(G2);
+    let x2 = x0 + S::f(2.0 * G2 - 1.0);
+    let y2 = y0 + S::f(2.0 * G2 - 1.0);
+    let ip = S::trunc(i) * S::i(PX);
+    let jp = S::trunc(j) * S::i(PY);
+    let sd = S::i(seed);
+    let h0 = hash2::<S>(sd, ip, jp);
+    let h1 = hash2::<S>(
+        sd,
+        ip + S::isel(m, S::i(PX), S::i(0)),
+        jp + S::isel(m, S::i(0), S::i(PY)),
+    );
+    let h2 = hash2::<S>(sd, ip + S::i(PX), jp + S::i(PY));
+    let n = corner2::<S, OS2>(h0, x0, y0)
+        + corner2::<S, OS2>(h1, x1, y1)
+        + corner2::<S, OS2>(h2, x2, y2);
+    n * S::f(if OS2 { OS2_2_SCALE } else { SIMPLEX2_SCALE })
+}
+
+/// 2D simplex noise in [-1, 1].
+#[inline(always)]
+pub(crate) fn simplex2<S: Simd>(seed: i32, x: S::F, y: S::F) -> S::F {
+    simplex2_impl::<S, false>(seed, x, y)
+}
+
+/// 2D OpenSimplex2 (fast variant: the simplex lattice, r² = 0.5 kernel, 16 even gradients).
+#[inline(always)]
+pub(crate) fn os2_2<S: Simd>(seed: i32, x: S::F, y: S::F) -> S::F {
+    simplex2_impl::<S, true>(seed, x, y)
+}
+
+/// 3D simplex noise in [-1, 1].
+#[inline(always)]
+pub(crate) fn simplex3<S: Simd>(seed: i32, x: S::F, y: S::F, z: S::F) -> S::F {
+    const G3: f32 = 1.0 / 6.0;
+    let s = (x + y + z) * S::f(1.0 / 3.0);
+    let i = S::floor(x + s);
+    let j = S::floor(y + s);
+    let k = S::floor(z + s);
+    let t = (i + j + k) * S::f(G3);
+    let x0 = x - (i - t);
+    let y0 = y - (j - t);
+    let z0 = z - (k - t);
+    let xy = S::le(y0, x0);
+    let yz = S::le(z0, y0);
+    let xz = S::le(z0, x0);
+    let nxy = S::lt(x0, y0);
+    let nyz = S::lt(y0, z0);
+    let nxz = S::lt(x0, z0);
+    let (i1, j1, k1) = (S::mand(xy, xz), S::mand(nxy, yz), S::mand(nxz, nyz));
+    let (i2, j2, k2) = (S::mor(xy, xz), S::mor(nxy, yz), S::mor(nxz, nyz));
+    let x1 = x0 - of::<S>(i1) + S::f(G3);
+    let y1 = y0 - of::<S>(j1) + S::f(G3);
+    let z1 = z0 - of::<S>(k1) + S::f(G3);
+    let x2 = x0 - of::<S>(i2) + S::f(2.0 * G3);
+    let y2 = y0 - of::<S>(j2) + S::f(2.0 * G3);
+    let z2 = z0 - of::<S>(k2) + S::f(2.0 * G3);
+    let x3 = x0 + S::f(3.0 * G3 - 1.0);
+    let y3 = y0 + S::f(3.0 * G3 - 1.0);
+    let z3 = z0 + S::f(3.0 * G3 - 1.0);
+    let ip = S::trunc(i) * S::i(PX);
+    let jp = S::trunc(j) * S::i(PY);
+    let kp = S::trunc(k) * S::i(PZ);
+    let sd = S::i(seed);
+    let h0 = hash3::<S>(sd, ip, jp, kp);
+    let h1 = hash3::<S>(
+        sd,
+        ip + oi::<S>(i1, PX),
+        jp + oi::<S>(j1, PY),
+        kp + oi::<S>(k1, PZ),
+    );
+    let h2 = hash3::<S>(
+        sd,
+        ip + oi::<S>(i2, PX),
+        jp + oi::<S>(j2, PY),
+        kp + oi::<S>(k2, PZ),
+    );
+    let h3 = hash3::<S>(sd, ip + S::i(PX), jp + S::i(PY), kp + S::i(PZ));
+    let n = corner3::<S>(h0, x0, y0, z0)
+        + corner3::<S>(h1, x1, y1, z1)
+        + corner3::<S>(h2, x2, y2, z2)
+        + corner3::<S>(h3, x3, y3, z3);
+    n * S::f(SIMPLEX3_SCALE)
+}
+
+/// 3D OpenSimplex2 (fast variant): two offset cubic lattices forming a BCC lattice, four
+/// candidate vertices each, r² = 0.6 kernel, evaluated on the rotated `(x+y+z)·2/3 − p` domain.
+#[inline(always)]
+pub(crate) fn os2_3<S: Simd>(seed: i32, x: S::F, y: S::F, z: S::F) -> S::F {
+    let zero = S::f(0.0);
+    let half = S::f(0.5);
+    let r = (x + y + z) * S::f(2.0 / 3.0);
+    let (x, y, z) = (r - x, r - y, r - z);
+    let (xb, yb, zb) = (S::floor(x + half), S::floor(y + half), S::floor(z + half));
+    let (mut xr, mut yr, mut zr) = (x - xb, y - yb, z - zb);
+    let mut xp = S::trunc(xb) * S::i(PX);
+    let mut yp = S::trunc(yb) * S::i(PY);
+    let mut zp = S::trunc(zb) * S::i(PZ);
+    // Sign of each axis' step towards the next vertex: −1 where the offset is ≥ 0.
+    let (mut sx, mut sy, mut sz) = (
+        S::sel(S::le(zero, xr), S::f(-1.0), S::f(1.0)),
+        S::sel(S::le(zero, yr), S::f(-1.0), S::f(1.0)),
+        S::sel(S::le(zero, zr), S::f(-1.0), S::f(1.0)),
+    );
+    let (mut ax, mut ay, mut az) = (abs::<S>(xr), abs::<S>(yr), abs::<S>(zr));
+    let mut a = (S::f(0.6) - xr * xr) - (yr * yr + zr * zr);
+    let mut sd = S::i(seed);
+    let mut value = zero;
+    for l in 0..2 {
+        value = value
+            + pow4::<S>(S::max(a, zero)) * sgrad3::<S>(hash3::<S>(sd, xp, yp, zp), xr, yr, zr);
+        let mx = S::mand(S::le(ay, ax), S::le(az, ax));
+        let my = S::mandnot(S::mand(S::lt(ax, ay), S::le(az, ay)), mx);
+        let mxy = S::mor(mx, my);
+        let b = a + S::sel(mx, ax + ax, S::sel(my, ay + ay, az + az));
+        let zi = S::i(0);
+        let dx = xr + S::sel(mx, sx, zero);
+        let dy = yr + S::sel(my, sy, zero);
+        let dz = zr + S::sel(mxy, zero, sz);
+        let hx = xp + S::isel(mx, S::isel(S::lt(sx, zero), S::i(PX), S::i(-PX)), zi);
+        let hy = yp + S::isel(my, S::isel(S::lt(sy, zero), S::i(PY), S::i(-PY)), zi);
+        let hz = zp + S::isel(mxy, zi, S::isel(S::lt(sz, zero), S::i(PZ), S::i(-PZ)));
+        let c = S::max(b - S::f(1.0), zero);
+        value = value + pow4::<S>(c) * sgrad3::<S>(hash3::<S>(sd, hx, hy, hz), dx, dy, dz);
+        if l == 1 {
+            break;
+        }
+        ax = half - ax;
+        ay = half - ay;
+        az = half - az;
+        xr = sx * ax;
+        yr = sy * ay;
+        zr = sz * az;
+        a = a + ((S::f(0.75) - ax) - (ay + az));
+        xp = xp + S::isel(S::lt(sx, zero), S::i(PX), zi);
+        yp = yp + S::isel(S::lt(sy, zero), S::i(PY), zi);
+        zp = zp + S::isel(S::lt(sz, zero), S::i(PZ), zi);
+        sx = zero - sx;
+        sy = zero - sy;
+        sz = zero - sz;
+        sd = sd ^ S::i(0x52d5_47b2);
+    }
+    value * S::f(OS2_3_SCALE)
+}
+
+/// Cell distance metric for Worley noise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CellDistance {
+    /// Straight-line distance.
+    Euclidean,
+    /// Sum of absolute axis differences.
+    Manhattan,
+}
+
+/// Which Worley distance to return.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CellReturn {
+    /// Distance to the nearest feature point.
+    F1,
+    /// Distance to the second-nearest feature point.
+    F2,
+    /// `F2 - F1` (cell borders).
+    F2MinusF1,
+}
+
+#[inline(always)]
+fn jitter<S: Simd>(h: S::I, shift: i32) -> S::F {
+    S::cvt(S::shr(h, shift) & S::i(1023)) * S::f(1.0 / 1024.0) - S::f(0.5)
+}
+
+#[inline(always)]
+fn worley_finish<S: Simd>(f1: S::F, f2: S::F, dist: CellDistance, ret: CellReturn) -> S::F {
+    let (f1, f2) = match dist {
+        CellDistance::Euclidean => (S::sqrt(f1), S::sqrt(f2)),
+        CellDistance::Manhattan => (f1, f2),
+    };
+    match ret {
+        CellReturn::F1 => f1,
+        CellReturn::F2 => f2,
+        CellReturn::F2MinusF1 => f2 - f1,
+    }
+}
+
+/// 2D Worley noise over the 3×3 neighbourhood; one feature point per unit cell at
+/// `cell + 0.5 + (u - 0.5)·jitter`, `u` from 10 hash bits per axis.
+#[inline(always)]
+pub(crate) fn worley2<S: Simd>(
+    seed: i32,
+    x: S::F,
+    y: S::F,
+    dist: CellDistance,
+    ret: CellReturn,
+    jit: f32,
+) -> S::F {
+    let (xfl, yfl) = (S::floor(x), S::floor(y));
+    let (fx, fy) = (x - xfl, y - yfl);
+    let xp = S::trunc(xfl) * S::i(PX);
+    let yp = S::trunc(yfl) * S::i(PY);
+    let sd = S::i(seed);
+    let big = S::f(1e10);
+    let (mut f1, mut f2) = (big, big);
+    let j = S::f(jit);
+    for dy in -1i32..=1 {
+        for dx in -1i32..=1 {
+            let h = hash2::<S>(
+                sd,
+                xp + S::i(dx.wrapping_mul(PX)),
+                yp + S::i(dy.wrapping_mul(PY)),
+            );
+            let ddx = (S::f(dx as f32 + 0.5) + jitter::<S>(h, 0) * j) - fx;
+            let ddy = (S::f(dy as f32 + 0.5) + jitter::<S>(h, 10) * j) - fy;
+            let d = match dist {
+                CellDistance::Euclidean => ddx * ddx + ddy * ddy,
+                CellDistance::Manhattan => abs::<S>(ddx) + abs::<S>(ddy),
+            };
+            f2 = S::min(f2, S::max(f1, d));
+            f1 = S::min(f1, d);
+        }
+    }
+    worley_finish::<S>(f1, f2, dist, ret)
+}
+
+/// 3D Worley noise over the 3×3×3 neighbourhood (see [`worley2`]).
+#[inline(always)]
+pub(crate) fn worley3<S: Simd>(
+    seed: i32,
+    x: S::F,
+    y: S::F,
+    z: S::F,
+    dist: CellDistance,
+    ret: CellReturn,
+    jit: f32,
+) -> S::F {
+    let (xfl, yfl, zfl) = (S::floor(x), S::floor(y), S::floor(z));
+    let (fx, fy, fz) = (x - xfl, y - yfl, z - zfl);
+    let xp = S::trunc(xfl) * S::i(PX);
+    let yp = S::trunc(yfl) * S::i(PY);
+    let zp = S::trunc(zfl) * S::i(PZ);
+    let sd = S::i(seed);
+    let big = S::f(1e10);
+    let (mut f1, mut f2) = (big, big);
+    let j = S::f(jit);
+    for dz in -1i32..=1 {
+        for dy in -1i32..=1 {
+            for dx in -1i32..=1 {
+                let h = hash3::<S>(
+                    sd,
+                    xp + S::i(dx.wrapping_mul(PX)),
+                    yp + S::i(dy.wrapping_mul(PY)),
+                    zp + S::i(dz.wrapping_mul(PZ)),
+                );
+                let ddx = (S::f(dx as f32 + 0.5) + jitter::<S>(h, 0) * j) - fx;
+                let ddy = (S::f(dy as f32 + 0.5) + jitter::<S>(h, 10) * j) - fy;
+                let ddz = (S::f(dz as f32 + 0.5) + jitter::<S>(h, 20) * j) - fz;
+                let d = match dist {
+                    CellDistance::Euclidean => ddx * ddx + ddy * ddy + ddz * ddz,
+                    CellDistance::Manhattan => abs::<S>(ddx) + abs::<S>(ddy) + abs::<S>(ddz),
+                };
+                f2 = S::min(f2, S::max(f1, d));
+                f1 = S::min(f1, d);
+            }
+        }
+    }
+    worley_finish::<S>(f1, f2, dist, ret)
+}

@@ -1,0 +1,324 @@
+//! Lane abstraction: every kernel is written once over [`Simd`] and instantiated for the
+//! scalar path, SSE2, AVX2 and AVX-512 with the same IEEE operations in the same order, so
+//! every level produces the same bits (no FMA, x86 semantics for `min`, `max` and
+//! out-of-range float-to-int conversion emulated on the scalar path).
+
+use core::ops::{Add, BitAnd, BitOr, BitXor, Mul, Sub};
+
+/// One instruction set's vector types and the operations the kernels use.
+///
+/// Semantics every implementation must follow exactly:
+/// - `min(a, b)` is `if a < b { a } else { b }` and `max(a, b)` is `if a > b { a } else { b }`
+///   (x86 `minps`/`maxps`, including NaN and signed-zero behaviour);
+/// - `trunc` truncates toward zero and yields `i32::MIN` for NaN or out-of-range input
+///   (x86 `cvttps2dq`);
+/// - `floor` is IEEE `floorf` (keeps the sign of zero);
+/// - integer arithmetic wraps.
+pub(crate) trait Simd: Copy {
+    const LANES: usize;
+    type F: Copy + Add<Output = Self::F> + Sub<Output = Self::F> + Mul<Output = Self::F>;
+    type I: Copy
+        + Add<Output = Self::I>
+        + Sub<Output = Self::I>
+        + Mul<Output = Self::I>
+        + BitAnd<Output = Self::I>
+        + BitOr<Output = Self::I>
+        + BitXor<Output = Self::I>;
+    type M: Copy;
+
+    fn f(v: f32) -> Self::F;
+    fn i(v: i32) -> Self::I;
+    /// Lane indices `0, 1, …, LANES - 1` as floats.
+    fn iota() -> Self::F;
+    /// Stores all lanes to `out[..LANES]`; `out.len() >= LANES`.
+    fn store(v: Self::F, out: &mut [f32]);
+    fn floor(a: Self::F) -> Self::F;
+    fn sqrt(a: Self::F) -> Self::F;
+    fn min(a: Self::F, b: Self::F) -> Self::F;
+    fn max(a: Self::F, b: Self::F) -> Self::F;
+    fn lt(a: Self::F, b: Self::F) -> Self::M;
+    fn le(a: Self::F, b: Self::F) -> Self::M;
+    fn sel(m: Self::M, a: Self::F, b: Self::F) -> Self::F;
+    fn isel(m: Self::M, a: Self::I, b: Self::I) -> Self::I;
+    fn ilt(a: Self::I, b: Self::I) -> Self::M;
+    fn ieq(a: Self::I, b: Self::I) -> Self::M;
+    fn mand(a: Self::M, b: Self::M) -> Self::M;
+    fn mor(a: Self::M, b: Self::M) -> Self::M;
+    /// `a & !b`.
+    fn mandnot(a: Self::M, b: Self::M) -> Self::M;
+    fn trunc(a: Self::F) -> Self::I;
+    fn cvt(a: Self::I) -> Self::F;
+    fn bits(a: Self::F) -> Self::I;
+    fn from_bits(a: Self::I) -> Self::F;
+    fn shl(a: Self::I, n: i32) -> Self::I;
+    /// Logical shift right.
+    fn shr(a: Self::I, n: i32) -> Self::I;
+    /// `t.i[idx]` per lane; every lane of `idx` is in `0..256`.
+    fn lut256(t: &Perm, idx: Self::I) -> Self::I;
+    /// `t[idx & 15]` per lane.
+    fn lut16(t: &[f32; 16], idx: Self::I) -> Self::F;
+}
+
+/// A 256-entry byte permutation, stored as `i32`s for gathers and packed four per `u32`
+/// (little-endian) for in-register lookups.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Perm {
+    pub(crate) i: [i32; 256],
+    pub(crate) b: [u32; 64],
+}
+
+impl Perm {
+    /// Packs a table whose entries are all in `0..256`.
+    pub(crate) const fn new(i: [i32; 256]) -> Perm {
+        let mut b = [0u32; 64];
+        let mut k = 0;
+        while k < 256 {
+            b[k / 4] |= ((i[k] & 255) as u32) << ((k % 4) * 8);
+            k += 1;
+        }
+        Perm { i, b }
+    }
+}
+
+/// Wrapping `i32` for the scalar lane.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Wi(pub i32);
+
+macro_rules! wi_op {
+    ($tr:ident, $m:ident, $e:expr) => {
+        impl $tr for Wi {
+            type Output = Wi;
+            #[inline(always)]
+            fn $m(self, o: Wi) -> Wi {
+                let f: fn(i32, i32) -> i32 = $e;
+                Wi(f(self.0, o.0))
+            }
+        }
+    };
+}
+wi_op!(Add, add, |a, b| a.wrapping_add(b));
+wi_op!(Sub, sub, |a, b| a.wrapping_sub(b));
+wi_op!(Mul, mul, |a, b| a.wrapping_mul(b));
+wi_op!(BitAnd, bitand, |a, b| a & b);
+wi_op!(BitOr, bitor, |a, b| a | b);
+wi_op!(BitXor, bitxor, |a, b| a ^ b);
+
+/// The portable one-lane reference implementation.
+#[derive(Clone, Copy)]
+pub(crate) struct Scalar;
+
+impl Simd for Scalar {
+    const LANES: usize = 1;
+    type F = f32;
+    type I = Wi;
+    type M = bool;
+    #[inline(always)]
+    fn f(v: f32) -> f32 {
+        v
+    }
+    #[inline(always)]
+    fn i(v: i32) -> Wi {
+        Wi(v)
+    }
+    #[inline(always)]
+    fn iota() -> f32 {
+        0.0
+    }
+    #[inline(always)]
+    fn store(v: f32, out: &mut [f32]) {
+        out[0] = v;
+    }
+    #[inline(always)]
+    fn floor(a: f32) -> f32 {
+        a.floor()
+    }
+    #[inline(always)]
+    fn sqrt(a: f32) -> f32 {
+        a.sqrt()
+    }
+    #[inline(always)]
+    fn min(a: f32, b: f32) -> f32 {
+        if a < b { a } else { b }
+    }
+    #[inline(always)]
+    fn max(a: f32, b: f32) -> f32 {
+        if a > b { a } else { b }
+    }
+    #[inline(always)]
+    fn lt(a: f32, b: f32) -> bool {
+        a < b
+    }
+    #[inline(always)]
+    fn le(a: f32, b: f32) -> bool {
+        a <= b
+    }
+    #[inline(always)]
+    fn sel(m: bool, a: f32, b: f32) -> f32 {
+        if m { a } else { b }
+    }
+    #[inline(always)]
+    fn isel(m: bool, a: Wi, b: Wi) -> Wi {
+        if m { a } else { b }
+    }
+    #[inline(always)]
+    fn ilt(a: Wi, b: Wi) -> bool {
+        a.0 < b.0
+    }
+    #[inline(always)]
+    fn ieq(a: Wi, b: Wi) -> bool {
+        a.0 == b.0
+    }
+    #[inline(always)]
+    fn mand(a: bool, b: bool) -> bool {
+        a & b
+    }
+    #[inline(always)]
+    fn mor(a: bool, b: bool) -> bool {
+        a | b
+    }
+    #[inline(always)]
+    fn mandnot(a: bool, b: bool) -> bool {
+        a & !b
+    }
+    #[inline(always)]
+    fn trunc(a: f32) -> Wi {
+        if (-2_147_483_648.0..2_147_483_648.0).contains(&a) {
+            Wi(a as i32)
+        } else {
+            Wi(i32::MIN)
+        }
+    }
+    #[inline(always)]
+    fn cvt(a: Wi) -> f32 {
+        a.0 as f32
+    }
+    #[inline(always)]
+    fn bits(a: f32) -> Wi {
+        Wi(a.to_bits() as i32)
+    }
+    #[inline(always)]
+    fn from_bits(a: Wi) -> f32 {
+        f32::from_bits(a.0 as u32)
+    }
+    #[inline(always)]
+    fn shl(a: Wi, n: i32) -> Wi {
+        Wi(((a.0 as u32) << n) as i32)
+    }
+    #[inline(always)]
+    fn shr(a: Wi, n: i32) -> Wi {
+        Wi(((a.0 as u32) >> n) as i32)
+    }
+    #[inline(always)]
+    fn lut256(t: &Perm, idx: Wi) -> Wi {
+        Wi(t.i[(idx.0 & 255) as usize])
+    }
+    #[inline(always)]
+    fn lut16(t: &[f32; 16], idx: Wi) -> f32 {
+        t[(idx.0 & 15) as usize]
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+pub(crate) use x86::{Avx2, Avx512, Sse2};
+
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::*;
+
+    const SPECIAL: [f32; 20] = [
+        0.0,
+        -0.0,
+        0.5,
+        -0.5,
+        -1.0,
+        1.0,
+        -1e-40,
+        1e-40,
+        8_388_607.5,
+        -8_388_607.5,
+        8_388_608.0,
+        -8_388_609.0,
+        3e9,
+        -3e9,
+        2_147_483_520.0,
+        -2_147_483_648.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        -123.75,
+    ];
+
+    fn lanes<S: Simd>(f: impl Fn(S::F) -> S::F, input: &[f32]) -> Vec<u32> {
+        let mut out = Vec::new();
+        for chunk in input.chunks(S::LANES) {
+            let mut buf = [0.0f32; 16];
+            buf[..chunk.len()].copy_from_slice(chunk);
+            // Build the vector lane by lane through iota arithmetic-free loads.
+            let mut v = S::f(0.0);
+            for (k, &c) in chunk.iter().enumerate() {
+                let m = S::lt(S::iota(), S::f(k as f32 + 0.5));
+                let m2 = S::le(S::f(k as f32 - 0.5), S::iota());
+                v = S::sel(S::mand(m, m2), S::f(c), v);
+            }
+            let mut o = [0.0f32; 16];
+            S::store(f(v), &mut o);
+            out.extend(o[..chunk.len()].iter().map(|x| x.to_bits()));
+        }
+        out
+    }
+
+    #[test]
+    fn floor_and_trunc_match_scalar_on_every_level() {
+        let floor_s = lanes::<Scalar>(Scalar::floor, &SPECIAL);
+        let trunc_s = lanes::<Scalar>(|v| Scalar::cvt(Scalar::trunc(v)), &SPECIAL);
+        assert_eq!(f32::from_bits(floor_s[1]).to_bits(), (-0.0f32).to_bits());
+        assert_eq!(f32::from_bits(floor_s[6]), -1.0);
+        assert_eq!(f32::from_bits(trunc_s[12]), -2_147_483_648.0);
+        assert_eq!(lanes::<Sse2>(Sse2::floor, &SPECIAL), floor_s);
+        assert_eq!(
+            lanes::<Sse2>(|v| Sse2::cvt(Sse2::trunc(v)), &SPECIAL),
+            trunc_s
+        );
+        if std::is_x86_feature_detected!("avx2") {
+            assert_eq!(lanes::<Avx2>(Avx2::floor, &SPECIAL), floor_s);
+            assert_eq!(
+                lanes::<Avx2>(|v| Avx2::cvt(Avx2::trunc(v)), &SPECIAL),
+                trunc_s
+            );
+        }
+        if std::is_x86_feature_detected!("avx512f") {
+            type A = Avx512<false>;
+            assert_eq!(lanes::<A>(A::floor, &SPECIAL), floor_s);
+            assert_eq!(lanes::<A>(|v| A::cvt(A::trunc(v)), &SPECIAL), trunc_s);
+        }
+    }
+
+    fn lut_all<S: Simd>(t: &Perm) -> Vec<u32> {
+        let idx: Vec<f32> = (0..256).map(|i| i as f32).collect();
+        lanes::<S>(|v| S::cvt(S::lut256(t, S::trunc(v))), &idx)
+    }
+
+    #[test]
+    fn table_lookups_match_scalar_on_every_level() {
+        let mut raw = [0i32; 256];
+        for (k, r) in raw.iter_mut().enumerate() {
+            *r = ((k * 167 + 13) % 256) as i32;
+        }
+        let t = Perm::new(raw);
+        let want = lut_all::<Scalar>(&t);
+        assert_eq!(f32::from_bits(want[1]), 180.0);
+        assert_eq!(lut_all::<Sse2>(&t), want);
+        if std::is_x86_feature_detected!("avx2") {
+            assert_eq!(lut_all::<Avx2>(&t), want);
+        }
+        if std::is_x86_feature_detected!("avx512f") {
+            assert_eq!(lut_all::<Avx512<false>>(&t), want);
+        }
+        if std::is_x86_feature_detected!("avx512vbmi") {
+            assert_eq!(lut_all::<Avx512<true>>(&t), want);
+        }
+    }
+}

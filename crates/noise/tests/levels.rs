@@ -1,0 +1,159 @@
+//! Every function gives the same bytes on every SIMD level this CPU has, on any thread
+//! count, and equal to `sample2`/`sample3` at the documented grid coordinates.
+
+mod common;
+
+use procmodel_noise::{Exec, Grid2, Grid3, Noise, NoiseError, SimdLevel};
+
+const G2: Grid2 = Grid2 {
+    origin: [-13.37, 5.25],
+    step: [0.173, 0.311],
+    size: [67, 23],
+};
+const G3: Grid3 = Grid3 {
+    origin: [-3.3, 1.7, -0.45],
+    step: [0.37, 0.29, 0.53],
+    size: [37, 9, 7],
+};
+
+fn bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+fn fill2(n: &Noise, simd: SimdLevel, parallel: bool) -> Vec<u32> {
+    let mut out = vec![0.0; G2.size[0] * G2.size[1]];
+    n.fill2(
+        &G2,
+        &mut out,
+        Exec {
+            simd: Some(simd),
+            parallel,
+        },
+    )
+    .unwrap();
+    bits(&out)
+}
+
+fn fill3(n: &Noise, simd: SimdLevel, parallel: bool) -> Vec<u32> {
+    let mut out = vec![0.0; G3.size[0] * G3.size[1] * G3.size[2]];
+    n.fill3(
+        &G3,
+        &mut out,
+        Exec {
+            simd: Some(simd),
+            parallel,
+        },
+    )
+    .unwrap();
+    bits(&out)
+}
+
+#[test]
+fn all_levels_and_threads_give_identical_bytes() {
+    let levels: Vec<SimdLevel> = SimdLevel::ALL
+        .into_iter()
+        .filter(|l| l.is_available())
+        .collect();
+    eprintln!("levels exercised: {levels:?}");
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap();
+    for (name, cfg) in common::configs() {
+        let n = Noise::new(cfg).unwrap();
+        let r2 = fill2(&n, SimdLevel::Scalar, false);
+        let r3 = fill3(&n, SimdLevel::Scalar, false);
+        for &l in &levels {
+            assert_eq!(fill2(&n, l, false), r2, "{name} 2D {l:?}");
+            assert_eq!(fill3(&n, l, false), r3, "{name} 3D {l:?}");
+            let (p2, p3) = pool.install(|| (fill2(&n, l, true), fill3(&n, l, true)));
+            assert_eq!(p2, r2, "{name} 2D {l:?} parallel");
+            assert_eq!(p3, r3, "{name} 3D {l:?} parallel");
+        }
+    }
+}
+
+#[test]
+fn grid_equals_single_samples() {
+    for (name, cfg) in common::configs() {
+        let n = Noise::new(cfg).unwrap();
+        let r2 = fill2(&n, SimdLevel::best(), false);
+        for j in 0..G2.size[1] {
+            for i in 0..G2.size[0] {
+                let x = G2.origin[0] + i as f32 * G2.step[0];
+                let y = G2.origin[1] + j as f32 * G2.step[1];
+                assert_eq!(
+                    n.sample2(x, y).to_bits(),
+                    r2[j * G2.size[0] + i],
+                    "{name} ({i},{j})"
+                );
+            }
+        }
+        let r3 = fill3(&n, SimdLevel::best(), false);
+        for k in 0..G3.size[2] {
+            for j in 0..G3.size[1] {
+                for i in 0..G3.size[0] {
+                    let x = G3.origin[0] + i as f32 * G3.step[0];
+                    let y = G3.origin[1] + j as f32 * G3.step[1];
+                    let z = G3.origin[2] + k as f32 * G3.step[2];
+                    let at = (k * G3.size[1] + j) * G3.size[0] + i;
+                    assert_eq!(n.sample3(x, y, z).to_bits(), r3[at], "{name} ({i},{j},{k})");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn perlin_seed0_grid_is_math_noise() {
+    let n = Noise::new(Default::default()).unwrap();
+    let r3 = fill3(&n, SimdLevel::best(), false);
+    let at = (2 * G3.size[1] + 3) * G3.size[0] + 5;
+    let (x, y, z) = (
+        G3.origin[0] + 5.0 * G3.step[0],
+        G3.origin[1] + 3.0 * G3.step[1],
+        G3.origin[2] + 2.0 * G3.step[2],
+    );
+    assert_eq!(procmodel_noise::perlin3_f32(x, y, z).to_bits(), r3[at]);
+}
+
+#[test]
+fn bad_inputs_are_errors() {
+    let n = Noise::new(Default::default()).unwrap();
+    let mut out = vec![0.0; 10];
+    assert_eq!(
+        n.fill2(&G2, &mut out, Exec::default()),
+        Err(NoiseError::Len {
+            expected: 67 * 23,
+            got: 10
+        })
+    );
+    let huge = Grid2 {
+        size: [1 << 25, 1],
+        ..G2
+    };
+    assert!(matches!(
+        n.fill2(&huge, &mut out, Exec::default()),
+        Err(NoiseError::GridSize(_))
+    ));
+    let bad = procmodel_noise::NoiseConfig {
+        octaves: 0,
+        fractal: procmodel_noise::Fractal::Fbm,
+        ..Default::default()
+    };
+    assert_eq!(Noise::new(bad).err(), Some(NoiseError::Octaves(0)));
+    let nan = procmodel_noise::NoiseConfig {
+        frequency: f32::NAN,
+        ..Default::default()
+    };
+    assert!(matches!(
+        Noise::new(nan),
+        Err(NoiseError::NonFinite {
+            name: "frequency",
+            ..
+        })
+    ));
+    let mut empty: Vec<f32> = Vec::new();
+    let zero = Grid2 { size: [0, 5], ..G2 };
+    assert_eq!(n.fill2(&zero, &mut empty, Exec::default()), Ok(()));
+}
