@@ -101,8 +101,9 @@ pub fn pivot_to(dom: &mut WeakDom, r: Ref, target: Affine3A) {
     move_by(dom, r, delta);
 }
 
-/// Applies a rigid transform to every part (and model pivot) under `r`.
-fn move_by(dom: &mut WeakDom, r: Ref, delta: Affine3A) {
+/// Applies a rigid transform to every part (and model pivot) in the subtree of `r`
+/// (including `r`).
+pub fn move_by(dom: &mut WeakDom, r: Ref, delta: Affine3A) {
     let mut stack = vec![r];
     while let Some(cur) = stack.pop() {
         let Some(inst) = dom.get_by_ref_mut(cur) else {
@@ -176,18 +177,10 @@ pub fn bounding_box(dom: &WeakDom, r: Ref) -> Option<(Affine3A, Vec3)> {
     Some((centre, max - min))
 }
 
-/// `Model:ScaleTo(scale)`: scales every part's size and offset from the model's pivot by
-/// `scale / current`, nested model pivots likewise, and records the new `Scale`.
-pub fn scale_to(dom: &mut WeakDom, model: Ref, scale: f32) {
-    let Some(inst) = dom.get_by_ref(model) else {
-        return;
-    };
-    let factor = scale / model_scale(inst);
-    let Some(pivot) = get_pivot(dom, model) else {
-        return;
-    };
-    let origin = Vec3::from(pivot.translation);
-    let mut stack: Vec<Ref> = inst.children().to_vec();
+/// Scales the subtrees of `roots` by `factor` about `origin`: part sizes and offsets, and
+/// the pivots of nested models (as `ScaleTo` does for a model's contents).
+pub fn scale_about(dom: &mut WeakDom, roots: &[Ref], origin: Vec3, factor: f32) {
+    let mut stack: Vec<Ref> = roots.to_vec();
     while let Some(cur) = stack.pop() {
         let Some(inst) = dom.get_by_ref_mut(cur) else {
             continue;
@@ -211,6 +204,21 @@ pub fn scale_to(dom: &mut WeakDom, model: Ref, scale: f32) {
         }
         stack.extend(inst.children().iter().copied());
     }
+}
+
+/// `Model:ScaleTo(scale)`: scales every part's size and offset from the model's pivot by
+/// `scale / current`, nested model pivots likewise, and records the new `Scale`.
+pub fn scale_to(dom: &mut WeakDom, model: Ref, scale: f32) {
+    let Some(inst) = dom.get_by_ref(model) else {
+        return;
+    };
+    let factor = scale / model_scale(inst);
+    let Some(pivot) = get_pivot(dom, model) else {
+        return;
+    };
+    let origin = Vec3::from(pivot.translation);
+    let children = inst.children().to_vec();
+    scale_about(dom, &children, origin, factor);
     if let Some(inst) = dom.get_by_ref_mut(model) {
         inst.properties
             .insert(ustr("Scale"), Variant::Float32(scale));

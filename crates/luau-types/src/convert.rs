@@ -136,7 +136,7 @@ fn ud<T: mlua::UserData + Clone + 'static>(v: &Value, expected: &str) -> Result<
 /// Like [`ud`], naming the expected type only when the conversion fails (no allocation on
 /// the hot path of property writes).
 fn udt<T: mlua::UserData + Clone + 'static>(v: &Value, ty: VariantType) -> Result<T, ConvertError> {
-    as_ud::<T>(v).ok_or_else(|| ConvertError::type_mismatch(&format!("{ty:?}"), v))
+    as_ud::<T>(v).ok_or_else(|| ConvertError::type_mismatch(format!("{ty:?}"), v))
 }
 
 fn string(v: &Value, expected: &str) -> Result<String, ConvertError> {

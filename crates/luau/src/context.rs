@@ -37,6 +37,11 @@ pub struct Ctx {
     /// Captured output; also echoed to stderr when `echo` is set.
     pub log: Vec<LogLine>,
     pub echo: bool,
+    /// While a generator runs: writes to instances in the scene are refused (a generator may
+    /// only modify its targetContainer and instances it created).
+    pub outside_write_locked: bool,
+    /// Models whose `ForceGeneration()` was called, in call order.
+    pub forced: Vec<Ref>,
     /// `Instance.new` class resolutions (None: not creatable).
     pub new_classes: FxHashMap<Box<str>, Option<crate::globals::NewClass>>,
     /// ModuleScripts loaded from files, for relative string requires.
@@ -58,6 +63,8 @@ impl Ctx {
             echo: true,
             files: FxHashMap::default(),
             new_classes: FxHashMap::default(),
+            forced: Vec::new(),
+            outside_write_locked: false,
         })
     }
 
@@ -103,6 +110,34 @@ impl Ctx {
         }
         parts.reverse();
         parts.join(".")
+    }
+
+    /// True when `r` is a descendant of the DataModel (in the scene, not an orphan).
+    pub fn in_scene(&self, r: Ref) -> bool {
+        let root = self.dom.root_ref();
+        let mut cur = r;
+        while cur.is_some() {
+            if cur == root {
+                return true;
+            }
+            cur = self
+                .dom
+                .get_by_ref(cur)
+                .map(|i| i.parent())
+                .unwrap_or_else(Ref::none);
+        }
+        false
+    }
+
+    /// Refuses a generator's write to an instance in the scene (SPEC §4 sandboxing).
+    pub fn check_write(&self, r: Ref, what: &str) -> mlua::Result<()> {
+        if self.outside_write_locked && self.in_scene(r) {
+            return Err(mlua::Error::runtime(format!(
+                "{what}: a generator may only modify its targetContainer, and {} is outside it (capability AccessOutsideWrite is not granted)",
+                self.full_name(r)
+            )));
+        }
+        Ok(())
     }
 
     pub fn log(&mut self, level: LogLevel, message: String) {

@@ -122,6 +122,9 @@ impl Host {
             .map_err(|e| self.script_error(&e))?;
         let container = {
             let mut c = ctx(lua).map_err(|e| HostError::script(&e))?;
+            // Limits are per run.
+            c.created = 0;
+            c.outside_write_locked = true;
             c.dom.insert(
                 Ref::none(),
                 InstanceBuilder::new("GeneratedFolder").with_name("GeneratedFolder"),
@@ -134,6 +137,9 @@ impl Host {
             generator.on_generate.clone(),
             MultiValue::from_iter([Value::Table(params), container_ud]),
         );
+        if let Ok(mut c) = ctx(lua) {
+            c.outside_write_locked = false;
+        }
         let (_, leaked) = result.map_err(|e| self.script_error(&e))?;
         let primary_part = self.with_dom_ref(|dom| {
             match dom

@@ -133,8 +133,47 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
     globals.set("time", lua.create_function(|lua, ()| Ok(now(lua)))?)?;
     globals.set("elapsedTime", lua.create_function(|lua, ()| Ok(now(lua)))?)?;
 
+    // ProceduralModel:WaitForGenerationAsync() — yields (task.wait) while the model is dirty.
+    let state = lua.create_function(|lua, model: Value| {
+        let Some(m) = opt_instance(&model)? else {
+            return Ok("missing");
+        };
+        let c = ctx(lua)?;
+        if !crate::methods::in_scene(&c, m.r) {
+            return Ok("missing");
+        }
+        let dirty = c
+            .dom
+            .get_by_ref(m.r)
+            .and_then(|i| i.properties.get(&rbx_dom_weak::ustr("Dirty")))
+            .is_some_and(|v| matches!(v, Variant::Bool(true)));
+        Ok(if dirty { "pending" } else { "done" })
+    })?;
+    let wait: Function = lua
+        .load(
+            r#"local state = ...
+            return function(self)
+                local s = state(self)
+                if s == "missing" then
+                    error("WaitForGenerationAsync: " .. self:GetFullName() .. " is not in the scene", 2)
+                end
+                while s == "pending" do
+                    task.wait()
+                    s = state(self)
+                    if s == "missing" then
+                        return false
+                    end
+                end
+                return true
+            end"#,
+        )
+        .set_name("=WaitForGenerationAsync")
+        .call(state)?;
+    lua.set_named_registry_value("procmodel.wait_for_generation", wait)?;
+
     // require
     let results = lua.create_table()?;
+    lua.set_named_registry_value("procmodel.require_results", &results)?;
     let loading = lua.create_table()?;
     let resolve = lua.create_function(resolve)?;
     let factory: Function = lua
@@ -225,6 +264,10 @@ fn instance_new(lua: &Lua, (class, parent): (mlua::LuaString, Value)) -> mlua::R
         InstanceBuilder::with_property_capacity(info.class, 8).with_name(info.class.as_str());
     if let Some(size) = info.size {
         builder = builder.with_property(crate::keys::KEYS.size, size);
+    }
+    if info.class == "ProceduralModel" {
+        // A new model generates at the next frame.
+        builder = builder.with_property("Dirty", true);
     }
     let r = c.dom.insert(Ref::none(), builder);
     if let Some(p) = parent {

@@ -114,7 +114,9 @@ impl Host {
     }
 
     pub(crate) fn core(&self) -> mlua::AppDataRef<'_, HostCore> {
-        self.lua.app_data_ref::<HostCore>().expect("host core installed")
+        self.lua
+            .app_data_ref::<HostCore>()
+            .expect("host core installed")
     }
 
     /// The host's limits.
@@ -225,10 +227,35 @@ impl Host {
         Ok(out.into_iter().next().unwrap_or(Value::Nil))
     }
 
+    /// Installs (or removes) the hook a top-level script run calls at frame boundaries.
+    pub fn set_frame_hook(&self, hook: Option<crate::task::FrameHook>) {
+        match hook {
+            Some(h) => {
+                self.lua.set_app_data(h);
+            }
+            None => {
+                self.lua.remove_app_data::<crate::task::FrameHook>();
+            }
+        }
+    }
+
     /// Asks running generators to yield at their next `params:Pause()` (frame budget,
     /// cancellation). Off by default: then Pause returns at once.
     pub fn request_pause(&self, on: bool) -> mlua::Result<()> {
         self.core().control.raw_set("requested", on)
+    }
+
+    /// Forgets the cached result of requiring `module`, so the next require runs its
+    /// (possibly edited) Source again.
+    pub fn invalidate_module(&self, module: Ref) -> mlua::Result<()> {
+        let results: Table = self.lua.named_registry_value("procmodel.require_results")?;
+        results.raw_set(format!("instance:{module}"), Value::Nil)
+    }
+
+    /// Takes the set of models scripts asked to regenerate with `ForceGeneration()`.
+    pub fn take_forced(&self) -> Vec<Ref> {
+        let mut c = self.lua.app_data_mut::<Ctx>().expect("context installed");
+        std::mem::take(&mut c.forced)
     }
 
     /// Pushes an instance as userdata.

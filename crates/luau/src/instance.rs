@@ -180,6 +180,12 @@ fn index(lua: &Lua, this: &Instance, key_bytes: &[u8]) -> mlua::Result<Value> {
             procmodel_luau_types::variant_to_lua(lua, &value, enum_name)
         }
         Prop::Missing => {
+            // A yielding method cannot be a Rust method: it is a Luau function.
+            if key_bytes == b"WaitForGenerationAsync" && this.class == "ProceduralModel" {
+                let f: mlua::Function =
+                    lua.named_registry_value("procmodel.wait_for_generation")?;
+                return Ok(Value::Function(f));
+            }
             // Children by name come after properties and methods, as in Roblox.
             if let Some(&child) = inst.children().iter().find(|&&ch| {
                 c.dom
@@ -217,6 +223,9 @@ fn newindex(lua: &Lua, this: &Instance, key_bytes: &[u8], value: Value) -> mlua:
     let mut guard = ctx(lua)?;
     let prop = guard.props.get(this.class, key_bytes);
     let c = &mut *guard;
+    if c.outside_write_locked {
+        c.check_write(this.r, &format!("setting {}", key()))?;
+    }
     match &*prop {
         Prop::Name => {
             let name = match &value {
@@ -317,7 +326,13 @@ fn newindex(lua: &Lua, this: &Instance, key_bytes: &[u8], value: Value) -> mlua:
                 })?
             };
             let k = *k;
-            inst_mut(c, this)?.properties.insert(k, variant);
+            let inst = inst_mut(c, this)?;
+            inst.properties.insert(k, variant);
+            if inst.class == "ProceduralModel" && matches!(k.as_str(), "Size" | "Generator") {
+                // An input changed: the model regenerates at the next frame.
+                inst.properties
+                    .insert(rbx_dom_weak::ustr("Dirty"), Variant::Bool(true));
+            }
             Ok(())
         }
         Prop::Missing => Err(not_member(c, this, &key())),
@@ -335,6 +350,10 @@ pub fn inst_mut<'a>(
 
 /// Reparents with Roblox's checks: locked parents, cycles.
 pub fn set_parent(c: &mut Ctx, r: Ref, parent: Ref) -> mlua::Result<()> {
+    if c.outside_write_locked {
+        c.check_write(r, "setting Parent")?;
+        c.check_write(parent, "setting Parent")?;
+    }
     if c.destroyed.contains(&r) {
         return Err(mlua::Error::runtime(format!(
             "the Parent property of {} is locked, current parent: NULL, new parent {}",

@@ -73,6 +73,10 @@ fn find_ancestor(c: &Ctx, r: Ref, pred: impl Fn(&rbx_dom_weak::Instance) -> bool
     None
 }
 
+pub(crate) fn in_scene(c: &Ctx, r: Ref) -> bool {
+    c.in_scene(r)
+}
+
 fn require_class(c: &Ctx, this: &Instance, base: &str, method: &str) -> mlua::Result<()> {
     if is_a(&this.class, base) {
         Ok(())
@@ -284,11 +288,13 @@ pub fn add<M: UserDataMethods<Instance>>(m: &mut M) {
     });
     m.add_method("Destroy", |lua, this, ()| {
         let mut c = ctx(lua)?;
+        c.check_write(this.r, "Destroy")?;
         destroy(&mut c, this.r);
         Ok(())
     });
     m.add_method("ClearAllChildren", |lua, this, ()| {
         let mut c = ctx(lua)?;
+        c.check_write(this.r, "ClearAllChildren")?;
         for ch in children(&c, this.r) {
             destroy(&mut c, ch);
         }
@@ -331,6 +337,7 @@ pub fn add<M: UserDataMethods<Instance>>(m: &mut M) {
                     })?),
                 };
             let mut c = ctx(lua)?;
+            c.check_write(this.r, "SetAttribute")?;
             let inst = inst_mut(&mut c, this)?;
             let mut attrs = attributes_of(inst).cloned().unwrap_or_default();
             match variant {
@@ -343,11 +350,17 @@ pub fn add<M: UserDataMethods<Instance>>(m: &mut M) {
             }
             inst.properties
                 .insert(crate::keys::KEYS.attributes, Variant::Attributes(attrs));
+            if inst.class == "ProceduralModel" {
+                // An input changed: the model regenerates at the next frame.
+                inst.properties
+                    .insert(rbx_dom_weak::ustr("Dirty"), Variant::Bool(true));
+            }
             Ok(())
         },
     );
     m.add_method("AddTag", |lua, this, tag: String| {
         let mut c = ctx(lua)?;
+        c.check_write(this.r, "AddTag")?;
         let inst = inst_mut(&mut c, this)?;
         let mut tags = tags_of(inst);
         if !tags.contains(&tag) {
@@ -358,6 +371,7 @@ pub fn add<M: UserDataMethods<Instance>>(m: &mut M) {
     });
     m.add_method("RemoveTag", |lua, this, tag: String| {
         let mut c = ctx(lua)?;
+        c.check_write(this.r, "RemoveTag")?;
         let inst = inst_mut(&mut c, this)?;
         let mut tags = tags_of(inst);
         tags.retain(|t| *t != tag);
@@ -384,6 +398,7 @@ pub fn add<M: UserDataMethods<Instance>>(m: &mut M) {
     });
     m.add_method("PivotTo", |lua, this, cf: procmodel_luau_types::CFrame| {
         let mut c = ctx(lua)?;
+        c.check_write(this.r, "PivotTo")?;
         require_class(&c, this, "PVInstance", "PivotTo")?;
         let target = cframe_to_affine(&rbx_types::CFrame::from(cf));
         procmodel_dom::pivot_to(&mut c.dom, this.r, target);
@@ -421,6 +436,7 @@ pub fn add<M: UserDataMethods<Instance>>(m: &mut M) {
     });
     m.add_method("ScaleTo", |lua, this, scale: f64| {
         let mut c = ctx(lua)?;
+        c.check_write(this.r, "ScaleTo")?;
         require_class(&c, this, "Model", "ScaleTo")?;
         if !(scale.is_finite() && scale > 0.0) {
             return Err(mlua::Error::runtime(format!(
@@ -447,6 +463,18 @@ pub fn add<M: UserDataMethods<Instance>>(m: &mut M) {
             .properties
             .insert(crate::keys::KEYS.primary_part, value);
         Ok(())
+    });
+    m.add_method("ForceGeneration", |lua, this, ()| {
+        let mut c = ctx(lua)?;
+        require_class(&c, this, "ProceduralModel", "ForceGeneration")?;
+        if !in_scene(&c, this.r) {
+            return Ok(false);
+        }
+        inst_mut(&mut c, this)?
+            .properties
+            .insert(rbx_dom_weak::ustr("Dirty"), Variant::Bool(true));
+        c.forced.push(this.r);
+        Ok(true)
     });
     m.add_method("GetService", |lua, this, name: String| {
         let mut c = ctx(lua)?;

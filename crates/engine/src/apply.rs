@@ -1,0 +1,366 @@
+//! One generation and its application (SPEC §4, in order), the error placeholder, and the
+//! small DOM helpers the engine uses.
+
+use crate::EngineError;
+use procmodel_dom::is_a;
+use procmodel_luau::{Host, HostError, RunInputs};
+use rbx_dom_weak::{Instance, InstanceBuilder, Ustr, WeakDom};
+use rbx_types::{Attributes, Color3, Ref, Variant, Vector3};
+
+pub fn prop<'a>(inst: &'a Instance, name: &str) -> Option<&'a Variant> {
+    inst.properties.get(&Ustr::from(name))
+}
+
+pub fn set_prop(dom: &mut WeakDom, r: Ref, name: &str, value: Variant) -> Result<(), EngineError> {
+    let inst = dom
+        .get_by_ref_mut(r)
+        .ok_or_else(|| EngineError::Invalid("instance is not in the scene".into()))?;
+    inst.properties.insert(Ustr::from(name), value);
+    Ok(())
+}
+
+pub fn set_attribute(
+    dom: &mut WeakDom,
+    model: Ref,
+    name: &str,
+    value: Option<Variant>,
+) -> Result<(), EngineError> {
+    let inst = dom
+        .get_by_ref_mut(model)
+        .ok_or_else(|| EngineError::Invalid("model is not in the scene".into()))?;
+    let mut attrs = match prop(inst, "Attributes") {
+        Some(Variant::Attributes(a)) => a.clone(),
+        _ => Attributes::new(),
+    };
+    match value {
+        Some(v) => {
+            attrs.insert(name.to_owned(), v);
+        }
+        None => {
+            attrs.remove(name);
+        }
+    }
+    inst.properties
+        .insert(Ustr::from("Attributes"), Variant::Attributes(attrs));
+    Ok(())
+}
+
+pub fn dirty_flag(dom: &WeakDom, model: Ref) -> bool {
+    dom.get_by_ref(model)
+        .is_some_and(|i| matches!(prop(i, "Dirty"), Some(Variant::Bool(true))))
+}
+
+pub fn set_dirty(dom: &mut WeakDom, model: Ref, dirty: bool) {
+    if let Some(i) = dom.get_by_ref_mut(model) {
+        i.properties
+            .insert(Ustr::from("Dirty"), Variant::Bool(dirty));
+    }
+}
+
+pub fn generator_of(dom: &WeakDom, model: Ref) -> Option<Ref> {
+    match dom.get_by_ref(model).and_then(|i| prop(i, "Generator")) {
+        Some(Variant::Ref(r)) if r.is_some() && dom.get_by_ref(*r).is_some() => Some(*r),
+        _ => None,
+    }
+}
+
+pub fn full_name(dom: &WeakDom, r: Ref) -> String {
+    let root = dom.root_ref();
+    let mut parts = Vec::new();
+    let mut cur = r;
+    while cur.is_some() && cur != root {
+        let Some(i) = dom.get_by_ref(cur) else { break };
+        parts.push(i.name.clone());
+        cur = i.parent();
+    }
+    parts.reverse();
+    parts.join(".")
+}
+
+/// ProceduralModels under the DataModel, pre-order (parents before their descendants).
+pub fn models_in_scene(dom: &WeakDom) -> Vec<Ref> {
+    let mut out = Vec::new();
+    let mut stack = vec![dom.root_ref()];
+    while let Some(r) = stack.pop() {
+        let Some(i) = dom.get_by_ref(r) else { continue };
+        if i.class == "ProceduralModel" {
+            out.push(r);
+        }
+        stack.extend(i.children().iter().rev());
+    }
+    out
+}
+
+/// How many ProceduralModel ancestors `model` has.
+pub fn nesting_depth(dom: &WeakDom, model: Ref) -> usize {
+    let mut depth = 0;
+    let mut cur = dom
+        .get_by_ref(model)
+        .map(|i| i.parent())
+        .unwrap_or_else(Ref::none);
+    while let Some(i) = dom.get_by_ref(cur) {
+        if i.class == "ProceduralModel" {
+            depth += 1;
+        }
+        cur = i.parent();
+    }
+    depth
+}
+
+fn results_folders(dom: &WeakDom, model: Ref) -> Vec<Ref> {
+    dom.get_by_ref(model)
+        .map(|i| {
+            i.children()
+                .iter()
+                .copied()
+                .filter(|&c| {
+                    dom.get_by_ref(c)
+                        .is_some_and(|ci| ci.class == "GeneratedFolder")
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The model's current results folder, if any.
+pub fn results_folder(dom: &WeakDom, model: Ref) -> Option<Ref> {
+    results_folders(dom, model).into_iter().next()
+}
+
+fn enum_value(enum_name: &str, item: &str) -> u32 {
+    procmodel_dom::db()
+        .enums
+        .get(enum_name)
+        .and_then(|e| e.items.get(item).copied())
+        .unwrap_or(0)
+}
+
+/// Makes the model's pivot explicit so that replacing its contents never moves it.
+fn pin_pivot(dom: &mut WeakDom, model: Ref) -> glam::Affine3A {
+    let pivot = procmodel_dom::get_pivot(dom, model).unwrap_or_default();
+    if let Some(i) = dom.get_by_ref_mut(model)
+        && !matches!(
+            prop(i, "WorldPivotData"),
+            Some(Variant::OptionalCFrame(Some(_)))
+        )
+    {
+        i.properties.insert(
+            Ustr::from("WorldPivotData"),
+            Variant::OptionalCFrame(Some(procmodel_dom::affine_to_cframe(&pivot))),
+        );
+    }
+    pivot
+}
+
+/// Puts `folder` (an orphan GeneratedFolder) under `model` in place of the old results, which
+/// are handed to `retire` (the undo history keeps them) in order.
+fn replace_results(
+    dom: &mut WeakDom,
+    model: Ref,
+    folder: Ref,
+    retire: &mut dyn FnMut(&mut WeakDom, Ref),
+) {
+    for old in results_folders(dom, model) {
+        dom.transfer_within(old, Ref::none());
+        retire(dom, old);
+    }
+    if let Some(i) = dom.get_by_ref_mut(folder) {
+        i.name = "GeneratedFolder".into();
+    }
+    dom.transfer_within(folder, model);
+}
+
+/// Runs the model's generator and applies the results. Returns the number of result
+/// instances, or the error message for the placeholder.
+pub fn run_and_apply(
+    host: &Host,
+    model: Ref,
+    retire: &mut dyn FnMut(&mut WeakDom, Ref),
+) -> Result<usize, String> {
+    // 1. require the generator module (fresh: its Source may have changed)
+    let (module, origin, inputs) = host.with_dom_ref(|dom| {
+        let module = generator_of(dom, model)
+            .ok_or_else(|| "Generator does not point at a ModuleScript in the scene".to_owned())?;
+        if !dom
+            .get_by_ref(module)
+            .is_some_and(|i| is_a(&i.class, "ModuleScript"))
+        {
+            return Err(format!(
+                "Generator {} is not a ModuleScript",
+                full_name(dom, module)
+            ));
+        }
+        let inst = dom.get_by_ref(model).expect("model exists");
+        let scale = procmodel_dom::model_scale(inst);
+        // 3. params: Size normalised by the model's scale
+        let size = match prop(inst, "Size") {
+            Some(Variant::Vector3(v)) => procmodel_dom::to_vec3(*v) / scale,
+            _ => glam::Vec3::splat(12.0) / scale,
+        };
+        let attributes = match prop(inst, "Attributes") {
+            Some(Variant::Attributes(a)) => a.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            _ => Vec::new(),
+        };
+        Ok((
+            module,
+            full_name(dom, module),
+            RunInputs { attributes, size },
+        ))
+    })?;
+    host.invalidate_module(module).map_err(|e| e.to_string())?;
+    let generator = host
+        .load_generator(module, &origin)
+        .map_err(|e| message(&e))?;
+    // 2–6. new thread, params with defaults, temporary GeneratedFolder, OnGenerate
+    let out = host
+        .run_generator(&generator, &inputs)
+        .map_err(|e| message(&e))?;
+    let sandboxed = host.with_dom_ref(|dom| {
+        dom.get_by_ref(module)
+            .and_then(|i| match prop(i, "Sandboxed") {
+                Some(Variant::Bool(b)) => Some(*b),
+                _ => None,
+            })
+            .unwrap_or(false)
+    });
+    let defaults = generator.attributes.clone().unwrap_or_default();
+    host.with_dom_mut(|dom| {
+        // Apply results, in order. (1. leaked threads were ended by the run.)
+        let folder = out.container;
+        let children = dom
+            .get_by_ref(folder)
+            .map(|i| i.children().to_vec())
+            .unwrap_or_default();
+        // 2. position the results with PivotTo at the model's pivot: the results' own pivot
+        //    (their PrimaryPart if SetPrimaryPart chose one, else the origin they were built
+        //    around) lands on the model's pivot.
+        let pivot = pin_pivot(dom, model);
+        let own = out
+            .primary_part
+            .and_then(|pp| procmodel_dom::get_pivot(dom, pp))
+            .unwrap_or(glam::Affine3A::IDENTITY);
+        let delta = pivot * own.inverse();
+        for &c in &children {
+            procmodel_dom::move_by(dom, c, delta);
+        }
+        // 3. undo the scale normalisation
+        let scale = dom
+            .get_by_ref(model)
+            .map(procmodel_dom::model_scale)
+            .unwrap_or(1.0);
+        if scale != 1.0 {
+            procmodel_dom::scale_about(dom, &children, glam::Vec3::from(pivot.translation), scale);
+        }
+        // 5 (checked before the swap so a refusal keeps nothing half-applied): a sandboxed
+        // generator may not output ModuleScripts with more capabilities than its own.
+        if sandboxed {
+            let own = capabilities(dom, module);
+            for d in dom.descendants_of(folder) {
+                if is_a(&d.class, "LuaSourceContainer") && capabilities_of(d) & !own != 0 {
+                    return Err(format!(
+                        "{} in the results has capabilities the sandboxed generator does not have",
+                        d.name
+                    ));
+                }
+            }
+        }
+        // 4. replace the previous results
+        replace_results(dom, model, folder, retire);
+        // 6. missing attributes get their defaults; PrimaryPart from SetPrimaryPart
+        let inst = dom.get_by_ref_mut(model).expect("model exists");
+        let mut attrs = match prop(inst, "Attributes") {
+            Some(Variant::Attributes(a)) => a.clone(),
+            _ => Attributes::new(),
+        };
+        for (name, value) in &defaults {
+            if attrs.get(name.as_str()).is_none() {
+                attrs.insert(name.clone(), value.clone());
+            }
+        }
+        inst.properties
+            .insert(Ustr::from("Attributes"), Variant::Attributes(attrs));
+        if let Some(pp) = out.primary_part {
+            inst.properties
+                .insert(Ustr::from("PrimaryPart"), Variant::Ref(pp));
+        }
+        // 7. clear the dirty flag and any old error
+        inst.properties.insert(
+            Ustr::from("GenerationError"),
+            Variant::String(String::new()),
+        );
+        inst.properties
+            .insert(Ustr::from("Dirty"), Variant::Bool(false));
+        Ok(procmodel_dom::count_subtree(dom, folder) - 1)
+    })
+}
+
+fn capabilities_of(inst: &Instance) -> u64 {
+    match prop(inst, "Capabilities") {
+        Some(Variant::SecurityCapabilities(c)) => c.bits(),
+        _ => 0,
+    }
+}
+
+fn capabilities(dom: &WeakDom, r: Ref) -> u64 {
+    dom.get_by_ref(r).map(capabilities_of).unwrap_or(0)
+}
+
+fn message(e: &HostError) -> String {
+    match e {
+        HostError::Script { message, traceback } => match traceback {
+            Some(t) => format!("{message}\n{t}"),
+            None => message.clone(),
+        },
+        other => other.to_string(),
+    }
+}
+
+/// Replaces the model's results with a visible, clearly named error placeholder sized to the
+/// model, stores the message in `GenerationError` and clears the dirty flag (no retry until
+/// the next input change).
+pub fn place_error(
+    dom: &mut WeakDom,
+    model: Ref,
+    message: &str,
+    retire: &mut dyn FnMut(&mut WeakDom, Ref),
+) {
+    let Some(inst) = dom.get_by_ref(model) else {
+        return;
+    };
+    let size = match prop(inst, "Size") {
+        Some(Variant::Vector3(v)) => Vector3::new(v.x.max(0.2), v.y.max(0.2), v.z.max(0.2)),
+        _ => Vector3::new(4.0, 4.0, 4.0),
+    };
+    let pivot = pin_pivot(dom, model);
+    let folder = dom.insert(
+        Ref::none(),
+        InstanceBuilder::new("GeneratedFolder").with_name("GeneratedFolder"),
+    );
+    let mut attrs = Attributes::new();
+    attrs.insert("Error".to_owned(), Variant::String(message.to_owned()));
+    dom.insert(
+        folder,
+        InstanceBuilder::new("Part")
+            .with_name("GenerationErrorPlaceholder")
+            .with_property("Size", size)
+            .with_property("CFrame", procmodel_dom::affine_to_cframe(&pivot))
+            .with_property("Color", Color3::new(1.0, 0.1, 0.1))
+            .with_property("Transparency", 0.5f32)
+            .with_property("Anchored", true)
+            .with_property("CanCollide", false)
+            .with_property(
+                "Material",
+                rbx_types::Enum::from_u32(enum_value("Material", "ForceField")),
+            )
+            .with_property("Attributes", attrs),
+    );
+    replace_results(dom, model, folder, retire);
+    if let Some(inst) = dom.get_by_ref_mut(model) {
+        inst.properties.insert(
+            Ustr::from("GenerationError"),
+            Variant::String(message.to_owned()),
+        );
+        inst.properties
+            .insert(Ustr::from("Dirty"), Variant::Bool(false));
+    }
+}

@@ -1,0 +1,504 @@
+//! The ProceduralModel lifecycle (SPEC §2–4): a scene (a DataModel) whose ProceduralModels
+//! regenerate when their inputs change — deferred to `step()`, coalesced, top-down for nested
+//! models, failing into an error placeholder, undoable, and saved with their dirty state.
+//!
+//! Owns: dirty tracking (input fingerprints), the generation order, applying results, undo
+//! waypoints, scene files. Must never: run a generator outside `step()`/`force`, block on a
+//! generator without the host's timeout, or let a generator failure escape as an error of
+//! the engine (failures are data: placeholder + `GenerationError`).
+
+mod apply;
+mod fingerprint;
+mod scene;
+mod undo;
+
+pub use scene::SceneFormat;
+
+use procmodel_luau::{Host, HostConfig, HostError};
+use rbx_dom_weak::WeakDom;
+use rbx_types::{Ref, Variant};
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Engine errors (scene files, bad API use). Generator failures are reports, not errors.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("{path}: {message}")]
+    File { path: String, message: String },
+    #[error("{0}")]
+    Host(#[from] HostError),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Limits for generations run by the engine.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    pub host: HostConfig,
+    /// Deepest nesting of generated ProceduralModels before it is reported as runaway.
+    pub max_depth: usize,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            host: HostConfig {
+                echo_output: false,
+                ..HostConfig::default()
+            },
+            max_depth: 16,
+        }
+    }
+}
+
+/// What happened to one model in a step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    pub model: Ref,
+    /// `GetFullName` of the model.
+    pub path: String,
+    pub ok: bool,
+    pub error: Option<String>,
+    pub elapsed: Duration,
+    /// Instances in the model's results after the run.
+    pub instances: usize,
+}
+
+#[derive(Default)]
+pub(crate) struct ModelState {
+    /// Fingerprint of the inputs the current results were made from (or failed on).
+    pub applied: Option<u64>,
+    /// How many times the generator ran for this model (for tests and reports).
+    pub runs: usize,
+}
+
+/// Engine state, kept in the VM's app data so a frame hook (a script waiting in
+/// `task.wait` or `WaitForGenerationAsync`) can step the engine with only the `Lua`.
+pub(crate) struct EngineState {
+    config: EngineConfig,
+    states: HashMap<Ref, ModelState>,
+    undo: undo::History,
+}
+
+/// A scene with its engine.
+pub struct Engine {
+    host: Host,
+}
+
+impl Engine {
+    /// An empty scene (DataModel with Workspace and ServerStorage).
+    pub fn new(config: EngineConfig) -> Result<Engine, EngineError> {
+        let host = Host::new(config.host.clone())?;
+        Ok(Engine::with_host(host, config))
+    }
+
+    /// Loads a scene from `.rbxl`, `.rbxlx`, `.rbxm` or `.rbxmx`. Models saved dirty are
+    /// queued; `GenerationError` is not loaded.
+    pub fn load(path: &Path, config: EngineConfig) -> Result<Engine, EngineError> {
+        let dom = scene::read(path)?;
+        let host = Host::with_dom(config.host.clone(), dom)?;
+        let mut engine = Engine::with_host(host, config);
+        engine.adopt_loaded();
+        Ok(engine)
+    }
+
+    fn with_host(host: Host, config: EngineConfig) -> Engine {
+        host.lua().set_app_data(EngineState {
+            config,
+            states: HashMap::new(),
+            undo: undo::History::default(),
+        });
+        Engine { host }
+    }
+
+    /// The engine of a host created by [`Engine::new`]/[`Engine::load`] (for frame hooks).
+    pub fn from_host(host: &Host) -> Option<Engine> {
+        host.lua().app_data_ref::<EngineState>()?;
+        Some(Engine { host: host.clone() })
+    }
+
+    fn st(&self) -> mlua::AppDataRefMut<'_, EngineState> {
+        self.host
+            .lua()
+            .app_data_mut::<EngineState>()
+            .expect("engine state installed")
+    }
+
+    /// Runs a plain Luau script (a trusted local tool, like a Studio plugin) against the
+    /// scene; the engine steps at every frame boundary while the script waits.
+    pub fn run_script(&mut self, path: &Path) -> Result<(), EngineError> {
+        self.host
+            .set_frame_hook(Some(procmodel_luau::FrameHook(Box::new(|lua| {
+                if let Some(mut e) = Engine::from_host(&Host::from_lua(lua)) {
+                    e.step();
+                }
+                Ok(())
+            }))));
+        let result = self.host.run_script_file(path);
+        self.host.set_frame_hook(None);
+        result?;
+        Ok(())
+    }
+
+    /// Saves the scene atomically (temp file + rename). `Dirty` is saved as it is.
+    pub fn save(&self, path: &Path) -> Result<(), EngineError> {
+        self.host.with_dom_ref(|dom| scene::write(dom, path))
+    }
+
+    /// The Luau host running this scene (scripts, DOM access).
+    pub fn host(&self) -> &Host {
+        &self.host
+    }
+
+    /// ProceduralModels in the scene, top-down (pre-order).
+    pub fn models(&self) -> Vec<Ref> {
+        self.host.with_dom_ref(apply::models_in_scene)
+    }
+
+    /// True when the model will regenerate at the next step.
+    pub fn is_dirty(&self, model: Ref) -> bool {
+        self.host.with_dom_ref(|dom| apply::dirty_flag(dom, model))
+    }
+
+    /// How many times the generator ran for `model`.
+    pub fn runs(&self, model: Ref) -> usize {
+        self.st().states.get(&model).map_or(0, |s| s.runs)
+    }
+
+    /// Runs `f` on the scene DOM.
+    pub fn with_dom<R>(&self, f: impl FnOnce(&WeakDom) -> R) -> R {
+        self.host.with_dom_ref(f)
+    }
+
+    fn adopt_loaded(&mut self) {
+        for m in self.models() {
+            let dirty = self.is_dirty(m);
+            let fp = self.fingerprint(m);
+            let mut state = self.st();
+            let st = state.states.entry(m).or_default();
+            if !dirty {
+                st.applied = Some(fp);
+            }
+        }
+    }
+
+    fn fingerprint(&self, model: Ref) -> u64 {
+        self.host
+            .with_dom_ref(|dom| fingerprint::inputs(dom, model))
+    }
+
+    // ----- mutations (each is an undo waypoint) -----
+
+    /// Sets an attribute on a model (an explicit input).
+    pub fn set_attribute(
+        &mut self,
+        model: Ref,
+        name: &str,
+        value: Option<Variant>,
+    ) -> Result<(), EngineError> {
+        self.change(model, "set attribute", |dom| {
+            apply::set_attribute(dom, model, name, value)
+        })
+    }
+
+    /// Sets the model's Size (an explicit input).
+    pub fn set_size(&mut self, model: Ref, size: glam::Vec3) -> Result<(), EngineError> {
+        if !size.is_finite() || size.min_element() < 0.0 {
+            return Err(EngineError::Invalid(format!(
+                "Size must be finite and not negative, got {size}"
+            )));
+        }
+        self.change(model, "set Size", |dom| {
+            apply::set_prop(
+                dom,
+                model,
+                "Size",
+                Variant::Vector3(procmodel_dom::from_vec3(size)),
+            )
+        })
+    }
+
+    /// Points the model at a generator module, or bakes it with `None` (keeps the results,
+    /// stops regenerating).
+    pub fn set_generator(&mut self, model: Ref, module: Option<Ref>) -> Result<(), EngineError> {
+        self.change(model, "set Generator", |dom| {
+            apply::set_prop(
+                dom,
+                model,
+                "Generator",
+                Variant::Ref(module.unwrap_or_else(Ref::none)),
+            )
+        })
+    }
+
+    /// Rescales the model's results without regenerating (`ScaleTo`).
+    pub fn scale_to(&mut self, model: Ref, scale: f32) -> Result<(), EngineError> {
+        if !(scale.is_finite() && scale > 0.0) {
+            return Err(EngineError::Invalid(format!(
+                "Scale must be positive, got {scale}"
+            )));
+        }
+        self.change(model, "scale", |dom| {
+            let old = dom
+                .get_by_ref(model)
+                .map(procmodel_dom::model_scale)
+                .unwrap_or(1.0);
+            procmodel_dom::scale_to(dom, model, scale);
+            // Size scales with the model, so Size ÷ Scale (the generator's input) is unchanged.
+            if let Some(inst) = dom.get_by_ref_mut(model)
+                && let Some(Variant::Vector3(s)) = inst.properties.get(&"Size".into()).cloned()
+            {
+                let f = scale / old;
+                inst.properties.insert(
+                    "Size".into(),
+                    Variant::Vector3(rbx_types::Vector3::new(s.x * f, s.y * f, s.z * f)),
+                );
+            }
+            Ok(())
+        })
+    }
+
+    /// Edits a ModuleScript's Source (an implicit input of every model using it).
+    pub fn set_source(&mut self, module: Ref, source: &str) -> Result<(), EngineError> {
+        let users: Vec<Ref> = self
+            .models()
+            .into_iter()
+            .filter(|&m| self.host.with_dom_ref(|d| apply::generator_of(d, m)) == Some(module))
+            .collect();
+        let mut touched = users.clone();
+        touched.push(module);
+        let before = self.st().undo.snapshot_all(&self.host, &touched);
+        self.host.with_dom_mut(|dom| {
+            apply::set_prop(dom, module, "Source", Variant::String(source.to_owned()))
+        })?;
+        self.host
+            .invalidate_module(module)
+            .map_err(|e| EngineError::Invalid(e.to_string()))?;
+        self.st().undo.push("set Source", before);
+        Ok(())
+    }
+
+    /// Inserts a new instance under `parent` (e.g. a ProceduralModel, a ModuleScript).
+    pub fn insert(&mut self, parent: Ref, builder: rbx_dom_weak::InstanceBuilder) -> Ref {
+        self.host.with_dom_mut(|dom| dom.insert(parent, builder))
+    }
+
+    /// The scene's Workspace (or the DataModel when there is none).
+    pub fn workspace(&self) -> Ref {
+        self.host.with_dom_ref(|dom| {
+            dom.root()
+                .children()
+                .iter()
+                .copied()
+                .find(|&r| dom.get_by_ref(r).is_some_and(|i| i.class == "Workspace"))
+                .unwrap_or(dom.root_ref())
+        })
+    }
+
+    /// Removes an instance from the scene (cancels its generation if it is a model).
+    pub fn remove(&mut self, inst: Ref) -> Result<(), EngineError> {
+        self.host.with_dom_mut(|dom| {
+            if inst == dom.root_ref() || dom.get_by_ref(inst).is_none() {
+                return Err(EngineError::Invalid("cannot remove that instance".into()));
+            }
+            dom.transfer_within(inst, Ref::none());
+            Ok(())
+        })
+    }
+
+    fn change(
+        &mut self,
+        model: Ref,
+        what: &str,
+        f: impl FnOnce(&mut WeakDom) -> Result<(), EngineError>,
+    ) -> Result<(), EngineError> {
+        let is_model = self.host.with_dom_ref(|d| {
+            d.get_by_ref(model)
+                .is_some_and(|i| i.class == "ProceduralModel")
+        });
+        if !is_model {
+            return Err(EngineError::Invalid(format!(
+                "{what}: not a ProceduralModel"
+            )));
+        }
+        let before = self.st().undo.snapshot_all(&self.host, &[model]);
+        self.host.with_dom_mut(f)?;
+        self.st().undo.push(what, before);
+        Ok(())
+    }
+
+    // ----- the frame loop -----
+
+    /// Marks a model for regeneration even if its inputs did not change.
+    pub fn force_generation(&mut self, model: Ref) -> bool {
+        let in_scene = self.models().contains(&model);
+        if in_scene {
+            self.host
+                .with_dom_mut(|dom| apply::set_dirty(dom, model, true));
+        }
+        in_scene
+    }
+
+    /// One frame: detects input changes, then regenerates every dirty model top-down
+    /// (nested models produced in this step too, deepest last). Returns one report per run.
+    pub fn step(&mut self) -> Vec<Report> {
+        let mut reports = Vec::new();
+        for forced in self.host.take_forced() {
+            self.host
+                .with_dom_mut(|dom| apply::set_dirty(dom, forced, true));
+        }
+        let max_depth = self.st().config.max_depth;
+        for pass in 0..=max_depth {
+            let dirty = self.collect_dirty();
+            if dirty.is_empty() {
+                break;
+            }
+            for model in dirty {
+                let depth = self.host.with_dom_ref(|d| apply::nesting_depth(d, model));
+                let report = if depth > max_depth || pass == max_depth {
+                    let msg = format!(
+                        "nested ProceduralModels are {depth} levels deep (limit {max_depth}): a generator that outputs itself?"
+                    );
+                    self.fail(model, msg, Duration::ZERO)
+                } else {
+                    self.generate(model)
+                };
+                reports.push(report);
+            }
+        }
+        reports
+    }
+
+    /// Marks models whose inputs changed as dirty without generating (what a save between
+    /// frames records). Returns the dirty models.
+    pub fn detect_changes(&mut self) -> Vec<Ref> {
+        self.collect_dirty()
+    }
+
+    /// Steps until no model is dirty (or `max_steps` frames passed).
+    pub fn settle(&mut self, max_steps: usize) -> Vec<Report> {
+        let mut all = Vec::new();
+        for _ in 0..max_steps {
+            let r = self.step();
+            if r.is_empty() {
+                break;
+            }
+            all.extend(r);
+        }
+        all
+    }
+
+    fn collect_dirty(&mut self) -> Vec<Ref> {
+        let models = self.models();
+        let mut dirty = Vec::new();
+        for m in models {
+            let fp = self.fingerprint(m);
+            let has_generator = self
+                .host
+                .with_dom_ref(|d| apply::generator_of(d, m).is_some());
+            let flagged = self.host.with_dom_ref(|d| apply::dirty_flag(d, m));
+            let (changed, fresh) = {
+                let mut state = self.st();
+                let st = state.states.entry(m).or_default();
+                (st.applied != Some(fp), st.applied.is_none() && st.runs == 0)
+            };
+            if has_generator && (flagged || changed || fresh) {
+                if !flagged {
+                    self.host.with_dom_mut(|d| apply::set_dirty(d, m, true));
+                }
+                dirty.push(m);
+            } else if !has_generator && flagged {
+                // A baked model (Generator = nil) never regenerates.
+                self.host.with_dom_mut(|d| apply::set_dirty(d, m, false));
+            }
+        }
+        dirty
+    }
+
+    fn generate(&mut self, model: Ref) -> Report {
+        let start = Instant::now();
+        self.st().states.entry(model).or_default().runs += 1;
+        let lua = self.host.lua().clone();
+        let outcome = apply::run_and_apply(&self.host, model, &mut |dom, old| {
+            if let Some(mut st) = lua.app_data_mut::<EngineState>() {
+                st.undo.retire(dom, model, old)
+            }
+        });
+        let elapsed = start.elapsed();
+        match outcome {
+            Ok(instances) => {
+                // Fingerprint after applying: filling in default attributes is not a change.
+                let fp = self.fingerprint(model);
+                self.st().states.entry(model).or_default().applied = Some(fp);
+                let host = self.host.clone();
+                self.st().undo.attach_results(&host, model);
+                Report {
+                    model,
+                    path: self.host.with_dom_ref(|d| apply::full_name(d, model)),
+                    ok: true,
+                    error: None,
+                    elapsed,
+                    instances,
+                }
+            }
+            Err(msg) => self.fail(model, msg, elapsed),
+        }
+    }
+
+    fn fail(&mut self, model: Ref, message: String, elapsed: Duration) -> Report {
+        let lua = self.host.lua().clone();
+        self.host.with_dom_mut(|dom| {
+            apply::place_error(dom, model, &message, &mut |dom, old| {
+                if let Some(mut st) = lua.app_data_mut::<EngineState>() {
+                    st.undo.retire(dom, model, old)
+                }
+            })
+        });
+        let fp = self.fingerprint(model);
+        self.st().states.entry(model).or_default().applied = Some(fp);
+        let host = self.host.clone();
+        self.st().undo.attach_results(&host, model);
+        Report {
+            model,
+            path: self.host.with_dom_ref(|d| apply::full_name(d, model)),
+            ok: false,
+            error: Some(message),
+            elapsed,
+            instances: 1,
+        }
+    }
+
+    // ----- undo -----
+
+    /// Undoes the last change: previous inputs and previous results, without running the
+    /// generator. Returns false when there is nothing to undo.
+    pub fn undo(&mut self) -> bool {
+        let host = self.host.clone();
+        let Some(states) = self.st().undo.undo(&host) else {
+            return false;
+        };
+        self.resync(&states);
+        true
+    }
+
+    /// Redoes the last undone change.
+    pub fn redo(&mut self) -> bool {
+        let host = self.host.clone();
+        let Some(states) = self.st().undo.redo(&host) else {
+            return false;
+        };
+        self.resync(&states);
+        true
+    }
+
+    fn resync(&mut self, models: &[Ref]) {
+        for &m in models {
+            let fp = self.fingerprint(m);
+            let dirty = self.is_dirty(m);
+            let mut state = self.st();
+            let st = state.states.entry(m).or_default();
+            st.applied = if dirty { None } else { Some(fp) };
+        }
+    }
+}

@@ -1,0 +1,541 @@
+//! One named test per lifecycle rule (SPEC §4, issue #3).
+
+use procmodel_engine::{Engine, EngineConfig};
+use rbx_dom_weak::{InstanceBuilder, Ustr, WeakDom};
+use rbx_types::{Attributes, Ref, Variant, Vector3};
+use std::path::PathBuf;
+
+/// A generator that builds `Count` parts in a row and records how often it ran.
+const ROW: &str = r#"
+local G = {}
+G.Attributes = { Count = 3, Width = 1 }
+function G.OnGenerate(params, target)
+    for i = 1, params.Attributes.Count do
+        params:Pause()
+        local p = Instance.new("Part")
+        p.Name = "P" .. i
+        p.Size = Vector3.new(params.Attributes.Width, 1, 1)
+        p.Position = Vector3.new(i * 2, 0, 0)
+        p.Parent = target
+    end
+    target:SetPrimaryPart(target:FindFirstChild("P1"))
+end
+return G
+"#;
+
+fn module(engine: &mut Engine, name: &str, source: &str) -> Ref {
+    let root = engine.with_dom(|d| d.root_ref());
+    engine.insert(
+        root,
+        InstanceBuilder::new("ModuleScript")
+            .with_name(name)
+            .with_property("Source", Variant::String(source.to_owned())),
+    )
+}
+
+fn model(engine: &mut Engine, generator: Ref, attrs: &[(&str, Variant)]) -> Ref {
+    let ws = engine.workspace();
+    let mut a = Attributes::new();
+    for (k, v) in attrs {
+        a.insert((*k).to_owned(), v.clone());
+    }
+    engine.insert(
+        ws,
+        InstanceBuilder::new("ProceduralModel")
+            .with_name("Model")
+            .with_property("Generator", Variant::Ref(generator))
+            .with_property("Size", Vector3::new(8.0, 8.0, 8.0))
+            .with_property("Attributes", Variant::Attributes(a)),
+    )
+}
+
+fn results(engine: &Engine, m: Ref) -> Vec<String> {
+    engine.with_dom(|d| {
+        let folder = d
+            .get_by_ref(m)
+            .unwrap()
+            .children()
+            .iter()
+            .copied()
+            .find(|&c| d.get_by_ref(c).unwrap().class == "GeneratedFolder");
+        match folder {
+            Some(f) => d
+                .get_by_ref(f)
+                .unwrap()
+                .children()
+                .iter()
+                .map(|&c| d.get_by_ref(c).unwrap().name.clone())
+                .collect(),
+            None => Vec::new(),
+        }
+    })
+}
+
+fn prop(engine: &Engine, r: Ref, name: &str) -> Option<Variant> {
+    engine.with_dom(|d| {
+        d.get_by_ref(r)
+            .and_then(|i| i.properties.get(&Ustr::from(name)).cloned())
+    })
+}
+
+fn setup(source: &str) -> (Engine, Ref, Ref) {
+    let mut e = Engine::new(EngineConfig::default()).unwrap();
+    let g = module(&mut e, "Row", source);
+    let m = model(&mut e, g, &[]);
+    (e, g, m)
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("procmodel-engine-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+#[test]
+fn new_model_generates_on_step_not_before() {
+    let (mut e, _, m) = setup(ROW);
+    assert_eq!(
+        results(&e, m),
+        Vec::<String>::new(),
+        "nothing runs before a step"
+    );
+    let reports = e.step();
+    assert_eq!(reports.len(), 1);
+    assert!(reports[0].ok, "{:?}", reports[0].error);
+    assert_eq!(results(&e, m), ["P1", "P2", "P3"]);
+    assert!(!e.is_dirty(m));
+    assert!(e.step().is_empty(), "clean models do not regenerate");
+}
+
+#[test]
+fn several_changes_coalesce_into_one_run() {
+    let (mut e, _, m) = setup(ROW);
+    e.step();
+    e.set_attribute(m, "Count", Some(Variant::Float64(4.0)))
+        .unwrap();
+    e.set_attribute(m, "Count", Some(Variant::Float64(5.0)))
+        .unwrap();
+    e.set_size(m, glam::Vec3::new(9.0, 9.0, 9.0)).unwrap();
+    assert_eq!(e.runs(m), 1);
+    let reports = e.step();
+    assert_eq!(reports.len(), 1);
+    assert_eq!(e.runs(m), 2);
+    assert_eq!(results(&e, m).len(), 5);
+}
+
+#[test]
+fn missing_attributes_are_filled_and_primary_part_set() {
+    let (mut e, _, m) = setup(ROW);
+    e.step();
+    match prop(&e, m, "Attributes") {
+        Some(Variant::Attributes(a)) => {
+            assert_eq!(a.get("Count"), Some(&Variant::Float64(3.0)));
+            assert_eq!(a.get("Width"), Some(&Variant::Float64(1.0)));
+        }
+        other => panic!("attributes: {other:?}"),
+    }
+    let Some(Variant::Ref(pp)) = prop(&e, m, "PrimaryPart") else {
+        panic!("no PrimaryPart")
+    };
+    assert_eq!(e.with_dom(|d| d.get_by_ref(pp).unwrap().name.clone()), "P1");
+}
+
+#[test]
+fn results_are_placed_at_the_model_pivot() {
+    let (mut e, _, m) = setup(ROW);
+    e.host().with_dom_mut(|d| {
+        let cf = rbx_types::CFrame::new(
+            Vector3::new(100.0, 0.0, 0.0),
+            rbx_types::Matrix3::identity(),
+        );
+        d.get_by_ref_mut(m)
+            .unwrap()
+            .properties
+            .insert("WorldPivotData".into(), Variant::OptionalCFrame(Some(cf)));
+    });
+    let p1_x = |e: &Engine| {
+        e.with_dom(|d| {
+            let p = d.descendants_of(m).find(|i| i.name == "P1").unwrap();
+            match p.properties.get(&"CFrame".into()) {
+                Some(Variant::CFrame(cf)) => cf.position.x,
+                _ => f32::NAN,
+            }
+        })
+    };
+    e.step();
+    // P1 is the results' PrimaryPart, so it lands on the model's pivot...
+    assert_eq!(p1_x(&e), 100.0);
+    // ...and stays there when the model regenerates (the pivot is now P1's).
+    e.force_generation(m);
+    e.step();
+    assert_eq!(p1_x(&e), 100.0);
+}
+
+#[test]
+fn generator_sees_size_divided_by_scale_and_results_are_scaled_back() {
+    let src = r#"return { OnGenerate = function(params, target)
+        local p = Instance.new("Part")
+        p.Name = "Box"
+        p.Size = params.Size
+        p.Parent = target
+    end }"#;
+    let (mut e, _, m) = setup(src);
+    e.host().with_dom_mut(|d| {
+        d.get_by_ref_mut(m)
+            .unwrap()
+            .properties
+            .insert("Scale".into(), Variant::Float32(2.0));
+    });
+    e.step();
+    let size = e.with_dom(|d| {
+        match d
+            .descendants_of(m)
+            .find(|i| i.name == "Box")
+            .unwrap()
+            .properties
+            .get(&"Size".into())
+        {
+            Some(Variant::Vector3(v)) => *v,
+            _ => panic!(),
+        }
+    });
+    // params.Size = 8/2 = 4, scaled back ×2 → 8
+    assert_eq!(size, Vector3::new(8.0, 8.0, 8.0));
+}
+
+#[test]
+fn scale_rescales_without_regenerating() {
+    let (mut e, _, m) = setup(ROW);
+    e.step();
+    e.scale_to(m, 2.0).unwrap();
+    assert!(e.step().is_empty(), "Scale is not an input");
+    assert_eq!(e.runs(m), 1);
+    let w = e.with_dom(|d| {
+        match d
+            .descendants_of(m)
+            .find(|i| i.name == "P1")
+            .unwrap()
+            .properties
+            .get(&"Size".into())
+        {
+            Some(Variant::Vector3(v)) => v.x,
+            _ => f32::NAN,
+        }
+    });
+    assert_eq!(w, 2.0);
+}
+
+#[test]
+fn failure_places_error_placeholder_and_does_not_retry() {
+    let (mut e, _, m) = setup("return { OnGenerate = function() error('kaboom') end }");
+    let r = e.step();
+    assert!(!r[0].ok);
+    assert!(r[0].error.as_deref().unwrap().contains("kaboom"));
+    assert_eq!(results(&e, m), ["GenerationErrorPlaceholder"]);
+    match prop(&e, m, "GenerationError") {
+        Some(Variant::String(s)) => assert!(s.contains("kaboom"), "{s}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(!e.is_dirty(m));
+    assert!(e.step().is_empty(), "no retry loop");
+    e.set_attribute(m, "X", Some(Variant::Float64(1.0)))
+        .unwrap();
+    assert_eq!(e.step().len(), 1, "the next input change retries");
+}
+
+#[test]
+fn source_edit_regenerates() {
+    let (mut e, g, m) = setup(ROW);
+    e.step();
+    e.set_source(g, &ROW.replace("Count = 3", "Count = 6"))
+        .unwrap();
+    e.step();
+    assert_eq!(
+        results(&e, m).len(),
+        3,
+        "the model's own Count attribute (3) was filled in and still wins"
+    );
+    e.set_attribute(m, "Count", None).unwrap();
+    e.step();
+    assert_eq!(
+        results(&e, m).len(),
+        6,
+        "without the attribute the new default applies"
+    );
+}
+
+#[test]
+fn bake_on_generator_nil_keeps_contents_and_stops_regenerating() {
+    let (mut e, _, m) = setup(ROW);
+    e.step();
+    e.set_generator(m, None).unwrap();
+    e.set_attribute(m, "Count", Some(Variant::Float64(9.0)))
+        .unwrap();
+    assert!(e.step().is_empty());
+    assert_eq!(results(&e, m).len(), 3);
+}
+
+#[test]
+fn dirty_persists_across_save_and_load_and_generation_error_is_not_loaded() {
+    let (mut e, _, m) = setup(ROW);
+    e.step();
+    e.set_attribute(m, "Count", Some(Variant::Float64(2.0)))
+        .unwrap();
+    // mark dirty without stepping, then save
+    assert_eq!(e.detect_changes(), vec![m]);
+    let path = tmp("dirty.rbxlx");
+    e.save(&path).unwrap();
+    let mut loaded = Engine::load(&path, EngineConfig::default()).unwrap();
+    let lm = loaded.models()[0];
+    assert!(loaded.is_dirty(lm), "Dirty was saved");
+    let r = loaded.step();
+    assert_eq!(r.len(), 1);
+    assert_eq!(results(&loaded, lm).len(), 2);
+
+    let (mut bad, _, bm) = setup("return { OnGenerate = function() error('x') end }");
+    bad.step();
+    assert!(prop(&bad, bm, "GenerationError").is_some());
+    let path = tmp("err.rbxl");
+    bad.save(&path).unwrap();
+    let reloaded = Engine::load(&path, EngineConfig::default()).unwrap();
+    let rm = reloaded.models()[0];
+    assert_eq!(
+        prop(&reloaded, rm, "GenerationError"),
+        None,
+        "GenerationError is not loaded"
+    );
+}
+
+#[test]
+fn saved_scene_is_byte_identical_across_runs() {
+    let build = || {
+        let (mut e, _, _) = setup(ROW);
+        e.step();
+        let path = tmp(&format!("det-{}.rbxl", rand_name()));
+        e.save(&path).unwrap();
+        std::fs::read(&path).unwrap()
+    };
+    assert_eq!(build(), build());
+}
+
+fn rand_name() -> String {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    N.fetch_add(1, Ordering::Relaxed).to_string()
+}
+
+#[test]
+fn nested_models_generate_top_down_in_the_same_step() {
+    let mut e = Engine::new(EngineConfig::default()).unwrap();
+    let leaf = module(
+        &mut e,
+        "Leaf",
+        r#"return { OnGenerate = function(p, t)
+        local part = Instance.new("Part") part.Name = "LeafPart" part.Parent = t
+    end }"#,
+    );
+    let parent_src = r#"return { OnGenerate = function(p, t)
+        local inner = Instance.new("ProceduralModel")
+        inner.Name = "Inner"
+        inner.Generator = game:FindFirstChild("Leaf")
+        inner.Parent = t
+    end }"#;
+    let outer = module(&mut e, "Outer", parent_src);
+    let m = model(&mut e, outer, &[]);
+    let reports = e.step();
+    assert_eq!(reports.len(), 2, "{reports:?}");
+    assert_eq!(reports[0].model, m, "parent first");
+    assert!(reports[1].path.ends_with("Inner"), "{}", reports[1].path);
+    assert!(e.with_dom(|d| d.descendants_of(m).any(|i| i.name == "LeafPart")));
+    let _ = leaf;
+}
+
+#[test]
+fn runaway_nesting_is_an_error_not_a_hang() {
+    let mut e = Engine::new(EngineConfig {
+        max_depth: 4,
+        ..EngineConfig::default()
+    })
+    .unwrap();
+    let g = module(
+        &mut e,
+        "Self",
+        r#"return { OnGenerate = function(p, t)
+        local inner = Instance.new("ProceduralModel")
+        inner.Generator = game:FindFirstChild("Self")
+        inner.Parent = t
+    end }"#,
+    );
+    model(&mut e, g, &[]);
+    let reports = e.step();
+    assert!(
+        reports
+            .iter()
+            .any(|r| !r.ok && r.error.as_deref().unwrap().contains("levels deep")),
+        "{reports:?}"
+    );
+}
+
+#[test]
+fn undo_restores_inputs_and_results_without_running_and_redo_reapplies() {
+    let (mut e, _, m) = setup(ROW);
+    e.step();
+    let first: Vec<Ref> = e.with_dom(|d| {
+        d.descendants_of(m)
+            .filter(|i| i.class == "Part")
+            .map(|i| i.referent())
+            .collect()
+    });
+    e.set_attribute(m, "Count", Some(Variant::Float64(5.0)))
+        .unwrap();
+    e.step();
+    assert_eq!(results(&e, m).len(), 5);
+    let runs = e.runs(m);
+    assert!(e.undo());
+    assert_eq!(results(&e, m).len(), 3);
+    let restored: Vec<Ref> = e.with_dom(|d| {
+        d.descendants_of(m)
+            .filter(|i| i.class == "Part")
+            .map(|i| i.referent())
+            .collect()
+    });
+    assert_eq!(restored, first, "the very same instances come back");
+    match prop(&e, m, "Attributes") {
+        Some(Variant::Attributes(a)) => assert_eq!(a.get("Count"), Some(&Variant::Float64(3.0))),
+        other => panic!("{other:?}"),
+    }
+    assert!(e.step().is_empty(), "undo does not regenerate");
+    assert_eq!(e.runs(m), runs);
+    assert!(e.redo());
+    assert_eq!(results(&e, m).len(), 5);
+    assert!(e.step().is_empty());
+    assert_eq!(e.runs(m), runs);
+}
+
+#[test]
+fn several_changes_in_one_frame_join_the_most_recent_waypoint() {
+    let (mut e, _, m) = setup(ROW);
+    e.step();
+    e.set_attribute(m, "Count", Some(Variant::Float64(4.0)))
+        .unwrap();
+    e.set_attribute(m, "Width", Some(Variant::Float64(2.0)))
+        .unwrap();
+    e.step();
+    assert_eq!(results(&e, m).len(), 4);
+    // undoing the most recent change restores its inputs and the results from before the frame
+    assert!(e.undo());
+    assert_eq!(results(&e, m).len(), 3);
+    match prop(&e, m, "Attributes") {
+        Some(Variant::Attributes(a)) => {
+            assert_eq!(a.get("Count"), Some(&Variant::Float64(4.0)));
+            assert_eq!(a.get("Width"), Some(&Variant::Float64(1.0)));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn removed_models_are_not_generated() {
+    let (mut e, _, m) = setup(ROW);
+    e.remove(m).unwrap();
+    assert!(e.step().is_empty());
+}
+
+#[test]
+fn hostile_generators_end_as_placeholders_and_the_engine_keeps_working() {
+    let cases: &[(&str, &str)] = &[
+        ("while true do end", "Script timeout"),
+        (
+            "local t = {} for i = 1, 1e9 do t[i] = string.rep('x', 4096) .. i end",
+            "memory",
+        ),
+        ("local function f() return f() + 1 end f()", "stack"),
+        (
+            "for i = 1, 1e7 do Instance.new('Part', t) end",
+            "instance limit",
+        ),
+        ("local x = nil; x.y = 1", "attempt to index nil"),
+        (
+            "game:GetService('Workspace'):ClearAllChildren()",
+            "AccessOutsideWrite",
+        ),
+        ("workspace.Name = 'Hacked'", "AccessOutsideWrite"),
+        (
+            "local p = Instance.new('Part') p.Parent = workspace",
+            "AccessOutsideWrite",
+        ),
+        ("error({})", ""),
+    ];
+    let mut e = Engine::new(EngineConfig {
+        host: procmodel_luau::HostConfig {
+            timeout: std::time::Duration::from_millis(300),
+            memory_limit: 64 << 20,
+            instance_limit: Some(10_000),
+            echo_output: false,
+        },
+        ..EngineConfig::default()
+    })
+    .unwrap();
+    for (i, (body, expect)) in cases.iter().enumerate() {
+        let src = format!("return {{ OnGenerate = function(params, t) {body} end }}");
+        let g = module(&mut e, &format!("Hostile{i}"), &src);
+        let m = model(&mut e, g, &[]);
+        let r = e.step();
+        let mine = r.iter().find(|r| r.model == m);
+        if let Some(rep) = mine {
+            if !expect.is_empty() {
+                assert!(!rep.ok, "case {i} should fail");
+                let msg = rep.error.clone().unwrap_or_default();
+                assert!(
+                    msg.to_lowercase().contains(&expect.to_lowercase()),
+                    "case {i}: {msg}"
+                );
+            }
+        }
+    }
+    // escape attempts changed nothing outside the containers
+    assert_eq!(
+        e.with_dom(|d| d.get_by_ref(e.workspace()).unwrap().name.clone()),
+        "Workspace"
+    );
+    // the engine still works afterwards
+    let g = module(&mut e, "Fine", ROW);
+    let m = model(&mut e, g, &[]);
+    let r = e.step();
+    assert!(r.iter().any(|r| r.model == m && r.ok), "{r:?}");
+}
+
+#[test]
+fn luau_script_drives_the_engine_with_wait_for_generation() {
+    let script = tmp("tool.luau");
+    std::fs::write(
+        &script,
+        r#"
+        local gen = Instance.new("ModuleScript")
+        gen.Name = "Gen"
+        gen.Source = "return { Attributes = { N = 2 }, OnGenerate = function(p, t) for i = 1, p.Attributes.N do Instance.new('Part', t) end end }"
+        gen.Parent = game
+        local m = Instance.new("ProceduralModel")
+        m.Generator = gen
+        m.Parent = workspace
+        assert(m:WaitForGenerationAsync() == true)
+        assert(#m.GeneratedFolder:GetChildren() == 2)
+        m:SetAttribute("N", 4)
+        task.wait()
+        assert(#m.GeneratedFolder:GetChildren() == 4, "regenerated while the script waited")
+        assert(m:ForceGeneration() == true)
+        assert(m:WaitForGenerationAsync() == true)
+        local orphan = Instance.new("ProceduralModel")
+        local ok = pcall(function() orphan:WaitForGenerationAsync() end)
+        assert(not ok, "errors when the model is not in the scene")
+        "#,
+    )
+    .unwrap();
+    let mut e = Engine::new(EngineConfig::default()).unwrap();
+    e.run_script(&script).unwrap();
+    let m = e.models()[0];
+    assert_eq!(results(&e, m).len(), 4);
+}
+
+#[allow(dead_code)]
+fn _dom_type_check(_: &WeakDom) {}
