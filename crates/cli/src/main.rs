@@ -2,10 +2,12 @@
 //! subcommand; anyhow lives here only.
 
 mod attrs;
+mod export;
 mod generate;
 mod info;
 mod new;
 mod output;
+mod regen;
 mod run;
 
 use clap::{Parser, Subcommand};
@@ -32,6 +34,10 @@ enum Command {
     Info(info::Args),
     /// Run a plain Luau script with a DataModel it may modify.
     Run(run::Args),
+    /// Regenerate the dirty (or all) ProceduralModels of a scene and save it.
+    Regen(regen::Args),
+    /// Export a whole scene as .glb, .gltf or .obj.
+    Export(export::Args),
 }
 
 fn main() -> ExitCode {
@@ -41,6 +47,8 @@ fn main() -> ExitCode {
         Command::New(a) => new::run(a),
         Command::Info(a) => info::run(a),
         Command::Run(a) => run::run(a),
+        Command::Regen(a) => regen::run(a),
+        Command::Export(a) => export::run(a),
     };
     match result {
         Ok(code) => code,

@@ -3,7 +3,7 @@
 
 use crate::output;
 use anyhow::{Result, anyhow};
-use procmodel_luau::{Host, HostConfig};
+use procmodel_engine::{Engine, EngineConfig};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -26,21 +26,26 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .as_deref()
         .map(output::Format::from_path)
         .transpose()?;
-    let config = HostConfig {
-        timeout: Duration::from_secs_f64(args.timeout.max(0.001)),
-        ..HostConfig::default()
-    };
-    let mut host = Host::new(config)?;
-    host.run_script_file(&args.script).map_err(|e| match e {
-        procmodel_luau::HostError::Script { message, traceback } => anyhow!(
+    let mut config = EngineConfig::default();
+    config.host.timeout = Duration::from_secs_f64(args.timeout.max(0.001));
+    config.host.echo_output = true;
+    // Scripts are trusted local tools; ProceduralModels they create regenerate while they wait.
+    let mut engine = Engine::new(config)?;
+    engine.run_script(&args.script).map_err(|e| match e {
+        procmodel_engine::EngineError::Host(procmodel_luau::HostError::Script {
+            message,
+            traceback,
+        }) => anyhow!(
             "{}: {message}{}",
             args.script.display(),
             traceback.map(|t| format!("\n{t}")).unwrap_or_default()
         ),
         other => anyhow!(other),
     })?;
+    // Models still dirty when the script ends are generated before saving.
+    engine.settle(64);
     if let (Some(path), Some(format)) = (&args.save, format) {
-        host.with_dom_ref(|dom| {
+        engine.with_dom(|dom| {
             let roots = dom.root().children().to_vec();
             output::write(dom, &roots, format, path)
         })?;

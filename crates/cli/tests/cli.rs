@@ -288,3 +288,119 @@ fn scale_divides_params_size_and_scales_results() {
         Some(&rbx_types::Variant::Float32(2.0))
     );
 }
+
+const SCENE_SCRIPT: &str = r#"
+local gen = Instance.new("ModuleScript")
+gen.Name = "Row"
+gen.Source = [[
+return {
+    Attributes = { Count = 3 },
+    OnGenerate = function(params, target)
+        for i = 1, params.Attributes.Count do
+            local p = Instance.new("Part")
+            p.Name = "P" .. i
+            p.Anchored = true
+            p.Position = Vector3.new(i * 2, 0, 0)
+            p.Parent = target
+        end
+    end,
+}
+]]
+gen.Parent = game:GetService("ServerStorage")
+for i = 1, 2 do
+    local m = Instance.new("ProceduralModel")
+    m.Name = "Row" .. i
+    m.Generator = gen
+    m:SetAttribute("Count", i + 1)
+    m.Parent = workspace
+end
+local broken = Instance.new("ModuleScript")
+broken.Source = "return { OnGenerate = function() error('broken generator') end }"
+broken.Parent = game:GetService("ServerStorage")
+"#;
+
+#[test]
+fn run_builds_a_scene_regen_regenerates_and_export_writes_gltf() {
+    let script = tmp("scene.luau");
+    std::fs::write(&script, SCENE_SCRIPT).unwrap();
+    let scene = tmp("scene.rbxlx");
+    ok(bin()
+        .args([
+            "run",
+            script.to_str().unwrap(),
+            "--save",
+            scene.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap());
+    let dom = rbx_xml::from_reader_default(std::fs::File::open(&scene).unwrap()).unwrap();
+    // the models generated while (and after) the script ran: 2 + 3 parts
+    assert_eq!(dom.descendants().filter(|i| i.class == "Part").count(), 5);
+
+    let regen_out = tmp("scene-regen.rbxl");
+    let o = ok(bin()
+        .args([
+            "regen",
+            scene.to_str().unwrap(),
+            "--force",
+            "--json",
+            "-o",
+            regen_out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["models"].as_array().unwrap().len(), 2);
+    assert_eq!(v["failed"], 0);
+
+    let glb = tmp("scene.glb");
+    ok(bin()
+        .args([
+            "export",
+            regen_out.to_str().unwrap(),
+            "-o",
+            glb.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap());
+    let bytes = std::fs::read(&glb).unwrap();
+    assert_eq!(&bytes[..4], b"glTF");
+}
+
+#[test]
+fn regen_reports_failures_with_nonzero_exit() {
+    let script = tmp("broken-scene.luau");
+    std::fs::write(
+        &script,
+        r#"local g = Instance.new("ModuleScript")
+        g.Source = "return { OnGenerate = function() error('broken generator') end }"
+        g.Parent = game
+        local m = Instance.new("ProceduralModel")
+        m.Name = "Bad"
+        m.Generator = g
+        m.Parent = workspace"#,
+    )
+    .unwrap();
+    let scene = tmp("broken.rbxl");
+    ok(bin()
+        .args([
+            "run",
+            script.to_str().unwrap(),
+            "--save",
+            scene.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap());
+    let o = bin()
+        .args(["regen", scene.to_str().unwrap(), "--force"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        table.contains("Workspace.Bad")
+            && table.contains("FAILED")
+            && table.contains("broken generator"),
+        "{table}"
+    );
+}

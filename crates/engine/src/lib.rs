@@ -12,7 +12,7 @@ mod fingerprint;
 mod scene;
 mod undo;
 
-pub use scene::SceneFormat;
+pub use scene::{SceneFormat, write_atomic};
 
 use procmodel_luau::{Host, HostConfig, HostError};
 use rbx_dom_weak::WeakDom;

@@ -1,0 +1,104 @@
+//! `procmodel regen`: regenerate a scene's dirty (or all) ProceduralModels and save it.
+
+use crate::output::Format;
+use anyhow::{Result, bail};
+use procmodel_engine::{Engine, EngineConfig};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The scene (.rbxl, .rbxlx, .rbxm, .rbxmx).
+    pub scene: PathBuf,
+    /// Where to save (default: overwrite the scene, atomically).
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Regenerate every model, not only the dirty ones.
+    #[arg(long)]
+    pub force: bool,
+    /// Seconds a generator may run without yielding.
+    #[arg(long, default_value_t = 10.0)]
+    pub timeout: f64,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    if !(args.timeout.is_finite() && args.timeout > 0.0) {
+        bail!("--timeout must be a positive number of seconds");
+    }
+    let out = args.output.clone().unwrap_or_else(|| args.scene.clone());
+    if !matches!(
+        Format::from_path(&out)?,
+        Format::Rbxl | Format::Rbxlx | Format::Rbxm | Format::Rbxmx
+    ) {
+        bail!(
+            "{}: a scene is saved as .rbxl, .rbxlx, .rbxm or .rbxmx",
+            out.display()
+        );
+    }
+    let mut config = EngineConfig::default();
+    config.host.timeout = Duration::from_secs_f64(args.timeout);
+    let mut engine = Engine::load(&args.scene, config)?;
+    if args.force {
+        for m in engine.models() {
+            engine.force_generation(m);
+        }
+    }
+    let reports = engine.settle(64);
+    engine.save(&out)?;
+    let failed = reports.iter().filter(|r| !r.ok).count();
+    if args.json {
+        let rows: Vec<_> = reports
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "model": r.path, "ok": r.ok, "ms": r.elapsed.as_secs_f64() * 1000.0,
+                    "instances": r.instances, "error": r.error,
+                })
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "models": rows, "failed": failed }))?
+        );
+    } else {
+        let w = reports
+            .iter()
+            .map(|r| r.path.len())
+            .max()
+            .unwrap_or(5)
+            .max(5);
+        println!(
+            "{:<w$}  {:<6}  {:>9}  {:>9}  error",
+            "model", "status", "ms", "instances"
+        );
+        for r in &reports {
+            let first_line = r
+                .error
+                .as_deref()
+                .and_then(|e| e.lines().next())
+                .unwrap_or("");
+            println!(
+                "{:<w$}  {:<6}  {:>9.1}  {:>9}  {}",
+                r.path,
+                if r.ok { "ok" } else { "FAILED" },
+                r.elapsed.as_secs_f64() * 1000.0,
+                r.instances,
+                first_line
+            );
+        }
+        eprintln!(
+            "{} regenerated, {failed} failed -> {}",
+            reports.len(),
+            out.display()
+        );
+    }
+    Ok(if failed > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
