@@ -175,9 +175,10 @@ fn replace_results(
 pub fn run_and_apply(
     host: &Host,
     model: Ref,
+    required: &mut std::collections::HashMap<Ref, blake3::Hash>,
     retire: &mut dyn FnMut(&mut WeakDom, Ref),
 ) -> Result<usize, String> {
-    // 1. require the generator module (fresh: its Source may have changed)
+    // 1. require the generator module
     let (module, origin, inputs) = host.with_dom_ref(|dom| {
         let module = generator_of(dom, model)
             .ok_or_else(|| "Generator does not point at a ModuleScript in the scene".to_owned())?;
@@ -207,7 +208,20 @@ pub fn run_and_apply(
             RunInputs { attributes, size },
         ))
     })?;
-    host.invalidate_module(module).map_err(|e| e.to_string())?;
+    // Re-require only when the module's Source changed since it was last required.
+    let source_hash = host.with_dom_ref(|dom| {
+        let src = dom
+            .get_by_ref(module)
+            .and_then(|i| match prop(i, "Source") {
+                Some(Variant::String(s)) => Some(s.clone()),
+                _ => None,
+            });
+        blake3::hash(src.unwrap_or_default().as_bytes())
+    });
+    if required.get(&module) != Some(&source_hash) {
+        host.invalidate_module(module).map_err(|e| e.to_string())?;
+        required.insert(module, source_hash);
+    }
     let generator = host
         .load_generator(module, &origin)
         .map_err(|e| message(&e))?;

@@ -79,6 +79,8 @@ pub(crate) struct EngineState {
     config: EngineConfig,
     states: HashMap<Ref, ModelState>,
     undo: undo::History,
+    /// Source hash of each generator module when it was last required.
+    required: HashMap<Ref, blake3::Hash>,
 }
 
 /// A scene with its engine.
@@ -108,6 +110,7 @@ impl Engine {
             config,
             states: HashMap::new(),
             undo: undo::History::default(),
+            required: HashMap::new(),
         });
         Engine { host }
     }
@@ -420,11 +423,13 @@ impl Engine {
         let start = Instant::now();
         self.st().states.entry(model).or_default().runs += 1;
         let lua = self.host.lua().clone();
-        let outcome = apply::run_and_apply(&self.host, model, &mut |dom, old| {
+        let mut required = std::mem::take(&mut self.st().required);
+        let outcome = apply::run_and_apply(&self.host, model, &mut required, &mut |dom, old| {
             if let Some(mut st) = lua.app_data_mut::<EngineState>() {
                 st.undo.retire(dom, model, old)
             }
         });
+        self.st().required = required;
         let elapsed = start.elapsed();
         match outcome {
             Ok(instances) => {

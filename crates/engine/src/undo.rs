@@ -52,6 +52,9 @@ pub(crate) struct History {
     redo: Vec<Waypoint>,
 }
 
+/// Undo depth, as in Studio's history: older steps are dropped.
+const MAX_WAYPOINTS: usize = 256;
+
 fn props(dom: &WeakDom, r: Ref) -> UstrMap<Variant> {
     dom.get_by_ref(r)
         .map(|i| i.properties.clone())
@@ -80,6 +83,10 @@ impl History {
             entries: pending.0,
         });
         self.redo.clear();
+        if self.undo.len() > MAX_WAYPOINTS {
+            // The oldest step (and the results it holds) is forgotten.
+            self.undo.remove(0);
+        }
     }
 
     /// The newest entry for `model`, if its change has not been regenerated yet.

@@ -1,0 +1,49 @@
+//! Issue #3's latency benchmark: an attribute change on the spiral staircase (100 steps) until
+//! the new results are applied (`set_attribute` + `step`).
+//!
+//! Run: `cargo bench -p procmodel-engine --bench regen`
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use procmodel_engine::{Engine, EngineConfig};
+use rbx_dom_weak::InstanceBuilder;
+use rbx_types::{Variant, Vector3};
+
+fn staircase(c: &mut Criterion) {
+    let mut e = Engine::new(EngineConfig::default()).unwrap();
+    let root = e.with_dom(|d| d.root_ref());
+    let g = e.insert(
+        root,
+        InstanceBuilder::new("ModuleScript")
+            .with_name("SpiralStaircase")
+            .with_property(
+                "Source",
+                Variant::String(include_str!("../../../examples/SpiralStaircase.luau").into()),
+            ),
+    );
+    let ws = e.workspace();
+    let m = e.insert(
+        ws,
+        InstanceBuilder::new("ProceduralModel")
+            .with_name("Stairs")
+            .with_property("Generator", Variant::Ref(g))
+            .with_property("Size", Vector3::new(12.0, 100.0, 12.0)),
+    );
+    let first = e.step();
+    assert!(first[0].ok, "{:?}", first[0].error);
+    let mut angle = 20.0;
+    let mut group = c.benchmark_group("engine");
+    group.sample_size(50);
+    group.bench_function("staircase_100_steps_attribute_change_to_applied", |b| {
+        b.iter(|| {
+            angle = if angle == 20.0 { 21.0 } else { 20.0 };
+            e.set_attribute(m, "DegreesPerStep", Some(Variant::Float64(angle)))
+                .unwrap();
+            let r = e.step();
+            assert_eq!(r.len(), 1);
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, staircase);
+criterion_main!(benches);
