@@ -24,4 +24,4 @@ pub use error::HostError;
 pub use generator::{Generator, RunInputs, RunOutput};
 pub use host::{Host, HostConfig, MEMORY_MESSAGE, TIMEOUT_MESSAGE};
 pub use instance::Instance;
-pub use task::{FrameHook, FRAME};
+pub use task::{FRAME, FrameHook};

@@ -39,7 +39,6 @@ impl Watchdog {
         Watchdog { shared, thread }
     }
 
-
     /// A handle the interrupt closure can own (it must be `'static`).
     pub fn probe(&self) -> Probe {
         Probe(self.shared.clone())
