@@ -409,7 +409,13 @@ fn regen_reports_failures_with_nonzero_exit() {
 fn rbxmx_golden_snapshot_of_a_small_staircase() {
     let stairs = examples().join("SpiralStaircase.luau");
     let out = tmp("golden.rbxmx");
-    ok(generate(&[stairs.to_str().unwrap(), "--size", "12,3,12", "-o", out.to_str().unwrap()]));
+    ok(generate(&[
+        stairs.to_str().unwrap(),
+        "--size",
+        "12,3,12",
+        "-o",
+        out.to_str().unwrap(),
+    ]));
     let dom = rbx_xml::from_reader_default(std::fs::File::open(&out).unwrap()).unwrap();
     // The viewer replaces random referents with stable ids.
     let viewed = rbx_dom_weak::DomViewer::new().view_children(&dom);
