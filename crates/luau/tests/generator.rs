@@ -285,3 +285,36 @@ fn relative_require_and_escape_refusal() {
     let g = h.load_generator_file(&gen_path, root).unwrap();
     h.run_generator(&g, &RunInputs::default()).unwrap();
 }
+
+#[test]
+fn every_creatable_class_can_be_created_and_read() {
+    use rbx_reflection::ClassTag;
+    let db = rbx_reflection_database::get_bundled();
+    let mut names: Vec<&str> = db
+        .classes
+        .values()
+        .filter(|c| !c.tags.contains(&ClassTag::NotCreatable) && !c.tags.contains(&ClassTag::Service))
+        .map(|c| c.name)
+        .collect();
+    names.sort_unstable();
+    assert!(names.len() > 300, "{}", names.len());
+    let h = host(10_000);
+    let f: mlua::Function = h
+        .lua()
+        .load(
+            r#"local classes = ...
+            local n = 0
+            for _, name in classes do
+                local inst = Instance.new(name)
+                assert(inst.ClassName == name and inst.Name == name)
+                assert(inst:IsA("Instance"))
+                n += 1
+            end
+            return n"#,
+        )
+        .into_function()
+        .unwrap();
+    let list = h.lua().create_sequence_from(names.iter().copied()).unwrap();
+    let n: usize = f.call(list).unwrap();
+    assert_eq!(n, names.len());
+}
