@@ -1,0 +1,674 @@
+//! The solver: a wave of bitsets, AC-4 support counts (u8 or u16), minimum-entropy observation
+//! with seeded noise, a ban trail for backtracking, and restarts with derived seeds.
+//!
+//! Search: a contradiction undoes the last choice and excludes it (chronological, sound). When
+//! contradictions keep coming with fewer than 16 good observations in between, the solver
+//! instead undoes the last 2, 4, 8, … choices without excluding anything (a local restart;
+//! the stream has moved on so they are drawn again differently). `max_backtracks` per attempt,
+//! then a full restart from `derive_seed_index(seed, attempt)`, up to `max_attempts`.
+//!
+//! Cell choice: untouched cells all share the initial entropy and are taken in a seeded random
+//! order; touched cells sit in an indexed min-heap keyed by entropy plus a per-cell noise below
+//! 1e-6 (the untouched order's rank), ties to the lower index. Nothing depends on hash order.
+
+use procmodel_base::{Pcg32, derive_seed_index};
+
+use crate::counts::{Count, Counts};
+use crate::error::{Contradiction, WfcError};
+use crate::heap::CellHeap;
+use crate::rules::{Direction, GridShape, Rules};
+
+/// Search limits and the seed of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SolverConfig {
+    /// The run's seed; attempt `k` draws from `derive_seed_index(seed, k)`.
+    pub seed: u64,
+    /// Backtracks allowed in one attempt before restarting with the next derived seed.
+    pub max_backtracks: u32,
+    /// Attempts (the first one plus restarts) before giving up.
+    pub max_attempts: u32,
+}
+
+impl SolverConfig {
+    /// Default limits with the given seed.
+    pub fn with_seed(seed: u64) -> Self {
+        SolverConfig {
+            seed,
+            ..Self::default()
+        }
+    }
+}
+
+impl Default for SolverConfig {
+    fn default() -> Self {
+        SolverConfig {
+            seed: 0,
+            max_backtracks: 1000,
+            max_attempts: 20,
+        }
+    }
+}
+
+/// What one call to [`Solver::step`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// A cell was collapsed to a pattern and the change propagated.
+    Observed {
+        /// The collapsed cell (flat index).
+        cell: usize,
+        /// The pattern chosen.
+        pattern: usize,
+    },
+    /// The last choice led to a contradiction and was undone (and excluded).
+    Backtracked(Contradiction),
+    /// The backtracking budget ran out; the wave was reset with the next derived seed.
+    Restarted {
+        /// The attempt now running (1-based count of restarts).
+        attempt: u32,
+        /// The contradiction that ended the previous attempt.
+        last: Contradiction,
+    },
+    /// Every cell holds exactly one pattern.
+    Done,
+}
+
+/// A finished run: one pattern (or oriented tile) index per cell.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Solution {
+    /// The grid the patterns fill.
+    pub shape: GridShape,
+    /// Pattern per cell, flat index `x + width * (y + height * z)`.
+    pub patterns: Vec<u32>,
+    /// Attempts used (1 when no restart happened).
+    pub attempts: u32,
+    /// Backtracks over all attempts.
+    pub backtracks: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Decision {
+    mark: usize,
+    cell: u32,
+    pattern: u32,
+}
+
+const NONE: u32 = u32::MAX;
+/// Consecutive contradictions answered by chronological refutation before jumping back.
+const STREAK_BEFORE_JUMP: u32 = 3;
+/// Successful observations in a row that end a streak of contradictions.
+const CALM_RESETS_STREAK: u32 = 16;
+/// `processed` flag of a trail entry whose support decrements were applied.
+const PROCESSED: u8 = 0x80;
+
+/// A run over one grid. Build with [`Solver::new`], add constraints with [`Solver::ban`] or
+/// [`Solver::restrict`] before the first step, then call [`Solver::step`] (animation) or
+/// [`Solver::run`].
+pub struct Solver<'r> {
+    rules: &'r Rules,
+    shape: GridShape,
+    config: SolverConfig,
+    t: usize,
+    dirs: usize,
+    words: usize,
+    neighbours: Vec<u32>,
+    wlogw: Vec<f64>,
+    init_counts: Vec<u16>,
+    zero_support: Vec<(u8, u32)>,
+    wave: Vec<u64>,
+    counts: Counts,
+    n: Vec<u32>,
+    sum_w: Vec<f64>,
+    sum_wlw: Vec<f64>,
+    noise: Vec<f64>,
+    /// Cells by ascending noise: the untouched cells, all at `entropy0`, are taken from here
+    /// in order instead of sitting in the heap.
+    order: Vec<u32>,
+    cursor: usize,
+    entropy0: f64,
+    heap: CellHeap,
+    touched: Vec<u32>,
+    touch_mark: Vec<u32>,
+    touch_gen: u32,
+    trail: Vec<(u32, u32)>,
+    processed: Vec<u8>,
+    pending: Vec<u32>,
+    decisions: Vec<Decision>,
+    constraints: Vec<(u32, u32)>,
+    rng: Pcg32,
+    attempt: u32,
+    attempt_backtracks: u32,
+    streak: u32,
+    calm: u32,
+    backtracks: u32,
+    started: bool,
+    done: bool,
+}
+
+impl<'r> Solver<'r> {
+    /// A solver for `rules` over `shape`. 2D rules need `depth == 1`.
+    pub fn new(rules: &'r Rules, shape: GridShape, config: SolverConfig) -> Result<Self, WfcError> {
+        if shape.is_empty() {
+            return Err(WfcError::BadGrid("the grid has no cell".into()));
+        }
+        if rules.directions() == 4 && shape.depth != 1 {
+            return Err(WfcError::BadGrid(format!(
+                "2D rules need depth 1, got {}",
+                shape.depth
+            )));
+        }
+        if shape.len() >= NONE as usize {
+            return Err(WfcError::BadGrid("too many cells".into()));
+        }
+        let t = rules.len();
+        let dirs = rules.directions();
+        let cells = shape.len();
+        let mut neighbours = Vec::with_capacity(cells * dirs);
+        for z in 0..shape.depth {
+            for y in 0..shape.height {
+                for x in 0..shape.width {
+                    for d in Direction::ALL.iter().take(dirs) {
+                        let j = shape.neighbour_at(x, y, z, *d);
+                        neighbours.push(j.map_or(NONE, |j| j as u32));
+                    }
+                }
+            }
+        }
+        let wlogw = rules.weights().iter().map(|w| w * w.ln()).collect();
+        let mut init_counts = vec![0u16; dirs * t];
+        let mut zero_support = Vec::new();
+        for d in 0..dirs {
+            for t2 in 0..t {
+                // Supporters of t2 arriving in direction d come from the opposite side.
+                let c = rules.allowed_raw(d ^ 1, t2).len();
+                init_counts[d * t + t2] = c as u16;
+                if c == 0 {
+                    zero_support.push((d as u8, t2 as u32));
+                }
+            }
+        }
+        let words = t.div_ceil(64);
+        let max_count = init_counts.iter().copied().max().unwrap_or(0) as usize;
+        Ok(Solver {
+            rules,
+            shape,
+            config,
+            t,
+            dirs,
+            words,
+            neighbours,
+            wlogw,
+            init_counts,
+            zero_support,
+            wave: vec![0; cells * words],
+            counts: Counts::new(cells * dirs * t, max_count),
+            n: vec![0; cells],
+            sum_w: vec![0.0; cells],
+            sum_wlw: vec![0.0; cells],
+            noise: vec![0.0; cells],
+            order: Vec::with_capacity(cells),
+            cursor: 0,
+            entropy0: 0.0,
+            heap: CellHeap::new(cells),
+            touched: Vec::new(),
+            touch_mark: vec![0; cells],
+            touch_gen: 1,
+            trail: Vec::new(),
+            processed: Vec::new(),
+            pending: Vec::new(),
+            decisions: Vec::new(),
+            constraints: Vec::new(),
+            rng: Pcg32::from_seed_bits(0),
+            attempt: 0,
+            attempt_backtracks: 0,
+            streak: 0,
+            calm: 0,
+            backtracks: 0,
+            started: false,
+            done: false,
+        })
+    }
+
+    /// The grid.
+    pub fn shape(&self) -> GridShape {
+        self.shape
+    }
+
+    /// The rules.
+    pub fn rules(&self) -> &'r Rules {
+        self.rules
+    }
+
+    /// Forbids `pattern` at `cell` in every attempt (an initial constraint).
+    pub fn ban(&mut self, cell: usize, pattern: usize) -> Result<(), WfcError> {
+        if cell >= self.shape.len() {
+            return Err(WfcError::UnknownCell {
+                index: cell,
+                len: self.shape.len(),
+            });
+        }
+        if pattern >= self.t {
+            return Err(WfcError::UnknownPattern {
+                index: pattern,
+                count: self.t,
+            });
+        }
+        self.constraints.push((cell as u32, pattern as u32));
+        self.started = false;
+        self.done = false;
+        Ok(())
+    }
+
+    /// Keeps only the patterns for which `keep` is true at `cell` (an initial constraint).
+    pub fn restrict(
+        &mut self,
+        cell: usize,
+        mut keep: impl FnMut(usize) -> bool,
+    ) -> Result<(), WfcError> {
+        for p in 0..self.t {
+            if !keep(p) {
+                self.ban(cell, p)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `pattern` is still possible at `cell`.
+    #[inline]
+    pub fn is_possible(&self, cell: usize, pattern: usize) -> bool {
+        self.wave[cell * self.words + (pattern >> 6)] >> (pattern & 63) & 1 == 1
+    }
+
+    /// Number of patterns still possible at `cell`.
+    pub fn remaining(&self, cell: usize) -> usize {
+        self.n[cell] as usize
+    }
+
+    /// The patterns still possible at `cell`, ascending.
+    pub fn possible(&self, cell: usize) -> impl Iterator<Item = usize> + '_ {
+        let w = &self.wave[cell * self.words..(cell + 1) * self.words];
+        w.iter().enumerate().flat_map(|(k, &word)| {
+            let mut bits = word;
+            std::iter::from_fn(move || {
+                if bits == 0 {
+                    return None;
+                }
+                let b = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                Some(k * 64 + b)
+            })
+        })
+    }
+
+    /// The pattern of a cell once it is decided.
+    pub fn observed(&self, cell: usize) -> Option<usize> {
+        (self.n[cell] == 1).then(|| self.possible(cell).next().unwrap_or(0))
+    }
+
+    /// Runs until every cell is decided.
+    pub fn run(&mut self) -> Result<Solution, WfcError> {
+        loop {
+            if self.step()? == Step::Done {
+                return Ok(self.solution_unchecked());
+            }
+        }
+    }
+
+    /// The solution once [`Step::Done`] was returned.
+    pub fn solution(&self) -> Option<Solution> {
+        self.done.then(|| self.solution_unchecked())
+    }
+
+    fn solution_unchecked(&self) -> Solution {
+        let patterns = (0..self.shape.len())
+            .map(|i| self.observed(i).unwrap_or(0) as u32)
+            .collect();
+        Solution {
+            shape: self.shape,
+            patterns,
+            attempts: self.attempt + 1,
+            backtracks: self.backtracks,
+        }
+    }
+
+    /// One observation plus its propagation, or one backtrack/restart after a contradiction.
+    pub fn step(&mut self) -> Result<Step, WfcError> {
+        if !self.started {
+            self.attempt = 0;
+            self.backtracks = 0;
+            self.reset()?;
+        }
+        if self.done {
+            return Ok(Step::Done);
+        }
+        let Some(cell) = self.pick_cell() else {
+            self.done = true;
+            return Ok(Step::Done);
+        };
+        let pattern = self.pick_pattern(cell);
+        self.decisions.push(Decision {
+            mark: self.trail.len(),
+            cell: cell as u32,
+            pattern: pattern as u32,
+        });
+        for p in 0..self.t {
+            if p != pattern && self.is_possible(cell, p) {
+                self.remove(cell, p);
+            }
+        }
+        match self.propagate() {
+            Ok(()) => {
+                self.flush_touched();
+                self.calm += 1;
+                if self.calm >= CALM_RESETS_STREAK {
+                    self.streak = 0;
+                }
+                Ok(Step::Observed { cell, pattern })
+            }
+            Err(c) => self.backtrack(c),
+        }
+    }
+
+    fn backtrack(&mut self, mut contradiction: Contradiction) -> Result<Step, WfcError> {
+        self.backtracks += 1;
+        self.attempt_backtracks += 1;
+        if self.attempt_backtracks > self.config.max_backtracks {
+            if self.attempt + 1 >= self.config.max_attempts {
+                return Err(WfcError::GaveUp {
+                    attempts: self.attempt + 1,
+                    last: contradiction,
+                });
+            }
+            self.attempt += 1;
+            self.reset()?;
+            return Ok(Step::Restarted {
+                attempt: self.attempt,
+                last: contradiction,
+            });
+        }
+        // Repeated contradictions with little progress in between mean the culprit is older
+        // than the last few choices: undo an exponentially growing number of recent choices
+        // (without excluding them; the stream has moved on, so they are drawn again
+        // differently). Otherwise refute the last choice, chronologically.
+        self.streak += 1;
+        self.calm = 0;
+        if self.streak > STREAK_BEFORE_JUMP && !self.decisions.is_empty() {
+            let jump = 1usize << (self.streak - STREAK_BEFORE_JUMP).min(20);
+            let keep = self.decisions.len().saturating_sub(jump);
+            let mark = self.decisions[keep].mark;
+            self.decisions.truncate(keep);
+            self.undo(mark);
+            self.flush_touched();
+            return Ok(Step::Backtracked(contradiction));
+        }
+        loop {
+            let Some(dec) = self.decisions.pop() else {
+                return Err(WfcError::Unsatisfiable(contradiction));
+            };
+            self.undo(dec.mark);
+            self.remove(dec.cell as usize, dec.pattern as usize);
+            match self.propagate() {
+                Ok(()) => {
+                    self.flush_touched();
+                    return Ok(Step::Backtracked(contradiction));
+                }
+                Err(c) => contradiction = c,
+            }
+        }
+    }
+
+    fn reset(&mut self) -> Result<(), WfcError> {
+        let seed = derive_seed_index(self.config.seed, self.attempt as u64);
+        self.rng = Pcg32::from_seed_bits(seed);
+        self.started = true;
+        self.done = false;
+        self.attempt_backtracks = 0;
+        self.streak = 0;
+        self.calm = 0;
+        let cells = self.shape.len();
+        let full_last = if self.t.is_multiple_of(64) {
+            u64::MAX
+        } else {
+            (1u64 << (self.t % 64)) - 1
+        };
+        for i in 0..cells {
+            let w = &mut self.wave[i * self.words..(i + 1) * self.words];
+            w.fill(u64::MAX);
+            w[self.words - 1] = full_last;
+        }
+        self.counts.fill_from(&self.init_counts);
+        let sw: f64 = self.rules.weights().iter().sum();
+        let swl: f64 = self.wlogw.iter().sum();
+        self.n.fill(self.t as u32);
+        self.sum_w.fill(sw);
+        self.sum_wlw.fill(swl);
+        self.order.clear();
+        self.order.extend(0..cells as u32);
+        self.rng.shuffle(&mut self.order);
+        for (r, &c) in self.order.iter().enumerate() {
+            self.noise[c as usize] = r as f64 / cells as f64 * 1e-6;
+        }
+        self.cursor = 0;
+        self.entropy0 = sw.ln() - swl / sw;
+        self.heap.clear();
+        self.touched.clear();
+        self.touch_mark.fill(0);
+        self.touch_gen = 1;
+        self.trail.clear();
+        self.processed.clear();
+        self.pending.clear();
+        self.decisions.clear();
+        let contradiction = self.apply_constraints();
+        if let Err(c) = contradiction {
+            return Err(WfcError::Unsatisfiable(c));
+        }
+        self.flush_touched();
+        Ok(())
+    }
+
+    fn apply_constraints(&mut self) -> Result<(), Contradiction> {
+        for k in 0..self.constraints.len() {
+            let (i, p) = self.constraints[k];
+            if self.is_possible(i as usize, p as usize) && self.remove(i as usize, p as usize) {
+                return Err(self.report(i as usize, p as usize, None));
+            }
+        }
+        for i in 0..self.shape.len() {
+            for k in 0..self.zero_support.len() {
+                let (d, p) = self.zero_support[k];
+                if self.neighbours[i * self.dirs + d as usize] != NONE
+                    && self.is_possible(i, p as usize)
+                    && self.remove(i, p as usize)
+                {
+                    return Err(self.report(i, p as usize, None));
+                }
+            }
+        }
+        self.propagate()
+    }
+
+    fn report(&self, cell: usize, pattern: usize, from: Option<(usize, usize)>) -> Contradiction {
+        Contradiction {
+            cell: self.shape.coords(cell),
+            pattern,
+            neighbour: from.map(|(d, j)| {
+                (
+                    Direction::from_index(d).unwrap_or(Direction::Left),
+                    self.shape.coords(j),
+                )
+            }),
+        }
+    }
+
+    /// Removes a possible pattern; returns whether the cell became empty.
+    #[inline]
+    fn remove(&mut self, i: usize, p: usize) -> bool {
+        self.wave[i * self.words + (p >> 6)] &= !(1u64 << (p & 63));
+        let w = self.rules.weights()[p];
+        self.n[i] -= 1;
+        self.sum_w[i] -= w;
+        self.sum_wlw[i] -= self.wlogw[p];
+        self.pending.push(self.trail.len() as u32);
+        self.trail.push((i as u32, p as u32));
+        self.processed.push(0);
+        if self.touch_mark[i] != self.touch_gen {
+            self.touch_mark[i] = self.touch_gen;
+            self.touched.push(i as u32);
+        }
+        self.n[i] == 0
+    }
+
+    /// Processes pending bans (last in, first out): AC-4 support decrements, removing
+    /// unsupported patterns.
+    fn propagate(&mut self) -> Result<(), Contradiction> {
+        let mut counts = std::mem::take(&mut self.counts);
+        let result = match &mut counts {
+            Counts::Narrow(c) => self.propagate_with(c),
+            Counts::Wide(c) => self.propagate_with(c),
+        };
+        self.counts = counts;
+        result
+    }
+
+    fn propagate_with<C: Count>(&mut self, counts: &mut [C]) -> Result<(), Contradiction> {
+        let rules = self.rules;
+        let (t, dirs) = (self.t, self.dirs);
+        while let Some(k) = self.pending.pop() {
+            let k = k as usize;
+            let (i1, p1) = self.trail[k];
+            let (i1, p1) = (i1 as usize, p1 as usize);
+            let mut failed = None;
+            for d in 0..dirs {
+                let i2 = self.neighbours[i1 * dirs + d];
+                if i2 == NONE {
+                    continue;
+                }
+                let i2 = i2 as usize;
+                let base = (i2 * dirs + d) * t;
+                for &p2 in rules.allowed_raw(d, p1) {
+                    let p2 = p2 as usize;
+                    if counts[base + p2].dec() && self.is_possible(i2, p2) && self.remove(i2, p2) {
+                        failed.get_or_insert((i2, p2, d ^ 1, i1));
+                    }
+                }
+            }
+            self.processed[k] = PROCESSED;
+            if let Some((i2, p2, d, j)) = failed {
+                self.pending.clear();
+                return Err(self.report(i2, p2, Some((d, j))));
+            }
+        }
+        Ok(())
+    }
+
+    /// Restores the wave to the trail length `mark`, re-adding support of processed bans.
+    fn undo(&mut self, mark: usize) {
+        let mut counts = std::mem::take(&mut self.counts);
+        match &mut counts {
+            Counts::Narrow(c) => self.undo_with(c, mark),
+            Counts::Wide(c) => self.undo_with(c, mark),
+        }
+        self.counts = counts;
+    }
+
+    fn undo_with<C: Count>(&mut self, counts: &mut [C], mark: usize) {
+        let rules = self.rules;
+        let (t, dirs) = (self.t, self.dirs);
+        for k in (mark..self.trail.len()).rev() {
+            let (i1, p1) = self.trail[k];
+            let (i1, p1) = (i1 as usize, p1 as usize);
+            if self.processed[k] == PROCESSED {
+                for d in 0..dirs {
+                    let i2 = self.neighbours[i1 * dirs + d];
+                    if i2 == NONE {
+                        continue;
+                    }
+                    let i2 = i2 as usize;
+                    let base = (i2 * dirs + d) * t;
+                    for &p2 in rules.allowed_raw(d, p1) {
+                        counts[base + p2 as usize].inc();
+                    }
+                }
+            }
+            self.wave[i1 * self.words + (p1 >> 6)] |= 1u64 << (p1 & 63);
+            self.n[i1] += 1;
+            self.sum_w[i1] += rules.weights()[p1];
+            self.sum_wlw[i1] += self.wlogw[p1];
+            if self.touch_mark[i1] != self.touch_gen {
+                self.touch_mark[i1] = self.touch_gen;
+                self.touched.push(i1 as u32);
+            }
+        }
+        self.trail.truncate(mark);
+        self.processed.truncate(mark);
+    }
+
+    /// Pushes fresh heap entries for the cells changed since the last flush.
+    fn flush_touched(&mut self) {
+        for k in 0..self.touched.len() {
+            let i = self.touched[k] as usize;
+            if self.n[i] as usize == self.t {
+                self.heap.set(i, self.entropy0 + self.noise[i]);
+            } else if self.n[i] > 1 {
+                let sw = self.sum_w[i];
+                self.heap
+                    .set(i, sw.ln() - self.sum_wlw[i] / sw + self.noise[i]);
+            } else {
+                self.heap.remove(i);
+            }
+        }
+        self.touched.clear();
+        self.touch_gen = self.touch_gen.wrapping_add(1);
+        if self.touch_gen == 0 {
+            self.touch_mark.fill(0);
+            self.touch_gen = 1;
+        }
+    }
+
+    /// The undecided cell of lowest entropy (plus noise): the heap's top or the next
+    /// untouched cell in noise order, whichever is lower (ties to the lower cell index).
+    fn pick_cell(&mut self) -> Option<usize> {
+        let full = self.t as u32;
+        while let Some(&c) = self.order.get(self.cursor) {
+            if full > 1 && self.n[c as usize] == full && !self.heap.contains(c as usize) {
+                break;
+            }
+            self.cursor += 1;
+        }
+        let pool = self.order.get(self.cursor).map(|&c| c as usize);
+        match (pool, self.heap.peek()) {
+            (None, None) => None,
+            (Some(c), Some((h, key))) => {
+                let pool_key = self.entropy0 + self.noise[c];
+                if key < pool_key || (key == pool_key && h < c) {
+                    self.heap.pop()
+                } else {
+                    self.cursor += 1;
+                    Some(c)
+                }
+            }
+            (Some(c), None) => {
+                self.cursor += 1;
+                Some(c)
+            }
+            (None, Some(_)) => self.heap.pop(),
+        }
+    }
+
+    fn pick_pattern(&mut self, cell: usize) -> usize {
+        let weights = self.rules.weights();
+        let mut total = 0.0;
+        for p in self.possible(cell) {
+            total += weights[p];
+        }
+        let mut r = self.rng.next_f64() * total;
+        let mut last = 0;
+        for p in self.possible(cell) {
+            last = p;
+            r -= weights[p];
+            if r < 0.0 {
+                return p;
+            }
+        }
+        last
+    }
+}
