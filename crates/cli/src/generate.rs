@@ -125,6 +125,9 @@ pub fn build(args: &Args) -> Result<Built> {
     let inputs = RunInputs {
         attributes: attributes.clone(),
         size: size / args.scale,
+        // A generator run from the command line sees a fresh DataModel; its container is all
+        // it may write (as a sandboxed generator without AccessOutsideWrite).
+        allow_outside_write: false,
     };
     let start = Instant::now();
     let out = host

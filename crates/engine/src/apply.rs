@@ -202,10 +202,30 @@ pub fn run_and_apply(
             Some(Variant::Attributes(a)) => a.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             _ => Vec::new(),
         };
+        // Sandboxing: a sandboxed module runs with its Capabilities; an unsandboxed one has
+        // them all (Roblox's rule).
+        let sandboxed = matches!(
+            dom.get_by_ref(module).and_then(|i| prop(i, "Sandboxed")),
+            Some(Variant::Bool(true))
+        );
+        let caps = if sandboxed { capabilities(dom, module) } else { u64::MAX };
+        for needed in ["Basic", "RunServerScript", "CreateInstances"] {
+            if caps & capability_bit(needed) == 0 {
+                return Err(format!(
+                    "the sandboxed generator {} lacks the {needed} capability (generating needs Basic, RunServerScript and CreateInstances)",
+                    full_name(dom, module)
+                ));
+            }
+        }
+        let allow_outside_write = caps & capability_bit("AccessOutsideWrite") != 0;
         Ok((
             module,
             full_name(dom, module),
-            RunInputs { attributes, size },
+            RunInputs {
+                attributes,
+                size,
+                allow_outside_write,
+            },
         ))
     })?;
     // Re-require only when the module's Source changed since it was last required.
@@ -306,6 +326,16 @@ pub fn run_and_apply(
             .insert(Ustr::from("Dirty"), Variant::Bool(false));
         Ok(procmodel_dom::count_subtree(dom, folder) - 1)
     })
+}
+
+/// The bit of a `SecurityCapability` (by name) in a `SecurityCapabilities` value: 1 << its
+/// enum value in the reflection database.
+pub fn capability_bit(name: &str) -> u64 {
+    procmodel_dom::db()
+        .enums
+        .get("SecurityCapability")
+        .and_then(|e| e.items.get(name))
+        .map_or(0, |&v| 1u64 << v)
 }
 
 fn capabilities_of(inst: &Instance) -> u64 {

@@ -49,6 +49,23 @@ fn model(engine: &mut Engine, generator: Ref, attrs: &[(&str, Variant)]) -> Ref 
     )
 }
 
+/// Marks a module sandboxed with the named capabilities.
+fn sandbox(engine: &mut Engine, module: Ref, caps: &[&str]) {
+    let db = rbx_reflection_database::get_bundled();
+    let bits = caps
+        .iter()
+        .map(|c| 1u64 << db.enums["SecurityCapability"].items[c])
+        .fold(0, |a, b| a | b);
+    engine.host().with_dom_mut(|d| {
+        let i = d.get_by_ref_mut(module).unwrap();
+        i.properties.insert("Sandboxed".into(), Variant::Bool(true));
+        i.properties.insert(
+            "Capabilities".into(),
+            Variant::SecurityCapabilities(rbx_types::SecurityCapabilities::from_bits(bits)),
+        );
+    });
+}
+
 fn results(engine: &Engine, m: Ref) -> Vec<String> {
     engine.with_dom(|d| {
         let folder = d
@@ -479,6 +496,7 @@ fn hostile_generators_end_as_placeholders_and_the_engine_keeps_working() {
     for (i, (body, expect)) in cases.iter().enumerate() {
         let src = format!("return {{ OnGenerate = function(params, t) {body} end }}");
         let g = module(&mut e, &format!("Hostile{i}"), &src);
+        sandbox(&mut e, g, &["Basic", "RunServerScript", "CreateInstances"]);
         let m = model(&mut e, g, &[]);
         let r = e.step();
         let mine = r.iter().find(|r| r.model == m);
@@ -539,3 +557,40 @@ fn luau_script_drives_the_engine_with_wait_for_generation() {
 
 #[allow(dead_code)]
 fn _dom_type_check(_: &WeakDom) {}
+
+#[test]
+fn sandboxed_generator_missing_a_capability_fails_naming_it() {
+    let (mut e, g, m) = setup(ROW);
+    sandbox(&mut e, g, &["Basic", "RunServerScript"]);
+    let r = e.step();
+    assert!(!r[0].ok);
+    assert!(
+        r[0].error.as_deref().unwrap().contains("CreateInstances"),
+        "{r:?}"
+    );
+    assert_eq!(results(&e, m), ["GenerationErrorPlaceholder"]);
+}
+
+#[test]
+fn access_outside_write_lets_a_sandboxed_generator_touch_the_scene() {
+    let src = "return { OnGenerate = function() workspace.Name = 'Renamed' end }";
+    let (mut e, g, _) = setup(src);
+    sandbox(&mut e, g, &["Basic", "RunServerScript", "CreateInstances"]);
+    assert!(!e.step()[0].ok, "refused without AccessOutsideWrite");
+    sandbox(
+        &mut e,
+        g,
+        &[
+            "Basic",
+            "RunServerScript",
+            "CreateInstances",
+            "AccessOutsideWrite",
+        ],
+    );
+    let r = e.step();
+    assert!(r[0].ok, "{r:?}");
+    assert_eq!(
+        e.with_dom(|d| d.get_by_ref(e.workspace()).unwrap().name.clone()),
+        "Renamed"
+    );
+}

@@ -27,6 +27,9 @@ pub struct RunInputs {
     pub attributes: Vec<(String, Variant)>,
     /// `params.Size` (already divided by the model's scale).
     pub size: glam::Vec3,
+    /// Let the generator modify the scene outside its container (an unsandboxed module, or
+    /// a sandboxed one granted AccessOutsideWrite). Off by default.
+    pub allow_outside_write: bool,
 }
 
 /// What a run produced: an orphan GeneratedFolder holding the results.
@@ -124,7 +127,7 @@ impl Host {
             let mut c = ctx(lua).map_err(|e| HostError::script(&e))?;
             // Limits are per run.
             c.created = 0;
-            c.outside_write_locked = true;
+            c.outside_write_locked = !inputs.allow_outside_write;
             c.dom.insert(
                 Ref::none(),
                 InstanceBuilder::new("GeneratedFolder").with_name("GeneratedFolder"),

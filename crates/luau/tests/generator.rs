@@ -65,6 +65,7 @@ fn params_have_attributes_with_defaults_size_and_pause() {
     let inputs = RunInputs {
         attributes: vec![("Count".into(), Variant::Float64(5.0))],
         size: glam::Vec3::new(2.0, 4.0, 6.0),
+        ..Default::default()
     };
     let (h, out) = run(src, "params", inputs, 5000).unwrap();
     let names = h.with_dom_ref(|d| {
