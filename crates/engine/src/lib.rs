@@ -432,21 +432,7 @@ impl Engine {
         self.st().required = required;
         let elapsed = start.elapsed();
         match outcome {
-            Ok(instances) => {
-                // Fingerprint after applying: filling in default attributes is not a change.
-                let fp = self.fingerprint(model);
-                self.st().states.entry(model).or_default().applied = Some(fp);
-                let host = self.host.clone();
-                self.st().undo.attach_results(&host, model);
-                Report {
-                    model,
-                    path: self.host.with_dom_ref(|d| apply::full_name(d, model)),
-                    ok: true,
-                    error: None,
-                    elapsed,
-                    instances,
-                }
-            }
+            Ok(instances) => self.finish(model, Ok(instances), elapsed),
             Err(msg) => self.fail(model, msg, elapsed),
         }
     }
@@ -460,17 +446,28 @@ impl Engine {
                 }
             })
         });
+        self.finish(model, Err(message), elapsed)
+    }
+
+    /// Records a finished run (results applied or placeholder placed): the inputs it was made
+    /// from (fingerprinted after applying — filling in default attributes is not a change) and
+    /// the results joining the undo step that caused the run.
+    fn finish(&mut self, model: Ref, outcome: Result<usize, String>, elapsed: Duration) -> Report {
         let fp = self.fingerprint(model);
         self.st().states.entry(model).or_default().applied = Some(fp);
         let host = self.host.clone();
         self.st().undo.attach_results(&host, model);
+        let (ok, error, instances) = match outcome {
+            Ok(n) => (true, None, n),
+            Err(e) => (false, Some(e), 1),
+        };
         Report {
             model,
             path: self.host.with_dom_ref(|d| apply::full_name(d, model)),
-            ok: false,
-            error: Some(message),
+            ok,
+            error,
             elapsed,
-            instances: 1,
+            instances,
         }
     }
 

@@ -40,12 +40,8 @@ pub struct RunOutput {
 }
 
 impl Host {
-    /// Loads a generator from a file as a ModuleScript under `parent`.
-    pub fn load_generator_file(
-        &mut self,
-        path: &Path,
-        parent: Ref,
-    ) -> Result<Generator, HostError> {
+    /// Reads a script file and confines its string requires to the file's folder.
+    fn read_script_file(&self, path: &Path) -> Result<(String, std::path::PathBuf), HostError> {
         let source = std::fs::read_to_string(path).map_err(|source| HostError::Read {
             path: path.to_path_buf(),
             source,
@@ -55,6 +51,16 @@ impl Host {
             self.lua
                 .set_app_data(crate::globals::RequireRoot(dir.to_path_buf()));
         }
+        Ok((source, abs))
+    }
+
+    /// Loads a generator from a file as a ModuleScript under `parent`.
+    pub fn load_generator_file(
+        &mut self,
+        path: &Path,
+        parent: Ref,
+    ) -> Result<Generator, HostError> {
+        let (source, abs) = self.read_script_file(path)?;
         let name = path
             .file_stem()
             .and_then(|s| s.to_str())
@@ -245,15 +251,7 @@ impl Host {
     /// Runs a plain script file (a `Script` in ServerScriptService) to completion, stepping
     /// virtual time while it waits.
     pub fn run_script_file(&mut self, path: &Path) -> Result<(), HostError> {
-        let source = std::fs::read_to_string(path).map_err(|source| HostError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let abs = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-        if let Some(dir) = abs.parent() {
-            self.lua
-                .set_app_data(crate::globals::RequireRoot(dir.to_path_buf()));
-        }
+        let (source, abs) = self.read_script_file(path)?;
         let name = path
             .file_stem()
             .and_then(|s| s.to_str())

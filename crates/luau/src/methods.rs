@@ -77,6 +77,24 @@ pub(crate) fn in_scene(c: &Ctx, r: Ref) -> bool {
     c.in_scene(r)
 }
 
+/// True when `ancestor` is a strict ancestor of `r`.
+fn is_ancestor(c: &Ctx, ancestor: Ref, r: Ref) -> bool {
+    let parent = |x: Ref| {
+        c.dom
+            .get_by_ref(x)
+            .map(|i| i.parent())
+            .unwrap_or_else(Ref::none)
+    };
+    let mut cur = parent(r);
+    while cur.is_some() {
+        if cur == ancestor {
+            return true;
+        }
+        cur = parent(cur);
+    }
+    false
+}
+
 fn require_class(c: &Ctx, this: &Instance, base: &str, method: &str) -> mlua::Result<()> {
     if is_a(&this.class, base) {
         Ok(())
@@ -225,47 +243,11 @@ pub fn add<M: UserDataMethods<Instance>>(m: &mut M) {
     });
     m.add_method("IsDescendantOf", |lua, this, other: Value| {
         let c = ctx(lua)?;
-        let Some(other) = opt_instance(&other)? else {
-            return Ok(false);
-        };
-        let mut cur = c
-            .dom
-            .get_by_ref(this.r)
-            .map(|i| i.parent())
-            .unwrap_or_else(Ref::none);
-        while cur.is_some() {
-            if cur == other.r {
-                return Ok(true);
-            }
-            cur = c
-                .dom
-                .get_by_ref(cur)
-                .map(|i| i.parent())
-                .unwrap_or_else(Ref::none);
-        }
-        Ok(false)
+        Ok(opt_instance(&other)?.is_some_and(|o| is_ancestor(&c, o.r, this.r)))
     });
     m.add_method("IsAncestorOf", |lua, this, other: Value| {
         let c = ctx(lua)?;
-        let Some(other) = opt_instance(&other)? else {
-            return Ok(false);
-        };
-        let mut cur = c
-            .dom
-            .get_by_ref(other.r)
-            .map(|i| i.parent())
-            .unwrap_or_else(Ref::none);
-        while cur.is_some() {
-            if cur == this.r {
-                return Ok(true);
-            }
-            cur = c
-                .dom
-                .get_by_ref(cur)
-                .map(|i| i.parent())
-                .unwrap_or_else(Ref::none);
-        }
-        Ok(false)
+        Ok(opt_instance(&other)?.is_some_and(|o| is_ancestor(&c, this.r, o.r)))
     });
     m.add_method("GetFullName", |lua, this, ()| {
         Ok(ctx(lua)?.full_name(this.r))
