@@ -294,7 +294,9 @@ fn every_creatable_class_can_be_created_and_read() {
     let mut names: Vec<&str> = db
         .classes
         .values()
-        .filter(|c| !c.tags.contains(&ClassTag::NotCreatable) && !c.tags.contains(&ClassTag::Service))
+        .filter(|c| {
+            !c.tags.contains(&ClassTag::NotCreatable) && !c.tags.contains(&ClassTag::Service)
+        })
         .map(|c| c.name)
         .collect();
     names.sort_unstable();
