@@ -23,6 +23,10 @@ pub struct Args {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Worker VMs generating independent models at once (the saved scene is the same bytes
+    /// for any value).
+    #[arg(long, short = 'j', default_value_t = 1)]
+    pub jobs: usize,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -41,6 +45,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     let mut config = EngineConfig::default();
     config.host.timeout = Duration::from_secs_f64(args.timeout);
+    config.jobs = args.jobs.max(1);
     let mut engine = Engine::load(&args.scene, config)?;
     if args.force {
         for m in engine.models() {

@@ -45,5 +45,50 @@ fn staircase(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, staircase);
+/// Issue #3: a scene of 200 models regenerated with 1 and 2 worker VMs.
+fn scene_200(c: &mut Criterion) {
+    let mut group = c.benchmark_group("engine_scene_200_models");
+    group.sample_size(10);
+    for jobs in [1usize, 2] {
+        let mut e = Engine::new(EngineConfig {
+            jobs,
+            ..EngineConfig::default()
+        })
+        .unwrap();
+        let root = e.with_dom(|d| d.root_ref());
+        let g = e.insert(
+            root,
+            InstanceBuilder::new("ModuleScript")
+                .with_name("SpiralStaircase")
+                .with_property(
+                    "Source",
+                    Variant::String(include_str!("../../../examples/SpiralStaircase.luau").into()),
+                ),
+        );
+        let ws = e.workspace();
+        let models: Vec<_> = (0..200)
+            .map(|i| {
+                e.insert(
+                    ws,
+                    InstanceBuilder::new("ProceduralModel")
+                        .with_name(format!("Stairs{i}"))
+                        .with_property("Generator", Variant::Ref(g))
+                        .with_property("Size", Vector3::new(12.0, 20.0, 12.0)),
+                )
+            })
+            .collect();
+        assert_eq!(e.step().len(), 200);
+        group.bench_function(format!("jobs_{jobs}"), |b| {
+            b.iter(|| {
+                for &m in &models {
+                    e.force_generation(m);
+                }
+                assert_eq!(e.step().len(), 200);
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, staircase, scene_200);
 criterion_main!(benches);

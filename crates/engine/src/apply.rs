@@ -170,162 +170,200 @@ fn replace_results(
     dom.transfer_within(folder, model);
 }
 
-/// Runs the model's generator and applies the results. Returns the number of result
-/// instances, or the error message for the placeholder.
-pub fn run_and_apply(
-    host: &Host,
-    model: Ref,
-    required: &mut std::collections::HashMap<Ref, blake3::Hash>,
-    retire: &mut dyn FnMut(&mut WeakDom, Ref),
-) -> Result<usize, String> {
-    // 1. require the generator module
-    let (module, origin, inputs) = host.with_dom_ref(|dom| {
-        let module = generator_of(dom, model)
-            .ok_or_else(|| "Generator does not point at a ModuleScript in the scene".to_owned())?;
-        if !dom
-            .get_by_ref(module)
-            .is_some_and(|i| is_a(&i.class, "ModuleScript"))
-        {
+/// What a run needs to know about a model, read from the scene before running.
+pub struct Prepared {
+    pub module: Ref,
+    pub origin: String,
+    pub inputs: RunInputs,
+    pub sandboxed: bool,
+}
+
+/// Results of a run, still in an orphan GeneratedFolder of the DOM the run used.
+pub struct Produced {
+    pub container: Ref,
+    pub primary_part: Option<Ref>,
+    pub defaults: Vec<(String, Variant)>,
+}
+
+/// Reads the generator, params (Size normalised by Scale, attributes) and sandbox state.
+pub fn prepare(dom: &WeakDom, model: Ref) -> Result<Prepared, String> {
+    let module = generator_of(dom, model)
+        .ok_or_else(|| "Generator does not point at a ModuleScript in the scene".to_owned())?;
+    if !dom
+        .get_by_ref(module)
+        .is_some_and(|i| is_a(&i.class, "ModuleScript"))
+    {
+        return Err(format!(
+            "Generator {} is not a ModuleScript",
+            full_name(dom, module)
+        ));
+    }
+    let inst = dom.get_by_ref(model).ok_or("model is not in the scene")?;
+    let scale = procmodel_dom::model_scale(inst);
+    // 3. params: Size normalised by the model's scale
+    let size = match prop(inst, "Size") {
+        Some(Variant::Vector3(v)) => procmodel_dom::to_vec3(*v) / scale,
+        _ => glam::Vec3::splat(12.0) / scale,
+    };
+    let attributes = match prop(inst, "Attributes") {
+        Some(Variant::Attributes(a)) => a.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        _ => Vec::new(),
+    };
+    // Sandboxing: a sandboxed module runs with its Capabilities; an unsandboxed one has
+    // them all (Roblox's rule).
+    let sandboxed = matches!(
+        dom.get_by_ref(module).and_then(|i| prop(i, "Sandboxed")),
+        Some(Variant::Bool(true))
+    );
+    let caps = if sandboxed {
+        capabilities(dom, module)
+    } else {
+        u64::MAX
+    };
+    for needed in ["Basic", "RunServerScript", "CreateInstances"] {
+        if caps & capability_bit(needed) == 0 {
             return Err(format!(
-                "Generator {} is not a ModuleScript",
+                "the sandboxed generator {} lacks the {needed} capability (generating needs Basic, RunServerScript and CreateInstances)",
                 full_name(dom, module)
             ));
         }
-        let inst = dom.get_by_ref(model).expect("model exists");
-        let scale = procmodel_dom::model_scale(inst);
-        // 3. params: Size normalised by the model's scale
-        let size = match prop(inst, "Size") {
-            Some(Variant::Vector3(v)) => procmodel_dom::to_vec3(*v) / scale,
-            _ => glam::Vec3::splat(12.0) / scale,
-        };
-        let attributes = match prop(inst, "Attributes") {
-            Some(Variant::Attributes(a)) => a.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-            _ => Vec::new(),
-        };
-        // Sandboxing: a sandboxed module runs with its Capabilities; an unsandboxed one has
-        // them all (Roblox's rule).
-        let sandboxed = matches!(
-            dom.get_by_ref(module).and_then(|i| prop(i, "Sandboxed")),
-            Some(Variant::Bool(true))
-        );
-        let caps = if sandboxed { capabilities(dom, module) } else { u64::MAX };
-        for needed in ["Basic", "RunServerScript", "CreateInstances"] {
-            if caps & capability_bit(needed) == 0 {
-                return Err(format!(
-                    "the sandboxed generator {} lacks the {needed} capability (generating needs Basic, RunServerScript and CreateInstances)",
-                    full_name(dom, module)
-                ));
-            }
-        }
-        let allow_outside_write = caps & capability_bit("AccessOutsideWrite") != 0;
-        Ok((
-            module,
-            full_name(dom, module),
-            RunInputs {
-                attributes,
-                size,
-                allow_outside_write,
-            },
-        ))
-    })?;
-    // Re-require only when the module's Source changed since it was last required.
+    }
+    Ok(Prepared {
+        module,
+        origin: full_name(dom, module),
+        inputs: RunInputs {
+            attributes,
+            size,
+            allow_outside_write: caps & capability_bit("AccessOutsideWrite") != 0,
+        },
+        sandboxed,
+    })
+}
+
+/// Steps 1–6 of a generation on `host`: require (again only when the Source changed since
+/// it was last required, per `required`), new thread, params, temporary GeneratedFolder,
+/// OnGenerate; leaked threads are ended by the run.
+pub fn produce(
+    host: &Host,
+    p: &Prepared,
+    required: &mut std::collections::HashMap<Ref, blake3::Hash>,
+) -> Result<Produced, String> {
     let source_hash = host.with_dom_ref(|dom| {
         let src = dom
-            .get_by_ref(module)
+            .get_by_ref(p.module)
             .and_then(|i| match prop(i, "Source") {
                 Some(Variant::String(s)) => Some(s.clone()),
                 _ => None,
             });
         blake3::hash(src.unwrap_or_default().as_bytes())
     });
-    if required.get(&module) != Some(&source_hash) {
-        host.invalidate_module(module).map_err(|e| e.to_string())?;
-        required.insert(module, source_hash);
+    if required.get(&p.module) != Some(&source_hash) {
+        host.invalidate_module(p.module)
+            .map_err(|e| e.to_string())?;
+        required.insert(p.module, source_hash);
     }
     let generator = host
-        .load_generator(module, &origin)
+        .load_generator(p.module, &p.origin)
         .map_err(|e| message(&e))?;
-    // 2–6. new thread, params with defaults, temporary GeneratedFolder, OnGenerate
     let out = host
-        .run_generator(&generator, &inputs)
+        .run_generator(&generator, &p.inputs)
         .map_err(|e| message(&e))?;
-    let sandboxed = host.with_dom_ref(|dom| {
-        dom.get_by_ref(module)
-            .and_then(|i| match prop(i, "Sandboxed") {
-                Some(Variant::Bool(b)) => Some(*b),
-                _ => None,
-            })
-            .unwrap_or(false)
-    });
-    let defaults = generator.attributes.clone().unwrap_or_default();
-    host.with_dom_mut(|dom| {
-        // Apply results, in order. (1. leaked threads were ended by the run.)
-        let folder = out.container;
-        let children = dom
-            .get_by_ref(folder)
-            .map(|i| i.children().to_vec())
-            .unwrap_or_default();
-        // 2. position the results with PivotTo at the model's pivot: the results' own pivot
-        //    (their PrimaryPart if SetPrimaryPart chose one, else the origin they were built
-        //    around) lands on the model's pivot.
-        let pivot = pin_pivot(dom, model);
-        let own = out
-            .primary_part
-            .and_then(|pp| procmodel_dom::get_pivot(dom, pp))
-            .unwrap_or(glam::Affine3A::IDENTITY);
-        let delta = pivot * own.inverse();
-        for &c in &children {
-            procmodel_dom::move_by(dom, c, delta);
-        }
-        // 3. undo the scale normalisation
-        let scale = dom
-            .get_by_ref(model)
-            .map(procmodel_dom::model_scale)
-            .unwrap_or(1.0);
-        if scale != 1.0 {
-            procmodel_dom::scale_about(dom, &children, glam::Vec3::from(pivot.translation), scale);
-        }
-        // 5 (checked before the swap so a refusal keeps nothing half-applied): a sandboxed
-        // generator may not output ModuleScripts with more capabilities than its own.
-        if sandboxed {
-            let own = capabilities(dom, module);
-            for d in dom.descendants_of(folder) {
-                if is_a(&d.class, "LuaSourceContainer") && capabilities_of(d) & !own != 0 {
-                    return Err(format!(
-                        "{} in the results has capabilities the sandboxed generator does not have",
-                        d.name
-                    ));
-                }
-            }
-        }
-        // 4. replace the previous results
-        replace_results(dom, model, folder, retire);
-        // 6. missing attributes get their defaults; PrimaryPart from SetPrimaryPart
-        let inst = dom.get_by_ref_mut(model).expect("model exists");
-        let mut attrs = match prop(inst, "Attributes") {
-            Some(Variant::Attributes(a)) => a.clone(),
-            _ => Attributes::new(),
-        };
-        for (name, value) in &defaults {
-            if attrs.get(name.as_str()).is_none() {
-                attrs.insert(name.clone(), value.clone());
-            }
-        }
-        inst.properties
-            .insert(Ustr::from("Attributes"), Variant::Attributes(attrs));
-        if let Some(pp) = out.primary_part {
-            inst.properties
-                .insert(Ustr::from("PrimaryPart"), Variant::Ref(pp));
-        }
-        // 7. clear the dirty flag and any old error
-        inst.properties.insert(
-            Ustr::from("GenerationError"),
-            Variant::String(String::new()),
-        );
-        inst.properties
-            .insert(Ustr::from("Dirty"), Variant::Bool(false));
-        Ok(procmodel_dom::count_subtree(dom, folder) - 1)
+    Ok(Produced {
+        container: out.container,
+        primary_part: out.primary_part,
+        defaults: generator.attributes.clone().unwrap_or_default(),
     })
+}
+
+/// Applies a run's results to `model`, in SPEC order (1, ending leaked threads, happened in
+/// the run). Returns the number of result instances.
+pub fn apply_output(
+    dom: &mut WeakDom,
+    model: Ref,
+    p: &Prepared,
+    out: Produced,
+    retire: &mut dyn FnMut(&mut WeakDom, Ref),
+) -> Result<usize, String> {
+    let folder = out.container;
+    let children = dom
+        .get_by_ref(folder)
+        .map(|i| i.children().to_vec())
+        .unwrap_or_default();
+    // 2. position the results with PivotTo at the model's pivot: the results' own pivot
+    //    (their PrimaryPart if SetPrimaryPart chose one, else the origin they were built
+    //    around) lands on the model's pivot.
+    let pivot = pin_pivot(dom, model);
+    let own = out
+        .primary_part
+        .and_then(|pp| procmodel_dom::get_pivot(dom, pp))
+        .unwrap_or(glam::Affine3A::IDENTITY);
+    let delta = pivot * own.inverse();
+    for &c in &children {
+        procmodel_dom::move_by(dom, c, delta);
+    }
+    // 3. undo the scale normalisation
+    let scale = dom
+        .get_by_ref(model)
+        .map(procmodel_dom::model_scale)
+        .unwrap_or(1.0);
+    if scale != 1.0 {
+        procmodel_dom::scale_about(dom, &children, glam::Vec3::from(pivot.translation), scale);
+    }
+    // 5 (checked before the swap so a refusal keeps nothing half-applied): a sandboxed
+    // generator may not output ModuleScripts with more capabilities than its own.
+    if p.sandboxed {
+        let own_caps = capabilities(dom, p.module);
+        for d in dom.descendants_of(folder) {
+            if is_a(&d.class, "LuaSourceContainer") && capabilities_of(d) & !own_caps != 0 {
+                return Err(format!(
+                    "{} in the results has capabilities the sandboxed generator does not have",
+                    d.name
+                ));
+            }
+        }
+    }
+    // 4. replace the previous results
+    replace_results(dom, model, folder, retire);
+    // 6. missing attributes get their defaults; PrimaryPart from SetPrimaryPart
+    let inst = dom
+        .get_by_ref_mut(model)
+        .ok_or("model is not in the scene")?;
+    let mut attrs = match prop(inst, "Attributes") {
+        Some(Variant::Attributes(a)) => a.clone(),
+        _ => Attributes::new(),
+    };
+    for (name, value) in &out.defaults {
+        if attrs.get(name.as_str()).is_none() {
+            attrs.insert(name.clone(), value.clone());
+        }
+    }
+    inst.properties
+        .insert(Ustr::from("Attributes"), Variant::Attributes(attrs));
+    if let Some(pp) = out.primary_part {
+        inst.properties
+            .insert(Ustr::from("PrimaryPart"), Variant::Ref(pp));
+    }
+    // 7. clear the dirty flag and any old error
+    inst.properties.insert(
+        Ustr::from("GenerationError"),
+        Variant::String(String::new()),
+    );
+    inst.properties
+        .insert(Ustr::from("Dirty"), Variant::Bool(false));
+    Ok(procmodel_dom::count_subtree(dom, folder) - 1)
+}
+
+/// Runs the model's generator on `host` and applies the results to its own scene. Returns
+/// the number of result instances, or the error message for the placeholder.
+pub fn run_and_apply(
+    host: &Host,
+    model: Ref,
+    required: &mut std::collections::HashMap<Ref, blake3::Hash>,
+    retire: &mut dyn FnMut(&mut WeakDom, Ref),
+) -> Result<usize, String> {
+    let p = host.with_dom_ref(|dom| prepare(dom, model))?;
+    let out = produce(host, &p, required)?;
+    host.with_dom_mut(|dom| apply_output(dom, model, &p, out, retire))
 }
 
 /// The bit of a `SecurityCapability` (by name) in a `SecurityCapabilities` value: 1 << its

@@ -9,6 +9,7 @@
 
 mod apply;
 mod fingerprint;
+mod parallel;
 mod scene;
 mod undo;
 
@@ -38,6 +39,9 @@ pub struct EngineConfig {
     pub host: HostConfig,
     /// Deepest nesting of generated ProceduralModels before it is reported as runaway.
     pub max_depth: usize,
+    /// Worker VMs for independent models (1 = generate on the scene's own VM). Results are
+    /// applied in scene order, so the saved scene is the same bytes for any value.
+    pub jobs: usize,
 }
 
 impl Default for EngineConfig {
@@ -48,6 +52,7 @@ impl Default for EngineConfig {
                 ..HostConfig::default()
             },
             max_depth: 16,
+            jobs: 1,
         }
     }
 }
@@ -351,11 +356,18 @@ impl Engine {
             self.host
                 .with_dom_mut(|dom| apply::set_dirty(dom, forced, true));
         }
-        let max_depth = self.st().config.max_depth;
+        let (max_depth, jobs) = {
+            let st = self.st();
+            (st.config.max_depth, st.config.jobs.max(1))
+        };
         for pass in 0..=max_depth {
             let dirty = self.collect_dirty();
             if dirty.is_empty() {
                 break;
+            }
+            if jobs > 1 && dirty.len() > 1 && pass < max_depth {
+                reports.extend(self.generate_parallel(&dirty, jobs, max_depth));
+                continue;
             }
             for model in dirty {
                 let depth = self.host.with_dom_ref(|d| apply::nesting_depth(d, model));
@@ -435,6 +447,59 @@ impl Engine {
             Ok(instances) => self.finish(model, Ok(instances), elapsed),
             Err(msg) => self.fail(model, msg, elapsed),
         }
+    }
+
+    /// Generates `models` on `jobs` worker VMs, each over a copy of the scene (same referents),
+    /// then applies the results to the scene in the order of `models`.
+    fn generate_parallel(&mut self, models: &[Ref], jobs: usize, max_depth: usize) -> Vec<Report> {
+        let host_config = self.st().config.host.clone();
+        let mut snapshot = self.host.with_dom_ref(parallel::clone_scene);
+        let workers = jobs.min(models.len());
+        let outputs = parallel::run(&mut snapshot, models, workers, &host_config);
+        let mut reports = Vec::with_capacity(models.len());
+        let mut worker_doms: Vec<rbx_dom_weak::WeakDom> = Vec::new();
+        let mut results = std::collections::HashMap::new();
+        for (w, (dom, list)) in outputs.into_iter().enumerate() {
+            worker_doms.push(dom);
+            for (model, result, elapsed) in list {
+                results.insert(model, (w, result, elapsed));
+            }
+        }
+        for &model in models {
+            self.st().states.entry(model).or_default().runs += 1;
+            let depth = self.host.with_dom_ref(|d| apply::nesting_depth(d, model));
+            let Some((w, result, elapsed)) = results.remove(&model) else {
+                continue;
+            };
+            if depth > max_depth {
+                let msg =
+                    format!("nested ProceduralModels are {depth} levels deep (limit {max_depth})");
+                reports.push(self.fail(model, msg, elapsed));
+                continue;
+            }
+            let outcome = match result {
+                Ok((prepared, produced)) => {
+                    let lua = self.host.lua().clone();
+                    let wdom = &mut worker_doms[w];
+                    self.host.with_dom_mut(|dom| {
+                        // Move the results (referents kept) next to the model, then apply.
+                        wdom.transfer(produced.container, dom, model);
+                        dom.transfer_within(produced.container, Ref::none());
+                        apply::apply_output(dom, model, &prepared, produced, &mut |dom, old| {
+                            if let Some(mut st) = lua.app_data_mut::<EngineState>() {
+                                st.undo.retire(dom, model, old)
+                            }
+                        })
+                    })
+                }
+                Err(e) => Err(e),
+            };
+            reports.push(match outcome {
+                Ok(n) => self.finish(model, Ok(n), elapsed),
+                Err(msg) => self.fail(model, msg, elapsed),
+            });
+        }
+        reports
     }
 
     fn fail(&mut self, model: Ref, message: String, elapsed: Duration) -> Report {

@@ -594,3 +594,44 @@ fn access_outside_write_lets_a_sandboxed_generator_touch_the_scene() {
         "Renamed"
     );
 }
+
+#[test]
+fn parallel_generation_saves_the_same_bytes_as_sequential() {
+    let build = |jobs: usize| {
+        let mut e = Engine::new(EngineConfig {
+            jobs,
+            ..EngineConfig::default()
+        })
+        .unwrap();
+        let g = module(&mut e, "Row", ROW);
+        let bad = module(
+            &mut e,
+            "Bad",
+            "return { OnGenerate = function() error('no') end }",
+        );
+        for i in 0..9 {
+            let m = model(
+                &mut e,
+                if i == 4 { bad } else { g },
+                &[("Count", Variant::Float64((i % 4 + 1) as f64))],
+            );
+            e.host()
+                .with_dom_mut(|d| d.get_by_ref_mut(m).unwrap().name = format!("M{i}"));
+        }
+        let reports = e.step();
+        assert_eq!(reports.len(), 9);
+        assert_eq!(reports.iter().filter(|r| !r.ok).count(), 1);
+        let order: Vec<String> = reports.iter().map(|r| r.path.clone()).collect();
+        let path = tmp(&format!("par-{jobs}-{}.rbxl", rand_name()));
+        e.save(&path).unwrap();
+        (std::fs::read(&path).unwrap(), order)
+    };
+    let (seq, seq_order) = build(1);
+    let (par, par_order) = build(2);
+    let (par3, _) = build(3);
+    assert_eq!(seq_order, par_order, "reports in scene order");
+    assert!(
+        seq == par && par == par3,
+        "saved scene differs with the number of workers"
+    );
+}

@@ -141,6 +141,13 @@ impl Host {
         f(&mut c.dom)
     }
 
+    /// Takes the DOM out of the host (leaving an empty DataModel), e.g. to move a worker's
+    /// results into the main scene.
+    pub fn take_dom(&self) -> WeakDom {
+        let mut c = self.lua.app_data_mut::<Ctx>().expect("context installed");
+        std::mem::replace(&mut c.dom, Ctx::new_datamodel())
+    }
+
     /// Takes the captured print/warn output.
     pub fn take_log(&self) -> Vec<crate::LogLine> {
         let mut c = self.lua.app_data_mut::<Ctx>().expect("context installed");
