@@ -453,9 +453,10 @@ impl Engine {
     /// then applies the results to the scene in the order of `models`.
     fn generate_parallel(&mut self, models: &[Ref], jobs: usize, max_depth: usize) -> Vec<Report> {
         let host_config = self.st().config.host.clone();
-        let mut snapshot = self.host.with_dom_ref(parallel::clone_scene);
         let workers = jobs.min(models.len());
-        let outputs = parallel::run(&mut snapshot, models, workers, &host_config);
+        let outputs = self
+            .host
+            .with_dom_ref(|scene| parallel::run(scene, models, workers, &host_config));
         let mut reports = Vec::with_capacity(models.len());
         let mut worker_doms: Vec<rbx_dom_weak::WeakDom> = Vec::new();
         let mut results = std::collections::HashMap::new();

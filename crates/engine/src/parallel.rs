@@ -6,35 +6,47 @@ use crate::apply::{self, Prepared, Produced};
 use procmodel_luau::{Host, HostConfig};
 use rbx_dom_weak::{InstanceBuilder, WeakDom};
 use rbx_types::Ref;
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 pub type RunResult = Result<(Prepared, Produced), String>;
 
-/// A deep copy of the scene with the same referents (so a model is the same Ref in a worker).
-pub fn clone_scene(dom: &WeakDom) -> WeakDom {
-    fn builder(dom: &WeakDom, r: Ref) -> InstanceBuilder {
+/// A deep copy of the scene with the same referents (so a model is the same Ref in a
+/// worker), leaving out the old results of `regenerating` models (they are about to be
+/// replaced, and copying them is most of the cost).
+pub fn clone_scene(dom: &WeakDom, regenerating: &[Ref]) -> WeakDom {
+    fn builder(dom: &WeakDom, r: Ref, skip_results: &HashSet<Ref>) -> InstanceBuilder {
         let inst = dom.get_by_ref(r).expect("child exists");
         let mut b = InstanceBuilder::new(inst.class)
             .with_referent(r)
             .with_name(inst.name.clone())
             .with_properties(inst.properties.iter().map(|(k, v)| (*k, v.clone())));
+        let skip_folders = skip_results.contains(&r);
         for &c in inst.children() {
-            b.add_child(builder(dom, c));
+            if skip_folders
+                && dom
+                    .get_by_ref(c)
+                    .is_some_and(|i| i.class == "GeneratedFolder")
+            {
+                continue;
+            }
+            b.add_child(builder(dom, c, skip_results));
         }
         b
     }
-    WeakDom::new(builder(dom, dom.root_ref()))
+    let skip: HashSet<Ref> = regenerating.iter().copied().collect();
+    WeakDom::new(builder(dom, dom.root_ref(), &skip))
 }
 
 /// Runs `models` split round-robin over `workers` threads. Returns, per worker, its DOM (which
 /// holds the produced results) and one result per model it ran.
 pub fn run(
-    snapshot: &mut WeakDom,
+    scene: &WeakDom,
     models: &[Ref],
     workers: usize,
     config: &HostConfig,
 ) -> Vec<(WeakDom, Vec<(Ref, RunResult, Duration)>)> {
-    let copies: Vec<WeakDom> = (0..workers).map(|_| clone_scene(snapshot)).collect();
+    let copies: Vec<WeakDom> = (0..workers).map(|_| clone_scene(scene, models)).collect();
     std::thread::scope(|s| {
         let handles: Vec<_> = copies
             .into_iter()
