@@ -52,7 +52,20 @@ pub fn run(args: Args) -> Result<ExitCode> {
             engine.force_generation(m);
         }
     }
+    // A progress bar on stderr when it is a terminal (indicatif hides it otherwise).
+    let bar = indicatif::ProgressBar::new_spinner().with_message("regenerating");
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} {pos} models regenerated {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+    );
+    let progress = bar.clone();
+    engine.on_report(Some(Box::new(move |r| {
+        progress.inc(1);
+        progress.set_message(r.path.clone());
+    })));
     let reports = engine.settle(64);
+    engine.on_report(None);
+    bar.finish_and_clear();
     engine.save(&out)?;
     let failed = reports.iter().filter(|r| !r.ok).count();
     if args.json {

@@ -86,6 +86,8 @@ pub(crate) struct EngineState {
     undo: undo::History,
     /// Source hash of each generator module when it was last required.
     required: HashMap<Ref, blake3::Hash>,
+    /// Called with every report as it is made (progress display).
+    on_report: Option<Box<dyn FnMut(&Report)>>,
 }
 
 /// A scene with its engine.
@@ -116,6 +118,7 @@ impl Engine {
             states: HashMap::new(),
             undo: undo::History::default(),
             required: HashMap::new(),
+            on_report: None,
         });
         Engine { host }
     }
@@ -131,6 +134,11 @@ impl Engine {
             .lua()
             .app_data_mut::<EngineState>()
             .expect("engine state installed")
+    }
+
+    /// Calls `f` with each generation report as soon as it is made (e.g. a progress bar).
+    pub fn on_report(&mut self, f: Option<Box<dyn FnMut(&Report)>>) {
+        self.st().on_report = f;
     }
 
     /// Runs a plain Luau script (a trusted local tool, like a Studio plugin) against the
@@ -527,14 +535,21 @@ impl Engine {
             Ok(n) => (true, None, n),
             Err(e) => (false, Some(e), 1),
         };
-        Report {
+        let report = Report {
             model,
             path: self.host.with_dom_ref(|d| apply::full_name(d, model)),
             ok,
             error,
             elapsed,
             instances,
+        };
+        // Take the callback out while it runs, so it may not re-enter the engine state.
+        let callback = self.st().on_report.take();
+        if let Some(mut f) = callback {
+            f(&report);
+            self.st().on_report = Some(f);
         }
+        report
     }
 
     // ----- undo -----
