@@ -481,7 +481,7 @@ fn hostile_generators_end_as_placeholders_and_the_engine_keeps_working() {
             "local p = Instance.new('Part') p.Parent = workspace",
             "AccessOutsideWrite",
         ),
-        ("error({})", ""),
+        ("error({})", "error"),
     ];
     let mut e = Engine::new(EngineConfig {
         host: procmodel_luau::HostConfig {
@@ -499,17 +499,18 @@ fn hostile_generators_end_as_placeholders_and_the_engine_keeps_working() {
         sandbox(&mut e, g, &["Basic", "RunServerScript", "CreateInstances"]);
         let m = model(&mut e, g, &[]);
         let r = e.step();
-        let mine = r.iter().find(|r| r.model == m);
-        if let Some(rep) = mine {
-            if !expect.is_empty() {
-                assert!(!rep.ok, "case {i} should fail");
-                let msg = rep.error.clone().unwrap_or_default();
-                assert!(
-                    msg.to_lowercase().contains(&expect.to_lowercase()),
-                    "case {i}: {msg}"
-                );
-            }
-        }
+        let rep = r
+            .iter()
+            .find(|r| r.model == m)
+            .unwrap_or_else(|| panic!("case {i} produced no report: {r:?}"));
+        // Every hostile generator ends as a placeholder with a precise message.
+        assert!(!rep.ok, "case {i} should fail");
+        assert_eq!(results(&e, m), ["GenerationErrorPlaceholder"], "case {i}");
+        let msg = rep.error.clone().unwrap_or_default();
+        assert!(
+            msg.to_lowercase().contains(&expect.to_lowercase()),
+            "case {i}: {msg}"
+        );
     }
     // escape attempts changed nothing outside the containers
     assert_eq!(
