@@ -248,6 +248,53 @@ pub fn produce(
     p: &Prepared,
     required: &mut std::collections::HashMap<Ref, blake3::Hash>,
 ) -> Result<Produced, String> {
+    let generator = load(host, p, required)?;
+    let out = host
+        .run_generator(&generator, &p.inputs)
+        .map_err(|e| message(&e))?;
+    Ok(Produced {
+        container: out.container,
+        primary_part: out.primary_part,
+        defaults: generator.attributes.clone().unwrap_or_default(),
+    })
+}
+
+/// A generation started on the scene's own VM.
+pub enum Started {
+    Done(Produced),
+    /// Waiting for a later frame; the defaults are needed when it finishes.
+    Pending(procmodel_luau::PendingRun, Vec<(String, Variant)>),
+}
+
+/// Starts a generation that the engine steps frame by frame (so an input change while it
+/// waits can cancel it).
+pub fn start(
+    host: &Host,
+    p: &Prepared,
+    required: &mut std::collections::HashMap<Ref, blake3::Hash>,
+) -> Result<Started, String> {
+    let generator = load(host, p, required)?;
+    let defaults = generator.attributes.clone().unwrap_or_default();
+    let (pending, state) = host
+        .start_generator(&generator, &p.inputs)
+        .map_err(|e| message(&e))?;
+    Ok(match state {
+        procmodel_luau::RunState::Done(out) => Started::Done(Produced {
+            container: out.container,
+            primary_part: out.primary_part,
+            defaults,
+        }),
+        procmodel_luau::RunState::Suspended => Started::Pending(pending, defaults),
+    })
+}
+
+/// Requires the generator module (again only when its Source changed since it was last
+/// required, per `required`) and checks it is a generator.
+fn load(
+    host: &Host,
+    p: &Prepared,
+    required: &mut std::collections::HashMap<Ref, blake3::Hash>,
+) -> Result<procmodel_luau::Generator, String> {
     let source_hash = host.with_dom_ref(|dom| {
         let src = dom
             .get_by_ref(p.module)
@@ -262,17 +309,8 @@ pub fn produce(
             .map_err(|e| e.to_string())?;
         required.insert(p.module, source_hash);
     }
-    let generator = host
-        .load_generator(p.module, &p.origin)
-        .map_err(|e| message(&e))?;
-    let out = host
-        .run_generator(&generator, &p.inputs)
-        .map_err(|e| message(&e))?;
-    Ok(Produced {
-        container: out.container,
-        primary_part: out.primary_part,
-        defaults: generator.attributes.clone().unwrap_or_default(),
-    })
+    host.load_generator(p.module, &p.origin)
+        .map_err(|e| message(&e))
 }
 
 /// Applies a run's results to `model`, in SPEC order (1, ending leaked threads, happened in
@@ -353,19 +391,6 @@ pub fn apply_output(
     Ok(procmodel_dom::count_subtree(dom, folder) - 1)
 }
 
-/// Runs the model's generator on `host` and applies the results to its own scene. Returns
-/// the number of result instances, or the error message for the placeholder.
-pub fn run_and_apply(
-    host: &Host,
-    model: Ref,
-    required: &mut std::collections::HashMap<Ref, blake3::Hash>,
-    retire: &mut dyn FnMut(&mut WeakDom, Ref),
-) -> Result<usize, String> {
-    let p = host.with_dom_ref(|dom| prepare(dom, model))?;
-    let out = produce(host, &p, required)?;
-    host.with_dom_mut(|dom| apply_output(dom, model, &p, out, retire))
-}
-
 /// The bit of a `SecurityCapability` (by name) in a `SecurityCapabilities` value: 1 << its
 /// enum value in the reflection database.
 pub fn capability_bit(name: &str) -> u64 {
@@ -387,7 +412,7 @@ fn capabilities(dom: &WeakDom, r: Ref) -> u64 {
     dom.get_by_ref(r).map(capabilities_of).unwrap_or(0)
 }
 
-fn message(e: &HostError) -> String {
+pub fn message(e: &HostError) -> String {
     match e {
         HostError::Script { message, traceback } => match traceback {
             Some(t) => format!("{message}\n{t}"),

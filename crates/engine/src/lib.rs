@@ -86,8 +86,20 @@ pub(crate) struct EngineState {
     undo: undo::History,
     /// Source hash of each generator module when it was last required.
     required: HashMap<Ref, blake3::Hash>,
+    /// Generations waiting for a later frame.
+    in_flight: HashMap<Ref, InFlight>,
     /// Called with every report as it is made (progress display).
     on_report: Option<Box<dyn FnMut(&Report)>>,
+}
+
+/// A generation that waits for a later frame.
+struct InFlight {
+    pending: procmodel_luau::PendingRun,
+    /// Input fingerprint when it started: a different one cancels it.
+    fp: u64,
+    prepared: apply::Prepared,
+    defaults: Vec<(String, Variant)>,
+    started: Instant,
 }
 
 /// A scene with its engine.
@@ -119,6 +131,7 @@ impl Engine {
             undo: undo::History::default(),
             required: HashMap::new(),
             on_report: None,
+            in_flight: HashMap::new(),
         });
         Engine { host }
     }
@@ -320,7 +333,16 @@ impl Engine {
             }
             dom.transfer_within(inst, Ref::none());
             Ok(())
-        })
+        })?;
+        // Removing a model (or an ancestor) cancels its generation.
+        let models = self.models();
+        let flying: Vec<Ref> = self.st().in_flight.keys().copied().collect();
+        for m in flying {
+            if !models.contains(&m) {
+                self.cancel(m);
+            }
+        }
+        Ok(())
     }
 
     fn change(
@@ -364,12 +386,14 @@ impl Engine {
             self.host
                 .with_dom_mut(|dom| apply::set_dirty(dom, forced, true));
         }
+        reports.extend(self.advance_in_flight());
         let (max_depth, jobs) = {
             let st = self.st();
             (st.config.max_depth, st.config.jobs.max(1))
         };
         for pass in 0..=max_depth {
-            let dirty = self.collect_dirty();
+            let mut dirty = self.collect_dirty();
+            dirty.retain(|m| !self.is_generating(*m));
             if dirty.is_empty() {
                 break;
             }
@@ -379,15 +403,14 @@ impl Engine {
             }
             for model in dirty {
                 let depth = self.host.with_dom_ref(|d| apply::nesting_depth(d, model));
-                let report = if depth > max_depth || pass == max_depth {
+                if depth > max_depth || pass == max_depth {
                     let msg = format!(
                         "nested ProceduralModels are {depth} levels deep (limit {max_depth}): a generator that outputs itself?"
                     );
-                    self.fail(model, msg, Duration::ZERO)
-                } else {
-                    self.generate(model)
-                };
-                reports.push(report);
+                    reports.push(self.fail(model, msg, Duration::ZERO));
+                } else if let Some(r) = self.begin(model) {
+                    reports.push(r);
+                }
             }
         }
         reports
@@ -400,14 +423,28 @@ impl Engine {
     }
 
     /// Steps until no model is dirty (or `max_steps` frames passed).
+    /// Generations still in flight after `max_steps` frames are cancelled and reported as
+    /// failures.
     pub fn settle(&mut self, max_steps: usize) -> Vec<Report> {
         let mut all = Vec::new();
         for _ in 0..max_steps {
             let r = self.step();
-            if r.is_empty() {
+            let idle = r.is_empty() && self.st().in_flight.is_empty();
+            all.extend(r);
+            if idle {
                 break;
             }
-            all.extend(r);
+        }
+        let stuck: Vec<Ref> = self
+            .models()
+            .into_iter()
+            .filter(|&m| self.is_generating(m))
+            .collect();
+        for m in stuck {
+            let started = self.st().in_flight.get(&m).map(|f| f.started);
+            self.cancel(m);
+            let msg = format!("generation did not finish within {max_steps} frames");
+            all.push(self.fail(m, msg, started.map_or(Duration::ZERO, |s| s.elapsed())));
         }
         all
     }
@@ -439,22 +476,110 @@ impl Engine {
         dirty
     }
 
-    fn generate(&mut self, model: Ref) -> Report {
-        let start = Instant::now();
+    /// Starts generating `model` on the scene's VM. Returns its report when it finished
+    /// within this frame; otherwise it is in flight and continues at the next step.
+    fn begin(&mut self, model: Ref) -> Option<Report> {
+        let started = Instant::now();
         self.st().states.entry(model).or_default().runs += 1;
-        let lua = self.host.lua().clone();
+        let fp = self.fingerprint(model);
+        let prepared = match self.host.with_dom_ref(|dom| apply::prepare(dom, model)) {
+            Ok(p) => p,
+            Err(msg) => return Some(self.fail(model, msg, started.elapsed())),
+        };
         let mut required = std::mem::take(&mut self.st().required);
-        let outcome = apply::run_and_apply(&self.host, model, &mut required, &mut |dom, old| {
-            if let Some(mut st) = lua.app_data_mut::<EngineState>() {
-                st.undo.retire(dom, model, old)
-            }
-        });
+        let outcome = apply::start(&self.host, &prepared, &mut required);
         self.st().required = required;
-        let elapsed = start.elapsed();
         match outcome {
-            Ok(instances) => self.finish(model, Ok(instances), elapsed),
-            Err(msg) => self.fail(model, msg, elapsed),
+            Ok(apply::Started::Done(produced)) => {
+                Some(self.complete(model, &prepared, produced, started))
+            }
+            Ok(apply::Started::Pending(pending, defaults)) => {
+                self.st().in_flight.insert(
+                    model,
+                    InFlight {
+                        pending,
+                        fp,
+                        prepared,
+                        defaults,
+                        started,
+                    },
+                );
+                None
+            }
+            Err(msg) => Some(self.fail(model, msg, started.elapsed())),
         }
+    }
+
+    /// Applies a finished run's results to the scene and reports.
+    fn complete(
+        &mut self,
+        model: Ref,
+        prepared: &apply::Prepared,
+        produced: apply::Produced,
+        started: Instant,
+    ) -> Report {
+        let lua = self.host.lua().clone();
+        let outcome = self.host.with_dom_mut(|dom| {
+            apply::apply_output(dom, model, prepared, produced, &mut |dom, old| {
+                if let Some(mut st) = lua.app_data_mut::<EngineState>() {
+                    st.undo.retire(dom, model, old)
+                }
+            })
+        });
+        match outcome {
+            Ok(n) => self.finish(model, Ok(n), started.elapsed()),
+            Err(msg) => self.fail(model, msg, started.elapsed()),
+        }
+    }
+
+    /// Runs in flight: those whose inputs changed while they waited, or whose model left the
+    /// scene, are cancelled (a changed model restarts with its new inputs in this step); the
+    /// others continue for one frame.
+    fn advance_in_flight(&mut self) -> Vec<Report> {
+        let mut reports = Vec::new();
+        let models = self.models();
+        let flying: Vec<Ref> = self.st().in_flight.keys().copied().collect();
+        for m in flying {
+            if !models.contains(&m) {
+                self.cancel(m);
+            }
+        }
+        for m in models {
+            let Some(mut f) = self.st().in_flight.remove(&m) else {
+                continue;
+            };
+            if self.fingerprint(m) != f.fp {
+                self.host.cancel_generator(f.pending);
+                continue;
+            }
+            match self.host.resume_generator(&mut f.pending, 1) {
+                Ok(procmodel_luau::RunState::Suspended) => {
+                    self.st().in_flight.insert(m, f);
+                }
+                Ok(procmodel_luau::RunState::Done(out)) => {
+                    let produced = apply::Produced {
+                        container: out.container,
+                        primary_part: out.primary_part,
+                        defaults: std::mem::take(&mut f.defaults),
+                    };
+                    reports.push(self.complete(m, &f.prepared, produced, f.started));
+                }
+                Err(e) => reports.push(self.fail(m, apply::message(&e), f.started.elapsed())),
+            }
+        }
+        reports
+    }
+
+    fn cancel(&mut self, model: Ref) {
+        let flight = self.st().in_flight.remove(&model);
+        if let Some(f) = flight {
+            self.host.cancel_generator(f.pending);
+        }
+    }
+
+    /// True while a generation of `model` waits for a later frame.
+    pub fn is_generating(&self, model: Ref) -> bool {
+        self.st().in_flight.contains_key(&model)
     }
 
     /// Generates `models` on `jobs` worker VMs, each over a copy of the scene (same referents),

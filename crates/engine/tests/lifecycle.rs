@@ -636,3 +636,92 @@ fn parallel_generation_saves_the_same_bytes_as_sequential() {
         "saved scene differs with the number of workers"
     );
 }
+
+/// A generator that yields to the next frame after every part.
+const SLOW: &str = r#"
+return {
+    Attributes = { Count = 3 },
+    OnGenerate = function(params, target)
+        for i = 1, params.Attributes.Count do
+            local p = Instance.new("Part")
+            p.Name = "S" .. i
+            p.Parent = target
+            task.wait()
+        end
+    end,
+}
+"#;
+
+#[test]
+fn input_change_while_a_run_waits_cancels_it_and_restarts_with_new_inputs() {
+    let (mut e, _, m) = setup(SLOW);
+    assert!(e.step().is_empty(), "the run waits for the next frame");
+    assert!(e.is_generating(m));
+    e.set_attribute(m, "Count", Some(Variant::Float64(5.0)))
+        .unwrap();
+    let reports = e.settle(100);
+    assert_eq!(
+        reports.len(),
+        1,
+        "only the restarted run reports: {reports:?}"
+    );
+    assert!(reports[0].ok);
+    assert_eq!(e.runs(m), 2, "cancelled once, restarted once");
+    assert_eq!(results(&e, m), ["S1", "S2", "S3", "S4", "S5"]);
+    // the cancelled run's partial container is gone
+    let orphans = e.with_dom(|d| d.descendants().count());
+    let (mut fresh, _, fm) = setup(SLOW);
+    fresh
+        .set_attribute(fm, "Count", Some(Variant::Float64(5.0)))
+        .unwrap();
+    fresh.settle(100);
+    assert_eq!(orphans, fresh.with_dom(|d| d.descendants().count()));
+}
+
+#[test]
+fn pause_yields_only_when_the_engine_asks_and_a_change_then_cancels() {
+    let src = r#"return { Attributes = { Count = 4 }, OnGenerate = function(params, target)
+        for i = 1, params.Attributes.Count do
+            params:Pause()
+            Instance.new("Part", target).Name = "Q" .. i
+        end
+    end }"#;
+    let (mut e, _, m) = setup(src);
+    e.host().request_pause(true).unwrap();
+    assert!(e.step().is_empty());
+    assert!(e.is_generating(m), "Pause yielded because the engine asked");
+    e.set_attribute(m, "Count", Some(Variant::Float64(2.0)))
+        .unwrap();
+    e.host().request_pause(false).unwrap();
+    let r = e.step();
+    assert_eq!(r.len(), 1);
+    assert_eq!(results(&e, m), ["Q1", "Q2"]);
+    assert_eq!(e.runs(m), 2);
+}
+
+#[test]
+fn removing_a_model_cancels_its_run() {
+    let (mut e, _, m) = setup(SLOW);
+    e.step();
+    assert!(e.is_generating(m));
+    e.remove(m).unwrap();
+    assert!(!e.is_generating(m));
+    assert!(e.settle(10).is_empty());
+}
+
+#[test]
+fn a_generation_that_never_finishes_fails_after_the_frame_limit() {
+    let (mut e, _, m) =
+        setup("return { OnGenerate = function() while true do task.wait() end end }");
+    let r = e.settle(20);
+    assert_eq!(r.len(), 1);
+    assert!(
+        r[0].error
+            .as_deref()
+            .unwrap()
+            .contains("did not finish within 20 frames"),
+        "{r:?}"
+    );
+    assert_eq!(results(&e, m), ["GenerationErrorPlaceholder"]);
+    assert!(!e.is_generating(m));
+}

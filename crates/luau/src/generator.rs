@@ -32,6 +32,21 @@ pub struct RunInputs {
     pub allow_outside_write: bool,
 }
 
+/// A generation started with [`Host::start_generator`], not finished yet.
+pub struct PendingRun {
+    run: Option<crate::task::Run>,
+    /// The temporary GeneratedFolder (`targetContainer`).
+    pub container: Ref,
+    created: usize,
+    allow_outside_write: bool,
+}
+
+/// Where a frame-stepped generation stands.
+pub enum RunState {
+    Done(RunOutput),
+    Suspended,
+}
+
 /// What a run produced: an orphan GeneratedFolder holding the results.
 pub struct RunOutput {
     pub container: Ref,
@@ -164,6 +179,160 @@ impl Host {
             primary_part,
             leaked_threads: leaked,
         })
+    }
+
+    /// Starts `OnGenerate` as a run that the caller steps frame by frame (the engine): it
+    /// runs until it finishes or waits for a later frame (`task.wait`, or a `Pause()` after
+    /// [`Host::request_pause`]).
+    pub fn start_generator(
+        &self,
+        generator: &Generator,
+        inputs: &RunInputs,
+    ) -> Result<(PendingRun, RunState), HostError> {
+        let params = self
+            .build_params(generator, inputs)
+            .map_err(|e| self.script_error(&e))?;
+        let container = {
+            let mut c = ctx(&self.lua).map_err(|e| HostError::script(&e))?;
+            c.dom.insert(
+                Ref::none(),
+                InstanceBuilder::new("GeneratedFolder").with_name("GeneratedFolder"),
+            )
+        };
+        let container_ud = self
+            .instance_value(container)
+            .map_err(|e| HostError::script(&e))?;
+        let mut pending = PendingRun {
+            run: None,
+            container,
+            created: 0,
+            allow_outside_write: inputs.allow_outside_write,
+        };
+        let hooks = self.watchdog_hooks();
+        let f = generator.on_generate.clone();
+        let args = MultiValue::from_iter([Value::Table(params), container_ud]);
+        let result = self.within_run(&mut pending, || {
+            crate::task::start_run(&self.lua, f, args, &hooks)
+        });
+        let (run, progress) = match result {
+            Ok(x) => x,
+            Err(e) => {
+                let err = self.script_error(&e);
+                let group = self
+                    .lua
+                    .app_data_ref::<crate::task::Sched>()
+                    .map(|s| s.last_group());
+                if let Some(g) = group {
+                    let _ = crate::task::end_leaked(&self.lua, g);
+                }
+                self.discard(container);
+                let _ = self.lua.gc_collect();
+                return Err(err);
+            }
+        };
+        pending.run = Some(run);
+        let state = self.finish_step(&mut pending, Ok(progress))?;
+        Ok((pending, state))
+    }
+
+    /// Steps a started generation across at most `frames` frame boundaries.
+    pub fn resume_generator(
+        &self,
+        pending: &mut PendingRun,
+        frames: u32,
+    ) -> Result<RunState, HostError> {
+        let Some(run) = pending.run.take() else {
+            return Err(HostError::Vm("generation already finished".into()));
+        };
+        let hooks = self.watchdog_hooks();
+        let result = self.within_run(pending, || {
+            crate::task::pump(&self.lua, &run, frames, &hooks)
+        });
+        pending.run = Some(run);
+        self.finish_step(pending, result)
+    }
+
+    /// Cancels a started generation: ends its threads and discards its partial results.
+    pub fn cancel_generator(&self, mut pending: PendingRun) {
+        if let Some(run) = pending.run.take() {
+            let _ = crate::task::end_leaked(&self.lua, run.group);
+        }
+        self.discard(pending.container);
+    }
+
+    fn watchdog_hooks(&self) -> impl Fn(bool) + use<> {
+        let core = self.core();
+        let timeout = core.config.timeout;
+        let probe = core.watchdog.handle();
+        move |arm: bool| {
+            if arm {
+                probe.arm(timeout);
+            } else {
+                probe.disarm();
+            }
+        }
+    }
+
+    /// Runs `f` with this generation's limits in force: its own instance count and the lock on
+    /// writes outside its container (scripts running between its frames are not limited).
+    fn within_run<R>(&self, pending: &mut PendingRun, f: impl FnOnce() -> R) -> R {
+        if let Ok(mut c) = ctx(&self.lua) {
+            c.created = pending.created;
+            c.outside_write_locked = !pending.allow_outside_write;
+        }
+        let r = f();
+        if let Ok(mut c) = ctx(&self.lua) {
+            pending.created = c.created;
+            c.outside_write_locked = false;
+        }
+        r
+    }
+
+    fn finish_step(
+        &self,
+        pending: &mut PendingRun,
+        result: mlua::Result<crate::task::Progress>,
+    ) -> Result<RunState, HostError> {
+        match result {
+            Ok(crate::task::Progress::Suspended) => Ok(RunState::Suspended),
+            Ok(crate::task::Progress::Done) => {
+                let group = pending.run.take().map(|r| r.group);
+                let leaked =
+                    group.map_or(0, |g| crate::task::end_leaked(&self.lua, g).unwrap_or(0));
+                let container = pending.container;
+                let primary_part = self.with_dom_ref(|dom| {
+                    match dom
+                        .get_by_ref(container)
+                        .and_then(|i| i.properties.get(&crate::keys::KEYS.primary_part))
+                    {
+                        Some(Variant::Ref(r)) if r.is_some() => Some(*r),
+                        _ => None,
+                    }
+                });
+                Ok(RunState::Done(RunOutput {
+                    container,
+                    primary_part,
+                    leaked_threads: leaked,
+                }))
+            }
+            Err(e) => {
+                let err = self.script_error(&e);
+                if let Some(run) = pending.run.take() {
+                    let _ = crate::task::end_leaked(&self.lua, run.group);
+                }
+                self.discard(pending.container);
+                let _ = self.lua.gc_collect();
+                Err(err)
+            }
+        }
+    }
+
+    fn discard(&self, container: Ref) {
+        self.with_dom_mut(|dom| {
+            if dom.get_by_ref(container).is_some() {
+                dom.destroy(container);
+            }
+        });
     }
 
     fn build_params(&self, generator: &Generator, inputs: &RunInputs) -> mlua::Result<Table> {

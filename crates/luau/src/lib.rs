@@ -21,7 +21,7 @@ mod watchdog;
 
 pub use context::{LogLevel, LogLine};
 pub use error::HostError;
-pub use generator::{Generator, RunInputs, RunOutput};
+pub use generator::{Generator, PendingRun, RunInputs, RunOutput, RunState};
 pub use host::{Host, HostConfig, MEMORY_MESSAGE, TIMEOUT_MESSAGE};
 pub use instance::Instance;
 pub use task::{FRAME, FrameHook};

@@ -193,6 +193,19 @@ impl Sched {
         self.next_group
     }
 
+    /// Whether taking the next entry of `group` crosses a frame boundary (`None`: nothing
+    /// queued for it).
+    fn peek(&self, group: u32) -> Option<bool> {
+        if self.deferred.iter().any(|e| e.group == group) {
+            return Some(false);
+        }
+        if self.next_frame.iter().any(|e| e.group == group) {
+            return Some(true);
+        }
+        let (k, _) = self.waiting.iter().find(|(_, e)| e.group == group)?;
+        Some(f64::from_bits(k.0) > self.now)
+    }
+
     /// The next entry of `group`: deferred first, then next-frame, then the earliest wait.
     /// Returns whether taking it crosses a frame boundary.
     fn pop(&mut self, group: u32) -> Option<(Entry, bool)> {
@@ -353,6 +366,94 @@ fn run_frame_hook(lua: &Lua) -> mlua::Result<()> {
         lua.set_app_data(h);
     }
     result
+}
+
+/// How far a frame-bounded run got.
+pub enum Progress {
+    Done,
+    /// Waiting for a later frame (a `task.wait`, or a `Pause()` the host asked for).
+    Suspended,
+}
+
+/// A run stepped frame by frame (an engine generation): see [`start_run`] and [`pump`].
+pub struct Run {
+    pub group: u32,
+    main: Thread,
+}
+
+/// Starts `f` as a new run and steps it until it finishes or waits for a later frame.
+pub fn start_run(
+    lua: &Lua,
+    f: Function,
+    args: MultiValue,
+    hooks: &dyn Fn(bool),
+) -> mlua::Result<(Run, Progress)> {
+    let main = lua.create_thread(f)?;
+    let (group, outer) = {
+        let mut s = sched(lua)?;
+        let g = s.new_group();
+        let outer = std::mem::replace(&mut s.current, g);
+        (g, outer)
+    };
+    hooks(true);
+    let first = drive(lua, &main, Resume::Args(args));
+    hooks(false);
+    sched(lua)?.current = outer;
+    let run = Run { group, main };
+    match first? {
+        Step::Finished(_) => Ok((run, Progress::Done)),
+        Step::Yielded => {
+            let p = pump(lua, &run, 0, hooks)?;
+            Ok((run, p))
+        }
+    }
+}
+
+/// Steps a run, crossing at most `frames` frame boundaries, until it finishes or must wait
+/// for a later frame.
+pub fn pump(lua: &Lua, run: &Run, frames: u32, hooks: &dyn Fn(bool)) -> mlua::Result<Progress> {
+    let outer = sched(lua)?.current;
+    let result = pump_inner(lua, run, frames, hooks);
+    sched(lua)?.current = outer;
+    result
+}
+
+fn pump_inner(lua: &Lua, run: &Run, frames: u32, hooks: &dyn Fn(bool)) -> mlua::Result<Progress> {
+    let mut frames_left = frames;
+    loop {
+        if run.main.status() != ThreadStatus::Resumable {
+            return Err(mlua::Error::runtime(
+                "internal: main thread ended unexpectedly",
+            ));
+        }
+        let crosses = sched(lua)?.peek(run.group).ok_or_else(|| {
+            mlua::Error::runtime(
+                "the generator yielded and nothing will resume it (a coroutine.yield outside task.wait?)",
+            )
+        })?;
+        if crosses {
+            if frames_left == 0 {
+                return Ok(Progress::Suspended);
+            }
+            frames_left -= 1;
+        }
+        let Some((entry, _)) = sched(lua)?.pop(run.group) else {
+            return Ok(Progress::Suspended);
+        };
+        let is_main = entry.thread == run.main;
+        sched(lua)?.current = run.group;
+        hooks(true);
+        let step = drive(lua, &entry.thread, entry.resume);
+        hooks(false);
+        match step {
+            Ok(Step::Finished(_)) if is_main => return Ok(Progress::Done),
+            Ok(_) => {}
+            Err(e) if is_main => return Err(e),
+            Err(e) => {
+                crate::context::ctx(lua)?.log(crate::context::LogLevel::Warn, e.to_string());
+            }
+        }
+    }
 }
 
 /// Ends every thread that run `group` started and left alive (the generator's leaked
