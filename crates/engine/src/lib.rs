@@ -39,6 +39,9 @@ pub struct EngineConfig {
     pub host: HostConfig,
     /// Deepest nesting of generated ProceduralModels before it is reported as runaway.
     pub max_depth: usize,
+    /// Time a step may spend generating before `params:Pause()` yields the running
+    /// generators to the next step (None: no budget; a run yields only in `task.wait`).
+    pub frame_budget: Option<Duration>,
     /// Worker VMs for independent models (1 = generate on the scene's own VM). Results are
     /// applied in scene order, so the saved scene is the same bytes for any value.
     pub jobs: usize,
@@ -52,6 +55,7 @@ impl Default for EngineConfig {
                 ..HostConfig::default()
             },
             max_depth: 16,
+            frame_budget: None,
             jobs: 1,
         }
     }
@@ -387,10 +391,15 @@ impl Engine {
                 .with_dom_mut(|dom| apply::set_dirty(dom, forced, true));
         }
         reports.extend(self.advance_in_flight());
-        let (max_depth, jobs) = {
+        let (max_depth, jobs, budget) = {
             let st = self.st();
-            (st.config.max_depth, st.config.jobs.max(1))
+            (
+                st.config.max_depth,
+                st.config.jobs.max(1),
+                st.config.frame_budget,
+            )
         };
+        let _ = self.host.begin_frame(budget);
         for pass in 0..=max_depth {
             let mut dirty = self.collect_dirty();
             dirty.retain(|m| !self.is_generating(*m));
@@ -413,6 +422,7 @@ impl Engine {
                 }
             }
         }
+        self.host.end_frame();
         reports
     }
 

@@ -679,24 +679,44 @@ fn input_change_while_a_run_waits_cancels_it_and_restarts_with_new_inputs() {
 }
 
 #[test]
-fn pause_yields_only_when_the_engine_asks_and_a_change_then_cancels() {
+fn pause_yields_when_the_frame_budget_is_spent_and_a_change_then_cancels() {
     let src = r#"return { Attributes = { Count = 4 }, OnGenerate = function(params, target)
         for i = 1, params.Attributes.Count do
             params:Pause()
+            local t = 0
+            for j = 1, 1e7 do t += j end -- work that outlasts a zero budget
             Instance.new("Part", target).Name = "Q" .. i
         end
     end }"#;
-    let (mut e, _, m) = setup(src);
-    e.host().request_pause(true).unwrap();
+    let mut e = Engine::new(EngineConfig {
+        frame_budget: Some(std::time::Duration::ZERO),
+        ..EngineConfig::default()
+    })
+    .unwrap();
+    let g = module(&mut e, "Budget", src);
+    let m = model(&mut e, g, &[]);
     assert!(e.step().is_empty());
-    assert!(e.is_generating(m), "Pause yielded because the engine asked");
+    assert!(
+        e.is_generating(m),
+        "Pause yielded once the budget was spent"
+    );
     e.set_attribute(m, "Count", Some(Variant::Float64(2.0)))
         .unwrap();
-    e.host().request_pause(false).unwrap();
-    let r = e.step();
-    assert_eq!(r.len(), 1);
+    let r = e.settle(100);
+    assert_eq!(r.len(), 1, "{r:?}");
     assert_eq!(results(&e, m), ["Q1", "Q2"]);
     assert_eq!(e.runs(m), 2);
+}
+
+#[test]
+fn without_a_budget_pause_never_yields() {
+    let src = r#"return { OnGenerate = function(params, target)
+        for i = 1, 1000 do params:Pause() end
+        Instance.new("Part", target)
+    end }"#;
+    let (mut e, _, m) = setup(src);
+    assert_eq!(e.step().len(), 1);
+    assert!(!e.is_generating(m));
 }
 
 #[test]

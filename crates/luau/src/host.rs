@@ -85,6 +85,12 @@ impl Host {
             if probe.expired() {
                 return Err(mlua::Error::runtime(TIMEOUT_MESSAGE));
             }
+            if probe.take_budget_spent()
+                && let Some(core) = lua.app_data_ref::<HostCore>()
+            {
+                // The frame budget ran out: the next params:Pause() yields to the next frame.
+                core.control.raw_set("requested", true)?;
+            }
             if limit > 0 && lua.used_memory() > limit {
                 return Err(mlua::Error::runtime(format!(
                     "{MEMORY_MESSAGE} ({} MiB)",
@@ -244,6 +250,20 @@ impl Host {
                 self.lua.remove_app_data::<crate::task::FrameHook>();
             }
         }
+    }
+
+    /// Starts an engine frame: Pause stops yielding, and with a budget, the first
+    /// `params:Pause()` after `budget` has passed yields to the next frame.
+    pub fn begin_frame(&self, budget: Option<Duration>) -> mlua::Result<()> {
+        let core = self.core();
+        core.control.raw_set("requested", false)?;
+        core.watchdog.handle().set_budget(budget);
+        Ok(())
+    }
+
+    /// Ends an engine frame's budget.
+    pub fn end_frame(&self) {
+        self.core().watchdog.handle().set_budget(None);
     }
 
     /// Asks running generators to yield at their next `params:Pause()` (frame budget,

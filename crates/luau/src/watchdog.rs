@@ -8,7 +8,10 @@ use std::time::{Duration, Instant};
 
 #[derive(Default)]
 struct Armed {
+    /// The no-yield timeout of the running resumption.
     deadline: Option<Instant>,
+    /// The end of the current frame's time budget (engine frames).
+    budget: Option<Instant>,
     shutdown: bool,
 }
 
@@ -16,6 +19,7 @@ struct Shared {
     armed: Mutex<Armed>,
     wake: Condvar,
     expired: AtomicBool,
+    budget_spent: AtomicBool,
 }
 
 /// One timer thread per VM. `arm` before resuming Luau, `disarm` after it yields or returns.
@@ -30,6 +34,7 @@ impl Watchdog {
             armed: Mutex::new(Armed::default()),
             wake: Condvar::new(),
             expired: AtomicBool::new(false),
+            budget_spent: AtomicBool::new(false),
         });
         let s = shared.clone();
         let thread = std::thread::Builder::new()
@@ -69,6 +74,14 @@ impl Handle {
         a.deadline = None;
         self.0.expired.store(false, Ordering::Relaxed);
     }
+
+    /// Starts a frame's time budget (`None` ends it).
+    pub fn set_budget(&self, budget: Option<Duration>) {
+        let mut a = self.0.armed.lock().unwrap_or_else(|e| e.into_inner());
+        self.0.budget_spent.store(false, Ordering::Relaxed);
+        a.budget = budget.and_then(|b| Instant::now().checked_add(b));
+        self.0.wake.notify_one();
+    }
 }
 
 /// A cheap clonable reader of the expiry flag.
@@ -79,6 +92,13 @@ impl Probe {
     #[inline]
     pub fn expired(&self) -> bool {
         self.0.expired.load(Ordering::Relaxed)
+    }
+
+    /// True once, when the frame budget has run out (the flag is cleared by reading it).
+    #[inline]
+    pub fn take_budget_spent(&self) -> bool {
+        self.0.budget_spent.load(Ordering::Relaxed)
+            && self.0.budget_spent.swap(false, Ordering::Relaxed)
     }
 }
 
@@ -107,15 +127,25 @@ fn run(shared: &Shared) {
         if guard.shutdown {
             return;
         }
-        match guard.deadline {
+        let now = Instant::now();
+        if guard.budget.is_some_and(|b| now >= b) {
+            shared.budget_spent.store(true, Ordering::Relaxed);
+            guard.budget = None;
+        }
+        let next = match (guard.deadline, guard.budget) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        match next {
             None => {
                 guard = shared.wake.wait(guard).unwrap_or_else(|e| e.into_inner());
             }
             Some(deadline) => {
-                let now = Instant::now();
-                if now >= deadline {
+                if guard.deadline.is_some_and(|d| now >= d) {
                     shared.expired.store(true, Ordering::Relaxed);
                     guard.deadline = None;
+                } else if now >= deadline {
+                    continue;
                 } else {
                     let (g, _) = shared
                         .wake
