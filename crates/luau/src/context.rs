@@ -54,7 +54,7 @@ impl Ctx {
             dom,
             destroyed: FxHashSet::default(),
             ids: FxHashMap::default(),
-            identity: lua.create_table()?,
+            identity: weak_values(lua)?,
             next_id: 0,
             props: PropCache::default(),
             created: 0,
@@ -82,7 +82,17 @@ impl Ctx {
     /// The userdata for `r`, creating it on first use.
     pub fn push(&mut self, lua: &Lua, r: Ref) -> mlua::Result<AnyUserData> {
         if let Some(&id) = self.ids.get(&r) {
-            return self.identity.raw_get(id);
+            if let Some(ud) = self.identity.raw_get::<Option<AnyUserData>>(id)? {
+                return Ok(ud);
+            }
+            // Collected while unreferenced: a fresh userdata takes the same slot.
+            let class = match self.dom.get_by_ref(r) {
+                Some(inst) => inst.class,
+                None => return Err(mlua::Error::runtime("instance no longer exists")),
+            };
+            let ud = lua.create_userdata(crate::instance::Instance { r, class })?;
+            self.identity.raw_set(id, &ud)?;
+            return Ok(ud);
         }
         let class = match self.dom.get_by_ref(r) {
             Some(inst) => inst.class,
@@ -149,6 +159,16 @@ impl Ctx {
         }
         self.log.push(LogLine { level, message });
     }
+}
+
+/// A table whose values do not keep their userdata alive: an instance nobody in Luau refers
+/// to lets its userdata be collected, and gets a new one (same identity slot) when needed.
+fn weak_values(lua: &Lua) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    let meta = lua.create_table()?;
+    meta.raw_set("__mode", "v")?;
+    t.set_metatable(Some(meta))?;
+    Ok(t)
 }
 
 /// Borrows the run context mutably; errors (never panics) when it is missing or busy.

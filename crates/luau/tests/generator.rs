@@ -321,3 +321,32 @@ fn every_creatable_class_can_be_created_and_read() {
     let n: usize = f.call(list).unwrap();
     assert_eq!(n, names.len());
 }
+
+#[test]
+fn instance_identity_survives_garbage_collection() {
+    let h = host(5000);
+    let make: mlua::Function = h
+        .lua()
+        .load(
+            r#"local box = Instance.new("Folder")
+            for _ = 1, 200 do Instance.new("Part", box) end
+            local keyed = { [box:GetChildren()[1]] = true }
+            return box, keyed"#,
+        )
+        .into_function()
+        .unwrap();
+    let (bx, keyed): (mlua::Value, mlua::Table) = make.call(()).unwrap();
+    // Userdata of the other 199 parts are unreferenced now and may be collected.
+    h.lua().gc_collect().unwrap();
+    h.lua().gc_collect().unwrap();
+    let check: mlua::Function = h
+        .lua()
+        .load(
+            r#"local box, keyed = ...
+            local kids = box:GetChildren()
+            return keyed[kids[1]] == true and kids[200] == box:GetChildren()[200] and #kids == 200"#,
+        )
+        .into_function()
+        .unwrap();
+    assert!(check.call::<bool>((bx, keyed)).unwrap());
+}
