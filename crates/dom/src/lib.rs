@@ -15,4 +15,4 @@ pub use pivot::{
     bounding_box, get_pivot, model_scale, move_by, part_cframe, part_size, pivot_to, scale_about,
     scale_to,
 };
-pub use transfer::{count_subtree, move_into};
+pub use transfer::{count_subtree, full_name, in_scene, move_into};

@@ -44,6 +44,36 @@ fn scrub_refs(dom: &mut WeakDom, within: &HashSet<Ref>) {
     }
 }
 
+/// `GetFullName`: names from the top ancestor below the DataModel, joined by dots.
+pub fn full_name(dom: &WeakDom, r: Ref) -> String {
+    let root = dom.root_ref();
+    let mut parts = Vec::new();
+    let mut cur = r;
+    while cur.is_some() && cur != root {
+        let Some(i) = dom.get_by_ref(cur) else { break };
+        parts.push(i.name.as_str());
+        cur = i.parent();
+    }
+    parts.reverse();
+    parts.join(".")
+}
+
+/// True when `r` is a descendant of the DataModel root (in the scene, not an orphan).
+pub fn in_scene(dom: &WeakDom, r: Ref) -> bool {
+    let root = dom.root_ref();
+    let mut cur = r;
+    while cur.is_some() {
+        if cur == root {
+            return true;
+        }
+        cur = dom
+            .get_by_ref(cur)
+            .map(|i| i.parent())
+            .unwrap_or_else(Ref::none);
+    }
+    false
+}
+
 /// Counts `r` and all of its descendants.
 pub fn count_subtree(dom: &WeakDom, r: Ref) -> usize {
     let mut n = 0;

@@ -64,18 +64,7 @@ pub fn generator_of(dom: &WeakDom, model: Ref) -> Option<Ref> {
     }
 }
 
-pub fn full_name(dom: &WeakDom, r: Ref) -> String {
-    let root = dom.root_ref();
-    let mut parts = Vec::new();
-    let mut cur = r;
-    while cur.is_some() && cur != root {
-        let Some(i) = dom.get_by_ref(cur) else { break };
-        parts.push(i.name.clone());
-        cur = i.parent();
-    }
-    parts.reverse();
-    parts.join(".")
-}
+pub use procmodel_dom::full_name;
 
 /// ProceduralModels under the DataModel, pre-order (parents before their descendants).
 pub fn models_in_scene(dom: &WeakDom) -> Vec<Ref> {

@@ -108,35 +108,12 @@ impl Ctx {
 
     /// `GetFullName`: names from the top ancestor below the DataModel, joined by dots.
     pub fn full_name(&self, r: Ref) -> String {
-        let root = self.dom.root_ref();
-        let mut parts = Vec::new();
-        let mut cur = r;
-        while let Some(inst) = self.dom.get_by_ref(cur) {
-            if cur == root {
-                break;
-            }
-            parts.push(inst.name.as_str());
-            cur = inst.parent();
-        }
-        parts.reverse();
-        parts.join(".")
+        procmodel_dom::full_name(&self.dom, r)
     }
 
     /// True when `r` is a descendant of the DataModel (in the scene, not an orphan).
     pub fn in_scene(&self, r: Ref) -> bool {
-        let root = self.dom.root_ref();
-        let mut cur = r;
-        while cur.is_some() {
-            if cur == root {
-                return true;
-            }
-            cur = self
-                .dom
-                .get_by_ref(cur)
-                .map(|i| i.parent())
-                .unwrap_or_else(Ref::none);
-        }
-        false
+        procmodel_dom::in_scene(&self.dom, r)
     }
 
     /// Refuses a generator's write to an instance in the scene (SPEC §4 sandboxing).

@@ -139,7 +139,7 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
             return Ok("missing");
         };
         let c = ctx(lua)?;
-        if !crate::methods::in_scene(&c, m.r) {
+        if !c.in_scene(m.r) {
             return Ok("missing");
         }
         let dirty = c

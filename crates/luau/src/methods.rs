@@ -73,10 +73,6 @@ fn find_ancestor(c: &Ctx, r: Ref, pred: impl Fn(&rbx_dom_weak::Instance) -> bool
     None
 }
 
-pub(crate) fn in_scene(c: &Ctx, r: Ref) -> bool {
-    c.in_scene(r)
-}
-
 /// True when `ancestor` is a strict ancestor of `r`.
 fn is_ancestor(c: &Ctx, ancestor: Ref, r: Ref) -> bool {
     let parent = |x: Ref| {
@@ -449,7 +445,7 @@ pub fn add<M: UserDataMethods<Instance>>(m: &mut M) {
     m.add_method("ForceGeneration", |lua, this, ()| {
         let mut c = ctx(lua)?;
         require_class(&c, this, "ProceduralModel", "ForceGeneration")?;
-        if !in_scene(&c, this.r) {
+        if !c.in_scene(this.r) {
             return Ok(false);
         }
         inst_mut(&mut c, this)?
