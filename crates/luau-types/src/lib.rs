@@ -26,6 +26,7 @@ pub mod random;
 pub mod rect;
 pub mod sequences;
 pub mod udim;
+mod vec_arith;
 pub mod vector2;
 pub mod vector3;
 

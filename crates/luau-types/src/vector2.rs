@@ -3,7 +3,7 @@
 use glam::Vec2;
 use mlua::{Lua, MetaMethod, MultiValue, UserData, UserDataFields, UserDataMethods, Value};
 
-use crate::args::{Args, as_number, as_ud, bad_arg, fmt_num, impl_from_lua, no_member};
+use crate::args::{Args, as_ud, fmt_num, impl_from_lua, no_member};
 use crate::vector3::{fuzzy_eq, sign};
 
 /// A Roblox `Vector2` (f32 components).
@@ -24,39 +24,11 @@ impl From<Vector2> for rbx_types::Vector2 {
     }
 }
 
-/// An operand of a vector arithmetic metamethod.
-enum Operand {
-    Vec(Vec2),
-    Num(f32),
-}
-
-fn operand(v: &Value) -> Option<Operand> {
-    if let Some(n) = as_number(v) {
-        return Some(Operand::Num(n as f32));
-    }
-    as_ud::<Vector2>(v).map(|v| Operand::Vec(v.0))
-}
-
 fn arith(op: &str, a: &Value, b: &Value, allow_num: bool) -> mlua::Result<Vector2> {
-    let (x, y) = match (operand(a), operand(b)) {
-        (Some(x), Some(y)) => (x, y),
-        (None, _) => return Err(bad_arg(1, op, "Vector2", a)),
-        (_, None) => return Err(bad_arg(2, op, "Vector2", b)),
-    };
-    let (x, y) = match (x, y) {
-        (Operand::Vec(x), Operand::Vec(y)) => (x, y),
-        (Operand::Vec(x), Operand::Num(n)) if allow_num => (x, Vec2::splat(n)),
-        (Operand::Num(n), Operand::Vec(y)) if allow_num => (Vec2::splat(n), y),
-        (Operand::Num(_), _) => return Err(bad_arg(1, op, "Vector2", a)),
-        (_, Operand::Num(_)) => return Err(bad_arg(2, op, "Vector2", b)),
-    };
-    Ok(Vector2(match op {
-        "__add" => x + y,
-        "__sub" => x - y,
-        "__mul" => x * y,
-        "__div" => x / y,
-        _ => (x / y).floor(),
-    }))
+    crate::vec_arith::arith(op, a, b, allow_num, "Vector2", |v| {
+        as_ud::<Vector2>(v).map(|v| v.0)
+    })
+    .map(Vector2)
 }
 
 impl UserData for Vector2 {
