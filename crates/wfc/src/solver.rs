@@ -7,9 +7,12 @@
 //! the stream has moved on so they are drawn again differently). `max_backtracks` per attempt,
 //! then a full restart from `derive_seed_index(seed, attempt)`, up to `max_attempts`.
 //!
-//! Cell choice: untouched cells all share the initial entropy and are taken in a seeded random
-//! order; touched cells sit in an indexed min-heap keyed by entropy plus a per-cell noise below
-//! 1e-6 (the untouched order's rank), ties to the lower index. Nothing depends on hash order.
+//! Cell choice: untouched cells all share the initial entropy and are taken in the attempt's
+//! cell order (by distance from an origin — a seeded random cell when the grid wraps, the first
+//! corner otherwise — ties in a seeded random order), so the decided region grows as one
+//! compact blob; touched cells sit in an indexed min-heap keyed by entropy plus a per-cell
+//! noise below 1e-6 (the rank in that order), ties to the lower index. Nothing depends on
+//! hash order.
 
 use procmodel_base::{Pcg32, derive_seed_index};
 
@@ -441,9 +444,7 @@ impl<'r> Solver<'r> {
         self.n.fill(self.t as u32);
         self.sum_w.fill(sw);
         self.sum_wlw.fill(swl);
-        self.order.clear();
-        self.order.extend(0..cells as u32);
-        self.rng.shuffle(&mut self.order);
+        self.seed_order();
         for (r, &c) in self.order.iter().enumerate() {
             self.noise[c as usize] = r as f64 / cells as f64 * 1e-6;
         }
@@ -463,6 +464,45 @@ impl<'r> Solver<'r> {
         }
         self.flush_touched();
         Ok(())
+    }
+
+    /// The attempt's cell order (the tie-break below every entropy difference): by distance
+    /// from an origin, ties in a seeded random order. The origin is a seeded random cell on a
+    /// periodic grid and the first corner otherwise. Growing the decided region as one
+    /// compact blob keeps every new choice next to what constrains it; a uniformly random
+    /// order seeds independent regions along the frontier, and global constraints (RedMaze's
+    /// lattice phase, Rule126's rows that each determine the next) then contradict where they
+    /// meet, far from any recent choice.
+    fn seed_order(&mut self) {
+        let shape = self.shape;
+        let cells = shape.len();
+        self.order.clear();
+        self.order.extend(0..cells as u32);
+        self.rng.shuffle(&mut self.order);
+        let [ox, oy, oz] = if shape.periodic {
+            let o = (self.rng.next_f64() * cells as f64) as usize;
+            shape.coords(o.min(cells - 1))
+        } else {
+            [0, 0, 0]
+        };
+        let axis = |v: usize, o: usize, n: usize| -> u64 {
+            let d = v.abs_diff(o);
+            let d = if shape.periodic { d.min(n - d) } else { d };
+            (d * d) as u64
+        };
+        let mut keys: Vec<u64> = Vec::with_capacity(cells);
+        for (rank, &c) in self.order.iter().enumerate() {
+            let [x, y, z] = shape.coords(c as usize);
+            let d2 =
+                axis(x, ox, shape.width) + axis(y, oy, shape.height) + axis(z, oz, shape.depth);
+            keys.push(d2 << 32 | rank as u64);
+        }
+        keys.sort_unstable();
+        let shuffled = std::mem::take(&mut self.order);
+        self.order.extend(
+            keys.iter()
+                .map(|&k| shuffled[(k & u64::from(u32::MAX)) as usize]),
+        );
     }
 
     fn apply_constraints(&mut self) -> Result<(), Contradiction> {
