@@ -3,7 +3,8 @@
 //! the level or the thread count.
 
 use crate::error::NoiseError;
-use crate::generator::{Noise, eval2, eval3};
+use crate::generator::{Basis, Fractal, Noise, eval2, eval3};
+use crate::kernels;
 use crate::simd::{Scalar, Simd};
 use rayon::prelude::*;
 
@@ -131,7 +132,7 @@ fn put<S: Simd>(v: S::F, out: &mut [f32], i: usize) {
     if i + S::LANES <= out.len() {
         S::store(v, &mut out[i..]);
     } else {
-        let mut tmp = [0.0f32; 16];
+        let mut tmp = [0.0f32; 64];
         S::store(v, &mut tmp);
         let n = out.len() - i;
         out[i..].copy_from_slice(&tmp[..n]);
@@ -144,31 +145,140 @@ fn xs<S: Simd>(x0: f32, dx: f32, i: usize) -> S::F {
     S::f(x0) + (S::f(i as f32) + S::iota()) * S::f(dx)
 }
 
-/// Rows `first..` of a 2D grid into `out` (whole rows).
+/// Rows `first..` of a 2D grid into `out` (whole rows): `f(pre(x), pre(y))` per vector,
+/// with `pre(y)` computed once per row. (Precomputing the row's x vectors into a buffer
+/// measured slower than recomputing them: three cheap ops against a load per vector.)
 #[inline(always)]
-fn rows2<S: Simd>(n: &Noise, g: &Grid2, first: usize, out: &mut [f32]) {
+fn rows2_with<S: Simd>(
+    g: &Grid2,
+    first: usize,
+    out: &mut [f32],
+    pre: impl Fn(S::F) -> S::F,
+    f: impl Fn(S::F, S::F) -> S::F,
+) {
     for (r, line) in out.chunks_mut(g.size[0]).enumerate() {
-        let y = S::f(g.origin[1] + ((first + r) as f32) * g.step[1]);
+        let y = pre(S::f(g.origin[1] + ((first + r) as f32) * g.step[1]));
         for i in (0..line.len()).step_by(S::LANES) {
-            let x = xs::<S>(g.origin[0], g.step[0], i);
-            put::<S>(eval2::<S>(n, x, y), line, i);
+            let x = pre(xs::<S>(g.origin[0], g.step[0], i));
+            put::<S>(f(x, y), line, i);
         }
     }
 }
 
-/// Rows `first..` (row = `k * ny + j`) of a 3D grid into `out`.
+/// Rows `first..` (row = `k * ny + j`) of a 3D grid into `out`: `f(pre(x), pre(y), pre(z))`
+/// per vector (see [`rows2_with`]).
 #[inline(always)]
-fn rows3<S: Simd>(n: &Noise, g: &Grid3, first: usize, out: &mut [f32]) {
+fn rows3_with<S: Simd>(
+    g: &Grid3,
+    first: usize,
+    out: &mut [f32],
+    pre: impl Fn(S::F) -> S::F,
+    f: impl Fn(S::F, S::F, S::F) -> S::F,
+) {
     for (r, line) in out.chunks_mut(g.size[0]).enumerate() {
         let idx = first + r;
         let (j, k) = (idx % g.size[1], idx / g.size[1]);
-        let y = S::f(g.origin[1] + (j as f32) * g.step[1]);
-        let z = S::f(g.origin[2] + (k as f32) * g.step[2]);
+        let y = pre(S::f(g.origin[1] + (j as f32) * g.step[1]));
+        let z = pre(S::f(g.origin[2] + (k as f32) * g.step[2]));
         for i in (0..line.len()).step_by(S::LANES) {
-            let x = xs::<S>(g.origin[0], g.step[0], i);
-            put::<S>(eval3::<S>(n, x, y, z), line, i);
+            let x = pre(xs::<S>(g.origin[0], g.step[0], i));
+            put::<S>(f(x, y, z), line, i);
         }
     }
+}
+
+/// Rows `first..` of a 2D grid, `S` lanes per step. A single unwarped octave (the common
+/// case) gets a loop of its own per basis with the coordinates scaled by the frequency once
+/// per row; the values are those of [`eval2`] (same operations in the same order).
+#[inline(always)]
+fn rows2<S: Simd>(n: &Noise, g: &Grid2, first: usize, out: &mut [f32]) {
+    if n.cfg.fractal == Fractal::None && n.cfg.warp.is_none() {
+        let o = &n.octaves[0];
+        let fr = S::f(n.cfg.frequency);
+        match n.cfg.basis {
+            Basis::Perlin => {
+                let p = &*o.perm;
+                return rows2_with::<S>(
+                    g,
+                    first,
+                    out,
+                    #[inline(always)]
+                    |v| v * fr,
+                    #[inline(always)]
+                    |x, y| kernels::perlin2::<S>(p, x, y),
+                );
+            }
+            Basis::Simplex => {
+                let sd = o.seed;
+                return rows2_with::<S>(
+                    g,
+                    first,
+                    out,
+                    #[inline(always)]
+                    |v| v * fr,
+                    #[inline(always)]
+                    |x, y| kernels::simplex2::<S>(sd, x, y),
+                );
+            }
+            _ => {}
+        }
+    }
+    rows2_with::<S>(
+        g,
+        first,
+        out,
+        #[inline(always)]
+        |v| v,
+        #[inline(always)]
+        |x, y| eval2::<S>(n, x, y),
+    );
+}
+
+/// Rows `first..` (row = `k * ny + j`) of a 3D grid, `S` lanes per step (`S3` for simplex,
+/// whose kernel is long enough that a narrower step spills less); see [`rows2`].
+#[inline(always)]
+fn rows3<S: Simd, S3: Simd>(n: &Noise, g: &Grid3, first: usize, out: &mut [f32]) {
+    if n.cfg.fractal == Fractal::None && n.cfg.warp.is_none() {
+        let o = &n.octaves[0];
+        match n.cfg.basis {
+            Basis::Perlin => {
+                let p = &*o.perm;
+                let fr = S::f(n.cfg.frequency);
+                return rows3_with::<S>(
+                    g,
+                    first,
+                    out,
+                    #[inline(always)]
+                    |v| v * fr,
+                    #[inline(always)]
+                    |x, y, z| kernels::perlin3::<S>(p, x, y, z),
+                );
+            }
+            Basis::Simplex => {
+                let sd = o.seed;
+                let fr = S3::f(n.cfg.frequency);
+                return rows3_with::<S3>(
+                    g,
+                    first,
+                    out,
+                    #[inline(always)]
+                    |v| v * fr,
+                    #[inline(always)]
+                    |x, y, z| kernels::simplex3::<S3>(sd, x, y, z),
+                );
+            }
+            _ => {}
+        }
+    }
+    rows3_with::<S>(
+        g,
+        first,
+        out,
+        #[inline(always)]
+        |v| v,
+        #[inline(always)]
+        |x, y, z| eval3::<S>(n, x, y, z),
+    );
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -176,37 +286,42 @@ mod entry {
     //! `#[target_feature]` entry points: the generic code is inlined into each, so the
     //! intrinsics compile for that level.
     use super::*;
-    use crate::simd::{Avx2, Avx512, Sse2};
+    use crate::simd::{Avx2, Avx512, Sse2, X2};
+
+    /// Two vectors per step.
+    type Two<S> = X2<S>;
+    /// Four vectors per step.
+    type Four<S> = X2<X2<S>>;
 
     pub(super) fn rows2_sse2(n: &Noise, g: &Grid2, first: usize, out: &mut [f32]) {
         rows2::<Sse2>(n, g, first, out);
     }
     pub(super) fn rows3_sse2(n: &Noise, g: &Grid3, first: usize, out: &mut [f32]) {
-        rows3::<Sse2>(n, g, first, out);
+        rows3::<Sse2, Sse2>(n, g, first, out);
     }
     #[target_feature(enable = "avx2")]
     pub(super) fn rows2_avx2(n: &Noise, g: &Grid2, first: usize, out: &mut [f32]) {
-        rows2::<Avx2>(n, g, first, out);
+        rows2::<Four<Avx2>>(n, g, first, out);
     }
     #[target_feature(enable = "avx2")]
     pub(super) fn rows3_avx2(n: &Noise, g: &Grid3, first: usize, out: &mut [f32]) {
-        rows3::<Avx2>(n, g, first, out);
+        rows3::<Four<Avx2>, Four<Avx2>>(n, g, first, out);
     }
     #[target_feature(enable = "avx512f")]
     pub(super) fn rows2_avx512(n: &Noise, g: &Grid2, first: usize, out: &mut [f32]) {
-        rows2::<Avx512<false>>(n, g, first, out);
+        rows2::<Four<Avx512<false>>>(n, g, first, out);
     }
     #[target_feature(enable = "avx512f")]
     pub(super) fn rows3_avx512(n: &Noise, g: &Grid3, first: usize, out: &mut [f32]) {
-        rows3::<Avx512<false>>(n, g, first, out);
+        rows3::<Four<Avx512<false>>, Two<Avx512<false>>>(n, g, first, out);
     }
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
     pub(super) fn rows2_avx512vbmi(n: &Noise, g: &Grid2, first: usize, out: &mut [f32]) {
-        rows2::<Avx512<true>>(n, g, first, out);
+        rows2::<Four<Avx512<true>>>(n, g, first, out);
     }
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
     pub(super) fn rows3_avx512vbmi(n: &Noise, g: &Grid3, first: usize, out: &mut [f32]) {
-        rows3::<Avx512<true>>(n, g, first, out);
+        rows3::<Four<Avx512<true>>, Two<Avx512<true>>>(n, g, first, out);
     }
 }
 
@@ -240,7 +355,7 @@ fn run3(l: SimdLevel, n: &Noise, g: &Grid3, first: usize, out: &mut [f32]) {
         // SAFETY: `level()` checked that the CPU supports AVX-512F.
         #[cfg(target_arch = "x86_64")]
         SimdLevel::Avx512 => unsafe { entry::rows3_avx512(n, g, first, out) },
-        _ => rows3::<Scalar>(n, g, first, out),
+        _ => rows3::<Scalar, Scalar>(n, g, first, out),
     }
 }
 

@@ -202,10 +202,12 @@ fn sgrad2<S: Simd>(h: S::I, x: S::F, y: S::F) -> S::F {
 /// 3D gradient dot over the 12 cube edges (Perlin's reference `grad` by bit tests).
 #[inline(always)]
 fn sgrad3<S: Simd>(h: S::I, x: S::F, y: S::F, z: S::F) -> S::F {
-    let h = h & S::i(15);
-    let u = S::sel(S::ilt(h, S::i(8)), x, y);
-    let xz = S::sel(S::mor(S::ieq(h, S::i(12)), S::ieq(h, S::i(14))), x, z);
-    let v = S::sel(S::ilt(h, S::i(4)), y, xz);
+    // With `g = h & 15`: `g < 8` is bit 3 clear, `g < 4` is bits 2–3 clear and
+    // `g ∈ {12, 14}` is `h & 13 == 12` — single bit tests (`vptestnmd`) where possible.
+    let zero = S::i(0);
+    let u = S::sel(S::ieq(h & S::i(8), zero), x, y);
+    let xz = S::sel(S::ieq(h & S::i(13), S::i(12)), x, z);
+    let v = S::sel(S::ieq(h & S::i(12), zero), y, xz);
     xsign::<S>(u, S::shl(h, 31)) + xsign::<S>(v, S::shl(h & S::i(2), 30))
 }
 
@@ -312,37 +314,38 @@ pub(crate) fn simplex3<S: Simd>(seed: i32, x: S::F, y: S::F, z: S::F) -> S::F {
     let nxz = S::lt(x0, z0);
     let (i1, j1, k1) = (S::mand(xy, xz), S::mand(nxy, yz), S::mand(nxz, nyz));
     let (i2, j2, k2) = (S::mor(xy, xz), S::mor(nxy, yz), S::mor(nxz, nyz));
-    let x1 = x0 - of::<S>(i1) + S::f(G3);
-    let y1 = y0 - of::<S>(j1) + S::f(G3);
-    let z1 = z0 - of::<S>(k1) + S::f(G3);
-    let x2 = x0 - of::<S>(i2) + S::f(2.0 * G3);
-    let y2 = y0 - of::<S>(j2) + S::f(2.0 * G3);
-    let z2 = z0 - of::<S>(k2) + S::f(2.0 * G3);
-    let x3 = x0 + S::f(3.0 * G3 - 1.0);
-    let y3 = y0 + S::f(3.0 * G3 - 1.0);
-    let z3 = z0 + S::f(3.0 * G3 - 1.0);
     let ip = S::trunc(i) * S::i(PX);
     let jp = S::trunc(j) * S::i(PY);
     let kp = S::trunc(k) * S::i(PZ);
     let sd = S::i(seed);
-    let h0 = hash3::<S>(sd, ip, jp, kp);
+    // One corner at a time (offsets, hash, contribution) keeps few vectors live; the sum is
+    // still `((n0 + n1) + n2) + n3`.
+    let mut n = corner3::<S>(hash3::<S>(sd, ip, jp, kp), x0, y0, z0);
+    let x1 = x0 - of::<S>(i1) + S::f(G3);
+    let y1 = y0 - of::<S>(j1) + S::f(G3);
+    let z1 = z0 - of::<S>(k1) + S::f(G3);
     let h1 = hash3::<S>(
         sd,
         ip + oi::<S>(i1, PX),
         jp + oi::<S>(j1, PY),
         kp + oi::<S>(k1, PZ),
     );
+    n = n + corner3::<S>(h1, x1, y1, z1);
+    let x2 = x0 - of::<S>(i2) + S::f(2.0 * G3);
+    let y2 = y0 - of::<S>(j2) + S::f(2.0 * G3);
+    let z2 = z0 - of::<S>(k2) + S::f(2.0 * G3);
     let h2 = hash3::<S>(
         sd,
         ip + oi::<S>(i2, PX),
         jp + oi::<S>(j2, PY),
         kp + oi::<S>(k2, PZ),
     );
+    n = n + corner3::<S>(h2, x2, y2, z2);
+    let x3 = x0 + S::f(3.0 * G3 - 1.0);
+    let y3 = y0 + S::f(3.0 * G3 - 1.0);
+    let z3 = z0 + S::f(3.0 * G3 - 1.0);
     let h3 = hash3::<S>(sd, ip + S::i(PX), jp + S::i(PY), kp + S::i(PZ));
-    let n = corner3::<S>(h0, x0, y0, z0)
-        + corner3::<S>(h1, x1, y1, z1)
-        + corner3::<S>(h2, x2, y2, z2)
-        + corner3::<S>(h3, x3, y3, z3);
+    n = n + corner3::<S>(h3, x3, y3, z3);
     n * S::f(SIMPLEX3_SCALE)
 }
 

@@ -40,7 +40,6 @@ pub(crate) trait Simd: Copy {
     fn le(a: Self::F, b: Self::F) -> Self::M;
     fn sel(m: Self::M, a: Self::F, b: Self::F) -> Self::F;
     fn isel(m: Self::M, a: Self::I, b: Self::I) -> Self::I;
-    fn ilt(a: Self::I, b: Self::I) -> Self::M;
     fn ieq(a: Self::I, b: Self::I) -> Self::M;
     fn mand(a: Self::M, b: Self::M) -> Self::M;
     fn mor(a: Self::M, b: Self::M) -> Self::M;
@@ -161,10 +160,6 @@ impl Simd for Scalar {
         if m { a } else { b }
     }
     #[inline(always)]
-    fn ilt(a: Wi, b: Wi) -> bool {
-        a.0 < b.0
-    }
-    #[inline(always)]
     fn ieq(a: Wi, b: Wi) -> bool {
         a.0 == b.0
     }
@@ -215,6 +210,141 @@ impl Simd for Scalar {
     #[inline(always)]
     fn lut16(t: &[f32; 16], idx: Wi) -> f32 {
         t[(idx.0 & 15) as usize]
+    }
+}
+
+/// Two vectors of one level processed as one: every operation is applied to both halves,
+/// lane by lane, so results are the same bits as the level alone. Kernels instantiated over
+/// it interleave two independent dependency chains, which hides latency on wide cores.
+#[derive(Clone, Copy)]
+pub(crate) struct X2<S>(core::marker::PhantomData<S>);
+
+/// A pair of values, one per half of an [`X2`] vector.
+#[derive(Clone, Copy)]
+pub(crate) struct P<T>(pub T, pub T);
+
+macro_rules! pair_op {
+    ($tr:ident, $m:ident) => {
+        impl<T: $tr<Output = T>> $tr for P<T> {
+            type Output = P<T>;
+            #[inline(always)]
+            fn $m(self, o: P<T>) -> P<T> {
+                P(self.0.$m(o.0), self.1.$m(o.1))
+            }
+        }
+    };
+}
+pair_op!(Add, add);
+pair_op!(Sub, sub);
+pair_op!(Mul, mul);
+pair_op!(BitAnd, bitand);
+pair_op!(BitOr, bitor);
+pair_op!(BitXor, bitxor);
+
+impl<S: Simd> Simd for X2<S> {
+    const LANES: usize = 2 * S::LANES;
+    type F = P<S::F>;
+    type I = P<S::I>;
+    type M = P<S::M>;
+    #[inline(always)]
+    fn f(v: f32) -> Self::F {
+        let a = S::f(v);
+        P(a, a)
+    }
+    #[inline(always)]
+    fn i(v: i32) -> Self::I {
+        let a = S::i(v);
+        P(a, a)
+    }
+    #[inline(always)]
+    fn iota() -> Self::F {
+        let a = S::iota();
+        P(a, a + S::f(S::LANES as f32))
+    }
+    #[inline(always)]
+    fn store(v: Self::F, out: &mut [f32]) {
+        S::store(v.0, out);
+        S::store(v.1, &mut out[S::LANES..]);
+    }
+    #[inline(always)]
+    fn floor(a: Self::F) -> Self::F {
+        P(S::floor(a.0), S::floor(a.1))
+    }
+    #[inline(always)]
+    fn sqrt(a: Self::F) -> Self::F {
+        P(S::sqrt(a.0), S::sqrt(a.1))
+    }
+    #[inline(always)]
+    fn min(a: Self::F, b: Self::F) -> Self::F {
+        P(S::min(a.0, b.0), S::min(a.1, b.1))
+    }
+    #[inline(always)]
+    fn max(a: Self::F, b: Self::F) -> Self::F {
+        P(S::max(a.0, b.0), S::max(a.1, b.1))
+    }
+    #[inline(always)]
+    fn lt(a: Self::F, b: Self::F) -> Self::M {
+        P(S::lt(a.0, b.0), S::lt(a.1, b.1))
+    }
+    #[inline(always)]
+    fn le(a: Self::F, b: Self::F) -> Self::M {
+        P(S::le(a.0, b.0), S::le(a.1, b.1))
+    }
+    #[inline(always)]
+    fn sel(m: Self::M, a: Self::F, b: Self::F) -> Self::F {
+        P(S::sel(m.0, a.0, b.0), S::sel(m.1, a.1, b.1))
+    }
+    #[inline(always)]
+    fn isel(m: Self::M, a: Self::I, b: Self::I) -> Self::I {
+        P(S::isel(m.0, a.0, b.0), S::isel(m.1, a.1, b.1))
+    }
+    #[inline(always)]
+    fn ieq(a: Self::I, b: Self::I) -> Self::M {
+        P(S::ieq(a.0, b.0), S::ieq(a.1, b.1))
+    }
+    #[inline(always)]
+    fn mand(a: Self::M, b: Self::M) -> Self::M {
+        P(S::mand(a.0, b.0), S::mand(a.1, b.1))
+    }
+    #[inline(always)]
+    fn mor(a: Self::M, b: Self::M) -> Self::M {
+        P(S::mor(a.0, b.0), S::mor(a.1, b.1))
+    }
+    #[inline(always)]
+    fn mandnot(a: Self::M, b: Self::M) -> Self::M {
+        P(S::mandnot(a.0, b.0), S::mandnot(a.1, b.1))
+    }
+    #[inline(always)]
+    fn trunc(a: Self::F) -> Self::I {
+        P(S::trunc(a.0), S::trunc(a.1))
+    }
+    #[inline(always)]
+    fn cvt(a: Self::I) -> Self::F {
+        P(S::cvt(a.0), S::cvt(a.1))
+    }
+    #[inline(always)]
+    fn bits(a: Self::F) -> Self::I {
+        P(S::bits(a.0), S::bits(a.1))
+    }
+    #[inline(always)]
+    fn from_bits(a: Self::I) -> Self::F {
+        P(S::from_bits(a.0), S::from_bits(a.1))
+    }
+    #[inline(always)]
+    fn shl(a: Self::I, n: i32) -> Self::I {
+        P(S::shl(a.0, n), S::shl(a.1, n))
+    }
+    #[inline(always)]
+    fn shr(a: Self::I, n: i32) -> Self::I {
+        P(S::shr(a.0, n), S::shr(a.1, n))
+    }
+    #[inline(always)]
+    fn lut256(t: &Perm, idx: Self::I) -> Self::I {
+        P(S::lut256(t, idx.0), S::lut256(t, idx.1))
+    }
+    #[inline(always)]
+    fn lut16(t: &[f32; 16], idx: Self::I) -> Self::F {
+        P(S::lut16(t, idx.0), S::lut16(t, idx.1))
     }
 }
 

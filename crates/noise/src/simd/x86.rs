@@ -165,10 +165,6 @@ impl Simd for Sse2 {
         }
     }
     #[inline(always)]
-    fn ilt(a: I4, b: I4) -> __m128 {
-        unsafe { _mm_castsi128_ps(_mm_cmplt_epi32(a.0, b.0)) }
-    }
-    #[inline(always)]
     fn ieq(a: I4, b: I4) -> __m128 {
         unsafe { _mm_castsi128_ps(_mm_cmpeq_epi32(a.0, b.0)) }
     }
@@ -287,10 +283,6 @@ impl Simd for Avx2 {
                 m,
             )))
         }
-    }
-    #[inline(always)]
-    fn ilt(a: I8, b: I8) -> __m256 {
-        unsafe { _mm256_castsi256_ps(_mm256_cmpgt_epi32(b.0, a.0)) }
     }
     #[inline(always)]
     fn ieq(a: I8, b: I8) -> __m256 {
@@ -413,10 +405,6 @@ impl<const VBMI: bool> Simd for Avx512<VBMI> {
     #[inline(always)]
     fn isel(m: __mmask16, a: I16, b: I16) -> I16 {
         I16(unsafe { _mm512_mask_blend_epi32(m, b.0, a.0) })
-    }
-    #[inline(always)]
-    fn ilt(a: I16, b: I16) -> __mmask16 {
-        unsafe { _mm512_cmplt_epi32_mask(a.0, b.0) }
     }
     #[inline(always)]
     fn ieq(a: I16, b: I16) -> __mmask16 {
