@@ -4,15 +4,16 @@
 //! At 48×48 each iteration solves one seed to success: ours with its backtracking/restarts,
 //! the peer retrying with fresh seeds (up to 100 attempts). At 256×256 the peer fails most
 //! single attempts on several samples, so retrying to success would take minutes per
-//! sample: there it is timed per single attempt (`wfc_crate_attempt`) and its success rate
-//! over seeds 1..=5 is printed first, next to ours (RedMaze and Rule126 are left out at
-//! 256×256, see BENCH_NOTES.md). `WFC_BENCH_SIZES=48` (or `256`) selects one size.
+//! sample: there it is timed per single attempt (`wfc_crate_attempt`), and a survey over
+//! seeds 1..=10 printed first gives both solvers' success rates and the peer's measured time
+//! per successful output (all its attempts' time over its successes).
+//! `WFC_BENCH_SIZES=48` (or `256`) selects one size.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
 
 use std::hint::black_box;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use procmodel_wfc::{OverlappingModel, Sample, SolverConfig};
@@ -37,9 +38,6 @@ fn bench(c: &mut Criterion) {
             group.measurement_time(Duration::from_secs(1));
         }
         for (name, cfg) in common::SAMPLES {
-            if size > 64 && matches!(name, "RedMaze" | "Rule126") {
-                continue;
-            }
             let img = common::load_png(&format!("{name}.png"));
             let sample = Sample {
                 pixels: &img.pixels,
@@ -86,20 +84,38 @@ fn bench(c: &mut Criterion) {
     }
 }
 
-/// Prints how many of seeds 1..=5 succeed: ours (which must) and the peer's single attempts.
+/// Seeds of the 256×256 survey.
+const SURVEY_SEEDS: u64 = 10;
+
+/// Prints, over seeds 1..=10, how many succeed — ours (which must) and the peer's single
+/// attempts — with the mean time per output (ours) and the peer's mean time per attempt and
+/// per success (the time of all its attempts over its successes).
 fn success_rates(name: &str, size: usize, model: &OverlappingModel, peer: &common::Peer) {
-    let mut attempts = 0;
-    for seed in 1..=5u64 {
+    let (mut attempts, mut backtracks) = (0, 0);
+    let start = Instant::now();
+    for seed in 1..=SURVEY_SEEDS {
         let s = model
             .run(size, size, SolverConfig::with_seed(seed))
             .expect("procmodel-wfc failed");
         attempts += s.attempts;
+        backtracks += s.backtracks;
     }
-    let peer_ok = (1..=5u64)
+    let ours = start.elapsed().as_secs_f64() * 1e3 / SURVEY_SEEDS as f64;
+    let start = Instant::now();
+    let peer_ok = (1..=SURVEY_SEEDS)
         .filter(|&s| peer.run_once(size as u32, s))
         .count();
+    let total = start.elapsed().as_secs_f64() * 1e3;
+    let per_success = if peer_ok == 0 {
+        format!("none succeeded (> {total:.0} ms)")
+    } else {
+        format!("{:.1} ms per success", total / peer_ok as f64)
+    };
     eprintln!(
-        "success {name} {size}: procmodel 5/5 ({attempts} attempts in all), wfc crate single attempt {peer_ok}/5"
+        "survey {name} {size}: procmodel {SURVEY_SEEDS}/{SURVEY_SEEDS} ({attempts} attempts, \
+         {backtracks} backtracks, {ours:.1} ms per output); wfc crate single attempt \
+         {peer_ok}/{SURVEY_SEEDS} ({:.1} ms per attempt, {per_success})",
+        total / SURVEY_SEEDS as f64
     );
 }
 

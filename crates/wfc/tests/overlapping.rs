@@ -240,3 +240,19 @@ fn bad_samples_are_errors() {
     };
     assert!(OverlappingModel::new(short, OverlappingConfig::default()).is_err());
 }
+
+/// Issue #4: RedMaze (a 2-periodic lattice) and Rule126 (rows that each determine the next)
+/// at 256×256 — the old uniformly random cell order met their global constraints in
+/// independent regions and gave up on RedMaze; growing one region solves both with no
+/// backtrack on every seed tried.
+#[test]
+fn r4_redmaze_and_rule126_solve_at_256() {
+    for name in ["RedMaze", "Rule126"] {
+        let (_, m) = model(name, config(name));
+        for seed in 1..=3 {
+            let s = solve(&m, 256, seed);
+            assert_eq!(m.check(&s), None, "{name} seed {seed}");
+            assert_eq!(s.attempts, 1, "{name} seed {seed}");
+        }
+    }
+}
