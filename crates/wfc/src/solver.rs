@@ -490,19 +490,49 @@ impl<'r> Solver<'r> {
             let d = if shape.periodic { d.min(n - d) } else { d };
             (d * d) as u64
         };
-        let mut keys: Vec<u64> = Vec::with_capacity(cells);
-        for (rank, &c) in self.order.iter().enumerate() {
-            let [x, y, z] = shape.coords(c as usize);
-            let d2 =
-                axis(x, ox, shape.width) + axis(y, oy, shape.height) + axis(z, oz, shape.depth);
-            keys.push(d2 << 32 | rank as u64);
-        }
-        keys.sort_unstable();
+        // Distances per rank of the shuffled order; a stable counting sort by distance keeps
+        // that order among equals. Past a few buckets per cell (very thin grids), a sort of
+        // (distance, rank) gives the same order.
+        let far = |n: usize| {
+            let d = if shape.periodic { n / 2 } else { n - 1 };
+            (d * d) as u64
+        };
+        let max_d2 = far(shape.width) + far(shape.height) + far(shape.depth);
+        let dist: Vec<u64> = self
+            .order
+            .iter()
+            .map(|&c| {
+                let [x, y, z] = shape.coords(c as usize);
+                axis(x, ox, shape.width) + axis(y, oy, shape.height) + axis(z, oz, shape.depth)
+            })
+            .collect();
         let shuffled = std::mem::take(&mut self.order);
-        self.order.extend(
-            keys.iter()
-                .map(|&k| shuffled[(k & u64::from(u32::MAX)) as usize]),
-        );
+        if max_d2 <= 4 * cells as u64 {
+            let mut start = vec![0u32; max_d2 as usize + 2];
+            for &d in &dist {
+                start[d as usize + 1] += 1;
+            }
+            for k in 1..start.len() {
+                start[k] += start[k - 1];
+            }
+            self.order.resize(cells, 0);
+            for (&c, &d) in shuffled.iter().zip(&dist) {
+                let at = &mut start[d as usize];
+                self.order[*at as usize] = c;
+                *at += 1;
+            }
+        } else {
+            let mut keys: Vec<u64> = dist
+                .iter()
+                .enumerate()
+                .map(|(rank, &d)| d << 32 | rank as u64)
+                .collect();
+            keys.sort_unstable();
+            self.order.extend(
+                keys.iter()
+                    .map(|&k| shuffled[(k & u64::from(u32::MAX)) as usize]),
+            );
+        }
     }
 
     fn apply_constraints(&mut self) -> Result<(), Contradiction> {
