@@ -211,28 +211,29 @@ fn sgrad3<S: Simd>(h: S::I, x: S::F, y: S::F, z: S::F) -> S::F {
     xsign::<S>(u, S::shl(h, 31)) + xsign::<S>(v, S::shl(h & S::i(2), 30))
 }
 
+/// `max(t, 0)⁴`, as `m = max(t, 0); (m·m)·(m·m)`.
 #[inline(always)]
-fn pow4<S: Simd>(t: S::F) -> S::F {
-    let t2 = t * t;
+fn pow4_pos<S: Simd>(t: S::F) -> S::F {
+    let t2 = S::pos_sq(t);
     t2 * t2
 }
 
 #[inline(always)]
 fn corner2<S: Simd, const OS2: bool>(h: S::I, x: S::F, y: S::F) -> S::F {
-    let a = S::max(S::f(0.5) - x * x - y * y, S::f(0.0));
+    let a = S::f(0.5) - x * x - y * y;
     let g = if OS2 {
         let h = S::shr(h, 8);
         S::lut16(&OS2_GX, h) * x + S::lut16(&OS2_GY, h) * y
     } else {
         sgrad2::<S>(h, x, y)
     };
-    pow4::<S>(a) * g
+    pow4_pos::<S>(a) * g
 }
 
 #[inline(always)]
 fn corner3<S: Simd>(h: S::I, x: S::F, y: S::F, z: S::F) -> S::F {
-    let a = S::max(S::f(0.6) - x * x - y * y - z * z, S::f(0.0));
-    pow4::<S>(a) * sgrad3::<S>(h, x, y, z)
+    let a = S::f(0.6) - x * x - y * y - z * z;
+    pow4_pos::<S>(a) * sgrad3::<S>(h, x, y, z)
 }
 
 /// `1.0` where `m`, else `0.0`.
@@ -314,19 +315,24 @@ pub(crate) fn simplex3<S: Simd>(seed: i32, x: S::F, y: S::F, z: S::F) -> S::F {
     let nxz = S::lt(x0, z0);
     let (i1, j1, k1) = (S::mand(xy, xz), S::mand(nxy, yz), S::mand(nxz, nyz));
     let (i2, j2, k2) = (S::mor(xy, xz), S::mor(nxy, yz), S::mor(nxz, nyz));
-    let ip = S::trunc(i) * S::i(PX);
+    // The seed is folded into the x term once: `seed ^ a ^ b ^ c` is the same value in
+    // any grouping, and the corners pick between `ip` and `ip + PX` after the fold.
+    let sd = S::i(seed);
+    let ipx = S::trunc(i) * S::i(PX);
+    let ip = sd ^ ipx;
+    let ip1 = sd ^ (ipx + S::i(PX));
     let jp = S::trunc(j) * S::i(PY);
     let kp = S::trunc(k) * S::i(PZ);
-    let sd = S::i(seed);
+    let zero = S::i(0);
     // One corner at a time (offsets, hash, contribution) keeps few vectors live; the sum is
     // still `((n0 + n1) + n2) + n3`.
-    let mut n = corner3::<S>(hash3::<S>(sd, ip, jp, kp), x0, y0, z0);
+    let mut n = corner3::<S>(hash3::<S>(zero, ip, jp, kp), x0, y0, z0);
     let x1 = x0 - of::<S>(i1) + S::f(G3);
     let y1 = y0 - of::<S>(j1) + S::f(G3);
     let z1 = z0 - of::<S>(k1) + S::f(G3);
     let h1 = hash3::<S>(
-        sd,
-        ip + oi::<S>(i1, PX),
+        zero,
+        S::isel(i1, ip1, ip),
         jp + oi::<S>(j1, PY),
         kp + oi::<S>(k1, PZ),
     );
@@ -335,8 +341,8 @@ pub(crate) fn simplex3<S: Simd>(seed: i32, x: S::F, y: S::F, z: S::F) -> S::F {
     let y2 = y0 - of::<S>(j2) + S::f(2.0 * G3);
     let z2 = z0 - of::<S>(k2) + S::f(2.0 * G3);
     let h2 = hash3::<S>(
-        sd,
-        ip + oi::<S>(i2, PX),
+        zero,
+        S::isel(i2, ip1, ip),
         jp + oi::<S>(j2, PY),
         kp + oi::<S>(k2, PZ),
     );
@@ -344,7 +350,7 @@ pub(crate) fn simplex3<S: Simd>(seed: i32, x: S::F, y: S::F, z: S::F) -> S::F {
     let x3 = x0 + S::f(3.0 * G3 - 1.0);
     let y3 = y0 + S::f(3.0 * G3 - 1.0);
     let z3 = z0 + S::f(3.0 * G3 - 1.0);
-    let h3 = hash3::<S>(sd, ip + S::i(PX), jp + S::i(PY), kp + S::i(PZ));
+    let h3 = hash3::<S>(zero, ip1, jp + S::i(PY), kp + S::i(PZ));
     n = n + corner3::<S>(h3, x3, y3, z3);
     n * S::f(SIMPLEX3_SCALE)
 }
@@ -373,8 +379,7 @@ pub(crate) fn os2_3<S: Simd>(seed: i32, x: S::F, y: S::F, z: S::F) -> S::F {
     let mut sd = S::i(seed);
     let mut value = zero;
     for l in 0..2 {
-        value = value
-            + pow4::<S>(S::max(a, zero)) * sgrad3::<S>(hash3::<S>(sd, xp, yp, zp), xr, yr, zr);
+        value = value + pow4_pos::<S>(a) * sgrad3::<S>(hash3::<S>(sd, xp, yp, zp), xr, yr, zr);
         let mx = S::mand(S::le(ay, ax), S::le(az, ax));
         let my = S::mandnot(S::mand(S::lt(ax, ay), S::le(az, ay)), mx);
         let mxy = S::mor(mx, my);
@@ -386,8 +391,8 @@ pub(crate) fn os2_3<S: Simd>(seed: i32, x: S::F, y: S::F, z: S::F) -> S::F {
         let hx = xp + S::isel(mx, S::isel(S::lt(sx, zero), S::i(PX), S::i(-PX)), zi);
         let hy = yp + S::isel(my, S::isel(S::lt(sy, zero), S::i(PY), S::i(-PY)), zi);
         let hz = zp + S::isel(mxy, zi, S::isel(S::lt(sz, zero), S::i(PZ), S::i(-PZ)));
-        let c = S::max(b - S::f(1.0), zero);
-        value = value + pow4::<S>(c) * sgrad3::<S>(hash3::<S>(sd, hx, hy, hz), dx, dy, dz);
+        let c = b - S::f(1.0);
+        value = value + pow4_pos::<S>(c) * sgrad3::<S>(hash3::<S>(sd, hx, hy, hz), dx, dy, dz);
         if l == 1 {
             break;
         }

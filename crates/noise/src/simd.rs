@@ -52,6 +52,13 @@ pub(crate) trait Simd: Copy {
     fn shl(a: Self::I, n: i32) -> Self::I;
     /// Logical shift right.
     fn shr(a: Self::I, n: i32) -> Self::I;
+    /// `m · m` with `m = max(a, 0)` (same bits). A level may compute it as a compare and a
+    /// zero-masked multiply instead of `max`, which shares the adders' pipes.
+    #[inline(always)]
+    fn pos_sq(a: Self::F) -> Self::F {
+        let m = Self::max(a, Self::f(0.0));
+        m * m
+    }
     /// `t.i[idx]` per lane; every lane of `idx` is in `0..256`.
     fn lut256(t: &Perm, idx: Self::I) -> Self::I;
     /// `t[idx & 15]` per lane.
@@ -339,6 +346,10 @@ impl<S: Simd> Simd for X2<S> {
         P(S::shr(a.0, n), S::shr(a.1, n))
     }
     #[inline(always)]
+    fn pos_sq(a: Self::F) -> Self::F {
+        P(S::pos_sq(a.0), S::pos_sq(a.1))
+    }
+    #[inline(always)]
     fn lut256(t: &Perm, idx: Self::I) -> Self::I {
         P(S::lut256(t, idx.0), S::lut256(t, idx.1))
     }
@@ -384,7 +395,7 @@ mod tests {
     fn lanes<S: Simd>(f: impl Fn(S::F) -> S::F, input: &[f32]) -> Vec<u32> {
         let mut out = Vec::new();
         for chunk in input.chunks(S::LANES) {
-            let mut buf = [0.0f32; 16];
+            let mut buf = [0.0f32; 64];
             buf[..chunk.len()].copy_from_slice(chunk);
             // Build the vector lane by lane through iota arithmetic-free loads.
             let mut v = S::f(0.0);
@@ -393,7 +404,7 @@ mod tests {
                 let m2 = S::le(S::f(k as f32 - 0.5), S::iota());
                 v = S::sel(S::mand(m, m2), S::f(c), v);
             }
-            let mut o = [0.0f32; 16];
+            let mut o = [0.0f32; 64];
             S::store(f(v), &mut o);
             out.extend(o[..chunk.len()].iter().map(|x| x.to_bits()));
         }
@@ -423,6 +434,32 @@ mod tests {
             type A = Avx512<false>;
             assert_eq!(lanes::<A>(A::floor, &SPECIAL), floor_s);
             assert_eq!(lanes::<A>(|v| A::cvt(A::trunc(v)), &SPECIAL), trunc_s);
+        }
+    }
+
+    #[test]
+    fn pos_sq_is_max_then_square_on_every_level() {
+        let mut input = SPECIAL.to_vec();
+        input.extend([1e-30, -1e-30, 1e20, 0.6, -0.6, f32::MIN_POSITIVE, 3.0]);
+        let want = lanes::<Scalar>(
+            |v| {
+                let m = Scalar::max(v, 0.0);
+                m * m
+            },
+            &input,
+        );
+        assert_eq!(want[0], 0, "+0 stays +0");
+        assert_eq!(want[1], 0, "max(-0, 0) is +0");
+        assert_eq!(want[18], 0, "a NaN becomes +0");
+        assert_eq!(lanes::<Scalar>(Scalar::pos_sq, &input), want);
+        assert_eq!(lanes::<Sse2>(Sse2::pos_sq, &input), want);
+        if std::is_x86_feature_detected!("avx2") {
+            assert_eq!(lanes::<Avx2>(Avx2::pos_sq, &input), want);
+        }
+        if std::is_x86_feature_detected!("avx512f") {
+            type A = Avx512<false>;
+            assert_eq!(lanes::<A>(A::pos_sq, &input), want);
+            assert_eq!(lanes::<X2<A>>(X2::<A>::pos_sq, &input), want);
         }
     }
 

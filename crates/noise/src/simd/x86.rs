@@ -446,6 +446,15 @@ impl<const VBMI: bool> Simd for Avx512<VBMI> {
     fn shr(a: I16, n: i32) -> I16 {
         I16(unsafe { _mm512_srl_epi32(a.0, _mm_cvtsi32_si128(n)) })
     }
+    /// `max(a, 0)²` as `a > 0 ? a·a : +0` (a NaN compares false, like `max`): the compare
+    /// runs on the multiply pipes and the mask costs nothing, where `vmaxps` is an add-pipe op.
+    #[inline(always)]
+    fn pos_sq(a: F16) -> F16 {
+        unsafe {
+            let k = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(a.0, _mm512_setzero_ps());
+            F16(_mm512_maskz_mul_ps(k, a.0, a.0))
+        }
+    }
     #[inline(always)]
     fn lut256(t: &Perm, idx: I16) -> I16 {
         if VBMI {
