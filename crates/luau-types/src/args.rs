@@ -26,12 +26,24 @@ pub(crate) fn as_number(v: &Value) -> Option<f64> {
     }
 }
 
-/// Borrows a userdata value of type `T` (copying it out), if it is one.
-pub(crate) fn as_ud<T: UserData + Clone + 'static>(v: &Value) -> Option<T> {
-    match v {
-        Value::UserData(ud) => ud.borrow::<T>().ok().map(|r| r.clone()),
-        _ => None,
+/// A datatype read out of a Luau value: userdata types by borrowing (and copying),
+/// `Vector3` from Luau's native `vector`.
+pub trait FromValue: Sized {
+    fn from_value(v: &Value) -> Option<Self>;
+}
+
+impl<T: UserData + Clone + 'static> FromValue for T {
+    fn from_value(v: &Value) -> Option<T> {
+        match v {
+            Value::UserData(ud) => ud.borrow::<T>().ok().map(|r| r.clone()),
+            _ => None,
+        }
     }
+}
+
+/// Reads a datatype value of type `T` (copying it out), if it is one.
+pub(crate) fn as_ud<T: FromValue>(v: &Value) -> Option<T> {
+    T::from_value(v)
 }
 
 /// Positional access to a callback's arguments with 1-based, Roblox-numbered errors.
@@ -98,11 +110,7 @@ impl<'a> Args<'a> {
     }
 
     /// A required userdata of type `T`, named `expected` in errors.
-    pub(crate) fn ud<T: UserData + Clone + 'static>(
-        &self,
-        pos: usize,
-        expected: &str,
-    ) -> mlua::Result<T> {
+    pub(crate) fn ud<T: FromValue>(&self, pos: usize, expected: &str) -> mlua::Result<T> {
         let v = self.get(pos);
         as_ud::<T>(v).ok_or_else(|| bad_arg(pos, self.func, expected, v))
     }
@@ -132,10 +140,7 @@ pub(crate) fn no_member(key: &str, ty: &str) -> mlua::Error {
 }
 
 /// `FromLua` for a userdata newtype: accepts only that userdata.
-pub(crate) fn from_lua_ud<T: UserData + Clone + 'static>(
-    value: Value,
-    to: &'static str,
-) -> mlua::Result<T> {
+pub(crate) fn from_lua_ud<T: FromValue>(value: Value, to: &'static str) -> mlua::Result<T> {
     as_ud::<T>(&value).ok_or_else(|| mlua::Error::FromLuaConversionError {
         from: value.type_name(),
         to: to.to_string(),

@@ -17,7 +17,7 @@ fn cf_arg(a: &Args, pos: usize) -> mlua::Result<CFrame> {
 }
 
 /// Applies `f` to every argument (CFrames or Vector3s), returning one result per argument.
-fn map_args<T: UserData + Clone + 'static, R: mlua::IntoLua>(
+fn map_args<T: crate::args::FromValue, R: mlua::IntoLua>(
     lua: &Lua,
     name: &str,
     expected: &str,

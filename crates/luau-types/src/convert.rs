@@ -129,13 +129,13 @@ fn number(v: &Value, expected: &str) -> Result<f64, ConvertError> {
     as_number(v).ok_or_else(|| ConvertError::type_mismatch(expected, v))
 }
 
-fn ud<T: mlua::UserData + Clone + 'static>(v: &Value, expected: &str) -> Result<T, ConvertError> {
+fn ud<T: crate::args::FromValue>(v: &Value, expected: &str) -> Result<T, ConvertError> {
     as_ud::<T>(v).ok_or_else(|| ConvertError::type_mismatch(expected, v))
 }
 
 /// Like [`ud`], naming the expected type only when the conversion fails (no allocation on
 /// the hot path of property writes).
-fn udt<T: mlua::UserData + Clone + 'static>(v: &Value, ty: VariantType) -> Result<T, ConvertError> {
+fn udt<T: crate::args::FromValue>(v: &Value, ty: VariantType) -> Result<T, ConvertError> {
     as_ud::<T>(v).ok_or_else(|| ConvertError::type_mismatch(format!("{ty:?}"), v))
 }
 
@@ -156,11 +156,11 @@ fn bytes(v: &Value, expected: &str) -> Result<Vec<u8>, ConvertError> {
 
 /// An enum property value given as an EnumItem of that enum, its name or its number.
 fn enum_value(v: &Value, enum_name: &str) -> Result<Variant, ConvertError> {
-    let expected = format!("Enum.{enum_name}");
+    let expected = || format!("Enum.{enum_name}");
     let item = if let Some(item) = as_ud::<EnumItem>(v) {
         if item.enum_name != enum_name {
             return Err(ConvertError::Type {
-                expected,
+                expected: expected(),
                 given: format!("Enum.{}", item.enum_name),
             });
         }
@@ -179,7 +179,7 @@ fn enum_value(v: &Value, enum_name: &str) -> Result<Variant, ConvertError> {
     };
     item.map(|i| Variant::Enum(rbx_types::Enum::from_u32(i.value)))
         .ok_or_else(|| ConvertError::Type {
-            expected,
+            expected: expected(),
             given: type_name(v),
         })
 }
@@ -270,6 +270,7 @@ pub fn lua_to_attribute(v: &Value) -> Result<Variant, ConvertError> {
         Value::String(s) => Variant::String(s.to_string_lossy()),
         Value::Boolean(b) => Variant::Bool(*b),
         Value::Integer(_) | Value::Number(_) => Variant::Float64(as_number(v).unwrap_or(0.0)),
+        Value::Vector(_) => Variant::Vector3(as_ud::<Vector3>(v).unwrap_or_default().into()),
         Value::UserData(_) => {
             macro_rules! try_ud {
                 ($($t:ty => $var:ident),+) => {
@@ -279,7 +280,7 @@ pub fn lua_to_attribute(v: &Value) -> Result<Variant, ConvertError> {
                 };
             }
             try_ud!(UDim => UDim, UDim2 => UDim2, BrickColor => BrickColor, Color3 => Color3,
-                Vector2 => Vector2, Vector3 => Vector3, CFrame => CFrame,
+                Vector2 => Vector2, CFrame => CFrame,
                 NumberSequence => NumberSequence, ColorSequence => ColorSequence,
                 NumberRange => NumberRange, Rect => Rect, Font => Font, EnumItem => EnumItem);
             return Err(unsupported());

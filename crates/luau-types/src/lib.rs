@@ -83,13 +83,16 @@ pub fn type_name(v: &mlua::Value) -> String {
         Value::Table(_) => "table".into(),
         Value::Function(_) => "function".into(),
         Value::Thread(_) => "thread".into(),
-        Value::Vector(_) => "vector".into(),
+        // Vector3 is Luau's native vector, as in Roblox.
+        Value::Vector(_) => "Vector3".into(),
         Value::Buffer(_) => "buffer".into(),
         Value::UserData(ud) => ud
             .type_name()
             .map(|s| s.to_string_lossy())
             .unwrap_or_else(|_| "userdata".into()),
         Value::Error(_) => "error".into(),
+        // The procmodel host represents instances as light userdata (see the luau crate).
+        Value::LightUserData(_) => "Instance".into(),
         _ => "userdata".into(),
     }
 }

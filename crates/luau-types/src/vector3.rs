@@ -1,7 +1,7 @@
 //! `Vector3`: an f32 3-vector over `glam::Vec3` with the Roblox constructors, members and operators.
 
 use glam::Vec3;
-use mlua::{Lua, MetaMethod, MultiValue, UserData, UserDataFields, UserDataMethods, Value};
+use mlua::{Lua, MultiValue, Value};
 
 use crate::args::{Args, as_number, as_ud, fmt_num, impl_from_lua, no_member};
 use crate::enums::EnumItem;
@@ -11,6 +11,33 @@ use crate::enums::EnumItem;
 pub struct Vector3(pub Vec3);
 
 impl_from_lua!(Vector3 => "Vector3");
+
+/// As in Roblox, a `Vector3` is Luau's native `vector`: built without a call (the compiler
+/// treats `Vector3.new` as the vector constructor), compared and hashed by value, with
+/// arithmetic in the VM. Members beyond X/Y/Z come from the vector metatable below.
+impl crate::args::FromValue for Vector3 {
+    fn from_value(v: &Value) -> Option<Vector3> {
+        match v {
+            Value::Vector(v) => Some(Vector3(Vec3::new(v.x(), v.y(), v.z()))),
+            _ => None,
+        }
+    }
+}
+
+impl Vector3 {
+    /// The Luau value (a native vector).
+    pub fn value(self) -> Value {
+        Value::Vector(mlua::Vector::new(self.0.x, self.0.y, self.0.z))
+    }
+}
+
+impl mlua::IntoLua for Vector3 {
+    fn into_lua(self, _: &Lua) -> mlua::Result<Value> {
+        Ok(Value::Vector(mlua::Vector::new(
+            self.0.x, self.0.y, self.0.z,
+        )))
+    }
+}
 
 impl From<rbx_types::Vector3> for Vector3 {
     fn from(v: rbx_types::Vector3) -> Self {
@@ -79,112 +106,118 @@ fn arith(op: &str, a: &Value, b: &Value, allow_num: bool) -> mlua::Result<Vector
     .map(Vector3)
 }
 
-impl UserData for Vector3 {
-    fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
-        f.add_meta_field(MetaMethod::Type, "Vector3");
-        f.add_field_method_get("X", |_, v| Ok(v.0.x));
-        f.add_field_method_get("Y", |_, v| Ok(v.0.y));
-        f.add_field_method_get("Z", |_, v| Ok(v.0.z));
-        f.add_field_method_get("x", |_, v| Ok(v.0.x));
-        f.add_field_method_get("y", |_, v| Ok(v.0.y));
-        f.add_field_method_get("z", |_, v| Ok(v.0.z));
-        f.add_field_method_get("Magnitude", |_, v| Ok(v.0.length()));
-        f.add_field_method_get("magnitude", |_, v| Ok(v.0.length()));
-        f.add_field_method_get("Unit", |_, v| Ok(Vector3(v.0 / v.0.length())));
-        f.add_field_method_get("unit", |_, v| Ok(Vector3(v.0 / v.0.length())));
+/// Builds the metatable Luau shares between all vectors: `typeof` name, members, methods,
+/// `tostring`, and Roblox's errors for the operators the VM does not define (vector ± number).
+fn vector_metatable(lua: &Lua) -> mlua::Result<mlua::Table> {
+    let methods = lua.create_table()?;
+    let method = |name: &str, f: fn(Vec3, Args) -> mlua::Result<Value>| -> mlua::Result<()> {
+        let owned: &'static str = Box::leak(name.to_owned().into_boxed_str());
+        methods.raw_set(
+            name,
+            lua.create_function(move |_, mut a: MultiValue| {
+                let this = a.pop_front().unwrap_or(Value::Nil);
+                let v = as_ud::<Vector3>(&this).ok_or_else(|| {
+                    mlua::Error::runtime(format!(
+                        "Expected ':' not '.' calling member function {owned}"
+                    ))
+                })?;
+                f(v.0, Args::new(owned, a))
+            })?,
+        )
+    };
+    fn v3(v: Vec3) -> mlua::Result<Value> {
+        Ok(Value::Vector(mlua::Vector::new(v.x, v.y, v.z)))
     }
-
-    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        for name in ["Lerp", "lerp"] {
-            m.add_method(name, |_, v, a: MultiValue| {
-                let a = Args::new("Lerp", a);
-                let goal = a.ud::<Vector3>(1, "Vector3")?;
-                let t = a.f32(2)?;
-                Ok(Vector3(v.0 + (goal.0 - v.0) * t))
-            });
+    for name in ["Lerp", "lerp"] {
+        method(name, |v, a| {
+            let goal = a.ud::<Vector3>(1, "Vector3")?.0;
+            let t = a.f32(2)?;
+            v3(v + (goal - v) * t)
+        })?;
+    }
+    method("Dot", |v, a| {
+        Ok(Value::Number(v.dot(a.ud::<Vector3>(1, "Vector3")?.0) as f64))
+    })?;
+    method(
+        "Cross",
+        |v, a| v3(v.cross(a.ud::<Vector3>(1, "Vector3")?.0)),
+    )?;
+    method("FuzzyEq", |v, a| {
+        let o = a.ud::<Vector3>(1, "Vector3")?.0;
+        let eps = a.opt_f32(2, 1e-5)?;
+        Ok(Value::Boolean((0..3).all(|i| fuzzy_eq(v[i], o[i], eps))))
+    })?;
+    method("Min", |v, a| {
+        let mut r = v;
+        for i in 1..=a.len().max(1) {
+            r = r.min(a.ud::<Vector3>(i, "Vector3")?.0);
         }
-        m.add_method("Dot", |_, v, a: MultiValue| {
-            let a = Args::new("Dot", a);
-            Ok(v.0.dot(a.ud::<Vector3>(1, "Vector3")?.0))
-        });
-        m.add_method("Cross", |_, v, a: MultiValue| {
-            let a = Args::new("Cross", a);
-            Ok(Vector3(v.0.cross(a.ud::<Vector3>(1, "Vector3")?.0)))
-        });
-        m.add_method("FuzzyEq", |_, v, a: MultiValue| {
-            let a = Args::new("FuzzyEq", a);
-            let o = a.ud::<Vector3>(1, "Vector3")?.0;
-            let eps = a.opt_f32(2, 1e-5)?;
-            Ok((0..3).all(|i| fuzzy_eq(v.0[i], o[i], eps)))
-        });
-        m.add_method("Min", |_, v, a: MultiValue| {
-            let n = a.len();
-            let a = Args::new("Min", a);
-            let mut r = v.0;
-            for i in 1..=n.max(1) {
-                r = r.min(a.ud::<Vector3>(i, "Vector3")?.0);
+        v3(r)
+    })?;
+    method("Max", |v, a| {
+        let mut r = v;
+        for i in 1..=a.len().max(1) {
+            r = r.max(a.ud::<Vector3>(i, "Vector3")?.0);
+        }
+        v3(r)
+    })?;
+    method("Abs", |v, _| v3(v.abs()))?;
+    method("Ceil", |v, _| v3(v.ceil()))?;
+    method("Floor", |v, _| v3(v.floor()))?;
+    method("Sign", |v, _| v3(Vec3::from_array(v.to_array().map(sign))))?;
+    method("Angle", |v, a| {
+        let other = a.ud::<Vector3>(1, "Vector3")?.0;
+        let axis = if a.is_nil(2) {
+            None
+        } else {
+            Some(a.ud::<Vector3>(2, "Vector3")?.0)
+        };
+        Ok(Value::Number(angle_between(v, other, axis) as f64))
+    })?;
+    methods.set_readonly(true);
+
+    let meta = lua.create_table()?;
+    meta.raw_set("__type", "Vector3")?;
+    meta.raw_set(
+        "__index",
+        lua.create_function(move |_, (v, k): (Vector3, mlua::LuaString)| {
+            let v = v.0;
+            match &*k.as_bytes() {
+                b"Magnitude" | b"magnitude" => Ok(Value::Number(v.length() as f64)),
+                b"Unit" | b"unit" => v3(v / v.length()),
+                _ => match methods.raw_get::<Value>(&k)? {
+                    Value::Nil => Err(no_member(&k.to_string_lossy(), "Vector3")),
+                    f => Ok(f),
+                },
             }
-            Ok(Vector3(r))
-        });
-        m.add_method("Max", |_, v, a: MultiValue| {
-            let n = a.len();
-            let a = Args::new("Max", a);
-            let mut r = v.0;
-            for i in 1..=n.max(1) {
-                r = r.max(a.ud::<Vector3>(i, "Vector3")?.0);
-            }
-            Ok(Vector3(r))
-        });
-        m.add_method("Abs", |_, v, ()| Ok(Vector3(v.0.abs())));
-        m.add_method("Ceil", |_, v, ()| Ok(Vector3(v.0.ceil())));
-        m.add_method("Floor", |_, v, ()| Ok(Vector3(v.0.floor())));
-        m.add_method("Sign", |_, v, ()| {
-            Ok(Vector3(Vec3::from_array(v.0.to_array().map(sign))))
-        });
-        m.add_method("Angle", |_, v, a: MultiValue| {
-            let a = Args::new("Angle", a);
-            let other = a.ud::<Vector3>(1, "Vector3")?.0;
-            let axis = if a.is_nil(2) {
-                None
-            } else {
-                Some(a.ud::<Vector3>(2, "Vector3")?.0)
-            };
-            Ok(angle_between(v.0, other, axis))
-        });
-        m.add_meta_method(MetaMethod::ToString, |_, v, ()| {
+        })?,
+    )?;
+    meta.raw_set(
+        "__tostring",
+        lua.create_function(|_, v: Vector3| {
             Ok(format!(
                 "{}, {}, {}",
                 fmt_num(v.0.x),
                 fmt_num(v.0.y),
                 fmt_num(v.0.z)
             ))
-        });
-        m.add_meta_function(MetaMethod::Eq, |_, (a, b): (Value, Value)| {
-            Ok(match (as_ud::<Vector3>(&a), as_ud::<Vector3>(&b)) {
-                (Some(a), Some(b)) => a.0 == b.0,
-                _ => false,
-            })
-        });
-        m.add_meta_method(MetaMethod::Unm, |_, v, ()| Ok(Vector3(-v.0)));
-        m.add_meta_function(MetaMethod::Add, |_, (a, b): (Value, Value)| {
-            arith("__add", &a, &b, false)
-        });
-        m.add_meta_function(MetaMethod::Sub, |_, (a, b): (Value, Value)| {
-            arith("__sub", &a, &b, false)
-        });
-        m.add_meta_function(MetaMethod::Mul, |_, (a, b): (Value, Value)| {
-            arith("__mul", &a, &b, true)
-        });
-        m.add_meta_function(MetaMethod::Div, |_, (a, b): (Value, Value)| {
-            arith("__div", &a, &b, true)
-        });
-        m.add_meta_function(MetaMethod::IDiv, |_, (a, b): (Value, Value)| {
-            arith("__idiv", &a, &b, true)
-        });
-        m.add_meta_function(MetaMethod::Index, |_, (_, k): (Value, String)| {
-            Err::<(), _>(no_member(&k, "Vector3"))
-        });
+        })?,
+    )?;
+    for (name, allow_num) in [
+        ("__add", false),
+        ("__sub", false),
+        ("__mul", true),
+        ("__div", true),
+        ("__idiv", true),
+    ] {
+        meta.raw_set(
+            name,
+            lua.create_function(move |_, (a, b): (Value, Value)| arith(name, &a, &b, allow_num))?,
+        )?;
     }
+    meta.raw_set("__metatable", "The metatable is locked")?;
+    meta.set_readonly(true);
+    Ok(meta)
 }
 
 /// `math.sign` as Roblox's `Vector3:Sign` (0 stays 0).
@@ -239,5 +272,6 @@ pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
             }
         })?,
     )?;
+    lua.set_type_metatable::<mlua::Vector>(Some(vector_metatable(lua)?));
     crate::args::install_global(lua, "Vector3", t)
 }

@@ -1,11 +1,13 @@
 //! The per-VM run context: the DOM a script sees, instance identity, limits and logs.
 //! Stored as mlua app data; never a process-global registry.
 
+use crate::instance::Instance;
 use crate::props::PropCache;
-use mlua::{AnyUserData, Lua, Table};
+use mlua::{LightUserData, Lua, Value};
 use rbx_dom_weak::{InstanceBuilder, WeakDom};
 use rbx_types::Ref;
 use rustc_hash::{FxHashMap, FxHashSet};
+use std::ffi::c_void;
 
 /// Where `print`/`warn` output goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,11 +27,11 @@ pub struct Ctx {
     pub dom: WeakDom,
     /// Instances whose Parent is locked by `Destroy`.
     pub destroyed: FxHashSet<Ref>,
-    /// Ref → slot in the identity table, so one instance is always one userdata.
+    /// Instance handles: Luau sees an instance as a light userdata whose pointer value is
+    /// `id` (1-based index into `handles`). One instance is always one value, so `==`, table
+    /// keys and `rawequal` give identity for free, and no per-instance Luau object exists.
     pub ids: FxHashMap<Ref, u32>,
-    /// Lua array slot → userdata (kept on the Lua side: no Rust-held references per instance).
-    pub identity: Table,
-    pub next_id: u32,
+    pub handles: Vec<Instance>,
     pub props: PropCache,
     /// Instances created by scripts so far in this run, and the cap (beyond Roblox).
     pub created: usize,
@@ -49,13 +51,12 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    pub fn new(lua: &Lua, dom: WeakDom) -> mlua::Result<Ctx> {
+    pub fn new(dom: WeakDom) -> mlua::Result<Ctx> {
         Ok(Ctx {
             dom,
             destroyed: FxHashSet::default(),
             ids: FxHashMap::default(),
-            identity: weak_values(lua)?,
-            next_id: 0,
+            handles: Vec::new(),
             props: PropCache::default(),
             created: 0,
             instance_limit: None,
@@ -79,31 +80,32 @@ impl Ctx {
         dom
     }
 
-    /// The userdata for `r`, creating it on first use.
-    pub fn push(&mut self, lua: &Lua, r: Ref) -> mlua::Result<AnyUserData> {
-        if let Some(&id) = self.ids.get(&r) {
-            if let Some(ud) = self.identity.raw_get::<Option<AnyUserData>>(id)? {
-                return Ok(ud);
+    /// The Luau value for `r` (its handle, made on first use).
+    pub fn push(&mut self, r: Ref) -> mlua::Result<Value> {
+        let id = match self.ids.get(&r) {
+            Some(&id) => id,
+            None => {
+                let class = match self.dom.get_by_ref(r) {
+                    Some(inst) => inst.class,
+                    None => return Err(mlua::Error::runtime("instance no longer exists")),
+                };
+                self.handles.push(Instance { r, class });
+                let id = self.handles.len() as u32;
+                self.ids.insert(r, id);
+                id
             }
-            // Collected while unreferenced: a fresh userdata takes the same slot.
-            let class = match self.dom.get_by_ref(r) {
-                Some(inst) => inst.class,
-                None => return Err(mlua::Error::runtime("instance no longer exists")),
-            };
-            let ud = lua.create_userdata(crate::instance::Instance { r, class })?;
-            self.identity.raw_set(id, &ud)?;
-            return Ok(ud);
-        }
-        let class = match self.dom.get_by_ref(r) {
-            Some(inst) => inst.class,
-            None => return Err(mlua::Error::runtime("instance no longer exists")),
         };
-        let ud = lua.create_userdata(crate::instance::Instance { r, class })?;
-        self.next_id += 1;
-        let id = self.next_id;
-        self.identity.raw_set(id, &ud)?;
-        self.ids.insert(r, id);
-        Ok(ud)
+        Ok(Value::LightUserData(LightUserData(
+            id as usize as *mut c_void,
+        )))
+    }
+
+    /// The instance behind a Luau value, if it is an instance handle of this VM.
+    pub fn instance(&self, v: &Value) -> Option<Instance> {
+        match v {
+            Value::LightUserData(p) => self.handles.get((p.0 as usize).wrapping_sub(1)).copied(),
+            _ => None,
+        }
     }
 
     /// `GetFullName`: names from the top ancestor below the DataModel, joined by dots.
@@ -117,10 +119,11 @@ impl Ctx {
     }
 
     /// Refuses a generator's write to an instance in the scene (SPEC §4 sandboxing).
-    pub fn check_write(&self, r: Ref, what: &str) -> mlua::Result<()> {
+    pub fn check_write(&self, r: Ref, what: impl FnOnce() -> String) -> mlua::Result<()> {
         if self.outside_write_locked && self.in_scene(r) {
             return Err(mlua::Error::runtime(format!(
-                "{what}: a generator may only modify its targetContainer, and {} is outside it (capability AccessOutsideWrite is not granted)",
+                "{}: a generator may only modify its targetContainer, and {} is outside it (capability AccessOutsideWrite is not granted)",
+                what(),
                 self.full_name(r)
             )));
         }
@@ -136,16 +139,6 @@ impl Ctx {
         }
         self.log.push(LogLine { level, message });
     }
-}
-
-/// A table whose values do not keep their userdata alive: an instance nobody in Luau refers
-/// to lets its userdata be collected, and gets a new one (same identity slot) when needed.
-fn weak_values(lua: &Lua) -> mlua::Result<Table> {
-    let t = lua.create_table()?;
-    let meta = lua.create_table()?;
-    meta.raw_set("__mode", "v")?;
-    t.set_metatable(Some(meta))?;
-    Ok(t)
 }
 
 /// Borrows the run context mutably; errors (never panics) when it is missing or busy.

@@ -366,10 +366,7 @@ impl Host {
         }
         let params = lua.create_table()?;
         params.raw_set("Attributes", attrs)?;
-        params.raw_set(
-            "Size",
-            lua.create_userdata(procmodel_luau_types::Vector3(inputs.size))?,
-        )?;
+        params.raw_set("Size", procmodel_luau_types::Vector3(inputs.size).value())?;
         params.raw_set("Pause", self.core().pause.clone())?;
         Ok(params)
     }

@@ -94,9 +94,9 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
             .iter()
             .copied()
             .find(|&r| c.dom.get_by_ref(r).is_some_and(|i| i.class == "Workspace"));
-        let root_ud = c.push(lua, root)?;
+        let root_ud = c.push(root)?;
         let ws_ud = match ws {
-            Some(w) => Value::UserData(c.push(lua, w)?),
+            Some(w) => c.push(w)?,
             None => Value::Nil,
         };
         (root_ud, ws_ud)
@@ -135,7 +135,7 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
 
     // ProceduralModel:WaitForGenerationAsync() — yields (task.wait) while the model is dirty.
     let state = lua.create_function(|lua, model: Value| {
-        let Some(m) = opt_instance(&model)? else {
+        let Some(m) = opt_instance(&*ctx(lua)?, &model)? else {
             return Ok("missing");
         };
         let c = ctx(lua)?;
@@ -243,8 +243,8 @@ fn new_class(name: &str) -> Option<NewClass> {
 
 fn instance_new(lua: &Lua, (class, parent): (mlua::LuaString, Value)) -> mlua::Result<Value> {
     let class = class.to_str()?;
-    let parent = opt_instance(&parent)?;
     let mut c = ctx(lua)?;
+    let parent = opt_instance(&c, &parent)?;
     let info = match c.new_classes.get(&*class) {
         Some(info) => *info,
         None => {
@@ -261,7 +261,7 @@ fn instance_new(lua: &Lua, (class, parent): (mlua::LuaString, Value)) -> mlua::R
     };
     crate::methods::count_new_instance(&mut c)?;
     let mut builder =
-        InstanceBuilder::with_property_capacity(info.class, 8).with_name(info.class.as_str());
+        InstanceBuilder::with_property_capacity(info.class, 7).with_name(info.class.as_str());
     if let Some(size) = info.size {
         builder = builder.with_property(crate::keys::KEYS.size, size);
     }
@@ -273,14 +273,14 @@ fn instance_new(lua: &Lua, (class, parent): (mlua::LuaString, Value)) -> mlua::R
     if let Some(p) = parent {
         crate::instance::set_parent(&mut c, r, p.r)?;
     }
-    c.push(lua, r).map(Value::UserData)
+    c.push(r)
 }
 
 /// `resolve(base, target)`: returns (cache key, loader function).
 fn resolve(lua: &Lua, (base, target): (Value, Value)) -> mlua::Result<(String, Function)> {
     match &target {
-        Value::UserData(_) => {
-            let module = opt_instance(&target)?.expect("userdata");
+        Value::LightUserData(_) => {
+            let module = opt_instance(&*ctx(lua)?, &target)?.expect("instance handle");
             if !is_a(&module.class, "ModuleScript") {
                 return Err(mlua::Error::runtime(format!(
                     "attempted to call require with an invalid argument: {} is a {}, not a ModuleScript",
@@ -301,7 +301,7 @@ fn resolve(lua: &Lua, (base, target): (Value, Value)) -> mlua::Result<(String, F
                     None => Err(mlua::Error::runtime(format!("unknown module '{spec}'"))),
                 };
             }
-            let base = opt_instance(&base)?;
+            let base = opt_instance(&*ctx(lua)?, &base)?;
             let file = base.and_then(|b| ctx(lua).ok()?.files.get(&b.r).cloned());
             let Some(file) = file else {
                 return Err(mlua::Error::runtime(format!(
@@ -423,7 +423,7 @@ pub fn module_loader(lua: &Lua, module: Instance) -> mlua::Result<Function> {
 
 fn chunk_env(lua: &Lua, module: Instance, script_name: &str) -> mlua::Result<Table> {
     let env = lua.create_table()?;
-    let script = ctx(lua)?.push(lua, module.r)?;
+    let script = ctx(lua)?.push(module.r)?;
     let factory: Function = lua.named_registry_value("procmodel.require_factory")?;
     env.raw_set("script", script.clone())?;
     env.raw_set("require", factory.call::<Function>(script)?)?;

@@ -75,7 +75,14 @@ impl Host {
             LuaOptions::new().catch_rust_panics(true),
         )
         .map_err(HostError::vm)?;
-        lua.set_compiler(Compiler::new().set_optimization_level(2).set_debug_level(1));
+        // As in Roblox, `Vector3.new(x, y, z)` compiles to Luau's native vector constructor.
+        lua.set_compiler(
+            Compiler::new()
+                .set_optimization_level(2)
+                .set_debug_level(1)
+                .set_vector_ctor("Vector3.new")
+                .set_vector_type("Vector3"),
+        );
         // mlua's own hard limit would make every allocation from Rust a protected call (a
         // pcall per userdata: measured ~2k instructions each), so the limit is enforced here.
         let watchdog = Watchdog::new();
@@ -99,7 +106,7 @@ impl Host {
             }
             Ok(VmState::Continue)
         });
-        let mut c = Ctx::new(&lua, dom).map_err(HostError::vm)?;
+        let mut c = Ctx::new(dom).map_err(HostError::vm)?;
         c.instance_limit = config.instance_limit;
         c.echo = config.echo_output;
         lua.set_app_data(c);
@@ -235,8 +242,8 @@ impl Host {
         let require: Function = self
             .lua
             .named_registry_value("procmodel.require_instance")?;
-        let ud = ctx(&self.lua)?.push(&self.lua, module)?;
-        let (out, _) = self.run_thread(require, MultiValue::from_iter([Value::UserData(ud)]))?;
+        let ud = ctx(&self.lua)?.push(module)?;
+        let (out, _) = self.run_thread(require, MultiValue::from_iter([ud]))?;
         Ok(out.into_iter().next().unwrap_or(Value::Nil))
     }
 
@@ -285,14 +292,14 @@ impl Host {
         std::mem::take(&mut c.forced)
     }
 
-    /// Pushes an instance as userdata.
+    /// The Luau value (handle) of an instance.
     pub fn instance_value(&self, r: Ref) -> mlua::Result<Value> {
-        Ok(Value::UserData(ctx(&self.lua)?.push(&self.lua, r)?))
+        ctx(&self.lua)?.push(r)
     }
 
-    /// Resolves a Luau userdata back to the instance it wraps.
+    /// Resolves a Luau instance handle back to the instance it wraps.
     pub fn instance_ref(&self, v: &Value) -> Option<Ref> {
-        crate::instance::opt_instance(v).ok().flatten().map(|i| i.r)
+        ctx(&self.lua).ok()?.instance(v).map(|i| i.r)
     }
 
     /// Writes a line to the run log.
@@ -315,6 +322,7 @@ fn install_globals(lua: &Lua) -> mlua::Result<(Function, Table)> {
     let debug: Table = globals.get("debug")?;
     lua.set_named_registry_value("procmodel.traceback", debug.get::<Function>("traceback")?)?;
     let pause_yield = crate::task::install(lua, &globals)?;
+    crate::instance::install(lua)?;
     crate::globals::install(lua, &globals)?;
     let control = lua.create_table()?;
     let pause: Function = lua

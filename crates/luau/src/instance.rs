@@ -2,11 +2,14 @@
 //! derived properties, children by name, and identity (one userdata per instance).
 
 use crate::context::{Ctx, ctx};
+use crate::fastarg::{FastValue, Key};
 use crate::props::{Prop, fallback};
 use glam::{EulerRot, Mat3, Vec3};
-use mlua::{Lua, MetaMethod, UserData, UserDataMethods, Value};
+use mlua::{Lua, Value};
 use procmodel_dom::{affine_to_cframe, get_pivot};
 use rbx_dom_weak::Ustr;
+use rbx_reflection::DataType;
+use rbx_types::VariantType;
 use rbx_types::{Ref, Variant};
 
 /// A handle to one instance in the run's DOM.
@@ -17,67 +20,75 @@ pub struct Instance {
 }
 
 impl mlua::FromLua for Instance {
-    fn from_lua(value: Value, _: &Lua) -> mlua::Result<Self> {
-        match &value {
-            Value::UserData(ud) => ud.borrow::<Instance>().map(|i| *i).map_err(|_| {
-                mlua::Error::runtime(format!(
-                    "Instance expected, got {}",
-                    procmodel_luau_types::type_name(&value)
-                ))
-            }),
-            _ => Err(mlua::Error::runtime(format!(
+    fn from_lua(value: Value, lua: &Lua) -> mlua::Result<Self> {
+        let c = ctx(lua)?;
+        c.instance(&value).ok_or_else(|| {
+            mlua::Error::runtime(format!(
                 "Instance expected, got {}",
                 procmodel_luau_types::type_name(&value)
-            ))),
-        }
+            ))
+        })
     }
 }
 
 /// Reads `Instance` from an optional argument (`nil` → `None`).
-pub fn opt_instance(v: &Value) -> mlua::Result<Option<Instance>> {
+pub fn opt_instance(c: &Ctx, v: &Value) -> mlua::Result<Option<Instance>> {
     match v {
         Value::Nil => Ok(None),
-        Value::UserData(ud) => match ud.borrow::<Instance>() {
-            Ok(i) => Ok(Some(*i)),
-            Err(_) => Err(mlua::Error::runtime(format!(
+        _ => match c.instance(v) {
+            Some(i) => Ok(Some(i)),
+            None => Err(mlua::Error::runtime(format!(
                 "Instance expected, got {}",
                 procmodel_luau_types::type_name(v)
             ))),
         },
-        _ => Err(mlua::Error::runtime(format!(
-            "Instance expected, got {}",
-            procmodel_luau_types::type_name(v)
-        ))),
     }
 }
 
-impl UserData for Instance {
-    fn add_fields<F: mlua::UserDataFields<Self>>(fields: &mut F) {
-        fields.add_meta_field(MetaMethod::Type, "Instance");
-    }
+/// Message for an unknown instance handle (cannot happen for handles this VM made).
+fn stale() -> mlua::Error {
+    mlua::Error::runtime("instance no longer exists")
+}
 
-    fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
-        methods.add_meta_method(MetaMethod::Index, |lua, this, key: mlua::LuaString| {
-            index(lua, this, &key.as_bytes())
-        });
-        methods.add_meta_method(
-            MetaMethod::NewIndex,
-            |lua, this, (key, value): (mlua::LuaString, Value)| {
-                newindex(lua, this, &key.as_bytes(), value)
-            },
-        );
-        methods.add_meta_method(MetaMethod::ToString, |lua, this, ()| {
+/// Installs the metatable every instance handle shares (Luau keeps one metatable per
+/// primitive type; in these VMs the only light userdata are instance handles). Members
+/// resolve as in Roblox: properties, then methods, then children by name.
+pub fn install(lua: &Lua) -> mlua::Result<()> {
+    let methods = lua.create_table()?;
+    let mut table = crate::methods::MethodTable::new(lua, methods.clone());
+    crate::methods::add(&mut table);
+    table.finish()?;
+    methods.set_readonly(true);
+    let meta = lua.create_table()?;
+    meta.raw_set(
+        "__index",
+        lua.create_function(move |lua, (h, key): (Value, mlua::LuaString)| {
+            index(lua, &h, &key, &methods)
+        })?,
+    )?;
+    meta.raw_set(
+        "__newindex",
+        lua.create_function(|lua, (h, key, value): (Value, Key, FastValue)| {
+            newindex_fast(lua, &h, key.bytes(), value)
+        })?,
+    )?;
+    meta.raw_set(
+        "__tostring",
+        lua.create_function(|lua, h: Value| {
             let c = ctx(lua)?;
+            let this = c.instance(&h).ok_or_else(stale)?;
             Ok(c.dom
                 .get_by_ref(this.r)
                 .map(|i| i.name.clone())
                 .unwrap_or_default())
-        });
-        methods.add_meta_method(MetaMethod::Eq, |_, this, other: Value| {
-            Ok(matches!(opt_instance(&other), Ok(Some(o)) if o.r == this.r))
-        });
-        crate::methods::add(methods);
-    }
+        })?,
+    )?;
+    meta.raw_set("__type", "Instance")?;
+    // As in Roblox: scripts may not read or replace an instance's metatable.
+    meta.raw_set("__metatable", "The metatable is locked")?;
+    meta.set_readonly(true);
+    lua.set_type_metatable::<mlua::LightUserData>(Some(meta));
+    Ok(())
 }
 
 pub fn not_member(c: &Ctx, this: &Instance, key: &str) -> mlua::Error {
@@ -88,9 +99,16 @@ pub fn not_member(c: &Ctx, this: &Instance, key: &str) -> mlua::Error {
     ))
 }
 
-fn index(lua: &Lua, this: &Instance, key_bytes: &[u8]) -> mlua::Result<Value> {
+fn index(
+    lua: &Lua,
+    h: &Value,
+    key_str: &mlua::LuaString,
+    methods: &mlua::Table,
+) -> mlua::Result<Value> {
+    let key_bytes = &*key_str.as_bytes();
     let key = || String::from_utf8_lossy(key_bytes);
     let mut c = ctx(lua)?;
+    let this = &c.instance(h).ok_or_else(stale)?;
     let prop = c.props.get(this.class, key_bytes);
     let c = &mut *c;
     let Some(inst) = c.dom.get_by_ref(this.r) else {
@@ -104,20 +122,18 @@ fn index(lua: &Lua, this: &Instance, key_bytes: &[u8]) -> mlua::Result<Value> {
             if p.is_none() {
                 Ok(Value::Nil)
             } else {
-                c.push(lua, p).map(Value::UserData)
+                c.push(p)
             }
         }
         Prop::Position => {
             let cf = procmodel_dom::part_cframe(inst);
-            lua.create_userdata(procmodel_luau_types::Vector3(Vec3::from(cf.translation)))
-                .map(Value::UserData)
+            Ok(procmodel_luau_types::Vector3(Vec3::from(cf.translation)).value())
         }
         Prop::Orientation => {
             let cf = procmodel_dom::part_cframe(inst);
             let (y, x, z) = Mat3::from(cf.matrix3).to_euler(EulerRot::YXZ);
             let deg = Vec3::new(x, y, z) * (180.0 / std::f32::consts::PI);
-            lua.create_userdata(procmodel_luau_types::Vector3(deg))
-                .map(Value::UserData)
+            Ok(procmodel_luau_types::Vector3(deg).value())
         }
         Prop::BrickColor => {
             let color = read_stored(
@@ -169,7 +185,7 @@ fn index(lua: &Lua, this: &Instance, key_bytes: &[u8]) -> mlua::Result<Value> {
             };
             if let Variant::Ref(r) = value {
                 if r.is_some() && c.dom.get_by_ref(r).is_some() {
-                    return c.push(lua, r).map(Value::UserData);
+                    return c.push(r);
                 }
                 return Ok(Value::Nil);
             }
@@ -180,6 +196,10 @@ fn index(lua: &Lua, this: &Instance, key_bytes: &[u8]) -> mlua::Result<Value> {
             procmodel_luau_types::variant_to_lua(lua, &value, enum_name)
         }
         Prop::Missing => {
+            let method: Value = methods.raw_get(key_str)?;
+            if !method.is_nil() {
+                return Ok(method);
+            }
             // A yielding method cannot be a Rust method: it is a Luau function.
             if key_bytes == b"WaitForGenerationAsync" && this.class == "ProceduralModel" {
                 let f: mlua::Function =
@@ -192,7 +212,7 @@ fn index(lua: &Lua, this: &Instance, key_bytes: &[u8]) -> mlua::Result<Value> {
                     .get_by_ref(ch)
                     .is_some_and(|i| i.name.as_bytes() == key_bytes)
             }) {
-                return c.push(lua, child).map(Value::UserData);
+                return c.push(child);
             }
             Err(not_member(c, this, &key()))
         }
@@ -218,14 +238,87 @@ fn assign_error(prop: &str, expected: &str, value: &Value) -> mlua::Error {
     ))
 }
 
-fn newindex(lua: &Lua, this: &Instance, key_bytes: &[u8], value: Value) -> mlua::Result<()> {
+/// Property writes: the common cases (a value of exactly the property's type) are stored
+/// straight from the stack copy; everything else takes the general conversion path.
+fn newindex_fast(lua: &Lua, h: &Value, key_bytes: &[u8], value: FastValue) -> mlua::Result<()> {
     let key = || String::from_utf8_lossy(key_bytes);
     let mut guard = ctx(lua)?;
+    let this = &guard.instance(h).ok_or_else(stale)?;
     let prop = guard.props.get(this.class, key_bytes);
     let c = &mut *guard;
     if c.outside_write_locked {
-        c.check_write(this.r, &format!("setting {}", key()))?;
+        c.check_write(this.r, || format!("setting {}", key()))?;
     }
+    let direct = match (&*prop, value) {
+        (Prop::Name, FastValue::Str(s)) => {
+            inst_mut(c, this)?.name = s;
+            return Ok(());
+        }
+        (Prop::Parent, FastValue::Nil) => return set_parent(c, this.r, Ref::none()),
+        (Prop::Parent, FastValue::Handle(v)) => {
+            let p = c.instance(&v).ok_or_else(stale)?;
+            return set_parent(c, this.r, p.r);
+        }
+        (
+            Prop::Stored {
+                key: k,
+                data_type,
+                writable: true,
+                ..
+            },
+            v,
+        ) => match (data_type, v) {
+            (DataType::Value(VariantType::Vector3), FastValue::Vector3(v)) => {
+                Ok((*k, Variant::Vector3(v.into())))
+            }
+            (DataType::Value(VariantType::CFrame), FastValue::CFrame(v)) => {
+                Ok((*k, Variant::CFrame(v.into())))
+            }
+            (DataType::Value(VariantType::Color3), FastValue::Color3(v)) => {
+                Ok((*k, Variant::Color3(v.into())))
+            }
+            (DataType::Value(VariantType::Bool), FastValue::Bool(b)) => Ok((*k, Variant::Bool(b))),
+            (DataType::Value(VariantType::Float32), FastValue::Number(n)) => {
+                Ok((*k, Variant::Float32(n as f32)))
+            }
+            (DataType::Value(VariantType::Float64), FastValue::Number(n)) => {
+                Ok((*k, Variant::Float64(n)))
+            }
+            (DataType::Enum(name), FastValue::Enum(item)) if item.enum_name == *name => {
+                Ok((*k, Variant::Enum(rbx_types::Enum::from_u32(item.value))))
+            }
+            (_, v) => Err(v),
+        },
+        (_, v) => Err(v),
+    };
+    match direct {
+        Ok((k, variant)) => store(c, this, k, variant),
+        Err(value) => {
+            drop(guard);
+            let value = value.into_value(lua)?;
+            newindex(lua, h, key_bytes, value)
+        }
+    }
+}
+
+/// Stores a converted property value; a ProceduralModel's Size or Generator marks it dirty.
+fn store(c: &mut Ctx, this: &Instance, k: Ustr, variant: Variant) -> mlua::Result<()> {
+    let inst = inst_mut(c, this)?;
+    inst.properties.insert(k, variant);
+    if inst.class == "ProceduralModel" && matches!(k.as_str(), "Size" | "Generator") {
+        // An input changed: the model regenerates at the next frame.
+        inst.properties
+            .insert(rbx_dom_weak::ustr("Dirty"), Variant::Bool(true));
+    }
+    Ok(())
+}
+
+fn newindex(lua: &Lua, h: &Value, key_bytes: &[u8], value: Value) -> mlua::Result<()> {
+    let key = || String::from_utf8_lossy(key_bytes);
+    let mut guard = ctx(lua)?;
+    let this = &guard.instance(h).ok_or_else(stale)?;
+    let prop = guard.props.get(this.class, key_bytes);
+    let c = &mut *guard;
     match &*prop {
         Prop::Name => {
             let name = match &value {
@@ -242,7 +335,7 @@ fn newindex(lua: &Lua, this: &Instance, key_bytes: &[u8], value: Value) -> mlua:
         )),
         Prop::Parent => {
             let parent =
-                opt_instance(&value).map_err(|_| assign_error("Parent", "Instance", &value))?;
+                opt_instance(c, &value).map_err(|_| assign_error("Parent", "Instance", &value))?;
             set_parent(c, this.r, parent.map(|p| p.r).unwrap_or_else(Ref::none))
         }
         Prop::Position => {
@@ -317,23 +410,15 @@ fn newindex(lua: &Lua, this: &Instance, key_bytes: &[u8], value: Value) -> mlua:
                 )));
             }
             let variant = if data_type.ty() == rbx_types::VariantType::Ref {
-                let target =
-                    opt_instance(&value).map_err(|_| assign_error(&key(), "Instance", &value))?;
+                let target = opt_instance(c, &value)
+                    .map_err(|_| assign_error(&key(), "Instance", &value))?;
                 Variant::Ref(target.map(|t| t.r).unwrap_or_else(Ref::none))
             } else {
                 procmodel_luau_types::lua_to_variant(&value, data_type).map_err(|e| {
                     mlua::Error::runtime(format!("unable to assign property {}: {e}", key()))
                 })?
             };
-            let k = *k;
-            let inst = inst_mut(c, this)?;
-            inst.properties.insert(k, variant);
-            if inst.class == "ProceduralModel" && matches!(k.as_str(), "Size" | "Generator") {
-                // An input changed: the model regenerates at the next frame.
-                inst.properties
-                    .insert(rbx_dom_weak::ustr("Dirty"), Variant::Bool(true));
-            }
-            Ok(())
+            store(c, this, *k, variant)
         }
         Prop::Missing => Err(not_member(c, this, &key())),
     }
@@ -351,8 +436,8 @@ pub fn inst_mut<'a>(
 /// Reparents with Roblox's checks: locked parents, cycles.
 pub fn set_parent(c: &mut Ctx, r: Ref, parent: Ref) -> mlua::Result<()> {
     if c.outside_write_locked {
-        c.check_write(r, "setting Parent")?;
-        c.check_write(parent, "setting Parent")?;
+        c.check_write(r, || "setting Parent".into())?;
+        c.check_write(parent, || "setting Parent".into())?;
     }
     if c.destroyed.contains(&r) {
         return Err(mlua::Error::runtime(format!(

@@ -8,6 +8,7 @@
 
 mod context;
 mod error;
+mod fastarg;
 mod generator;
 mod globals;
 mod host;

@@ -3,7 +3,7 @@
 
 use crate::context::{Ctx, ctx};
 use crate::instance::{Instance, inst_mut, not_member, opt_instance, set_parent};
-use mlua::{Lua, UserDataMethods, Value};
+use mlua::{Lua, Value};
 use procmodel_dom::{affine_to_cframe, cframe_to_affine, is_a};
 use rbx_types::{Attributes, Ref, Tags, Variant};
 
@@ -31,14 +31,14 @@ fn descendants(c: &Ctx, r: Ref) -> Vec<Ref> {
 fn push_list(lua: &Lua, c: &mut Ctx, refs: &[Ref]) -> mlua::Result<mlua::Table> {
     let t = lua.create_table_with_capacity(refs.len(), 0)?;
     for (i, &r) in refs.iter().enumerate() {
-        t.raw_set(i + 1, c.push(lua, r)?)?;
+        t.raw_set(i + 1, c.push(r)?)?;
     }
     Ok(t)
 }
 
-fn push_opt(lua: &Lua, c: &mut Ctx, r: Option<Ref>) -> mlua::Result<Value> {
+fn push_opt(c: &mut Ctx, r: Option<Ref>) -> mlua::Result<Value> {
     match r {
-        Some(r) => c.push(lua, r).map(Value::UserData),
+        Some(r) => c.push(r),
         None => Ok(Value::Nil),
     }
 }
@@ -165,7 +165,55 @@ fn cframe_value(lua: &Lua, a: &glam::Affine3A) -> mlua::Result<Value> {
     procmodel_luau_types::variant_to_lua(lua, &Variant::CFrame(affine_to_cframe(a)), None)
 }
 
-pub fn add<M: UserDataMethods<Instance>>(m: &mut M) {
+/// Collects instance methods into one table (name → function). Each function takes the
+/// instance as its first argument, as `inst:Method(...)` passes it.
+pub struct MethodTable<'a> {
+    lua: &'a Lua,
+    table: mlua::Table,
+    result: mlua::Result<()>,
+}
+
+impl<'a> MethodTable<'a> {
+    pub fn new(lua: &'a Lua, table: mlua::Table) -> MethodTable<'a> {
+        MethodTable {
+            lua,
+            table,
+            result: Ok(()),
+        }
+    }
+
+    pub fn add_method<A, R, F>(&mut self, name: &'static str, f: F)
+    where
+        A: mlua::FromLuaMulti,
+        R: mlua::IntoLuaMulti,
+        F: Fn(&Lua, &Instance, A) -> mlua::Result<R> + 'static,
+    {
+        if self.result.is_err() {
+            return;
+        }
+        let func = self
+            .lua
+            .create_function(move |lua, mut args: mlua::MultiValue| {
+                let first = args.pop_front().unwrap_or(Value::Nil);
+                let this = ctx(lua)?.instance(&first).ok_or_else(|| {
+                    mlua::Error::runtime(format!(
+                        "Expected ':' not '.' calling member function {name}"
+                    ))
+                })?;
+                let a = A::from_lua_multi(args, lua).map_err(|e| {
+                    mlua::Error::runtime(format!("{name}: {}", crate::error::HostError::script(&e)))
+                })?;
+                f(lua, &this, a)
+            });
+        self.result = func.and_then(|func| self.table.raw_set(name, func));
+    }
+
+    pub fn finish(self) -> mlua::Result<()> {
+        self.result
+    }
+}
+
+pub fn add(m: &mut MethodTable) {
     m.add_method("GetChildren", |lua, this, ()| {
         let mut c = ctx(lua)?;
         let refs = children(&c, this.r);
@@ -181,7 +229,7 @@ pub fn add<M: UserDataMethods<Instance>>(m: &mut M) {
         |lua, this, (name, recursive): (String, Option<bool>)| {
             let mut c = ctx(lua)?;
             let found = find_child(&c, this.r, recursive.unwrap_or(false), |i| i.name == name);
-            push_opt(lua, &mut c, found)
+            push_opt(&mut c, found)
         },
     );
     m.add_method("WaitForChild", |lua, this, (name, _timeout): (String, Option<f64>)| {
@@ -195,12 +243,12 @@ pub fn add<M: UserDataMethods<Instance>>(m: &mut M) {
                 format!("infinite yield possible on '{path}:WaitForChild(\"{name}\")'; returning nil"),
             );
         }
-        push_opt(lua, &mut c, found)
+        push_opt(&mut c, found)
     });
     m.add_method("FindFirstChildOfClass", |lua, this, class: String| {
         let mut c = ctx(lua)?;
         let found = find_child(&c, this.r, false, |i| i.class == class.as_str());
-        push_opt(lua, &mut c, found)
+        push_opt(&mut c, found)
     });
     m.add_method(
         "FindFirstChildWhichIsA",
@@ -210,40 +258,40 @@ pub fn add<M: UserDataMethods<Instance>>(m: &mut M) {
             let found = find_child(&c, this.r, recursive.unwrap_or(false), |i| {
                 is_a(&i.class, &class)
             });
-            push_opt(lua, &mut c, found)
+            push_opt(&mut c, found)
         },
     );
     m.add_method("FindFirstDescendant", |lua, this, name: String| {
         let mut c = ctx(lua)?;
         let found = find_child(&c, this.r, true, |i| i.name == name);
-        push_opt(lua, &mut c, found)
+        push_opt(&mut c, found)
     });
     m.add_method("FindFirstAncestor", |lua, this, name: String| {
         let mut c = ctx(lua)?;
         let found = find_ancestor(&c, this.r, |i| i.name == name);
-        push_opt(lua, &mut c, found)
+        push_opt(&mut c, found)
     });
     m.add_method("FindFirstAncestorOfClass", |lua, this, class: String| {
         let mut c = ctx(lua)?;
         let found = find_ancestor(&c, this.r, |i| i.class == class.as_str());
-        push_opt(lua, &mut c, found)
+        push_opt(&mut c, found)
     });
     m.add_method("FindFirstAncestorWhichIsA", |lua, this, class: String| {
         class_arg(&class, "FindFirstAncestorWhichIsA")?;
         let mut c = ctx(lua)?;
         let found = find_ancestor(&c, this.r, |i| is_a(&i.class, &class));
-        push_opt(lua, &mut c, found)
+        push_opt(&mut c, found)
     });
     m.add_method("IsA", |_, this, class: String| {
         Ok(is_a(&this.class, &class))
     });
     m.add_method("IsDescendantOf", |lua, this, other: Value| {
         let c = ctx(lua)?;
-        Ok(opt_instance(&other)?.is_some_and(|o| is_ancestor(&c, o.r, this.r)))
+        Ok(opt_instance(&c, &other)?.is_some_and(|o| is_ancestor(&c, o.r, this.r)))
     });
     m.add_method("IsAncestorOf", |lua, this, other: Value| {
         let c = ctx(lua)?;
-        Ok(opt_instance(&other)?.is_some_and(|o| is_ancestor(&c, this.r, o.r)))
+        Ok(opt_instance(&c, &other)?.is_some_and(|o| is_ancestor(&c, this.r, o.r)))
     });
     m.add_method("GetFullName", |lua, this, ()| {
         Ok(ctx(lua)?.full_name(this.r))
@@ -262,17 +310,17 @@ pub fn add<M: UserDataMethods<Instance>>(m: &mut M) {
         let count = descendants(&c, this.r).len() + 1;
         check_limit(&mut c, count)?;
         let copy = c.dom.clone_within(this.r);
-        c.push(lua, copy).map(Value::UserData)
+        c.push(copy)
     });
     m.add_method("Destroy", |lua, this, ()| {
         let mut c = ctx(lua)?;
-        c.check_write(this.r, "Destroy")?;
+        c.check_write(this.r, || "Destroy".into())?;
         destroy(&mut c, this.r);
         Ok(())
     });
     m.add_method("ClearAllChildren", |lua, this, ()| {
         let mut c = ctx(lua)?;
-        c.check_write(this.r, "ClearAllChildren")?;
+        c.check_write(this.r, || "ClearAllChildren".into())?;
         for ch in children(&c, this.r) {
             destroy(&mut c, ch);
         }
@@ -315,7 +363,7 @@ pub fn add<M: UserDataMethods<Instance>>(m: &mut M) {
                     })?),
                 };
             let mut c = ctx(lua)?;
-            c.check_write(this.r, "SetAttribute")?;
+            c.check_write(this.r, || "SetAttribute".into())?;
             let inst = inst_mut(&mut c, this)?;
             let mut attrs = attributes_of(inst).cloned().unwrap_or_default();
             match variant {
@@ -338,7 +386,7 @@ pub fn add<M: UserDataMethods<Instance>>(m: &mut M) {
     );
     m.add_method("AddTag", |lua, this, tag: String| {
         let mut c = ctx(lua)?;
-        c.check_write(this.r, "AddTag")?;
+        c.check_write(this.r, || "AddTag".into())?;
         let inst = inst_mut(&mut c, this)?;
         let mut tags = tags_of(inst);
         if !tags.contains(&tag) {
@@ -349,7 +397,7 @@ pub fn add<M: UserDataMethods<Instance>>(m: &mut M) {
     });
     m.add_method("RemoveTag", |lua, this, tag: String| {
         let mut c = ctx(lua)?;
-        c.check_write(this.r, "RemoveTag")?;
+        c.check_write(this.r, || "RemoveTag".into())?;
         let inst = inst_mut(&mut c, this)?;
         let mut tags = tags_of(inst);
         tags.retain(|t| *t != tag);
@@ -376,7 +424,7 @@ pub fn add<M: UserDataMethods<Instance>>(m: &mut M) {
     });
     m.add_method("PivotTo", |lua, this, cf: procmodel_luau_types::CFrame| {
         let mut c = ctx(lua)?;
-        c.check_write(this.r, "PivotTo")?;
+        c.check_write(this.r, || "PivotTo".into())?;
         require_class(&c, this, "PVInstance", "PivotTo")?;
         let target = cframe_to_affine(&rbx_types::CFrame::from(cf));
         procmodel_dom::pivot_to(&mut c.dom, this.r, target);
@@ -392,7 +440,7 @@ pub fn add<M: UserDataMethods<Instance>>(m: &mut M) {
         drop(c);
         Ok((
             cframe_value(lua, &cf)?,
-            lua.create_userdata(procmodel_luau_types::Vector3(size))?,
+            procmodel_luau_types::Vector3(size).value(),
         ))
     });
     m.add_method("GetExtentsSize", |lua, this, ()| {
@@ -402,7 +450,7 @@ pub fn add<M: UserDataMethods<Instance>>(m: &mut M) {
             .map(|b| b.1)
             .unwrap_or_default();
         drop(c);
-        lua.create_userdata(procmodel_luau_types::Vector3(size))
+        Ok(procmodel_luau_types::Vector3(size).value())
     });
     m.add_method("GetScale", |lua, this, ()| {
         let c = ctx(lua)?;
@@ -414,7 +462,7 @@ pub fn add<M: UserDataMethods<Instance>>(m: &mut M) {
     });
     m.add_method("ScaleTo", |lua, this, scale: f64| {
         let mut c = ctx(lua)?;
-        c.check_write(this.r, "ScaleTo")?;
+        c.check_write(this.r, || "ScaleTo".into())?;
         require_class(&c, this, "Model", "ScaleTo")?;
         if !(scale.is_finite() && scale > 0.0) {
             return Err(mlua::Error::runtime(format!(
@@ -427,7 +475,7 @@ pub fn add<M: UserDataMethods<Instance>>(m: &mut M) {
     m.add_method("SetPrimaryPart", |lua, this, part: Value| {
         let mut c = ctx(lua)?;
         require_class(&c, this, "GeneratedFolder", "SetPrimaryPart")?;
-        let part = opt_instance(&part)?;
+        let part = opt_instance(&c, &part)?;
         if let Some(p) = part
             && !is_a(&p.class, "BasePart")
         {
@@ -461,7 +509,7 @@ pub fn add<M: UserDataMethods<Instance>>(m: &mut M) {
         }
         let found = find_child(&c, this.r, false, |i| i.class == name.as_str());
         match found {
-            Some(r) => c.push(lua, r).map(Value::UserData),
+            Some(r) => c.push(r),
             None => Err(mlua::Error::runtime(format!(
                 "'{name}' is not a service available to generators"
             ))),

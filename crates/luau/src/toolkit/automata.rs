@@ -251,9 +251,10 @@ fn cave3(lua: &Lua, opts: Value) -> mlua::Result<Table> {
     for (i, c) in list.iter().enumerate() {
         let e = lua.create_table()?;
         let v3 = |(x, y, z): (usize, usize, usize)| {
-            lua.create_userdata(procmodel_luau_types::Vector3(glam::Vec3::new(
-                x as f32, y as f32, z as f32,
-            )))
+            mlua::Result::Ok(
+                procmodel_luau_types::Vector3(glam::Vec3::new(x as f32, y as f32, z as f32))
+                    .value(),
+            )
         };
         e.raw_set("from", v3(c.from)?)?;
         e.raw_set("to", v3(c.to)?)?;

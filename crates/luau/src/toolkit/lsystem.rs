@@ -218,8 +218,8 @@ fn interpret(lua: &Lua, (s, opts): (Value, Value)) -> mlua::Result<Table> {
     let segments = lua.create_table_with_capacity(out.segments.len(), 0)?;
     for (i, seg) in out.segments.iter().enumerate() {
         let t = lua.create_table_with_capacity(0, 6)?;
-        t.raw_set("from", lua.create_userdata(Vector3(v3(seg.start)))?)?;
-        t.raw_set("to", lua.create_userdata(Vector3(v3(seg.end)))?)?;
+        t.raw_set("from", Vector3(v3(seg.start)).value())?;
+        t.raw_set("to", Vector3(v3(seg.end)).value())?;
         t.raw_set("width", seg.width)?;
         t.raw_set("depth", seg.depth)?;
         t.raw_set("length", (seg.end - seg.start).length())?;
@@ -233,7 +233,7 @@ fn interpret(lua: &Lua, (s, opts): (Value, Value)) -> mlua::Result<Table> {
     for (i, leaf) in out.leaves.iter().enumerate() {
         let t = lua.create_table_with_capacity(0, 4)?;
         let position = v3(leaf.position);
-        t.raw_set("position", lua.create_userdata(Vector3(position))?)?;
+        t.raw_set("position", Vector3(position).value())?;
         t.raw_set(
             "cframe",
             lua.create_userdata(CFrame {

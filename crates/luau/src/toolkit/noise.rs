@@ -7,7 +7,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use mlua::{Buffer, Lua, MultiValue, Table, UserData, UserDataMethods, Value};
-use procmodel_luau_types::{Vector2, Vector3};
+use procmodel_luau_types::Vector2;
 use procmodel_noise::{
     Basis, CellDistance, CellReturn, Cellular, Exec, Fractal, Grid2, Grid3, Noise, NoiseConfig,
     Warp,
@@ -423,10 +423,7 @@ fn vec3(func: &str, name: &str, v: &Value, default: [f32; 3]) -> mlua::Result<[f
             let s = finite(func, name, v)? as f32;
             Ok([s, s, s])
         }
-        Value::UserData(ud) if ud.is::<Vector3>() => {
-            let p = ud.borrow::<Vector3>()?.0;
-            Ok([p.x, p.y, p.z])
-        }
+        Value::Vector(p) => Ok([p.x(), p.y(), p.z()]),
         other => Err(err(
             func,
             format!("{name} must be a Vector3 or a number, got {}", show(other)),
