@@ -747,3 +747,22 @@ fn a_generation_that_never_finishes_fails_after_the_frame_limit() {
     assert_eq!(results(&e, m), ["GenerationErrorPlaceholder"]);
     assert!(!e.is_generating(m));
 }
+
+#[test]
+fn instance_handles_stay_bounded_across_many_regenerations() {
+    // Every run makes fresh instances and moves the old results into undo history; the VM's
+    // instance handles must follow the DOM, not grow with every run ever made.
+    let (mut e, _, m) = setup(ROW);
+    e.set_attribute(m, "Count", Some(Variant::Float64(200.0)))
+        .unwrap();
+    for i in 0..60 {
+        e.set_attribute(m, "Width", Some(Variant::Float64(1.0 + (i % 2) as f64)))
+            .unwrap();
+        let r = e.step();
+        assert!(r.len() == 1 && r[0].ok, "{r:?}");
+    }
+    assert_eq!(results(&e, m).len(), 200);
+    let handles = e.host().instance_handles();
+    // 60 runs × 200 parts = 12,000 handles if none were freed.
+    assert!(handles <= 4096 + 2 * 220, "{handles} handles held");
+}

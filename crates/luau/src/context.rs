@@ -27,11 +27,8 @@ pub struct Ctx {
     pub dom: WeakDom,
     /// Instances whose Parent is locked by `Destroy`.
     pub destroyed: FxHashSet<Ref>,
-    /// Instance handles: Luau sees an instance as a light userdata whose pointer value is
-    /// `id` (1-based index into `handles`). One instance is always one value, so `==`, table
-    /// keys and `rawequal` give identity for free, and no per-instance Luau object exists.
-    pub ids: FxHashMap<Ref, u32>,
-    pub handles: Vec<Instance>,
+    /// Instance handles (see [`Handles`]).
+    pub handles: Handles,
     pub props: PropCache,
     /// Instances created by scripts so far in this run, and the cap (beyond Roblox).
     pub created: usize,
@@ -55,8 +52,7 @@ impl Ctx {
         Ok(Ctx {
             dom,
             destroyed: FxHashSet::default(),
-            ids: FxHashMap::default(),
-            handles: Vec::new(),
+            handles: Handles::default(),
             props: PropCache::default(),
             created: 0,
             instance_limit: None,
@@ -82,28 +78,23 @@ impl Ctx {
 
     /// The Luau value for `r` (its handle, made on first use).
     pub fn push(&mut self, r: Ref) -> mlua::Result<Value> {
-        let id = match self.ids.get(&r) {
-            Some(&id) => id,
-            None => {
-                let class = match self.dom.get_by_ref(r) {
-                    Some(inst) => inst.class,
-                    None => return Err(mlua::Error::runtime("instance no longer exists")),
-                };
-                self.handles.push(Instance { r, class });
-                let id = self.handles.len() as u32;
-                self.ids.insert(r, id);
-                id
-            }
+        if let Some(&h) = self.handles.ids.get(&r) {
+            return Ok(Handles::value(h));
+        }
+        let class = match self.dom.get_by_ref(r) {
+            Some(inst) => inst.class,
+            None => return Err(mlua::Error::runtime("instance no longer exists")),
         };
-        Ok(Value::LightUserData(LightUserData(
-            id as usize as *mut c_void,
-        )))
+        if self.handles.ids.len() >= self.handles.prune_at {
+            self.handles.prune(&self.dom);
+        }
+        Ok(Handles::value(self.handles.make(Instance { r, class })))
     }
 
-    /// The instance behind a Luau value, if it is an instance handle of this VM.
+    /// The instance behind a Luau value, if it is a live instance handle of this VM.
     pub fn instance(&self, v: &Value) -> Option<Instance> {
         match v {
-            Value::LightUserData(p) => self.handles.get((p.0 as usize).wrapping_sub(1)).copied(),
+            Value::LightUserData(p) => self.handles.get(p.0 as usize as u64),
             _ => None,
         }
     }
@@ -138,6 +129,92 @@ impl Ctx {
             }
         }
         self.log.push(LogLine { level, message });
+    }
+}
+
+/// Instance handles. Luau sees an instance as a light userdata whose pointer value is a
+/// handle: `generation << 32 | (slot + 1)`. One instance is one value while it lives, so `==`,
+/// table keys and `rawequal` give identity for free and no Luau object exists per instance.
+/// Slots of instances that left the DOM (destroyed by the engine, moved into undo history)
+/// are reused with a new generation, so a stale handle is refused, never aliased. Slots are
+/// assigned and reused in a deterministic order (handle values decide the iteration order of
+/// instance-keyed tables).
+pub struct Handles {
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    ids: FxHashMap<Ref, u64>,
+    /// Prune when this many handles exist (amortised: twice the live count after a prune).
+    prune_at: usize,
+}
+
+struct Slot {
+    inst: Option<Instance>,
+    generation: u32,
+}
+
+impl Default for Handles {
+    fn default() -> Handles {
+        Handles {
+            slots: Vec::new(),
+            free: Vec::new(),
+            ids: FxHashMap::default(),
+            prune_at: 4096,
+        }
+    }
+}
+
+impl Handles {
+    fn value(h: u64) -> Value {
+        Value::LightUserData(LightUserData(h as usize as *mut c_void))
+    }
+
+    fn make(&mut self, inst: Instance) -> u64 {
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.slots.push(Slot {
+                    inst: None,
+                    generation: 0,
+                });
+                (self.slots.len() - 1) as u32
+            }
+        };
+        let s = &mut self.slots[slot as usize];
+        s.inst = Some(inst);
+        let h = (s.generation as u64) << 32 | (slot as u64 + 1);
+        self.ids.insert(inst.r, h);
+        h
+    }
+
+    fn get(&self, h: u64) -> Option<Instance> {
+        let slot = (h & 0xffff_ffff).checked_sub(1)? as usize;
+        let s = self.slots.get(slot)?;
+        if s.generation as u64 != h >> 32 {
+            return None;
+        }
+        s.inst
+    }
+
+    /// Frees the handles of instances no longer in `dom`, in slot order.
+    fn prune(&mut self, dom: &WeakDom) {
+        for (i, s) in self.slots.iter_mut().enumerate() {
+            if let Some(inst) = s.inst
+                && dom.get_by_ref(inst.r).is_none()
+            {
+                self.ids.remove(&inst.r);
+                s.inst = None;
+                s.generation = s.generation.wrapping_add(1);
+                self.free.push(i as u32);
+            }
+        }
+        // Lowest slots first, whatever order they were freed in.
+        self.free.sort_unstable_by(|a, b| b.cmp(a));
+        self.prune_at = (self.ids.len() * 2).max(4096);
+    }
+
+    /// Handles currently held.
+    pub fn len(&self) -> usize {
+        self.ids.len()
     }
 }
 

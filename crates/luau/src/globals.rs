@@ -13,10 +13,10 @@ use rbx_types::{Ref, Variant};
 use std::path::{Component, Path, PathBuf};
 
 const REQUIRE_LUAU: &str = r#"
-local resolve, results, loading = ...
+local resolve, load, results, loading = ...
 return function(base)
     return function(target)
-        local key, f = resolve(base, target)
+        local key, what = resolve(base, target)
         local cached = results[key]
         if cached ~= nil then
             return cached
@@ -25,7 +25,7 @@ return function(base)
             error("Requested module was required recursively: " .. key, 2)
         end
         loading[key] = true
-        local packed = table.pack(f())
+        local packed = table.pack(load(what)())
         loading[key] = nil
         if packed.n ~= 1 then
             error("Module code did not return exactly one value: " .. key, 2)
@@ -176,10 +176,11 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
     lua.set_named_registry_value("procmodel.require_results", &results)?;
     let loading = lua.create_table()?;
     let resolve = lua.create_function(resolve)?;
+    let load = lua.create_function(load)?;
     let factory: Function = lua
         .load(REQUIRE_LUAU)
         .set_name("=require")
-        .call((resolve, results, loading))?;
+        .call((resolve, load, results, loading))?;
     lua.set_named_registry_value("procmodel.require_factory", factory.clone())?;
     let builtin = lua.create_table()?;
     crate::toolkit::install(lua, &builtin)?;
@@ -276,8 +277,22 @@ fn instance_new(lua: &Lua, (class, parent): (mlua::LuaString, Value)) -> mlua::R
     c.push(r)
 }
 
-/// `resolve(base, target)`: returns (cache key, loader function).
-fn resolve(lua: &Lua, (base, target): (Value, Value)) -> mlua::Result<(String, Function)> {
+/// `load(what)`: the loader for what `resolve` returned — a built-in module's function, or a
+/// ModuleScript compiled now (only on a cache miss: compiling costs far more than a lookup).
+fn load(lua: &Lua, what: Value) -> mlua::Result<Function> {
+    match what {
+        Value::Function(f) => Ok(f),
+        other => {
+            let module = ctx(lua)?
+                .instance(&other)
+                .ok_or_else(|| mlua::Error::runtime("require: module no longer exists"))?;
+            module_loader(lua, module)
+        }
+    }
+}
+
+/// `resolve(base, target)`: returns (cache key, what `load` turns into the loader).
+fn resolve(lua: &Lua, (base, target): (Value, Value)) -> mlua::Result<(String, Value)> {
     match &target {
         Value::LightUserData(_) => {
             let module = opt_instance(&*ctx(lua)?, &target)?.expect("instance handle");
@@ -289,7 +304,7 @@ fn resolve(lua: &Lua, (base, target): (Value, Value)) -> mlua::Result<(String, F
                 )));
             }
             let key = format!("instance:{}", module.r);
-            Ok((key, module_loader(lua, module)?))
+            Ok((key, target.clone()))
         }
         Value::String(s) => {
             let spec = s.to_str()?.to_owned();
@@ -297,7 +312,7 @@ fn resolve(lua: &Lua, (base, target): (Value, Value)) -> mlua::Result<(String, F
                 let builtin: Table = lua.named_registry_value("procmodel.builtin_modules")?;
                 let loader: Option<Function> = builtin.get(name)?;
                 return match loader {
-                    Some(f) => Ok((spec.clone(), f)),
+                    Some(f) => Ok((spec.clone(), Value::Function(f))),
                     None => Err(mlua::Error::runtime(format!("unknown module '{spec}'"))),
                 };
             }
@@ -311,7 +326,7 @@ fn resolve(lua: &Lua, (base, target): (Value, Value)) -> mlua::Result<(String, F
             let path = resolve_path(lua, &file, &spec)?;
             let key = format!("file:{}", path.display());
             let module = file_module(lua, &path)?;
-            Ok((key, module_loader(lua, module)?))
+            Ok((key, ctx(lua)?.push(module.r)?))
         }
         other => Err(mlua::Error::runtime(format!(
             "attempted to call require with invalid argument(s): expected ModuleScript or string, got {}",

@@ -297,6 +297,11 @@ impl Host {
         ctx(&self.lua)?.push(r)
     }
 
+    /// How many instance handles the VM holds (bounded by the DOM's size, not by history).
+    pub fn instance_handles(&self) -> usize {
+        ctx(&self.lua).map_or(0, |c| c.handles.len())
+    }
+
     /// Resolves a Luau instance handle back to the instance it wraps.
     pub fn instance_ref(&self, v: &Value) -> Option<Ref> {
         ctx(&self.lua).ok()?.instance(v).map(|i| i.r)

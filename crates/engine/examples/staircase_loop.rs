@@ -1,0 +1,49 @@
+//! Stable instruction counts for issue #3's latency benchmark (the 100-step staircase,
+//! attribute change → results applied), for `valgrind --tool=callgrind`:
+//!
+//! `cargo build --release -p procmodel-engine --example staircase_loop`
+//! `valgrind --tool=callgrind target/release/examples/staircase_loop 20`
+//!
+//! Prints the wall time per iteration (noisy on shared machines; the criterion benchmark in
+//! `benches/regen.rs` is the reference figure).
+
+use procmodel_engine::{Engine, EngineConfig};
+use rbx_dom_weak::InstanceBuilder;
+use rbx_types::{Variant, Vector3};
+
+fn main() {
+    let iterations: u32 = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(100);
+    let mut e = Engine::new(EngineConfig::default()).expect("engine");
+    let root = e.with_dom(|d| d.root_ref());
+    let g = e.insert(
+        root,
+        InstanceBuilder::new("ModuleScript")
+            .with_name("SpiralStaircase")
+            .with_property(
+                "Source",
+                Variant::String(include_str!("../../../examples/SpiralStaircase.luau").into()),
+            ),
+    );
+    let ws = e.workspace();
+    let m = e.insert(
+        ws,
+        InstanceBuilder::new("ProceduralModel")
+            .with_name("Stairs")
+            .with_property("Generator", Variant::Ref(g))
+            .with_property("Size", Vector3::new(12.0, 100.0, 12.0)),
+    );
+    assert!(e.step()[0].ok);
+    let started = std::time::Instant::now();
+    for i in 0..iterations {
+        let angle = if i % 2 == 0 { 21.0 } else { 20.0 };
+        e.set_attribute(m, "DegreesPerStep", Some(Variant::Float64(angle)))
+            .expect("set attribute");
+        let r = e.step();
+        assert!(r.len() == 1 && r[0].ok, "{:?}", r.first().and_then(|r| r.error.clone()));
+    }
+    let per = started.elapsed() / iterations.max(1);
+    println!("{iterations} iterations, {per:?} per attribute change → applied");
+}
