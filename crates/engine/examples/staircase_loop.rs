@@ -42,7 +42,11 @@ fn main() {
         e.set_attribute(m, "DegreesPerStep", Some(Variant::Float64(angle)))
             .expect("set attribute");
         let r = e.step();
-        assert!(r.len() == 1 && r[0].ok, "{:?}", r.first().and_then(|r| r.error.clone()));
+        assert!(
+            r.len() == 1 && r[0].ok,
+            "{:?}",
+            r.first().and_then(|r| r.error.clone())
+        );
     }
     let per = started.elapsed() / iterations.max(1);
     println!("{iterations} iterations, {per:?} per attribute change → applied");

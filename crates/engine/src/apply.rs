@@ -125,7 +125,7 @@ fn enum_value(enum_name: &str, item: &str) -> u32 {
 }
 
 /// Makes the model's pivot explicit so that replacing its contents never moves it.
-fn pin_pivot(dom: &mut WeakDom, model: Ref) -> glam::Affine3A {
+pub fn pin_pivot(dom: &mut WeakDom, model: Ref) -> glam::Affine3A {
     let pivot = procmodel_dom::get_pivot(dom, model).unwrap_or_default();
     if let Some(i) = dom.get_by_ref_mut(model)
         && !matches!(
@@ -172,6 +172,8 @@ pub struct Produced {
     pub container: Ref,
     pub primary_part: Option<Ref>,
     pub defaults: Vec<(String, Variant)>,
+    /// Steps 2–3 (PivotTo, ScaleTo) already done where the run happened (see [`place`]).
+    pub placed: bool,
 }
 
 /// Reads the generator, params (Size normalised by Scale, attributes) and sandbox state.
@@ -245,6 +247,7 @@ pub fn produce(
         container: out.container,
         primary_part: out.primary_part,
         defaults: generator.attributes.clone().unwrap_or_default(),
+        placed: false,
     })
 }
 
@@ -272,6 +275,7 @@ pub fn start(
             container: out.container,
             primary_part: out.primary_part,
             defaults,
+            placed: false,
         }),
         procmodel_luau::RunState::Suspended => Started::Pending(pending, defaults),
     })
@@ -312,29 +316,8 @@ pub fn apply_output(
     retire: &mut dyn FnMut(&mut WeakDom, Ref),
 ) -> Result<usize, String> {
     let folder = out.container;
-    let children = dom
-        .get_by_ref(folder)
-        .map(|i| i.children().to_vec())
-        .unwrap_or_default();
-    // 2. position the results with PivotTo at the model's pivot: the results' own pivot
-    //    (their PrimaryPart if SetPrimaryPart chose one, else the origin they were built
-    //    around) lands on the model's pivot.
-    let pivot = pin_pivot(dom, model);
-    let own = out
-        .primary_part
-        .and_then(|pp| procmodel_dom::get_pivot(dom, pp))
-        .unwrap_or(glam::Affine3A::IDENTITY);
-    let delta = pivot * own.inverse();
-    for &c in &children {
-        procmodel_dom::move_by(dom, c, delta);
-    }
-    // 3. undo the scale normalisation
-    let scale = dom
-        .get_by_ref(model)
-        .map(procmodel_dom::model_scale)
-        .unwrap_or(1.0);
-    if scale != 1.0 {
-        procmodel_dom::scale_about(dom, &children, glam::Vec3::from(pivot.translation), scale);
+    if !out.placed {
+        place(dom, model, &out);
     }
     // 5 (checked before the swap so a refusal keeps nothing half-applied): a sandboxed
     // generator may not output ModuleScripts with more capabilities than its own.
@@ -378,6 +361,37 @@ pub fn apply_output(
     inst.properties
         .insert(Ustr::from("Dirty"), Variant::Bool(false));
     Ok(procmodel_dom::count_subtree(dom, folder) - 1)
+}
+
+/// Steps 2–3 of applying a run: PivotTo the model's pivot, then undo the scale normalisation.
+/// They depend only on the model's pivot and scale, so a worker VM does them on its copy of
+/// the scene (in parallel) and the engine's serial part is left with the swap.
+pub fn place(dom: &mut WeakDom, model: Ref, out: &Produced) {
+    let folder = out.container;
+    let children = dom
+        .get_by_ref(folder)
+        .map(|i| i.children().to_vec())
+        .unwrap_or_default();
+    // 2. position the results with PivotTo at the model's pivot: the results' own pivot
+    //    (their PrimaryPart if SetPrimaryPart chose one, else the origin they were built
+    //    around) lands on the model's pivot.
+    let pivot = pin_pivot(dom, model);
+    let own = out
+        .primary_part
+        .and_then(|pp| procmodel_dom::get_pivot(dom, pp))
+        .unwrap_or(glam::Affine3A::IDENTITY);
+    let delta = pivot * own.inverse();
+    for &c in &children {
+        procmodel_dom::move_by(dom, c, delta);
+    }
+    // 3. undo the scale normalisation
+    let scale = dom
+        .get_by_ref(model)
+        .map(procmodel_dom::model_scale)
+        .unwrap_or(1.0);
+    if scale != 1.0 {
+        procmodel_dom::scale_about(dom, &children, glam::Vec3::from(pivot.translation), scale);
+    }
 }
 
 /// The bit of a `SecurityCapability` (by name) in a `SecurityCapabilities` value: 1 << its

@@ -571,6 +571,7 @@ impl Engine {
                         container: out.container,
                         primary_part: out.primary_part,
                         defaults: std::mem::take(&mut f.defaults),
+                        placed: false,
                     };
                     reports.push(self.complete(m, &f.prepared, produced, f.started));
                 }
@@ -592,27 +593,78 @@ impl Engine {
         self.st().in_flight.contains_key(&model)
     }
 
-    /// Generates `models` on `jobs` worker VMs, each over a copy of the scene (same referents),
-    /// then applies the results to the scene in the order of `models`.
+    /// Generates `models` on `jobs` VMs — the engine's own and `jobs - 1` worker threads, each
+    /// over a copy of the scene (same referents) — then applies the results to the scene in
+    /// the order of `models`.
     fn generate_parallel(&mut self, models: &[Ref], jobs: usize, max_depth: usize) -> Vec<Report> {
         let host_config = self.st().config.host.clone();
-        let workers = jobs.min(models.len());
-        let outputs = self
-            .host
-            .with_dom_ref(|scene| parallel::run(scene, models, workers, &host_config));
+        let helpers = jobs.min(models.len()).saturating_sub(1);
+        // The pivot each model's results land on is pinned first, so the copies (which leave
+        // the old results out) place them exactly as the scene would.
+        self.host.with_dom_mut(|dom| {
+            for &m in models {
+                apply::pin_pivot(dom, m);
+            }
+        });
+        let copies: Vec<rbx_dom_weak::WeakDom> = self.host.with_dom_ref(|scene| {
+            (0..helpers)
+                .map(|_| parallel::clone_scene(scene, models))
+                .collect()
+        });
+        // The engine's own VM is one of the `jobs`: it takes models from the same queue as the
+        // worker threads, and its results need no move between trees.
+        let queue = parallel::Queue::new(models);
+        let mut required = std::mem::take(&mut self.st().required);
+        let host = self.host.clone();
+        let (outputs, own) = std::thread::scope(|s| {
+            let handles: Vec<_> = copies
+                .into_iter()
+                .map(|dom| {
+                    let config = host_config.clone();
+                    let queue = &queue;
+                    s.spawn(move || parallel::worker(dom, queue, config))
+                })
+                .collect();
+            let mut own = Vec::new();
+            while let Some(m) = queue.take() {
+                own.push(parallel::run_one(&host, m, &mut required));
+            }
+            let outputs: Vec<_> = handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        (
+                            rbx_dom_weak::WeakDom::new(rbx_dom_weak::InstanceBuilder::new(
+                                "DataModel",
+                            )),
+                            Vec::new(),
+                        )
+                    })
+                })
+                .collect();
+            (outputs, own)
+        });
+        self.st().required = required;
         let mut reports = Vec::with_capacity(models.len());
         let mut worker_doms: Vec<rbx_dom_weak::WeakDom> = Vec::new();
+        // Where each model's results are: None = already in the scene's tree.
         let mut results = std::collections::HashMap::new();
+        for (model, result, elapsed) in own {
+            results.insert(model, (None, result, elapsed));
+        }
         for (w, (dom, list)) in outputs.into_iter().enumerate() {
             worker_doms.push(dom);
             for (model, result, elapsed) in list {
-                results.insert(model, (w, result, elapsed));
+                results.insert(model, (Some(w), result, elapsed));
             }
         }
         for &model in models {
             self.st().states.entry(model).or_default().runs += 1;
             let depth = self.host.with_dom_ref(|d| apply::nesting_depth(d, model));
             let Some((w, result, elapsed)) = results.remove(&model) else {
+                // Its worker thread died (a bug, not a script error): say so, keep going.
+                let msg = "internal error: the worker VM running this model stopped".to_owned();
+                reports.push(self.fail(model, msg, Duration::ZERO));
                 continue;
             };
             if depth > max_depth {
@@ -624,11 +676,12 @@ impl Engine {
             let outcome = match result {
                 Ok((prepared, produced)) => {
                     let lua = self.host.lua().clone();
-                    let wdom = &mut worker_doms[w];
                     self.host.with_dom_mut(|dom| {
-                        // Move the results (referents kept) next to the model, then apply.
-                        wdom.transfer(produced.container, dom, model);
-                        dom.transfer_within(produced.container, Ref::none());
+                        if let Some(w) = w {
+                            // Move the results (referents kept) next to the model, then apply.
+                            worker_doms[w].transfer(produced.container, dom, model);
+                            dom.transfer_within(produced.container, Ref::none());
+                        }
                         apply::apply_output(dom, model, &prepared, produced, &mut |dom, old| {
                             if let Some(mut st) = lua.app_data_mut::<EngineState>() {
                                 st.undo.retire(dom, model, old)

@@ -6,7 +6,8 @@ use crate::apply::{self, Prepared, Produced};
 use procmodel_luau::{Host, HostConfig};
 use rbx_dom_weak::{InstanceBuilder, WeakDom};
 use rbx_types::Ref;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 pub type RunResult = Result<(Prepared, Produced), String>;
@@ -38,63 +39,72 @@ pub fn clone_scene(dom: &WeakDom, regenerating: &[Ref]) -> WeakDom {
     WeakDom::new(builder(dom, dom.root_ref(), &skip))
 }
 
-/// Runs `models` split round-robin over `workers` threads. Returns, per worker, its DOM (which
-/// holds the produced results) and one result per model it ran.
-pub fn run(
-    scene: &WeakDom,
-    models: &[Ref],
-    workers: usize,
-    config: &HostConfig,
-) -> Vec<(WeakDom, Vec<(Ref, RunResult, Duration)>)> {
-    let copies: Vec<WeakDom> = (0..workers).map(|_| clone_scene(scene, models)).collect();
-    std::thread::scope(|s| {
-        let handles: Vec<_> = copies
-            .into_iter()
-            .enumerate()
-            .map(|(w, dom)| {
-                let mine: Vec<Ref> = models.iter().copied().skip(w).step_by(workers).collect();
-                let config = config.clone();
-                s.spawn(move || worker(dom, &mine, config))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    (WeakDom::new(InstanceBuilder::new("DataModel")), Vec::new())
-                })
-            })
-            .collect()
-    })
+/// The models of one parallel step, handed out one at a time: each VM (the engine's own and
+/// the workers') takes the next model when it is free, so a slow model or a worker's start-up
+/// does not leave the others idle. Which VM runs a model does not change its results; the
+/// engine applies them in scene order.
+pub struct Queue<'a> {
+    models: &'a [Ref],
+    next: AtomicUsize,
 }
 
-fn worker(
+impl<'a> Queue<'a> {
+    pub fn new(models: &'a [Ref]) -> Queue<'a> {
+        Queue {
+            models,
+            next: AtomicUsize::new(0),
+        }
+    }
+
+    pub fn take(&self) -> Option<Ref> {
+        self.models
+            .get(self.next.fetch_add(1, Ordering::Relaxed))
+            .copied()
+    }
+}
+
+/// Runs one model to completion on `host` and positions its results (steps 2–3) there.
+pub fn run_one(
+    host: &Host,
+    m: Ref,
+    required: &mut HashMap<Ref, blake3::Hash>,
+) -> (Ref, RunResult, Duration) {
+    let start = Instant::now();
+    let result = host
+        .with_dom_ref(|d| apply::prepare(d, m))
+        .and_then(|p| apply::produce(host, &p, required).map(|o| (p, o)))
+        .map(|(p, mut o)| {
+            host.with_dom_mut(|d| apply::place(d, m, &o));
+            o.placed = true;
+            (p, o)
+        });
+    (m, result, start.elapsed())
+}
+
+/// A worker thread's share: its own VM over `dom` (a [`clone_scene`] copy), taking models
+/// from `queue` until it is empty. Returns the DOM (which holds the results) and one result
+/// per model it ran.
+pub fn worker(
     dom: WeakDom,
-    models: &[Ref],
+    queue: &Queue,
     config: HostConfig,
 ) -> (WeakDom, Vec<(Ref, RunResult, Duration)>) {
     let host = match Host::with_dom(config, dom) {
         Ok(h) => h,
         Err(e) => {
+            // Fail the models this worker takes (the others keep running).
             let msg = format!("cannot start a worker VM: {e}");
-            let empty = WeakDom::new(InstanceBuilder::new("DataModel"));
-            return (
-                empty,
-                models
-                    .iter()
-                    .map(|&m| (m, Err(msg.clone()), Duration::ZERO))
-                    .collect(),
-            );
+            let mut out = Vec::new();
+            while let Some(m) = queue.take() {
+                out.push((m, Err(msg.clone()), Duration::ZERO));
+            }
+            return (WeakDom::new(InstanceBuilder::new("DataModel")), out);
         }
     };
-    let mut required = std::collections::HashMap::new();
-    let mut out = Vec::with_capacity(models.len());
-    for &m in models {
-        let start = Instant::now();
-        let result = host
-            .with_dom_ref(|d| apply::prepare(d, m))
-            .and_then(|p| apply::produce(&host, &p, &mut required).map(|o| (p, o)));
-        out.push((m, result, start.elapsed()));
+    let mut required = HashMap::new();
+    let mut out = Vec::new();
+    while let Some(m) = queue.take() {
+        out.push(run_one(&host, m, &mut required));
     }
     (host.take_dom(), out)
 }

@@ -625,6 +625,25 @@ fn parallel_generation_saves_the_same_bytes_as_sequential() {
         assert_eq!(reports.len(), 9);
         assert_eq!(reports.iter().filter(|r| !r.ok).count(), 1);
         let order: Vec<String> = reports.iter().map(|r| r.path.clone()).collect();
+        // Regenerate over existing results: some models scaled, some with their pivot left
+        // implicit (as in a file saved elsewhere), so it comes from the old results that the
+        // worker copies leave out.
+        let models = e.models();
+        for (i, &m) in models.iter().enumerate() {
+            if i % 3 == 1 {
+                e.scale_to(m, 2.0).unwrap();
+            }
+            if i % 2 == 0 {
+                e.host().with_dom_mut(|d| {
+                    let inst = d.get_by_ref_mut(m).unwrap();
+                    inst.properties.remove(&"WorldPivotData".into());
+                });
+            }
+            e.set_attribute(m, "Count", Some(Variant::Float64((i % 3 + 2) as f64)))
+                .unwrap();
+        }
+        let again = e.step();
+        assert_eq!(again.len(), 9);
         let path = tmp(&format!("par-{jobs}-{}.rbxl", rand_name()));
         e.save(&path).unwrap();
         (std::fs::read(&path).unwrap(), order)
