@@ -45,6 +45,10 @@ pub struct EngineConfig {
     /// Worker VMs for independent models (1 = generate on the scene's own VM). Results are
     /// applied in scene order, so the saved scene is the same bytes for any value.
     pub jobs: usize,
+    /// Most execution time one generation may use in total, over all the frames it spans
+    /// (beyond Roblox: a generator that calls `params:Pause()` forever never hits the
+    /// no-yield timeout). Time spent waiting between frames does not count.
+    pub run_limit: Duration,
 }
 
 impl Default for EngineConfig {
@@ -57,6 +61,7 @@ impl Default for EngineConfig {
             max_depth: 16,
             frame_budget: None,
             jobs: 1,
+            run_limit: Duration::from_secs(60),
         }
     }
 }
@@ -104,6 +109,8 @@ struct InFlight {
     prepared: apply::Prepared,
     defaults: Vec<(String, Variant)>,
     started: Instant,
+    /// Execution time used so far (the frames it ran in).
+    busy: Duration,
 }
 
 /// A scene with its engine.
@@ -390,7 +397,6 @@ impl Engine {
             self.host
                 .with_dom_mut(|dom| apply::set_dirty(dom, forced, true));
         }
-        reports.extend(self.advance_in_flight());
         let (max_depth, jobs, budget) = {
             let st = self.st();
             (
@@ -399,7 +405,10 @@ impl Engine {
                 st.config.frame_budget,
             )
         };
+        // The frame (and its budget) starts before runs in flight continue: they share it
+        // with the runs this frame begins.
         let _ = self.host.begin_frame(budget);
+        reports.extend(self.advance_in_flight());
         for pass in 0..=max_depth {
             let mut dirty = self.collect_dirty();
             dirty.retain(|m| !self.is_generating(*m));
@@ -512,6 +521,7 @@ impl Engine {
                         prepared,
                         defaults,
                         started,
+                        busy: started.elapsed(),
                     },
                 );
                 None
@@ -562,8 +572,22 @@ impl Engine {
                 self.host.cancel_generator(f.pending);
                 continue;
             }
-            match self.host.resume_generator(&mut f.pending, 1) {
+            let resumed = Instant::now();
+            let state = self.host.resume_generator(&mut f.pending, 1);
+            f.busy += resumed.elapsed();
+            match state {
                 Ok(procmodel_luau::RunState::Suspended) => {
+                    let limit = self.st().config.run_limit;
+                    if f.busy > limit {
+                        self.host.cancel_generator(f.pending);
+                        let msg = format!(
+                            "Run time limit: the generation used {:.1} s of execution time over several frames (limit {:.1} s)",
+                            f.busy.as_secs_f64(),
+                            limit.as_secs_f64()
+                        );
+                        reports.push(self.fail(m, msg, f.started.elapsed()));
+                        continue;
+                    }
                     self.st().in_flight.insert(m, f);
                 }
                 Ok(procmodel_luau::RunState::Done(out)) => {

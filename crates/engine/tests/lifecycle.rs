@@ -785,3 +785,44 @@ fn instance_handles_stay_bounded_across_many_regenerations() {
     // 60 runs × 200 parts = 12,000 handles if none were freed.
     assert!(handles <= 4096 + 2 * 220, "{handles} handles held");
 }
+
+#[test]
+fn a_run_that_pauses_forever_hits_the_run_time_limit() {
+    // Pause yields every frame, so the no-yield timeout never fires; the total execution
+    // time over all frames is limited instead, and the failure says which limit was hit.
+    let src = r#"return { OnGenerate = function(params, target)
+        while true do
+            params:Pause()
+            local t = 0
+            for j = 1, 1e5 do t += j end
+        end
+    end }"#;
+    let mut e = Engine::new(EngineConfig {
+        frame_budget: Some(std::time::Duration::ZERO),
+        run_limit: std::time::Duration::from_millis(30),
+        // Each frame must stop at the budget: a frame that ran on (a run resumed before the
+        // frame's budget started did) ends in this no-yield timeout instead.
+        host: procmodel_luau::HostConfig {
+            timeout: std::time::Duration::from_secs(2),
+            echo_output: false,
+            ..procmodel_luau::HostConfig::default()
+        },
+        ..EngineConfig::default()
+    })
+    .unwrap();
+    let g = module(&mut e, "Forever", src);
+    let m = model(&mut e, g, &[]);
+    let mut failure = None;
+    for _ in 0..100_000 {
+        if let Some(r) = e.step().into_iter().next() {
+            failure = Some(r);
+            break;
+        }
+    }
+    let r = failure.expect("the run ended");
+    assert!(!r.ok);
+    let msg = r.error.unwrap_or_default();
+    assert!(msg.contains("Run time limit"), "{msg}");
+    assert_eq!(results(&e, m), ["GenerationErrorPlaceholder"]);
+    assert!(!e.is_generating(m));
+}
