@@ -1,7 +1,8 @@
 //! Throughput by on-CPU time of this thread (`CLOCK_THREAD_CPUTIME_ID`), which a
 //! busy shared machine disturbs far less than wall-clock time: `cargo run --release -p
 //! procmodel-noise --example cputime [filter] [reps]`. Prints the median and the best of
-//! `reps` fills per row (M samples per CPU-second). Same grids as `benches/grid.rs`.
+//! `reps` fills per row (M samples per CPU-second), ours and the best Rust peer of each
+//! column. Same grids and calls as `benches/grid.rs`.
 
 use procmodel_noise::{Basis, Exec, Fractal, Grid2, Grid3, Noise, NoiseConfig, SimdLevel};
 use std::hint::black_box;
@@ -93,10 +94,77 @@ fn main() {
                     n.fill2(&g2, black_box(&mut *o), exec).unwrap()
                 })
             };
-            println!("{label:<24} median {med:7.1}  best {best:7.1} M/s (cpu time)");
+            println!("{label:<30} median {med:7.1}  best {best:7.1} M/s (cpu time)");
             if level == SimdLevel::Avx2 {
                 break;
             }
         }
+        peers(name, &filter, reps, &mut out);
     }
+}
+
+/// The best Rust peer of each column in `benches/grid.rs`, called the same way as there.
+fn peers(name: &str, filter: &str, reps: usize, out: &mut [f32]) {
+    use noise_functions::Noise as _;
+    const STEP: f32 = 0.031;
+    let (label, elems): (&str, usize) = match name {
+        "perlin2d" => ("perlin2d/noise-functions", 1 << 20),
+        "perlin3d" => ("perlin3d/noise-functions", 1 << 21),
+        "simplex2d" => ("simplex2d/simdnoise", 1 << 20),
+        "simplex3d" => ("simplex3d/simdnoise", 1 << 21),
+        _ => ("fbm6/simdnoise", 1 << 20),
+    };
+    if !label.contains(filter) {
+        return;
+    }
+    let o = &mut out[..elems];
+    let (med, best) = measure(reps, elems, || match name {
+        "perlin2d" => {
+            for j in 0..1024 {
+                let y = 0.25 + j as f32 * STEP;
+                for i in 0..1024 {
+                    o[j * 1024 + i] = noise_functions::Perlin.sample2([0.5 + i as f32 * STEP, y]);
+                }
+            }
+            black_box(&mut *o);
+        }
+        "perlin3d" => {
+            for k in 0..128 {
+                let z = 0.125 + k as f32 * STEP;
+                for j in 0..128 {
+                    let y = 0.25 + j as f32 * STEP;
+                    for i in 0..128 {
+                        o[(k * 128 + j) * 128 + i] =
+                            noise_functions::Perlin.sample3([0.5 + i as f32 * STEP, y, z]);
+                    }
+                }
+            }
+            black_box(&mut *o);
+        }
+        "simplex2d" => {
+            black_box(
+                simdnoise::NoiseBuilder::gradient_2d_offset(0.5, 1024, 0.25, 1024)
+                    .with_freq(STEP)
+                    .generate(),
+            );
+        }
+        "simplex3d" => {
+            black_box(
+                simdnoise::NoiseBuilder::gradient_3d_offset(0.5, 128, 0.25, 128, 0.125, 128)
+                    .with_freq(STEP)
+                    .generate(),
+            );
+        }
+        _ => {
+            black_box(
+                simdnoise::NoiseBuilder::fbm_2d_offset(0.5, 1024, 0.25, 1024)
+                    .with_freq(STEP)
+                    .with_octaves(6)
+                    .with_gain(0.5)
+                    .with_lacunarity(2.0)
+                    .generate(),
+            );
+        }
+    });
+    println!("{label:<30} median {med:7.1}  best {best:7.1} M/s (cpu time)");
 }

@@ -158,7 +158,8 @@ fn row_xs<S: Simd>(x0: f32, dx: f32, nx: usize, pre: impl Fn(S::F) -> S::F) -> V
 
 /// Rows `first..` of a 2D grid into `out` (whole rows): `f(pre(x), pre(y))` per vector,
 /// with `pre(y)` computed once per row and `pre(x)` once per call ([`row_xs`]).
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline(never))]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn rows2_with<S: Simd>(
     g: &Grid2,
     first: usize,
@@ -177,7 +178,8 @@ fn rows2_with<S: Simd>(
 
 /// Rows `first..` (row = `k * ny + j`) of a 3D grid into `out`: `f(pre(x), pre(y), pre(z))`
 /// per vector (see [`rows2_with`]).
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline(never))]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn rows3_with<S: Simd>(
     g: &Grid3,
     first: usize,

@@ -1,5 +1,8 @@
 //! Noise kernels written once over [`Simd`]: Luau-exact Perlin, Simplex, OpenSimplex2 and
 //! Worley. Small `#[inline(always)]` functions; the op order here *is* the output contract.
+//! The public kernels are out of line in debug builds only: there nothing is optimised, every
+//! temporary of every kernel inlined into a grid entry point gets its own stack slot, and
+//! with four 16-lane vectors per step that frame outgrew a 2 MiB thread stack.
 
 use crate::simd::{Perm, Simd};
 
@@ -115,7 +118,8 @@ fn xsign<S: Simd>(v: S::F, sign: S::I) -> S::F {
 }
 
 /// Improved Perlin noise exactly as Luau's `perlin(float, float, float)` (same op order).
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline(never))]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn perlin3<S: Simd>(p: &Perm, x: S::F, y: S::F, z: S::F) -> S::F {
     let m = S::i(255);
     let one = S::i(1);
@@ -148,7 +152,8 @@ pub(crate) fn perlin3<S: Simd>(p: &Perm, x: S::F, y: S::F, z: S::F) -> S::F {
 
 /// `perlin3(x, y, +0.0)` with the z = 1 layer and the `gz·0` gradient terms skipped;
 /// bit-identical to the full form (argument in the crate docs, checked by tests).
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline(never))]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn perlin2<S: Simd>(p: &Perm, x: S::F, y: S::F) -> S::F {
     let m = S::i(255);
     let one = S::i(1);
@@ -284,19 +289,22 @@ fn simplex2_impl<S: Simd, const OS2: bool>(seed: i32, x: S::F, y: S::F) -> S::F 
 }
 
 /// 2D simplex noise in [-1, 1].
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline(never))]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn simplex2<S: Simd>(seed: i32, x: S::F, y: S::F) -> S::F {
     simplex2_impl::<S, false>(seed, x, y)
 }
 
 /// 2D OpenSimplex2 (fast variant: the simplex lattice, r² = 0.5 kernel, 16 even gradients).
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline(never))]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn os2_2<S: Simd>(seed: i32, x: S::F, y: S::F) -> S::F {
     simplex2_impl::<S, true>(seed, x, y)
 }
 
 /// 3D simplex noise in [-1, 1].
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline(never))]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn simplex3<S: Simd>(seed: i32, x: S::F, y: S::F, z: S::F) -> S::F {
     const G3: f32 = 1.0 / 6.0;
     let s = (x + y + z) * S::f(1.0 / 3.0);
@@ -357,7 +365,8 @@ pub(crate) fn simplex3<S: Simd>(seed: i32, x: S::F, y: S::F, z: S::F) -> S::F {
 
 /// 3D OpenSimplex2 (fast variant): two offset cubic lattices forming a BCC lattice, four
 /// candidate vertices each, r² = 0.6 kernel, evaluated on the rotated `(x+y+z)·2/3 − p` domain.
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline(never))]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn os2_3<S: Simd>(seed: i32, x: S::F, y: S::F, z: S::F) -> S::F {
     let zero = S::f(0.0);
     let half = S::f(0.5);
@@ -454,7 +463,8 @@ fn worley_finish<S: Simd>(f1: S::F, f2: S::F, dist: CellDistance, ret: CellRetur
 
 /// 2D Worley noise over the 3×3 neighbourhood; one feature point per unit cell at
 /// `cell + 0.5 + (u - 0.5)·jitter`, `u` from 10 hash bits per axis.
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline(never))]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn worley2<S: Simd>(
     seed: i32,
     x: S::F,
@@ -492,7 +502,8 @@ pub(crate) fn worley2<S: Simd>(
 }
 
 /// 3D Worley noise over the 3×3×3 neighbourhood (see [`worley2`]).
-#[inline(always)]
+#[cfg_attr(debug_assertions, inline(never))]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn worley3<S: Simd>(
     seed: i32,
     x: S::F,

@@ -39,8 +39,12 @@
 //! Every kernel is written once over a private lane trait and instantiated per level with
 //! the same IEEE operations in the same order (no FMA; x86 `min`/`max`/`cvttps2dq` semantics
 //! emulated on the scalar path), so every level and thread count gives identical bytes;
-//! tests compare all levels the CPU has. Seeds of octaves and warp axes are derived with
-//! `procmodel_base::derive_seed*`, never `seed + i`.
+//! tests compare all levels the CPU has. A level may override a lane operation with a
+//! different instruction sequence only where the bits are provably the same (`max(a, 0)²` as
+//! a compare and a zero-masked multiply on AVX-512), and the grid path may process two or
+//! four vectors per step (`X2`), which changes the schedule, not a single operation.
+//! `tests/fingerprint.rs` pins whole-grid output of every config. Seeds of octaves and warp
+//! axes are derived with `procmodel_base::derive_seed*`, never `seed + i`.
 //!
 //! # Ranges
 //! - [`perlin3`], [`perlin2`], [`Basis::Perlin`]: within [-1, 1] (measured extremes about
