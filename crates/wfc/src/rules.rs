@@ -127,6 +127,45 @@ impl GridShape {
         self.neighbour_at(x, y, z, dir)
     }
 
+    /// Every cell's neighbours in the first `dirs` directions, `dirs` per cell (`u32::MAX`
+    /// where there is none): [`GridShape::neighbour`] for the whole grid at once.
+    pub(crate) fn neighbour_table(&self, dirs: usize) -> Vec<u32> {
+        let (w, h, depth) = (self.width, self.height, self.depth);
+        let plane = w * h;
+        let wrap = self.periodic;
+        let pick = |inside: bool, near: usize, far: usize| -> u32 {
+            if inside {
+                near as u32
+            } else if wrap {
+                far as u32
+            } else {
+                u32::MAX
+            }
+        };
+        let mut out = Vec::with_capacity(self.len() * dirs);
+        for z in 0..depth {
+            for y in 0..h {
+                for x in 0..w {
+                    let i = x + w * (y + h * z);
+                    let all = [
+                        pick(x > 0, i.wrapping_sub(1), i + w - 1),
+                        pick(x + 1 < w, i + 1, (i + 1).wrapping_sub(w)),
+                        pick(y > 0, i.wrapping_sub(w), i + plane - w),
+                        pick(y + 1 < h, i + w, (i + w).wrapping_sub(plane)),
+                        pick(z > 0, i.wrapping_sub(plane), i + plane * (depth - 1)),
+                        pick(
+                            z + 1 < depth,
+                            i + plane,
+                            (i + plane).wrapping_sub(plane * depth),
+                        ),
+                    ];
+                    out.extend_from_slice(&all[..dirs]);
+                }
+            }
+        }
+        out
+    }
+
     /// The neighbour of `(x, y, z)` in a direction, wrapping when periodic.
     pub fn neighbour_at(&self, x: usize, y: usize, z: usize, dir: Direction) -> Option<usize> {
         let (dx, dy, dz) = dir.offset();
@@ -300,5 +339,35 @@ impl Rules {
     /// Whether `t2` may sit in direction `d` of `t`.
     pub fn is_allowed(&self, t: usize, d: Direction, t2: usize) -> bool {
         self.allowed(d, t).binary_search(&(t2 as u32)).is_ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn neighbour_table_matches_neighbour() {
+        for periodic in [false, true] {
+            for (w, h, d) in [
+                (1, 1, 1),
+                (1, 5, 1),
+                (4, 1, 1),
+                (5, 3, 1),
+                (3, 4, 2),
+                (1, 2, 3),
+            ] {
+                let shape = GridShape::new_3d(w, h, d, periodic);
+                for dirs in [4, 6] {
+                    let table = shape.neighbour_table(dirs);
+                    for i in 0..shape.len() {
+                        for (k, dir) in Direction::ALL.iter().take(dirs).enumerate() {
+                            let want = shape.neighbour(i, *dir).map_or(u32::MAX, |j| j as u32);
+                            assert_eq!(table[i * dirs + k], want, "{shape:?} cell {i} {dir:?}");
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -165,17 +165,7 @@ impl<'r> Solver<'r> {
         let t = rules.len();
         let dirs = rules.directions();
         let cells = shape.len();
-        let mut neighbours = Vec::with_capacity(cells * dirs);
-        for z in 0..shape.depth {
-            for y in 0..shape.height {
-                for x in 0..shape.width {
-                    for d in Direction::ALL.iter().take(dirs) {
-                        let j = shape.neighbour_at(x, y, z, *d);
-                        neighbours.push(j.map_or(NONE, |j| j as u32));
-                    }
-                }
-            }
-        }
+        let neighbours = shape.neighbour_table(dirs);
         let wlogw = rules.weights().iter().map(|w| w * w.ln()).collect();
         let mut init_counts = vec![0u16; dirs * t];
         let mut zero_support = Vec::new();
