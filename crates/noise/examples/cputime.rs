@@ -167,4 +167,25 @@ fn peers(name: &str, filter: &str, reps: usize, out: &mut [f32]) {
         }
     });
     println!("{label:<30} median {med:7.1}  best {best:7.1} M/s (cpu time)");
+    if name == "perlin3d" {
+        // noise-rs (f64) beats noise-functions on Perlin 3D in the criterion runs.
+        use noise::NoiseFn;
+        let p = noise::Perlin::new(0);
+        let (med, best) = measure(reps, elems, || {
+            for k in 0..128 {
+                let z = 0.125 + k as f32 * STEP;
+                for j in 0..128 {
+                    let y = 0.25 + j as f32 * STEP;
+                    for i in 0..128 {
+                        let x = 0.5 + i as f32 * STEP;
+                        o[(k * 128 + j) * 128 + i] =
+                            p.get([f64::from(x), f64::from(y), f64::from(z)]) as f32;
+                    }
+                }
+            }
+            black_box(&mut *o);
+        });
+        let label = "perlin3d/noise-rs";
+        println!("{label:<30} median {med:7.1}  best {best:7.1} M/s (cpu time)");
+    }
 }
