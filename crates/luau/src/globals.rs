@@ -200,12 +200,15 @@ fn now(lua: &Lua) -> f64 {
 }
 
 fn make_printer(lua: &Lua, level: LogLevel, script: String) -> mlua::Result<Function> {
+    // Luau's own tostring, so values print as in Roblox (`__tostring` of datatypes and
+    // instances, Vector3 as "1, 2, 3").
+    let tostring: Function = lua.globals().get("tostring")?;
     lua.create_function(move |lua, args: MultiValue| {
         let mut parts = Vec::with_capacity(args.len());
         for v in args.iter() {
             parts.push(match v {
                 Value::String(s) => s.to_string_lossy(),
-                other => other.to_string()?,
+                other => tostring.call::<mlua::LuaString>(other)?.to_string_lossy(),
             });
         }
         let text = parts.join(" ");

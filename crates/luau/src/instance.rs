@@ -54,16 +54,14 @@ fn stale() -> mlua::Error {
 /// primitive type; in these VMs the only light userdata are instance handles). Members
 /// resolve as in Roblox: properties, then methods, then children by name.
 pub fn install(lua: &Lua) -> mlua::Result<()> {
-    let methods = lua.create_table()?;
-    let mut table = crate::methods::MethodTable::new(lua, methods.clone());
+    let mut table = crate::methods::MethodTable::new(lua);
     crate::methods::add(&mut table);
-    table.finish()?;
-    methods.set_readonly(true);
+    let methods = table.finish()?;
     let meta = lua.create_table()?;
     meta.raw_set(
         "__index",
-        lua.create_function(move |lua, (h, key): (Value, mlua::LuaString)| {
-            index(lua, &h, &key, &methods)
+        lua.create_function(move |lua, (h, key): (Value, Key)| {
+            index(lua, &h, key.bytes(), &methods)
         })?,
     )?;
     meta.raw_set(
@@ -102,10 +100,9 @@ pub fn not_member(c: &Ctx, this: &Instance, key: &str) -> mlua::Error {
 fn index(
     lua: &Lua,
     h: &Value,
-    key_str: &mlua::LuaString,
-    methods: &mlua::Table,
+    key_bytes: &[u8],
+    methods: &rustc_hash::FxHashMap<&'static [u8], mlua::Function>,
 ) -> mlua::Result<Value> {
-    let key_bytes = &*key_str.as_bytes();
     let key = || String::from_utf8_lossy(key_bytes);
     let mut c = ctx(lua)?;
     let this = &c.instance(h).ok_or_else(stale)?;
@@ -196,9 +193,8 @@ fn index(
             procmodel_luau_types::variant_to_lua(lua, &value, enum_name)
         }
         Prop::Missing => {
-            let method: Value = methods.raw_get(key_str)?;
-            if !method.is_nil() {
-                return Ok(method);
+            if let Some(method) = methods.get(key_bytes) {
+                return Ok(Value::Function(method.clone()));
             }
             // A yielding method cannot be a Rust method: it is a Luau function.
             if key_bytes == b"WaitForGenerationAsync" && this.class == "ProceduralModel" {
@@ -255,6 +251,29 @@ fn newindex_fast(lua: &Lua, h: &Value, key_bytes: &[u8], value: FastValue) -> ml
             return Ok(());
         }
         (Prop::Parent, FastValue::Nil) => return set_parent(c, this.r, Ref::none()),
+        (Prop::Position, FastValue::Vector3(v)) => {
+            let inst = inst_mut(c, this)?;
+            let mut cf = procmodel_dom::part_cframe(inst);
+            cf.translation = v.0.into();
+            return store(
+                c,
+                this,
+                crate::keys::KEYS.cframe,
+                Variant::CFrame(affine_to_cframe(&cf)),
+            );
+        }
+        (Prop::Orientation, FastValue::Vector3(v)) => {
+            let rad = v.0 * (std::f32::consts::PI / 180.0);
+            let inst = inst_mut(c, this)?;
+            let mut cf = procmodel_dom::part_cframe(inst);
+            cf.matrix3 = Mat3::from_euler(EulerRot::YXZ, rad.y, rad.x, rad.z).into();
+            return store(
+                c,
+                this,
+                crate::keys::KEYS.cframe,
+                Variant::CFrame(affine_to_cframe(&cf)),
+            );
+        }
         (Prop::Parent, FastValue::Handle(v)) => {
             let p = c.instance(&v).ok_or_else(stale)?;
             return set_parent(c, this.r, p.r);
@@ -338,33 +357,8 @@ fn newindex(lua: &Lua, h: &Value, key_bytes: &[u8], value: Value) -> mlua::Resul
                 opt_instance(c, &value).map_err(|_| assign_error("Parent", "Instance", &value))?;
             set_parent(c, this.r, parent.map(|p| p.r).unwrap_or_else(Ref::none))
         }
-        Prop::Position => {
-            let v: procmodel_luau_types::Vector3 = lua
-                .unpack(value.clone())
-                .map_err(|_| assign_error(&key(), "Vector3", &value))?;
-            let inst = inst_mut(c, this)?;
-            let mut cf = procmodel_dom::part_cframe(inst);
-            cf.translation = v.0.into();
-            inst.properties.insert(
-                crate::keys::KEYS.cframe,
-                Variant::CFrame(affine_to_cframe(&cf)),
-            );
-            Ok(())
-        }
-        Prop::Orientation => {
-            let v: procmodel_luau_types::Vector3 = lua
-                .unpack(value.clone())
-                .map_err(|_| assign_error(&key(), "Vector3", &value))?;
-            let rad = v.0 * (std::f32::consts::PI / 180.0);
-            let inst = inst_mut(c, this)?;
-            let mut cf = procmodel_dom::part_cframe(inst);
-            cf.matrix3 = Mat3::from_euler(EulerRot::YXZ, rad.y, rad.x, rad.z).into();
-            inst.properties.insert(
-                crate::keys::KEYS.cframe,
-                Variant::CFrame(affine_to_cframe(&cf)),
-            );
-            Ok(())
-        }
+        // A Vector3 took the fast path: anything else is the wrong type.
+        Prop::Position | Prop::Orientation => Err(assign_error(&key(), "Vector3", &value)),
         Prop::BrickColor => {
             let data_type = rbx_reflection::DataType::Value(rbx_types::VariantType::BrickColor);
             let bc = match procmodel_luau_types::lua_to_variant(&value, &data_type) {

@@ -169,15 +169,15 @@ fn cframe_value(lua: &Lua, a: &glam::Affine3A) -> mlua::Result<Value> {
 /// instance as its first argument, as `inst:Method(...)` passes it.
 pub struct MethodTable<'a> {
     lua: &'a Lua,
-    table: mlua::Table,
+    table: rustc_hash::FxHashMap<&'static [u8], mlua::Function>,
     result: mlua::Result<()>,
 }
 
 impl<'a> MethodTable<'a> {
-    pub fn new(lua: &'a Lua, table: mlua::Table) -> MethodTable<'a> {
+    pub fn new(lua: &'a Lua) -> MethodTable<'a> {
         MethodTable {
             lua,
-            table,
+            table: Default::default(),
             result: Ok(()),
         }
     }
@@ -205,11 +205,14 @@ impl<'a> MethodTable<'a> {
                 })?;
                 f(lua, &this, a)
             });
-        self.result = func.and_then(|func| self.table.raw_set(name, func));
+        self.result = func.map(|func| {
+            self.table.insert(name.as_bytes(), func);
+        });
     }
 
-    pub fn finish(self) -> mlua::Result<()> {
-        self.result
+    /// The methods by name.
+    pub fn finish(self) -> mlua::Result<rustc_hash::FxHashMap<&'static [u8], mlua::Function>> {
+        self.result.map(|()| self.table)
     }
 }
 

@@ -350,3 +350,20 @@ fn instance_identity_survives_garbage_collection() {
         .unwrap();
     assert!(check.call::<bool>((bx, keyed)).unwrap());
 }
+
+#[test]
+fn print_formats_values_as_roblox_does() {
+    let src = r#"return { OnGenerate = function(params, target)
+        print(Vector3.new(1, 2.5, 3), target, CFrame.new(1, 2, 3).Position, true, nil, 7)
+        warn("careful", Color3.new(1, 0, 0))
+    end }"#;
+    let (h, _) = run(src, "Printer", RunInputs::default(), 2000).unwrap();
+    let log: Vec<String> = h.take_log().into_iter().map(|l| l.message).collect();
+    assert_eq!(
+        log,
+        [
+            "[Printer] 1, 2.5, 3 GeneratedFolder 1, 2, 3 true nil 7",
+            "[Printer] careful 1, 0, 0",
+        ]
+    );
+}
