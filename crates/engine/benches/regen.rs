@@ -5,29 +5,15 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use procmodel_engine::{Engine, EngineConfig};
-use rbx_dom_weak::InstanceBuilder;
-use rbx_types::{Variant, Vector3};
+use rbx_types::Variant;
+
+#[path = "common/scenes.rs"]
+mod scenes;
 
 fn staircase(c: &mut Criterion) {
     let mut e = Engine::new(EngineConfig::default()).unwrap();
-    let root = e.with_dom(|d| d.root_ref());
-    let g = e.insert(
-        root,
-        InstanceBuilder::new("ModuleScript")
-            .with_name("SpiralStaircase")
-            .with_property(
-                "Source",
-                Variant::String(include_str!("../../../examples/SpiralStaircase.luau").into()),
-            ),
-    );
-    let ws = e.workspace();
-    let m = e.insert(
-        ws,
-        InstanceBuilder::new("ProceduralModel")
-            .with_name("Stairs")
-            .with_property("Generator", Variant::Ref(g))
-            .with_property("Size", Vector3::new(12.0, 100.0, 12.0)),
-    );
+    let g = scenes::staircase_module(&mut e);
+    let m = scenes::staircase(&mut e, g, "Stairs", 100.0);
     let first = e.step();
     assert!(first[0].ok, "{:?}", first[0].error);
     let mut angle = 20.0;
@@ -55,27 +41,9 @@ fn scene_200(c: &mut Criterion) {
             ..EngineConfig::default()
         })
         .unwrap();
-        let root = e.with_dom(|d| d.root_ref());
-        let g = e.insert(
-            root,
-            InstanceBuilder::new("ModuleScript")
-                .with_name("SpiralStaircase")
-                .with_property(
-                    "Source",
-                    Variant::String(include_str!("../../../examples/SpiralStaircase.luau").into()),
-                ),
-        );
-        let ws = e.workspace();
+        let g = scenes::staircase_module(&mut e);
         let models: Vec<_> = (0..200)
-            .map(|i| {
-                e.insert(
-                    ws,
-                    InstanceBuilder::new("ProceduralModel")
-                        .with_name(format!("Stairs{i}"))
-                        .with_property("Generator", Variant::Ref(g))
-                        .with_property("Size", Vector3::new(12.0, 20.0, 12.0)),
-                )
-            })
+            .map(|i| scenes::staircase(&mut e, g, &format!("Stairs{i}"), 20.0))
             .collect();
         assert_eq!(e.step().len(), 200);
         group.bench_function(format!("jobs_{jobs}"), |b| {

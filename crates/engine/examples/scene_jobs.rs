@@ -4,8 +4,9 @@
 //! `cargo run --release -p procmodel-engine --example scene_jobs -- 2 [iterations]`
 
 use procmodel_engine::{Engine, EngineConfig};
-use rbx_dom_weak::InstanceBuilder;
-use rbx_types::{Variant, Vector3};
+
+#[path = "../benches/common/scenes.rs"]
+mod scenes;
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -16,27 +17,9 @@ fn main() {
         ..EngineConfig::default()
     })
     .expect("engine");
-    let root = e.with_dom(|d| d.root_ref());
-    let g = e.insert(
-        root,
-        InstanceBuilder::new("ModuleScript")
-            .with_name("SpiralStaircase")
-            .with_property(
-                "Source",
-                Variant::String(include_str!("../../../examples/SpiralStaircase.luau").into()),
-            ),
-    );
-    let ws = e.workspace();
+    let g = scenes::staircase_module(&mut e);
     let models: Vec<_> = (0..200)
-        .map(|i| {
-            e.insert(
-                ws,
-                InstanceBuilder::new("ProceduralModel")
-                    .with_name(format!("Stairs{i}"))
-                    .with_property("Generator", Variant::Ref(g))
-                    .with_property("Size", Vector3::new(12.0, 20.0, 12.0)),
-            )
-        })
+        .map(|i| scenes::staircase(&mut e, g, &format!("Stairs{i}"), 20.0))
         .collect();
     assert_eq!(e.step().len(), 200);
     let mut times = Vec::with_capacity(iterations);

@@ -8,8 +8,10 @@
 //! `benches/regen.rs` is the reference figure).
 
 use procmodel_engine::{Engine, EngineConfig};
-use rbx_dom_weak::InstanceBuilder;
-use rbx_types::{Variant, Vector3};
+use rbx_types::Variant;
+
+#[path = "../benches/common/scenes.rs"]
+mod scenes;
 
 fn main() {
     let iterations: u32 = std::env::args()
@@ -17,24 +19,8 @@ fn main() {
         .and_then(|a| a.parse().ok())
         .unwrap_or(100);
     let mut e = Engine::new(EngineConfig::default()).expect("engine");
-    let root = e.with_dom(|d| d.root_ref());
-    let g = e.insert(
-        root,
-        InstanceBuilder::new("ModuleScript")
-            .with_name("SpiralStaircase")
-            .with_property(
-                "Source",
-                Variant::String(include_str!("../../../examples/SpiralStaircase.luau").into()),
-            ),
-    );
-    let ws = e.workspace();
-    let m = e.insert(
-        ws,
-        InstanceBuilder::new("ProceduralModel")
-            .with_name("Stairs")
-            .with_property("Generator", Variant::Ref(g))
-            .with_property("Size", Vector3::new(12.0, 100.0, 12.0)),
-    );
+    let g = scenes::staircase_module(&mut e);
+    let m = scenes::staircase(&mut e, g, "Stairs", 100.0);
     assert!(e.step()[0].ok);
     let started = std::time::Instant::now();
     for i in 0..iterations {

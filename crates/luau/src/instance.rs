@@ -312,11 +312,7 @@ fn newindex_fast(lua: &Lua, h: &Value, key_bytes: &[u8], value: FastValue) -> ml
     };
     match direct {
         Ok((k, variant)) => store(c, this, k, variant),
-        Err(value) => {
-            drop(guard);
-            let value = value.into_value(lua)?;
-            newindex(lua, h, key_bytes, value)
-        }
+        Err(value) => newindex(c, this, &prop, key_bytes, value.into_value(lua)?),
     }
 }
 
@@ -332,13 +328,16 @@ fn store(c: &mut Ctx, this: &Instance, k: Ustr, variant: Variant) -> mlua::Resul
     Ok(())
 }
 
-fn newindex(lua: &Lua, h: &Value, key_bytes: &[u8], value: Value) -> mlua::Result<()> {
+/// The general write path: conversions by the property's type, derived properties, errors.
+fn newindex(
+    c: &mut Ctx,
+    this: &Instance,
+    prop: &Prop,
+    key_bytes: &[u8],
+    value: Value,
+) -> mlua::Result<()> {
     let key = || String::from_utf8_lossy(key_bytes);
-    let mut guard = ctx(lua)?;
-    let this = &guard.instance(h).ok_or_else(stale)?;
-    let prop = guard.props.get(this.class, key_bytes);
-    let c = &mut *guard;
-    match &*prop {
+    match prop {
         Prop::Name => {
             let name = match &value {
                 Value::String(s) => s.to_str()?.to_owned(),
