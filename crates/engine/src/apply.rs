@@ -237,7 +237,7 @@ pub fn prepare(dom: &WeakDom, model: Ref) -> Result<Prepared, String> {
 pub fn produce(
     host: &Host,
     p: &Prepared,
-    required: &mut std::collections::HashMap<Ref, blake3::Hash>,
+    required: &mut std::collections::HashMap<Ref, String>,
 ) -> Result<Produced, String> {
     let generator = load(host, p, required)?;
     let out = host
@@ -263,7 +263,7 @@ pub enum Started {
 pub fn start(
     host: &Host,
     p: &Prepared,
-    required: &mut std::collections::HashMap<Ref, blake3::Hash>,
+    required: &mut std::collections::HashMap<Ref, String>,
 ) -> Result<Started, String> {
     let generator = load(host, p, required)?;
     let defaults = generator.attributes.clone().unwrap_or_default();
@@ -286,21 +286,23 @@ pub fn start(
 fn load(
     host: &Host,
     p: &Prepared,
-    required: &mut std::collections::HashMap<Ref, blake3::Hash>,
+    required: &mut std::collections::HashMap<Ref, String>,
 ) -> Result<procmodel_luau::Generator, String> {
-    let source_hash = host.with_dom_ref(|dom| {
+    // The Source it was last required with, compared in place (no copy, no hash).
+    let changed = host.with_dom_ref(|dom| {
         let src = dom
             .get_by_ref(p.module)
             .and_then(|i| match prop(i, "Source") {
-                Some(Variant::String(s)) => Some(s.clone()),
+                Some(Variant::String(s)) => Some(s.as_str()),
                 _ => None,
-            });
-        blake3::hash(src.unwrap_or_default().as_bytes())
+            })
+            .unwrap_or_default();
+        (required.get(&p.module).map(String::as_str) != Some(src)).then(|| src.to_owned())
     });
-    if required.get(&p.module) != Some(&source_hash) {
+    if let Some(src) = changed {
         host.invalidate_module(p.module)
             .map_err(|e| e.to_string())?;
-        required.insert(p.module, source_hash);
+        required.insert(p.module, src);
     }
     host.load_generator(p.module, &p.origin)
         .map_err(|e| message(&e))

@@ -5,8 +5,64 @@
 use crate::apply::{generator_of, prop};
 use rbx_dom_weak::WeakDom;
 use rbx_types::{Ref, Variant};
+use std::collections::HashMap;
 
-pub fn inputs(dom: &WeakDom, model: Ref) -> u64 {
+/// Digests of generator sources, so a scene of many models sharing one module hashes its
+/// Source once, not once per model per frame. An entry is used only while the module's
+/// Source is byte-for-byte the one it was made from.
+#[derive(Default)]
+pub struct SourceDigests(HashMap<Ref, (String, blake3::Hash)>);
+
+impl SourceDigests {
+    fn digest(&mut self, module: Ref, src: &str) -> blake3::Hash {
+        match self.0.get(&module) {
+            Some((cached, digest)) if cached == src => *digest,
+            _ => {
+                let digest = blake3::hash(src.as_bytes());
+                self.0.insert(module, (src.to_owned(), digest));
+                digest
+            }
+        }
+    }
+}
+
+/// Feeds one attribute value: the common types as a tag and their bits (this runs for every
+/// model every frame), anything else by its debug form.
+fn hash_value(h: &mut blake3::Hasher, v: &Variant) {
+    let floats = |h: &mut blake3::Hasher, tag: u8, xs: &[f32]| {
+        h.update(&[tag]);
+        for x in xs {
+            h.update(&x.to_bits().to_le_bytes());
+        }
+    };
+    match v {
+        Variant::Float64(x) => {
+            h.update(&[1]);
+            h.update(&x.to_bits().to_le_bytes());
+        }
+        Variant::Bool(b) => {
+            h.update(&[2, *b as u8]);
+        }
+        Variant::String(s) => {
+            h.update(&[3]);
+            h.update(&(s.len() as u64).to_le_bytes());
+            h.update(s.as_bytes());
+        }
+        Variant::Color3(c) => floats(h, 4, &[c.r, c.g, c.b]),
+        Variant::Vector3(p) => floats(h, 5, &[p.x, p.y, p.z]),
+        Variant::Vector2(p) => floats(h, 6, &[p.x, p.y]),
+        Variant::SecurityCapabilities(c) => {
+            h.update(&[7]);
+            h.update(&c.bits().to_le_bytes());
+        }
+        other => {
+            h.update(&[0]);
+            h.update(format!("{other:?}").as_bytes());
+        }
+    }
+}
+
+pub fn inputs(dom: &WeakDom, model: Ref, sources: &mut SourceDigests) -> u64 {
     let mut h = blake3::Hasher::new();
     let Some(inst) = dom.get_by_ref(model) else {
         return 0;
@@ -24,17 +80,22 @@ pub fn inputs(dom: &WeakDom, model: Ref) -> u64 {
         // Attributes iterate in name order (a BTreeMap).
         for (k, v) in a.iter() {
             h.update(k.as_bytes());
-            h.update(format!("{v:?}").as_bytes());
+            hash_value(&mut h, v);
         }
     }
     match generator_of(dom, model).and_then(|g| dom.get_by_ref(g).map(|i| (g, i))) {
         Some((g, module)) => {
             h.update(g.to_string().as_bytes());
             if let Some(Variant::String(src)) = prop(module, "Source") {
-                h.update(src.as_bytes());
+                h.update(sources.digest(g, src).as_bytes());
             }
             for key in ["Sandboxed", "Capabilities"] {
-                h.update(format!("{:?}", prop(module, key)).as_bytes());
+                match prop(module, key) {
+                    Some(v) => hash_value(&mut h, v),
+                    None => {
+                        h.update(&[255]);
+                    }
+                }
             }
         }
         None => {
@@ -43,4 +104,66 @@ pub fn inputs(dom: &WeakDom, model: Ref) -> u64 {
     }
     let bytes = h.finalize();
     u64::from_le_bytes(bytes.as_bytes()[..8].try_into().expect("8 bytes"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rbx_dom_weak::InstanceBuilder;
+    use rbx_types::Attributes;
+
+    fn scene(source: &str, attr: Variant) -> (WeakDom, Ref) {
+        let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+        let root = dom.root_ref();
+        let g = dom.insert(
+            root,
+            InstanceBuilder::new("ModuleScript").with_property("Source", source),
+        );
+        let mut a = Attributes::new();
+        a.insert("A".into(), attr);
+        let m = dom.insert(
+            root,
+            InstanceBuilder::new("ProceduralModel")
+                .with_property("Generator", Variant::Ref(g))
+                .with_property("Attributes", a),
+        );
+        (dom, m)
+    }
+
+    #[test]
+    fn cached_source_digests_still_see_every_change() {
+        let mut digests = SourceDigests::default();
+        let (mut dom, m) = scene("return 1", Variant::Float64(1.0));
+        let first = inputs(&dom, m, &mut digests);
+        assert_eq!(inputs(&dom, m, &mut digests), first, "stable");
+        let g = match dom
+            .get_by_ref(m)
+            .unwrap()
+            .properties
+            .get(&"Generator".into())
+        {
+            Some(Variant::Ref(g)) => *g,
+            _ => unreachable!(),
+        };
+        dom.get_by_ref_mut(g)
+            .unwrap()
+            .properties
+            .insert("Source".into(), Variant::String("return 2".into()));
+        let edited = inputs(&dom, m, &mut digests);
+        assert_ne!(edited, first, "an edited Source is a new input");
+        // The first text again is the first input again.
+        dom.get_by_ref_mut(g)
+            .unwrap()
+            .properties
+            .insert("Source".into(), Variant::String("return 1".into()));
+        assert_eq!(inputs(&dom, m, &mut digests), first);
+        // An attribute of another type with the same printed value is a different input.
+        let mut a = Attributes::new();
+        a.insert("A".into(), Variant::String("1".into()));
+        dom.get_by_ref_mut(m)
+            .unwrap()
+            .properties
+            .insert("Attributes".into(), Variant::Attributes(a));
+        assert_ne!(inputs(&dom, m, &mut digests), first);
+    }
 }

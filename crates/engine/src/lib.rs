@@ -93,8 +93,10 @@ pub(crate) struct EngineState {
     config: EngineConfig,
     states: HashMap<Ref, ModelState>,
     undo: undo::History,
-    /// Source hash of each generator module when it was last required.
-    required: HashMap<Ref, blake3::Hash>,
+    /// The Source each generator module was last required with.
+    required: HashMap<Ref, String>,
+    /// Generator sources already digested for input fingerprints.
+    sources: fingerprint::SourceDigests,
     /// Generations waiting for a later frame.
     in_flight: HashMap<Ref, InFlight>,
     /// Called with every report as it is made (progress display).
@@ -141,6 +143,7 @@ impl Engine {
             states: HashMap::new(),
             undo: undo::History::default(),
             required: HashMap::new(),
+            sources: Default::default(),
             on_report: None,
             in_flight: HashMap::new(),
         });
@@ -224,8 +227,12 @@ impl Engine {
     }
 
     fn fingerprint(&self, model: Ref) -> u64 {
-        self.host
-            .with_dom_ref(|dom| fingerprint::inputs(dom, model))
+        let mut sources = std::mem::take(&mut self.st().sources);
+        let fp = self
+            .host
+            .with_dom_ref(|dom| fingerprint::inputs(dom, model, &mut sources));
+        self.st().sources = sources;
+        fp
     }
 
     // ----- mutations (each is an undo waypoint) -----

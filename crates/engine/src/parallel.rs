@@ -67,7 +67,7 @@ impl<'a> Queue<'a> {
 pub fn run_one(
     host: &Host,
     m: Ref,
-    required: &mut HashMap<Ref, blake3::Hash>,
+    required: &mut HashMap<Ref, String>,
 ) -> (Ref, RunResult, Duration) {
     let start = Instant::now();
     let result = host
