@@ -625,8 +625,11 @@ impl Engine {
     }
 
     /// Generates `models` on `jobs` VMs — the engine's own and `jobs - 1` worker threads, each
-    /// over a copy of the scene (same referents) — then applies the results to the scene in
-    /// the order of `models`.
+    /// over a copy of the scene (same referents). The engine's VM applies each result as soon
+    /// as it is there (its own at once, the workers' as they send them), so applying overlaps
+    /// generating; results of different models touch disjoint parts of the tree, so the order
+    /// they are applied in does not change the scene. Reports come back in the order of
+    /// `models`.
     fn generate_parallel(&mut self, models: &[Ref], jobs: usize, max_depth: usize) -> Vec<Report> {
         let host_config = self.st().config.host.clone();
         let helpers = jobs.min(models.len()).saturating_sub(1);
@@ -642,92 +645,92 @@ impl Engine {
                 .map(|_| parallel::clone_scene(scene, models))
                 .collect()
         });
-        // The engine's own VM is one of the `jobs`: it takes models from the same queue as the
-        // worker threads, and its results need no move between trees.
         let queue = parallel::Queue::new(models);
         let mut required = std::mem::take(&mut self.st().required);
         let host = self.host.clone();
-        let (outputs, own) = std::thread::scope(|s| {
-            let handles: Vec<_> = copies
-                .into_iter()
-                .map(|dom| {
-                    let config = host_config.clone();
-                    let queue = &queue;
-                    s.spawn(move || parallel::worker(dom, queue, config))
-                })
-                .collect();
-            let mut own = Vec::new();
-            while let Some(m) = queue.take() {
-                own.push(parallel::run_one(&host, m, &mut required));
+        let mut reports: HashMap<Ref, Report> = HashMap::with_capacity(models.len());
+        std::thread::scope(|s| {
+            let (tx, rx) = std::sync::mpsc::channel::<parallel::Finished>();
+            for dom in copies {
+                let config = host_config.clone();
+                let queue = &queue;
+                let tx = tx.clone();
+                s.spawn(move || parallel::worker(dom, queue, config, &tx));
             }
-            let outputs: Vec<_> = handles
-                .into_iter()
-                .map(|h| {
-                    h.join().unwrap_or_else(|_| {
-                        (
-                            rbx_dom_weak::WeakDom::new(rbx_dom_weak::InstanceBuilder::new(
-                                "DataModel",
-                            )),
-                            Vec::new(),
-                        )
-                    })
-                })
-                .collect();
-            (outputs, own)
+            drop(tx);
+            while let Some(m) = queue.take() {
+                let (m, result, elapsed) = parallel::run_one(&host, m, &mut required);
+                let r =
+                    self.apply_parallel(m, result.map(|(p, o)| (p, o, None)), elapsed, max_depth);
+                reports.insert(m, r);
+                while let Ok(f) = rx.try_recv() {
+                    let r = self.apply_parallel(f.model, f.result, f.elapsed, max_depth);
+                    reports.insert(f.model, r);
+                }
+            }
+            // The queue is empty: apply what the workers still send until they are done.
+            for f in rx {
+                let r = self.apply_parallel(f.model, f.result, f.elapsed, max_depth);
+                reports.insert(f.model, r);
+            }
         });
         self.st().required = required;
-        let mut reports = Vec::with_capacity(models.len());
-        let mut worker_doms: Vec<rbx_dom_weak::WeakDom> = Vec::new();
-        // Where each model's results are: None = already in the scene's tree.
-        let mut results = std::collections::HashMap::new();
-        for (model, result, elapsed) in own {
-            results.insert(model, (None, result, elapsed));
-        }
-        for (w, (dom, list)) in outputs.into_iter().enumerate() {
-            worker_doms.push(dom);
-            for (model, result, elapsed) in list {
-                results.insert(model, (Some(w), result, elapsed));
-            }
-        }
-        for &model in models {
-            self.st().states.entry(model).or_default().runs += 1;
-            let depth = self.host.with_dom_ref(|d| apply::nesting_depth(d, model));
-            let Some((w, result, elapsed)) = results.remove(&model) else {
-                // Its worker thread died (a bug, not a script error): say so, keep going.
-                let msg = "internal error: the worker VM running this model stopped".to_owned();
-                reports.push(self.fail(model, msg, Duration::ZERO));
-                continue;
-            };
-            if depth > max_depth {
-                let msg =
-                    format!("nested ProceduralModels are {depth} levels deep (limit {max_depth})");
-                reports.push(self.fail(model, msg, elapsed));
-                continue;
-            }
-            let outcome = match result {
-                Ok((prepared, produced)) => {
-                    let lua = self.host.lua().clone();
-                    self.host.with_dom_mut(|dom| {
-                        if let Some(w) = w {
-                            // Move the results (referents kept) next to the model, then apply.
-                            worker_doms[w].transfer(produced.container, dom, model);
-                            dom.transfer_within(produced.container, Ref::none());
-                        }
-                        apply::apply_output(dom, model, &prepared, produced, &mut |dom, old| {
-                            if let Some(mut st) = lua.app_data_mut::<EngineState>() {
-                                st.undo.retire(dom, model, old)
-                            }
-                        })
-                    })
+        models
+            .iter()
+            .map(|&m| match reports.remove(&m) {
+                Some(r) => r,
+                None => {
+                    // Its worker thread died (a bug, not a script error): say so, keep going.
+                    self.st().states.entry(m).or_default().runs += 1;
+                    let msg = "internal error: the worker VM running this model stopped";
+                    self.fail(m, msg.to_owned(), Duration::ZERO)
                 }
-                Err(e) => Err(e),
-            };
-            reports.push(match outcome {
-                Ok(n) => self.finish(model, Ok(n), elapsed),
-                Err(msg) => self.fail(model, msg, elapsed),
-            });
+            })
+            .collect()
+    }
+
+    /// Applies one parallel run's results (`held`: the tree they were moved into, for a
+    /// worker's; None when they are already in the scene's tree).
+    fn apply_parallel(
+        &mut self,
+        model: Ref,
+        result: Result<
+            (
+                apply::Prepared,
+                apply::Produced,
+                Option<rbx_dom_weak::WeakDom>,
+            ),
+            String,
+        >,
+        elapsed: Duration,
+        max_depth: usize,
+    ) -> Report {
+        self.st().states.entry(model).or_default().runs += 1;
+        let depth = self.host.with_dom_ref(|d| apply::nesting_depth(d, model));
+        if depth > max_depth {
+            let msg =
+                format!("nested ProceduralModels are {depth} levels deep (limit {max_depth})");
+            return self.fail(model, msg, elapsed);
         }
-        reports
+        let outcome = result.and_then(|(prepared, produced, held)| {
+            let lua = self.host.lua().clone();
+            self.host.with_dom_mut(|dom| {
+                if let Some(mut held) = held {
+                    // Move the results (referents kept) next to the model, then apply.
+                    held.transfer(produced.container, dom, model);
+                    dom.transfer_within(produced.container, Ref::none());
+                }
+                apply::apply_output(dom, model, &prepared, produced, &mut |dom, old| {
+                    if let Some(mut st) = lua.app_data_mut::<EngineState>() {
+                        st.undo.retire(dom, model, old)
+                    }
+                })
+            })
+        });
+        match outcome {
+            Ok(n) => self.finish(model, Ok(n), elapsed),
+            Err(msg) => self.fail(model, msg, elapsed),
+        }
     }
 
     fn fail(&mut self, model: Ref, message: String, elapsed: Duration) -> Report {

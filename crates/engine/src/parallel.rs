@@ -8,6 +8,7 @@ use rbx_dom_weak::{InstanceBuilder, WeakDom};
 use rbx_types::Ref;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
 pub type RunResult = Result<(Prepared, Produced), String>;
@@ -81,30 +82,50 @@ pub fn run_one(
     (m, result, start.elapsed())
 }
 
+/// One model's run on a worker, sent to the engine as soon as it is done: its results moved
+/// out of the worker's tree into a tree of their own.
+pub struct Finished {
+    pub model: Ref,
+    pub result: Result<(Prepared, Produced, Option<WeakDom>), String>,
+    pub elapsed: Duration,
+}
+
 /// A worker thread's share: its own VM over `dom` (a [`clone_scene`] copy), taking models
-/// from `queue` until it is empty. Returns the DOM (which holds the results) and one result
-/// per model it ran.
-pub fn worker(
-    dom: WeakDom,
-    queue: &Queue,
-    config: HostConfig,
-) -> (WeakDom, Vec<(Ref, RunResult, Duration)>) {
+/// from `queue` until it is empty and sending each result as it finishes.
+pub fn worker(dom: WeakDom, queue: &Queue, config: HostConfig, tx: &Sender<Finished>) {
     let host = match Host::with_dom(config, dom) {
         Ok(h) => h,
         Err(e) => {
             // Fail the models this worker takes (the others keep running).
             let msg = format!("cannot start a worker VM: {e}");
-            let mut out = Vec::new();
-            while let Some(m) = queue.take() {
-                out.push((m, Err(msg.clone()), Duration::ZERO));
+            while let Some(model) = queue.take() {
+                let _ = tx.send(Finished {
+                    model,
+                    result: Err(msg.clone()),
+                    elapsed: Duration::ZERO,
+                });
             }
-            return (WeakDom::new(InstanceBuilder::new("DataModel")), out);
+            return;
         }
     };
     let mut required = HashMap::new();
-    let mut out = Vec::new();
     while let Some(m) = queue.take() {
-        out.push(run_one(&host, m, &mut required));
+        let (model, result, elapsed) = run_one(&host, m, &mut required);
+        let result = result.map(|(p, o)| {
+            let mut held = WeakDom::new(InstanceBuilder::new("Folder"));
+            let root = held.root_ref();
+            host.with_dom_mut(|d| d.transfer(o.container, &mut held, root));
+            (p, o, Some(held))
+        });
+        if tx
+            .send(Finished {
+                model,
+                result,
+                elapsed,
+            })
+            .is_err()
+        {
+            return;
+        }
     }
-    (host.take_dom(), out)
 }
