@@ -97,6 +97,8 @@ pub(crate) struct EngineState {
     required: HashMap<Ref, String>,
     /// Generator sources already digested for input fingerprints.
     sources: fingerprint::SourceDigests,
+    /// Worker VMs for `jobs > 1`, kept between steps.
+    pool: parallel::Pool,
     /// Generations waiting for a later frame.
     in_flight: HashMap<Ref, InFlight>,
     /// Called with every report as it is made (progress display).
@@ -144,6 +146,7 @@ impl Engine {
             undo: undo::History::default(),
             required: HashMap::new(),
             sources: Default::default(),
+            pool: Default::default(),
             on_report: None,
             in_flight: HashMap::new(),
         });
@@ -645,35 +648,30 @@ impl Engine {
                 .map(|_| parallel::clone_scene(scene, models))
                 .collect()
         });
-        let queue = parallel::Queue::new(models);
+        let queue = std::sync::Arc::new(parallel::Queue::new(models));
+        let (tx, rx) = std::sync::mpsc::channel::<parallel::Finished>();
+        let mut pool = std::mem::take(&mut self.st().pool);
+        pool.dispatch(&host_config, copies, &queue, &tx);
+        self.st().pool = pool;
+        drop(tx);
         let mut required = std::mem::take(&mut self.st().required);
         let host = self.host.clone();
         let mut reports: HashMap<Ref, Report> = HashMap::with_capacity(models.len());
-        std::thread::scope(|s| {
-            let (tx, rx) = std::sync::mpsc::channel::<parallel::Finished>();
-            for dom in copies {
-                let config = host_config.clone();
-                let queue = &queue;
-                let tx = tx.clone();
-                s.spawn(move || parallel::worker(dom, queue, config, &tx));
-            }
-            drop(tx);
-            while let Some(m) = queue.take() {
-                let (m, result, elapsed) = parallel::run_one(&host, m, &mut required);
-                let r =
-                    self.apply_parallel(m, result.map(|(p, o)| (p, o, None)), elapsed, max_depth);
-                reports.insert(m, r);
-                while let Ok(f) = rx.try_recv() {
-                    let r = self.apply_parallel(f.model, f.result, f.elapsed, max_depth);
-                    reports.insert(f.model, r);
-                }
-            }
-            // The queue is empty: apply what the workers still send until they are done.
-            for f in rx {
+        while let Some(m) = queue.take() {
+            let (m, result, elapsed) = parallel::run_one(&host, m, &mut required);
+            let own = result.map(|(p, o)| (p, o, None));
+            let r = self.apply_parallel(m, own, elapsed, max_depth);
+            reports.insert(m, r);
+            while let Ok(f) = rx.try_recv() {
                 let r = self.apply_parallel(f.model, f.result, f.elapsed, max_depth);
                 reports.insert(f.model, r);
             }
-        });
+        }
+        // The queue is empty: apply what the workers still send until they are done.
+        for f in rx {
+            let r = self.apply_parallel(f.model, f.result, f.elapsed, max_depth);
+            reports.insert(f.model, r);
+        }
         self.st().required = required;
         models
             .iter()

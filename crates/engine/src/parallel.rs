@@ -1,14 +1,16 @@
-//! Parallel generation: worker threads, each with its own Luau VM over a copy of the scene
-//! that keeps the scene's referents, run independent models; the engine applies the results
-//! in scene order, so the outcome does not depend on the number of workers.
+//! Parallel generation: long-lived worker threads, each with its own Luau VM, run
+//! independent models over a copy of the scene that keeps the scene's referents; the engine
+//! applies the results, so the outcome does not depend on the number of workers.
 
 use crate::apply::{self, Prepared, Produced};
 use procmodel_luau::{Host, HostConfig};
 use rbx_dom_weak::{InstanceBuilder, WeakDom};
 use rbx_types::Ref;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::Sender;
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 pub type RunResult = Result<(Prepared, Produced), String>;
@@ -41,18 +43,17 @@ pub fn clone_scene(dom: &WeakDom, regenerating: &[Ref]) -> WeakDom {
 }
 
 /// The models of one parallel step, handed out one at a time: each VM (the engine's own and
-/// the workers') takes the next model when it is free, so a slow model or a worker's start-up
-/// does not leave the others idle. Which VM runs a model does not change its results; the
-/// engine applies them in scene order.
-pub struct Queue<'a> {
-    models: &'a [Ref],
+/// the workers') takes the next model when it is free, so a slow model does not leave the
+/// others idle. Which VM runs a model does not change its results.
+pub struct Queue {
+    models: Vec<Ref>,
     next: AtomicUsize,
 }
 
-impl<'a> Queue<'a> {
-    pub fn new(models: &'a [Ref]) -> Queue<'a> {
+impl Queue {
+    pub fn new(models: &[Ref]) -> Queue {
         Queue {
-            models,
+            models: models.to_vec(),
             next: AtomicUsize::new(0),
         }
     }
@@ -90,42 +91,121 @@ pub struct Finished {
     pub elapsed: Duration,
 }
 
-/// A worker thread's share: its own VM over `dom` (a [`clone_scene`] copy), taking models
-/// from `queue` until it is empty and sending each result as it finishes.
-pub fn worker(dom: WeakDom, queue: &Queue, config: HostConfig, tx: &Sender<Finished>) {
-    let host = match Host::with_dom(config, dom) {
-        Ok(h) => h,
-        Err(e) => {
-            // Fail the models this worker takes (the others keep running).
-            let msg = format!("cannot start a worker VM: {e}");
-            while let Some(model) = queue.take() {
-                let _ = tx.send(Finished {
-                    model,
-                    result: Err(msg.clone()),
-                    elapsed: Duration::ZERO,
-                });
-            }
-            return;
+/// One step's work for a worker: a copy of the scene, the shared queue, where to send results.
+struct Job {
+    dom: WeakDom,
+    queue: Arc<Queue>,
+    tx: Sender<Finished>,
+}
+
+/// Long-lived worker threads, each with its own VM, kept from step to step: a step pays for
+/// a copy of the scene, not for a new VM, and modules stay compiled.
+#[derive(Default)]
+pub struct Pool {
+    config: Option<HostConfig>,
+    workers: Vec<(Sender<Job>, JoinHandle<()>)>,
+}
+
+impl Pool {
+    /// Gives each of `copies.len()` workers a scene copy and the queue; results arrive on
+    /// `tx`, and every worker drops its sender when the queue is empty.
+    pub fn dispatch(
+        &mut self,
+        config: &HostConfig,
+        copies: Vec<WeakDom>,
+        queue: &Arc<Queue>,
+        tx: &Sender<Finished>,
+    ) {
+        if self.config.as_ref() != Some(config) {
+            self.shutdown();
+            self.config = Some(config.clone());
         }
-    };
+        for (i, dom) in copies.into_iter().enumerate() {
+            let mut job = Job {
+                dom,
+                queue: queue.clone(),
+                tx: tx.clone(),
+            };
+            // A worker that died (a bug) is replaced; a new one is started when missing.
+            if let Some((jobs, _)) = self.workers.get(i) {
+                match jobs.send(job) {
+                    Ok(()) => continue,
+                    Err(e) => job = e.0,
+                }
+                let (_, dead) = self.workers.remove(i);
+                let _ = dead.join();
+            }
+            let (jobs, rx) = mpsc::channel::<Job>();
+            let config = config.clone();
+            let thread = std::thread::Builder::new()
+                .name(format!("procmodel-worker-{i}"))
+                .spawn(move || worker(config, rx));
+            match thread {
+                Ok(handle) => {
+                    let _ = jobs.send(job);
+                    self.workers
+                        .insert(i.min(self.workers.len()), (jobs, handle));
+                }
+                // No thread: the engine's own VM takes this copy's share from the queue.
+                Err(_) => drop(job),
+            }
+        }
+    }
+
+    fn shutdown(&mut self) {
+        for (jobs, handle) in self.workers.drain(..) {
+            drop(jobs);
+            let _ = handle.join();
+        }
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// A worker thread: one VM for its whole life, run over each job's scene copy, taking models
+/// from the job's queue until it is empty and sending each result as it finishes.
+fn worker(config: HostConfig, jobs: Receiver<Job>) {
+    let host = Host::new(config).map_err(|e| format!("cannot start a worker VM: {e}"));
     let mut required = HashMap::new();
-    while let Some(m) = queue.take() {
-        let (model, result, elapsed) = run_one(&host, m, &mut required);
-        let result = result.map(|(p, o)| {
-            let mut held = WeakDom::new(InstanceBuilder::new("Folder"));
-            let root = held.root_ref();
-            host.with_dom_mut(|d| d.transfer(o.container, &mut held, root));
-            (p, o, Some(held))
-        });
-        if tx
-            .send(Finished {
-                model,
-                result,
-                elapsed,
-            })
-            .is_err()
-        {
-            return;
+    for job in jobs {
+        let host = match &host {
+            Ok(h) => h,
+            Err(msg) => {
+                // Fail the models this worker takes (the engine's VM runs the others).
+                while let Some(model) = job.queue.take() {
+                    let _ = job.tx.send(Finished {
+                        model,
+                        result: Err(msg.clone()),
+                        elapsed: Duration::ZERO,
+                    });
+                }
+                continue;
+            }
+        };
+        host.replace_dom(job.dom);
+        while let Some(m) = job.queue.take() {
+            let (model, result, elapsed) = run_one(host, m, &mut required);
+            let result = result.map(|(p, o)| {
+                let mut held = WeakDom::new(InstanceBuilder::new("Folder"));
+                let root = held.root_ref();
+                host.with_dom_mut(|d| d.transfer(o.container, &mut held, root));
+                (p, o, Some(held))
+            });
+            if job
+                .tx
+                .send(Finished {
+                    model,
+                    result,
+                    elapsed,
+                })
+                .is_err()
+            {
+                break;
+            }
         }
     }
 }

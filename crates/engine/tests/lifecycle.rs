@@ -826,3 +826,27 @@ fn a_run_that_pauses_forever_hits_the_run_time_limit() {
     assert_eq!(results(&e, m), ["GenerationErrorPlaceholder"]);
     assert!(!e.is_generating(m));
 }
+
+#[test]
+fn worker_vms_kept_between_steps_see_source_edits_and_new_models() {
+    // With jobs > 1 the worker VMs live from step to step (modules stay compiled): an
+    // edited Source must still be required again, and models added later run too.
+    let mut e = Engine::new(EngineConfig {
+        jobs: 2,
+        ..EngineConfig::default()
+    })
+    .unwrap();
+    let g = module(&mut e, "Row", ROW);
+    let mut models: Vec<Ref> = (0..6).map(|_| model(&mut e, g, &[])).collect();
+    assert!(e.step().iter().all(|r| r.ok));
+    assert!(models.iter().all(|&m| results(&e, m) == ["P1", "P2", "P3"]));
+    e.set_source(g, &ROW.replace("\"P\" .. i", "\"Q\" .. i"))
+        .unwrap();
+    models.push(model(&mut e, g, &[]));
+    let reports = e.step();
+    assert_eq!(reports.len(), 7);
+    assert!(reports.iter().all(|r| r.ok), "{reports:?}");
+    for &m in &models {
+        assert_eq!(results(&e, m), ["Q1", "Q2", "Q3"]);
+    }
+}

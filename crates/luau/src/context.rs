@@ -196,7 +196,7 @@ impl Handles {
     }
 
     /// Frees the handles of instances no longer in `dom`, in slot order.
-    fn prune(&mut self, dom: &WeakDom) {
+    pub fn prune(&mut self, dom: &WeakDom) {
         for (i, s) in self.slots.iter_mut().enumerate() {
             if let Some(inst) = s.inst
                 && dom.get_by_ref(inst.r).is_none()

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::time::Duration;
 
 /// Host limits. Defaults follow Roblox Studio's generous interactive limits.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct HostConfig {
     /// Longest a script may run without yielding.
     pub timeout: Duration,
@@ -156,6 +156,20 @@ impl Host {
 
     /// Takes the DOM out of the host (leaving an empty DataModel), e.g. to move a worker's
     /// results into the main scene.
+    /// Runs over `dom` from now on (a long-lived worker VM given a fresh copy of the scene):
+    /// handles of instances not in it are refused from now on, per-tree state is reset, and
+    /// required modules stay cached (the caller invalidates those whose Source changed).
+    pub fn replace_dom(&self, dom: WeakDom) {
+        let mut c = self.lua.app_data_mut::<Ctx>().expect("context installed");
+        c.dom = dom;
+        c.destroyed.clear();
+        c.files.clear();
+        c.forced.clear();
+        c.created = 0;
+        let Ctx { handles, dom, .. } = &mut *c;
+        handles.prune(dom);
+    }
+
     pub fn take_dom(&self) -> WeakDom {
         let mut c = self.lua.app_data_mut::<Ctx>().expect("context installed");
         std::mem::replace(&mut c.dom, Ctx::new_datamodel())
