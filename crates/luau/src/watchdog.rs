@@ -13,6 +13,10 @@ struct Armed {
     /// The end of the current frame's time budget (engine frames).
     budget: Option<Instant>,
     shutdown: bool,
+    /// When the timer thread will next wake by itself (None: only when woken). Arming a later
+    /// deadline than that needs no wake-up: the thread re-reads the deadlines when it wakes.
+    /// Arming happens for every run and every frame, so this saves a thread switch each time.
+    scheduled: Option<Instant>,
 }
 
 struct Shared {
@@ -65,7 +69,9 @@ impl Handle {
         let mut a = self.0.armed.lock().unwrap_or_else(|e| e.into_inner());
         self.0.expired.store(false, Ordering::Relaxed);
         a.deadline = Instant::now().checked_add(limit);
-        self.0.wake.notify_one();
+        if wakes_later(&a, a.deadline) {
+            self.0.wake.notify_one();
+        }
     }
 
     /// Stops the countdown and clears the flag.
@@ -80,7 +86,9 @@ impl Handle {
         let mut a = self.0.armed.lock().unwrap_or_else(|e| e.into_inner());
         self.0.budget_spent.store(false, Ordering::Relaxed);
         a.budget = budget.and_then(|b| Instant::now().checked_add(b));
-        self.0.wake.notify_one();
+        if wakes_later(&a, a.budget) {
+            self.0.wake.notify_one();
+        }
     }
 }
 
@@ -121,6 +129,15 @@ impl Drop for Watchdog {
     }
 }
 
+/// True when the timer thread would wake after `at` on its own (so it must be woken now).
+fn wakes_later(a: &Armed, at: Option<Instant>) -> bool {
+    match (at, a.scheduled) {
+        (None, _) => false,
+        (Some(_), None) => true,
+        (Some(at), Some(s)) => at < s,
+    }
+}
+
 fn run(shared: &Shared) {
     let mut guard = shared.armed.lock().unwrap_or_else(|e| e.into_inner());
     loop {
@@ -138,6 +155,7 @@ fn run(shared: &Shared) {
         };
         match next {
             None => {
+                guard.scheduled = None;
                 guard = shared.wake.wait(guard).unwrap_or_else(|e| e.into_inner());
             }
             Some(deadline) => {
@@ -147,11 +165,13 @@ fn run(shared: &Shared) {
                 } else if now >= deadline {
                     continue;
                 } else {
+                    guard.scheduled = Some(deadline);
                     let (g, _) = shared
                         .wake
                         .wait_timeout(guard, deadline - now)
                         .unwrap_or_else(|e| e.into_inner());
                     guard = g;
+                    guard.scheduled = None;
                 }
             }
         }
@@ -181,5 +201,34 @@ mod tests {
         w.arm(Duration::from_secs(3600));
         std::thread::sleep(Duration::from_millis(20));
         assert!(!p.expired());
+    }
+
+    #[test]
+    fn an_earlier_deadline_after_a_later_one_still_fires() {
+        // The thread sleeps until the hour-long deadline; arming a short one must wake it.
+        let wd = Watchdog::new();
+        let p = wd.probe();
+        let w = wd.handle();
+        w.arm(Duration::from_secs(3600));
+        std::thread::sleep(Duration::from_millis(20));
+        w.arm(Duration::from_millis(5));
+        let start = Instant::now();
+        while !p.expired() {
+            assert!(start.elapsed() < Duration::from_secs(10), "never fired");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // A budget shorter than the pending deadline is noticed too.
+        w.disarm();
+        w.arm(Duration::from_secs(3600));
+        std::thread::sleep(Duration::from_millis(20));
+        w.set_budget(Some(Duration::from_millis(5)));
+        let start = Instant::now();
+        while !p.take_budget_spent() {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "budget never spent"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
     }
 }
