@@ -391,7 +391,13 @@ impl Engine {
 
     /// Marks a model for regeneration even if its inputs did not change.
     pub fn force_generation(&mut self, model: Ref) -> bool {
-        let in_scene = self.models().contains(&model);
+        // An ancestry walk, not a walk of the whole scene: scripts and tools call this for
+        // many models in a row.
+        let in_scene = self.host.with_dom_ref(|d| {
+            d.get_by_ref(model)
+                .is_some_and(|i| i.class == "ProceduralModel")
+                && procmodel_dom::in_scene(d, model)
+        });
         if in_scene {
             self.host
                 .with_dom_mut(|dom| apply::set_dirty(dom, model, true));
