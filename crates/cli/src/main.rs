@@ -13,6 +13,10 @@ mod run;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+// See the workspace manifest for why (cross-thread frees from worker VMs, allocation churn).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "procmodel",

@@ -2,6 +2,10 @@
 //! `#[path]`, so each target builds the same set-up).
 
 use procmodel_engine::Engine;
+
+// The same allocator as the `procmodel` binary, so these figures are what users get.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use rbx_dom_weak::InstanceBuilder;
 use rbx_types::{Ref, Variant, Vector3};
 
