@@ -68,8 +68,13 @@ pub use procmodel_dom::full_name;
 
 /// ProceduralModels under the DataModel, pre-order (parents before their descendants).
 pub fn models_in_scene(dom: &WeakDom) -> Vec<Ref> {
+    models_under(dom, &[dom.root_ref()])
+}
+
+/// ProceduralModels in the subtrees of `roots` (roots included), pre-order per root.
+pub fn models_under(dom: &WeakDom, roots: &[Ref]) -> Vec<Ref> {
     let mut out = Vec::new();
-    let mut stack = vec![dom.root_ref()];
+    let mut stack: Vec<Ref> = roots.iter().rev().copied().collect();
     while let Some(r) = stack.pop() {
         let Some(i) = dom.get_by_ref(r) else { continue };
         if i.class == "ProceduralModel" {

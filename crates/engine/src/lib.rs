@@ -425,12 +425,16 @@ impl Engine {
         // with the runs this frame begins.
         let _ = self.host.begin_frame(budget);
         reports.extend(self.advance_in_flight());
+        // Pass 0 looks at the whole scene; a later pass only inside the models the pass
+        // before generated, where their results may have brought nested models.
+        let mut scope: Option<Vec<Ref>> = None;
         for pass in 0..=max_depth {
-            let mut dirty = self.collect_dirty();
+            let mut dirty = self.collect_dirty(scope.as_deref());
             dirty.retain(|m| !self.is_generating(*m));
             if dirty.is_empty() {
                 break;
             }
+            scope = Some(dirty.clone());
             if jobs > 1 && dirty.len() > 1 && pass < max_depth {
                 reports.extend(self.generate_parallel(&dirty, jobs, max_depth));
                 continue;
@@ -454,7 +458,7 @@ impl Engine {
     /// Marks models whose inputs changed as dirty without generating (what a save between
     /// frames records). Returns the dirty models.
     pub fn detect_changes(&mut self) -> Vec<Ref> {
-        self.collect_dirty()
+        self.collect_dirty(None)
     }
 
     /// Steps until no model is dirty (or `max_steps` frames passed).
@@ -484,8 +488,13 @@ impl Engine {
         all
     }
 
-    fn collect_dirty(&mut self) -> Vec<Ref> {
-        let models = self.models();
+    fn collect_dirty(&mut self, under: Option<&[Ref]>) -> Vec<Ref> {
+        let models = match under {
+            None => self.models(),
+            Some(roots) => self
+                .host
+                .with_dom_ref(|dom| apply::models_under(dom, roots)),
+        };
         let mut dirty = Vec::new();
         for m in models {
             let fp = self.fingerprint(m);
@@ -573,6 +582,9 @@ impl Engine {
     /// others continue for one frame.
     fn advance_in_flight(&mut self) -> Vec<Report> {
         let mut reports = Vec::new();
+        if self.st().in_flight.is_empty() {
+            return reports;
+        }
         let models = self.models();
         let flying: Vec<Ref> = self.st().in_flight.keys().copied().collect();
         for m in flying {
