@@ -27,6 +27,23 @@ fn ok(out: Output) -> Output {
     out
 }
 
+/// Writes `source` to a script file and runs it with `procmodel run ... --save <save>`.
+fn run_and_save(script_name: &str, source: &str, save: &str) -> PathBuf {
+    let script = tmp(script_name);
+    std::fs::write(&script, source).unwrap();
+    let saved = tmp(save);
+    ok(bin()
+        .args([
+            "run",
+            script.to_str().unwrap(),
+            "--save",
+            saved.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap());
+    saved
+}
+
 fn generate(args: &[&str]) -> Output {
     bin().arg("generate").args(args).output().unwrap()
 }
@@ -244,22 +261,11 @@ fn new_template_generates_and_info_lists_attributes() {
 
 #[test]
 fn run_script_saves_a_place() {
-    let script = tmp("build.luau");
-    std::fs::write(
-        &script,
+    let place = run_and_save(
+        "build.luau",
         "for i = 1, 3 do local p = Instance.new('Part') p.Name = 'Built' .. i p.Parent = workspace task.wait(0.1) end",
-    )
-    .unwrap();
-    let place = tmp("place.rbxlx");
-    ok(bin()
-        .args([
-            "run",
-            script.to_str().unwrap(),
-            "--save",
-            place.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap());
+        "place.rbxlx",
+    );
     let dom = rbx_xml::from_reader_default(std::fs::File::open(&place).unwrap()).unwrap();
     assert_eq!(count_named(&dom, "Built"), 3);
     assert!(dom.descendants().any(|i| i.class == "Workspace"));
@@ -321,18 +327,7 @@ broken.Parent = game:GetService("ServerStorage")
 
 #[test]
 fn run_builds_a_scene_regen_regenerates_and_export_writes_gltf() {
-    let script = tmp("scene.luau");
-    std::fs::write(&script, SCENE_SCRIPT).unwrap();
-    let scene = tmp("scene.rbxlx");
-    ok(bin()
-        .args([
-            "run",
-            script.to_str().unwrap(),
-            "--save",
-            scene.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap());
+    let scene = run_and_save("scene.luau", SCENE_SCRIPT, "scene.rbxlx");
     let dom = rbx_xml::from_reader_default(std::fs::File::open(&scene).unwrap()).unwrap();
     // the models generated while (and after) the script ran: 2 + 3 parts
     assert_eq!(dom.descendants().filter(|i| i.class == "Part").count(), 5);
@@ -369,9 +364,8 @@ fn run_builds_a_scene_regen_regenerates_and_export_writes_gltf() {
 
 #[test]
 fn regen_reports_failures_with_nonzero_exit() {
-    let script = tmp("broken-scene.luau");
-    std::fs::write(
-        &script,
+    let scene = run_and_save(
+        "broken-scene.luau",
         r#"local g = Instance.new("ModuleScript")
         g.Source = "return { OnGenerate = function() error('broken generator') end }"
         g.Parent = game
@@ -379,18 +373,8 @@ fn regen_reports_failures_with_nonzero_exit() {
         m.Name = "Bad"
         m.Generator = g
         m.Parent = workspace"#,
-    )
-    .unwrap();
-    let scene = tmp("broken.rbxl");
-    ok(bin()
-        .args([
-            "run",
-            script.to_str().unwrap(),
-            "--save",
-            scene.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap());
+        "broken.rbxl",
+    );
     let o = bin()
         .args(["regen", scene.to_str().unwrap(), "--force"])
         .output()
