@@ -405,3 +405,56 @@ fn rbxmx_golden_snapshot_of_a_small_staircase() {
     let viewed = rbx_dom_weak::DomViewer::new().view_children(&dom);
     insta::assert_snapshot!(serde_json::to_string_pretty(&viewed).unwrap());
 }
+
+#[test]
+fn regen_with_jobs_saves_the_same_bytes_as_without() {
+    let script = r#"
+local gen = Instance.new("ModuleScript")
+gen.Source = [[
+return {
+    Attributes = { Count = 3 },
+    OnGenerate = function(params, target)
+        for i = 1, params.Attributes.Count do
+            local p = Instance.new("Part")
+            p.Name = "P" .. i
+            p.Position = Vector3.new(i * 2, 0, 0)
+            p.Parent = target
+        end
+    end,
+}
+]]
+gen.Parent = game:GetService("ServerStorage")
+for i = 1, 12 do
+    local m = Instance.new("ProceduralModel")
+    m.Name = "Row" .. i
+    m.Generator = gen
+    m:SetAttribute("Count", i % 4 + 1)
+    m.Parent = workspace
+end
+"#;
+    let scene = run_and_save("jobs-scene.luau", script, "jobs-scene.rbxl");
+    let regen = |jobs: &str| {
+        let out = tmp(&format!("jobs-{jobs}.rbxl"));
+        ok(bin()
+            .args([
+                "regen",
+                scene.to_str().unwrap(),
+                "--force",
+                "--jobs",
+                jobs,
+                "-o",
+                out.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap());
+        std::fs::read(out).unwrap()
+    };
+    let one = regen("1");
+    assert_eq!(regen("2"), one, "--jobs 2 changed the saved scene");
+    assert_eq!(regen("3"), one, "--jobs 3 changed the saved scene");
+    let dom = rbx_binary::from_reader(one.as_slice()).unwrap();
+    assert_eq!(
+        count_named(&dom, "P"),
+        (1..=12).map(|i| i % 4 + 1).sum::<usize>()
+    );
+}
