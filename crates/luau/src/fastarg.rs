@@ -173,3 +173,205 @@ impl FromLua for FastValue {
         }
     }
 }
+
+// ----- raw C callbacks -------------------------------------------------------------------
+//
+// The two calls every generated part makes (`Instance.new` and property writes) skip mlua's
+// callback machinery when their arguments are plain (strings, numbers, booleans, vectors,
+// instance handles): they read the stack, work on the run context, and push at most a light
+// userdata. Anything else (a datatype userdata, a bad argument) goes to the mlua function of
+// the same behaviour, so errors and conversions stay in one place.
+//
+// Errors: everything Rust-owned is dropped before `lua_error` unwinds (a C++ exception
+// through these `C-unwind` frames); the message gets Luau's `file:line: ` of the caller.
+
+use mlua::ffi;
+
+/// Makes the C closure `f` whose first upvalue is `slow`, the mlua function it hands every
+/// case that is not plain.
+pub fn closure(
+    lua: &mlua::Lua,
+    f: ffi::lua_CFunction,
+    slow: mlua::Function,
+) -> mlua::Result<mlua::Function> {
+    // SAFETY: `slow` is pushed as the one argument; the closure takes it as its upvalue and
+    // is left as the one result.
+    unsafe {
+        lua.exec_raw::<mlua::Function>(slow, |state| {
+            ffi::lua_pushcclosure(state, f, 1);
+        })
+    }
+}
+
+/// Calls the closure's upvalue (the mlua function) with the whole stack as arguments.
+///
+/// # Safety
+/// `state` is the running thread of a call of a [`closure`].
+unsafe fn call_slow(state: *mut ffi::lua_State, nresults: c_int) -> c_int {
+    // SAFETY: the caller's stack holds the call's arguments; upvalue 1 was set by `closure`,
+    // and lua_call propagates errors by unwinding (nothing here needs dropping).
+    unsafe {
+        let nargs = ffi::lua_gettop(state);
+        ffi::lua_pushvalue(state, ffi::lua_upvalueindex(1));
+        ffi::lua_insert(state, 1);
+        ffi::lua_call(state, nargs, nresults);
+    }
+    nresults
+}
+
+/// Raises `msg` as a Luau error at the caller's line.
+///
+/// # Safety
+/// `state` is the running thread of a C function call.
+unsafe fn raise(state: *mut ffi::lua_State, msg: String) -> ! {
+    // SAFETY: pushes two strings and concatenates them; `msg` is dropped before unwinding.
+    unsafe {
+        ffi::luaL_where(state, 1);
+        ffi::lua_pushlstring(state, msg.as_ptr() as *const std::ffi::c_char, msg.len());
+        drop(msg);
+        ffi::lua_concat(state, 2);
+        ffi::lua_error(state)
+    }
+}
+
+fn message(e: mlua::Error) -> String {
+    match e {
+        mlua::Error::RuntimeError(m) => m,
+        other => other.to_string(),
+    }
+}
+
+/// Runs `f`; Ok(None) means "not a plain case, use the mlua function".
+///
+/// # Safety
+/// `state` is the running thread of a C function call.
+unsafe fn dispatch(
+    state: *mut ffi::lua_State,
+    nresults: c_int,
+    f: impl FnOnce() -> Result<Option<c_int>, String>,
+) -> c_int {
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    // SAFETY: as for the callees; every Rust value of `f` has been dropped by now.
+    unsafe {
+        match outcome {
+            Ok(Ok(Some(n))) => n,
+            Ok(Ok(None)) => call_slow(state, nresults),
+            Ok(Err(msg)) => raise(state, msg),
+            Err(_) => raise(state, "internal error in the host (a bug)".to_owned()),
+        }
+    }
+}
+
+/// A plain value at stack index `idx`, or None for a userdata, table, function...
+///
+/// # Safety
+/// `idx` is a valid index of `state`'s stack; the string case borrows the stack slot's bytes
+/// only for the copy.
+unsafe fn plain_value(state: *mut ffi::lua_State, idx: c_int) -> Option<FastValue> {
+    // SAFETY: type-checked accessors on a valid index.
+    unsafe {
+        Some(match ffi::lua_type(state, idx) {
+            ffi::LUA_TNIL => FastValue::Nil,
+            ffi::LUA_TBOOLEAN => FastValue::Bool(ffi::lua_toboolean(state, idx) != 0),
+            ffi::LUA_TNUMBER => FastValue::Number(ffi::lua_tonumber(state, idx)),
+            ffi::LUA_TVECTOR => {
+                let p = ffi::lua_tovector(state, idx);
+                FastValue::Vector3(Vector3(glam::Vec3::new(*p, *p.add(1), *p.add(2))))
+            }
+            ffi::LUA_TLIGHTUSERDATA => FastValue::Handle(handle(state, idx)),
+            ffi::LUA_TSTRING => {
+                let mut len = 0usize;
+                let p = ffi::lua_tolstring(state, idx, &mut len);
+                let bytes = std::slice::from_raw_parts(p as *const u8, len);
+                FastValue::Str(std::str::from_utf8(bytes).ok()?.to_owned())
+            }
+            _ => return None,
+        })
+    }
+}
+
+/// The light userdata at `idx` as the handle value the run context resolves.
+///
+/// # Safety
+/// `idx` holds a light userdata.
+unsafe fn handle(state: *mut ffi::lua_State, idx: c_int) -> Value {
+    // SAFETY: reads the pointer value of a light userdata.
+    Value::LightUserData(mlua::LightUserData(unsafe {
+        ffi::lua_touserdata(state, idx)
+    }))
+}
+
+/// `__newindex(handle, key, value)` of instance handles.
+///
+/// # Safety
+/// Called by Luau only, as the light-userdata metatable's `__newindex`.
+pub unsafe extern "C-unwind" fn raw_newindex(state: *mut ffi::lua_State) -> c_int {
+    // SAFETY: Luau calls a `__newindex` metamethod with exactly three stack slots.
+    unsafe {
+        dispatch(state, 0, || {
+            if ffi::lua_type(state, 1) != ffi::LUA_TLIGHTUSERDATA
+                || ffi::lua_type(state, 2) != ffi::LUA_TSTRING
+            {
+                return Ok(None);
+            }
+            let Some(value) = plain_value(state, 3) else {
+                return Ok(None);
+            };
+            let mut len = 0usize;
+            let p = ffi::lua_tolstring(state, 2, &mut len);
+            // The key stays on the stack (slot 2) for the whole call.
+            let key = std::slice::from_raw_parts(p as *const u8, len);
+            let lua = mlua::Lua::get_or_init_from_ptr(state);
+            let mut c = crate::context::ctx(lua).map_err(message)?;
+            match crate::instance::write_direct(&mut c, &handle(state, 1), key, value) {
+                Ok(crate::instance::Direct::Done) => Ok(Some(0)),
+                Ok(crate::instance::Direct::General(..)) => Ok(None),
+                Err(e) => Err(message(e)),
+            }
+        })
+    }
+}
+
+/// `Instance.new(className, parent?)`.
+///
+/// # Safety
+/// Called by Luau only, as a C function.
+pub unsafe extern "C-unwind" fn raw_instance_new(state: *mut ffi::lua_State) -> c_int {
+    // SAFETY: reads at most two arguments with type-checked accessors; pushes one light
+    // userdata after every Rust borrow has ended.
+    unsafe {
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let top = ffi::lua_gettop(state);
+            if !(1..=2).contains(&top) || ffi::lua_type(state, 1) != ffi::LUA_TSTRING {
+                return Ok(None);
+            }
+            let parent = match ffi::lua_type(state, 2) {
+                ffi::LUA_TNIL | ffi::LUA_TNONE => Value::Nil,
+                ffi::LUA_TLIGHTUSERDATA => handle(state, 2),
+                _ => return Ok(None),
+            };
+            let mut len = 0usize;
+            let p = ffi::lua_tolstring(state, 1, &mut len);
+            let Ok(class) = std::str::from_utf8(std::slice::from_raw_parts(p as *const u8, len))
+            else {
+                return Ok(None);
+            };
+            let lua = mlua::Lua::get_or_init_from_ptr(state);
+            let mut c = crate::context::ctx(lua).map_err(message)?;
+            match crate::globals::new_instance(&mut c, class, &parent) {
+                Ok(Value::LightUserData(h)) => Ok(Some(h.0)),
+                Ok(_) => Err("internal error: Instance.new made no handle".to_owned()),
+                Err(e) => Err(message(e)),
+            }
+        }));
+        match outcome {
+            Ok(Ok(Some(h))) => {
+                ffi::lua_pushlightuserdata(state, h);
+                1
+            }
+            Ok(Ok(None)) => call_slow(state, 1),
+            Ok(Err(msg)) => raise(state, msg),
+            Err(_) => raise(state, "internal error in the host (a bug)".to_owned()),
+        }
+    }
+}

@@ -80,7 +80,11 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
     globals.set("xpcall", xpcall)?;
     // Instance
     let instance = lua.create_table()?;
-    instance.set("new", lua.create_function(instance_new)?)?;
+    let slow = lua.create_function(instance_new)?;
+    instance.set(
+        "new",
+        crate::fastarg::closure(lua, crate::fastarg::raw_instance_new, slow)?,
+    )?;
     globals.set("Instance", instance)?;
 
     // game / workspace
@@ -247,23 +251,30 @@ fn new_class(name: &str) -> Option<NewClass> {
 
 fn instance_new(lua: &Lua, (class, parent): (mlua::LuaString, Value)) -> mlua::Result<Value> {
     let class = class.to_str()?;
-    let mut c = ctx(lua)?;
-    let parent = opt_instance(&c, &parent)?;
-    let info = match c.new_classes.get(&*class) {
+    new_instance(&mut *ctx(lua)?, &class, &parent)
+}
+
+/// `Instance.new` on the run context (also called by the raw C callback).
+pub fn new_instance(
+    c: &mut crate::context::Ctx,
+    class: &str,
+    parent: &Value,
+) -> mlua::Result<Value> {
+    let parent = opt_instance(c, parent)?;
+    let info = match c.new_classes.get(class) {
         Some(info) => *info,
         None => {
-            let info = new_class(&class);
-            c.new_classes.insert(Box::from(&*class), info);
+            let info = new_class(class);
+            c.new_classes.insert(Box::from(class), info);
             info
         }
     };
     let Some(info) = info else {
         return Err(mlua::Error::runtime(format!(
-            "unable to create an Instance of type \"{}\"",
-            &*class
+            "unable to create an Instance of type \"{class}\""
         )));
     };
-    crate::methods::count_new_instance(&mut c)?;
+    crate::methods::count_new_instance(c)?;
     let mut builder =
         InstanceBuilder::with_property_capacity(info.class, 7).with_name(info.class.as_str());
     if let Some(size) = info.size {
@@ -275,7 +286,7 @@ fn instance_new(lua: &Lua, (class, parent): (mlua::LuaString, Value)) -> mlua::R
     }
     let r = c.dom.insert(Ref::none(), builder);
     if let Some(p) = parent {
-        crate::instance::set_parent(&mut c, r, p.r)?;
+        crate::instance::set_parent(c, r, p.r)?;
     }
     c.push(r)
 }

@@ -64,11 +64,12 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
             index(lua, &h, key.bytes(), &methods)
         })?,
     )?;
+    let slow = lua.create_function(|lua, (h, key, value): (Value, Key, FastValue)| {
+        newindex_fast(lua, &h, key.bytes(), value)
+    })?;
     meta.raw_set(
         "__newindex",
-        lua.create_function(|lua, (h, key, value): (Value, Key, FastValue)| {
-            newindex_fast(lua, &h, key.bytes(), value)
-        })?,
+        crate::fastarg::closure(lua, crate::fastarg::raw_newindex, slow)?,
     )?;
     meta.raw_set(
         "__tostring",
@@ -237,46 +238,62 @@ fn assign_error(prop: &str, expected: &str, value: &Value) -> mlua::Error {
 /// Property writes: the common cases (a value of exactly the property's type) are stored
 /// straight from the stack copy; everything else takes the general conversion path.
 fn newindex_fast(lua: &Lua, h: &Value, key_bytes: &[u8], value: FastValue) -> mlua::Result<()> {
-    let key = || String::from_utf8_lossy(key_bytes);
     let mut guard = ctx(lua)?;
-    let this = &guard.instance(h).ok_or_else(stale)?;
-    let prop = guard.props.get(this.class, key_bytes);
     let c = &mut *guard;
+    match write_direct(c, h, key_bytes, value)? {
+        Direct::Done => Ok(()),
+        Direct::General(this, prop, value) => {
+            newindex(c, &this, &prop, key_bytes, value.into_value(lua)?)
+        }
+    }
+}
+
+/// What [`write_direct`] did.
+pub enum Direct {
+    Done,
+    /// Not a value of exactly the property's type: the general path converts it.
+    General(Instance, std::rc::Rc<Prop>, FastValue),
+}
+
+/// A property write without any Luau value: the sandbox check, then the values of exactly
+/// the property's type stored at once (no Lua state needed, so raw C callbacks use it too).
+pub fn write_direct(
+    c: &mut Ctx,
+    h: &Value,
+    key_bytes: &[u8],
+    value: FastValue,
+) -> mlua::Result<Direct> {
+    let key = || String::from_utf8_lossy(key_bytes);
+    let this = &c.instance(h).ok_or_else(stale)?;
+    let prop = c.props.get(this.class, key_bytes);
     if c.outside_write_locked {
         c.check_write(this.r, || format!("setting {}", key()))?;
     }
+    let done = |r: mlua::Result<()>| r.map(|()| Direct::Done);
     let direct = match (&*prop, value) {
         (Prop::Name, FastValue::Str(s)) => {
             inst_mut(c, this)?.name = s;
-            return Ok(());
+            return Ok(Direct::Done);
         }
-        (Prop::Parent, FastValue::Nil) => return set_parent(c, this.r, Ref::none()),
+        (Prop::Parent, FastValue::Nil) => return done(set_parent(c, this.r, Ref::none())),
         (Prop::Position, FastValue::Vector3(v)) => {
             let inst = inst_mut(c, this)?;
             let mut cf = procmodel_dom::part_cframe(inst);
             cf.translation = v.0.into();
-            return store(
-                c,
-                this,
-                crate::keys::KEYS.cframe,
-                Variant::CFrame(affine_to_cframe(&cf)),
-            );
+            let cf = Variant::CFrame(affine_to_cframe(&cf));
+            return done(store(c, this, crate::keys::KEYS.cframe, cf));
         }
         (Prop::Orientation, FastValue::Vector3(v)) => {
             let rad = v.0 * (std::f32::consts::PI / 180.0);
             let inst = inst_mut(c, this)?;
             let mut cf = procmodel_dom::part_cframe(inst);
             cf.matrix3 = Mat3::from_euler(EulerRot::YXZ, rad.y, rad.x, rad.z).into();
-            return store(
-                c,
-                this,
-                crate::keys::KEYS.cframe,
-                Variant::CFrame(affine_to_cframe(&cf)),
-            );
+            let cf = Variant::CFrame(affine_to_cframe(&cf));
+            return done(store(c, this, crate::keys::KEYS.cframe, cf));
         }
         (Prop::Parent, FastValue::Handle(v)) => {
             let p = c.instance(&v).ok_or_else(stale)?;
-            return set_parent(c, this.r, p.r);
+            return done(set_parent(c, this.r, p.r));
         }
         (
             Prop::Stored {
@@ -311,8 +328,8 @@ fn newindex_fast(lua: &Lua, h: &Value, key_bytes: &[u8], value: FastValue) -> ml
         (_, v) => Err(v),
     };
     match direct {
-        Ok((k, variant)) => store(c, this, k, variant),
-        Err(value) => newindex(c, this, &prop, key_bytes, value.into_value(lua)?),
+        Ok((k, variant)) => done(store(c, this, k, variant)),
+        Err(value) => Ok(Direct::General(*this, prop, value)),
     }
 }
 
