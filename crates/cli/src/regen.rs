@@ -114,6 +114,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
             out.display()
         );
     }
+    // The process ends now: freeing a scene of many instances one by one would only cost time.
+    std::mem::forget(engine);
     Ok(if failed > 0 {
         ExitCode::FAILURE
     } else {

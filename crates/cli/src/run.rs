@@ -51,5 +51,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         })?;
         eprintln!("saved {}", path.display());
     }
+    // The process ends now: freeing a scene of many instances one by one would only cost time.
+    std::mem::forget(engine);
     Ok(ExitCode::SUCCESS)
 }

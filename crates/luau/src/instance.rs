@@ -465,11 +465,11 @@ pub fn set_parent(c: &mut Ctx, r: Ref, parent: Ref) -> mlua::Result<()> {
             "the Parent property of the DataModel is locked",
         ));
     }
-    let current = c
+    let (current, leaf) = c
         .dom
         .get_by_ref(r)
-        .map(|i| i.parent())
-        .unwrap_or_else(Ref::none);
+        .map(|i| (i.parent(), i.children().is_empty()))
+        .unwrap_or((Ref::none(), true));
     if current == parent {
         return Ok(());
     }
@@ -477,7 +477,12 @@ pub fn set_parent(c: &mut Ctx, r: Ref, parent: Ref) -> mlua::Result<()> {
         if c.dom.get_by_ref(parent).is_none() {
             return Err(mlua::Error::runtime("new parent no longer exists"));
         }
-        // Refuse cycles: the new parent may not be r or one of its descendants.
+        // Refuse cycles: the new parent may not be r or one of its descendants (a leaf has
+        // none, so only r itself needs checking — most reparents are of fresh leaves).
+        if leaf && parent != r {
+            c.dom.transfer_within(r, parent);
+            return Ok(());
+        }
         let mut cur = parent;
         while cur.is_some() {
             if cur == r {
