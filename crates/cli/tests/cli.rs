@@ -408,31 +408,11 @@ fn rbxmx_golden_snapshot_of_a_small_staircase() {
 
 #[test]
 fn regen_with_jobs_saves_the_same_bytes_as_without() {
-    let script = r#"
-local gen = Instance.new("ModuleScript")
-gen.Source = [[
-return {
-    Attributes = { Count = 3 },
-    OnGenerate = function(params, target)
-        for i = 1, params.Attributes.Count do
-            local p = Instance.new("Part")
-            p.Name = "P" .. i
-            p.Position = Vector3.new(i * 2, 0, 0)
-            p.Parent = target
-        end
-    end,
-}
-]]
-gen.Parent = game:GetService("ServerStorage")
-for i = 1, 12 do
-    local m = Instance.new("ProceduralModel")
-    m.Name = "Row" .. i
-    m.Generator = gen
-    m:SetAttribute("Count", i % 4 + 1)
-    m.Parent = workspace
-end
-"#;
-    let scene = run_and_save("jobs-scene.luau", script, "jobs-scene.rbxl");
+    // The shared scene's generator, with ten more models of it.
+    let script = format!(
+        "{SCENE_SCRIPT}\nfor i = 3, 12 do local m = Instance.new('ProceduralModel') m.Name = 'Row' .. i m.Generator = gen m:SetAttribute('Count', i % 4 + 1) m.Parent = workspace end"
+    );
+    let scene = run_and_save("jobs-scene.luau", &script, "jobs-scene.rbxl");
     let regen = |jobs: &str| {
         let out = tmp(&format!("jobs-{jobs}.rbxl"));
         ok(bin()
@@ -453,8 +433,9 @@ end
     assert_eq!(regen("2"), one, "--jobs 2 changed the saved scene");
     assert_eq!(regen("3"), one, "--jobs 3 changed the saved scene");
     let dom = rbx_binary::from_reader(one.as_slice()).unwrap();
+    // Rows 1 and 2 have Count 2 and 3; rows 3..12 have i % 4 + 1.
     assert_eq!(
         count_named(&dom, "P"),
-        (1..=12).map(|i| i % 4 + 1).sum::<usize>()
+        2 + 3 + (3..=12).map(|i| i % 4 + 1).sum::<usize>()
     );
 }
