@@ -367,3 +367,38 @@ fn print_formats_values_as_roblox_does() {
         ]
     );
 }
+
+#[test]
+fn iterating_an_instance_keyed_table_is_the_same_every_run() {
+    // Instance handles are assigned in a deterministic order, so a generator that iterates a
+    // table keyed by instances builds the same thing every run (same inputs, same bytes).
+    let src = r#"return { OnGenerate = function(params, target)
+        local byPart = {}
+        for i = 1, 40 do
+            local p = Instance.new("Part")
+            p.Name = "P" .. i
+            byPart[p] = i
+        end
+        local order = {}
+        for p, i in pairs(byPart) do
+            table.insert(order, p.Name)
+        end
+        local out = Instance.new("StringValue")
+        out.Name = "Order"
+        out.Value = table.concat(order, ",")
+        out.Parent = target
+    end }"#;
+    let order = || {
+        let (h, out) = run(src, "KeyOrder", RunInputs::default(), 2000).unwrap();
+        h.with_dom_ref(|d| {
+            let folder = d.get_by_ref(out.container).unwrap();
+            let v = d.get_by_ref(folder.children()[0]).unwrap();
+            format!("{:?}", v.properties.get(&"Value".into()))
+        })
+    };
+    let first = order();
+    assert!(first.contains("P1") && first.contains("P40"), "{first}");
+    for _ in 0..3 {
+        assert_eq!(order(), first);
+    }
+}
