@@ -12,8 +12,7 @@ pub enum Basis {
     /// Luau `math.noise` improved Perlin; seed 0 uses Luau's permutation, other seeds a
     /// shuffled one. Range [-1, 1]; 0 at integer lattice points; period 256 on every axis.
     Perlin,
-    /// Simplex noise with hashed gradients: classic in 2D; in 3D a cheaper kernel (four
-    /// tetrahedral gradients, `(0.5 − d²)³` falloff) since issue #4. Range [-1, 1].
+    /// Classic simplex noise (hash gradients). Range [-1, 1].
     Simplex,
     /// OpenSimplex2, fast variant. Range [-1, 1].
     OpenSimplex2,
@@ -283,9 +282,9 @@ pub(crate) fn eval3<S: Simd>(n: &Noise, x: S::F, y: S::F, z: S::F) -> S::F {
     if let Some(w) = n.cfg.warp {
         let (wf, wa) = (S::f(w.frequency), S::f(w.amplitude));
         let (qx, qy, qz) = (x * wf, y * wf, z * wf);
-        let ox = kernels::simplex3_warp::<S>(n.warp_seeds[0], qx, qy, qz);
-        let oy = kernels::simplex3_warp::<S>(n.warp_seeds[1], qx, qy, qz);
-        let oz = kernels::simplex3_warp::<S>(n.warp_seeds[2], qx, qy, qz);
+        let ox = kernels::simplex3::<S>(n.warp_seeds[0], qx, qy, qz);
+        let oy = kernels::simplex3::<S>(n.warp_seeds[1], qx, qy, qz);
+        let oz = kernels::simplex3::<S>(n.warp_seeds[2], qx, qy, qz);
         x = x + ox * wa;
         y = y + oy * wa;
         z = z + oz * wa;

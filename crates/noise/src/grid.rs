@@ -199,35 +199,6 @@ fn rows3_with<S: Simd>(
     }
 }
 
-/// [`rows3_with`] for a single octave of [`kernels::simplex3`] at frequency `fr`: the x
-/// parts of its skew are computed once per call and the y/z parts once per row, so a vector
-/// costs three adds before [`kernels::simplex3_skewed`] (the same values as `simplex3`).
-#[cfg_attr(debug_assertions, inline(never))]
-#[cfg_attr(not(debug_assertions), inline(always))]
-fn rows3_simplex<S: Simd>(seed: i32, fr: S::F, g: &Grid3, first: usize, out: &mut [f32]) {
-    let xv = row_xs::<S>(g.origin[0], g.step[0], g.size[0], |v| v * fr);
-    let zero = S::f(0.0);
-    let parts: Vec<(S::F, S::F)> = xv
-        .iter()
-        .map(|&x| {
-            let (xa, _) = kernels::s3_skew_parts::<S>(x, zero, zero);
-            (x + xa, xa)
-        })
-        .collect();
-    for (r, line) in out.chunks_mut(g.size[0]).enumerate() {
-        let idx = first + r;
-        let (j, k) = (idx % g.size[1], idx / g.size[1]);
-        let y = S::f(g.origin[1] + (j as f32) * g.step[1]) * fr;
-        let z = S::f(g.origin[2] + (k as f32) * g.step[2]) * fr;
-        let (_, b) = kernels::s3_skew_parts::<S>(zero, y, z);
-        let (yb, zb) = (y + b, z + b);
-        for (v, &(xx, xa)) in parts.iter().enumerate() {
-            let f = kernels::simplex3_skewed::<S>(seed, xx + b, yb + xa, zb + xa);
-            put::<S>(f, line, v * S::LANES);
-        }
-    }
-}
-
 /// Rows `first..` of a 2D grid, `S` lanes per step. A single unwarped octave (the common
 /// case) gets a loop of its own per basis with the coordinates scaled by the frequency once
 /// per row; the values are those of [`eval2`] (same operations in the same order).
@@ -296,7 +267,17 @@ fn rows3<S: Simd, S3: Simd>(n: &Noise, g: &Grid3, first: usize, out: &mut [f32])
                 );
             }
             Basis::Simplex => {
-                return rows3_simplex::<S3>(o.seed, S3::f(n.cfg.frequency), g, first, out);
+                let sd = o.seed;
+                let fr = S3::f(n.cfg.frequency);
+                return rows3_with::<S3>(
+                    g,
+                    first,
+                    out,
+                    #[inline(always)]
+                    |v| v * fr,
+                    #[inline(always)]
+                    |x, y, z| kernels::simplex3::<S3>(sd, x, y, z),
+                );
             }
             _ => {}
         }

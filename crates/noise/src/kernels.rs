@@ -82,8 +82,7 @@ const OS2_GY: [f32; 16] = [
 
 /// Output scales chosen so the measured extremes stay inside [-1, 1] (see tests).
 const SIMPLEX2_SCALE: f32 = 44.0;
-const SIMPLEX3_SCALE: f32 = 26.2;
-const SIMPLEX3_WARP_SCALE: f32 = 32.0;
+const SIMPLEX3_SCALE: f32 = 32.0;
 const OS2_2_SCALE: f32 = 97.0;
 const OS2_3_SCALE: f32 = 32.0;
 
@@ -303,110 +302,10 @@ pub(crate) fn os2_2<S: Simd>(seed: i32, x: S::F, y: S::F) -> S::F {
     simplex2_impl::<S, true>(seed, x, y)
 }
 
-/// 3D simplex noise in [-1, 1]: the lattice walk of [`simplex3_warp`] with a cheaper corner
-/// (hash `H²` of a linear lattice form, four tetrahedral gradients picked by two sign bits,
-/// falloff `max(0.5 − d², 0)³`, which is C² at the support's edge). See `BENCH_NOTES.md`.
+/// 3D simplex noise in [-1, 1].
 #[cfg_attr(debug_assertions, inline(never))]
 #[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn simplex3<S: Simd>(seed: i32, x: S::F, y: S::F, z: S::F) -> S::F {
-    let (xa, yza) = s3_skew_parts::<S>(x, y, z);
-    let b = yza;
-    simplex3_skewed::<S>(seed, x + xa + b, (y + b) + xa, (z + b) + xa)
-}
-
-/// The two parts of [`simplex3`]'s skew: `x/3` and `(y + z)/3`. The skewed point is
-/// `((x + x/3) + (y+z)/3, (y + (y+z)/3) + x/3, (z + (y+z)/3) + x/3)`, grouped so that a grid
-/// computes the x parts once per fill and the y/z parts once per row.
-#[inline(always)]
-pub(crate) fn s3_skew_parts<S: Simd>(x: S::F, y: S::F, z: S::F) -> (S::F, S::F) {
-    (x * S::f(1.0 / 3.0), (y + z) * S::f(1.0 / 3.0))
-}
-
-/// [`simplex3`] from its skewed coordinates.
-#[cfg_attr(debug_assertions, inline(never))]
-#[cfg_attr(not(debug_assertions), inline(always))]
-pub(crate) fn simplex3_skewed<S: Simd>(seed: i32, xs: S::F, ys: S::F, zs: S::F) -> S::F {
-    const G3: f32 = 1.0 / 6.0;
-    let (i, j, k) = (S::floor(xs), S::floor(ys), S::floor(zs));
-    let (fx, fy, fz) = (xs - i, ys - j, zs - k);
-    let t = ((fx + fy) + fz) * S::f(G3);
-    let (x0, y0, z0) = (fx - t, fy - t, fz - t);
-    let xy = S::le(y0, x0);
-    let yz = S::le(z0, y0);
-    let xz = S::le(z0, x0);
-    // Second corner: the largest axis; third: all but the smallest.
-    let i1 = S::mand(xy, xz);
-    let j1 = S::mandnot(yz, xy);
-    let i2 = S::mor(xy, xz);
-    let j2 = S::mnot(S::mandnot(xy, yz));
-    let k2 = S::mnot(S::mand(xz, yz));
-    // Corner hash: `H = i·a + j·b + k·c + e` with odd multipliers and an offset drawn from
-    // the seed (so seeds are not translates of one field; a corner adds its constant offset
-    // to `H`); `h = H²`, whose top two bits are the gradient's signs.
-    let [pa, pb, pc, pe] = s3_keys(seed);
-    let hb =
-        (S::trunc(i) * S::i(pa) + S::trunc(j) * S::i(pb)) + (S::trunc(k) * S::i(pc) + S::i(pe));
-    let off1 = S::isel(i1, S::i(pa), S::isel(j1, S::i(pb), S::i(pc)));
-    let off2 = S::isel(
-        i2,
-        S::isel(j2, S::i(pa.wrapping_add(pb)), S::i(pa.wrapping_add(pc))),
-        S::i(pb.wrapping_add(pc)),
-    );
-    // The corner offsets are `d0 + n·G3 − e`: a blend of two constants and one add per axis.
-    let (g1, g1m) = (S::f(G3), S::f(G3 - 1.0));
-    let (g2, g2m) = (S::f(2.0 * G3), S::f(2.0 * G3 - 1.0));
-    let r0 = S::f(0.5) - ((x0 * x0 + y0 * y0) + z0 * z0);
-    let mut n = corner3c::<S>(hb, r0, x0, y0, z0);
-    let x1 = x0 + S::sel(i1, g1m, g1);
-    let y1 = y0 + S::sel(j1, g1m, g1);
-    let z1 = z0 + S::sel(S::mor(i1, j1), g1, g1m);
-    let r1 = S::f(0.5) - ((x1 * x1 + y1 * y1) + z1 * z1);
-    n = n + corner3c::<S>(hb + off1, r1, x1, y1, z1);
-    let x2 = x0 + S::sel(i2, g2m, g2);
-    let y2 = y0 + S::sel(j2, g2m, g2);
-    let z2 = z0 + S::sel(k2, g2m, g2);
-    let r2 = S::f(0.5) - ((x2 * x2 + y2 * y2) + z2 * z2);
-    n = n + corner3c::<S>(hb + off2, r2, x2, y2, z2);
-    // `d3 = d0 − 0.5`, so `|d3|² = |d0|² − Σd0 + 0.75` with `Σd0 = 3t`.
-    let c3 = S::f(3.0 * G3 - 1.0);
-    let r3 = r0 + (t * S::f(3.0) - S::f(0.75));
-    let h3 = hb + S::i(pa.wrapping_add(pb).wrapping_add(pc));
-    n = n + corner3c::<S>(h3, r3, x0 + c3, y0 + c3, z0 + c3);
-    n * S::f(SIMPLEX3_SCALE)
-}
-
-/// [`simplex3`]'s hash multipliers (odd) and offset for `seed`.
-#[inline(always)]
-fn s3_keys(seed: i32) -> [i32; 4] {
-    let m = (seed as u32 ^ 0x9e37_79b9).wrapping_mul(0x85eb_ca6b);
-    let m = (m ^ (m >> 13)).wrapping_mul(0xc2b2_ae35);
-    let m = m ^ (m >> 16);
-    let mix = |p: i32, sh: u32| (p ^ ((m.rotate_left(sh) & 0x0fff_fff0) as i32)) | 1;
-    [
-        mix(PX, 0),
-        mix(PY, 11),
-        mix(PZ, 22),
-        (m ^ 0x6a09_e667) as i32,
-    ]
-}
-
-/// One corner of [`simplex3`]: `max(r, 0)²·r · (g·d)` (`r = 0.5 − |d|²`), `g` one of the
-/// four tetrahedral diagonals `(a, b, ab)`, `a, b = ±1` from bits 31 and 30 of the hash:
-/// `g·d = a·dx + b·(dy + a·dz)`.
-#[inline(always)]
-fn corner3c<S: Simd>(hh: S::I, r: S::F, x: S::F, y: S::F, z: S::F) -> S::F {
-    let h = hh * hh;
-    let yz = y + S::flip_by(z, h);
-    let g = S::flip_by(x, h) + S::flip_by(yz, S::shl(h, 1));
-    (S::pos_sq(r) * r) * g
-}
-
-/// The classic 3D simplex kernel (hash `(seed ^ xp ^ yp ^ zp)·K`, 12 edge gradients,
-/// `(0.6 − d²)⁴`), the output of [`simplex3`] before it got a cheaper corner; the 3D domain
-/// warp keeps it, so warped configurations did not change.
-#[cfg_attr(debug_assertions, inline(never))]
-#[cfg_attr(not(debug_assertions), inline(always))]
-pub(crate) fn simplex3_warp<S: Simd>(seed: i32, x: S::F, y: S::F, z: S::F) -> S::F {
     const G3: f32 = 1.0 / 6.0;
     let s = (x + y + z) * S::f(1.0 / 3.0);
     let i = S::floor(x + s);
@@ -461,7 +360,7 @@ pub(crate) fn simplex3_warp<S: Simd>(seed: i32, x: S::F, y: S::F, z: S::F) -> S:
     let z3 = z0 + S::f(3.0 * G3 - 1.0);
     let h3 = hash3::<S>(zero, ip1, jp + S::i(PY), kp + S::i(PZ));
     n = n + corner3::<S>(h3, x3, y3, z3);
-    n * S::f(SIMPLEX3_WARP_SCALE)
+    n * S::f(SIMPLEX3_SCALE)
 }
 
 /// 3D OpenSimplex2 (fast variant): two offset cubic lattices forming a BCC lattice, four

@@ -45,7 +45,6 @@ pub(crate) trait Simd: Copy {
     fn mor(a: Self::M, b: Self::M) -> Self::M;
     /// `a & !b`.
     fn mandnot(a: Self::M, b: Self::M) -> Self::M;
-    fn mnot(a: Self::M) -> Self::M;
     fn trunc(a: Self::F) -> Self::I;
     fn cvt(a: Self::I) -> Self::F;
     fn bits(a: Self::F) -> Self::I;
@@ -59,12 +58,6 @@ pub(crate) trait Simd: Copy {
     fn pos_sq(a: Self::F) -> Self::F {
         let m = Self::max(a, Self::f(0.0));
         m * m
-    }
-    /// `v` with its sign flipped where bit 31 of `h` is set (`v ^ (h & 0x8000_0000)` on the
-    /// bits). A level may compute it as one three-input logic op.
-    #[inline(always)]
-    fn flip_by(v: Self::F, h: Self::I) -> Self::F {
-        Self::from_bits(Self::bits(v) ^ (h & Self::i(i32::MIN)))
     }
     /// `t.i[idx]` per lane; every lane of `idx` is in `0..256`.
     fn lut256(t: &Perm, idx: Self::I) -> Self::I;
@@ -188,10 +181,6 @@ impl Simd for Scalar {
     #[inline(always)]
     fn mandnot(a: bool, b: bool) -> bool {
         a & !b
-    }
-    #[inline(always)]
-    fn mnot(a: bool) -> bool {
-        !a
     }
     #[inline(always)]
     fn trunc(a: f32) -> Wi {
@@ -333,10 +322,6 @@ impl<S: Simd> Simd for X2<S> {
         P(S::mandnot(a.0, b.0), S::mandnot(a.1, b.1))
     }
     #[inline(always)]
-    fn mnot(a: Self::M) -> Self::M {
-        P(S::mnot(a.0), S::mnot(a.1))
-    }
-    #[inline(always)]
     fn trunc(a: Self::F) -> Self::I {
         P(S::trunc(a.0), S::trunc(a.1))
     }
@@ -363,10 +348,6 @@ impl<S: Simd> Simd for X2<S> {
     #[inline(always)]
     fn pos_sq(a: Self::F) -> Self::F {
         P(S::pos_sq(a.0), S::pos_sq(a.1))
-    }
-    #[inline(always)]
-    fn flip_by(v: Self::F, h: Self::I) -> Self::F {
-        P(S::flip_by(v.0, h.0), S::flip_by(v.1, h.1))
     }
     #[inline(always)]
     fn lut256(t: &Perm, idx: Self::I) -> Self::I {
@@ -479,29 +460,6 @@ mod tests {
             type A = Avx512<false>;
             assert_eq!(lanes::<A>(A::pos_sq, &input), want);
             assert_eq!(lanes::<X2<A>>(X2::<A>::pos_sq, &input), want);
-        }
-    }
-
-    #[test]
-    fn flip_by_flips_only_the_sign_on_every_level() {
-        let input: Vec<f32> = SPECIAL.iter().chain(&[0.25, -7.5, 1e30]).copied().collect();
-        let same: Vec<u32> = input.iter().map(|v| v.to_bits()).collect();
-        let flipped: Vec<u32> = same.iter().map(|b| b ^ 0x8000_0000).collect();
-        fn both<S: Simd>(input: &[f32]) -> (Vec<u32>, Vec<u32>) {
-            (
-                lanes::<S>(|v| S::flip_by(v, S::i(0x7fff_ffff)), input),
-                lanes::<S>(|v| S::flip_by(v, S::i(i32::MIN | 0x0f0f)), input),
-            )
-        }
-        let want = (same, flipped);
-        assert_eq!(both::<Scalar>(&input), want);
-        assert_eq!(both::<Sse2>(&input), want);
-        if std::is_x86_feature_detected!("avx2") {
-            assert_eq!(both::<Avx2>(&input), want);
-        }
-        if std::is_x86_feature_detected!("avx512f") {
-            assert_eq!(both::<Avx512<false>>(&input), want);
-            assert_eq!(both::<X2<Avx512<false>>>(&input), want);
         }
     }
 

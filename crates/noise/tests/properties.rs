@@ -4,14 +4,13 @@
 mod common;
 
 use procmodel_noise::{
-    Basis, CellDistance, CellReturn, Cellular, Exec, Fractal, Grid3, Noise, NoiseConfig,
-    perlin2_f32, perlin3, perlin3_f32,
+    Basis, CellDistance, CellReturn, Cellular, Fractal, Noise, NoiseConfig, perlin2_f32, perlin3,
+    perlin3_f32,
 };
 use proptest::prelude::*;
 
 /// `(config name, 2D samples, 3D samples)` as f32 bit patterns at the points below.
-/// Changing any of these is a deliberate change of output. The 3D values of the simplex-based
-/// configs changed with the cheaper simplex 3D kernel (issue #4); the 3D warp kept its kernel.
+/// Changing any of these is a deliberate change of output.
 const GOLDEN: &[(&str, [u32; 3], [u32; 3])] = &[
     (
         "perlin_seed0",
@@ -26,7 +25,7 @@ const GOLDEN: &[(&str, [u32; 3], [u32; 3])] = &[
     (
         "simplex",
         [0x3f4697b4, 0x3d9efffa, 0x3e8465a2],
-        [0xbdd4f12b, 0xbf579582, 0x3dc0d9f0],
+        [0x3e460215, 0xbe8887fa, 0xbe67b543],
     ),
     (
         "opensimplex2",
@@ -71,12 +70,12 @@ const GOLDEN: &[(&str, [u32; 3], [u32; 3])] = &[
     (
         "fbm_simplex",
         [0x3ec10276, 0x3ef93c8d, 0x3f257b94],
-        [0x3f032305, 0x3f20a09c, 0x3efa84e8],
+        [0x3ee49892, 0x3ed4e308, 0x3eb75b18],
     ),
     (
         "ridged_simplex",
         [0x3ef0056b, 0x3f1d62ac, 0x3ef02ebc],
-        [0x3f468596, 0x3f0cb42c, 0x3f492f37],
+        [0x3f566efe, 0x3f0e6b4d, 0x3f2cc7b1],
     ),
     (
         "billow_opensimplex2",
@@ -86,7 +85,7 @@ const GOLDEN: &[(&str, [u32; 3], [u32; 3])] = &[
     (
         "warp_fbm_simplex",
         [0x3f27d44e, 0x3ee84e5c, 0x3f20425e],
-        [0x3f38f1b6, 0x3ef8cf54, 0x3f176906],
+        [0x3f05301e, 0x3f1541ee, 0x3f2c0b7e],
     ),
     (
         "warp_perlin",
@@ -301,51 +300,5 @@ fn perlin2_equals_perlin3_on_and_near_the_lattice_exhaustively() {
             let (a, b) = (perlin2_f32(x, y), perlin3_f32(x, y, 0.0));
             assert_eq!(a.to_bits(), b.to_bits(), "({x}, {y}): {a} vs {b}");
         }
-    }
-}
-
-/// Simplex 3D over 1M grid samples per seed stays within ±1.05 and reaches beyond ±0.8, and
-/// points 1e-3 apart (in random directions, so across simplex and cell borders) differ by
-/// at most 0.02: no jumps where a corner enters or leaves the sum.
-#[test]
-fn simplex3_range_and_continuity() {
-    let g = Grid3 {
-        origin: [-300.3, -71.7, 55.1],
-        step: [0.0731, 0.377, 0.913],
-        size: [128, 128, 64],
-    };
-    let mut out = vec![0.0; 128 * 128 * 64];
-    for seed in [0u64, 7, 0x1234_5678_9abc] {
-        let n = Noise::new(NoiseConfig {
-            basis: Basis::Simplex,
-            seed,
-            ..Default::default()
-        })
-        .unwrap();
-        n.fill3(&g, &mut out, Exec::default()).unwrap();
-        let lo = out.iter().copied().fold(f32::INFINITY, f32::min);
-        let hi = out.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        assert!(-1.05 <= lo && hi <= 1.05, "seed {seed}: [{lo}, {hi}]");
-        assert!(lo < -0.8 && hi > 0.8, "seed {seed}: [{lo}, {hi}]");
-        let mut st = seed.wrapping_add(99);
-        let mut rnd = || {
-            st = st
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (st >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
-        };
-        let mut worst = 0.0f32;
-        for _ in 0..100_000 {
-            let (x, y, z) = (rnd() * 40.0, rnd() * 40.0, rnd() * 40.0);
-            let (dx, dy, dz) = (rnd(), rnd(), rnd());
-            let l = (dx * dx + dy * dy + dz * dz).sqrt().max(1e-3) / 1e-3;
-            let a = n.sample3(x, y, z);
-            let b = n.sample3(x + dx / l, y + dy / l, z + dz / l);
-            worst = worst.max((a - b).abs());
-        }
-        assert!(
-            worst <= 0.02,
-            "seed {seed}: step 1e-3 changed the value by {worst}"
-        );
     }
 }

@@ -181,10 +181,6 @@ impl Simd for Sse2 {
         unsafe { _mm_andnot_ps(b, a) }
     }
     #[inline(always)]
-    fn mnot(a: __m128) -> __m128 {
-        unsafe { _mm_xor_ps(a, _mm_castsi128_ps(_mm_set1_epi32(-1))) }
-    }
-    #[inline(always)]
     fn trunc(a: F4) -> I4 {
         I4(unsafe { _mm_cvttps_epi32(a.0) })
     }
@@ -303,10 +299,6 @@ impl Simd for Avx2 {
     #[inline(always)]
     fn mandnot(a: __m256, b: __m256) -> __m256 {
         unsafe { _mm256_andnot_ps(b, a) }
-    }
-    #[inline(always)]
-    fn mnot(a: __m256) -> __m256 {
-        unsafe { _mm256_xor_ps(a, _mm256_castsi256_ps(_mm256_set1_epi32(-1))) }
     }
     #[inline(always)]
     fn trunc(a: F8) -> I8 {
@@ -431,10 +423,6 @@ impl<const VBMI: bool> Simd for Avx512<VBMI> {
         a & !b
     }
     #[inline(always)]
-    fn mnot(a: __mmask16) -> __mmask16 {
-        !a
-    }
-    #[inline(always)]
     fn trunc(a: F16) -> I16 {
         I16(unsafe { _mm512_cvttps_epi32(a.0) })
     }
@@ -465,19 +453,6 @@ impl<const VBMI: bool> Simd for Avx512<VBMI> {
         unsafe {
             let k = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(a.0, _mm512_setzero_ps());
             F16(_mm512_maskz_mul_ps(k, a.0, a.0))
-        }
-    }
-    /// One `vpternlogd` (`v ^ (h & sign)`, table 0x78) per use: LLVM would otherwise share
-    /// `h & sign` between two uses and spend an extra op.
-    #[inline(always)]
-    fn flip_by(v: F16, h: I16) -> F16 {
-        unsafe {
-            let r = _mm512_ternarylogic_epi32::<0x78>(
-                _mm512_castps_si512(v.0),
-                h.0,
-                _mm512_set1_epi32(i32::MIN),
-            );
-            F16(_mm512_castsi512_ps(r))
         }
     }
     #[inline(always)]
