@@ -1,5 +1,6 @@
 //! Criterion benchmark: the fractal plant (`X -> F+[[X]-X]-F[-X]+X`, `F -> FF`) derived 7
-//! times and interpreted by the turtle, plus a parametric and a stochastic system.
+//! times and interpreted by the turtle (derivation also timed for the `lsystem` crate, the
+//! peer), plus a parametric and a stochastic system.
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -37,6 +38,23 @@ fn bench(c: &mut Criterion) {
         .throughput(Throughput::Elements(derived.len() as u64));
     group.bench_function("derive", |b| {
         b.iter(|| plant.derive(black_box(7), 0, &limits).unwrap())
+    });
+    // The peer (the `lsystem` crate, a char-rewriting L-system) derives the same plant: same
+    // rules, same axiom, the same number of symbols after 7 steps (checked below).
+    let peer_derive = |n: usize| {
+        let mut rules = lsystem::MapRules::new();
+        rules.set_str('X', "F+[[X]-X]-F[-X]+X");
+        rules.set_str('F', "FF");
+        let mut system = lsystem::LSystem::new(rules, vec!['X']);
+        let mut out = Vec::new();
+        for _ in 0..n {
+            out = system.next().expect("the peer derives");
+        }
+        out
+    };
+    assert_eq!(peer_derive(7).len(), derived.len(), "peer and ours differ");
+    group.bench_function("derive_peer_lsystem_crate", |b| {
+        b.iter(|| peer_derive(black_box(7)))
     });
     group.bench_function("interpret", |b| {
         b.iter(|| interpret(black_box(&derived), &config).unwrap())
