@@ -563,17 +563,44 @@ impl Engine {
         produced: apply::Produced,
         started: Instant,
     ) -> Report {
+        let outcome = self.apply_results(model, prepared, produced, None);
+        self.conclude(model, outcome, started.elapsed())
+    }
+
+    /// Applies a run's results to the scene (moving them in first from `held`, the tree a
+    /// worker VM sent them in); the replaced results go to the undo history.
+    fn apply_results(
+        &mut self,
+        model: Ref,
+        prepared: &apply::Prepared,
+        produced: apply::Produced,
+        held: Option<rbx_dom_weak::WeakDom>,
+    ) -> Result<usize, String> {
         let lua = self.host.lua().clone();
-        let outcome = self.host.with_dom_mut(|dom| {
+        self.host.with_dom_mut(|dom| {
+            if let Some(mut held) = held {
+                // Move the results (referents kept) next to the model, then apply.
+                held.transfer(produced.container, dom, model);
+                dom.transfer_within(produced.container, Ref::none());
+            }
             apply::apply_output(dom, model, prepared, produced, &mut |dom, old| {
                 if let Some(mut st) = lua.app_data_mut::<EngineState>() {
                     st.undo.retire(dom, model, old)
                 }
             })
-        });
+        })
+    }
+
+    /// The report of a finished run: results applied, or the error placeholder.
+    fn conclude(
+        &mut self,
+        model: Ref,
+        outcome: Result<usize, String>,
+        elapsed: Duration,
+    ) -> Report {
         match outcome {
-            Ok(n) => self.finish(model, Ok(n), started.elapsed()),
-            Err(msg) => self.fail(model, msg, started.elapsed()),
+            Ok(n) => self.finish(model, Ok(n), elapsed),
+            Err(msg) => self.fail(model, msg, elapsed),
         }
     }
 
@@ -729,24 +756,9 @@ impl Engine {
             return self.fail(model, msg, elapsed);
         }
         let outcome = result.and_then(|(prepared, produced, held)| {
-            let lua = self.host.lua().clone();
-            self.host.with_dom_mut(|dom| {
-                if let Some(mut held) = held {
-                    // Move the results (referents kept) next to the model, then apply.
-                    held.transfer(produced.container, dom, model);
-                    dom.transfer_within(produced.container, Ref::none());
-                }
-                apply::apply_output(dom, model, &prepared, produced, &mut |dom, old| {
-                    if let Some(mut st) = lua.app_data_mut::<EngineState>() {
-                        st.undo.retire(dom, model, old)
-                    }
-                })
-            })
+            self.apply_results(model, &prepared, produced, held)
         });
-        match outcome {
-            Ok(n) => self.finish(model, Ok(n), elapsed),
-            Err(msg) => self.fail(model, msg, elapsed),
-        }
+        self.conclude(model, outcome, elapsed)
     }
 
     fn fail(&mut self, model: Ref, message: String, elapsed: Duration) -> Report {
