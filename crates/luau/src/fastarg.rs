@@ -64,12 +64,7 @@ impl FromLua for Key {
         // stay alive while it is on the stack, and they are copied before returning.
         unsafe {
             if mlua::ffi::lua_type(state, idx) == mlua::ffi::LUA_TSTRING {
-                let mut len = 0usize;
-                let p = mlua::ffi::lua_tolstring(state, idx, &mut len);
-                return Ok(Key::from_bytes(std::slice::from_raw_parts(
-                    p as *const u8,
-                    len,
-                )));
+                return Ok(Key::from_bytes(string_bytes(state, idx)));
             }
             let v = Value::from_stack(idx, lua)?;
             Err(not_a_string(&v))
@@ -140,36 +135,21 @@ impl FromLua for FastValue {
         // SAFETY: as for `Key`: a valid index of the running thread's stack, read with the
         // type-checked accessors; userdata are borrowed through mlua's own type check.
         unsafe {
-            Ok(match ffi::lua_type(state, idx) {
-                ffi::LUA_TNIL => FastValue::Nil,
-                ffi::LUA_TVECTOR => {
-                    let p = ffi::lua_tovector(state, idx);
-                    FastValue::Vector3(Vector3(glam::Vec3::new(*p, *p.add(1), *p.add(2))))
-                }
-                ffi::LUA_TBOOLEAN => FastValue::Bool(ffi::lua_toboolean(state, idx) != 0),
-                ffi::LUA_TNUMBER => FastValue::Number(ffi::lua_tonumber(state, idx)),
-                ffi::LUA_TSTRING => {
-                    let mut len = 0usize;
-                    let p = ffi::lua_tolstring(state, idx, &mut len);
-                    let bytes = std::slice::from_raw_parts(p as *const u8, len);
-                    match std::str::from_utf8(bytes) {
-                        Ok(s) => FastValue::Str(s.to_owned()),
-                        Err(_) => FastValue::Other(Value::from_stack(idx, lua)?),
-                    }
-                }
-                ffi::LUA_TUSERDATA => {
-                    if let Ok(v) = UserDataRef::<CFrame>::from_stack(idx, lua) {
-                        FastValue::CFrame(*v)
-                    } else if let Ok(v) = UserDataRef::<Color3>::from_stack(idx, lua) {
-                        FastValue::Color3(*v)
-                    } else if let Ok(v) = UserDataRef::<EnumItem>::from_stack(idx, lua) {
-                        FastValue::Enum(*v)
-                    } else {
-                        FastValue::Other(Value::from_stack(idx, lua)?)
-                    }
-                }
-                _ => FastValue::Other(Value::from_stack(idx, lua)?),
-            })
+            if ffi::lua_type(state, idx) == ffi::LUA_TUSERDATA {
+                return Ok(if let Ok(v) = UserDataRef::<CFrame>::from_stack(idx, lua) {
+                    FastValue::CFrame(*v)
+                } else if let Ok(v) = UserDataRef::<Color3>::from_stack(idx, lua) {
+                    FastValue::Color3(*v)
+                } else if let Ok(v) = UserDataRef::<EnumItem>::from_stack(idx, lua) {
+                    FastValue::Enum(*v)
+                } else {
+                    FastValue::Other(Value::from_stack(idx, lua)?)
+                });
+            }
+            match plain_value(state, idx) {
+                Some(v) => Ok(v),
+                None => Ok(FastValue::Other(Value::from_stack(idx, lua)?)),
+            }
         }
     }
 }
@@ -279,14 +259,27 @@ unsafe fn plain_value(state: *mut ffi::lua_State, idx: c_int) -> Option<FastValu
                 FastValue::Vector3(Vector3(glam::Vec3::new(*p, *p.add(1), *p.add(2))))
             }
             ffi::LUA_TLIGHTUSERDATA => FastValue::Handle(handle(state, idx)),
-            ffi::LUA_TSTRING => {
-                let mut len = 0usize;
-                let p = ffi::lua_tolstring(state, idx, &mut len);
-                let bytes = std::slice::from_raw_parts(p as *const u8, len);
-                FastValue::Str(std::str::from_utf8(bytes).ok()?.to_owned())
-            }
+            ffi::LUA_TSTRING => FastValue::Str(
+                std::str::from_utf8(string_bytes(state, idx))
+                    .ok()?
+                    .to_owned(),
+            ),
             _ => return None,
         })
+    }
+}
+
+/// The bytes of the string at `idx` (the caller checked its type). They live as long as the
+/// string stays in that stack slot.
+///
+/// # Safety
+/// `idx` is a valid index of `state`'s stack holding a string.
+unsafe fn string_bytes<'a>(state: *mut ffi::lua_State, idx: c_int) -> &'a [u8] {
+    let mut len = 0usize;
+    // SAFETY: a string slot; Luau strings are immutable and pinned while referenced.
+    unsafe {
+        let p = ffi::lua_tolstring(state, idx, &mut len);
+        std::slice::from_raw_parts(p as *const u8, len)
     }
 }
 
@@ -317,10 +310,8 @@ pub unsafe extern "C-unwind" fn raw_newindex(state: *mut ffi::lua_State) -> c_in
             let Some(value) = plain_value(state, 3) else {
                 return Ok(None);
             };
-            let mut len = 0usize;
-            let p = ffi::lua_tolstring(state, 2, &mut len);
             // The key stays on the stack (slot 2) for the whole call.
-            let key = std::slice::from_raw_parts(p as *const u8, len);
+            let key = string_bytes(state, 2);
             let lua = mlua::Lua::get_or_init_from_ptr(state);
             let mut c = crate::context::ctx(lua).map_err(message)?;
             match crate::instance::write_direct(&mut c, &handle(state, 1), key, value) {
@@ -338,9 +329,9 @@ pub unsafe extern "C-unwind" fn raw_newindex(state: *mut ffi::lua_State) -> c_in
 /// Called by Luau only, as a C function.
 pub unsafe extern "C-unwind" fn raw_instance_new(state: *mut ffi::lua_State) -> c_int {
     // SAFETY: reads at most two arguments with type-checked accessors; pushes one light
-    // userdata after every Rust borrow has ended.
+    // userdata, which neither allocates nor raises.
     unsafe {
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        dispatch(state, 1, || {
             let top = ffi::lua_gettop(state);
             if !(1..=2).contains(&top) || ffi::lua_type(state, 1) != ffi::LUA_TSTRING {
                 return Ok(None);
@@ -350,28 +341,20 @@ pub unsafe extern "C-unwind" fn raw_instance_new(state: *mut ffi::lua_State) -> 
                 ffi::LUA_TLIGHTUSERDATA => handle(state, 2),
                 _ => return Ok(None),
             };
-            let mut len = 0usize;
-            let p = ffi::lua_tolstring(state, 1, &mut len);
-            let Ok(class) = std::str::from_utf8(std::slice::from_raw_parts(p as *const u8, len))
-            else {
+            let Ok(class) = std::str::from_utf8(string_bytes(state, 1)) else {
                 return Ok(None);
             };
             let lua = mlua::Lua::get_or_init_from_ptr(state);
             let mut c = crate::context::ctx(lua).map_err(message)?;
             match crate::globals::new_instance(&mut c, class, &parent) {
-                Ok(Value::LightUserData(h)) => Ok(Some(h.0)),
+                Ok(Value::LightUserData(h)) => {
+                    // C functions always have room for one push; it cannot raise.
+                    ffi::lua_pushlightuserdata(state, h.0);
+                    Ok(Some(1))
+                }
                 Ok(_) => Err("internal error: Instance.new made no handle".to_owned()),
                 Err(e) => Err(message(e)),
             }
-        }));
-        match outcome {
-            Ok(Ok(Some(h))) => {
-                ffi::lua_pushlightuserdata(state, h);
-                1
-            }
-            Ok(Ok(None)) => call_slow(state, 1),
-            Ok(Err(msg)) => raise(state, msg),
-            Err(_) => raise(state, "internal error in the host (a bug)".to_owned()),
-        }
+        })
     }
 }
