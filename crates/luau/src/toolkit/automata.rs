@@ -84,25 +84,38 @@ fn mask_buffer(lua: &Lua, grid: &Grid) -> mlua::Result<Buffer> {
     lua.create_buffer(grid.cells())
 }
 
+/// One corridor as Luau sees it, 2D or 3D: `{ from, to, length, regions }` (regions 1-based).
+fn corridor_entry(
+    lua: &Lua,
+    from: Value,
+    to: Value,
+    length: usize,
+    regions: (u32, u32),
+) -> mlua::Result<Table> {
+    let e = lua.create_table()?;
+    e.raw_set("from", from)?;
+    e.raw_set("to", to)?;
+    e.raw_set("length", length)?;
+    e.raw_set(
+        "regions",
+        super::int_array(
+            lua,
+            [regions.0 as i64 + 1, regions.1 as i64 + 1].into_iter(),
+        )?,
+    )?;
+    Ok(e)
+}
+
 fn corridors(lua: &Lua, list: &[Corridor]) -> mlua::Result<Table> {
     let t = lua.create_table_with_capacity(list.len(), 0)?;
     for (i, c) in list.iter().enumerate() {
-        let e = lua.create_table()?;
         let v2 = |(x, y): (usize, usize)| {
             lua.create_userdata(procmodel_luau_types::Vector2(glam::Vec2::new(
                 x as f32, y as f32,
             )))
+            .map(Value::UserData)
         };
-        e.raw_set("from", v2(c.from)?)?;
-        e.raw_set("to", v2(c.to)?)?;
-        e.raw_set("length", c.length())?;
-        e.raw_set(
-            "regions",
-            super::int_array(
-                lua,
-                [c.regions.0 as i64 + 1, c.regions.1 as i64 + 1].into_iter(),
-            )?,
-        )?;
+        let e = corridor_entry(lua, v2(c.from)?, v2(c.to)?, c.length(), c.regions)?;
         t.raw_set(i + 1, e)?;
     }
     Ok(t)
@@ -249,23 +262,10 @@ fn cave3(lua: &Lua, opts: Value) -> mlua::Result<Table> {
     )?;
     let corridors = lua.create_table_with_capacity(list.len(), 0)?;
     for (i, c) in list.iter().enumerate() {
-        let e = lua.create_table()?;
         let v3 = |(x, y, z): (usize, usize, usize)| {
-            mlua::Result::Ok(
-                procmodel_luau_types::Vector3(glam::Vec3::new(x as f32, y as f32, z as f32))
-                    .value(),
-            )
+            procmodel_luau_types::Vector3(glam::Vec3::new(x as f32, y as f32, z as f32)).value()
         };
-        e.raw_set("from", v3(c.from)?)?;
-        e.raw_set("to", v3(c.to)?)?;
-        e.raw_set("length", c.length())?;
-        e.raw_set(
-            "regions",
-            super::int_array(
-                lua,
-                [c.regions.0 as i64 + 1, c.regions.1 as i64 + 1].into_iter(),
-            )?,
-        )?;
+        let e = corridor_entry(lua, v3(c.from), v3(c.to), c.length(), c.regions)?;
         corridors.raw_set(i + 1, e)?;
     }
     t.raw_set("corridors", corridors)?;
