@@ -1,7 +1,6 @@
 //! `CFrame`: an f32 rigid transform (position + 3×3 rotation) and its math; the Luau binding is
 //! in `cframe_lua`.
 
-use crate::args::impl_from_lua;
 use glam::{Affine3A, Mat3, Quat, Vec3};
 
 /// A Roblox `CFrame`: `position` plus an orthonormal `rotation` whose columns are the right,
@@ -20,7 +19,7 @@ impl Default for CFrame {
     }
 }
 
-impl_from_lua!(CFrame => "CFrame");
+crate::tagged::impl_tagged!(CFrame);
 
 impl CFrame {
     /// The identity transform.

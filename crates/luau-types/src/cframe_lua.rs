@@ -1,12 +1,16 @@
 //! The Luau side of `CFrame`: members, methods, operators and the constructor table.
 
 use glam::{Mat3, Quat, Vec3};
-use mlua::{Lua, MetaMethod, MultiValue, UserData, UserDataFields, UserDataMethods, Value};
+use mlua::{Lua, MetaMethod, MultiValue, UserDataFields, UserDataMethods, Value};
 
 use crate::args::{Args, as_ud, bad_arg, fmt_num, no_member};
 use crate::cframe::CFrame;
 use crate::enums::EnumItem;
+use crate::raw;
+use crate::tagged::{self, Tagged};
 use crate::vector3::{Vector3, fuzzy_eq};
+use mlua::ffi;
+use std::ffi::c_int;
 
 fn vec_arg(a: &Args, pos: usize) -> mlua::Result<Vec3> {
     Ok(a.ud::<Vector3>(pos, "Vector3")?.0)
@@ -33,7 +37,10 @@ fn map_args<T: crate::args::FromValue, R: mlua::IntoLua>(
     Ok(out)
 }
 
-impl UserData for CFrame {
+impl Tagged for CFrame {
+    const TAG: std::ffi::c_int = crate::tagged::TAG_CFRAME;
+    const NAME: &'static str = "CFrame";
+
     fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
         f.add_meta_field(MetaMethod::Type, "CFrame");
         f.add_field_method_get("Position", |_, c| Ok(Vector3(c.position)));
@@ -151,18 +158,6 @@ impl UserData for CFrame {
                 _ => false,
             })
         });
-        m.add_meta_function(MetaMethod::Mul, |lua, (a, b): (Value, Value)| {
-            let Some(c) = as_ud::<CFrame>(&a) else {
-                return Err(bad_arg(1, "__mul", "CFrame", &a));
-            };
-            if let Some(o) = as_ud::<CFrame>(&b) {
-                return mlua::IntoLua::into_lua(c.mul(&o), lua);
-            }
-            if let Some(v) = as_ud::<Vector3>(&b) {
-                return mlua::IntoLua::into_lua(Vector3(c.point_to_world(v.0)), lua);
-            }
-            Err(bad_arg(2, "__mul", "CFrame or Vector3", &b))
-        });
         m.add_meta_function(MetaMethod::Add, |_, (a, b): (Value, Value)| {
             translate(&a, &b, "__add", 1.0)
         });
@@ -172,6 +167,91 @@ impl UserData for CFrame {
         m.add_meta_function(MetaMethod::Index, |_, (_, k): (Value, mlua::LuaString)| {
             Err::<(), _>(no_member(&k.to_string_lossy(), "CFrame"))
         });
+    }
+}
+
+/// `CFrame * CFrame` and `CFrame * Vector3` (the general path of the raw `__mul`).
+fn mul(lua: &Lua, a: &Value, b: &Value) -> mlua::Result<Value> {
+    let Some(c) = as_ud::<CFrame>(a) else {
+        return Err(bad_arg(1, "__mul", "CFrame", a));
+    };
+    if let Some(o) = as_ud::<CFrame>(b) {
+        return mlua::IntoLua::into_lua(c.mul(&o), lua);
+    }
+    if let Some(v) = as_ud::<Vector3>(b) {
+        return mlua::IntoLua::into_lua(Vector3(c.point_to_world(v.0)), lua);
+    }
+    Err(bad_arg(2, "__mul", "CFrame or Vector3", b))
+}
+
+// ----- raw fast paths (see `raw`): plain arguments only, anything else goes to `slow` -----
+
+/// `CFrame * CFrame` / `CFrame * Vector3`.
+unsafe extern "C-unwind" fn raw_mul(state: *mut ffi::lua_State) -> c_int {
+    // SAFETY: a metamethod call with two operands; only type-checked reads before the push.
+    unsafe {
+        let Some(a) = tagged::get::<CFrame>(state, 1) else {
+            return raw::dispatch_value::<CFrame>(state, || None);
+        };
+        if let Some(v) = raw::vector(state, 2) {
+            let p = a.point_to_world(v);
+            ffi::lua_pushvector(state, p.x, p.y, p.z);
+            return 1;
+        }
+        raw::dispatch_value(state, || tagged::get::<CFrame>(state, 2).map(|b| a.mul(&b)))
+    }
+}
+
+/// `CFrame.new()`, `(x, y, z)`, `(pos)` and the 12-component form.
+unsafe extern "C-unwind" fn raw_new(state: *mut ffi::lua_State) -> c_int {
+    // SAFETY: type-checked reads of the arguments; the result is pushed by dispatch_value.
+    unsafe {
+        raw::dispatch_value(state, || {
+            let n = |i| raw::number(state, i).map(|x| x as f32);
+            match ffi::lua_gettop(state) {
+                0 => Some(CFrame::IDENTITY),
+                1 => raw::vector(state, 1).map(CFrame::from_position),
+                3 => Some(CFrame::from_position(Vec3::new(n(1)?, n(2)?, n(3)?))),
+                12 => {
+                    let mut c = [0.0; 12];
+                    for (i, slot) in c.iter_mut().enumerate() {
+                        *slot = n(i as c_int + 1)?;
+                    }
+                    Some(CFrame::from_components(c))
+                }
+                _ => None,
+            }
+        })
+    }
+}
+
+/// Three optional angles (nil = 0), as the Angles constructors take them.
+unsafe fn raw_angles(state: *mut ffi::lua_State) -> Option<(f32, f32, f32)> {
+    // SAFETY: type-checked reads.
+    unsafe {
+        if ffi::lua_gettop(state) > 3 {
+            return None;
+        }
+        let a = |i| raw::opt_number(state, i, 0.0).map(|x| x as f32);
+        Some((a(1)?, a(2)?, a(3)?))
+    }
+}
+
+unsafe extern "C-unwind" fn raw_angles_xyz(state: *mut ffi::lua_State) -> c_int {
+    // SAFETY: as for `raw_new`.
+    unsafe {
+        raw::dispatch_value(state, || {
+            raw_angles(state).map(|(x, y, z)| CFrame::angles_xyz(x, y, z))
+        })
+    }
+}
+
+unsafe extern "C-unwind" fn raw_angles_yxz(state: *mut ffi::lua_State) -> c_int {
+    // SAFETY: as for `raw_new`.
+    unsafe {
+        raw::dispatch_value(state, || {
+            raw_angles(state).map(|(x, y, z)| CFrame::angles_yxz(x, y, z))
+        })
     }
 }
 
@@ -229,12 +309,23 @@ fn up_arg(a: &Args, pos: usize) -> mlua::Result<Vec3> {
 
 /// Installs the `CFrame` constructor table.
 pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
+    let slow_mul = lua.create_function(|lua, (a, b): (Value, Value)| mul(lua, &a, &b))?;
+    crate::tagged::register::<CFrame>(lua, &[("__mul", raw::closure(lua, raw_mul, slow_mul)?)])?;
     let t = lua.create_table()?;
+    // The constructors every generator calls in its loop get a raw C fast path.
+    let fast: &[(&str, ffi::lua_CFunction)] = &[
+        ("new", raw_new),
+        ("Angles", raw_angles_xyz),
+        ("fromEulerAnglesXYZ", raw_angles_xyz),
+        ("fromEulerAnglesYXZ", raw_angles_yxz),
+        ("fromOrientation", raw_angles_yxz),
+    ];
     let f = |name: &'static str, func: fn(&Args) -> mlua::Result<CFrame>| -> mlua::Result<()> {
-        t.raw_set(
-            name,
-            lua.create_function(move |_, a: MultiValue| func(&Args::new(name, a)))?,
-        )
+        let slow = lua.create_function(move |_, a: MultiValue| func(&Args::new(name, a)))?;
+        match fast.iter().find(|(n, _)| *n == name) {
+            Some((_, raw_fn)) => t.raw_set(name, raw::closure(lua, *raw_fn, slow)?),
+            None => t.raw_set(name, slow),
+        }
     };
     f("new", new)?;
     f("lookAt", |a| {

@@ -1,8 +1,12 @@
 //! `Color3`: f32 RGB with the Roblox constructors (`new`, `fromRGB`, `fromHSV`, `fromHex`) and members.
 
-use mlua::{Lua, MetaMethod, MultiValue, UserData, UserDataFields, UserDataMethods, Value};
+use mlua::{Lua, MetaMethod, MultiValue, UserDataFields, UserDataMethods, Value};
 
-use crate::args::{Args, as_ud, fmt_num, impl_from_lua, no_member};
+use crate::args::{Args, as_ud, fmt_num, no_member};
+use crate::raw;
+use crate::tagged::Tagged;
+use mlua::ffi;
+use std::ffi::c_int;
 
 /// A Roblox `Color3` (f32 components, nominally 0–1).
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
@@ -15,7 +19,7 @@ pub struct Color3 {
     pub b: f32,
 }
 
-impl_from_lua!(Color3 => "Color3");
+crate::tagged::impl_tagged!(Color3);
 
 impl Color3 {
     /// A colour from 0–1 components.
@@ -127,7 +131,10 @@ impl From<Color3> for rbx_types::Color3uint8 {
     }
 }
 
-impl UserData for Color3 {
+impl Tagged for Color3 {
+    const TAG: std::ffi::c_int = crate::tagged::TAG_COLOR3;
+    const NAME: &'static str = "Color3";
+
     fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
         f.add_meta_field(MetaMethod::Type, "Color3");
         f.add_field_method_get("R", |_, c| Ok(c.r));
@@ -167,31 +174,60 @@ impl UserData for Color3 {
     }
 }
 
+/// Three optional numbers (nil = 0), as `new` and `fromRGB` take them.
+unsafe fn raw_components(state: *mut ffi::lua_State) -> Option<[f64; 3]> {
+    // SAFETY: type-checked reads.
+    unsafe {
+        if ffi::lua_gettop(state) > 3 {
+            return None;
+        }
+        let a = |i| raw::opt_number(state, i, 0.0);
+        Some([a(1)?, a(2)?, a(3)?])
+    }
+}
+
+/// `Color3.new` with plain arguments (see `raw`).
+unsafe extern "C-unwind" fn raw_new(state: *mut ffi::lua_State) -> c_int {
+    // SAFETY: type-checked reads; the result is pushed by dispatch_value.
+    unsafe {
+        raw::dispatch_value(state, || {
+            raw_components(state).map(|[r, g, b]| Color3::new(r as f32, g as f32, b as f32))
+        })
+    }
+}
+
+/// `Color3.fromRGB` with plain arguments (see `raw`).
+unsafe extern "C-unwind" fn raw_from_rgb(state: *mut ffi::lua_State) -> c_int {
+    // SAFETY: as for `raw_new`.
+    unsafe {
+        raw::dispatch_value(state, || {
+            raw_components(state).map(|[r, g, b]| Color3::from_rgb(r, g, b))
+        })
+    }
+}
+
 /// Installs the `Color3` constructor table.
 pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
+    crate::tagged::register::<Color3>(lua, &[])?;
     let t = lua.create_table()?;
-    t.raw_set(
-        "new",
-        lua.create_function(|_, a: MultiValue| {
-            let a = Args::new("new", a);
-            Ok(Color3::new(
-                a.opt_f32(1, 0.0)?,
-                a.opt_f32(2, 0.0)?,
-                a.opt_f32(3, 0.0)?,
-            ))
-        })?,
-    )?;
-    t.raw_set(
-        "fromRGB",
-        lua.create_function(|_, a: MultiValue| {
-            let a = Args::new("fromRGB", a);
-            Ok(Color3::from_rgb(
-                a.opt_number(1, 0.0)?,
-                a.opt_number(2, 0.0)?,
-                a.opt_number(3, 0.0)?,
-            ))
-        })?,
-    )?;
+    let slow = lua.create_function(|_, a: MultiValue| {
+        let a = Args::new("new", a);
+        Ok(Color3::new(
+            a.opt_f32(1, 0.0)?,
+            a.opt_f32(2, 0.0)?,
+            a.opt_f32(3, 0.0)?,
+        ))
+    })?;
+    t.raw_set("new", raw::closure(lua, raw_new, slow)?)?;
+    let slow = lua.create_function(|_, a: MultiValue| {
+        let a = Args::new("fromRGB", a);
+        Ok(Color3::from_rgb(
+            a.opt_number(1, 0.0)?,
+            a.opt_number(2, 0.0)?,
+            a.opt_number(3, 0.0)?,
+        ))
+    })?;
+    t.raw_set("fromRGB", raw::closure(lua, raw_from_rgb, slow)?)?;
     t.raw_set(
         "fromHSV",
         lua.create_function(|_, a: MultiValue| {

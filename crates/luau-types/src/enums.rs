@@ -12,6 +12,7 @@ use mlua::{
 use rbx_reflection::EnumDescriptor;
 
 use crate::args::{Args, as_ud, impl_from_lua, no_member};
+use crate::tagged::Tagged;
 
 /// The reflection database this crate reads: always the bundled one (no file or environment
 /// lookups, so every run sees the same enums).
@@ -34,7 +35,7 @@ pub struct EnumItem {
     pub value: u32,
 }
 
-impl_from_lua!(EnumItem => "EnumItem");
+crate::tagged::impl_tagged!(EnumItem);
 
 impl EnumItem {
     /// Looks up `Enum.<enum_name>.<name>`.
@@ -130,9 +131,11 @@ pub fn enum_item_value(lua: &Lua, item: EnumItem) -> mlua::Result<Value> {
     if let Some(ud) = with_cache(lua, |c| c.items.get(&key).cloned()).flatten() {
         return Ok(Value::UserData(ud));
     }
-    let ud = lua.create_userdata(item)?;
-    with_cache(lua, |c| c.items.insert(key, ud.clone()));
-    Ok(Value::UserData(ud))
+    let v = crate::tagged::to_value(lua, item)?;
+    if let Value::UserData(ud) = &v {
+        with_cache(lua, |c| c.items.insert(key, ud.clone()));
+    }
+    Ok(v)
 }
 
 /// A Roblox `Enum` object such as `Enum.Material`.
@@ -229,7 +232,10 @@ impl UserData for Enums {
     }
 }
 
-impl UserData for EnumItem {
+impl Tagged for EnumItem {
+    const TAG: std::ffi::c_int = crate::tagged::TAG_ENUM_ITEM;
+    const NAME: &'static str = "EnumItem";
+
     fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
         f.add_meta_field(MetaMethod::Type, "EnumItem");
         f.add_field_method_get("Name", |_, e| Ok(e.name));
@@ -264,5 +270,6 @@ impl UserData for EnumItem {
 pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
     // Fails only if the host holds an app-data borrow right now; items then just aren't cached.
     let _ = lua.try_set_app_data(EnumCache::default());
+    crate::tagged::register::<EnumItem>(lua, &[])?;
     lua.globals().set("Enum", Enums)
 }

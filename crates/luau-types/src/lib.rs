@@ -23,8 +23,10 @@ pub mod enums;
 pub mod extras;
 pub mod font;
 pub mod random;
+pub mod raw;
 pub mod rect;
 pub mod sequences;
+pub mod tagged;
 pub mod udim;
 mod vec_arith;
 pub mod vector2;
@@ -86,10 +88,13 @@ pub fn type_name(v: &mlua::Value) -> String {
         // Vector3 is Luau's native vector, as in Roblox.
         Value::Vector(_) => "Vector3".into(),
         Value::Buffer(_) => "buffer".into(),
-        Value::UserData(ud) => ud
-            .type_name()
-            .map(|s| s.to_string_lossy())
-            .unwrap_or_else(|_| "userdata".into()),
+        Value::UserData(ud) => match tagged::type_name(ud) {
+            Some(name) => name.into(),
+            None => ud
+                .type_name()
+                .map(|s| s.to_string_lossy())
+                .unwrap_or_else(|_| "userdata".into()),
+        },
         Value::Error(_) => "error".into(),
         // The procmodel host represents instances as light userdata (see the luau crate).
         Value::LightUserData(_) => "Instance".into(),

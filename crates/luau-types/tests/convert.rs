@@ -566,3 +566,35 @@ fn register_is_fast() {
         "register took {reg:?}"
     );
 }
+
+/// The tagged datatypes are read back from mlua values through Luau's userdata header
+/// (`procmodel_luau_types::tagged`): this pins the header layout the reader assumes, for every
+/// tagged type and against userdata that must not match (mlua's own, zero-sized proxies).
+#[test]
+fn tagged_values_read_back_through_the_userdata_header() {
+    use mlua::FromLua;
+    use procmodel_luau_types::{CFrame, Color3, EnumItem};
+    let lua = mlua::Lua::new();
+    procmodel_luau_types::register(&lua).unwrap();
+    let cf: CFrame = lua
+        .load("CFrame.new(1, 2, 3) * CFrame.Angles(0.1, 0.2, 0.3)")
+        .eval()
+        .unwrap();
+    let want = CFrame::from_position(glam::Vec3::new(1.0, 2.0, 3.0))
+        .mul(&CFrame::angles_xyz(0.1, 0.2, 0.3));
+    assert_eq!(cf, want);
+    let c: Color3 = lua.load("Color3.fromRGB(255, 0, 51)").eval().unwrap();
+    assert_eq!(c, Color3::from_rgb(255.0, 0.0, 51.0));
+    let e: EnumItem = lua.load("Enum.Material.Slate").eval().unwrap();
+    assert_eq!((e.enum_name, e.name), ("Material", "Slate"));
+    // Round trip through IntoLua and a Luau function.
+    let f: mlua::Function = lua.load("function(x) return x end").eval().unwrap();
+    assert_eq!(f.call::<CFrame>(want).unwrap(), want);
+    // Not ours: mlua userdata and a zero-sized proxy.
+    for expr in ["Vector2.new(1, 2)", "newproxy()"] {
+        let v: mlua::Value = lua.load(expr).eval().unwrap();
+        assert!(CFrame::from_lua(v.clone(), &lua).is_err(), "{expr}");
+        assert!(Color3::from_lua(v.clone(), &lua).is_err(), "{expr}");
+        assert!(EnumItem::from_lua(v, &lua).is_err(), "{expr}");
+    }
+}

@@ -276,15 +276,19 @@ pub fn new_instance(
     };
     crate::methods::count_new_instance(c)?;
     let mut builder =
-        InstanceBuilder::with_property_capacity(info.class, 7).with_name(info.class.as_str());
-    if let Some(size) = info.size {
-        builder = builder.with_property(crate::keys::KEYS.size, size);
-    }
+        InstanceBuilder::with_property_capacity(info.class, 1).with_name(info.class.as_str());
     if info.class == "ProceduralModel" {
         // A new model generates at the next frame.
         builder = builder.with_property("Dirty", true);
     }
     let r = c.dom.insert(Ref::none(), builder);
+    if let Some(size) = info.size {
+        // Parts get their Size now and typically CFrame, Color, Material, Anchored and a few
+        // more from the generator: room for 7 at once instead of growing the map twice.
+        let inst = c.dom.get_by_ref_mut(r).expect("just inserted");
+        inst.properties.reserve(7);
+        inst.properties.insert(crate::keys::KEYS.size, size.into());
+    }
     if let Some(p) = parent {
         crate::instance::set_parent(c, r, p.r)?;
     }

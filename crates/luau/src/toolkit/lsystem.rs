@@ -223,10 +223,7 @@ fn interpret(lua: &Lua, (s, opts): (Value, Value)) -> mlua::Result<Table> {
         t.raw_set("width", seg.width)?;
         t.raw_set("depth", seg.depth)?;
         t.raw_set("length", (seg.end - seg.start).length())?;
-        t.raw_set(
-            "cframe",
-            lua.create_userdata(segment_cframe(seg.start, seg.end))?,
-        )?;
+        t.raw_set("cframe", segment_cframe(seg.start, seg.end))?;
         segments.raw_set(i + 1, t)?;
     }
     let leaves = lua.create_table_with_capacity(out.leaves.len(), 0)?;
@@ -236,10 +233,10 @@ fn interpret(lua: &Lua, (s, opts): (Value, Value)) -> mlua::Result<Table> {
         t.raw_set("position", Vector3(position).value())?;
         t.raw_set(
             "cframe",
-            lua.create_userdata(CFrame {
+            CFrame {
                 position,
                 rotation: Mat3::from_quat(leaf.orientation.as_quat()),
-            })?,
+            },
         )?;
         t.raw_set("size", leaf.size)?;
         t.raw_set("depth", leaf.depth)?;

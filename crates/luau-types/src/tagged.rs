@@ -1,0 +1,464 @@
+//! Plain-data datatypes (`CFrame`, `Color3`, `EnumItem`) as Luau *tagged* userdata: the value's
+//! bytes straight in the userdata block, one metatable per tag installed in the VM
+//! (`lua_setuserdatametatable`), so creating one is a single allocation and reading one is a
+//! tag check. mlua userdata cost ~900 instructions to create and a type-id lookup to read;
+//! these are what every generated part's CFrame and Color go through.
+//!
+//! A type declares its members with mlua's own `UserDataFields`/`UserDataMethods` API
+//! ([`Tagged::add_fields`]/[`Tagged::add_methods`]); [`register`] collects them into the tag's
+//! metatable (`__index` looks fields up, then methods, then the type's `__index` fallback).
+//! [`impl_tagged!`] gives a type `FromLua` (reading the stack directly), `IntoLua` and
+//! `FromValue`.
+
+use std::collections::HashMap;
+use std::ffi::c_int;
+use std::rc::Rc;
+
+use mlua::{
+    AnyUserData, FromLua, FromLuaMulti, Function, IntoLua, IntoLuaMulti, Lua, UserDataFields,
+    UserDataMethods, Value, ffi,
+};
+
+use crate::raw::Key;
+
+/// The tags of this crate's types (mlua uses 0 and 1; the host none).
+pub const TAG_CFRAME: c_int = 64;
+pub const TAG_COLOR3: c_int = 65;
+pub const TAG_ENUM_ITEM: c_int = 66;
+
+/// A `Copy` value stored as a tagged userdata.
+pub trait Tagged: Copy + 'static {
+    /// The userdata tag (unique per type, below `LUA_UTAG_LIMIT`; mlua uses 0 and 1).
+    const TAG: c_int;
+    /// The Roblox type name (`typeof`, error messages).
+    const NAME: &'static str;
+    fn add_fields<F: UserDataFields<Self>>(_fields: &mut F) {}
+    fn add_methods<M: UserDataMethods<Self>>(_methods: &mut M) {}
+}
+
+/// The value at stack index `idx`, if it is a `T`.
+///
+/// # Safety
+/// `idx` is a valid or absent index of `state`'s stack.
+pub unsafe fn get<T: Tagged>(state: *mut ffi::lua_State, idx: c_int) -> Option<T> {
+    // SAFETY: lua_touserdatatagged returns the block of a userdata with exactly this tag
+    // (null otherwise), and only `push` makes userdata with our tags, each of `size_of::<T>()`.
+    unsafe {
+        let p = ffi::lua_touserdatatagged(state, idx, T::TAG);
+        (!p.is_null()).then(|| std::ptr::read_unaligned(p as *const T))
+    }
+}
+
+/// Pushes `v` as a new userdata. May raise a memory error (a Luau exception): call it with
+/// nothing Rust-owned that needs dropping.
+///
+/// # Safety
+/// `state` has room for one push and `T`'s metatable was installed by [`register`].
+pub unsafe fn push<T: Tagged>(state: *mut ffi::lua_State, v: T) {
+    // SAFETY: the block is `size_of::<T>()` bytes; unaligned write for any `T`.
+    unsafe {
+        let p = ffi::lua_newuserdatataggedwithmetatable(state, std::mem::size_of::<T>(), T::TAG);
+        std::ptr::write_unaligned(p as *mut T, v);
+    }
+}
+
+/// Luau's `Udata` header before the block: `tt, marked, memcat, tag: u8; len: i32;
+/// metatable: *Table` (lobject.h), so the tag is 13 bytes and the length 12 bytes before the
+/// data. A unit test checks this against the C API for every tag.
+const TAG_OFFSET: usize = 13;
+const LEN_OFFSET: usize = 12;
+
+/// The value of an mlua userdata handle, if it is a `T`.
+pub fn from_userdata<T: Tagged>(ud: &AnyUserData) -> Option<T> {
+    let p = ud.to_pointer() as *const u8;
+    // SAFETY: `to_pointer` of a userdata is its data block (lua_topointer), preceded by the
+    // Udata header described above; the length check guards the read of the value.
+    unsafe {
+        let tag = *p.sub(TAG_OFFSET);
+        let len = std::ptr::read_unaligned(p.sub(LEN_OFFSET) as *const i32);
+        (c_int::from(tag) == T::TAG && len as usize == std::mem::size_of::<T>())
+            .then(|| std::ptr::read_unaligned(p as *const T))
+    }
+}
+
+/// The Roblox type name of an mlua userdata handle holding one of this crate's tagged types.
+pub fn type_name(ud: &AnyUserData) -> Option<&'static str> {
+    let p = ud.to_pointer() as *const u8;
+    // SAFETY: as in `from_userdata`: the tag byte of the Udata header.
+    let tag = c_int::from(unsafe { *p.sub(TAG_OFFSET) });
+    match tag {
+        TAG_CFRAME => Some("CFrame"),
+        TAG_COLOR3 => Some("Color3"),
+        TAG_ENUM_ITEM => Some("EnumItem"),
+        _ => None,
+    }
+}
+
+/// `v` as a Luau value (a new userdata), with the allocation protected.
+pub fn to_value<T: Tagged>(lua: &Lua, v: T) -> mlua::Result<Value> {
+    // SAFETY: `exec_raw` runs the push under a protected call, with stack space checked.
+    unsafe { lua.exec_raw::<Value>((), |state| push(state, v)) }
+}
+
+/// `FromLua` failure naming the Roblox type.
+pub fn conversion_error(value: &Value, to: &'static str) -> mlua::Error {
+    mlua::Error::FromLuaConversionError {
+        from: value.type_name(),
+        to: to.to_string(),
+        message: Some(format!("{to} expected, got {}", crate::type_name(value))),
+    }
+}
+
+/// `value` as a `T`, or the `FromLua` error naming the Roblox type.
+pub fn from_value_or_error<T: Tagged>(value: Value) -> mlua::Result<T> {
+    match &value {
+        Value::UserData(ud) => from_userdata::<T>(ud),
+        _ => None,
+    }
+    .ok_or_else(|| conversion_error(&value, T::NAME))
+}
+
+/// Implements `FromLua` (reading the stack directly), `IntoLua` and `FromValue` for
+/// [`Tagged`] types.
+macro_rules! impl_tagged {
+    ($($ty:ty),+ $(,)?) => {
+        $(
+            impl mlua::FromLua for $ty {
+                fn from_lua(value: mlua::Value, _: &mlua::Lua) -> mlua::Result<Self> {
+                    $crate::tagged::from_value_or_error(value)
+                }
+
+                unsafe fn from_stack(
+                    idx: std::ffi::c_int,
+                    lua: &mlua::state::RawLua,
+                ) -> mlua::Result<Self> {
+                    // SAFETY: mlua passes a valid index of the running thread's stack.
+                    unsafe {
+                        match $crate::tagged::get::<$ty>(lua.state(), idx) {
+                            Some(v) => Ok(v),
+                            None => $crate::tagged::from_value_or_error(mlua::Value::from_stack(idx, lua)?),
+                        }
+                    }
+                }
+            }
+
+            impl mlua::IntoLua for $ty {
+                fn into_lua(self, lua: &mlua::Lua) -> mlua::Result<mlua::Value> {
+                    $crate::tagged::to_value(lua, self)
+                }
+            }
+
+            impl $crate::args::FromValue for $ty {
+                fn from_value(v: &mlua::Value) -> Option<Self> {
+                    match v {
+                        mlua::Value::UserData(ud) => $crate::tagged::from_userdata::<$ty>(ud),
+                        _ => None,
+                    }
+                }
+            }
+        )+
+    };
+}
+pub(crate) use impl_tagged;
+
+/// `self` of a method: the tagged value, or a Roblox-style error naming the method.
+struct SelfArg<T>(T);
+
+impl<T: Tagged> SelfArg<T> {
+    fn from_value(value: Value) -> mlua::Result<Self> {
+        match &value {
+            Value::UserData(ud) => from_userdata::<T>(ud).map(SelfArg),
+            _ => None,
+        }
+        .ok_or_else(|| {
+            mlua::Error::runtime(format!(
+                "Expected ':' not '.' calling member function ({} expected, got {})",
+                T::NAME,
+                crate::type_name(&value)
+            ))
+        })
+    }
+}
+
+impl<T: Tagged> FromLua for SelfArg<T> {
+    fn from_lua(value: Value, _: &Lua) -> mlua::Result<Self> {
+        Self::from_value(value)
+    }
+
+    unsafe fn from_stack(idx: c_int, lua: &mlua::state::RawLua) -> mlua::Result<Self> {
+        // SAFETY: mlua passes a valid index of the running thread's stack.
+        unsafe {
+            match get::<T>(lua.state(), idx) {
+                Some(v) => Ok(SelfArg(v)),
+                None => Self::from_value(Value::from_stack(idx, lua)?),
+            }
+        }
+    }
+}
+
+type Getter<T> = Box<dyn Fn(&Lua, &T) -> mlua::Result<Value>>;
+
+enum Member<T> {
+    Field(Getter<T>),
+    Value(Value),
+}
+
+/// Collects a type's members through mlua's registration API.
+struct Registry<T> {
+    lua: Lua,
+    members: HashMap<Vec<u8>, Member<T>>,
+    meta: Vec<(String, Value)>,
+    error: Option<mlua::Error>,
+}
+
+impl<T: Tagged> Registry<T> {
+    fn keep(&mut self, r: mlua::Result<()>) {
+        if let Err(e) = r
+            && self.error.is_none()
+        {
+            self.error = Some(e);
+        }
+    }
+
+    fn method_fn<M, A, R>(&self, method: M) -> mlua::Result<Function>
+    where
+        M: Fn(&Lua, &T, A) -> mlua::Result<R> + 'static,
+        A: FromLuaMulti,
+        R: IntoLuaMulti,
+    {
+        self.lua
+            .create_function(move |lua, (this, args): (SelfArg<T>, A)| method(lua, &this.0, args))
+    }
+
+    fn add_member(&mut self, name: String, m: Member<T>) {
+        self.members.insert(name.into_bytes(), m);
+    }
+}
+
+fn read_only(name: &str) -> mlua::Error {
+    mlua::Error::runtime(format!("{name} cannot be assigned to"))
+}
+
+impl<T: Tagged> UserDataFields<T> for Registry<T> {
+    fn add_field<V: IntoLua + 'static>(&mut self, name: impl Into<String>, value: V) {
+        match value.into_lua(&self.lua) {
+            Ok(v) => self.add_member(name.into(), Member::Value(v)),
+            Err(e) => self.keep(Err(e)),
+        }
+    }
+
+    fn add_field_method_get<M, R>(&mut self, name: impl Into<String>, method: M)
+    where
+        M: Fn(&Lua, &T) -> mlua::Result<R> + 'static,
+        R: IntoLua,
+    {
+        let get: Getter<T> = Box::new(move |lua, t| method(lua, t)?.into_lua(lua));
+        self.add_member(name.into(), Member::Field(get));
+    }
+
+    fn add_field_method_set<M, A>(&mut self, name: impl Into<String>, _: M)
+    where
+        M: FnMut(&Lua, &mut T, A) -> mlua::Result<()> + 'static,
+        A: FromLua,
+    {
+        self.keep(Err(read_only(&name.into())));
+    }
+
+    fn add_field_function_get<F, R>(&mut self, name: impl Into<String>, function: F)
+    where
+        F: Fn(&Lua, AnyUserData) -> mlua::Result<R> + 'static,
+        R: IntoLua,
+    {
+        let get: Getter<T> = Box::new(move |lua, t| match to_value(lua, *t)? {
+            Value::UserData(ud) => function(lua, ud)?.into_lua(lua),
+            _ => Err(mlua::Error::runtime(
+                "internal error: tagged value is not userdata",
+            )),
+        });
+        self.add_member(name.into(), Member::Field(get));
+    }
+
+    fn add_field_function_set<F, A>(&mut self, name: impl Into<String>, _: F)
+    where
+        F: FnMut(&Lua, AnyUserData, A) -> mlua::Result<()> + 'static,
+        A: FromLua,
+    {
+        self.keep(Err(read_only(&name.into())));
+    }
+
+    fn add_meta_field<V: IntoLua + 'static>(&mut self, name: impl Into<String>, value: V) {
+        match value.into_lua(&self.lua) {
+            Ok(v) => self.meta.push((name.into(), v)),
+            Err(e) => self.keep(Err(e)),
+        }
+    }
+
+    fn add_meta_field_with<F, R>(&mut self, name: impl Into<String>, f: F)
+    where
+        F: FnOnce(&Lua) -> mlua::Result<R> + 'static,
+        R: IntoLua,
+    {
+        match f(&self.lua).and_then(|v| v.into_lua(&self.lua)) {
+            Ok(v) => self.meta.push((name.into(), v)),
+            Err(e) => self.keep(Err(e)),
+        }
+    }
+}
+
+impl<T: Tagged> UserDataMethods<T> for Registry<T> {
+    fn add_method<M, A, R>(&mut self, name: impl Into<String>, method: M)
+    where
+        M: Fn(&Lua, &T, A) -> mlua::Result<R> + 'static,
+        A: FromLuaMulti,
+        R: IntoLuaMulti,
+    {
+        match self.method_fn(method) {
+            Ok(f) => self.add_member(name.into(), Member::Value(Value::Function(f))),
+            Err(e) => self.keep(Err(e)),
+        }
+    }
+
+    fn add_method_mut<M, A, R>(&mut self, name: impl Into<String>, _: M)
+    where
+        M: FnMut(&Lua, &mut T, A) -> mlua::Result<R> + 'static,
+        A: FromLuaMulti,
+        R: IntoLuaMulti,
+    {
+        // Datatypes are immutable values.
+        self.keep(Err(read_only(&name.into())));
+    }
+
+    fn add_function<F, A, R>(&mut self, name: impl Into<String>, function: F)
+    where
+        F: Fn(&Lua, A) -> mlua::Result<R> + 'static,
+        A: FromLuaMulti,
+        R: IntoLuaMulti,
+    {
+        match self.lua.create_function(function) {
+            Ok(f) => self.add_member(name.into(), Member::Value(Value::Function(f))),
+            Err(e) => self.keep(Err(e)),
+        }
+    }
+
+    fn add_function_mut<F, A, R>(&mut self, name: impl Into<String>, function: F)
+    where
+        F: FnMut(&Lua, A) -> mlua::Result<R> + 'static,
+        A: FromLuaMulti,
+        R: IntoLuaMulti,
+    {
+        match self.lua.create_function_mut(function) {
+            Ok(f) => self.add_member(name.into(), Member::Value(Value::Function(f))),
+            Err(e) => self.keep(Err(e)),
+        }
+    }
+
+    fn add_meta_method<M, A, R>(&mut self, name: impl Into<String>, method: M)
+    where
+        M: Fn(&Lua, &T, A) -> mlua::Result<R> + 'static,
+        A: FromLuaMulti,
+        R: IntoLuaMulti,
+    {
+        match self.method_fn(method) {
+            Ok(f) => self.meta.push((name.into(), Value::Function(f))),
+            Err(e) => self.keep(Err(e)),
+        }
+    }
+
+    fn add_meta_method_mut<M, A, R>(&mut self, name: impl Into<String>, _: M)
+    where
+        M: FnMut(&Lua, &mut T, A) -> mlua::Result<R> + 'static,
+        A: FromLuaMulti,
+        R: IntoLuaMulti,
+    {
+        self.keep(Err(read_only(&name.into())));
+    }
+
+    fn add_meta_function<F, A, R>(&mut self, name: impl Into<String>, function: F)
+    where
+        F: Fn(&Lua, A) -> mlua::Result<R> + 'static,
+        A: FromLuaMulti,
+        R: IntoLuaMulti,
+    {
+        match self.lua.create_function(function) {
+            Ok(f) => self.meta.push((name.into(), Value::Function(f))),
+            Err(e) => self.keep(Err(e)),
+        }
+    }
+
+    fn add_meta_function_mut<F, A, R>(&mut self, name: impl Into<String>, function: F)
+    where
+        F: FnMut(&Lua, A) -> mlua::Result<R> + 'static,
+        A: FromLuaMulti,
+        R: IntoLuaMulti,
+    {
+        match self.lua.create_function_mut(function) {
+            Ok(f) => self.meta.push((name.into(), Value::Function(f))),
+            Err(e) => self.keep(Err(e)),
+        }
+    }
+}
+
+/// Builds `T`'s metatable from its declared members and installs it for `T::TAG`. Meta
+/// entries given as raw functions in `overrides` (e.g. a raw C `__mul`) replace the declared
+/// ones of the same name.
+pub fn register<T: Tagged>(lua: &Lua, overrides: &[(&str, Function)]) -> mlua::Result<()> {
+    let mut reg = Registry::<T> {
+        lua: lua.clone(),
+        members: HashMap::new(),
+        meta: Vec::new(),
+        error: None,
+    };
+    T::add_fields(&mut reg);
+    T::add_methods(&mut reg);
+    if let Some(e) = reg.error {
+        return Err(e);
+    }
+    let mt = lua.create_table()?;
+    let mut fallback = None;
+    for (name, v) in reg.meta {
+        if name == "__index" {
+            fallback = Some(v);
+        } else {
+            mt.raw_set(name, v)?;
+        }
+    }
+    for (name, f) in overrides {
+        mt.raw_set(*name, f.clone())?;
+    }
+    let members = Rc::new(reg.members);
+    mt.raw_set(
+        "__index",
+        lua.create_function(move |lua, (this, key): (SelfArg<T>, Key)| {
+            match members.get(key.bytes()) {
+                Some(Member::Field(get)) => get(lua, &this.0),
+                Some(Member::Value(v)) => Ok(v.clone()),
+                None => match &fallback {
+                    Some(Value::Function(f)) => {
+                        f.call::<Value>((to_value(lua, this.0)?, key.text().into_owned()))
+                    }
+                    _ => Err(mlua::Error::runtime(format!(
+                        "{} is not a valid member of {}",
+                        key.text(),
+                        T::NAME
+                    ))),
+                },
+            }
+        })?,
+    )?;
+    mt.raw_set(
+        "__newindex",
+        lua.create_function(|_, (_, key): (Value, Key)| -> mlua::Result<()> {
+            Err(read_only(&key.text()))
+        })?,
+    )?;
+    if !mt.contains_key("__metatable")? {
+        mt.raw_set("__metatable", "The metatable is locked")?;
+    }
+    mt.set_readonly(true);
+    // SAFETY: the table is pushed as the one argument and taken by lua_setuserdatametatable.
+    unsafe {
+        lua.exec_raw::<()>(mt, |state| {
+            ffi::lua_setuserdatametatable(state, T::TAG);
+        })
+    }
+}
