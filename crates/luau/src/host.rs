@@ -106,6 +106,8 @@ impl Host {
             }
             Ok(VmState::Continue)
         });
+        crate::watchdog::install_fast_interrupt(&lua, watchdog.probe(), limit)
+            .map_err(HostError::vm)?;
         let mut c = Ctx::new(dom).map_err(HostError::vm)?;
         c.instance_limit = config.instance_limit;
         c.echo = config.echo_output;

@@ -102,6 +102,12 @@ impl Probe {
         self.0.expired.load(Ordering::Relaxed)
     }
 
+    /// Whether either flag is up (what the interrupt's fast path checks).
+    #[inline]
+    pub fn raised(&self) -> bool {
+        self.0.expired.load(Ordering::Relaxed) || self.0.budget_spent.load(Ordering::Relaxed)
+    }
+
     /// True once, when the frame budget has run out (the flag is cleared by reading it).
     #[inline]
     pub fn take_budget_spent(&self) -> bool {
@@ -230,5 +236,71 @@ mod tests {
             );
             std::thread::sleep(Duration::from_millis(1));
         }
+    }
+}
+
+// ----- the interrupt's fast path ---------------------------------------------------------
+//
+// Luau calls the interrupt at every loop back-edge, call and return. mlua's interrupt entry
+// costs ~150 instructions a call (its callback and error machinery), which made a tight
+// numeric loop ~10x slower than the VM itself. The fast path below reads the two watchdog
+// flags and the GC's byte count and returns; only when one of them asks for it does it hand
+// over to mlua's entry, which runs the host's callback (errors, the budget flag, the exact
+// memory check).
+
+use mlua::ffi;
+use std::ffi::c_int;
+
+/// What the fast path reads; kept in the VM's app data (stable address, freed with the VM),
+/// pointed to by the main thread's thread data.
+struct FastInterrupt {
+    probe: Probe,
+    /// The memory limit in KiB (0 = none).
+    limit_kib: usize,
+    /// mlua's interrupt entry, which calls the host's callback.
+    slow: unsafe extern "C-unwind" fn(*mut ffi::lua_State, c_int),
+}
+
+unsafe extern "C-unwind" fn fast_interrupt(state: *mut ffi::lua_State, gc: c_int) {
+    // SAFETY: the thread data of the main thread is set only by `install_fast_interrupt`, to
+    // app data that lives as long as the VM; lua_gc(COUNT) only reads a counter.
+    unsafe {
+        let data = ffi::lua_getthreaddata(ffi::lua_mainthread(state)) as *const FastInterrupt;
+        let Some(d) = data.as_ref() else { return };
+        if gc < 0
+            && (d.probe.raised()
+                || (d.limit_kib > 0
+                    && ffi::lua_gc(state, ffi::LUA_GCCOUNT, 0) as usize >= d.limit_kib))
+        {
+            (d.slow)(state, gc);
+        }
+    }
+}
+
+/// Puts the fast path in front of the interrupt callback `lua.set_interrupt` installed.
+pub fn install_fast_interrupt(
+    lua: &mlua::Lua,
+    probe: Probe,
+    memory_limit: usize,
+) -> mlua::Result<()> {
+    // SAFETY: reads and replaces the VM's interrupt hook on the main thread's callbacks, and
+    // points the main thread's data at the app data installed just before.
+    unsafe {
+        lua.exec_raw::<()>((), |state| {
+            let cb = ffi::lua_callbacks(state);
+            let Some(slow) = (*cb).interrupt else { return };
+            lua.set_app_data(FastInterrupt {
+                probe,
+                limit_kib: memory_limit >> 10,
+                slow,
+            });
+            if let Some(d) = lua.app_data_ref::<FastInterrupt>() {
+                ffi::lua_setthreaddata(
+                    ffi::lua_mainthread(state),
+                    &*d as *const FastInterrupt as *mut std::ffi::c_void,
+                );
+                (*cb).interrupt = Some(fast_interrupt);
+            }
+        })
     }
 }
