@@ -184,61 +184,6 @@ fn run(shared: &Shared) {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fires_after_deadline_and_resets_on_disarm() {
-        let wd = Watchdog::new();
-        let p = wd.probe();
-        let w = wd.handle();
-        w.arm(Duration::from_millis(5));
-        let start = Instant::now();
-        while !p.expired() {
-            assert!(
-                start.elapsed() < Duration::from_secs(10),
-                "watchdog never fired"
-            );
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        w.disarm();
-        assert!(!p.expired());
-        w.arm(Duration::from_secs(3600));
-        std::thread::sleep(Duration::from_millis(20));
-        assert!(!p.expired());
-    }
-
-    #[test]
-    fn an_earlier_deadline_after_a_later_one_still_fires() {
-        // The thread sleeps until the hour-long deadline; arming a short one must wake it.
-        let wd = Watchdog::new();
-        let p = wd.probe();
-        let w = wd.handle();
-        w.arm(Duration::from_secs(3600));
-        std::thread::sleep(Duration::from_millis(20));
-        w.arm(Duration::from_millis(5));
-        let start = Instant::now();
-        while !p.expired() {
-            assert!(start.elapsed() < Duration::from_secs(10), "never fired");
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        // A budget shorter than the pending deadline is noticed too.
-        w.disarm();
-        w.arm(Duration::from_secs(3600));
-        std::thread::sleep(Duration::from_millis(20));
-        w.set_budget(Some(Duration::from_millis(5)));
-        let start = Instant::now();
-        while !p.take_budget_spent() {
-            assert!(
-                start.elapsed() < Duration::from_secs(10),
-                "budget never spent"
-            );
-            std::thread::sleep(Duration::from_millis(1));
-        }
-    }
-}
-
 // ----- the interrupt's fast path ---------------------------------------------------------
 //
 // Luau calls the interrupt at every loop back-edge, call and return. mlua's interrupt entry
@@ -302,5 +247,60 @@ pub fn install_fast_interrupt(
                 (*cb).interrupt = Some(fast_interrupt);
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fires_after_deadline_and_resets_on_disarm() {
+        let wd = Watchdog::new();
+        let p = wd.probe();
+        let w = wd.handle();
+        w.arm(Duration::from_millis(5));
+        let start = Instant::now();
+        while !p.expired() {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "watchdog never fired"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        w.disarm();
+        assert!(!p.expired());
+        w.arm(Duration::from_secs(3600));
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(!p.expired());
+    }
+
+    #[test]
+    fn an_earlier_deadline_after_a_later_one_still_fires() {
+        // The thread sleeps until the hour-long deadline; arming a short one must wake it.
+        let wd = Watchdog::new();
+        let p = wd.probe();
+        let w = wd.handle();
+        w.arm(Duration::from_secs(3600));
+        std::thread::sleep(Duration::from_millis(20));
+        w.arm(Duration::from_millis(5));
+        let start = Instant::now();
+        while !p.expired() {
+            assert!(start.elapsed() < Duration::from_secs(10), "never fired");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // A budget shorter than the pending deadline is noticed too.
+        w.disarm();
+        w.arm(Duration::from_secs(3600));
+        std::thread::sleep(Duration::from_millis(20));
+        w.set_budget(Some(Duration::from_millis(5)));
+        let start = Instant::now();
+        while !p.take_budget_spent() {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "budget never spent"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
     }
 }
