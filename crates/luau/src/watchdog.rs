@@ -188,12 +188,14 @@ fn run(shared: &Shared) {
 //
 // Luau calls the interrupt at every loop back-edge, call and return. mlua's interrupt entry
 // costs ~150 instructions a call (its callback and error machinery), which made a tight
-// numeric loop ~10x slower than the VM itself. The fast path below reads the two watchdog
-// flags and the GC's byte count and returns; only when one of them asks for it does it hand
+// numeric loop several times slower than the VM itself. The fast path reads the two watchdog
+// flags and a "memory check due" flag and returns; only when one of them is up does it hand
 // over to mlua's entry, which runs the host's callback (errors, the budget flag, the exact
-// memory check).
+// memory check). The heap size is read at the GC's own interrupts (it steps as the heap
+// grows), where no error may be raised, and only raises the flag there.
 
 use mlua::ffi;
+use std::cell::Cell;
 use std::ffi::c_int;
 
 /// What the fast path reads; kept in the VM's app data (stable address, freed with the VM),
@@ -202,21 +204,27 @@ struct FastInterrupt {
     probe: Probe,
     /// The memory limit in KiB (0 = none).
     limit_kib: usize,
+    /// Set by a GC step that saw the heap at or over the limit.
+    memory_due: Cell<bool>,
     /// mlua's interrupt entry, which calls the host's callback.
     slow: unsafe extern "C-unwind" fn(*mut ffi::lua_State, c_int),
 }
 
 unsafe extern "C-unwind" fn fast_interrupt(state: *mut ffi::lua_State, gc: c_int) {
     // SAFETY: the thread data of the main thread is set only by `install_fast_interrupt`, to
-    // app data that lives as long as the VM; lua_gc(COUNT) only reads a counter.
+    // app data that lives as long as the VM (a VM runs on one thread at a time, so the Cell
+    // is not shared); lua_gc(COUNT) only reads a counter.
     unsafe {
         let data = ffi::lua_getthreaddata(ffi::lua_mainthread(state)) as *const FastInterrupt;
         let Some(d) = data.as_ref() else { return };
-        if gc < 0
-            && (d.probe.raised()
-                || (d.limit_kib > 0
-                    && ffi::lua_gc(state, ffi::LUA_GCCOUNT, 0) as usize >= d.limit_kib))
-        {
+        if gc >= 0 {
+            if d.limit_kib > 0 && ffi::lua_gc(state, ffi::LUA_GCCOUNT, 0) as usize >= d.limit_kib {
+                d.memory_due.set(true);
+            }
+            return;
+        }
+        if d.probe.raised() || d.memory_due.get() {
+            d.memory_due.set(false);
             (d.slow)(state, gc);
         }
     }
@@ -237,6 +245,7 @@ pub fn install_fast_interrupt(
             lua.set_app_data(FastInterrupt {
                 probe,
                 limit_kib: memory_limit >> 10,
+                memory_due: Cell::new(false),
                 slow,
             });
             if let Some(d) = lua.app_data_ref::<FastInterrupt>() {
