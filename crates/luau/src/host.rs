@@ -75,6 +75,9 @@ impl Host {
             LuaOptions::new().catch_rust_panics(true),
         )
         .map_err(HostError::vm)?;
+        // Luau's native code generator, as Roblox and Lune use it: loaded chunks are compiled to
+        // machine code where the CPU is supported (same results as the interpreter).
+        lua.enable_jit(true);
         // As in Roblox, `Vector3.new(x, y, z)` compiles to Luau's native vector constructor.
         lua.set_compiler(
             Compiler::new()
