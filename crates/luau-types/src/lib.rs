@@ -1,13 +1,15 @@
-//! Roblox datatypes bound to the Luau VM: `Vector3`, `CFrame`, `Color3`, `Enum`, `Random`, ... as
-//! `mlua` userdata with the Roblox constructors, members and operators, plus strict conversions
-//! between Lua values and `rbx_types::Variant` for property writes and attributes.
+//! Roblox datatypes bound to the Luau VM: `Vector3`, `CFrame`, `Color3`, `Enum`, `Random`, ...
+//! with the Roblox constructors, members and operators (Vector3 is Luau's native vector;
+//! CFrame, Color3 and EnumItem are tagged userdata, see [`tagged`]; the rest `mlua` userdata),
+//! plus strict conversions between Lua values and `rbx_types::Variant` for property writes and
+//! attributes, and the raw C-API callback helpers ([`raw`]) the host shares.
 //!
 //! **Architecture invariant:** this crate owns values only. It never holds an Instance or DOM
 //! tree (the host crate does, and handles `Ref`), does no I/O (the reflection database is the
 //! bundled one, never a file or environment override) and reads no clock (`Random.new()`
 //! without a seed uses the fixed [`random::DEFAULT_SEED`]).
 //!
-//! For the host: every datatype is a public newtype implementing `UserData` and `FromLua` (take
+//! For the host: every datatype is a public newtype implementing `FromLua`/`IntoLua` (take
 //! `Vector3`/`CFrame` arguments directly) with `From` both ways to its `rbx_types` value. Push
 //! EnumItems with [`enum_item_value`] (one userdata per item per VM) rather than `IntoLua`.
 //! Argument errors read like Roblox's: `invalid argument #1 to 'new' (number expected, got
