@@ -7,7 +7,7 @@
 //! A type declares its members with mlua's own `UserDataFields`/`UserDataMethods` API
 //! ([`Tagged::add_fields`]/[`Tagged::add_methods`]); [`register`] collects them into the tag's
 //! metatable (`__index` looks fields up, then methods, then the type's `__index` fallback).
-//! [`impl_tagged!`] gives a type `FromLua` (reading the stack directly), `IntoLua` and
+//! `impl_tagged!` gives a type `FromLua` (reading the stack directly), `IntoLua` and
 //! `FromValue`.
 
 use std::collections::HashMap;
