@@ -7,7 +7,7 @@ use crate::args::{Args, as_ud, bad_arg, fmt_num, no_member};
 use crate::cframe::CFrame;
 use crate::enums::EnumItem;
 use crate::raw;
-use crate::tagged::{self, Tagged};
+use crate::tagged::{self, Field, Tagged};
 use crate::vector3::{Vector3, fuzzy_eq};
 use mlua::ffi;
 use std::ffi::c_int;
@@ -170,6 +170,26 @@ impl Tagged for CFrame {
     }
 }
 
+impl tagged::FastFields for CFrame {
+    fn field(&self, key: &[u8]) -> Option<Field<CFrame>> {
+        Some(match key {
+            b"Position" | b"p" => Field::Vector(self.position),
+            b"X" => Field::Number(self.position.x.into()),
+            b"Y" => Field::Number(self.position.y.into()),
+            b"Z" => Field::Number(self.position.z.into()),
+            b"LookVector" | b"lookVector" => Field::Vector(self.look_vector()),
+            b"RightVector" | b"rightVector" | b"XVector" => Field::Vector(self.rotation.x_axis),
+            b"UpVector" | b"upVector" | b"YVector" => Field::Vector(self.rotation.y_axis),
+            b"ZVector" => Field::Vector(self.rotation.z_axis),
+            b"Rotation" => Field::This(CFrame {
+                position: Vec3::ZERO,
+                rotation: self.rotation,
+            }),
+            _ => return None,
+        })
+    }
+}
+
 /// `CFrame * CFrame` and `CFrame * Vector3` (the general path of the raw `__mul`).
 fn mul(lua: &Lua, a: &Value, b: &Value) -> mlua::Result<Value> {
     let Some(c) = as_ud::<CFrame>(a) else {
@@ -310,7 +330,11 @@ fn up_arg(a: &Args, pos: usize) -> mlua::Result<Vec3> {
 /// Installs the `CFrame` constructor table.
 pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
     let slow_mul = lua.create_function(|lua, (a, b): (Value, Value)| mul(lua, &a, &b))?;
-    crate::tagged::register::<CFrame>(lua, &[("__mul", raw::closure(lua, raw_mul, slow_mul)?)])?;
+    crate::tagged::register::<CFrame>(
+        lua,
+        &[("__mul", raw::closure(lua, raw_mul, slow_mul)?)],
+        tagged::fields_index::<CFrame>(),
+    )?;
     let t = lua.create_table()?;
     // The constructors every generator calls in its loop get a raw C fast path.
     let fast: &[(&str, ffi::lua_CFunction)] = &[

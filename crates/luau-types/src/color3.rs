@@ -174,6 +174,18 @@ impl Tagged for Color3 {
     }
 }
 
+impl crate::tagged::FastFields for Color3 {
+    fn field(&self, key: &[u8]) -> Option<crate::tagged::Field<Color3>> {
+        use crate::tagged::Field::Number;
+        Some(match key {
+            b"R" | b"r" => Number(self.r.into()),
+            b"G" | b"g" => Number(self.g.into()),
+            b"B" | b"b" => Number(self.b.into()),
+            _ => return None,
+        })
+    }
+}
+
 /// Three optional numbers (nil = 0), as `new` and `fromRGB` take them.
 unsafe fn raw_components(state: *mut ffi::lua_State) -> Option<[f64; 3]> {
     // SAFETY: type-checked reads.
@@ -208,7 +220,7 @@ unsafe extern "C-unwind" fn raw_from_rgb(state: *mut ffi::lua_State) -> c_int {
 
 /// Installs the `Color3` constructor table.
 pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
-    crate::tagged::register::<Color3>(lua, &[])?;
+    crate::tagged::register::<Color3>(lua, &[], crate::tagged::fields_index::<Color3>())?;
     let t = lua.create_table()?;
     let slow = lua.create_function(|_, a: MultiValue| {
         let a = Args::new("new", a);

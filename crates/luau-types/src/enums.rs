@@ -6,12 +6,10 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
-use mlua::{
-    AnyUserData, Lua, MetaMethod, MultiValue, UserData, UserDataFields, UserDataMethods, Value,
-};
+use mlua::{AnyUserData, Lua, MetaMethod, MultiValue, UserDataFields, UserDataMethods, Value};
 use rbx_reflection::EnumDescriptor;
 
-use crate::args::{Args, as_ud, impl_from_lua, no_member};
+use crate::args::{Args, as_ud, no_member};
 use crate::tagged::Tagged;
 
 /// The reflection database this crate reads: always the bundled one (no file or environment
@@ -152,12 +150,17 @@ fn enum_value(lua: &Lua, name: &str) -> mlua::Result<Option<Value>> {
     if let Some(ud) = with_cache(lua, |c| c.enums.get(desc.name).cloned()).flatten() {
         return Ok(Some(Value::UserData(ud)));
     }
-    let ud = lua.create_userdata(LuaEnum { name: desc.name })?;
-    with_cache(lua, |c| c.enums.insert(desc.name, ud.clone()));
-    Ok(Some(Value::UserData(ud)))
+    let v = crate::tagged::to_value(lua, LuaEnum { name: desc.name })?;
+    if let Value::UserData(ud) = &v {
+        with_cache(lua, |c| c.enums.insert(desc.name, ud.clone()));
+    }
+    Ok(Some(v))
 }
 
-impl UserData for LuaEnum {
+impl Tagged for LuaEnum {
+    const TAG: std::ffi::c_int = crate::tagged::TAG_ENUM;
+    const NAME: &'static str = "Enum";
+
     fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
         f.add_meta_field(MetaMethod::Type, "Enum");
     }
@@ -201,13 +204,18 @@ impl UserData for LuaEnum {
     }
 }
 
-impl_from_lua!(LuaEnum => "Enum");
+crate::tagged::impl_tagged!(LuaEnum);
 
 /// The global `Enum` object (typeof `Enums`).
 #[derive(Clone, Copy, Debug)]
 struct Enums;
 
-impl UserData for Enums {
+crate::tagged::impl_tagged!(Enums);
+
+impl Tagged for Enums {
+    const TAG: std::ffi::c_int = crate::tagged::TAG_ENUMS;
+    const NAME: &'static str = "Enums";
+
     fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
         f.add_meta_field(MetaMethod::Type, "Enums");
     }
@@ -229,6 +237,17 @@ impl UserData for Enums {
             let k = k.to_string_lossy();
             enum_value(lua, &k)?.ok_or_else(|| no_member(&k, "Enum"))
         });
+    }
+}
+
+impl crate::tagged::FastFields for EnumItem {
+    fn field(&self, key: &[u8]) -> Option<crate::tagged::Field<EnumItem>> {
+        use crate::tagged::Field;
+        Some(match key {
+            b"Name" => Field::Str(self.name),
+            b"Value" => Field::Number(self.value.into()),
+            _ => return None,
+        })
     }
 }
 
@@ -270,6 +289,9 @@ impl Tagged for EnumItem {
 pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
     // Fails only if the host holds an app-data borrow right now; items then just aren't cached.
     let _ = lua.try_set_app_data(EnumCache::default());
-    crate::tagged::register::<EnumItem>(lua, &[])?;
+    crate::tagged::register::<EnumItem>(lua, &[], crate::tagged::fields_index::<EnumItem>())?;
+    // `Enum` and `Enum.X` are unique objects with fixed members: lookups are memoised.
+    crate::tagged::register::<LuaEnum>(lua, &[], crate::tagged::Index::Memo)?;
+    crate::tagged::register::<Enums>(lua, &[], crate::tagged::Index::Memo)?;
     lua.globals().set("Enum", Enums)
 }

@@ -30,11 +30,26 @@ pub fn closure(
     }
 }
 
+/// [`closure`] with a second upvalue (a table the raw function reads).
+pub fn closure_with(
+    lua: &Lua,
+    f: ffi::lua_CFunction,
+    slow: mlua::Function,
+    extra: mlua::Table,
+) -> mlua::Result<mlua::Function> {
+    // SAFETY: both values are pushed as arguments and become the closure's two upvalues.
+    unsafe {
+        lua.exec_raw::<mlua::Function>((slow, extra), |state| {
+            ffi::lua_pushcclosure(state, f, 2);
+        })
+    }
+}
+
 /// Calls the closure's upvalue (the mlua function) with the whole stack as arguments.
 ///
 /// # Safety
 /// `state` is the running thread of a call of a [`closure`].
-unsafe fn call_slow(state: *mut ffi::lua_State, nresults: c_int) -> c_int {
+pub unsafe fn call_slow(state: *mut ffi::lua_State, nresults: c_int) -> c_int {
     // SAFETY: the caller's stack holds the call's arguments; upvalue 1 was set by `closure`,
     // and lua_call propagates errors by unwinding (nothing here needs dropping).
     unsafe {

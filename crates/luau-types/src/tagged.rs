@@ -25,6 +25,8 @@ use crate::raw::Key;
 pub const TAG_CFRAME: c_int = 64;
 pub const TAG_COLOR3: c_int = 65;
 pub const TAG_ENUM_ITEM: c_int = 66;
+pub const TAG_ENUM: c_int = 67;
+pub const TAG_ENUMS: c_int = 68;
 
 /// A `Copy` value stored as a tagged userdata.
 pub trait Tagged: Copy + 'static {
@@ -90,6 +92,8 @@ pub fn type_name(ud: &AnyUserData) -> Option<&'static str> {
         TAG_CFRAME => Some("CFrame"),
         TAG_COLOR3 => Some("Color3"),
         TAG_ENUM_ITEM => Some("EnumItem"),
+        TAG_ENUM => Some("Enum"),
+        TAG_ENUMS => Some("Enums"),
         _ => None,
     }
 }
@@ -398,10 +402,110 @@ impl<T: Tagged> UserDataMethods<T> for Registry<T> {
     }
 }
 
+/// A field value the raw `__index` pushes without mlua.
+pub enum Field<T> {
+    Number(f64),
+    Vector(glam::Vec3),
+    Str(&'static str),
+    This(T),
+}
+
+/// The members a type's raw `__index` answers itself (the common reads in generator loops:
+/// `cf.Position`, `color.R`, `item.Name`, ...); anything else goes to the generated one.
+pub trait FastFields: Tagged {
+    fn field(&self, key: &[u8]) -> Option<Field<Self>>;
+}
+
+/// How a type's `__index` is served.
+pub enum Index {
+    /// The generated mlua function: fields, methods, then the type's `__index` fallback.
+    Generated,
+    /// Raw: [`FastFields`], then the methods (a table lookup), then the generated function.
+    Fields(ffi::lua_CFunction),
+    /// Raw, memoised per (object, key): for objects that are unique in the VM and whose
+    /// members never change (`Enum`, `Enum.Material`), so `Enum.Material.Wood` in a loop is
+    /// two table lookups after the first time.
+    Memo,
+}
+
+/// The raw `__index` of [`Index::Fields`] for `T` (upvalues: the generated function, the
+/// methods table).
+pub fn fields_index<T: FastFields>() -> Index {
+    Index::Fields(raw_index_fields::<T>)
+}
+
+unsafe extern "C-unwind" fn raw_index_fields<T: FastFields>(state: *mut ffi::lua_State) -> c_int {
+    // SAFETY: an `__index` call (self, key); type-checked reads; the pushes allocate at most
+    // one value with nothing Rust-owned alive.
+    unsafe {
+        if ffi::lua_type(state, 2) == ffi::LUA_TSTRING
+            && let Some(v) = get::<T>(state, 1)
+        {
+            match v.field(crate::raw::string_bytes(state, 2)) {
+                Some(Field::Number(n)) => ffi::lua_pushnumber(state, n),
+                Some(Field::Vector(p)) => ffi::lua_pushvector(state, p.x, p.y, p.z),
+                Some(Field::Str(s)) => {
+                    ffi::lua_pushlstring(state, s.as_ptr() as *const std::ffi::c_char, s.len());
+                }
+                Some(Field::This(t)) => push(state, t),
+                None => {
+                    ffi::lua_pushvalue(state, 2);
+                    if ffi::lua_rawget(state, ffi::lua_upvalueindex(2)) == ffi::LUA_TNIL {
+                        ffi::lua_settop(state, 2);
+                        return crate::raw::call_slow(state, 1);
+                    }
+                }
+            }
+            return 1;
+        }
+        crate::raw::call_slow(state, 1)
+    }
+}
+
+/// The raw `__index` of [`Index::Memo`] (upvalues: the generated function, the memo table
+/// `object -> {key -> value}`). Only successful lookups are stored.
+unsafe extern "C-unwind" fn raw_index_memo(state: *mut ffi::lua_State) -> c_int {
+    // SAFETY: an `__index` call (self, key); only Luau API calls, errors unwind with nothing
+    // Rust-owned alive.
+    unsafe {
+        let memo = ffi::lua_upvalueindex(2);
+        ffi::lua_settop(state, 2);
+        ffi::lua_pushvalue(state, 1);
+        if ffi::lua_rawget(state, memo) == ffi::LUA_TTABLE {
+            ffi::lua_pushvalue(state, 2);
+            if ffi::lua_rawget(state, 3) != ffi::LUA_TNIL {
+                return 1;
+            }
+            ffi::lua_settop(state, 3);
+        } else {
+            ffi::lua_settop(state, 2);
+            ffi::lua_createtable(state, 0, 4);
+            ffi::lua_pushvalue(state, 1);
+            ffi::lua_pushvalue(state, 3);
+            ffi::lua_rawset(state, memo);
+        }
+        // Stack: self, key, inner. Ask the generated function, then remember its answer.
+        ffi::lua_pushvalue(state, ffi::lua_upvalueindex(1));
+        ffi::lua_pushvalue(state, 1);
+        ffi::lua_pushvalue(state, 2);
+        ffi::lua_call(state, 2, 1);
+        if ffi::lua_type(state, 4) != ffi::LUA_TNIL {
+            ffi::lua_pushvalue(state, 2);
+            ffi::lua_pushvalue(state, 4);
+            ffi::lua_rawset(state, 3);
+        }
+        1
+    }
+}
+
 /// Builds `T`'s metatable from its declared members and installs it for `T::TAG`. Meta
 /// entries given as raw functions in `overrides` (e.g. a raw C `__mul`) replace the declared
-/// ones of the same name.
-pub fn register<T: Tagged>(lua: &Lua, overrides: &[(&str, Function)]) -> mlua::Result<()> {
+/// ones of the same name; `index` chooses how `__index` is served.
+pub fn register<T: Tagged>(
+    lua: &Lua,
+    overrides: &[(&str, Function)],
+    index: Index,
+) -> mlua::Result<()> {
     let mut reg = Registry::<T> {
         lua: lua.clone(),
         members: HashMap::new(),
@@ -425,9 +529,14 @@ pub fn register<T: Tagged>(lua: &Lua, overrides: &[(&str, Function)]) -> mlua::R
     for (name, f) in overrides {
         mt.raw_set(*name, f.clone())?;
     }
+    let methods = lua.create_table()?;
+    for (name, m) in &reg.members {
+        if let Member::Value(v @ Value::Function(_)) = m {
+            methods.raw_set(lua.create_string(name)?, v.clone())?;
+        }
+    }
     let members = Rc::new(reg.members);
-    mt.raw_set(
-        "__index",
+    let generated =
         lua.create_function(move |lua, (this, key): (SelfArg<T>, Key)| {
             match members.get(key.bytes()) {
                 Some(Member::Field(get)) => get(lua, &this.0),
@@ -443,8 +552,15 @@ pub fn register<T: Tagged>(lua: &Lua, overrides: &[(&str, Function)]) -> mlua::R
                     ))),
                 },
             }
-        })?,
-    )?;
+        })?;
+    let index = match index {
+        Index::Generated => generated,
+        Index::Fields(f) => crate::raw::closure_with(lua, f, generated, methods)?,
+        Index::Memo => {
+            crate::raw::closure_with(lua, raw_index_memo, generated, lua.create_table()?)?
+        }
+    };
+    mt.raw_set("__index", index)?;
     mt.raw_set(
         "__newindex",
         lua.create_function(|_, (_, key): (Value, Key)| -> mlua::Result<()> {
