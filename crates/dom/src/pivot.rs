@@ -39,9 +39,27 @@ fn world_pivot_data(inst: &Instance) -> Option<Affine3A> {
 
 fn primary_part(dom: &WeakDom, inst: &Instance) -> Option<Ref> {
     match inst.properties.get(&ustr("PrimaryPart")) {
-        Some(Variant::Ref(r)) if r.is_some() && dom.get_by_ref(*r).is_some() => Some(*r),
+        Some(Variant::Ref(r)) if is_strict_descendant(dom, *r, inst.referent()) => Some(*r),
         _ => None,
     }
+}
+
+/// A Model's `PrimaryPart` as Roblox reads it: the stored part while it is a descendant of the
+/// model (destroyed or moved-out parts read nil).
+pub fn primary_part_of(dom: &WeakDom, model: Ref) -> Option<Ref> {
+    dom.get_by_ref(model)
+        .and_then(|inst| primary_part(dom, inst))
+}
+
+fn is_strict_descendant(dom: &WeakDom, r: Ref, ancestor: Ref) -> bool {
+    let mut cur = dom.get_by_ref(r).map(|i| i.parent());
+    while let Some(p) = cur.filter(|p| p.is_some()) {
+        if p == ancestor {
+            return true;
+        }
+        cur = dom.get_by_ref(p).map(|i| i.parent());
+    }
+    false
 }
 
 /// The Model's scale factor (1 when unset).

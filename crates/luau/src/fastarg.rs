@@ -206,3 +206,55 @@ pub unsafe extern "C-unwind" fn raw_instance_new(state: *mut ffi::lua_State) -> 
         })
     }
 }
+
+/// `__index(handle, key)` of instance handles: the common property reads and the methods
+/// (upvalue 2, a table) without mlua; everything else (derived properties, enums, children by
+/// name, errors) goes to the mlua function (upvalue 1).
+///
+/// # Safety
+/// Called by Luau only, as the light-userdata metatable's `__index`.
+pub unsafe extern "C-unwind" fn raw_index(state: *mut ffi::lua_State) -> c_int {
+    use crate::instance::Read;
+    // SAFETY: an `__index` call (handle, key); the read runs under catch_unwind without
+    // touching the stack, and its result is pushed afterwards (at most one allocation).
+    unsafe {
+        if ffi::lua_type(state, 1) != ffi::LUA_TLIGHTUSERDATA
+            || ffi::lua_type(state, 2) != ffi::LUA_TSTRING
+        {
+            return procmodel_luau_types::raw::call_slow(state, 1);
+        }
+        let key = string_bytes(state, 2);
+        let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let lua = mlua::Lua::get_or_init_from_ptr(state);
+            let mut c = crate::context::ctx(lua).ok()?;
+            crate::instance::read_direct(&mut c, &handle(state, 1), key)
+                .ok()
+                .flatten()
+        }));
+        match read {
+            Ok(Some(Read::Nil)) => ffi::lua_pushnil(state),
+            Ok(Some(Read::Bool(b))) => ffi::lua_pushboolean(state, b as c_int),
+            Ok(Some(Read::Number(n))) => ffi::lua_pushnumber(state, n),
+            Ok(Some(Read::Str(s))) => {
+                // A memory error while copying would unwind past `s` and leak it (no more).
+                let s = std::mem::ManuallyDrop::new(s);
+                ffi::lua_pushlstring(state, s.as_ptr() as *const std::ffi::c_char, s.len());
+                drop(std::mem::ManuallyDrop::into_inner(s));
+            }
+            Ok(Some(Read::Vector(v))) => ffi::lua_pushvector(state, v.x, v.y, v.z),
+            Ok(Some(Read::CFrame(cf))) => tagged::push(state, cf),
+            Ok(Some(Read::Color3(c3))) => tagged::push(state, c3),
+            Ok(Some(Read::Handle(p))) => ffi::lua_pushlightuserdata(state, p),
+            Ok(Some(Read::Method)) => {
+                ffi::lua_pushvalue(state, 2);
+                if ffi::lua_rawget(state, ffi::lua_upvalueindex(2)) == ffi::LUA_TNIL {
+                    ffi::lua_settop(state, 2);
+                    return procmodel_luau_types::raw::call_slow(state, 1);
+                }
+            }
+            // Errors and the general cases: the mlua function says what is wrong.
+            Ok(None) | Err(_) => return procmodel_luau_types::raw::call_slow(state, 1),
+        }
+        1
+    }
+}

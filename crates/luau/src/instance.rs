@@ -58,11 +58,21 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
     crate::methods::add(&mut table);
     let methods = table.finish()?;
     let meta = lua.create_table()?;
+    let method_table = lua.create_table()?;
+    for (name, f) in &methods {
+        method_table.raw_set(lua.create_string(name)?, f.clone())?;
+    }
+    let slow = lua.create_function(move |lua, (h, key): (Value, Key)| {
+        index(lua, &h, key.bytes(), &methods)
+    })?;
     meta.raw_set(
         "__index",
-        lua.create_function(move |lua, (h, key): (Value, Key)| {
-            index(lua, &h, key.bytes(), &methods)
-        })?,
+        procmodel_luau_types::raw::closure_with(
+            lua,
+            crate::fastarg::raw_index,
+            slow,
+            method_table,
+        )?,
     )?;
     let slow = lua.create_function(|lua, (h, key, value): (Value, Key, FastValue)| {
         newindex_fast(lua, &h, key.bytes(), value)
@@ -181,6 +191,13 @@ fn index(
                     None => fallback(data_type).unwrap_or(Variant::Bool(false)),
                 },
             };
+            if *k == crate::keys::KEYS.primary_part {
+                // Roblox reads PrimaryPart as nil once the part is no longer a descendant.
+                return match procmodel_dom::primary_part_of(&c.dom, this.r) {
+                    Some(r) => c.push(r),
+                    None => Ok(Value::Nil),
+                };
+            }
             if let Variant::Ref(r) = value {
                 if r.is_some() && c.dom.get_by_ref(r).is_some() {
                     return c.push(r);
@@ -214,6 +231,77 @@ fn index(
             Err(not_member(c, this, &key()))
         }
     }
+}
+
+/// A property read answered without a Luau value: what the raw `__index` pushes.
+pub enum Read {
+    Nil,
+    Bool(bool),
+    Number(f64),
+    Str(String),
+    Vector(Vec3),
+    CFrame(procmodel_luau_types::CFrame),
+    Color3(procmodel_luau_types::Color3),
+    /// An instance handle (light userdata pointer value).
+    Handle(*mut std::ffi::c_void),
+    /// Not a property: look among the methods, then take the general path.
+    Method,
+}
+
+/// The common property reads (stored values of plain types, Name, Parent, Position) with no
+/// Lua state; None means "take the general path" (derived properties, enums, errors...).
+pub fn read_direct(c: &mut Ctx, h: &Value, key_bytes: &[u8]) -> mlua::Result<Option<Read>> {
+    let this = c.instance(h).ok_or_else(stale)?;
+    let prop = c.props.get(this.class, key_bytes);
+    let Some(inst) = c.dom.get_by_ref(this.r) else {
+        return Err(stale());
+    };
+    let handle = |c: &mut Ctx, r: Ref| -> mlua::Result<Read> {
+        if r.is_none() || c.dom.get_by_ref(r).is_none() {
+            return Ok(Read::Nil);
+        }
+        match c.push(r)? {
+            Value::LightUserData(p) => Ok(Read::Handle(p.0)),
+            _ => Err(mlua::Error::runtime("internal error: no handle")),
+        }
+    };
+    Ok(Some(match &*prop {
+        Prop::Name => Read::Str(inst.name.clone()),
+        Prop::Parent => {
+            let p = inst.parent();
+            return handle(c, p).map(Some);
+        }
+        Prop::Position => Read::Vector(procmodel_dom::part_cframe(inst).translation.into()),
+        Prop::Stored {
+            key: k,
+            default,
+            readable: true,
+            ..
+        } => {
+            let value = match inst.properties.get(k) {
+                Some(v) => v,
+                None => match default {
+                    Some(v) => *v,
+                    None => return Ok(None),
+                },
+            };
+            match value {
+                Variant::Bool(b) => Read::Bool(*b),
+                Variant::Float32(n) => Read::Number(*n as f64),
+                Variant::Float64(n) => Read::Number(*n),
+                Variant::Int32(n) => Read::Number(*n as f64),
+                Variant::Int64(n) => Read::Number(*n as f64),
+                Variant::String(s) => Read::Str(s.clone()),
+                Variant::Vector3(v) => Read::Vector(Vec3::new(v.x, v.y, v.z)),
+                Variant::CFrame(cf) => Read::CFrame((*cf).into()),
+                Variant::Color3(c3) => Read::Color3((*c3).into()),
+                // References keep their rules (PrimaryPart) in one place: the general path.
+                _ => return Ok(None),
+            }
+        }
+        Prop::Missing => Read::Method,
+        _ => return Ok(None),
+    }))
 }
 
 fn read_stored(
