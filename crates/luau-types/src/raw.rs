@@ -148,7 +148,8 @@ pub unsafe fn opt_number(state: *mut ffi::lua_State, idx: c_int, default: f64) -
     unsafe {
         match ffi::lua_type(state, idx) {
             ffi::LUA_TNIL | ffi::LUA_TNONE => Some(default),
-            _ => number(state, idx),
+            ffi::LUA_TNUMBER => Some(ffi::lua_tonumber(state, idx)),
+            _ => None,
         }
     }
 }

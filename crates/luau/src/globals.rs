@@ -275,8 +275,8 @@ pub fn new_instance(
         )));
     };
     crate::methods::count_new_instance(c)?;
-    let mut builder =
-        InstanceBuilder::with_property_capacity(info.class, 1).with_name(info.class.as_str());
+    // The builder names the instance after its class, as Roblox does.
+    let mut builder = InstanceBuilder::new(info.class);
     if info.class == "ProceduralModel" {
         // A new model generates at the next frame.
         builder = builder.with_property("Dirty", true);
