@@ -222,23 +222,20 @@ unsafe extern "C-unwind" fn raw_from_rgb(state: *mut ffi::lua_State) -> c_int {
 pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
     crate::tagged::register::<Color3>(lua, &[], crate::tagged::fields_index::<Color3>())?;
     let t = lua.create_table()?;
-    let slow = lua.create_function(|_, a: MultiValue| {
-        let a = Args::new("new", a);
-        Ok(Color3::new(
-            a.opt_f32(1, 0.0)?,
-            a.opt_f32(2, 0.0)?,
-            a.opt_f32(3, 0.0)?,
-        ))
-    })?;
+    // new and fromRGB: three optional numbers (nil = 0); raw fast path, mlua for errors.
+    let components = |name: &'static str, make: fn([f64; 3]) -> Color3| {
+        lua.create_function(move |_, a: MultiValue| {
+            let a = Args::new(name, a);
+            Ok(make([
+                a.opt_number(1, 0.0)?,
+                a.opt_number(2, 0.0)?,
+                a.opt_number(3, 0.0)?,
+            ]))
+        })
+    };
+    let slow = components("new", |[r, g, b]| Color3::new(r as f32, g as f32, b as f32))?;
     t.raw_set("new", raw::closure(lua, raw_new, slow)?)?;
-    let slow = lua.create_function(|_, a: MultiValue| {
-        let a = Args::new("fromRGB", a);
-        Ok(Color3::from_rgb(
-            a.opt_number(1, 0.0)?,
-            a.opt_number(2, 0.0)?,
-            a.opt_number(3, 0.0)?,
-        ))
-    })?;
+    let slow = components("fromRGB", |[r, g, b]| Color3::from_rgb(r, g, b))?;
     t.raw_set("fromRGB", raw::closure(lua, raw_from_rgb, slow)?)?;
     t.raw_set(
         "fromHSV",

@@ -237,6 +237,22 @@ impl<T: Tagged> Registry<T> {
     fn add_member(&mut self, name: String, m: Member<T>) {
         self.members.insert(name.into_bytes(), m);
     }
+
+    /// Records a method (or the first error).
+    fn method(&mut self, name: impl Into<String>, f: mlua::Result<Function>) {
+        match f {
+            Ok(f) => self.add_member(name.into(), Member::Value(Value::Function(f))),
+            Err(e) => self.keep(Err(e)),
+        }
+    }
+
+    /// Records a metatable entry (or the first error).
+    fn meta_entry(&mut self, name: impl Into<String>, v: mlua::Result<Value>) {
+        match v {
+            Ok(v) => self.meta.push((name.into(), v)),
+            Err(e) => self.keep(Err(e)),
+        }
+    }
 }
 
 fn read_only(name: &str) -> mlua::Error {
@@ -291,10 +307,8 @@ impl<T: Tagged> UserDataFields<T> for Registry<T> {
     }
 
     fn add_meta_field<V: IntoLua + 'static>(&mut self, name: impl Into<String>, value: V) {
-        match value.into_lua(&self.lua) {
-            Ok(v) => self.meta.push((name.into(), v)),
-            Err(e) => self.keep(Err(e)),
-        }
+        let v = value.into_lua(&self.lua);
+        self.meta_entry(name, v);
     }
 
     fn add_meta_field_with<F, R>(&mut self, name: impl Into<String>, f: F)
@@ -302,10 +316,8 @@ impl<T: Tagged> UserDataFields<T> for Registry<T> {
         F: FnOnce(&Lua) -> mlua::Result<R> + 'static,
         R: IntoLua,
     {
-        match f(&self.lua).and_then(|v| v.into_lua(&self.lua)) {
-            Ok(v) => self.meta.push((name.into(), v)),
-            Err(e) => self.keep(Err(e)),
-        }
+        let v = f(&self.lua).and_then(|v| v.into_lua(&self.lua));
+        self.meta_entry(name, v);
     }
 }
 
@@ -316,10 +328,8 @@ impl<T: Tagged> UserDataMethods<T> for Registry<T> {
         A: FromLuaMulti,
         R: IntoLuaMulti,
     {
-        match self.method_fn(method) {
-            Ok(f) => self.add_member(name.into(), Member::Value(Value::Function(f))),
-            Err(e) => self.keep(Err(e)),
-        }
+        let f = self.method_fn(method);
+        self.method(name, f);
     }
 
     fn add_method_mut<M, A, R>(&mut self, name: impl Into<String>, _: M)
@@ -338,10 +348,8 @@ impl<T: Tagged> UserDataMethods<T> for Registry<T> {
         A: FromLuaMulti,
         R: IntoLuaMulti,
     {
-        match self.lua.create_function(function) {
-            Ok(f) => self.add_member(name.into(), Member::Value(Value::Function(f))),
-            Err(e) => self.keep(Err(e)),
-        }
+        let f = self.lua.create_function(function);
+        self.method(name, f);
     }
 
     fn add_function_mut<F, A, R>(&mut self, name: impl Into<String>, function: F)
@@ -350,10 +358,8 @@ impl<T: Tagged> UserDataMethods<T> for Registry<T> {
         A: FromLuaMulti,
         R: IntoLuaMulti,
     {
-        match self.lua.create_function_mut(function) {
-            Ok(f) => self.add_member(name.into(), Member::Value(Value::Function(f))),
-            Err(e) => self.keep(Err(e)),
-        }
+        let f = self.lua.create_function_mut(function);
+        self.method(name, f);
     }
 
     fn add_meta_method<M, A, R>(&mut self, name: impl Into<String>, method: M)
@@ -362,10 +368,8 @@ impl<T: Tagged> UserDataMethods<T> for Registry<T> {
         A: FromLuaMulti,
         R: IntoLuaMulti,
     {
-        match self.method_fn(method) {
-            Ok(f) => self.meta.push((name.into(), Value::Function(f))),
-            Err(e) => self.keep(Err(e)),
-        }
+        let f = self.method_fn(method).map(Value::Function);
+        self.meta_entry(name, f);
     }
 
     fn add_meta_method_mut<M, A, R>(&mut self, name: impl Into<String>, _: M)
@@ -383,10 +387,8 @@ impl<T: Tagged> UserDataMethods<T> for Registry<T> {
         A: FromLuaMulti,
         R: IntoLuaMulti,
     {
-        match self.lua.create_function(function) {
-            Ok(f) => self.meta.push((name.into(), Value::Function(f))),
-            Err(e) => self.keep(Err(e)),
-        }
+        let f = self.lua.create_function(function).map(Value::Function);
+        self.meta_entry(name, f);
     }
 
     fn add_meta_function_mut<F, A, R>(&mut self, name: impl Into<String>, function: F)
@@ -395,10 +397,8 @@ impl<T: Tagged> UserDataMethods<T> for Registry<T> {
         A: FromLuaMulti,
         R: IntoLuaMulti,
     {
-        match self.lua.create_function_mut(function) {
-            Ok(f) => self.meta.push((name.into(), Value::Function(f))),
-            Err(e) => self.keep(Err(e)),
-        }
+        let f = self.lua.create_function_mut(function).map(Value::Function);
+        self.meta_entry(name, f);
     }
 }
 
