@@ -312,13 +312,16 @@ pub(crate) fn s3_skew_parts<S: Simd>(x: S::F, y: S::F, z: S::F) -> (S::F, S::F) 
 /// spherical 5-designs, so every moment up to the fifth is the sphere's — the twelve cube
 /// edges match only up to the third), unit length, times the output scale, split by axis
 /// (one in-register permute per component on AVX-512); row 3 is `−(gx + gy + gz)/2`, the
-/// gradient's dot product with the last corner's extra offset. `tests/isotropy.rs` measures
-/// the resulting texture against the twelve-edge and four-gradient kernels.
+/// gradient's dot product with the last corner's extra offset. The set is antipodal and
+/// ordered so that entry `e + 16` is entry `e` negated, which lets a level look up 16
+/// entries and flip the sign by bit 4 ([`dot3`]). `tests/isotropy.rs` measures the
+/// resulting texture against the twelve-edge and four-gradient kernels.
 static S3_G: [[f32; 32]; 4] = s3_gradients();
 
 const fn s3_gradients() -> [[f32; 32]; 4] {
     // Unit vectors: (0, ±a, ±b) icosahedron, (±c, ±c, ±c) cube, (0, ±d, ±e) dodecahedron,
     // each with its two cyclic rotations; a = 1/√(1+φ²), b = φa, c = 1/√3, e = φ/√3, d = e/φ².
+    // Entries 0..16 have a positive first non-zero coordinate; 16..32 are their negations.
     const A: f32 = 0.525_731_1;
     const B: f32 = 0.850_650_8;
     const C: f32 = 0.577_350_26;
@@ -327,36 +330,32 @@ const fn s3_gradients() -> [[f32; 32]; 4] {
     let mut g = [[0.0f32; 32]; 4];
     let mut n = 0;
     let mut s = 0;
-    while s < 4 {
-        let (sa, sb) = (
-            if s & 2 == 0 { 1.0 } else { -1.0 },
-            if s & 1 == 0 { 1.0 } else { -1.0 },
-        );
+    while s < 2 {
+        let sb = if s == 0 { 1.0 } else { -1.0 };
         let mut rot = 0;
         while rot < 3 {
-            g[rot][n] = 0.0;
-            g[(rot + 1) % 3][n] = sa * A;
+            g[(rot + 1) % 3][n] = A;
             g[(rot + 2) % 3][n] = sb * B;
-            g[rot][n + 20] = 0.0;
-            g[(rot + 1) % 3][n + 20] = sa * E;
-            g[(rot + 2) % 3][n + 20] = sb * D;
+            g[(rot + 1) % 3][n + 10] = E;
+            g[(rot + 2) % 3][n + 10] = sb * D;
             n += 1;
             rot += 1;
         }
         s += 1;
     }
     let mut c = 0;
-    while c < 8 {
-        g[0][12 + c] = if c & 4 == 0 { C } else { -C };
-        g[1][12 + c] = if c & 2 == 0 { C } else { -C };
-        g[2][12 + c] = if c & 1 == 0 { C } else { -C };
+    while c < 4 {
+        g[0][6 + c] = C;
+        g[1][6 + c] = if c & 2 == 0 { C } else { -C };
+        g[2][6 + c] = if c & 1 == 0 { C } else { -C };
         c += 1;
     }
     let mut a = 0;
     while a < 3 {
         let mut k = 0;
-        while k < 32 {
+        while k < 16 {
             g[a][k] *= SIMPLEX3_SCALE;
+            g[a][k + 16] = -g[a][k];
             k += 1;
         }
         a += 1;
@@ -368,6 +367,21 @@ const fn s3_gradients() -> [[f32; 32]; 4] {
     }
     g
 }
+
+/// The first half of each row of [`S3_G`] (the other half is its negation).
+static S3_G16: [[f32; 16]; 4] = {
+    let mut h = [[0.0f32; 16]; 4];
+    let mut a = 0;
+    while a < 4 {
+        let mut k = 0;
+        while k < 16 {
+            h[a][k] = S3_G[a][k];
+            k += 1;
+        }
+        a += 1;
+    }
+    h
+};
 
 /// [`simplex3`]'s hash multipliers (odd) and offset for `seed`: the corner hash is
 /// `H = i·a + j·b + k·c + e` (wrapping), the gradient index the top five bits of `H²`.
@@ -459,15 +473,16 @@ pub(crate) fn s3_corners<S: Simd>(seed: i32, c: &S3Cell<S>) -> S::F {
     // `g·d3 = g·d0 − Σg/2` (the fourth table row).
     let r3 = r0 + (t * S::f(3.0) - S::f(0.75));
     let h = corner_index::<S>(hb + S::i(pa.wrapping_add(pb).wrapping_add(pc)));
-    let g = dot3::<S>(h, x0, y0, z0) + S::lut32(&S3_G[3], h);
-    n + pow4_pos::<S>(r3) * g
+    let g = dot3::<S, true>(h, x0, y0, z0);
+    // `+ 0` maps a −0 sum to +0, so both forms of `dot3` give the same bits.
+    (n + pow4_pos::<S>(r3) * g) + S::f(0.0)
 }
 
 /// One corner of [`simplex3`]: `max(r, 0)⁴ · (g·d)` with `r = 0.5 − |d|²` and `g` the
 /// (pre-scaled) gradient of the corner hash `hh`.
 #[inline(always)]
 fn corner3<S: Simd>(hh: S::I, r: S::F, x: S::F, y: S::F, z: S::F) -> S::F {
-    pow4_pos::<S>(r) * dot3::<S>(corner_index::<S>(hh), x, y, z)
+    pow4_pos::<S>(r) * dot3::<S, false>(corner_index::<S>(hh), x, y, z)
 }
 
 /// The gradient index of a corner hash `H`: the top five bits of `H²`.
@@ -476,10 +491,22 @@ fn corner_index<S: Simd>(hh: S::I) -> S::I {
     S::shr(hh * hh, 27)
 }
 
-/// `g·(x, y, z)` for gradient `h` of [`S3_G`].
+/// `g·(x, y, z)` (plus row 3 of [`S3_G`] if `ROW3`) for gradient `h`: 32-entry lookups, or
+/// on levels where those are dear ([`Simd::SPLIT_LUT32`]) 16-entry lookups and the sign of
+/// the result flipped by bit 4 of `h`. The two agree except for the sign of an exact zero
+/// (`−(a + b)` against `(−a) + (−b)`), which [`simplex3`]'s final `+ 0` erases: a zero term
+/// cannot change a non-zero sum, and a zero sum becomes `+0` either way.
 #[inline(always)]
-fn dot3<S: Simd>(h: S::I, x: S::F, y: S::F, z: S::F) -> S::F {
-    (S::lut32(&S3_G[0], h) * x + S::lut32(&S3_G[1], h) * y) + S::lut32(&S3_G[2], h) * z
+fn dot3<S: Simd, const ROW3: bool>(h: S::I, x: S::F, y: S::F, z: S::F) -> S::F {
+    if S::SPLIT_LUT32 {
+        let t = &S3_G16;
+        let d = (S::lut16(&t[0], h) * x + S::lut16(&t[1], h) * y) + S::lut16(&t[2], h) * z;
+        let d = if ROW3 { d + S::lut16(&t[3], h) } else { d };
+        return S::from_bits(S::bits(d) ^ (S::shl(h, 27) & S::i(i32::MIN)));
+    }
+    let t = &S3_G;
+    let d = (S::lut32(&t[0], h) * x + S::lut32(&t[1], h) * y) + S::lut32(&t[2], h) * z;
+    if ROW3 { d + S::lut32(&t[3], h) } else { d }
 }
 
 /// 3D OpenSimplex2 (fast variant): two offset cubic lattices forming a BCC lattice, four

@@ -16,6 +16,9 @@ use core::ops::{Add, BitAnd, BitOr, BitXor, Mul, Sub};
 /// - integer arithmetic wraps.
 pub(crate) trait Simd: Copy {
     const LANES: usize;
+    /// Whether [`Simd::lut32`] costs much more than [`Simd::lut16`] here, so a kernel with an
+    /// antipodal table should look up 16 entries and flip signs instead.
+    const SPLIT_LUT32: bool = false;
     type F: Copy + Add<Output = Self::F> + Sub<Output = Self::F> + Mul<Output = Self::F>;
     type I: Copy
         + Add<Output = Self::I>
@@ -261,6 +264,7 @@ pair_op!(BitXor, bitxor);
 
 impl<S: Simd> Simd for X2<S> {
     const LANES: usize = 2 * S::LANES;
+    const SPLIT_LUT32: bool = S::SPLIT_LUT32;
     type F = P<S::F>;
     type I = P<S::I>;
     type M = P<S::M>;

@@ -237,6 +237,8 @@ pub(crate) struct Avx2;
 
 impl Simd for Avx2 {
     const LANES: usize = 8;
+    /// `lut32` is four permutes and three blends here, `lut16` two and one.
+    const SPLIT_LUT32: bool = true;
     type F = F8;
     type I = I8;
     type M = __m256;
