@@ -199,6 +199,16 @@ fn rows3_with<S: Simd>(
     }
 }
 
+/// The y/z parts of the skew of row `idx` of `g`: `b`, `y + b` and `z + b`.
+#[inline(always)]
+fn s3_row<S: Simd>(g: &Grid3, idx: usize, fr: S::F) -> (S::F, S::F, S::F) {
+    let (j, k) = (idx % g.size[1], idx / g.size[1]);
+    let y = S::f(g.origin[1] + (j as f32) * g.step[1]) * fr;
+    let z = S::f(g.origin[2] + (k as f32) * g.step[2]) * fr;
+    let (_, b) = kernels::s3_skew_parts::<S>(S::f(0.0), y, z);
+    (b, y + b, z + b)
+}
+
 /// [`rows3_with`] for a single octave of [`kernels::simplex3`] at frequency `fr`: the x parts
 /// of its skew are computed once per call and the y/z parts once per row, so a vector costs
 /// three adds before [`kernels::simplex3_skewed`] (the same operations, so the same values).
@@ -213,25 +223,31 @@ fn rows3_simplex<S: Simd>(seed: i32, fr: S::F, g: &Grid3, first: usize, out: &mu
             (x + xa, xa)
         })
         .collect();
-    for (r, line) in out.chunks_mut(g.size[0]).enumerate() {
-        let idx = first + r;
-        let (j, k) = (idx % g.size[1], idx / g.size[1]);
-        let y = S::f(g.origin[1] + (j as f32) * g.step[1]) * fr;
-        let z = S::f(g.origin[2] + (k as f32) * g.step[2]) * fr;
-        let (_, b) = kernels::s3_skew_parts::<S>(zero, y, z);
-        let (yb, zb) = (y + b, z + b);
-        // Software-pipelined: the cell of vector v + 1 is computed before the corners of
-        // vector v, so the serial head of one (floor, unskew, ranking, hash) overlaps the
-        // corner work of the other instead of waiting behind it.
-        let (xx, xa) = parts[0];
-        let mut next = kernels::s3_cell::<S>(seed, xx + b, yb + xa, zb + xa);
-        for v in 0..parts.len() {
-            let c = next;
-            if let Some(&(xx, xa)) = parts.get(v + 1) {
-                next = kernels::s3_cell::<S>(seed, xx + b, yb + xa, zb + xa);
+    // Software-pipelined across the whole call (rows included): the cell of the next vector
+    // is computed before the corners of this one, so the serial head of one (floor, unskew,
+    // hash) overlaps the corner work of the other instead of waiting behind it.
+    let (nx, nv) = (g.size[0], parts.len());
+    let rows = out.len() / nx;
+    let (mut b, mut yb, mut zb) = s3_row::<S>(g, first, fr);
+    let (xx, xa) = parts[0];
+    let mut next = kernels::s3_cell::<S>(seed, xx + b, yb + xa, zb + xa);
+    let (mut r, mut v) = (0, 0);
+    while r < rows {
+        let c = next;
+        let (r1, v1) = if v + 1 < nv { (r, v + 1) } else { (r + 1, 0) };
+        if r1 < rows {
+            if v1 == 0 {
+                (b, yb, zb) = s3_row::<S>(g, first + r1, fr);
             }
-            put::<S>(kernels::s3_corners::<S>(seed, &c), line, v * S::LANES);
+            let (xx, xa) = parts[v1];
+            next = kernels::s3_cell::<S>(seed, xx + b, yb + xa, zb + xa);
         }
+        put::<S>(
+            kernels::s3_corners::<S>(seed, &c),
+            &mut out[r * nx..(r + 1) * nx],
+            v * S::LANES,
+        );
+        (r, v) = (r1, v1);
     }
 }
 
