@@ -12,7 +12,9 @@ pub enum Basis {
     /// Luau `math.noise` improved Perlin; seed 0 uses Luau's permutation, other seeds a
     /// shuffled one. Range [-1, 1]; 0 at integer lattice points; period 256 on every axis.
     Perlin,
-    /// Classic simplex noise (hash gradients). Range [-1, 1].
+    /// Simplex noise with hashed gradients: in 2D the classic eight (±1, ±2) gradients; in 3D
+    /// 32 evenly spread unit gradients (more isotropic than the classic twelve cube edges) and
+    /// the `max(0.5 − d², 0)⁴` falloff. Range [-1, 1].
     Simplex,
     /// OpenSimplex2, fast variant. Range [-1, 1].
     OpenSimplex2,

@@ -199,6 +199,58 @@ fn rows3_with<S: Simd>(
     }
 }
 
+/// The y/z parts of the skew of row `idx` of `g`: `b`, `y + b` and `z + b`.
+#[inline(always)]
+fn s3_row<S: Simd>(g: &Grid3, idx: usize, fr: S::F) -> (S::F, S::F, S::F) {
+    let (j, k) = (idx % g.size[1], idx / g.size[1]);
+    let y = S::f(g.origin[1] + (j as f32) * g.step[1]) * fr;
+    let z = S::f(g.origin[2] + (k as f32) * g.step[2]) * fr;
+    let (_, b) = kernels::s3_skew_parts::<S>(S::f(0.0), y, z);
+    (b, y + b, z + b)
+}
+
+/// [`rows3_with`] for a single octave of [`kernels::simplex3`] at frequency `fr`: the x parts
+/// of its skew are computed once per call and the y/z parts once per row, so a vector costs
+/// three adds before [`kernels::simplex3_skewed`] (the same operations, so the same values).
+#[cfg_attr(debug_assertions, inline(never))]
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn rows3_simplex<S: Simd>(seed: i32, fr: S::F, g: &Grid3, first: usize, out: &mut [f32]) {
+    let zero = S::f(0.0);
+    let parts: Vec<(S::F, S::F)> = row_xs::<S>(g.origin[0], g.step[0], g.size[0], |v| v * fr)
+        .into_iter()
+        .map(|x| {
+            let (xa, _) = kernels::s3_skew_parts::<S>(x, zero, zero);
+            (x + xa, xa)
+        })
+        .collect();
+    // Software-pipelined across the whole call (rows included): the cell of the next vector
+    // is computed before the corners of this one, so the serial head of one (floor, unskew,
+    // hash) overlaps the corner work of the other instead of waiting behind it.
+    let (nx, nv) = (g.size[0], parts.len());
+    let rows = out.len() / nx;
+    let (mut b, mut yb, mut zb) = s3_row::<S>(g, first, fr);
+    let (xx, xa) = parts[0];
+    let mut next = kernels::s3_cell::<S>(seed, xx + b, yb + xa, zb + xa);
+    let (mut r, mut v) = (0, 0);
+    while r < rows {
+        let c = next;
+        let (r1, v1) = if v + 1 < nv { (r, v + 1) } else { (r + 1, 0) };
+        if r1 < rows {
+            if v1 == 0 {
+                (b, yb, zb) = s3_row::<S>(g, first + r1, fr);
+            }
+            let (xx, xa) = parts[v1];
+            next = kernels::s3_cell::<S>(seed, xx + b, yb + xa, zb + xa);
+        }
+        put::<S>(
+            kernels::s3_corners::<S>(seed, &c),
+            &mut out[r * nx..(r + 1) * nx],
+            v * S::LANES,
+        );
+        (r, v) = (r1, v1);
+    }
+}
+
 /// Rows `first..` of a 2D grid, `S` lanes per step. A single unwarped octave (the common
 /// case) gets a loop of its own per basis with the coordinates scaled by the frequency once
 /// per row; the values are those of [`eval2`] (same operations in the same order).
@@ -267,17 +319,7 @@ fn rows3<S: Simd, S3: Simd>(n: &Noise, g: &Grid3, first: usize, out: &mut [f32])
                 );
             }
             Basis::Simplex => {
-                let sd = o.seed;
-                let fr = S3::f(n.cfg.frequency);
-                return rows3_with::<S3>(
-                    g,
-                    first,
-                    out,
-                    #[inline(always)]
-                    |v| v * fr,
-                    #[inline(always)]
-                    |x, y, z| kernels::simplex3::<S3>(sd, x, y, z),
-                );
+                return rows3_simplex::<S3>(o.seed, S3::f(n.cfg.frequency), g, first, out);
             }
             _ => {}
         }
@@ -317,7 +359,7 @@ mod entry {
     }
     #[target_feature(enable = "avx2")]
     pub(super) fn rows3_avx2(n: &Noise, g: &Grid3, first: usize, out: &mut [f32]) {
-        rows3::<Four<Avx2>, Four<Avx2>>(n, g, first, out);
+        rows3::<Four<Avx2>, Two<Avx2>>(n, g, first, out);
     }
     #[target_feature(enable = "avx512f")]
     pub(super) fn rows2_avx512(n: &Noise, g: &Grid2, first: usize, out: &mut [f32]) {
@@ -325,7 +367,7 @@ mod entry {
     }
     #[target_feature(enable = "avx512f")]
     pub(super) fn rows3_avx512(n: &Noise, g: &Grid3, first: usize, out: &mut [f32]) {
-        rows3::<Four<Avx512<false>>, Two<Avx512<false>>>(n, g, first, out);
+        rows3::<Four<Avx512<false>>, Avx512<false>>(n, g, first, out);
     }
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
     pub(super) fn rows2_avx512vbmi(n: &Noise, g: &Grid2, first: usize, out: &mut [f32]) {
@@ -333,7 +375,7 @@ mod entry {
     }
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
     pub(super) fn rows3_avx512vbmi(n: &Noise, g: &Grid3, first: usize, out: &mut [f32]) {
-        rows3::<Four<Avx512<true>>, Two<Avx512<true>>>(n, g, first, out);
+        rows3::<Four<Avx512<true>>, Avx512<true>>(n, g, first, out);
     }
 }
 

@@ -82,7 +82,10 @@ const OS2_GY: [f32; 16] = [
 
 /// Output scales chosen so the measured extremes stay inside [-1, 1] (see tests).
 const SIMPLEX2_SCALE: f32 = 44.0;
-const SIMPLEX3_SCALE: f32 = 32.0;
+/// `max(0.5 − d², 0)⁴ · |d|` summed over a simplex's corners is at most 0.009 289 1
+/// (numerical maximisation), so unit gradients times 107 keep [`simplex3`] inside [-1, 1] for
+/// any hash.
+const SIMPLEX3_SCALE: f32 = 107.0;
 const OS2_2_SCALE: f32 = 97.0;
 const OS2_3_SCALE: f32 = 32.0;
 
@@ -235,24 +238,6 @@ fn corner2<S: Simd, const OS2: bool>(h: S::I, x: S::F, y: S::F) -> S::F {
     pow4_pos::<S>(a) * g
 }
 
-#[inline(always)]
-fn corner3<S: Simd>(h: S::I, x: S::F, y: S::F, z: S::F) -> S::F {
-    let a = S::f(0.6) - x * x - y * y - z * z;
-    pow4_pos::<S>(a) * sgrad3::<S>(h, x, y, z)
-}
-
-/// `1.0` where `m`, else `0.0`.
-#[inline(always)]
-fn of<S: Simd>(m: S::M) -> S::F {
-    S::sel(m, S::f(1.0), S::f(0.0))
-}
-
-/// `p` where `m`, else `0`.
-#[inline(always)]
-fn oi<S: Simd>(m: S::M, p: i32) -> S::I {
-    S::isel(m, S::i(p), S::i(0))
-}
-
 /// Shared 2D simplex lattice walk; `OS2` selects the OpenSimplex2 gradient set.
 #[inline(always)]
 fn simplex2_impl<S: Simd, const OS2: bool>(seed: i32, x: S::F, y: S::F) -> S::F {
@@ -302,65 +287,226 @@ pub(crate) fn os2_2<S: Simd>(seed: i32, x: S::F, y: S::F) -> S::F {
     simplex2_impl::<S, true>(seed, x, y)
 }
 
-/// 3D simplex noise in [-1, 1].
+/// 3D simplex noise in [-1, 1]: the simplex lattice with a hashed gradient out of 32
+/// directions ([`S3_G`]) per corner and falloff `max(0.5 − d², 0)⁴` (r² = 0.5, so each corner's
+/// support ends inside its simplices: continuous, unlike the common r² = 0.6). The skew is
+/// grouped as
+/// `((x + x/3) + (y+z)/3, (y + (y+z)/3) + x/3, (z + (y+z)/3) + x/3)` so that a grid computes
+/// the x parts once per fill and the y/z parts once per row ([`s3_skew_parts`]); the rest is
+/// [`simplex3_skewed`].
 #[cfg_attr(debug_assertions, inline(never))]
 #[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn simplex3<S: Simd>(seed: i32, x: S::F, y: S::F, z: S::F) -> S::F {
+    let (xa, b) = s3_skew_parts::<S>(x, y, z);
+    simplex3_skewed::<S>(seed, (x + xa) + b, (y + b) + xa, (z + b) + xa)
+}
+
+/// The two parts of [`simplex3`]'s skew: `x/3` and `(y + z)/3`.
+#[inline(always)]
+pub(crate) fn s3_skew_parts<S: Simd>(x: S::F, y: S::F, z: S::F) -> (S::F, S::F) {
+    (x * S::f(1.0 / 3.0), (y + z) * S::f(1.0 / 3.0))
+}
+
+/// The 32 gradients of [`simplex3`]: the vertices of a rhombic triacontahedron (12
+/// icosahedron and 20 dodecahedron directions, nearest neighbours 37.4° apart; both sets are
+/// spherical 5-designs, so every moment up to the fifth is the sphere's — the twelve cube
+/// edges match only up to the third), unit length, times the output scale, split by axis
+/// (one in-register permute per component on AVX-512); row 3 is `−(gx + gy + gz)/2`, the
+/// gradient's dot product with the last corner's extra offset. The set is antipodal and
+/// ordered so that entry `e + 16` is entry `e` negated, which lets a level look up 16
+/// entries and flip the sign by bit 4 ([`dot3`]). `tests/isotropy.rs` measures the
+/// resulting texture against the twelve-edge and four-gradient kernels.
+static S3_G: [[f32; 32]; 4] = s3_gradients();
+
+const fn s3_gradients() -> [[f32; 32]; 4] {
+    // Unit vectors: (0, ±a, ±b) icosahedron, (±c, ±c, ±c) cube, (0, ±d, ±e) dodecahedron,
+    // each with its two cyclic rotations; a = 1/√(1+φ²), b = φa, c = 1/√3, e = φ/√3, d = e/φ².
+    // Entries 0..16 have a positive first non-zero coordinate; 16..32 are their negations.
+    const A: f32 = 0.525_731_1;
+    const B: f32 = 0.850_650_8;
+    const C: f32 = 0.577_350_26;
+    const D: f32 = 0.356_822_1;
+    const E: f32 = 0.934_172_36;
+    let mut g = [[0.0f32; 32]; 4];
+    let mut n = 0;
+    let mut s = 0;
+    while s < 2 {
+        let sb = if s == 0 { 1.0 } else { -1.0 };
+        let mut rot = 0;
+        while rot < 3 {
+            g[(rot + 1) % 3][n] = A;
+            g[(rot + 2) % 3][n] = sb * B;
+            g[(rot + 1) % 3][n + 10] = E;
+            g[(rot + 2) % 3][n + 10] = sb * D;
+            n += 1;
+            rot += 1;
+        }
+        s += 1;
+    }
+    let mut c = 0;
+    while c < 4 {
+        g[0][6 + c] = C;
+        g[1][6 + c] = if c & 2 == 0 { C } else { -C };
+        g[2][6 + c] = if c & 1 == 0 { C } else { -C };
+        c += 1;
+    }
+    let mut a = 0;
+    while a < 3 {
+        let mut k = 0;
+        while k < 16 {
+            g[a][k] *= SIMPLEX3_SCALE;
+            g[a][k + 16] = -g[a][k];
+            k += 1;
+        }
+        a += 1;
+    }
+    let mut k = 0;
+    while k < 32 {
+        g[3][k] = -0.5 * ((g[0][k] + g[1][k]) + g[2][k]);
+        k += 1;
+    }
+    g
+}
+
+/// The first half of each row of [`S3_G`] (the other half is its negation).
+static S3_G16: [[f32; 16]; 4] = {
+    let mut h = [[0.0f32; 16]; 4];
+    let mut a = 0;
+    while a < 4 {
+        let mut k = 0;
+        while k < 16 {
+            h[a][k] = S3_G[a][k];
+            k += 1;
+        }
+        a += 1;
+    }
+    h
+};
+
+/// [`simplex3`]'s hash multipliers (odd) and offset for `seed`: the corner hash is
+/// `H = i·a + j·b + k·c + e` (wrapping), the gradient index the top five bits of `H²`.
+#[inline(always)]
+fn s3_keys(seed: i32) -> [i32; 4] {
+    let m = (seed as u32 ^ 0x9e37_79b9).wrapping_mul(0x85eb_ca6b);
+    let m = (m ^ (m >> 13)).wrapping_mul(0xc2b2_ae35);
+    let m = m ^ (m >> 16);
+    let mix = |p: i32, sh: u32| (p ^ ((m.rotate_left(sh) & 0x0fff_fff0) as i32)) | 1;
+    [
+        mix(PX, 0),
+        mix(PY, 11),
+        mix(PZ, 22),
+        (m ^ 0x6a09_e667) as i32,
+    ]
+}
+
+/// [`simplex3`] from its skewed coordinates.
+#[cfg_attr(debug_assertions, inline(never))]
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub(crate) fn simplex3_skewed<S: Simd>(seed: i32, xs: S::F, ys: S::F, zs: S::F) -> S::F {
+    s3_corners::<S>(seed, &s3_cell::<S>(seed, xs, ys, zs))
+}
+
+/// The lattice part of [`simplex3_skewed`]: the offset `d` to the cell's base corner, the
+/// unskew term `t` and the base corner's hash. Split from [`s3_corners`] so a grid loop can
+/// compute the cell of the next vector before the corners of this one (same operations).
+#[derive(Clone, Copy)]
+pub(crate) struct S3Cell<S: Simd> {
+    t: S::F,
+    d: [S::F; 3],
+    hb: S::I,
+}
+
+#[inline(always)]
+pub(crate) fn s3_cell<S: Simd>(seed: i32, xs: S::F, ys: S::F, zs: S::F) -> S3Cell<S> {
     const G3: f32 = 1.0 / 6.0;
-    let s = (x + y + z) * S::f(1.0 / 3.0);
-    let i = S::floor(x + s);
-    let j = S::floor(y + s);
-    let k = S::floor(z + s);
-    let t = (i + j + k) * S::f(G3);
-    let x0 = x - (i - t);
-    let y0 = y - (j - t);
-    let z0 = z - (k - t);
+    let (i, j, k) = (S::floor(xs), S::floor(ys), S::floor(zs));
+    let (fx, fy, fz) = (xs - i, ys - j, zs - k);
+    let t = ((fx + fy) + fz) * S::f(G3);
+    let [pa, pb, pc, pe] = s3_keys(seed);
+    let hb =
+        (S::trunc(i) * S::i(pa) + S::trunc(j) * S::i(pb)) + (S::trunc(k) * S::i(pc) + S::i(pe));
+    S3Cell {
+        t,
+        d: [fx - t, fy - t, fz - t],
+        hb,
+    }
+}
+
+/// The four corner contributions of [`simplex3_skewed`].
+#[inline(always)]
+pub(crate) fn s3_corners<S: Simd>(seed: i32, c: &S3Cell<S>) -> S::F {
+    const G3: f32 = 1.0 / 6.0;
+    let [pa, pb, pc, _] = s3_keys(seed);
+    let (t, hb) = (c.t, c.hb);
+    let [x0, y0, z0] = c.d;
     let xy = S::le(y0, x0);
     let yz = S::le(z0, y0);
     let xz = S::le(z0, x0);
-    let nxy = S::lt(x0, y0);
-    let nyz = S::lt(y0, z0);
-    let nxz = S::lt(x0, z0);
-    let (i1, j1, k1) = (S::mand(xy, xz), S::mand(nxy, yz), S::mand(nxz, nyz));
-    let (i2, j2, k2) = (S::mor(xy, xz), S::mor(nxy, yz), S::mor(nxz, nyz));
-    // The seed is folded into the x term once: `seed ^ a ^ b ^ c` is the same value in
-    // any grouping, and the corners pick between `ip` and `ip + PX` after the fold.
-    let sd = S::i(seed);
-    let ipx = S::trunc(i) * S::i(PX);
-    let ip = sd ^ ipx;
-    let ip1 = sd ^ (ipx + S::i(PX));
-    let jp = S::trunc(j) * S::i(PY);
-    let kp = S::trunc(k) * S::i(PZ);
-    let zero = S::i(0);
-    // One corner at a time (offsets, hash, contribution) keeps few vectors live; the sum is
-    // still `((n0 + n1) + n2) + n3`.
-    let mut n = corner3::<S>(hash3::<S>(zero, ip, jp, kp), x0, y0, z0);
-    let x1 = x0 - of::<S>(i1) + S::f(G3);
-    let y1 = y0 - of::<S>(j1) + S::f(G3);
-    let z1 = z0 - of::<S>(k1) + S::f(G3);
-    let h1 = hash3::<S>(
-        zero,
-        S::isel(i1, ip1, ip),
-        jp + oi::<S>(j1, PY),
-        kp + oi::<S>(k1, PZ),
+    // Second corner: one step along the largest axis; third: along all but the smallest.
+    let i1 = S::mand(xy, xz);
+    let j1 = S::mandnot(yz, xy);
+    let i2 = S::mor(xy, xz);
+    let j2 = S::mnot(S::mandnot(xy, yz));
+    let k2 = S::mnot(S::mand(xz, yz));
+    let off1 = S::isel(i1, S::i(pa), S::isel(j1, S::i(pb), S::i(pc)));
+    let off2 = S::isel(
+        i2,
+        S::isel(j2, S::i(pa.wrapping_add(pb)), S::i(pa.wrapping_add(pc))),
+        S::i(pb.wrapping_add(pc)),
     );
-    n = n + corner3::<S>(h1, x1, y1, z1);
-    let x2 = x0 - of::<S>(i2) + S::f(2.0 * G3);
-    let y2 = y0 - of::<S>(j2) + S::f(2.0 * G3);
-    let z2 = z0 - of::<S>(k2) + S::f(2.0 * G3);
-    let h2 = hash3::<S>(
-        zero,
-        S::isel(i2, ip1, ip),
-        jp + oi::<S>(j2, PY),
-        kp + oi::<S>(k2, PZ),
-    );
-    n = n + corner3::<S>(h2, x2, y2, z2);
-    let x3 = x0 + S::f(3.0 * G3 - 1.0);
-    let y3 = y0 + S::f(3.0 * G3 - 1.0);
-    let z3 = z0 + S::f(3.0 * G3 - 1.0);
-    let h3 = hash3::<S>(zero, ip1, jp + S::i(PY), kp + S::i(PZ));
-    n = n + corner3::<S>(h3, x3, y3, z3);
-    n * S::f(SIMPLEX3_SCALE)
+    // Corner offsets `d0 + n·G3 − e`: a blend of two constants and one add per axis.
+    let (g1, g1m) = (S::f(G3), S::f(G3 - 1.0));
+    let (g2, g2m) = (S::f(2.0 * G3), S::f(2.0 * G3 - 1.0));
+    let r0 = S::f(0.5) - ((x0 * x0 + y0 * y0) + z0 * z0);
+    let mut n = corner3::<S>(hb, r0, x0, y0, z0);
+    let x1 = x0 + S::sel(i1, g1m, g1);
+    let y1 = y0 + S::sel(j1, g1m, g1);
+    let z1 = z0 + S::sel(S::mor(i1, j1), g1, g1m);
+    let r1 = S::f(0.5) - ((x1 * x1 + y1 * y1) + z1 * z1);
+    n = n + corner3::<S>(hb + off1, r1, x1, y1, z1);
+    let x2 = x0 + S::sel(i2, g2m, g2);
+    let y2 = y0 + S::sel(j2, g2m, g2);
+    let z2 = z0 + S::sel(k2, g2m, g2);
+    let r2 = S::f(0.5) - ((x2 * x2 + y2 * y2) + z2 * z2);
+    n = n + corner3::<S>(hb + off2, r2, x2, y2, z2);
+    // `d3 = d0 − (½, ½, ½)`, so `|d3|² = |d0|² − Σd0 + 0.75` with `Σd0 = 3t`, and
+    // `g·d3 = g·d0 − Σg/2` (the fourth table row).
+    let r3 = r0 + (t * S::f(3.0) - S::f(0.75));
+    let h = corner_index::<S>(hb + S::i(pa.wrapping_add(pb).wrapping_add(pc)));
+    let g = dot3::<S, true>(h, x0, y0, z0);
+    // `+ 0` maps a −0 sum to +0, so both forms of `dot3` give the same bits.
+    (n + pow4_pos::<S>(r3) * g) + S::f(0.0)
+}
+
+/// One corner of [`simplex3`]: `max(r, 0)⁴ · (g·d)` with `r = 0.5 − |d|²` and `g` the
+/// (pre-scaled) gradient of the corner hash `hh`.
+#[inline(always)]
+fn corner3<S: Simd>(hh: S::I, r: S::F, x: S::F, y: S::F, z: S::F) -> S::F {
+    pow4_pos::<S>(r) * dot3::<S, false>(corner_index::<S>(hh), x, y, z)
+}
+
+/// The gradient index of a corner hash `H`: the top five bits of `H²`.
+#[inline(always)]
+fn corner_index<S: Simd>(hh: S::I) -> S::I {
+    S::shr(hh * hh, 27)
+}
+
+/// `g·(x, y, z)` (plus row 3 of [`S3_G`] if `ROW3`) for gradient `h`: 32-entry lookups, or
+/// on levels where those are dear ([`Simd::SPLIT_LUT32`]) 16-entry lookups and the sign of
+/// the result flipped by bit 4 of `h`. The two agree except for the sign of an exact zero
+/// (`−(a + b)` against `(−a) + (−b)`), which [`simplex3`]'s final `+ 0` erases: a zero term
+/// cannot change a non-zero sum, and a zero sum becomes `+0` either way.
+#[inline(always)]
+fn dot3<S: Simd, const ROW3: bool>(h: S::I, x: S::F, y: S::F, z: S::F) -> S::F {
+    if S::SPLIT_LUT32 {
+        let t = &S3_G16;
+        let d = (S::lut16(&t[0], h) * x + S::lut16(&t[1], h) * y) + S::lut16(&t[2], h) * z;
+        let d = if ROW3 { d + S::lut16(&t[3], h) } else { d };
+        return S::from_bits(S::bits(d) ^ (S::shl(h, 27) & S::i(i32::MIN)));
+    }
+    let t = &S3_G;
+    let d = (S::lut32(&t[0], h) * x + S::lut32(&t[1], h) * y) + S::lut32(&t[2], h) * z;
+    if ROW3 { d + S::lut32(&t[3], h) } else { d }
 }
 
 /// 3D OpenSimplex2 (fast variant): two offset cubic lattices forming a BCC lattice, four

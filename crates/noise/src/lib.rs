@@ -42,7 +42,8 @@
 //! tests compare all levels the CPU has. A level may override a lane operation with a
 //! different instruction sequence only where the bits are provably the same (`max(a, 0)²` as
 //! a compare and a zero-masked multiply on AVX-512), and the grid path may process two or
-//! four vectors per step (`X2`), which changes the schedule, not a single operation.
+//! four vectors per step (`X2`) and compute the lattice cell of the next vector before the
+//! corners of the current one (3D simplex), which changes the schedule, not a single operation.
 //! `tests/fingerprint.rs` pins whole-grid output of every config. Seeds of octaves and warp
 //! axes are derived with `procmodel_base::derive_seed*`, never `seed + i`.
 //!
@@ -50,7 +51,9 @@
 //! - [`perlin3`], [`perlin2`], [`Basis::Perlin`]: within [-1, 1] (measured extremes about
 //!   ±0.90); exactly 0 at integer lattice points; period 256 on every axis.
 //! - [`Basis::Simplex`], [`Basis::OpenSimplex2`]: [-1, 1] (scales chosen from measured
-//!   extremes with margin; checked by property tests).
+//!   extremes with margin; checked by property tests). 3D simplex is scaled by the bound
+//!   `Σ max(0.5 − d², 0)⁴·|d| ≤ 0.009 289 1` over a simplex's corners, so it stays in range
+//!   for every hash, not only the sampled ones.
 //! - [`Basis::Worley`]: raw distances in cell units (see its docs).
 //! - [`Fractal::Fbm`], [`Fractal::Ridged`], [`Fractal::Billow`]: [0, 1], normalised by the
 //!   summed amplitude (SPEC §6) and clamped.

@@ -16,6 +16,9 @@ use core::ops::{Add, BitAnd, BitOr, BitXor, Mul, Sub};
 /// - integer arithmetic wraps.
 pub(crate) trait Simd: Copy {
     const LANES: usize;
+    /// Whether [`Simd::lut32`] costs much more than [`Simd::lut16`] here, so a kernel with an
+    /// antipodal table should look up 16 entries and flip signs instead.
+    const SPLIT_LUT32: bool = false;
     type F: Copy + Add<Output = Self::F> + Sub<Output = Self::F> + Mul<Output = Self::F>;
     type I: Copy
         + Add<Output = Self::I>
@@ -45,6 +48,7 @@ pub(crate) trait Simd: Copy {
     fn mor(a: Self::M, b: Self::M) -> Self::M;
     /// `a & !b`.
     fn mandnot(a: Self::M, b: Self::M) -> Self::M;
+    fn mnot(a: Self::M) -> Self::M;
     fn trunc(a: Self::F) -> Self::I;
     fn cvt(a: Self::I) -> Self::F;
     fn bits(a: Self::F) -> Self::I;
@@ -63,6 +67,8 @@ pub(crate) trait Simd: Copy {
     fn lut256(t: &Perm, idx: Self::I) -> Self::I;
     /// `t[idx & 15]` per lane.
     fn lut16(t: &[f32; 16], idx: Self::I) -> Self::F;
+    /// `t[idx & 31]` per lane.
+    fn lut32(t: &[f32; 32], idx: Self::I) -> Self::F;
 }
 
 /// A 256-entry byte permutation, stored as `i32`s for gathers and packed four per `u32`
@@ -183,6 +189,10 @@ impl Simd for Scalar {
         a & !b
     }
     #[inline(always)]
+    fn mnot(a: bool) -> bool {
+        !a
+    }
+    #[inline(always)]
     fn trunc(a: f32) -> Wi {
         if (-2_147_483_648.0..2_147_483_648.0).contains(&a) {
             Wi(a as i32)
@@ -218,6 +228,10 @@ impl Simd for Scalar {
     fn lut16(t: &[f32; 16], idx: Wi) -> f32 {
         t[(idx.0 & 15) as usize]
     }
+    #[inline(always)]
+    fn lut32(t: &[f32; 32], idx: Wi) -> f32 {
+        t[(idx.0 & 31) as usize]
+    }
 }
 
 /// Two vectors of one level processed as one: every operation is applied to both halves,
@@ -250,6 +264,7 @@ pair_op!(BitXor, bitxor);
 
 impl<S: Simd> Simd for X2<S> {
     const LANES: usize = 2 * S::LANES;
+    const SPLIT_LUT32: bool = S::SPLIT_LUT32;
     type F = P<S::F>;
     type I = P<S::I>;
     type M = P<S::M>;
@@ -322,6 +337,10 @@ impl<S: Simd> Simd for X2<S> {
         P(S::mandnot(a.0, b.0), S::mandnot(a.1, b.1))
     }
     #[inline(always)]
+    fn mnot(a: Self::M) -> Self::M {
+        P(S::mnot(a.0), S::mnot(a.1))
+    }
+    #[inline(always)]
     fn trunc(a: Self::F) -> Self::I {
         P(S::trunc(a.0), S::trunc(a.1))
     }
@@ -356,6 +375,10 @@ impl<S: Simd> Simd for X2<S> {
     #[inline(always)]
     fn lut16(t: &[f32; 16], idx: Self::I) -> Self::F {
         P(S::lut16(t, idx.0), S::lut16(t, idx.1))
+    }
+    #[inline(always)]
+    fn lut32(t: &[f32; 32], idx: Self::I) -> Self::F {
+        P(S::lut32(t, idx.0), S::lut32(t, idx.1))
     }
 }
 
@@ -466,6 +489,28 @@ mod tests {
     fn lut_all<S: Simd>(t: &Perm) -> Vec<u32> {
         let idx: Vec<f32> = (0..256).map(|i| i as f32).collect();
         lanes::<S>(|v| S::cvt(S::lut256(t, S::trunc(v))), &idx)
+    }
+
+    fn lut32_all<S: Simd>(t: &[f32; 32]) -> Vec<u32> {
+        // Indices 0..96: lanes past 31 must wrap (`& 31`) like the scalar path.
+        let idx: Vec<f32> = (0..96).map(|i| i as f32).collect();
+        lanes::<S>(|v| S::lut32(t, S::trunc(v)), &idx)
+    }
+
+    #[test]
+    fn lut32_matches_scalar_on_every_level() {
+        let t: [f32; 32] = core::array::from_fn(|k| (k as f32 - 15.5) * 0.37);
+        let want = lut32_all::<Scalar>(&t);
+        assert_eq!(f32::from_bits(want[33]), t[1]);
+        assert_eq!(lut32_all::<Sse2>(&t), want);
+        if std::is_x86_feature_detected!("avx2") {
+            assert_eq!(lut32_all::<Avx2>(&t), want);
+            assert_eq!(lut32_all::<X2<Avx2>>(&t), want);
+        }
+        if std::is_x86_feature_detected!("avx512f") {
+            assert_eq!(lut32_all::<Avx512<false>>(&t), want);
+            assert_eq!(lut32_all::<X2<Avx512<false>>>(&t), want);
+        }
     }
 
     #[test]

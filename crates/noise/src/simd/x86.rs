@@ -181,6 +181,10 @@ impl Simd for Sse2 {
         unsafe { _mm_andnot_ps(b, a) }
     }
     #[inline(always)]
+    fn mnot(a: __m128) -> __m128 {
+        unsafe { _mm_xor_ps(a, _mm_castsi128_ps(_mm_set1_epi32(-1))) }
+    }
+    #[inline(always)]
     fn trunc(a: F4) -> I4 {
         I4(unsafe { _mm_cvttps_epi32(a.0) })
     }
@@ -218,6 +222,13 @@ impl Simd for Sse2 {
         let r = l.map(|i| t[(i & 15) as usize]);
         F4(unsafe { _mm_loadu_ps(r.as_ptr()) })
     }
+    #[inline(always)]
+    fn lut32(t: &[f32; 32], idx: I4) -> F4 {
+        let mut l = [0i32; 4];
+        unsafe { _mm_storeu_si128(l.as_mut_ptr().cast(), idx.0) };
+        let r = l.map(|i| t[(i & 31) as usize]);
+        F4(unsafe { _mm_loadu_ps(r.as_ptr()) })
+    }
 }
 
 /// AVX2 (8 lanes, hardware gathers; FMA deliberately unused).
@@ -226,6 +237,8 @@ pub(crate) struct Avx2;
 
 impl Simd for Avx2 {
     const LANES: usize = 8;
+    /// `lut32` is four permutes and three blends here, `lut16` two and one.
+    const SPLIT_LUT32: bool = true;
     type F = F8;
     type I = I8;
     type M = __m256;
@@ -301,6 +314,10 @@ impl Simd for Avx2 {
         unsafe { _mm256_andnot_ps(b, a) }
     }
     #[inline(always)]
+    fn mnot(a: __m256) -> __m256 {
+        unsafe { _mm256_xor_ps(a, _mm256_castsi256_ps(_mm256_set1_epi32(-1))) }
+    }
+    #[inline(always)]
     fn trunc(a: F8) -> I8 {
         I8(unsafe { _mm256_cvttps_epi32(a.0) })
     }
@@ -338,6 +355,19 @@ impl Simd for Avx2 {
                 hi,
                 _mm256_castsi256_ps(_mm256_slli_epi32::<28>(idx.0)),
             ))
+        }
+    }
+    /// Four in-register permutes; bits 3 and 4 of the index pick among them.
+    #[inline(always)]
+    fn lut32(t: &[f32; 32], idx: I8) -> F8 {
+        unsafe {
+            let p = t.as_ptr();
+            let q = |o: usize| _mm256_permutevar8x32_ps(_mm256_loadu_ps(p.add(o)), idx.0);
+            let b3 = _mm256_castsi256_ps(_mm256_slli_epi32::<28>(idx.0));
+            let b4 = _mm256_castsi256_ps(_mm256_slli_epi32::<27>(idx.0));
+            let lo = _mm256_blendv_ps(q(0), q(8), b3);
+            let hi = _mm256_blendv_ps(q(16), q(24), b3);
+            F8(_mm256_blendv_ps(lo, hi, b4))
         }
     }
 }
@@ -421,6 +451,10 @@ impl<const VBMI: bool> Simd for Avx512<VBMI> {
     #[inline(always)]
     fn mandnot(a: __mmask16, b: __mmask16) -> __mmask16 {
         a & !b
+    }
+    #[inline(always)]
+    fn mnot(a: __mmask16) -> __mmask16 {
+        !a
     }
     #[inline(always)]
     fn trunc(a: F16) -> I16 {
@@ -507,5 +541,16 @@ impl<const VBMI: bool> Simd for Avx512<VBMI> {
     #[inline(always)]
     fn lut16(t: &[f32; 16], idx: I16) -> F16 {
         F16(unsafe { _mm512_permutexvar_ps(idx.0, _mm512_loadu_ps(t.as_ptr())) })
+    }
+    #[inline(always)]
+    fn lut32(t: &[f32; 32], idx: I16) -> F16 {
+        unsafe {
+            let p = t.as_ptr();
+            F16(_mm512_permutex2var_ps(
+                _mm512_loadu_ps(p),
+                idx.0,
+                _mm512_loadu_ps(p.add(16)),
+            ))
+        }
     }
 }
