@@ -159,7 +159,7 @@ impl GridShape {
                             (i + plane).wrapping_sub(plane * depth),
                         ),
                     ];
-                    out.extend_from_slice(&all[..dirs]);
+                    out.extend(all[..dirs].iter().copied());
                 }
             }
         }
