@@ -88,6 +88,18 @@ pub struct Solution {
     pub backtracks: u32,
 }
 
+/// The scalars of one cell: remaining pattern count, the sums of `w` and `w ln w` over them
+/// (for the entropy), the cell's noise (its rank in the attempt's order, below 1e-6) and the
+/// flush generation that last saw it change.
+#[derive(Clone, Copy, Debug, Default)]
+struct CellState {
+    sum_w: f64,
+    sum_wlw: f64,
+    noise: f64,
+    n: u32,
+    touch: u32,
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Decision {
     mark: usize,
@@ -138,10 +150,8 @@ pub struct Solver<'r> {
     arc_start: Vec<u32>,
     wave: Vec<u64>,
     counts: Counts,
-    n: Vec<u32>,
-    sum_w: Vec<f64>,
-    sum_wlw: Vec<f64>,
-    noise: Vec<f64>,
+    /// Per-cell scalars, together so that a removal touches one cache line for them.
+    st: Vec<CellState>,
     /// Cells by ascending noise: the untouched cells, all at `entropy0`, are taken from here
     /// in order instead of sitting in the heap.
     order: Vec<u32>,
@@ -149,7 +159,6 @@ pub struct Solver<'r> {
     entropy0: f64,
     heap: CellHeap,
     touched: Vec<u32>,
-    touch_mark: Vec<u32>,
     touch_gen: u32,
     /// Every removal `(cell, pattern)` in order: the undo log, and (through `pending`) the
     /// work list of propagation.
@@ -242,16 +251,12 @@ impl<'r> Solver<'r> {
             arc_start,
             wave: vec![0; cells * words],
             counts: Counts::new(cells * dirs * t, max_count),
-            n: vec![0; cells],
-            sum_w: vec![0.0; cells],
-            sum_wlw: vec![0.0; cells],
-            noise: vec![0.0; cells],
+            st: vec![CellState::default(); cells],
             order: Vec::with_capacity(cells),
             cursor: 0,
             entropy0: 0.0,
             heap: CellHeap::new(cells),
             touched: Vec::new(),
-            touch_mark: vec![0; cells],
             touch_gen: 1,
             trail: Vec::with_capacity(trail_reserve),
             pending: Vec::new(),
@@ -320,7 +325,7 @@ impl<'r> Solver<'r> {
 
     /// Number of patterns still possible at `cell`.
     pub fn remaining(&self, cell: usize) -> usize {
-        self.n[cell] as usize
+        self.st[cell].n as usize
     }
 
     /// The patterns still possible at `cell`, ascending.
@@ -341,7 +346,7 @@ impl<'r> Solver<'r> {
 
     /// The pattern of a cell once it is decided.
     pub fn observed(&self, cell: usize) -> Option<usize> {
-        (self.n[cell] == 1).then(|| self.possible(cell).next().unwrap_or(0))
+        (self.st[cell].n == 1).then(|| self.possible(cell).next().unwrap_or(0))
     }
 
     /// Runs until every cell is decided.
@@ -478,18 +483,24 @@ impl<'r> Solver<'r> {
         self.counts.fill_from(&self.init_counts);
         let sw: f64 = self.rules.weights().iter().sum();
         let swl: f64 = self.wlogw.iter().sum();
-        self.n.fill(self.t as u32);
-        self.sum_w.fill(sw);
-        self.sum_wlw.fill(swl);
+        let t = self.t as u32;
+        for c in &mut self.st {
+            *c = CellState {
+                sum_w: sw,
+                sum_wlw: swl,
+                noise: 0.0,
+                n: t,
+                touch: 0,
+            };
+        }
         self.seed_order();
         for (r, &c) in self.order.iter().enumerate() {
-            self.noise[c as usize] = r as f64 / cells as f64 * 1e-6;
+            self.st[c as usize].noise = r as f64 / cells as f64 * 1e-6;
         }
         self.cursor = 0;
         self.entropy0 = sw.ln() - swl / sw;
         self.heap.clear();
         self.touched.clear();
-        self.touch_mark.fill(0);
         self.touch_gen = 1;
         self.trail.clear();
         self.pending.clear();
@@ -615,16 +626,16 @@ impl<'r> Solver<'r> {
     fn remove(&mut self, i: usize, p: usize) -> bool {
         self.wave[i * self.words + (p >> 6)] &= !(1u64 << (p & 63));
         let w = self.rules.weights()[p];
-        self.n[i] -= 1;
-        self.sum_w[i] -= w;
-        self.sum_wlw[i] -= self.wlogw[p];
+        self.st[i].n -= 1;
+        self.st[i].sum_w -= w;
+        self.st[i].sum_wlw -= self.wlogw[p];
         self.pending.push(self.trail.len() as u32);
         self.trail.push((i as u32, p as u32));
-        if self.touch_mark[i] != self.touch_gen {
-            self.touch_mark[i] = self.touch_gen;
+        if self.st[i].touch != self.touch_gen {
+            self.st[i].touch = self.touch_gen;
             self.touched.push(i as u32);
         }
-        self.n[i] == 0
+        self.st[i].n == 0
     }
 
     /// Processes pending bans (last in, first out): AC-4 support decrements, removing
@@ -652,11 +663,8 @@ impl<'r> Solver<'r> {
             ref arcs,
             ref arc_start,
             ref mut wave,
-            ref mut n,
-            ref mut sum_w,
-            ref mut sum_wlw,
+            ref mut st,
             ref mut touched,
-            ref mut touch_mark,
             touch_gen,
             ref mut trail,
             ref mut pending,
@@ -688,16 +696,16 @@ impl<'r> Solver<'r> {
                     }
                     // The removal (as `remove`): wave bit, entropy sums, trail, touched.
                     *word &= !bit;
-                    n[i2] -= 1;
-                    sum_w[i2] -= weights[p2];
-                    sum_wlw[i2] -= wlogw[p2];
+                    st[i2].n -= 1;
+                    st[i2].sum_w -= weights[p2];
+                    st[i2].sum_wlw -= wlogw[p2];
                     pending.push(trail.len() as u32);
                     trail.push((i2 as u32, p2 as u32));
-                    if touch_mark[i2] != touch_gen {
-                        touch_mark[i2] = touch_gen;
+                    if st[i2].touch != touch_gen {
+                        st[i2].touch = touch_gen;
                         touched.push(i2 as u32);
                     }
-                    if n[i2] == 0 {
+                    if st[i2].n == 0 {
                         failed.get_or_insert((i2, p2, d ^ 1, i1));
                     }
                 }
@@ -751,11 +759,11 @@ impl<'r> Solver<'r> {
                 }
             }
             self.wave[i1 * self.words + (p1 >> 6)] |= 1u64 << (p1 & 63);
-            self.n[i1] += 1;
-            self.sum_w[i1] += rules.weights()[p1];
-            self.sum_wlw[i1] += self.wlogw[p1];
-            if self.touch_mark[i1] != self.touch_gen {
-                self.touch_mark[i1] = self.touch_gen;
+            self.st[i1].n += 1;
+            self.st[i1].sum_w += rules.weights()[p1];
+            self.st[i1].sum_wlw += self.wlogw[p1];
+            if self.st[i1].touch != self.touch_gen {
+                self.st[i1].touch = self.touch_gen;
                 self.touched.push(i1 as u32);
             }
         }
@@ -766,12 +774,12 @@ impl<'r> Solver<'r> {
     fn flush_touched(&mut self) {
         for k in 0..self.touched.len() {
             let i = self.touched[k] as usize;
-            if self.n[i] as usize == self.t {
-                self.heap.set(i, self.entropy0 + self.noise[i]);
-            } else if self.n[i] > 1 {
-                let sw = self.sum_w[i];
+            if self.st[i].n as usize == self.t {
+                self.heap.set(i, self.entropy0 + self.st[i].noise);
+            } else if self.st[i].n > 1 {
+                let sw = self.st[i].sum_w;
                 self.heap
-                    .set(i, sw.ln() - self.sum_wlw[i] / sw + self.noise[i]);
+                    .set(i, sw.ln() - self.st[i].sum_wlw / sw + self.st[i].noise);
             } else {
                 self.heap.remove(i);
             }
@@ -779,7 +787,9 @@ impl<'r> Solver<'r> {
         self.touched.clear();
         self.touch_gen = self.touch_gen.wrapping_add(1);
         if self.touch_gen == 0 {
-            self.touch_mark.fill(0);
+            for c in &mut self.st {
+                c.touch = 0;
+            }
             self.touch_gen = 1;
         }
     }
@@ -789,7 +799,7 @@ impl<'r> Solver<'r> {
     fn pick_cell(&mut self) -> Option<usize> {
         let full = self.t as u32;
         while let Some(&c) = self.order.get(self.cursor) {
-            if full > 1 && self.n[c as usize] == full && !self.heap.contains(c as usize) {
+            if full > 1 && self.st[c as usize].n == full && !self.heap.contains(c as usize) {
                 break;
             }
             self.cursor += 1;
@@ -798,7 +808,7 @@ impl<'r> Solver<'r> {
         match (pool, self.heap.peek()) {
             (None, None) => None,
             (Some(c), Some((h, key))) => {
-                let pool_key = self.entropy0 + self.noise[c];
+                let pool_key = self.entropy0 + self.st[c].noise;
                 if key < pool_key || (key == pool_key && h < c) {
                     self.heap.pop()
                 } else {
