@@ -2,7 +2,9 @@
 //! attempts, backtracks, time and an output hash per seed. For `valgrind --tool=callgrind`
 //! and quick comparisons of solver variants:
 //! `cargo run --release -p procmodel-wfc --example solve_sample -- Cat 256 1 3`
-//! (sample, size, first seed, seed count).
+//! (sample, size, first seed, seed count). A fifth argument `peer` runs the `wfc` crate's
+//! single attempts on the same seeds instead (for `perf stat` CPU-time comparisons that the
+//! shared machine's load disturbs less than wall-clock criterion runs).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -28,6 +30,16 @@ fn main() {
         width: img.width,
         height: img.height,
     };
+    if args.get(5).is_some_and(|a| a == "peer") {
+        let peer = common::Peer::new(&img, &cfg);
+        for seed in first..first + count {
+            let start = Instant::now();
+            let ok = peer.run_once(size as u32, seed);
+            let t = start.elapsed().as_secs_f64() * 1e3;
+            println!("peer seed {seed}: success {ok}, {t:.2} ms");
+        }
+        return;
+    }
     let start = Instant::now();
     let model = OverlappingModel::new(sample, cfg).expect("model");
     let setup = start.elapsed();
