@@ -4,7 +4,8 @@
 //! `cargo run --release -p procmodel-wfc --example solve_sample -- Cat 256 1 3`
 //! (sample, size, first seed, seed count). A fifth argument `peer` runs the `wfc` crate's
 //! single attempts on the same seeds instead (for `perf stat` CPU-time comparisons that the
-//! shared machine's load disturbs less than wall-clock criterion runs).
+//! shared machine's load disturbs less than wall-clock criterion runs); `nocheck` skips the
+//! overlap check of each output (it costs ~20 % of a Chess run).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -66,7 +67,9 @@ fn main() {
             .run(size, size, SolverConfig::with_seed(seed))
             .expect("solve");
         let t = start.elapsed().as_secs_f64() * 1e3;
-        assert_eq!(model.check(&s), None);
+        if args.get(5).is_none_or(|a| a != "nocheck") {
+            assert_eq!(model.check(&s), None);
+        }
         println!(
             "seed {seed}: {} attempts, {} backtracks, {t:.2} ms, hash {:016x}",
             s.attempts,
