@@ -3,11 +3,25 @@
 
 const ABSENT: u32 = u32::MAX;
 
+/// A heap slot: the key is stored with the cell so that sifting compares neighbouring slots
+/// instead of looking keys up by cell (one random access less per comparison).
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    key: f64,
+    cell: u32,
+}
+
+impl Entry {
+    #[inline]
+    fn less(self, other: Entry) -> bool {
+        self.key < other.key || (self.key == other.key && self.cell < other.cell)
+    }
+}
+
 /// Min-heap over cell indices with per-cell keys.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct CellHeap {
-    keys: Vec<f64>,
-    heap: Vec<u32>,
+    heap: Vec<Entry>,
     pos: Vec<u32>,
 }
 
@@ -15,42 +29,35 @@ impl CellHeap {
     /// An empty heap for `cells` cells.
     pub(crate) fn new(cells: usize) -> Self {
         CellHeap {
-            keys: vec![0.0; cells],
-            heap: Vec::with_capacity(cells),
+            heap: Vec::new(),
             pos: vec![ABSENT; cells],
         }
     }
 
     /// Empties the heap.
     pub(crate) fn clear(&mut self) {
-        for &c in &self.heap {
-            self.pos[c as usize] = ABSENT;
+        for e in &self.heap {
+            self.pos[e.cell as usize] = ABSENT;
         }
         self.heap.clear();
-    }
-
-    #[inline]
-    fn less(&self, a: u32, b: u32) -> bool {
-        let (ka, kb) = (self.keys[a as usize], self.keys[b as usize]);
-        ka < kb || (ka == kb && a < b)
     }
 
     /// Adds `cell` with `key`, or moves it to its new key.
     pub(crate) fn set(&mut self, cell: usize, key: f64) {
         let p = self.pos[cell];
+        let entry = Entry {
+            key,
+            cell: cell as u32,
+        };
         if p == ABSENT {
-            self.keys[cell] = key;
-            self.heap.push(cell as u32);
-            let at = self.heap.len() - 1;
-            self.pos[cell] = at as u32;
-            self.sift_up(at);
+            self.heap.push(entry);
+            self.sift_up(self.heap.len() - 1, entry);
         } else {
-            let old = self.keys[cell];
-            self.keys[cell] = key;
-            if key < old {
-                self.sift_up(p as usize);
+            let p = p as usize;
+            if key < self.heap[p].key {
+                self.sift_up(p, entry);
             } else {
-                self.sift_down(p as usize);
+                self.sift_down(p, entry);
             }
         }
     }
@@ -62,14 +69,15 @@ impl CellHeap {
             return;
         }
         let p = p as usize;
-        let last = self.heap.pop().unwrap_or(cell as u32);
         self.pos[cell] = ABSENT;
+        let Some(last) = self.heap.pop() else { return };
         if p < self.heap.len() {
-            self.heap[p] = last;
-            self.pos[last as usize] = p as u32;
-            self.sift_up(p);
-            let q = self.pos[last as usize] as usize;
-            self.sift_down(q);
+            // Refill the hole with the last entry: up if it beats the hole's parent, else down.
+            if p > 0 && last.less(self.heap[(p - 1) / 2]) {
+                self.sift_up(p, last);
+            } else {
+                self.sift_down(p, last);
+            }
         }
     }
 
@@ -82,36 +90,36 @@ impl CellHeap {
     /// The cell with the lowest key and its key.
     #[inline]
     pub(crate) fn peek(&self) -> Option<(usize, f64)> {
-        let c = *self.heap.first()? as usize;
-        Some((c, self.keys[c]))
+        let e = self.heap.first()?;
+        Some((e.cell as usize, e.key))
     }
 
     /// Removes and returns the cell with the lowest key.
     pub(crate) fn pop(&mut self) -> Option<usize> {
-        let top = *self.heap.first()? as usize;
+        let top = self.heap.first()?.cell as usize;
         self.remove(top);
         Some(top)
     }
 
-    fn sift_up(&mut self, mut at: usize) {
-        let c = self.heap[at];
+    /// Places `entry` at or above slot `at` (moving larger parents down).
+    fn sift_up(&mut self, mut at: usize, entry: Entry) {
         while at > 0 {
             let parent = (at - 1) / 2;
-            let pc = self.heap[parent];
-            if !self.less(c, pc) {
+            let pe = self.heap[parent];
+            if !entry.less(pe) {
                 break;
             }
-            self.heap[at] = pc;
-            self.pos[pc as usize] = at as u32;
+            self.heap[at] = pe;
+            self.pos[pe.cell as usize] = at as u32;
             at = parent;
         }
-        self.heap[at] = c;
-        self.pos[c as usize] = at as u32;
+        self.heap[at] = entry;
+        self.pos[entry.cell as usize] = at as u32;
     }
 
-    fn sift_down(&mut self, mut at: usize) {
+    /// Places `entry` at or below slot `at` (moving smaller children up).
+    fn sift_down(&mut self, mut at: usize, entry: Entry) {
         let len = self.heap.len();
-        let c = self.heap[at];
         loop {
             let l = 2 * at + 1;
             if l >= len {
@@ -119,19 +127,19 @@ impl CellHeap {
             }
             let r = l + 1;
             let mut m = l;
-            if r < len && self.less(self.heap[r], self.heap[l]) {
+            if r < len && self.heap[r].less(self.heap[l]) {
                 m = r;
             }
-            if !self.less(self.heap[m], c) {
+            let me = self.heap[m];
+            if !me.less(entry) {
                 break;
             }
-            let mc = self.heap[m];
-            self.heap[at] = mc;
-            self.pos[mc as usize] = at as u32;
+            self.heap[at] = me;
+            self.pos[me.cell as usize] = at as u32;
             at = m;
         }
-        self.heap[at] = c;
-        self.pos[c as usize] = at as u32;
+        self.heap[at] = entry;
+        self.pos[entry.cell as usize] = at as u32;
     }
 }
 
@@ -150,5 +158,51 @@ mod tests {
         h.remove(2);
         let order: Vec<usize> = std::iter::from_fn(|| h.pop()).collect();
         assert_eq!(order, vec![4, 1, 3, 0, 5]);
+    }
+
+    /// Random sets, removals and pops against a sorted reference: the heap always yields the
+    /// (key, cell) minimum.
+    #[test]
+    fn matches_a_sorted_reference() {
+        let mut state = 0x853c_49e6_748f_ea9bu64;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        let cells = 40;
+        let mut h = CellHeap::new(cells);
+        let mut reference: Vec<Option<f64>> = vec![None; cells];
+        for _ in 0..20_000 {
+            let cell = next(cells as u64) as usize;
+            match next(4) {
+                0 | 1 => {
+                    // Few distinct keys, so ties (broken by cell index) are common.
+                    let key = next(8) as f64 * 0.5;
+                    h.set(cell, key);
+                    reference[cell] = Some(key);
+                }
+                2 => {
+                    h.remove(cell);
+                    reference[cell] = None;
+                }
+                _ => {
+                    let want = reference
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(c, k)| k.map(|k| (k, c)))
+                        .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+                    assert_eq!(h.peek().map(|(c, k)| (k, c)), want);
+                    assert_eq!(h.pop(), want.map(|(_, c)| c));
+                    if let Some((_, c)) = want {
+                        reference[c] = None;
+                    }
+                }
+            }
+            for (c, k) in reference.iter().enumerate() {
+                assert_eq!(h.contains(c), k.is_some());
+            }
+        }
     }
 }

@@ -142,7 +142,10 @@ impl GridShape {
                 u32::MAX
             }
         };
-        let mut out = Vec::with_capacity(self.len() * dirs);
+        // Element stores into a pre-sized table (a per-cell slice copy of `dirs` values was a
+        // libc memcpy call per cell).
+        let mut out = vec![u32::MAX; self.len() * dirs];
+        let mut slots = out.chunks_exact_mut(dirs);
         for z in 0..depth {
             for y in 0..h {
                 for x in 0..w {
@@ -159,7 +162,11 @@ impl GridShape {
                             (i + plane).wrapping_sub(plane * depth),
                         ),
                     ];
-                    out.extend_from_slice(&all[..dirs]);
+                    if let Some(slot) = slots.next() {
+                        for (s, v) in slot.iter_mut().zip(all) {
+                            *s = v;
+                        }
+                    }
                 }
             }
         }
