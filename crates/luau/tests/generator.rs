@@ -218,6 +218,26 @@ fn memory_bomb_fails_cleanly_and_vm_is_reusable() {
     h.run_generator(&ok, &RunInputs::default()).unwrap();
 }
 
+/// Tagged datatypes are Luau GC objects made by raw C constructors; the memory limit (checked
+/// at the GC's steps, see the watchdog's fast interrupt) must see them too.
+#[test]
+fn memory_limit_counts_datatype_values() {
+    let path = write_generator(
+        "cframes",
+        "return { OnGenerate = function() local t = {} for i = 1, 1e9 do t[i] = CFrame.new(i, 0, 0) * CFrame.Angles(0, i, 0) end end }",
+    );
+    let mut h = Host::new(HostConfig {
+        memory_limit: 32 << 20,
+        echo_output: false,
+        ..HostConfig::default()
+    })
+    .unwrap();
+    let root = h.with_dom_ref(|d| d.root_ref());
+    let g = h.load_generator_file(&path, root).unwrap();
+    let msg = script_message(h.run_generator(&g, &RunInputs::default()).err().unwrap());
+    assert!(msg.contains("memory"), "{msg}");
+}
+
 #[test]
 fn instance_limit_is_enforced() {
     let path = write_generator(
