@@ -24,6 +24,9 @@ pub struct HostConfig {
     pub instance_limit: Option<usize>,
     /// Echo print/warn to stderr.
     pub echo_output: bool,
+    /// Compile loaded chunks to machine code with Luau's native code generator (where the CPU
+    /// supports it). Results are the interpreter's either way; a test holds them equal.
+    pub native_code: bool,
 }
 
 impl Default for HostConfig {
@@ -33,6 +36,7 @@ impl Default for HostConfig {
             memory_limit: 1 << 30,
             instance_limit: None,
             echo_output: true,
+            native_code: true,
         }
     }
 }
@@ -77,7 +81,7 @@ impl Host {
         .map_err(HostError::vm)?;
         // Luau's native code generator, as Roblox and Lune use it: loaded chunks are compiled to
         // machine code where the CPU is supported (same results as the interpreter).
-        lua.enable_jit(true);
+        lua.enable_jit(config.native_code);
         // As in Roblox, `Vector3.new(x, y, z)` compiles to Luau's native vector constructor.
         lua.set_compiler(
             Compiler::new()
