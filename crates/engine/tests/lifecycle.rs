@@ -491,6 +491,7 @@ fn hostile_generators_end_as_placeholders_and_the_engine_keeps_working() {
             memory_limit: 64 << 20,
             instance_limit: Some(10_000),
             echo_output: false,
+            ..procmodel_luau::HostConfig::default()
         },
         ..EngineConfig::default()
     })
