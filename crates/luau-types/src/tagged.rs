@@ -7,8 +7,10 @@
 //! A type declares its members with mlua's own `UserDataFields`/`UserDataMethods` API
 //! ([`Tagged::add_fields`]/[`Tagged::add_methods`]); [`register`] collects them into the tag's
 //! metatable (`__index` looks fields up, then methods, then the type's `__index` fallback).
-//! `impl_tagged!` gives a type `FromLua` (reading the stack directly), `IntoLua` and
-//! `FromValue`.
+//! [`Index`] puts a raw C `__index` in front of that: the common fields of a [`FastFields`]
+//! type and its methods without mlua, or memoised lookups for unique objects (`Enum`,
+//! `Enum.X`). `impl_tagged!` gives a type `FromLua` (reading the stack directly), `IntoLua`
+//! and `FromValue`.
 
 use std::collections::HashMap;
 use std::ffi::c_int;
