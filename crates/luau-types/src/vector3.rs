@@ -1,7 +1,9 @@
 //! `Vector3`: an f32 3-vector over `glam::Vec3` with the Roblox constructors, members and operators.
 
 use glam::Vec3;
+use mlua::ffi;
 use mlua::{Lua, MultiValue, Value};
+use std::ffi::c_int;
 
 use crate::args::{Args, as_number, as_ud, fmt_num, impl_from_lua, no_member};
 use crate::enums::EnumItem;
@@ -142,6 +144,11 @@ fn vector_metatable(lua: &Lua) -> mlua::Result<mlua::Table> {
         "Cross",
         |v, a| v3(v.cross(a.ud::<Vector3>(1, "Vector3")?.0)),
     )?;
+    // The two products as raw C functions with the mlua ones above as their fallback.
+    for (name, f) in [("Dot", raw_dot as ffi::lua_CFunction), ("Cross", raw_cross)] {
+        let slow: mlua::Function = methods.raw_get(name)?;
+        methods.raw_set(name, crate::raw::closure(lua, f, slow)?)?;
+    }
     method("FuzzyEq", |v, a| {
         let o = a.ud::<Vector3>(1, "Vector3")?.0;
         let eps = a.opt_f32(2, 1e-5)?;
@@ -178,19 +185,23 @@ fn vector_metatable(lua: &Lua) -> mlua::Result<mlua::Table> {
 
     let meta = lua.create_table()?;
     meta.raw_set("__type", "Vector3")?;
+    let method_table = methods.clone();
+    let slow = lua.create_function(move |_, (v, k): (Vector3, mlua::LuaString)| {
+        let v = v.0;
+        match &*k.as_bytes() {
+            b"Magnitude" | b"magnitude" => Ok(Value::Number(v.length() as f64)),
+            b"Unit" | b"unit" => v3(v / v.length()),
+            _ => match methods.raw_get::<Value>(&k)? {
+                Value::Nil => Err(no_member(&k.to_string_lossy(), "Vector3")),
+                f => Ok(f),
+            },
+        }
+    })?;
+    // Generator math reads v.Magnitude / v.Unit and calls v:Dot / v:Cross in loops: a raw
+    // __index answers those without mlua (the slow function keeps the errors).
     meta.raw_set(
         "__index",
-        lua.create_function(move |_, (v, k): (Vector3, mlua::LuaString)| {
-            let v = v.0;
-            match &*k.as_bytes() {
-                b"Magnitude" | b"magnitude" => Ok(Value::Number(v.length() as f64)),
-                b"Unit" | b"unit" => v3(v / v.length()),
-                _ => match methods.raw_get::<Value>(&k)? {
-                    Value::Nil => Err(no_member(&k.to_string_lossy(), "Vector3")),
-                    f => Ok(f),
-                },
-            }
-        })?,
+        crate::raw::closure_with(lua, raw_index, slow, method_table)?,
     )?;
     meta.raw_set(
         "__tostring",
@@ -218,6 +229,71 @@ fn vector_metatable(lua: &Lua) -> mlua::Result<mlua::Table> {
     meta.raw_set("__metatable", "The metatable is locked")?;
     meta.set_readonly(true);
     Ok(meta)
+}
+
+/// `__index` of vectors (upvalues: the mlua function, the methods table).
+unsafe extern "C-unwind" fn raw_index(state: *mut ffi::lua_State) -> c_int {
+    // SAFETY: an `__index` call (vector, key); type-checked reads, at most one push.
+    unsafe {
+        if let Some(v) = crate::raw::vector(state, 1)
+            && ffi::lua_type(state, 2) == ffi::LUA_TSTRING
+        {
+            match crate::raw::string_bytes(state, 2) {
+                b"Magnitude" | b"magnitude" => ffi::lua_pushnumber(state, v.length() as f64),
+                b"Unit" | b"unit" => {
+                    let u = v / v.length();
+                    ffi::lua_pushvector(state, u.x, u.y, u.z);
+                }
+                _ => {
+                    ffi::lua_pushvalue(state, 2);
+                    if ffi::lua_rawget(state, ffi::lua_upvalueindex(2)) == ffi::LUA_TNIL {
+                        ffi::lua_settop(state, 2);
+                        return crate::raw::call_slow(state, 1);
+                    }
+                }
+            }
+            return 1;
+        }
+        crate::raw::call_slow(state, 1)
+    }
+}
+
+/// The two vectors of `v:Dot(w)` / `v:Cross(w)`, if that is exactly what was passed.
+unsafe fn two_vectors(state: *mut ffi::lua_State) -> Option<(Vec3, Vec3)> {
+    // SAFETY: type-checked reads.
+    unsafe {
+        if ffi::lua_gettop(state) != 2 {
+            return None;
+        }
+        Some((crate::raw::vector(state, 1)?, crate::raw::vector(state, 2)?))
+    }
+}
+
+unsafe extern "C-unwind" fn raw_dot(state: *mut ffi::lua_State) -> c_int {
+    // SAFETY: a C function call; one push.
+    unsafe {
+        match two_vectors(state) {
+            Some((a, b)) => {
+                ffi::lua_pushnumber(state, a.dot(b) as f64);
+                1
+            }
+            None => crate::raw::call_slow(state, 1),
+        }
+    }
+}
+
+unsafe extern "C-unwind" fn raw_cross(state: *mut ffi::lua_State) -> c_int {
+    // SAFETY: a C function call; one push.
+    unsafe {
+        match two_vectors(state) {
+            Some((a, b)) => {
+                let c = a.cross(b);
+                ffi::lua_pushvector(state, c.x, c.y, c.z);
+                1
+            }
+            None => crate::raw::call_slow(state, 1),
+        }
+    }
 }
 
 /// `math.sign` as Roblox's `Vector3:Sign` (0 stays 0).
