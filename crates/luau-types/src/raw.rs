@@ -61,6 +61,23 @@ pub unsafe fn call_slow(state: *mut ffi::lua_State, nresults: c_int) -> c_int {
     nresults
 }
 
+/// In a raw `__index(self, key)` closure made by [`closure_with`] with a methods table: the
+/// method the key names, else the mlua function's answer (upvalue 1).
+///
+/// # Safety
+/// `state` is the running thread of such a call, with `self` and `key` at 1 and 2.
+pub unsafe fn method_or_slow(state: *mut ffi::lua_State) -> c_int {
+    // SAFETY: a raw lookup in the upvalue table, then the fallback call.
+    unsafe {
+        ffi::lua_pushvalue(state, 2);
+        if ffi::lua_rawget(state, ffi::lua_upvalueindex(2)) != ffi::LUA_TNIL {
+            return 1;
+        }
+        ffi::lua_settop(state, 2);
+        call_slow(state, 1)
+    }
+}
+
 /// Raises `msg` as a Luau error at the caller's line.
 ///
 /// # Safety

@@ -451,11 +451,7 @@ unsafe extern "C-unwind" fn raw_index_fields<T: FastFields>(state: *mut ffi::lua
                 }
                 Some(Field::This(t)) => push(state, t),
                 None => {
-                    ffi::lua_pushvalue(state, 2);
-                    if ffi::lua_rawget(state, ffi::lua_upvalueindex(2)) == ffi::LUA_TNIL {
-                        ffi::lua_settop(state, 2);
-                        return crate::raw::call_slow(state, 1);
-                    }
+                    return crate::raw::method_or_slow(state);
                 }
             }
             return 1;

@@ -245,11 +245,7 @@ unsafe extern "C-unwind" fn raw_index(state: *mut ffi::lua_State) -> c_int {
                     ffi::lua_pushvector(state, u.x, u.y, u.z);
                 }
                 _ => {
-                    ffi::lua_pushvalue(state, 2);
-                    if ffi::lua_rawget(state, ffi::lua_upvalueindex(2)) == ffi::LUA_TNIL {
-                        ffi::lua_settop(state, 2);
-                        return crate::raw::call_slow(state, 1);
-                    }
+                    return crate::raw::method_or_slow(state);
                 }
             }
             return 1;

@@ -245,13 +245,7 @@ pub unsafe extern "C-unwind" fn raw_index(state: *mut ffi::lua_State) -> c_int {
             Ok(Some(Read::CFrame(cf))) => tagged::push(state, cf),
             Ok(Some(Read::Color3(c3))) => tagged::push(state, c3),
             Ok(Some(Read::Handle(p))) => ffi::lua_pushlightuserdata(state, p),
-            Ok(Some(Read::Method)) => {
-                ffi::lua_pushvalue(state, 2);
-                if ffi::lua_rawget(state, ffi::lua_upvalueindex(2)) == ffi::LUA_TNIL {
-                    ffi::lua_settop(state, 2);
-                    return procmodel_luau_types::raw::call_slow(state, 1);
-                }
-            }
+            Ok(Some(Read::Method)) => return procmodel_luau_types::raw::method_or_slow(state),
             // Errors and the general cases: the mlua function says what is wrong.
             Ok(None) | Err(_) => return procmodel_luau_types::raw::call_slow(state, 1),
         }

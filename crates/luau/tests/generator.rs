@@ -190,14 +190,11 @@ fn yielding_resets_the_timeout() {
     run(src, "yields", RunInputs::default(), 2000).unwrap();
 }
 
-#[test]
-fn memory_bomb_fails_cleanly_and_vm_is_reusable() {
-    let path = write_generator(
-        "bomb",
-        "return { OnGenerate = function() local t = {} for i = 1, 1e9 do t[i] = string.rep('x', 1024) .. i end end }",
-    );
+/// Runs a generator that must fail under `memory_limit`; returns the host and the message.
+fn run_out_of_memory(name: &str, source: &str, memory_limit: usize) -> (Host, String) {
+    let path = write_generator(name, source);
     let mut h = Host::new(HostConfig {
-        memory_limit: 64 << 20,
+        memory_limit,
         echo_output: false,
         ..HostConfig::default()
     })
@@ -205,7 +202,18 @@ fn memory_bomb_fails_cleanly_and_vm_is_reusable() {
     let root = h.with_dom_ref(|d| d.root_ref());
     let g = h.load_generator_file(&path, root).unwrap();
     let msg = script_message(h.run_generator(&g, &RunInputs::default()).err().unwrap());
+    (h, msg)
+}
+
+#[test]
+fn memory_bomb_fails_cleanly_and_vm_is_reusable() {
+    let (mut h, msg) = run_out_of_memory(
+        "bomb",
+        "return { OnGenerate = function() local t = {} for i = 1, 1e9 do t[i] = string.rep('x', 1024) .. i end end }",
+        64 << 20,
+    );
     assert!(msg.contains("memory"), "{msg}");
+    let root = h.with_dom_ref(|d| d.root_ref());
     let ok = h
         .load_generator_file(
             &write_generator(
@@ -222,19 +230,11 @@ fn memory_bomb_fails_cleanly_and_vm_is_reusable() {
 /// at the GC's steps, see the watchdog's fast interrupt) must see them too.
 #[test]
 fn memory_limit_counts_datatype_values() {
-    let path = write_generator(
+    let (_, msg) = run_out_of_memory(
         "cframes",
         "return { OnGenerate = function() local t = {} for i = 1, 1e9 do t[i] = CFrame.new(i, 0, 0) * CFrame.Angles(0, i, 0) end end }",
+        32 << 20,
     );
-    let mut h = Host::new(HostConfig {
-        memory_limit: 32 << 20,
-        echo_output: false,
-        ..HostConfig::default()
-    })
-    .unwrap();
-    let root = h.with_dom_ref(|d| d.root_ref());
-    let g = h.load_generator_file(&path, root).unwrap();
-    let msg = script_message(h.run_generator(&g, &RunInputs::default()).err().unwrap());
     assert!(msg.contains("memory"), "{msg}");
 }
 
