@@ -163,8 +163,6 @@ impl Host {
         f(&mut c.dom)
     }
 
-    /// Takes the DOM out of the host (leaving an empty DataModel), e.g. to move a worker's
-    /// results into the main scene.
     /// Runs over `dom` from now on (a long-lived worker VM given a fresh copy of the scene):
     /// handles of instances not in it are refused from now on, per-tree state is reset, and
     /// required modules stay cached (the caller invalidates those whose Source changed).
@@ -179,6 +177,8 @@ impl Host {
         handles.prune(dom);
     }
 
+    /// Takes the DOM out of the host (leaving an empty DataModel), e.g. to move a worker's
+    /// results into the main scene.
     pub fn take_dom(&self) -> WeakDom {
         let mut c = self.lua.app_data_mut::<Ctx>().expect("context installed");
         std::mem::replace(&mut c.dom, Ctx::new_datamodel())
