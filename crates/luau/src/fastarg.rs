@@ -108,8 +108,7 @@ unsafe fn plain_value(state: *mut ffi::lua_State, idx: c_int) -> Option<FastValu
             ffi::LUA_TBOOLEAN => FastValue::Bool(ffi::lua_toboolean(state, idx) != 0),
             ffi::LUA_TNUMBER => FastValue::Number(ffi::lua_tonumber(state, idx)),
             ffi::LUA_TVECTOR => {
-                let p = ffi::lua_tovector(state, idx);
-                FastValue::Vector3(Vector3(glam::Vec3::new(*p, *p.add(1), *p.add(2))))
+                FastValue::Vector3(Vector3(procmodel_luau_types::raw::vector(state, idx)?))
             }
             ffi::LUA_TLIGHTUSERDATA => FastValue::Handle(handle(state, idx)),
             ffi::LUA_TUSERDATA => {
@@ -236,10 +235,7 @@ pub unsafe extern "C-unwind" fn raw_index(state: *mut ffi::lua_State) -> c_int {
             Ok(Some(Read::Bool(b))) => ffi::lua_pushboolean(state, b as c_int),
             Ok(Some(Read::Number(n))) => ffi::lua_pushnumber(state, n),
             Ok(Some(Read::Str(s))) => {
-                // A memory error while copying would unwind past `s` and leak it (no more).
-                let s = std::mem::ManuallyDrop::new(s);
                 ffi::lua_pushlstring(state, s.as_ptr() as *const std::ffi::c_char, s.len());
-                drop(std::mem::ManuallyDrop::into_inner(s));
             }
             Ok(Some(Read::Vector(v))) => ffi::lua_pushvector(state, v.x, v.y, v.z),
             Ok(Some(Read::CFrame(cf))) => tagged::push(state, cf),

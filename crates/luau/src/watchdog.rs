@@ -263,20 +263,22 @@ pub fn install_fast_interrupt(
 mod tests {
     use super::*;
 
+    /// Polls `flag` until it is true; fails after 10 s with `what`.
+    fn wait_for(mut flag: impl FnMut() -> bool, what: &str) {
+        let start = Instant::now();
+        while !flag() {
+            assert!(start.elapsed() < Duration::from_secs(10), "{what}");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     #[test]
     fn fires_after_deadline_and_resets_on_disarm() {
         let wd = Watchdog::new();
         let p = wd.probe();
         let w = wd.handle();
         w.arm(Duration::from_millis(5));
-        let start = Instant::now();
-        while !p.expired() {
-            assert!(
-                start.elapsed() < Duration::from_secs(10),
-                "watchdog never fired"
-            );
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        wait_for(|| p.expired(), "watchdog never fired");
         w.disarm();
         assert!(!p.expired());
         w.arm(Duration::from_secs(3600));
@@ -293,23 +295,12 @@ mod tests {
         w.arm(Duration::from_secs(3600));
         std::thread::sleep(Duration::from_millis(20));
         w.arm(Duration::from_millis(5));
-        let start = Instant::now();
-        while !p.expired() {
-            assert!(start.elapsed() < Duration::from_secs(10), "never fired");
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        wait_for(|| p.expired(), "never fired");
         // A budget shorter than the pending deadline is noticed too.
         w.disarm();
         w.arm(Duration::from_secs(3600));
         std::thread::sleep(Duration::from_millis(20));
         w.set_budget(Some(Duration::from_millis(5)));
-        let start = Instant::now();
-        while !p.take_budget_spent() {
-            assert!(
-                start.elapsed() < Duration::from_secs(10),
-                "budget never spent"
-            );
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        wait_for(|| p.take_budget_spent(), "budget never spent");
     }
 }
