@@ -420,8 +420,6 @@ pub trait FastFields: Tagged {
 
 /// How a type's `__index` is served.
 pub enum Index {
-    /// The generated mlua function: fields, methods, then the type's `__index` fallback.
-    Generated,
     /// Raw: [`FastFields`], then the methods (a table lookup), then the generated function.
     Fields(ffi::lua_CFunction),
     /// Raw, memoised per (object, key): for objects that are unique in the VM and whose
@@ -552,7 +550,6 @@ pub fn register<T: Tagged>(
             }
         })?;
     let index = match index {
-        Index::Generated => generated,
         Index::Fields(f) => crate::raw::closure_with(lua, f, generated, methods)?,
         Index::Memo => {
             crate::raw::closure_with(lua, raw_index_memo, generated, lua.create_table()?)?
