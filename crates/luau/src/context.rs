@@ -8,6 +8,9 @@ use rbx_dom_weak::{InstanceBuilder, WeakDom};
 use rbx_types::Ref;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::ffi::c_void;
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use rbx_dom_weak::Ustr;
 
 /// Where `print`/`warn` output goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,17 +81,24 @@ impl Ctx {
 
     /// The Luau value for `r` (its handle, made on first use).
     pub fn push(&mut self, r: Ref) -> mlua::Result<Value> {
-        if let Some(&h) = self.handles.ids.get(&r) {
+        if let Some(h) = self.handles.find(r) {
             return Ok(Handles::value(h));
         }
         let class = match self.dom.get_by_ref(r) {
             Some(inst) => inst.class,
             None => return Err(mlua::Error::runtime("instance no longer exists")),
         };
-        if self.handles.ids.len() >= self.handles.prune_at {
-            self.handles.prune(&self.dom);
-        }
+        self.handles.prune_if_due(&self.dom);
         Ok(Handles::value(self.handles.make(Instance { r, class })))
+    }
+
+    /// A new unparented instance from `builder` (of `class`) with its handle: the instance's Ref is minted from
+    /// the handle, so this VM finds the handle again without a map entry.
+    pub fn create(&mut self, class: Ustr, builder: InstanceBuilder) -> (Ref, Value) {
+        self.handles.prune_if_due(&self.dom);
+        let (h, r) = self.handles.mint(class);
+        let r = self.dom.insert(Ref::none(), builder.with_referent(r));
+        (r, Handles::value(h))
     }
 
     /// The instance behind a Luau value, if it is a live instance handle of this VM.
@@ -139,25 +149,42 @@ impl Ctx {
 /// are reused with a new generation, so a stale handle is refused, never aliased. Slots are
 /// assigned and reused in a deterministic order (handle values decide the iteration order of
 /// instance-keyed tables).
+///
+/// Instances this VM creates get a Ref *minted* from their handle (`tag << 64 | handle`,
+/// the tag unique to this `Handles`), so finding their handle again needs no map: only
+/// instances from elsewhere (loaded files, clones, results moved in from worker VMs) have an
+/// entry in `ids`. Refs are never written to files, so minted values change no output.
 pub struct Handles {
     slots: Vec<Slot>,
     free: Vec<u32>,
     ids: FxHashMap<Ref, u64>,
+    /// The high 64 bits of every Ref minted here.
+    tag: u64,
+    live: usize,
     /// Prune when this many handles exist (amortised: twice the live count after a prune).
     prune_at: usize,
 }
 
+/// 32 bytes: the Ref as two words keeps the slot 8-aligned (a `Ref` is 16-aligned).
+#[derive(Clone, Copy)]
 struct Slot {
-    inst: Option<Instance>,
+    r: [u64; 2],
+    class: Option<Ustr>,
     generation: u32,
 }
 
 impl Default for Handles {
     fn default() -> Handles {
+        static NEXT_TAG: AtomicU64 = AtomicU64::new(1);
+        // "pm" in the top bits keeps minted Refs apart from `Ref::new`'s random ones in
+        // practice; the counter keeps every VM's apart for certain.
+        let tag = 0x706d_0000_0000_0000 | NEXT_TAG.fetch_add(1, Ordering::Relaxed);
         Handles {
             slots: Vec::new(),
             free: Vec::new(),
             ids: FxHashMap::default(),
+            tag,
+            live: 0,
             prune_at: 4096,
         }
     }
@@ -168,22 +195,53 @@ impl Handles {
         Value::LightUserData(LightUserData(h as usize as *mut c_void))
     }
 
-    fn make(&mut self, inst: Instance) -> u64 {
+    /// A free slot (the lowest freed one first) holding `r` and `class`; returns the handle.
+    fn occupy(&mut self, r: u128, class: Ustr) -> u64 {
         let slot = match self.free.pop() {
             Some(s) => s,
             None => {
                 self.slots.push(Slot {
-                    inst: None,
+                    r: [0; 2],
+                    class: None,
                     generation: 0,
                 });
                 (self.slots.len() - 1) as u32
             }
         };
         let s = &mut self.slots[slot as usize];
-        s.inst = Some(inst);
-        let h = (s.generation as u64) << 32 | (slot as u64 + 1);
+        s.r = split(r);
+        s.class = Some(class);
+        self.live += 1;
+        (s.generation as u64) << 32 | (slot as u64 + 1)
+    }
+
+    /// A handle for an instance whose Ref was not minted here.
+    fn make(&mut self, inst: Instance) -> u64 {
+        let h = self.occupy(ref_bits(inst.r), inst.class);
         self.ids.insert(inst.r, h);
         h
+    }
+
+    /// A handle and the Ref minted from it, for a new instance of `class`.
+    fn mint(&mut self, class: Ustr) -> (u64, Ref) {
+        // The slot is taken first: the Ref depends on the handle.
+        let h = self.occupy(0, class);
+        let r = (self.tag as u128) << 64 | h as u128;
+        let slot = (h & 0xffff_ffff) as usize - 1;
+        self.slots[slot].r = split(r);
+        (h, Ref::some(r))
+    }
+
+    /// The live handle of `r`, if it has one.
+    fn find(&self, r: Ref) -> Option<u64> {
+        let bits = ref_bits(r);
+        if (bits >> 64) as u64 == self.tag {
+            let h = bits as u64;
+            if self.get(h).is_some_and(|i| i.r == r) {
+                return Some(h);
+            }
+        }
+        self.ids.get(&r).copied()
     }
 
     fn get(&self, h: u64) -> Option<Instance> {
@@ -192,30 +250,67 @@ impl Handles {
         if s.generation as u64 != h >> 32 {
             return None;
         }
-        s.inst
+        Some(Instance {
+            r: Ref::some(join(s.r)),
+            class: s.class?,
+        })
+    }
+
+    fn prune_if_due(&mut self, dom: &WeakDom) {
+        if self.live >= self.prune_at {
+            self.prune(dom);
+        }
     }
 
     /// Frees the handles of instances no longer in `dom`, in slot order.
     pub fn prune(&mut self, dom: &WeakDom) {
         for (i, s) in self.slots.iter_mut().enumerate() {
-            if let Some(inst) = s.inst
-                && dom.get_by_ref(inst.r).is_none()
-            {
-                self.ids.remove(&inst.r);
-                s.inst = None;
-                s.generation = s.generation.wrapping_add(1);
-                self.free.push(i as u32);
+            if s.class.is_some() {
+                let r = Ref::some(join(s.r));
+                if dom.get_by_ref(r).is_none() {
+                    self.ids.remove(&r);
+                    s.class = None;
+                    s.generation = s.generation.wrapping_add(1);
+                    self.free.push(i as u32);
+                    self.live -= 1;
+                }
             }
         }
         // Lowest slots first, whatever order they were freed in.
         self.free.sort_unstable_by(|a, b| b.cmp(a));
-        self.prune_at = (self.ids.len() * 2).max(4096);
+        self.prune_at = (self.live * 2).max(4096);
     }
 
     /// Handles currently held.
     pub fn len(&self) -> usize {
-        self.ids.len()
+        self.live
     }
+}
+
+fn split(v: u128) -> [u64; 2] {
+    [v as u64, (v >> 64) as u64]
+}
+
+fn join(v: [u64; 2]) -> u128 {
+    (v[1] as u128) << 64 | v[0] as u128
+}
+
+/// The value of a Ref (0 for none). rbx_types keeps it private; `Hash` hands it over intact
+/// (`Option<NonZeroU128>` hashes its discriminant, then the `u128`).
+pub fn ref_bits(r: Ref) -> u128 {
+    struct Capture(u128);
+    impl Hasher for Capture {
+        fn write(&mut self, _: &[u8]) {}
+        fn write_u128(&mut self, v: u128) {
+            self.0 = v;
+        }
+        fn finish(&self) -> u64 {
+            0
+        }
+    }
+    let mut c = Capture(0);
+    r.hash(&mut c);
+    c.0
 }
 
 /// Borrows the run context mutably; errors (never panics) when it is missing or busy.
@@ -223,4 +318,53 @@ pub fn ctx(lua: &Lua) -> mlua::Result<mlua::AppDataRefMut<'_, Ctx>> {
     lua.try_app_data_mut::<Ctx>()
         .map_err(|_| mlua::Error::runtime("internal: run context is busy"))?
         .ok_or_else(|| mlua::Error::runtime("internal: no run context"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ref_bits_reads_the_value() {
+        for v in [1u128, 0xdead_beef, u128::MAX, 1 << 64, (7 << 64) | 9] {
+            assert_eq!(ref_bits(Ref::some(v)), v);
+        }
+        assert_eq!(ref_bits(Ref::none()), 0);
+        let r = Ref::new();
+        assert_eq!(Ref::some(ref_bits(r)), r);
+    }
+
+    #[test]
+    fn minted_refs_find_their_handle_and_stale_ones_get_a_new_one() {
+        let mut c = Ctx::new(Ctx::new_datamodel()).unwrap();
+        let part = Ustr::from("Part");
+        let (r, v) = c.create(part, InstanceBuilder::new(part));
+        assert_eq!(c.push(r).unwrap(), v);
+        assert!(c.handles.ids.is_empty(), "a minted Ref needs no map entry");
+        assert_eq!(c.instance(&v).map(|i| i.r), Some(r));
+
+        // An instance from elsewhere gets a map entry, and the same handle every time.
+        let root = c.dom.root_ref();
+        let loaded = c.dom.insert(root, InstanceBuilder::new("Folder"));
+        let lv = c.push(loaded).unwrap();
+        assert_eq!(c.push(loaded).unwrap(), lv);
+        assert_eq!(c.handles.ids.len(), 1);
+
+        // The part leaves this DOM: a prune frees its slot and the handle goes stale. When it
+        // comes back (as undo does), it gets a fresh handle; the slot's next instance gets
+        // another generation, so no handle is ever aliased.
+        let mut elsewhere = WeakDom::new(InstanceBuilder::new("Folder"));
+        let dest = elsewhere.root_ref();
+        c.dom.transfer(r, &mut elsewhere, dest);
+        c.handles.prune(&c.dom);
+        assert!(c.instance(&v).is_none());
+        let (r2, v2) = c.create(part, InstanceBuilder::new(part));
+        assert_ne!(v2, v);
+        elsewhere.transfer(r, &mut c.dom, root);
+        let back = c.push(r).unwrap();
+        assert!(back != v && back != v2);
+        assert_eq!(c.instance(&back).map(|i| i.r), Some(r));
+        assert_eq!(c.instance(&v2).map(|i| i.r), Some(r2));
+        assert_eq!(c.handles.len(), 3, "the folder, the new part and the returned one");
+    }
 }

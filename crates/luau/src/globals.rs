@@ -281,7 +281,7 @@ pub fn new_instance(
         // A new model generates at the next frame.
         builder = builder.with_property("Dirty", true);
     }
-    let r = c.dom.insert(Ref::none(), builder);
+    let (r, handle) = c.create(info.class, builder);
     if let Some(size) = info.size {
         // Parts get their Size now and typically CFrame, Color, Material, Anchored and a few
         // more from the generator: room for 7 at once instead of growing the map twice.
@@ -292,7 +292,7 @@ pub fn new_instance(
     if let Some(p) = parent {
         crate::instance::set_parent(c, r, p.r)?;
     }
-    c.push(r)
+    Ok(handle)
 }
 
 /// `load(what)`: the loader for what `resolve` returned — a built-in module's function, or a
