@@ -4,13 +4,13 @@
 use crate::instance::Instance;
 use crate::props::PropCache;
 use mlua::{LightUserData, Lua, Value};
+use rbx_dom_weak::Ustr;
 use rbx_dom_weak::{InstanceBuilder, WeakDom};
 use rbx_types::Ref;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::ffi::c_void;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
-use rbx_dom_weak::Ustr;
 
 /// Where `print`/`warn` output goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -365,6 +365,10 @@ mod tests {
         assert!(back != v && back != v2);
         assert_eq!(c.instance(&back).map(|i| i.r), Some(r));
         assert_eq!(c.instance(&v2).map(|i| i.r), Some(r2));
-        assert_eq!(c.handles.len(), 3, "the folder, the new part and the returned one");
+        assert_eq!(
+            c.handles.len(),
+            3,
+            "the folder, the new part and the returned one"
+        );
     }
 }

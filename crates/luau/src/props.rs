@@ -40,10 +40,47 @@ pub enum Prop {
 pub struct PropCache {
     /// Keyed by the member name's bytes: no UTF-8 validation on the hot path.
     by_class: FxHashMap<Ustr, FxHashMap<Box<[u8]>, Rc<Prop>>>,
+    /// In front of `by_class`: the last resolution per (class, key address) pair, direct
+    /// mapped. A generator's keys are its functions' constant strings, so a write like
+    /// `p.CFrame = ...` in a loop finds its entry by address; the bytes are compared too, as
+    /// an address may be reused by another string after a collection.
+    hot: Vec<Option<Hot>>,
 }
+
+struct Hot {
+    class: Ustr,
+    addr: usize,
+    name: Box<[u8]>,
+    prop: Rc<Prop>,
+}
+
+const HOT_SLOTS: usize = 64;
 
 impl PropCache {
     pub fn get(&mut self, class: Ustr, name: &[u8]) -> Rc<Prop> {
+        let addr = name.as_ptr() as usize;
+        let slot = ((addr >> 3) ^ (class.as_char_ptr() as usize >> 4)) % HOT_SLOTS;
+        if let Some(Some(h)) = self.hot.get(slot)
+            && h.addr == addr
+            && h.class == class
+            && *h.name == *name
+        {
+            return h.prop.clone();
+        }
+        let prop = self.resolve_cached(class, name);
+        if self.hot.is_empty() {
+            self.hot.resize_with(HOT_SLOTS, || None);
+        }
+        self.hot[slot] = Some(Hot {
+            class,
+            addr,
+            name: name.into(),
+            prop: prop.clone(),
+        });
+        prop
+    }
+
+    fn resolve_cached(&mut self, class: Ustr, name: &[u8]) -> Rc<Prop> {
         let per_class = self.by_class.entry(class).or_default();
         if let Some(p) = per_class.get(name) {
             return p.clone();
@@ -127,4 +164,25 @@ pub fn fallback(data_type: &DataType<'_>) -> Option<Variant> {
         },
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hot_cache_compares_bytes_not_only_addresses() {
+        let mut cache = PropCache::default();
+        let part = Ustr::from("Part");
+        // One buffer, two names: the second lookup has the first one's address and length.
+        let mut key = *b"Size";
+        assert!(matches!(*cache.get(part, &key), Prop::Stored { key, .. } if key == "Size"));
+        key.copy_from_slice(b"Name");
+        assert!(matches!(*cache.get(part, &key), Prop::Name));
+        // Same address and bytes, another class.
+        let model = Ustr::from("Model");
+        key.copy_from_slice(b"Size");
+        assert!(matches!(*cache.get(model, &key), Prop::Missing));
+        assert!(matches!(*cache.get(part, &key), Prop::Stored { .. }));
+    }
 }
