@@ -44,14 +44,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
     })?;
     // Models still dirty when the script ends are generated before saving.
     engine.settle(64);
+    // The scene outlives the VM: its memory is free for the save.
+    let dom = engine.into_dom();
     if let (Some(path), Some(format)) = (&args.save, format) {
-        engine.with_dom(|dom| {
-            let roots = dom.root().children().to_vec();
-            output::write(dom, &roots, format, path)
-        })?;
+        let roots = dom.root().children().to_vec();
+        output::write(&dom, &roots, format, path)?;
         eprintln!("saved {}", path.display());
     }
     // The process ends now: freeing a scene of many instances one by one would only cost time.
-    std::mem::forget(engine);
+    std::mem::forget(dom);
     Ok(ExitCode::SUCCESS)
 }

@@ -192,6 +192,12 @@ impl Engine {
         self.host.with_dom_ref(|dom| scene::write(dom, path))
     }
 
+    /// Ends the engine and returns its scene. The VM, its handles and any worker VMs are
+    /// freed first, so a large save that follows reuses their memory.
+    pub fn into_dom(self) -> WeakDom {
+        self.host.take_dom()
+    }
+
     /// The Luau host running this scene (scripts, DOM access).
     pub fn host(&self) -> &Host {
         &self.host

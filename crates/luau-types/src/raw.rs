@@ -197,6 +197,31 @@ pub unsafe fn string_bytes<'a>(state: *mut ffi::lua_State, idx: c_int) -> &'a [u
     }
 }
 
+/// The bytes of the string at `idx`, or None when it holds anything else (numbers are not
+/// converted): one C API call where a type check and a read would be two.
+///
+/// # Safety
+/// `idx` is a valid index of `state`'s stack; the slice lives as long as the slot holds it.
+pub unsafe fn string_at<'a>(state: *mut ffi::lua_State, idx: c_int) -> Option<&'a [u8]> {
+    let mut len = 0usize;
+    // SAFETY: `lua_tolstringatom` returns NULL for a non-string and never converts.
+    unsafe {
+        let p = ffi::lua_tolstringatom(state, idx, &mut len, std::ptr::null_mut());
+        (!p.is_null()).then(|| std::slice::from_raw_parts(p as *const u8, len))
+    }
+}
+
+/// The pointer of the light userdata at `idx`, or None when it holds anything else (or a
+/// null light userdata, which instance handles never are).
+///
+/// # Safety
+/// `idx` is a valid index of `state`'s stack.
+pub unsafe fn light_at(state: *mut ffi::lua_State, idx: c_int) -> Option<*mut std::ffi::c_void> {
+    // SAFETY: returns NULL for anything but a light userdata.
+    let p = unsafe { ffi::lua_tolightuserdata(state, idx) };
+    (!p.is_null()).then_some(p)
+}
+
 /// A member name: its bytes copied inline when short (all Roblox member names are). As an
 /// mlua argument it is read straight off the stack (no string reference is made).
 pub struct Key {

@@ -92,7 +92,7 @@ impl FromLua for FastValue {
 
 use mlua::ffi;
 
-use procmodel_luau_types::raw::{dispatch, message, string_bytes};
+use procmodel_luau_types::raw::{dispatch, light_at, message, string_at, string_bytes};
 use procmodel_luau_types::tagged;
 
 /// A plain value at stack index `idx`, or None for a userdata, table, function...
@@ -149,19 +149,17 @@ pub unsafe extern "C-unwind" fn raw_newindex(state: *mut ffi::lua_State) -> c_in
     // SAFETY: Luau calls a `__newindex` metamethod with exactly three stack slots.
     unsafe {
         dispatch(state, 0, || {
-            if ffi::lua_type(state, 1) != ffi::LUA_TLIGHTUSERDATA
-                || ffi::lua_type(state, 2) != ffi::LUA_TSTRING
-            {
+            // The key stays on the stack (slot 2) for the whole call.
+            let (Some(this), Some(key)) = (light_at(state, 1), string_at(state, 2)) else {
                 return Ok(None);
-            }
+            };
             let Some(value) = plain_value(state, 3) else {
                 return Ok(None);
             };
-            // The key stays on the stack (slot 2) for the whole call.
-            let key = string_bytes(state, 2);
             let lua = mlua::Lua::get_or_init_from_ptr(state);
             let mut c = crate::context::ctx(lua).map_err(message)?;
-            match crate::instance::write_direct(&mut c, &handle(state, 1), key, value) {
+            let this = Value::LightUserData(mlua::LightUserData(this));
+            match crate::instance::write_direct(&mut c, &this, key, value) {
                 Ok(crate::instance::Direct::Done) => Ok(Some(0)),
                 Ok(crate::instance::Direct::General(..)) => Ok(None),
                 Err(e) => Err(message(e)),
@@ -180,15 +178,15 @@ pub unsafe extern "C-unwind" fn raw_instance_new(state: *mut ffi::lua_State) -> 
     unsafe {
         dispatch(state, 1, || {
             let top = ffi::lua_gettop(state);
-            if !(1..=2).contains(&top) || ffi::lua_type(state, 1) != ffi::LUA_TSTRING {
+            let Some(class) = string_at(state, 1).filter(|_| (1..=2).contains(&top)) else {
                 return Ok(None);
-            }
+            };
             let parent = match ffi::lua_type(state, 2) {
                 ffi::LUA_TNIL | ffi::LUA_TNONE => Value::Nil,
                 ffi::LUA_TLIGHTUSERDATA => handle(state, 2),
                 _ => return Ok(None),
             };
-            let Ok(class) = std::str::from_utf8(string_bytes(state, 1)) else {
+            let Ok(class) = std::str::from_utf8(class) else {
                 return Ok(None);
             };
             let lua = mlua::Lua::get_or_init_from_ptr(state);
@@ -217,16 +215,14 @@ pub unsafe extern "C-unwind" fn raw_index(state: *mut ffi::lua_State) -> c_int {
     // SAFETY: an `__index` call (handle, key); the read runs under catch_unwind without
     // touching the stack, and its result is pushed afterwards (at most one allocation).
     unsafe {
-        if ffi::lua_type(state, 1) != ffi::LUA_TLIGHTUSERDATA
-            || ffi::lua_type(state, 2) != ffi::LUA_TSTRING
-        {
+        let (Some(this), Some(key)) = (light_at(state, 1), string_at(state, 2)) else {
             return procmodel_luau_types::raw::call_slow(state, 1);
-        }
-        let key = string_bytes(state, 2);
+        };
+        let this = Value::LightUserData(mlua::LightUserData(this));
         let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let lua = mlua::Lua::get_or_init_from_ptr(state);
             let mut c = crate::context::ctx(lua).ok()?;
-            crate::instance::read_direct(&mut c, &handle(state, 1), key)
+            crate::instance::read_direct(&mut c, &this, key)
                 .ok()
                 .flatten()
         }));
