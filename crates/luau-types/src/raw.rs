@@ -30,17 +30,21 @@ pub fn closure(
     }
 }
 
-/// [`closure`] with a second upvalue (a table the raw function reads).
+/// [`closure`] with more upvalues (2, 3, ... in order) that the raw function reads: a
+/// methods table, a light userdata...
 pub fn closure_with(
     lua: &Lua,
     f: ffi::lua_CFunction,
     slow: mlua::Function,
-    extra: mlua::Table,
+    extra: impl mlua::IntoLuaMulti,
 ) -> mlua::Result<mlua::Function> {
-    // SAFETY: both values are pushed as arguments and become the closure's two upvalues.
+    let mut args = extra.into_lua_multi(lua)?;
+    args.push_front(mlua::Value::Function(slow));
+    let n = args.len() as c_int;
+    // SAFETY: the `n` values are pushed as arguments and become the closure's upvalues.
     unsafe {
-        lua.exec_raw::<mlua::Function>((slow, extra), |state| {
-            ffi::lua_pushcclosure(state, f, 2);
+        lua.exec_raw::<mlua::Function>(args, |state| {
+            ffi::lua_pushcclosure(state, f, n);
         })
     }
 }

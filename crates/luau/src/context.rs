@@ -8,6 +8,7 @@ use rbx_dom_weak::Ustr;
 use rbx_dom_weak::{InstanceBuilder, WeakDom};
 use rbx_types::Ref;
 use rustc_hash::{FxHashMap, FxHashSet};
+use std::cell::{RefCell, RefMut};
 use std::ffi::c_void;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -313,11 +314,67 @@ pub fn ref_bits(r: Ref) -> u128 {
     c.0
 }
 
-/// Borrows the run context mutably; errors (never panics) when it is missing or busy.
-pub fn ctx(lua: &Lua) -> mlua::Result<mlua::AppDataRefMut<'_, Ctx>> {
-    lua.try_app_data_mut::<Ctx>()
+// The run context lives in the VM's app data as a `RefCell<Ctx>`, installed once by
+// [`install`] when the host is made and never replaced or removed while the VM lives (no
+// other code names that app-data type). mlua boxes app data, so the cell's address is stable
+// for the VM's life: [`cell`] hands out references tied to the `Lua`, and the raw C callbacks
+// keep the address as a light-userdata upvalue ([`cell_upvalue`]), skipping mlua's app-data
+// lookup (~100 instructions a call) on every property write and read.
+
+/// Installs the run context of a new VM.
+pub fn install(lua: &Lua, c: Ctx) {
+    lua.set_app_data(RefCell::new(c));
+}
+
+/// The run context's cell; errors (never panics) when it is missing.
+pub fn cell(lua: &Lua) -> mlua::Result<&RefCell<Ctx>> {
+    let guard = lua
+        .try_app_data_ref::<RefCell<Ctx>>()
         .map_err(|_| mlua::Error::runtime("internal: run context is busy"))?
-        .ok_or_else(|| mlua::Error::runtime("internal: no run context"))
+        .ok_or_else(|| mlua::Error::runtime("internal: no run context"))?;
+    let p: *const RefCell<Ctx> = &*guard;
+    drop(guard);
+    // SAFETY: the cell is never replaced or removed while the VM lives (see above), and the
+    // VM outlives the borrow of `lua`.
+    Ok(unsafe { &*p })
+}
+
+/// The cell's address, for a raw callback's upvalue.
+pub fn cell_value(lua: &Lua) -> mlua::Result<Value> {
+    Ok(Value::LightUserData(LightUserData(
+        cell(lua)? as *const RefCell<Ctx> as *mut c_void,
+    )))
+}
+
+/// Borrows the run context mutably; errors (never panics) when it is missing or busy.
+pub fn ctx(lua: &Lua) -> mlua::Result<RefMut<'_, Ctx>> {
+    cell(lua)?.try_borrow_mut().map_err(|_| busy())
+}
+
+/// Borrows the run context shared.
+pub fn ctx_ref(lua: &Lua) -> mlua::Result<std::cell::Ref<'_, Ctx>> {
+    cell(lua)?.try_borrow().map_err(|_| busy())
+}
+
+fn busy() -> mlua::Error {
+    mlua::Error::runtime("internal: run context is busy")
+}
+
+/// Borrows the run context through upvalue `n` of the running C closure (set from
+/// [`cell_value`]).
+///
+/// # Safety
+/// `state` runs a C closure of this VM whose upvalue `n` came from [`cell_value`].
+pub unsafe fn cell_upvalue<'a>(
+    state: *mut mlua::ffi::lua_State,
+    n: std::ffi::c_int,
+) -> Result<RefMut<'a, Ctx>, String> {
+    // SAFETY: the upvalue is the cell's address, valid while the VM (running this call) lives.
+    let cell = unsafe {
+        &*(mlua::ffi::lua_touserdata(state, mlua::ffi::lua_upvalueindex(n)) as *const RefCell<Ctx>)
+    };
+    cell.try_borrow_mut()
+        .map_err(|_| "internal: run context is busy".to_owned())
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use mlua::{FromLua, IntoLua, Lua, Value};
 use procmodel_luau_types::{CFrame, Color3, EnumItem, Vector3};
 use std::ffi::c_int;
 
-pub use procmodel_luau_types::raw::{Key, closure};
+pub use procmodel_luau_types::raw::Key;
 
 /// A value assigned to a property.
 pub enum FastValue {
@@ -141,7 +141,7 @@ unsafe fn handle(state: *mut ffi::lua_State, idx: c_int) -> Value {
     }))
 }
 
-/// `__newindex(handle, key, value)` of instance handles.
+/// `__newindex(handle, key, value)` of instance handles (upvalue 2: the run context's cell).
 ///
 /// # Safety
 /// Called by Luau only, as the light-userdata metatable's `__newindex`.
@@ -156,8 +156,7 @@ pub unsafe extern "C-unwind" fn raw_newindex(state: *mut ffi::lua_State) -> c_in
             let Some(value) = plain_value(state, 3) else {
                 return Ok(None);
             };
-            let lua = mlua::Lua::get_or_init_from_ptr(state);
-            let mut c = crate::context::ctx(lua).map_err(message)?;
+            let mut c = crate::context::cell_upvalue(state, 2)?;
             let this = Value::LightUserData(mlua::LightUserData(this));
             match crate::instance::write_direct(&mut c, &this, key, value) {
                 Ok(crate::instance::Direct::Done) => Ok(Some(0)),
@@ -168,7 +167,7 @@ pub unsafe extern "C-unwind" fn raw_newindex(state: *mut ffi::lua_State) -> c_in
     }
 }
 
-/// `Instance.new(className, parent?)`.
+/// `Instance.new(className, parent?)` (upvalue 2: the run context's cell).
 ///
 /// # Safety
 /// Called by Luau only, as a C function.
@@ -189,8 +188,7 @@ pub unsafe extern "C-unwind" fn raw_instance_new(state: *mut ffi::lua_State) -> 
             let Ok(class) = std::str::from_utf8(class) else {
                 return Ok(None);
             };
-            let lua = mlua::Lua::get_or_init_from_ptr(state);
-            let mut c = crate::context::ctx(lua).map_err(message)?;
+            let mut c = crate::context::cell_upvalue(state, 2)?;
             match crate::globals::new_instance(&mut c, class, &parent) {
                 Ok(Value::LightUserData(h)) => {
                     // C functions always have room for one push; it cannot raise.
@@ -205,7 +203,7 @@ pub unsafe extern "C-unwind" fn raw_instance_new(state: *mut ffi::lua_State) -> 
 }
 
 /// `__index(handle, key)` of instance handles: the common property reads and the methods
-/// (upvalue 2, a table) without mlua; everything else (derived properties, enums, children by
+/// (upvalue 2, a table) without mlua, on the run context of upvalue 3; everything else (derived properties, enums, children by
 /// name, errors) goes to the mlua function (upvalue 1).
 ///
 /// # Safety
@@ -220,8 +218,7 @@ pub unsafe extern "C-unwind" fn raw_index(state: *mut ffi::lua_State) -> c_int {
         };
         let this = Value::LightUserData(mlua::LightUserData(this));
         let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let lua = mlua::Lua::get_or_init_from_ptr(state);
-            let mut c = crate::context::ctx(lua).ok()?;
+            let mut c = crate::context::cell_upvalue(state, 3).ok()?;
             crate::instance::read_direct(&mut c, &this, key)
                 .ok()
                 .flatten()

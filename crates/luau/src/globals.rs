@@ -83,7 +83,12 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
     let slow = lua.create_function(instance_new)?;
     instance.set(
         "new",
-        crate::fastarg::closure(lua, crate::fastarg::raw_instance_new, slow)?,
+        procmodel_luau_types::raw::closure_with(
+            lua,
+            crate::fastarg::raw_instance_new,
+            slow,
+            crate::context::cell_value(lua)?,
+        )?,
     )?;
     globals.set("Instance", instance)?;
 

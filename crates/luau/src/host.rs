@@ -118,7 +118,7 @@ impl Host {
         let mut c = Ctx::new(dom).map_err(HostError::vm)?;
         c.instance_limit = config.instance_limit;
         c.echo = config.echo_output;
-        lua.set_app_data(c);
+        crate::context::install(&lua, c);
         let (pause, control) = install_globals(&lua).map_err(HostError::vm)?;
         lua.sandbox(true).map_err(HostError::vm)?;
         lua.set_app_data(HostCore {
@@ -153,13 +153,13 @@ impl Host {
 
     /// Runs `f` with the DOM borrowed.
     pub fn with_dom_ref<R>(&self, f: impl FnOnce(&WeakDom) -> R) -> R {
-        let c = self.lua.app_data_ref::<Ctx>().expect("context installed");
+        let c = crate::context::ctx_ref(&self.lua).expect("context installed");
         f(&c.dom)
     }
 
     /// Runs `f` with the DOM mutably borrowed.
     pub fn with_dom_mut<R>(&self, f: impl FnOnce(&mut WeakDom) -> R) -> R {
-        let mut c = self.lua.app_data_mut::<Ctx>().expect("context installed");
+        let mut c = ctx(&self.lua).expect("context installed");
         f(&mut c.dom)
     }
 
@@ -167,7 +167,7 @@ impl Host {
     /// handles of instances not in it are refused from now on, per-tree state is reset, and
     /// required modules stay cached (the caller invalidates those whose Source changed).
     pub fn replace_dom(&self, dom: WeakDom) {
-        let mut c = self.lua.app_data_mut::<Ctx>().expect("context installed");
+        let mut c = ctx(&self.lua).expect("context installed");
         c.dom = dom;
         c.destroyed.clear();
         c.files.clear();
@@ -180,13 +180,13 @@ impl Host {
     /// Takes the DOM out of the host (leaving an empty DataModel), e.g. to move a worker's
     /// results into the main scene.
     pub fn take_dom(&self) -> WeakDom {
-        let mut c = self.lua.app_data_mut::<Ctx>().expect("context installed");
+        let mut c = ctx(&self.lua).expect("context installed");
         std::mem::replace(&mut c.dom, Ctx::new_datamodel())
     }
 
     /// Takes the captured print/warn output.
     pub fn take_log(&self) -> Vec<crate::LogLine> {
-        let mut c = self.lua.app_data_mut::<Ctx>().expect("context installed");
+        let mut c = ctx(&self.lua).expect("context installed");
         std::mem::take(&mut c.log)
     }
 
@@ -204,7 +204,7 @@ impl Host {
         source: &str,
         file: Option<&Path>,
     ) -> Ref {
-        let mut c = self.lua.app_data_mut::<Ctx>().expect("context installed");
+        let mut c = ctx(&self.lua).expect("context installed");
         let r = c.dom.insert(
             parent,
             InstanceBuilder::new("ModuleScript")
@@ -311,7 +311,7 @@ impl Host {
 
     /// Takes the set of models scripts asked to regenerate with `ForceGeneration()`.
     pub fn take_forced(&self) -> Vec<Ref> {
-        let mut c = self.lua.app_data_mut::<Ctx>().expect("context installed");
+        let mut c = ctx(&self.lua).expect("context installed");
         std::mem::take(&mut c.forced)
     }
 

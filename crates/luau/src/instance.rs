@@ -71,7 +71,7 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
             lua,
             crate::fastarg::raw_index,
             slow,
-            method_table,
+            (method_table, crate::context::cell_value(lua)?),
         )?,
     )?;
     let slow = lua.create_function(|lua, (h, key, value): (Value, Key, FastValue)| {
@@ -79,7 +79,12 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
     })?;
     meta.raw_set(
         "__newindex",
-        crate::fastarg::closure(lua, crate::fastarg::raw_newindex, slow)?,
+        procmodel_luau_types::raw::closure_with(
+            lua,
+            crate::fastarg::raw_newindex,
+            slow,
+            crate::context::cell_value(lua)?,
+        )?,
     )?;
     meta.raw_set(
         "__tostring",
