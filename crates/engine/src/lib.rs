@@ -205,6 +205,9 @@ impl Engine {
 
     /// ProceduralModels in the scene, top-down (pre-order).
     pub fn models(&self) -> Vec<Ref> {
+        if !self.host.may_have_models() {
+            return Vec::new();
+        }
         self.host.with_dom_ref(apply::models_in_scene)
     }
 

@@ -49,12 +49,18 @@ pub struct Ctx {
     pub new_classes: FxHashMap<Box<str>, Option<crate::globals::NewClass>>,
     /// ModuleScripts loaded from files, for relative string requires.
     pub files: FxHashMap<Ref, std::path::PathBuf>,
+    /// False while the DOM is known to hold no ProceduralModel: the engine then skips its
+    /// walk of the whole scene at every step (a script building a large world between
+    /// `task.wait`s would pay for it each frame). Set by a scan of a new DOM's tree, when a
+    /// script parents a ProceduralModel (the only way one enters the tree from Luau: new
+    /// instances and clones start unparented), and by any mutable DOM access from outside
+    /// the Luau API ([`crate::Host::with_dom_mut`]); never cleared while the DOM stays.
+    pub may_have_models: bool,
 }
 
 impl Ctx {
     pub fn new(dom: WeakDom) -> mlua::Result<Ctx> {
         Ok(Ctx {
-            dom,
             destroyed: FxHashSet::default(),
             handles: Handles::default(),
             props: PropCache::default(),
@@ -66,6 +72,8 @@ impl Ctx {
             new_classes: FxHashMap::default(),
             forced: Vec::new(),
             outside_write_locked: false,
+            may_have_models: has_models(&dom, dom.root_ref()),
+            dom,
         })
     }
 
@@ -141,6 +149,12 @@ impl Ctx {
         }
         self.log.push(LogLine { level, message });
     }
+}
+
+/// True when the subtree at `root` holds a ProceduralModel.
+pub fn has_models(dom: &WeakDom, root: Ref) -> bool {
+    dom.descendants_of(root)
+        .any(|i| i.class == "ProceduralModel")
 }
 
 /// Instance handles. Luau sees an instance as a light userdata whose pointer value is a

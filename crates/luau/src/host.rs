@@ -160,7 +160,14 @@ impl Host {
     /// Runs `f` with the DOM mutably borrowed.
     pub fn with_dom_mut<R>(&self, f: impl FnOnce(&mut WeakDom) -> R) -> R {
         let mut c = ctx(&self.lua).expect("context installed");
+        // `f` may add anything.
+        c.may_have_models = true;
         f(&mut c.dom)
+    }
+
+    /// False when the DOM is known to hold no ProceduralModel (see `Ctx::may_have_models`).
+    pub fn may_have_models(&self) -> bool {
+        crate::context::ctx_ref(&self.lua).map_or(true, |c| c.may_have_models)
     }
 
     /// Runs over `dom` from now on (a long-lived worker VM given a fresh copy of the scene):
@@ -168,6 +175,7 @@ impl Host {
     /// required modules stay cached (the caller invalidates those whose Source changed).
     pub fn replace_dom(&self, dom: WeakDom) {
         let mut c = ctx(&self.lua).expect("context installed");
+        c.may_have_models = crate::context::has_models(&dom, dom.root_ref());
         c.dom = dom;
         c.destroyed.clear();
         c.files.clear();
@@ -181,6 +189,7 @@ impl Host {
     /// results into the main scene.
     pub fn take_dom(&self) -> WeakDom {
         let mut c = ctx(&self.lua).expect("context installed");
+        c.may_have_models = false;
         std::mem::replace(&mut c.dom, Ctx::new_datamodel())
     }
 

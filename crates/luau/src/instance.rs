@@ -558,14 +558,18 @@ pub fn set_parent(c: &mut Ctx, r: Ref, parent: Ref) -> mlua::Result<()> {
             "the Parent property of the DataModel is locked",
         ));
     }
-    let (current, leaf) = c
+    let (current, leaf, model) = c
         .dom
         .get_by_ref(r)
-        .map(|i| (i.parent(), i.children().is_empty()))
-        .unwrap_or((Ref::none(), true));
+        .map(|i| {
+            let model = i.class == crate::keys::KEYS.procedural_model;
+            (i.parent(), i.children().is_empty(), model)
+        })
+        .unwrap_or((Ref::none(), true, false));
     if current == parent {
         return Ok(());
     }
+    c.may_have_models |= model;
     if parent.is_some() {
         if c.dom.get_by_ref(parent).is_none() {
             return Err(mlua::Error::runtime("new parent no longer exists"));

@@ -1,4 +1,4 @@
-//! Interned property names used on hot paths (interning a string costs a global lock).
+//! Interned property (and class) names used on hot paths (interning a string costs a global lock).
 
 use rbx_dom_weak::Ustr;
 use std::sync::LazyLock;
@@ -13,6 +13,8 @@ pub struct Keys {
     pub tags: Ustr,
     pub archivable: Ustr,
     pub source: Ustr,
+    /// The class name.
+    pub procedural_model: Ustr,
 }
 
 pub static KEYS: LazyLock<Keys> = LazyLock::new(|| Keys {
@@ -25,4 +27,5 @@ pub static KEYS: LazyLock<Keys> = LazyLock::new(|| Keys {
     tags: Ustr::from("Tags"),
     archivable: Ustr::from("Archivable"),
     source: Ustr::from("Source"),
+    procedural_model: Ustr::from("ProceduralModel"),
 });

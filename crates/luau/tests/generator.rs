@@ -480,3 +480,41 @@ fn native_code_and_interpreter_build_the_same_examples() {
         );
     }
 }
+
+#[test]
+fn the_host_knows_when_its_dom_cannot_hold_procedural_models() {
+    let h = host(2000);
+    assert!(!h.may_have_models(), "a new DataModel has none");
+    let parts = h
+        .lua()
+        .load("for i = 1, 3 do Instance.new('Part', workspace) end local f = workspace:Clone()")
+        .exec();
+    parts.unwrap();
+    assert!(
+        !h.may_have_models(),
+        "parts and clones of them are not models"
+    );
+    let m: mlua::Value = h
+        .lua()
+        .load("return Instance.new('ProceduralModel')")
+        .eval()
+        .unwrap();
+    assert!(
+        !h.may_have_models(),
+        "an unparented model is not in the scene"
+    );
+    h.lua()
+        .load("local m = ... m.Parent = workspace")
+        .call::<()>(m)
+        .unwrap();
+    assert!(h.may_have_models(), "parenting one puts it there");
+
+    let dom = h.take_dom();
+    assert!(!h.may_have_models(), "take_dom leaves an empty DataModel");
+    h.replace_dom(dom);
+    assert!(h.may_have_models(), "a DOM given to the host is scanned");
+
+    let h = host(2000);
+    h.with_dom_mut(|_| ());
+    assert!(h.may_have_models(), "an outside mutation may add anything");
+}
