@@ -25,7 +25,11 @@ use rbx_reflection::{
     PropertySerialization, ReflectionDatabase,
 };
 
-use crate::{Error, types::Type};
+use crate::{
+    Error,
+    prefetch::{PREFETCH_DISTANCE, prefetch, prefetch_instance, prefetch_table},
+    types::Type,
+};
 
 /// One logical property of a class, written as one PROP chunk.
 pub(crate) struct Column<'a> {
@@ -139,27 +143,38 @@ pub(crate) fn collect<'a>(
         ref_targets: AHashMap::new(),
     };
 
-    let referents = if roots_overlap(dom, refs) {
-        let order = c.traverse_like_rbx_binary(refs)?;
-        // A repeated instance keeps its last position, as in rbx_binary.
-        c.ref_targets = AHashMap::with_capacity(order.len());
-        for (position, instance) in order.iter().enumerate() {
-            c.ref_targets.insert(instance.referent(), position as i32);
-        }
-        Referents::Mapped { order }
+    // Structure first (order, referents, classes), then each class's
+    // properties. A discovery error at an earlier position wins over a missing
+    // root found later, as in rbx_binary's single pass.
+    let traversed = if roots_overlap(dom, refs) {
+        c.traverse_like_rbx_binary(refs)
+            .map(|order| Referents::Mapped { order })
     } else {
-        let parents = c.traverse(refs)?;
-        if !c.ref_targets.is_empty() {
-            for class in &c.classes {
-                for (instance, &position) in class.instances.iter().zip(&class.positions) {
-                    if let Some(id) = c.ref_targets.get_mut(&instance.referent()) {
-                        *id = position as i32;
+        c.traverse(refs)
+            .map(|parents| Referents::Positions { parents })
+    };
+    c.discover()?;
+    let referents = traversed?;
+    match &referents {
+        Referents::Mapped { order } => {
+            // A repeated instance keeps its last position, as in rbx_binary.
+            c.ref_targets = AHashMap::with_capacity(order.len());
+            for (position, instance) in order.iter().enumerate() {
+                c.ref_targets.insert(instance.referent(), position as i32);
+            }
+        }
+        Referents::Positions { .. } => {
+            if !c.ref_targets.is_empty() {
+                for class in &c.classes {
+                    for (instance, &position) in class.instances.iter().zip(&class.positions) {
+                        if let Some(id) = c.ref_targets.get_mut(&instance.referent()) {
+                            *id = position as i32;
+                        }
                     }
                 }
             }
         }
-        Referents::Positions { parents }
-    };
+    }
 
     let mut shared_strings = c.shared_strings;
     shared_strings.sort_unstable_by_key(|s| s.hash());
@@ -205,35 +220,68 @@ impl<'a> Collector<'a> {
     /// the parent referent of every position. While a node is open, its
     /// finished children are chained through their own `parents` slots and
     /// patched when it finishes, so no Ref → referent map is needed.
+    ///
+    /// Children are looked up a block at a time: the lookups are independent,
+    /// so their cache misses overlap instead of stalling one by one.
     fn traverse(&mut self, refs: &[Ref]) -> Result<Vec<i32>, Error> {
+        const BLOCK: usize = 32;
         struct Frame<'a> {
             instance: &'a Instance,
+            /// Next child to look up.
             next_child: usize,
+            /// This frame's looked-up children: `looked_up[start..]`, of
+            /// which `looked_up[cursor..]` are not visited yet.
+            start: usize,
+            cursor: usize,
             /// Last finished child (a position), chained through `parents`.
             children: i32,
         }
         let mut parents: Vec<i32> = Vec::new();
         let mut stack: Vec<Frame<'a>> = Vec::new();
+        let mut looked_up: Vec<(Ref, Option<&'a Instance>)> = Vec::new();
         for &root in refs {
             let instance = self.lookup(root)?;
             stack.push(Frame {
                 instance,
                 next_child: 0,
+                start: looked_up.len(),
+                cursor: looked_up.len(),
                 children: -1,
             });
             while let Some(top) = stack.last_mut() {
-                if let Some(&child) = top.instance.children().get(top.next_child) {
-                    top.next_child += 1;
-                    let instance = self.lookup(child)?;
+                if top.cursor == looked_up.len() {
+                    // Look up the next block of children.
+                    looked_up.truncate(top.start);
+                    top.cursor = top.start;
+                    let children = top.instance.children();
+                    let block =
+                        &children[top.next_child..children.len().min(top.next_child + BLOCK)];
+                    top.next_child += block.len();
+                    looked_up.extend(block.iter().map(|&r| {
+                        let child = self.dom.get_by_ref(r);
+                        if let Some(child) = child {
+                            prefetch_instance(child);
+                        }
+                        (r, child)
+                    }));
+                }
+                if top.cursor < looked_up.len() {
+                    let (referent, child) = looked_up[top.cursor];
+                    top.cursor += 1;
+                    let instance = child.ok_or(Error::InvalidInstanceId { referent })?;
+                    let start = looked_up.len();
                     stack.push(Frame {
                         instance,
                         next_child: 0,
+                        start,
+                        cursor: start,
                         children: -1,
                     });
                     continue;
                 }
                 let frame = stack.pop().expect("stack is not empty");
-                let position = self.visit(frame.instance)? as i32;
+                looked_up.truncate(frame.start);
+                let position = self.visit(frame.instance) as i32;
                 let mut child = frame.children;
                 while child >= 0 {
                     let next = parents[child as usize];
@@ -270,16 +318,15 @@ impl<'a> Collector<'a> {
                     break;
                 }
                 order.push(instance);
-                self.visit(instance)?;
+                self.visit(instance);
                 last_visited_child = to_visit.pop();
             }
         }
         Ok(order)
     }
 
-    /// Gives the instance the next position and records it in its class,
-    /// resolving any property name its class has not seen yet.
-    fn visit(&mut self, instance: &'a Instance) -> Result<u32, Error> {
+    /// Gives the instance the next position and records it in its class.
+    fn visit(&mut self, instance: &'a Instance) -> u32 {
         let position = self.count;
         self.count = self
             .count
@@ -306,35 +353,73 @@ impl<'a> Collector<'a> {
                 *e.insert(index)
             }
         };
-
         let class = &mut self.classes[class_index];
         class.instances.push(instance);
         class.positions.push(position);
-        for (&name, value) in &instance.properties {
-            let serializes = match class.resolved.get(&name) {
-                Some(&serializes) => serializes,
-                None => {
-                    let mut notes = Notes {
-                        shared_seen: &mut self.shared_seen,
-                        shared_strings: &mut self.shared_strings,
-                        ref_targets: &mut self.ref_targets,
-                    };
-                    let serializes = resolve(class, self.database, name, value, &mut notes)?;
-                    class.resolved.insert(name, serializes);
-                    serializes
+        position
+    }
+
+    /// Resolves every property name of every instance into its class's
+    /// columns, and notes shared strings and Ref targets. On failure, returns
+    /// the error of the earliest instance in traversal order (each class stops
+    /// at its first error, which is where rbx_binary's pass would stop).
+    fn discover(&mut self) -> Result<(), Error> {
+        let mut first_error: Option<(u32, Error)> = None;
+        let mut notes = Notes {
+            shared_seen: &mut self.shared_seen,
+            shared_strings: &mut self.shared_strings,
+            ref_targets: &mut self.ref_targets,
+        };
+        for class in &mut self.classes {
+            for k in 0..class.instances.len() {
+                if let Some(ahead) = class.instances.get(k + 2 * PREFETCH_DISTANCE) {
+                    prefetch(&ahead.properties);
                 }
-            };
-            if serializes {
-                note_value(
-                    value,
-                    &mut self.shared_seen,
-                    &mut self.shared_strings,
-                    &mut self.ref_targets,
-                );
+                if let Some(ahead) = class.instances.get(k + PREFETCH_DISTANCE) {
+                    prefetch_table(&ahead.properties);
+                }
+                let instance = class.instances[k];
+                if let Err(error) = discover_instance(class, self.database, instance, &mut notes) {
+                    let position = class.positions[k];
+                    if first_error.as_ref().is_none_or(|&(p, _)| position < p) {
+                        first_error = Some((position, error));
+                    }
+                    break;
+                }
             }
         }
-        Ok(position)
+        match first_error {
+            Some((_, error)) => Err(error),
+            None => Ok(()),
+        }
     }
+}
+
+fn discover_instance<'a>(
+    class: &mut Class<'a>,
+    database: &'a ReflectionDatabase<'a>,
+    instance: &'a Instance,
+    notes: &mut Notes<'_, 'a>,
+) -> Result<(), Error> {
+    for (&name, value) in &instance.properties {
+        let serializes = match class.resolved.get(&name) {
+            Some(&serializes) => serializes,
+            None => {
+                let serializes = resolve(class, database, name, value, notes)?;
+                class.resolved.insert(name, serializes);
+                serializes
+            }
+        };
+        if serializes {
+            note_value(
+                value,
+                notes.shared_seen,
+                notes.shared_strings,
+                notes.ref_targets,
+            );
+        }
+    }
+    Ok(())
 }
 
 struct Notes<'n, 'a> {

@@ -14,6 +14,7 @@ use rbx_dom_weak::{
 use crate::{
     Error,
     collect::{Class, Collected, Column},
+    prefetch::{PREFETCH_DISTANCE, prefetch},
     types::Type,
 };
 
@@ -23,6 +24,44 @@ pub(crate) struct ColumnValues<'a, 'c> {
     pub collected: &'c Collected<'a>,
     pub class: &'c Class<'a>,
     pub column: &'c Column<'a>,
+    /// Each instance's own value or the default, gathered by [`gather`].
+    pub raw: &'c [&'a Variant],
+}
+
+/// Looks up every instance's value for the column, in one tight loop (the
+/// lookups touch each instance's property table once, and independent
+/// lookups overlap their cache misses).
+pub(crate) fn gather<'a>(class: &Class<'a>, column: &Column<'a>, out: &mut Vec<&'a Variant>) {
+    out.clear();
+    if let ([name], []) = (column.direct.as_slice(), column.migrated.as_slice()) {
+        let instances = &class.instances;
+        out.extend(instances.iter().enumerate().map(|(k, i)| {
+            if let Some(ahead) = instances.get(k + 2 * PREFETCH_DISTANCE) {
+                prefetch(&ahead.properties);
+            }
+            i.properties.get(name).unwrap_or(column.default)
+        }));
+    } else {
+        out.extend(class.instances.iter().map(|&i| raw(column, i)));
+    }
+}
+
+/// The instance's own value for the column (first matching name in its
+/// property map, direct names before migration sources) or the default.
+fn raw<'a>(column: &Column<'a>, instance: &'a Instance) -> &'a Variant {
+    let properties = &instance.properties;
+    let first = |names: &[rbx_dom_weak::Ustr]| {
+        if names.is_empty() {
+            return None;
+        }
+        properties
+            .iter()
+            .find(|(name, _)| names.contains(name))
+            .map(|(_, value)| value)
+    };
+    first(&column.direct)
+        .or_else(|| first(&column.migrated))
+        .unwrap_or(column.default)
 }
 
 impl<'a> ColumnValues<'a, '_> {
@@ -30,33 +69,13 @@ impl<'a> ColumnValues<'a, '_> {
         self.class.instances.len()
     }
 
-    /// The instance's own value for the column (first matching name in its
-    /// property map, direct names before migration sources) or the default.
-    fn raw(&self, instance: &'a Instance) -> &'a Variant {
-        let column = self.column;
-        let properties = &instance.properties;
-        if let ([name], []) = (column.direct.as_slice(), column.migrated.as_slice()) {
-            return properties.get(name).unwrap_or(column.default);
-        }
-        let first = |names: &[rbx_dom_weak::Ustr]| {
-            if names.is_empty() {
-                return None;
-            }
-            properties
-                .iter()
-                .find(|(name, _)| names.contains(name))
-                .map(|(_, value)| value)
-        };
-        first(&column.direct)
-            .or_else(|| first(&column.migrated))
-            .unwrap_or(column.default)
-    }
-
     /// Calls `f` with each instance's value, migrated when the column migrates
     /// (a value the migration rejects is written as-is, like rbx_binary).
     fn each(&self, mut f: impl FnMut(usize, &Variant) -> Result<(), Error>) -> Result<(), Error> {
-        for (i, &instance) in self.class.instances.iter().enumerate() {
-            let value = self.raw(instance);
+        for (i, &value) in self.raw.iter().enumerate() {
+            if let Some(&ahead) = self.raw.get(i + PREFETCH_DISTANCE) {
+                prefetch(ahead);
+            }
             let value = match self.column.migration {
                 None => Cow::Borrowed(value),
                 Some(m) => m.perform(value).map_or(Cow::Borrowed(value), Cow::Owned),

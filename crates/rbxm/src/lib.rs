@@ -28,17 +28,22 @@
 mod collect;
 mod encode;
 mod error;
+mod prefetch;
 mod types;
 
 use std::io::Write;
 
-use rbx_dom_weak::{WeakDom, types::Ref, ustr};
+use rbx_dom_weak::{
+    WeakDom,
+    types::{Ref, Variant},
+    ustr,
+};
 use rbx_reflection::ReflectionDatabase;
 
 pub use crate::error::Error;
 use crate::{
     collect::{Collected, Referents},
-    encode::{ColumnValues, encode_column, put_bytes, put_referents, put_u32},
+    encode::{ColumnValues, encode_column, gather, put_bytes, put_referents, put_u32},
     types::Type,
 };
 
@@ -88,8 +93,9 @@ pub fn to_writer_with_database<W: Write>(
         write_instances(&mut out, &collected, c)?;
     }
     let mut scratch = Vec::new();
+    let mut values = Vec::new();
     for &c in &class_order {
-        write_properties(&mut out, dom, &collected, c, &mut scratch)?;
+        write_properties(&mut out, dom, &collected, c, &mut values, &mut scratch)?;
     }
     write_parents(&mut out, &collected)?;
 
@@ -162,11 +168,12 @@ fn write_instances<W: Write>(
     out.finish(b"INST")
 }
 
-fn write_properties<W: Write>(
+fn write_properties<'a, W: Write>(
     out: &mut ChunkWriter<W>,
-    dom: &WeakDom,
-    c: &Collected,
+    dom: &'a WeakDom,
+    c: &Collected<'a>,
     class_index: usize,
+    values: &mut Vec<&'a Variant>,
     scratch: &mut Vec<u8>,
 ) -> Result<(), Error> {
     let class = &c.classes[class_index];
@@ -186,11 +193,13 @@ fn write_properties<W: Write>(
         put_u32(&mut out.buf, class.type_id);
         put_bytes(&mut out.buf, column.serialized.as_bytes());
         out.buf.push(column.ty as u8);
+        gather(class, column, values);
         let values = ColumnValues {
             dom,
             collected: c,
             class,
             column,
+            raw: values,
         };
         encode_column(&values, &mut out.buf, scratch)?;
         out.finish(b"PROP")?;
