@@ -53,7 +53,7 @@ pub fn write(dom: &WeakDom, roots: &[Ref], format: Format, path: &Path) -> Resul
     let opts = export_options(path);
     let mut warnings = Vec::new();
     match format {
-        Format::Rbxm | Format::Rbxl => rbx_binary::to_writer(&mut bytes, dom, roots)
+        Format::Rbxm | Format::Rbxl => procmodel_rbxm::to_writer(&mut bytes, dom, roots)
             .context("cannot encode the binary Roblox file")?,
         Format::Rbxmx | Format::Rbxlx => rbx_xml::to_writer_default(&mut bytes, dom, roots)
             .context("cannot encode the XML Roblox file")?,

@@ -46,6 +46,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     engine.settle(64);
     // The scene outlives the VM: its memory is free for the save.
     let dom = engine.into_dom();
+    crate::release_free_memory();
     if let (Some(path), Some(format)) = (&args.save, format) {
         let roots = dom.root().children().to_vec();
         output::write(&dom, &roots, format, path)?;

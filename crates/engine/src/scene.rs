@@ -72,7 +72,7 @@ pub fn write(dom: &WeakDom, path: &Path) -> Result<(), EngineError> {
     let mut bytes = Vec::new();
     match format {
         SceneFormat::Binary => {
-            rbx_binary::to_writer(&mut bytes, dom, &roots).map_err(|e| err(e.to_string()))?
+            procmodel_rbxm::to_writer(&mut bytes, dom, &roots).map_err(|e| err(e.to_string()))?
         }
         SceneFormat::Xml => {
             rbx_xml::to_writer_default(&mut bytes, dom, &roots).map_err(|e| err(e.to_string()))?

@@ -108,6 +108,9 @@ pub fn to_writer_with_database<W: Write>(
     Ok(())
 }
 
+/// Compression outputs at least this large are fresh allocations (see `finish`).
+const FRESH_OUTPUT: usize = 1 << 20;
+
 /// The output plus the two buffers every chunk reuses.
 struct ChunkWriter<W> {
     writer: W,
@@ -121,17 +124,30 @@ impl<W: Write> ChunkWriter<W> {
     /// produces), writes the chunk and clears `buf`.
     fn finish(&mut self, name: &[u8; 4]) -> Result<(), Error> {
         let bound = lz4_flex::block::get_maximum_output_size(self.buf.len());
-        if self.compressed.len() < bound {
+        // The compressor wants room for the worst case but writes only the compressed size
+        // (a small part of it for typical columns). A fresh zeroed allocation that large
+        // comes straight from the OS, whose pages become resident only where written, so a
+        // large chunk gets one of its own instead of growing (and touching all of) the
+        // reused buffer.
+        let mut fresh = Vec::new();
+        let out = if bound <= self.compressed.len() {
+            &mut self.compressed
+        } else if bound >= FRESH_OUTPUT {
+            fresh = vec![0u8; bound];
+            &mut fresh
+        } else {
             self.compressed.resize(bound, 0);
-        }
-        let len = lz4_flex::block::compress_into(&self.buf, &mut self.compressed)
+            &mut self.compressed
+        };
+        let len = lz4_flex::block::compress_into(&self.buf, out)
             .expect("the output buffer holds the maximum compressed size");
         self.writer.write_all(name)?;
         self.writer.write_all(&(len as u32).to_le_bytes())?;
         self.writer
             .write_all(&(self.buf.len() as u32).to_le_bytes())?;
         self.writer.write_all(&0u32.to_le_bytes())?;
-        self.writer.write_all(&self.compressed[..len])?;
+        self.writer.write_all(&out[..len])?;
+        drop(fresh);
         self.buf.clear();
         Ok(())
     }

@@ -336,6 +336,14 @@ fn parts_benchmark_shape() {
     assert_same(&dom, &[dom.root_ref()]);
 }
 
+/// Chunks large enough (the CFrame column of 25k parts is 1.2 MB) that the writer compresses
+/// into a fresh buffer instead of its reused one.
+#[test]
+fn large_columns() {
+    let (dom, model) = parts_dom(25_000);
+    assert_same(&dom, &[model]);
+}
+
 #[test]
 fn every_variant_type() {
     let (dom, model) = every_type_dom();
