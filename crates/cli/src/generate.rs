@@ -194,16 +194,16 @@ pub fn build(args: &Args) -> Result<Built> {
 pub fn run(args: Args) -> Result<ExitCode> {
     let format = output::Format::from_path(&args.output)?;
     let built = build(&args)?;
-    let bytes = output::write(&built.dom, &[built.model], format, &args.output)
+    let written = output::write(&built.dom, &[built.model], format, &args.output)
         .with_context(|| format!("writing {}", args.output.display()))?;
-    let hash = blake3::hash(&bytes).to_hex().to_string();
+    let hash = written.hash.to_hex().to_string();
     if args.json {
         let summary = serde_json::json!({
             "generator": args.generator.display().to_string(),
             "output": args.output.display().to_string(),
             "instances": built.instances,
             "time_ms": built.elapsed.as_secs_f64() * 1000.0,
-            "bytes": bytes.len(),
+            "bytes": written.len,
             "blake3": hash,
         });
         println!("{}", serde_json::to_string_pretty(&summary)?);
@@ -213,7 +213,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             built.instances,
             built.elapsed.as_secs_f64() * 1000.0,
             args.output.display(),
-            bytes.len()
+            written.len
         );
     }
     Ok(ExitCode::SUCCESS)

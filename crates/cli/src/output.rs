@@ -46,45 +46,100 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
+/// The main file written: its size and BLAKE3 hash.
+pub struct Written {
+    pub len: u64,
+    pub hash: blake3::Hash,
+}
+
 /// Serialises `roots` of `dom` in `format` and writes them (and sidecar files) to `path`.
-/// Returns the bytes of the main file (for hashing). Export warnings go to stderr.
-pub fn write(dom: &WeakDom, roots: &[Ref], format: Format, path: &Path) -> Result<Vec<u8>> {
-    let mut bytes = Vec::new();
+/// Roblox files stream into the file (hashed on the way); the others are built in memory.
+/// Export warnings go to stderr.
+pub fn write(dom: &WeakDom, roots: &[Ref], format: Format, path: &Path) -> Result<Written> {
     let opts = export_options(path);
-    let mut warnings = Vec::new();
-    match format {
-        Format::Rbxm | Format::Rbxl => procmodel_rbxm::to_writer(&mut bytes, dom, roots)
-            .context("cannot encode the binary Roblox file")?,
-        Format::Rbxmx | Format::Rbxlx => rbx_xml::to_writer_default(&mut bytes, dom, roots)
-            .context("cannot encode the XML Roblox file")?,
+    let (bytes, warnings) = match format {
+        Format::Rbxm | Format::Rbxl => {
+            return stream(path, |w| {
+                procmodel_rbxm::to_writer(w, dom, roots)
+                    .context("cannot encode the binary Roblox file")
+            });
+        }
+        Format::Rbxmx | Format::Rbxlx => {
+            return stream(path, |w| {
+                rbx_xml::to_writer_default(w, dom, roots)
+                    .context("cannot encode the XML Roblox file")
+            });
+        }
         Format::Glb => {
             let e = procmodel_export::to_glb(dom, roots, &opts)?;
-            warnings = e.warnings;
-            bytes = e.output;
+            (e.output, e.warnings)
         }
         Format::Gltf => {
             let e = procmodel_export::to_gltf(dom, roots, &opts)?;
-            warnings = e.warnings;
             if !e.output.bin.is_empty() {
                 write_atomic(&path.with_file_name(&opts.bin_name), &e.output.bin)?;
             }
-            bytes = e.output.json.into_bytes();
+            (e.output.json.into_bytes(), e.warnings)
         }
         Format::Obj => {
             let e = procmodel_export::to_obj(dom, roots, &opts)?;
-            warnings = e.warnings;
             write_atomic(
                 &path.with_file_name(&opts.mtl_name),
                 e.output.mtl.as_bytes(),
             )?;
-            bytes = e.output.obj.into_bytes();
+            (e.output.obj.into_bytes(), e.warnings)
         }
-    }
+    };
     for w in &warnings {
         eprintln!("warning: {w}");
     }
     write_atomic(path, &bytes)?;
-    Ok(bytes)
+    Ok(Written {
+        len: bytes.len() as u64,
+        hash: blake3::hash(&bytes),
+    })
+}
+
+/// Writes what `encode` produces to `path` atomically, hashing it on the way.
+fn stream(path: &Path, encode: impl FnOnce(&mut Hashing<'_>) -> Result<()>) -> Result<Written> {
+    let mut hasher = blake3::Hasher::new();
+    let mut len = 0;
+    procmodel_engine::write_atomic_with(
+        path,
+        |file| {
+            let mut w = Hashing {
+                inner: file,
+                hasher: &mut hasher,
+                len: &mut len,
+            };
+            encode(&mut w)
+        },
+        |e| anyhow::Error::new(e).context(format!("cannot write {}", path.display())),
+    )?;
+    Ok(Written {
+        len,
+        hash: hasher.finalize(),
+    })
+}
+
+/// A writer that hashes and counts what passes through it.
+struct Hashing<'a> {
+    inner: &'a mut dyn std::io::Write,
+    hasher: &'a mut blake3::Hasher,
+    len: &'a mut u64,
+}
+
+impl std::io::Write for Hashing<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        *self.len += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// Sidecar files are named after the output: `stairs.gltf` → `stairs.bin`, `stairs.obj` → `stairs.mtl`.

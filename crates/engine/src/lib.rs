@@ -13,7 +13,7 @@ mod parallel;
 mod scene;
 mod undo;
 
-pub use scene::{SceneFormat, write_atomic};
+pub use scene::{SceneFormat, write_atomic, write_atomic_with};
 
 use procmodel_luau::{Host, HostConfig, HostError};
 use rbx_dom_weak::WeakDom;

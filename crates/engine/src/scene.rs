@@ -69,20 +69,32 @@ pub fn write(dom: &WeakDom, path: &Path) -> Result<(), EngineError> {
         message,
     };
     let roots = dom.root().children().to_vec();
-    let mut bytes = Vec::new();
-    match format {
-        SceneFormat::Binary => {
-            procmodel_rbxm::to_writer(&mut bytes, dom, &roots).map_err(|e| err(e.to_string()))?
-        }
-        SceneFormat::Xml => {
-            rbx_xml::to_writer_default(&mut bytes, dom, &roots).map_err(|e| err(e.to_string()))?
-        }
-    }
-    write_atomic(path, &bytes).map_err(|e| err(format!("cannot write: {e}")))
+    write_atomic_with(
+        path,
+        |w| match format {
+            SceneFormat::Binary => {
+                procmodel_rbxm::to_writer(w, dom, &roots).map_err(|e| err(e.to_string()))
+            }
+            SceneFormat::Xml => {
+                rbx_xml::to_writer_default(w, dom, &roots).map_err(|e| err(e.to_string()))
+            }
+        },
+        |e| err(format!("cannot write: {e}")),
+    )
 }
 
 /// Temp file in the same folder, fsync, rename: a crash never leaves a half-written scene.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomic_with(path, |w| w.write_all(bytes), |e| e)
+}
+
+/// [`write_atomic`] of what `f` writes (buffered), without holding the whole file in memory.
+/// I/O errors of the file itself become `E` through `io_err`.
+pub fn write_atomic_with<E>(
+    path: &Path,
+    f: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> Result<(), E>,
+    io_err: impl Fn(std::io::Error) -> E,
+) -> Result<(), E> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => std::path::PathBuf::from("."),
@@ -93,10 +105,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
+        let file = std::fs::File::create(&tmp).map_err(&io_err)?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, file);
+        f(&mut w)?;
+        let file = w.into_inner().map_err(|e| io_err(e.into_error()))?;
+        file.sync_all().map_err(&io_err)?;
+        std::fs::rename(&tmp, path).map_err(&io_err)
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);

@@ -281,7 +281,13 @@ impl<'a> Collector<'a> {
                 }
                 let frame = stack.pop().expect("stack is not empty");
                 looked_up.truncate(frame.start);
-                let position = self.visit(frame.instance) as i32;
+                // Room for the siblings at once: a flat model of 100k parts fills its
+                // lists without regrowing (each regrowth leaves the old block behind).
+                let siblings = stack.last().map_or(1, |p| p.instance.children().len());
+                if parents.len() == parents.capacity() {
+                    parents.reserve(siblings);
+                }
+                let position = self.visit(frame.instance, siblings) as i32;
                 let mut child = frame.children;
                 while child >= 0 {
                     let next = parents[child as usize];
@@ -318,15 +324,16 @@ impl<'a> Collector<'a> {
                     break;
                 }
                 order.push(instance);
-                self.visit(instance);
+                self.visit(instance, 1);
                 last_visited_child = to_visit.pop();
             }
         }
         Ok(order)
     }
 
-    /// Gives the instance the next position and records it in its class.
-    fn visit(&mut self, instance: &'a Instance) -> u32 {
+    /// Gives the instance the next position and records it in its class; `siblings` sizes
+    /// the class's lists when they are full (room that stays unused costs no memory).
+    fn visit(&mut self, instance: &'a Instance, siblings: usize) -> u32 {
         let position = self.count;
         self.count = self
             .count
@@ -354,6 +361,10 @@ impl<'a> Collector<'a> {
             }
         };
         let class = &mut self.classes[class_index];
+        if class.instances.len() == class.instances.capacity() {
+            class.instances.reserve(siblings);
+            class.positions.reserve(siblings);
+        }
         class.instances.push(instance);
         class.positions.push(position);
         position

@@ -24,17 +24,18 @@ pub(crate) struct ColumnValues<'a, 'c> {
     pub collected: &'c Collected<'a>,
     pub class: &'c Class<'a>,
     pub column: &'c Column<'a>,
-    /// Each instance's own value or the default, gathered by [`gather`].
-    pub raw: &'c [&'a Variant],
 }
 
-/// Looks up every instance's value for the column, in one tight loop (the
-/// lookups touch each instance's property table once, and independent
+/// Instances whose values [`ColumnValues::each`] looks up at a time: enough for the
+/// prefetches to overlap their cache misses, small enough to keep no column-sized list.
+const BLOCK: usize = 4096;
+
+/// Looks up the values of `instances` (a block of the class) for the column into `out`, in
+/// one tight loop (the lookups touch each instance's property table once, and independent
 /// lookups overlap their cache misses).
-pub(crate) fn gather<'a>(class: &Class<'a>, column: &Column<'a>, out: &mut Vec<&'a Variant>) {
+fn gather<'a>(instances: &[&'a Instance], column: &Column<'a>, out: &mut Vec<&'a Variant>) {
     out.clear();
     if let ([name], []) = (column.direct.as_slice(), column.migrated.as_slice()) {
-        let instances = &class.instances;
         out.extend(instances.iter().enumerate().map(|(k, i)| {
             if let Some(ahead) = instances.get(k + 2 * PREFETCH_DISTANCE) {
                 prefetch(&ahead.properties);
@@ -42,7 +43,7 @@ pub(crate) fn gather<'a>(class: &Class<'a>, column: &Column<'a>, out: &mut Vec<&
             i.properties.get(name).unwrap_or(column.default)
         }));
     } else {
-        out.extend(class.instances.iter().map(|&i| raw(column, i)));
+        out.extend(instances.iter().map(|&i| raw(column, i)));
     }
 }
 
@@ -72,15 +73,19 @@ impl<'a> ColumnValues<'a, '_> {
     /// Calls `f` with each instance's value, migrated when the column migrates
     /// (a value the migration rejects is written as-is, like rbx_binary).
     fn each(&self, mut f: impl FnMut(usize, &Variant) -> Result<(), Error>) -> Result<(), Error> {
-        for (i, &value) in self.raw.iter().enumerate() {
-            if let Some(&ahead) = self.raw.get(i + PREFETCH_DISTANCE) {
-                prefetch(ahead);
+        let mut values = Vec::with_capacity(BLOCK.min(self.len()));
+        for (b, block) in self.class.instances.chunks(BLOCK).enumerate() {
+            gather(block, self.column, &mut values);
+            for (k, &value) in values.iter().enumerate() {
+                if let Some(&ahead) = values.get(k + PREFETCH_DISTANCE) {
+                    prefetch(ahead);
+                }
+                let value = match self.column.migration {
+                    None => Cow::Borrowed(value),
+                    Some(m) => m.perform(value).map_or(Cow::Borrowed(value), Cow::Owned),
+                };
+                f(b * BLOCK + k, &value)?;
             }
-            let value = match self.column.migration {
-                None => Cow::Borrowed(value),
-                Some(m) => m.perform(value).map_or(Cow::Borrowed(value), Cow::Owned),
-            };
-            f(i, &value)?;
         }
         Ok(())
     }

@@ -33,17 +33,13 @@ mod types;
 
 use std::io::Write;
 
-use rbx_dom_weak::{
-    WeakDom,
-    types::{Ref, Variant},
-    ustr,
-};
+use rbx_dom_weak::{WeakDom, types::Ref, ustr};
 use rbx_reflection::ReflectionDatabase;
 
 pub use crate::error::Error;
 use crate::{
     collect::{Collected, Referents},
-    encode::{ColumnValues, encode_column, gather, put_bytes, put_referents, put_u32},
+    encode::{ColumnValues, encode_column, put_bytes, put_referents, put_u32},
     types::Type,
 };
 
@@ -93,9 +89,8 @@ pub fn to_writer_with_database<W: Write>(
         write_instances(&mut out, &collected, c)?;
     }
     let mut scratch = Vec::new();
-    let mut values = Vec::new();
     for &c in &class_order {
-        write_properties(&mut out, dom, &collected, c, &mut values, &mut scratch)?;
+        write_properties(&mut out, dom, &collected, c, &mut scratch)?;
     }
     write_parents(&mut out, &collected)?;
 
@@ -107,9 +102,6 @@ pub fn to_writer_with_database<W: Write>(
     out.writer.write_all(FILE_FOOTER)?;
     Ok(())
 }
-
-/// Compression outputs at least this large are fresh allocations (see `finish`).
-const FRESH_OUTPUT: usize = 1 << 20;
 
 /// The output plus the two buffers every chunk reuses.
 struct ChunkWriter<W> {
@@ -125,20 +117,14 @@ impl<W: Write> ChunkWriter<W> {
     fn finish(&mut self, name: &[u8; 4]) -> Result<(), Error> {
         let bound = lz4_flex::block::get_maximum_output_size(self.buf.len());
         // The compressor wants room for the worst case but writes only the compressed size
-        // (a small part of it for typical columns). A fresh zeroed allocation that large
-        // comes straight from the OS, whose pages become resident only where written, so a
-        // large chunk gets one of its own instead of growing (and touching all of) the
-        // reused buffer.
-        let mut fresh = Vec::new();
-        let out = if bound <= self.compressed.len() {
-            &mut self.compressed
-        } else if bound >= FRESH_OUTPUT {
-            fresh = vec![0u8; bound];
-            &mut fresh
-        } else {
-            self.compressed.resize(bound, 0);
-            &mut self.compressed
-        };
+        // (a small part of it for typical columns). A fresh zeroed allocation comes from
+        // pages that become resident only where written, so the buffer is replaced by a
+        // larger fresh one when needed, never grown in place (which would touch all of it).
+        if self.compressed.len() < bound {
+            self.compressed = Vec::new();
+            self.compressed = vec![0u8; bound];
+        }
+        let out = &mut self.compressed;
         let len = lz4_flex::block::compress_into(&self.buf, out)
             .expect("the output buffer holds the maximum compressed size");
         self.writer.write_all(name)?;
@@ -147,7 +133,6 @@ impl<W: Write> ChunkWriter<W> {
             .write_all(&(self.buf.len() as u32).to_le_bytes())?;
         self.writer.write_all(&0u32.to_le_bytes())?;
         self.writer.write_all(&out[..len])?;
-        drop(fresh);
         self.buf.clear();
         Ok(())
     }
@@ -189,7 +174,6 @@ fn write_properties<'a, W: Write>(
     dom: &'a WeakDom,
     c: &Collected<'a>,
     class_index: usize,
-    values: &mut Vec<&'a Variant>,
     scratch: &mut Vec<u8>,
 ) -> Result<(), Error> {
     let class = &c.classes[class_index];
@@ -209,13 +193,11 @@ fn write_properties<'a, W: Write>(
         put_u32(&mut out.buf, class.type_id);
         put_bytes(&mut out.buf, column.serialized.as_bytes());
         out.buf.push(column.ty as u8);
-        gather(class, column, values);
         let values = ColumnValues {
             dom,
             collected: c,
             class,
             column,
-            raw: values,
         };
         encode_column(&values, &mut out.buf, scratch)?;
         out.finish(b"PROP")?;
