@@ -64,10 +64,15 @@ pub fn to_writer_with_database<W: Write>(
     database: &ReflectionDatabase<'_>,
 ) -> Result<(), Error> {
     let collected = collect::collect(dom, database, refs)?;
+    // Room for the largest fixed-size chunk at once, in both buffers: growing them chunk by
+    // chunk would copy and leave each old block behind. Room no chunk uses is never touched,
+    // so it costs no memory.
+    let largest_class = collected.classes.iter().map(|c| c.instances.len());
+    let room = 64 + MAX_FIXED_VALUE * largest_class.max().unwrap_or(0);
     let mut out = ChunkWriter {
         writer,
-        buf: Vec::new(),
-        compressed: Vec::new(),
+        buf: Vec::with_capacity(room),
+        compressed: vec![0; lz4_flex::block::get_maximum_output_size(room)],
     };
 
     out.writer.write_all(FILE_MAGIC_HEADER)?;
@@ -102,6 +107,10 @@ pub fn to_writer_with_database<W: Write>(
     out.writer.write_all(FILE_FOOTER)?;
     Ok(())
 }
+
+/// The largest encoding of one fixed-size value (an OptionalCFrame: rotation id, nine
+/// floats, position, flag).
+const MAX_FIXED_VALUE: usize = 1 + 36 + 12 + 1;
 
 /// The output plus the two buffers every chunk reuses.
 struct ChunkWriter<W> {
