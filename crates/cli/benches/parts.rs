@@ -92,7 +92,7 @@ fn main() {
         let t = median(s.iter().map(|x| x.seconds).collect());
         let m = median(s.iter().map(|x| x.peak_kb as f64).collect()) / 1024.0;
         println!(
-            "{name:<10} median {t:.3} s  ({:.0} parts/s end to end)  peak RSS {m:.0} MiB  [{} runs]",
+            "{name:<10} median {t:.3} s  ({:.0} parts/s end to end)  peak RSS {m:.1} MiB  [{} runs]",
             100_000.0 / t,
             s.len()
         );
@@ -107,7 +107,7 @@ fn main() {
     };
     if let (Some((ta, ma)), Some((tb, mb))) = (a, b) {
         println!(
-            "throughput ratio procmodel/lune: {:.2}x   peak memory ratio: {:.2}",
+            "throughput ratio procmodel/lune: {:.2}x   peak memory ratio: {:.3}",
             tb / ta,
             ma / mb
         );
