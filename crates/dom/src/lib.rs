@@ -6,6 +6,7 @@
 
 mod classes;
 mod geometry;
+pub mod keys;
 mod pivot;
 mod transfer;
 

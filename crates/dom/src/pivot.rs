@@ -2,13 +2,14 @@
 
 use crate::classes::is_a;
 use crate::geometry::{affine_to_cframe, cframe_to_affine, from_vec3, to_vec3};
+use crate::keys::KEYS;
 use glam::{Affine3A, Vec3};
-use rbx_dom_weak::{Instance, WeakDom, ustr};
+use rbx_dom_weak::{Instance, WeakDom};
 use rbx_types::{Ref, Variant};
 
 /// A part's CFrame (identity when unset).
 pub fn part_cframe(inst: &Instance) -> Affine3A {
-    match inst.properties.get(&ustr("CFrame")) {
+    match inst.properties.get(&KEYS.cframe) {
         Some(Variant::CFrame(cf)) => cframe_to_affine(cf),
         _ => Affine3A::IDENTITY,
     }
@@ -16,21 +17,21 @@ pub fn part_cframe(inst: &Instance) -> Affine3A {
 
 /// A part's Size (Roblox default 4×1×2 when unset).
 pub fn part_size(inst: &Instance) -> Vec3 {
-    match inst.properties.get(&ustr("Size")) {
+    match inst.properties.get(&KEYS.size) {
         Some(Variant::Vector3(v)) => to_vec3(*v),
         _ => Vec3::new(4.0, 1.2, 2.0),
     }
 }
 
 fn pivot_offset(inst: &Instance) -> Affine3A {
-    match inst.properties.get(&ustr("PivotOffset")) {
+    match inst.properties.get(&KEYS.pivot_offset) {
         Some(Variant::CFrame(cf)) => cframe_to_affine(cf),
         _ => Affine3A::IDENTITY,
     }
 }
 
 fn world_pivot_data(inst: &Instance) -> Option<Affine3A> {
-    match inst.properties.get(&ustr("WorldPivotData")) {
+    match inst.properties.get(&KEYS.world_pivot_data) {
         Some(Variant::OptionalCFrame(Some(cf))) => Some(cframe_to_affine(cf)),
         Some(Variant::CFrame(cf)) => Some(cframe_to_affine(cf)),
         _ => None,
@@ -38,7 +39,7 @@ fn world_pivot_data(inst: &Instance) -> Option<Affine3A> {
 }
 
 fn primary_part(dom: &WeakDom, inst: &Instance) -> Option<Ref> {
-    match inst.properties.get(&ustr("PrimaryPart")) {
+    match inst.properties.get(&KEYS.primary_part) {
         Some(Variant::Ref(r)) if is_strict_descendant(dom, *r, inst.referent()) => Some(*r),
         _ => None,
     }
@@ -64,7 +65,7 @@ fn is_strict_descendant(dom: &WeakDom, r: Ref, ancestor: Ref) -> bool {
 
 /// The Model's scale factor (1 when unset).
 pub fn model_scale(inst: &Instance) -> f32 {
-    match inst.properties.get(&ustr("Scale")) {
+    match inst.properties.get(&KEYS.scale) {
         Some(Variant::Float32(s)) if *s > 0.0 => *s,
         _ => 1.0,
     }
@@ -130,13 +131,13 @@ pub fn move_by(dom: &mut WeakDom, r: Ref, delta: Affine3A) {
         if is_a(&inst.class, "BasePart") {
             let cf = orthonormal(delta * part_cframe(inst));
             inst.properties
-                .insert(ustr("CFrame"), Variant::CFrame(affine_to_cframe(&cf)));
+                .insert(KEYS.cframe, Variant::CFrame(affine_to_cframe(&cf)));
         } else if is_a(&inst.class, "Model")
             && let Some(p) = world_pivot_data(inst)
         {
             let cf = orthonormal(delta * p);
             inst.properties.insert(
-                ustr("WorldPivotData"),
+                KEYS.world_pivot_data,
                 Variant::OptionalCFrame(Some(affine_to_cframe(&cf))),
             );
         }
@@ -208,15 +209,15 @@ pub fn scale_about(dom: &mut WeakDom, roots: &[Ref], origin: Vec3, factor: f32) 
             cf.translation = (origin + (Vec3::from(cf.translation) - origin) * factor).into();
             let size = part_size(inst) * factor;
             inst.properties
-                .insert(ustr("CFrame"), Variant::CFrame(affine_to_cframe(&cf)));
+                .insert(KEYS.cframe, Variant::CFrame(affine_to_cframe(&cf)));
             inst.properties
-                .insert(ustr("Size"), Variant::Vector3(from_vec3(size)));
+                .insert(KEYS.size, Variant::Vector3(from_vec3(size)));
         } else if is_a(&inst.class, "Model")
             && let Some(mut p) = world_pivot_data(inst)
         {
             p.translation = (origin + (Vec3::from(p.translation) - origin) * factor).into();
             inst.properties.insert(
-                ustr("WorldPivotData"),
+                KEYS.world_pivot_data,
                 Variant::OptionalCFrame(Some(affine_to_cframe(&p))),
             );
         }
@@ -238,7 +239,6 @@ pub fn scale_to(dom: &mut WeakDom, model: Ref, scale: f32) {
     let children = inst.children().to_vec();
     scale_about(dom, &children, origin, factor);
     if let Some(inst) = dom.get_by_ref_mut(model) {
-        inst.properties
-            .insert(ustr("Scale"), Variant::Float32(scale));
+        inst.properties.insert(KEYS.scale, Variant::Float32(scale));
     }
 }

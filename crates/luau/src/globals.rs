@@ -154,7 +154,7 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
         let dirty = c
             .dom
             .get_by_ref(m.r)
-            .and_then(|i| i.properties.get(&rbx_dom_weak::ustr("Dirty")))
+            .and_then(|i| i.properties.get(&crate::keys::KEYS.dirty))
             .is_some_and(|v| matches!(v, Variant::Bool(true)));
         Ok(if dirty { "pending" } else { "done" })
     })?;

@@ -433,7 +433,7 @@ fn store(c: &mut Ctx, this: &Instance, k: Ustr, variant: Variant) -> mlua::Resul
     if inst.class == "ProceduralModel" && matches!(k.as_str(), "Size" | "Generator") {
         // An input changed: the model regenerates at the next frame.
         inst.properties
-            .insert(rbx_dom_weak::ustr("Dirty"), Variant::Bool(true));
+            .insert(crate::keys::KEYS.dirty, Variant::Bool(true));
     }
     Ok(())
 }

@@ -382,7 +382,7 @@ pub fn add(m: &mut MethodTable) {
             if inst.class == "ProceduralModel" {
                 // An input changed: the model regenerates at the next frame.
                 inst.properties
-                    .insert(rbx_dom_weak::ustr("Dirty"), Variant::Bool(true));
+                    .insert(crate::keys::KEYS.dirty, Variant::Bool(true));
             }
             Ok(())
         },
@@ -501,7 +501,7 @@ pub fn add(m: &mut MethodTable) {
         }
         inst_mut(&mut c, this)?
             .properties
-            .insert(rbx_dom_weak::ustr("Dirty"), Variant::Bool(true));
+            .insert(crate::keys::KEYS.dirty, Variant::Bool(true));
         c.forced.push(this.r);
         Ok(true)
     });
