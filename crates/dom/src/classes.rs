@@ -4,6 +4,7 @@ use rbx_reflection::{
     DataType, PropertyDescriptor, PropertyKind, ReflectionDatabase, Scriptability,
 };
 use rustc_hash::FxHashMap;
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
@@ -14,31 +15,36 @@ pub fn db() -> &'static ReflectionDatabase<'static> {
 
 /// `IsA`: true when `class` is `base` or inherits from it.
 pub fn is_a(class: &str, base: &str) -> bool {
-    ancestry(class).contains(&base)
+    // Each thread keeps the ancestry of the classes it asked about: pivot moves and bounding
+    // boxes ask for every instance, and walking the database's (SipHash) class map level by
+    // level cost ~750 instructions a call; this is one FxHash look-up and a scan of a few
+    // names. Per thread and per class asked, so it takes no lock and almost no memory.
+    thread_local! {
+        static ANCESTRY: RefCell<FxHashMap<Box<str>, Box<[&'static str]>>> =
+            RefCell::new(FxHashMap::default());
+    }
+    ANCESTRY.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if let Some(chain) = cache.get(class) {
+            return chain.contains(&base);
+        }
+        let chain = ancestry(class);
+        let found = chain.contains(&base);
+        cache.insert(class.into(), chain);
+        found
+    })
 }
 
 /// `class` and its superclasses, nearest first (empty for a class the database lacks).
-pub fn ancestry(class: &str) -> &'static [&'static str] {
-    // Built once for every class: pivot moves and bounding boxes ask `is_a` for each
-    // instance, and walking the database's (SipHash) class map level by level cost ~750
-    // instructions a call; this is one FxHash look-up and a scan of a few names.
-    static ANCESTRY: OnceLock<FxHashMap<&'static str, Box<[&'static str]>>> = OnceLock::new();
-    let all = ANCESTRY.get_or_init(|| {
-        let db = db();
-        db.classes
-            .keys()
-            .map(|&name| {
-                let mut chain = Vec::new();
-                let mut current = db.classes.get(name);
-                while let Some(c) = current {
-                    chain.push(c.name);
-                    current = c.superclass.and_then(|s| db.classes.get(s));
-                }
-                (name, chain.into_boxed_slice())
-            })
-            .collect()
-    });
-    all.get(class).map_or(&[], |chain| chain)
+fn ancestry(class: &str) -> Box<[&'static str]> {
+    let db = db();
+    let mut chain = Vec::new();
+    let mut current = db.classes.get(class);
+    while let Some(c) = current {
+        chain.push(c.name);
+        current = c.superclass.and_then(|s| db.classes.get(s));
+    }
+    chain.into_boxed_slice()
 }
 
 /// A resolved property: the canonical name to store under and its data type.
