@@ -12,11 +12,14 @@
 //!
 //! **How it differs inside:** one traversal records, per class, the instances
 //! and which property names feed each column; values are never gathered into
-//! per-property lists. Each PROP chunk is encoded straight from the instances
-//! into one reused buffer and compressed into another, so the transient memory
-//! is about the largest chunk (plain and compressed) plus 12 bytes per
-//! instance. Parent referents come from the traversal itself; a Ref → referent
-//! map exists only for the targets of Ref / Content properties.
+//! per-property lists (they are looked up in blocks of 4096). Each PROP chunk
+//! is encoded straight from the instances into one buffer reserved once for
+//! the largest fixed-size chunk, and compressed into another that is replaced,
+//! never grown; untouched room never becomes resident. The transient memory is
+//! about the largest chunk plus its compressed bytes plus 16 bytes per
+//! instance (instance, position and parent lists). Parent referents come from
+//! the traversal itself; a Ref → referent map exists only for the targets of
+//! Ref / Content properties.
 //!
 //! **Must never:** do file I/O of its own (the caller supplies the writer and
 //! buffering), let hash-map iteration order decide the output (classes and
