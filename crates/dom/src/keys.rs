@@ -1,6 +1,6 @@
 //! Property (and class) names interned once. `ustr("CFrame")` hashes the name and takes a
-//! process-wide lock every call, and pivot code asks per instance, on several threads in a
-//! parallel step; these are looked up once.
+//! process-wide lock every call, and pivot code asks per instance (the engine per model per
+//! frame), on several threads in a parallel step; these are looked up once.
 
 use rbx_dom_weak::Ustr;
 use std::sync::LazyLock;
@@ -18,6 +18,10 @@ pub struct Keys {
     pub archivable: Ustr,
     pub source: Ustr,
     pub dirty: Ustr,
+    pub generator: Ustr,
+    pub sandboxed: Ustr,
+    pub capabilities: Ustr,
+    pub generation_error: Ustr,
     /// The class name.
     pub procedural_model: Ustr,
 }
@@ -35,5 +39,9 @@ pub static KEYS: LazyLock<Keys> = LazyLock::new(|| Keys {
     archivable: Ustr::from("Archivable"),
     source: Ustr::from("Source"),
     dirty: Ustr::from("Dirty"),
+    generator: Ustr::from("Generator"),
+    sandboxed: Ustr::from("Sandboxed"),
+    capabilities: Ustr::from("Capabilities"),
+    generation_error: Ustr::from("GenerationError"),
     procedural_model: Ustr::from("ProceduralModel"),
 });

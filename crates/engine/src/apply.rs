@@ -3,19 +3,22 @@
 
 use crate::EngineError;
 use procmodel_dom::is_a;
+use procmodel_dom::keys::KEYS;
 use procmodel_luau::{Host, HostError, RunInputs};
 use rbx_dom_weak::{Instance, InstanceBuilder, Ustr, WeakDom};
 use rbx_types::{Attributes, Color3, Ref, Variant, Vector3};
 
-pub fn prop<'a>(inst: &'a Instance, name: &str) -> Option<&'a Variant> {
-    inst.properties.get(&Ustr::from(name))
+/// The property under `key` (a name from [`KEYS`]: interning one per call would take
+/// `ustr`'s process-wide lock, and this runs for every model every frame).
+pub fn prop(inst: &Instance, key: Ustr) -> Option<&Variant> {
+    inst.properties.get(&key)
 }
 
-pub fn set_prop(dom: &mut WeakDom, r: Ref, name: &str, value: Variant) -> Result<(), EngineError> {
+pub fn set_prop(dom: &mut WeakDom, r: Ref, key: Ustr, value: Variant) -> Result<(), EngineError> {
     let inst = dom
         .get_by_ref_mut(r)
         .ok_or_else(|| EngineError::Invalid("instance is not in the scene".into()))?;
-    inst.properties.insert(Ustr::from(name), value);
+    inst.properties.insert(key, value);
     Ok(())
 }
 
@@ -28,7 +31,7 @@ pub fn set_attribute(
     let inst = dom
         .get_by_ref_mut(model)
         .ok_or_else(|| EngineError::Invalid("model is not in the scene".into()))?;
-    let mut attrs = match prop(inst, "Attributes") {
+    let mut attrs = match prop(inst, KEYS.attributes) {
         Some(Variant::Attributes(a)) => a.clone(),
         _ => Attributes::new(),
     };
@@ -41,24 +44,23 @@ pub fn set_attribute(
         }
     }
     inst.properties
-        .insert(Ustr::from("Attributes"), Variant::Attributes(attrs));
+        .insert(KEYS.attributes, Variant::Attributes(attrs));
     Ok(())
 }
 
 pub fn dirty_flag(dom: &WeakDom, model: Ref) -> bool {
     dom.get_by_ref(model)
-        .is_some_and(|i| matches!(prop(i, "Dirty"), Some(Variant::Bool(true))))
+        .is_some_and(|i| matches!(prop(i, KEYS.dirty), Some(Variant::Bool(true))))
 }
 
 pub fn set_dirty(dom: &mut WeakDom, model: Ref, dirty: bool) {
     if let Some(i) = dom.get_by_ref_mut(model) {
-        i.properties
-            .insert(Ustr::from("Dirty"), Variant::Bool(dirty));
+        i.properties.insert(KEYS.dirty, Variant::Bool(dirty));
     }
 }
 
 pub fn generator_of(dom: &WeakDom, model: Ref) -> Option<Ref> {
-    match dom.get_by_ref(model).and_then(|i| prop(i, "Generator")) {
+    match dom.get_by_ref(model).and_then(|i| prop(i, KEYS.generator)) {
         Some(Variant::Ref(r)) if r.is_some() && dom.get_by_ref(*r).is_some() => Some(*r),
         _ => None,
     }
@@ -134,12 +136,12 @@ pub fn pin_pivot(dom: &mut WeakDom, model: Ref) -> glam::Affine3A {
     let pivot = procmodel_dom::get_pivot(dom, model).unwrap_or_default();
     if let Some(i) = dom.get_by_ref_mut(model)
         && !matches!(
-            prop(i, "WorldPivotData"),
+            prop(i, KEYS.world_pivot_data),
             Some(Variant::OptionalCFrame(Some(_)))
         )
     {
         i.properties.insert(
-            Ustr::from("WorldPivotData"),
+            KEYS.world_pivot_data,
             Variant::OptionalCFrame(Some(procmodel_dom::affine_to_cframe(&pivot))),
         );
     }
@@ -197,18 +199,18 @@ pub fn prepare(dom: &WeakDom, model: Ref) -> Result<Prepared, String> {
     let inst = dom.get_by_ref(model).ok_or("model is not in the scene")?;
     let scale = procmodel_dom::model_scale(inst);
     // 3. params: Size normalised by the model's scale
-    let size = match prop(inst, "Size") {
+    let size = match prop(inst, KEYS.size) {
         Some(Variant::Vector3(v)) => procmodel_dom::to_vec3(*v) / scale,
         _ => glam::Vec3::splat(12.0) / scale,
     };
-    let attributes = match prop(inst, "Attributes") {
+    let attributes = match prop(inst, KEYS.attributes) {
         Some(Variant::Attributes(a)) => a.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         _ => Vec::new(),
     };
     // Sandboxing: a sandboxed module runs with its Capabilities; an unsandboxed one has
     // them all (Roblox's rule).
     let sandboxed = matches!(
-        dom.get_by_ref(module).and_then(|i| prop(i, "Sandboxed")),
+        dom.get_by_ref(module).and_then(|i| prop(i, KEYS.sandboxed)),
         Some(Variant::Bool(true))
     );
     let caps = if sandboxed {
@@ -297,7 +299,7 @@ fn load(
     let changed = host.with_dom_ref(|dom| {
         let src = dom
             .get_by_ref(p.module)
-            .and_then(|i| match prop(i, "Source") {
+            .and_then(|i| match prop(i, KEYS.source) {
                 Some(Variant::String(s)) => Some(s.as_str()),
                 _ => None,
             })
@@ -345,7 +347,7 @@ pub fn apply_output(
     let inst = dom
         .get_by_ref_mut(model)
         .ok_or("model is not in the scene")?;
-    let mut attrs = match prop(inst, "Attributes") {
+    let mut attrs = match prop(inst, KEYS.attributes) {
         Some(Variant::Attributes(a)) => a.clone(),
         _ => Attributes::new(),
     };
@@ -355,18 +357,14 @@ pub fn apply_output(
         }
     }
     inst.properties
-        .insert(Ustr::from("Attributes"), Variant::Attributes(attrs));
+        .insert(KEYS.attributes, Variant::Attributes(attrs));
     if let Some(pp) = out.primary_part {
-        inst.properties
-            .insert(Ustr::from("PrimaryPart"), Variant::Ref(pp));
+        inst.properties.insert(KEYS.primary_part, Variant::Ref(pp));
     }
     // 7. clear the dirty flag and any old error
-    inst.properties.insert(
-        Ustr::from("GenerationError"),
-        Variant::String(String::new()),
-    );
     inst.properties
-        .insert(Ustr::from("Dirty"), Variant::Bool(false));
+        .insert(KEYS.generation_error, Variant::String(String::new()));
+    inst.properties.insert(KEYS.dirty, Variant::Bool(false));
     Ok(procmodel_dom::count_subtree(dom, folder) - 1)
 }
 
@@ -412,7 +410,7 @@ pub fn capability_bit(name: &str) -> u64 {
 }
 
 fn capabilities_of(inst: &Instance) -> u64 {
-    match prop(inst, "Capabilities") {
+    match prop(inst, KEYS.capabilities) {
         Some(Variant::SecurityCapabilities(c)) => c.bits(),
         _ => 0,
     }
@@ -444,7 +442,7 @@ pub fn place_error(
     let Some(inst) = dom.get_by_ref(model) else {
         return;
     };
-    let size = match prop(inst, "Size") {
+    let size = match prop(inst, KEYS.size) {
         Some(Variant::Vector3(v)) => Vector3::new(v.x.max(0.2), v.y.max(0.2), v.z.max(0.2)),
         _ => Vector3::new(4.0, 4.0, 4.0),
     };
@@ -473,11 +471,8 @@ pub fn place_error(
     );
     replace_results(dom, model, folder, retire);
     if let Some(inst) = dom.get_by_ref_mut(model) {
-        inst.properties.insert(
-            Ustr::from("GenerationError"),
-            Variant::String(message.to_owned()),
-        );
         inst.properties
-            .insert(Ustr::from("Dirty"), Variant::Bool(false));
+            .insert(KEYS.generation_error, Variant::String(message.to_owned()));
+        inst.properties.insert(KEYS.dirty, Variant::Bool(false));
     }
 }

@@ -3,6 +3,7 @@
 //! sandbox state). Scale alone is deliberately absent: it rescales without regenerating.
 
 use crate::apply::{generator_of, prop};
+use procmodel_dom::keys::KEYS;
 use rbx_dom_weak::WeakDom;
 use rbx_types::{Ref, Variant};
 use std::collections::HashMap;
@@ -80,16 +81,16 @@ pub fn inputs(dom: &WeakDom, model: Ref, sources: &mut SourceDigests) -> u64 {
     let Some(inst) = dom.get_by_ref(model) else {
         return 0;
     };
-    let scale = match prop(inst, "Scale") {
+    let scale = match prop(inst, KEYS.scale) {
         Some(Variant::Float32(s)) if *s > 0.0 => *s,
         _ => 1.0,
     };
-    if let Some(Variant::Vector3(s)) = prop(inst, "Size") {
+    if let Some(Variant::Vector3(s)) = prop(inst, KEYS.size) {
         for c in [s.x / scale, s.y / scale, s.z / scale] {
             h.update(&c.to_bits().to_le_bytes());
         }
     }
-    if let Some(Variant::Attributes(a)) = prop(inst, "Attributes") {
+    if let Some(Variant::Attributes(a)) = prop(inst, KEYS.attributes) {
         // Attributes iterate in name order (a BTreeMap).
         for (k, v) in a.iter() {
             h.update(k.as_bytes());
@@ -100,10 +101,10 @@ pub fn inputs(dom: &WeakDom, model: Ref, sources: &mut SourceDigests) -> u64 {
         Some((g, module)) => {
             // The Ref's hex form, as `to_string` gives it, without the temporary String.
             write!(h.0, "{g}").expect("writing to a Vec cannot fail");
-            if let Some(Variant::String(src)) = prop(module, "Source") {
+            if let Some(Variant::String(src)) = prop(module, KEYS.source) {
                 h.update(sources.digest(g, src).as_bytes());
             }
-            for key in ["Sandboxed", "Capabilities"] {
+            for key in [KEYS.sandboxed, KEYS.capabilities] {
                 match prop(module, key) {
                     Some(v) => hash_value(&mut h, v),
                     None => {

@@ -15,6 +15,7 @@ mod undo;
 
 pub use scene::{SceneFormat, write_atomic, write_atomic_with};
 
+use procmodel_dom::keys::KEYS;
 use procmodel_luau::{Host, HostConfig, HostError};
 use rbx_dom_weak::WeakDom;
 use rbx_types::{Ref, Variant};
@@ -272,7 +273,7 @@ impl Engine {
             apply::set_prop(
                 dom,
                 model,
-                "Size",
+                KEYS.size,
                 Variant::Vector3(procmodel_dom::from_vec3(size)),
             )
         })
@@ -285,7 +286,7 @@ impl Engine {
             apply::set_prop(
                 dom,
                 model,
-                "Generator",
+                KEYS.generator,
                 Variant::Ref(module.unwrap_or_else(Ref::none)),
             )
         })
@@ -329,7 +330,7 @@ impl Engine {
         touched.push(module);
         let before = self.st().undo.snapshot_all(&self.host, &touched);
         self.host.with_dom_mut(|dom| {
-            apply::set_prop(dom, module, "Source", Variant::String(source.to_owned()))
+            apply::set_prop(dom, module, KEYS.source, Variant::String(source.to_owned()))
         })?;
         self.host
             .invalidate_module(module)
