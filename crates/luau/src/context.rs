@@ -101,8 +101,8 @@ impl Ctx {
         Ok(Handles::value(self.handles.make(Instance { r, class })))
     }
 
-    /// A new unparented instance from `builder` (of `class`) with its handle: the instance's Ref is minted from
-    /// the handle, so this VM finds the handle again without a map entry.
+    /// A new unparented instance from `builder` (of `class`) with its handle: the instance's
+    /// Ref is minted from the handle, so this VM finds the handle again without a map entry.
     pub fn create(&mut self, class: Ustr, builder: InstanceBuilder) -> (Ref, Value) {
         self.handles.prune_if_due(&self.dom);
         let (h, r) = self.handles.mint(class);
@@ -154,7 +154,7 @@ impl Ctx {
 /// True when the subtree at `root` holds a ProceduralModel.
 pub fn has_models(dom: &WeakDom, root: Ref) -> bool {
     dom.descendants_of(root)
-        .any(|i| i.class == "ProceduralModel")
+        .any(|i| i.class == crate::keys::KEYS.procedural_model)
 }
 
 /// Instance handles. Luau sees an instance as a light userdata whose pointer value is a
@@ -344,7 +344,7 @@ pub fn install(lua: &Lua, c: Ctx) {
 pub fn cell(lua: &Lua) -> mlua::Result<&RefCell<Ctx>> {
     let guard = lua
         .try_app_data_ref::<RefCell<Ctx>>()
-        .map_err(|_| mlua::Error::runtime("internal: run context is busy"))?
+        .map_err(|_| busy())?
         .ok_or_else(|| mlua::Error::runtime("internal: no run context"))?;
     let p: *const RefCell<Ctx> = &*guard;
     drop(guard);
@@ -370,8 +370,10 @@ pub fn ctx_ref(lua: &Lua) -> mlua::Result<std::cell::Ref<'_, Ctx>> {
     cell(lua)?.try_borrow().map_err(|_| busy())
 }
 
+const BUSY: &str = "internal: run context is busy";
+
 fn busy() -> mlua::Error {
-    mlua::Error::runtime("internal: run context is busy")
+    mlua::Error::runtime(BUSY)
 }
 
 /// Borrows the run context through upvalue `n` of the running C closure (set from
@@ -387,8 +389,7 @@ pub unsafe fn cell_upvalue<'a>(
     let cell = unsafe {
         &*(mlua::ffi::lua_touserdata(state, mlua::ffi::lua_upvalueindex(n)) as *const RefCell<Ctx>)
     };
-    cell.try_borrow_mut()
-        .map_err(|_| "internal: run context is busy".to_owned())
+    cell.try_borrow_mut().map_err(|_| BUSY.to_owned())
 }
 
 #[cfg(test)]
