@@ -401,14 +401,7 @@ fn put_rotation(buf: &mut Vec<u8>, m: &Matrix3) {
     }
 }
 
-/// Worst-case bytes of one CFrame: a rotation id and nine floats, then a position.
-const CFRAME_MAX: usize = 1 + 36 + 12;
-
 fn cframe(v: &ColumnValues, buf: &mut Vec<u8>) -> Result<(), Error> {
-    // Room for the whole column at once: growing by doubling would copy it and leave the
-    // old block behind (this is the largest column of a typical model). Untouched room of a
-    // large fresh allocation costs no memory.
-    buf.reserve_exact(v.len() * CFRAME_MAX);
     // Rotations (variable size) first, then the positions as three arrays.
     v.each(|i, value| match value {
         Variant::CFrame(c) => {
@@ -428,7 +421,6 @@ fn cframe(v: &ColumnValues, buf: &mut Vec<u8>) -> Result<(), Error> {
 }
 
 fn optional_cframe(v: &ColumnValues, buf: &mut Vec<u8>) -> Result<(), Error> {
-    buf.reserve_exact(2 + v.len() * (CFRAME_MAX + 1));
     buf.push(Type::CFrame as u8);
     v.each(|i, value| match value {
         Variant::OptionalCFrame(c) => {
