@@ -430,7 +430,8 @@ pub fn write_direct(
 fn store(c: &mut Ctx, this: &Instance, k: Ustr, variant: Variant) -> mlua::Result<()> {
     let inst = inst_mut(c, this)?;
     inst.properties.insert(k, variant);
-    if inst.class == "ProceduralModel" && matches!(k.as_str(), "Size" | "Generator") {
+    let keys = &crate::keys::KEYS;
+    if inst.class == keys.procedural_model && (k == keys.size || k == keys.generator) {
         // An input changed: the model regenerates at the next frame.
         inst.properties
             .insert(crate::keys::KEYS.dirty, Variant::Bool(true));
