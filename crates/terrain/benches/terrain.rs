@@ -1,0 +1,2 @@
+//! Benchmarks: meshing against fast-surface-nets on the same chunks, and world columns/s.
+fn main() {}

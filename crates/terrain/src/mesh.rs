@@ -1,0 +1,369 @@
+//! Surface meshes of the voxel occupancy by surface nets, one part per material, seam-free
+//! across chunks: each 32³ chunk is meshed from its voxels plus a one-voxel border of its
+//! neighbours, and owns exactly the surface crossings whose lower sample lies inside it.
+//!
+//! # Model
+//! Samples sit at voxel centres with value = occupancy; the surface is the 0.5 level
+//! (`inside ⇔ occupancy > 0.5`), so a lone full voxel is a closed surface at its faces'
+//! midpoints, and a heightmap's top voxel with occupancy `o` puts the surface `4·(o − 0.5)`
+//! studs above its centre. A vertex sits in every cube of 8 samples whose signs differ, at
+//! the mean of the crossings on its edges; a quad joins the 4 cubes around each sign-changing
+//! edge, wound counter-clockwise seen from outside, in the material of the edge's inside
+//! sample. Normals are the normalised negative occupancy gradient of the cube. Vertex
+//! positions depend only on the cube's samples and global position, so chunks agree bit for
+//! bit on shared vertices.
+//!
+//! Sign tests use one 64-bit mask per sample row: whole rows of cubes with no sign change
+//! are skipped without touching their samples.
+
+use crate::error::TerrainError;
+use crate::material::Material;
+use crate::storage::{CHUNK, CellRegion, Terrain};
+use glam::IVec3;
+
+/// Vertices and triangles of one material.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MeshPart {
+    /// The material.
+    pub material: Material,
+    /// World positions (studs).
+    pub positions: Vec<[f32; 3]>,
+    /// Unit normals.
+    pub normals: Vec<[f32; 3]>,
+    /// Triangles, counter-clockwise seen from outside.
+    pub indices: Vec<u32>,
+}
+
+/// A terrain mesh: parts sorted by material index, empty parts omitted.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TerrainMesh {
+    /// One part per material present.
+    pub parts: Vec<MeshPart>,
+}
+
+impl TerrainMesh {
+    /// Total triangles.
+    pub fn triangle_count(&self) -> usize {
+        self.parts.iter().map(|p| p.indices.len() / 3).sum()
+    }
+
+    /// Appends another mesh's parts, merging parts of the same material.
+    pub fn append(&mut self, other: TerrainMesh) {
+        for p in other.parts {
+            match self.parts.binary_search_by_key(&p.material, |q| q.material) {
+                Ok(i) => {
+                    let q = &mut self.parts[i];
+                    let base = q.positions.len() as u32;
+                    q.positions.extend(p.positions);
+                    q.normals.extend(p.normals);
+                    q.indices.extend(p.indices.iter().map(|i| i + base));
+                }
+                Err(i) => self.parts.insert(i, p),
+            }
+        }
+    }
+}
+
+/// A block of samples for the mesher: `dims` samples (X fastest, then Y, then Z; X ≤ 64)
+/// whose sample (0, 0, 0) is the centre of cell `origin`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SampleBlock {
+    /// Samples per axis.
+    pub dims: [usize; 3],
+    /// Cell of sample (0, 0, 0).
+    pub origin: IVec3,
+    /// Occupancy 0..1 per sample.
+    pub occupancy: Vec<f32>,
+    /// Solid material per sample.
+    pub materials: Vec<Material>,
+}
+
+impl SampleBlock {
+    /// The samples of cells `[region.min − 1, region.max + 1)` (the region plus a one-voxel
+    /// border).
+    pub fn from_terrain(t: &Terrain, region: CellRegion) -> SampleBlock {
+        let padded = CellRegion {
+            min: region.min - IVec3::ONE,
+            max: region.max + IVec3::ONE,
+        };
+        let s = padded.size();
+        let dims = [s.x as usize, s.y as usize, s.z as usize];
+        let n = dims[0] * dims[1] * dims[2];
+        let mut occupancy = vec![0f32; n];
+        let mut materials = vec![Material::Air; n];
+        t.visit(padded, |c, v| {
+            let l = c - padded.min;
+            let i = l.x as usize + dims[0] * (l.y as usize + dims[1] * l.z as usize);
+            occupancy[i] = f32::from(v.occupancy) / 255.0;
+            materials[i] = v.material;
+        });
+        SampleBlock {
+            dims,
+            origin: padded.min,
+            occupancy,
+            materials,
+        }
+    }
+}
+
+const NONE: u32 = u32::MAX;
+
+/// Meshes a sample block, emitting the quads of sign-changing edges whose lower sample lies in
+/// `[owned_lo, owned_hi)` (sample coordinates; edges need both samples in the block and their
+/// four cubes). [`mesh_region`] owns `[1, dims − 1)`.
+pub fn mesh_block(
+    b: &SampleBlock,
+    owned_lo: [usize; 3],
+    owned_hi: [usize; 3],
+) -> Result<TerrainMesh, TerrainError> {
+    let [nx, ny, nz] = b.dims;
+    if nx > 64 || nx * ny * nz != b.occupancy.len() || b.materials.len() != b.occupancy.len() {
+        return Err(TerrainError::Config {
+            field: "sample block",
+            reason: format!(
+                "dims {:?} (x ≤ 64) do not match {} samples",
+                b.dims,
+                b.occupancy.len()
+            ),
+        });
+    }
+    if nx < 2 || ny < 2 || nz < 2 {
+        return Ok(TerrainMesh::default());
+    }
+    let idx = |x: usize, y: usize, z: usize| x + nx * (y + ny * z);
+    // Inside masks per (y, z) row.
+    let mut mask = vec![0u64; ny * nz];
+    for z in 0..nz {
+        for y in 0..ny {
+            let row = &b.occupancy[idx(0, y, z)..idx(0, y, z) + nx];
+            let mut m = 0u64;
+            for (x, &o) in row.iter().enumerate() {
+                m |= u64::from(o > 0.5) << x;
+            }
+            mask[y + ny * z] = m;
+        }
+    }
+    let (cx, cy, cz) = (nx - 1, ny - 1, nz - 1);
+    let cube_bits = if cx >= 64 { u64::MAX } else { (1u64 << cx) - 1 };
+    let mut cube_vert = vec![NONE; cx * cy * cz];
+    let mut positions: Vec<[f32; 3]> = Vec::new();
+    let mut normals: Vec<[f32; 3]> = Vec::new();
+    let occ = &b.occupancy;
+    for z in 0..cz {
+        for y in 0..cy {
+            let m00 = mask[y + ny * z];
+            let m10 = mask[y + 1 + ny * z];
+            let m01 = mask[y + ny * (z + 1)];
+            let m11 = mask[y + 1 + ny * (z + 1)];
+            let all = m00 & m10 & m01 & m11;
+            let any = m00 | m10 | m01 | m11;
+            let mut mixed = ((any | (any >> 1)) & !(all & (all >> 1))) & cube_bits;
+            while mixed != 0 {
+                let x = mixed.trailing_zeros() as usize;
+                mixed &= mixed - 1;
+                let mut f = [0f32; 8];
+                for (k, v) in f.iter_mut().enumerate() {
+                    *v = occ[idx(x + (k & 1), y + ((k >> 1) & 1), z + (k >> 2))];
+                }
+                let mut sum = [0f32; 3];
+                let mut count = 0f32;
+                // 12 edges: pairs of corners differing in one bit.
+                for (a, bb) in EDGES {
+                    let (fa, fb) = (f[a], f[bb]);
+                    if (fa > 0.5) != (fb > 0.5) {
+                        let t = (0.5 - fa) / (fb - fa);
+                        for (ax, s) in sum.iter_mut().enumerate() {
+                            let ca = ((a >> ax) & 1) as f32;
+                            let cb = ((bb >> ax) & 1) as f32;
+                            *s += ca + (cb - ca) * t;
+                        }
+                        count += 1.0;
+                    }
+                }
+                let o = b.origin + IVec3::new(x as i32, y as i32, z as i32);
+                let p = [0, 1, 2].map(|a| (o[a] as f32) * 4.0 + 2.0 + 4.0 * sum[a] / count);
+                let g = [
+                    (f[1] - f[0]) + (f[3] - f[2]) + (f[5] - f[4]) + (f[7] - f[6]),
+                    (f[2] - f[0]) + (f[3] - f[1]) + (f[6] - f[4]) + (f[7] - f[5]),
+                    (f[4] - f[0]) + (f[5] - f[1]) + (f[6] - f[2]) + (f[7] - f[3]),
+                ];
+                let len = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt();
+                let nrm = if len > 0.0 {
+                    [-g[0] / len, -g[1] / len, -g[2] / len]
+                } else {
+                    [0.0, 1.0, 0.0]
+                };
+                cube_vert[x + cx * (y + cy * z)] = positions.len() as u32;
+                positions.push(p);
+                normals.push(nrm);
+            }
+        }
+    }
+    // Quads per material: (material, [v0, v1, v2, v3]).
+    let mut quads: Vec<(Material, [u32; 4])> = Vec::new();
+    let cv = |x: usize, y: usize, z: usize| cube_vert[x + cx * (y + cy * z)];
+    let lo = owned_lo.map(|v| v.max(1));
+    let hi = [
+        owned_hi[0].min(nx - 1),
+        owned_hi[1].min(ny - 1),
+        owned_hi[2].min(nz - 1),
+    ];
+    let own_bits = if hi[0] <= lo[0] {
+        0
+    } else {
+        (((1u128 << hi[0]) - 1) as u64) & !((1u64 << lo[0]) - 1)
+    };
+    for z in lo[2]..hi[2] {
+        for y in lo[1]..hi[1] {
+            let m = mask[y + ny * z];
+            let rows = [
+                (0usize, m ^ (m >> 1)),
+                (1, m ^ mask[y + 1 + ny * z]),
+                (2, m ^ mask[y + ny * (z + 1)]),
+            ];
+            for (axis, diff) in rows {
+                let mut bits = diff & own_bits;
+                while bits != 0 {
+                    let x = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    let a = [x, y, z];
+                    let mut bpos = a;
+                    bpos[axis] += 1;
+                    let ia = idx(a[0], a[1], a[2]);
+                    let ib = idx(bpos[0], bpos[1], bpos[2]);
+                    let a_in = occ[ia] > 0.5;
+                    let mat = if a_in {
+                        b.materials[ia]
+                    } else {
+                        b.materials[ib]
+                    };
+                    let (u, v) = ((axis + 1) % 3, (axis + 2) % 3);
+                    let c = |du: usize, dv: usize| {
+                        let mut q = a;
+                        q[u] -= du;
+                        q[v] -= dv;
+                        cv(q[0], q[1], q[2])
+                    };
+                    let q = [c(1, 1), c(0, 1), c(0, 0), c(1, 0)];
+                    let q = if a_in { q } else { [q[3], q[2], q[1], q[0]] };
+                    quads.push((mat, q));
+                }
+            }
+        }
+    }
+    Ok(split_parts(&positions, &normals, &quads))
+}
+
+const EDGES: [(usize, usize); 12] = [
+    (0, 1),
+    (2, 3),
+    (4, 5),
+    (6, 7),
+    (0, 2),
+    (1, 3),
+    (4, 6),
+    (5, 7),
+    (0, 4),
+    (1, 5),
+    (2, 6),
+    (3, 7),
+];
+
+fn split_parts(
+    positions: &[[f32; 3]],
+    normals: &[[f32; 3]],
+    quads: &[(Material, [u32; 4])],
+) -> TerrainMesh {
+    let mut mesh = TerrainMesh::default();
+    let mut present = [false; 23];
+    for (m, _) in quads {
+        present[usize::from(m.index())] = true;
+    }
+    let mut remap = vec![NONE; positions.len()];
+    for m in Material::ALL {
+        if !present[usize::from(m.index())] {
+            continue;
+        }
+        remap.fill(NONE);
+        let mut part = MeshPart {
+            material: m,
+            ..MeshPart::default()
+        };
+        for (qm, q) in quads {
+            if *qm != m {
+                continue;
+            }
+            let mut ids = [0u32; 4];
+            for (k, &v) in q.iter().enumerate() {
+                let r = &mut remap[v as usize];
+                if *r == NONE {
+                    *r = part.positions.len() as u32;
+                    part.positions.push(positions[v as usize]);
+                    part.normals.push(normals[v as usize]);
+                }
+                ids[k] = *r;
+            }
+            part.indices
+                .extend_from_slice(&[ids[0], ids[1], ids[2], ids[0], ids[2], ids[3]]);
+        }
+        mesh.parts.push(part);
+    }
+    mesh
+}
+
+/// Meshes the terrain over a cell region, chunk by chunk (32³ pieces aligned to the chunk
+/// grid, each with its neighbour border). The union of the meshes of any partition of a
+/// region into sub-regions equals the mesh of the region.
+pub fn mesh_region(t: &Terrain, region: CellRegion) -> TerrainMesh {
+    let mut mesh = TerrainMesh::default();
+    if region.is_empty() {
+        return mesh;
+    }
+    let k0 = region.min.div_euclid(IVec3::splat(CHUNK));
+    let k1 = (region.max - IVec3::ONE).div_euclid(IVec3::splat(CHUNK));
+    for kz in k0.z..=k1.z {
+        for ky in k0.y..=k1.y {
+            for kx in k0.x..=k1.x {
+                let base = IVec3::new(kx, ky, kz) * CHUNK;
+                let sub = region.intersect(&CellRegion {
+                    min: base,
+                    max: base + IVec3::splat(CHUNK),
+                });
+                if sub.is_empty() || !has_voxels_near(t, sub) {
+                    continue;
+                }
+                let block = SampleBlock::from_terrain(t, sub);
+                let d = block.dims;
+                if let Ok(m) = mesh_block(&block, [1, 1, 1], [d[0] - 1, d[1] - 1, d[2] - 1]) {
+                    mesh.append(m);
+                }
+            }
+        }
+    }
+    mesh
+}
+
+/// Whether any stored chunk touches the region grown by one voxel.
+fn has_voxels_near(t: &Terrain, r: CellRegion) -> bool {
+    let lo = (r.min - IVec3::ONE).div_euclid(IVec3::splat(CHUNK));
+    let hi = r.max.div_euclid(IVec3::splat(CHUNK));
+    t.chunks
+        .range((lo.x, i32::MIN, i32::MIN)..=(hi.x, i32::MAX, i32::MAX))
+        .any(|(&(x, y, z), _)| {
+            (lo.x..=hi.x).contains(&x) && (lo.y..=hi.y).contains(&y) && (lo.z..=hi.z).contains(&z)
+        })
+}
+
+/// Meshes every stored voxel.
+pub fn mesh_terrain(t: &Terrain) -> TerrainMesh {
+    match t.chunk_bounds() {
+        Some(r) => mesh_region(
+            t,
+            CellRegion {
+                min: r.min - IVec3::ONE,
+                max: r.max + IVec3::ONE,
+            },
+        ),
+        None => TerrainMesh::default(),
+    }
+}

@@ -1,0 +1,414 @@
+//! Heightmap worlds: height per column from noise with the tutorial's parameters, materials
+//! by height band, zones, chunk-independent generation in bands, and voxelisation.
+//!
+//! # Coordinates
+//! Sample `(i, j)` is the tutorial's column `(x, z)`: world position `(i·grid, j·grid)` studs,
+//! noise `n = math.noise(seed, i/scale, j/scale)` (bit-exact, [`HeightNoise::Tutorial`]) or a
+//! `procmodel-noise` field at `(i/scale, j/scale)`. The raw surface height is
+//! `base + height·n + surface_offset` — the top of the tutorial's `FillBlock` of size
+//! `grid × 2·grid × grid` centred at `base + height·n` when `surface_offset = grid`. Zones
+//! then apply in order (later zones win where they overlap) on the surface height, in studs
+//! and world space (the tutorial measures zones in column units: multiply by `grid`).
+//! Every sample is a pure function of `(i, j)`, so any rectangle — a chunk, a band — gives
+//! exactly the values of the whole world there, on any thread count.
+
+use crate::error::TerrainError;
+use crate::material::Material;
+use crate::storage::{CellRegion, Terrain, Voxel, quantize};
+use crate::zones::{Zone, validate_zones};
+use glam::IVec3;
+use procmodel_noise::{Fractal, Noise, NoiseConfig};
+use rayon::prelude::*;
+use std::ops::ControlFlow;
+
+/// Where the per-column noise value `n` (nominally −1..1) comes from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum HeightNoise {
+    /// `math.noise(seed, i/scale, j/scale)` exactly as Luau computes it.
+    Tutorial,
+    /// A procmodel-noise field sampled at `(i/scale, j/scale)` (its own `frequency`
+    /// applies on top); fractal outputs in 0..1 are mapped to −1..1 (`2v − 1`).
+    Field(NoiseConfig),
+}
+
+/// One band rule: `n > threshold` ([`BandRule::Above`]) or `n < threshold`
+/// ([`BandRule::Below`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BandRule {
+    /// Matches when `n > t`.
+    Above(f32, Material),
+    /// Matches when `n < t`.
+    Below(f32, Material),
+}
+
+/// Materials by the noise value: the first matching rule wins, else `default`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MaterialBands {
+    /// Rules in order.
+    pub rules: Vec<BandRule>,
+    /// When no rule matches.
+    pub default: Material,
+}
+
+impl Default for MaterialBands {
+    /// The tutorial's table: > 0.5 Glacier, > 0.4 Snow, > 0.2 LeafyGrass, > 0 Grass,
+    /// < −0.2 Mud, else Ground.
+    fn default() -> Self {
+        MaterialBands {
+            rules: vec![
+                BandRule::Above(0.5, Material::Glacier),
+                BandRule::Above(0.4, Material::Snow),
+                BandRule::Above(0.2, Material::LeafyGrass),
+                BandRule::Above(0.0, Material::Grass),
+                BandRule::Below(-0.2, Material::Mud),
+            ],
+            default: Material::Ground,
+        }
+    }
+}
+
+impl MaterialBands {
+    /// The material for a noise value.
+    pub fn material(&self, n: f64) -> Material {
+        for r in &self.rules {
+            match *r {
+                BandRule::Above(t, m) if n > f64::from(t) => return m,
+                BandRule::Below(t, m) if n < f64::from(t) => return m,
+                _ => {}
+            }
+        }
+        self.default
+    }
+}
+
+/// Everything that defines a world. Same config → same bytes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorldConfig {
+    /// SEED (the first `math.noise` coordinate for [`HeightNoise::Tutorial`]).
+    pub seed: f64,
+    /// SCALE: columns per noise unit.
+    pub scale: f64,
+    /// HEIGHT: studs per noise unit.
+    pub height: f64,
+    /// BASE: vertical offset (studs).
+    pub base: f64,
+    /// GRID: studs between columns.
+    pub grid: f64,
+    /// Added to `base + height·n` to give the surface (default `grid`, the tutorial block's top).
+    pub surface_offset: f64,
+    /// The noise source.
+    pub noise: HeightNoise,
+    /// Materials by height band.
+    pub bands: MaterialBands,
+    /// Zones, applied in order.
+    pub zones: Vec<Zone>,
+}
+
+impl Default for WorldConfig {
+    /// The tutorial's world: seed 0, SCALE 15, HEIGHT 20, BASE −4, GRID 4 (the tutorial does
+    /// not print HEIGHT; 20 is our default), its band table, no zones.
+    fn default() -> Self {
+        WorldConfig {
+            seed: 0.0,
+            scale: 15.0,
+            height: 20.0,
+            base: -4.0,
+            grid: 4.0,
+            surface_offset: 4.0,
+            noise: HeightNoise::Tutorial,
+            bands: MaterialBands::default(),
+            zones: Vec::new(),
+        }
+    }
+}
+
+/// A rectangle of samples: `size[0]` along X from `min[0]`, `size[1]` along Z from `min[1]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SampleRect {
+    /// First sample index (i, j).
+    pub min: [i64; 2],
+    /// Samples along X and Z.
+    pub size: [usize; 2],
+}
+
+/// Heights and materials of a [`SampleRect`], row-major (X fastest, rows along Z).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Heightfield {
+    /// The samples covered.
+    pub rect: SampleRect,
+    /// Surface height per sample (studs).
+    pub heights: Vec<f32>,
+    /// Surface material per sample (a zone's material inside its flat part).
+    pub materials: Vec<Material>,
+    /// Studs between samples.
+    pub grid: f64,
+}
+
+impl Heightfield {
+    /// Height at sample offset `(x, z)` within the rect.
+    pub fn at(&self, x: usize, z: usize) -> f32 {
+        self.heights[z * self.rect.size[0] + x]
+    }
+
+    /// (min, max) of the heights, `None` when empty.
+    pub fn range(&self) -> Option<(f32, f32)> {
+        let mut it = self.heights.iter().copied();
+        let f = it.next()?;
+        Some(it.fold((f, f), |(a, b), h| (a.min(h), b.max(h))))
+    }
+}
+
+/// One column: surface height and material.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Column {
+    /// Surface height (studs).
+    pub height: f64,
+    /// Surface material.
+    pub material: Material,
+}
+
+/// A compiled world (validated config, built noise). `Send + Sync`.
+#[derive(Clone, Debug)]
+pub struct World {
+    cfg: WorldConfig,
+    noise: Option<Noise>,
+}
+
+fn cfg_err(field: &'static str, reason: String) -> TerrainError {
+    TerrainError::Config { field, reason }
+}
+
+impl World {
+    /// Validates the config (finite numbers, scale ≠ 0, grid > 0, zones) and builds the noise.
+    pub fn new(cfg: WorldConfig) -> Result<World, TerrainError> {
+        for (field, v) in [
+            ("seed", cfg.seed),
+            ("scale", cfg.scale),
+            ("height", cfg.height),
+            ("base", cfg.base),
+            ("grid", cfg.grid),
+            ("surface_offset", cfg.surface_offset),
+        ] {
+            if !v.is_finite() {
+                return Err(cfg_err(field, format!("is not a finite number ({v})")));
+            }
+        }
+        if cfg.scale == 0.0 {
+            return Err(cfg_err("scale", "must not be 0".into()));
+        }
+        if cfg.grid <= 0.0 {
+            return Err(cfg_err(
+                "grid",
+                format!("must be positive (got {})", cfg.grid),
+            ));
+        }
+        for (i, r) in cfg.bands.rules.iter().enumerate() {
+            let (BandRule::Above(t, _) | BandRule::Below(t, _)) = *r;
+            if t.is_nan() {
+                return Err(cfg_err("bands", format!("rule {i} threshold is NaN")));
+            }
+        }
+        validate_zones(&cfg.zones)?;
+        let noise = match cfg.noise {
+            HeightNoise::Tutorial => None,
+            HeightNoise::Field(nc) => {
+                Some(Noise::new(nc).map_err(|e| TerrainError::Noise(e.to_string()))?)
+            }
+        };
+        Ok(World { cfg, noise })
+    }
+
+    /// The config.
+    pub fn config(&self) -> &WorldConfig {
+        &self.cfg
+    }
+
+    /// The noise value `n` of sample `(i, j)`.
+    pub fn noise_at(&self, i: i64, j: i64) -> f64 {
+        let (u, v) = (i as f64 / self.cfg.scale, j as f64 / self.cfg.scale);
+        match &self.noise {
+            None => procmodel_noise::perlin3(self.cfg.seed, u, v),
+            Some(n) => {
+                let s = f64::from(n.sample2(u as f32, v as f32));
+                if n.config().fractal == Fractal::None {
+                    s
+                } else {
+                    2.0 * s - 1.0
+                }
+            }
+        }
+    }
+
+    /// Height and material of sample `(i, j)` (zones applied).
+    pub fn column(&self, i: i64, j: i64) -> Column {
+        let n = self.noise_at(i, j);
+        let mut material = self.cfg.bands.material(n);
+        let mut h = self.cfg.base + self.cfg.height * n + self.cfg.surface_offset;
+        let (x, z) = (i as f64 * self.cfg.grid, j as f64 * self.cfg.grid);
+        for zone in &self.cfg.zones {
+            h = zone.apply(x, z, h);
+            if let Some(m) = zone.material
+                && zone.is_inner(x, z)
+            {
+                material = m;
+            }
+        }
+        Column {
+            height: h,
+            material,
+        }
+    }
+
+    /// The heightfield of a rectangle, rows computed on the rayon pool when `parallel`
+    /// (identical bytes either way).
+    pub fn heightfield(&self, rect: SampleRect, parallel: bool) -> Heightfield {
+        let [w, d] = rect.size;
+        let mut heights = vec![0f32; w * d];
+        let mut materials = vec![Material::Air; w * d];
+        let row = |j: usize, hs: &mut [f32], ms: &mut [Material]| {
+            for i in 0..w {
+                let c = self.column(rect.min[0] + i as i64, rect.min[1] + j as i64);
+                hs[i] = c.height as f32;
+                ms[i] = c.material;
+            }
+        };
+        if w > 0 {
+            if parallel {
+                heights
+                    .par_chunks_mut(w)
+                    .zip(materials.par_chunks_mut(w))
+                    .enumerate()
+                    .for_each(|(j, (hs, ms))| row(j, hs, ms));
+            } else {
+                for (j, (hs, ms)) in heights
+                    .chunks_mut(w)
+                    .zip(materials.chunks_mut(w))
+                    .enumerate()
+                {
+                    row(j, hs, ms);
+                }
+            }
+        }
+        Heightfield {
+            rect,
+            heights,
+            materials,
+            grid: self.cfg.grid,
+        }
+    }
+
+    /// The rectangle cut into bands of `rows` rows along Z, generated lazily: a caller can
+    /// yield (Luau `params:Pause()`) between bands. Concatenated, the bands equal
+    /// [`World::heightfield`] of the whole rectangle.
+    pub fn bands(
+        &self,
+        rect: SampleRect,
+        rows: usize,
+        parallel: bool,
+    ) -> impl Iterator<Item = Heightfield> + '_ {
+        let rows = rows.max(1);
+        (0..rect.size[1]).step_by(rows).map(move |j0| {
+            let n = rows.min(rect.size[1] - j0);
+            self.heightfield(
+                SampleRect {
+                    min: [rect.min[0], rect.min[1] + j0 as i64],
+                    size: [rect.size[0], n],
+                },
+                parallel,
+            )
+        })
+    }
+
+    /// Surface height at any world point: bilinear between the four surrounding samples.
+    pub fn surface_at(&self, x: f64, z: f64) -> f64 {
+        let (u, v) = (x / self.cfg.grid, z / self.cfg.grid);
+        let (i, j) = (u.floor(), v.floor());
+        let (fu, fv) = (u - i, v - j);
+        let (i, j) = (i as i64, j as i64);
+        let h = |a, b| self.column(a, b).height;
+        let top = h(i, j) + (h(i + 1, j) - h(i, j)) * fu;
+        let bot = h(i, j + 1) + (h(i + 1, j + 1) - h(i, j + 1)) * fu;
+        top + (bot - top) * fv
+    }
+
+    /// Surface material at a world point: the nearest sample's (`floor(u + 0.5)`).
+    pub fn material_at(&self, x: f64, z: f64) -> Material {
+        let i = (x / self.cfg.grid + 0.5).floor() as i64;
+        let j = (z / self.cfg.grid + 0.5).floor() as i64;
+        self.column(i, j).material
+    }
+
+    /// Writes the world into voxels over the cell columns `[min_x, max_x) × [min_z, max_z)`:
+    /// each voxel column is filled from `floor` (studs) to the surface at its centre
+    /// (bilinear), the top and bottom voxels partial by the block kernel
+    /// `clamp(min((h − c)/4 + 0.5, (c − floor)/4 + 0.5), 0, 1)` (`c` the voxel centre Y),
+    /// in the surface material. Existing voxels in the columns' range are replaced.
+    /// `on_band` is called after every band of 32 cell rows (Z) with the rows done so far;
+    /// returning `Break` stops (the bands written so far stay).
+    pub fn write_voxels(
+        &self,
+        terrain: &mut Terrain,
+        cells: VoxelColumns,
+        floor: f64,
+        mut on_band: impl FnMut(usize) -> ControlFlow<()>,
+    ) -> Result<(), TerrainError> {
+        if !floor.is_finite() {
+            return Err(cfg_err(
+                "floor",
+                format!("is not a finite number ({floor})"),
+            ));
+        }
+        let [x0, z0] = cells.min;
+        let [x1, z1] = cells.max;
+        let w = (x1 - x0).max(0) as usize;
+        let mut z = z0;
+        while z < z1 {
+            let zb = (z + 32 - z.rem_euclid(32)).min(z1);
+            let d = (zb - z) as usize;
+            // Column data for the band, computed in parallel rows.
+            let mut cols = vec![(0f64, Material::Air); w * d];
+            if w > 0 {
+                cols.par_chunks_mut(w).enumerate().for_each(|(r, row)| {
+                    let cz = f64::from(z + r as i32) * 4.0 + 2.0;
+                    for (k, c) in row.iter_mut().enumerate() {
+                        let cx = f64::from(x0 + k as i32) * 4.0 + 2.0;
+                        *c = (self.surface_at(cx, cz), self.material_at(cx, cz));
+                    }
+                });
+            }
+            let top = cols.iter().fold(floor, |m, c| m.max(c.0));
+            let ylo = ((floor - 2.0) / 4.0).floor() as i32;
+            let yhi = ((top + 2.0) / 4.0).ceil() as i32;
+            if !(ylo > -2_097_152 && yhi < 2_097_152) {
+                return Err(cfg_err(
+                    "heights",
+                    format!("out of the terrain's range ({floor}..{top})"),
+                ));
+            }
+            let region = CellRegion {
+                min: IVec3::new(x0, ylo, z),
+                max: IVec3::new(x1, yhi, zb),
+            };
+            terrain.modify(region, |c, v| {
+                let (h, m) = cols[(c.z - z) as usize * w + (c.x - x0) as usize];
+                let cy = f64::from(c.y) * 4.0 + 2.0;
+                let occ = ((h - cy) / 4.0 + 0.5).min((cy - floor) / 4.0 + 0.5);
+                *v = Voxel::solid(m, quantize(occ as f32));
+            });
+            z = zb;
+            if on_band((z - z0) as usize).is_break() {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A rectangle of voxel columns `[min, max)` in cell coordinates (X, Z).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VoxelColumns {
+    /// First cell (x, z).
+    pub min: [i32; 2],
+    /// One past the last cell (x, z).
+    pub max: [i32; 2],
+}
