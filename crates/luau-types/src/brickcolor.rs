@@ -91,9 +91,14 @@ impl UserData for BrickColor {
         f.add_field_method_get("Name", |_, b| Ok(b.name()));
         f.add_field_method_get("Number", |_, b| Ok(b.number()));
         f.add_field_method_get("Color", |_, b| Ok(b.color()));
-        f.add_field_method_get("r", |_, b| Ok(b.color().r));
-        f.add_field_method_get("g", |_, b| Ok(b.color().g));
-        f.add_field_method_get("b", |_, b| Ok(b.color().b));
+        for (upper, lower, i) in [("R", "r", 0), ("G", "g", 1), ("B", "b", 2)] {
+            let channel = move |b: &BrickColor| {
+                let c = b.color();
+                [c.r, c.g, c.b][i]
+            };
+            f.add_field_method_get(upper, move |_, b| Ok(channel(b)));
+            f.add_field_method_get(lower, move |_, b| Ok(channel(b)));
+        }
     }
 
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {

@@ -76,23 +76,8 @@ pub fn variant_to_lua(lua: &Lua, v: &Variant, enum_name: Option<&str>) -> mlua::
         Variant::BinaryString(b) => Value::String(lua.create_string(AsRef::<[u8]>::as_ref(b))?),
         Variant::SharedString(s) => Value::String(lua.create_string(s.data())?),
         Variant::ContentId(c) => Value::String(lua.create_string(c.as_str())?),
-        Variant::Content(c) => match c.value() {
-            rbx_types::ContentType::None => Value::Nil,
-            rbx_types::ContentType::Uri(u) => Value::String(lua.create_string(u)?),
-            _ => {
-                return Err(mlua::Error::runtime(
-                    "object Content values are handled by the host",
-                ));
-            }
-        },
         Variant::Vector3(v) => v3(v).into_lua(lua)?,
         Variant::Vector2(v) => Vector2::from(*v).into_lua(lua)?,
-        Variant::Vector3int16(v) => {
-            Vector3(glam::Vec3::new(v.x as f32, v.y as f32, v.z as f32)).into_lua(lua)?
-        }
-        Variant::Vector2int16(v) => {
-            Vector2(glam::Vec2::new(v.x as f32, v.y as f32)).into_lua(lua)?
-        }
         Variant::CFrame(c) => CFrame::from(*c).into_lua(lua)?,
         Variant::OptionalCFrame(c) => match c {
             Some(c) => CFrame::from(*c).into_lua(lua)?,
@@ -201,9 +186,6 @@ pub fn lua_to_variant(v: &Value, expected: &DataType) -> Result<Variant, Convert
         VariantType::Int32 => Variant::Int32(number(v, "number")? as i32),
         VariantType::Int64 => Variant::Int64(number(v, "number")? as i64),
         VariantType::String => Variant::String(string(v, "string")?),
-        VariantType::Content => {
-            Variant::Content(rbx_types::Content::from_uri(string(v, "string")?))
-        }
         VariantType::ContentId => Variant::ContentId(string(v, "string")?.into()),
         VariantType::BinaryString => Variant::BinaryString(bytes(v, "string")?.into()),
         VariantType::SharedString => {
@@ -211,16 +193,6 @@ pub fn lua_to_variant(v: &Value, expected: &DataType) -> Result<Variant, Convert
         }
         VariantType::Vector3 => Variant::Vector3(udt::<Vector3>(v, ty)?.into()),
         VariantType::Vector2 => Variant::Vector2(udt::<Vector2>(v, ty)?.into()),
-        VariantType::Vector3int16 => {
-            let p = ud::<Vector3>(v, "Vector3")?.0.round();
-            Variant::Vector3int16(rbx_types::Vector3int16::new(
-                p.x as i16, p.y as i16, p.z as i16,
-            ))
-        }
-        VariantType::Vector2int16 => {
-            let p = ud::<Vector2>(v, "Vector2")?.0.round();
-            Variant::Vector2int16(rbx_types::Vector2int16::new(p.x as i16, p.y as i16))
-        }
         VariantType::CFrame => Variant::CFrame(udt::<CFrame>(v, ty)?.into()),
         VariantType::OptionalCFrame => match v {
             Value::Nil => Variant::OptionalCFrame(None),
@@ -313,4 +285,82 @@ pub fn validate_attribute_name(name: &str) -> Result<(), ConvertError> {
         return bad(&format!("contains the invalid character {c:?}"));
     }
     Ok(())
+}
+
+/// The value a property of type `data_type` reads as when an instance has no value for it and
+/// the reflection database gives no default: the type's zero (0, "", false, identity CFrame,
+/// black Color3, `UDim2.new()`, empty Faces, `Content.none`, ...), and for an enum its
+/// lowest-valued item. `None` for types Luau cannot read (the caller reports an error).
+pub fn zero_value(data_type: &DataType) -> Option<Variant> {
+    use rbx_types as t;
+    let ty = match data_type {
+        DataType::Enum(name) => {
+            let value = EnumItem::all(name).first().map_or(0, |i| i.value);
+            return Some(Variant::Enum(t::Enum::from_u32(value)));
+        }
+        DataType::Value(ty) => *ty,
+        _ => return None,
+    };
+    let v3 = t::Vector3::new(0.0, 0.0, 0.0);
+    let v2 = t::Vector2::new(0.0, 0.0);
+    let black = t::Color3::new(0.0, 0.0, 0.0);
+    Some(match ty {
+        VariantType::Axes => Variant::Axes(t::Axes::empty()),
+        VariantType::BinaryString => Variant::BinaryString(Vec::new().into()),
+        VariantType::Bool => Variant::Bool(false),
+        VariantType::BrickColor => Variant::BrickColor(t::BrickColor::MediumStoneGrey),
+        VariantType::CFrame => Variant::CFrame(t::CFrame::identity()),
+        VariantType::Color3 => Variant::Color3(black),
+        VariantType::Color3uint8 => Variant::Color3uint8(t::Color3uint8::new(0, 0, 0)),
+        VariantType::ColorSequence => Variant::ColorSequence(t::ColorSequence {
+            keypoints: vec![
+                t::ColorSequenceKeypoint::new(0.0, black),
+                t::ColorSequenceKeypoint::new(1.0, black),
+            ],
+        }),
+        VariantType::Content => Variant::Content(t::Content::none()),
+        VariantType::ContentId => Variant::ContentId(t::ContentId::new()),
+        VariantType::Enum => Variant::Enum(t::Enum::from_u32(0)),
+        VariantType::Faces => Variant::Faces(t::Faces::empty()),
+        VariantType::Float32 => Variant::Float32(0.0),
+        VariantType::Float64 => Variant::Float64(0.0),
+        VariantType::Font => Variant::Font(t::Font::default()),
+        VariantType::Int32 => Variant::Int32(0),
+        VariantType::Int64 => Variant::Int64(0),
+        VariantType::NumberRange => Variant::NumberRange(t::NumberRange::new(0.0, 0.0)),
+        VariantType::NumberSequence => Variant::NumberSequence(t::NumberSequence {
+            keypoints: vec![
+                t::NumberSequenceKeypoint::new(0.0, 0.0, 0.0),
+                t::NumberSequenceKeypoint::new(1.0, 0.0, 0.0),
+            ],
+        }),
+        VariantType::OptionalCFrame => Variant::OptionalCFrame(None),
+        VariantType::PhysicalProperties => {
+            Variant::PhysicalProperties(t::PhysicalProperties::Default)
+        }
+        VariantType::Ray => Variant::Ray(t::Ray::new(v3, v3)),
+        VariantType::Rect => Variant::Rect(t::Rect::new(v2, v2)),
+        VariantType::Ref => Variant::Ref(t::Ref::none()),
+        VariantType::Region3 => Variant::Region3(t::Region3::new(v3, v3)),
+        VariantType::Region3int16 => {
+            let z = t::Vector3int16::new(0, 0, 0);
+            Variant::Region3int16(t::Region3int16::new(z, z))
+        }
+        VariantType::SharedString => Variant::SharedString(t::SharedString::new(Vec::new())),
+        VariantType::String => Variant::String(String::new()),
+        VariantType::Tags => Variant::Tags(t::Tags::new()),
+        VariantType::UDim => Variant::UDim(t::UDim::new(0.0, 0)),
+        VariantType::UDim2 => {
+            Variant::UDim2(t::UDim2::new(t::UDim::new(0.0, 0), t::UDim::new(0.0, 0)))
+        }
+        VariantType::Vector2 => Variant::Vector2(v2),
+        VariantType::Vector2int16 => Variant::Vector2int16(t::Vector2int16::new(0, 0)),
+        VariantType::Vector3 => Variant::Vector3(v3),
+        VariantType::Vector3int16 => Variant::Vector3int16(t::Vector3int16::new(0, 0, 0)),
+        VariantType::Attributes => Variant::Attributes(t::Attributes::new()),
+        VariantType::SecurityCapabilities => {
+            Variant::SecurityCapabilities(t::SecurityCapabilities::default())
+        }
+        _ => return None,
+    })
 }

@@ -1,5 +1,6 @@
 //! Less common datatypes: `Ray`, `PhysicalProperties`, `Axes`, `Faces`, `Region3`, and the
-//! Variant conversions for them.
+//! Variant conversions for them (and for the 16-bit integer types of [`crate::int16`] and
+//! [`crate::content::Content`]).
 
 use glam::Vec3;
 use mlua::{
@@ -10,7 +11,9 @@ use rbx_types::{CustomPhysicalProperties, Variant, VariantType};
 use crate::ConvertError;
 use crate::args::{Args, as_ud, fmt_num, impl_from_lua, no_member};
 use crate::cframe::CFrame;
+use crate::content::Content;
 use crate::enums::EnumItem;
+use crate::int16::{Region3int16, Vector2int16, Vector3int16};
 use crate::vector3::Vector3;
 
 /// A Roblox `Ray`.
@@ -89,8 +92,11 @@ impl UserData for Ray {
     }
 }
 
+/// Roblox's `Ray:ClosestPoint`: the projection onto the ray, clamped to its origin. As the
+/// reference warns, the direction is used as given, so only unit rays give the true closest
+/// point.
 fn closest(r: &Ray, p: Vec3) -> Vec3 {
-    let d = r.direction.normalize_or_zero();
+    let d = r.direction;
     r.origin + d * (p - r.origin).dot(d).max(0.0)
 }
 
@@ -124,6 +130,9 @@ impl UserData for PhysicalProperties {
                 (Some(a), Some(b)) if a == b),
             )
         });
+        m.add_meta_function(MetaMethod::Index, |_, (_, k): (Value, mlua::LuaString)| {
+            Err::<(), _>(no_member(&k.to_string_lossy(), "PhysicalProperties"))
+        });
     }
 }
 
@@ -147,6 +156,9 @@ impl UserData for Faces {
         });
         m.add_meta_function(MetaMethod::Eq, |_, (a, b): (Value, Value)| {
             Ok(matches!((as_ud::<Faces>(&a), as_ud::<Faces>(&b)), (Some(a), Some(b)) if a == b))
+        });
+        m.add_meta_function(MetaMethod::Index, |_, (_, k): (Value, mlua::LuaString)| {
+            Err::<(), _>(no_member(&k.to_string_lossy(), "Faces"))
         });
     }
 }
@@ -174,6 +186,9 @@ impl UserData for Axes {
         m.add_meta_function(MetaMethod::Eq, |_, (a, b): (Value, Value)| {
             Ok(matches!((as_ud::<Axes>(&a), as_ud::<Axes>(&b)), (Some(a), Some(b)) if a == b))
         });
+        m.add_meta_function(MetaMethod::Index, |_, (_, k): (Value, mlua::LuaString)| {
+            Err::<(), _>(no_member(&k.to_string_lossy(), "Axes"))
+        });
     }
 }
 
@@ -187,17 +202,162 @@ impl UserData for Region3 {
     }
 
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_method("ExpandToGrid", |_, r, a: MultiValue| {
+            let a = Args::new("ExpandToGrid", a);
+            let res = a.f32(1)?;
+            if !(res > 0.0 && res.is_finite()) {
+                return Err(a.error(1, "resolution must be a positive number"));
+            }
+            Ok(r.expand_to_grid(res))
+        });
+        m.add_meta_method(MetaMethod::ToString, |_, r, ()| {
+            let f = |v: Vec3| format!("{}, {}, {}", fmt_num(v.x), fmt_num(v.y), fmt_num(v.z));
+            Ok(format!("{}; {}", f(r.min), f(r.max)))
+        });
         m.add_meta_function(MetaMethod::Eq, |_, (a, b): (Value, Value)| {
             Ok(matches!((as_ud::<Region3>(&a), as_ud::<Region3>(&b)), (Some(a), Some(b)) if a == b))
+        });
+        m.add_meta_function(MetaMethod::Index, |_, (_, k): (Value, mlua::LuaString)| {
+            Err::<(), _>(no_member(&k.to_string_lossy(), "Region3"))
         });
     }
 }
 
-/// Reads Faces/Axes constructor arguments: `NormalId` or `Axis` EnumItems.
-fn enum_items(a: &Args) -> mlua::Result<Vec<EnumItem>> {
+impl Region3 {
+    /// `Region3:ExpandToGrid(res)`: the minimum corner rounded down and the maximum rounded
+    /// up to multiples of `res` (`res > 0`), so the region never shrinks.
+    pub fn expand_to_grid(&self, res: f32) -> Region3 {
+        Region3 {
+            min: (self.min / res).floor() * res,
+            max: (self.max / res).ceil() * res,
+        }
+    }
+}
+
+/// Reads Faces/Axes constructor arguments: the EnumItems among them (other values are
+/// ignored, as the reference says of `Faces.new`).
+fn enum_items(a: &Args) -> Vec<EnumItem> {
     (1..=a.len())
-        .map(|i| a.ud::<EnumItem>(i, "EnumItem"))
+        .filter_map(|i| as_ud::<EnumItem>(a.get(i)))
         .collect()
+}
+
+/// One row of the reference's "default physical properties" table: density, elasticity,
+/// elasticity weight, friction, friction weight (the table's column order).
+type MaterialRow = (&'static str, [f32; 5]);
+
+/// The default physical properties of each `Enum.Material`, from the Roblox reference
+/// (create.roblox.com/docs/parts/materials, "Default physical properties"). `Air` and `Water`
+/// (terrain only) are not in that table; their values are those of the engine's API dump.
+const MATERIAL_DEFAULTS: [MaterialRow; 45] = [
+    ("Air", [0.01, 0.01, 1.0, 0.01, 1.0]),
+    ("Asphalt", [2.36, 0.2, 1.0, 0.8, 0.3]),
+    ("Basalt", [2.691, 0.15, 1.0, 0.7, 0.3]),
+    ("Brick", [1.922, 0.15, 1.0, 0.8, 0.3]),
+    ("Cardboard", [0.7, 0.05, 2.0, 0.5, 1.0]),
+    ("Carpet", [1.1, 0.25, 2.0, 0.4, 1.0]),
+    ("CeramicTiles", [2.4, 0.2, 1.0, 0.51, 1.0]),
+    ("ClayRoofTiles", [2.0, 0.2, 1.0, 0.51, 1.0]),
+    ("Cobblestone", [2.691, 0.17, 1.0, 0.5, 1.0]),
+    ("Concrete", [2.403, 0.2, 1.0, 0.7, 0.3]),
+    ("CorrodedMetal", [7.85, 0.2, 1.0, 0.7, 1.0]),
+    ("CrackedLava", [2.691, 0.15, 1.0, 0.65, 1.0]),
+    ("DiamondPlate", [7.85, 0.25, 1.0, 0.35, 1.0]),
+    ("Fabric", [0.7, 0.05, 1.0, 0.35, 1.0]),
+    ("Foil", [2.7, 0.25, 1.0, 0.4, 1.0]),
+    ("ForceField", [2.403, 0.2, 1.0, 0.25, 1.0]),
+    ("Glacier", [0.919, 0.15, 1.0, 0.05, 2.0]),
+    ("Glass", [2.403, 0.2, 1.0, 0.25, 1.0]),
+    ("Granite", [2.691, 0.2, 1.0, 0.4, 1.0]),
+    ("Grass", [0.9, 0.1, 1.5, 0.4, 1.0]),
+    ("Ground", [0.9, 0.1, 1.0, 0.45, 1.0]),
+    ("Ice", [0.919, 0.15, 1.0, 0.02, 3.0]),
+    ("LeafyGrass", [0.9, 0.1, 2.0, 0.4, 2.0]),
+    ("Leather", [0.86, 0.25, 1.0, 0.35, 1.0]),
+    ("Limestone", [2.691, 0.15, 1.0, 0.5, 1.0]),
+    ("Marble", [2.563, 0.17, 1.0, 0.2, 1.0]),
+    ("Metal", [7.85, 0.25, 1.0, 0.4, 1.0]),
+    ("Mud", [0.9, 0.07, 4.0, 0.3, 3.0]),
+    ("Neon", [0.7, 0.2, 1.0, 0.3, 1.0]),
+    ("Pavement", [2.691, 0.17, 1.0, 0.5, 0.3]),
+    ("Pebble", [2.403, 0.17, 1.5, 0.4, 1.0]),
+    ("Plaster", [0.75, 0.2, 1.0, 0.6, 0.3]),
+    ("Plastic", [0.7, 0.5, 1.0, 0.3, 1.0]),
+    ("Rock", [2.691, 0.17, 1.0, 0.5, 1.0]),
+    ("RoofShingles", [2.36, 0.2, 1.0, 0.8, 0.3]),
+    ("Rubber", [1.3, 0.95, 2.0, 1.5, 3.0]),
+    ("Salt", [2.165, 0.05, 1.0, 0.5, 1.0]),
+    ("Sand", [1.602, 0.05, 2.5, 0.5, 5.0]),
+    ("Sandstone", [2.691, 0.15, 1.0, 0.5, 5.0]),
+    ("Slate", [2.691, 0.2, 1.0, 0.4, 1.0]),
+    ("SmoothPlastic", [0.7, 0.5, 1.0, 0.2, 1.0]),
+    ("Snow", [0.9, 0.03, 4.0, 0.3, 3.0]),
+    ("Water", [1.0, 0.01, 1.0, 0.005, 1.0]),
+    ("Wood", [0.35, 0.2, 1.0, 0.48, 1.0]),
+    ("WoodPlanks", [0.35, 0.2, 1.0, 0.48, 1.0]),
+];
+
+impl PhysicalProperties {
+    /// `PhysicalProperties.new(material)`: the material's defaults (AcousticAbsorption 1), or
+    /// `None` for a name that is not an `Enum.Material` item.
+    pub fn for_material(name: &str) -> Option<PhysicalProperties> {
+        let i = MATERIAL_DEFAULTS
+            .binary_search_by(|(n, _)| n.cmp(&name))
+            .ok()?;
+        let [
+            density,
+            elasticity,
+            elasticity_weight,
+            friction,
+            friction_weight,
+        ] = MATERIAL_DEFAULTS[i].1;
+        Some(PhysicalProperties(CustomPhysicalProperties::new(
+            density,
+            friction,
+            elasticity,
+            friction_weight,
+            elasticity_weight,
+            1.0,
+        )))
+    }
+
+    /// The numeric constructors, each value clamped to the reference's range: density
+    /// [0.0001, 100], friction [0, 2], elasticity [0, 1], weights [0, 100], acoustic
+    /// absorption [0, 1].
+    pub fn clamped(values: [f32; 6]) -> PhysicalProperties {
+        let [d, f, e, fw, ew, aa] = values;
+        PhysicalProperties(CustomPhysicalProperties::new(
+            d.clamp(0.0001, 100.0),
+            f.clamp(0.0, 2.0),
+            e.clamp(0.0, 1.0),
+            fw.clamp(0.0, 100.0),
+            ew.clamp(0.0, 100.0),
+            aa.clamp(0.0, 1.0),
+        ))
+    }
+}
+
+fn physical_properties_new(a: &Args) -> mlua::Result<PhysicalProperties> {
+    if let Some(item) = as_ud::<EnumItem>(a.get(1)) {
+        if item.enum_name != "Material" {
+            return Err(a.bad(1, "Enum.Material"));
+        }
+        return PhysicalProperties::for_material(item.name).ok_or_else(|| {
+            a.error(
+                1,
+                &format!("Enum.Material.{} has no physical properties", item.name),
+            )
+        });
+    }
+    let (d, f, e) = (a.f32(1)?, a.f32(2)?, a.f32(3)?);
+    // The 3-, 5- and 6-number forms: weights come as a pair.
+    let (fw, ew) = if a.is_nil(4) && a.is_nil(5) {
+        (1.0, 1.0)
+    } else {
+        (a.f32(4)?, a.f32(5)?)
+    };
+    let aa = a.opt_f32(6, 1.0)?;
+    Ok(PhysicalProperties::clamped([d, f, e, fw, ew, aa]))
 }
 
 /// Installs `Ray`, `PhysicalProperties`, `Faces`, `Axes` and `Region3`.
@@ -219,24 +379,14 @@ pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
     )?;
     ctor(
         "PhysicalProperties",
-        lua.create_function(|_, a: MultiValue| {
-            let a = Args::new("new", a);
-            Ok(PhysicalProperties(CustomPhysicalProperties::new(
-                a.f32(1)?,
-                a.f32(2)?,
-                a.f32(3)?,
-                a.opt_f32(4, 1.0)?,
-                a.opt_f32(5, 1.0)?,
-                a.opt_f32(6, 1.0)?,
-            )))
-        })?,
+        lua.create_function(|_, a: MultiValue| physical_properties_new(&Args::new("new", a)))?,
     )?;
     ctor(
         "Faces",
         lua.create_function(|_, a: MultiValue| {
             let a = Args::new("new", a);
             let mut bits = 0u8;
-            for item in enum_items(&a)? {
+            for item in enum_items(&a) {
                 if item.enum_name == "NormalId" && item.value < 6 {
                     bits |= 1 << item.value;
                 }
@@ -249,7 +399,7 @@ pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
         lua.create_function(|_, a: MultiValue| {
             let a = Args::new("new", a);
             let mut bits = 0u8;
-            for item in enum_items(&a)? {
+            for item in enum_items(&a) {
                 match item.enum_name {
                     "Axis" if item.value < 3 => bits |= 1 << item.value,
                     "NormalId" if item.value < 6 => bits |= 1 << (item.value % 3),
@@ -267,10 +417,8 @@ pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
                 a.ud::<Vector3>(1, "Vector3")?.0,
                 a.ud::<Vector3>(2, "Vector3")?.0,
             );
-            Ok(Region3 {
-                min: p.min(q),
-                max: p.max(q),
-            })
+            // As given: swapping the corners gives negative size components, as in Roblox.
+            Ok(Region3 { min: p, max: q })
         })?,
     )
 }
@@ -294,14 +442,13 @@ pub(crate) fn variant_to_lua(lua: &Lua, v: &Variant) -> mlua::Result<Value> {
             max: v3(r.max),
         }
         .into_lua(lua),
-        Variant::Region3int16(r) => {
-            let f = |v: rbx_types::Vector3int16| Vec3::new(v.x as f32, v.y as f32, v.z as f32);
-            Region3 {
-                min: f(r.min),
-                max: f(r.max),
-            }
-            .into_lua(lua)
-        }
+        Variant::Region3int16(r) => Region3int16::from(*r).into_lua(lua),
+        Variant::Vector3int16(v) => Vector3int16::from(*v).into_lua(lua),
+        Variant::Vector2int16(v) => Vector2int16::from(*v).into_lua(lua),
+        Variant::Content(c) => match Content::try_from(c) {
+            Ok(c) => c.into_lua(lua),
+            Err(e) => Err(e.into()),
+        },
         other => Err(mlua::Error::runtime(format!(
             "{:?} values are not available to Luau",
             other.ty()
@@ -336,6 +483,27 @@ pub(crate) fn lua_to_variant(v: &Value, ty: VariantType) -> Result<Variant, Conv
             let r = as_ud::<Region3>(v).ok_or_else(|| want("Region3"))?;
             Variant::Region3(rbx_types::Region3::new(rv3(r.min), rv3(r.max)))
         }
+        VariantType::Region3int16 => Variant::Region3int16(
+            as_ud::<Region3int16>(v)
+                .ok_or_else(|| want("Region3int16"))?
+                .into(),
+        ),
+        VariantType::Vector3int16 => Variant::Vector3int16(
+            as_ud::<Vector3int16>(v)
+                .ok_or_else(|| want("Vector3int16"))?
+                .into(),
+        ),
+        VariantType::Vector2int16 => Variant::Vector2int16(
+            as_ud::<Vector2int16>(v)
+                .ok_or_else(|| want("Vector2int16"))?
+                .into(),
+        ),
+        // Roblox takes a Content value; a plain URI string is accepted too (the legacy
+        // ContentId form scripts still use).
+        VariantType::Content => match v {
+            Value::String(s) => Variant::Content(Content::from_uri(s.to_string_lossy()).into()),
+            _ => Variant::Content(as_ud::<Content>(v).ok_or_else(|| want("Content"))?.into()),
+        },
         other => {
             return Err(ConvertError::message(format!(
                 "{other:?} properties cannot be set from Luau"

@@ -87,6 +87,69 @@ fn build(a: &Args, family: String) -> mlua::Result<Font> {
     Ok(Font(rbx_types::Font::new(&family, weight, style)))
 }
 
+/// `Font.fromEnum`'s table from the Roblox reference: each `Enum.Font` item's family file
+/// (under `rbxasset://fonts/families/`), weight and style.
+const FROM_ENUM: [(&str, &str, FontWeight, FontStyle); 46] = {
+    use FontStyle::{Italic, Normal};
+    use FontWeight::{Bold, ExtraBold, Light, Medium, Regular, SemiBold};
+    [
+        ("AmaticSC", "AmaticSC", Regular, Normal),
+        ("Antique", "RomanAntique", Regular, Normal),
+        ("Arcade", "PressStart2P", Regular, Normal),
+        ("Arimo", "Arimo", Regular, Normal),
+        ("ArimoBold", "Arimo", Bold, Normal),
+        ("Bangers", "Bangers", Regular, Normal),
+        ("Bodoni", "AccanthisADFStd", Regular, Normal),
+        ("BuilderSans", "BuilderSans", Regular, Normal),
+        ("BuilderSansBold", "BuilderSans", Bold, Normal),
+        ("BuilderSansExtraBold", "BuilderSans", ExtraBold, Normal),
+        ("BuilderSansMedium", "BuilderSans", Medium, Normal),
+        ("Cartoon", "ComicNeueAngular", Regular, Normal),
+        ("Code", "Inconsolata", Regular, Normal),
+        ("Creepster", "Creepster", Regular, Normal),
+        ("DenkOne", "DenkOne", Regular, Normal),
+        ("Fantasy", "Balthazar", Regular, Normal),
+        ("Fondamento", "Fondamento", Regular, Normal),
+        ("FredokaOne", "FredokaOne", Regular, Normal),
+        ("Garamond", "Guru", Regular, Normal),
+        ("GrenzeGotisch", "GrenzeGotisch", Regular, Normal),
+        ("Highway", "HighwayGothic", Regular, Normal),
+        ("IndieFlower", "IndieFlower", Regular, Normal),
+        ("JosefinSans", "JosefinSans", Regular, Normal),
+        ("Jura", "Jura", Regular, Normal),
+        ("Kalam", "Kalam", Regular, Normal),
+        ("Legacy", "LegacyArial", Regular, Normal),
+        ("LuckiestGuy", "LuckiestGuy", Regular, Normal),
+        ("Merriweather", "Merriweather", Regular, Normal),
+        ("Michroma", "Michroma", Regular, Normal),
+        ("Nunito", "Nunito", Regular, Normal),
+        ("Oswald", "Oswald", Regular, Normal),
+        ("PatrickHand", "PatrickHand", Regular, Normal),
+        ("PermanentMarker", "PermanentMarker", Regular, Normal),
+        ("Roboto", "Roboto", Regular, Normal),
+        ("RobotoCondensed", "RobotoCondensed", Regular, Normal),
+        ("RobotoMono", "RobotoMono", Regular, Normal),
+        ("Sarpanch", "Sarpanch", Regular, Normal),
+        ("SciFi", "Zekton", Regular, Normal),
+        ("SourceSans", "SourceSansPro", Regular, Normal),
+        ("SourceSansBold", "SourceSansPro", Bold, Normal),
+        ("SourceSansItalic", "SourceSansPro", Regular, Italic),
+        ("SourceSansLight", "SourceSansPro", Light, Normal),
+        ("SourceSansSemibold", "SourceSansPro", SemiBold, Normal),
+        ("SpecialElite", "SpecialElite", Regular, Normal),
+        ("TitilliumWeb", "TitilliumWeb", Regular, Normal),
+        ("Ubuntu", "Ubuntu", Regular, Normal),
+    ]
+};
+
+/// `Font.fromEnum(item)`: `None` for `Enum.Font.Unknown` and the items the reference's table
+/// does not list (the deprecated Arial and Gotham faces).
+pub fn from_enum(name: &str) -> Option<Font> {
+    let (_, file, weight, style) = FROM_ENUM.iter().find(|(n, ..)| *n == name)?;
+    let family = format!("rbxasset://fonts/families/{file}.json");
+    Some(Font(rbx_types::Font::new(&family, *weight, *style)))
+}
+
 /// Installs the `Font` constructor table.
 pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
     let t = lua.create_table()?;
@@ -102,7 +165,18 @@ pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
         "fromName",
         lua.create_function(|_, a: MultiValue| {
             let a = Args::new("fromName", a);
-            let family = format!("rbxasset://fonts/families/{}.json", a.string(1)?);
+            let name = a.string(1)?;
+            if name.is_empty()
+                || !name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            {
+                return Err(a.error(
+                    1,
+                    "font names may only contain letters, digits, '_' and '-'",
+                ));
+            }
+            let family = format!("rbxasset://fonts/families/{name}.json");
             build(&a, family)
         })?,
     )?;
@@ -112,6 +186,18 @@ pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
             let a = Args::new("fromId", a);
             let family = format!("rbxassetid://{}", a.number(1)? as i64);
             build(&a, family)
+        })?,
+    )?;
+    t.raw_set(
+        "fromEnum",
+        lua.create_function(|_, a: MultiValue| {
+            let a = Args::new("fromEnum", a);
+            let item = match as_ud::<EnumItem>(a.get(1)) {
+                Some(item) if item.enum_name == "Font" => item,
+                _ => return Err(a.bad(1, "Enum.Font")),
+            };
+            from_enum(item.name)
+                .ok_or_else(|| a.error(1, &format!("Enum.Font.{} has no font family", item.name)))
         })?,
     )?;
     crate::args::install_global(lua, "Font", t)

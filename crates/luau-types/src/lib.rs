@@ -20,10 +20,12 @@ pub mod brickcolor;
 pub mod cframe;
 mod cframe_lua;
 pub mod color3;
+pub mod content;
 mod convert;
 pub mod enums;
 pub mod extras;
 pub mod font;
+pub mod int16;
 pub mod random;
 pub mod raw;
 pub mod rect;
@@ -37,12 +39,15 @@ pub mod vector3;
 pub use brickcolor::BrickColor;
 pub use cframe::CFrame;
 pub use color3::Color3;
+pub use content::Content;
 pub use convert::{
     ConvertError, lua_to_attribute, lua_to_variant, validate_attribute_name, variant_to_lua,
+    zero_value,
 };
 pub use enums::{EnumItem, LuaEnum, enum_item_value};
 pub use extras::{Axes, Faces, PhysicalProperties, Ray, Region3};
 pub use font::Font;
+pub use int16::{Region3int16, Vector2int16, Vector3int16};
 pub use random::Random;
 /// The reflection types this crate's API uses (7.x: the version the bundled database is typed with).
 pub use rbx_reflection;
@@ -57,8 +62,10 @@ pub use vector3::Vector3;
 /// Installs the datatype globals (`Vector3`, `Vector2`, `CFrame`, `Color3`, `BrickColor`, `UDim`,
 /// `UDim2`, `NumberRange`, `NumberSequence`, `NumberSequenceKeypoint`, `ColorSequence`,
 /// `ColorSequenceKeypoint`, `Rect`, `Enum`, `Random`, `Font`, `Ray`, `PhysicalProperties`, `Faces`,
-/// `Axes`, `Region3`). Constructor tables are read-only. Enum objects are built lazily on first
-/// access and cached in the VM's app data, so call this before holding any app-data borrow.
+/// `Axes`, `Region3`, `Region3int16`, `Vector3int16`, `Vector2int16`, `Content`), plus the
+/// no-op `debug.profilebegin`/`debug.profileend` when the VM has a writable `debug` table.
+/// Constructor tables are read-only. Enum objects are built lazily on first access and cached
+/// in the VM's app data, so call this before holding any app-data borrow.
 pub fn register(lua: &mlua::Lua) -> mlua::Result<()> {
     vector3::register(lua)?;
     vector2::register(lua)?;
@@ -72,7 +79,27 @@ pub fn register(lua: &mlua::Lua) -> mlua::Result<()> {
     random::register(lua)?;
     font::register(lua)?;
     extras::register(lua)?;
-    Ok(())
+    int16::register(lua)?;
+    content::register(lua)?;
+    install_profiler_no_ops(lua)
+}
+
+/// `debug.profilebegin(label)` / `debug.profileend()`: Roblox's MicroProfiler markers. Headless
+/// there is no profiler, so they only check their argument and do nothing.
+fn install_profiler_no_ops(lua: &mlua::Lua) -> mlua::Result<()> {
+    let Ok(mlua::Value::Table(debug)) = lua.globals().raw_get::<mlua::Value>("debug") else {
+        return Ok(());
+    };
+    if debug.is_readonly() {
+        return Ok(());
+    }
+    debug.raw_set(
+        "profilebegin",
+        lua.create_function(|_, a: mlua::MultiValue| {
+            args::Args::new("profilebegin", a).string(1).map(|_| ())
+        })?,
+    )?;
+    debug.raw_set("profileend", lua.create_function(|_, ()| Ok(()))?)
 }
 
 /// Roblox's `typeof` of a value: the `__type` metafield for userdata (`"Vector3"`,

@@ -322,28 +322,33 @@ pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
     t.set("xAxis", Vector3(Vec3::X))?;
     t.set("yAxis", Vector3(Vec3::Y))?;
     t.set("zAxis", Vector3(Vec3::Z))?;
-    t.set(
-        "FromNormalId",
-        lua.create_function(|_, a: MultiValue| {
-            let a = Args::new("FromNormalId", a);
-            let id = enum_arg(&a, 1, "NormalId")?;
-            normal_id_vector(id)
-                .map(Vector3)
-                .ok_or_else(|| a.bad(1, "Enum.NormalId"))
-        })?,
-    )?;
-    t.set(
-        "FromAxis",
-        lua.create_function(|_, a: MultiValue| {
-            let a = Args::new("FromAxis", a);
-            match enum_arg(&a, 1, "Axis")? {
-                0 => Ok(Vector3(Vec3::X)),
-                1 => Ok(Vector3(Vec3::Y)),
-                2 => Ok(Vector3(Vec3::Z)),
-                _ => Err(a.bad(1, "Enum.Axis")),
-            }
-        })?,
-    )?;
+    // Both spellings exist in Roblox: `fromNormalId`/`fromAxis` and the older capitalised ones.
+    for name in ["FromNormalId", "fromNormalId"] {
+        t.set(
+            name,
+            lua.create_function(move |_, a: MultiValue| {
+                let a = Args::new(name, a);
+                let id = enum_arg(&a, 1, "NormalId")?;
+                normal_id_vector(id)
+                    .map(Vector3)
+                    .ok_or_else(|| a.bad(1, "Enum.NormalId"))
+            })?,
+        )?;
+    }
+    for name in ["FromAxis", "fromAxis"] {
+        t.set(
+            name,
+            lua.create_function(move |_, a: MultiValue| {
+                let a = Args::new(name, a);
+                match enum_arg(&a, 1, "Axis")? {
+                    0 => Ok(Vector3(Vec3::X)),
+                    1 => Ok(Vector3(Vec3::Y)),
+                    2 => Ok(Vector3(Vec3::Z)),
+                    _ => Err(a.bad(1, "Enum.Axis")),
+                }
+            })?,
+        )?;
+    }
     lua.set_type_metatable::<mlua::Vector>(Some(vector_metatable(lua)?));
     crate::args::install_global(lua, "Vector3", t)
 }

@@ -69,6 +69,10 @@ fn type_definitions_cover_the_globals() {
         "Faces",
         "Axes",
         "Region3",
+        "Region3int16",
+        "Vector3int16",
+        "Vector2int16",
+        "Content",
     ];
     assert!(defs.contains("declare Enum:"));
     for g in globals {

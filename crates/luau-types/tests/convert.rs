@@ -106,9 +106,59 @@ fn lua_to_variant_accepts_each_value_type() {
     );
     check(
         &lua,
-        "Vector3.new(1.4, 2.6, -3)",
+        "Vector3int16.new(1.4, 2.6, -3)",
         val(VariantType::Vector3int16),
-        Variant::Vector3int16(t::Vector3int16::new(1, 3, -3)),
+        Variant::Vector3int16(t::Vector3int16::new(1, 2, -3)),
+    );
+    check(
+        &lua,
+        "Vector2int16.new(-1.5, 40000)",
+        val(VariantType::Vector2int16),
+        Variant::Vector2int16(t::Vector2int16::new(-2, -25536)),
+    );
+    check(
+        &lua,
+        "Region3int16.new(Vector3int16.new(1, 2, 3), Vector3int16.new(-1, 0, 9))",
+        val(VariantType::Region3int16),
+        Variant::Region3int16(t::Region3int16::new(
+            t::Vector3int16::new(1, 2, 3),
+            t::Vector3int16::new(-1, 0, 9),
+        )),
+    );
+    check(
+        &lua,
+        "Region3.new(Vector3.new(1, 2, 3), Vector3.new(0, 0, 0))",
+        val(VariantType::Region3),
+        Variant::Region3(t::Region3::new(
+            t::Vector3::new(1.0, 2.0, 3.0),
+            t::Vector3::new(0.0, 0.0, 0.0),
+        )),
+    );
+    check(
+        &lua,
+        "Content.fromUri('rbxassetid://3')",
+        val(VariantType::Content),
+        Variant::Content(t::Content::from_uri("rbxassetid://3")),
+    );
+    check(
+        &lua,
+        "Content.none",
+        val(VariantType::Content),
+        Variant::Content(t::Content::none()),
+    );
+    check(
+        &lua,
+        "''",
+        val(VariantType::Content),
+        Variant::Content(t::Content::none()),
+    );
+    check(
+        &lua,
+        "PhysicalProperties.new(Enum.Material.Ice)",
+        val(VariantType::PhysicalProperties),
+        Variant::PhysicalProperties(t::PhysicalProperties::Custom(
+            t::CustomPhysicalProperties::new(0.919, 0.02, 0.15, 3.0, 1.0, 1.0),
+        )),
     );
     check(
         &lua,
@@ -336,6 +386,36 @@ fn lua_to_variant_wrong_types_name_expected_and_given() {
         val(VariantType::EnumItem),
         "expected EnumItem, got Enum",
     );
+    check_err(
+        &lua,
+        "Vector3.new(1, 2, 3)",
+        val(VariantType::Vector3int16),
+        "expected Vector3int16, got Vector3",
+    );
+    check_err(
+        &lua,
+        "Vector2int16.new()",
+        val(VariantType::Vector2),
+        "expected Vector2, got Vector2int16",
+    );
+    check_err(
+        &lua,
+        "Region3.new(Vector3.zero, Vector3.one)",
+        val(VariantType::Region3int16),
+        "expected Region3int16, got Region3",
+    );
+    check_err(
+        &lua,
+        "5",
+        val(VariantType::Content),
+        "expected Content, got number",
+    );
+    check_err(
+        &lua,
+        "Axes.new()",
+        val(VariantType::Faces),
+        "expected Faces, got Axes",
+    );
     let err = lua_to_variant(&eval(&lua, "'x'"), &val(VariantType::Vector3)).unwrap_err();
     assert!(
         matches!(err, ConvertError::Type { ref expected, ref given } if expected == "Vector3" && given == "string")
@@ -459,6 +539,18 @@ fn variants_round_trip_through_lua() {
             t::CustomPhysicalProperties::new(0.7, 0.3, 0.5, 1.0, 2.0, 1.0),
         )),
         Variant::OptionalCFrame(None),
+        Variant::Vector3int16(t::Vector3int16::new(-32768, 0, 32767)),
+        Variant::Vector2int16(t::Vector2int16::new(7, -7)),
+        Variant::Region3int16(t::Region3int16::new(
+            t::Vector3int16::new(4, 4, 4),
+            t::Vector3int16::new(0, 0, -3),
+        )),
+        Variant::Region3(t::Region3::new(
+            t::Vector3::new(1.0, 2.0, 3.0),
+            t::Vector3::new(-1.0, 0.0, 9.0),
+        )),
+        Variant::Content(t::Content::from_uri("rbxassetid://9")),
+        Variant::Content(t::Content::none()),
     ];
     for v in cases {
         let lv = variant_to_lua(&lua, &v, None).unwrap_or_else(|e| panic!("{v:?}: {e}"));
@@ -489,6 +581,36 @@ fn variants_round_trip_through_lua() {
             .eval::<bool>()
             .unwrap()
     );
+    // The 16-bit and Content values read back as their own datatypes.
+    for (v, want) in [
+        (
+            Variant::Vector3int16(t::Vector3int16::new(1, 2, 3)),
+            "Vector3int16",
+        ),
+        (
+            Variant::Vector2int16(t::Vector2int16::new(1, 2)),
+            "Vector2int16",
+        ),
+        (
+            Variant::Region3int16(t::Region3int16::new(
+                t::Vector3int16::new(0, 0, 0),
+                t::Vector3int16::new(1, 1, 1),
+            )),
+            "Region3int16",
+        ),
+        (Variant::Content(t::Content::none()), "Content"),
+    ] {
+        assert_eq!(type_name(&variant_to_lua(&lua, &v, None).unwrap()), want);
+    }
+    // Object Content is the host's job, as is Ref.
+    assert!(
+        variant_to_lua(
+            &lua,
+            &Variant::Content(t::Content::from_referent(rbx_types::Ref::new())),
+            None
+        )
+        .is_err()
+    );
     // Ref is the host's job.
     assert!(variant_to_lua(&lua, &Variant::Ref(rbx_types::Ref::none()), None).is_err());
 }
@@ -507,6 +629,62 @@ fn enum_counts_match_the_reflection_database() {
         let count: usize = check.call::<usize>(name.to_string()).unwrap();
         assert_eq!(count, desc.items.len(), "Enum.{name}");
     }
+}
+
+/// Every property type of the bundled database has a zero value that Luau can read back as
+/// the type itself (never `false` for a non-boolean), except the types Luau never sees.
+#[test]
+fn zero_values_exist_for_every_readable_property_type() {
+    use procmodel_luau_types::zero_value;
+    let lua = vm();
+    let db = procmodel_luau_types::enums::database();
+    let mut types: Vec<(String, DataType<'static>)> = Vec::new();
+    for class in db.classes.values() {
+        for prop in class.properties.values() {
+            let key = format!("{:?}", prop.data_type);
+            if !types.iter().any(|(k, _)| *k == key) {
+                types.push((key, prop.data_type.clone()));
+            }
+        }
+    }
+    types.sort_by(|a, b| a.0.cmp(&b.0));
+    for (key, ty) in &types {
+        let Some(zero) = zero_value(ty) else {
+            // Types with no Luau value.
+            assert!(
+                matches!(
+                    ty,
+                    DataType::Value(
+                        VariantType::MaterialColors
+                            | VariantType::UniqueId
+                            | VariantType::NetAssetRef
+                            | VariantType::EnumItem
+                    )
+                ),
+                "no zero value for {key}"
+            );
+            continue;
+        };
+        if let DataType::Value(VariantType::Ref) = ty {
+            continue;
+        }
+        let enum_name = match ty {
+            DataType::Enum(n) => Some(*n),
+            _ => None,
+        };
+        let v = variant_to_lua(&lua, &zero, enum_name).unwrap_or_else(|e| panic!("{key}: {e}"));
+        if !matches!(ty, DataType::Value(VariantType::Bool)) {
+            assert_ne!(v, Value::Boolean(false), "{key}");
+        }
+    }
+    assert_eq!(
+        zero_value(&DataType::Enum("Material")),
+        Some(Variant::Enum(rbx_types::Enum::from_u32(256)))
+    );
+    assert_eq!(
+        zero_value(&DataType::Value(VariantType::Color3)),
+        Some(Variant::Color3(rbx_types::Color3::new(0.0, 0.0, 0.0)))
+    );
 }
 
 struct FakeInstance;

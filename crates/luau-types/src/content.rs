@@ -1,0 +1,132 @@
+//! `Content`: a reference to asset content, either nothing or an asset URI.
+//!
+//! `Content.fromObject` and object values need an Instance, which this crate never holds: the
+//! host handles `ContentType::Object` (reading one here is an error).
+
+use mlua::{Lua, MetaMethod, MultiValue, UserData, UserDataFields, UserDataMethods, Value};
+
+use crate::args::{Args, as_ud, impl_from_lua, no_member};
+use crate::enums::{EnumItem, enum_item_value};
+
+/// A Roblox `Content` value this crate can represent: `None` or a URI.
+#[derive(Clone, Debug, PartialEq, Eq, Default, Hash)]
+pub enum Content {
+    /// `Content.none` (`SourceType` None).
+    #[default]
+    None,
+    /// An asset URI (`SourceType` Uri).
+    Uri(String),
+}
+
+impl_from_lua!(Content => "Content");
+
+impl Content {
+    /// `Content.fromUri`: an empty URI is `Content.none`, as in Roblox.
+    pub fn from_uri(uri: impl Into<String>) -> Self {
+        let uri = uri.into();
+        if uri.is_empty() {
+            Content::None
+        } else {
+            Content::Uri(uri)
+        }
+    }
+
+    fn source_type(&self) -> &'static str {
+        match self {
+            Content::None => "None",
+            Content::Uri(_) => "Uri",
+        }
+    }
+}
+
+impl From<Content> for rbx_types::Content {
+    fn from(c: Content) -> Self {
+        match c {
+            Content::None => rbx_types::Content::none(),
+            Content::Uri(u) => rbx_types::Content::from_uri(u),
+        }
+    }
+}
+
+impl TryFrom<&rbx_types::Content> for Content {
+    type Error = crate::ConvertError;
+    fn try_from(c: &rbx_types::Content) -> Result<Self, Self::Error> {
+        match c.value() {
+            rbx_types::ContentType::None => Ok(Content::None),
+            rbx_types::ContentType::Uri(u) => Ok(Content::from_uri(u.as_str())),
+            _ => Err(crate::ConvertError::message(
+                "object Content values are handled by the host",
+            )),
+        }
+    }
+}
+
+impl UserData for Content {
+    fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
+        f.add_meta_field(MetaMethod::Type, "Content");
+        f.add_field_method_get("SourceType", |lua, c| {
+            match EnumItem::from_name("ContentSourceType", c.source_type()) {
+                Some(item) => enum_item_value(lua, item),
+                None => Ok(Value::Nil),
+            }
+        });
+        f.add_field_method_get("Uri", |_, c| {
+            Ok(match c {
+                Content::Uri(u) => Some(u.clone()),
+                Content::None => None,
+            })
+        });
+        // Object and Opaque values are never made by this crate: both read nil.
+        f.add_field_method_get("Object", |_, _| Ok(Value::Nil));
+        f.add_field_method_get("Opaque", |_, _| Ok(Value::Nil));
+    }
+
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_meta_method(MetaMethod::ToString, |_, c, ()| {
+            Ok(match c {
+                Content::None => String::new(),
+                Content::Uri(u) => u.clone(),
+            })
+        });
+        m.add_meta_function(MetaMethod::Eq, |_, (a, b): (Value, Value)| {
+            Ok(matches!((as_ud::<Content>(&a), as_ud::<Content>(&b)), (Some(a), Some(b)) if a == b))
+        });
+        m.add_meta_function(MetaMethod::Index, |_, (_, k): (Value, mlua::LuaString)| {
+            Err::<(), _>(no_member(&k.to_string_lossy(), "Content"))
+        });
+    }
+}
+
+/// Installs the `Content` table: `fromUri`, `fromAssetId` and the `none` constant.
+pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
+    let t = lua.create_table()?;
+    t.raw_set(
+        "fromUri",
+        lua.create_function(|_, a: MultiValue| {
+            let a = Args::new("fromUri", a);
+            Ok(Content::from_uri(a.string(1)?))
+        })?,
+    )?;
+    t.raw_set(
+        "fromAssetId",
+        lua.create_function(|_, a: MultiValue| {
+            let a = Args::new("fromAssetId", a);
+            let id = a.number(1)?;
+            if !id.is_finite() {
+                return Err(a.error(1, "asset id must be finite"));
+            }
+            if id == 0.0 {
+                return Ok(Content::None);
+            }
+            // `"rbxassetid://" .. tostring(id)`: integers print without a fraction.
+            let text = if id.fract() == 0.0 && id.abs() < 1e15 {
+                format!("{}", id as i64)
+            } else {
+                format!("{id}")
+            };
+            Ok(Content::Uri(format!("rbxassetid://{text}")))
+        })?,
+    )?;
+    t.raw_set("none", Content::None)?;
+    crate::args::install_global(lua, "Content", t)
+}
