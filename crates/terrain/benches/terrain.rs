@@ -1,2 +1,128 @@
-//! Benchmarks: meshing against fast-surface-nets on the same chunks, and world columns/s.
-fn main() {}
+//! Benchmarks: surface-nets meshing against the `fast-surface-nets` crate on the same padded
+//! 34³ chunks of a heightmap world, and world generation (height + zones + materials) in
+//! columns per second on one thread and on the rayon pool.
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use fast_surface_nets::ndshape::{ConstShape, ConstShape3u32};
+use fast_surface_nets::{SurfaceNetsBuffer, surface_nets};
+use procmodel_terrain::*;
+use std::hint::black_box;
+use std::ops::ControlFlow;
+use std::time::Duration;
+
+type Shape = ConstShape3u32<34, 34, 34>;
+
+fn world() -> World {
+    World::new(WorldConfig {
+        seed: 5.0,
+        height: 48.0,
+        zones: vec![
+            Zone::circle(0.0, 0.0, 4.0, 60.0, 140.0).with_material(Material::Asphalt),
+            Zone::rect(200.0, 120.0, 10.0, 80.0, 160.0, 60.0, 140.0)
+                .with_material(Material::Sandstone),
+            Zone::rect(-150.0, 220.0, -6.0, 60.0, 120.0, 100.0, 180.0),
+        ],
+        ..WorldConfig::default()
+    })
+    .unwrap()
+}
+
+/// The surface chunks of a 4×4-chunk heightmap world as padded sample blocks.
+fn blocks() -> Vec<SampleBlock> {
+    let w = world();
+    let mut t = Terrain::new();
+    w.write_voxels(
+        &mut t,
+        VoxelColumns {
+            min: [-64, -64],
+            max: [64, 64],
+        },
+        -64.0,
+        |_| ControlFlow::Continue(()),
+    )
+    .unwrap();
+    t.compact();
+    t.chunks()
+        .filter(|(_, c)| c.uniform().is_none())
+        .map(|(k, _)| {
+            let min = k * CHUNK;
+            SampleBlock::from_terrain(
+                &t,
+                CellRegion {
+                    min,
+                    max: min + glam::IVec3::splat(CHUNK),
+                },
+            )
+        })
+        .collect()
+}
+
+fn meshing(c: &mut Criterion) {
+    let blocks = blocks();
+    assert!(blocks.iter().all(|b| b.dims == [34, 34, 34]));
+    let sdfs: Vec<Vec<f32>> = blocks
+        .iter()
+        .map(|b| b.occupancy.iter().map(|o| 0.5 - o).collect())
+        .collect();
+    assert_eq!(sdfs[0].len() as u32, Shape::SIZE);
+    let ours: usize = blocks
+        .iter()
+        .map(|b| mesh_block(b, [1; 3], [33; 3]).unwrap().triangle_count())
+        .sum();
+    let mut buf = SurfaceNetsBuffer::default();
+    let theirs: usize = sdfs
+        .iter()
+        .map(|s| {
+            surface_nets(s, &Shape {}, [0; 3], [33; 3], &mut buf);
+            buf.indices.len() / 3
+        })
+        .sum();
+    println!(
+        "{} chunks; triangles: ours {ours}, fast-surface-nets {theirs}",
+        blocks.len()
+    );
+    let mut g = c.benchmark_group("mesh_chunks");
+    g.throughput(Throughput::Elements(blocks.len() as u64));
+    g.bench_function("procmodel-terrain", |b| {
+        b.iter(|| {
+            for blk in &blocks {
+                black_box(mesh_block(blk, [1; 3], [33; 3]).unwrap());
+            }
+        })
+    });
+    g.bench_function("fast-surface-nets", |b| {
+        let mut buf = SurfaceNetsBuffer::default();
+        b.iter(|| {
+            for s in &sdfs {
+                surface_nets(s, &Shape {}, [0; 3], [33; 3], &mut buf);
+                black_box(&buf.positions);
+            }
+        })
+    });
+    g.finish();
+}
+
+fn columns(c: &mut Criterion) {
+    let w = world();
+    let rect = SampleRect {
+        min: [-128, -128],
+        size: [256, 256],
+    };
+    let mut g = c.benchmark_group("world_columns");
+    g.throughput(Throughput::Elements(256 * 256));
+    g.bench_function("1 thread", |b| {
+        b.iter(|| black_box(w.heightfield(rect, false)))
+    });
+    g.bench_function("rayon", |b| b.iter(|| black_box(w.heightfield(rect, true))));
+    g.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+        .sample_size(10);
+    targets = meshing, columns
+}
+criterion_main!(benches);

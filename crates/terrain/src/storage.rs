@@ -298,9 +298,10 @@ impl Terrain {
 
     /// Whether no voxel is stored.
     pub fn is_empty(&self) -> bool {
-        self.chunks
-            .values()
-            .all(|c| c.uniform() == Some(Voxel::EMPTY))
+        self.chunks.values().all(|c| match c {
+            Chunk::Uniform(v) => *v == Voxel::EMPTY,
+            Chunk::Dense(d) => d.iter().all(|v| *v == Voxel::EMPTY),
+        })
     }
 
     /// The voxel at a cell.
