@@ -145,25 +145,10 @@ fn resolve(class: &str, name: &str) -> Prop {
     }
 }
 
-/// The value used when a stored property was never set on an instance.
+/// The value used when a stored property was never set on an instance and the database has
+/// no default: the zero value of its type (see `procmodel_luau_types::zero_value`).
 pub fn fallback(data_type: &DataType<'_>) -> Option<Variant> {
-    use rbx_types::VariantType as T;
-    Some(match data_type {
-        DataType::Enum(_) => Variant::Enum(rbx_types::Enum::from_u32(0)),
-        DataType::Value(t) => match t {
-            T::Bool => Variant::Bool(false),
-            T::Float32 => Variant::Float32(0.0),
-            T::Float64 => Variant::Float64(0.0),
-            T::Int32 => Variant::Int32(0),
-            T::Int64 => Variant::Int64(0),
-            T::String => Variant::String(String::new()),
-            T::Ref => Variant::Ref(rbx_types::Ref::none()),
-            T::Vector3 => Variant::Vector3(rbx_types::Vector3::new(0.0, 0.0, 0.0)),
-            T::CFrame => Variant::CFrame(rbx_types::CFrame::identity()),
-            _ => return None,
-        },
-        _ => return None,
-    })
+    procmodel_luau_types::zero_value(data_type)
 }
 
 #[cfg(test)]
