@@ -1,0 +1,323 @@
+//! `HttpService:JSONEncode` / `JSONDecode` with Roblox's rules: a table whose keys are exactly
+//! 1..n is an array, one whose keys are all strings is an object (an empty table is `[]`),
+//! anything else is an error, as are cycles; nil and non-finite numbers encode as `null`.
+
+use mlua::{Lua, Table, Value};
+use std::fmt::Write;
+
+/// Encodes `v` as compact JSON (object keys sorted, so the same table gives the same bytes).
+pub fn encode(v: &Value) -> mlua::Result<String> {
+    let mut out = String::new();
+    let mut stack = Vec::new();
+    encode_into(&mut out, v, &mut stack)?;
+    Ok(out)
+}
+
+fn err(msg: &str) -> mlua::Error {
+    mlua::Error::runtime(format!("JSONEncode: {msg}"))
+}
+
+fn encode_into(
+    out: &mut String,
+    v: &Value,
+    stack: &mut Vec<*const std::ffi::c_void>,
+) -> mlua::Result<()> {
+    match v {
+        Value::Nil => out.push_str("null"),
+        Value::Boolean(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Integer(n) => {
+            let _ = write!(out, "{n}");
+        }
+        Value::Number(n) => number(out, *n),
+        Value::String(s) => string(out, &s.to_str()?),
+        Value::Table(t) => table(out, t, stack)?,
+        other => {
+            return Err(err(&format!(
+                "cannot convert {} to JSON",
+                procmodel_luau_types::type_name(other)
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn number(out: &mut String, n: f64) {
+    if !n.is_finite() {
+        out.push_str("null");
+    } else if n.fract() == 0.0 && n.abs() < 1e15 {
+        let _ = write!(out, "{}", n as i64);
+    } else {
+        let _ = write!(out, "{n}");
+    }
+}
+
+fn string(out: &mut String, s: &str) {
+    out.push('"');
+    for ch in s.chars() {
+        match ch {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '/' => out.push_str("\\/"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+fn table(
+    out: &mut String,
+    t: &Table,
+    stack: &mut Vec<*const std::ffi::c_void>,
+) -> mlua::Result<()> {
+    let id = t.to_pointer();
+    if stack.contains(&id) {
+        return Err(err("tables cannot be cyclic"));
+    }
+    let mut ints = 0usize;
+    let mut strings = Vec::new();
+    let mut other = false;
+    for pair in t.pairs::<Value, Value>() {
+        let (k, v) = pair?;
+        match k {
+            Value::Integer(n) if n >= 1 => ints += 1,
+            Value::Number(n) if n >= 1.0 && n.fract() == 0.0 => ints += 1,
+            Value::String(s) => strings.push((s.to_str()?.to_owned(), v)),
+            _ => other = true,
+        }
+    }
+    let len = t.raw_len();
+    if other || (ints > 0 && !strings.is_empty()) || (ints > 0 && ints != len) {
+        return Err(err(
+            "Cannot convert mixed or non-array tables: keys must be strings",
+        ));
+    }
+    stack.push(id);
+    if strings.is_empty() {
+        out.push('[');
+        for i in 1..=len {
+            if i > 1 {
+                out.push(',');
+            }
+            encode_into(out, &t.raw_get::<Value>(i)?, stack)?;
+        }
+        out.push(']');
+    } else {
+        strings.sort_by(|a, b| a.0.cmp(&b.0));
+        out.push('{');
+        for (i, (k, v)) in strings.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            string(out, k);
+            out.push(':');
+            encode_into(out, v, stack)?;
+        }
+        out.push('}');
+    }
+    stack.pop();
+    Ok(())
+}
+
+/// Decodes JSON text into Luau values (`null` is nil; arrays keep their positions).
+pub fn decode(lua: &Lua, text: &str) -> mlua::Result<Value> {
+    let mut p = Parser {
+        b: text.as_bytes(),
+        i: 0,
+        lua,
+        depth: 0,
+    };
+    p.ws();
+    let v = p.value()?;
+    p.ws();
+    if p.i != p.b.len() {
+        return Err(p.fail("unexpected text after the value"));
+    }
+    Ok(v)
+}
+
+struct Parser<'a> {
+    b: &'a [u8],
+    i: usize,
+    lua: &'a Lua,
+    depth: usize,
+}
+
+impl Parser<'_> {
+    fn fail(&self, what: &str) -> mlua::Error {
+        mlua::Error::runtime(format!("Can't parse JSON: {what} at offset {}", self.i))
+    }
+
+    fn ws(&mut self) {
+        while self.i < self.b.len() && matches!(self.b[self.i], b' ' | b'\t' | b'\n' | b'\r') {
+            self.i += 1;
+        }
+    }
+
+    fn eat(&mut self, lit: &str) -> bool {
+        if self.b[self.i..].starts_with(lit.as_bytes()) {
+            self.i += lit.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn value(&mut self) -> mlua::Result<Value> {
+        self.depth += 1;
+        if self.depth > 512 {
+            return Err(self.fail("nesting too deep"));
+        }
+        let v = match self.b.get(self.i) {
+            None => Err(self.fail("unexpected end")),
+            Some(b'{') => self.object(),
+            Some(b'[') => self.array(),
+            Some(b'"') => Ok(Value::String(self.lua.create_string(self.string()?)?)),
+            Some(b't') if self.eat("true") => Ok(Value::Boolean(true)),
+            Some(b'f') if self.eat("false") => Ok(Value::Boolean(false)),
+            Some(b'n') if self.eat("null") => Ok(Value::Nil),
+            Some(b'-' | b'0'..=b'9') => self.number(),
+            Some(_) => Err(self.fail("unexpected character")),
+        };
+        self.depth -= 1;
+        v
+    }
+
+    fn number(&mut self) -> mlua::Result<Value> {
+        let start = self.i;
+        while self.i < self.b.len()
+            && matches!(
+                self.b[self.i],
+                b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'
+            )
+        {
+            self.i += 1;
+        }
+        let s = std::str::from_utf8(&self.b[start..self.i]).unwrap_or("");
+        s.parse::<f64>()
+            .map(Value::Number)
+            .map_err(|_| self.fail("bad number"))
+    }
+
+    fn string(&mut self) -> mlua::Result<String> {
+        self.i += 1;
+        let mut out = String::new();
+        loop {
+            let Some(&c) = self.b.get(self.i) else {
+                return Err(self.fail("unterminated string"));
+            };
+            self.i += 1;
+            match c {
+                b'"' => return Ok(out),
+                b'\\' => {
+                    let Some(&e) = self.b.get(self.i) else {
+                        return Err(self.fail("unterminated string"));
+                    };
+                    self.i += 1;
+                    match e {
+                        b'"' => out.push('"'),
+                        b'\\' => out.push('\\'),
+                        b'/' => out.push('/'),
+                        b'b' => out.push('\u{8}'),
+                        b'f' => out.push('\u{c}'),
+                        b'n' => out.push('\n'),
+                        b'r' => out.push('\r'),
+                        b't' => out.push('\t'),
+                        b'u' => {
+                            let mut cp = self.hex4()?;
+                            if (0xd800..0xdc00).contains(&cp) && self.eat("\\u") {
+                                let lo = self.hex4()?;
+                                cp = 0x10000
+                                    + ((cp - 0xd800) << 10)
+                                    + (lo.wrapping_sub(0xdc00) & 0x3ff);
+                            }
+                            out.push(char::from_u32(cp).unwrap_or('\u{fffd}'));
+                        }
+                        _ => return Err(self.fail("bad escape")),
+                    }
+                }
+                _ => {
+                    // Copy a run of plain bytes (valid UTF-8: the input is a &str).
+                    let start = self.i - 1;
+                    while self.i < self.b.len() && !matches!(self.b[self.i], b'"' | b'\\') {
+                        self.i += 1;
+                    }
+                    out.push_str(std::str::from_utf8(&self.b[start..self.i]).unwrap_or(""));
+                }
+            }
+        }
+    }
+
+    fn hex4(&mut self) -> mlua::Result<u32> {
+        let s = self
+            .b
+            .get(self.i..self.i + 4)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u32::from_str_radix(h, 16).ok())
+            .ok_or_else(|| self.fail("bad \\u escape"))?;
+        self.i += 4;
+        Ok(s)
+    }
+
+    fn array(&mut self) -> mlua::Result<Value> {
+        self.i += 1;
+        let t = self.lua.create_table()?;
+        self.ws();
+        if self.eat("]") {
+            return Ok(Value::Table(t));
+        }
+        let mut n = 1;
+        loop {
+            self.ws();
+            let v = self.value()?;
+            t.raw_set(n, v)?;
+            n += 1;
+            self.ws();
+            if self.eat(",") {
+                continue;
+            }
+            if self.eat("]") {
+                return Ok(Value::Table(t));
+            }
+            return Err(self.fail("expected ',' or ']'"));
+        }
+    }
+
+    fn object(&mut self) -> mlua::Result<Value> {
+        self.i += 1;
+        let t = self.lua.create_table()?;
+        self.ws();
+        if self.eat("}") {
+            return Ok(Value::Table(t));
+        }
+        loop {
+            self.ws();
+            if self.b.get(self.i) != Some(&b'"') {
+                return Err(self.fail("expected a string key"));
+            }
+            let k = self.string()?;
+            self.ws();
+            if !self.eat(":") {
+                return Err(self.fail("expected ':'"));
+            }
+            self.ws();
+            let v = self.value()?;
+            t.raw_set(k, v)?;
+            self.ws();
+            if self.eat(",") {
+                continue;
+            }
+            if self.eat("}") {
+                return Ok(Value::Table(t));
+            }
+            return Err(self.fail("expected ',' or '}'"));
+        }
+    }
+}

@@ -1,0 +1,855 @@
+//! `RBXScriptSignal` / `RBXScriptConnection`: instance events (Changed, property and attribute
+//! signals, ChildAdded/Removed, DescendantAdded/Removing, AncestryChanged, Destroying),
+//! BindableEvent/BindableFunction, RunService's frame signals, CollectionService's tag
+//! signals, and the input/physics events that exist but never fire headless.
+//!
+//! Handlers run as in Roblox's deferred signal mode: a change only *records* an event (when
+//! someone listens: one flag check on the write paths otherwise); at the next resumption
+//! point the scheduler ([`flush`]) turns recorded events into new threads of the group that
+//! connected, queued with `task.defer`'s machinery. A run's connections are cut when it ends.
+
+use crate::context::{Ctx, ctx};
+use crate::instance::Instance;
+use mlua::{Function, Lua, MetaMethod, MultiValue, Thread, UserData, Value};
+use rbx_dom_weak::Ustr;
+use rbx_types::Ref;
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
+
+/// What a signal reports.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Kind {
+    Changed,
+    PropertyChanged,
+    AttributeChanged,
+    AttributeChangedNamed,
+    ChildAdded,
+    ChildRemoved,
+    DescendantAdded,
+    DescendantRemoving,
+    AncestryChanged,
+    Destroying,
+    /// BindableEvent.Event.
+    Event,
+    Heartbeat,
+    Stepped,
+    /// CollectionService:GetInstanceAddedSignal(tag) / Removed (target: none).
+    TagAdded,
+    TagRemoved,
+    /// Input and physics events: exist, never fire headless.
+    Never,
+}
+
+impl Kind {
+    const fn bit(self) -> u32 {
+        1 << self as u32
+    }
+}
+
+/// Who listens, kept in the run context so the write paths test one flag.
+#[derive(Default)]
+pub struct Watch {
+    /// Any connection to an instance or tag event exists.
+    pub any: bool,
+    /// Kinds listened to per target.
+    refs: FxHashMap<Ref, u32>,
+    /// Union of all listened kinds.
+    kinds: u32,
+}
+
+impl Watch {
+    fn listens(&self, r: Ref, kinds: u32) -> bool {
+        self.refs.get(&r).is_some_and(|m| m & kinds != 0)
+    }
+}
+
+/// An event recorded on a write path, dispatched at the next resumption point.
+pub struct Fired {
+    target: Ref,
+    kind: Kind,
+    name: Option<Ustr>,
+    a: Ref,
+    b: Ref,
+}
+
+/// Signal state of the run context: the recorded events, the connections, callbacks.
+#[derive(Default)]
+pub struct SignalState {
+    pub watch: Watch,
+    events: Vec<Fired>,
+    conns: BTreeMap<u64, Conn>,
+    index: FxHashMap<(Ref, Kind), Vec<u64>>,
+    next_id: u64,
+    /// BindableFunction.OnInvoke callbacks.
+    pub callbacks: FxHashMap<Ref, Function>,
+}
+
+struct Conn {
+    target: Ref,
+    kind: Kind,
+    filter: Option<Ustr>,
+    cb: Callback,
+    once: bool,
+    group: u32,
+}
+
+enum Callback {
+    Func(Function),
+    /// A thread suspended in `Wait()`.
+    Thread(Thread),
+}
+
+impl SignalState {
+    fn connect(&mut self, sig: &Signal, cb: Callback, once: bool, group: u32) -> u64 {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.conns.insert(
+            id,
+            Conn {
+                target: sig.target,
+                kind: sig.kind,
+                filter: sig.filter,
+                cb,
+                once,
+                group,
+            },
+        );
+        self.index
+            .entry((sig.target, sig.kind))
+            .or_default()
+            .push(id);
+        self.rewatch();
+        id
+    }
+
+    fn disconnect(&mut self, id: u64) {
+        if let Some(c) = self.conns.remove(&id) {
+            if let Some(ids) = self.index.get_mut(&(c.target, c.kind)) {
+                ids.retain(|&i| i != id);
+                if ids.is_empty() {
+                    self.index.remove(&(c.target, c.kind));
+                }
+            }
+            self.rewatch();
+        }
+    }
+
+    fn rewatch(&mut self) {
+        let mut refs: FxHashMap<Ref, u32> = FxHashMap::default();
+        let mut kinds = 0;
+        for &(r, k) in self.index.keys() {
+            *refs.entry(r).or_default() |= k.bit();
+            kinds |= k.bit();
+        }
+        self.watch = Watch {
+            any: !refs.is_empty(),
+            refs,
+            kinds,
+        };
+    }
+
+    fn record(&mut self, target: Ref, kind: Kind, name: Option<Ustr>, a: Ref, b: Ref) {
+        self.events.push(Fired {
+            target,
+            kind,
+            name,
+            a,
+            b,
+        });
+    }
+}
+
+// ----- recording (called on the write paths only when `watch.any`) -----------------------
+
+/// A property of `r` was written (`name`: the member name Roblox reports).
+pub fn prop_changed(c: &mut Ctx, r: Ref, name: &str) {
+    let s = &mut c.signals;
+    if s.watch
+        .listens(r, Kind::Changed.bit() | Kind::PropertyChanged.bit())
+    {
+        s.record(
+            r,
+            Kind::Changed,
+            Some(Ustr::from(name)),
+            Ref::none(),
+            Ref::none(),
+        );
+    }
+}
+
+/// An attribute of `r` was set or removed.
+pub fn attribute_changed(c: &mut Ctx, r: Ref, name: &str) {
+    let s = &mut c.signals;
+    if s.watch.listens(
+        r,
+        Kind::AttributeChanged.bit() | Kind::AttributeChangedNamed.bit(),
+    ) {
+        s.record(
+            r,
+            Kind::AttributeChanged,
+            Some(Ustr::from(name)),
+            Ref::none(),
+            Ref::none(),
+        );
+    }
+}
+
+/// A tag was added to or removed from `r`.
+pub fn tag_changed(c: &mut Ctx, r: Ref, tag: &str, added: bool) {
+    let kind = if added {
+        Kind::TagAdded
+    } else {
+        Kind::TagRemoved
+    };
+    if c.signals.watch.listens(Ref::none(), kind.bit()) {
+        c.signals
+            .record(Ref::none(), kind, Some(Ustr::from(tag)), r, Ref::none());
+    }
+}
+
+fn subtree(c: &Ctx, r: Ref) -> Vec<Ref> {
+    let mut out = vec![r];
+    let mut i = 0;
+    while i < out.len() {
+        if let Some(inst) = c.dom.get_by_ref(out[i]) {
+            out.extend_from_slice(inst.children());
+        }
+        i += 1;
+    }
+    out
+}
+
+fn ancestors(c: &Ctx, mut r: Ref) -> Vec<Ref> {
+    let mut out = Vec::new();
+    while r.is_some() {
+        out.push(r);
+        r = c
+            .dom
+            .get_by_ref(r)
+            .map(|i| i.parent())
+            .unwrap_or_else(Ref::none);
+    }
+    out
+}
+
+/// `r` moved from `old` to `new` (already done in the DOM).
+pub fn reparented(c: &mut Ctx, r: Ref, old: Ref, new: Ref) {
+    let kinds = c.signals.watch.kinds;
+    let descendant = Kind::DescendantAdded.bit() | Kind::DescendantRemoving.bit();
+    let moved = if kinds & (descendant | Kind::AncestryChanged.bit()) != 0 {
+        subtree(c, r)
+    } else {
+        vec![r]
+    };
+    if kinds & Kind::DescendantRemoving.bit() != 0 {
+        for a in ancestors(c, old) {
+            if c.signals.watch.listens(a, Kind::DescendantRemoving.bit()) {
+                for &m in &moved {
+                    c.signals
+                        .record(a, Kind::DescendantRemoving, None, m, Ref::none());
+                }
+            }
+        }
+    }
+    let s = &mut c.signals;
+    if old.is_some() && s.watch.listens(old, Kind::ChildRemoved.bit()) {
+        s.record(old, Kind::ChildRemoved, None, r, Ref::none());
+    }
+    if new.is_some() && s.watch.listens(new, Kind::ChildAdded.bit()) {
+        s.record(new, Kind::ChildAdded, None, r, Ref::none());
+    }
+    if kinds & Kind::DescendantAdded.bit() != 0 {
+        for a in ancestors(c, new) {
+            if c.signals.watch.listens(a, Kind::DescendantAdded.bit()) {
+                for &m in &moved {
+                    c.signals
+                        .record(a, Kind::DescendantAdded, None, m, Ref::none());
+                }
+            }
+        }
+    }
+    if kinds & Kind::AncestryChanged.bit() != 0 {
+        for &m in &moved {
+            if c.signals.watch.listens(m, Kind::AncestryChanged.bit()) {
+                c.signals.record(m, Kind::AncestryChanged, None, r, new);
+            }
+        }
+    }
+    prop_changed(c, r, "Parent");
+}
+
+/// `r` and its descendants are being destroyed.
+pub fn destroying(c: &mut Ctx, r: Ref) {
+    if c.signals.watch.kinds & Kind::Destroying.bit() == 0 {
+        return;
+    }
+    for m in subtree(c, r) {
+        if c.signals.watch.listens(m, Kind::Destroying.bit()) {
+            c.signals
+                .record(m, Kind::Destroying, None, Ref::none(), Ref::none());
+        }
+    }
+}
+
+// ----- dispatch ---------------------------------------------------------------------------
+
+/// A handler ready to run: resume `thread` with `args` as a thread of `group`.
+pub struct Ready {
+    pub thread: Thread,
+    pub args: MultiValue,
+    pub group: u32,
+}
+
+/// Turns the recorded events into ready handlers (the scheduler queues them as deferred).
+pub fn flush(lua: &Lua) -> mlua::Result<Vec<Ready>> {
+    let mut c = ctx(lua)?;
+    if c.signals.events.is_empty() {
+        return Ok(Vec::new());
+    }
+    let events = std::mem::take(&mut c.signals.events);
+    let mut out = Vec::new();
+    for ev in events {
+        let kinds: &[Kind] = match ev.kind {
+            Kind::Changed => &[Kind::Changed, Kind::PropertyChanged],
+            Kind::AttributeChanged => &[Kind::AttributeChanged, Kind::AttributeChangedNamed],
+            k => std::slice::from_ref(match k {
+                Kind::ChildAdded => &Kind::ChildAdded,
+                Kind::ChildRemoved => &Kind::ChildRemoved,
+                Kind::DescendantAdded => &Kind::DescendantAdded,
+                Kind::DescendantRemoving => &Kind::DescendantRemoving,
+                Kind::AncestryChanged => &Kind::AncestryChanged,
+                Kind::Destroying => &Kind::Destroying,
+                Kind::TagAdded => &Kind::TagAdded,
+                Kind::TagRemoved => &Kind::TagRemoved,
+                _ => continue,
+            }),
+        };
+        for &kind in kinds {
+            let ids = c
+                .signals
+                .index
+                .get(&(ev.target, kind))
+                .cloned()
+                .unwrap_or_default();
+            for id in ids {
+                let Some(conn) = c.signals.conns.get(&id) else {
+                    continue;
+                };
+                let named = matches!(
+                    kind,
+                    Kind::PropertyChanged
+                        | Kind::AttributeChangedNamed
+                        | Kind::TagAdded
+                        | Kind::TagRemoved
+                );
+                if named && conn.filter != ev.name {
+                    continue;
+                }
+                let mut args = MultiValue::new();
+                match kind {
+                    Kind::Changed | Kind::AttributeChanged => {
+                        let name = ev.name.map(|n| n.as_str()).unwrap_or_default();
+                        args.push_back(Value::String(lua.create_string(name)?));
+                    }
+                    Kind::PropertyChanged | Kind::AttributeChangedNamed | Kind::Destroying => {}
+                    Kind::AncestryChanged => {
+                        args.push_back(push_opt(&mut c, ev.a)?);
+                        args.push_back(push_opt(&mut c, ev.b)?);
+                    }
+                    _ => args.push_back(push_opt(&mut c, ev.a)?),
+                }
+                out.push(take_ready(lua, &mut c, id, args)?);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn push_opt(c: &mut Ctx, r: Ref) -> mlua::Result<Value> {
+    if r.is_none() {
+        Ok(Value::Nil)
+    } else {
+        c.push(r)
+    }
+}
+
+/// The handler of connection `id` as a ready thread; a `Once`/`Wait` connection is cut.
+fn take_ready(lua: &Lua, c: &mut Ctx, id: u64, args: MultiValue) -> mlua::Result<Ready> {
+    let conn = &c.signals.conns[&id];
+    let group = conn.group;
+    let (thread, once) = match &conn.cb {
+        Callback::Func(f) => (lua.create_thread(f.clone())?, conn.once),
+        Callback::Thread(t) => (t.clone(), true),
+    };
+    if once {
+        c.signals.disconnect(id);
+    }
+    Ok(Ready {
+        thread,
+        args,
+        group,
+    })
+}
+
+/// Handlers of a signal fired with Luau values (BindableEvent:Fire, RunService frames).
+fn fire_now(lua: &Lua, target: Ref, kind: Kind, args: &MultiValue) -> mlua::Result<Vec<Ready>> {
+    let mut c = ctx(lua)?;
+    let ids = c
+        .signals
+        .index
+        .get(&(target, kind))
+        .cloned()
+        .unwrap_or_default();
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        out.push(take_ready(lua, &mut c, id, args.clone())?);
+    }
+    Ok(out)
+}
+
+/// RunService's frame signals for one engine frame of `dt` seconds ending at `now`.
+pub fn fire_frame(lua: &Lua, now: f64, dt: f64) -> mlua::Result<Vec<Ready>> {
+    let service = {
+        let c = ctx(lua)?;
+        if c.signals.watch.kinds & (Kind::Heartbeat.bit() | Kind::Stepped.bit()) == 0 {
+            return Ok(Vec::new());
+        }
+        c.signals
+            .index
+            .keys()
+            .find(|(_, k)| matches!(k, Kind::Heartbeat | Kind::Stepped))
+            .map(|(r, _)| *r)
+    };
+    let Some(service) = service else {
+        return Ok(Vec::new());
+    };
+    let mut out = fire_now(
+        lua,
+        service,
+        Kind::Stepped,
+        &MultiValue::from_iter([Value::Number(now), Value::Number(dt)]),
+    )?;
+    out.extend(fire_now(
+        lua,
+        service,
+        Kind::Heartbeat,
+        &MultiValue::from_iter([Value::Number(dt)]),
+    )?);
+    Ok(out)
+}
+
+/// True when a thread of `group` waits on a frame signal (so an empty frame must pass).
+pub fn frame_listeners(lua: &Lua, group: u32) -> mlua::Result<bool> {
+    let c = ctx(lua)?;
+    Ok(c.signals
+        .conns
+        .values()
+        .any(|conn| conn.group == group && matches!(conn.kind, Kind::Heartbeat | Kind::Stepped)))
+}
+
+/// True when a thread of `group` is suspended in a frame signal's `Wait()`.
+pub fn frame_waiters(lua: &Lua, group: u32) -> mlua::Result<bool> {
+    let c = ctx(lua)?;
+    Ok(c.signals.conns.values().any(|conn| {
+        conn.group == group
+            && matches!(conn.kind, Kind::Heartbeat | Kind::Stepped)
+            && matches!(conn.cb, Callback::Thread(_))
+    }))
+}
+
+/// Cuts every connection run `group` made (a generator's, when its run ends).
+pub fn end_group(lua: &Lua, group: u32) -> mlua::Result<()> {
+    let mut c = ctx(lua)?;
+    let ids: Vec<u64> = c
+        .signals
+        .conns
+        .iter()
+        .filter(|(_, conn)| conn.group == group)
+        .map(|(id, _)| *id)
+        .collect();
+    for id in ids {
+        c.signals.disconnect(id);
+    }
+    Ok(())
+}
+
+// ----- Luau objects -----------------------------------------------------------------------
+
+/// An `RBXScriptSignal`.
+#[derive(Clone, Copy)]
+pub struct Signal {
+    target: Ref,
+    kind: Kind,
+    filter: Option<Ustr>,
+    name: &'static str,
+}
+
+/// An `RBXScriptConnection`.
+pub struct Connection(u64);
+
+fn connect(lua: &Lua, sig: &Signal, f: Value, once: bool) -> mlua::Result<Connection> {
+    let Value::Function(f) = f else {
+        return Err(mlua::Error::runtime(
+            "Attempt to connect failed: Passed value is not a function",
+        ));
+    };
+    let group = crate::task::current_group(lua)?;
+    let id = ctx(lua)?
+        .signals
+        .connect(sig, Callback::Func(f), once, group);
+    Ok(Connection(id))
+}
+
+impl UserData for Signal {
+    fn add_fields<F: mlua::UserDataFields<Self>>(f: &mut F) {
+        f.add_meta_field(MetaMethod::Type, "RBXScriptSignal");
+    }
+
+    fn add_methods<M: mlua::UserDataMethods<Self>>(m: &mut M) {
+        for name in ["Connect", "connect", "ConnectParallel"] {
+            m.add_method(name, |lua, sig, f: Value| connect(lua, sig, f, false));
+        }
+        m.add_method("Once", |lua, sig, f: Value| connect(lua, sig, f, true));
+        // `Wait` yields, so it is a Luau function handed out by `__index`.
+        m.add_meta_function(
+            MetaMethod::Index,
+            |lua, (_, key): (Value, String)| match key.as_str() {
+                "Wait" | "wait" => lua
+                    .named_registry_value::<Function>("procmodel.signal_wait")
+                    .map(Value::Function),
+                _ => Err(mlua::Error::runtime(format!(
+                    "{key} is not a valid member of RBXScriptSignal"
+                ))),
+            },
+        );
+        m.add_meta_method(MetaMethod::ToString, |_, sig, ()| {
+            Ok(format!("Signal {}", sig.name))
+        });
+        m.add_meta_method(MetaMethod::Eq, |_, a, b: mlua::UserDataRef<Signal>| {
+            Ok(a.target == b.target && a.kind == b.kind && a.filter == b.filter)
+        });
+    }
+}
+
+impl UserData for Connection {
+    fn add_fields<F: mlua::UserDataFields<Self>>(f: &mut F) {
+        f.add_meta_field(MetaMethod::Type, "RBXScriptConnection");
+        f.add_field_method_get("Connected", |lua, c| {
+            Ok(ctx(lua)?.signals.conns.contains_key(&c.0))
+        });
+    }
+
+    fn add_methods<M: mlua::UserDataMethods<Self>>(m: &mut M) {
+        for name in ["Disconnect", "disconnect"] {
+            m.add_method(name, |lua, c, ()| {
+                ctx(lua)?.signals.disconnect(c.0);
+                Ok(())
+            });
+        }
+        m.add_meta_method(MetaMethod::ToString, |_, _, ()| Ok("Connection"));
+    }
+}
+
+/// Installs the Luau half of `Signal:Wait()` (it yields, so it cannot be a Rust method).
+pub fn install(lua: &Lua) -> mlua::Result<()> {
+    let register = lua.create_function(|lua, sig: mlua::UserDataRef<Signal>| {
+        let group = crate::task::current_group(lua)?;
+        let th = lua.current_thread();
+        ctx(lua)?
+            .signals
+            .connect(&sig, Callback::Thread(th), true, group);
+        Ok(())
+    })?;
+    let token: mlua::Table = lua.named_registry_value("procmodel.yield_token")?;
+    let wait: Function = lua
+        .load(
+            "local register, TOKEN = ...\n\
+             local yield = coroutine.yield\n\
+             return function(sig)\n\
+                 register(sig)\n\
+                 return yield(TOKEN, 'suspend')\n\
+             end",
+        )
+        .set_name("=RBXScriptSignal.Wait")
+        .call((register, token))?;
+    lua.set_named_registry_value("procmodel.signal_wait", wait)?;
+
+    // Instance:WaitForChild(name, timeout?) yields on virtual time, so it is Luau too.
+    let find = lua.create_function(|lua, (this, name): (Instance, String)| {
+        let mut c = ctx(lua)?;
+        let found = c.dom.get_by_ref(this.r).and_then(|i| {
+            i.children()
+                .iter()
+                .copied()
+                .find(|&ch| c.dom.get_by_ref(ch).is_some_and(|x| x.name == name))
+        });
+        match found {
+            Some(r) => c.push(r),
+            None => Ok(Value::Nil),
+        }
+    })?;
+    let warn = lua.create_function(|lua, (this, name): (Instance, String)| {
+        let mut c = ctx(lua)?;
+        let path = c.full_name(this.r);
+        c.log(
+            crate::context::LogLevel::Warn,
+            format!("Infinite yield possible on '{path}:WaitForChild(\"{name}\")'"),
+        );
+        Ok(())
+    })?;
+    let token: mlua::Table = lua.named_registry_value("procmodel.yield_token")?;
+    let wait_for_child: Function = lua
+        .load(
+            "local find, warn, TOKEN = ...\n\
+             local yield = coroutine.yield\n\
+             return function(self, name, timeout)\n\
+                 if type(name) ~= 'string' then\n\
+                     error('WaitForChild: Argument 1 missing or nil', 2)\n\
+                 end\n\
+                 local child = find(self, name)\n\
+                 if child ~= nil then return child end\n\
+                 local waited, warned = 0, false\n\
+                 while true do\n\
+                     waited += yield(TOKEN, 'wait', 0)\n\
+                     child = find(self, name)\n\
+                     if child ~= nil then return child end\n\
+                     if timeout ~= nil then\n\
+                         if waited >= timeout then return nil end\n\
+                     elseif not warned and waited >= 5 then\n\
+                         warned = true\n\
+                         warn(self, name)\n\
+                     end\n\
+                 end\n\
+             end",
+        )
+        .set_name("=WaitForChild")
+        .call((find, warn, token))?;
+    lua.set_named_registry_value("procmodel.wait_for_child", wait_for_child)
+}
+
+fn signal(
+    lua: &Lua,
+    target: Ref,
+    kind: Kind,
+    filter: Option<Ustr>,
+    name: &'static str,
+) -> mlua::Result<Value> {
+    lua.create_userdata(Signal {
+        target,
+        kind,
+        filter,
+        name,
+    })
+    .map(Value::UserData)
+}
+
+/// Input and physics events by the class that has them: they exist and never fire headless.
+/// (The reflection database carries no events, so the names are listed here.)
+const NEVER: &[(&str, &[&str])] = &[
+    (
+        "BasePart",
+        &[
+            "Touched",
+            "TouchEnded",
+            "LocalSimulationTouched",
+            "OutfitChanged",
+            "StoppedTouching",
+        ],
+    ),
+    (
+        "ProximityPrompt",
+        &[
+            "Triggered",
+            "TriggerEnded",
+            "PromptShown",
+            "PromptHidden",
+            "PromptButtonHoldBegan",
+            "PromptButtonHoldEnded",
+        ],
+    ),
+    (
+        "ClickDetector",
+        &[
+            "MouseClick",
+            "RightMouseClick",
+            "MouseHoverEnter",
+            "MouseHoverLeave",
+        ],
+    ),
+    ("DragDetector", &["DragStart", "DragContinue", "DragEnd"]),
+    (
+        "Humanoid",
+        &[
+            "Died",
+            "Running",
+            "Jumping",
+            "FreeFalling",
+            "StateChanged",
+            "HealthChanged",
+            "MoveToFinished",
+            "Touched",
+            "Seated",
+        ],
+    ),
+    ("Seat", &["Sat"]),
+    (
+        "GuiButton",
+        &[
+            "Activated",
+            "MouseButton1Click",
+            "MouseButton1Down",
+            "MouseButton1Up",
+            "MouseButton2Click",
+        ],
+    ),
+    (
+        "GuiObject",
+        &[
+            "InputBegan",
+            "InputChanged",
+            "InputEnded",
+            "MouseEnter",
+            "MouseLeave",
+        ],
+    ),
+    ("Players", &["PlayerAdded", "PlayerRemoving"]),
+    (
+        "RunService",
+        &[
+            "RenderStepped",
+            "PreRender",
+            "PreAnimation",
+            "PreSimulation",
+            "PostSimulation",
+        ],
+    ),
+    (
+        "Sound",
+        &["Ended", "Loaded", "Played", "Paused", "Resumed", "Stopped"],
+    ),
+    ("RemoteEvent", &["OnServerEvent", "OnClientEvent"]),
+    ("Explosion", &["Hit"]),
+];
+
+/// The event `key` of `this`, if it has one (looked up after properties and methods).
+pub fn member(lua: &Lua, this: &Instance, key: &[u8]) -> mlua::Result<Option<Value>> {
+    let Ok(key) = std::str::from_utf8(key) else {
+        return Ok(None);
+    };
+    let class = this.class.as_str();
+    let is_a = |base: &str| procmodel_dom::is_a(class, base);
+    let (kind, name) = match key {
+        "Changed" | "changed" => (Kind::Changed, "Changed"),
+        "AttributeChanged" => (Kind::AttributeChanged, "AttributeChanged"),
+        "ChildAdded" | "childAdded" => (Kind::ChildAdded, "ChildAdded"),
+        "ChildRemoved" | "childRemoved" => (Kind::ChildRemoved, "ChildRemoved"),
+        "DescendantAdded" => (Kind::DescendantAdded, "DescendantAdded"),
+        "DescendantRemoving" => (Kind::DescendantRemoving, "DescendantRemoving"),
+        "AncestryChanged" => (Kind::AncestryChanged, "AncestryChanged"),
+        "Destroying" => (Kind::Destroying, "Destroying"),
+        "Event" if is_a("BindableEvent") => (Kind::Event, "Event"),
+        "Heartbeat" if is_a("RunService") => (Kind::Heartbeat, "Heartbeat"),
+        "Stepped" if is_a("RunService") => (Kind::Stepped, "Stepped"),
+        _ => {
+            let never = NEVER.iter().find_map(|(base, names)| {
+                if is_a(base) {
+                    names.iter().find(|n| **n == key).copied()
+                } else {
+                    None
+                }
+            });
+            match never {
+                Some(n) => (Kind::Never, n),
+                None => return Ok(None),
+            }
+        }
+    };
+    signal(lua, this.r, kind, None, name).map(Some)
+}
+
+/// `GetPropertyChangedSignal(name)`.
+pub fn property_signal(lua: &Lua, this: &Instance, name: &str) -> mlua::Result<Value> {
+    let known = matches!(name, "Name" | "Parent" | "ClassName")
+        || procmodel_dom::find_property(this.class.as_str(), name).is_some()
+        || {
+            let mut c = ctx(lua)?;
+            !matches!(
+                *c.props.get(this.class, name.as_bytes()),
+                crate::props::Prop::Missing
+            )
+        };
+    if !known {
+        return Err(mlua::Error::runtime(format!(
+            "{name} is not a valid property name."
+        )));
+    }
+    signal(
+        lua,
+        this.r,
+        Kind::PropertyChanged,
+        Some(Ustr::from(name)),
+        "PropertyChanged",
+    )
+}
+
+/// `GetAttributeChangedSignal(name)`.
+pub fn attribute_signal(lua: &Lua, this: &Instance, name: &str) -> mlua::Result<Value> {
+    signal(
+        lua,
+        this.r,
+        Kind::AttributeChangedNamed,
+        Some(Ustr::from(name)),
+        "AttributeChanged",
+    )
+}
+
+/// `CollectionService:GetInstanceAddedSignal(tag)` / `GetInstanceRemovedSignal(tag)`.
+pub fn tag_signal(lua: &Lua, tag: &str, added: bool) -> mlua::Result<Value> {
+    let (kind, name) = if added {
+        (Kind::TagAdded, "InstanceAdded")
+    } else {
+        (Kind::TagRemoved, "InstanceRemoved")
+    };
+    signal(lua, Ref::none(), kind, Some(Ustr::from(tag)), name)
+}
+
+/// `BindableEvent:Fire(...)`: the handlers get the arguments at the next resumption point.
+pub fn fire(lua: &Lua, this: &Instance, args: MultiValue) -> mlua::Result<()> {
+    let ready = fire_now(lua, this.r, Kind::Event, &args)?;
+    crate::task::queue_ready(lua, ready)
+}
+
+/// `BindableFunction:Invoke(...)`: calls OnInvoke and returns what it returns.
+pub fn invoke(lua: &Lua, this: &Instance, args: MultiValue) -> mlua::Result<MultiValue> {
+    let f = ctx(lua)?.signals.callbacks.get(&this.r).cloned();
+    match f {
+        Some(f) => f.call(args),
+        None => Err(mlua::Error::runtime(
+            "BindableFunction:Invoke: OnInvoke is not set (the call would yield forever)",
+        )),
+    }
+}
+
+/// Adds the signal methods to the instance method table.
+pub fn add_methods(m: &mut crate::methods::MethodTable) {
+    m.add_method("GetPropertyChangedSignal", |lua, this, name: String| {
+        property_signal(lua, this, &name)
+    });
+    m.add_method("GetAttributeChangedSignal", |lua, this, name: String| {
+        attribute_signal(lua, this, &name)
+    });
+    m.add_method("Fire", |lua, this, args: MultiValue| {
+        if !procmodel_dom::is_a(this.class.as_str(), "BindableEvent") {
+            let c = ctx(lua)?;
+            return Err(crate::instance::not_member(&c, this, "Fire"));
+        }
+        fire(lua, this, args)
+    });
+    m.add_method("Invoke", |lua, this, args: MultiValue| {
+        if !procmodel_dom::is_a(this.class.as_str(), "BindableFunction") {
+            let c = ctx(lua)?;
+            return Err(crate::instance::not_member(&c, this, "Invoke"));
+        }
+        invoke(lua, this, args)
+    });
+}

@@ -1,0 +1,18 @@
+//! The Roblox instance/events/services conformance corpus: one #[test] per script.
+mod common;
+
+roblox_tests!("events":
+    signals,
+    attributes,
+    hierarchy,
+    bindables,
+    never_firing,
+    run_service,
+    services,
+    http_service,
+    collection_service,
+    change_history,
+    deprecated,
+    wait_for_child,
+    stale_references,
+);
