@@ -295,7 +295,7 @@ pub fn zero_value(data_type: &DataType) -> Option<Variant> {
     use rbx_types as t;
     let ty = match data_type {
         DataType::Enum(name) => {
-            let value = EnumItem::all(name).first().map_or(0, |i| i.value);
+            let value = EnumItem::lowest_value(name).unwrap_or(0);
             return Some(Variant::Enum(t::Enum::from_u32(value)));
         }
         DataType::Value(ty) => *ty,

@@ -63,6 +63,11 @@ impl EnumItem {
         })
     }
 
+    /// The lowest value among the items of `enum_name` (no allocation), if it has any.
+    pub fn lowest_value(enum_name: &str) -> Option<u32> {
+        descriptor(enum_name)?.items.values().copied().min()
+    }
+
     /// Every item of `enum_name`, sorted by value then name.
     pub fn all(enum_name: &str) -> Vec<Self> {
         let Some(desc) = descriptor(enum_name) else {

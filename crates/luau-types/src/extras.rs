@@ -511,3 +511,43 @@ pub(crate) fn lua_to_variant(v: &Value, ty: VariantType) -> Result<Variant, Conv
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_material_has_defaults_and_the_table_is_sorted() {
+        assert!(MATERIAL_DEFAULTS.windows(2).all(|w| w[0].0 < w[1].0));
+        let items = EnumItem::all("Material");
+        assert_eq!(items.len(), MATERIAL_DEFAULTS.len());
+        for item in items {
+            let p = PhysicalProperties::for_material(item.name)
+                .unwrap_or_else(|| panic!("no defaults for {}", item.name));
+            assert!(p.0.density() > 0.0, "{}", item.name);
+        }
+        let ice = PhysicalProperties::for_material("Ice").unwrap().0;
+        assert_eq!(
+            [
+                ice.density(),
+                ice.friction(),
+                ice.elasticity(),
+                ice.friction_weight(),
+                ice.elasticity_weight()
+            ],
+            [0.919, 0.02, 0.15, 3.0, 1.0]
+        );
+        assert!(PhysicalProperties::for_material("Nope").is_none());
+    }
+
+    #[test]
+    fn expand_to_grid_rounds_min_down_and_max_up() {
+        let r = Region3 {
+            min: Vec3::new(-1.0, 0.5, 4.0),
+            max: Vec3::new(5.0, 6.1, 8.0),
+        };
+        let g = r.expand_to_grid(4.0);
+        assert_eq!(g.min, Vec3::new(-4.0, 0.0, 4.0));
+        assert_eq!(g.max, Vec3::new(8.0, 8.0, 8.0));
+    }
+}

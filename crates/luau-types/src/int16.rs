@@ -317,6 +317,21 @@ mod tests {
     }
 
     #[test]
+    fn vector_division_rounds_down() {
+        for (x, y, want) in [
+            (7, 2, 3),
+            (-7, 2, -4),
+            (7, -2, -4),
+            (-7, -2, 3),
+            (6, 3, 2),
+            (-6, 3, -2),
+            (-32768, -1, -32768),
+        ] {
+            assert_eq!(floor_div(x, y), want, "{x} / {y}");
+        }
+    }
+
+    #[test]
     fn conversions_round_trip_through_rbx_types() {
         let v = Vector3int16([1, -2, 32767]);
         assert_eq!(Vector3int16::from(rbx_types::Vector3int16::from(v)), v);
