@@ -418,7 +418,7 @@ pub fn add_methods(m: &mut MethodTable) {
             other => {
                 let item = procmodel_luau_types::lua_to_variant(
                     other,
-                    &rbx_reflection::DataType::Enum("FinishRecordingOperation".into()),
+                    &rbx_reflection::DataType::Enum("FinishRecordingOperation"),
                 )
                 .map_err(|e| mlua::Error::runtime(format!("FinishRecording: {e}")))?;
                 // Cancel = 0, Commit = 1, Append = 2.
