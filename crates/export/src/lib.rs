@@ -46,6 +46,7 @@ mod material;
 mod obj;
 mod scene;
 mod shapes;
+pub mod terrain;
 
 use rbx_dom_weak::WeakDom;
 use rbx_dom_weak::types::Ref;
