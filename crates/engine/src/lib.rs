@@ -13,7 +13,10 @@ mod parallel;
 mod scene;
 mod undo;
 
-pub use scene::{SceneFormat, write_atomic, write_atomic_with};
+pub use scene::{
+    AttributeBlobError, SceneFormat, check_attributes, read_bytes as read_scene_bytes,
+    remove_stale_temp_files, write_atomic, write_atomic_with,
+};
 
 use procmodel_dom::keys::KEYS;
 use procmodel_luau::{Host, HostConfig, HostError};

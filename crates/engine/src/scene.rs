@@ -1,10 +1,17 @@
-//! Scene files: `.rbxl`/`.rbxm` (rbx_binary) and `.rbxlx`/`.rbxmx` (rbx_xml), written
-//! atomically. `GenerationError` is dropped on load (it describes a past run).
+//! Scene files: `.rbxl`/`.rbxm` (rbx_binary) and `.rbxlx`/`.rbxmx` (rbx_xml), checked before
+//! they are decoded and written atomically. `GenerationError` is dropped on load (it
+//! describes a past run). Bad files are errors naming the file and the problem, never panics.
+
+mod attributes;
+mod binary;
+
+pub use attributes::{AttributeBlobError, check_attributes};
 
 use crate::EngineError;
 use rbx_dom_weak::WeakDom;
+use std::cell::Cell;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A scene file format, from the extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,17 +40,41 @@ impl SceneFormat {
 
 pub fn read(path: &Path) -> Result<WeakDom, EngineError> {
     let format = SceneFormat::from_path(path)?;
-    let err = |message: String| EngineError::File {
+    let bytes = std::fs::read(path).map_err(|e| EngineError::File {
         path: path.display().to_string(),
+        message: format!("cannot open: {e}"),
+    })?;
+    read_bytes(bytes, format, &path.display().to_string())
+}
+
+/// Decodes the bytes of a scene file; `name` (the file's path) is what errors name.
+/// The container is checked first (binary: header, chunks, sizes, counts; both: attribute
+/// blobs), and a panic of the decoder on data the checks let through is an error too.
+pub fn read_bytes(
+    mut bytes: Vec<u8>,
+    format: SceneFormat,
+    name: &str,
+) -> Result<WeakDom, EngineError> {
+    let err = |message: String| EngineError::File {
+        path: name.to_owned(),
         message,
     };
-    let file = std::fs::File::open(path).map_err(|e| err(format!("cannot open: {e}")))?;
-    let reader = std::io::BufReader::new(file);
     let mut dom = match format {
-        SceneFormat::Binary => rbx_binary::from_reader(reader)
-            .map_err(|e| err(format!("not a valid binary Roblox file: {e}")))?,
-        SceneFormat::Xml => rbx_xml::from_reader_default(reader)
-            .map_err(|e| err(format!("not a valid XML Roblox file: {e}")))?,
+        SceneFormat::Binary => {
+            const WHAT: &str = "not a valid binary Roblox file";
+            binary::check(&mut bytes).map_err(|e| err(format!("{WHAT}: {e}")))?;
+            contain(|| rbx_binary::from_reader(bytes.as_slice()))
+                .map_err(|e| err(format!("{WHAT}: {e}")))?
+                .map_err(|e| err(format!("{WHAT}: {e}")))?
+        }
+        SceneFormat::Xml => {
+            const WHAT: &str = "not a valid XML Roblox file";
+            attributes::check_xml_attributes(&bytes)
+                .map_err(|(at, e)| err(format!("{WHAT}: AttributesSerialize at byte {at}: {e}")))?;
+            contain(|| rbx_xml::from_reader_default(bytes.as_slice()))
+                .map_err(|e| err(format!("{WHAT}: {e}")))?
+                .map_err(|e| err(format!("{WHAT}: {e}")))?
+        }
     };
     let root = dom.root_ref();
     if let Some(r) = dom.get_by_ref_mut(root) {
@@ -89,21 +120,16 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// [`write_atomic`] of what `f` writes (buffered), without holding the whole file in memory.
-/// I/O errors of the file itself become `E` through `io_err`.
+/// I/O errors of the file itself become `E` through `io_err`. Temp files that saves of the
+/// same path left behind when they were killed are removed first ([`remove_stale_temp_files`]).
 pub fn write_atomic_with<E>(
     path: &Path,
     f: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> Result<(), E>,
     io_err: impl Fn(std::io::Error) -> E,
 ) -> Result<(), E> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let (dir, name) = dir_and_name(path);
+    remove_stale_temp_files(path);
+    let tmp = dir.join(temp_name(&name, std::process::id()));
     let result = (|| {
         let file = std::fs::File::create(&tmp).map_err(&io_err)?;
         let mut w = std::io::BufWriter::with_capacity(1 << 16, file);
@@ -116,4 +142,187 @@ pub fn write_atomic_with<E>(
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// A temp file untouched this long is stale even when a live process has its id (ids are
+/// reused); a save rewrites its temp file continuously, so a live save never looks this old.
+pub const STALE_TEMP_AGE: std::time::Duration = std::time::Duration::from_secs(24 * 60 * 60);
+
+/// Removes the temp files of earlier saves of `path` (`.NAME.PID.tmp` beside it) whose
+/// process is no longer alive, or that nothing has written for [`STALE_TEMP_AGE`]. Never the
+/// temp file of this process or of a live one (liveness from `/proc`; where there is no
+/// `/proc`, only the age rule applies). Failures are ignored: this is tidying, not the save.
+/// Returns the files removed.
+pub fn remove_stale_temp_files(path: &Path) -> Vec<PathBuf> {
+    let (dir, name) = dir_and_name(path);
+    let prefix = format!(".{name}.");
+    let own = std::process::id();
+    let proc_fs = Path::new("/proc/self").exists();
+    let mut removed = Vec::new();
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return removed;
+    };
+    let mut stale: Vec<PathBuf> = entries
+        .flatten()
+        .filter_map(|entry| {
+            let file = entry.file_name();
+            let pid: u32 = file
+                .to_str()?
+                .strip_prefix(&prefix)?
+                .strip_suffix(".tmp")?
+                .parse()
+                .ok()?;
+            if pid == own {
+                return None;
+            }
+            let meta = entry.metadata().ok()?;
+            if !meta.is_file() {
+                return None;
+            }
+            let old = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age >= STALE_TEMP_AGE);
+            let dead = proc_fs && !Path::new(&format!("/proc/{pid}")).exists();
+            (dead || old).then(|| entry.path())
+        })
+        .collect();
+    stale.sort();
+    for file in stale {
+        if std::fs::remove_file(&file).is_ok() {
+            removed.push(file);
+        }
+    }
+    removed
+}
+
+/// The temp file name a save of `name` by process `pid` writes.
+fn temp_name(name: &str, pid: u32) -> String {
+    format!(".{name}.{pid}.tmp")
+}
+
+fn dir_and_name(path: &Path) -> (PathBuf, String) {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    (dir, name)
+}
+
+thread_local! {
+    /// Set while [`contain`] runs a decoder on this thread: its panics are reported as errors,
+    /// so the panic hook stays quiet for them.
+    static CONTAINED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs a decoder, turning a panic into an error with the panic's message, without the
+/// default hook's report on stderr (the caller prints one clean error instead). Panics on
+/// other threads, or outside this call, are reported as before.
+fn contain<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !CONTAINED.with(Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+    let was = CONTAINED.replace(true);
+    // The decoder's state is dropped on a panic; nothing it touched is used afterwards.
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    CONTAINED.set(was);
+    result.map_err(|payload| {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown cause".to_owned());
+        format!("the decoder stopped on corrupt data ({message})")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The child half of [`contained_panics_are_quiet`].
+    const CHILD: &str = "PROCMODEL_CONTAIN_CHILD";
+
+    #[test]
+    fn contained_panics_are_errors() {
+        let e = contain(|| -> u32 { panic!("chunk {} is bad", 3) }).unwrap_err();
+        assert_eq!(e, "the decoder stopped on corrupt data (chunk 3 is bad)");
+        assert_eq!(contain(|| 7), Ok(7));
+    }
+
+    #[test]
+    fn contained_panics_are_quiet() {
+        if std::env::var_os(CHILD).is_some() {
+            let e = contain(|| -> u32 { panic!("boom") }).unwrap_err();
+            eprintln!("contained: {e}");
+            return;
+        }
+        // Run this test again in a child process and read what it printed.
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "scene::tests::contained_panics_are_quiet",
+                "--nocapture",
+            ])
+            .env(CHILD, "1")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{err}");
+        assert!(
+            err.contains("contained: the decoder stopped on corrupt data (boom)"),
+            "{err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+    }
+
+    #[test]
+    fn stale_temp_files_of_dead_processes_are_removed() {
+        let dir = std::env::temp_dir().join(format!("procmodel-stale-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("place.rbxl");
+        // A process that has exited: its id is free (until reused, which the age rule covers).
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let own = std::process::id();
+        // A live process other than this one: the parent of the test harness.
+        let live = std::os::unix::process::parent_id();
+        for pid in [dead, own, live] {
+            std::fs::write(dir.join(temp_name("place.rbxl", pid)), b"partial").unwrap();
+        }
+        std::fs::write(dir.join(".other.rbxl.1.tmp"), b"another target's").unwrap();
+        std::fs::write(dir.join(".place.rbxl.x.tmp"), b"not ours").unwrap();
+        let removed = remove_stale_temp_files(&target);
+        assert_eq!(removed, [dir.join(temp_name("place.rbxl", dead))]);
+        write_atomic(&target, b"done").unwrap();
+        let mut left: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        let mut want = vec![
+            temp_name("place.rbxl", own),
+            temp_name("place.rbxl", live),
+            ".other.rbxl.1.tmp".to_owned(),
+            ".place.rbxl.x.tmp".to_owned(),
+            "place.rbxl".to_owned(),
+        ];
+        want.sort();
+        // This process's own temp file is the one the save wrote and renamed.
+        want.retain(|f| *f != temp_name("place.rbxl", own));
+        assert_eq!(left, want);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
