@@ -118,6 +118,18 @@ pub fn pivot_to(dom: &mut WeakDom, r: Ref, target: Affine3A) {
     };
     let delta = target * current.inverse();
     move_by(dom, r, delta);
+    // A Model without a PrimaryPart keeps the target as its WorldPivot, even when it holds
+    // no parts (its pivot would otherwise stay where it was).
+    if let Some(inst) = dom.get_by_ref(r)
+        && is_a(&inst.class, "Model")
+        && primary_part(dom, inst).is_none()
+        && let Some(inst) = dom.get_by_ref_mut(r)
+    {
+        inst.properties.insert(
+            KEYS.world_pivot_data,
+            Variant::OptionalCFrame(Some(affine_to_cframe(&orthonormal(target)))),
+        );
+    }
 }
 
 /// Applies a rigid transform to every part (and model pivot) in the subtree of `r`

@@ -2,18 +2,20 @@
 
 use rbx_dom_weak::WeakDom;
 use rbx_types::{Ref, Variant};
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 
 /// Moves `roots` (with their descendants) from `src` under `dest_parent` in `dest`, in order.
 /// Ref properties that pointed outside the moved set are cleared, so the result can be
 /// serialised on its own.
 pub fn move_into(src: &mut WeakDom, roots: &[Ref], dest: &mut WeakDom, dest_parent: Ref) {
-    let mut moved = HashSet::new();
+    let mut moved = FxHashSet::default();
+    let mut order = Vec::new();
     for &r in roots {
         let mut stack = vec![r];
         while let Some(cur) = stack.pop() {
             if let Some(i) = src.get_by_ref(cur) {
                 moved.insert(cur);
+                order.push(cur);
                 stack.extend(i.children().iter().copied());
             }
         }
@@ -23,14 +25,13 @@ pub fn move_into(src: &mut WeakDom, roots: &[Ref], dest: &mut WeakDom, dest_pare
             src.transfer(r, dest, dest_parent);
         }
     }
-    scrub_refs(dest, &moved);
+    scrub_refs(dest, &order, &moved);
 }
 
-/// Clears Ref properties of `within` instances that point outside `within`.
-fn scrub_refs(dom: &mut WeakDom, within: &HashSet<Ref>) {
-    let mut ordered: Vec<Ref> = within.iter().copied().collect();
-    ordered.sort_unstable_by_key(|r| r.to_string());
-    for r in ordered {
+/// Clears Ref properties of the `order` instances that point outside `within` (each
+/// instance is changed on its own, so the order of the walk never shows in the result).
+fn scrub_refs(dom: &mut WeakDom, order: &[Ref], within: &FxHashSet<Ref>) {
+    for &r in order {
         if let Some(inst) = dom.get_by_ref_mut(r) {
             for value in inst.properties.values_mut() {
                 if let Variant::Ref(target) = value

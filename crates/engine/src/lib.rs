@@ -181,6 +181,20 @@ impl Engine {
         self.host
             .set_frame_hook(Some(procmodel_luau::FrameHook(Box::new(|lua| {
                 if let Some(mut e) = Engine::from_host(&Host::from_lua(lua)) {
+                    // ChangeHistoryService requests since the last frame, in order. The
+                    // engine records a waypoint per mutation, so SetWaypoint has nothing
+                    // more to mark.
+                    for request in e.host.take_history_requests() {
+                        match request {
+                            procmodel_luau::HistoryRequest::Undo => {
+                                e.undo();
+                            }
+                            procmodel_luau::HistoryRequest::Redo => {
+                                e.redo();
+                            }
+                            procmodel_luau::HistoryRequest::Waypoint(_) => {}
+                        }
+                    }
                     e.step();
                 }
                 Ok(())

@@ -26,6 +26,10 @@ pub enum LogLevel {
     Warn,
 }
 
+/// What one instance costs in the DOM, for the output quota: its property map, its entry in
+/// the instance table and its handle, measured for parts at about 0.9 KB.
+pub const INSTANCE_BYTES: usize = 1024;
+
 pub struct Ctx {
     /// The DataModel tree. Instances with a none parent are orphans (`Parent == nil`).
     pub dom: WeakDom,
@@ -37,6 +41,10 @@ pub struct Ctx {
     /// Instances created by scripts so far in this run, and the cap (beyond Roblox).
     pub created: usize,
     pub instance_limit: Option<usize>,
+    /// Estimated bytes of DOM data created so far in this run (instances at
+    /// [`INSTANCE_BYTES`] each, plus the strings written), and the cap (beyond Roblox).
+    pub created_bytes: usize,
+    pub output_limit: Option<usize>,
     /// Captured output; also echoed to stderr when `echo` is set.
     pub log: Vec<LogLine>,
     pub echo: bool,
@@ -56,6 +64,8 @@ pub struct Ctx {
     /// instances and clones start unparented), and by any mutable DOM access from outside
     /// the Luau API ([`crate::Host::with_dom_mut`]); never cleared while the DOM stays.
     pub may_have_models: bool,
+    /// Connections and recorded events (`signals.watch.any` is the write paths' only check).
+    pub signals: crate::signals::SignalState,
 }
 
 impl Ctx {
@@ -66,6 +76,8 @@ impl Ctx {
             props: PropCache::default(),
             created: 0,
             instance_limit: None,
+            created_bytes: 0,
+            output_limit: None,
             log: Vec::new(),
             echo: true,
             files: FxHashMap::default(),
@@ -73,6 +85,7 @@ impl Ctx {
             forced: Vec::new(),
             outside_write_locked: false,
             may_have_models: has_models(&dom, dom.root_ref()),
+            signals: Default::default(),
             dom,
         })
     }
@@ -126,6 +139,19 @@ impl Ctx {
     /// True when `r` is a descendant of the DataModel (in the scene, not an orphan).
     pub fn in_scene(&self, r: Ref) -> bool {
         procmodel_dom::in_scene(&self.dom, r)
+    }
+
+    /// Counts `bytes` of new DOM data against the run's output quota.
+    #[inline]
+    pub fn charge_bytes(&mut self, bytes: usize) -> mlua::Result<()> {
+        self.created_bytes += bytes;
+        match self.output_limit {
+            Some(limit) if self.created_bytes > limit => Err(mlua::Error::runtime(format!(
+                "output limit exceeded: a run may create at most {} MB of instance data (--max-output-mb)",
+                limit >> 20
+            ))),
+            _ => Ok(()),
+        }
     }
 
     /// Refuses a generator's write to an instance in the scene (SPEC §4 sandboxing).

@@ -38,6 +38,7 @@ pub struct PendingRun {
     /// The temporary GeneratedFolder (`targetContainer`).
     pub container: Ref,
     created: usize,
+    created_bytes: usize,
     allow_outside_write: bool,
 }
 
@@ -148,6 +149,7 @@ impl Host {
             let mut c = ctx(lua).map_err(|e| HostError::script(&e))?;
             // Limits are per run.
             c.created = 0;
+            c.created_bytes = 0;
             c.outside_write_locked = !inputs.allow_outside_write;
             c.dom.insert(
                 Ref::none(),
@@ -206,6 +208,7 @@ impl Host {
             run: None,
             container,
             created: 0,
+            created_bytes: 0,
             allow_outside_write: inputs.allow_outside_write,
         };
         let hooks = self.watchdog_hooks();
@@ -278,11 +281,13 @@ impl Host {
     fn within_run<R>(&self, pending: &mut PendingRun, f: impl FnOnce() -> R) -> R {
         if let Ok(mut c) = ctx(&self.lua) {
             c.created = pending.created;
+            c.created_bytes = pending.created_bytes;
             c.outside_write_locked = !pending.allow_outside_write;
         }
         let r = f();
         if let Ok(mut c) = ctx(&self.lua) {
             pending.created = c.created;
+            pending.created_bytes = c.created_bytes;
             c.outside_write_locked = false;
         }
         r

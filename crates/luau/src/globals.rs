@@ -13,7 +13,10 @@ use rbx_types::{Ref, Variant};
 use std::path::{Component, Path, PathBuf};
 
 const REQUIRE_LUAU: &str = r#"
-local resolve, load, results, loading = ...
+local resolve, load, results, loading, rawpcall = ...
+local function run(what)
+    return load(what)()
+end
 return function(base)
     return function(target)
         local key, what = resolve(base, target)
@@ -25,13 +28,17 @@ return function(base)
             error("Requested module was required recursively: " .. key, 2)
         end
         loading[key] = true
-        local packed = table.pack(load(what)())
+        -- A module whose code fails is not "loading" any more: a later require runs it again.
+        local packed = table.pack(rawpcall(run, what))
         loading[key] = nil
-        if packed.n ~= 1 then
+        if not packed[1] then
+            error(packed[2], 0)
+        end
+        if packed.n ~= 2 then
             error("Module code did not return exactly one value: " .. key, 2)
         end
-        results[key] = packed[1]
-        return packed[1]
+        results[key] = packed[2]
+        return packed[2]
     end
 end
 "#;
@@ -71,6 +78,7 @@ fn error_to_string(lua: &Lua, v: Value) -> mlua::Result<Value> {
 }
 
 pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
+    let rawpcall: Function = globals.get("pcall")?;
     let (pcall, xpcall): (Function, Function) = lua.load(PCALL_LUAU).set_name("=pcall").call((
         globals.get::<Function>("pcall")?,
         globals.get::<Function>("xpcall")?,
@@ -110,6 +118,11 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
         };
         (root_ud, ws_ud)
     };
+    // `_G` and `shared` are Roblox's writable tables: each script gets its own pair
+    // (crate::env::chunk_env), so they are removed from the shared base globals.
+    globals.raw_remove("_G")?;
+    globals.raw_remove("shared")?;
+    globals.set("Game", root.clone())?;
     globals.set("game", root)?;
     globals.set("workspace", workspace.clone())?;
     globals.set("Workspace", workspace)?;
@@ -189,7 +202,7 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
     let factory: Function = lua
         .load(REQUIRE_LUAU)
         .set_name("=require")
-        .call((resolve, load, results, loading))?;
+        .call((resolve, load, results, loading, rawpcall))?;
     lua.set_named_registry_value("procmodel.require_factory", factory.clone())?;
     let builtin = lua.create_table()?;
     crate::toolkit::install(lua, &builtin)?;
@@ -376,9 +389,15 @@ fn resolve_path(lua: &Lua, from: &Path, spec: &str) -> mlua::Result<PathBuf> {
             }
         }
     }
+    // The extension is appended, never substituted: `./RoadMath.spec` is RoadMath.spec.luau.
+    let with_ext = |ext: &str| {
+        let mut name = joined.clone().into_os_string();
+        name.push(ext);
+        PathBuf::from(name)
+    };
     let candidates = [
-        joined.with_extension("luau"),
-        joined.with_extension("lua"),
+        with_ext(".luau"),
+        with_ext(".lua"),
         joined.join("init.luau"),
         joined.join("init.lua"),
         joined.clone(),
@@ -453,14 +472,11 @@ pub fn module_loader(lua: &Lua, module: Instance) -> mlua::Result<Function> {
         (source, chunk_name, inst.name.clone())
     };
     let env = chunk_env(lua, module, &script_name)?;
-    lua.load(source)
-        .set_name(chunk_name)
-        .set_environment(env)
-        .into_function()
+    crate::env::load_chunk(lua, source, chunk_name, env)
 }
 
 fn chunk_env(lua: &Lua, module: Instance, script_name: &str) -> mlua::Result<Table> {
-    let env = lua.create_table()?;
+    let env = crate::env::chunk_env(lua)?;
     let script = ctx(lua)?.push(module.r)?;
     let factory: Function = lua.named_registry_value("procmodel.require_factory")?;
     env.raw_set("script", script.clone())?;
@@ -473,9 +489,6 @@ fn chunk_env(lua: &Lua, module: Instance, script_name: &str) -> mlua::Result<Tab
         "warn",
         make_printer(lua, LogLevel::Warn, script_name.to_owned())?,
     )?;
-    let meta = lua.create_table()?;
-    meta.raw_set("__index", lua.globals())?;
-    env.set_metatable(Some(meta))?;
     env.set_safeenv(true);
     Ok(env)
 }

@@ -24,6 +24,14 @@ pub struct HostConfig {
     pub instance_limit: Option<usize>,
     /// Echo print/warn to stderr.
     pub echo_output: bool,
+    /// Most virtual time (seconds of `task.wait` and frames) one run may spend waiting: a
+    /// generator or script that waits in a loop forever ends with "Wait limit" instead of
+    /// spinning. Virtual time costs no real time, so the default is far beyond any real wait.
+    pub max_wait: f64,
+    /// Most instances one run may hold in its results, and bytes of DOM data it may create
+    /// (None = unlimited): a generator that pauses politely still cannot fill the host's
+    /// memory with instances.
+    pub max_output_bytes: Option<usize>,
     /// Compile loaded chunks to machine code with Luau's native code generator (where the CPU
     /// supports it). Results are the interpreter's either way; a test holds them equal.
     pub native_code: bool,
@@ -34,12 +42,19 @@ impl Default for HostConfig {
         HostConfig {
             timeout: Duration::from_secs(10),
             memory_limit: 1 << 30,
-            instance_limit: None,
+            instance_limit: Some(DEFAULT_MAX_INSTANCES),
+            max_wait: crate::task::DEFAULT_MAX_WAIT,
+            max_output_bytes: Some(DEFAULT_MAX_OUTPUT_BYTES),
             echo_output: true,
             native_code: true,
         }
     }
 }
+
+/// Default instance quota per run (`--max-instances`).
+pub const DEFAULT_MAX_INSTANCES: usize = 2_000_000;
+/// Default DOM-size quota per run (`--max-output-mb`): 4 GiB.
+pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 4 << 30;
 
 pub const TIMEOUT_MESSAGE: &str = "Script timeout: exhausted allowed execution time";
 pub const MEMORY_MESSAGE: &str = "not enough memory: the script exceeded its memory limit";
@@ -117,10 +132,16 @@ impl Host {
             .map_err(HostError::vm)?;
         let mut c = Ctx::new(dom).map_err(HostError::vm)?;
         c.instance_limit = config.instance_limit;
+        c.output_limit = config.max_output_bytes;
         c.echo = config.echo_output;
         crate::context::install(&lua, c);
         let (pause, control) = install_globals(&lua).map_err(HostError::vm)?;
+        if let Some(mut s) = lua.app_data_mut::<crate::task::Sched>() {
+            s.max_wait = config.max_wait;
+        }
         lua.sandbox(true).map_err(HostError::vm)?;
+        // `_G` and `shared` are per script (crate::env), never a table shared between scripts.
+        crate::env::seal(&lua);
         lua.set_app_data(HostCore {
             watchdog,
             config,
@@ -181,6 +202,7 @@ impl Host {
         c.files.clear();
         c.forced.clear();
         c.created = 0;
+        c.created_bytes = 0;
         let Ctx { handles, dom, .. } = &mut *c;
         handles.prune(dom);
     }
@@ -238,7 +260,7 @@ impl Host {
         args: MultiValue,
         frames: bool,
     ) -> mlua::Result<(MultiValue, usize)> {
-        let th: Thread = self.lua.create_thread(f)?;
+        let th: Thread = crate::env::new_thread(&self.lua, f)?;
         let core = self.core();
         let timeout = core.config.timeout;
         let probe = core.watchdog.handle();
@@ -350,6 +372,7 @@ impl Host {
 fn install_globals(lua: &Lua) -> mlua::Result<(Function, Table)> {
     let globals = lua.globals();
     procmodel_luau_types::register(lua)?;
+    crate::env::install(lua, &globals)?;
     // Host-only helpers saved before the sandbox seals the globals.
     let coroutine: Table = globals.get("coroutine")?;
     lua.set_named_registry_value(
@@ -362,12 +385,20 @@ fn install_globals(lua: &Lua) -> mlua::Result<(Function, Table)> {
     crate::instance::install(lua)?;
     crate::globals::install(lua, &globals)?;
     let control = lua.create_table()?;
+    // Pause yields when the engine asked for it; otherwise it restarts the no-yield countdown:
+    // a generator that calls Pause at least once per timeout never times out, in any mode.
+    let touch = lua.create_function(|lua, ()| {
+        if let Some(core) = lua.app_data_ref::<HostCore>() {
+            core.watchdog.handle().extend(core.config.timeout);
+        }
+        Ok(())
+    })?;
     let pause: Function = lua
         .load(
-            "local control, pause = ...\n\
-             return function() if control.requested then return pause() end end",
+            "local control, pause, touch = ...\n\
+             return function() if control.requested then return pause() end touch() end",
         )
         .set_name("=Pause")
-        .call((control.clone(), pause_yield))?;
+        .call((control.clone(), pause_yield, touch))?;
     Ok((pause, control))
 }

@@ -54,6 +54,7 @@ fn stale() -> mlua::Error {
 /// primitive type; in these VMs the only light userdata are instance handles). Members
 /// resolve as in Roblox: properties, then methods, then children by name.
 pub fn install(lua: &Lua) -> mlua::Result<()> {
+    crate::signals::install(lua)?;
     let mut table = crate::methods::MethodTable::new(lua);
     crate::methods::add(&mut table);
     let methods = table.finish()?;
@@ -225,6 +226,14 @@ fn index(
                     lua.named_registry_value("procmodel.wait_for_generation")?;
                 return Ok(Value::Function(f));
             }
+            if key_bytes == b"WaitForChild" || key_bytes == b"waitForChild" {
+                let f: mlua::Function = lua.named_registry_value("procmodel.wait_for_child")?;
+                return Ok(Value::Function(f));
+            }
+            // Events are members too: they come before children.
+            if let Some(signal) = crate::signals::member(lua, this, key_bytes)? {
+                return Ok(signal);
+            }
             // Children by name come after properties and methods, as in Roblox.
             if let Some(&child) = inst.children().iter().find(|&&ch| {
                 c.dom
@@ -232,6 +241,10 @@ fn index(
                     .is_some_and(|i| i.name.as_bytes() == key_bytes)
             }) {
                 return c.push(child);
+            }
+            // `game.Lighting` and the other standard services, made on first use.
+            if let Some(service) = crate::services::standard_child(c, this, key_bytes) {
+                return c.push(service);
             }
             Err(not_member(c, this, &key()))
         }
@@ -365,7 +378,11 @@ pub fn write_direct(
     let done = |r: mlua::Result<()>| r.map(|()| Direct::Done);
     let direct = match (&*prop, value) {
         (Prop::Name, FastValue::Str(s)) => {
+            c.charge_bytes(s.len())?;
             inst_mut(c, this)?.name = s;
+            if c.signals.watch.any {
+                crate::signals::prop_changed(c, this.r, "Name");
+            }
             return Ok(Direct::Done);
         }
         (Prop::Parent, FastValue::Nil) => return done(set_parent(c, this.r, Ref::none())),
@@ -374,6 +391,9 @@ pub fn write_direct(
             let mut cf = procmodel_dom::part_cframe(inst);
             cf.translation = v.0.into();
             let cf = Variant::CFrame(affine_to_cframe(&cf));
+            if c.signals.watch.any {
+                crate::signals::prop_changed(c, this.r, "Position");
+            }
             return done(store(c, this, crate::keys::KEYS.cframe, cf));
         }
         (Prop::Orientation, FastValue::Vector3(v)) => {
@@ -428,6 +448,11 @@ pub fn write_direct(
 
 /// Stores a converted property value; a ProceduralModel's Size or Generator marks it dirty.
 fn store(c: &mut Ctx, this: &Instance, k: Ustr, variant: Variant) -> mlua::Result<()> {
+    match &variant {
+        Variant::String(s) => c.charge_bytes(s.len())?,
+        Variant::BinaryString(b) => c.charge_bytes(AsRef::<[u8]>::as_ref(b).len())?,
+        _ => {}
+    }
     let inst = inst_mut(c, this)?;
     inst.properties.insert(k, variant);
     let keys = &crate::keys::KEYS;
@@ -435,6 +460,9 @@ fn store(c: &mut Ctx, this: &Instance, k: Ustr, variant: Variant) -> mlua::Resul
         // An input changed: the model regenerates at the next frame.
         inst.properties
             .insert(crate::keys::KEYS.dirty, Variant::Bool(true));
+    }
+    if c.signals.watch.any {
+        crate::signals::prop_changed(c, this.r, k.as_str());
     }
     Ok(())
 }
@@ -457,6 +485,9 @@ fn newindex(
                 _ => return Err(assign_error("Name", "string", &value)),
             };
             inst_mut(c, this)?.name = name;
+            if c.signals.watch.any {
+                crate::signals::prop_changed(c, this.r, "Name");
+            }
             Ok(())
         }
         Prop::ClassName => Err(mlua::Error::runtime(
@@ -524,7 +555,23 @@ fn newindex(
             };
             store(c, this, *k, variant)
         }
-        Prop::Missing => Err(not_member(c, this, &key())),
+        Prop::Missing => {
+            if key_bytes == b"OnInvoke"
+                && procmodel_dom::is_a(this.class.as_str(), "BindableFunction")
+            {
+                match value {
+                    Value::Function(f) => {
+                        c.signals.callbacks.insert(this.r, f);
+                    }
+                    Value::Nil => {
+                        c.signals.callbacks.remove(&this.r);
+                    }
+                    other => return Err(assign_error("OnInvoke", "function", &other)),
+                }
+                return Ok(());
+            }
+            Err(not_member(c, this, &key()))
+        }
     }
 }
 
@@ -545,7 +592,7 @@ pub fn set_parent(c: &mut Ctx, r: Ref, parent: Ref) -> mlua::Result<()> {
     }
     if c.destroyed.contains(&r) {
         return Err(mlua::Error::runtime(format!(
-            "the Parent property of {} is locked, current parent: NULL, new parent {}",
+            "The Parent property of {} is locked, current parent: NULL, new parent {}",
             c.full_name(r),
             if parent.is_none() {
                 "NULL".to_owned()
@@ -579,6 +626,9 @@ pub fn set_parent(c: &mut Ctx, r: Ref, parent: Ref) -> mlua::Result<()> {
         // none, so only r itself needs checking — most reparents are of fresh leaves).
         if leaf && parent != r {
             c.dom.transfer_within(r, parent);
+            if c.signals.watch.any {
+                crate::signals::reparented(c, r, current, parent);
+            }
             return Ok(());
         }
         let mut cur = parent;
@@ -598,5 +648,8 @@ pub fn set_parent(c: &mut Ctx, r: Ref, parent: Ref) -> mlua::Result<()> {
         }
     }
     c.dom.transfer_within(r, parent);
+    if c.signals.watch.any {
+        crate::signals::reparented(c, r, current, parent);
+    }
     Ok(())
 }

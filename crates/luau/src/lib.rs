@@ -7,15 +7,19 @@
 //! clock access, or let a script error escape as a panic.
 
 mod context;
+mod env;
 mod error;
 mod fastarg;
 mod generator;
 mod globals;
 mod host;
 mod instance;
+mod json;
 mod keys;
 mod methods;
 mod props;
+mod services;
+mod signals;
 mod task;
 mod toolkit;
 mod watchdog;
@@ -23,6 +27,10 @@ mod watchdog;
 pub use context::{LogLevel, LogLine};
 pub use error::HostError;
 pub use generator::{Generator, PendingRun, RunInputs, RunOutput, RunState};
-pub use host::{Host, HostConfig, MEMORY_MESSAGE, TIMEOUT_MESSAGE};
+pub use host::{
+    DEFAULT_MAX_INSTANCES, DEFAULT_MAX_OUTPUT_BYTES, Host, HostConfig, MEMORY_MESSAGE,
+    TIMEOUT_MESSAGE,
+};
 pub use instance::Instance;
+pub use services::HistoryRequest;
 pub use task::{FRAME, FrameHook};

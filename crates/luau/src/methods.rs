@@ -105,10 +105,10 @@ fn check_limit(c: &mut Ctx, extra: usize) -> mlua::Result<()> {
         && c.created > limit
     {
         return Err(mlua::Error::runtime(format!(
-            "instance limit exceeded: a run may create at most {limit} instances"
+            "instance limit exceeded: a run may create at most {limit} instances (--max-instances)"
         )));
     }
-    Ok(())
+    c.charge_bytes(extra * crate::context::INSTANCE_BYTES)
 }
 
 pub(crate) fn count_new_instance(c: &mut Ctx) -> mlua::Result<()> {
@@ -149,6 +149,42 @@ fn set_tags(inst: &mut rbx_dom_weak::Instance, tags: Vec<String>) {
     }
     inst.properties
         .insert(crate::keys::KEYS.tags, Variant::Tags(t));
+}
+
+/// Adds `tag` to `this` (Instance:AddTag, CollectionService:AddTag).
+pub(crate) fn add_tag(lua: &Lua, this: &Instance, tag: String) -> mlua::Result<()> {
+    let mut c = ctx(lua)?;
+    c.check_write(this.r, || "AddTag".into())?;
+    let inst = inst_mut(&mut c, this)?;
+    let mut tags = tags_of(inst);
+    if tags.contains(&tag) {
+        return Ok(());
+    }
+    tags.push(tag.clone());
+    set_tags(inst, tags);
+    if c.signals.watch.any {
+        crate::signals::tag_changed(&mut c, this.r, &tag, true);
+        crate::signals::prop_changed(&mut c, this.r, "Tags");
+    }
+    Ok(())
+}
+
+/// Removes `tag` from `this`.
+pub(crate) fn remove_tag(lua: &Lua, this: &Instance, tag: String) -> mlua::Result<()> {
+    let mut c = ctx(lua)?;
+    c.check_write(this.r, || "RemoveTag".into())?;
+    let inst = inst_mut(&mut c, this)?;
+    let mut tags = tags_of(inst);
+    if !tags.contains(&tag) {
+        return Ok(());
+    }
+    tags.retain(|t| *t != tag);
+    set_tags(inst, tags);
+    if c.signals.watch.any {
+        crate::signals::tag_changed(&mut c, this.r, &tag, false);
+        crate::signals::prop_changed(&mut c, this.r, "Tags");
+    }
+    Ok(())
 }
 
 fn class_arg(name: &str, lua_fn: &str) -> mlua::Result<()> {
@@ -210,6 +246,13 @@ impl<'a> MethodTable<'a> {
         });
     }
 
+    /// Makes `name` another name of the method `existing`.
+    pub fn alias(&mut self, name: &'static str, existing: &'static str) {
+        if let Some(f) = self.table.get(existing.as_bytes()).cloned() {
+            self.table.insert(name.as_bytes(), f);
+        }
+    }
+
     /// The methods by name.
     pub fn finish(self) -> mlua::Result<rustc_hash::FxHashMap<&'static [u8], mlua::Function>> {
         self.result.map(|()| self.table)
@@ -235,19 +278,6 @@ pub fn add(m: &mut MethodTable) {
             push_opt(&mut c, found)
         },
     );
-    m.add_method("WaitForChild", |lua, this, (name, _timeout): (String, Option<f64>)| {
-        let mut c = ctx(lua)?;
-        let found = find_child(&c, this.r, false, |i| i.name == name);
-        if found.is_none() {
-            // Headless generation never receives replicated children: waiting would hang.
-            let path = c.full_name(this.r);
-            c.log(
-                crate::context::LogLevel::Warn,
-                format!("infinite yield possible on '{path}:WaitForChild(\"{name}\")'; returning nil"),
-            );
-        }
-        push_opt(&mut c, found)
-    });
     m.add_method("FindFirstChildOfClass", |lua, this, class: String| {
         let mut c = ctx(lua)?;
         let found = find_child(&c, this.r, false, |i| i.class == class.as_str());
@@ -318,6 +348,9 @@ pub fn add(m: &mut MethodTable) {
     m.add_method("Destroy", |lua, this, ()| {
         let mut c = ctx(lua)?;
         c.check_write(this.r, || "Destroy".into())?;
+        if c.signals.watch.any {
+            crate::signals::destroying(&mut c, this.r);
+        }
         destroy(&mut c, this.r);
         Ok(())
     });
@@ -371,7 +404,7 @@ pub fn add(m: &mut MethodTable) {
             let mut attrs = attributes_of(inst).cloned().unwrap_or_default();
             match variant {
                 Some(v) => {
-                    attrs.insert(name, v);
+                    attrs.insert(name.clone(), v);
                 }
                 None => {
                     attrs.remove(name.as_str());
@@ -384,40 +417,12 @@ pub fn add(m: &mut MethodTable) {
                 inst.properties
                     .insert(crate::keys::KEYS.dirty, Variant::Bool(true));
             }
+            if c.signals.watch.any {
+                crate::signals::attribute_changed(&mut c, this.r, &name);
+            }
             Ok(())
         },
     );
-    m.add_method("AddTag", |lua, this, tag: String| {
-        let mut c = ctx(lua)?;
-        c.check_write(this.r, || "AddTag".into())?;
-        let inst = inst_mut(&mut c, this)?;
-        let mut tags = tags_of(inst);
-        if !tags.contains(&tag) {
-            tags.push(tag);
-        }
-        set_tags(inst, tags);
-        Ok(())
-    });
-    m.add_method("RemoveTag", |lua, this, tag: String| {
-        let mut c = ctx(lua)?;
-        c.check_write(this.r, || "RemoveTag".into())?;
-        let inst = inst_mut(&mut c, this)?;
-        let mut tags = tags_of(inst);
-        tags.retain(|t| *t != tag);
-        set_tags(inst, tags);
-        Ok(())
-    });
-    m.add_method("HasTag", |lua, this, tag: String| {
-        let c = ctx(lua)?;
-        Ok(c.dom
-            .get_by_ref(this.r)
-            .is_some_and(|i| tags_of(i).contains(&tag)))
-    });
-    m.add_method("GetTags", |lua, this, ()| {
-        let c = ctx(lua)?;
-        let tags = c.dom.get_by_ref(this.r).map(tags_of).unwrap_or_default();
-        lua.create_sequence_from(tags)
-    });
     m.add_method("GetPivot", |lua, this, ()| {
         let c = ctx(lua)?;
         require_class(&c, this, "PVInstance", "GetPivot")?;
@@ -505,21 +510,30 @@ pub fn add(m: &mut MethodTable) {
         c.forced.push(this.r);
         Ok(true)
     });
-    m.add_method("GetService", |lua, this, name: String| {
-        let mut c = ctx(lua)?;
-        if this.class != "DataModel" {
-            return Err(not_member(&c, this, "GetService"));
-        }
-        let found = find_child(&c, this.r, false, |i| i.class == name.as_str());
-        match found {
-            Some(r) => c.push(r),
-            None => Err(mlua::Error::runtime(format!(
-                "'{name}' is not a service available to generators"
-            ))),
-        }
-    });
     m.add_method("Remove", |lua, this, ()| {
         let mut c = ctx(lua)?;
         set_parent(&mut c, this.r, Ref::none())
     });
+    crate::signals::add_methods(m);
+    crate::services::add_methods(m);
+    // The deprecated lower-case spellings Roblox still accepts.
+    for (old, new) in [
+        ("clearAllChildren", "ClearAllChildren"),
+        ("children", "GetChildren"),
+        ("getChildren", "GetChildren"),
+        ("clone", "Clone"),
+        ("destroy", "Destroy"),
+        ("remove", "Remove"),
+        ("isA", "IsA"),
+        ("isDescendantOf", "IsDescendantOf"),
+        ("isAncestorOf", "IsAncestorOf"),
+        ("findFirstChild", "FindFirstChild"),
+        ("getFullName", "GetFullName"),
+        ("getService", "GetService"),
+        ("findFirstChildOfClass", "FindFirstChildOfClass"),
+        ("findFirstAncestor", "FindFirstAncestor"),
+        ("service", "GetService"),
+    ] {
+        m.alias(old, new);
+    }
 }

@@ -26,7 +26,6 @@ struct Entry {
 }
 
 /// Scheduler state (app data, separate from the DOM context so resuming never holds it).
-#[derive(Default)]
 pub struct Sched {
     pub now: f64,
     seq: u64,
@@ -40,6 +39,46 @@ pub struct Sched {
     /// The run whose thread is executing now (threads it starts join it).
     current: u32,
     next_group: u32,
+    /// Virtual time at which each live run started, and its resumptions since the clock
+    /// last advanced (runs end in [`end_leaked`]).
+    runs: Vec<RunClock>,
+    /// Virtual time of the last frame the frame signals fired for.
+    last_frame: f64,
+    /// Most virtual time one run may wait in total (`task.wait`, frames), in seconds.
+    pub max_wait: f64,
+}
+
+struct RunClock {
+    group: u32,
+    started: f64,
+    last_now: f64,
+    resumes: u64,
+}
+
+/// Most resumptions of one run's threads while the virtual clock stands still (a
+/// `task.defer` storm never reaches a frame boundary, so no time limit would see it).
+pub const MAX_RESUMES_PER_FRAME: u64 = 250_000;
+
+/// The default of [`Sched::max_wait`]: an hour of virtual time, far beyond any legitimate
+/// wait, reached in moments by a run that waits in a loop forever.
+pub const DEFAULT_MAX_WAIT: f64 = 3600.0;
+
+impl Default for Sched {
+    fn default() -> Self {
+        Sched {
+            now: 0.0,
+            seq: 0,
+            waiting: BTreeMap::new(),
+            deferred: VecDeque::new(),
+            next_frame: VecDeque::new(),
+            tracked: Vec::new(),
+            current: 0,
+            next_group: 0,
+            runs: Vec::new(),
+            last_frame: 0.0,
+            max_wait: DEFAULT_MAX_WAIT,
+        }
+    }
 }
 
 /// Called by a run's driver whenever it is about to advance virtual time (a frame boundary):
@@ -143,9 +182,72 @@ fn sched(lua: &Lua) -> mlua::Result<mlua::AppDataRefMut<'_, Sched>> {
         .ok_or_else(|| mlua::Error::runtime("internal: no scheduler"))
 }
 
+/// The run whose thread is executing now (connections and threads it makes join it).
+pub fn current_group(lua: &Lua) -> mlua::Result<u32> {
+    Ok(sched(lua)?.current)
+}
+
+/// Queues signal handlers as deferred threads of their connections' runs.
+pub fn queue_ready(lua: &Lua, ready: Vec<crate::signals::Ready>) -> mlua::Result<()> {
+    if ready.is_empty() {
+        return Ok(());
+    }
+    let mut s = sched(lua)?;
+    for r in ready {
+        s.tracked.push((r.group, r.thread.clone()));
+        s.deferred.push_back(Entry {
+            thread: r.thread,
+            resume: Resume::Args(r.args),
+            group: r.group,
+        });
+    }
+    Ok(())
+}
+
+/// A resumption point: events recorded since the last one get their handlers queued.
+fn flush_signals(lua: &Lua) -> mlua::Result<()> {
+    let ready = crate::signals::flush(lua)?;
+    queue_ready(lua, ready)
+}
+
+/// RunService frame stepping for a top-level run: when `group` listens to Heartbeat/Stepped
+/// and its next entry is more than a frame away (or it only waits on a frame signal), one
+/// empty frame passes: the clock advances by [`FRAME`], the frame hook runs, and the frame
+/// signals fire. Returns whether a frame was stepped.
+fn step_empty_frame(lua: &Lua, group: u32, frames: bool) -> mlua::Result<bool> {
+    let next = {
+        let s = sched(lua)?;
+        s.next_time(group)
+    };
+    let now = sched(lua)?.now;
+    let step = match next {
+        Some(t) => t > now + FRAME * 0.5 && crate::signals::frame_listeners(lua, group)?,
+        None => crate::signals::frame_waiters(lua, group)?,
+    };
+    if !step {
+        return Ok(false);
+    }
+    let now = {
+        let mut s = sched(lua)?;
+        s.now += FRAME;
+        s.now
+    };
+    if frames {
+        run_frame_hook(lua)?;
+    }
+    fire_frame(lua, now, FRAME)?;
+    Ok(true)
+}
+
+fn fire_frame(lua: &Lua, now: f64, dt: f64) -> mlua::Result<()> {
+    sched(lua)?.last_frame = now;
+    let ready = crate::signals::fire_frame(lua, now, dt)?;
+    queue_ready(lua, ready)
+}
+
 fn to_thread(lua: &Lua, f: Value, what: &str) -> mlua::Result<Thread> {
     let th = match f {
-        Value::Function(f) => lua.create_thread(f)?,
+        Value::Function(f) => crate::env::new_thread(lua, f)?,
         Value::Thread(t) => t,
         other => {
             return Err(mlua::Error::runtime(format!(
@@ -156,6 +258,12 @@ fn to_thread(lua: &Lua, f: Value, what: &str) -> mlua::Result<Thread> {
     };
     let mut s = sched(lua)?;
     let group = s.current;
+    // Finished threads need no ending: drop them now and then, so a run that starts
+    // threads in a loop holds only the live ones (amortised O(1) per thread).
+    if s.tracked.len() >= 1024 && s.tracked.len().is_power_of_two() {
+        s.tracked
+            .retain(|(_, t)| t.status() == ThreadStatus::Resumable);
+    }
     s.tracked.push((group, th.clone()));
     Ok(th)
 }
@@ -185,12 +293,59 @@ impl Sched {
     /// A fresh run id.
     pub fn new_group(&mut self) -> u32 {
         self.next_group += 1;
+        self.runs.push(RunClock {
+            group: self.next_group,
+            started: self.now,
+            last_now: self.now,
+            resumes: 0,
+        });
         self.next_group
+    }
+
+    /// Counts one resumption of `group`'s threads and fails once the run has waited longer
+    /// than [`Sched::max_wait`] or resumed [`MAX_RESUMES_PER_FRAME`] times without the clock
+    /// advancing: a run that waits forever ends with an error instead of spinning.
+    fn check_run(&mut self, group: u32) -> mlua::Result<()> {
+        let (now, max_wait) = (self.now, self.max_wait);
+        let Some(run) = self.runs.iter_mut().find(|r| r.group == group) else {
+            return Ok(());
+        };
+        if now - run.started > max_wait {
+            return Err(mlua::Error::runtime(format!(
+                "Wait limit: the run waited {:.0} s of virtual time (task.wait, frames) without finishing (limit {max_wait:.0} s; --max-wait to change)",
+                now - run.started
+            )));
+        }
+        if now != run.last_now {
+            run.last_now = now;
+            run.resumes = 0;
+        }
+        run.resumes += 1;
+        if run.resumes > MAX_RESUMES_PER_FRAME {
+            return Err(mlua::Error::runtime(format!(
+                "Wait limit: the run resumed its threads {MAX_RESUMES_PER_FRAME} times without virtual time advancing (a task.defer or task.spawn loop that never waits?)"
+            )));
+        }
+        Ok(())
     }
 
     /// The id of the newest run (for cleaning up after a failed one).
     pub fn last_group(&self) -> u32 {
         self.next_group
+    }
+
+    /// When the next entry of `group` is due (deferred and next-frame ones: now).
+    fn next_time(&self, group: u32) -> Option<f64> {
+        if self.deferred.iter().any(|e| e.group == group) {
+            return Some(self.now);
+        }
+        if self.next_frame.iter().any(|e| e.group == group) {
+            return Some(self.now + FRAME);
+        }
+        self.waiting
+            .iter()
+            .find(|(_, e)| e.group == group)
+            .map(|(k, _)| f64::from_bits(k.0))
     }
 
     /// Whether taking the next entry of `group` crosses a frame boundary (`None`: nothing
@@ -324,15 +479,30 @@ fn run_group(
     if let Step::Finished(v) = first? {
         return Ok(v);
     }
+    // The time of the last empty frame stepped for frame signals: an entry due then does not
+    // run the frame again.
+    let mut stepped = f64::NAN;
     loop {
+        flush_signals(lua)?;
+        if step_empty_frame(lua, group, frames)? {
+            stepped = sched(lua)?.now;
+            sched(lua)?.check_run(group)?;
+            continue;
+        }
         let next = sched(lua)?.pop(group);
         let Some((entry, frame)) = next else {
             return Err(mlua::Error::runtime(
                 "the script yielded and nothing will resume it (a coroutine.yield outside task.wait?)",
             ));
         };
-        if frame && frames {
-            run_frame_hook(lua)?;
+        sched(lua)?.check_run(group)?;
+        let now = sched(lua)?.now;
+        if frame && now != stepped {
+            if frames {
+                run_frame_hook(lua)?;
+            }
+            let dt = now - sched(lua)?.last_frame;
+            fire_frame(lua, now, dt)?;
         }
         let is_main = entry.thread == *main;
         sched(lua)?.current = group;
@@ -388,7 +558,7 @@ pub fn start_run(
     args: MultiValue,
     hooks: &dyn Fn(bool),
 ) -> mlua::Result<(Run, Progress)> {
-    let main = lua.create_thread(f)?;
+    let main = crate::env::new_thread(lua, f)?;
     let (group, outer) = {
         let mut s = sched(lua)?;
         let g = s.new_group();
@@ -426,6 +596,7 @@ fn pump_inner(lua: &Lua, run: &Run, frames: u32, hooks: &dyn Fn(bool)) -> mlua::
                 "internal: main thread ended unexpectedly",
             ));
         }
+        flush_signals(lua)?;
         let crosses = sched(lua)?.peek(run.group).ok_or_else(|| {
             mlua::Error::runtime(
                 "the generator yielded and nothing will resume it (a coroutine.yield outside task.wait?)",
@@ -440,6 +611,7 @@ fn pump_inner(lua: &Lua, run: &Run, frames: u32, hooks: &dyn Fn(bool)) -> mlua::
         let Some((entry, _)) = sched(lua)?.pop(run.group) else {
             return Ok(Progress::Suspended);
         };
+        sched(lua)?.check_run(run.group)?;
         let is_main = entry.thread == run.main;
         sched(lua)?.current = run.group;
         hooks(true);
@@ -459,11 +631,14 @@ fn pump_inner(lua: &Lua, run: &Run, frames: u32, hooks: &dyn Fn(bool)) -> mlua::
 /// Ends every thread that run `group` started and left alive (the generator's leaked
 /// `task.spawn`/`delay`s) and drops its queued entries. Returns how many were alive.
 pub fn end_leaked(lua: &Lua, group: u32) -> mlua::Result<usize> {
+    // The run's connections are cut with its threads.
+    crate::signals::end_group(lua, group)?;
     let tracked = {
         let mut s = sched(lua)?;
         s.waiting.retain(|_, e| e.group != group);
         s.deferred.retain(|e| e.group != group);
         s.next_frame.retain(|e| e.group != group);
+        s.runs.retain(|r| r.group != group);
         let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut s.tracked)
             .into_iter()
             .partition(|(g, _)| *g == group);

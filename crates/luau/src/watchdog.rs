@@ -74,6 +74,16 @@ impl Handle {
         }
     }
 
+    /// Restarts a running countdown of `limit` from now (`params:Pause()`: a generator that
+    /// offers to yield has not run `limit` without yielding). No effect while disarmed.
+    pub fn extend(&self, limit: Duration) {
+        let mut a = self.0.armed.lock().unwrap_or_else(|e| e.into_inner());
+        if a.deadline.is_some() && !self.0.expired.load(Ordering::Relaxed) {
+            // A later deadline needs no wake-up: the timer thread re-reads it when it wakes.
+            a.deadline = Instant::now().checked_add(limit);
+        }
+    }
+
     /// Stops the countdown and clears the flag.
     pub fn disarm(&self) {
         let mut a = self.0.armed.lock().unwrap_or_else(|e| e.into_inner());

@@ -1,0 +1,221 @@
+//! Issue #10 at the host level: Pause keeps a long generator alive, nothing waits forever,
+//! output quotas, bounded error text, and `require` names with dots.
+
+use procmodel_luau::{Host, HostConfig, HostError, RunInputs};
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("procmodel-trust-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn host(config: HostConfig) -> Host {
+    Host::new(HostConfig {
+        echo_output: false,
+        ..config
+    })
+    .unwrap()
+}
+
+fn generate(name: &str, source: &str, config: HostConfig) -> Result<usize, HostError> {
+    let path = dir(name).join(format!("{name}.luau"));
+    std::fs::write(&path, source).unwrap();
+    let mut h = host(config);
+    let root = h.with_dom_ref(|d| d.root_ref());
+    let g = h.load_generator_file(&path, root)?;
+    let out = h.run_generator(&g, &RunInputs::default())?;
+    Ok(h.with_dom_ref(|d| procmodel_dom::count_subtree(d, out.container)))
+}
+
+fn message(e: HostError) -> String {
+    match e {
+        HostError::Script { message, traceback } => {
+            format!("{message}\n{}", traceback.unwrap_or_default())
+        }
+        other => other.to_string(),
+    }
+}
+
+#[test]
+fn r10_2_pause_keeps_a_long_generator_from_timing_out() {
+    // Runs for about three timeouts in total, pausing far more often than once per timeout.
+    let src = r#"
+return { OnGenerate = function(params, target)
+    local x = 0
+    for i = 1, 60_000_000 do
+        x += i % 7
+        if i % 10_000 == 0 then params:Pause() end
+    end
+    local p = Instance.new("Part"); p.Name = tostring(x); p.Parent = target
+end }"#;
+    let config = HostConfig {
+        timeout: Duration::from_millis(150),
+        ..HostConfig::default()
+    };
+    let start = std::time::Instant::now();
+    let n = generate("pauses", src, config.clone()).expect("a pausing generator finishes");
+    assert_eq!(n, 2);
+    // The same loop without Pause times out: the test above proves Pause, not a slow timer.
+    let no_pause = src.replace("params:Pause()", "x += 0");
+    let spent = start.elapsed();
+    if spent > Duration::from_millis(450) {
+        let e = generate("nopause", &no_pause, config).unwrap_err();
+        assert!(message(e).contains("Script timeout"), "no Pause, timeout");
+    }
+}
+
+#[test]
+fn r10_3_a_generator_waiting_forever_ends_with_the_wait_limit() {
+    for body in [
+        "while true do task.wait(1) end",
+        "while true do task.wait() end",
+        "while true do params:Pause() task.wait(0.5) end",
+    ] {
+        let src = format!("return {{ OnGenerate = function(params, target) {body} end }}");
+        let e = generate("waits", &src, HostConfig::default()).unwrap_err();
+        let m = message(e);
+        assert!(m.contains("Wait limit"), "{body}: {m}");
+        assert!(m.contains("--max-wait"), "{m}");
+    }
+}
+
+#[test]
+fn r10_3_a_defer_storm_ends_with_the_wait_limit() {
+    let src = r#"
+return { OnGenerate = function(params, target)
+    local function again() task.defer(again) end
+    again()
+    while true do coroutine.yield() end
+end }"#;
+    // The main thread's bare yield is its own error; the storm of deferred threads must
+    // end too, whichever the scheduler meets first.
+    let e = generate("storm", src, HostConfig::default()).unwrap_err();
+    let m = message(e);
+    assert!(
+        m.contains("Wait limit") || m.contains("nothing will resume it"),
+        "{m}"
+    );
+    let src = r#"
+return { OnGenerate = function(params, target)
+    local n = 0
+    local function again() n += 1 task.defer(again) end
+    again()
+    task.wait(1)
+end }"#;
+    let m = message(generate("storm2", src, HostConfig::default()).unwrap_err());
+    assert!(
+        m.contains("Wait limit") && m.contains("without virtual time advancing"),
+        "{m}"
+    );
+}
+
+#[test]
+fn r10_3_a_module_top_level_waiting_forever_ends() {
+    let src = "while true do task.wait(1) end\nreturn { OnGenerate = function() end }";
+    let m = message(generate("toplevel", src, HostConfig::default()).unwrap_err());
+    assert!(m.contains("Wait limit"), "{m}");
+}
+
+#[test]
+fn r10_3_legitimate_waits_are_not_limited() {
+    let src = r#"
+return { OnGenerate = function(params, target)
+    for i = 1, 30 do task.wait(2) end
+    task.wait()
+    local p = Instance.new("Part"); p.Parent = target
+end }"#;
+    assert_eq!(generate("legit", src, HostConfig::default()).unwrap(), 2);
+    let tight = HostConfig {
+        max_wait: 10.0,
+        ..HostConfig::default()
+    };
+    let m = message(generate("legit", src, tight).unwrap_err());
+    assert!(m.contains("limit 10 s"), "{m}");
+}
+
+#[test]
+fn r10_9_instance_and_output_quotas_stop_a_polite_flood() {
+    let src = r#"
+return { OnGenerate = function(params, target)
+    for i = 1, 10_000_000 do
+        local p = Instance.new("Part")
+        p.Parent = target
+        if i % 1000 == 0 then params:Pause() end
+    end
+end }"#;
+    let config = HostConfig {
+        instance_limit: Some(20_000),
+        ..HostConfig::default()
+    };
+    let m = message(generate("flood", src, config).unwrap_err());
+    assert!(
+        m.contains("instance limit exceeded") && m.contains("20000"),
+        "{m}"
+    );
+    let src = r#"
+return { OnGenerate = function(params, target)
+    local big = string.rep("x", 1_000_000)
+    for i = 1, 10_000 do
+        local v = Instance.new("StringValue")
+        v.Value = big
+        v.Parent = target
+        params:Pause()
+    end
+end }"#;
+    let config = HostConfig {
+        max_output_bytes: Some(64 << 20),
+        ..HostConfig::default()
+    };
+    let m = message(generate("bytes", src, config).unwrap_err());
+    assert!(
+        m.contains("output limit exceeded") && m.contains("64 MB"),
+        "{m}"
+    );
+    assert_eq!(
+        HostConfig::default().instance_limit,
+        Some(procmodel_luau::DEFAULT_MAX_INSTANCES),
+        "quotas are on by default"
+    );
+    assert!(HostConfig::default().max_output_bytes.is_some());
+}
+
+#[test]
+fn r10_10_a_stack_overflow_error_is_a_few_kb() {
+    let src = r#"
+local function f(n) return f(n + 1) + 1 end
+return { OnGenerate = function(params, target) f(1) end }"#;
+    let m = message(generate("overflow", src, HostConfig::default()).unwrap_err());
+    assert!(m.len() < 8 * 1024, "{} bytes", m.len());
+    assert!(m.contains("stack overflow"), "{m}");
+    let src = r#"return { OnGenerate = function() error(string.rep("e", 5_000_000)) end }"#;
+    let m = message(generate("hugeerror", src, HostConfig::default()).unwrap_err());
+    assert!(m.len() < 8 * 1024, "{} bytes", m.len());
+}
+
+#[test]
+fn r10_15_require_names_with_dots_load_the_whole_name() {
+    let d = dir("dots");
+    std::fs::write(d.join("RoadMath.luau"), "return 'plain'").unwrap();
+    std::fs::write(d.join("RoadMath.spec.luau"), "return 'spec'").unwrap();
+    std::fs::write(d.join("Util.luau"), "return 'util'").unwrap();
+    let gen_path = d.join("gen.luau");
+    std::fs::write(
+        &gen_path,
+        r#"return { OnGenerate = function()
+            assert(require("./RoadMath.spec") == "spec", "spec module")
+            assert(require("./RoadMath") == "plain", "plain module")
+            assert(require("./Util.luau") == "util", "an explicit extension still works")
+            local ok, err = pcall(require, "./Missing.spec")
+            assert(not ok and err:find("Missing.spec.luau"), err)
+        end }"#,
+    )
+    .unwrap();
+    let mut h = host(HostConfig::default());
+    let root = h.with_dom_ref(|d| d.root_ref());
+    let g = h.load_generator_file(&gen_path, root).unwrap();
+    h.run_generator(&g, &RunInputs::default())
+        .map_err(message)
+        .unwrap();
+}
