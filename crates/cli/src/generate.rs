@@ -15,13 +15,13 @@ pub struct Args {
     /// The generator module (.luau) returning { Attributes = {...}, OnGenerate = function }.
     pub generator: PathBuf,
     /// The model's Size, the box to generate in: X,Y,Z (default 12,12,12 as in Studio).
-    #[arg(long, value_parser = parse_vec3)]
+    #[arg(long, allow_hyphen_values = true, value_parser = crate::flags::size)]
     pub size: Option<Vec3>,
     /// Set an attribute: Name=Value, parsed to the type of the generator's default.
     #[arg(long = "attr", value_name = "NAME=VALUE")]
     pub attrs: Vec<String>,
     /// The model's Scale: params.Size is Size/scale and the results are scaled back up.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = crate::flags::scale)]
     pub scale: f32,
     /// Output file; the format follows the extension (.rbxm, .rbxmx, .glb, .gltf, .obj).
     #[arg(short, long)]
@@ -30,23 +30,8 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
     /// Seconds a generator may run without yielding.
-    #[arg(long, default_value_t = 10.0)]
-    pub timeout: f64,
-}
-
-pub fn parse_vec3(s: &str) -> Result<Vec3, String> {
-    let parts: Vec<f32> = s
-        .split(',')
-        .map(|p| p.trim().parse::<f32>())
-        .collect::<Result<_, _>>()
-        .map_err(|_| format!("'{s}' is not X,Y,Z"))?;
-    match parts[..] {
-        [x, y, z] if parts.iter().all(|v| v.is_finite() && *v >= 0.0) => Ok(Vec3::new(x, y, z)),
-        [_, _, _] => Err(format!(
-            "'{s}': size components must be finite and not negative"
-        )),
-        _ => Err(format!("'{s}' is not X,Y,Z")),
-    }
+    #[arg(long, default_value = "10", allow_hyphen_values = true, value_parser = crate::flags::seconds)]
+    pub timeout: Duration,
 }
 
 /// Resolves `--attr` arguments against the generator's declared attributes.
@@ -100,11 +85,8 @@ pub fn build(args: &Args) -> Result<Built> {
     if !(args.scale.is_finite() && args.scale > 0.0) {
         bail!("--scale must be a positive number, got {}", args.scale);
     }
-    if !(args.timeout.is_finite() && args.timeout > 0.0) {
-        bail!("--timeout must be a positive number of seconds");
-    }
     let config = HostConfig {
-        timeout: Duration::from_secs_f64(args.timeout),
+        timeout: args.timeout,
         ..HostConfig::default()
     };
     let mut host = Host::new(config)?;

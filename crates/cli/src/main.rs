@@ -3,6 +3,7 @@
 
 mod attrs;
 mod export;
+mod flags;
 mod generate;
 mod info;
 mod new;

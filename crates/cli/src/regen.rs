@@ -18,21 +18,18 @@ pub struct Args {
     #[arg(long)]
     pub force: bool,
     /// Seconds a generator may run without yielding.
-    #[arg(long, default_value_t = 10.0)]
-    pub timeout: f64,
+    #[arg(long, default_value = "10", allow_hyphen_values = true, value_parser = crate::flags::seconds)]
+    pub timeout: Duration,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
     /// Worker VMs generating independent models at once (the saved scene is the same bytes
     /// for any value).
-    #[arg(long, short = 'j', default_value_t = 1)]
+    #[arg(long, short = 'j', default_value = "1", allow_hyphen_values = true, value_parser = crate::flags::jobs)]
     pub jobs: usize,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
-    if !(args.timeout.is_finite() && args.timeout > 0.0) {
-        bail!("--timeout must be a positive number of seconds");
-    }
     let out = args.output.clone().unwrap_or_else(|| args.scene.clone());
     if !matches!(
         Format::from_path(&out)?,
@@ -44,7 +41,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         );
     }
     let mut config = EngineConfig::default();
-    config.host.timeout = Duration::from_secs_f64(args.timeout);
+    config.host.timeout = args.timeout;
     config.jobs = args.jobs.max(1);
     let mut engine = Engine::load(&args.scene, config)?;
     if args.force {

@@ -16,8 +16,8 @@ pub struct Args {
     #[arg(long)]
     pub save: Option<PathBuf>,
     /// Seconds a script may run without yielding.
-    #[arg(long, default_value_t = 10.0)]
-    pub timeout: f64,
+    #[arg(long, default_value = "10", allow_hyphen_values = true, value_parser = crate::flags::seconds)]
+    pub timeout: Duration,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -27,7 +27,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .map(output::Format::from_path)
         .transpose()?;
     let mut config = EngineConfig::default();
-    config.host.timeout = Duration::from_secs_f64(args.timeout.max(0.001));
+    config.host.timeout = args.timeout;
     config.host.echo_output = true;
     // Scripts are trusted local tools; ProceduralModels they create regenerate while they wait.
     let mut engine = Engine::new(config)?;
