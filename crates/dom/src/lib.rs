@@ -13,7 +13,7 @@ mod transfer;
 pub use classes::{PropertyInfo, db, db_default, find_property, is_a, nearest_brick_color};
 pub use geometry::{affine_to_cframe, cframe_to_affine, from_vec3, to_vec3};
 pub use pivot::{
-    bounding_box, get_pivot, model_scale, move_by, part_cframe, part_size, pivot_to,
-    primary_part_of, scale_about, scale_to,
+    bounding_box, get_pivot, input_size_key, model_scale, move_by, part_cframe, part_size,
+    pivot_to, primary_part_of, scale_about, scale_to, size_at_scale,
 };
 pub use transfer::{count_subtree, full_name, in_scene, move_into};

@@ -248,9 +248,99 @@ pub fn scale_to(dom: &mut WeakDom, model: Ref, scale: f32) {
         return;
     };
     let origin = Vec3::from(pivot.translation);
+    let old = model_scale(inst);
     let children = inst.children().to_vec();
     scale_about(dom, &children, origin, factor);
     if let Some(inst) = dom.get_by_ref_mut(model) {
         inst.properties.insert(KEYS.scale, Variant::Float32(scale));
+        // A ProceduralModel's Size is the box at its current scale: it scales with the
+        // model, so the generator's input (Size ÷ Scale) stays the same and nothing
+        // regenerates.
+        if inst.class == "ProceduralModel"
+            && let Some(Variant::Vector3(s)) = inst.properties.get(&KEYS.size).cloned()
+        {
+            let size = rbx_types::Vector3::new(
+                size_at_scale(s.x, old, scale),
+                size_at_scale(s.y, old, scale),
+                size_at_scale(s.z, old, scale),
+            );
+            inst.properties.insert(KEYS.size, Variant::Vector3(size));
+        }
+    }
+}
+
+/// The generator's input size (`Size ÷ Scale`, one component) as the engine compares it:
+/// rounded to 16 significant bits (a relative step of 1.5e-5), so that rescaling a model,
+/// which cannot keep the quotient exact in f32, never looks like a new input.
+pub fn input_size_key(size: f32, scale: f32) -> u32 {
+    let q = size / scale;
+    if !q.is_finite() || q <= 0.0 {
+        return q.to_bits();
+    }
+    (q.to_bits() + (1 << 6)) >> 7
+}
+
+/// The size at scale `new` of a box that is `size` at scale `old`: `size * new / old`,
+/// nudged by a few rounding steps where needed so that its [`input_size_key`] is unchanged.
+pub fn size_at_scale(size: f32, old: f32, new: f32) -> f32 {
+    let key = input_size_key(size, old);
+    let input = size / old;
+    let mut s = input * new;
+    for _ in 0..64 {
+        let k = input_size_key(s, new);
+        if k == key || !s.is_finite() {
+            break;
+        }
+        s = if k < key { s.next_up() } else { s.next_down() };
+    }
+    s
+}
+
+#[cfg(test)]
+mod scale_tests {
+    use super::size_at_scale;
+
+    #[test]
+    fn the_input_size_survives_any_rescale() {
+        use super::input_size_key;
+        let scales = [
+            1.0f32,
+            1.1,
+            0.3,
+            2.0,
+            7.77,
+            0.013,
+            123.4,
+            1.0 / 3.0,
+            0.5,
+            64.0,
+        ];
+        for size in [7.0f32, 0.1, 12.0, 100.3, 4097.0, 1.0e-3, 1.7, 2048.25] {
+            let mut s = size;
+            let mut old = 1.0f32;
+            for &new in scales.iter().cycle().take(60) {
+                let before = input_size_key(s, old);
+                s = size_at_scale(s, old, new);
+                assert_eq!(
+                    input_size_key(s, new),
+                    before,
+                    "size {size} at {old} -> {new}"
+                );
+                old = new;
+            }
+            assert_eq!(input_size_key(s, old), input_size_key(size, 1.0));
+            assert!(
+                (s / old - size).abs() <= size * 1e-4,
+                "{s} / {old} vs {size}"
+            );
+        }
+    }
+
+    #[test]
+    fn small_real_size_changes_are_new_inputs() {
+        use super::input_size_key;
+        assert_ne!(input_size_key(1000.0, 1.0), input_size_key(1000.1, 1.0));
+        assert_ne!(input_size_key(1.0, 1.0), input_size_key(1.001, 1.0));
+        assert_eq!(input_size_key(7.0, 1.0), input_size_key(7.0000005, 1.0));
     }
 }

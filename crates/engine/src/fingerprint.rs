@@ -86,8 +86,9 @@ pub fn inputs(dom: &WeakDom, model: Ref, sources: &mut SourceDigests) -> u64 {
         _ => 1.0,
     };
     if let Some(Variant::Vector3(s)) = prop(inst, KEYS.size) {
-        for c in [s.x / scale, s.y / scale, s.z / scale] {
-            h.update(&c.to_bits().to_le_bytes());
+        for c in [s.x, s.y, s.z] {
+            // Rounded, so a rescale's f32 rounding is not a new input (see input_size_key).
+            h.update(&procmodel_dom::input_size_key(c, scale).to_le_bytes());
         }
     }
     if let Some(Variant::Attributes(a)) = prop(inst, KEYS.attributes) {

@@ -317,21 +317,8 @@ impl Engine {
             )));
         }
         self.change(model, "scale", |dom| {
-            let old = dom
-                .get_by_ref(model)
-                .map(procmodel_dom::model_scale)
-                .unwrap_or(1.0);
-            procmodel_dom::scale_to(dom, model, scale);
             // Size scales with the model, so Size ÷ Scale (the generator's input) is unchanged.
-            if let Some(inst) = dom.get_by_ref_mut(model)
-                && let Some(Variant::Vector3(s)) = inst.properties.get(&"Size".into()).cloned()
-            {
-                let f = scale / old;
-                inst.properties.insert(
-                    "Size".into(),
-                    Variant::Vector3(rbx_types::Vector3::new(s.x * f, s.y * f, s.z * f)),
-                );
-            }
+            procmodel_dom::scale_to(dom, model, scale);
             Ok(())
         })
     }
