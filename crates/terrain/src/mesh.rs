@@ -130,24 +130,60 @@ pub fn mesh_block(
     if nx < 2 || ny < 2 || nz < 2 {
         return Ok(TerrainMesh::default());
     }
+    SCRATCH.with(|sc| {
+        let mut sc = sc.borrow_mut();
+        let Scratch { mask, cube_vert } = &mut *sc;
+        mesh_with(b, owned_lo, owned_hi, mask, cube_vert)
+    })
+}
+
+/// Reused buffers (per thread): row masks and the cube → vertex table. The table is never
+/// cleared: only cubes with a sign change are read, and those are written first.
+#[derive(Default)]
+struct Scratch {
+    mask: Vec<u64>,
+    cube_vert: Vec<u32>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
+}
+
+fn mesh_with(
+    b: &SampleBlock,
+    owned_lo: [usize; 3],
+    owned_hi: [usize; 3],
+    mask: &mut Vec<u64>,
+    cube_vert: &mut Vec<u32>,
+) -> Result<TerrainMesh, TerrainError> {
+    let [nx, ny, nz] = b.dims;
     let idx = |x: usize, y: usize, z: usize| x + nx * (y + ny * z);
-    // Inside masks per (y, z) row.
-    let mut mask = vec![0u64; ny * nz];
-    for z in 0..nz {
-        for y in 0..ny {
-            let row = &b.occupancy[idx(0, y, z)..idx(0, y, z) + nx];
-            let mut m = 0u64;
-            for (x, &o) in row.iter().enumerate() {
-                m |= u64::from(o > 0.5) << x;
+    // Inside masks per (y, z) row, eight samples at a time.
+    mask.clear();
+    for row in b.occupancy.chunks_exact(nx) {
+        let mut m = 0u64;
+        let mut chunks = row.chunks_exact(8);
+        let mut shift = 0;
+        for c in &mut chunks {
+            let mut byte = 0u64;
+            for (k, &o) in c.iter().enumerate() {
+                byte |= u64::from(o > 0.5) << k;
             }
-            mask[y + ny * z] = m;
+            m |= byte << shift;
+            shift += 8;
         }
+        for (k, &o) in chunks.remainder().iter().enumerate() {
+            m |= u64::from(o > 0.5) << (shift + k);
+        }
+        mask.push(m);
     }
     let (cx, cy, cz) = (nx - 1, ny - 1, nz - 1);
     let cube_bits = if cx >= 64 { u64::MAX } else { (1u64 << cx) - 1 };
-    let mut cube_vert = vec![NONE; cx * cy * cz];
-    let mut positions: Vec<[f32; 3]> = Vec::new();
-    let mut normals: Vec<[f32; 3]> = Vec::new();
+    if cube_vert.len() < cx * cy * cz {
+        cube_vert.resize(cx * cy * cz, NONE);
+    }
+    let mut positions: Vec<[f32; 3]> = Vec::with_capacity(4096);
+    let mut normals: Vec<[f32; 3]> = Vec::with_capacity(4096);
     let occ = &b.occupancy;
     for z in 0..cz {
         for y in 0..cy {
@@ -165,21 +201,40 @@ pub fn mesh_block(
                 for (k, v) in f.iter_mut().enumerate() {
                     *v = occ[idx(x + (k & 1), y + ((k >> 1) & 1), z + (k >> 2))];
                 }
-                let mut sum = [0f32; 3];
-                let mut count = 0f32;
-                // 12 edges: pairs of corners differing in one bit.
-                for (a, bb) in EDGES {
-                    let (fa, fb) = (f[a], f[bb]);
-                    if (fa > 0.5) != (fb > 0.5) {
-                        let t = (0.5 - fa) / (fb - fa);
-                        for (ax, s) in sum.iter_mut().enumerate() {
-                            let ca = ((a >> ax) & 1) as f32;
-                            let cb = ((bb >> ax) & 1) as f32;
-                            *s += ca + (cb - ca) * t;
-                        }
+                let signs = (((m00 >> x) & 3)
+                    | (((m10 >> x) & 3) << 2)
+                    | (((m01 >> x) & 3) << 4)
+                    | (((m11 >> x) & 3) << 6)) as u32;
+                let (mut sx, mut sy, mut sz, mut count) = (0f32, 0f32, 0f32, 0f32);
+                let cross = |a: usize, bb: usize| {
+                    (((signs >> a) ^ (signs >> bb)) & 1 != 0).then(|| (0.5 - f[a]) / (f[bb] - f[a]))
+                };
+                // The 12 cube edges, four per axis (corner bit 0 = +X, 1 = +Y, 2 = +Z).
+                for (a, bb) in [(0, 1), (2, 3), (4, 5), (6, 7)] {
+                    if let Some(t) = cross(a, bb) {
+                        sx += t;
+                        sy += ((a >> 1) & 1) as f32;
+                        sz += (a >> 2) as f32;
                         count += 1.0;
                     }
                 }
+                for (a, bb) in [(0, 2), (1, 3), (4, 6), (5, 7)] {
+                    if let Some(t) = cross(a, bb) {
+                        sx += (a & 1) as f32;
+                        sy += t;
+                        sz += (a >> 2) as f32;
+                        count += 1.0;
+                    }
+                }
+                for (a, bb) in [(0, 4), (1, 5), (2, 6), (3, 7)] {
+                    if let Some(t) = cross(a, bb) {
+                        sx += (a & 1) as f32;
+                        sy += ((a >> 1) & 1) as f32;
+                        sz += t;
+                        count += 1.0;
+                    }
+                }
+                let sum = [sx, sy, sz];
                 let o = b.origin + IVec3::new(x as i32, y as i32, z as i32);
                 let p = [0, 1, 2].map(|a| (o[a] as f32) * 4.0 + 2.0 + 4.0 * sum[a] / count);
                 let g = [
@@ -200,7 +255,7 @@ pub fn mesh_block(
         }
     }
     // Quads per material: (material, [v0, v1, v2, v3]).
-    let mut quads: Vec<(Material, [u32; 4])> = Vec::new();
+    let mut quads: Vec<(Material, [u32; 4])> = Vec::with_capacity(positions.len() + 64);
     let cv = |x: usize, y: usize, z: usize| cube_vert[x + cx * (y + cy * z)];
     let lo = owned_lo.map(|v| v.max(1));
     let hi = [
@@ -254,59 +309,45 @@ pub fn mesh_block(
     Ok(split_parts(&positions, &normals, &quads))
 }
 
-const EDGES: [(usize, usize); 12] = [
-    (0, 1),
-    (2, 3),
-    (4, 5),
-    (6, 7),
-    (0, 2),
-    (1, 3),
-    (4, 6),
-    (5, 7),
-    (0, 4),
-    (1, 5),
-    (2, 6),
-    (3, 7),
-];
-
 fn split_parts(
     positions: &[[f32; 3]],
     normals: &[[f32; 3]],
     quads: &[(Material, [u32; 4])],
 ) -> TerrainMesh {
-    let mut mesh = TerrainMesh::default();
-    let mut present = [false; 23];
+    // Part slot per material, in material order.
+    let mut slot = [u8::MAX; 23];
     for (m, _) in quads {
-        present[usize::from(m.index())] = true;
+        slot[usize::from(m.index())] = 0;
     }
-    let mut remap = vec![NONE; positions.len()];
+    let mut mesh = TerrainMesh::default();
     for m in Material::ALL {
-        if !present[usize::from(m.index())] {
-            continue;
+        let s = &mut slot[usize::from(m.index())];
+        if *s == 0 {
+            *s = mesh.parts.len() as u8;
+            mesh.parts.push(MeshPart {
+                material: m,
+                ..MeshPart::default()
+            });
         }
-        remap.fill(NONE);
-        let mut part = MeshPart {
-            material: m,
-            ..MeshPart::default()
-        };
-        for (qm, q) in quads {
-            if *qm != m {
-                continue;
+    }
+    let nv = positions.len();
+    let mut remap = vec![NONE; nv * mesh.parts.len()];
+    for (m, q) in quads {
+        let k = usize::from(slot[usize::from(m.index())]);
+        let part = &mut mesh.parts[k];
+        let table = &mut remap[k * nv..(k + 1) * nv];
+        let mut ids = [0u32; 4];
+        for (j, &v) in q.iter().enumerate() {
+            let r = &mut table[v as usize];
+            if *r == NONE {
+                *r = part.positions.len() as u32;
+                part.positions.push(positions[v as usize]);
+                part.normals.push(normals[v as usize]);
             }
-            let mut ids = [0u32; 4];
-            for (k, &v) in q.iter().enumerate() {
-                let r = &mut remap[v as usize];
-                if *r == NONE {
-                    *r = part.positions.len() as u32;
-                    part.positions.push(positions[v as usize]);
-                    part.normals.push(normals[v as usize]);
-                }
-                ids[k] = *r;
-            }
-            part.indices
-                .extend_from_slice(&[ids[0], ids[1], ids[2], ids[0], ids[2], ids[3]]);
+            ids[j] = *r;
         }
-        mesh.parts.push(part);
+        part.indices
+            .extend_from_slice(&[ids[0], ids[1], ids[2], ids[0], ids[2], ids[3]]);
     }
     mesh
 }
