@@ -424,6 +424,51 @@ mod tests {
     }
 
     #[test]
+    fn tutorial_column_block_straddles_voxels() {
+        // The tutorial's FillBlock(CFrame.new(x*GRID, y, z*GRID), Vector3.new(GRID, 2*GRID, GRID))
+        // is centred on a voxel corner column: each of the four voxels around it is half covered
+        // along X and Z.
+        let mut t = Terrain::new();
+        t.fill_block(
+            Affine3A::from_translation(Vec3::new(0.0, 6.0, 0.0)),
+            Vec3::new(4.0, 8.0, 4.0),
+            Material::Grass,
+        )
+        .unwrap();
+        for (x, z) in [(-1, -1), (-1, 0), (0, -1), (0, 0)] {
+            assert_eq!(occ(&t, x, 1, z), 128, "{x} {z}");
+            // Y from 2 to 10: cell 0 (centre 2) half, cell 2 (centre 10) half.
+            assert_eq!(occ(&t, x, 0, z), 128);
+            assert_eq!(occ(&t, x, 2, z), 128);
+            assert_eq!(occ(&t, x, 3, z), 0);
+        }
+        assert_eq!(occ(&t, 1, 1, 0), 0);
+    }
+
+    #[test]
+    fn fills_merge_with_existing_terrain() {
+        let mut t = Terrain::new();
+        t.fill_ball(Vec3::splat(2.0), 8.0, Material::Rock).unwrap();
+        // A half-covering sand block over the rock: rock keeps the voxels it fills more.
+        t.fill_block(
+            Affine3A::from_translation(Vec3::new(4.0, 2.0, 2.0)),
+            Vec3::splat(4.0),
+            Material::Sand,
+        )
+        .unwrap();
+        assert_eq!(t.get(IVec3::ZERO), Voxel::solid(Material::Rock, 255));
+        // Carving with Air removes exactly the block's coverage.
+        t.fill_block(
+            Affine3A::from_translation(Vec3::splat(2.0)),
+            Vec3::splat(4.0),
+            Material::Air,
+        )
+        .unwrap();
+        assert!(t.get(IVec3::ZERO).is_empty());
+        assert_eq!(t.get(IVec3::new(0, 1, 0)).occupancy, 255);
+    }
+
+    #[test]
     fn merge_rule() {
         let rock = Voxel::solid(Material::Rock, 200);
         assert_eq!(merge(rock, Material::Sand, 100), rock);

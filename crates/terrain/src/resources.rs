@@ -72,7 +72,8 @@ fn candidate(seed: u64, cell: f64, a: i64, b: i64, density: f64) -> Option<Candi
 }
 
 impl World {
-    /// Resources with `x ∈ [min_x, max_x)`, `z ∈ [min_z, max_z)` (studs), sorted by (z, x).
+    /// Resources with `x ∈ [min_x, max_x)`, `z ∈ [min_z, max_z)` (studs) for `area = [min_x,
+    /// min_z, max_x, max_z]`, in sampling-cell order (rows along Z, then X).
     pub fn resources(
         &self,
         area: [f64; 4],
