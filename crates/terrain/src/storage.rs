@@ -532,9 +532,47 @@ impl Terrain {
     /// `PasteRegion(region, corner, pasteEmptyCells)`: writes the copied voxels with their
     /// first cell at `corner`; with `paste_empty_cells` false, empty copied cells leave the
     /// destination as it was.
-    pub fn paste_region(&mut self, region: &TerrainRegion, corner: IVec3, paste_empty_cells: bool) {
-        let dst = CellRegion::from_min_size(corner, region.size);
+    /// A corner beyond the terrain's ±2^21-cell extent or a region whose arrays do not match
+    /// its size is an error (nothing is written).
+    pub fn paste_region(
+        &mut self,
+        region: &TerrainRegion,
+        corner: IVec3,
+        paste_empty_cells: bool,
+    ) -> Result<(), crate::TerrainError> {
         let b = &region.voxels;
+        let s = region.size;
+        if s.min_element() < 0 || b.size != [s.x as usize, s.y as usize, s.z as usize] {
+            return Err(crate::TerrainError::ArraySize {
+                what: "TerrainRegion voxels",
+                got: b.len(),
+                expected: (s.max(IVec3::ZERO).as_i64vec3().element_product()) as usize,
+            });
+        }
+        for (what, len) in [
+            ("TerrainRegion materials", b.materials.len()),
+            ("TerrainRegion occupancy", b.occupancy.len()),
+            ("TerrainRegion liquid", b.liquid.len()),
+        ] {
+            if len != b.len() {
+                return Err(crate::TerrainError::ArraySize {
+                    what,
+                    got: len,
+                    expected: b.len(),
+                });
+            }
+        }
+        const LIMIT: i64 = 1 << 21;
+        for a in 0..3 {
+            let (lo, hi) = (i64::from(corner[a]), i64::from(corner[a]) + i64::from(s[a]));
+            if lo < -LIMIT || hi > LIMIT {
+                return Err(crate::TerrainError::OutOfRange {
+                    what: "paste corner",
+                    value: lo as f64,
+                });
+            }
+        }
+        let dst = CellRegion::from_min_size(corner, region.size);
         self.modify(dst, |c, v| {
             let l = c - corner;
             let i = b.index(l.x as usize, l.y as usize, l.z as usize);
@@ -548,6 +586,7 @@ impl Terrain {
                 *v = src;
             }
         });
+        Ok(())
     }
 
     /// Bounding region of the stored chunks (whole chunks), if any.

@@ -358,6 +358,26 @@ impl World {
                 format!("is not a finite number ({floor})"),
             ));
         }
+        const LIMIT: i32 = 1 << 21;
+        for (v, what) in [
+            (cells.min[0], "columns min x"),
+            (cells.min[1], "columns min z"),
+            (cells.max[0], "columns max x"),
+            (cells.max[1], "columns max z"),
+        ] {
+            if !(-LIMIT..=LIMIT).contains(&v) {
+                return Err(TerrainError::OutOfRange {
+                    what,
+                    value: f64::from(v),
+                });
+            }
+        }
+        if floor.abs() > 8_388_608.0 {
+            return Err(TerrainError::OutOfRange {
+                what: "floor",
+                value: floor,
+            });
+        }
         let [x0, z0] = cells.min;
         let [x1, z1] = cells.max;
         let w = (x1 - x0).max(0) as usize;

@@ -85,7 +85,7 @@ fn copy_and_paste_regions() {
     assert_eq!(src.size, IVec3::new(3, 1, 1));
     // Destination has something where the copy is empty.
     t.set(IVec3::new(12, 0, 0), Voxel::solid(Material::Salt, 255));
-    t.paste_region(&src, IVec3::new(10, 0, 0), false);
+    t.paste_region(&src, IVec3::new(10, 0, 0), false).unwrap();
     assert_eq!(
         t.get(IVec3::new(10, 0, 0)),
         Voxel::solid(Material::Brick, 255)
@@ -95,7 +95,14 @@ fn copy_and_paste_regions() {
         Voxel::solid(Material::Brick, 60)
     );
     assert_eq!(t.get(IVec3::new(12, 0, 0)).material, Material::Salt);
-    t.paste_region(&src, IVec3::new(10, 0, 0), true);
+    t.paste_region(&src, IVec3::new(10, 0, 0), true).unwrap();
+    assert!(
+        t.paste_region(&src, IVec3::new(i32::MAX - 1, 0, 0), true)
+            .is_err()
+    );
+    let mut bad = src.clone();
+    bad.voxels.liquid.pop();
+    assert!(t.paste_region(&bad, IVec3::ZERO, true).is_err());
     assert!(t.get(IVec3::new(12, 0, 0)).is_empty());
 }
 
