@@ -76,27 +76,19 @@ pub fn jobs(s: &str) -> Result<usize, String> {
 }
 
 /// Largest accepted memory amount: 1,048,576 MB (1 TiB).
-// For the output-quota flags (issue #10, item 9); no flag takes one yet.
-#[allow(dead_code)]
 pub const MAX_MEGABYTES: u64 = 1 << 20;
 
 /// An amount of memory or output in megabytes (`--memory`, `--max-output-mb`, ...): a whole
 /// number from 1 to 1,048,576 inclusive. Returns bytes (MB × 1,048,576).
-// For the output-quota flags (issue #10, item 9); no flag takes one yet.
-#[allow(dead_code)]
 pub fn megabytes(s: &str) -> Result<u64, String> {
     whole(s, 1, MAX_MEGABYTES).map(|mb| mb << 20)
 }
 
 /// Largest accepted count.
-// For the output-quota flags (issue #10, item 9); no flag takes one yet.
-#[allow(dead_code)]
 pub const MAX_COUNT: u64 = 1 << 40;
 
 /// A count of things (`--max-instances`, frames, ...): a whole number from 1 to 2^40
 /// (1,099,511,627,776) inclusive.
-// For the output-quota flags (issue #10, item 9); no flag takes one yet.
-#[allow(dead_code)]
 pub fn count(s: &str) -> Result<u64, String> {
     whole(s, 1, MAX_COUNT)
 }

@@ -3,12 +3,13 @@
 use crate::{attrs, output};
 use anyhow::{Context, Result, anyhow, bail};
 use glam::Vec3;
-use procmodel_luau::{Generator, Host, HostConfig, RunInputs};
+use procmodel_engine::{Engine, EngineConfig};
+use procmodel_luau::Generator;
 use rbx_dom_weak::{InstanceBuilder, WeakDom, ustr};
 use rbx_types::{Attributes, Ref, Variant};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -29,9 +30,8 @@ pub struct Args {
     /// Print a JSON summary (instances, time, output hash) on stdout.
     #[arg(long)]
     pub json: bool,
-    /// Seconds a generator may run without yielding.
-    #[arg(long, default_value = "10", allow_hyphen_values = true, value_parser = crate::flags::seconds)]
-    pub timeout: Duration,
+    #[command(flatten)]
+    pub limits: crate::limits::Limits,
 }
 
 /// Resolves `--attr` arguments against the generator's declared attributes.
@@ -81,15 +81,17 @@ pub struct Built {
     pub elapsed: Duration,
 }
 
+/// Generates through the engine, exactly as a ProceduralModel in a scene regenerates: a
+/// one-model scene (the generator as a ModuleScript in ServerStorage, a ProceduralModel at
+/// the origin with the given Size, Scale and attributes), one settle, and the model's
+/// results moved into a plain Model (results are positioned, scaled and given their
+/// PrimaryPart by the engine's own result application).
 pub fn build(args: &Args) -> Result<Built> {
-    if !(args.scale.is_finite() && args.scale > 0.0) {
-        bail!("--scale must be a positive number, got {}", args.scale);
-    }
-    let config = HostConfig {
-        timeout: args.timeout,
-        ..HostConfig::default()
-    };
-    let mut host = Host::new(config)?;
+    let mut config = EngineConfig::default();
+    args.limits.apply(&mut config.host);
+    config.host.echo_output = true;
+    let mut engine = Engine::new(config)?;
+    let mut host = engine.host().clone();
     let storage = host.with_dom_ref(|dom| {
         dom.root()
             .children()
@@ -104,66 +106,83 @@ pub fn build(args: &Args) -> Result<Built> {
     let generator = host.load_generator_file(&args.generator, storage)?;
     let attributes = resolve_attrs(&generator, &args.attrs)?;
     let size = args.size.unwrap_or(Vec3::splat(12.0));
-    let inputs = RunInputs {
-        attributes: attributes.clone(),
-        size: size / args.scale,
-        // A generator run from the command line sees a fresh DataModel; its container is all
-        // it may write (as a sandboxed generator without AccessOutsideWrite).
-        allow_outside_write: false,
-    };
-    let start = Instant::now();
-    let out = host
-        .run_generator(&generator, &inputs)
-        .map_err(|e| match e {
-            procmodel_luau::HostError::Script { message, traceback } => anyhow!(
-                "{}: generation failed: {message}{}",
-                args.generator.display(),
-                traceback.map(|t| format!("\n{t}")).unwrap_or_default()
-            ),
-            other => anyhow!(other),
-        })?;
-    let elapsed = start.elapsed();
-
-    // Apply results (SPEC §4): pivot at the model's pivot (the origin here), scale, attributes.
+    let mut given = Attributes::new();
+    for (n, v) in &attributes {
+        given.insert(n.clone(), v.clone());
+    }
     let name = args
         .generator
         .file_stem()
         .and_then(|s| s.to_str())
         .unwrap_or("Generated")
         .to_owned();
-    let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
-    let mut final_attrs = Attributes::new();
-    for (n, v) in generator.attributes.iter().flatten() {
-        final_attrs.insert(n.clone(), v.clone());
-    }
-    for (n, v) in &attributes {
-        final_attrs.insert(n.clone(), v.clone());
-    }
-    let model = dom.insert(
-        dom.root_ref(),
-        InstanceBuilder::new("Model")
-            .with_name(name)
-            .with_property("Attributes", Variant::Attributes(final_attrs))
+    let workspace = engine.workspace();
+    // Size is the box at the model's scale: params.Size = Size / Scale, as in Studio.
+    let pm = engine.insert(
+        workspace,
+        InstanceBuilder::new("ProceduralModel")
+            .with_name(name.clone())
+            .with_property("Generator", Variant::Ref(generator.module))
             .with_property(
-                "WorldPivotData",
-                Variant::OptionalCFrame(Some(rbx_types::CFrame::identity())),
-            ),
+                "Size",
+                rbx_types::Vector3::new(size.x, size.y, size.z),
+            )
+            .with_property("Scale", Variant::Float32(args.scale))
+            .with_property("Attributes", Variant::Attributes(given)),
     );
-    host.with_dom_mut(|src| {
-        let children = src
-            .get_by_ref(out.container)
-            .map(|i| i.children().to_vec())
-            .unwrap_or_default();
-        procmodel_dom::move_into(src, &children, &mut dom, model);
+    let reports = engine.settle(args.limits.max_frames());
+    let report = reports
+        .iter()
+        .rev()
+        .find(|r| r.model == pm)
+        .ok_or_else(|| anyhow!("{}: the generator did not run", args.generator.display()))?;
+    if !report.ok {
+        bail!(
+            "{}: generation failed: {}",
+            args.generator.display(),
+            report.error.as_deref().unwrap_or("unknown error")
+        );
+    }
+    let elapsed = report.elapsed;
+
+    let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+    let model = host.with_dom_mut(|src| {
+        let inst = src.get_by_ref(pm).expect("the model stays in the scene");
+        let keep = |key: &str| inst.properties.get(&ustr(key)).cloned();
+        let mut builder = InstanceBuilder::new("Model").with_name(name).with_property(
+            "WorldPivotData",
+            Variant::OptionalCFrame(Some(rbx_types::CFrame::identity())),
+        );
+        if let Some(a) = keep("Attributes") {
+            builder = builder.with_property("Attributes", a);
+        }
+        if args.scale != 1.0 {
+            builder = builder.with_property("Scale", Variant::Float32(args.scale));
+        }
+        let primary = procmodel_dom::primary_part_of(src, pm);
+        let folder = inst.children().iter().copied().find(|&c| {
+            src.get_by_ref(c)
+                .is_some_and(|i| i.class == "GeneratedFolder")
+        });
+        let model = dom.insert(dom.root_ref(), builder);
+        if let Some(folder) = folder {
+            let children = src
+                .get_by_ref(folder)
+                .map(|i| i.children().to_vec())
+                .unwrap_or_default();
+            procmodel_dom::move_into(src, &children, &mut dom, model);
+        }
+        if let Some(pp) = primary.filter(|r| dom.get_by_ref(*r).is_some())
+            && let Some(m) = dom.get_by_ref_mut(model)
+        {
+            m.properties.insert(ustr("PrimaryPart"), Variant::Ref(pp));
+        }
+        model
     });
-    if let Some(pp) = out.primary_part.filter(|r| dom.get_by_ref(*r).is_some())
-        && let Some(m) = dom.get_by_ref_mut(model)
-    {
-        m.properties.insert(ustr("PrimaryPart"), Variant::Ref(pp));
-    }
-    if args.scale != 1.0 {
-        procmodel_dom::scale_to(&mut dom, model, args.scale);
-    }
+    // The scene (and its VM) are done with: release their memory before the output is written.
+    drop(engine);
+    drop(host);
+    crate::release_free_memory();
     let instances = procmodel_dom::count_subtree(&dom, model) - 1;
     Ok(Built {
         dom,

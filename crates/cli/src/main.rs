@@ -6,6 +6,7 @@ mod export;
 mod flags;
 mod generate;
 mod info;
+mod limits;
 mod new;
 mod output;
 mod regen;

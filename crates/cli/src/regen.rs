@@ -5,7 +5,6 @@ use anyhow::{Result, bail};
 use procmodel_engine::{Engine, EngineConfig};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -17,9 +16,8 @@ pub struct Args {
     /// Regenerate every model, not only the dirty ones.
     #[arg(long)]
     pub force: bool,
-    /// Seconds a generator may run without yielding.
-    #[arg(long, default_value = "10", allow_hyphen_values = true, value_parser = crate::flags::seconds)]
-    pub timeout: Duration,
+    #[command(flatten)]
+    pub limits: crate::limits::Limits,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -41,7 +39,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         );
     }
     let mut config = EngineConfig::default();
-    config.host.timeout = args.timeout;
+    args.limits.apply(&mut config.host);
     config.jobs = args.jobs.max(1);
     let mut engine = Engine::load(&args.scene, config)?;
     if args.force {
@@ -60,7 +58,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         progress.inc(1);
         progress.set_message(r.path.clone());
     })));
-    let reports = engine.settle(64);
+    let reports = engine.settle(args.limits.max_frames());
     engine.on_report(None);
     bar.finish_and_clear();
     engine.save(&out)?;

@@ -3,21 +3,25 @@
 
 use crate::output;
 use anyhow::{Result, anyhow};
-use procmodel_engine::{Engine, EngineConfig};
+use procmodel_engine::{Engine, EngineConfig, Report};
+use std::cell::RefCell;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
+use std::rc::Rc;
 
 #[derive(clap::Args)]
 pub struct Args {
     /// The script (.luau).
     pub script: PathBuf,
+    /// Run the script against this place (.rbxl, .rbxlx, .rbxm, .rbxmx) instead of an empty
+    /// DataModel, as a Studio command bar or plugin works on an open place.
+    #[arg(long)]
+    pub place: Option<PathBuf>,
     /// Save the resulting DataModel (.rbxl, .rbxlx; .rbxm/.rbxmx/.glb/.gltf/.obj also work).
     #[arg(long)]
     pub save: Option<PathBuf>,
-    /// Seconds a script may run without yielding.
-    #[arg(long, default_value = "10", allow_hyphen_values = true, value_parser = crate::flags::seconds)]
-    pub timeout: Duration,
+    #[command(flatten)]
+    pub limits: crate::limits::Limits,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -27,10 +31,23 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .map(output::Format::from_path)
         .transpose()?;
     let mut config = EngineConfig::default();
-    config.host.timeout = args.timeout;
+    args.limits.apply(&mut config.host);
     config.host.echo_output = true;
     // Scripts are trusted local tools; ProceduralModels they create regenerate while they wait.
-    let mut engine = Engine::new(config)?;
+    let mut engine = match &args.place {
+        Some(place) => Engine::load(place, config)?,
+        None => Engine::new(config)?,
+    };
+    // The last outcome of each model, in the order models first reported.
+    let outcomes: Rc<RefCell<Vec<Report>>> = Rc::default();
+    let sink = outcomes.clone();
+    engine.on_report(Some(Box::new(move |r: &Report| {
+        let mut all = sink.borrow_mut();
+        match all.iter_mut().find(|o| o.model == r.model) {
+            Some(o) => *o = r.clone(),
+            None => all.push(r.clone()),
+        }
+    })));
     engine.run_script(&args.script).map_err(|e| match e {
         procmodel_engine::EngineError::Host(procmodel_luau::HostError::Script {
             message,
@@ -43,7 +60,22 @@ pub fn run(args: Args) -> Result<ExitCode> {
         other => anyhow!(other),
     })?;
     // Models still dirty when the script ends are generated before saving.
-    engine.settle(64);
+    engine.settle(args.limits.max_frames());
+    engine.on_report(None);
+    let failed: Vec<Report> = outcomes
+        .borrow()
+        .iter()
+        .filter(|r| !r.ok)
+        .cloned()
+        .collect();
+    for r in &failed {
+        let first = r
+            .error
+            .as_deref()
+            .and_then(|e| e.lines().next())
+            .unwrap_or("failed");
+        eprintln!("model {} failed: {first}", r.path);
+    }
     // The scene outlives the VM: its memory is free for the save.
     let dom = engine.into_dom();
     crate::release_free_memory();
@@ -54,5 +86,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     // The process ends now: freeing a scene of many instances one by one would only cost time.
     std::mem::forget(dom);
-    Ok(ExitCode::SUCCESS)
+    if failed.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!(
+            "{} of {} generated models failed",
+            failed.len(),
+            outcomes.borrow().len()
+        );
+        Ok(ExitCode::FAILURE)
+    }
 }

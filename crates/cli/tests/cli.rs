@@ -44,6 +44,22 @@ fn run_and_save(script_name: &str, source: &str, save: &str) -> PathBuf {
     saved
 }
 
+/// As [`run_and_save`] for a script whose models fail: `run` saves the place, reports the
+/// failures and exits non-zero.
+fn run_and_save_failing(script_name: &str, source: &str, save: &str) -> PathBuf {
+    let script = tmp(script_name);
+    std::fs::write(&script, source).unwrap();
+    let saved = tmp(save);
+    let out = bin()
+        .args(["run", script.to_str().unwrap(), "--save"])
+        .arg(&saved)
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "failed models make run exit non-zero");
+    assert!(saved.is_file(), "the place is saved all the same");
+    saved
+}
+
 fn generate(args: &[&str]) -> Output {
     bin().arg("generate").args(args).output().unwrap()
 }
@@ -364,7 +380,7 @@ fn run_builds_a_scene_regen_regenerates_and_export_writes_gltf() {
 
 #[test]
 fn regen_reports_failures_with_nonzero_exit() {
-    let scene = run_and_save(
+    let scene = run_and_save_failing(
         "broken-scene.luau",
         r#"local g = Instance.new("ModuleScript")
         g.Source = "return { OnGenerate = function() error('broken generator') end }"

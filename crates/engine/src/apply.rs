@@ -386,8 +386,12 @@ pub fn place(dom: &mut WeakDom, model: Ref, out: &Produced) {
         .and_then(|pp| procmodel_dom::get_pivot(dom, pp))
         .unwrap_or(glam::Affine3A::IDENTITY);
     let delta = pivot * own.inverse();
-    for &c in &children {
-        procmodel_dom::move_by(dom, c, delta);
+    // A pivot that already sits on the model's (within f32 noise of composing a CFrame with
+    // its inverse) leaves the results exactly as built.
+    if !delta.abs_diff_eq(glam::Affine3A::IDENTITY, 1e-5) {
+        for &c in &children {
+            procmodel_dom::move_by(dom, c, delta);
+        }
     }
     // 3. undo the scale normalisation
     let scale = dom

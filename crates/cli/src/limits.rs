@@ -1,0 +1,40 @@
+//! The limits every command that runs Luau shares (`--timeout`, `--max-wait`,
+//! `--max-instances`, `--max-output-mb`), flattened into each subcommand's arguments.
+
+use procmodel_luau::HostConfig;
+use std::time::Duration;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct Limits {
+    /// Seconds a generator or script may run without yielding (params:Pause() counts as a
+    /// yield point).
+    #[arg(long, default_value = "10", allow_hyphen_values = true, value_parser = crate::flags::seconds)]
+    pub timeout: Duration,
+    /// Seconds of virtual time (task.wait, frames) one run may wait in total before it is
+    /// stopped: waiting costs no real time, so a run that waits forever ends at once.
+    #[arg(long, default_value = "3600", allow_hyphen_values = true, value_parser = crate::flags::seconds)]
+    pub max_wait: Duration,
+    /// Most instances one run may create.
+    #[arg(long, default_value = "2000000", allow_hyphen_values = true, value_parser = crate::flags::count)]
+    pub max_instances: u64,
+    /// Most megabytes of instance data one run may create (about 1 KB per instance plus the
+    /// strings it writes).
+    #[arg(long = "max-output-mb", value_name = "MB", default_value = "4096", allow_hyphen_values = true, value_parser = crate::flags::megabytes)]
+    pub max_output_bytes: u64,
+}
+
+impl Limits {
+    /// Engine frames a settle may take: every frame of virtual time a run may wait, and a
+    /// margin (a run that waits longer has already failed with the wait limit).
+    pub fn max_frames(&self) -> usize {
+        (self.max_wait.as_secs_f64() / procmodel_luau::FRAME).ceil() as usize + 64
+    }
+
+    /// Puts these limits into a host configuration.
+    pub fn apply(&self, host: &mut HostConfig) {
+        host.timeout = self.timeout;
+        host.max_wait = self.max_wait.as_secs_f64();
+        host.instance_limit = Some(usize::try_from(self.max_instances).unwrap_or(usize::MAX));
+        host.max_output_bytes = Some(usize::try_from(self.max_output_bytes).unwrap_or(usize::MAX));
+    }
+}
