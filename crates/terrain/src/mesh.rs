@@ -132,8 +132,7 @@ pub fn mesh_block(
     }
     SCRATCH.with(|sc| {
         let mut sc = sc.borrow_mut();
-        let Scratch { mask, cube_vert } = &mut *sc;
-        mesh_with(b, owned_lo, owned_hi, mask, cube_vert)
+        mesh_with(b, owned_lo, owned_hi, &mut sc)
     })
 }
 
@@ -143,6 +142,10 @@ pub fn mesh_block(
 struct Scratch {
     mask: Vec<u64>,
     cube_vert: Vec<u32>,
+    positions: Vec<[f32; 3]>,
+    normals: Vec<[f32; 3]>,
+    quads: Vec<(Material, [u32; 4])>,
+    remap: Vec<u32>,
 }
 
 thread_local! {
@@ -153,9 +156,16 @@ fn mesh_with(
     b: &SampleBlock,
     owned_lo: [usize; 3],
     owned_hi: [usize; 3],
-    mask: &mut Vec<u64>,
-    cube_vert: &mut Vec<u32>,
+    sc: &mut Scratch,
 ) -> Result<TerrainMesh, TerrainError> {
+    let Scratch {
+        mask,
+        cube_vert,
+        positions,
+        normals,
+        quads,
+        remap,
+    } = sc;
     let [nx, ny, nz] = b.dims;
     let idx = |x: usize, y: usize, z: usize| x + nx * (y + ny * z);
     // Inside masks per (y, z) row, eight samples at a time.
@@ -182,8 +192,8 @@ fn mesh_with(
     if cube_vert.len() < cx * cy * cz {
         cube_vert.resize(cx * cy * cz, NONE);
     }
-    let mut positions: Vec<[f32; 3]> = Vec::with_capacity(4096);
-    let mut normals: Vec<[f32; 3]> = Vec::with_capacity(4096);
+    positions.clear();
+    normals.clear();
     let occ = &b.occupancy;
     for z in 0..cz {
         for y in 0..cy {
@@ -255,8 +265,7 @@ fn mesh_with(
         }
     }
     // Quads per material: (material, [v0, v1, v2, v3]).
-    let mut quads: Vec<(Material, [u32; 4])> = Vec::with_capacity(positions.len() + 64);
-    let cv = |x: usize, y: usize, z: usize| cube_vert[x + cx * (y + cy * z)];
+    quads.clear();
     let lo = owned_lo.map(|v| v.max(1));
     let hi = [
         owned_hi[0].min(nx - 1),
@@ -292,27 +301,30 @@ fn mesh_with(
                     } else {
                         b.materials[ib]
                     };
-                    let (u, v) = ((axis + 1) % 3, (axis + 2) % 3);
-                    let c = |du: usize, dv: usize| {
-                        let mut q = a;
-                        q[u] -= du;
-                        q[v] -= dv;
-                        cv(q[0], q[1], q[2])
-                    };
-                    let q = [c(1, 1), c(0, 1), c(0, 0), c(1, 0)];
+                    // The four cubes around the edge, counter-clockwise seen from +axis.
+                    let stride = [1, cx, cx * cy];
+                    let (su, sv) = (stride[(axis + 1) % 3], stride[(axis + 2) % 3]);
+                    let ci = x + cx * (y + cy * z);
+                    let q = [
+                        cube_vert[ci - su - sv],
+                        cube_vert[ci - sv],
+                        cube_vert[ci],
+                        cube_vert[ci - su],
+                    ];
                     let q = if a_in { q } else { [q[3], q[2], q[1], q[0]] };
                     quads.push((mat, q));
                 }
             }
         }
     }
-    Ok(split_parts(&positions, &normals, &quads))
+    Ok(split_parts(positions, normals, quads, remap))
 }
 
 fn split_parts(
     positions: &[[f32; 3]],
     normals: &[[f32; 3]],
     quads: &[(Material, [u32; 4])],
+    remap: &mut Vec<u32>,
 ) -> TerrainMesh {
     // Part slot per material, in material order.
     let mut slot = [u8::MAX; 23];
@@ -331,7 +343,18 @@ fn split_parts(
         }
     }
     let nv = positions.len();
-    let mut remap = vec![NONE; nv * mesh.parts.len()];
+    remap.clear();
+    remap.resize(nv * mesh.parts.len(), NONE);
+    // Exact sizes: count each part's quads first.
+    let mut nq = vec![0usize; mesh.parts.len()];
+    for (m, _) in quads {
+        nq[usize::from(slot[usize::from(m.index())])] += 1;
+    }
+    for (part, n) in mesh.parts.iter_mut().zip(&nq) {
+        part.indices.reserve_exact(6 * n);
+        part.positions.reserve(2 * n);
+        part.normals.reserve(2 * n);
+    }
     for (m, q) in quads {
         let k = usize::from(slot[usize::from(m.index())]);
         let part = &mut mesh.parts[k];
