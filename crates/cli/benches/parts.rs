@@ -1,8 +1,10 @@
-//! Issue #2's end-to-end benchmark: a Luau script creates 100,000 Parts (Name, Size, rotated
-//! CFrame, Color, Material, Anchored, Parent) and writes them to .rbxm. procmodel and the peer,
-//! Lune 0.11.1 (`cargo install lune --locked --version 0.11.1`; skipped when not installed),
-//! run the same body (`bench/parts/body.luau`) alternately in one run; medians of wall time
-//! and peak RSS (GNU time) are printed with their ratios.
+//! The end-to-end 100k-part benchmark: Luau code creates 100,000 Parts (Name, Size, rotated
+//! CFrame, Color, Material, Anchored, Parent) and writes them to .rbxm. It runs the same body
+//! (`bench/parts/body.luau`) three ways, interleaved in one run: procmodel's script path
+//! (`procmodel run`), procmodel's generator path (`procmodel generate` of a generator module,
+//! through the engine), and the peer, Lune 0.11.1 (`cargo install lune --locked --version
+//! 0.11.1`; skipped when not installed). Medians of wall time and peak RSS (GNU time) are
+//! printed with their ratios to Lune.
 //!
 //! Run: `cargo bench -p procmodel --bench parts` (set `PARTS_RUNS` to change the run count).
 
@@ -59,7 +61,9 @@ fn main() {
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success());
+    let gen_out = tmp.join("procmodel-parts-generator.rbxm");
     let mut ours_s = Vec::new();
+    let mut gen_s = Vec::new();
     let mut lune_s = Vec::new();
     for _ in 0..runs {
         if let Some(s) = measure(
@@ -73,6 +77,18 @@ fn main() {
             &dir,
         ) {
             ours_s.push(s);
+        }
+        if let Some(s) = measure(
+            ours,
+            &[
+                "generate",
+                "Generator.luau",
+                "-o",
+                gen_out.to_str().unwrap(),
+            ],
+            &dir,
+        ) {
+            gen_s.push(s);
         }
         if have_lune
             && let Some(s) = measure(
@@ -98,19 +114,22 @@ fn main() {
         );
         Some((t, m))
     };
-    let a = report("procmodel", &ours_s);
+    let a = report("script", &ours_s);
+    let g = report("generator", &gen_s);
     let b = if have_lune {
         report("lune", &lune_s)
     } else {
         println!("lune: not installed (cargo install lune --locked --version 0.11.1)");
         None
     };
-    if let (Some((ta, ma)), Some((tb, mb))) = (a, b) {
-        println!(
-            "throughput ratio procmodel/lune: {:.2}x   peak memory ratio: {:.3}",
-            tb / ta,
-            ma / mb
-        );
+    for (name, ours) in [("script", a), ("generator", g)] {
+        if let (Some((ta, ma)), Some((tb, mb))) = (ours, b) {
+            println!(
+                "{name:<10} throughput ratio procmodel/lune: {:.2}x   peak memory ratio: {:.3}",
+                tb / ta,
+                ma / mb
+            );
+        }
     }
     if let Ok(size) = std::fs::metadata(&ours_out) {
         println!("procmodel .rbxm: {} bytes", size.len());

@@ -339,7 +339,8 @@ impl Engine {
         self.host
             .invalidate_module(module)
             .map_err(|e| EngineError::Invalid(e.to_string()))?;
-        self.st().undo.push("set Source", before);
+        let host = self.host.clone();
+        self.st().undo.push(&host, "set Source", before);
         Ok(())
     }
 
@@ -397,7 +398,8 @@ impl Engine {
         }
         let before = self.st().undo.snapshot_all(&self.host, &[model]);
         self.host.with_dom_mut(f)?;
-        self.st().undo.push(what, before);
+        let host = self.host.clone();
+        self.st().undo.push(&host, what, before);
         Ok(())
     }
 
@@ -591,7 +593,7 @@ impl Engine {
         held: Option<rbx_dom_weak::WeakDom>,
     ) -> Result<usize, String> {
         let lua = self.host.lua().clone();
-        self.host.with_dom_mut(|dom| {
+        let result = self.host.with_dom_mut(|dom| {
             if let Some(mut held) = held {
                 // Move the results (referents kept) next to the model, then apply.
                 held.transfer(produced.container, dom, model);
@@ -602,7 +604,19 @@ impl Engine {
                     st.undo.retire(dom, model, old)
                 }
             })
-        })
+        });
+        self.mark_retired();
+        result
+    }
+
+    /// Tells the host which replaced results are destroyed now (their Parent is locked, as
+    /// for Roblox's destroyed instances, while references to them still read) and which
+    /// are gone from the DOM.
+    fn mark_retired(&mut self) {
+        let (destroyed, gone) = self.st().undo.take_destroyed();
+        if !destroyed.is_empty() || !gone.is_empty() {
+            self.host.mark_destroyed(&destroyed, &gone);
+        }
     }
 
     /// The report of a finished run: results applied, or the error placeholder.
@@ -784,6 +798,7 @@ impl Engine {
                 }
             })
         });
+        self.mark_retired();
         self.finish(model, Err(message), elapsed)
     }
 

@@ -6,27 +6,34 @@
 
 use crate::apply::results_folder;
 use procmodel_luau::Host;
-use rbx_dom_weak::{InstanceBuilder, UstrMap, WeakDom};
+use rbx_dom_weak::{UstrMap, WeakDom};
 use rbx_types::{Ref, Variant};
+use std::collections::HashMap;
 
-/// A results folder held outside the scene.
+/// A results folder held outside the scene: an orphan (Parent nil) in the scene's own DOM,
+/// so references scripts hold into it keep answering reads, and undo brings back the very
+/// same instances.
 struct Held {
-    dom: WeakDom,
     folder: Ref,
 }
 
 impl Held {
-    /// Moves the orphan `folder` out of `scene`.
+    /// Detaches `folder` from the scene (it stays in the DOM as an orphan).
     fn take(scene: &mut WeakDom, folder: Ref) -> Held {
-        let mut dom = WeakDom::new(InstanceBuilder::new("Folder"));
-        let root = dom.root_ref();
-        scene.transfer(folder, &mut dom, root);
-        Held { dom, folder }
+        if scene
+            .get_by_ref(folder)
+            .is_some_and(|i| i.parent().is_some())
+        {
+            scene.transfer_within(folder, Ref::none());
+        }
+        Held { folder }
     }
 
-    /// Moves the folder back under `parent` in `scene`.
-    fn restore(mut self, scene: &mut WeakDom, parent: Ref) {
-        self.dom.transfer(self.folder, scene, parent);
+    /// Moves the folder back under `parent`.
+    fn restore(self, scene: &mut WeakDom, parent: Ref) {
+        if scene.get_by_ref(self.folder).is_some() {
+            scene.transfer_within(self.folder, parent);
+        }
     }
 }
 
@@ -50,6 +57,28 @@ struct Waypoint {
 pub(crate) struct History {
     undo: Vec<Waypoint>,
     redo: Vec<Waypoint>,
+    /// Per model, the results its last regeneration replaced when no undo step keeps them:
+    /// destroyed as Roblox destroys them, but still readable through the references
+    /// scripts hold, until the model's next regeneration replaces them in turn (a lookup
+    /// table only; never iterated).
+    replaced: HashMap<Ref, Ref>,
+    /// Folders retired since the last [`History::take_destroyed`] (to mark destroyed in the
+    /// host) and folders now gone from the DOM (to forget).
+    destroyed: Vec<Ref>,
+    gone: Vec<Ref>,
+}
+
+impl Waypoint {
+    /// Frees the results this step held (it is being forgotten).
+    fn release(self, dom: &mut WeakDom) {
+        for e in self.entries {
+            for held in [e.before_results, e.after_results].into_iter().flatten() {
+                if dom.get_by_ref(held.folder).is_some() {
+                    dom.destroy(held.folder);
+                }
+            }
+        }
+    }
 }
 
 /// Undo depth, as in Studio's history: older steps are dropped.
@@ -77,16 +106,32 @@ impl History {
         }))
     }
 
-    pub fn push(&mut self, name: &str, pending: Pending) {
+    pub fn push(&mut self, host: &Host, name: &str, pending: Pending) {
         self.undo.push(Waypoint {
             name: name.to_owned(),
             entries: pending.0,
         });
-        self.redo.clear();
+        let mut dropped: Vec<Waypoint> = self.redo.drain(..).collect();
         if self.undo.len() > MAX_WAYPOINTS {
             // The oldest step (and the results it holds) is forgotten.
-            self.undo.remove(0);
+            dropped.push(self.undo.remove(0));
         }
+        if !dropped.is_empty() {
+            host.with_dom_mut(|dom| {
+                for wp in dropped {
+                    wp.release(dom);
+                }
+            });
+        }
+    }
+
+    /// The folders retired since the last call (to mark destroyed) and the ones freed (to
+    /// forget).
+    pub fn take_destroyed(&mut self) -> (Vec<Ref>, Vec<Ref>) {
+        (
+            std::mem::take(&mut self.destroyed),
+            std::mem::take(&mut self.gone),
+        )
     }
 
     /// The newest entry for `model`, if its change has not been regenerated yet.
@@ -106,7 +151,16 @@ impl History {
     pub fn retire(&mut self, dom: &mut WeakDom, model: Ref, old: Ref) {
         match self.open_entry(model) {
             Some(e) if e.before_results.is_none() => e.before_results = Some(Held::take(dom, old)),
-            _ => dom.destroy(old),
+            _ => {
+                Held::take(dom, old);
+                self.destroyed.push(old);
+                if let Some(previous) = self.replaced.insert(model, old)
+                    && dom.get_by_ref(previous).is_some()
+                {
+                    dom.destroy(previous);
+                    self.gone.push(previous);
+                }
+            }
         }
     }
 

@@ -60,9 +60,7 @@ assert(m:FindFirstChildOfClass("GeneratedFolder"):FindFirstChild("run2"), "an in
     );
     let path = script("scale_to", &src);
     let mut engine = Engine::new(EngineConfig::default()).unwrap();
-    engine
-        .run_script(&path)
-        .unwrap_or_else(|e| panic!("{e}"));
+    engine.run_script(&path).unwrap_or_else(|e| panic!("{e}"));
 }
 
 #[test]
@@ -140,4 +138,47 @@ fn r10_3_a_generator_waiting_forever_fails_in_a_scene_and_the_engine_goes_on() {
             assert!(e.contains("Wait limit"), "--jobs {jobs}: {e}");
         }
     }
+}
+
+#[test]
+fn r10_5_references_into_replaced_results_stay_readable() {
+    let src = format!(
+        r#"
+local gen = Instance.new("ModuleScript")
+gen.Source = [==[{COUNTING}]==]
+gen.Parent = game:GetService("ServerStorage")
+local m = Instance.new("ProceduralModel")
+m.Generator = gen
+m.Size = Vector3.new(4, 4, 4)
+m.Parent = workspace
+m:WaitForGenerationAsync()
+local old = m:FindFirstChildOfClass("GeneratedFolder"):FindFirstChild("run1")
+local oldFolder = old.Parent
+assert(old.Size.X == 2)
+m:SetAttribute("Width", 5)
+task.wait()
+m:WaitForGenerationAsync()
+local new = m:FindFirstChildOfClass("GeneratedFolder"):FindFirstChild("run2")
+assert(new and new.Size.X == 5, "regenerated")
+-- The replaced part answers reads with its last values, as a destroyed Roblox instance does.
+assert(old.Name == "run1", "Name keeps its last value")
+assert(old.Size.X == 2, "properties keep their last values")
+assert(old.Parent == oldFolder, "it stays in its (destroyed) folder")
+assert(oldFolder.Parent == nil, "the replaced folder has no parent")
+local ok, err = pcall(function() old.Parent = workspace end)
+assert(not ok and err:find("locked"), "Parent of a destroyed instance is locked: " .. tostring(err))
+local ok2, err2 = pcall(function() oldFolder.Parent = workspace end)
+assert(not ok2 and err2:find("locked"), tostring(err2))
+-- Two regenerations later the reference still answers (the engine keeps the last replaced
+-- results of each model; older ones are freed, and reading them is an error, not a crash).
+m:SetAttribute("Width", 6)
+task.wait()
+m:WaitForGenerationAsync()
+local ok3 = pcall(function() return new.Name end)
+assert(ok3, "the previous results are readable")
+"#
+    );
+    let path = script("stale", &src);
+    let mut engine = Engine::new(EngineConfig::default()).unwrap();
+    engine.run_script(&path).unwrap_or_else(|e| panic!("{e}"));
 }

@@ -215,6 +215,17 @@ impl Host {
         std::mem::replace(&mut c.dom, Ctx::new_datamodel())
     }
 
+    /// Marks `destroyed` (and their descendants) destroyed, as `Destroy` does: their Parent
+    /// is locked while references to them still read. `gone` are instances removed from the
+    /// DOM since; they are forgotten.
+    pub fn mark_destroyed(&self, destroyed: &[Ref], gone: &[Ref]) {
+        let mut c = ctx(&self.lua).expect("context installed");
+        for r in gone {
+            c.destroyed.remove(r);
+        }
+        c.destroyed.extend(destroyed.iter().copied());
+    }
+
     /// Takes the captured print/warn output.
     pub fn take_log(&self) -> Vec<crate::LogLine> {
         let mut c = ctx(&self.lua).expect("context installed");

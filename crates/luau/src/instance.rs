@@ -584,13 +584,26 @@ pub fn inst_mut<'a>(
         .ok_or_else(|| mlua::Error::runtime("instance no longer exists"))
 }
 
+/// Whether `r` or an ancestor was destroyed (a destroyed instance's descendants are
+/// destroyed with it).
+fn is_destroyed(c: &Ctx, r: Ref) -> bool {
+    let mut cur = r;
+    while cur.is_some() {
+        if c.destroyed.contains(&cur) {
+            return true;
+        }
+        cur = c.dom.get_by_ref(cur).map_or(Ref::none(), |i| i.parent());
+    }
+    false
+}
+
 /// Reparents with Roblox's checks: locked parents, cycles.
 pub fn set_parent(c: &mut Ctx, r: Ref, parent: Ref) -> mlua::Result<()> {
     if c.outside_write_locked {
         c.check_write(r, || "setting Parent".into())?;
         c.check_write(parent, || "setting Parent".into())?;
     }
-    if c.destroyed.contains(&r) {
+    if !c.destroyed.is_empty() && is_destroyed(c, r) {
         return Err(mlua::Error::runtime(format!(
             "The Parent property of {} is locked, current parent: NULL, new parent {}",
             c.full_name(r),
