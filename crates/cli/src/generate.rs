@@ -144,46 +144,45 @@ pub fn build(args: &Args) -> Result<Built> {
         );
     }
     let elapsed = report.elapsed;
+    let instances = report.instances;
 
-    let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
-    let model = host.with_dom_mut(|src| {
-        let inst = src.get_by_ref(pm).expect("the model stays in the scene");
-        let keep = |key: &str| inst.properties.get(&ustr(key)).cloned();
-        let mut builder = InstanceBuilder::new("Model").with_name(name).with_property(
-            "WorldPivotData",
+    // The results folder becomes the output Model where it is, and is written from the
+    // scene's own DOM: no instance is moved or copied (moving 100k children one by one costs
+    // time in the number of siblings each, and a second DOM would double the instance table).
+    let model = host.with_dom_mut(|dom| -> Result<Ref> {
+        let inst = dom.get_by_ref(pm).expect("the model stays in the scene");
+        let attributes = inst.properties.get(&ustr("Attributes")).cloned();
+        let primary = procmodel_dom::primary_part_of(dom, pm);
+        let folder = inst
+            .children()
+            .iter()
+            .copied()
+            .find(|&c| dom.get_by_ref(c).is_some_and(|i| i.class == "GeneratedFolder"))
+            .ok_or_else(|| anyhow!("{}: the model has no results", args.generator.display()))?;
+        let m = dom.get_by_ref_mut(folder).expect("a child of the model");
+        m.class = ustr("Model");
+        m.name = name;
+        m.properties.clear();
+        m.properties.insert(
+            ustr("WorldPivotData"),
             Variant::OptionalCFrame(Some(rbx_types::CFrame::identity())),
         );
-        if let Some(a) = keep("Attributes") {
-            builder = builder.with_property("Attributes", a);
+        if let Some(a) = attributes {
+            m.properties.insert(ustr("Attributes"), a);
         }
         if args.scale != 1.0 {
-            builder = builder.with_property("Scale", Variant::Float32(args.scale));
+            m.properties
+                .insert(ustr("Scale"), Variant::Float32(args.scale));
         }
-        let primary = procmodel_dom::primary_part_of(src, pm);
-        let folder = inst.children().iter().copied().find(|&c| {
-            src.get_by_ref(c)
-                .is_some_and(|i| i.class == "GeneratedFolder")
-        });
-        let model = dom.insert(dom.root_ref(), builder);
-        if let Some(folder) = folder {
-            let children = src
-                .get_by_ref(folder)
-                .map(|i| i.children().to_vec())
-                .unwrap_or_default();
-            procmodel_dom::move_into(src, &children, &mut dom, model);
-        }
-        if let Some(pp) = primary.filter(|r| dom.get_by_ref(*r).is_some())
-            && let Some(m) = dom.get_by_ref_mut(model)
-        {
+        if let Some(pp) = primary {
             m.properties.insert(ustr("PrimaryPart"), Variant::Ref(pp));
         }
-        model
-    });
-    // The scene (and its VM) are done with: release their memory before the output is written.
-    drop(engine);
+        Ok(folder)
+    })?;
     drop(host);
+    // The VM is done with: its memory is free for the output.
+    let dom = engine.into_dom();
     crate::release_free_memory();
-    let instances = procmodel_dom::count_subtree(&dom, model) - 1;
     Ok(Built {
         dom,
         model,
@@ -217,5 +216,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             written.len
         );
     }
+    // The process ends now: freeing a scene of many instances one by one would only cost time.
+    std::mem::forget(built);
     Ok(ExitCode::SUCCESS)
 }

@@ -490,11 +490,16 @@ impl Engine {
                 break;
             }
         }
-        let stuck: Vec<Ref> = self
-            .models()
-            .into_iter()
-            .filter(|&m| self.is_generating(m))
-            .collect();
+        // Only runs in flight can be stuck (and walking the scene for them costs time in its
+        // size).
+        let stuck: Vec<Ref> = if self.st().in_flight.is_empty() {
+            Vec::new()
+        } else {
+            self.models()
+                .into_iter()
+                .filter(|&m| self.is_generating(m))
+                .collect()
+        };
         for m in stuck {
             let started = self.st().in_flight.get(&m).map(|f| f.started);
             self.cancel(m);

@@ -66,6 +66,10 @@ pub struct Ctx {
     pub may_have_models: bool,
     /// Connections and recorded events (`signals.watch.any` is the write paths' only check).
     pub signals: crate::signals::SignalState,
+    /// The last instance [`Ctx::check_write`] looked up and whether it was in the scene: a
+    /// part's several property writes walk its ancestors once. Cleared by every change of
+    /// the tree's shape ([`Ctx::tree_changed`]).
+    scene_cache: std::cell::Cell<(Ref, bool)>,
 }
 
 impl Ctx {
@@ -85,6 +89,7 @@ impl Ctx {
             forced: Vec::new(),
             outside_write_locked: false,
             may_have_models: has_models(&dom, dom.root_ref()),
+            scene_cache: std::cell::Cell::new((Ref::none(), false)),
             signals: Default::default(),
             dom,
         })
@@ -141,6 +146,13 @@ impl Ctx {
         procmodel_dom::in_scene(&self.dom, r)
     }
 
+    /// Forgets what [`Ctx::check_write`] cached: call on every reparenting, destruction or
+    /// outside change of the DOM, and whenever the write lock changes.
+    #[inline]
+    pub fn tree_changed(&self) {
+        self.scene_cache.set((Ref::none(), false));
+    }
+
     /// Counts `bytes` of new DOM data against the run's output quota.
     #[inline]
     pub fn charge_bytes(&mut self, bytes: usize) -> mlua::Result<()> {
@@ -156,7 +168,18 @@ impl Ctx {
 
     /// Refuses a generator's write to an instance in the scene (SPEC §4 sandboxing).
     pub fn check_write(&self, r: Ref, what: impl FnOnce() -> String) -> mlua::Result<()> {
-        if self.outside_write_locked && self.in_scene(r) {
+        if !self.outside_write_locked {
+            return Ok(());
+        }
+        let (cached, inside) = self.scene_cache.get();
+        let inside = if cached == r && r.is_some() {
+            inside
+        } else {
+            let inside = self.in_scene(r);
+            self.scene_cache.set((r, inside));
+            inside
+        };
+        if inside {
             return Err(mlua::Error::runtime(format!(
                 "{}: a generator may only modify its targetContainer, and {} is outside it (capability AccessOutsideWrite is not granted)",
                 what(),

@@ -151,6 +151,7 @@ impl Host {
             c.created = 0;
             c.created_bytes = 0;
             c.outside_write_locked = !inputs.allow_outside_write;
+            c.tree_changed();
             c.dom.insert(
                 Ref::none(),
                 InstanceBuilder::new("GeneratedFolder").with_name("GeneratedFolder"),
@@ -283,6 +284,7 @@ impl Host {
             c.created = pending.created;
             c.created_bytes = pending.created_bytes;
             c.outside_write_locked = !pending.allow_outside_write;
+            c.tree_changed();
         }
         let r = f();
         if let Ok(mut c) = ctx(&self.lua) {

@@ -181,8 +181,9 @@ impl Host {
     /// Runs `f` with the DOM mutably borrowed.
     pub fn with_dom_mut<R>(&self, f: impl FnOnce(&mut WeakDom) -> R) -> R {
         let mut c = ctx(&self.lua).expect("context installed");
-        // `f` may add anything.
+        // `f` may add anything, and move anything.
         c.may_have_models = true;
+        c.tree_changed();
         f(&mut c.dom)
     }
 
@@ -197,6 +198,7 @@ impl Host {
     pub fn replace_dom(&self, dom: WeakDom) {
         let mut c = ctx(&self.lua).expect("context installed");
         c.may_have_models = crate::context::has_models(&dom, dom.root_ref());
+        c.tree_changed();
         c.dom = dom;
         c.destroyed.clear();
         c.files.clear();
@@ -212,6 +214,7 @@ impl Host {
     pub fn take_dom(&self) -> WeakDom {
         let mut c = ctx(&self.lua).expect("context installed");
         c.may_have_models = false;
+        c.tree_changed();
         std::mem::replace(&mut c.dom, Ctx::new_datamodel())
     }
 

@@ -639,6 +639,7 @@ pub fn set_parent(c: &mut Ctx, r: Ref, parent: Ref) -> mlua::Result<()> {
         // none, so only r itself needs checking — most reparents are of fresh leaves).
         if leaf && parent != r {
             c.dom.transfer_within(r, parent);
+            c.tree_changed();
             if c.signals.watch.any {
                 crate::signals::reparented(c, r, current, parent);
             }
@@ -661,6 +662,7 @@ pub fn set_parent(c: &mut Ctx, r: Ref, parent: Ref) -> mlua::Result<()> {
         }
     }
     c.dom.transfer_within(r, parent);
+    c.tree_changed();
     if c.signals.watch.any {
         crate::signals::reparented(c, r, current, parent);
     }

@@ -125,6 +125,7 @@ pub(crate) fn destroy(c: &mut Ctx, r: Ref) {
     if c.dom.get_by_ref(r).is_some_and(|i| i.parent().is_some()) {
         c.dom.transfer_within(r, Ref::none());
     }
+    c.tree_changed();
     c.destroyed.extend(all);
 }
 
