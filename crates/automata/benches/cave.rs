@@ -1,11 +1,13 @@
-//! Criterion benchmark: a 512×512 cave (fill + 5 iterations + connect), and its stages.
+//! Criterion benchmark: a 512×512 cave (fill + 5 iterations + connect), and its stages; a
+//! 64×64×64 cave's connect stage for the 3D path.
 
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use procmodel_automata::{
-    Automaton, CaveConfig, ConnectConfig, EdgePolicy, Rule, connect, random_fill, run,
+    Automaton, Automaton3, CaveConfig, ConnectConfig, EdgePolicy, Rule, check_connected3, connect,
+    connect3, random_fill, random_fill3, run,
 };
 
 const SIZE: usize = 512;
@@ -50,5 +52,35 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench);
+fn bench3(c: &mut Criterion) {
+    const SIDE: usize = 64;
+    let mut group = c.benchmark_group("cave3_64");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3))
+        .throughput(Throughput::Elements((SIDE * SIDE * SIDE) as u64));
+    let filled = random_fill3(SIDE, SIDE, SIDE, 0.5, 42).unwrap();
+    let rule = Rule::parse_3d("B14-26/S13-26").unwrap();
+    let mut a = Automaton3::new(filled, rule, EdgePolicy::Wall);
+    for _ in 0..3 {
+        a.step();
+    }
+    let stepped = a.into_grid();
+    group.bench_function("connect3", |b| {
+        b.iter(|| {
+            let mut g = stepped.clone();
+            connect3(&mut g, &ConnectConfig::default()).unwrap();
+            g
+        })
+    });
+    let mut joined = stepped.clone();
+    connect3(&mut joined, &ConnectConfig::default()).unwrap();
+    group.bench_function("check_connected3", |b| {
+        b.iter(|| check_connected3(black_box(&joined)).unwrap())
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench, bench3);
 criterion_main!(benches);
