@@ -1,5 +1,5 @@
-//! Joining floor regions with corridors along a minimum spanning tree, and the BFS proof
-//! that every floor cell is reachable.
+//! Joining floor regions with corridors along a minimum spanning tree, and the flood-fill
+//! proof that every floor cell is reachable, written once over a [`Topology`] (2D and 3D).
 //!
 //! Closest region pairs come from one multi-source BFS from every floor cell over the whole
 //! grid (a discrete Voronoi diagram of the regions): wherever two cells owned by different
@@ -12,8 +12,9 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::error::CaveError;
-use crate::grid::{FLOOR, Grid};
-use crate::regions::Regions;
+use crate::grid::{FLOOR, GridOf};
+use crate::regions::{NONE, RegionsOf};
+use crate::topology::{Plane, Topology, Volume};
 
 /// How corridors are carved.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -29,105 +30,93 @@ impl Default for ConnectConfig {
     }
 }
 
-/// One carved corridor: an L-shaped path that runs horizontally from `from` along its
-/// row to the column of `to`, then vertically to `to`.
+/// One carved corridor on a grid of shape `T`: an axis-aligned path that runs along x from
+/// `from` to the column of `to`, then along y (then along z in 3D) to `to`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Corridor {
-    /// Start cell `(x, y)`, a floor cell of the lower-labelled region.
-    pub from: (usize, usize),
-    /// End cell `(x, y)`, a floor cell of the other region.
-    pub to: (usize, usize),
+pub struct CorridorOf<T: Topology> {
+    /// Start cell, a floor cell of the lower-labelled region.
+    pub from: T::Coord,
+    /// End cell, a floor cell of the other region.
+    pub to: T::Coord,
     /// The two region labels joined (as labelled before any corridor was carved).
     pub regions: (u32, u32),
 }
 
-impl Corridor {
+/// A 2D corridor: horizontally from `from` `(x, y)` along its row to the column of `to`,
+/// then vertically to `to`.
+pub type Corridor = CorridorOf<Plane>;
+
+/// A 3D corridor carved by [`connect3`]: x first, then y, then z.
+pub type Corridor3 = CorridorOf<Volume>;
+
+impl<T: Topology> CorridorOf<T> {
     /// Manhattan length of the centre line in cells.
     pub fn length(&self) -> usize {
-        self.from.0.abs_diff(self.to.0) + self.from.1.abs_diff(self.to.1)
+        T::distance(self.from, self.to)
     }
 }
 
 /// Connects every floor region of `grid` by carving corridors along a minimum spanning tree
 /// of the regions. Returns the corridors in the order Kruskal accepted them
 /// (by length, then labels, then cell indices). A grid with at most one region is unchanged.
-pub fn connect(grid: &mut Grid, config: &ConnectConfig) -> Result<Vec<Corridor>, CaveError> {
+pub fn connect<T: Topology>(
+    grid: &mut GridOf<T>,
+    config: &ConnectConfig,
+) -> Result<Vec<CorridorOf<T>>, CaveError> {
     if config.corridor_width == 0 {
         return Err(CaveError::InvalidCorridorWidth(0));
     }
-    let regions = Regions::label(grid);
+    let regions = RegionsOf::label(grid);
     if regions.count() <= 1 {
         return Ok(Vec::new());
     }
-    let (w, h) = (grid.width(), grid.height());
+    let shape = grid.shape();
     let labels = regions.labels();
     let n = labels.len();
 
     // Multi-source BFS: owner label and source floor cell of every cell.
     let mut owner = labels.to_vec();
-    let mut source: Vec<u32> = vec![u32::MAX; n];
+    let mut source: Vec<u32> = vec![NONE; n];
     let mut queue = VecDeque::new();
     for (i, &l) in labels.iter().enumerate() {
-        if l != u32::MAX {
+        if l != NONE {
             source[i] = i as u32;
             queue.push_back(i);
         }
     }
     while let Some(i) = queue.pop_front() {
-        let (x, y) = (i % w, i / w);
-        let mut visit = |j: usize| {
-            if owner[j] == u32::MAX {
+        shape.for_each_neighbour(i, |j| {
+            if owner[j] == NONE {
                 owner[j] = owner[i];
                 source[j] = source[i];
                 queue.push_back(j);
             }
-        };
-        if x > 0 {
-            visit(i - 1);
-        }
-        if x + 1 < w {
-            visit(i + 1);
-        }
-        if y > 0 {
-            visit(i - w);
-        }
-        if y + 1 < h {
-            visit(i + w);
-        }
+        });
     }
 
     // Best candidate pair per region pair: (length, from cell, to cell), from in the lower label.
     let mut best: BTreeMap<(u32, u32), (usize, u32, u32)> = BTreeMap::new();
-    let dist = |a: u32, b: u32| {
-        let (a, b) = (a as usize, b as usize);
-        (a % w).abs_diff(b % w) + (a / w).abs_diff(b / w)
-    };
-    let mut consider = |i: usize, j: usize| {
-        let (li, lj) = (owner[i], owner[j]);
-        if li == lj {
-            return;
-        }
-        let (key, a, b) = if li < lj {
-            ((li, lj), source[i], source[j])
-        } else {
-            ((lj, li), source[j], source[i])
-        };
-        let cand = (dist(a, b), a, b);
-        best.entry(key)
-            .and_modify(|e| {
-                if cand < *e {
-                    *e = cand;
-                }
-            })
-            .or_insert(cand);
-    };
+    let dist = |a: u32, b: u32| T::distance(shape.coords(a as usize), shape.coords(b as usize));
     for i in 0..n {
-        if i % w + 1 < w {
-            consider(i, i + 1);
-        }
-        if i + w < n {
-            consider(i, i + w);
-        }
+        shape.for_each_later_neighbour(i, |j| {
+            let (li, lj) = (owner[i], owner[j]);
+            if li == lj {
+                return;
+            }
+            let (key, a, b) = if li < lj {
+                ((li, lj), source[i], source[j])
+            } else {
+                ((lj, li), source[j], source[i])
+            };
+            let cand = (dist(a, b), a, b);
+            best.entry(key)
+                .and_modify(|e| {
+                    if cand < *e {
+                        *e = cand;
+                    }
+                })
+                .or_insert(cand);
+        });
     }
 
     let mut edges: Vec<(usize, u32, u32, u32, u32)> = best
@@ -146,19 +135,21 @@ pub fn connect(grid: &mut Grid, config: &ConnectConfig) -> Result<Vec<Corridor>,
         x
     }
     let mut corridors = Vec::with_capacity(regions.count() - 1);
+    let cells = grid.cells_mut();
     for (_, la, lb, a, b) in edges {
         let (ra, rb) = (find(&mut parent, la), find(&mut parent, lb));
         if ra == rb {
             continue;
         }
         parent[ra.max(rb) as usize] = ra.min(rb);
-        let (a, b) = (a as usize, b as usize);
-        let corridor = Corridor {
-            from: (a % w, a / w),
-            to: (b % w, b / w),
+        let corridor = CorridorOf {
+            from: shape.coords(a as usize),
+            to: shape.coords(b as usize),
             regions: (la, lb),
         };
-        carve(grid, &corridor, config.corridor_width);
+        shape.for_each_corridor_cell(corridor.from, corridor.to, config.corridor_width, |i| {
+            cells[i] = FLOOR;
+        });
         corridors.push(corridor);
         if corridors.len() + 1 == regions.count() {
             break;
@@ -167,33 +158,11 @@ pub fn connect(grid: &mut Grid, config: &ConnectConfig) -> Result<Vec<Corridor>,
     Ok(corridors)
 }
 
-/// Carves the L-shaped corridor with a square brush of side `width`.
-fn carve(grid: &mut Grid, c: &Corridor, width: usize) {
-    let lo = (width as i64 - 1) / 2;
-    let hi = width as i64 / 2;
-    let mut brush = |cx: usize, cy: usize| {
-        for dy in -lo..=hi {
-            for dx in -lo..=hi {
-                let (x, y) = (cx as i64 + dx, cy as i64 + dy);
-                if x >= 0 && y >= 0 {
-                    grid.set(x as usize, y as usize, FLOOR);
-                }
-            }
-        }
-    };
-    let ((x0, y0), (x1, y1)) = (c.from, c.to);
-    for x in x0.min(x1)..=x0.max(x1) {
-        brush(x, y0);
-    }
-    for y in y0.min(y1)..=y0.max(y1) {
-        brush(x1, y);
-    }
-}
-
-/// Proves that every floor cell is reachable from every other by a BFS (4-connectivity)
-/// from the first floor cell in row-major order. A grid without floor is connected.
-pub fn check_connected(grid: &Grid) -> Result<(), CaveError> {
-    let (w, h) = (grid.width(), grid.height());
+/// Proves that every floor cell is reachable from every other by a flood fill (face
+/// connectivity) from the first floor cell in storage order. A grid without floor is
+/// connected.
+pub fn check_connected<T: Topology>(grid: &GridOf<T>) -> Result<(), CaveError> {
+    let shape = grid.shape();
     let cells = grid.cells();
     let Some(start) = cells.iter().position(|&c| c == FLOOR) else {
         return Ok(());
@@ -204,25 +173,12 @@ pub fn check_connected(grid: &Grid) -> Result<(), CaveError> {
     let mut reachable = 0;
     while let Some(i) = stack.pop() {
         reachable += 1;
-        let (x, y) = (i % w, i / w);
-        let mut visit = |j: usize| {
+        shape.for_each_neighbour(i, |j| {
             if cells[j] == FLOOR && !seen[j] {
                 seen[j] = true;
                 stack.push(j);
             }
-        };
-        if x > 0 {
-            visit(i - 1);
-        }
-        if x + 1 < w {
-            visit(i + 1);
-        }
-        if y > 0 {
-            visit(i - w);
-        }
-        if y + 1 < h {
-            visit(i + w);
-        }
+        });
     }
     let floor = grid.floor_count();
     if reachable == floor {
@@ -231,24 +187,31 @@ pub fn check_connected(grid: &Grid) -> Result<(), CaveError> {
     let first = (0..cells.len())
         .find(|&i| cells[i] == FLOOR && !seen[i])
         .unwrap_or(start);
-    Err(CaveError::Disconnected {
-        floor,
-        reachable,
-        start_x: start % w,
-        start_y: start / w,
-        x: first % w,
-        y: first / w,
-    })
+    Err(shape.disconnected(floor, reachable, start, first))
 }
 
 /// Whether [`check_connected`] succeeds.
-pub fn is_connected(grid: &Grid) -> bool {
+pub fn is_connected<T: Topology>(grid: &GridOf<T>) -> bool {
     check_connected(grid).is_ok()
+}
+
+/// [`connect`] on a 3D grid (6-connected regions, corridors x first, then y, then z).
+pub fn connect3(
+    grid: &mut GridOf<Volume>,
+    config: &ConnectConfig,
+) -> Result<Vec<Corridor3>, CaveError> {
+    connect(grid, config)
+}
+
+/// [`check_connected`] on a 3D grid (6-connectivity).
+pub fn check_connected3(grid: &GridOf<Volume>) -> Result<(), CaveError> {
+    check_connected(grid)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::grid::Grid;
 
     fn check(before: &str, width: usize, after: &str, corridors: usize) {
         let mut grid = Grid::from_ascii(before).unwrap();
@@ -314,5 +277,27 @@ mod tests {
             connect(&mut g, &ConnectConfig { corridor_width: 0 }),
             Err(CaveError::InvalidCorridorWidth(0))
         ));
+    }
+
+    #[test]
+    fn joins_two_voxels_through_the_volume() {
+        use crate::grid::{Grid3, WALL};
+        use crate::regions::Regions3;
+        let mut grid = Grid3::new(3, 3, 3, WALL);
+        grid.set(0, 0, 0, FLOOR);
+        grid.set(2, 2, 2, FLOOR);
+        assert_eq!(Regions3::label(&grid).count(), 2);
+        assert_eq!(
+            check_connected3(&grid).unwrap_err().to_string(),
+            "3d cave is not connected: 1 of 2 floor voxels reachable; first unreachable floor voxel at (2, 2, 2)"
+        );
+        let c = connect3(&mut grid, &ConnectConfig::default()).unwrap();
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].length(), 6);
+        assert_eq!(grid.floor_count(), 7);
+        assert!(check_connected3(&grid).is_ok());
+        for p in [(1, 0, 0), (2, 0, 0), (2, 1, 0), (2, 2, 0), (2, 2, 1)] {
+            assert_eq!(grid.get(p.0, p.1, p.2), Some(FLOOR), "{p:?}");
+        }
     }
 }

@@ -7,6 +7,8 @@
 //! ([`connect`]), the connectivity proof ([`check_connected`]), the one-call pipeline
 //! ([`run`]) and a 3D variant: 26-neighbour automaton ([`Grid3`], [`Automaton3`]) with
 //! 6-connected regions and MST corridors ([`Regions3`], [`connect3`], [`check_connected3`]).
+//! Grids, regions, corridors and the connectivity proof are written once over a
+//! [`Topology`] ([`Plane`] or [`Volume`]); the 2D and 3D names are aliases of those.
 //!
 //! Must never: do I/O, read clocks, touch Luau or the DOM, or let output depend on
 //! hash-map iteration order. Identical inputs give identical grids on every platform.
@@ -23,21 +25,24 @@
 //! ```
 
 mod automaton;
+mod automaton3;
 mod cave;
 mod connect;
-mod connect3;
 mod error;
 mod grid;
-mod grid3;
 mod regions;
 mod rule;
+mod topology;
 
 pub use automaton::{Automaton, EdgePolicy, random_fill};
+pub use automaton3::{Automaton3, random_fill3};
 pub use cave::{Cave, CaveConfig, run};
-pub use connect::{ConnectConfig, Corridor, check_connected, connect, is_connected};
-pub use connect3::{Corridor3, Regions3, check_connected3, connect3};
+pub use connect::{
+    ConnectConfig, Corridor, Corridor3, CorridorOf, check_connected, check_connected3, connect,
+    connect3, is_connected,
+};
 pub use error::{CaveError, RuleError};
-pub use grid::{FLOOR, Grid, WALL};
-pub use grid3::{Automaton3, Grid3, random_fill3};
-pub use regions::{Regions, remove_small_regions};
+pub use grid::{FLOOR, Grid, Grid3, GridOf, WALL};
+pub use regions::{Regions, Regions3, RegionsOf, remove_small_regions};
 pub use rule::Rule;
+pub use topology::{Plane, Topology, Volume};

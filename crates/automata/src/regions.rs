@@ -1,24 +1,34 @@
-//! Region labelling of floor cells by 4-connected flood fill, and small-region removal.
+//! Region labelling of floor cells by face-connected flood fill (4-connected in 2D,
+//! 6-connected in 3D), and small-region removal.
 
-use crate::grid::{FLOOR, Grid, WALL};
+use crate::grid::{FLOOR, GridOf, WALL};
+use crate::topology::{Plane, Topology, Volume};
 
 /// Label of cells that belong to no region (walls).
-const NONE: u32 = u32::MAX;
+pub(crate) const NONE: u32 = u32::MAX;
 
-/// Connected floor regions (4-connectivity). Regions are numbered `0..count()` in the
-/// row-major order of their first cell, so labelling is deterministic.
+/// Connected floor regions of a grid of shape `T` (face connectivity). Regions are numbered
+/// `0..count()` in the storage order of their first cell, so labelling is deterministic.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Regions {
-    width: usize,
+pub struct RegionsOf<T: Topology> {
+    shape: T,
     labels: Vec<u32>,
     sizes: Vec<usize>,
     firsts: Vec<usize>,
 }
 
-impl Regions {
+/// Connected floor regions of a [`crate::Grid`] (4-connectivity), numbered in row-major
+/// order of their first cell.
+pub type Regions = RegionsOf<Plane>;
+
+/// Connected floor regions of a [`crate::Grid3`] (6-connectivity), numbered in storage order
+/// of their first voxel.
+pub type Regions3 = RegionsOf<Volume>;
+
+impl<T: Topology> RegionsOf<T> {
     /// Labels every floor region of `grid`.
-    pub fn label(grid: &Grid) -> Regions {
-        let (w, h) = (grid.width(), grid.height());
+    pub fn label(grid: &GridOf<T>) -> Self {
+        let shape = grid.shape();
         let cells = grid.cells();
         let mut labels = vec![NONE; cells.len()];
         let mut sizes = Vec::new();
@@ -34,31 +44,18 @@ impl Regions {
             let mut size = 0;
             while let Some(i) = stack.pop() {
                 size += 1;
-                let (x, y) = (i % w, i / w);
-                let mut visit = |j: usize| {
+                shape.for_each_neighbour(i, |j| {
                     if cells[j] == FLOOR && labels[j] == NONE {
                         labels[j] = id;
                         stack.push(j);
                     }
-                };
-                if x > 0 {
-                    visit(i - 1);
-                }
-                if x + 1 < w {
-                    visit(i + 1);
-                }
-                if y > 0 {
-                    visit(i - w);
-                }
-                if y + 1 < h {
-                    visit(i + w);
-                }
+                });
             }
             sizes.push(size);
             firsts.push(start);
         }
-        Regions {
-            width: w,
+        RegionsOf {
+            shape,
             labels,
             sizes,
             firsts,
@@ -75,27 +72,24 @@ impl Regions {
         &self.sizes
     }
 
-    /// Row-major label per cell; `None` for walls.
-    pub fn label_at(&self, x: usize, y: usize) -> Option<u32> {
-        if x >= self.width {
-            return None;
-        }
-        self.labels
-            .get(y * self.width + x)
-            .copied()
-            .filter(|&l| l != NONE)
-    }
-
-    /// Labels of all cells, row-major, `u32::MAX` for walls.
+    /// Labels of all cells in storage order, `u32::MAX` for walls.
     pub fn labels(&self) -> &[u32] {
         &self.labels
     }
 
-    /// `(x, y)` of the first cell (row-major) of region `label`.
-    pub fn first_cell(&self, label: u32) -> Option<(usize, usize)> {
+    /// The region of the cell at `at`; `None` for walls and outside the grid.
+    pub fn label_of(&self, at: T::Coord) -> Option<u32> {
+        self.shape
+            .index(at)
+            .map(|i| self.labels[i])
+            .filter(|&l| l != NONE)
+    }
+
+    /// Coordinates of the first cell (storage order) of region `label`.
+    pub fn first_cell(&self, label: u32) -> Option<T::Coord> {
         self.firsts
             .get(label as usize)
-            .map(|&i| (i % self.width, i / self.width))
+            .map(|&i| self.shape.coords(i))
     }
 
     /// The largest region (the lowest label among equals), if any.
@@ -110,11 +104,25 @@ impl Regions {
     }
 }
 
+impl Regions {
+    /// The region of cell `(x, y)`; `None` for walls and outside the grid.
+    pub fn label_at(&self, x: usize, y: usize) -> Option<u32> {
+        self.label_of((x, y))
+    }
+}
+
+impl Regions3 {
+    /// The region of voxel `(x, y, z)`; `None` for walls and outside the grid.
+    pub fn label_at(&self, x: usize, y: usize, z: usize) -> Option<u32> {
+        self.label_of((x, y, z))
+    }
+}
+
 /// Turns every floor region smaller than `min_size` cells into wall, except that the
 /// largest region is always kept (so a cave with floor never becomes solid). Returns the
 /// number of cells filled.
-pub fn remove_small_regions(grid: &mut Grid, min_size: usize) -> usize {
-    let regions = Regions::label(grid);
+pub fn remove_small_regions<T: Topology>(grid: &mut GridOf<T>, min_size: usize) -> usize {
+    let regions = RegionsOf::label(grid);
     let keep = regions.largest();
     let mut filled = 0;
     for (cell, &label) in grid.cells_mut().iter_mut().zip(regions.labels()) {
@@ -129,6 +137,7 @@ pub fn remove_small_regions(grid: &mut Grid, min_size: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::grid::Grid;
 
     const MAP: &str = "\
 ..#...

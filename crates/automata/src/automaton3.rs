@@ -1,72 +1,13 @@
-//! The 3D variant: a voxel mask and a 26-neighbour birth/survival automaton.
+//! The 3D automaton: random voxel fill and a 26-neighbour birth/survival rule over a
+//! [`Grid3`].
 
 use procmodel_base::{Pcg32, derive_seed};
 
 use crate::automaton::EdgePolicy;
 use crate::error::CaveError;
-use crate::grid::{FLOOR, WALL};
+use crate::grid::{FLOOR, Grid3, GridOf, WALL};
 use crate::rule::Rule;
-
-/// A `width × height × depth` voxel mask of [`FLOOR`]/[`WALL`], stored x-fastest then y then
-/// z: voxel `(x, y, z)` is at `(z * height + y) * width + x`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Grid3 {
-    width: usize,
-    height: usize,
-    depth: usize,
-    cells: Vec<u8>,
-}
-
-impl Grid3 {
-    /// A grid with every voxel set to `value` (non-zero is wall).
-    pub fn new(width: usize, height: usize, depth: usize, value: u8) -> Self {
-        Grid3 {
-            width,
-            height,
-            depth,
-            cells: vec![u8::from(value != FLOOR); width * height * depth],
-        }
-    }
-
-    /// `(width, height, depth)`.
-    pub fn dims(&self) -> (usize, usize, usize) {
-        (self.width, self.height, self.depth)
-    }
-
-    /// The voxels in storage order (see the type docs).
-    pub fn cells(&self) -> &[u8] {
-        &self.cells
-    }
-
-    /// The voxel at `(x, y, z)`, or `None` outside.
-    pub fn get(&self, x: usize, y: usize, z: usize) -> Option<u8> {
-        (x < self.width && y < self.height && z < self.depth)
-            .then(|| self.cells[(z * self.height + y) * self.width + x])
-    }
-
-    /// Sets `(x, y, z)`; does nothing outside.
-    pub fn set(&mut self, x: usize, y: usize, z: usize, value: u8) {
-        if x < self.width && y < self.height && z < self.depth {
-            self.cells[(z * self.height + y) * self.width + x] = u8::from(value != FLOOR);
-        }
-    }
-
-    /// Number of floor voxels.
-    pub fn floor_count(&self) -> usize {
-        self.cells.iter().filter(|&&c| c == FLOOR).count()
-    }
-
-    /// A stable 64-bit FNV-1a fingerprint of the dimensions and voxels, for golden tests.
-    pub fn fingerprint(&self) -> u64 {
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        let dims = [self.width, self.height, self.depth].map(|v| (v as u64).to_le_bytes());
-        for b in dims.iter().flatten().chain(&self.cells) {
-            h ^= u64::from(*b);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        h
-    }
-}
+use crate::topology::Volume;
 
 /// A 3D grid where each voxel is wall with probability `fill_probability`, drawn in storage
 /// order from a [`Pcg32`] seeded with `derive_seed(seed, "automata/fill3")`.
@@ -91,12 +32,7 @@ pub fn random_fill3(
     let cells = (0..plane * depth)
         .map(|_| u8::from(rng.next_f64() < fill_probability))
         .collect();
-    Ok(Grid3 {
-        width,
-        height,
-        depth,
-        cells,
-    })
+    Ok(GridOf::from_parts(Volume::new(width, height, depth), cells))
 }
 
 /// A 26-neighbour automaton over a [`Grid3`]; rules are parsed with [`Rule::parse_3d`].
@@ -111,7 +47,7 @@ pub struct Automaton3 {
 impl Automaton3 {
     /// Starts from `grid`.
     pub fn new(grid: Grid3, rule: Rule, edge: EdgePolicy) -> Self {
-        let scratch = vec![FLOOR; grid.cells.len()];
+        let scratch = vec![FLOOR; grid.cells().len()];
         Automaton3 {
             grid,
             scratch,
@@ -134,7 +70,7 @@ impl Automaton3 {
     pub fn step(&mut self) -> usize {
         let (w, h, d) = self.grid.dims();
         let masks = self.rule.masks();
-        let g = &self.grid;
+        let g = self.grid.cells();
         let mut changed = 0;
         for z in 0..d {
             for y in 0..h {
@@ -148,6 +84,7 @@ impl Automaton3 {
                                 }
                                 n += neighbour(
                                     g,
+                                    (w, h, d),
                                     x as i64 + dx,
                                     y as i64 + dy,
                                     z as i64 + dz,
@@ -157,30 +94,37 @@ impl Automaton3 {
                         }
                     }
                     let i = (z * h + y) * w + x;
-                    let alive = g.cells[i];
+                    let alive = g[i];
                     let next = (masks[usize::from(alive)] >> n & 1) as u8;
                     changed += usize::from(next != alive);
                     self.scratch[i] = next;
                 }
             }
         }
-        self.grid.cells.copy_from_slice(&self.scratch);
+        self.grid.cells_mut().copy_from_slice(&self.scratch);
         changed
     }
 }
 
-fn neighbour(g: &Grid3, x: i64, y: i64, z: i64, edge: EdgePolicy) -> u32 {
-    let (w, h, d) = (g.width as i64, g.height as i64, g.depth as i64);
+fn neighbour(
+    g: &[u8],
+    (w, h, d): (usize, usize, usize),
+    x: i64,
+    y: i64,
+    z: i64,
+    edge: EdgePolicy,
+) -> u32 {
+    let (w, h, d) = (w as i64, h as i64, d as i64);
     let inside = (0..w).contains(&x) && (0..h).contains(&y) && (0..d).contains(&z);
     if inside {
-        return u32::from(g.cells[((z * h + y) * w + x) as usize]);
+        return u32::from(g[((z * h + y) * w + x) as usize]);
     }
     match edge {
         EdgePolicy::Wall => u32::from(WALL),
         EdgePolicy::Floor => u32::from(FLOOR),
         EdgePolicy::Wrap => {
             let (x, y, z) = (x.rem_euclid(w), y.rem_euclid(h), z.rem_euclid(d));
-            u32::from(g.cells[((z * h + y) * w + x) as usize])
+            u32::from(g[((z * h + y) * w + x) as usize])
         }
     }
 }
