@@ -11,6 +11,7 @@ mod new;
 mod output;
 mod regen;
 mod run;
+mod terrain;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -51,6 +52,8 @@ enum Command {
     Regen(regen::Args),
     /// Export a whole scene as .glb, .gltf or .obj.
     Export(export::Args),
+    /// Build a heightmap world (TOML/JSON) as a place with Terrain, a .glb and heightmaps.
+    Terrain(terrain::Args),
 }
 
 fn main() -> ExitCode {
@@ -62,6 +65,7 @@ fn main() -> ExitCode {
         Command::Run(a) => run::run(a),
         Command::Regen(a) => regen::run(a),
         Command::Export(a) => export::run(a),
+        Command::Terrain(a) => terrain::run(a),
     };
     match result {
         Ok(code) => code,

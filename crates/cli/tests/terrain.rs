@@ -1,0 +1,487 @@
+//! `procmodel terrain` tests: the village example builds into a place whose Terrain decodes,
+//! a validator-clean .glb and a linear 16-bit PNG; bad world files give named errors.
+
+use glam::IVec3;
+use procmodel_terrain::{Material, Terrain, smoothgrid};
+use rbx_dom_weak::WeakDom;
+use rbx_types::Variant;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_procmodel"))
+}
+
+fn village() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/village/world.toml")
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("procmodel-cli-terrain")
+        .join(name);
+    if d.exists() {
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn ok(out: Output) -> Output {
+    assert!(
+        out.status.success(),
+        "command failed: {}\nstdout: {}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    out
+}
+
+/// Builds the village into `d` (.rbxl, .glb, .png) and returns the `--json` summary.
+fn build_village(d: &Path) -> serde_json::Value {
+    let out = ok(bin()
+        .arg("terrain")
+        .arg(village())
+        .arg("-o")
+        .arg(d.join("village.rbxl"))
+        .arg("-o")
+        .arg(d.join("village.glb"))
+        .arg("-o")
+        .arg(d.join("village.png"))
+        .arg("--json")
+        .output()
+        .unwrap());
+    serde_json::from_slice(&out.stdout).expect("--json prints JSON")
+}
+
+fn load_terrain(path: &Path) -> (WeakDom, Vec<u8>) {
+    let dom = rbx_binary::from_reader(std::fs::File::open(path).unwrap()).unwrap();
+    let ws = dom
+        .root()
+        .children()
+        .iter()
+        .map(|&r| dom.get_by_ref(r).unwrap())
+        .find(|i| i.class == "Workspace")
+        .expect("a Workspace");
+    let terrain = ws
+        .children()
+        .iter()
+        .map(|&r| dom.get_by_ref(r).unwrap())
+        .find(|i| i.class == "Terrain")
+        .expect("Workspace.Terrain");
+    let Some(Variant::BinaryString(b)) = terrain.properties.get(&"SmoothGrid".into()) else {
+        panic!("Terrain has no SmoothGrid BinaryString");
+    };
+    let bytes: &[u8] = b.as_ref();
+    let bytes = bytes.to_vec();
+    (dom, bytes)
+}
+
+fn count(t: &Terrain) -> u64 {
+    let mut n = 0;
+    for (_, c) in t.chunks() {
+        for y in 0..32 {
+            for z in 0..32 {
+                for x in 0..32 {
+                    n += u64::from(!c.get(x, y, z).is_empty());
+                }
+            }
+        }
+    }
+    n
+}
+
+#[test]
+fn village_place_has_terrain_that_decodes_with_the_zones_surfaces() {
+    let d = dir("village");
+    let summary = build_village(&d);
+    let (dom, grid) = load_terrain(&d.join("village.rbxl"));
+    let t = smoothgrid::decode(&grid).expect("SmoothGrid decodes");
+    assert_eq!(
+        smoothgrid::encode(&t),
+        grid,
+        "decode then encode is the same blob"
+    );
+    assert_eq!(count(&t), summary["voxels"].as_u64().unwrap());
+    assert!(count(&t) > 100_000);
+    // Every zone is flat at 0 in its surface material: the voxel below Y = 0 full, above empty.
+    for (x, z, m) in [
+        (0, 0, Material::Asphalt),
+        (120, 120, Material::Sandstone),
+        (120, 240, Material::Salt),
+        (240, 240, Material::Asphalt),
+        (240, 120, Material::Concrete),
+    ] {
+        let below = t.get(IVec3::new(x / 4, -1, z / 4));
+        assert_eq!((below.material, below.occupancy), (m, 255), "at ({x}, {z})");
+        assert!(
+            t.get(IVec3::new(x / 4, 0, z / 4)).is_empty(),
+            "at ({x}, {z})"
+        );
+    }
+    // Outside the zones the ground follows the noise: several band materials appear.
+    let mut seen = std::collections::BTreeSet::new();
+    for (_, c) in t.chunks() {
+        for y in 0..32 {
+            for z in 0..32 {
+                for x in 0..32 {
+                    seen.insert(c.get(x, y, z).material.name());
+                }
+            }
+        }
+    }
+    for m in ["Grass", "Ground", "Mud", "LeafyGrass"] {
+        assert!(seen.contains(m), "{m} missing from {seen:?}");
+    }
+
+    // Resources: none in a flat part, none floating (solid terrain at every bottom).
+    let res = dom
+        .descendants()
+        .filter(|i| i.class == "Part")
+        .collect::<Vec<_>>();
+    assert!(res.len() > 50, "{} resource parts", res.len());
+    assert!(res.iter().any(|p| p.name == "Trunk"));
+    assert_eq!(
+        summary["resources"].as_u64().unwrap() as usize,
+        dom.descendants()
+            .filter(|i| i.name == "Tree" || i.name == "Rock")
+            .count()
+    );
+    for p in res.iter().filter(|p| p.name != "Crown") {
+        let Some(Variant::CFrame(cf)) = p.properties.get(&"CFrame".into()) else {
+            panic!("no CFrame");
+        };
+        let Some(Variant::Vector3(size)) = p.properties.get(&"Size".into()) else {
+            panic!("no Size");
+        };
+        let (x, z) = (cf.position.x, cf.position.z);
+        let bottom = cf.position.y - size.y / 2.0;
+        assert!(
+            x.hypot(z) >= 80.0,
+            "{} at ({x}, {z}) inside the village",
+            p.name
+        );
+        for (cx, cz) in [
+            (120.0, 120.0),
+            (120.0, 240.0),
+            (240.0, 240.0),
+            (240.0, 120.0),
+        ] {
+            let inside = (x - cx).abs() < 40.0 && (z - cz).abs() < 60.0;
+            assert!(
+                !inside,
+                "{} at ({x}, {z}) inside the zone at ({cx}, {cz})",
+                p.name
+            );
+        }
+        // The voxel surface of every column under the footprint is above the bottom.
+        let cells = |lo: f32, hi: f32| (lo / 4.0).floor() as i32..=(hi / 4.0).floor() as i32;
+        for cx in cells(x - size.x / 2.0, x + size.x / 2.0) {
+            for cz in cells(z - size.z / 2.0, z + size.z / 2.0) {
+                let top = (-64..64)
+                    .rev()
+                    .find_map(|y| {
+                        let v = t.get(IVec3::new(cx, y, cz));
+                        (!v.is_empty())
+                            .then(|| 4.0 * y as f32 + 4.0 * f32::from(v.occupancy) / 255.0)
+                    })
+                    .expect("terrain under every resource");
+                assert!(
+                    bottom < top,
+                    "{} at ({x}, {bottom}, {z}) floats over column ({cx}, {cz}) at {top}",
+                    p.name
+                );
+            }
+        }
+    }
+
+    let glb = std::fs::read(d.join("village.glb")).unwrap();
+    assert_eq!(&glb[..4], b"glTF");
+    let len = u32::from_le_bytes(glb[12..16].try_into().unwrap()) as usize;
+    let json: serde_json::Value = serde_json::from_slice(&glb[20..20 + len]).unwrap();
+    let names: Vec<&str> = json["materials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    for m in ["Sandstone", "Salt", "Asphalt", "Concrete", "Grass"] {
+        assert!(names.contains(&m), "{m} not among {names:?}");
+    }
+}
+
+/// PNG chunks after the signature: (type, data).
+fn png_chunks(bytes: &[u8]) -> Vec<([u8; 4], Vec<u8>)> {
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    let mut out = Vec::new();
+    let mut at = 8;
+    while at + 8 <= bytes.len() {
+        let n = u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+        let kind: [u8; 4] = bytes[at + 4..at + 8].try_into().unwrap();
+        out.push((kind, bytes[at + 8..at + 8 + n].to_vec()));
+        at += 12 + n;
+    }
+    out
+}
+
+fn png_size_depth(path: &Path) -> (u32, u32, u8, u8, Vec<[u8; 4]>) {
+    let chunks = png_chunks(&std::fs::read(path).unwrap());
+    let (kind, ihdr) = &chunks[0];
+    assert_eq!(kind, b"IHDR");
+    let w = u32::from_be_bytes(ihdr[0..4].try_into().unwrap());
+    let h = u32::from_be_bytes(ihdr[4..8].try_into().unwrap());
+    (w, h, ihdr[8], ihdr[9], chunks.iter().map(|c| c.0).collect())
+}
+
+#[test]
+fn village_heightmap_is_linear_16_bit_with_a_sidecar() {
+    let d = dir("heightmap");
+    let out = ok(bin()
+        .arg("terrain")
+        .arg(village())
+        .arg("-o")
+        .arg(d.join("h.png"))
+        .arg("-o")
+        .arg(d.join("h.r16"))
+        .arg("-o")
+        .arg(d.join("h.r32"))
+        .arg("--splat")
+        .arg(d.join("splat"))
+        .output()
+        .unwrap());
+    assert!(out.stdout.is_empty());
+    let (w, h, depth, color, kinds) = png_size_depth(&d.join("h.png"));
+    assert_eq!((w, h, depth, color), (192, 192, 16, 0));
+    for k in [b"gAMA", b"sRGB", b"iCCP", b"cHRM"] {
+        assert!(
+            !kinds.contains(k),
+            "{} chunk present",
+            String::from_utf8_lossy(k)
+        );
+    }
+    assert_eq!(std::fs::read(d.join("h.r16")).unwrap().len(), 192 * 192 * 2);
+    let r32 = std::fs::read(d.join("h.r32")).unwrap();
+    assert_eq!(r32.len(), 192 * 192 * 4);
+    let side: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("h.png.json")).unwrap()).unwrap();
+    assert_eq!(side["width"], 192);
+    assert_eq!(side["studs_per_pixel"], 4.0);
+    assert_eq!(side["origin"], serde_json::json!([-256.0, -256.0]));
+    // R32 is studs: the village centre (pixel 64, 64) is at the plate's level.
+    let at = (64 * 192 + 64) * 4;
+    assert_eq!(f32::from_le_bytes(r32[at..at + 4].try_into().unwrap()), 0.0);
+    let splat: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("splat/splat.json")).unwrap()).unwrap();
+    let maps = splat["maps"].as_array().unwrap();
+    assert!(!maps.is_empty());
+    for m in maps {
+        let (w, _, depth, color, _) =
+            png_size_depth(&d.join("splat").join(m["file"].as_str().unwrap()));
+        assert_eq!((w, depth, color), (192, 8, 6));
+    }
+    for (rule, size) in [("pow2", 257), ("unreal", 253)] {
+        ok(bin()
+            .arg("terrain")
+            .arg(village())
+            .arg("-o")
+            .arg(d.join(format!("{rule}.png")))
+            .args(["--snap", rule])
+            .output()
+            .unwrap());
+        let (w, h, ..) = png_size_depth(&d.join(format!("{rule}.png")));
+        assert_eq!((w, h), (size, size), "{rule}");
+    }
+}
+
+#[test]
+fn same_world_gives_the_same_bytes() {
+    let (a, b) = (dir("same-a"), dir("same-b"));
+    let (sa, sb) = (build_village(&a), build_village(&b));
+    for name in [
+        "village.rbxl",
+        "village.glb",
+        "village.png",
+        "village.png.json",
+    ] {
+        assert_eq!(
+            std::fs::read(a.join(name)).unwrap(),
+            std::fs::read(b.join(name)).unwrap(),
+            "{name}"
+        );
+    }
+    let hashes = |s: &serde_json::Value| {
+        s["outputs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["blake3"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(hashes(&sa), hashes(&sb));
+    assert_eq!(
+        hashes(&sa)[0],
+        blake3::hash(&std::fs::read(a.join("village.rbxl")).unwrap())
+            .to_hex()
+            .to_string()
+    );
+}
+
+#[test]
+fn village_glb_passes_the_khronos_validator() {
+    let d = dir("validator");
+    build_village(&d);
+    let validator = Path::new(env!("CARGO_MANIFEST_DIR")).join("../export/tests/validator");
+    assert!(
+        validator.join("node_modules/gltf-validator").is_dir(),
+        "the Khronos glTF validator is not installed; run `npm ci --prefix crates/export/tests/validator`"
+    );
+    let out = Command::new("node")
+        .arg(validator.join("validate.mjs"))
+        .arg(d.join("village.glb"))
+        .output()
+        .expect("node runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reports: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let issues = &reports[0]["report"]["issues"];
+    assert_eq!(issues["numErrors"], 0, "{}", issues["messages"]);
+    assert_eq!(issues["numWarnings"], 0, "{}", issues["messages"]);
+    assert!(
+        reports[0]["report"]["info"]["totalTriangleCount"]
+            .as_u64()
+            .unwrap()
+            > 10_000
+    );
+}
+
+/// Runs `terrain` on a world file with `text` and expects a failure whose message has `want`.
+fn check_bad(name: &str, text: &str, want: &str) {
+    let d = dir(&format!("bad-{}", name.replace('.', "-")));
+    let world = d.join(name);
+    std::fs::write(&world, text).unwrap();
+    let out = bin()
+        .arg("terrain")
+        .arg(&world)
+        .arg("-o")
+        .arg(d.join("o.rbxl"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{name}: accepted\n{text}");
+    assert!(!err.contains("panicked"), "{name}: {err}");
+    assert!(err.contains(want), "{name}: {err:?} lacks {want:?}");
+    assert!(
+        err.contains(name),
+        "{name}: the error names the file: {err}"
+    );
+    assert!(!d.join("o.rbxl").exists(), "{name}: wrote an output");
+}
+
+const HEAD: &str = "columns = [16, 16]\n";
+
+#[test]
+fn bad_world_files_name_the_zone_and_field() {
+    let circle =
+        |body: &str| format!("{HEAD}[[zones]]\nshape = \"circle\"\ncenter = [0, 0]\n{body}");
+    let rect = |body: &str| {
+        format!(
+            "{HEAD}[[zones]]\nshape = \"circle\"\ncenter = [0, 0]\nr1 = 1\nr2 = 2\n[[zones]]\nshape = \"rect\"\ncenter = [0, 0]\n{body}"
+        )
+    };
+    check_bad(
+        "r2.toml",
+        &circle("r1 = 10\nr2 = 10\n"),
+        "zone 0: r2 must be greater than r1",
+    );
+    check_bad(
+        "x2.toml",
+        &rect("x1 = 8\nx2 = 4\nz1 = 1\nz2 = 2\n"),
+        "zone 1: x2 must be greater than x1",
+    );
+    check_bad(
+        "z2.toml",
+        &rect("x1 = 1\nx2 = 4\nz1 = 5\nz2 = 5\n"),
+        "zone 1: z2 must be greater than z1",
+    );
+    check_bad(
+        "nan.toml",
+        &circle("r1 = 1\nr2 = 2\nlevel = nan\n"),
+        "zone 0: level is not a finite number",
+    );
+    check_bad(
+        "nanr.toml",
+        &circle("r1 = nan\nr2 = 2\n"),
+        "zone 0: r1 is not a finite number",
+    );
+    check_bad(
+        "unknown.toml",
+        &circle("r1 = 1\nr2 = 2\nmaterial = \"Lava\"\n"),
+        "zone 0: material invalid terrain material \"Lava\"",
+    );
+    check_bad(
+        "plastic.toml",
+        &circle("r1 = 1\nr2 = 2\nmaterial = \"Plastic\"\n"),
+        "zone 0: material invalid terrain material \"Plastic\"",
+    );
+    check_bad(
+        "water.toml",
+        &circle("r1 = 1\nr2 = 2\nmaterial = \"Water\"\n"),
+        "zone 0: material must be a solid terrain material (got Water)",
+    );
+    check_bad(
+        "missing.toml",
+        &circle("r1 = 1\n"),
+        "zone 0: r2 is required for a circle zone",
+    );
+    check_bad(
+        "shape.toml",
+        &format!("{HEAD}[[zones]]\nshape = \"star\"\ncenter = [0, 0]\n"),
+        "zone 0: shape must be circle or rect",
+    );
+    check_bad(
+        "seed.toml",
+        &format!("seed = nan\n{HEAD}"),
+        "seed: is not a finite number",
+    );
+    check_bad(
+        "grid.toml",
+        &format!("grid = 0\n{HEAD}"),
+        "grid: must be a positive number",
+    );
+    check_bad("size.toml", "seed = 1\n", "columns: (or studs) is required");
+    check_bad(
+        "field.toml",
+        &format!("{HEAD}colour = 1\n"),
+        "unknown field `colour`",
+    );
+    check_bad(
+        "band.toml",
+        &format!("{HEAD}[[bands]]\nabove = 0.1\nmaterial = \"Neon\"\n"),
+        "bands: band 0: material: invalid terrain material \"Neon\"",
+    );
+    check_bad(
+        "zone.json",
+        r#"{"columns": [8, 8], "zones": [{"shape": "rect", "center": [0, 0], "x1": 4, "x2": 2, "z1": 1, "z2": 2}]}"#,
+        "zone 0: x2 must be greater than x1",
+    );
+    check_bad("syntax.json", "{\"columns\": [8, 8],", "line 1");
+    check_bad("world.yaml", HEAD, "unknown world format '.yaml'");
+}
+
+#[test]
+fn unknown_output_extension_is_refused_before_any_work() {
+    let d = dir("ext");
+    let out = bin()
+        .arg("terrain")
+        .arg(village())
+        .arg("-o")
+        .arg(d.join("v.rbxm"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unknown terrain output '.rbxm'"), "{err}");
+}
