@@ -1,9 +1,16 @@
-//! `procmodel export`: write a whole scene as glTF or OBJ (no regeneration).
+//! `procmodel export`: write a whole scene as glTF or OBJ (no regeneration); a
+//! `Workspace.Terrain` with voxels is meshed and added as a `Terrain` node.
 
 use crate::output::{self, Format};
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use procmodel_engine::{Engine, EngineConfig};
-use std::path::PathBuf;
+use procmodel_export::terrain::{TerrainPrimitive, terrain_glb};
+use procmodel_export::{ExportOptions, WarningKind};
+use procmodel_terrain::{Material, TerrainMesh, mesh_terrain, smoothgrid};
+use rbx_dom_weak::WeakDom;
+use rbx_types::Variant;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
@@ -26,7 +33,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let engine = Engine::load(&args.scene, EngineConfig::default())?;
     engine.with_dom(|dom| {
         let roots = dom.root().children().to_vec();
-        output::write(dom, &roots, format, &args.output)
+        match terrain_mesh(dom, &args.scene)? {
+            Some(t) if format != Format::Obj => write_with_terrain(dom, &roots, &t, format, &args),
+            _ => output::write(dom, &roots, format, &args.output).map(|_| ()),
+        }
     })?;
     eprintln!(
         "exported {} -> {}",
@@ -34,4 +44,303 @@ pub fn run(args: Args) -> Result<ExitCode> {
         args.output.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The mesh of the scene's `Workspace.Terrain` and its material colours, when it has voxels.
+struct SceneTerrain {
+    mesh: TerrainMesh,
+    colors: procmodel_terrain::MaterialColors,
+}
+
+fn terrain_mesh(dom: &WeakDom, scene: &Path) -> Result<Option<SceneTerrain>> {
+    let child = |r: rbx_types::Ref, class: &str| {
+        dom.get_by_ref(r)?
+            .children()
+            .iter()
+            .copied()
+            .find(|&c| dom.get_by_ref(c).is_some_and(|i| i.class == class))
+    };
+    let Some(terrain) = child(dom.root_ref(), "Workspace")
+        .and_then(|w| child(w, "Terrain"))
+        .and_then(|t| dom.get_by_ref(t))
+    else {
+        return Ok(None);
+    };
+    let Some(Variant::BinaryString(grid)) = terrain.properties.get(&"SmoothGrid".into()) else {
+        return Ok(None);
+    };
+    let bytes: &[u8] = grid.as_ref();
+    let voxels = smoothgrid::decode(bytes)
+        .map_err(|e| anyhow!("{}: Workspace.Terrain.SmoothGrid: {e}", scene.display()))?;
+    let mut colors = procmodel_terrain::MaterialColors::default();
+    if let Some(Variant::MaterialColors(mc)) = terrain.properties.get(&"MaterialColors".into()) {
+        colors = procmodel_terrain::MaterialColors::decode(&mc.encode())
+            .map_err(|e| anyhow!("{}: Workspace.Terrain.MaterialColors: {e}", scene.display()))?;
+    }
+    let mesh = mesh_terrain(&voxels);
+    Ok((mesh.triangle_count() > 0).then_some(SceneTerrain { mesh, colors }))
+}
+
+/// Exports the scene's instances, then appends the terrain's node, meshes, materials and
+/// buffer data to the same glTF document.
+fn write_with_terrain(
+    dom: &WeakDom,
+    roots: &[rbx_types::Ref],
+    t: &SceneTerrain,
+    format: Format,
+    args: &Args,
+) -> Result<()> {
+    let stem = args
+        .output
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("model");
+    let opts = ExportOptions {
+        bin_name: format!("{stem}.bin"),
+        mtl_name: format!("{stem}.mtl"),
+        ..ExportOptions::default()
+    };
+    let names: Vec<&str> = t
+        .mesh
+        .parts
+        .iter()
+        .map(|p| Material::name(p.material))
+        .collect();
+    let prims: Vec<TerrainPrimitive<'_>> = t
+        .mesh
+        .parts
+        .iter()
+        .zip(&names)
+        .map(|(p, name)| TerrainPrimitive {
+            name,
+            color: t.colors.get(p.material),
+            positions: &p.positions,
+            normals: &p.normals,
+            indices: &p.indices,
+        })
+        .collect();
+    let (terrain_json, terrain_bin) = split_glb(&terrain_glb(&prims, opts.scale)?)?;
+    let (mut doc, mut bin, warnings) = match format {
+        Format::Glb => {
+            let e = procmodel_export::to_glb(dom, roots, &opts)?;
+            let (j, b) = split_glb(&e.output)?;
+            (j, b, e.warnings)
+        }
+        _ => {
+            let e = procmodel_export::to_gltf(dom, roots, &opts)?;
+            let j = serde_json::from_str(&e.output.json).context("the exported glTF JSON")?;
+            (j, e.output.bin, e.warnings)
+        }
+    };
+    for w in &warnings {
+        // The Terrain node has its mesh now.
+        if !matches!(&w.kind, WarningKind::GeometrySkipped { class } if class == "Terrain") {
+            eprintln!("warning: {w}");
+        }
+    }
+    let uri = (format == Format::Gltf).then_some(opts.bin_name.as_str());
+    append_gltf(&mut doc, &mut bin, terrain_json, &terrain_bin, uri)?;
+    match format {
+        Format::Glb => output::write_atomic(&args.output, &join_glb(&doc, &bin)?),
+        _ => {
+            output::write_atomic(&args.output.with_file_name(&opts.bin_name), &bin)?;
+            let mut json = serde_json::to_string_pretty(&doc)?;
+            json.push('\n');
+            output::write_atomic(&args.output, json.as_bytes())
+        }
+    }
+}
+
+/// A `.glb`'s JSON document and BIN chunk (empty when it has none).
+fn split_glb(glb: &[u8]) -> Result<(Value, Vec<u8>)> {
+    let u32_at = |at: usize| -> Result<usize> {
+        let b = glb
+            .get(at..at + 4)
+            .ok_or_else(|| anyhow!("glb truncated at byte {at}"))?;
+        Ok(u32::from_le_bytes(b.try_into().expect("4 bytes")) as usize)
+    };
+    if glb.get(..4) != Some(b"glTF") {
+        bail!("not a glb");
+    }
+    let json_len = u32_at(12)?;
+    let json_end = 20 + json_len;
+    let json = serde_json::from_slice(
+        glb.get(20..json_end)
+            .ok_or_else(|| anyhow!("glb JSON chunk truncated"))?,
+    )?;
+    let bin = if glb.len() > json_end {
+        let n = u32_at(json_end)?;
+        glb.get(json_end + 8..json_end + 8 + n)
+            .ok_or_else(|| anyhow!("glb BIN chunk truncated"))?
+            .to_vec()
+    } else {
+        Vec::new()
+    };
+    Ok((json, bin))
+}
+
+fn join_glb(doc: &Value, bin: &[u8]) -> Result<Vec<u8>> {
+    let mut json = serde_json::to_vec(doc)?;
+    while !json.len().is_multiple_of(4) {
+        json.push(b' ');
+    }
+    let mut bin = bin.to_vec();
+    while !bin.len().is_multiple_of(4) {
+        bin.push(0);
+    }
+    let total = 12 + 8 + json.len() + if bin.is_empty() { 0 } else { 8 + bin.len() };
+    let total = u32::try_from(total).map_err(|_| anyhow!("the glb exceeds 4 GiB"))?;
+    let mut out = Vec::with_capacity(total as usize);
+    out.extend_from_slice(b"glTF");
+    out.extend_from_slice(&2u32.to_le_bytes());
+    out.extend_from_slice(&total.to_le_bytes());
+    out.extend_from_slice(&(json.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"JSON");
+    out.extend_from_slice(&json);
+    if !bin.is_empty() {
+        out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
+        out.extend_from_slice(b"BIN\0");
+        out.extend_from_slice(&bin);
+    }
+    Ok(out)
+}
+
+fn array<'a>(doc: &'a mut Value, key: &str) -> &'a mut Vec<Value> {
+    let obj = doc.as_object_mut().expect("a glTF document is an object");
+    obj.entry(key)
+        .or_insert_with(|| Value::Array(Vec::new()))
+        .as_array_mut()
+        .expect("glTF top-level lists are arrays")
+}
+
+/// The node of the scene's `Workspace.Terrain` instance, if it is there without a mesh.
+fn workspace_terrain_node(doc: &Value) -> Option<usize> {
+    let nodes = doc.get("nodes")?.as_array()?;
+    let scene = doc.get("scene").and_then(Value::as_u64).unwrap_or(0) as usize;
+    let roots = doc.get("scenes")?.get(scene)?.get("nodes")?.as_array()?;
+    let named = |i: &Value, name: &str| {
+        let n = nodes.get(i.as_u64()? as usize)?;
+        (n.get("name")?.as_str()? == name).then_some(i.as_u64()? as usize)
+    };
+    let ws = roots.iter().find_map(|r| named(r, "Workspace"))?;
+    let children = nodes[ws].get("children")?.as_array()?;
+    children
+        .iter()
+        .filter_map(|c| named(c, "Terrain"))
+        .find(|&t| nodes[t].get("mesh").is_none())
+}
+
+/// Adds `by` to the index at `key` of `v`, if it has one (absent keys stay absent).
+fn shift(v: &mut Value, key: &str, by: usize) {
+    if let Some(x) = v.get_mut(key)
+        && let Some(i) = x.as_u64()
+    {
+        *x = Value::from(i + by as u64);
+    }
+}
+
+/// Appends document `add` (as `terrain_glb` writes it: one buffer, one node) to `doc`: its
+/// data goes after `bin` in buffer 0 and every index is shifted past `doc`'s. Its mesh goes
+/// on the scene's own `Workspace.Terrain` node when there is one (identity transform, no
+/// mesh), else its nodes join `doc`'s default scene.
+fn append_gltf(
+    doc: &mut Value,
+    bin: &mut Vec<u8>,
+    mut add: Value,
+    add_bin: &[u8],
+    uri: Option<&str>,
+) -> Result<()> {
+    let count = |d: &mut Value, k: &str| array(d, k).len();
+    let (views, accessors, materials, meshes, nodes) = (
+        count(doc, "bufferViews"),
+        count(doc, "accessors"),
+        count(doc, "materials"),
+        count(doc, "meshes"),
+        count(doc, "nodes"),
+    );
+    while !bin.len().is_multiple_of(4) {
+        bin.push(0);
+    }
+    let offset = bin.len();
+    bin.extend_from_slice(add_bin);
+    if !bin.is_empty() {
+        let buffers = array(doc, "buffers");
+        if buffers.is_empty() {
+            let mut b = serde_json::json!({ "byteLength": 0 });
+            if let Some(u) = uri {
+                b["uri"] = Value::from(u);
+            }
+            buffers.push(b);
+        }
+        buffers[0]["byteLength"] = Value::from(bin.len());
+    }
+    for mut v in std::mem::take(array(&mut add, "bufferViews")) {
+        v["buffer"] = Value::from(0);
+        let at = v.get("byteOffset").and_then(Value::as_u64).unwrap_or(0) as usize;
+        v["byteOffset"] = Value::from(at + offset);
+        array(doc, "bufferViews").push(v);
+    }
+    for mut a in std::mem::take(array(&mut add, "accessors")) {
+        shift(&mut a, "bufferView", views);
+        array(doc, "accessors").push(a);
+    }
+    array(doc, "materials").append(array(&mut add, "materials"));
+    let mut new_meshes = std::mem::take(array(&mut add, "meshes"));
+    for m in &mut new_meshes {
+        let prims = m.get_mut("primitives").and_then(Value::as_array_mut);
+        for p in prims.into_iter().flatten() {
+            let attrs = p.get_mut("attributes").and_then(Value::as_object_mut);
+            for (_, a) in attrs.into_iter().flatten() {
+                if let Some(i) = a.as_u64() {
+                    *a = Value::from(i + accessors as u64);
+                }
+            }
+            shift(p, "indices", accessors);
+            shift(p, "material", materials);
+        }
+    }
+    if new_meshes.is_empty() {
+        return Ok(());
+    }
+    array(doc, "meshes").append(&mut new_meshes);
+    if let Some(node) = workspace_terrain_node(doc) {
+        doc["nodes"][node]["mesh"] = Value::from(meshes);
+        return Ok(());
+    }
+    let add_scene = add.get("scene").and_then(Value::as_u64).unwrap_or(0) as usize;
+    let roots: Vec<usize> = add
+        .get("scenes")
+        .and_then(|s| s.get(add_scene))
+        .and_then(|s| s.get("nodes"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_u64)
+        .map(|n| n as usize + nodes)
+        .collect();
+    for mut n in std::mem::take(array(&mut add, "nodes")) {
+        shift(&mut n, "mesh", meshes);
+        let children = n.get_mut("children").and_then(Value::as_array_mut);
+        for c in children.into_iter().flatten() {
+            if let Some(i) = c.as_u64() {
+                *c = Value::from(i + nodes as u64);
+            }
+        }
+        array(doc, "nodes").push(n);
+    }
+    if array(doc, "scenes").is_empty() {
+        array(doc, "scenes").push(serde_json::json!({ "nodes": [] }));
+        doc["scene"] = Value::from(0);
+    }
+    let scene = doc.get("scene").and_then(Value::as_u64).unwrap_or(0) as usize;
+    let list = array(doc, "scenes")
+        .get_mut(scene)
+        .and_then(Value::as_object_mut)
+        .ok_or_else(|| anyhow!("the glTF document has no scene {scene}"))?
+        .entry("nodes")
+        .or_insert_with(|| Value::Array(Vec::new()))
+        .as_array_mut()
+        .ok_or_else(|| anyhow!("the glTF scene's nodes are not a list"))?;
+    list.extend(roots.into_iter().map(Value::from));
+    Ok(())
 }

@@ -326,10 +326,9 @@ fn same_world_gives_the_same_bytes() {
     );
 }
 
-#[test]
-fn village_glb_passes_the_khronos_validator() {
-    let d = dir("validator");
-    build_village(&d);
+/// Runs the pinned Khronos validator on `files`; asserts no errors or warnings and returns
+/// each report's `info`.
+fn validate(files: &[PathBuf]) -> Vec<serde_json::Value> {
     let validator = Path::new(env!("CARGO_MANIFEST_DIR")).join("../export/tests/validator");
     assert!(
         validator.join("node_modules/gltf-validator").is_dir(),
@@ -337,7 +336,7 @@ fn village_glb_passes_the_khronos_validator() {
     );
     let out = Command::new("node")
         .arg(validator.join("validate.mjs"))
-        .arg(d.join("village.glb"))
+        .args(files)
         .output()
         .expect("node runs");
     assert!(
@@ -345,16 +344,137 @@ fn village_glb_passes_the_khronos_validator() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let reports: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let issues = &reports[0]["report"]["issues"];
-    assert_eq!(issues["numErrors"], 0, "{}", issues["messages"]);
-    assert_eq!(issues["numWarnings"], 0, "{}", issues["messages"]);
-    assert!(
-        reports[0]["report"]["info"]["totalTriangleCount"]
-            .as_u64()
-            .unwrap()
-            > 10_000
+    let reports: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(reports.len(), files.len());
+    reports
+        .iter()
+        .map(|r| {
+            let issues = &r["report"]["issues"];
+            assert_eq!(
+                issues["numErrors"], 0,
+                "{}: {}",
+                r["file"], issues["messages"]
+            );
+            assert_eq!(
+                issues["numWarnings"], 0,
+                "{}: {}",
+                r["file"], issues["messages"]
+            );
+            r["report"]["info"].clone()
+        })
+        .collect()
+}
+
+#[test]
+fn village_glb_passes_the_khronos_validator() {
+    let d = dir("validator");
+    build_village(&d);
+    let info = validate(&[d.join("village.glb")]);
+    assert!(info[0]["totalTriangleCount"].as_u64().unwrap() > 10_000);
+}
+
+fn glb_json(path: &Path) -> serde_json::Value {
+    let glb = std::fs::read(path).unwrap();
+    assert_eq!(&glb[..4], b"glTF");
+    let len = u32::from_le_bytes(glb[12..16].try_into().unwrap()) as usize;
+    serde_json::from_slice(&glb[20..20 + len]).unwrap()
+}
+
+/// Triangles of each primitive of a mesh, by material name.
+fn triangles(doc: &serde_json::Value, mesh: usize) -> Vec<(String, u64)> {
+    doc["meshes"][mesh]["primitives"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let m = p["material"].as_u64().unwrap() as usize;
+            let i = p["indices"].as_u64().unwrap() as usize;
+            (
+                doc["materials"][m]["name"].as_str().unwrap().to_owned(),
+                doc["accessors"][i]["count"].as_u64().unwrap() / 3,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn export_renders_the_places_terrain() {
+    let d = dir("export");
+    build_village(&d);
+    for out in ["scene.glb", "scene.gltf"] {
+        let run = ok(bin()
+            .arg("export")
+            .arg(d.join("village.rbxl"))
+            .arg("-o")
+            .arg(d.join(out))
+            .output()
+            .unwrap());
+        let err = String::from_utf8_lossy(&run.stderr);
+        assert!(!err.contains("warning"), "{out}: {err}");
+    }
+    let infos = validate(&[d.join("scene.glb"), d.join("scene.gltf")]);
+    let scene = glb_json(&d.join("scene.glb"));
+    let gltf: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("scene.gltf")).unwrap()).unwrap();
+    assert_eq!(gltf["nodes"], scene["nodes"]);
+    assert_eq!(gltf["buffers"][0]["uri"], "scene.bin");
+    // The Workspace.Terrain node carries the mesh the terrain command wrote on its own.
+    let nodes = scene["nodes"].as_array().unwrap();
+    let ws = nodes.iter().position(|n| n["name"] == "Workspace").unwrap();
+    let terrain = scene["nodes"][ws]["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_u64().unwrap() as usize)
+        .find(|&c| nodes[c]["name"] == "Terrain")
+        .expect("a Terrain node under Workspace");
+    let mesh = nodes[terrain]["mesh"]
+        .as_u64()
+        .expect("the Terrain node has a mesh") as usize;
+    let alone = glb_json(&d.join("village.glb"));
+    let tris = triangles(&scene, mesh);
+    assert_eq!(tris, triangles(&alone, 0));
+    let terrain_tris: u64 = tris.iter().map(|t| t.1).sum();
+    // The resources are there too, so the scene has more triangles than the terrain.
+    let total = infos[0]["totalTriangleCount"].as_u64().unwrap();
+    assert!(total > terrain_tris, "{total} <= {terrain_tris}");
+    assert!(nodes.iter().any(|n| n["name"] == "Trunk"));
+    assert_eq!(
+        infos[1]["totalTriangleCount"],
+        infos[0]["totalTriangleCount"]
     );
+}
+
+#[test]
+fn export_names_a_damaged_smoothgrid() {
+    use rbx_dom_weak::InstanceBuilder;
+    let d = dir("damaged");
+    let dom = WeakDom::new(InstanceBuilder::new("DataModel").with_child(
+        InstanceBuilder::new("Workspace").with_child(
+            InstanceBuilder::new("Terrain").with_property(
+                "SmoothGrid",
+                rbx_types::BinaryString::from(vec![1u8, 5, 0, 0, 0]),
+            ),
+        ),
+    ));
+    let place = d.join("bad.rbxl");
+    let roots = dom.root().children().to_vec();
+    rbx_binary::to_writer(std::fs::File::create(&place).unwrap(), &dom, &roots).unwrap();
+    let out = bin()
+        .arg("export")
+        .arg(&place)
+        .arg("-o")
+        .arg(d.join("bad.glb"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        err.contains("bad.rbxl: Workspace.Terrain.SmoothGrid: SmoothGrid:"),
+        "{err}"
+    );
+    assert!(!d.join("bad.glb").exists());
 }
 
 /// Runs `terrain` on a world file with `text` and expects a failure whose message has `want`.
