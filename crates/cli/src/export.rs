@@ -6,7 +6,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use procmodel_engine::{Engine, EngineConfig};
 use procmodel_export::terrain::{TerrainPrimitive, terrain_glb};
 use procmodel_export::{ExportOptions, WarningKind};
-use procmodel_terrain::{Material, TerrainMesh, mesh_terrain, smoothgrid};
+use procmodel_terrain::{TerrainMesh, mesh_terrain, smoothgrid};
 use rbx_dom_weak::WeakDom;
 use rbx_types::Variant;
 use serde_json::Value;
@@ -34,7 +34,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
     engine.with_dom(|dom| {
         let roots = dom.root().children().to_vec();
         match terrain_mesh(dom, &args.scene)? {
-            Some(t) if format != Format::Obj => write_with_terrain(dom, &roots, &t, format, &args),
+            Some(t) if format != Format::Obj => {
+                for (path, bytes) in gltf_with_terrain(dom, &roots, &t, format, &args.output)? {
+                    output::write_atomic(&path, &bytes)?;
+                }
+                Ok(())
+            }
             _ => output::write(dom, &roots, format, &args.output).map(|_| ()),
         }
     })?;
@@ -47,9 +52,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
 }
 
 /// The mesh of the scene's `Workspace.Terrain` and its material colours, when it has voxels.
-struct SceneTerrain {
-    mesh: TerrainMesh,
-    colors: procmodel_terrain::MaterialColors,
+pub(crate) struct SceneTerrain {
+    pub(crate) mesh: TerrainMesh,
+    pub(crate) colors: procmodel_terrain::MaterialColors,
 }
 
 fn terrain_mesh(dom: &WeakDom, scene: &Path) -> Result<Option<SceneTerrain>> {
@@ -81,31 +86,21 @@ fn terrain_mesh(dom: &WeakDom, scene: &Path) -> Result<Option<SceneTerrain>> {
     Ok((mesh.triangle_count() > 0).then_some(SceneTerrain { mesh, colors }))
 }
 
-/// Exports the scene's instances, then appends the terrain's node, meshes, materials and
-/// buffer data to the same glTF document.
-fn write_with_terrain(
+/// The scene's instances as glTF (`.glb`, or `.gltf` + `.bin`) with the terrain mesh added
+/// to the same document: the files to write, main file first. Export warnings go to stderr.
+pub(crate) fn gltf_with_terrain(
     dom: &WeakDom,
     roots: &[rbx_types::Ref],
     t: &SceneTerrain,
     format: Format,
-    args: &Args,
-) -> Result<()> {
-    let stem = args
-        .output
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("model");
+    path: &Path,
+) -> Result<Vec<(PathBuf, Vec<u8>)>> {
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("model");
     let opts = ExportOptions {
         bin_name: format!("{stem}.bin"),
-        mtl_name: format!("{stem}.mtl"),
         ..ExportOptions::default()
     };
-    let names: Vec<&str> = t
-        .mesh
-        .parts
-        .iter()
-        .map(|p| Material::name(p.material))
-        .collect();
+    let names: Vec<&str> = t.mesh.parts.iter().map(|p| p.material.name()).collect();
     let prims: Vec<TerrainPrimitive<'_>> = t
         .mesh
         .parts
@@ -126,11 +121,12 @@ fn write_with_terrain(
             let (j, b) = split_glb(&e.output)?;
             (j, b, e.warnings)
         }
-        _ => {
+        Format::Gltf => {
             let e = procmodel_export::to_gltf(dom, roots, &opts)?;
             let j = serde_json::from_str(&e.output.json).context("the exported glTF JSON")?;
             (j, e.output.bin, e.warnings)
         }
+        _ => bail!("{}: terrain meshes go into .glb or .gltf", path.display()),
     };
     for w in &warnings {
         // The Terrain node has its mesh now.
@@ -140,15 +136,17 @@ fn write_with_terrain(
     }
     let uri = (format == Format::Gltf).then_some(opts.bin_name.as_str());
     append_gltf(&mut doc, &mut bin, terrain_json, &terrain_bin, uri)?;
-    match format {
-        Format::Glb => output::write_atomic(&args.output, &join_glb(&doc, &bin)?),
+    Ok(match format {
+        Format::Glb => vec![(path.to_owned(), join_glb(&doc, &bin)?)],
         _ => {
-            output::write_atomic(&args.output.with_file_name(&opts.bin_name), &bin)?;
             let mut json = serde_json::to_string_pretty(&doc)?;
             json.push('\n');
-            output::write_atomic(&args.output, json.as_bytes())
+            vec![
+                (path.to_owned(), json.into_bytes()),
+                (path.with_file_name(&opts.bin_name), bin),
+            ]
         }
-    }
+    })
 }
 
 /// A `.glb`'s JSON document and BIN chunk (empty when it has none).

@@ -1,13 +1,14 @@
 //! `procmodel terrain`: a heightmap world described in TOML or JSON (noise, bands, zones,
 //! resources) written as a place with real Terrain, a glTF mesh, heightmaps and splat maps.
 
+use crate::export::{SceneTerrain, gltf_with_terrain};
 use crate::output;
 use anyhow::{Context, Result, anyhow, bail};
 use procmodel_terrain::{
     BandRule, Falloff, HeightNoise, HeightRange, Heightfield, HeightmapExport, Material,
-    MaterialBands, RectCorners, Resource, ResourceConfig, SampleRect, SizeSnap, Terrain,
-    TerrainError, VoxelColumns, World, WorldConfig, Zone, ZoneExclusion, ZoneShape, mesh_terrain,
-    smoothgrid, snap_size, splat_maps,
+    MaterialBands, MaterialColors, RectCorners, Resource, ResourceConfig, SampleRect, SizeSnap,
+    Terrain, TerrainError, VoxelColumns, World, WorldConfig, Zone, ZoneExclusion, ZoneShape,
+    mesh_terrain, smoothgrid, snap_size, splat_maps,
 };
 use rbx_dom_weak::{InstanceBuilder, WeakDom};
 use rbx_types::{BinaryString, CFrame, Color3, Enum, Matrix3, Vector3};
@@ -21,7 +22,8 @@ use std::time::Instant;
 pub struct Args {
     /// The world description (.toml or .json).
     pub world: PathBuf,
-    /// Outputs, by extension: .rbxl/.rbxlx (place with Terrain), .glb (terrain mesh),
+    /// Outputs, by extension: .rbxl/.rbxlx (place with Terrain), .glb/.gltf (terrain mesh
+    /// and resources),
     /// .png (16-bit heightmap), .r16, .r32 — heightmaps get a `<file>.json` sidecar.
     #[arg(short, long, required = true)]
     pub output: Vec<PathBuf>,
@@ -515,7 +517,7 @@ fn plan(f: WorldFile) -> Result<Plan, TerrainError> {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Kind {
     Place(output::Format),
-    Glb,
+    Gltf(output::Format),
     Png,
     R16,
     R32,
@@ -530,12 +532,13 @@ fn kind(path: &Path) -> Result<Kind> {
     Ok(match ext.as_str() {
         "rbxl" => Kind::Place(output::Format::Rbxl),
         "rbxlx" => Kind::Place(output::Format::Rbxlx),
-        "glb" => Kind::Glb,
+        "glb" => Kind::Gltf(output::Format::Glb),
+        "gltf" => Kind::Gltf(output::Format::Gltf),
         "png" => Kind::Png,
         "r16" => Kind::R16,
         "r32" => Kind::R32,
         _ => bail!(
-            "{}: unknown terrain output '.{ext}' (use .rbxl, .rbxlx, .glb, .png, .r16 or .r32)",
+            "{}: unknown terrain output '.{ext}' (use .rbxl, .rbxlx, .glb, .gltf, .png, .r16 or .r32)",
             path.display()
         ),
     })
@@ -750,7 +753,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut outs = Vec::new();
     let needs_voxels = kinds
         .iter()
-        .any(|k| matches!(k, Kind::Place(_) | Kind::Glb));
+        .any(|k| matches!(k, Kind::Place(_) | Kind::Gltf(_)));
     // Voxel columns whose centres lie within the sampled columns.
     let (i0, j0) = (plan.rect.min[0] as f64, plan.rect.min[1] as f64);
     let to_cell = |v: f64| (v / 4.0).floor() as i32;
@@ -803,23 +806,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     hash: written.hash,
                 });
             }
-            Kind::Glb => {
-                let mesh = mesh_terrain(&terrain);
-                let names: Vec<&str> = mesh.parts.iter().map(|p| p.material.name()).collect();
-                let prims: Vec<_> = mesh
-                    .parts
-                    .iter()
-                    .zip(&names)
-                    .map(|(p, name)| procmodel_export::terrain::TerrainPrimitive {
-                        name,
-                        color: p.material.default_color(),
-                        positions: &p.positions,
-                        normals: &p.normals,
-                        indices: &p.indices,
-                    })
-                    .collect();
-                let glb = procmodel_export::terrain::terrain_glb(&prims, 1.0)?;
-                write_bytes(&mut outs, path, &glb)?;
+            Kind::Gltf(format) => {
+                // The place's instances (resources) and the terrain mesh in one document.
+                let dom = place_dom(Vec::new(), &placed);
+                let roots = dom.root().children().to_vec();
+                let t = SceneTerrain {
+                    mesh: mesh_terrain(&terrain),
+                    colors: MaterialColors::default(),
+                };
+                for (p, bytes) in gltf_with_terrain(&dom, &roots, &t, format, path)? {
+                    write_bytes(&mut outs, &p, &bytes)?;
+                }
             }
             Kind::Png | Kind::R16 | Kind::R32 => {
                 if heightmap.is_none() {

@@ -208,6 +208,14 @@ fn village_place_has_terrain_that_decodes_with_the_zones_surfaces() {
     for m in ["Sandstone", "Salt", "Asphalt", "Concrete", "Grass"] {
         assert!(names.contains(&m), "{m} not among {names:?}");
     }
+    // The resources are in the .glb as well, one Trunk node per tree.
+    let trunks = json["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["name"] == "Trunk")
+        .count();
+    assert_eq!(trunks, res.iter().filter(|p| p.name == "Trunk").count());
 }
 
 /// PNG chunks after the signature: (type, data).
@@ -369,8 +377,17 @@ fn validate(files: &[PathBuf]) -> Vec<serde_json::Value> {
 fn village_glb_passes_the_khronos_validator() {
     let d = dir("validator");
     build_village(&d);
-    let info = validate(&[d.join("village.glb")]);
+    ok(bin()
+        .arg("terrain")
+        .arg(village())
+        .arg("-o")
+        .arg(d.join("village.gltf"))
+        .output()
+        .unwrap());
+    assert!(d.join("village.bin").is_file());
+    let info = validate(&[d.join("village.glb"), d.join("village.gltf")]);
     assert!(info[0]["totalTriangleCount"].as_u64().unwrap() > 10_000);
+    assert_eq!(info[0]["totalTriangleCount"], info[1]["totalTriangleCount"]);
 }
 
 fn glb_json(path: &Path) -> serde_json::Value {
@@ -397,6 +414,22 @@ fn triangles(doc: &serde_json::Value, mesh: usize) -> Vec<(String, u64)> {
         .collect()
 }
 
+/// The mesh of the `Terrain` node under `Workspace`.
+fn terrain_mesh_index(doc: &serde_json::Value) -> usize {
+    let nodes = doc["nodes"].as_array().unwrap();
+    let ws = nodes.iter().position(|n| n["name"] == "Workspace").unwrap();
+    let terrain = nodes[ws]["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_u64().unwrap() as usize)
+        .find(|&c| nodes[c]["name"] == "Terrain")
+        .expect("a Terrain node under Workspace");
+    nodes[terrain]["mesh"]
+        .as_u64()
+        .expect("the Terrain node has a mesh") as usize
+}
+
 #[test]
 fn export_renders_the_places_terrain() {
     let d = dir("export");
@@ -418,22 +451,12 @@ fn export_renders_the_places_terrain() {
         serde_json::from_slice(&std::fs::read(d.join("scene.gltf")).unwrap()).unwrap();
     assert_eq!(gltf["nodes"], scene["nodes"]);
     assert_eq!(gltf["buffers"][0]["uri"], "scene.bin");
-    // The Workspace.Terrain node carries the mesh the terrain command wrote on its own.
-    let nodes = scene["nodes"].as_array().unwrap();
-    let ws = nodes.iter().position(|n| n["name"] == "Workspace").unwrap();
-    let terrain = scene["nodes"][ws]["children"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c.as_u64().unwrap() as usize)
-        .find(|&c| nodes[c]["name"] == "Terrain")
-        .expect("a Terrain node under Workspace");
-    let mesh = nodes[terrain]["mesh"]
-        .as_u64()
-        .expect("the Terrain node has a mesh") as usize;
+    // The Workspace.Terrain node carries the mesh the terrain command wrote.
+    let mesh = terrain_mesh_index(&scene);
     let alone = glb_json(&d.join("village.glb"));
     let tris = triangles(&scene, mesh);
-    assert_eq!(tris, triangles(&alone, 0));
+    assert_eq!(tris, triangles(&alone, terrain_mesh_index(&alone)));
+    let nodes = scene["nodes"].as_array().unwrap();
     let terrain_tris: u64 = tris.iter().map(|t| t.1).sum();
     // The resources are there too, so the scene has more triangles than the terrain.
     let total = infos[0]["totalTriangleCount"].as_u64().unwrap();
