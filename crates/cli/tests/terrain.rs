@@ -610,6 +610,32 @@ fn bad_world_files_name_the_zone_and_field() {
         r#"{"columns": [8, 8], "zones": [{"shape": "rect", "center": [0, 0], "x1": 4, "x2": 2, "z1": 1, "z2": 2}]}"#,
         "zone 0: x2 must be greater than x1",
     );
+    check_bad(
+        "huge.toml",
+        "columns = [100000, 100000]\n",
+        "columns: 100000×100000 exceeds 16777216 columns",
+    );
+    check_bad("zero.toml", "columns = [0, 4]\n", "columns: must not be 0");
+    check_bad(
+        "scale.toml",
+        &format!("scale = 0\n{HEAD}"),
+        "scale: must not be 0",
+    );
+    check_bad(
+        "spacing.toml",
+        &format!("{HEAD}[resources]\nmin_distance = 0\n"),
+        "resources: min_distance: must be a positive number",
+    );
+    check_bad(
+        "density.toml",
+        &format!("{HEAD}[resources]\nmin_distance = 4\ndensity = 2\n"),
+        "resources: density: must be in 0..=1",
+    );
+    check_bad(
+        "noise.toml",
+        &format!("{HEAD}[noise]\nbasis = \"value\"\n"),
+        "noise.basis: must be tutorial, perlin, simplex or opensimplex2",
+    );
     check_bad("syntax.json", "{\"columns\": [8, 8],", "line 1");
     check_bad("world.yaml", HEAD, "unknown world format '.yaml'");
 }
