@@ -1,5 +1,5 @@
 //! `procmodel export`: write a whole scene as glTF or OBJ (no regeneration); a
-//! `Workspace.Terrain` with voxels is meshed and added as a `Terrain` node.
+//! `Workspace.Terrain` with voxels is meshed and added (on its glTF node, or as an OBJ object).
 
 use crate::output::{self, Format};
 use anyhow::{Context, Result, anyhow, bail};
@@ -34,8 +34,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
     engine.with_dom(|dom| {
         let roots = dom.root().children().to_vec();
         match terrain_mesh(dom, &args.scene)? {
-            Some(t) if format != Format::Obj => {
-                for (path, bytes) in gltf_with_terrain(dom, &roots, &t, format, &args.output)? {
+            Some(t) => {
+                let files = if format == Format::Obj {
+                    obj_with_terrain(dom, &roots, &t, &args.output)?
+                } else {
+                    gltf_with_terrain(dom, &roots, &t, format, &args.output)?
+                };
+                for (path, bytes) in files {
                     output::write_atomic(&path, &bytes)?;
                 }
                 Ok(())
@@ -128,12 +133,7 @@ pub(crate) fn gltf_with_terrain(
         }
         _ => bail!("{}: terrain meshes go into .glb or .gltf", path.display()),
     };
-    for w in &warnings {
-        // The Terrain node has its mesh now.
-        if !matches!(&w.kind, WarningKind::GeometrySkipped { class } if class == "Terrain") {
-            eprintln!("warning: {w}");
-        }
-    }
+    print_warnings(&warnings);
     let uri = (format == Format::Gltf).then_some(opts.bin_name.as_str());
     append_gltf(&mut doc, &mut bin, terrain_json, &terrain_bin, uri)?;
     Ok(match format {
@@ -147,6 +147,69 @@ pub(crate) fn gltf_with_terrain(
             ]
         }
     })
+}
+
+fn print_warnings(warnings: &[procmodel_export::ExportWarning]) {
+    for w in warnings {
+        // The Terrain has its mesh now.
+        if !matches!(&w.kind, WarningKind::GeometrySkipped { class } if class == "Terrain") {
+            eprintln!("warning: {w}");
+        }
+    }
+}
+
+/// The scene as OBJ + MTL with the terrain appended: an `o Workspace.Terrain` object with a
+/// `usemtl terrain_<Material>` group per material (MTL `Kd` in sRGB, as the parts' are).
+fn obj_with_terrain(
+    dom: &WeakDom,
+    roots: &[rbx_types::Ref],
+    t: &SceneTerrain,
+    path: &Path,
+) -> Result<Vec<(PathBuf, Vec<u8>)>> {
+    use std::fmt::Write;
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("model");
+    let opts = ExportOptions {
+        mtl_name: format!("{stem}.mtl"),
+        ..ExportOptions::default()
+    };
+    let e = procmodel_export::to_obj(dom, roots, &opts)?;
+    print_warnings(&e.warnings);
+    let (mut obj, mut mtl) = (e.output.obj, e.output.mtl);
+    let mut next = 1 + obj.lines().filter(|l| l.starts_with("v ")).count();
+    let num = |v: f32| v + 0.0;
+    // Writing to a String cannot fail.
+    let _ = writeln!(obj, "o Workspace.Terrain");
+    for p in &t.mesh.parts {
+        if p.indices.is_empty() {
+            continue;
+        }
+        for v in &p.positions {
+            let _ = writeln!(obj, "v {} {} {}", num(v[0]), num(v[1]), num(v[2]));
+        }
+        for n in &p.normals {
+            let _ = writeln!(obj, "vn {} {} {}", num(n[0]), num(n[1]), num(n[2]));
+        }
+        let _ = writeln!(obj, "usemtl terrain_{}", p.material.name());
+        for tri in p.indices.chunks(3) {
+            let [a, b, c] = [0, 1, 2].map(|i| tri[i] as usize + next);
+            let _ = writeln!(obj, "f {a}//{a} {b}//{b} {c}//{c}");
+        }
+        next += p.positions.len();
+        let [r, g, b] = t.colors.get(p.material).map(|c| f32::from(c) / 255.0);
+        let _ = writeln!(mtl);
+        let _ = writeln!(mtl, "newmtl terrain_{}", p.material.name());
+        let _ = writeln!(mtl, "Kd {} {} {}", num(r), num(g), num(b));
+        let _ = writeln!(mtl, "Ks 0 0 0");
+        let _ = writeln!(mtl, "Ns 0");
+        let _ = writeln!(mtl, "d 1");
+        let _ = writeln!(mtl, "Pr 1");
+        let _ = writeln!(mtl, "Pm 0");
+        let _ = writeln!(mtl, "illum 1");
+    }
+    Ok(vec![
+        (path.to_owned(), obj.into_bytes()),
+        (path.with_file_name(&opts.mtl_name), mtl.into_bytes()),
+    ])
 }
 
 /// A `.glb`'s JSON document and BIN chunk (empty when it has none).

@@ -479,6 +479,55 @@ fn export_renders_the_places_terrain() {
 }
 
 #[test]
+fn export_obj_has_the_terrain_object_and_its_materials() {
+    let d = dir("export-obj");
+    build_village(&d);
+    let run = ok(bin()
+        .arg("export")
+        .arg(d.join("village.rbxl"))
+        .arg("-o")
+        .arg(d.join("scene.obj"))
+        .output()
+        .unwrap());
+    assert!(!String::from_utf8_lossy(&run.stderr).contains("warning"));
+    let obj = std::fs::read_to_string(d.join("scene.obj")).unwrap();
+    let mtl = std::fs::read_to_string(d.join("scene.mtl")).unwrap();
+    assert!(obj.contains("mtllib scene.mtl"));
+    let verts = obj.lines().filter(|l| l.starts_with("v ")).count();
+    assert_eq!(verts, obj.lines().filter(|l| l.starts_with("vn ")).count());
+    let (head, terrain) = obj
+        .split_once("o Workspace.Terrain\n")
+        .expect("a terrain object");
+    assert!(
+        head.contains("o Workspace.Resources."),
+        "the parts come first"
+    );
+    for l in obj.lines().filter(|l| l.starts_with("f ")) {
+        for i in l[2..].split(' ') {
+            let (v, n) = i.split_once("//").unwrap();
+            assert_eq!(v, n);
+            let v: usize = v.parse().unwrap();
+            assert!((1..=verts).contains(&v), "{l}");
+        }
+    }
+    let mut faces = 0;
+    for l in terrain.lines() {
+        if let Some(m) = l.strip_prefix("usemtl ") {
+            assert!(m.starts_with("terrain_"), "{l}");
+            assert!(mtl.contains(&format!("newmtl {m}\n")), "{m} not in the MTL");
+        }
+        faces += u64::from(l.starts_with("f "));
+    }
+    assert!(mtl.contains("newmtl terrain_Sandstone\nKd 0.5372549 0.3529412 0.2784314\n"));
+    let glb = glb_json(&d.join("village.glb"));
+    let tris: u64 = triangles(&glb, terrain_mesh_index(&glb))
+        .iter()
+        .map(|t| t.1)
+        .sum();
+    assert_eq!(faces, tris);
+}
+
+#[test]
 fn export_names_a_damaged_smoothgrid() {
     use rbx_dom_weak::InstanceBuilder;
     let d = dir("damaged");
