@@ -157,3 +157,49 @@ fn large_fine_and_empty_exports_pass_the_khronos_validator() {
         assert_valid(&entry);
     }
 }
+
+#[test]
+fn terrain_glb_passes_the_khronos_validator() {
+    use procmodel_export::terrain::{TerrainPrimitive, terrain_glb};
+    // A closed box split into two materials (top/bottom and sides) plus an empty primitive,
+    // the shape a terrain mesh has: indexed triangles, one primitive per material.
+    let c = |x: f32, y: f32, z: f32| [x * 4.0, y * 4.0 - 2.0, z * 4.0];
+    let corners: Vec<[f32; 3]> = (0..8)
+        .map(|i| c((i & 1) as f32, ((i >> 1) & 1) as f32, ((i >> 2) & 1) as f32))
+        .collect();
+    let normals: Vec<[f32; 3]> = corners
+        .iter()
+        .map(|p| {
+            let v = [p[0] - 2.0, p[1], p[2] - 2.0];
+            let l = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+            v.map(|x| x / l)
+        })
+        .collect();
+    let caps = [0, 4, 5, 0, 5, 1, 2, 3, 7, 2, 7, 6];
+    let sides = [
+        0, 1, 3, 0, 3, 2, 4, 6, 7, 4, 7, 5, 0, 2, 6, 0, 6, 4, 1, 5, 7, 1, 7, 3,
+    ];
+    let prim = |name, color, indices| TerrainPrimitive {
+        name,
+        color,
+        positions: &corners,
+        normals: &normals,
+        indices,
+    };
+    let glb = terrain_glb(
+        &[
+            prim("Grass", [106, 127, 63], &caps),
+            prim("Rock", [102, 108, 111], &[]),
+            prim("Ground", [102, 92, 59], &sides),
+        ],
+        0.28,
+    )
+    .unwrap();
+    let dir = output_dir("terrain");
+    std::fs::write(dir.join("terrain.glb"), glb).unwrap();
+    let reports = validate(&[dir.join("terrain.glb")]);
+    assert_valid(&reports[0]);
+    let info = &reports[0]["report"]["info"];
+    assert_eq!(info["materialCount"], 2);
+    assert_eq!(info["totalTriangleCount"], 12);
+}
