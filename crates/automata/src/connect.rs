@@ -97,27 +97,25 @@ pub fn connect<T: Topology>(
     // Best candidate pair per region pair: (length, from cell, to cell), from in the lower label.
     let mut best: BTreeMap<(u32, u32), (usize, u32, u32)> = BTreeMap::new();
     let dist = |a: u32, b: u32| T::distance(shape.coords(a as usize), shape.coords(b as usize));
-    for i in 0..n {
-        shape.for_each_later_neighbour(i, |j| {
-            let (li, lj) = (owner[i], owner[j]);
-            if li == lj {
-                return;
-            }
-            let (key, a, b) = if li < lj {
-                ((li, lj), source[i], source[j])
-            } else {
-                ((lj, li), source[j], source[i])
-            };
-            let cand = (dist(a, b), a, b);
-            best.entry(key)
-                .and_modify(|e| {
-                    if cand < *e {
-                        *e = cand;
-                    }
-                })
-                .or_insert(cand);
-        });
-    }
+    shape.for_each_adjacent_pair(|i, j| {
+        let (li, lj) = (owner[i], owner[j]);
+        if li == lj {
+            return;
+        }
+        let (key, a, b) = if li < lj {
+            ((li, lj), source[i], source[j])
+        } else {
+            ((lj, li), source[j], source[i])
+        };
+        let cand = (dist(a, b), a, b);
+        best.entry(key)
+            .and_modify(|e| {
+                if cand < *e {
+                    *e = cand;
+                }
+            })
+            .or_insert(cand);
+    });
 
     let mut edges: Vec<(usize, u32, u32, u32, u32)> = best
         .into_iter()

@@ -49,9 +49,9 @@ pub trait Topology: Copy + Eq + Hash + Debug + sealed::Sealed {
     /// `-x, +x, -y, +y, -z, +z`.
     fn for_each_neighbour(&self, index: usize, visit: impl FnMut(usize));
 
-    /// Calls `visit` with the face neighbours that come after `index` in storage order
-    /// (`+x, +y, +z`), so that every adjacent pair is seen once.
-    fn for_each_later_neighbour(&self, index: usize, visit: impl FnMut(usize));
+    /// Calls `visit(i, j)` once for every pair of face-adjacent cells, `i < j`: cells in
+    /// storage order, each with its `+x, +y, +z` neighbours.
+    fn for_each_adjacent_pair(&self, visit: impl FnMut(usize, usize));
 
     /// Manhattan distance between two cells.
     fn distance(a: Self::Coord, b: Self::Coord) -> usize;
@@ -152,13 +152,18 @@ impl Topology for Plane {
     }
 
     #[inline]
-    fn for_each_later_neighbour(&self, i: usize, mut visit: impl FnMut(usize)) {
+    fn for_each_adjacent_pair(&self, mut visit: impl FnMut(usize, usize)) {
         let [w, h] = self.extent;
-        if i % w + 1 < w {
-            visit(i + 1);
-        }
-        if i + w < w * h {
-            visit(i + w);
+        for y in 0..h {
+            let row = y * w;
+            for i in row..row + w {
+                if i + 1 < row + w {
+                    visit(i, i + 1);
+                }
+                if y + 1 < h {
+                    visit(i, i + w);
+                }
+            }
         }
     }
 
@@ -280,17 +285,25 @@ impl Topology for Volume {
     }
 
     #[inline]
-    fn for_each_later_neighbour(&self, i: usize, mut visit: impl FnMut(usize)) {
+    fn for_each_adjacent_pair(&self, mut visit: impl FnMut(usize, usize)) {
         let [w, h, d] = self.extent;
-        let (x, y, z) = self.coords(i);
-        if x + 1 < w {
-            visit(i + 1);
-        }
-        if y + 1 < h {
-            visit(i + w);
-        }
-        if z + 1 < d {
-            visit(i + w * h);
+        let plane = w * h;
+        let mut i = 0;
+        for z in 0..d {
+            for y in 0..h {
+                for x in 0..w {
+                    if x + 1 < w {
+                        visit(i, i + 1);
+                    }
+                    if y + 1 < h {
+                        visit(i, i + w);
+                    }
+                    if z + 1 < d {
+                        visit(i, i + plane);
+                    }
+                    i += 1;
+                }
+            }
         }
     }
 
@@ -359,9 +372,9 @@ mod tests {
         out
     }
 
-    fn later<T: Topology>(t: &T, i: usize) -> Vec<usize> {
+    fn pairs<T: Topology>(t: &T) -> Vec<(usize, usize)> {
         let mut out = Vec::new();
-        t.for_each_later_neighbour(i, |j| out.push(j));
+        t.for_each_adjacent_pair(|i, j| out.push((i, j)));
         out
     }
 
@@ -370,8 +383,10 @@ mod tests {
         let p = Plane::new(3, 2);
         assert_eq!(neighbours(&p, 0), [1, 3]);
         assert_eq!(neighbours(&p, 4), [3, 5, 1]);
-        assert_eq!(later(&p, 4), [5]);
-        assert_eq!(later(&p, 5), Vec::<usize>::new());
+        assert_eq!(
+            pairs(&p),
+            [(0, 1), (0, 3), (1, 2), (1, 4), (2, 5), (3, 4), (4, 5)]
+        );
         assert_eq!(p.coords(4), (1, 1));
         assert_eq!(p.index((1, 1)), Some(4));
         assert_eq!(p.index((3, 0)), None);
@@ -383,7 +398,17 @@ mod tests {
         let v = Volume::new(3, 3, 3);
         assert_eq!(neighbours(&v, 13), [12, 14, 10, 16, 4, 22]);
         assert_eq!(neighbours(&v, 0), [1, 3, 9]);
-        assert_eq!(later(&v, 13), [14, 16, 22]);
+        let all = pairs(&v);
+        // 3 axes × 2 links per line × 9 lines per axis.
+        assert_eq!(all.len(), 54);
+        assert_eq!(
+            all.iter().filter(|p| p.0 == 13).collect::<Vec<_>>(),
+            [&(13, 14), &(13, 16), &(13, 22)]
+        );
+        assert!(
+            all.iter()
+                .all(|&(i, j)| i < j && neighbours(&v, i).contains(&j))
+        );
         assert_eq!(v.coords(14), (2, 1, 1));
         assert_eq!(v.index((2, 1, 1)), Some(14));
         assert_eq!(v.index((0, 0, 3)), None);
