@@ -87,6 +87,29 @@ fn offset(centre: usize, offset: i64, size: usize) -> Option<usize> {
     (v >= 0 && (v as usize) < size).then_some(v as usize)
 }
 
+/// The face neighbours of cell `i` at `(x, y)` within its `w × h` layer, in the order
+/// `-x, +x, -y, +y`.
+#[inline(always)]
+fn visit_in_layer(
+    i: usize,
+    (x, y): (usize, usize),
+    (w, h): (usize, usize),
+    visit: &mut impl FnMut(usize),
+) {
+    if x > 0 {
+        visit(i - 1);
+    }
+    if x + 1 < w {
+        visit(i + 1);
+    }
+    if y > 0 {
+        visit(i - w);
+    }
+    if y + 1 < h {
+        visit(i + w);
+    }
+}
+
 /// A `width × height` 2D grid, row-major, 4-connected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Plane {
@@ -136,19 +159,7 @@ impl Topology for Plane {
     #[inline]
     fn for_each_neighbour(&self, i: usize, mut visit: impl FnMut(usize)) {
         let [w, h] = self.extent;
-        let (x, y) = (i % w, i / w);
-        if x > 0 {
-            visit(i - 1);
-        }
-        if x + 1 < w {
-            visit(i + 1);
-        }
-        if y > 0 {
-            visit(i - w);
-        }
-        if y + 1 < h {
-            visit(i + w);
-        }
+        visit_in_layer(i, (i % w, i / w), (w, h), &mut visit);
     }
 
     #[inline]
@@ -264,18 +275,7 @@ impl Topology for Volume {
         let [w, h, d] = self.extent;
         let plane = w * h;
         let (x, y, z) = self.coords(i);
-        if x > 0 {
-            visit(i - 1);
-        }
-        if x + 1 < w {
-            visit(i + 1);
-        }
-        if y > 0 {
-            visit(i - w);
-        }
-        if y + 1 < h {
-            visit(i + w);
-        }
+        visit_in_layer(i, (x, y), (w, h), &mut visit);
         if z > 0 {
             visit(i - plane);
         }
