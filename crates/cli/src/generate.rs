@@ -123,10 +123,7 @@ pub fn build(args: &Args) -> Result<Built> {
         InstanceBuilder::new("ProceduralModel")
             .with_name(name.clone())
             .with_property("Generator", Variant::Ref(generator.module))
-            .with_property(
-                "Size",
-                rbx_types::Vector3::new(size.x, size.y, size.z),
-            )
+            .with_property("Size", rbx_types::Vector3::new(size.x, size.y, size.z))
             .with_property("Scale", Variant::Float32(args.scale))
             .with_property("Attributes", Variant::Attributes(given)),
     );
@@ -157,7 +154,10 @@ pub fn build(args: &Args) -> Result<Built> {
             .children()
             .iter()
             .copied()
-            .find(|&c| dom.get_by_ref(c).is_some_and(|i| i.class == "GeneratedFolder"))
+            .find(|&c| {
+                dom.get_by_ref(c)
+                    .is_some_and(|i| i.class == "GeneratedFolder")
+            })
             .ok_or_else(|| anyhow!("{}: the model has no results", args.generator.display()))?;
         let m = dom.get_by_ref_mut(folder).expect("a child of the model");
         m.class = ustr("Model");

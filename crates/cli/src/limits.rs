@@ -10,6 +10,10 @@ pub struct Limits {
     /// yield point).
     #[arg(long, default_value = "10", allow_hyphen_values = true, value_parser = crate::flags::seconds)]
     pub timeout: Duration,
+    /// Seconds one run may compute without finishing even while it calls params:Pause()
+    /// (which restarts --timeout).
+    #[arg(long, default_value = "600", allow_hyphen_values = true, value_parser = crate::flags::seconds)]
+    pub max_run_time: Duration,
     /// Seconds of virtual time (task.wait, frames) one run may wait in total before it is
     /// stopped: waiting costs no real time, so a run that waits forever ends at once.
     #[arg(long, default_value = "3600", allow_hyphen_values = true, value_parser = crate::flags::seconds)]
@@ -33,6 +37,7 @@ impl Limits {
     /// Puts these limits into a host configuration.
     pub fn apply(&self, host: &mut HostConfig) {
         host.timeout = self.timeout;
+        host.run_limit = self.max_run_time;
         host.max_wait = self.max_wait.as_secs_f64();
         host.instance_limit = Some(usize::try_from(self.max_instances).unwrap_or(usize::MAX));
         host.max_output_bytes = Some(usize::try_from(self.max_output_bytes).unwrap_or(usize::MAX));

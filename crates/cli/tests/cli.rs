@@ -55,7 +55,10 @@ fn run_and_save_failing(script_name: &str, source: &str, save: &str) -> PathBuf 
         .arg(&saved)
         .output()
         .unwrap();
-    assert!(!out.status.success(), "failed models make run exit non-zero");
+    assert!(
+        !out.status.success(),
+        "failed models make run exit non-zero"
+    );
     assert!(saved.is_file(), "the place is saved all the same");
     saved
 }

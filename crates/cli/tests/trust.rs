@@ -259,3 +259,21 @@ fn r10_9_limit_flags_reach_the_generator() {
         assert!(text(&out).contains(bad[0]), "{bad:?}: {}", text(&out));
     }
 }
+
+#[test]
+fn r10_2_generate_ends_a_generator_that_pauses_forever() {
+    let generator = tmp("PausesForever.luau");
+    std::fs::write(
+        &generator,
+        "return { OnGenerate = function(params) while true do params:Pause() end end }",
+    )
+    .unwrap();
+    let out = bin()
+        .args(["generate", generator.to_str().unwrap(), "-o"])
+        .arg(tmp("forever.rbxm"))
+        .args(["--timeout", "0.2", "--max-run-time", "1"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(text(&out).contains("Run time limit"), "{}", text(&out));
+}

@@ -266,11 +266,11 @@ impl Host {
 
     fn watchdog_hooks(&self) -> impl Fn(bool) + use<> {
         let core = self.core();
-        let timeout = core.config.timeout;
+        let (timeout, run_limit) = (core.config.timeout, core.config.run_limit);
         let probe = core.watchdog.handle();
         move |arm: bool| {
             if arm {
-                probe.arm(timeout);
+                probe.arm(timeout, run_limit);
             } else {
                 probe.disarm();
             }

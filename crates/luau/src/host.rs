@@ -24,6 +24,10 @@ pub struct HostConfig {
     pub instance_limit: Option<usize>,
     /// Echo print/warn to stderr.
     pub echo_output: bool,
+    /// Longest one resumption of a script may run even while it calls `params:Pause()`
+    /// (which restarts the no-yield timeout): a generator that pauses in an endless loop ends
+    /// with "Run time limit" instead of running forever.
+    pub run_limit: Duration,
     /// Most virtual time (seconds of `task.wait` and frames) one run may spend waiting: a
     /// generator or script that waits in a loop forever ends with "Wait limit" instead of
     /// spinning. Virtual time costs no real time, so the default is far beyond any real wait.
@@ -43,6 +47,7 @@ impl Default for HostConfig {
             timeout: Duration::from_secs(10),
             memory_limit: 1 << 30,
             instance_limit: Some(DEFAULT_MAX_INSTANCES),
+            run_limit: Duration::from_secs(600),
             max_wait: crate::task::DEFAULT_MAX_WAIT,
             max_output_bytes: Some(DEFAULT_MAX_OUTPUT_BYTES),
             echo_output: true,
@@ -57,6 +62,7 @@ pub const DEFAULT_MAX_INSTANCES: usize = 2_000_000;
 pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 4 << 30;
 
 pub const TIMEOUT_MESSAGE: &str = "Script timeout: exhausted allowed execution time";
+pub const RUN_LIMIT_MESSAGE: &str = "Run time limit: the script ran its whole allowed time without finishing, although it called params:Pause() (--max-run-time to change)";
 pub const MEMORY_MESSAGE: &str = "not enough memory: the script exceeded its memory limit";
 
 /// A Luau VM with the Roblox environment and one DataModel. A cheap handle: the VM's state
@@ -112,7 +118,11 @@ impl Host {
         let limit = config.memory_limit;
         lua.set_interrupt(move |lua| {
             if probe.expired() {
-                return Err(mlua::Error::runtime(TIMEOUT_MESSAGE));
+                return Err(mlua::Error::runtime(if probe.run_limit_hit() {
+                    RUN_LIMIT_MESSAGE
+                } else {
+                    TIMEOUT_MESSAGE
+                }));
             }
             if probe.take_budget_spent()
                 && let Some(core) = lua.app_data_ref::<HostCore>()
@@ -276,12 +286,12 @@ impl Host {
     ) -> mlua::Result<(MultiValue, usize)> {
         let th: Thread = crate::env::new_thread(&self.lua, f)?;
         let core = self.core();
-        let timeout = core.config.timeout;
+        let (timeout, run_limit) = (core.config.timeout, core.config.run_limit);
         let probe = core.watchdog.handle();
         drop(core);
         let hooks = move |arm: bool| {
             if arm {
-                probe.arm(timeout);
+                probe.arm(timeout, run_limit);
             } else {
                 probe.disarm();
             }

@@ -29,7 +29,7 @@ pub use error::HostError;
 pub use generator::{Generator, PendingRun, RunInputs, RunOutput, RunState};
 pub use host::{
     DEFAULT_MAX_INSTANCES, DEFAULT_MAX_OUTPUT_BYTES, Host, HostConfig, MEMORY_MESSAGE,
-    TIMEOUT_MESSAGE,
+    RUN_LIMIT_MESSAGE, TIMEOUT_MESSAGE,
 };
 pub use instance::Instance;
 pub use services::HistoryRequest;

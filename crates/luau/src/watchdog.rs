@@ -10,6 +10,9 @@ use std::time::{Duration, Instant};
 struct Armed {
     /// The no-yield timeout of the running resumption.
     deadline: Option<Instant>,
+    /// The latest the running resumption may go on, however often it calls
+    /// `params:Pause()` (which moves `deadline` but never past this).
+    run_end: Option<Instant>,
     /// The end of the current frame's time budget (engine frames).
     budget: Option<Instant>,
     shutdown: bool,
@@ -23,6 +26,8 @@ struct Shared {
     armed: Mutex<Armed>,
     wake: Condvar,
     expired: AtomicBool,
+    /// Set with `expired` when the deadline that passed was the run-time cap.
+    run_limit_hit: AtomicBool,
     budget_spent: AtomicBool,
 }
 
@@ -38,6 +43,7 @@ impl Watchdog {
             armed: Mutex::new(Armed::default()),
             wake: Condvar::new(),
             expired: AtomicBool::new(false),
+            run_limit_hit: AtomicBool::new(false),
             budget_spent: AtomicBool::new(false),
         });
         let s = shared.clone();
@@ -64,11 +70,15 @@ impl Watchdog {
 pub struct Handle(Arc<Shared>);
 
 impl Handle {
-    /// Starts a countdown of `limit` from now.
-    pub fn arm(&self, limit: Duration) {
+    /// Starts a countdown of `limit` from now, which `params:Pause()` may extend up to
+    /// `run_limit` from now.
+    pub fn arm(&self, limit: Duration, run_limit: Duration) {
         let mut a = self.0.armed.lock().unwrap_or_else(|e| e.into_inner());
         self.0.expired.store(false, Ordering::Relaxed);
-        a.deadline = Instant::now().checked_add(limit);
+        self.0.run_limit_hit.store(false, Ordering::Relaxed);
+        let now = Instant::now();
+        a.run_end = now.checked_add(run_limit);
+        a.deadline = now.checked_add(limit.min(run_limit));
         if wakes_later(&a, a.deadline) {
             self.0.wake.notify_one();
         }
@@ -80,7 +90,11 @@ impl Handle {
         let mut a = self.0.armed.lock().unwrap_or_else(|e| e.into_inner());
         if a.deadline.is_some() && !self.0.expired.load(Ordering::Relaxed) {
             // A later deadline needs no wake-up: the timer thread re-reads it when it wakes.
-            a.deadline = Instant::now().checked_add(limit);
+            let wanted = Instant::now().checked_add(limit);
+            a.deadline = match (wanted, a.run_end) {
+                (Some(w), Some(end)) => Some(w.min(end)),
+                (w, end) => w.or(end),
+            };
         }
     }
 
@@ -88,7 +102,9 @@ impl Handle {
     pub fn disarm(&self) {
         let mut a = self.0.armed.lock().unwrap_or_else(|e| e.into_inner());
         a.deadline = None;
+        a.run_end = None;
         self.0.expired.store(false, Ordering::Relaxed);
+        self.0.run_limit_hit.store(false, Ordering::Relaxed);
     }
 
     /// Starts a frame's time budget (`None` ends it).
@@ -110,6 +126,11 @@ impl Probe {
     #[inline]
     pub fn expired(&self) -> bool {
         self.0.expired.load(Ordering::Relaxed)
+    }
+
+    /// Whether the deadline that expired was the run-time cap (not the no-yield timeout).
+    pub fn run_limit_hit(&self) -> bool {
+        self.0.run_limit_hit.load(Ordering::Relaxed)
     }
 
     /// Whether either flag is up (what the interrupt's fast path checks).
@@ -176,6 +197,9 @@ fn run(shared: &Shared) {
             }
             Some(deadline) => {
                 if guard.deadline.is_some_and(|d| now >= d) {
+                    if guard.run_end.is_some_and(|end| now >= end) {
+                        shared.run_limit_hit.store(true, Ordering::Relaxed);
+                    }
                     shared.expired.store(true, Ordering::Relaxed);
                     guard.deadline = None;
                 } else if now >= deadline {
@@ -287,11 +311,11 @@ mod tests {
         let wd = Watchdog::new();
         let p = wd.probe();
         let w = wd.handle();
-        w.arm(Duration::from_millis(5));
+        w.arm(Duration::from_millis(5), Duration::from_secs(7200));
         wait_for(|| p.expired(), "watchdog never fired");
         w.disarm();
         assert!(!p.expired());
-        w.arm(Duration::from_secs(3600));
+        w.arm(Duration::from_secs(3600), Duration::from_secs(7200));
         std::thread::sleep(Duration::from_millis(20));
         assert!(!p.expired());
     }
@@ -302,13 +326,13 @@ mod tests {
         let wd = Watchdog::new();
         let p = wd.probe();
         let w = wd.handle();
-        w.arm(Duration::from_secs(3600));
+        w.arm(Duration::from_secs(3600), Duration::from_secs(7200));
         std::thread::sleep(Duration::from_millis(20));
-        w.arm(Duration::from_millis(5));
+        w.arm(Duration::from_millis(5), Duration::from_secs(7200));
         wait_for(|| p.expired(), "never fired");
         // A budget shorter than the pending deadline is noticed too.
         w.disarm();
-        w.arm(Duration::from_secs(3600));
+        w.arm(Duration::from_secs(3600), Duration::from_secs(7200));
         std::thread::sleep(Duration::from_millis(20));
         w.set_budget(Some(Duration::from_millis(5)));
         wait_for(|| p.take_budget_spent(), "budget never spent");

@@ -219,3 +219,16 @@ fn r10_15_require_names_with_dots_load_the_whole_name() {
         .map_err(message)
         .unwrap();
 }
+
+#[test]
+fn r10_2_a_generator_pausing_forever_ends_with_its_own_limit() {
+    let src = "return { OnGenerate = function(params) while true do params:Pause() end end }";
+    let config = HostConfig {
+        timeout: Duration::from_millis(100),
+        run_limit: Duration::from_millis(400),
+        ..HostConfig::default()
+    };
+    let m = message(generate("pauses_forever", src, config).unwrap_err());
+    assert!(m.contains("Run time limit"), "{m}");
+    assert!(!m.contains("Script timeout"), "{m}");
+}
