@@ -264,19 +264,6 @@ impl Host {
         self.discard(pending.container);
     }
 
-    fn watchdog_hooks(&self) -> impl Fn(bool) + use<> {
-        let core = self.core();
-        let (timeout, run_limit) = (core.config.timeout, core.config.run_limit);
-        let probe = core.watchdog.handle();
-        move |arm: bool| {
-            if arm {
-                probe.arm(timeout, run_limit);
-            } else {
-                probe.disarm();
-            }
-        }
-    }
-
     /// Runs `f` with this generation's limits in force: its own instance count and the lock on
     /// writes outside its container (scripts running between its frames are not limited).
     fn within_run<R>(&self, pending: &mut PendingRun, f: impl FnOnce() -> R) -> R {

@@ -80,7 +80,7 @@ fn error_to_string(lua: &Lua, v: Value) -> mlua::Result<Value> {
 pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
     let rawpcall: Function = globals.get("pcall")?;
     let (pcall, xpcall): (Function, Function) = lua.load(PCALL_LUAU).set_name("=pcall").call((
-        globals.get::<Function>("pcall")?,
+        rawpcall.clone(),
         globals.get::<Function>("xpcall")?,
         lua.create_function(error_to_string)?,
     ))?;

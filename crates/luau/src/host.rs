@@ -145,7 +145,8 @@ impl Host {
         c.output_limit = config.max_output_bytes;
         c.echo = config.echo_output;
         crate::context::install(&lua, c);
-        let (pause, control) = install_globals(&lua).map_err(HostError::vm)?;
+        let (pause, control) =
+            install_globals(&lua, watchdog.handle(), config.timeout).map_err(HostError::vm)?;
         if let Some(mut s) = lua.app_data_mut::<crate::task::Sched>() {
             s.max_wait = config.max_wait;
         }
@@ -285,17 +286,7 @@ impl Host {
         frames: bool,
     ) -> mlua::Result<(MultiValue, usize)> {
         let th: Thread = crate::env::new_thread(&self.lua, f)?;
-        let core = self.core();
-        let (timeout, run_limit) = (core.config.timeout, core.config.run_limit);
-        let probe = core.watchdog.handle();
-        drop(core);
-        let hooks = move |arm: bool| {
-            if arm {
-                probe.arm(timeout, run_limit);
-            } else {
-                probe.disarm();
-            }
-        };
+        let hooks = self.watchdog_hooks();
         let result = crate::task::run_to_completion(&self.lua, &th, args, &hooks, frames);
         let group = match &result {
             Ok((g, _)) => Some(*g),
@@ -313,6 +304,21 @@ impl Host {
             let _ = self.lua.gc_collect();
         }
         result.map(|(_, v)| (v, leaked))
+    }
+
+    /// What run drivers call around each resumption: arm the watchdog with this host's
+    /// timeout and run-time cap before Luau runs, disarm it when Luau yields or returns.
+    pub(crate) fn watchdog_hooks(&self) -> impl Fn(bool) + use<> {
+        let core = self.core();
+        let (timeout, run_limit) = (core.config.timeout, core.config.run_limit);
+        let probe = core.watchdog.handle();
+        move |arm: bool| {
+            if arm {
+                probe.arm(timeout, run_limit);
+            } else {
+                probe.disarm();
+            }
+        }
     }
 
     /// Requires a ModuleScript instance from Rust (runs it under the scheduler).
@@ -393,7 +399,11 @@ impl Host {
     }
 }
 
-fn install_globals(lua: &Lua) -> mlua::Result<(Function, Table)> {
+fn install_globals(
+    lua: &Lua,
+    watchdog: crate::watchdog::Handle,
+    timeout: Duration,
+) -> mlua::Result<(Function, Table)> {
     let globals = lua.globals();
     procmodel_luau_types::register(lua)?;
     crate::env::install(lua, &globals)?;
@@ -411,10 +421,8 @@ fn install_globals(lua: &Lua) -> mlua::Result<(Function, Table)> {
     let control = lua.create_table()?;
     // Pause yields when the engine asked for it; otherwise it restarts the no-yield countdown:
     // a generator that calls Pause at least once per timeout never times out, in any mode.
-    let touch = lua.create_function(|lua, ()| {
-        if let Some(core) = lua.app_data_ref::<HostCore>() {
-            core.watchdog.handle().extend(core.config.timeout);
-        }
+    let touch = lua.create_function(move |_, ()| {
+        watchdog.extend(timeout);
         Ok(())
     })?;
     let pause: Function = lua
