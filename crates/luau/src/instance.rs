@@ -3,7 +3,7 @@
 
 use crate::context::{Ctx, ctx};
 use crate::fastarg::{FastValue, Key};
-use crate::props::{Prop, fallback};
+use crate::props::Prop;
 use glam::{EulerRot, Mat3, Vec3};
 use mlua::{Lua, Value};
 use procmodel_dom::{affine_to_cframe, get_pivot};
@@ -194,7 +194,14 @@ fn index(
                 Some(v) => v.clone(),
                 None => match default {
                     Some(v) => (*v).clone(),
-                    None => fallback(data_type).unwrap_or(Variant::Bool(false)),
+                    None => procmodel_luau_types::zero_value(data_type).ok_or_else(|| {
+                        mlua::Error::runtime(format!(
+                            "{} of {} \"{}\" has no value to read",
+                            key(),
+                            this.class,
+                            c.full_name(this.r)
+                        ))
+                    })?,
                 },
             };
             if *k == crate::keys::KEYS.primary_part {
@@ -377,14 +384,7 @@ pub fn write_direct(
     }
     let done = |r: mlua::Result<()>| r.map(|()| Direct::Done);
     let direct = match (&*prop, value) {
-        (Prop::Name, FastValue::Str(s)) => {
-            c.charge_bytes(s.len())?;
-            inst_mut(c, this)?.name = s;
-            if c.signals.watch.any {
-                crate::signals::prop_changed(c, this.r, "Name");
-            }
-            return Ok(Direct::Done);
-        }
+        (Prop::Name, FastValue::Str(s)) => return done(set_name(c, this, s)),
         (Prop::Parent, FastValue::Nil) => return done(set_parent(c, this.r, Ref::none())),
         (Prop::Position, FastValue::Vector3(v)) => {
             let inst = inst_mut(c, this)?;
@@ -446,6 +446,16 @@ pub fn write_direct(
     }
 }
 
+/// Renames an instance: the name counts against the output quota, and `Changed` fires.
+fn set_name(c: &mut Ctx, this: &Instance, name: String) -> mlua::Result<()> {
+    c.charge_bytes(name.len())?;
+    inst_mut(c, this)?.name = name;
+    if c.signals.watch.any {
+        crate::signals::prop_changed(c, this.r, "Name");
+    }
+    Ok(())
+}
+
 /// Stores a converted property value; a ProceduralModel's Size or Generator marks it dirty.
 fn store(c: &mut Ctx, this: &Instance, k: Ustr, variant: Variant) -> mlua::Result<()> {
     match &variant {
@@ -484,11 +494,7 @@ fn newindex(
                 Value::Integer(n) => n.to_string(),
                 _ => return Err(assign_error("Name", "string", &value)),
             };
-            inst_mut(c, this)?.name = name;
-            if c.signals.watch.any {
-                crate::signals::prop_changed(c, this.r, "Name");
-            }
-            Ok(())
+            set_name(c, this, name)
         }
         Prop::ClassName => Err(mlua::Error::runtime(
             "unable to assign property ClassName: property is read only",
@@ -637,15 +643,11 @@ pub fn set_parent(c: &mut Ctx, r: Ref, parent: Ref) -> mlua::Result<()> {
         }
         // Refuse cycles: the new parent may not be r or one of its descendants (a leaf has
         // none, so only r itself needs checking — most reparents are of fresh leaves).
-        if leaf && parent != r {
-            c.dom.transfer_within(r, parent);
-            c.tree_changed();
-            if c.signals.watch.any {
-                crate::signals::reparented(c, r, current, parent);
-            }
-            return Ok(());
-        }
-        let mut cur = parent;
+        let mut cur = if leaf && parent != r {
+            Ref::none()
+        } else {
+            parent
+        };
         while cur.is_some() {
             if cur == r {
                 return Err(mlua::Error::runtime(format!(

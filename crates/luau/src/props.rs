@@ -145,12 +145,6 @@ fn resolve(class: &str, name: &str) -> Prop {
     }
 }
 
-/// The value used when a stored property was never set on an instance and the database has
-/// no default: the zero value of its type (see `procmodel_luau_types::zero_value`).
-pub fn fallback(data_type: &DataType<'_>) -> Option<Variant> {
-    procmodel_luau_types::zero_value(data_type)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
