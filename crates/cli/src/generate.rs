@@ -84,8 +84,8 @@ pub struct Built {
 /// Generates through the engine, exactly as a ProceduralModel in a scene regenerates: a
 /// one-model scene (the generator as a ModuleScript in ServerStorage, a ProceduralModel at
 /// the origin with the given Size, Scale and attributes), one settle, and the model's
-/// results moved into a plain Model (results are positioned, scaled and given their
-/// PrimaryPart by the engine's own result application).
+/// results folder turned into a plain Model in place (results are positioned, scaled and
+/// given their PrimaryPart by the engine's own result application).
 pub fn build(args: &Args) -> Result<Built> {
     let mut config = EngineConfig::default();
     args.limits.apply(&mut config.host);

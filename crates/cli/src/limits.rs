@@ -1,5 +1,6 @@
-//! The limits every command that runs Luau shares (`--timeout`, `--max-wait`,
-//! `--max-instances`, `--max-output-mb`), flattened into each subcommand's arguments.
+//! The limits every command that runs Luau shares (`--timeout`, `--max-run-time`,
+//! `--max-wait`, `--max-instances`, `--max-output-mb`), flattened into each subcommand's
+//! arguments.
 
 use procmodel_luau::HostConfig;
 use std::time::Duration;
