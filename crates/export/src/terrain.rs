@@ -6,12 +6,12 @@
 use std::collections::BTreeMap;
 
 use gltf_json as json;
+use json::Index;
 use json::validation::Checked::Valid;
-use json::validation::USize64;
-use json::{Index, Root};
 use serde_json::Value;
 
 use crate::error::{ErrorKind, ExportError};
+use crate::gltf::{attach_buffer, glb_container, new_root, pad, push_accessor, too_large};
 
 /// One primitive: a material's triangles.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -45,12 +45,6 @@ fn invalid(reason: String) -> ExportError {
     .into()
 }
 
-fn pad(data: &mut Vec<u8>, with: u8) {
-    while !data.len().is_multiple_of(4) {
-        data.push(with);
-    }
-}
-
 /// Writes a `.glb` of the terrain mesh, vertices multiplied by `scale`. Empty primitives are
 /// skipped; mismatched arrays, out-of-range indices or non-finite values are errors naming
 /// the primitive.
@@ -65,17 +59,7 @@ pub fn terrain_glb(
         }
         .into());
     }
-    let mut root = Root {
-        asset: json::Asset {
-            copyright: None,
-            extensions: None,
-            extras: Default::default(),
-            generator: Some("procmodel".to_owned()),
-            min_version: None,
-            version: "2.0".to_owned(),
-        },
-        ..Default::default()
-    };
+    let mut root = new_root();
     let mut vertex_data = Vec::new();
     let mut index_data = Vec::new();
     // (positions, normals, indices, material) accessor/material indices per primitive.
@@ -138,24 +122,9 @@ pub fn terrain_glb(
         }
         let floats = |v: [f32; 3]| Value::from(v.map(f64::from).to_vec());
         let count = p.positions.len();
-        let mut accessor =
-            |offset: usize, count: usize, component, type_, bounds: Option<(Value, Value)>| {
-                let (min, max) = bounds.unzip();
-                root.push(json::Accessor {
-                    buffer_view: None,
-                    byte_offset: Some(USize64::from(offset)),
-                    count: USize64::from(count),
-                    component_type: Valid(json::accessor::GenericComponentType(component)),
-                    extensions: None,
-                    extras: Default::default(),
-                    type_: Valid(type_),
-                    min,
-                    max,
-                    name: None,
-                    normalized: false,
-                    sparse: None,
-                })
-            };
+        let mut accessor = |offset, count, component, type_, bounds| {
+            push_accessor(&mut root, offset, count, component, type_, bounds)
+        };
         use json::accessor::{ComponentType, Type};
         let pa = accessor(
             pos_at,
@@ -185,49 +154,10 @@ pub fn terrain_glb(
         });
         prims.push((pa, na, ia, mat));
     }
-    let total = vertex_data.len() + index_data.len();
-    if u32::try_from(total + 4096).is_err() {
-        return Err(ErrorKind::TooLarge {
-            what: "the glTF binary data",
-            limit: "4 GiB",
-        }
-        .into());
+    if u32::try_from(vertex_data.len() + index_data.len() + 4096).is_err() {
+        return Err(too_large());
     }
-    if !prims.is_empty() {
-        let buffer = root.push(json::Buffer {
-            byte_length: USize64::from(total),
-            name: None,
-            uri: None,
-            extensions: None,
-            extras: Default::default(),
-        });
-        let view = |offset: usize, length: usize, target, stride| json::buffer::View {
-            buffer,
-            byte_length: USize64::from(length),
-            byte_offset: Some(USize64::from(offset)),
-            byte_stride: stride,
-            name: None,
-            target: Some(Valid(target)),
-            extensions: None,
-            extras: Default::default(),
-        };
-        let vv = root.push(view(
-            0,
-            vertex_data.len(),
-            json::buffer::Target::ArrayBuffer,
-            Some(json::buffer::Stride(12)),
-        ));
-        let iv = root.push(view(
-            vertex_data.len(),
-            index_data.len(),
-            json::buffer::Target::ElementArrayBuffer,
-            None,
-        ));
-        for a in &mut root.accessors {
-            let is_index = a.type_ == Valid(json::accessor::Type::Scalar);
-            a.buffer_view = Some(if is_index { iv } else { vv });
-        }
-    }
+    let mut bin = attach_buffer(&mut root, vertex_data, index_data, None);
     let mesh = (!prims.is_empty()).then(|| {
         root.push(json::Mesh {
             extensions: None,
@@ -265,26 +195,8 @@ pub fn terrain_glb(
     root.scene = Some(scene);
     let _: Index<json::Scene> = scene;
 
-    let mut json = serde_json::to_vec(&root).map_err(|e| invalid(e.to_string()))?;
-    pad(&mut json, b' ');
-    let mut bin = vertex_data;
-    bin.extend_from_slice(&index_data);
     pad(&mut bin, 0);
-    let mut chunks = vec![(*b"JSON", json)];
-    if !bin.is_empty() {
-        chunks.push((*b"BIN\0", bin));
-    }
-    let total: usize = 12 + chunks.iter().map(|(_, d)| 8 + d.len()).sum::<usize>();
-    let mut out = Vec::with_capacity(total);
-    out.extend_from_slice(b"glTF");
-    out.extend_from_slice(&2u32.to_le_bytes());
-    out.extend_from_slice(&(total as u32).to_le_bytes());
-    for (kind, data) in chunks {
-        out.extend_from_slice(&(data.len() as u32).to_le_bytes());
-        out.extend_from_slice(&kind);
-        out.extend_from_slice(&data);
-    }
-    Ok(out)
+    glb_container(&root, bin)
 }
 
 #[cfg(test)]
