@@ -188,6 +188,29 @@ fn fill_kernel(
     });
 }
 
+/// Fills the oriented box `size` at `cframe` (FillBlock, FillWedge) with `kernel`'s
+/// occupancy, after checking the CFrame and the size.
+fn fill_box(
+    t: &mut Terrain,
+    cframe: Affine3A,
+    size: Vec3,
+    material: Material,
+    kernel: impl Fn(Vec3) -> f32,
+) -> Result<(), TerrainError> {
+    check_cframe(&cframe)?;
+    check_vec("size", size)?;
+    if size.min_element() < 0.0 {
+        return Err(TerrainError::Negative {
+            what: "size",
+            value: f64::from(size.min_element()),
+        });
+    }
+    let (lo, hi) = local_aabb(&cframe, size / 2.0);
+    let cells = cells_for(lo, hi)?;
+    fill_kernel(t, cells, material, cframe.inverse(), kernel);
+    Ok(())
+}
+
 impl Terrain {
     /// `FillBlock(cframe, size, material)`. `cframe` is rigid (rotation + translation).
     pub fn fill_block(
@@ -196,20 +219,7 @@ impl Terrain {
         size: Vec3,
         material: Material,
     ) -> Result<(), TerrainError> {
-        check_cframe(&cframe)?;
-        check_vec("size", size)?;
-        if size.min_element() < 0.0 {
-            return Err(TerrainError::Negative {
-                what: "size",
-                value: f64::from(size.min_element()),
-            });
-        }
-        let (lo, hi) = local_aabb(&cframe, size / 2.0);
-        let cells = cells_for(lo, hi)?;
-        fill_kernel(self, cells, material, cframe.inverse(), |o| {
-            block_occupancy(size, o)
-        });
-        Ok(())
+        fill_box(self, cframe, size, material, |o| block_occupancy(size, o))
     }
 
     /// `FillBall(center, radius, material)`.
@@ -258,20 +268,7 @@ impl Terrain {
         size: Vec3,
         material: Material,
     ) -> Result<(), TerrainError> {
-        check_cframe(&cframe)?;
-        check_vec("size", size)?;
-        if size.min_element() < 0.0 {
-            return Err(TerrainError::Negative {
-                what: "size",
-                value: f64::from(size.min_element()),
-            });
-        }
-        let (lo, hi) = local_aabb(&cframe, size / 2.0);
-        let cells = cells_for(lo, hi)?;
-        fill_kernel(self, cells, material, cframe.inverse(), |o| {
-            wedge_occupancy(size, o)
-        });
-        Ok(())
+        fill_box(self, cframe, size, material, |o| wedge_occupancy(size, o))
     }
 
     /// `FillRegion(region, 4, material)` over a region validated by

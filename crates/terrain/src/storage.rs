@@ -249,6 +249,31 @@ pub fn split_cell(c: IVec3) -> ((i32, i32, i32), IVec3) {
     ((ch.x, ch.y, ch.z), c - ch * CHUNK)
 }
 
+/// The chunks `region` touches, in chunk order (y, then z, then x): each chunk's key, its
+/// first cell and the part of `region` inside it. Empty for an empty region.
+fn chunks_of(region: CellRegion) -> impl Iterator<Item = ((i32, i32, i32), IVec3, CellRegion)> {
+    let (kmin, _) = split_cell(region.min);
+    let (kmax, _) = split_cell(region.max - IVec3::ONE);
+    // An empty region touches no chunk (its max - 1 may lie below its min).
+    let last_y = if region.is_empty() {
+        kmin.1 - 1
+    } else {
+        kmax.1
+    };
+    (kmin.1..=last_y)
+        .flat_map(move |ky| {
+            (kmin.2..=kmax.2).flat_map(move |kz| (kmin.0..=kmax.0).map(move |kx| (kx, ky, kz)))
+        })
+        .map(move |key| {
+            let base = IVec3::new(key.0, key.1, key.2) * CHUNK;
+            let sub = region.intersect(&CellRegion {
+                min: base,
+                max: base + IVec3::splat(CHUNK),
+            });
+            (key, base, sub)
+        })
+}
+
 impl Terrain {
     /// Empty terrain.
     pub fn new() -> Terrain {
@@ -348,44 +373,29 @@ impl Terrain {
     /// (`f(cell, &mut voxel)`; the result is normalised). Chunks are created on demand;
     /// chunks where most of the volume was visited are compacted.
     pub fn modify(&mut self, region: CellRegion, mut f: impl FnMut(IVec3, &mut Voxel)) {
-        if region.is_empty() {
-            return;
-        }
-        let (kmin, _) = split_cell(region.min);
-        let (kmax, _) = split_cell(region.max - IVec3::ONE);
-        for ky in kmin.1..=kmax.1 {
-            for kz in kmin.2..=kmax.2 {
-                for kx in kmin.0..=kmax.0 {
-                    let base = IVec3::new(kx, ky, kz) * CHUNK;
-                    let sub = region.intersect(&CellRegion {
-                        min: base,
-                        max: base + IVec3::splat(CHUNK),
-                    });
-                    let key = (kx, ky, kz);
-                    let chunk = self
-                        .chunks
-                        .entry(key)
-                        .or_insert(Chunk::Uniform(Voxel::EMPTY));
-                    // A uniform chunk fully covered by an edit that maps every voxel alike is
-                    // still handled voxel by voxel (f may depend on the cell).
-                    let d = chunk.dense_mut();
-                    let (lo, hi) = (sub.min - base, sub.max - base);
-                    for y in lo.y..hi.y {
-                        for z in lo.z..hi.z {
-                            let row = local_index(0, y, z);
-                            for x in lo.x..hi.x {
-                                let v = &mut d[row + x as usize];
-                                f(base + IVec3::new(x, y, z), v);
-                                *v = v.normalized();
-                            }
-                        }
+        for (key, base, sub) in chunks_of(region) {
+            let chunk = self
+                .chunks
+                .entry(key)
+                .or_insert(Chunk::Uniform(Voxel::EMPTY));
+            // A uniform chunk fully covered by an edit that maps every voxel alike is still
+            // handled voxel by voxel (f may depend on the cell).
+            let d = chunk.dense_mut();
+            let (lo, hi) = (sub.min - base, sub.max - base);
+            for y in lo.y..hi.y {
+                for z in lo.z..hi.z {
+                    let row = local_index(0, y, z);
+                    for x in lo.x..hi.x {
+                        let v = &mut d[row + x as usize];
+                        f(base + IVec3::new(x, y, z), v);
+                        *v = v.normalized();
                     }
-                    if sub.volume() >= CHUNK_VOXELS / 8 {
-                        chunk.compact();
-                        if chunk.uniform() == Some(Voxel::EMPTY) {
-                            self.chunks.remove(&key);
-                        }
-                    }
+                }
+            }
+            if sub.volume() >= CHUNK_VOXELS / 8 {
+                chunk.compact();
+                if chunk.uniform() == Some(Voxel::EMPTY) {
+                    self.chunks.remove(&key);
                 }
             }
         }
@@ -393,28 +403,14 @@ impl Terrain {
 
     /// Visits every cell of `region` read-only (`f(cell, voxel)`), in chunk order.
     pub fn visit(&self, region: CellRegion, mut f: impl FnMut(IVec3, Voxel)) {
-        if region.is_empty() {
-            return;
-        }
-        let (kmin, _) = split_cell(region.min);
-        let (kmax, _) = split_cell(region.max - IVec3::ONE);
-        for ky in kmin.1..=kmax.1 {
-            for kz in kmin.2..=kmax.2 {
-                for kx in kmin.0..=kmax.0 {
-                    let base = IVec3::new(kx, ky, kz) * CHUNK;
-                    let sub = region.intersect(&CellRegion {
-                        min: base,
-                        max: base + IVec3::splat(CHUNK),
-                    });
-                    let chunk = self.chunks.get(&(kx, ky, kz));
-                    let (lo, hi) = (sub.min - base, sub.max - base);
-                    for y in lo.y..hi.y {
-                        for z in lo.z..hi.z {
-                            for x in lo.x..hi.x {
-                                let v = chunk.map_or(Voxel::EMPTY, |c| c.get(x, y, z));
-                                f(base + IVec3::new(x, y, z), v);
-                            }
-                        }
+        for (key, base, sub) in chunks_of(region) {
+            let chunk = self.chunks.get(&key);
+            let (lo, hi) = (sub.min - base, sub.max - base);
+            for y in lo.y..hi.y {
+                for z in lo.z..hi.z {
+                    for x in lo.x..hi.x {
+                        let v = chunk.map_or(Voxel::EMPTY, |c| c.get(x, y, z));
+                        f(base + IVec3::new(x, y, z), v);
                     }
                 }
             }
