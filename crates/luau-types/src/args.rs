@@ -139,6 +139,24 @@ pub(crate) fn no_member(key: &str, ty: &str) -> mlua::Error {
     mlua::Error::runtime(format!("{key} is not a valid member of {ty}"))
 }
 
+/// The metamethods every plain value datatype shares: `==` compares values of type `T`
+/// (anything else is unequal), and reading an unknown member is an error naming `name`.
+pub(crate) fn value_meta<T, M>(m: &mut M, name: &'static str)
+where
+    T: mlua::UserData + FromValue + PartialEq + 'static,
+    M: mlua::UserDataMethods<T>,
+{
+    m.add_meta_function(mlua::MetaMethod::Eq, |_, (a, b): (Value, Value)| {
+        Ok(matches!((as_ud::<T>(&a), as_ud::<T>(&b)), (Some(a), Some(b)) if a == b))
+    });
+    m.add_meta_function(
+        mlua::MetaMethod::Index,
+        move |_, (_, k): (Value, mlua::LuaString)| {
+            Err::<(), _>(no_member(&k.to_string_lossy(), name))
+        },
+    );
+}
+
 /// `FromLua` for a userdata newtype: accepts only that userdata.
 pub(crate) fn from_lua_ud<T: FromValue>(value: Value, to: &'static str) -> mlua::Result<T> {
     as_ud::<T>(&value).ok_or_else(|| mlua::Error::FromLuaConversionError {
@@ -163,6 +181,17 @@ macro_rules! impl_from_lua {
 pub(crate) use impl_from_lua;
 
 /// Builds a read-only constructor table from `(name, value)` pairs and installs it as a global.
+/// Installs the global `name` as a table whose `new` is `constructor`.
+pub(crate) fn install_constructor(
+    lua: &Lua,
+    name: &str,
+    constructor: mlua::Function,
+) -> mlua::Result<()> {
+    let t = lua.create_table()?;
+    t.raw_set("new", constructor)?;
+    install_global(lua, name, t)
+}
+
 pub(crate) fn install_global(lua: &Lua, name: &str, table: mlua::Table) -> mlua::Result<()> {
     table.set_readonly(true);
     lua.globals().set(name, table)

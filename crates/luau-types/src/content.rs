@@ -5,7 +5,7 @@
 
 use mlua::{Lua, MetaMethod, MultiValue, UserData, UserDataFields, UserDataMethods, Value};
 
-use crate::args::{Args, as_ud, impl_from_lua, no_member};
+use crate::args::{Args, impl_from_lua};
 use crate::enums::{EnumItem, enum_item_value};
 
 /// A Roblox `Content` value this crate can represent: `None` or a URI.
@@ -88,12 +88,7 @@ impl UserData for Content {
                 Content::Uri(u) => u.clone(),
             })
         });
-        m.add_meta_function(MetaMethod::Eq, |_, (a, b): (Value, Value)| {
-            Ok(matches!((as_ud::<Content>(&a), as_ud::<Content>(&b)), (Some(a), Some(b)) if a == b))
-        });
-        m.add_meta_function(MetaMethod::Index, |_, (_, k): (Value, mlua::LuaString)| {
-            Err::<(), _>(no_member(&k.to_string_lossy(), "Content"))
-        });
+        crate::args::value_meta::<Content, M>(m, "Content");
     }
 }
 

@@ -9,7 +9,7 @@ use mlua::{
 use rbx_types::{CustomPhysicalProperties, Variant, VariantType};
 
 use crate::ConvertError;
-use crate::args::{Args, as_ud, fmt_num, impl_from_lua, no_member};
+use crate::args::{Args, as_ud, fmt_num, impl_from_lua};
 use crate::cframe::CFrame;
 use crate::content::Content;
 use crate::enums::EnumItem;
@@ -83,12 +83,7 @@ impl UserData for Ray {
             let f = |v: Vec3| format!("{}, {}, {}", fmt_num(v.x), fmt_num(v.y), fmt_num(v.z));
             Ok(format!("{{{}}}, {{{}}}", f(r.origin), f(r.direction)))
         });
-        m.add_meta_function(MetaMethod::Eq, |_, (a, b): (Value, Value)| {
-            Ok(matches!((as_ud::<Ray>(&a), as_ud::<Ray>(&b)), (Some(a), Some(b)) if a == b))
-        });
-        m.add_meta_function(MetaMethod::Index, |_, (_, k): (Value, mlua::LuaString)| {
-            Err::<(), _>(no_member(&k.to_string_lossy(), "Ray"))
-        });
+        crate::args::value_meta::<Ray, M>(m, "Ray");
     }
 }
 
@@ -124,15 +119,7 @@ impl UserData for PhysicalProperties {
             .map(fmt_num)
             .join(", "))
         });
-        m.add_meta_function(MetaMethod::Eq, |_, (a, b): (Value, Value)| {
-            Ok(
-                matches!((as_ud::<PhysicalProperties>(&a), as_ud::<PhysicalProperties>(&b)),
-                (Some(a), Some(b)) if a == b),
-            )
-        });
-        m.add_meta_function(MetaMethod::Index, |_, (_, k): (Value, mlua::LuaString)| {
-            Err::<(), _>(no_member(&k.to_string_lossy(), "PhysicalProperties"))
-        });
+        crate::args::value_meta::<PhysicalProperties, M>(m, "PhysicalProperties");
     }
 }
 
@@ -154,12 +141,7 @@ impl UserData for Faces {
                 .collect();
             Ok(names.join(", "))
         });
-        m.add_meta_function(MetaMethod::Eq, |_, (a, b): (Value, Value)| {
-            Ok(matches!((as_ud::<Faces>(&a), as_ud::<Faces>(&b)), (Some(a), Some(b)) if a == b))
-        });
-        m.add_meta_function(MetaMethod::Index, |_, (_, k): (Value, mlua::LuaString)| {
-            Err::<(), _>(no_member(&k.to_string_lossy(), "Faces"))
-        });
+        crate::args::value_meta::<Faces, M>(m, "Faces");
     }
 }
 
@@ -183,12 +165,7 @@ impl UserData for Axes {
                 .collect();
             Ok(names.join(", "))
         });
-        m.add_meta_function(MetaMethod::Eq, |_, (a, b): (Value, Value)| {
-            Ok(matches!((as_ud::<Axes>(&a), as_ud::<Axes>(&b)), (Some(a), Some(b)) if a == b))
-        });
-        m.add_meta_function(MetaMethod::Index, |_, (_, k): (Value, mlua::LuaString)| {
-            Err::<(), _>(no_member(&k.to_string_lossy(), "Axes"))
-        });
+        crate::args::value_meta::<Axes, M>(m, "Axes");
     }
 }
 
@@ -214,12 +191,7 @@ impl UserData for Region3 {
             let f = |v: Vec3| format!("{}, {}, {}", fmt_num(v.x), fmt_num(v.y), fmt_num(v.z));
             Ok(format!("{}; {}", f(r.min), f(r.max)))
         });
-        m.add_meta_function(MetaMethod::Eq, |_, (a, b): (Value, Value)| {
-            Ok(matches!((as_ud::<Region3>(&a), as_ud::<Region3>(&b)), (Some(a), Some(b)) if a == b))
-        });
-        m.add_meta_function(MetaMethod::Index, |_, (_, k): (Value, mlua::LuaString)| {
-            Err::<(), _>(no_member(&k.to_string_lossy(), "Region3"))
-        });
+        crate::args::value_meta::<Region3, M>(m, "Region3");
     }
 }
 
@@ -362,11 +334,7 @@ fn physical_properties_new(a: &Args) -> mlua::Result<PhysicalProperties> {
 
 /// Installs `Ray`, `PhysicalProperties`, `Faces`, `Axes` and `Region3`.
 pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
-    let ctor = |global: &str, f: mlua::Function| -> mlua::Result<()> {
-        let t = lua.create_table()?;
-        t.raw_set("new", f)?;
-        crate::args::install_global(lua, global, t)
-    };
+    let ctor = |global: &str, f| crate::args::install_constructor(lua, global, f);
     ctor(
         "Ray",
         lua.create_function(|_, a: MultiValue| {

@@ -245,15 +245,7 @@ impl UserData for Region3int16 {
             let f = |v: Vector3int16| v.0.map(|c| c.to_string()).join(", ");
             Ok(format!("{}; {}", f(r.min), f(r.max)))
         });
-        m.add_meta_function(MetaMethod::Eq, |_, (a, b): (Value, Value)| {
-            Ok(
-                matches!((as_ud::<Region3int16>(&a), as_ud::<Region3int16>(&b)),
-                (Some(a), Some(b)) if a == b),
-            )
-        });
-        m.add_meta_function(MetaMethod::Index, |_, (_, k): (Value, mlua::LuaString)| {
-            Err::<(), _>(no_member(&k.to_string_lossy(), "Region3int16"))
-        });
+        crate::args::value_meta::<Region3int16, M>(m, "Region3int16");
     }
 }
 
@@ -268,11 +260,7 @@ fn components<const N: usize>(a: &Args) -> mlua::Result<[i16; N]> {
 
 /// Installs `Vector3int16`, `Vector2int16` and `Region3int16`.
 pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
-    let ctor = |global: &str, f: mlua::Function| -> mlua::Result<()> {
-        let t = lua.create_table()?;
-        t.raw_set("new", f)?;
-        crate::args::install_global(lua, global, t)
-    };
+    let ctor = |global: &str, f| crate::args::install_constructor(lua, global, f);
     ctor(
         "Vector3int16",
         lua.create_function(|_, a: MultiValue| {

@@ -1,9 +1,9 @@
 //! `Rect`: an axis-aligned 2D rectangle given by its `Min` and `Max` corners.
 
 use glam::Vec2;
-use mlua::{Lua, MetaMethod, MultiValue, UserData, UserDataFields, UserDataMethods, Value};
+use mlua::{Lua, MetaMethod, MultiValue, UserData, UserDataFields, UserDataMethods};
 
-use crate::args::{Args, as_ud, fmt_num, impl_from_lua, no_member};
+use crate::args::{Args, as_ud, fmt_num, impl_from_lua};
 use crate::vector2::Vector2;
 
 /// A Roblox `Rect`.
@@ -45,12 +45,7 @@ impl UserData for Rect {
         m.add_meta_method(MetaMethod::ToString, |_, r, ()| {
             Ok([r.min.x, r.min.y, r.max.x, r.max.y].map(fmt_num).join(", "))
         });
-        m.add_meta_function(MetaMethod::Eq, |_, (a, b): (Value, Value)| {
-            Ok(matches!((as_ud::<Rect>(&a), as_ud::<Rect>(&b)), (Some(a), Some(b)) if a == b))
-        });
-        m.add_meta_function(MetaMethod::Index, |_, (_, k): (Value, mlua::LuaString)| {
-            Err::<(), _>(no_member(&k.to_string_lossy(), "Rect"))
-        });
+        crate::args::value_meta::<Rect, M>(m, "Rect");
     }
 }
 

@@ -288,11 +288,7 @@ fn color_sequence_new(a: &Args) -> mlua::Result<ColorSequence> {
 
 /// Installs `NumberRange`, `NumberSequence(Keypoint)` and `ColorSequence(Keypoint)`.
 pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
-    let ctor = |global: &str, f: mlua::Function| -> mlua::Result<()> {
-        let t = lua.create_table()?;
-        t.raw_set("new", f)?;
-        crate::args::install_global(lua, global, t)
-    };
+    let ctor = |global: &str, f| crate::args::install_constructor(lua, global, f);
     ctor(
         "NumberRange",
         lua.create_function(|_, a: MultiValue| {
