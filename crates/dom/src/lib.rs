@@ -6,6 +6,7 @@
 
 mod classes;
 mod geometry;
+pub mod hash;
 pub mod keys;
 mod pivot;
 mod transfer;

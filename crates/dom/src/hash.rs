@@ -1,0 +1,665 @@
+//! The canonical content hash of a DOM subtree: what a generation produced, independent of
+//! referent ids and of the file format it was saved in (in memory, `.rbxm` and `.rbxmx`
+//! reloaded give one hash), and the first difference between two subtrees.
+//!
+//! # Encoding (version 1)
+//!
+//! BLAKE3 over `b"procmodel-content-v1\0"` followed by every instance of the subtree in
+//! pre-order (parents before children, children in their order). An instance is its class
+//! and name (strings: u64 LE byte length, then UTF-8), the number of its properties (u32 LE),
+//! its properties sorted by canonical name (name, then the value), and its number of children
+//! (u32 LE). [`children_hash`] hashes a container's children as if the container were an
+//! instance with empty class and name and no properties.
+//!
+//! Properties are canonicalised the way the Roblox file formats treat them, so a file that
+//! was saved and loaded again hashes as the tree it was written from:
+//! - names are resolved through the reflection database's aliases;
+//! - properties the database marks as not serialised are left out;
+//! - a value equal to the class default (in this encoding) is left out, as if unset: the
+//!   binary format fills every instance of a class with the properties any of them has;
+//!   a nil `Ref` counts as unset too;
+//! - a Color3 stored as Color3uint8 (e.g. `BasePart.Color`) is hashed as its 8-bit form.
+//!
+//! Values are a one-byte tag (the order of [`Variant`]'s variants, see `tag`) and their fields
+//! in declaration order, little-endian. Floats are their bit patterns, with `-0.0` as `0.0`
+//! and every NaN as the quiet NaN (`0x7fc00000` / `0x7ff8000000000000`). A `Ref` is `0`
+//! (none), `1` and the target's position (u32) in the subtree's pre-order (the root is 0), or
+//! `2` (a target outside the subtree, or one that no longer exists). Attributes are sorted by
+//! name, and a string attribute is a `String` whether it was read back as one or (from the
+//! binary format) as a `BinaryString`; tags keep their order. A value of a kind newer than this encoding is its tag `255`
+//! and its debug form (still deterministic, but not guaranteed stable across rbx_types
+//! versions).
+
+use rbx_dom_weak::{Instance, Ustr, WeakDom};
+use rbx_reflection::{DataType, PropertyKind, PropertySerialization};
+use rbx_types::{Color3uint8, ContentType, PhysicalProperties, Ref, Variant};
+use std::collections::HashMap;
+
+const DOMAIN: &[u8] = b"procmodel-content-v1\0";
+
+/// The content hash of `root` and everything under it (empty-tree hash if `root` is missing).
+pub fn content_hash(dom: &WeakDom, root: Ref) -> [u8; 32] {
+    Hasher::new(dom, root).run(true)
+}
+
+/// The content hash of `parent`'s children, in order, without `parent`'s own class, name or
+/// properties (the results inside a GeneratedFolder, whatever the folder is called or holds).
+pub fn children_hash(dom: &WeakDom, parent: Ref) -> [u8; 32] {
+    Hasher::new(dom, parent).run(false)
+}
+
+/// The BLAKE3 digest of one value's canonical encoding (a Ref counts as "none" or
+/// "outside"): attribute values in input fingerprints and lockfiles.
+pub fn value_digest(v: &Variant) -> [u8; 32] {
+    let mut buf = Vec::new();
+    encode_attribute(&mut buf, v, &HashMap::new());
+    *blake3::hash(&buf).as_bytes()
+}
+
+/// Lower-case hex of a hash.
+pub fn to_hex(hash: &[u8; 32]) -> String {
+    let mut s = String::with_capacity(64);
+    for b in hash {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
+/// The first place two subtrees differ, in pre-order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Difference {
+    /// Dotted path of the differing instance below the compared root (empty: the root).
+    pub path: String,
+    /// What differs there: `class`, `name`, `property X`, or `children`.
+    pub what: String,
+}
+
+impl std::fmt::Display for Difference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "{} of the root", self.what)
+        } else {
+            write!(f, "{} of {}", self.what, self.path)
+        }
+    }
+}
+
+/// The first difference between the children of `a_parent` (in `a`) and of `b_parent` (in
+/// `b`) under the canonical encoding, or None when [`children_hash`] would be equal.
+pub fn first_difference(
+    a: &WeakDom,
+    a_parent: Ref,
+    b: &WeakDom,
+    b_parent: Ref,
+) -> Option<Difference> {
+    let mut ha = Hasher::new(a, a_parent);
+    let mut hb = Hasher::new(b, b_parent);
+    let (ia, ib) = (a.get_by_ref(a_parent)?, b.get_by_ref(b_parent)?);
+    let mut stack: Vec<(Ref, Ref, String)> = Vec::new();
+    let children = |ia: &Instance, ib: &Instance, path: &str, stack: &mut Vec<_>| {
+        if ia.children().len() != ib.children().len() {
+            return Some(Difference {
+                path: path.to_owned(),
+                what: format!(
+                    "children ({} against {})",
+                    ia.children().len(),
+                    ib.children().len()
+                ),
+            });
+        }
+        for (&ca, &cb) in ia.children().iter().zip(ib.children()).rev() {
+            let name = a.get_by_ref(ca).map(|i| i.name.as_str()).unwrap_or("?");
+            let p = if path.is_empty() {
+                name.to_owned()
+            } else {
+                format!("{path}.{name}")
+            };
+            stack.push((ca, cb, p));
+        }
+        None
+    };
+    if let Some(d) = children(ia, ib, "", &mut stack) {
+        return Some(d);
+    }
+    while let Some((ra, rb, path)) = stack.pop() {
+        let (Some(ia), Some(ib)) = (a.get_by_ref(ra), b.get_by_ref(rb)) else {
+            return Some(Difference {
+                path,
+                what: "existence".into(),
+            });
+        };
+        if ia.class != ib.class {
+            return Some(Difference {
+                path,
+                what: format!("class ({} against {})", ia.class, ib.class),
+            });
+        }
+        if ia.name != ib.name {
+            return Some(Difference {
+                path,
+                what: format!("name ({:?} against {:?})", ia.name, ib.name),
+            });
+        }
+        let pa = ha.properties(ia);
+        let pb = hb.properties(ib);
+        let mut i = 0;
+        let mut j = 0;
+        while i < pa.len() || j < pb.len() {
+            let differs = match (pa.get(i), pb.get(j)) {
+                (Some(x), Some(y)) if x.0 == y.0 => {
+                    i += 1;
+                    j += 1;
+                    (x.1 != y.1).then(|| x.0.clone())
+                }
+                (Some(x), Some(y)) if x.0 < y.0 => Some(x.0.clone()),
+                (Some(_), Some(y)) => Some(y.0.clone()),
+                (Some(x), None) => Some(x.0.clone()),
+                (None, Some(y)) => Some(y.0.clone()),
+                (None, None) => None,
+            };
+            if let Some(name) = differs {
+                return Some(Difference {
+                    path,
+                    what: format!("property {name}"),
+                });
+            }
+        }
+        if let Some(d) = children(ia, ib, &path, &mut stack) {
+            return Some(d);
+        }
+    }
+    None
+}
+
+/// How one (class, property) pair is canonicalised.
+struct Rule {
+    canonical: String,
+    skip: bool,
+    quantize: bool,
+    /// The default value's encoding (a value encoding the same is left out).
+    default: Option<Vec<u8>>,
+}
+
+struct Hasher<'a> {
+    dom: &'a WeakDom,
+    root: Ref,
+    /// Pre-order positions of the subtree's instances.
+    positions: HashMap<Ref, u32>,
+    rules: HashMap<(Ustr, Ustr), Rule>,
+}
+
+impl<'a> Hasher<'a> {
+    fn new(dom: &'a WeakDom, root: Ref) -> Hasher<'a> {
+        let mut positions = HashMap::new();
+        let mut stack = vec![root];
+        while let Some(r) = stack.pop() {
+            let Some(i) = dom.get_by_ref(r) else { continue };
+            let n = positions.len() as u32;
+            positions.insert(r, n);
+            stack.extend(i.children().iter().rev());
+        }
+        Hasher {
+            dom,
+            root,
+            positions,
+            rules: HashMap::new(),
+        }
+    }
+
+    fn run(mut self, with_root: bool) -> [u8; 32] {
+        let mut h = blake3::Hasher::new();
+        h.update(DOMAIN);
+        let mut buf = Vec::new();
+        let mut stack = vec![self.root];
+        let mut first = true;
+        while let Some(r) = stack.pop() {
+            let Some(inst) = self.dom.get_by_ref(r) else {
+                continue;
+            };
+            buf.clear();
+            if first && !with_root {
+                put_str(&mut buf, "");
+                put_str(&mut buf, "");
+                put_u32(&mut buf, 0);
+            } else {
+                put_str(&mut buf, &inst.class);
+                put_str(&mut buf, &inst.name);
+                let props = self.properties(inst);
+                put_u32(&mut buf, props.len() as u32);
+                for (name, value) in &props {
+                    put_str(&mut buf, name);
+                    buf.extend_from_slice(value);
+                }
+            }
+            first = false;
+            put_u32(&mut buf, inst.children().len() as u32);
+            h.update(&buf);
+            stack.extend(inst.children().iter().rev());
+        }
+        *h.finalize().as_bytes()
+    }
+
+    /// The instance's canonical properties, sorted by name, each with its value's encoding.
+    fn properties(&mut self, inst: &Instance) -> Vec<(String, Vec<u8>)> {
+        let mut out = Vec::with_capacity(inst.properties.len());
+        for (&key, value) in &inst.properties {
+            let rule = self
+                .rules
+                .entry((inst.class, key))
+                .or_insert_with(|| rule(&inst.class, &key));
+            // A nil reference is the absence of one (the binary format writes it for every
+            // instance of a class that lacks the property).
+            if rule.skip || matches!(value, Variant::Ref(r) if r.is_none()) {
+                continue;
+            }
+            let quantize = rule.quantize;
+            let mut enc = Vec::new();
+            encode(&mut enc, value, quantize, &self.positions);
+            if rule.default.as_deref() == Some(enc.as_slice()) {
+                continue;
+            }
+            out.push((rule.canonical.clone(), enc));
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        // Two spellings of one property (an alias beside its canonical name): keep the first.
+        out.dedup_by(|b, a| a.0 == b.0);
+        out
+    }
+}
+
+fn rule(class: &str, name: &str) -> Rule {
+    let Some(info) = crate::find_property(class, name) else {
+        return Rule {
+            canonical: name.to_owned(),
+            skip: false,
+            quantize: false,
+            default: None,
+        };
+    };
+    let (skip, quantize) = match &info.descriptor.kind {
+        PropertyKind::Canonical { serialization } => match serialization {
+            PropertySerialization::DoesNotSerialize => (true, false),
+            PropertySerialization::SerializesAs(target) => {
+                let target_type = crate::db()
+                    .classes
+                    .get(info.declared_by)
+                    .and_then(|c| c.properties.get(*target))
+                    .map(|p| &p.data_type);
+                let q = matches!(target_type, Some(DataType::Value(t)) if *t == rbx_types::VariantType::Color3uint8);
+                (false, q)
+            }
+            _ => (false, false),
+        },
+        _ => (false, false),
+    };
+    let default = crate::db_default(class, info.canonical).map(|v| {
+        let mut enc = Vec::new();
+        encode(&mut enc, v, quantize, &HashMap::new());
+        enc
+    });
+    Rule {
+        canonical: info.canonical.to_owned(),
+        skip,
+        quantize,
+        default,
+    }
+}
+
+fn put_u32(buf: &mut Vec<u8>, v: u32) {
+    buf.extend_from_slice(&v.to_le_bytes());
+}
+
+fn put_str(buf: &mut Vec<u8>, s: &str) {
+    put_bytes(buf, s.as_bytes());
+}
+
+fn put_bytes(buf: &mut Vec<u8>, b: &[u8]) {
+    buf.extend_from_slice(&(b.len() as u64).to_le_bytes());
+    buf.extend_from_slice(b);
+}
+
+fn f32_bits(x: f32) -> u32 {
+    if x.is_nan() {
+        0x7fc0_0000
+    } else if x == 0.0 {
+        0
+    } else {
+        x.to_bits()
+    }
+}
+
+fn f64_bits(x: f64) -> u64 {
+    if x.is_nan() {
+        0x7ff8_0000_0000_0000
+    } else if x == 0.0 {
+        0
+    } else {
+        x.to_bits()
+    }
+}
+
+fn put_f32s(buf: &mut Vec<u8>, xs: &[f32]) {
+    for &x in xs {
+        buf.extend_from_slice(&f32_bits(x).to_le_bytes());
+    }
+}
+
+fn put_ref(buf: &mut Vec<u8>, r: Ref, positions: &HashMap<Ref, u32>) {
+    if r.is_none() {
+        buf.push(0);
+    } else if let Some(&p) = positions.get(&r) {
+        buf.push(1);
+        put_u32(buf, p);
+    } else {
+        buf.push(2);
+    }
+}
+
+fn vec3(v: &rbx_types::Vector3) -> [f32; 3] {
+    [v.x, v.y, v.z]
+}
+
+fn cframe(buf: &mut Vec<u8>, c: &rbx_types::CFrame) {
+    let o = &c.orientation;
+    put_f32s(buf, &vec3(&c.position));
+    put_f32s(buf, &vec3(&o.x));
+    put_f32s(buf, &vec3(&o.y));
+    put_f32s(buf, &vec3(&o.z));
+}
+
+/// An attribute value: as [`encode`], except that a string attribute read from a binary
+/// file (rbx_binary gives it as a `BinaryString`) is the `String` it was written from.
+fn encode_attribute(buf: &mut Vec<u8>, v: &Variant, positions: &HashMap<Ref, u32>) {
+    match v {
+        Variant::BinaryString(b) => {
+            buf.push(25);
+            put_bytes(buf, b.as_ref());
+        }
+        other => encode(buf, other, false, positions),
+    }
+}
+
+/// The canonical encoding of one value (module docs).
+fn encode(buf: &mut Vec<u8>, v: &Variant, quantize: bool, positions: &HashMap<Ref, u32>) {
+    match v {
+        Variant::Axes(a) => buf.extend_from_slice(&[1, a.bits()]),
+        Variant::BinaryString(b) => {
+            buf.push(2);
+            put_bytes(buf, b.as_ref());
+        }
+        Variant::Bool(b) => buf.extend_from_slice(&[3, *b as u8]),
+        Variant::BrickColor(c) => {
+            buf.push(4);
+            buf.extend_from_slice(&(*c as u16).to_le_bytes());
+        }
+        Variant::CFrame(c) => {
+            buf.push(5);
+            cframe(buf, c);
+        }
+        Variant::Color3(c) if quantize => {
+            // As the file formats store it (8 bits a channel), in the Color3uint8 encoding.
+            let q = Color3uint8::from(*c);
+            buf.extend_from_slice(&[7, q.r, q.g, q.b]);
+        }
+        Variant::Color3(c) => {
+            buf.push(6);
+            put_f32s(buf, &[c.r, c.g, c.b]);
+        }
+        Variant::Color3uint8(c) => buf.extend_from_slice(&[7, c.r, c.g, c.b]),
+        Variant::ColorSequence(s) => {
+            buf.push(8);
+            put_u32(buf, s.keypoints.len() as u32);
+            for k in &s.keypoints {
+                put_f32s(buf, &[k.time, k.color.r, k.color.g, k.color.b]);
+            }
+        }
+        Variant::ContentId(c) => {
+            buf.push(9);
+            put_str(buf, c.as_str());
+        }
+        Variant::Enum(e) => {
+            buf.push(10);
+            put_u32(buf, e.to_u32());
+        }
+        Variant::Faces(f) => buf.extend_from_slice(&[11, f.bits()]),
+        Variant::Float32(x) => {
+            buf.push(12);
+            put_f32s(buf, &[*x]);
+        }
+        Variant::Float64(x) => {
+            buf.push(13);
+            buf.extend_from_slice(&f64_bits(*x).to_le_bytes());
+        }
+        Variant::Int32(x) => {
+            buf.push(14);
+            buf.extend_from_slice(&x.to_le_bytes());
+        }
+        Variant::Int64(x) => {
+            buf.push(15);
+            buf.extend_from_slice(&x.to_le_bytes());
+        }
+        Variant::NumberRange(r) => {
+            buf.push(16);
+            put_f32s(buf, &[r.min, r.max]);
+        }
+        Variant::NumberSequence(s) => {
+            buf.push(17);
+            put_u32(buf, s.keypoints.len() as u32);
+            for k in &s.keypoints {
+                put_f32s(buf, &[k.time, k.value, k.envelope]);
+            }
+        }
+        Variant::PhysicalProperties(p) => match p {
+            PhysicalProperties::Default => buf.extend_from_slice(&[18, 0]),
+            PhysicalProperties::Custom(c) => {
+                buf.extend_from_slice(&[18, 1]);
+                put_f32s(
+                    buf,
+                    &[
+                        c.density(),
+                        c.friction(),
+                        c.elasticity(),
+                        c.friction_weight(),
+                        c.elasticity_weight(),
+                        c.acoustic_absorption(),
+                    ],
+                );
+            }
+        },
+        Variant::Ray(r) => {
+            buf.push(19);
+            put_f32s(buf, &vec3(&r.origin));
+            put_f32s(buf, &vec3(&r.direction));
+        }
+        Variant::Rect(r) => {
+            buf.push(20);
+            put_f32s(buf, &[r.min.x, r.min.y, r.max.x, r.max.y]);
+        }
+        Variant::Ref(r) => {
+            buf.push(21);
+            put_ref(buf, *r, positions);
+        }
+        Variant::Region3(r) => {
+            buf.push(22);
+            put_f32s(buf, &vec3(&r.min));
+            put_f32s(buf, &vec3(&r.max));
+        }
+        Variant::Region3int16(r) => {
+            buf.push(23);
+            for c in [r.min.x, r.min.y, r.min.z, r.max.x, r.max.y, r.max.z] {
+                buf.extend_from_slice(&c.to_le_bytes());
+            }
+        }
+        Variant::SharedString(s) => {
+            buf.push(24);
+            put_bytes(buf, s.data());
+        }
+        Variant::String(s) => {
+            buf.push(25);
+            put_str(buf, s);
+        }
+        Variant::UDim(u) => {
+            buf.push(26);
+            put_f32s(buf, &[u.scale]);
+            buf.extend_from_slice(&u.offset.to_le_bytes());
+        }
+        Variant::UDim2(u) => {
+            buf.push(27);
+            for d in [u.x, u.y] {
+                put_f32s(buf, &[d.scale]);
+                buf.extend_from_slice(&d.offset.to_le_bytes());
+            }
+        }
+        Variant::Vector2(p) => {
+            buf.push(28);
+            put_f32s(buf, &[p.x, p.y]);
+        }
+        Variant::Vector2int16(p) => {
+            buf.push(29);
+            for c in [p.x, p.y] {
+                buf.extend_from_slice(&c.to_le_bytes());
+            }
+        }
+        Variant::Vector3(p) => {
+            buf.push(30);
+            put_f32s(buf, &vec3(p));
+        }
+        Variant::Vector3int16(p) => {
+            buf.push(31);
+            for c in [p.x, p.y, p.z] {
+                buf.extend_from_slice(&c.to_le_bytes());
+            }
+        }
+        Variant::OptionalCFrame(c) => match c {
+            None => buf.extend_from_slice(&[32, 0]),
+            Some(c) => {
+                buf.extend_from_slice(&[32, 1]);
+                cframe(buf, c);
+            }
+        },
+        Variant::Tags(t) => {
+            buf.push(33);
+            put_u32(buf, t.len() as u32);
+            for tag in t.iter() {
+                put_str(buf, tag);
+            }
+        }
+        Variant::Attributes(a) => {
+            buf.push(34);
+            put_u32(buf, a.len() as u32);
+            // Attributes iterate in name order (a BTreeMap).
+            for (name, value) in a.iter() {
+                put_str(buf, name);
+                encode_attribute(buf, value, positions);
+            }
+        }
+        Variant::Font(f) => {
+            buf.push(35);
+            put_str(buf, &f.family);
+            buf.extend_from_slice(&f.weight.as_u16().to_le_bytes());
+            buf.push(f.style.as_u8());
+            match &f.cached_face_id {
+                None => buf.push(0),
+                Some(id) => {
+                    buf.push(1);
+                    put_str(buf, id);
+                }
+            }
+        }
+        Variant::UniqueId(u) => {
+            buf.push(36);
+            put_u32(buf, u.index());
+            put_u32(buf, u.time());
+            buf.extend_from_slice(&u.random().to_le_bytes());
+        }
+        Variant::MaterialColors(m) => {
+            buf.push(37);
+            put_bytes(buf, &m.encode());
+        }
+        Variant::SecurityCapabilities(c) => {
+            buf.push(38);
+            buf.extend_from_slice(&c.bits().to_le_bytes());
+        }
+        Variant::EnumItem(e) => {
+            buf.push(39);
+            put_str(buf, &e.ty);
+            put_u32(buf, e.value);
+        }
+        Variant::Content(c) => {
+            buf.push(40);
+            match c.value() {
+                ContentType::None => buf.push(0),
+                ContentType::Uri(u) => {
+                    buf.push(1);
+                    put_str(buf, u);
+                }
+                ContentType::Object(r) => {
+                    buf.push(2);
+                    put_ref(buf, *r, positions);
+                }
+                other => {
+                    buf.push(255);
+                    put_str(buf, &format!("{other:?}"));
+                }
+            }
+        }
+        Variant::NetAssetRef(n) => {
+            buf.push(41);
+            put_bytes(buf, n.data());
+        }
+        other => {
+            buf.push(255);
+            put_str(buf, &format!("{other:?}"));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rbx_dom_weak::InstanceBuilder;
+
+    #[test]
+    fn negative_zero_and_nan_are_canonical() {
+        let enc = |v: Variant| {
+            let mut b = Vec::new();
+            encode(&mut b, &v, false, &HashMap::new());
+            b
+        };
+        assert_eq!(enc(Variant::Float32(-0.0)), enc(Variant::Float32(0.0)));
+        assert_eq!(
+            enc(Variant::Float64(f64::NAN)),
+            enc(Variant::Float64(-f64::NAN))
+        );
+        assert_ne!(enc(Variant::Float32(1.0)), enc(Variant::Float64(1.0)));
+    }
+
+    #[test]
+    fn referents_do_not_matter_but_ref_targets_do() {
+        let build = |point_at_first: bool| {
+            let mut dom = WeakDom::new(InstanceBuilder::new("Folder"));
+            let root = dom.root_ref();
+            let a = dom.insert(root, InstanceBuilder::new("Part").with_name("A"));
+            let b = dom.insert(root, InstanceBuilder::new("Part").with_name("B"));
+            let target = if point_at_first { a } else { b };
+            dom.insert(
+                root,
+                InstanceBuilder::new("ObjectValue").with_property("Value", Variant::Ref(target)),
+            );
+            dom
+        };
+        let (x, y) = (build(true), build(true));
+        assert_eq!(
+            content_hash(&x, x.root_ref()),
+            content_hash(&y, y.root_ref())
+        );
+        let z = build(false);
+        assert_ne!(
+            children_hash(&x, x.root_ref()),
+            children_hash(&z, z.root_ref())
+        );
+        let d = first_difference(&x, x.root_ref(), &z, z.root_ref()).expect("differs");
+        assert_eq!(d.path, "ObjectValue");
+        assert_eq!(d.what, "property Value");
+    }
+}
