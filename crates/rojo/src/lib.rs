@@ -1,0 +1,102 @@
+//! Rojo projects as scenes: a `*.project.json` (or a folder holding `default.project.json`)
+//! and the files it points at, built into an `rbx_dom_weak::WeakDom` with Rojo's rules
+//! (docs/rojo.md lists them, and what differs).
+//!
+//! Owns: the project format, Rojo's file conventions, property values resolved through the
+//! reflection database, Ref properties linked by `id` and `Rojo_Target_<Property>`. Must
+//! never: run Luau, write files, or decode Roblox model files itself (the caller's reader
+//! does, so one loader checks every binary file). Same files give the same tree: directory
+//! entries and project children are taken in sorted order.
+
+mod convert;
+mod error;
+mod files;
+mod glob;
+mod link;
+mod project;
+mod value;
+
+pub use error::RojoError;
+
+use rbx_dom_weak::WeakDom;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// Decodes a `.rbxm`/`.rbxmx` file's bytes (the format follows the path's extension).
+pub type ModelReader<'a> = dyn Fn(&Path, Vec<u8>) -> Result<WeakDom, String> + 'a;
+
+/// A built project.
+pub struct Loaded {
+    /// The tree: a DataModel root (the project's own when its tree is a DataModel, else one
+    /// holding the project's top instance).
+    pub dom: WeakDom,
+    /// Every file the project was built from (canonical paths, sorted): the sources a
+    /// writer must never overwrite.
+    pub files: BTreeSet<PathBuf>,
+}
+
+/// The project file `path` names: itself when it ends in `.project.json`, or the
+/// `default.project.json` of a folder.
+pub fn project_file(path: &Path) -> Option<PathBuf> {
+    if path.is_dir() {
+        let p = path.join("default.project.json");
+        return p.is_file().then_some(p);
+    }
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.ends_with(".project.json"))
+        .then(|| path.to_path_buf())
+}
+
+/// True when `path` is a Rojo project (see [`project_file`]).
+pub fn is_project(path: &Path) -> bool {
+    project_file(path).is_some()
+}
+
+/// Builds the project at `path` (a project file or a folder with `default.project.json`).
+/// Model files are decoded by `read_model`.
+pub fn load(path: &Path, read_model: &ModelReader<'_>) -> Result<Loaded, RojoError> {
+    let file = project_file(path).ok_or_else(|| {
+        RojoError::file(
+            path,
+            "not a Rojo project (a *.project.json file, or a folder with default.project.json)",
+        )
+    })?;
+    let mut ctx = files::Ctx::new(read_model);
+    let snap = project::load(&mut ctx, &file, None)?
+        .ok_or_else(|| RojoError::field(&file, "tree", "the project's tree is empty"))?;
+    let dom = link::link_refs(link::instantiate(snap)?)?;
+    Ok(Loaded {
+        dom,
+        files: ctx.files,
+    })
+}
+
+/// One instance to build, before it is placed in the DOM.
+pub(crate) struct Snap {
+    pub name: String,
+    pub class: String,
+    pub props: std::collections::BTreeMap<String, rbx_types::Variant>,
+    pub attrs: rbx_types::Attributes,
+    pub id: Option<String>,
+    pub children: Vec<Snap>,
+    /// A model file's instance: the decoded file, whose root has it as its only child.
+    pub model: Option<Box<WeakDom>>,
+    /// The file this instance comes from (errors name it).
+    pub file: PathBuf,
+}
+
+impl Snap {
+    pub(crate) fn new(name: &str, class: &str, file: &Path) -> Snap {
+        Snap {
+            name: name.to_owned(),
+            class: class.to_owned(),
+            props: Default::default(),
+            attrs: Default::default(),
+            id: None,
+            children: Vec::new(),
+            model: None,
+            file: file.to_path_buf(),
+        }
+    }
+}
