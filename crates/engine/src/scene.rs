@@ -39,12 +39,35 @@ impl SceneFormat {
 }
 
 pub fn read(path: &Path) -> Result<WeakDom, EngineError> {
+    if procmodel_rojo::is_project(path) {
+        return read_project(path);
+    }
     let format = SceneFormat::from_path(path)?;
     let bytes = std::fs::read(path).map_err(|e| EngineError::File {
         path: path.display().to_string(),
         message: format!("cannot open: {e}"),
     })?;
     read_bytes(bytes, format, &path.display().to_string())
+}
+
+/// A Rojo project (`*.project.json`, or a folder with `default.project.json`), built by
+/// procmodel-rojo; its model files are checked and decoded as scene files are.
+fn read_project(path: &Path) -> Result<WeakDom, EngineError> {
+    let read_model = |file: &Path, bytes: Vec<u8>| match SceneFormat::from_path(file)
+        .and_then(|format| read_bytes(bytes, format, &file.display().to_string()))
+    {
+        Ok(dom) => Ok(dom),
+        Err(EngineError::File { message, .. }) => Err(message),
+        Err(e) => Err(e.to_string()),
+    };
+    let loaded = procmodel_rojo::load(path, &read_model).map_err(|e| EngineError::File {
+        path: e.path().display().to_string(),
+        message: match e.field_name() {
+            Some(field) => format!("{field}: {}", e.message()),
+            None => e.message().to_owned(),
+        },
+    })?;
+    Ok(loaded.dom)
 }
 
 /// Decodes the bytes of a scene file; `name` (the file's path) is what errors name.
