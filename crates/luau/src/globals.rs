@@ -14,28 +14,38 @@ use std::path::{Component, Path, PathBuf};
 
 const REQUIRE_LUAU: &str = r#"
 local resolve, load, results, loading, rawpcall = ...
+local chain = {}
 local function run(what)
     return load(what)()
 end
 return function(base)
     return function(target)
-        local key, what = resolve(base, target)
+        local key, what, label = resolve(base, target)
         local cached = results[key]
         if cached ~= nil then
             return cached
         end
         if loading[key] then
-            error("Requested module was required recursively: " .. key, 2)
+            local names = {}
+            local from = 1
+            for i, k in chain do
+                if k[1] == key then from = i break end
+            end
+            for i = from, #chain do table.insert(names, chain[i][2]) end
+            table.insert(names, label)
+            error("Requested module was required recursively: " .. table.concat(names, " -> "), 2)
         end
         loading[key] = true
+        table.insert(chain, { key, label })
         -- A module whose code fails is not "loading" any more: a later require runs it again.
         local packed = table.pack(rawpcall(run, what))
+        table.remove(chain)
         loading[key] = nil
         if not packed[1] then
             error(packed[2], 0)
         end
         if packed.n ~= 2 then
-            error("Module code did not return exactly one value: " .. key, 2)
+            error("Module code did not return exactly one value: " .. label, 2)
         end
         results[key] = packed[2]
         return packed[2]
@@ -292,7 +302,7 @@ pub fn new_instance(
             "unable to create an Instance of type \"{class}\""
         )));
     };
-    crate::methods::count_new_instance(c)?;
+    crate::classes::count_new_instance(c)?;
     // The builder names the instance after its class, as Roblox does.
     let mut builder = InstanceBuilder::new(info.class);
     if info.class == "ProceduralModel" {
@@ -328,10 +338,26 @@ fn load(lua: &Lua, what: Value) -> mlua::Result<Function> {
 }
 
 /// `resolve(base, target)`: returns (cache key, what `load` turns into the loader).
-fn resolve(lua: &Lua, (base, target): (Value, Value)) -> mlua::Result<(String, Value)> {
-    match &target {
+fn resolve(lua: &Lua, (base, target): (Value, Value)) -> mlua::Result<(String, Value, String)> {
+    let (key, what) = resolve_target(lua, &base, &target)?;
+    let label = match key.strip_prefix("file:") {
+        Some(path) => path.to_owned(),
+        None => {
+            let c = ctx(lua)?;
+            match c.instance(&what) {
+                Some(i) => c.full_name(i.r),
+                None => key.clone(),
+            }
+        }
+    };
+    Ok((key, what, label))
+}
+
+/// `resolve` without the label: (cache key, what `load` turns into the loader).
+fn resolve_target(lua: &Lua, base: &Value, target: &Value) -> mlua::Result<(String, Value)> {
+    match target {
         Value::LightUserData(_) => {
-            let module = opt_instance(&*ctx(lua)?, &target)?.expect("instance handle");
+            let module = opt_instance(&*ctx(lua)?, target)?.expect("instance handle");
             if !is_a(&module.class, "ModuleScript") {
                 return Err(mlua::Error::runtime(format!(
                     "attempted to call require with an invalid argument: {} is a {}, not a ModuleScript",
@@ -352,17 +378,26 @@ fn resolve(lua: &Lua, (base, target): (Value, Value)) -> mlua::Result<(String, V
                     None => Err(mlua::Error::runtime(format!("unknown module '{spec}'"))),
                 };
             }
-            let base = opt_instance(&*ctx(lua)?, &base)?;
+            let base = opt_instance(&*ctx(lua)?, base)?;
             let file = base.and_then(|b| ctx(lua).ok()?.files.get(&b.r).cloned());
-            let Some(file) = file else {
-                return Err(mlua::Error::runtime(format!(
-                    "cannot require '{spec}': string requires are relative to the requiring script's file, and this script has none"
-                )));
-            };
-            let path = resolve_path(lua, &file, &spec)?;
-            let key = format!("file:{}", path.display());
-            let module = file_module(lua, &path)?;
-            Ok((key, ctx(lua)?.push(module.r)?))
+            match (file, base) {
+                // A script loaded from a file: relative to the file, as Luau's CLI resolves.
+                (Some(file), _) => {
+                    let path = resolve_path(lua, &file, &spec)?;
+                    let key = format!("file:{}", path.display());
+                    let module = file_module(lua, &path)?;
+                    Ok((key, ctx(lua)?.push(module.r)?))
+                }
+                // A script of a place or project: relative to its instance, as Roblox does.
+                (None, Some(base)) => {
+                    let module = resolve_instance_path(lua, base, &spec)?;
+                    let key = format!("instance:{}", module.r);
+                    Ok((key, ctx(lua)?.push(module.r)?))
+                }
+                (None, None) => Err(mlua::Error::runtime(format!(
+                    "cannot require '{spec}': string requires are relative to the requiring script, and this code has none"
+                ))),
+            }
         }
         other => Err(mlua::Error::runtime(format!(
             "attempted to call require with invalid argument(s): expected ModuleScript or string, got {}",
@@ -373,8 +408,20 @@ fn resolve(lua: &Lua, (base, target): (Value, Value)) -> mlua::Result<(String, V
 
 fn resolve_path(lua: &Lua, from: &Path, spec: &str) -> mlua::Result<PathBuf> {
     let dir = from.parent().unwrap_or(Path::new("."));
-    let rel = spec.strip_prefix("./").unwrap_or(spec);
-    let mut joined = dir.to_path_buf();
+    let (mut joined, rel) = if let Some(rest) = spec.strip_prefix("@self/") {
+        // A folder module (init.luau) owns its folder; `Foo.luau` owns `Foo/`.
+        let own = match from.file_stem().and_then(|s| s.to_str()) {
+            Some("init") => dir.to_path_buf(),
+            Some(stem) => dir.join(stem),
+            None => dir.to_path_buf(),
+        };
+        (own, rest)
+    } else if let Some(aliased) = spec.strip_prefix('@') {
+        let (alias, rest) = aliased.split_once('/').unwrap_or((aliased, ""));
+        (luaurc_alias(dir, alias, spec)?, rest)
+    } else {
+        (dir.to_path_buf(), spec.strip_prefix("./").unwrap_or(spec))
+    };
     for comp in Path::new(rel).components() {
         match comp {
             Component::Normal(p) => joined.push(p),
@@ -422,6 +469,113 @@ fn resolve_path(lua: &Lua, from: &Path, spec: &str) -> mlua::Result<PathBuf> {
         "cannot require '{spec}': no file {}.luau (or .lua, or init.luau) next to {}",
         joined.display(),
         from.display()
+    )))
+}
+
+/// Roblox's string requires over the instance tree: `./X` is a sibling of the requiring
+/// script, `../X` a sibling of its parent (each further `../` one level up), `@self/X` a child
+/// of the script itself; then each path component is a child by name. The target must be a
+/// ModuleScript.
+fn resolve_instance_path(lua: &Lua, base: Instance, spec: &str) -> mlua::Result<Instance> {
+    let c = ctx(lua)?;
+    let from = c.full_name(base.r);
+    let fail =
+        |why: String| mlua::Error::runtime(format!("cannot require '{spec}' from {from}: {why}"));
+    let parent = |r: Ref| {
+        c.dom
+            .get_by_ref(r)
+            .map(|i| i.parent())
+            .filter(|p| p.is_some())
+    };
+    let (mut cur, rest) = if let Some(rest) = spec.strip_prefix("@self/") {
+        (base.r, rest)
+    } else if let Some(rest) = spec.strip_prefix("./") {
+        (
+            parent(base.r).ok_or_else(|| fail("the script has no parent".into()))?,
+            rest,
+        )
+    } else if spec.starts_with("../") {
+        let p = parent(base.r).ok_or_else(|| fail("the script has no parent".into()))?;
+        (p, spec)
+    } else if spec.starts_with('@') {
+        return Err(fail(
+            "aliases other than @self are resolved only for scripts loaded from files (.luaurc)"
+                .into(),
+        ));
+    } else {
+        return Err(fail(
+            "a string require must start with ./, ../ or @self/".into(),
+        ));
+    };
+    for comp in rest.split('/') {
+        match comp {
+            "" | "." => {}
+            ".." => {
+                cur = parent(cur)
+                    .ok_or_else(|| fail(format!("{} has no parent", c.full_name(cur))))?;
+            }
+            name => {
+                let inst = c
+                    .dom
+                    .get_by_ref(cur)
+                    .ok_or_else(|| fail("instance gone".into()))?;
+                cur = inst
+                    .children()
+                    .iter()
+                    .copied()
+                    .find(|&ch| c.dom.get_by_ref(ch).is_some_and(|i| i.name == name))
+                    .ok_or_else(|| {
+                        fail(format!("{} has no child named '{name}'", c.full_name(cur)))
+                    })?;
+            }
+        }
+    }
+    let inst = c
+        .dom
+        .get_by_ref(cur)
+        .ok_or_else(|| fail("instance gone".into()))?;
+    if !is_a(&inst.class, "ModuleScript") {
+        return Err(fail(format!(
+            "{} is a {}, not a ModuleScript",
+            c.full_name(cur),
+            inst.class
+        )));
+    }
+    Ok(Instance {
+        r: cur,
+        class: inst.class,
+    })
+}
+
+/// The folder of `.luaurc` alias `alias` (case-insensitive, as Luau resolves them): the
+/// nearest `.luaurc` from `dir` upwards that defines it; its path is relative to that file.
+fn luaurc_alias(dir: &Path, alias: &str, spec: &str) -> mlua::Result<PathBuf> {
+    let mut cur = Some(dir);
+    while let Some(d) = cur {
+        let rc = d.join(".luaurc");
+        if let Ok(text) = std::fs::read_to_string(&rc) {
+            let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+                mlua::Error::runtime(format!("cannot require '{spec}': {}: {e}", rc.display()))
+            })?;
+            if let Some(aliases) = json.get("aliases").and_then(|a| a.as_object()) {
+                let mut keys: Vec<&String> = aliases.keys().collect();
+                keys.sort();
+                if let Some(k) = keys.into_iter().find(|k| k.eq_ignore_ascii_case(alias)) {
+                    let Some(target) = aliases[k].as_str() else {
+                        return Err(mlua::Error::runtime(format!(
+                            "cannot require '{spec}': {}: alias \"{k}\" must be a string path",
+                            rc.display()
+                        )));
+                    };
+                    return Ok(d.join(target));
+                }
+            }
+        }
+        cur = d.parent();
+    }
+    Err(mlua::Error::runtime(format!(
+        "cannot require '{spec}': no .luaurc from {} upwards defines the alias '{alias}'",
+        dir.display()
     )))
 }
 

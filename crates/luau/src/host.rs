@@ -185,17 +185,27 @@ impl Host {
 
     /// Runs `f` with the DOM borrowed.
     pub fn with_dom_ref<R>(&self, f: impl FnOnce(&WeakDom) -> R) -> R {
+        self.flush_terrain(false);
         let c = crate::context::ctx_ref(&self.lua).expect("context installed");
         f(&c.dom)
     }
 
     /// Runs `f` with the DOM mutably borrowed.
     pub fn with_dom_mut<R>(&self, f: impl FnOnce(&mut WeakDom) -> R) -> R {
+        self.flush_terrain(true);
         let mut c = ctx(&self.lua).expect("context installed");
         // `f` may add anything, and move anything.
         c.may_have_models = true;
         c.tree_changed();
         f(&mut c.dom)
+    }
+
+    /// Writes the voxels scripts changed back into their Terrain instances (`SmoothGrid`)
+    /// before the DOM is read from outside; `forget` drops the decoded copies too, before
+    /// the DOM is changed or replaced from outside.
+    fn flush_terrain(&self, forget: bool) {
+        // Fails only if the context is borrowed, which these entry points never do.
+        let _ = crate::classes::flush_terrain(&self.lua, forget);
     }
 
     /// False when the DOM is known to hold no ProceduralModel (see `Ctx::may_have_models`).
@@ -207,6 +217,7 @@ impl Host {
     /// handles of instances not in it are refused from now on, per-tree state is reset, and
     /// required modules stay cached (the caller invalidates those whose Source changed).
     pub fn replace_dom(&self, dom: WeakDom) {
+        self.flush_terrain(true);
         let mut c = ctx(&self.lua).expect("context installed");
         c.may_have_models = crate::context::has_models(&dom, dom.root_ref());
         c.tree_changed();
@@ -223,6 +234,7 @@ impl Host {
     /// Takes the DOM out of the host (leaving an empty DataModel), e.g. to move a worker's
     /// results into the main scene.
     pub fn take_dom(&self) -> WeakDom {
+        self.flush_terrain(true);
         let mut c = ctx(&self.lua).expect("context installed");
         c.may_have_models = false;
         c.tree_changed();

@@ -55,12 +55,17 @@ fn stale() -> mlua::Error {
 /// resolve as in Roblox: properties, then methods, then children by name.
 pub fn install(lua: &Lua) -> mlua::Result<()> {
     crate::signals::install(lua)?;
-    let mut table = crate::methods::MethodTable::new(lua);
-    crate::methods::add(&mut table);
+    let mut table = crate::classes::MethodTable::new(lua);
+    crate::classes::register_all(&mut table);
     let methods = table.finish()?;
+    crate::context::ctx(lua)?
+        .props
+        .set_methods(std::rc::Rc::new(methods.index()));
     let meta = lua.create_table()?;
+    // The fast path's table: it is consulted only after the member resolution found the
+    // method on the instance's class.
     let method_table = lua.create_table()?;
-    for (name, f) in &methods {
+    for (name, f) in methods.unambiguous() {
         method_table.raw_set(lua.create_string(name)?, f.clone())?;
     }
     let slow = lua.create_function(move |lua, (h, key): (Value, Key)| {
@@ -118,7 +123,7 @@ fn index(
     lua: &Lua,
     h: &Value,
     key_bytes: &[u8],
-    methods: &rustc_hash::FxHashMap<&'static [u8], mlua::Function>,
+    methods: &crate::classes::Methods,
 ) -> mlua::Result<Value> {
     let key = || String::from_utf8_lossy(key_bytes);
     let mut c = ctx(lua)?;
@@ -215,6 +220,20 @@ fn index(
                 if r.is_some() && c.dom.get_by_ref(r).is_some() {
                     return c.push(r);
                 }
+                // `game.Workspace`: the Workspace service (Roblox fills this property in).
+                if this.class == "DataModel"
+                    && key_bytes == b"Workspace"
+                    && let Some(&ws) = inst
+                        .children()
+                        .iter()
+                        .find(|&&ch| c.dom.get_by_ref(ch).is_some_and(|i| i.class == "Workspace"))
+                {
+                    return c.push(ws);
+                }
+                // `Workspace.Terrain`: its Terrain child, made on first use.
+                if let Some(terrain) = crate::classes::workspace_terrain(c, this, key_bytes) {
+                    return c.push(terrain);
+                }
                 return Ok(Value::Nil);
             }
             let enum_name = match data_type {
@@ -223,10 +242,11 @@ fn index(
             };
             procmodel_luau_types::variant_to_lua(lua, &value, enum_name)
         }
+        Prop::Method => match methods.lookup(this.class.as_str(), key_bytes) {
+            Some(method) => Ok(Value::Function(method.clone())),
+            None => Err(not_member(c, this, &key())),
+        },
         Prop::Missing => {
-            if let Some(method) = methods.get(key_bytes) {
-                return Ok(Value::Function(method.clone()));
-            }
             // A yielding method cannot be a Rust method: it is a Luau function.
             if key_bytes == b"WaitForGenerationAsync" && this.class == "ProceduralModel" {
                 let f: mlua::Function =
@@ -324,7 +344,7 @@ pub fn read_direct(c: &mut Ctx, h: &Value, key_bytes: &[u8]) -> mlua::Result<Opt
                 _ => return Ok(None),
             }
         }
-        Prop::Missing => Read::Method,
+        Prop::Method => Read::Method,
         _ => return Ok(None),
     }))
 }
@@ -561,7 +581,7 @@ fn newindex(
             };
             store(c, this, *k, variant)
         }
-        Prop::Missing => {
+        Prop::Missing | Prop::Method => {
             if key_bytes == b"OnInvoke"
                 && procmodel_dom::is_a(this.class.as_str(), "BindableFunction")
             {

@@ -6,6 +6,7 @@
 //! memory limits and the DOM a run sees. Must never: give scripts file, network, process or
 //! clock access, or let a script error escape as a panic.
 
+mod classes;
 mod context;
 mod env;
 mod error;
@@ -16,7 +17,6 @@ mod host;
 mod instance;
 mod json;
 mod keys;
-mod methods;
 mod props;
 mod services;
 mod signals;
@@ -34,3 +34,4 @@ pub use host::{
 pub use instance::Instance;
 pub use services::HistoryRequest;
 pub use task::{FRAME, FrameHook};
+pub use watchdog::{CANCEL_MESSAGE, Canceller};

@@ -32,7 +32,9 @@ pub enum Prop {
         readable: bool,
         writable: bool,
     },
-    /// Not a property of this class.
+    /// A method of this class (see `crate::classes`).
+    Method,
+    /// Neither a property nor a method of this class.
     Missing,
 }
 
@@ -45,6 +47,8 @@ pub struct PropCache {
     /// `p.CFrame = ...` in a loop finds its entry by address; the bytes are compared too, as
     /// an address may be reused by another string after a collection.
     hot: Vec<Option<Hot>>,
+    /// Which classes have which methods: a name that is no property may be one.
+    methods: Rc<crate::classes::MethodIndex>,
 }
 
 struct Hot {
@@ -57,6 +61,13 @@ struct Hot {
 const HOT_SLOTS: usize = 64;
 
 impl PropCache {
+    /// Sets the method index member resolution consults (once, when the VM is set up).
+    pub fn set_methods(&mut self, methods: Rc<crate::classes::MethodIndex>) {
+        self.methods = methods;
+        self.by_class.clear();
+        self.hot.clear();
+    }
+
     pub fn get(&mut self, class: Ustr, name: &[u8]) -> Rc<Prop> {
         let addr = name.as_ptr() as usize;
         let slot = ((addr >> 3) ^ (class.as_char_ptr() as usize >> 4)) % HOT_SLOTS;
@@ -86,7 +97,10 @@ impl PropCache {
             return p.clone();
         }
         let p = Rc::new(match std::str::from_utf8(name) {
-            Ok(s) => resolve(class.as_str(), s),
+            Ok(s) => match resolve(class.as_str(), s) {
+                Prop::Missing if self.methods.has(class.as_str(), name) => Prop::Method,
+                p => p,
+            },
             Err(_) => Prop::Missing,
         });
         per_class.insert(name.into(), p.clone());

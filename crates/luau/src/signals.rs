@@ -775,7 +775,7 @@ pub fn property_signal(lua: &Lua, this: &Instance, name: &str) -> mlua::Result<V
             let mut c = ctx(lua)?;
             !matches!(
                 *c.props.get(this.class, name.as_bytes()),
-                crate::props::Prop::Missing
+                crate::props::Prop::Missing | crate::props::Prop::Method
             )
         };
     if !known {
@@ -831,25 +831,16 @@ pub fn invoke(lua: &Lua, this: &Instance, args: MultiValue) -> mlua::Result<Mult
 }
 
 /// Adds the signal methods to the instance method table.
-pub fn add_methods(m: &mut crate::methods::MethodTable) {
+pub fn add_methods(m: &mut crate::classes::MethodTable) {
+    m.class("Instance");
     m.add_method("GetPropertyChangedSignal", |lua, this, name: String| {
         property_signal(lua, this, &name)
     });
     m.add_method("GetAttributeChangedSignal", |lua, this, name: String| {
         attribute_signal(lua, this, &name)
     });
-    m.add_method("Fire", |lua, this, args: MultiValue| {
-        if !procmodel_dom::is_a(this.class.as_str(), "BindableEvent") {
-            let c = ctx(lua)?;
-            return Err(crate::instance::not_member(&c, this, "Fire"));
-        }
-        fire(lua, this, args)
-    });
-    m.add_method("Invoke", |lua, this, args: MultiValue| {
-        if !procmodel_dom::is_a(this.class.as_str(), "BindableFunction") {
-            let c = ctx(lua)?;
-            return Err(crate::instance::not_member(&c, this, "Invoke"));
-        }
-        invoke(lua, this, args)
-    });
+    m.class("BindableEvent");
+    m.add_method("Fire", fire);
+    m.class("BindableFunction");
+    m.add_method("Invoke", invoke);
 }

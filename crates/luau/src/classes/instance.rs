@@ -1,10 +1,11 @@
-//! Instance methods (Roblox names and semantics): tree queries, Clone/Destroy, attributes,
-//! tags, pivots, bounding boxes, scaling and `GeneratedFolder:SetPrimaryPart`.
+//! Methods of every Instance (Roblox names and semantics): tree queries, Clone/Destroy,
+//! attributes and tags.
 
+use super::MethodTable;
 use crate::context::{Ctx, ctx};
-use crate::instance::{Instance, inst_mut, not_member, opt_instance, set_parent};
+use crate::instance::{Instance, inst_mut, opt_instance, set_parent};
 use mlua::{Lua, Value};
-use procmodel_dom::{affine_to_cframe, cframe_to_affine, is_a};
+use procmodel_dom::is_a;
 use rbx_types::{Attributes, Ref, Tags, Variant};
 
 fn children(c: &Ctx, r: Ref) -> Vec<Ref> {
@@ -89,14 +90,6 @@ fn is_ancestor(c: &Ctx, ancestor: Ref, r: Ref) -> bool {
         cur = parent(cur);
     }
     false
-}
-
-fn require_class(c: &Ctx, this: &Instance, base: &str, method: &str) -> mlua::Result<()> {
-    if is_a(&this.class, base) {
-        Ok(())
-    } else {
-        Err(not_member(c, this, method))
-    }
 }
 
 fn check_limit(c: &mut Ctx, extra: usize) -> mlua::Result<()> {
@@ -198,69 +191,8 @@ fn class_arg(name: &str, lua_fn: &str) -> mlua::Result<()> {
     }
 }
 
-fn cframe_value(lua: &Lua, a: &glam::Affine3A) -> mlua::Result<Value> {
-    procmodel_luau_types::variant_to_lua(lua, &Variant::CFrame(affine_to_cframe(a)), None)
-}
-
-/// Collects instance methods into one table (name → function). Each function takes the
-/// instance as its first argument, as `inst:Method(...)` passes it.
-pub struct MethodTable<'a> {
-    lua: &'a Lua,
-    table: rustc_hash::FxHashMap<&'static [u8], mlua::Function>,
-    result: mlua::Result<()>,
-}
-
-impl<'a> MethodTable<'a> {
-    pub fn new(lua: &'a Lua) -> MethodTable<'a> {
-        MethodTable {
-            lua,
-            table: Default::default(),
-            result: Ok(()),
-        }
-    }
-
-    pub fn add_method<A, R, F>(&mut self, name: &'static str, f: F)
-    where
-        A: mlua::FromLuaMulti,
-        R: mlua::IntoLuaMulti,
-        F: Fn(&Lua, &Instance, A) -> mlua::Result<R> + 'static,
-    {
-        if self.result.is_err() {
-            return;
-        }
-        let func = self
-            .lua
-            .create_function(move |lua, mut args: mlua::MultiValue| {
-                let first = args.pop_front().unwrap_or(Value::Nil);
-                let this = ctx(lua)?.instance(&first).ok_or_else(|| {
-                    mlua::Error::runtime(format!(
-                        "Expected ':' not '.' calling member function {name}"
-                    ))
-                })?;
-                let a = A::from_lua_multi(args, lua).map_err(|e| {
-                    mlua::Error::runtime(format!("{name}: {}", crate::error::HostError::script(&e)))
-                })?;
-                f(lua, &this, a)
-            });
-        self.result = func.map(|func| {
-            self.table.insert(name.as_bytes(), func);
-        });
-    }
-
-    /// Makes `name` another name of the method `existing`.
-    pub fn alias(&mut self, name: &'static str, existing: &'static str) {
-        if let Some(f) = self.table.get(existing.as_bytes()).cloned() {
-            self.table.insert(name.as_bytes(), f);
-        }
-    }
-
-    /// The methods by name.
-    pub fn finish(self) -> mlua::Result<rustc_hash::FxHashMap<&'static [u8], mlua::Function>> {
-        self.result.map(|()| self.table)
-    }
-}
-
-pub fn add(m: &mut MethodTable) {
+pub fn register(m: &mut MethodTable) {
+    m.class("Instance");
     m.add_method("GetChildren", |lua, this, ()| {
         let mut c = ctx(lua)?;
         let refs = children(&c, this.r);
@@ -424,99 +356,10 @@ pub fn add(m: &mut MethodTable) {
             Ok(())
         },
     );
-    m.add_method("GetPivot", |lua, this, ()| {
-        let c = ctx(lua)?;
-        require_class(&c, this, "PVInstance", "GetPivot")?;
-        let p = procmodel_dom::get_pivot(&c.dom, this.r).unwrap_or_default();
-        drop(c);
-        cframe_value(lua, &p)
-    });
-    m.add_method("PivotTo", |lua, this, cf: procmodel_luau_types::CFrame| {
-        let mut c = ctx(lua)?;
-        c.check_write(this.r, || "PivotTo".into())?;
-        require_class(&c, this, "PVInstance", "PivotTo")?;
-        let target = cframe_to_affine(&rbx_types::CFrame::from(cf));
-        procmodel_dom::pivot_to(&mut c.dom, this.r, target);
-        Ok(())
-    });
-    m.add_method("GetBoundingBox", |lua, this, ()| {
-        let c = ctx(lua)?;
-        require_class(&c, this, "Model", "GetBoundingBox")?;
-        let (cf, size) = procmodel_dom::bounding_box(&c.dom, this.r).unwrap_or((
-            procmodel_dom::get_pivot(&c.dom, this.r).unwrap_or_default(),
-            glam::Vec3::ZERO,
-        ));
-        drop(c);
-        Ok((
-            cframe_value(lua, &cf)?,
-            procmodel_luau_types::Vector3(size).value(),
-        ))
-    });
-    m.add_method("GetExtentsSize", |lua, this, ()| {
-        let c = ctx(lua)?;
-        require_class(&c, this, "Model", "GetExtentsSize")?;
-        let size = procmodel_dom::bounding_box(&c.dom, this.r)
-            .map(|b| b.1)
-            .unwrap_or_default();
-        drop(c);
-        Ok(procmodel_luau_types::Vector3(size).value())
-    });
-    m.add_method("GetScale", |lua, this, ()| {
-        let c = ctx(lua)?;
-        require_class(&c, this, "Model", "GetScale")?;
-        Ok(c.dom
-            .get_by_ref(this.r)
-            .map(procmodel_dom::model_scale)
-            .unwrap_or(1.0) as f64)
-    });
-    m.add_method("ScaleTo", |lua, this, scale: f64| {
-        let mut c = ctx(lua)?;
-        c.check_write(this.r, || "ScaleTo".into())?;
-        require_class(&c, this, "Model", "ScaleTo")?;
-        if !(scale.is_finite() && scale > 0.0) {
-            return Err(mlua::Error::runtime(format!(
-                "ScaleTo: scale must be a positive finite number, got {scale}"
-            )));
-        }
-        procmodel_dom::scale_to(&mut c.dom, this.r, scale as f32);
-        Ok(())
-    });
-    m.add_method("SetPrimaryPart", |lua, this, part: Value| {
-        let mut c = ctx(lua)?;
-        require_class(&c, this, "GeneratedFolder", "SetPrimaryPart")?;
-        let part = opt_instance(&c, &part)?;
-        if let Some(p) = part
-            && !is_a(&p.class, "BasePart")
-        {
-            return Err(mlua::Error::runtime(format!(
-                "SetPrimaryPart: expected a BasePart, got {}",
-                p.class
-            )));
-        }
-        let value = Variant::Ref(part.map(|p| p.r).unwrap_or_else(Ref::none));
-        inst_mut(&mut c, this)?
-            .properties
-            .insert(crate::keys::KEYS.primary_part, value);
-        Ok(())
-    });
-    m.add_method("ForceGeneration", |lua, this, ()| {
-        let mut c = ctx(lua)?;
-        require_class(&c, this, "ProceduralModel", "ForceGeneration")?;
-        if !c.in_scene(this.r) {
-            return Ok(false);
-        }
-        inst_mut(&mut c, this)?
-            .properties
-            .insert(crate::keys::KEYS.dirty, Variant::Bool(true));
-        c.forced.push(this.r);
-        Ok(true)
-    });
     m.add_method("Remove", |lua, this, ()| {
         let mut c = ctx(lua)?;
         set_parent(&mut c, this.r, Ref::none())
     });
-    crate::signals::add_methods(m);
-    crate::services::add_methods(m);
     // The deprecated lower-case spellings Roblox still accepts.
     for (old, new) in [
         ("clearAllChildren", "ClearAllChildren"),

@@ -1,0 +1,87 @@
+//! Methods of PVInstance (pivots), Model (bounding box, scale) and GeneratedFolder
+//! (`SetPrimaryPart`, the results container's pivot part).
+
+use super::MethodTable;
+use crate::context::ctx;
+use crate::instance::{inst_mut, opt_instance};
+use mlua::{Lua, Value};
+use procmodel_dom::{affine_to_cframe, cframe_to_affine, is_a};
+use rbx_types::{Ref, Variant};
+
+fn cframe_value(lua: &Lua, a: &glam::Affine3A) -> mlua::Result<Value> {
+    procmodel_luau_types::variant_to_lua(lua, &Variant::CFrame(affine_to_cframe(a)), None)
+}
+
+pub fn register(m: &mut MethodTable) {
+    m.class("PVInstance");
+    m.add_method("GetPivot", |lua, this, ()| {
+        let c = ctx(lua)?;
+        let p = procmodel_dom::get_pivot(&c.dom, this.r).unwrap_or_default();
+        drop(c);
+        cframe_value(lua, &p)
+    });
+    m.add_method("PivotTo", |lua, this, cf: procmodel_luau_types::CFrame| {
+        let mut c = ctx(lua)?;
+        c.check_write(this.r, || "PivotTo".into())?;
+        let target = cframe_to_affine(&rbx_types::CFrame::from(cf));
+        procmodel_dom::pivot_to(&mut c.dom, this.r, target);
+        Ok(())
+    });
+    m.class("Model");
+    m.add_method("GetBoundingBox", |lua, this, ()| {
+        let c = ctx(lua)?;
+        let (cf, size) = procmodel_dom::bounding_box(&c.dom, this.r).unwrap_or((
+            procmodel_dom::get_pivot(&c.dom, this.r).unwrap_or_default(),
+            glam::Vec3::ZERO,
+        ));
+        drop(c);
+        Ok((
+            cframe_value(lua, &cf)?,
+            procmodel_luau_types::Vector3(size).value(),
+        ))
+    });
+    m.add_method("GetExtentsSize", |lua, this, ()| {
+        let c = ctx(lua)?;
+        let size = procmodel_dom::bounding_box(&c.dom, this.r)
+            .map(|b| b.1)
+            .unwrap_or_default();
+        drop(c);
+        Ok(procmodel_luau_types::Vector3(size).value())
+    });
+    m.add_method("GetScale", |lua, this, ()| {
+        let c = ctx(lua)?;
+        Ok(c.dom
+            .get_by_ref(this.r)
+            .map(procmodel_dom::model_scale)
+            .unwrap_or(1.0) as f64)
+    });
+    m.add_method("ScaleTo", |lua, this, scale: f64| {
+        let mut c = ctx(lua)?;
+        c.check_write(this.r, || "ScaleTo".into())?;
+        if !(scale.is_finite() && scale > 0.0) {
+            return Err(mlua::Error::runtime(format!(
+                "ScaleTo: scale must be a positive finite number, got {scale}"
+            )));
+        }
+        procmodel_dom::scale_to(&mut c.dom, this.r, scale as f32);
+        Ok(())
+    });
+    m.class("GeneratedFolder");
+    m.add_method("SetPrimaryPart", |lua, this, part: Value| {
+        let mut c = ctx(lua)?;
+        let part = opt_instance(&c, &part)?;
+        if let Some(p) = part
+            && !is_a(&p.class, "BasePart")
+        {
+            return Err(mlua::Error::runtime(format!(
+                "SetPrimaryPart: expected a BasePart, got {}",
+                p.class
+            )));
+        }
+        let value = Variant::Ref(part.map(|p| p.r).unwrap_or_else(Ref::none));
+        inst_mut(&mut c, this)?
+            .properties
+            .insert(crate::keys::KEYS.primary_part, value);
+        Ok(())
+    });
+}

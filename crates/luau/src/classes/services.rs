@@ -1,0 +1,274 @@
+//! Methods of DataModel and the services (RunService, Players, HttpService, CollectionService,
+//! ChangeHistoryService); the services themselves are made in `crate::services`.
+
+use super::MethodTable;
+use crate::context::{Ctx, ctx};
+use crate::instance::{Instance, opt_instance};
+use crate::services::{HistoryRequest, find_service, get_service, state};
+use mlua::{MultiValue, Value};
+use rbx_types::{Ref, Variant};
+
+fn refuse_in_generator(c: &Ctx, what: &str) -> mlua::Result<()> {
+    if c.outside_write_locked {
+        return Err(mlua::Error::runtime(format!(
+            "{what} is not available to generators (outputs must be reproducible: use params.Seed)"
+        )));
+    }
+    Ok(())
+}
+
+/// Tags of an instance, in order.
+fn tags(c: &Ctx, r: Ref) -> Vec<String> {
+    match c
+        .dom
+        .get_by_ref(r)
+        .and_then(|i| i.properties.get(&crate::keys::KEYS.tags))
+    {
+        Some(Variant::Tags(t)) => t.iter().map(str::to_owned).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn instance_arg(c: &Ctx, v: &Value, method: &str) -> mlua::Result<Instance> {
+    opt_instance(c, v)?
+        .ok_or_else(|| mlua::Error::runtime(format!("{method}: Argument 1 missing or nil")))
+}
+
+pub fn register(m: &mut MethodTable) {
+    m.class("DataModel");
+    m.add_method("GetService", |lua, this, name: String| {
+        let mut c = ctx(lua)?;
+        let r = get_service(&mut c, &name)?;
+        c.push(r)
+    });
+    m.add_method("FindService", |lua, this, name: String| {
+        let mut c = ctx(lua)?;
+        match find_service(&c, &name) {
+            Some(r) => c.push(r),
+            None => Ok(Value::Nil),
+        }
+    });
+
+    m.class("RunService");
+    // RunService: a headless Studio session (edit mode, server side).
+    for (name, answer) in [
+        ("IsStudio", true),
+        ("IsServer", true),
+        ("IsClient", false),
+        ("IsRunning", false),
+        ("IsRunMode", false),
+        ("IsEdit", true),
+    ] {
+        m.add_method(name, move |lua, this, ()| Ok(answer));
+    }
+
+    m.class("Players");
+    // Players: nobody joins a headless session.
+    m.add_method("GetPlayers", |lua, this, ()| lua.create_table());
+    for name in ["GetPlayerFromCharacter", "GetPlayerByUserId"] {
+        m.add_method(name, move |lua, this, _: MultiValue| Ok(Value::Nil));
+    }
+
+    m.class("HttpService");
+    // HttpService
+    m.add_method("GenerateGUID", |lua, this, wrap: Option<bool>| {
+        {
+            let c = ctx(lua)?;
+            refuse_in_generator(&c, "HttpService:GenerateGUID")?;
+        }
+        let mut s = state(lua)?;
+        let mut b = [0u8; 16];
+        for chunk in b.chunks_mut(4) {
+            chunk.copy_from_slice(&s.next_u32().to_be_bytes());
+        }
+        // A version-4 (random) UUID, upper-case as Roblox writes them.
+        b[6] = (b[6] & 0x0f) | 0x40;
+        b[8] = (b[8] & 0x3f) | 0x80;
+        let hex: String = b.iter().map(|x| format!("{x:02X}")).collect();
+        let guid = format!(
+            "{}-{}-{}-{}-{}",
+            &hex[0..8],
+            &hex[8..12],
+            &hex[12..16],
+            &hex[16..20],
+            &hex[20..32]
+        );
+        Ok(if wrap.unwrap_or(true) {
+            format!("{{{guid}}}")
+        } else {
+            guid
+        })
+    });
+    m.add_method("JSONEncode", |lua, this, v: Value| crate::json::encode(&v));
+    m.add_method("JSONDecode", |lua, this, text: String| {
+        crate::json::decode(lua, &text)
+    });
+    m.add_method("UrlEncode", |lua, this, text: String| {
+        let mut out = String::new();
+        for b in text.bytes() {
+            if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+                out.push(b as char);
+            } else {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        }
+        Ok(out)
+    });
+    for name in ["GetAsync", "PostAsync", "RequestAsync"] {
+        m.add_method(name, move |lua, this, _: MultiValue| -> mlua::Result<()> {
+            Err(mlua::Error::runtime(format!(
+                "HttpService:{name}: HTTP requests are not available (scripts have no network access)"
+            )))
+        });
+    }
+
+    m.class("Instance");
+    // Tags: Instance:AddTag(tag) and CollectionService:AddTag(instance, tag) share one function.
+    m.add_method("AddTag", |lua, this, (a, b): (Value, Option<String>)| {
+        let collection = this.class == "CollectionService";
+        let (target, tag) = {
+            let c = ctx(lua)?;
+            if collection {
+                let t = instance_arg(&c, &a, "AddTag")?;
+                (t, b.unwrap_or_default())
+            } else {
+                (*this, string_arg(&a, "AddTag")?)
+            }
+        };
+        super::instance::add_tag(lua, &target, tag)
+    });
+    m.add_method("RemoveTag", |lua, this, (a, b): (Value, Option<String>)| {
+        let collection = this.class == "CollectionService";
+        let (target, tag) = {
+            let c = ctx(lua)?;
+            if collection {
+                (instance_arg(&c, &a, "RemoveTag")?, b.unwrap_or_default())
+            } else {
+                (*this, string_arg(&a, "RemoveTag")?)
+            }
+        };
+        super::instance::remove_tag(lua, &target, tag)
+    });
+    m.add_method("HasTag", |lua, this, (a, b): (Value, Option<String>)| {
+        let c = ctx(lua)?;
+        let (target, tag) = if this.class == "CollectionService" {
+            (instance_arg(&c, &a, "HasTag")?, b.unwrap_or_default())
+        } else {
+            (*this, string_arg(&a, "HasTag")?)
+        };
+        Ok(tags(&c, target.r).contains(&tag))
+    });
+    m.add_method("GetTags", |lua, this, a: Value| {
+        let c = ctx(lua)?;
+        let target = if this.class == "CollectionService" {
+            instance_arg(&c, &a, "GetTags")?
+        } else {
+            *this
+        };
+        lua.create_sequence_from(tags(&c, target.r))
+    });
+    m.class("CollectionService");
+    m.add_method("GetTagged", |lua, this, tag: String| {
+        let mut c = ctx(lua)?;
+        let root = c.dom.root_ref();
+        let found: Vec<Ref> = c
+            .dom
+            .descendants_of(root)
+            .filter(|i| match i.properties.get(&crate::keys::KEYS.tags) {
+                Some(Variant::Tags(t)) => t.iter().any(|x| x == tag),
+                _ => false,
+            })
+            .map(|i| i.referent())
+            .collect();
+        let t = lua.create_table_with_capacity(found.len(), 0)?;
+        for (i, r) in found.into_iter().enumerate() {
+            t.raw_set(i + 1, c.push(r)?)?;
+        }
+        Ok(t)
+    });
+    m.add_method("GetAllTags", |lua, this, ()| {
+        let c = ctx(lua)?;
+        let root = c.dom.root_ref();
+        let mut all: Vec<String> = Vec::new();
+        for i in c.dom.descendants_of(root) {
+            if let Some(Variant::Tags(t)) = i.properties.get(&crate::keys::KEYS.tags) {
+                for x in t.iter() {
+                    if !all.iter().any(|a| a == x) {
+                        all.push(x.to_owned());
+                    }
+                }
+            }
+        }
+        lua.create_sequence_from(all)
+    });
+    m.add_method("GetInstanceAddedSignal", |lua, this, tag: String| {
+        crate::signals::tag_signal(lua, &tag, true)
+    });
+    m.add_method("GetInstanceRemovedSignal", |lua, this, tag: String| {
+        crate::signals::tag_signal(lua, &tag, false)
+    });
+
+    m.class("ChangeHistoryService");
+    // ChangeHistoryService: requests for the engine's undo history.
+    m.add_method("SetWaypoint", |lua, this, name: String| {
+        state(lua)?.history.push(HistoryRequest::Waypoint(name));
+        Ok(())
+    });
+    m.add_method("Undo", |lua, this, ()| {
+        state(lua)?.history.push(HistoryRequest::Undo);
+        Ok(())
+    });
+    m.add_method("Redo", |lua, this, ()| {
+        state(lua)?.history.push(HistoryRequest::Redo);
+        Ok(())
+    });
+    m.add_method(
+        "TryBeginRecording",
+        |lua, this, (name, _display): (String, Option<String>)| {
+            let mut s = state(lua)?;
+            if !s.recordings.is_empty() {
+                // As in Studio: one recording at a time.
+                return Ok(None);
+            }
+            s.next_recording += 1;
+            let id = format!("{}", s.next_recording);
+            s.recordings.push((id.clone(), name));
+            Ok(Some(id))
+        },
+    );
+    m.add_method("FinishRecording", |lua, this, (id, op): (String, Value)| {
+        let commit = match &op {
+            Value::Nil => true,
+            other => {
+                let item = procmodel_luau_types::lua_to_variant(
+                    other,
+                    &rbx_reflection::DataType::Enum("FinishRecordingOperation"),
+                )
+                .map_err(|e| mlua::Error::runtime(format!("FinishRecording: {e}")))?;
+                // Cancel = 0, Commit = 1, Append = 2.
+                !matches!(item, Variant::Enum(e) if e.to_u32() == 0)
+            }
+        };
+        let mut s = state(lua)?;
+        let Some(i) = s.recordings.iter().position(|(r, _)| *r == id) else {
+            return Err(mlua::Error::runtime(format!(
+                "FinishRecording: no recording with identifier \"{id}\" is open"
+            )));
+        };
+        let (_, name) = s.recordings.remove(i);
+        if commit {
+            s.history.push(HistoryRequest::Waypoint(name));
+        }
+        Ok(())
+    });
+}
+
+fn string_arg(v: &Value, method: &str) -> mlua::Result<String> {
+    match v {
+        Value::String(s) => Ok(s.to_str()?.to_owned()),
+        other => Err(mlua::Error::runtime(format!(
+            "{method}: string expected, got {}",
+            procmodel_luau_types::type_name(other)
+        ))),
+    }
+}
