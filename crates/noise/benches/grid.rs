@@ -1,5 +1,6 @@
 //! Grid throughput, 1 thread, f32 output: procmodel-noise against noise-functions,
-//! simdnoise, noise (noise-rs) and fastnoise-lite in one run. See BENCH_NOTES.md.
+//! simdnoise, noise (noise-rs) and fastnoise-lite in one run, every SIMD level this CPU has.
+//! `NOISE_BENCH_ONLY_OURS=1` skips the peers; results are kept in BENCHMARKS.md.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use noise::{MultiFractal, NoiseFn};
@@ -45,14 +46,19 @@ fn ours2(c: &mut Criterion, group: &str, cfg: NoiseConfig) {
     g.finish();
 }
 
-/// The best level, plus AVX2 when better levels exist (for readers without AVX-512).
+/// Every level this CPU has, fastest first (AVX2 and the portable path are measured even
+/// where AVX-512 exists), or only the one `PROCMODEL_SIMD` names if it is set.
 fn levels() -> Vec<SimdLevel> {
-    let best = SimdLevel::best();
-    let mut v = vec![best];
-    if best > SimdLevel::Avx2 && SimdLevel::Avx2.is_available() {
-        v.push(SimdLevel::Avx2);
+    if let Ok(v) = std::env::var(procmodel_noise::SIMD_ENV) {
+        if let Some(l) = SimdLevel::parse(&v).unwrap() {
+            return vec![l];
+        }
     }
-    v
+    SimdLevel::ALL
+        .into_iter()
+        .rev()
+        .filter(|l| l.is_available())
+        .collect()
 }
 
 fn ours3(c: &mut Criterion, group: &str, cfg: NoiseConfig) {

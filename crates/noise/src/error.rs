@@ -31,4 +31,9 @@ pub enum NoiseError {
     /// A forced SIMD level the CPU does not support.
     #[error("simd level {0:?} is not available on this cpu")]
     Unavailable(SimdLevel),
+    /// The `PROCMODEL_SIMD` environment variable names no SIMD level.
+    #[error(
+        "PROCMODEL_SIMD must be auto, portable, scalar, sse2, avx2, avx512 or avx512vbmi, got {0:?}"
+    )]
+    SimdEnv(String),
 }

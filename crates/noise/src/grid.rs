@@ -35,23 +35,7 @@ impl SimdLevel {
 
     /// Whether this CPU can run the level.
     pub fn is_available(self) -> bool {
-        match self {
-            Self::Scalar => true,
-            #[cfg(target_arch = "x86_64")]
-            Self::Sse2 => true,
-            #[cfg(target_arch = "x86_64")]
-            Self::Avx2 => std::is_x86_feature_detected!("avx2"),
-            #[cfg(target_arch = "x86_64")]
-            Self::Avx512 => std::is_x86_feature_detected!("avx512f"),
-            #[cfg(target_arch = "x86_64")]
-            Self::Avx512Vbmi => {
-                std::is_x86_feature_detected!("avx512f")
-                    && std::is_x86_feature_detected!("avx512bw")
-                    && std::is_x86_feature_detected!("avx512vbmi")
-            }
-            #[cfg(not(target_arch = "x86_64"))]
-            _ => false,
-        }
+        Path::new(self).is_some()
     }
 
     /// The fastest available level.
@@ -62,12 +46,65 @@ impl SimdLevel {
             .find(|l| l.is_available())
             .unwrap_or(Self::Scalar)
     }
+
+    /// The level used when [`Exec::simd`] is `None`: the one [`SIMD_ENV`] names, read once
+    /// per process, or [`SimdLevel::best`] if it is unset, empty or `auto`. Errors if the
+    /// variable names no level, or a level this CPU lacks.
+    pub fn auto() -> Result<SimdLevel, NoiseError> {
+        static FORCED: std::sync::OnceLock<Result<Option<SimdLevel>, NoiseError>> =
+            std::sync::OnceLock::new();
+        let forced = FORCED.get_or_init(|| match std::env::var(SIMD_ENV) {
+            Ok(v) => SimdLevel::parse(&v),
+            Err(std::env::VarError::NotPresent) => Ok(None),
+            Err(std::env::VarError::NotUnicode(v)) => {
+                Err(NoiseError::SimdEnv(v.to_string_lossy().into_owned()))
+            }
+        });
+        match forced.clone()? {
+            None => Ok(Self::best()),
+            Some(l) if l.is_available() => Ok(l),
+            Some(l) => Err(NoiseError::Unavailable(l)),
+        }
+    }
+
+    /// Parses a [`SIMD_ENV`] value: a level's [`SimdLevel::name`], `portable` (the same as
+    /// `scalar`), or `auto` / empty for "the best available" (`None`). Surrounding spaces and
+    /// letter case are ignored.
+    pub fn parse(s: &str) -> Result<Option<SimdLevel>, NoiseError> {
+        let v = s.trim().to_ascii_lowercase();
+        match v.as_str() {
+            "" | "auto" => Ok(None),
+            "portable" => Ok(Some(Self::Scalar)),
+            _ => Self::ALL
+                .into_iter()
+                .find(|l| l.name() == v)
+                .map(Some)
+                .ok_or_else(|| NoiseError::SimdEnv(s.to_owned())),
+        }
+    }
+
+    /// The level's lower-case name, as [`SimdLevel::parse`] and [`SIMD_ENV`] accept it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Scalar => "scalar",
+            Self::Sse2 => "sse2",
+            Self::Avx2 => "avx2",
+            Self::Avx512 => "avx512",
+            Self::Avx512Vbmi => "avx512vbmi",
+        }
+    }
 }
+
+/// The environment variable that forces the SIMD level of every fill whose [`Exec::simd`] is
+/// `None`, for the whole process (see [`SimdLevel::auto`]): `auto`, `portable` (= `scalar`),
+/// `sse2`, `avx2`, `avx512` or `avx512vbmi`. Outputs are the same bytes on every level; the
+/// switch exists to run a program or test suite on one chosen path.
+pub const SIMD_ENV: &str = "PROCMODEL_SIMD";
 
 /// How to run a bulk fill.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Exec {
-    /// Force a level (`None` = [`SimdLevel::best`]).
+    /// Force a level (`None` = [`SimdLevel::auto`]: the best one, unless [`SIMD_ENV`] forces one).
     pub simd: Option<SimdLevel>,
     /// Split rows across the current rayon pool.
     pub parallel: bool,
@@ -117,13 +154,12 @@ fn check_len(size: &[usize], got: usize) -> Result<usize, NoiseError> {
     Ok(expected)
 }
 
-fn level(exec: Exec) -> Result<SimdLevel, NoiseError> {
-    let l = exec.simd.unwrap_or_else(SimdLevel::best);
-    if l.is_available() {
-        Ok(l)
-    } else {
-        Err(NoiseError::Unavailable(l))
-    }
+fn level(exec: Exec) -> Result<Path, NoiseError> {
+    let l = match exec.simd {
+        None => SimdLevel::auto()?,
+        Some(l) => l,
+    };
+    Path::new(l).ok_or(NoiseError::Unavailable(l))
 }
 
 /// Stores one vector of a row at `out[i..]`, cutting it at the end of the row.
@@ -338,7 +374,8 @@ fn rows3<S: Simd, S3: Simd>(n: &Noise, g: &Grid3, first: usize, out: &mut [f32])
 #[cfg(target_arch = "x86_64")]
 mod entry {
     //! `#[target_feature]` entry points: the generic code is inlined into each, so the
-    //! intrinsics compile for that level.
+    //! intrinsics compile for that level. Each takes the level's proof token, so calling it
+    //! is safe.
     use super::*;
     use crate::simd::{Avx2, Avx512, Sse2, X2};
 
@@ -353,63 +390,117 @@ mod entry {
     pub(super) fn rows3_sse2(n: &Noise, g: &Grid3, first: usize, out: &mut [f32]) {
         rows3::<Sse2, Sse2>(n, g, first, out);
     }
-    #[target_feature(enable = "avx2")]
-    pub(super) fn rows2_avx2(n: &Noise, g: &Grid2, first: usize, out: &mut [f32]) {
-        rows2::<Four<Avx2>>(n, g, first, out);
+
+    macro_rules! entry {
+        ($name:ident, $token:ty, $feat:literal, $grid:ty, $body:expr) => {
+            pub(super) fn $name(_: $token, n: &Noise, g: &$grid, first: usize, out: &mut [f32]) {
+                #[target_feature(enable = $feat)]
+                fn inner(n: &Noise, g: &$grid, first: usize, out: &mut [f32]) {
+                    $body(n, g, first, out)
+                }
+                // SAFETY: the token proves the CPU has the features `inner` is compiled for.
+                unsafe { inner(n, g, first, out) }
+            }
+        };
     }
-    #[target_feature(enable = "avx2")]
-    pub(super) fn rows3_avx2(n: &Noise, g: &Grid3, first: usize, out: &mut [f32]) {
-        rows3::<Four<Avx2>, Two<Avx2>>(n, g, first, out);
-    }
-    #[target_feature(enable = "avx512f")]
-    pub(super) fn rows2_avx512(n: &Noise, g: &Grid2, first: usize, out: &mut [f32]) {
-        rows2::<Four<Avx512<false>>>(n, g, first, out);
-    }
-    #[target_feature(enable = "avx512f")]
-    pub(super) fn rows3_avx512(n: &Noise, g: &Grid3, first: usize, out: &mut [f32]) {
-        rows3::<Four<Avx512<false>>, Avx512<false>>(n, g, first, out);
-    }
-    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
-    pub(super) fn rows2_avx512vbmi(n: &Noise, g: &Grid2, first: usize, out: &mut [f32]) {
-        rows2::<Four<Avx512<true>>>(n, g, first, out);
-    }
-    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
-    pub(super) fn rows3_avx512vbmi(n: &Noise, g: &Grid3, first: usize, out: &mut [f32]) {
-        rows3::<Four<Avx512<true>>, Avx512<true>>(n, g, first, out);
+    entry!(rows2_avx2, Avx2, "avx2", Grid2, rows2::<Four<Avx2>>);
+    entry!(
+        rows3_avx2,
+        Avx2,
+        "avx2",
+        Grid3,
+        rows3::<Four<Avx2>, Two<Avx2>>
+    );
+    entry!(
+        rows2_avx512,
+        Avx512<false>,
+        "avx512f",
+        Grid2,
+        rows2::<Four<Avx512<false>>>
+    );
+    entry!(
+        rows3_avx512,
+        Avx512<false>,
+        "avx512f",
+        Grid3,
+        rows3::<Four<Avx512<false>>, Avx512<false>>
+    );
+    entry!(
+        rows2_avx512vbmi,
+        Avx512<true>,
+        "avx512f,avx512bw,avx512vbmi",
+        Grid2,
+        rows2::<Four<Avx512<true>>>
+    );
+    entry!(
+        rows3_avx512vbmi,
+        Avx512<true>,
+        "avx512f,avx512bw,avx512vbmi",
+        Grid3,
+        rows3::<Four<Avx512<true>>, Avx512<true>>
+    );
+}
+
+/// A level resolved to the code that runs it, holding the level's proof token.
+#[derive(Clone, Copy)]
+enum Path {
+    Scalar,
+    #[cfg(target_arch = "x86_64")]
+    Sse2,
+    #[cfg(target_arch = "x86_64")]
+    Avx2(crate::simd::Avx2),
+    #[cfg(target_arch = "x86_64")]
+    Avx512(crate::simd::Avx512<false>),
+    #[cfg(target_arch = "x86_64")]
+    Avx512Vbmi(crate::simd::Avx512<true>),
+}
+
+impl Path {
+    /// The path of `l`, if this CPU can run it.
+    fn new(l: SimdLevel) -> Option<Path> {
+        #[cfg(target_arch = "x86_64")]
+        use crate::simd::{Avx2, Avx512};
+        match l {
+            SimdLevel::Scalar => Some(Path::Scalar),
+            #[cfg(target_arch = "x86_64")]
+            SimdLevel::Sse2 => Some(Path::Sse2),
+            #[cfg(target_arch = "x86_64")]
+            SimdLevel::Avx2 => Avx2::detect().map(Path::Avx2),
+            #[cfg(target_arch = "x86_64")]
+            SimdLevel::Avx512 => Avx512::detect().map(Path::Avx512),
+            #[cfg(target_arch = "x86_64")]
+            SimdLevel::Avx512Vbmi => Avx512::detect().map(Path::Avx512Vbmi),
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => None,
+        }
     }
 }
 
-fn run2(l: SimdLevel, n: &Noise, g: &Grid2, first: usize, out: &mut [f32]) {
-    match l {
+fn run2(p: Path, n: &Noise, g: &Grid2, first: usize, out: &mut [f32]) {
+    match p {
+        Path::Scalar => rows2::<Scalar>(n, g, first, out),
         #[cfg(target_arch = "x86_64")]
-        SimdLevel::Sse2 => entry::rows2_sse2(n, g, first, out),
-        // SAFETY: `level()` checked that the CPU supports AVX2.
+        Path::Sse2 => entry::rows2_sse2(n, g, first, out),
         #[cfg(target_arch = "x86_64")]
-        SimdLevel::Avx2 => unsafe { entry::rows2_avx2(n, g, first, out) },
-        // SAFETY: `level()` checked that the CPU supports AVX-512 F, BW and VBMI.
+        Path::Avx2(t) => entry::rows2_avx2(t, n, g, first, out),
         #[cfg(target_arch = "x86_64")]
-        SimdLevel::Avx512Vbmi => unsafe { entry::rows2_avx512vbmi(n, g, first, out) },
-        // SAFETY: `level()` checked that the CPU supports AVX-512F.
+        Path::Avx512(t) => entry::rows2_avx512(t, n, g, first, out),
         #[cfg(target_arch = "x86_64")]
-        SimdLevel::Avx512 => unsafe { entry::rows2_avx512(n, g, first, out) },
-        _ => rows2::<Scalar>(n, g, first, out),
+        Path::Avx512Vbmi(t) => entry::rows2_avx512vbmi(t, n, g, first, out),
     }
 }
 
-fn run3(l: SimdLevel, n: &Noise, g: &Grid3, first: usize, out: &mut [f32]) {
-    match l {
+fn run3(p: Path, n: &Noise, g: &Grid3, first: usize, out: &mut [f32]) {
+    match p {
+        Path::Scalar => rows3::<Scalar, Scalar>(n, g, first, out),
         #[cfg(target_arch = "x86_64")]
-        SimdLevel::Sse2 => entry::rows3_sse2(n, g, first, out),
-        // SAFETY: `level()` checked that the CPU supports AVX2.
+        Path::Sse2 => entry::rows3_sse2(n, g, first, out),
         #[cfg(target_arch = "x86_64")]
-        SimdLevel::Avx2 => unsafe { entry::rows3_avx2(n, g, first, out) },
-        // SAFETY: `level()` checked that the CPU supports AVX-512 F, BW and VBMI.
+        Path::Avx2(t) => entry::rows3_avx2(t, n, g, first, out),
         #[cfg(target_arch = "x86_64")]
-        SimdLevel::Avx512Vbmi => unsafe { entry::rows3_avx512vbmi(n, g, first, out) },
-        // SAFETY: `level()` checked that the CPU supports AVX-512F.
+        Path::Avx512(t) => entry::rows3_avx512(t, n, g, first, out),
         #[cfg(target_arch = "x86_64")]
-        SimdLevel::Avx512 => unsafe { entry::rows3_avx512(n, g, first, out) },
-        _ => rows3::<Scalar, Scalar>(n, g, first, out),
+        Path::Avx512Vbmi(t) => entry::rows3_avx512vbmi(t, n, g, first, out),
     }
 }
 

@@ -35,6 +35,16 @@
 //! # Ok::<(), procmodel_noise::NoiseError>(())
 //! ```
 //!
+//! # SIMD level
+//! A fill with [`Exec::simd`] `None` runs on [`SimdLevel::auto`]: the fastest level the CPU
+//! has, unless the environment variable `PROCMODEL_SIMD` ([`SIMD_ENV`]) forces one for the
+//! whole process — `auto`, `portable` (or `scalar`), `sse2`, `avx2`, `avx512` or
+//! `avx512vbmi` (read once, on the first such fill). A name no level has, or a level the CPU
+//! lacks, makes those fills return an error ([`NoiseError::SimdEnv`],
+//! [`NoiseError::Unavailable`]) rather than silently run elsewhere; an explicit
+//! `Exec::simd` always wins. Every level gives the same bytes, so the switch only chooses
+//! which code path runs (e.g. to test or benchmark each one).
+//!
 //! # Determinism
 //! Every kernel is written once over a private lane trait and instantiated per level with
 //! the same IEEE operations in the same order (no FMA; x86 `min`/`max`/`cvttps2dq` semantics
@@ -83,7 +93,7 @@ mod simd;
 
 pub use error::NoiseError;
 pub use generator::{Basis, Cellular, Fractal, Noise, NoiseConfig, Warp};
-pub use grid::{Exec, Grid2, Grid3, SimdLevel};
+pub use grid::{Exec, Grid2, Grid3, SIMD_ENV, SimdLevel};
 pub use kernels::{CellDistance, CellReturn};
 
 use kernels::LUAU;

@@ -63,33 +63,83 @@ pub(crate) trait Simd: Copy {
         let m = Self::max(a, Self::f(0.0));
         m * m
     }
-    /// `t.i[idx]` per lane; every lane of `idx` is in `0..256`.
+    /// `t.i[idx & 255]` per lane.
     fn lut256(t: &Perm, idx: Self::I) -> Self::I;
+    /// [`Simd::lut256`] of two vectors; a level may pack them into one lookup.
+    #[inline(always)]
+    fn lut256_2(t: &Perm, a: Self::I, b: Self::I) -> (Self::I, Self::I) {
+        (Self::lut256(t, a), Self::lut256(t, b))
+    }
+    /// [`Simd::lut256`] of four vectors; a level may pack them into one lookup.
+    #[inline(always)]
+    fn lut256_4(t: &Perm, v: [Self::I; 4]) -> [Self::I; 4] {
+        let (a, b) = Self::lut256_2(t, v[0], v[1]);
+        let (c, d) = Self::lut256_2(t, v[2], v[3]);
+        [a, b, c, d]
+    }
     /// `t[idx & 15]` per lane.
     fn lut16(t: &[f32; 16], idx: Self::I) -> Self::F;
     /// `t[idx & 31]` per lane.
     fn lut32(t: &[f32; 32], idx: Self::I) -> Self::F;
 }
 
-/// A 256-entry byte permutation, stored as `i32`s for gathers and packed four per `u32`
-/// (little-endian) for in-register lookups.
+/// A 256-entry byte permutation, stored as `i32`s for scalar lookups, packed four per `u32`
+/// (little-endian) for in-register lookups, and as sixteen 16-byte shuffle tables (each
+/// repeated in both halves of a 32-byte row) for byte-shuffle lookups:
+/// rows `0..8` are `L₀, L₁ ⊕ L₀, …, L₇ ⊕ L₆` and rows `8..16` are
+/// `H₀ ⊕ H₁, …, H₆ ⊕ H₇, H₇`, where `Lⱼ` is entries `16j..16j + 16` and `Hⱼ` entries
+/// `128 + 16j..128 + 16j + 16`. XOR-ing a prefix of the `L` rows (or a suffix of the `H` rows)
+/// telescopes to one block, which is how the AVX2 lookup selects it without a gather.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Perm {
     pub(crate) i: [i32; 256],
     pub(crate) b: [u32; 64],
+    pub(crate) x: [[u8; 32]; 16],
 }
 
 impl Perm {
-    /// Packs a table whose entries are all in `0..256`.
+    /// Packs a table; entries are taken `& 255`.
     pub(crate) const fn new(i: [i32; 256]) -> Perm {
+        let mut i = i;
         let mut b = [0u32; 64];
         let mut k = 0;
         while k < 256 {
-            b[k / 4] |= ((i[k] & 255) as u32) << ((k % 4) * 8);
+            i[k] &= 255;
+            b[k / 4] |= (i[k] as u32) << ((k % 4) * 8);
             k += 1;
         }
-        Perm { i, b }
+        let mut x = [[0u8; 32]; 16];
+        let mut e = 0;
+        while e < 16 {
+            let mut j = 0;
+            while j < 8 {
+                let l = byte(&i, 16 * j + e);
+                let lq = if j == 0 {
+                    l
+                } else {
+                    l ^ byte(&i, 16 * (j - 1) + e)
+                };
+                let h = byte(&i, 128 + 16 * j + e);
+                let hq = if j == 7 {
+                    h
+                } else {
+                    h ^ byte(&i, 128 + 16 * (j + 1) + e)
+                };
+                x[j][e] = lq;
+                x[j][e + 16] = lq;
+                x[8 + j][e] = hq;
+                x[8 + j][e + 16] = hq;
+                j += 1;
+            }
+            e += 1;
+        }
+        Perm { i, b, x }
     }
+}
+
+/// Entry `k` of a masked table as a byte.
+const fn byte(i: &[i32; 256], k: usize) -> u8 {
+    i[k] as u8
 }
 
 /// Wrapping `i32` for the scalar lane.
@@ -370,7 +420,13 @@ impl<S: Simd> Simd for X2<S> {
     }
     #[inline(always)]
     fn lut256(t: &Perm, idx: Self::I) -> Self::I {
-        P(S::lut256(t, idx.0), S::lut256(t, idx.1))
+        let (a, b) = S::lut256_2(t, idx.0, idx.1);
+        P(a, b)
+    }
+    #[inline(always)]
+    fn lut256_2(t: &Perm, a: Self::I, b: Self::I) -> (Self::I, Self::I) {
+        let [p, q, r, s] = S::lut256_4(t, [a.0, a.1, b.0, b.1]);
+        (P(p, q), P(r, s))
     }
     #[inline(always)]
     fn lut16(t: &[f32; 16], idx: Self::I) -> Self::F {
@@ -446,14 +502,14 @@ mod tests {
             lanes::<Sse2>(|v| Sse2::cvt(Sse2::trunc(v)), &SPECIAL),
             trunc_s
         );
-        if std::is_x86_feature_detected!("avx2") {
+        if Avx2::detect().is_some() {
             assert_eq!(lanes::<Avx2>(Avx2::floor, &SPECIAL), floor_s);
             assert_eq!(
                 lanes::<Avx2>(|v| Avx2::cvt(Avx2::trunc(v)), &SPECIAL),
                 trunc_s
             );
         }
-        if std::is_x86_feature_detected!("avx512f") {
+        if Avx512::<false>::detect().is_some() {
             type A = Avx512<false>;
             assert_eq!(lanes::<A>(A::floor, &SPECIAL), floor_s);
             assert_eq!(lanes::<A>(|v| A::cvt(A::trunc(v)), &SPECIAL), trunc_s);
@@ -476,19 +532,53 @@ mod tests {
         assert_eq!(want[18], 0, "a NaN becomes +0");
         assert_eq!(lanes::<Scalar>(Scalar::pos_sq, &input), want);
         assert_eq!(lanes::<Sse2>(Sse2::pos_sq, &input), want);
-        if std::is_x86_feature_detected!("avx2") {
+        if Avx2::detect().is_some() {
             assert_eq!(lanes::<Avx2>(Avx2::pos_sq, &input), want);
         }
-        if std::is_x86_feature_detected!("avx512f") {
+        if Avx512::<false>::detect().is_some() {
             type A = Avx512<false>;
             assert_eq!(lanes::<A>(A::pos_sq, &input), want);
             assert_eq!(lanes::<X2<A>>(X2::<A>::pos_sq, &input), want);
         }
     }
 
+    /// Indices 0..256, then out-of-range ones (`lut256` masks them with `& 255`).
+    fn lut_idx() -> Vec<f32> {
+        let mut idx: Vec<f32> = (0..256).map(|i| i as f32).collect();
+        idx.extend([
+            256.0, 300.0, 511.0, -1.0, -255.0, -256.0, 65_791.0, -3e9, 1e9, 1e4,
+        ]);
+        while idx.len() % 64 != 0 {
+            idx.push((idx.len() * 37 % 1000) as f32 - 500.0);
+        }
+        idx
+    }
+
     fn lut_all<S: Simd>(t: &Perm) -> Vec<u32> {
-        let idx: Vec<f32> = (0..256).map(|i| i as f32).collect();
-        lanes::<S>(|v| S::cvt(S::lut256(t, S::trunc(v))), &idx)
+        lanes::<S>(|v| S::cvt(S::lut256(t, S::trunc(v))), &lut_idx())
+    }
+
+    /// `lut256_2` / `lut256_4` (packed lookups) lane by lane against `lut256`: each input
+    /// vector is the index vector shifted by a different amount.
+    fn lut_packed<S: Simd>(t: &Perm) -> Vec<u32> {
+        let sh = |v: S::I, k: i32| v + S::i(k * 53);
+        lanes::<S>(
+            |v| {
+                let i = S::trunc(v);
+                let (a, b) = S::lut256_2(t, sh(i, 0), sh(i, 1));
+                let [c, d, e, f] = S::lut256_4(t, [sh(i, 2), sh(i, 3), sh(i, 4), sh(i, 5)]);
+                let direct = [0, 1, 2, 3, 4, 5].map(|k| S::lut256(t, sh(i, k)));
+                let got = [a, b, c, d, e, f];
+                // Lanes agree with the single lookups, and the sum keeps every output.
+                let mut acc = S::i(0);
+                for (k, (g, w)) in got.into_iter().zip(direct).enumerate() {
+                    let same = S::ieq(g, w);
+                    acc = acc + S::isel(same, g * S::i(1 << (k + 1)), S::i(-1_000_000));
+                }
+                S::cvt(acc)
+            },
+            &lut_idx(),
+        )
     }
 
     fn lut32_all<S: Simd>(t: &[f32; 32]) -> Vec<u32> {
@@ -503,11 +593,11 @@ mod tests {
         let want = lut32_all::<Scalar>(&t);
         assert_eq!(f32::from_bits(want[33]), t[1]);
         assert_eq!(lut32_all::<Sse2>(&t), want);
-        if std::is_x86_feature_detected!("avx2") {
+        if Avx2::detect().is_some() {
             assert_eq!(lut32_all::<Avx2>(&t), want);
             assert_eq!(lut32_all::<X2<Avx2>>(&t), want);
         }
-        if std::is_x86_feature_detected!("avx512f") {
+        if Avx512::<false>::detect().is_some() {
             assert_eq!(lut32_all::<Avx512<false>>(&t), want);
             assert_eq!(lut32_all::<X2<Avx512<false>>>(&t), want);
         }
@@ -522,14 +612,38 @@ mod tests {
         let t = Perm::new(raw);
         let want = lut_all::<Scalar>(&t);
         assert_eq!(f32::from_bits(want[1]), 180.0);
+        assert_eq!(
+            f32::from_bits(want[256]),
+            f32::from_bits(want[0]),
+            "256 & 255 = 0"
+        );
+        assert_eq!(
+            f32::from_bits(want[259]),
+            f32::from_bits(want[255]),
+            "-1 & 255 = 255"
+        );
+        let packed = lut_packed::<Scalar>(&t);
+        assert!(packed.iter().all(|&b| f32::from_bits(b) >= 0.0));
+        assert_eq!(lut_packed::<Sse2>(&t), packed);
+        assert_eq!(lut_packed::<X2<Sse2>>(&t), packed);
+        assert_eq!(lut_packed::<X2<X2<Sse2>>>(&t), packed);
+        if Avx2::detect().is_some() {
+            assert_eq!(lut_packed::<Avx2>(&t), packed);
+            assert_eq!(lut_packed::<X2<Avx2>>(&t), packed);
+            assert_eq!(lut_packed::<X2<X2<Avx2>>>(&t), packed);
+            assert_eq!(lut_all::<X2<X2<Avx2>>>(&t), want);
+        }
+        if Avx512::<false>::detect().is_some() {
+            assert_eq!(lut_packed::<X2<X2<Avx512<false>>>>(&t), packed);
+        }
         assert_eq!(lut_all::<Sse2>(&t), want);
-        if std::is_x86_feature_detected!("avx2") {
+        if Avx2::detect().is_some() {
             assert_eq!(lut_all::<Avx2>(&t), want);
         }
-        if std::is_x86_feature_detected!("avx512f") {
+        if Avx512::<false>::detect().is_some() {
             assert_eq!(lut_all::<Avx512<false>>(&t), want);
         }
-        if std::is_x86_feature_detected!("avx512vbmi") {
+        if Avx512::<true>::detect().is_some() {
             assert_eq!(lut_all::<Avx512<true>>(&t), want);
         }
     }
