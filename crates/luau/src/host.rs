@@ -117,6 +117,9 @@ impl Host {
         let probe = watchdog.probe();
         let limit = config.memory_limit;
         lua.set_interrupt(move |lua| {
+            if probe.cancelled() {
+                return Err(mlua::Error::runtime(crate::watchdog::CANCEL_MESSAGE));
+            }
             if probe.expired() {
                 return Err(mlua::Error::runtime(if probe.run_limit_hit() {
                     RUN_LIMIT_MESSAGE
@@ -316,6 +319,11 @@ impl Host {
             let _ = self.lua.gc_collect();
         }
         result.map(|(_, v)| (v, leaked))
+    }
+
+    /// A `Send` handle that stops this VM's running Luau code from another thread.
+    pub fn canceller(&self) -> crate::watchdog::Canceller {
+        self.core().watchdog.canceller()
     }
 
     /// What run drivers call around each resumption: arm the watchdog with this host's

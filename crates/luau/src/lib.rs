@@ -35,3 +35,4 @@ pub use instance::Instance;
 pub use services::HistoryRequest;
 pub use task::{FRAME, FrameHook};
 pub use watchdog::{CANCEL_MESSAGE, Canceller};
+pub use watchdog::{CANCEL_MESSAGE, Canceller};

@@ -29,6 +29,8 @@ struct Shared {
     /// Set with `expired` when the deadline that passed was the run-time cap.
     run_limit_hit: AtomicBool,
     budget_spent: AtomicBool,
+    /// Set from any thread to end the running resumption (a front end's Cancel button).
+    cancelled: AtomicBool,
 }
 
 /// One timer thread per VM. `arm` before resuming Luau, `disarm` after it yields or returns.
@@ -45,6 +47,7 @@ impl Watchdog {
             expired: AtomicBool::new(false),
             run_limit_hit: AtomicBool::new(false),
             budget_spent: AtomicBool::new(false),
+            cancelled: AtomicBool::new(false),
         });
         let s = shared.clone();
         let thread = std::thread::Builder::new()
@@ -63,7 +66,38 @@ impl Watchdog {
     pub fn handle(&self) -> Handle {
         Handle(self.shared.clone())
     }
+
+    /// A `Send` handle that cancels the running resumption from another thread.
+    pub fn canceller(&self) -> Canceller {
+        Canceller(self.shared.clone())
+    }
 }
+
+/// Ends the VM's running (or next resumed) Luau code with [`CANCEL_MESSAGE`] from any
+/// thread: the interrupt raises the error at the next loop back-edge or call, and keeps
+/// raising it (so a `pcall` cannot swallow it) until the resumption ends.
+#[derive(Clone)]
+pub struct Canceller(Arc<Shared>);
+
+impl Canceller {
+    /// Requests the cancellation; it stays pending until a resumption ends or `clear`.
+    pub fn cancel(&self) {
+        self.0.cancelled.store(true, Ordering::Relaxed);
+    }
+
+    /// Withdraws a pending request (when nothing was running to cancel).
+    pub fn clear(&self) {
+        self.0.cancelled.store(false, Ordering::Relaxed);
+    }
+
+    /// Whether a request is pending.
+    pub fn is_pending(&self) -> bool {
+        self.0.cancelled.load(Ordering::Relaxed)
+    }
+}
+
+/// The error a cancelled run ends with.
+pub const CANCEL_MESSAGE: &str = "cancelled: the run was stopped on request";
 
 /// Arms and disarms the watchdog (clonable, owned by run drivers).
 #[derive(Clone)]
@@ -105,6 +139,7 @@ impl Handle {
         a.run_end = None;
         self.0.expired.store(false, Ordering::Relaxed);
         self.0.run_limit_hit.store(false, Ordering::Relaxed);
+        self.0.cancelled.store(false, Ordering::Relaxed);
     }
 
     /// Starts a frame's time budget (`None` ends it).
@@ -133,10 +168,17 @@ impl Probe {
         self.0.run_limit_hit.load(Ordering::Relaxed)
     }
 
-    /// Whether either flag is up (what the interrupt's fast path checks).
+    /// Whether a cancellation was requested (see [`Canceller`]).
+    pub fn cancelled(&self) -> bool {
+        self.0.cancelled.load(Ordering::Relaxed)
+    }
+
+    /// Whether any flag is up (what the interrupt's fast path checks).
     #[inline]
     pub fn raised(&self) -> bool {
-        self.0.expired.load(Ordering::Relaxed) || self.0.budget_spent.load(Ordering::Relaxed)
+        self.0.expired.load(Ordering::Relaxed)
+            || self.0.budget_spent.load(Ordering::Relaxed)
+            || self.0.cancelled.load(Ordering::Relaxed)
     }
 
     /// True once, when the frame budget has run out (the flag is cleared by reading it).

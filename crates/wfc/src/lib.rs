@@ -18,7 +18,6 @@
 //! ```
 
 mod counts;
-mod direction;
 mod error;
 mod heap;
 mod overlapping;
