@@ -13,6 +13,8 @@ mod parallel;
 mod scene;
 mod undo;
 
+pub mod thread;
+
 pub use scene::{
     AttributeBlobError, SceneFormat, check_attributes, read_bytes as read_scene_bytes,
     remove_stale_temp_files, write_atomic, write_atomic_with,
