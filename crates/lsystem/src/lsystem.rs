@@ -84,11 +84,6 @@ pub struct LSystem {
 }
 
 impl LSystem {
-    /// Parses the text syntax (see the crate docs).
-    pub fn parse(text: &str) -> Result<LSystem, ParseError> {
-        crate::syntax::parse_lsystem(text)
-    }
-
     pub(crate) fn from_parts(
         axiom: LString,
         productions: Vec<Production>,

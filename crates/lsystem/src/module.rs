@@ -52,13 +52,6 @@ impl LString {
         s
     }
 
-    /// Parses modules in the axiom syntax, e.g. `F(1) + [A(2, 3)]`; parameters are constant
-    /// expressions. Errors report line 1.
-    pub fn parse(text: &str) -> Result<LString, crate::ParseError> {
-        let chars: Vec<char> = text.chars().collect();
-        crate::syntax::parse_actual_modules(&chars, 0, chars.len(), 1, &|_| None)
-    }
-
     /// Appends a module. A string holds at most `u32::MAX` parameters in total (rewriting
     /// enforces this through [`crate::Limits::max_params`]).
     #[inline]

@@ -487,3 +487,20 @@ fn parse_production(
         successor,
     })
 }
+
+// The text entry points live with the parser, so the data modules need not know it.
+impl LSystem {
+    /// Parses the text syntax (see the crate docs).
+    pub fn parse(text: &str) -> Result<LSystem, ParseError> {
+        parse_lsystem(text)
+    }
+}
+
+impl LString {
+    /// Parses modules in the axiom syntax, e.g. `F(1) + [A(2, 3)]`; parameters are constant
+    /// expressions. Errors report line 1.
+    pub fn parse(text: &str) -> Result<LString, ParseError> {
+        let chars: Vec<char> = text.chars().collect();
+        parse_actual_modules(&chars, 0, chars.len(), 1, &|_| None)
+    }
+}

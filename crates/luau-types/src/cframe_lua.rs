@@ -211,14 +211,14 @@ unsafe extern "C-unwind" fn raw_mul(state: *mut ffi::lua_State) -> c_int {
     // SAFETY: a metamethod call with two operands; only type-checked reads before the push.
     unsafe {
         let Some(a) = tagged::get::<CFrame>(state, 1) else {
-            return raw::dispatch_value::<CFrame>(state, || None);
+            return tagged::dispatch_value::<CFrame>(state, || None);
         };
         if let Some(v) = raw::vector(state, 2) {
             let p = a.point_to_world(v);
             ffi::lua_pushvector(state, p.x, p.y, p.z);
             return 1;
         }
-        raw::dispatch_value(state, || tagged::get::<CFrame>(state, 2).map(|b| a.mul(&b)))
+        tagged::dispatch_value(state, || tagged::get::<CFrame>(state, 2).map(|b| a.mul(&b)))
     }
 }
 
@@ -226,7 +226,7 @@ unsafe extern "C-unwind" fn raw_mul(state: *mut ffi::lua_State) -> c_int {
 unsafe extern "C-unwind" fn raw_new(state: *mut ffi::lua_State) -> c_int {
     // SAFETY: type-checked reads of the arguments; the result is pushed by dispatch_value.
     unsafe {
-        raw::dispatch_value(state, || {
+        tagged::dispatch_value(state, || {
             let n = |i| raw::number(state, i).map(|x| x as f32);
             match ffi::lua_gettop(state) {
                 0 => Some(CFrame::IDENTITY),
@@ -260,7 +260,7 @@ unsafe fn raw_angles(state: *mut ffi::lua_State) -> Option<(f32, f32, f32)> {
 unsafe extern "C-unwind" fn raw_angles_xyz(state: *mut ffi::lua_State) -> c_int {
     // SAFETY: as for `raw_new`.
     unsafe {
-        raw::dispatch_value(state, || {
+        tagged::dispatch_value(state, || {
             raw_angles(state).map(|(x, y, z)| CFrame::angles_xyz(x, y, z))
         })
     }
@@ -269,7 +269,7 @@ unsafe extern "C-unwind" fn raw_angles_xyz(state: *mut ffi::lua_State) -> c_int 
 unsafe extern "C-unwind" fn raw_angles_yxz(state: *mut ffi::lua_State) -> c_int {
     // SAFETY: as for `raw_new`.
     unsafe {
-        raw::dispatch_value(state, || {
+        tagged::dispatch_value(state, || {
             raw_angles(state).map(|(x, y, z)| CFrame::angles_yxz(x, y, z))
         })
     }

@@ -202,7 +202,7 @@ unsafe fn raw_components(state: *mut ffi::lua_State) -> Option<[f64; 3]> {
 unsafe extern "C-unwind" fn raw_new(state: *mut ffi::lua_State) -> c_int {
     // SAFETY: type-checked reads; the result is pushed by dispatch_value.
     unsafe {
-        raw::dispatch_value(state, || {
+        crate::tagged::dispatch_value(state, || {
             raw_components(state).map(|[r, g, b]| Color3::new(r as f32, g as f32, b as f32))
         })
     }
@@ -212,7 +212,7 @@ unsafe extern "C-unwind" fn raw_new(state: *mut ffi::lua_State) -> c_int {
 unsafe extern "C-unwind" fn raw_from_rgb(state: *mut ffi::lua_State) -> c_int {
     // SAFETY: as for `raw_new`.
     unsafe {
-        raw::dispatch_value(state, || {
+        crate::tagged::dispatch_value(state, || {
             raw_components(state).map(|[r, g, b]| Color3::from_rgb(r, g, b))
         })
     }

@@ -12,8 +12,6 @@
 use mlua::{FromLua, Lua, Value, ffi};
 use std::ffi::c_int;
 
-use crate::tagged::Tagged;
-
 /// Makes the C closure `f` whose first upvalue is `slow`, the mlua function it hands every
 /// case that is not plain.
 pub fn closure(
@@ -86,7 +84,7 @@ pub unsafe fn method_or_slow(state: *mut ffi::lua_State) -> c_int {
 ///
 /// # Safety
 /// `state` is the running thread of a C function call.
-unsafe fn raise(state: *mut ffi::lua_State, msg: String) -> ! {
+pub(crate) unsafe fn raise(state: *mut ffi::lua_State, msg: String) -> ! {
     // SAFETY: pushes two strings and concatenates them; `msg` is dropped before unwinding.
     unsafe {
         ffi::luaL_where(state, 1);
@@ -124,28 +122,6 @@ pub unsafe fn dispatch(
             Ok(Err(msg)) => raise(state, msg),
             Err(_) => raise(state, "internal error in the host (a bug)".to_owned()),
         }
-    }
-}
-
-/// A constructor or operator returning one datatype value: `f` computes it from the stack
-/// (None = not a plain case), and it is pushed afterwards.
-///
-/// # Safety
-/// `state` is the running thread of a call of a [`closure`]; `f` only reads the stack.
-pub unsafe fn dispatch_value<T: Tagged>(
-    state: *mut ffi::lua_State,
-    f: impl FnOnce() -> Option<T>,
-) -> c_int {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
-        // SAFETY: C functions have room for one push; an allocation failure unwinds with
-        // nothing Rust-owned alive.
-        Ok(Some(v)) => unsafe {
-            crate::tagged::push(state, v);
-            1
-        },
-        // SAFETY: as in `dispatch`.
-        Ok(None) => unsafe { call_slow(state, 1) },
-        Err(_) => unsafe { raise(state, "internal error in the host (a bug)".to_owned()) },
     }
 }
 

@@ -573,3 +573,27 @@ pub fn register<T: Tagged>(
         })
     }
 }
+
+/// A constructor or operator returning one datatype value: `f` computes it from the stack
+/// (None = not a plain case), and it is pushed afterwards.
+///
+/// # Safety
+/// `state` is the running thread of a call of a [`closure`]; `f` only reads the stack.
+pub unsafe fn dispatch_value<T: Tagged>(
+    state: *mut ffi::lua_State,
+    f: impl FnOnce() -> Option<T>,
+) -> c_int {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        // SAFETY: C functions have room for one push; an allocation failure unwinds with
+        // nothing Rust-owned alive.
+        Ok(Some(v)) => unsafe {
+            push(state, v);
+            1
+        },
+        // SAFETY: as in `dispatch`.
+        Ok(None) => unsafe { crate::raw::call_slow(state, 1) },
+        Err(_) => unsafe {
+            crate::raw::raise(state, "internal error in the host (a bug)".to_owned())
+        },
+    }
+}

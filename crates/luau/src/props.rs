@@ -32,7 +32,7 @@ pub enum Prop {
         readable: bool,
         writable: bool,
     },
-    /// A method of this class (see `crate::classes`).
+    /// A method of this class (see the `classes` module).
     Method,
     /// Neither a property nor a method of this class.
     Missing,
@@ -48,7 +48,7 @@ pub struct PropCache {
     /// an address may be reused by another string after a collection.
     hot: Vec<Option<Hot>>,
     /// Which classes have which methods: a name that is no property may be one.
-    methods: Rc<crate::classes::MethodIndex>,
+    methods: Rc<MethodIndex>,
 }
 
 struct Hot {
@@ -62,7 +62,7 @@ const HOT_SLOTS: usize = 64;
 
 impl PropCache {
     /// Sets the method index member resolution consults (once, when the VM is set up).
-    pub fn set_methods(&mut self, methods: Rc<crate::classes::MethodIndex>) {
+    pub fn set_methods(&mut self, methods: Rc<MethodIndex>) {
         self.methods = methods;
         self.by_class.clear();
         self.hot.clear();
@@ -156,6 +156,22 @@ fn resolve(class: &str, name: &str) -> Prop {
         default,
         readable,
         writable,
+    }
+}
+
+/// Method names and the classes that have them (built by the `classes` module).
+#[derive(Default)]
+pub struct MethodIndex(FxHashMap<Box<[u8]>, Vec<&'static str>>);
+
+impl MethodIndex {
+    pub fn new(by_name: FxHashMap<Box<[u8]>, Vec<&'static str>>) -> MethodIndex {
+        MethodIndex(by_name)
+    }
+
+    pub fn has(&self, class: &str, name: &[u8]) -> bool {
+        self.0
+            .get(name)
+            .is_some_and(|classes| classes.iter().any(|c| procmodel_dom::is_a(class, c)))
     }
 }
 

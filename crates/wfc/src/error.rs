@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::rules::Direction;
+use crate::direction::Direction;
 
 /// Where and why the wave became contradictory: a cell lost its last pattern.
 #[derive(Clone, Debug, PartialEq, Eq)]

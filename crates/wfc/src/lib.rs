@@ -18,6 +18,7 @@
 //! ```
 
 mod counts;
+mod direction;
 mod error;
 mod heap;
 mod overlapping;

@@ -18,6 +18,7 @@ pub(crate) use terrain::{flush_terrain, workspace_terrain};
 
 use crate::context::ctx;
 use crate::instance::{Instance, not_member};
+use crate::props::MethodIndex;
 use mlua::{Lua, Value};
 use procmodel_dom::is_a;
 use rustc_hash::FxHashMap;
@@ -145,7 +146,7 @@ impl Methods {
 
     /// Which classes have a method `name` (for the property cache's member resolution).
     pub fn index(&self) -> MethodIndex {
-        MethodIndex(
+        MethodIndex::new(
             self.by_name
                 .iter()
                 .map(|(name, list)| (Box::from(*name), list.iter().map(|e| e.0).collect()))
@@ -162,17 +163,5 @@ impl Methods {
                 [(_, f)] => Some((*name, f)),
                 _ => None,
             })
-    }
-}
-
-/// Method names and the classes that have them.
-#[derive(Default)]
-pub struct MethodIndex(FxHashMap<Box<[u8]>, Vec<&'static str>>);
-
-impl MethodIndex {
-    pub fn has(&self, class: &str, name: &[u8]) -> bool {
-        self.0
-            .get(name)
-            .is_some_and(|classes| classes.iter().any(|c| is_a(class, c)))
     }
 }

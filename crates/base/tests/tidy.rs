@@ -1,0 +1,231 @@
+//! Repository tidiness checks over the workspace's sources (in the spirit of rust-analyzer's
+//! tidy tests): no import cycles between the modules of a crate. A module is one file
+//! (`a/b.rs` or `a/b/mod.rs` is `a::b`); an edge is a `crate::x::…` path in its text, to the
+//! longest prefix that is a module of the same crate (the crate root does not count).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Cycles that exist today and are to be broken, as sorted module lists. The check fails
+/// when a crate has a cycle not listed here *and* when a listed one is gone, so the list
+/// only ever shrinks with the code.
+const KNOWN_CYCLES: &[(&str, &[&str])] = &[
+    // The Luau host's VM-state layer: the run context, the instance metatable, the raw
+    // callbacks, the method classes, signals and the scheduler still call into each other.
+    (
+        "luau",
+        &[
+            "classes", "context", "fastarg", "globals", "host", "instance", "services", "signals",
+            "task",
+        ],
+    ),
+    // The noise crate's error names a SIMD level defined beside the grid sampler.
+    ("noise", &["error", "generator", "grid"]),
+];
+
+fn workspace_crates() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The module path of a source file under `src`, or None for the crate root.
+fn module_of(src: &Path, file: &Path) -> Option<String> {
+    let rel = file.strip_prefix(src).ok()?;
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let last = parts.pop()?;
+    let stem = last.trim_end_matches(".rs");
+    if parts.is_empty() && (stem == "lib" || stem == "main") {
+        return None;
+    }
+    if stem != "mod" {
+        parts.push(stem.to_owned());
+    }
+    Some(parts.join("::"))
+}
+
+/// Module paths named by `crate::…` in `text`, resolved to the longest known module.
+fn edges(text: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("crate::") {
+        let before = rest[..i].chars().next_back();
+        rest = &rest[i + "crate::".len()..];
+        // `procmodel_dom::…` and `$crate::…` are other crates or macros.
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$' || c == ':') {
+            continue;
+        }
+        let path: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+            .collect();
+        let segs: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
+        for n in (1..=segs.len()).rev() {
+            let candidate = segs[..n].join("::");
+            if modules.contains(&candidate) {
+                out.insert(candidate);
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Strongly connected components with more than one module (Tarjan's algorithm).
+fn cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    struct State<'a> {
+        graph: &'a BTreeMap<String, BTreeSet<String>>,
+        index: BTreeMap<&'a str, usize>,
+        low: BTreeMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        on_stack: BTreeSet<&'a str>,
+        out: Vec<Vec<String>>,
+    }
+    fn visit<'a>(s: &mut State<'a>, v: &'a str) {
+        let i = s.index.len();
+        s.index.insert(v, i);
+        s.low.insert(v, i);
+        s.stack.push(v);
+        s.on_stack.insert(v);
+        for w in s.graph.get(v).into_iter().flatten() {
+            let w = w.as_str();
+            if !s.index.contains_key(w) {
+                visit(s, w);
+                let lw = s.low[w];
+                let lv = s.low.get_mut(v).unwrap();
+                *lv = (*lv).min(lw);
+            } else if s.on_stack.contains(w) {
+                let iw = s.index[w];
+                let lv = s.low.get_mut(v).unwrap();
+                *lv = (*lv).min(iw);
+            }
+        }
+        if s.low[v] == s.index[v] {
+            let mut comp = Vec::new();
+            loop {
+                let w = s.stack.pop().unwrap();
+                s.on_stack.remove(w);
+                comp.push(w.to_owned());
+                if w == v {
+                    break;
+                }
+            }
+            if comp.len() > 1 {
+                comp.sort();
+                s.out.push(comp);
+            }
+        }
+    }
+    let mut s = State {
+        graph,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on_stack: BTreeSet::new(),
+        out: Vec::new(),
+    };
+    for v in graph.keys() {
+        if !s.index.contains_key(v.as_str()) {
+            visit(&mut s, v);
+        }
+    }
+    s.out.sort();
+    s.out
+}
+
+fn crate_cycles(src: &Path) -> Vec<Vec<String>> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let named: Vec<(String, PathBuf)> = files
+        .iter()
+        .filter_map(|f| module_of(src, f).map(|m| (m, f.clone())))
+        .collect();
+    let modules: BTreeSet<String> = named.iter().map(|(m, _)| m.clone()).collect();
+    let mut graph = BTreeMap::new();
+    for (m, f) in &named {
+        let text = std::fs::read_to_string(f).unwrap();
+        let mut e = edges(&text, &modules);
+        e.remove(m);
+        graph.insert(m.clone(), e);
+    }
+    cycles(&graph)
+}
+
+#[test]
+fn no_module_cycles_in_any_crate() {
+    let root = workspace_crates();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("src").is_dir())
+        .collect();
+    dirs.sort();
+    assert!(dirs.len() > 5, "crates not found under {}", root.display());
+    let mut problems = Vec::new();
+    for dir in dirs {
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let found = crate_cycles(&dir.join("src"));
+        let known: Vec<Vec<String>> = KNOWN_CYCLES
+            .iter()
+            .filter(|(c, _)| *c == name)
+            .map(|(_, m)| m.iter().map(|s| s.to_string()).collect())
+            .collect();
+        for c in &found {
+            if !known.contains(c) {
+                problems.push(format!("crates/{name}: new import cycle among {c:?}"));
+            }
+        }
+        for k in &known {
+            if !found.contains(k) {
+                problems.push(format!(
+                    "crates/{name}: the known cycle {k:?} changed or is gone (now {found:?}): update KNOWN_CYCLES"
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_cycle_finder_finds_a_cycle_and_ignores_a_chain() {
+    let modules: BTreeSet<String> = ["a", "b", "c", "c::d"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(
+        edges(
+            "use crate::c::d::Thing; x = procmodel_x::crate::a; $crate::b",
+            &modules
+        ),
+        BTreeSet::from(["c::d".to_string()])
+    );
+    let g = |pairs: &[(&str, &str)]| {
+        let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (a, b) in pairs {
+            g.entry(a.to_string()).or_default().insert(b.to_string());
+            g.entry(b.to_string()).or_default();
+        }
+        g
+    };
+    assert!(cycles(&g(&[("a", "b"), ("b", "c")])).is_empty());
+    assert_eq!(
+        cycles(&g(&[("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")])),
+        vec![vec!["a".to_string(), "b".to_string(), "c".to_string()]]
+    );
+}
