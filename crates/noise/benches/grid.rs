@@ -49,10 +49,10 @@ fn ours2(c: &mut Criterion, group: &str, cfg: NoiseConfig) {
 /// Every level this CPU has, fastest first (AVX2 and the portable path are measured even
 /// where AVX-512 exists), or only the one `PROCMODEL_SIMD` names if it is set.
 fn levels() -> Vec<SimdLevel> {
-    if let Ok(v) = std::env::var(procmodel_noise::SIMD_ENV) {
-        if let Some(l) = SimdLevel::parse(&v).unwrap() {
-            return vec![l];
-        }
+    if let Ok(v) = std::env::var(procmodel_noise::SIMD_ENV)
+        && let Some(l) = SimdLevel::parse(&v).unwrap()
+    {
+        return vec![l];
     }
     SimdLevel::ALL
         .into_iter()

@@ -548,7 +548,7 @@ mod tests {
         idx.extend([
             256.0, 300.0, 511.0, -1.0, -255.0, -256.0, 65_791.0, -3e9, 1e9, 1e4,
         ]);
-        while idx.len() % 64 != 0 {
+        while !idx.len().is_multiple_of(64) {
             idx.push((idx.len() * 37 % 1000) as f32 - 500.0);
         }
         idx
