@@ -1,0 +1,308 @@
+//! The viewport's binary frame: every BasePart of the scene as one instance of a batch per
+//! (model, shape, material, transparency), packed for `THREE.InstancedMesh`, plus the scene
+//! tree the page lists. Built on the engine thread from the DOM; no JSON here beyond the tree
+//! records (the wire header is assembled in `protocol.rs`).
+//!
+//! Body layout (little-endian, 4-byte aligned), batch after batch in header order:
+//! `count × 16 f32` column-major instance matrices (unit shape scaled by the part's size),
+//! `count × 3 f32` linear RGB colours, `count × u32` tree-node indices (for picking).
+
+use procmodel_dom::keys::KEYS;
+use rbx_dom_weak::{Instance, Ustr, WeakDom};
+use rbx_types::{Ref, Variant};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+/// Children of a results folder listed in the tree (the rest are counted, not listed).
+pub const LISTED_RESULTS: usize = 100;
+
+/// How a part is drawn (the page has one unit geometry per shape).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum Shape {
+    Block,
+    Ball,
+    Cylinder,
+    Wedge,
+    CornerWedge,
+}
+
+/// One node of the scene tree.
+#[derive(Debug, Clone, Serialize)]
+pub struct Node {
+    /// The instance's referent (hex), what commands name.
+    pub id: String,
+    pub name: String,
+    pub class: String,
+    /// Index of the parent node (`-1` for the root).
+    pub parent: i64,
+    /// Descendants not listed under this node.
+    pub hidden: usize,
+}
+
+/// One instanced batch.
+#[derive(Debug, Clone, Serialize)]
+pub struct Batch {
+    pub shape: Shape,
+    /// `Enum.Material` value.
+    pub material: u32,
+    /// Transparency of every part in the batch (quantised to 1/20).
+    pub transparency: f32,
+    /// Index into the frame's models (`-1`: a part outside any ProceduralModel).
+    pub model: i64,
+    pub count: usize,
+}
+
+/// What the encoder produces.
+pub struct Encoded {
+    pub nodes: Vec<Node>,
+    pub batches: Vec<Batch>,
+    pub body: Vec<u8>,
+    /// ProceduralModels in tree order, with their node index.
+    pub models: Vec<(Ref, usize)>,
+    pub parts: usize,
+    pub instances: usize,
+}
+
+#[derive(Default)]
+struct Acc {
+    matrices: Vec<f32>,
+    colors: Vec<f32>,
+    ids: Vec<u32>,
+}
+
+struct Names {
+    shape: Ustr,
+    material: Ustr,
+    transparency: Ustr,
+    brick_color: Ustr,
+    color3uint8: Ustr,
+}
+
+static NAMES: LazyLock<Names> = LazyLock::new(|| Names {
+    shape: Ustr::from("Shape"),
+    material: Ustr::from("Material"),
+    transparency: Ustr::from("Transparency"),
+    brick_color: Ustr::from("BrickColor"),
+    color3uint8: Ustr::from("Color3uint8"),
+});
+
+/// Walks the scene (pre-order, children in order: same DOM, same bytes).
+pub fn encode(dom: &WeakDom) -> Encoded {
+    let mut nodes = Vec::new();
+    let mut models = Vec::new();
+    let mut batches: BTreeMap<(i64, Shape, u32, u32), Acc> = BTreeMap::new();
+    let mut parts = 0usize;
+    let mut instances = 0usize;
+    // (ref, nearest listed ancestor's node, owning model index, listed, inside results)
+    let mut stack: Vec<(Ref, i64, i64, bool, bool)> = vec![(dom.root_ref(), -1, -1, true, false)];
+    let mut part_cache: BTreeMap<String, bool> = BTreeMap::new();
+    while let Some((r, parent, model, listed, in_results)) = stack.pop() {
+        let Some(inst) = dom.get_by_ref(r) else {
+            continue;
+        };
+        instances += 1;
+        let mut me = parent;
+        let mut owner = model;
+        if listed {
+            me = nodes.len() as i64;
+            nodes.push(Node {
+                id: r.to_string(),
+                name: inst.name.clone(),
+                class: inst.class.to_string(),
+                parent,
+                hidden: 0,
+            });
+            if inst.class == KEYS.procedural_model {
+                owner = models.len() as i64;
+                models.push((r, me as usize));
+            }
+        } else if parent >= 0 {
+            nodes[parent as usize].hidden += 1;
+        }
+        let class = inst.class.as_str();
+        let is_part = match part_cache.get(class) {
+            Some(&b) => b,
+            None => {
+                let b = procmodel_dom::is_a(class, "BasePart");
+                part_cache.insert(class.to_owned(), b);
+                b
+            }
+        };
+        if is_part {
+            parts += 1;
+            let (shape, key) = part_key(inst, owner);
+            let acc = batches.entry(key).or_default();
+            push_part(acc, inst, shape, me.max(0) as u32);
+        }
+        let is_results = inst.class == "GeneratedFolder";
+        let children = inst.children();
+        for (i, &c) in children.iter().enumerate().rev() {
+            // Inside results, only the folder's first children are listed (not their subtrees).
+            let child_listed = listed && !in_results && (!is_results || i < LISTED_RESULTS);
+            stack.push((c, me, owner, child_listed, in_results || is_results));
+        }
+    }
+    let mut body = Vec::with_capacity(parts * 80);
+    let mut out_batches = Vec::with_capacity(batches.len());
+    for ((model, shape, material, t), acc) in batches {
+        out_batches.push(Batch {
+            shape,
+            material,
+            transparency: t as f32 / 20.0,
+            model,
+            count: acc.ids.len(),
+        });
+        for v in acc.matrices.iter().chain(&acc.colors) {
+            body.extend_from_slice(&v.to_le_bytes());
+        }
+        for v in &acc.ids {
+            body.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    Encoded {
+        nodes,
+        batches: out_batches,
+        body,
+        models,
+        parts,
+        instances,
+    }
+}
+
+fn part_key(inst: &Instance, model: i64) -> (Shape, (i64, Shape, u32, u32)) {
+    let shape = match inst.class.as_str() {
+        "WedgePart" => Shape::Wedge,
+        "CornerWedgePart" => Shape::CornerWedge,
+        "Part" => match inst.properties.get(&NAMES.shape) {
+            Some(Variant::Enum(e)) => match e.to_u32() {
+                0 => Shape::Ball,
+                2 => Shape::Cylinder,
+                3 => Shape::Wedge,
+                4 => Shape::CornerWedge,
+                _ => Shape::Block,
+            },
+            _ => Shape::Block,
+        },
+        // MeshParts, unions, trusses, seats: drawn as their bounding box.
+        _ => Shape::Block,
+    };
+    let material = match inst.properties.get(&NAMES.material) {
+        Some(Variant::Enum(e)) => e.to_u32(),
+        Some(Variant::EnumItem(e)) => e.value,
+        _ => 256,
+    };
+    let t = match inst.properties.get(&NAMES.transparency) {
+        Some(Variant::Float32(t)) if t.is_finite() => *t,
+        Some(Variant::Float64(t)) if t.is_finite() => *t as f32,
+        _ => 0.0,
+    };
+    let t = (t.clamp(0.0, 1.0) * 20.0).round() as u32;
+    (shape, (model, shape, material, t))
+}
+
+fn push_part(acc: &mut Acc, inst: &Instance, shape: Shape, node: u32) {
+    let cf = match inst.properties.get(&KEYS.cframe) {
+        Some(Variant::CFrame(c)) => *c,
+        _ => rbx_types::CFrame::identity(),
+    };
+    let size = match inst.properties.get(&KEYS.size) {
+        Some(Variant::Vector3(v)) => glam::Vec3::new(v.x, v.y, v.z),
+        _ => glam::Vec3::new(4.0, 1.0, 2.0),
+    };
+    let size = if size.is_finite() {
+        size.max(glam::Vec3::ZERO)
+    } else {
+        glam::Vec3::ZERO
+    };
+    let scale = match shape {
+        Shape::Ball => glam::Vec3::splat(size.min_element()),
+        Shape::Cylinder => {
+            let d = size.y.min(size.z);
+            glam::Vec3::new(size.x, d, d)
+        }
+        _ => size,
+    };
+    let a = procmodel_dom::cframe_to_affine(&cf);
+    let cols = [
+        a.matrix3.x_axis * scale.x,
+        a.matrix3.y_axis * scale.y,
+        a.matrix3.z_axis * scale.z,
+    ];
+    for c in cols {
+        acc.matrices.extend_from_slice(&[c.x, c.y, c.z, 0.0]);
+    }
+    let t = a.translation;
+    acc.matrices.extend_from_slice(&[t.x, t.y, t.z, 1.0]);
+    acc.colors
+        .extend_from_slice(&color_of(inst).map(srgb_to_linear));
+    acc.ids.push(node);
+}
+
+fn color_of(inst: &Instance) -> [f32; 3] {
+    let p = &inst.properties;
+    let c = p.get(&KEYS.color).or_else(|| p.get(&NAMES.color3uint8));
+    match c {
+        Some(Variant::Color3uint8(c)) => [c.r, c.g, c.b].map(|v| f32::from(v) / 255.0),
+        Some(Variant::Color3(c)) => [c.r, c.g, c.b].map(|v| v.clamp(0.0, 1.0)),
+        _ => match p.get(&NAMES.brick_color) {
+            Some(Variant::BrickColor(b)) => {
+                let c = b.to_color3uint8();
+                [c.r, c.g, c.b].map(|v| f32::from(v) / 255.0)
+            }
+            _ => [163.0 / 255.0, 162.0 / 255.0, 165.0 / 255.0],
+        },
+    }
+}
+
+#[inline]
+fn srgb_to_linear(c: f32) -> f32 {
+    if !c.is_finite() {
+        0.0
+    } else if c <= 0.04045 {
+        c / 12.92
+    } else {
+        ((c + 0.055) / 1.055).powf(2.4)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rbx_dom_weak::InstanceBuilder;
+
+    #[test]
+    fn parts_batch_by_shape_and_material_with_their_matrices() {
+        let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+        let root = dom.root_ref();
+        let ws = dom.insert(root, InstanceBuilder::new("Workspace"));
+        for i in 0..3 {
+            dom.insert(
+                ws,
+                InstanceBuilder::new("Part")
+                    .with_property("Size", rbx_types::Vector3::new(2.0, 4.0, 6.0))
+                    .with_property(
+                        "CFrame",
+                        rbx_types::CFrame::new(
+                            rbx_types::Vector3::new(i as f32, 0.0, 0.0),
+                            rbx_types::Matrix3::identity(),
+                        ),
+                    ),
+            );
+        }
+        dom.insert(ws, InstanceBuilder::new("WedgePart"));
+        let e = encode(&dom);
+        assert_eq!(e.parts, 4);
+        assert_eq!(e.batches.len(), 2);
+        assert_eq!(e.batches[0].shape, Shape::Block);
+        assert_eq!(e.batches[0].count, 3);
+        assert_eq!(e.batches[1].shape, Shape::Wedge);
+        assert_eq!(e.body.len(), 4 * (16 + 3 + 1) * 4);
+        let f = |i: usize| f32::from_le_bytes(e.body[i * 4..i * 4 + 4].try_into().unwrap());
+        // First matrix: X axis scaled by 2, Y by 4, Z by 6, at x = 0; the second at x = 1.
+        assert_eq!([f(0), f(5), f(10), f(15)], [2.0, 4.0, 6.0, 1.0]);
+        assert_eq!(f(16 + 12), 1.0);
+        assert_eq!(e.nodes.len(), 6);
+        assert_eq!(e.nodes[1].class, "Workspace");
+    }
+}

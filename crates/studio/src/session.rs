@@ -1,0 +1,353 @@
+//! The studio's scene on the engine thread: opening a generator file (as a one-model scene)
+//! or a place (as it is), the generators' declared defaults, and the snapshot published after
+//! every change (the viewport frame plus the JSON the page builds its panels from).
+
+use crate::frame;
+use crate::protocol::{cli_text, enum_items, shell_quote, to_json, type_name};
+use procmodel_dom::keys::KEYS;
+use procmodel_engine::thread::Step;
+use procmodel_engine::{Engine, EngineConfig, EngineError};
+use rbx_dom_weak::{InstanceBuilder, WeakDom};
+use rbx_types::{Attributes, Ref, Variant};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// What was opened.
+#[derive(Debug, Clone)]
+pub struct Opened {
+    /// The file given on the command line (absolute).
+    pub file: PathBuf,
+    /// True for a generator module opened as a one-model scene.
+    pub generator_file: bool,
+    /// Where Save writes by default: the place itself, or `<stem>.rbxl` beside a generator.
+    pub save_path: PathBuf,
+    /// Generator files on disk and the ModuleScripts loaded from them (hot reload).
+    pub sources: Vec<(PathBuf, Ref)>,
+}
+
+/// Declared attribute defaults per generator module, keyed by the Source they came from.
+#[derive(Default)]
+pub struct Defaults {
+    by_module: std::collections::HashMap<Ref, (String, Option<Vec<(String, Variant)>>)>,
+}
+
+impl Defaults {
+    /// The declared defaults of `module`'s generator (re-read when its Source changes).
+    pub fn of(&mut self, engine: &Engine, module: Ref) -> Option<Vec<(String, Variant)>> {
+        let source =
+            engine.with_dom(
+                |d| match d.get_by_ref(module)?.properties.get(&KEYS.source) {
+                    Some(Variant::String(s)) => Some(s.clone()),
+                    _ => None,
+                },
+            )?;
+        if let Some((s, d)) = self.by_module.get(&module)
+            && *s == source
+        {
+            return d.clone();
+        }
+        let name = engine.with_dom(|d| procmodel_dom::full_name(d, module));
+        let declared = engine
+            .host()
+            .load_generator(module, &name)
+            .ok()
+            .and_then(|g| g.attributes);
+        self.by_module.insert(module, (source, declared.clone()));
+        declared
+    }
+}
+
+pub type SharedDefaults = Arc<Mutex<Defaults>>;
+
+/// Builds the engine for `path` on the engine thread.
+pub fn open(path: &Path, config: EngineConfig) -> Result<(Engine, Opened), EngineError> {
+    let file = std::path::absolute(path).map_err(|e| EngineError::File {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    let ext = file
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if matches!(ext.as_str(), "rbxl" | "rbxlx" | "rbxm" | "rbxmx") {
+        let engine = Engine::load(&file, config)?;
+        return Ok((
+            engine,
+            Opened {
+                save_path: file.clone(),
+                file,
+                generator_file: false,
+                sources: Vec::new(),
+            },
+        ));
+    }
+    if ext != "luau" && ext != "lua" {
+        return Err(EngineError::Invalid(format!(
+            "{}: open a generator (.luau) or a scene (.rbxl, .rbxlx, .rbxm, .rbxmx)",
+            path.display()
+        )));
+    }
+    let mut engine = Engine::new(config)?;
+    let mut host = engine.host().clone();
+    let storage = host.with_dom_ref(|dom| {
+        dom.root()
+            .children()
+            .iter()
+            .copied()
+            .find(|&r| {
+                dom.get_by_ref(r)
+                    .is_some_and(|i| i.class == "ServerStorage")
+            })
+            .unwrap_or(dom.root_ref())
+    });
+    // The module is added without being required: a generator that fails to load still
+    // opens, and its model shows the error the engine reports.
+    let source = std::fs::read_to_string(&file).map_err(|e| EngineError::File {
+        path: file.display().to_string(),
+        message: e.to_string(),
+    })?;
+    let file = file.canonicalize().unwrap_or(file);
+    if let Some(dir) = file.parent() {
+        host.set_require_root(dir);
+    }
+    let stem = file
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("Generator");
+    let module = host.add_module_script(storage, stem, &source, Some(&file));
+    let name = file
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("Generated")
+        .to_owned();
+    let workspace = engine.workspace();
+    engine.insert(
+        workspace,
+        InstanceBuilder::new("ProceduralModel")
+            .with_name(name.clone())
+            .with_property("Generator", Variant::Ref(module))
+            .with_property("Size", rbx_types::Vector3::new(12.0, 12.0, 12.0))
+            .with_property("Scale", Variant::Float32(1.0))
+            .with_property("Attributes", Variant::Attributes(Attributes::new())),
+    );
+    Ok((
+        engine,
+        Opened {
+            save_path: file.with_file_name(format!("{name}.rbxl")),
+            file: file.clone(),
+            generator_file: true,
+            sources: vec![(file, module)],
+        },
+    ))
+}
+
+/// One publication.
+pub struct Published {
+    /// The scene object of the header (JSON).
+    pub scene: String,
+    pub body: Vec<u8>,
+    /// Highest command id applied so far (ids are handed out in order).
+    pub max_command: u64,
+    pub at: Instant,
+}
+
+/// Builds publications on the engine thread.
+pub struct Publisher {
+    pub opened: Opened,
+    pub defaults: SharedDefaults,
+    max_command: u64,
+}
+
+impl Publisher {
+    pub fn new(opened: Opened, defaults: SharedDefaults) -> Publisher {
+        Publisher {
+            opened,
+            defaults,
+            max_command: 0,
+        }
+    }
+
+    pub fn publish(&mut self, engine: &mut Engine, step: &Step) -> Published {
+        let t = Instant::now();
+        if let Some(&m) = step.commands.iter().max() {
+            self.max_command = self.max_command.max(m);
+        }
+        let encoded = engine.with_dom(frame::encode);
+        let encode_ms = ms(t.elapsed());
+        let mut defaults = self.defaults.lock().unwrap_or_else(|e| e.into_inner());
+        let mut enums: BTreeMap<String, Value> = BTreeMap::new();
+        let models: Vec<Value> = encoded
+            .models
+            .iter()
+            .map(|&(r, node)| {
+                let generator = engine.with_dom(|d| match prop(d, r, KEYS.generator) {
+                    Some(Variant::Ref(g)) if d.get_by_ref(g).is_some() => Some(g),
+                    _ => None,
+                });
+                let declared = generator.and_then(|g| defaults.of(engine, g));
+                engine.with_dom(|d| {
+                    model_json(
+                        d,
+                        r,
+                        node,
+                        declared.as_deref(),
+                        &self.opened,
+                        engine.is_generating(r),
+                        &mut enums,
+                    )
+                })
+            })
+            .collect();
+        drop(defaults);
+        let gen_ms: f64 = step.reports.iter().map(|r| ms(r.elapsed)).sum();
+        let reports: Vec<Value> = step
+            .reports
+            .iter()
+            .map(|r| {
+                json!({
+                    "model": r.model.to_string(), "path": r.path, "ok": r.ok,
+                    "error": r.error, "ms": ms(r.elapsed), "instances": r.instances,
+                })
+            })
+            .collect();
+        let scene = json!({
+            "revision": step.revision,
+            "file": self.opened.file.display().to_string(),
+            "generator_file": self.opened.generator_file,
+            "save_path": self.opened.save_path.display().to_string(),
+            "busy": step.busy,
+            "parts": encoded.parts,
+            "instances": encoded.instances,
+            "nodes": encoded.nodes,
+            "batches": encoded.batches,
+            "models": models,
+            "enums": enums,
+            "reports": reports,
+            "panic": step.panic,
+            "timing": {
+                "step_ms": ms(step.step_time),
+                "gen_ms": gen_ms,
+                "encode_ms": encode_ms + 0.0,
+                "publish_ms": ms(t.elapsed()),
+            },
+        });
+        Published {
+            scene: scene.to_string(),
+            body: encoded.body,
+            max_command: self.max_command,
+            at: Instant::now(),
+        }
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1e6).round() / 1e3
+}
+
+fn prop(d: &WeakDom, r: Ref, key: rbx_dom_weak::Ustr) -> Option<Variant> {
+    d.get_by_ref(r)?.properties.get(&key).cloned()
+}
+
+fn model_json(
+    d: &WeakDom,
+    r: Ref,
+    node: usize,
+    declared: Option<&[(String, Variant)]>,
+    opened: &Opened,
+    generating: bool,
+    enums: &mut BTreeMap<String, Value>,
+) -> Value {
+    let inst = d.get_by_ref(r).expect("a model of the walk");
+    let current = match inst.properties.get(&KEYS.attributes) {
+        Some(Variant::Attributes(a)) => a.clone(),
+        _ => Attributes::new(),
+    };
+    // Declared attributes in declaration (name) order, then any others the model carries.
+    let mut attrs: Vec<(String, Variant, Option<Variant>)> = Vec::new();
+    for (name, default) in declared.unwrap_or(&[]) {
+        let value = current
+            .get(name.as_str())
+            .cloned()
+            .unwrap_or_else(|| default.clone());
+        attrs.push((name.clone(), value, Some(default.clone())));
+    }
+    for (name, value) in current.iter() {
+        if !attrs.iter().any(|(n, _, _)| n == name) {
+            attrs.push((name.clone(), value.clone(), None));
+        }
+    }
+    let size = match inst.properties.get(&KEYS.size) {
+        Some(Variant::Vector3(v)) => *v,
+        _ => rbx_types::Vector3::new(12.0, 12.0, 12.0),
+    };
+    let scale = match inst.properties.get(&KEYS.scale) {
+        Some(Variant::Float32(s)) => *s,
+        _ => 1.0,
+    };
+    let error = match inst.properties.get(&KEYS.generation_error) {
+        Some(Variant::String(s)) if !s.is_empty() => Some(s.clone()),
+        _ => None,
+    };
+    let mut cli = vec![
+        "procmodel".to_owned(),
+        "generate".to_owned(),
+        shell_quote(&opened.file.display().to_string()),
+        "--size".to_owned(),
+        cli_text(&Variant::Vector3(size)).unwrap_or_default(),
+    ];
+    if scale != 1.0 {
+        cli.push("--scale".into());
+        cli.push(cli_text(&Variant::Float32(scale)).unwrap_or_default());
+    }
+    let list: Vec<Value> = attrs
+        .iter()
+        .map(|(name, value, default)| {
+            if let Variant::EnumItem(e) = value {
+                enums.entry(e.ty.clone()).or_insert_with(|| {
+                    json!(
+                        enum_items(&e.ty)
+                            .into_iter()
+                            .map(|(n, v)| json!([n, v]))
+                            .collect::<Vec<_>>()
+                    )
+                });
+            }
+            let changed = default.as_ref().is_some_and(|d| d != value);
+            if changed && let Some(t) = cli_text(value) {
+                cli.push("--attr".into());
+                cli.push(shell_quote(&format!("{name}={t}")));
+            }
+            json!({
+                "name": name,
+                "type": type_name(value),
+                "value": to_json(value),
+                "default": default.as_ref().map(to_json),
+                "changed": changed,
+                "cli": cli_text(value),
+            })
+        })
+        .collect();
+    let stem = opened
+        .file
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("model");
+    cli.push("-o".into());
+    cli.push(shell_quote(&format!("{stem}.rbxm")));
+    json!({
+        "id": r.to_string(),
+        "node": node,
+        "name": inst.name,
+        "path": procmodel_dom::full_name(d, r),
+        "size": [size.x, size.y, size.z],
+        "scale": scale,
+        "error": error,
+        "generating": generating,
+        "attributes": list,
+        "cli": if opened.generator_file { Some(cli.join(" ")) } else { None },
+    })
+}

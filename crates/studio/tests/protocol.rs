@@ -1,0 +1,323 @@
+//! The server's protocol from a plain client: Host/Origin checks, assets, the scene message,
+//! edits echoed with their seq, malformed and wrong messages answered with errors while the
+//! connection and the scene stay, several clients in sync, exports, hot reload by rename.
+
+mod common;
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// A raw HTTP/1.1 GET; returns (status, body).
+fn get(addr: std::net::SocketAddr, path: &str, host: &str, origin: Option<&str>) -> (u16, Vec<u8>) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    let origin = origin
+        .map(|o| format!("Origin: {o}\r\n"))
+        .unwrap_or_default();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\n{origin}Connection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut buf = Vec::new();
+    s.read_to_end(&mut buf).unwrap();
+    let split = buf.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&buf[..split]).to_string();
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    let mut body = buf[split + 4..].to_vec();
+    if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        body = dechunk(&body);
+    }
+    (status, body)
+}
+
+fn dechunk(mut b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let line = b.windows(2).position(|w| w == b"\r\n").unwrap();
+        let n = usize::from_str_radix(std::str::from_utf8(&b[..line]).unwrap().trim(), 16).unwrap();
+        if n == 0 {
+            return out;
+        }
+        out.extend_from_slice(&b[line + 2..line + 2 + n]);
+        b = &b[line + 4 + n..];
+    }
+}
+
+#[test]
+fn r13_host_and_origin_are_checked() {
+    let (_dir, file) = common::fixture("hosts");
+    let s = common::studio(&file);
+    let a = s.addr();
+    let host = format!("127.0.0.1:{}", a.port());
+    let (st, body) = get(a, "/", &host, None);
+    assert_eq!(st, 200);
+    assert!(String::from_utf8_lossy(&body).contains("procmodel studio"));
+    assert_eq!(get(a, "/", &format!("localhost:{}", a.port()), None).0, 200);
+    // DNS rebinding: a foreign name pointing at 127.0.0.1.
+    let (st, body) = get(a, "/", "evil.example:80", None);
+    assert_eq!(st, 403);
+    assert!(String::from_utf8_lossy(&body).contains("evil.example"));
+    // Another site's page.
+    assert_eq!(get(a, "/ws", &host, Some("http://evil.example")).0, 403);
+    assert_eq!(
+        get(a, "/app.js", &host, Some(&format!("http://{host}"))).0,
+        200
+    );
+    // Assets: the vendored three.js is served; nothing outside the web folder is.
+    let (st, body) = get(a, "/vendor/three/three.module.js", &host, None);
+    assert_eq!(st, 200);
+    assert!(body.len() > 100_000);
+    assert_eq!(get(a, "/../Cargo.toml", &host, None).0, 404);
+    assert_eq!(get(a, "/nope.js", &host, None).0, 404);
+    // Exports of the generated scene.
+    let (st, glb) = get(a, "/export/glb", &host, None);
+    assert_eq!(st, 200);
+    assert_eq!(&glb[..4], b"glTF");
+    let (st, rbxm) = get(a, "/export/rbxm", &host, None);
+    assert_eq!(st, 200);
+    assert_eq!(&rbxm[..8], b"<roblox!");
+    assert_eq!(get(a, "/export/fbx", &host, None).0, 404);
+}
+
+async fn connect(addr: std::net::SocketAddr) -> Ws {
+    let req = format!("ws://{addr}/ws").into_client_request().unwrap();
+    tokio_tungstenite::connect_async(req).await.unwrap().0
+}
+
+/// The next scene message's header (skipping text messages, which go to `texts`).
+async fn scene(ws: &mut Ws, texts: &mut Vec<Value>) -> (Value, usize) {
+    loop {
+        let msg = tokio::time::timeout(Duration::from_secs(30), ws.next())
+            .await
+            .expect("a message in time")
+            .expect("open")
+            .expect("ok");
+        match msg {
+            Message::Binary(b) => {
+                assert_eq!(&b[..4], b"PMF1");
+                let n = u32::from_le_bytes(b[4..8].try_into().unwrap()) as usize;
+                let header: Value = serde_json::from_slice(&b[8..8 + n]).unwrap();
+                return (header, b.len() - 8 - n);
+            }
+            Message::Text(t) => texts.push(serde_json::from_str(t.as_str()).unwrap()),
+            _ => {}
+        }
+    }
+}
+
+/// The next text message.
+async fn text(ws: &mut Ws) -> Value {
+    loop {
+        let msg = tokio::time::timeout(Duration::from_secs(30), ws.next())
+            .await
+            .expect("a message in time")
+            .unwrap()
+            .unwrap();
+        if let Message::Text(t) = msg {
+            return serde_json::from_str(t.as_str()).unwrap();
+        }
+    }
+}
+
+/// Scene messages until one satisfies `ok`.
+async fn until(ws: &mut Ws, ok: impl Fn(&Value) -> bool) -> Value {
+    let mut texts = Vec::new();
+    loop {
+        let (h, _) = scene(ws, &mut texts).await;
+        if ok(&h) {
+            return h;
+        }
+    }
+}
+
+async fn send(ws: &mut Ws, v: Value) {
+    ws.send(Message::Text(v.to_string().into())).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r13_protocol_edits_errors_and_sync() {
+    let (dir, file) = common::fixture("protocol");
+    let s = common::studio(&file);
+    let mut a = connect(s.addr()).await;
+    let first = until(&mut a, |h| h["scene"]["parts"] == 10).await;
+    let sc = &first["scene"];
+    let model = sc["models"][0]["id"].as_str().unwrap().to_owned();
+    let attrs = sc["models"][0]["attributes"].as_array().unwrap();
+    let steps = attrs.iter().find(|x| x["name"] == "Steps").unwrap();
+    assert_eq!(steps["type"], "number");
+    assert_eq!(steps["default"], 10.0);
+    let color = attrs.iter().find(|x| x["name"] == "Color").unwrap();
+    assert_eq!(color["type"], "Color3");
+    assert_eq!(sc["batches"][0]["shape"], "Block");
+    assert_eq!(sc["batches"][0]["count"], 10);
+    let cli = sc["models"][0]["cli"].as_str().unwrap();
+    assert!(
+        cli.starts_with("procmodel generate ") && cli.contains("Staircase.luau"),
+        "{cli}"
+    );
+
+    // An edit: the frame that includes it echoes the seq with the server's time.
+    send(
+        &mut a,
+        json!({"type":"set_attribute","seq":1,"model":model,"name":"Steps","value":4}),
+    )
+    .await;
+    let h = until(&mut a, |h| h["scene"]["parts"] == 4).await;
+    let seqs = h["seqs"].as_array().unwrap();
+    assert_eq!(seqs[0]["seq"], 1);
+    assert!(seqs[0]["server_ms"].as_f64().unwrap() >= 0.0);
+    assert!(
+        h["scene"]["models"][0]["cli"]
+            .as_str()
+            .unwrap()
+            .contains("--attr Steps=4")
+    );
+
+    // A second client sees the same scene at once and the first one's edits.
+    let mut b = connect(s.addr()).await;
+    until(&mut b, |h| h["scene"]["parts"] == 4).await;
+    send(
+        &mut a,
+        json!({"type":"set_attribute","seq":2,"model":model,"name":"Offset","value":[0, 5, 0]}),
+    )
+    .await;
+    let hb = until(&mut b, |h| {
+        h["scene"]["models"][0]["attributes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["name"] == "Offset" && x["value"] == json!([0.0, 5.0, 0.0]))
+    })
+    .await;
+    // b did not send the edit: no seqs of its own.
+    assert!(hb["seqs"].as_array().unwrap().is_empty());
+
+    // Bad input: each answered with an error that names the problem; the connection stays.
+    let cases = [
+        (r#"{"type":"explode","seq":10}"#.to_owned(), "explode"),
+        ("not json".to_owned(), "malformed message"),
+        (r#"{"type":"undo"}"#.to_owned(), "seq"),
+        (json!({"type":"set_attribute","seq":11,"model":model,"name":"Nope","value":1}).to_string(), "no attribute 'Nope' (it has: Color, Grid, Hang, Label, Offset, StepSize, Steps)"),
+        (json!({"type":"set_attribute","seq":12,"model":model,"name":"Steps","value":"NaN"}).to_string(), "Steps: expected a number"),
+        (json!({"type":"set_attribute","seq":13,"model":model,"name":"Offset","value":[1, 2]}).to_string(), "x, y, z"),
+        (json!({"type":"set_attribute","seq":14,"model":model,"name":"Color","value":[2, 0, 0]}).to_string(), "between 0 and 1"),
+        (json!({"type":"set_attribute","seq":15,"model":"ffffffffffffffffffffffffffffffff","name":"Steps","value":1}).to_string(), "stale selection"),
+        (json!({"type":"set_attribute","seq":16,"model":"zz","name":"Steps","value":1}).to_string(), "not an instance id"),
+        (json!({"type":"set_size","seq":17,"model":model,"value":[1, -1, 1]}).to_string(), "Size must be finite and not negative"),
+        (json!({"type":"set_scale","seq":18,"model":model,"value":0}).to_string(), "Scale must be positive"),
+        (json!({"type":"save","seq":19,"path":"x.txt"}).to_string(), "not a scene file"),
+    ];
+    for (msg, want) in &cases {
+        a.send(Message::Text(msg.clone().into())).await.unwrap();
+        let e = text(&mut a).await;
+        assert_eq!(e["type"], "error", "{msg}: {e}");
+        assert!(e["message"].as_str().unwrap().contains(want), "{msg}: {e}");
+    }
+    a.send(Message::Binary(vec![1, 2, 3].into())).await.unwrap();
+    let e = text(&mut a).await;
+    assert!(e["message"].as_str().unwrap().contains("binary"), "{e}");
+
+    // Undo twice: back to the first scene; redo once.
+    send(&mut a, json!({"type":"undo","seq":20})).await;
+    send(&mut a, json!({"type":"undo","seq":21})).await;
+    until(&mut a, |h| h["scene"]["parts"] == 10).await;
+    send(&mut a, json!({"type":"redo","seq":22})).await;
+    until(&mut a, |h| h["scene"]["parts"] == 4).await;
+
+    // Hot reload after a rename-style save; then a generator error with its line.
+    let tmp = dir.join(".Staircase.luau.swp");
+    std::fs::write(
+        &tmp,
+        common::STAIRCASE.replace("-- FAIL HERE", "error(\"broken on purpose\")"),
+    )
+    .unwrap();
+    std::fs::rename(&tmp, &file).unwrap();
+    let h = until(&mut a, |h| !h["scene"]["models"][0]["error"].is_null()).await;
+    let err = h["scene"]["models"][0]["error"].as_str().unwrap();
+    assert!(
+        err.contains("broken on purpose") && err.contains("Staircase"),
+        "{err}"
+    );
+    std::fs::write(&tmp, common::STAIRCASE).unwrap();
+    std::fs::rename(&tmp, &file).unwrap();
+    until(&mut a, |h| {
+        h["scene"]["models"][0]["error"].is_null() && h["scene"]["parts"] == 4
+    })
+    .await;
+
+    // Save (atomic) to the default path beside the generator, then resync.
+    send(&mut a, json!({"type":"save","seq":30})).await;
+    let saved = text(&mut a).await;
+    assert_eq!(saved["type"], "saved", "{saved}");
+    let path = std::path::PathBuf::from(saved["path"].as_str().unwrap());
+    assert_eq!(path, dir.join("Staircase.rbxl").canonicalize().unwrap());
+    send(&mut a, json!({"type":"resync","seq":31})).await;
+    let h = until(&mut a, |_| true).await;
+    assert_eq!(h["scene"]["parts"], 4);
+    drop(a);
+    drop(b);
+    s.stop();
+
+    // The saved place opens as it is.
+    let s = common::studio(&path);
+    let mut c = connect(s.addr()).await;
+    let h = until(&mut c, |h| h["scene"]["parts"] == 4).await;
+    assert_eq!(h["scene"]["generator_file"], false);
+    assert!(h["scene"]["models"][0]["cli"].is_null());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r13_cancel_stops_a_hanging_generator() {
+    let (_dir, file) = common::fixture("cancel");
+    let s = common::studio(&file);
+    let mut a = connect(s.addr()).await;
+    let first = until(&mut a, |h| h["scene"]["parts"] == 10).await;
+    let model = first["scene"]["models"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    send(
+        &mut a,
+        json!({"type":"set_attribute","seq":1,"model":model,"name":"Hang","value":true}),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let started = std::time::Instant::now();
+    send(&mut a, json!({"type":"cancel","seq":2})).await;
+    let h = until(&mut a, |h| !h["scene"]["models"][0]["error"].is_null()).await;
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let err = h["scene"]["models"][0]["error"].as_str().unwrap();
+    assert!(err.contains(procmodel_luau::CANCEL_MESSAGE), "{err}");
+    send(
+        &mut a,
+        json!({"type":"set_attribute","seq":3,"model":model,"name":"Hang","value":false}),
+    )
+    .await;
+    until(&mut a, |h| {
+        h["scene"]["models"][0]["error"].is_null() && h["scene"]["parts"] == 10
+    })
+    .await;
+}
+
+#[test]
+fn r13_bad_files_are_errors() {
+    let e = procmodel_studio::Studio::start(procmodel_studio::Options::new("/nonexistent/x.luau"))
+        .err()
+        .expect("refused");
+    assert!(e.to_string().contains("x.luau"), "{e}");
+    let e = procmodel_studio::Studio::start(procmodel_studio::Options::new("Cargo.toml"))
+        .err()
+        .expect("refused");
+    assert!(e.to_string().contains("open a generator"), "{e}");
+}

@@ -1,0 +1,588 @@
+// procmodel studio page: scene tree, properties from the generators' Attributes, a three.js
+// viewport drawing the server's instanced batches, and the window.__studio test/latency hook.
+import * as THREE from 'three';
+import { OrbitControls } from 'three/addons/OrbitControls.js';
+
+const params = new URLSearchParams(location.search);
+const TEST = params.has('test');
+const $ = (id) => document.getElementById(id);
+
+// ----- viewport -------------------------------------------------------------------------
+const container = $('viewport');
+const renderer = new THREE.WebGLRenderer({ antialias: !TEST, preserveDrawingBuffer: false });
+renderer.setPixelRatio(TEST ? 1 : window.devicePixelRatio);
+container.appendChild(renderer.domElement);
+const scene = new THREE.Scene();
+const BACKGROUND = new THREE.Color(0x30343b);
+scene.background = BACKGROUND;
+const camera = new THREE.PerspectiveCamera(50, 1, 0.1, 20000);
+camera.position.set(30, 24, 30);
+const controls = new OrbitControls(camera, renderer.domElement);
+controls.enableDamping = !TEST;
+controls.zoomToCursor = true;
+scene.add(new THREE.HemisphereLight(0xdde6ff, 0x444038, 1.6));
+const sun = new THREE.DirectionalLight(0xffffff, 2.0);
+sun.position.set(40, 80, 25);
+scene.add(sun);
+const grid = new THREE.GridHelper(256, 64, 0x666a72, 0x454950);
+scene.add(grid);
+const axes = new THREE.AxesHelper(4);
+scene.add(axes);
+const content = new THREE.Group();
+scene.add(content);
+const sizeBox = new THREE.Box3Helper(new THREE.Box3(), 0xffcc33);
+sizeBox.visible = false;
+scene.add(sizeBox);
+
+function resize() {
+  const w = container.clientWidth || 640, h = container.clientHeight || 480;
+  renderer.setSize(w, h, true);
+  camera.aspect = w / h;
+  camera.updateProjectionMatrix();
+}
+new ResizeObserver(resize).observe(container);
+resize();
+
+const gl = renderer.getContext();
+const dbg = gl.getExtension('WEBGL_debug_renderer_info');
+const rendererName = dbg ? gl.getParameter(dbg.UNMASKED_RENDERER_WEBGL) : gl.getParameter(gl.RENDERER);
+
+// Unit geometries per shape (the instance matrix scales them to the part's size).
+function wedgeGeometry(corner) {
+  const g = new THREE.BufferGeometry();
+  const v = corner
+    ? [ // bottom rectangle, apex above (+X, +Y, -Z)
+      [-.5, -.5, -.5], [.5, -.5, -.5], [.5, -.5, .5], [-.5, -.5, .5], [.5, .5, -.5]]
+    : [ // bottom rectangle, top-back edge
+      [-.5, -.5, -.5], [.5, -.5, -.5], [.5, -.5, .5], [-.5, -.5, .5], [-.5, .5, .5], [.5, .5, .5]];
+  const faces = corner
+    ? [[0, 1, 2], [0, 2, 3], [1, 4, 2], [0, 4, 1], [2, 4, 3], [3, 4, 0]]
+    : [[0, 1, 2], [0, 2, 3], [3, 2, 5], [3, 5, 4], [0, 4, 5], [0, 5, 1], [0, 3, 4], [1, 5, 2]];
+  const pos = [];
+  for (const f of faces) for (const i of f) pos.push(...v[i]);
+  g.setAttribute('position', new THREE.Float32BufferAttribute(pos, 3));
+  g.computeVertexNormals();
+  // Faces were listed by hand; make them all face outwards.
+  const p = g.attributes.position, n = g.attributes.normal;
+  for (let i = 0; i < p.count; i += 3) {
+    const cx = (p.getX(i) + p.getX(i + 1) + p.getX(i + 2)) / 3, cy = (p.getY(i) + p.getY(i + 1) + p.getY(i + 2)) / 3, cz = (p.getZ(i) + p.getZ(i + 1) + p.getZ(i + 2)) / 3;
+    if (cx * n.getX(i) + cy * n.getY(i) + cz * n.getZ(i) < 0) {
+      const x1 = p.getX(i + 1), y1 = p.getY(i + 1), z1 = p.getZ(i + 1);
+      p.setXYZ(i + 1, p.getX(i + 2), p.getY(i + 2), p.getZ(i + 2));
+      p.setXYZ(i + 2, x1, y1, z1);
+    }
+  }
+  g.computeVertexNormals();
+  return g;
+}
+const cylinder = new THREE.CylinderGeometry(0.5, 0.5, 1, 24);
+cylinder.rotateZ(-Math.PI / 2);
+const GEOMETRY = {
+  Block: new THREE.BoxGeometry(1, 1, 1),
+  Ball: new THREE.SphereGeometry(0.5, 24, 12),
+  Cylinder: cylinder,
+  Wedge: wedgeGeometry(false),
+  CornerWedge: wedgeGeometry(true),
+};
+const TRIANGLES = Object.fromEntries(Object.entries(GEOMETRY).map(([k, g]) => [k, (g.index ? g.index.count : g.attributes.position.count) / 3]));
+
+// Enum.Material values → PBR approximations.
+const METAL = new Set([1040, 1056, 1088, 1072]);
+const materials = new Map();
+function material(value, transparency, ghost) {
+  const key = `${value}/${transparency}/${ghost}/${wireframe}`;
+  let m = materials.get(key);
+  if (!m) {
+    const neon = value === 288;
+    m = new THREE.MeshStandardMaterial({
+      roughness: value === 272 || value === 1568 ? 0.3 : METAL.has(value) ? 0.35 : 0.75,
+      metalness: METAL.has(value) ? 0.8 : 0.0,
+      wireframe,
+    });
+    if (neon) { m.emissive = new THREE.Color(0.3, 0.3, 0.3); }
+    const alpha = ghost ? 0.22 : 1 - transparency;
+    if (alpha < 1) { m.transparent = true; m.opacity = alpha; m.depthWrite = false; }
+    materials.set(key, m);
+  }
+  return m;
+}
+let wireframe = false;
+
+// ----- state --------------------------------------------------------------------------
+let state = null;           // the latest scene header
+let selected = null;        // selected node index
+let lastGood = new Map();   // model id → batches of its last successful generation (ghosts)
+let meshes = [];
+const stats = {
+  frames: 0, renderer: rendererName, instances: 0, parts: 0, triangles: 0, drawCalls: 0,
+  revision: 0, seqSent: 0, seqApplied: 0, seqPresented: 0, history: [], errors: [], fps: 0,
+};
+const timings = new Map(); // seq → timestamps
+const outstanding = new Map(); // seq → send time, until a frame or an answer includes it
+const waiters = [];
+let seq = 0;
+let ws = null;
+let retry = 250;
+
+function connect() {
+  ws = new WebSocket(`ws://${location.host}/ws`);
+  ws.binaryType = 'arraybuffer';
+  ws.onopen = () => { retry = 250; status(); };
+  ws.onclose = () => { outstanding.clear(); status('disconnected — reconnecting…'); setTimeout(connect, retry); retry = Math.min(retry * 2, 4000); };
+  ws.onmessage = (ev) => {
+    const t = performance.now();
+    if (typeof ev.data === 'string') return onText(JSON.parse(ev.data));
+    onScene(ev.data, t);
+  };
+}
+
+function send(msg) {
+  msg.seq = ++seq;
+  const tm = timings.get(msg.seq) || { t_input: performance.now() };
+  tm.t_send = performance.now();
+  timings.set(msg.seq, tm);
+  stats.seqSent = msg.seq;
+  outstanding.set(msg.seq, tm.t_send);
+  if (ws && ws.readyState === 1) ws.send(JSON.stringify(msg));
+  else toast('not connected: the edit was not sent');
+  return msg.seq;
+}
+
+function onText(m) {
+  if (m.seq != null) outstanding.delete(m.seq);
+  if (m.type === 'error') {
+    stats.errors.push(m);
+    toast(m.message);
+  } else if (m.type === 'saved') {
+    toast(`saved ${m.path}`, true);
+    stats.saved = m.path;
+  } else if (m.type === 'info') {
+    toast(m.message, true);
+  }
+}
+
+let toastTimer = 0;
+function toast(text, ok) {
+  const el = $('toast');
+  el.textContent = text;
+  el.style.background = ok ? '#20452a' : '';
+  el.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => { el.hidden = true; }, 6000);
+}
+
+function onScene(buf, tMsg) {
+  const dv = new DataView(buf);
+  const magic = String.fromCharCode(dv.getUint8(0), dv.getUint8(1), dv.getUint8(2), dv.getUint8(3));
+  if (magic !== 'PMF1') return toast('bad frame from the server');
+  const hlen = dv.getUint32(4, true);
+  const header = JSON.parse(new TextDecoder().decode(new Uint8Array(buf, 8, hlen)));
+  const sc = header.scene;
+  let off = 8 + hlen;
+  // Slice the body into batches.
+  const batches = sc.batches.map((b) => {
+    const n = b.count;
+    const matrices = new Float32Array(buf, off, n * 16); off += n * 64;
+    const colors = new Float32Array(buf, off, n * 3); off += n * 12;
+    const ids = new Uint32Array(buf, off, n); off += n * 4;
+    return { ...b, matrices, colors, ids };
+  });
+  state = sc;
+  stats.revision = sc.revision;
+  stats.instances = sc.instances;
+  stats.parts = sc.parts;
+  applyScene(sc, batches);
+  const tApplied = performance.now();
+  for (const s of header.seqs) {
+    const tm = timings.get(s.seq) || {};
+    Object.assign(tm, { t_msg: tMsg, t_applied: tApplied, server_ms: s.server_ms, gen_ms: sc.timing.gen_ms, encode_ms: sc.timing.encode_ms, pendingPresent: true });
+    timings.set(s.seq, tm);
+    stats.seqApplied = Math.max(stats.seqApplied, s.seq);
+    outstanding.delete(s.seq);
+  }
+  renderTree();
+  renderProperties();
+  renderOverlay();
+  status();
+}
+
+function applyScene(sc, batches) {
+  for (const m of meshes) { content.remove(m); m.dispose(); }
+  meshes = [];
+  const byModel = new Map();
+  for (const b of batches) {
+    const model = b.model >= 0 ? sc.models[b.model] : null;
+    if (model) { if (!byModel.has(model.id)) byModel.set(model.id, []); byModel.get(model.id).push(b); }
+  }
+  // Keep a copy of each successful model's batches; a failed model shows its last one ghosted.
+  for (const model of sc.models) {
+    if (!model.error) {
+      lastGood.set(model.id, (byModel.get(model.id) || []).map((b) => ({ ...b, matrices: b.matrices.slice(), colors: b.colors.slice(), ids: b.ids.slice() })));
+    }
+  }
+  const draw = (b, ghost) => {
+    if (b.count === 0) return;
+    const mesh = new THREE.InstancedMesh(GEOMETRY[b.shape] || GEOMETRY.Block, material(b.material, b.transparency, ghost), b.count);
+    mesh.instanceMatrix.array.set(b.matrices);
+    mesh.instanceMatrix.needsUpdate = true;
+    mesh.instanceColor = new THREE.InstancedBufferAttribute(ghost ? new Float32Array(b.count * 3).fill(0.6) : new Float32Array(b.colors), 3);
+    mesh.computeBoundingSphere();
+    mesh.userData = { ids: b.ids, ghost, shape: b.shape };
+    content.add(mesh);
+    meshes.push(mesh);
+  };
+  for (const b of batches) draw(b, false);
+  stats.ghosts = 0;
+  for (const model of sc.models) {
+    if (model.error && lastGood.has(model.id)) {
+      for (const b of lastGood.get(model.id)) { draw(b, true); stats.ghosts += b.count; }
+    }
+  }
+  stats.drawCalls = meshes.length;
+  stats.triangles = batches.reduce((t, b) => t + b.count * TRIANGLES[b.shape], 0);
+  if (!framedOnce && sc.parts > 0) { frameAll(); framedOnce = true; }
+  updateSizeBox();
+}
+let framedOnce = false;
+
+function boundsOf(filter) {
+  const box = new THREE.Box3(), m = new THREE.Matrix4(), p = new THREE.Vector3(), s = new THREE.Vector3(), q = new THREE.Quaternion();
+  for (const mesh of meshes) {
+    if (mesh.userData.ghost) continue;
+    const a = mesh.instanceMatrix.array, ids = mesh.userData.ids;
+    for (let i = 0; i < mesh.count; i++) {
+      if (filter && !filter(ids[i])) continue;
+      m.fromArray(a, i * 16).decompose(p, q, s);
+      const r = Math.max(s.x, s.y, s.z) * 0.87;
+      box.expandByPoint(p.clone().addScalar(r)).expandByPoint(p.clone().addScalar(-r));
+    }
+  }
+  return box;
+}
+function frameBox(box) {
+  if (box.isEmpty()) return;
+  const c = box.getCenter(new THREE.Vector3()), r = box.getSize(new THREE.Vector3()).length() / 2 || 1;
+  const dir = camera.position.clone().sub(controls.target).normalize();
+  controls.target.copy(c);
+  camera.position.copy(c).addScaledVector(dir, r / Math.sin(THREE.MathUtils.degToRad(camera.fov / 2)) * 1.05);
+  controls.update();
+}
+function frameAll() { frameBox(boundsOf(null)); }
+function frameSelected() {
+  if (selected == null) return frameAll();
+  const under = (id) => { for (let n = id; n >= 0; n = state.nodes[n].parent) if (n === selected) return true; return false; };
+  frameBox(boundsOf(under));
+}
+
+function selectedModel() {
+  if (!state || state.models.length === 0) return null;
+  for (let n = selected; n != null && n >= 0; n = state.nodes[n].parent) {
+    const m = state.models.find((x) => x.node === n);
+    if (m) return m;
+  }
+  return state.models[0];
+}
+
+function updateSizeBox() {
+  const m = selectedModel();
+  if (!m) { sizeBox.visible = false; return; }
+  // The model's Size box around the bounds of its results' centre.
+  const b = boundsOf((id) => { for (let n = id; n >= 0; n = state.nodes[n].parent) if (n === m.node) return true; return false; });
+  if (b.isEmpty()) { sizeBox.visible = false; return; }
+  const c = b.getCenter(new THREE.Vector3()), h = new THREE.Vector3(...m.size).multiplyScalar(0.5);
+  sizeBox.box.set(c.clone().sub(h), c.clone().add(h));
+  sizeBox.visible = true;
+}
+
+// ----- render loop and latency marks ----------------------------------------------------
+let renderedRevision = 0;
+let fpsT = performance.now(), fpsN = 0;
+function loop(now) {
+  // Edits whose frame was rendered in the previous callback are presented now.
+  for (const [s, tm] of timings) {
+    if (tm.rendered && !tm.t_presented) {
+      tm.t_presented = now;
+      stats.seqPresented = Math.max(stats.seqPresented, s);
+      stats.history.push({ seq: s, ...tm });
+      if (stats.history.length > 2000) stats.history.shift();
+      for (let i = waiters.length - 1; i >= 0; i--) if (waiters[i].seq <= s) { waiters[i].resolve(tm); waiters.splice(i, 1); }
+    }
+  }
+  controls.update();
+  renderer.render(scene, camera);
+  stats.frames++;
+  for (const tm of timings.values()) if (tm.pendingPresent) { tm.pendingPresent = false; tm.rendered = true; }
+  renderedRevision = stats.revision;
+  // Busy: the server says runs are in flight, or an edit has waited 300 ms for its frame.
+  let waiting = false;
+  for (const t of outstanding.values()) if (now - t > 300) waiting = true;
+  $('busy').hidden = !((state && state.busy) || waiting);
+  fpsN++;
+  if (now - fpsT > 1000) { stats.fps = fpsN * 1000 / (now - fpsT); fpsN = 0; fpsT = now; status(); }
+  requestAnimationFrame(loop);
+}
+requestAnimationFrame(loop);
+
+// ----- panels ---------------------------------------------------------------------------
+function status(text) {
+  const el = $('status');
+  if (text) { el.textContent = text; return; }
+  if (!state) { el.textContent = 'connecting…'; return; }
+  const t = state.timing;
+  el.textContent = `instances ${state.instances} · parts ${state.parts} · triangles ${stats.triangles} · draw calls ${stats.drawCalls} · generation ${t.gen_ms.toFixed(1)} ms · ${stats.fps.toFixed(0)} fps · rev ${state.revision}`;
+  $('file').textContent = state.file;
+}
+
+function renderTree() {
+  const el = $('tree');
+  el.textContent = '';
+  const depth = [];
+  state.nodes.forEach((n, i) => {
+    depth[i] = n.parent >= 0 ? depth[n.parent] + 1 : 0;
+    if (i === 0) return; // the DataModel
+    const d = document.createElement('div');
+    d.className = 'node' + (i === selected ? ' selected' : '');
+    d.style.paddingLeft = `${(depth[i] - 1) * 12 + 6}px`;
+    d.dataset.node = i;
+    d.textContent = n.name;
+    const c = document.createElement('span'); c.className = 'class'; c.textContent = n.class; d.appendChild(c);
+    if (n.hidden) { const h = document.createElement('span'); h.className = 'hidden'; h.textContent = ` (+${n.hidden} more)`; d.appendChild(h); }
+    d.onclick = () => select(i);
+    el.appendChild(d);
+  });
+}
+
+function select(i) {
+  selected = i;
+  renderTree();
+  renderProperties();
+  updateSizeBox();
+}
+
+function fmt(x) { return Number.isInteger(x) ? String(x) : String(Math.round(x * 1e4) / 1e4); }
+
+function numberField(label, value, isInt, commit, onDragEnd) {
+  const input = document.createElement('input');
+  input.type = 'text';
+  input.className = 'scrub';
+  input.value = fmt(value);
+  input.setAttribute('aria-label', label);
+  let start = null;
+  input.addEventListener('pointerdown', (e) => {
+    if (document.activeElement === input) return; // typing
+    start = { x: e.clientX, v: Number(input.value) || 0, moved: false };
+    input.setPointerCapture(e.pointerId);
+    e.preventDefault();
+  });
+  input.addEventListener('pointermove', (e) => {
+    if (!start) return;
+    const dx = e.clientX - start.x;
+    if (Math.abs(dx) < 3 && !start.moved) return;
+    start.moved = true;
+    const step = (isInt ? 1 : 0.1) * (e.shiftKey ? 0.1 : 1) * (e.ctrlKey ? 10 : 1);
+    let v = start.v + Math.round(dx / 4) * step;
+    v = isInt && !e.shiftKey ? Math.round(v) : Math.round(v * 1e4) / 1e4;
+    if (String(v) !== input.value) { input.value = fmt(v); commit(v); }
+  });
+  input.addEventListener('pointerup', () => {
+    const s = start; start = null;
+    if (s && !s.moved) { input.focus(); input.select(); } else if (onDragEnd) onDragEnd();
+  });
+  input.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter') {
+      const v = Number(input.value);
+      if (input.value.trim() === '' || !Number.isFinite(v)) { input.classList.add('bad'); toast(`${label}: not a number`); return; }
+      input.classList.remove('bad');
+      commit(v);
+      input.blur();
+    } else if (e.key === 'Escape') { input.value = fmt(value); input.blur(); }
+  });
+  return input;
+}
+
+function textField(label, text, parse, commit) {
+  const input = document.createElement('input');
+  input.type = 'text';
+  input.value = text;
+  input.setAttribute('aria-label', label);
+  const go = () => {
+    const r = parse(input.value);
+    if (r === undefined) { input.classList.add('bad'); toast(`${label}: cannot read '${input.value}'`); return; }
+    input.classList.remove('bad');
+    if (input.value !== text) commit(r);
+  };
+  input.addEventListener('keydown', (e) => { if (e.key === 'Enter') { go(); input.blur(); } });
+  input.addEventListener('change', go);
+  return input;
+}
+
+const parseList = (n) => (s) => {
+  const xs = s.split(',').map((x) => x.trim()).filter((x) => x !== '').map(Number);
+  return xs.length === n && xs.every(Number.isFinite) ? xs : undefined;
+};
+
+function attributeWidget(model, a) {
+  const set = (value) => setAttribute(model.id, a.name, value);
+  switch (a.type) {
+    case 'number': {
+      const isInt = Number.isInteger(a.default ?? a.value);
+      return numberField(a.name, a.value, isInt, set);
+    }
+    case 'boolean': {
+      const c = document.createElement('input');
+      c.type = 'checkbox'; c.checked = a.value; c.setAttribute('aria-label', a.name);
+      c.onchange = () => set(c.checked);
+      return c;
+    }
+    case 'string': return textField(a.name, a.value, (s) => s, set);
+    case 'Vector3': return textField(a.name, a.value.map(fmt).join(', '), parseList(3), set);
+    case 'Vector2': return textField(a.name, a.value.map(fmt).join(', '), parseList(2), set);
+    case 'NumberRange': return textField(a.name, a.value.map(fmt).join(', '), parseList(2), set);
+    case 'BrickColor': return textField(a.name, a.value, (s) => s, set);
+    case 'Color3': {
+      const wrap = document.createElement('span');
+      wrap.style.display = 'flex'; wrap.style.flex = '1'; wrap.style.gap = '4px';
+      const hex = '#' + a.value.map((x) => Math.round(x * 255).toString(16).padStart(2, '0')).join('');
+      const pick = document.createElement('input');
+      pick.type = 'color'; pick.value = hex; pick.setAttribute('aria-label', `${a.name} colour`);
+      pick.oninput = () => { const v = pick.value; set([1, 3, 5].map((i) => parseInt(v.slice(i, i + 2), 16) / 255)); };
+      const text = textField(a.name, a.value.map((x) => Math.round(x * 255)).join(', '), (s) => {
+        const xs = parseList(3)(s); return xs && xs.every((x) => x >= 0 && x <= 255) ? xs.map((x) => x / 255) : undefined;
+      }, set);
+      wrap.append(pick, text);
+      return wrap;
+    }
+    case 'EnumItem': {
+      const s = document.createElement('select');
+      s.setAttribute('aria-label', a.name);
+      for (const [name, v] of state.enums[a.value.enum] || []) {
+        const o = document.createElement('option'); o.value = v; o.textContent = name; o.selected = v === a.value.value; s.appendChild(o);
+      }
+      s.onchange = () => set(Number(s.value));
+      return s;
+    }
+    default: {
+      const span = document.createElement('span'); span.textContent = JSON.stringify(a.value); return span;
+    }
+  }
+}
+
+function renderProperties() {
+  const el = $('properties');
+  // Do not rebuild under a field being typed into (the next frame would reset it).
+  if (el.contains(document.activeElement) && document.activeElement.tagName === 'INPUT' && document.activeElement.type === 'text') return;
+  el.textContent = '';
+  const node = selected != null ? state.nodes[selected] : null;
+  const model = selectedModel();
+  const h = document.createElement('h2');
+  h.textContent = node && node !== (model && state.nodes[model.node]) ? `${node.class} "${node.name}"` : model ? `ProceduralModel "${model.name}"` : 'No ProceduralModel';
+  el.appendChild(h);
+  if (!model) return;
+  const row = (label, widget, changed, reset) => {
+    const r = document.createElement('div'); r.className = 'prop' + (changed ? ' changed' : '');
+    const l = document.createElement('label'); l.textContent = label; l.title = label;
+    r.append(l, widget);
+    if (reset) { const b = document.createElement('button'); b.className = 'reset'; b.textContent = '↺'; b.title = 'Reset to default'; b.setAttribute('aria-label', `Reset ${label}`); b.onclick = reset; r.appendChild(b); }
+    el.appendChild(r);
+  };
+  const sec = (t) => { const x = document.createElement('h3'); x.textContent = t; el.appendChild(x); };
+  sec('Model');
+  row('Size', textField('Size', model.size.map(fmt).join(', '), parseList(3), (v) => send({ type: 'set_size', model: model.id, value: v })));
+  row('Scale', numberField('Scale', model.scale, false, (v) => send({ type: 'set_scale', model: model.id, value: v })));
+  sec('Attributes');
+  for (const a of model.attributes) {
+    const w = attributeWidget(model, a);
+    if (a.cli != null) w.title = `--attr ${a.name}=${a.cli}`;
+    row(a.name, w, a.changed, a.default != null && a.changed ? () => send({ type: 'reset_attribute', model: model.id, name: a.name }) : null);
+  }
+  const regen = document.createElement('button'); regen.textContent = 'Regenerate';
+  regen.onclick = () => send({ type: 'regenerate', model: model.id });
+  el.appendChild(regen);
+  if (model.cli) { const c = document.createElement('div'); c.className = 'cli'; c.textContent = model.cli; el.appendChild(c); }
+}
+
+function renderOverlay() {
+  const el = $('overlay');
+  const failed = state.models.filter((m) => m.error);
+  el.hidden = failed.length === 0;
+  el.textContent = failed.map((m) => `${m.path}: generation failed\n${m.error}`).join('\n\n');
+}
+
+function setAttribute(model, name, value) {
+  const tm = { t_input: performance.now() };
+  timings.set(seq + 1, tm);
+  return send({ type: 'set_attribute', model, name, value });
+}
+
+// ----- toolbar and keys -----------------------------------------------------------------
+$('undo').onclick = () => send({ type: 'undo' });
+$('redo').onclick = () => send({ type: 'redo' });
+$('save').onclick = () => send({ type: 'save' });
+$('save-as').onclick = () => { const p = prompt('Save as (path or file name):', state ? state.save_path : ''); if (p) send({ type: 'save', path: p }); };
+$('cancel').onclick = () => send({ type: 'cancel' });
+$('frame-all').onclick = frameAll;
+$('wireframe').onchange = (e) => { wireframe = e.target.checked; materials.clear(); if (state) ws.send(JSON.stringify({ type: 'resync', seq: ++seq })); };
+$('screenshot').onclick = () => {
+  renderer.render(scene, camera);
+  renderer.domElement.toBlob((blob) => { const a = document.createElement('a'); a.href = URL.createObjectURL(blob); a.download = 'procmodel-studio.png'; a.click(); });
+};
+$('copy-cli').onclick = async () => {
+  const m = selectedModel();
+  if (!m || !m.cli) return toast('no generator file to reproduce (a place was opened)');
+  try { await navigator.clipboard.writeText(m.cli); toast('copied: ' + m.cli, true); } catch { toast(m.cli, true); }
+  stats.copied = m.cli;
+};
+window.addEventListener('keydown', (e) => {
+  if (e.target.tagName === 'INPUT' || e.target.tagName === 'SELECT') return;
+  const k = e.key.toLowerCase();
+  if ((e.ctrlKey || e.metaKey) && k === 'z') { e.preventDefault(); send({ type: e.shiftKey ? 'redo' : 'undo' }); }
+  else if ((e.ctrlKey || e.metaKey) && k === 'y') { e.preventDefault(); send({ type: 'redo' }); }
+  else if (k === 'f') frameSelected();
+  else if (e.key === 'Home') frameAll();
+});
+
+// Click to pick: the instance's tree node becomes the selection.
+const ray = new THREE.Raycaster();
+let down = null;
+renderer.domElement.addEventListener('pointerdown', (e) => { down = [e.clientX, e.clientY]; });
+renderer.domElement.addEventListener('pointerup', (e) => {
+  if (!down || Math.hypot(e.clientX - down[0], e.clientY - down[1]) > 4) return;
+  const r = renderer.domElement.getBoundingClientRect();
+  ray.setFromCamera(new THREE.Vector2(((e.clientX - r.left) / r.width) * 2 - 1, -((e.clientY - r.top) / r.height) * 2 + 1), camera);
+  const hit = ray.intersectObjects(meshes.filter((m) => !m.userData.ghost), false)[0];
+  if (hit && hit.instanceId != null) select(hit.object.userData.ids[hit.instanceId]);
+});
+
+// ----- the test and latency hook --------------------------------------------------------
+window.__studio = {
+  stats,
+  get state() { return state; },
+  setAttribute,
+  send: (msg) => send(msg),
+  sendRaw: (text) => ws.send(text),
+  select,
+  frameAll,
+  waitPresented: (s) => new Promise((resolve) => {
+    const tm = timings.get(s);
+    if (tm && tm.t_presented) return resolve(tm);
+    waiters.push({ seq: s, resolve });
+  }),
+  // Renders and reads the pixels back in the same task.
+  sample: () => {
+    renderer.render(scene, camera);
+    const w = gl.drawingBufferWidth, h = gl.drawingBufferHeight;
+    const px = new Uint8Array(w * h * 4);
+    gl.readPixels(0, 0, w, h, gl.RGBA, gl.UNSIGNED_BYTE, px);
+    const bg = BACKGROUND.clone().convertLinearToSRGB();
+    const br = Math.round(bg.r * 255), bgG = Math.round(bg.g * 255), bb = Math.round(bg.b * 255);
+    let other = 0; const colours = new Set();
+    for (let i = 0; i < px.length; i += 16) {
+      const d = Math.abs(px[i] - br) + Math.abs(px[i + 1] - bgG) + Math.abs(px[i + 2] - bb);
+      if (d > 24) { other++; colours.add((px[i] >> 4) << 8 | (px[i + 1] >> 4) << 4 | (px[i + 2] >> 4)); }
+    }
+    return { nonBackgroundFraction: other / (px.length / 16), distinctColours: colours.size, width: w, height: h };
+  },
+  hideHelpers: (hide) => { grid.visible = !hide; axes.visible = !hide; sizeBox.visible = !hide; },
+};
+
+connect();
