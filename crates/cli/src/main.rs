@@ -11,6 +11,7 @@ mod new;
 mod output;
 mod regen;
 mod run;
+mod studio;
 mod terrain;
 
 use clap::{Parser, Subcommand};
@@ -46,6 +47,8 @@ enum Command {
     New(new::Args),
     /// Show a generator's attributes, their types and defaults.
     Info(info::Args),
+    /// Open a generator or a scene in the browser editor (127.0.0.1).
+    Studio(studio::Args),
     /// Run a plain Luau script with a DataModel it may modify.
     Run(run::Args),
     /// Regenerate the dirty (or all) ProceduralModels of a scene and save it.
@@ -63,6 +66,7 @@ fn main() -> ExitCode {
         Command::New(a) => new::run(a),
         Command::Info(a) => info::run(a),
         Command::Run(a) => run::run(a),
+        Command::Studio(a) => studio::run(a),
         Command::Regen(a) => regen::run(a),
         Command::Export(a) => export::run(a),
         Command::Terrain(a) => terrain::run(a),
