@@ -282,8 +282,9 @@ async fn send_latest(
     *sent = frame.revision;
     let p = &frame.value;
     // The edits of this page the snapshot includes, with the server's share of their latency.
+    // Only once nothing is in flight do the results include them.
     let mut seqs = Vec::new();
-    {
+    if !p.busy {
         let mut pending = lock(&app.pending);
         let done: Vec<u64> = pending
             .range(..=p.max_command)

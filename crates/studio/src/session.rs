@@ -152,6 +152,8 @@ pub struct Published {
     pub body: Vec<u8>,
     /// Highest command id applied so far (ids are handed out in order).
     pub max_command: u64,
+    /// Generations still in flight: the edits so far are not yet all in the geometry.
+    pub busy: bool,
     pub at: Instant,
 }
 
@@ -239,6 +241,7 @@ impl Publisher {
             scene: scene.to_string(),
             body: encoded.body,
             max_command: self.max_command,
+            busy: step.busy,
             at: Instant::now(),
         }
     }
