@@ -6,4 +6,7 @@ cd "$(dirname "$0")/.."
 if [ ! -d crates/export/tests/validator/node_modules ]; then
     npm ci --prefix crates/export/tests/validator --no-audit --no-fund --loglevel=error
 fi
+if [ ! -d crates/studio/tests/browser/node_modules ]; then
+    npm ci --prefix crates/studio/tests/browser --no-audit --no-fund --loglevel=error
+fi
 cargo test --workspace "$@"
