@@ -8,13 +8,16 @@
 //! the engine (failures are data: placeholder + `GenerationError`).
 
 mod apply;
+pub mod cache;
 mod fingerprint;
 mod parallel;
+pub mod provenance;
 mod scene;
 mod undo;
 
 pub mod thread;
 
+pub use cache::ResultCache;
 pub use scene::{
     AttributeBlobError, SceneFormat, check_attributes, read_bytes as read_scene_bytes,
     remove_stale_temp_files, write_atomic, write_atomic_with,
@@ -55,6 +58,9 @@ pub struct EngineConfig {
     /// (beyond Roblox: a generator that calls `params:Pause()` forever never hits the
     /// no-yield timeout). Time spent waiting between frames does not count.
     pub run_limit: Duration,
+    /// Where applied results are looked up before a generation starts and stored after one
+    /// succeeds (`cache.rs`); None: always generate.
+    pub cache: Option<std::sync::Arc<dyn ResultCache>>,
 }
 
 impl Default for EngineConfig {
@@ -68,6 +74,7 @@ impl Default for EngineConfig {
             frame_budget: None,
             jobs: 1,
             run_limit: Duration::from_secs(60),
+            cache: None,
         }
     }
 }
@@ -109,6 +116,8 @@ pub(crate) struct EngineState {
     in_flight: HashMap<Ref, InFlight>,
     /// Called with every report as it is made (progress display).
     on_report: Option<Box<dyn FnMut(&Report)>>,
+    /// Cache keys of runs in progress (filled when they succeed).
+    cache_keys: HashMap<Ref, [u8; 32]>,
 }
 
 /// A generation that waits for a later frame.
@@ -155,6 +164,7 @@ impl Engine {
             pool: Default::default(),
             on_report: None,
             in_flight: HashMap::new(),
+            cache_keys: HashMap::new(),
         });
         Engine { host }
     }
@@ -553,6 +563,9 @@ impl Engine {
             Ok(p) => p,
             Err(msg) => return Some(self.fail(model, msg, started.elapsed())),
         };
+        if let Some(hit) = self.cached(model, &prepared, started) {
+            return Some(hit);
+        }
         let mut required = std::mem::take(&mut self.st().required);
         let outcome = apply::start(&self.host, &prepared, &mut required);
         self.st().required = required;
@@ -713,7 +726,9 @@ impl Engine {
     /// generating; results of different models touch disjoint parts of the tree, so the order
     /// they are applied in does not change the scene. Reports come back in the order of
     /// `models`.
-    fn generate_parallel(&mut self, models: &[Ref], jobs: usize, max_depth: usize) -> Vec<Report> {
+    fn generate_parallel(&mut self, all: &[Ref], jobs: usize, max_depth: usize) -> Vec<Report> {
+        let (mut reports, misses) = self.cached_all(all);
+        let models = &misses[..];
         let host_config = self.st().config.host.clone();
         let helpers = jobs.min(models.len()).saturating_sub(1);
         // The pivot each model's results land on is pinned first, so the copies (which leave
@@ -736,7 +751,6 @@ impl Engine {
         drop(tx);
         let mut required = std::mem::take(&mut self.st().required);
         let host = self.host.clone();
-        let mut reports: HashMap<Ref, Report> = HashMap::with_capacity(models.len());
         while let Some(m) = queue.take() {
             let (m, result, elapsed) = parallel::run_one(&host, m, &mut required);
             let own = result.map(|(p, o)| (p, o, None));
@@ -753,8 +767,7 @@ impl Engine {
             reports.insert(f.model, r);
         }
         self.st().required = required;
-        models
-            .iter()
+        all.iter()
             .map(|&m| match reports.remove(&m) {
                 Some(r) => r,
                 None => {
@@ -813,6 +826,7 @@ impl Engine {
     /// from (fingerprinted after applying — filling in default attributes is not a change) and
     /// the results joining the undo step that caused the run.
     fn finish(&mut self, model: Ref, outcome: Result<usize, String>, elapsed: Duration) -> Report {
+        self.record_and_fill(model, outcome.is_ok());
         let fp = self.fingerprint(model);
         self.st().states.entry(model).or_default().applied = Some(fp);
         let host = self.host.clone();

@@ -1,0 +1,386 @@
+//! Provenance: what a model's results were made from, recorded on its GeneratedFolder, and
+//! the per-input digests that let `status` say *which* input changed since (the engine's own
+//! fingerprint in `fingerprint.rs` is one number, for dirty tracking within a process).
+//!
+//! Two attributes on every GeneratedFolder the engine applies (results or error placeholder):
+//! - `ProcmodelInputs` (string): `v<epoch>` then one `name=digest` token per input, space
+//!   separated; a digest is the first 16 hex digits of the input's BLAKE3 digest. Inputs:
+//!   `size` (Size ÷ Scale, rounded as the fingerprint rounds it), `attr.<Name>` per attribute
+//!   (its type and value, `procmodel_dom::hash::value_digest`), `generator` (the module's
+//!   full name), `source` (its Source), `sandbox` (Sandboxed and Capabilities), `modules`
+//!   (every other ModuleScript of the scene outside results: name, Source, sandbox — what
+//!   the generator may require; procmodel does not yet track which ones it did).
+//! - `ProcmodelContentHash` (string, results only): the 64-hex content hash of the folder's
+//!   children (`procmodel_dom::hash::children_hash`).
+//!
+//! Unlike the in-process fingerprint, nothing here depends on referents, so digests compare
+//! across processes and machines (the cache keys and lockfiles rely on that).
+
+use crate::apply::{generator_of, prop, results_folder};
+use procmodel_dom::hash::{children_hash, to_hex, value_digest};
+use procmodel_dom::keys::KEYS;
+use rbx_dom_weak::WeakDom;
+use rbx_types::{Ref, Variant};
+
+/// The determinism epoch: bumped whenever a change of procmodel may change the bytes a
+/// generation produces for the same inputs (the Luau VM, the datatypes' arithmetic, the
+/// toolkit's algorithms, result application, the content-hash encoding). Cache entries and
+/// lockfiles of another epoch are never trusted.
+pub const EPOCH: u32 = 1;
+
+/// Attribute of a GeneratedFolder: the inputs it was made from.
+pub const INPUTS_ATTRIBUTE: &str = "ProcmodelInputs";
+/// Attribute of a GeneratedFolder: the content hash of its children.
+pub const CONTENT_HASH_ATTRIBUTE: &str = "ProcmodelContentHash";
+
+/// One input of a generation and its digest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputPart {
+    /// `size`, `attr.<Name>`, `generator`, `source`, `sandbox` or `modules`.
+    pub name: String,
+    pub digest: [u8; 32],
+}
+
+/// Every input of a model's generation, in a fixed order (size, attributes by name,
+/// generator, source, sandbox, modules).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Inputs {
+    pub parts: Vec<InputPart>,
+}
+
+fn digest(bytes: &[u8]) -> [u8; 32] {
+    *blake3::hash(bytes).as_bytes()
+}
+
+fn short(d: &[u8; 32]) -> String {
+    to_hex(d)[..16].to_owned()
+}
+
+impl Inputs {
+    /// The inputs of `model` as the scene holds them now.
+    pub fn of(dom: &WeakDom, model: Ref) -> Inputs {
+        let mut parts = Vec::new();
+        let mut push = |name: String, d: [u8; 32]| parts.push(InputPart { name, digest: d });
+        let Some(inst) = dom.get_by_ref(model) else {
+            return Inputs::default();
+        };
+        let scale = match prop(inst, KEYS.scale) {
+            Some(Variant::Float32(s)) if *s > 0.0 => *s,
+            _ => 1.0,
+        };
+        let mut size = Vec::new();
+        if let Some(Variant::Vector3(s)) = prop(inst, KEYS.size) {
+            for c in [s.x, s.y, s.z] {
+                size.extend_from_slice(&procmodel_dom::input_size_key(c, scale).to_le_bytes());
+            }
+        }
+        push("size".into(), digest(&size));
+        if let Some(Variant::Attributes(a)) = prop(inst, KEYS.attributes) {
+            for (k, v) in a.iter() {
+                push(format!("attr.{k}"), value_digest(v));
+            }
+        }
+        let module = generator_of(dom, model);
+        let name = module.map(|g| procmodel_dom::full_name(dom, g));
+        push(
+            "generator".into(),
+            digest(name.as_deref().unwrap_or("\0none").as_bytes()),
+        );
+        let minst = module.and_then(|g| dom.get_by_ref(g));
+        let source = match minst.and_then(|i| prop(i, KEYS.source)) {
+            Some(Variant::String(s)) => digest(s.as_bytes()),
+            _ => digest(b"\0none"),
+        };
+        push("source".into(), source);
+        push("sandbox".into(), sandbox_digest(minst));
+        push("modules".into(), modules_digest(dom, module));
+        Inputs { parts }
+    }
+
+    /// The cache key of a generation from these inputs placed at `model`'s pivot and scale
+    /// (the cached results are the applied ones), in this epoch.
+    pub fn cache_key(&self, dom: &WeakDom, model: Ref) -> [u8; 32] {
+        let mut h = blake3::Hasher::new();
+        h.update(b"procmodel-cache-key\0");
+        h.update(&EPOCH.to_le_bytes());
+        for p in &self.parts {
+            h.update(&(p.name.len() as u64).to_le_bytes());
+            h.update(p.name.as_bytes());
+            h.update(&p.digest);
+        }
+        let pivot = procmodel_dom::get_pivot(dom, model).unwrap_or_default();
+        for x in pivot.to_cols_array() {
+            h.update(&x.to_bits().to_le_bytes());
+        }
+        let scale = dom
+            .get_by_ref(model)
+            .map_or(1.0, procmodel_dom::model_scale);
+        h.update(&scale.to_bits().to_le_bytes());
+        *h.finalize().as_bytes()
+    }
+
+    /// The `ProcmodelInputs` attribute value.
+    pub fn to_attribute(&self) -> String {
+        let mut s = format!("v{EPOCH}");
+        for p in &self.parts {
+            s.push(' ');
+            s.push_str(&p.name);
+            s.push('=');
+            s.push_str(&short(&p.digest));
+        }
+        s
+    }
+}
+
+fn sandbox_digest(module: Option<&rbx_dom_weak::Instance>) -> [u8; 32] {
+    let sandboxed = matches!(
+        module.and_then(|i| prop(i, KEYS.sandboxed)),
+        Some(Variant::Bool(true))
+    );
+    let caps = match module.and_then(|i| prop(i, KEYS.capabilities)) {
+        Some(Variant::SecurityCapabilities(c)) => c.bits(),
+        _ => 0,
+    };
+    let mut b = vec![sandboxed as u8];
+    b.extend_from_slice(&caps.to_le_bytes());
+    digest(&b)
+}
+
+/// Every ModuleScript of the scene outside GeneratedFolders except `generator`, by full
+/// name (then digest, for namesakes), each with the digest of its Source and sandbox state.
+pub fn modules(dom: &WeakDom, generator: Option<Ref>) -> Vec<(String, [u8; 32])> {
+    let mut found: Vec<(String, [u8; 32])> = Vec::new();
+    let mut stack = vec![dom.root_ref()];
+    while let Some(r) = stack.pop() {
+        let Some(i) = dom.get_by_ref(r) else { continue };
+        if i.class == "GeneratedFolder" {
+            continue;
+        }
+        if i.class == "ModuleScript" && Some(r) != generator {
+            let src = match prop(i, KEYS.source) {
+                Some(Variant::String(s)) => s.as_str(),
+                _ => "",
+            };
+            let mut b = digest(src.as_bytes()).to_vec();
+            b.extend_from_slice(&sandbox_digest(Some(i)));
+            found.push((procmodel_dom::full_name(dom, r), digest(&b)));
+        }
+        stack.extend(i.children().iter().copied());
+    }
+    found.sort();
+    found
+}
+
+fn modules_digest(dom: &WeakDom, generator: Option<Ref>) -> [u8; 32] {
+    let mut h = blake3::Hasher::new();
+    for (name, d) in &modules(dom, generator) {
+        h.update(&(name.len() as u64).to_le_bytes());
+        h.update(name.as_bytes());
+        h.update(d);
+    }
+    *h.finalize().as_bytes()
+}
+
+/// The module `model`'s Generator points at, when it is in the scene.
+pub fn generator(dom: &WeakDom, model: Ref) -> Option<Ref> {
+    generator_of(dom, model)
+}
+
+/// The model's current GeneratedFolder.
+pub fn results(dom: &WeakDom, model: Ref) -> Option<Ref> {
+    results_folder(dom, model)
+}
+
+/// ProceduralModels of the scene, pre-order.
+pub fn models(dom: &WeakDom) -> Vec<Ref> {
+    crate::apply::models_in_scene(dom)
+}
+
+/// Inputs as recorded in a `ProcmodelInputs` attribute.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recorded {
+    pub epoch: u32,
+    /// (input name, 16 hex digits).
+    pub parts: Vec<(String, String)>,
+}
+
+impl Recorded {
+    /// Parses a `ProcmodelInputs` value; None when it is not one.
+    pub fn parse(s: &str) -> Option<Recorded> {
+        let mut tokens = s.split(' ');
+        let epoch = tokens.next()?.strip_prefix('v')?.parse().ok()?;
+        let mut parts = Vec::new();
+        for t in tokens {
+            let (name, d) = t.split_once('=')?;
+            if d.len() != 16 || !d.bytes().all(|b| b.is_ascii_hexdigit()) || name.is_empty() {
+                return None;
+            }
+            parts.push((name.to_owned(), d.to_owned()));
+        }
+        Some(Recorded { epoch, parts })
+    }
+}
+
+/// Which inputs differ between what the results were made from and the scene now, named
+/// for people: `Size`, `attribute X`, `Source`, `sandbox`, `generator`, `modules`, `epoch`.
+pub fn changes(now: &Inputs, recorded: &Recorded) -> Vec<String> {
+    let mut out = Vec::new();
+    if recorded.epoch != EPOCH {
+        out.push(format!("epoch (made in {}, now {EPOCH})", recorded.epoch));
+    }
+    let human = |name: &str| match name {
+        "size" => "Size".to_owned(),
+        "source" => "Source".to_owned(),
+        n => match n.strip_prefix("attr.") {
+            Some(a) => format!("attribute {a}"),
+            None => n.to_owned(),
+        },
+    };
+    for p in &now.parts {
+        match recorded.parts.iter().find(|(n, _)| *n == p.name) {
+            Some((_, d)) if *d == short(&p.digest) => {}
+            Some(_) => out.push(human(&p.name)),
+            None => out.push(format!("{} (added)", human(&p.name))),
+        }
+    }
+    for (n, _) in &recorded.parts {
+        if !now.parts.iter().any(|p| p.name == *n) {
+            out.push(format!("{} (removed)", human(n)));
+        }
+    }
+    out
+}
+
+/// Records provenance on the model's current GeneratedFolder (after a run was applied or
+/// failed): the inputs, and for results their content hash.
+pub fn record(dom: &mut WeakDom, model: Ref, ok: bool) {
+    let Some(folder) = results_folder(dom, model) else {
+        return;
+    };
+    let inputs = Inputs::of(dom, model).to_attribute();
+    let hash = ok.then(|| to_hex(&children_hash(dom, folder)));
+    let Some(inst) = dom.get_by_ref_mut(folder) else {
+        return;
+    };
+    let mut attrs = match prop(inst, KEYS.attributes) {
+        Some(Variant::Attributes(a)) => a.clone(),
+        _ => rbx_types::Attributes::new(),
+    };
+    attrs.insert(INPUTS_ATTRIBUTE.to_owned(), Variant::String(inputs));
+    match hash {
+        Some(h) => attrs.insert(CONTENT_HASH_ATTRIBUTE.to_owned(), Variant::String(h)),
+        None => attrs.remove(CONTENT_HASH_ATTRIBUTE),
+    };
+    inst.properties
+        .insert(KEYS.attributes, Variant::Attributes(attrs));
+}
+
+/// What `procmodel status` says about a model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Status {
+    /// The results were made from the current inputs and not edited since.
+    Fresh,
+    /// Regenerating would give other results: the reasons (inputs that changed, `Dirty`
+    /// set, results edited since they were generated, no provenance recorded).
+    Stale(Vec<String>),
+    /// The last generation from the current inputs failed with this error.
+    Failed(String),
+    /// No results.
+    NeverGenerated,
+    /// Generator is nil: the results are kept as they are and never regenerated.
+    Baked,
+}
+
+/// A string attribute of `r` (also when a binary file gave it back as a `BinaryString`).
+pub fn string_attribute(dom: &WeakDom, r: Ref, name: &str) -> Option<String> {
+    match dom.get_by_ref(r).and_then(|i| prop(i, KEYS.attributes)) {
+        Some(Variant::Attributes(a)) => match a.get(name) {
+            Some(Variant::String(s)) => Some(s.clone()),
+            Some(Variant::BinaryString(b)) => {
+                String::from_utf8(AsRef::<[u8]>::as_ref(b).to_vec()).ok()
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The status of `model` in `dom` (a scene as loaded from a file, or an engine's).
+pub fn status(dom: &WeakDom, model: Ref) -> Status {
+    let Some(folder) = results_folder(dom, model) else {
+        return if generator_of(dom, model).is_none() {
+            Status::Baked
+        } else {
+            Status::NeverGenerated
+        };
+    };
+    if generator_of(dom, model).is_none() {
+        return Status::Baked;
+    }
+    let error = dom
+        .get_by_ref(folder)
+        .and_then(|f| f.children().first().copied())
+        .filter(|&c| {
+            dom.get_by_ref(c)
+                .is_some_and(|i| i.name == "GenerationErrorPlaceholder")
+        })
+        .and_then(|c| string_attribute(dom, c, "Error"));
+    let mut reasons = Vec::new();
+    match string_attribute(dom, folder, INPUTS_ATTRIBUTE)
+        .as_deref()
+        .map(Recorded::parse)
+    {
+        Some(Some(rec)) => reasons.extend(changes(&Inputs::of(dom, model), &rec)),
+        Some(None) => reasons.push(format!("{INPUTS_ATTRIBUTE} is damaged")),
+        None => reasons.push("no provenance recorded".to_owned()),
+    }
+    if crate::apply::dirty_flag(dom, model) {
+        reasons.push("Dirty is set".to_owned());
+    }
+    if error.is_none() && reasons.is_empty() {
+        match string_attribute(dom, folder, CONTENT_HASH_ATTRIBUTE) {
+            Some(h) if h == to_hex(&children_hash(dom, folder)) => {}
+            Some(_) => reasons.push("results edited since they were generated".to_owned()),
+            None => reasons.push(format!("no {CONTENT_HASH_ATTRIBUTE} recorded")),
+        }
+    }
+    match (reasons.is_empty(), error) {
+        (true, Some(e)) => Status::Failed(e),
+        (true, None) => Status::Fresh,
+        (false, _) => Status::Stale(reasons),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recorded_inputs_round_trip_and_reject_damage() {
+        let i = Inputs {
+            parts: vec![
+                InputPart {
+                    name: "size".into(),
+                    digest: [1; 32],
+                },
+                InputPart {
+                    name: "attr.Seed".into(),
+                    digest: [2; 32],
+                },
+            ],
+        };
+        let rec = Recorded::parse(&i.to_attribute()).unwrap();
+        assert_eq!(rec.epoch, EPOCH);
+        assert!(changes(&i, &rec).is_empty());
+        assert_eq!(Recorded::parse("v1 size=12"), None);
+        assert_eq!(Recorded::parse("x1"), None);
+        let mut j = i.clone();
+        j.parts[1].digest = [3; 32];
+        assert_eq!(changes(&j, &rec), vec!["attribute Seed".to_owned()]);
+        j.parts.pop();
+        assert_eq!(
+            changes(&j, &rec),
+            vec!["attribute Seed (removed)".to_owned()]
+        );
+    }
+}

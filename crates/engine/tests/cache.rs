@@ -1,0 +1,306 @@
+//! The result cache seam (issue 14): a hit gives the same scene bytes as a fresh run, in
+//! both file formats and on any number of workers; damaged entries are ignored; the
+//! provenance a run records names every input that changed since.
+
+use procmodel_engine::provenance::{Status, status};
+use procmodel_engine::{Engine, EngineConfig, ResultCache};
+use rbx_dom_weak::InstanceBuilder;
+use rbx_types::{Attributes, Ref, Variant, Vector3};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Parts with unquantised colours, a weld between two of them, a nested folder, tags,
+/// attributes and a PrimaryPart: what could go wrong through a file round trip.
+const GEN: &str = r#"
+local G = {}
+G.Attributes = { Count = 4, Seed = 7, Label = "a" }
+function G.OnGenerate(params, target)
+    local rng = Random.new(params.Attributes.Seed)
+    local folder = Instance.new("Folder")
+    folder.Name = "Inner"
+    folder.Parent = target
+    local first
+    for i = 1, params.Attributes.Count do
+        local p = Instance.new("Part")
+        p.Name = "P" .. i
+        p.Size = Vector3.new(rng:NextNumber(1, 3), 1, params.Size.Z / 4)
+        p.CFrame = CFrame.new(i * 2, 0, 0) * CFrame.Angles(0, rng:NextNumber(), 0)
+        p.Color = Color3.new(rng:NextNumber(), 0.5, 0.123)
+        p.Anchored = i % 2 == 0
+        p:SetAttribute("Index", i)
+        p:AddTag("step")
+        p.Parent = if i % 2 == 0 then folder else target
+        if first then
+            local w = Instance.new("WeldConstraint")
+            w.Part0 = first
+            w.Part1 = p
+            w.Parent = p
+        else
+            first = p
+        end
+    end
+    local label = Instance.new("StringValue")
+    label.Value = params.Attributes.Label
+    label.Parent = target
+    target:SetPrimaryPart(first)
+end
+return G
+"#;
+
+/// An in-memory cache that counts what happens, optionally damaging what it returns.
+#[derive(Debug, Default)]
+struct Mem {
+    entries: Mutex<BTreeMap<[u8; 32], Vec<u8>>>,
+    hits: AtomicUsize,
+    puts: AtomicUsize,
+    rejected: AtomicUsize,
+    damage: bool,
+}
+
+impl ResultCache for Mem {
+    fn get(&self, key: &[u8; 32]) -> Option<Vec<u8>> {
+        let mut e = self.entries.lock().unwrap().get(key).cloned()?;
+        if self.damage {
+            // A flipped bit deep in the results (past the headers).
+            let n = e.len() - 40;
+            e[n] ^= 0x10;
+        }
+        self.hits.fetch_add(1, Ordering::Relaxed);
+        Some(e)
+    }
+    fn put(&self, key: &[u8; 32], entry: &[u8]) {
+        self.puts.fetch_add(1, Ordering::Relaxed);
+        self.entries.lock().unwrap().insert(*key, entry.to_vec());
+    }
+    fn reject(&self, _key: &[u8; 32], _reason: &str) {
+        self.rejected.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// A scene of `n` models of GEN (one scaled, one moved), the engine and the models.
+fn scene(cache: Option<Arc<dyn ResultCache>>, jobs: usize, n: usize) -> (Engine, Vec<Ref>) {
+    let mut e = Engine::new(EngineConfig {
+        cache,
+        jobs,
+        ..EngineConfig::default()
+    })
+    .unwrap();
+    let root = e.with_dom(|d| d.root_ref());
+    let g = e.insert(
+        root,
+        InstanceBuilder::new("ModuleScript")
+            .with_name("Gen")
+            .with_property("Source", Variant::String(GEN.to_owned())),
+    );
+    let ws = e.workspace();
+    let models = (0..n)
+        .map(|i| {
+            let mut a = Attributes::new();
+            a.insert("Count".into(), Variant::Float64(3.0 + (i % 3) as f64));
+            let mut b = InstanceBuilder::new("ProceduralModel")
+                .with_name(format!("M{i}"))
+                .with_property("Generator", Variant::Ref(g))
+                .with_property("Size", Vector3::new(8.0, 8.0, 8.0 + i as f32))
+                .with_property("Attributes", Variant::Attributes(a));
+            if i == 1 {
+                b = b.with_property("Scale", Variant::Float32(2.0));
+            }
+            if i == 2 {
+                b = b.with_property(
+                    "WorldPivotData",
+                    Variant::OptionalCFrame(Some(rbx_types::CFrame::new(
+                        Vector3::new(10.0, 5.0, -3.0),
+                        rbx_types::Matrix3::identity(),
+                    ))),
+                );
+            }
+            e.insert(ws, b)
+        })
+        .collect();
+    (e, models)
+}
+
+fn saved(e: &Engine, ext: &str) -> Vec<u8> {
+    let dir = std::env::temp_dir().join(format!("procmodel-engine-cache-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let n = SAVES.fetch_add(1, Ordering::Relaxed);
+    let path = dir.join(format!("scene{n}.{ext}"));
+    e.save(&path).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let _ = std::fs::remove_file(&path);
+    bytes
+}
+
+static SAVES: AtomicUsize = AtomicUsize::new(0);
+
+fn settle(e: &mut Engine) {
+    let reports = e.settle(100);
+    assert!(reports.iter().all(|r| r.ok), "{reports:?}");
+}
+
+#[test]
+fn r14_5_a_hit_saves_the_same_bytes_as_a_fresh_run() {
+    let (mut fresh, _) = scene(None, 1, 4);
+    settle(&mut fresh);
+    let cache = Arc::new(Mem::default());
+    let (mut filling, _) = scene(Some(cache.clone()), 1, 4);
+    settle(&mut filling);
+    // Under the inputs it started from and, defaults filled in, the ones it leaves.
+    assert_eq!(cache.puts.load(Ordering::Relaxed), 8, "every run stored");
+    assert_eq!(cache.hits.load(Ordering::Relaxed), 0);
+    let (mut hit, _) = scene(Some(cache.clone()), 1, 4);
+    settle(&mut hit);
+    assert_eq!(cache.hits.load(Ordering::Relaxed), 4, "every model a hit");
+    assert_eq!(cache.rejected.load(Ordering::Relaxed), 0);
+    for ext in ["rbxl", "rbxlx"] {
+        let a = saved(&fresh, ext);
+        assert_eq!(
+            a,
+            saved(&filling, ext),
+            "{ext}: filling the cache changes nothing"
+        );
+        assert_eq!(a, saved(&hit, ext), "{ext}: a hit is the fresh run's bytes");
+    }
+}
+
+#[test]
+fn r14_5_hits_on_workers_and_on_toggling_an_attribute_back() {
+    let (mut fresh, _) = scene(None, 1, 5);
+    settle(&mut fresh);
+    let cache = Arc::new(Mem::default());
+    let (mut a, _) = scene(Some(cache.clone()), 2, 5);
+    settle(&mut a);
+    let (mut b, models) = scene(Some(cache.clone()), 2, 5);
+    settle(&mut b);
+    assert_eq!(cache.hits.load(Ordering::Relaxed), 5);
+    assert_eq!(saved(&fresh, "rbxl"), saved(&b, "rbxl"));
+    // Count 3 -> 9 -> 3: the third generation is a hit.
+    let m = models[0];
+    b.set_attribute(m, "Count", Some(Variant::Float64(9.0)))
+        .unwrap();
+    settle(&mut b);
+    let hits = cache.hits.load(Ordering::Relaxed);
+    b.set_attribute(m, "Count", Some(Variant::Float64(3.0)))
+        .unwrap();
+    settle(&mut b);
+    assert_eq!(cache.hits.load(Ordering::Relaxed), hits + 1);
+    assert_eq!(saved(&fresh, "rbxl"), saved(&b, "rbxl"));
+}
+
+#[test]
+fn r14_5_a_damaged_entry_is_ignored_and_the_model_generated() {
+    let (mut fresh, _) = scene(None, 1, 2);
+    settle(&mut fresh);
+    let good = Arc::new(Mem::default());
+    let (mut fill, _) = scene(Some(good.clone()), 1, 2);
+    settle(&mut fill);
+    let bad = Arc::new(Mem {
+        entries: Mutex::new(good.entries.lock().unwrap().clone()),
+        damage: true,
+        ..Mem::default()
+    });
+    let (mut e, _) = scene(Some(bad.clone()), 1, 2);
+    settle(&mut e);
+    assert_eq!(
+        bad.rejected.load(Ordering::Relaxed),
+        2,
+        "both entries refused"
+    );
+    assert_eq!(bad.puts.load(Ordering::Relaxed), 4, "and regenerated");
+    assert_eq!(saved(&fresh, "rbxl"), saved(&e, "rbxl"));
+}
+
+#[test]
+fn r14_4_status_names_every_stale_reason() {
+    let (mut e, models) = scene(None, 1, 1);
+    let m = models[0];
+    assert_eq!(e.with_dom(|d| status(d, m)), Status::NeverGenerated);
+    settle(&mut e);
+    assert_eq!(e.with_dom(|d| status(d, m)), Status::Fresh);
+    let stale = |e: &Engine| match e.with_dom(|d| status(d, m)) {
+        Status::Stale(r) => r,
+        other => panic!("expected stale, got {other:?}"),
+    };
+    let g = e.with_dom(|d| procmodel_engine::provenance::generator(d, m).unwrap());
+    let edit = |e: &Engine, f: &dyn Fn(&mut rbx_dom_weak::WeakDom)| e.host().with_dom_mut(f);
+    // Size
+    edit(&e, &|d| {
+        d.get_by_ref_mut(m)
+            .unwrap()
+            .properties
+            .insert("Size".into(), Vector3::new(1.0, 2.0, 3.0).into());
+    });
+    assert_eq!(stale(&e), ["Size"]);
+    edit(&e, &|d| {
+        d.get_by_ref_mut(m)
+            .unwrap()
+            .properties
+            .insert("Size".into(), Vector3::new(8.0, 8.0, 8.0).into());
+    });
+    assert_eq!(e.with_dom(|d| status(d, m)), Status::Fresh);
+    // An attribute
+    e.set_attribute(m, "Seed", Some(Variant::Float64(99.0)))
+        .unwrap();
+    assert_eq!(stale(&e), ["attribute Seed"]);
+    e.set_attribute(m, "Seed", Some(Variant::Float64(7.0)))
+        .unwrap();
+    assert_eq!(e.with_dom(|d| status(d, m)), Status::Fresh);
+    // Source
+    e.set_source(g, &GEN.replace("0.123", "0.124")).unwrap();
+    assert_eq!(stale(&e), ["Source"]);
+    e.set_source(g, GEN).unwrap();
+    // Sandbox
+    edit(&e, &|d| {
+        d.get_by_ref_mut(g)
+            .unwrap()
+            .properties
+            .insert("Sandboxed".into(), Variant::Bool(true));
+    });
+    assert_eq!(stale(&e), ["sandbox"]);
+    edit(&e, &|d| {
+        d.get_by_ref_mut(g)
+            .unwrap()
+            .properties
+            .insert("Sandboxed".into(), Variant::Bool(false));
+    });
+    // Generator: a copy of the module under another name.
+    let root = e.with_dom(|d| d.root_ref());
+    let g2 = e.insert(
+        root,
+        InstanceBuilder::new("ModuleScript")
+            .with_name("Gen2")
+            .with_property("Source", Variant::String(GEN.to_owned())),
+    );
+    e.set_generator(m, Some(g2)).unwrap();
+    let r = stale(&e);
+    assert!(r.contains(&"generator".to_owned()), "{r:?}");
+    e.set_generator(m, Some(g)).unwrap();
+    // Another module the generator may require (Gen2 is one now).
+    assert_eq!(stale(&e), ["modules"]);
+    e.remove(g2).unwrap();
+    assert_eq!(e.with_dom(|d| status(d, m)), Status::Fresh);
+    // Results edited by hand.
+    edit(&e, &|d| {
+        let f = procmodel_engine::provenance::results(d, m).unwrap();
+        let p = d.get_by_ref(f).unwrap().children()[1];
+        d.get_by_ref_mut(p).unwrap().name = "Moved".into();
+    });
+    assert_eq!(stale(&e), ["results edited since they were generated"]);
+}
+
+#[test]
+fn r14_4_a_failed_generation_is_reported_with_its_error() {
+    let (mut e, models) = scene(None, 1, 1);
+    let g = e.with_dom(|d| procmodel_engine::provenance::generator(d, models[0]).unwrap());
+    e.set_source(
+        g,
+        "return { OnGenerate = function() error('no stairs today') end }",
+    )
+    .unwrap();
+    e.settle(10);
+    match e.with_dom(|d| status(d, models[0])) {
+        Status::Failed(msg) => assert!(msg.contains("no stairs today"), "{msg}"),
+        other => panic!("expected failed, got {other:?}"),
+    }
+}
