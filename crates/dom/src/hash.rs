@@ -18,7 +18,9 @@
 //! - a value equal to the class default (in this encoding) is left out, as if unset: the
 //!   binary format fills every instance of a class with the properties any of them has;
 //!   a nil `Ref` counts as unset too;
-//! - a Color3 stored as Color3uint8 (e.g. `BasePart.Color`) is hashed as its 8-bit form.
+//! - a Color3 stored as Color3uint8 (e.g. `BasePart.Color`) is hashed as its 8-bit form;
+//! - a CFrame rotation that the binary format stores as an axis-aligned rotation id
+//!   (`Matrix3::to_basic_rotation_id`) is hashed as that exact rotation.
 //!
 //! Values are a one-byte tag (the order of [`Variant`]'s variants, see `tag`) and their fields
 //! in declaration order, little-endian. Floats are their bit patterns, with `-0.0` as `0.0`
@@ -360,7 +362,13 @@ fn vec3(v: &rbx_types::Vector3) -> [f32; 3] {
 }
 
 fn cframe(buf: &mut Vec<u8>, c: &rbx_types::CFrame) {
-    let o = &c.orientation;
+    // The binary format stores a rotation within float noise of an axis-aligned one as that
+    // rotation's id: hash it as the exact matrix, as a file gives it back.
+    let basic = c
+        .orientation
+        .to_basic_rotation_id()
+        .and_then(|id| rbx_types::Matrix3::from_basic_rotation_id(id).ok());
+    let o = basic.as_ref().unwrap_or(&c.orientation);
     put_f32s(buf, &vec3(&c.position));
     put_f32s(buf, &vec3(&o.x));
     put_f32s(buf, &vec3(&o.y));
