@@ -32,6 +32,8 @@ pub struct Args {
     pub json: bool,
     #[command(flatten)]
     pub limits: crate::limits::Limits,
+    #[command(flatten)]
+    pub cache: crate::lock::CacheArgs,
 }
 
 /// Resolves `--attr` arguments against the generator's declared attributes.
@@ -90,6 +92,9 @@ pub fn build(args: &Args) -> Result<Built> {
     let mut config = EngineConfig::default();
     args.limits.apply(&mut config.host);
     config.host.echo_output = true;
+    // Files beside the generator may be required by path: they are part of every key.
+    let cache = crate::lock::files_salt(&args.generator).and_then(|s| args.cache.open(Some(s)));
+    config.cache = cache.clone().map(|c| c as _);
     let mut engine = Engine::new(config)?;
     let mut host = engine.host().clone();
     let storage = host.with_dom_ref(|dom| {
@@ -128,6 +133,7 @@ pub fn build(args: &Args) -> Result<Built> {
             .with_property("Attributes", Variant::Attributes(given)),
     );
     let reports = engine.settle(args.limits.max_frames());
+    crate::lock::report_cache(&cache);
     let report = reports
         .iter()
         .rev()
@@ -205,6 +211,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             "time_ms": built.elapsed.as_secs_f64() * 1000.0,
             "bytes": written.len,
             "blake3": hash,
+            "content_hash": procmodel_dom::hash::to_hex(&procmodel_dom::hash::children_hash(&built.dom, built.model)),
         });
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {

@@ -7,12 +7,15 @@ mod flags;
 mod generate;
 mod info;
 mod limits;
+mod lock;
 mod new;
 mod output;
 mod regen;
 mod run;
 mod studio;
+mod status;
 mod terrain;
+mod verify;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -57,6 +60,12 @@ enum Command {
     Export(export::Args),
     /// Build a heightmap world (TOML/JSON) as a place with Terrain, a .glb and heightmaps.
     Terrain(terrain::Args),
+    /// Regenerate a scene's models (or a generator) and write a lockfile of inputs and results.
+    Lock(lock::Args),
+    /// Regenerate what a lockfile names from scratch and check every model against it.
+    Verify(verify::Args),
+    /// Show each model of a scene as fresh, stale (and why), failed or never generated.
+    Status(status::Args),
 }
 
 fn main() -> ExitCode {
@@ -70,6 +79,9 @@ fn main() -> ExitCode {
         Command::Regen(a) => regen::run(a),
         Command::Export(a) => export::run(a),
         Command::Terrain(a) => terrain::run(a),
+        Command::Lock(a) => lock::run(a),
+        Command::Verify(a) => verify::run(a),
+        Command::Status(a) => status::run(a),
     };
     match result {
         Ok(code) => code,

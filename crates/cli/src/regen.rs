@@ -25,6 +25,8 @@ pub struct Args {
     /// for any value).
     #[arg(long, short = 'j', default_value = "1", allow_hyphen_values = true, value_parser = crate::flags::jobs)]
     pub jobs: usize,
+    #[command(flatten)]
+    pub cache: crate::lock::CacheArgs,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -41,6 +43,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut config = EngineConfig::default();
     args.limits.apply(&mut config.host);
     config.jobs = args.jobs.max(1);
+    let cache = args.cache.open(None);
+    config.cache = cache.clone().map(|c| c as _);
     let mut engine = Engine::load(&args.scene, config)?;
     if args.force {
         for m in engine.models() {
@@ -61,6 +65,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let reports = engine.settle(args.limits.max_frames());
     engine.on_report(None);
     bar.finish_and_clear();
+    crate::lock::report_cache(&cache);
     engine.save(&out)?;
     let failed = reports.iter().filter(|r| !r.ok).count();
     if args.json {
@@ -70,12 +75,15 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 serde_json::json!({
                     "model": r.path, "ok": r.ok, "ms": r.elapsed.as_secs_f64() * 1000.0,
                     "instances": r.instances, "error": r.error,
+                    "content_hash": engine.with_dom(|d| crate::lock::stored_hash(d, r.model)).filter(|_| r.ok),
                 })
             })
             .collect();
         println!(
             "{}",
-            serde_json::to_string_pretty(&serde_json::json!({ "models": rows, "failed": failed }))?
+            serde_json::to_string_pretty(&serde_json::json!({
+                "models": rows, "failed": failed, "cache": crate::lock::cache_json(&cache),
+            }))?
         );
     } else {
         let w = reports

@@ -22,6 +22,9 @@ pub struct Args {
     pub save: Option<PathBuf>,
     #[command(flatten)]
     pub limits: crate::limits::Limits,
+    /// Print the generated models (status, error, content hash) as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -78,6 +81,22 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     // The scene outlives the VM: its memory is free for the save.
     let dom = engine.into_dom();
+    if args.json {
+        let rows: Vec<_> = outcomes
+            .borrow()
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "model": r.path, "ok": r.ok, "error": r.error,
+                    "content_hash": crate::lock::stored_hash(&dom, r.model).filter(|_| r.ok),
+                })
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "models": rows }))?
+        );
+    }
     crate::release_free_memory();
     if let (Some(path), Some(format)) = (&args.save, format) {
         let roots = dom.root().children().to_vec();

@@ -1,0 +1,380 @@
+//! `procmodel lock`: regenerate a scene's models (or one generator) from scratch and write a
+//! lockfile of every input and the content hash of the results; also the result-cache flags
+//! shared by `generate` and `regen`.
+
+use anyhow::{Context, Result, anyhow, bail};
+use glam::Vec3;
+use procmodel_engine::{Engine, EngineConfig, Report};
+use procmodel_lock::{FileLock, Lockfile, ModelLock, Source, SourceKind};
+use rbx_dom_weak::{InstanceBuilder, WeakDom};
+use rbx_types::{Attributes, Ref, Variant};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A scene (.rbxl, .rbxlx, .rbxm, .rbxmx) or a generator module (.luau, .lua).
+    pub input: PathBuf,
+    /// For a generator: set an attribute, Name=Value, parsed to the type of its default.
+    #[arg(long = "attr", value_name = "NAME=VALUE")]
+    pub attrs: Vec<String>,
+    /// For a generator: the model's Size, X,Y,Z (default 12,12,12).
+    #[arg(long, allow_hyphen_values = true, value_parser = crate::flags::size)]
+    pub size: Option<Vec3>,
+    /// For a generator: the model's Scale.
+    #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = crate::flags::scale)]
+    pub scale: f32,
+    /// The lockfile to write.
+    #[arg(short, long, default_value = "procmodel.lock")]
+    pub output: PathBuf,
+    /// Worker VMs (the results, and so the lockfile, are the same for any value).
+    #[arg(long, short = 'j', default_value = "1", allow_hyphen_values = true, value_parser = crate::flags::jobs)]
+    pub jobs: usize,
+    #[command(flatten)]
+    pub limits: crate::limits::Limits,
+}
+
+/// The result-cache flags of the commands that generate.
+#[derive(clap::Args, Debug, Clone)]
+pub struct CacheArgs {
+    /// Result cache directory (default: the platform's cache folder, e.g. ~/.cache/procmodel);
+    /// may be shared by a team or CI.
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
+    /// Neither read nor fill the result cache: always run the generators.
+    #[arg(long, conflicts_with = "cache")]
+    pub no_cache: bool,
+}
+
+impl CacheArgs {
+    /// The cache to use (None with --no-cache, or when there is no cache folder). `salt`
+    /// adds what the engine cannot see to every key (files a generator may require by path).
+    pub fn open(&self, salt: Option<[u8; 32]>) -> Option<Arc<procmodel_lock::DirCache>> {
+        if self.no_cache {
+            return None;
+        }
+        let dir = self
+            .cache
+            .clone()
+            .or_else(procmodel_lock::store::default_dir)?;
+        let cache = procmodel_lock::DirCache::new(&dir, procmodel_lock::store::DEFAULT_MAX_BYTES);
+        Some(Arc::new(match salt {
+            Some(s) => cache.with_salt(s),
+            None => cache,
+        }))
+    }
+}
+
+/// Prints the cache's warnings (corrupt entries, a directory it cannot write) on stderr.
+pub fn report_cache(cache: &Option<Arc<procmodel_lock::DirCache>>) {
+    if let Some(c) = cache {
+        for w in c.take_warnings() {
+            eprintln!("warning: {w}");
+        }
+    }
+}
+
+/// The cache's counters for `--json` reports (null without a cache).
+pub fn cache_json(cache: &Option<Arc<procmodel_lock::DirCache>>) -> serde_json::Value {
+    match cache {
+        Some(c) => {
+            let s = c.stats();
+            serde_json::json!({
+                "dir": c.dir().display().to_string(), "hits": s.hits, "misses": s.misses,
+                "stored": s.stores, "corrupt": s.corrupt, "evicted": s.evicted,
+            })
+        }
+        None => serde_json::Value::Null,
+    }
+}
+
+pub fn is_generator(path: &Path) -> bool {
+    matches!(
+        path.extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .as_deref(),
+        Some("luau" | "lua")
+    )
+}
+
+/// Luau files a generator file may require by path: those under its folder (sorted, at
+/// most 1000), each with its BLAKE3 hash; paths relative to `base`.
+pub fn generator_files(generator: &Path, base: &Path) -> Result<Vec<FileLock>> {
+    let dir = generator
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let entries =
+            std::fs::read_dir(&d).with_context(|| format!("cannot list {}", d.display()))?;
+        for e in entries.flatten() {
+            let p = e.path();
+            let name = e.file_name();
+            if name.to_string_lossy().starts_with('.') {
+                continue;
+            }
+            if p.is_dir() {
+                stack.push(p);
+            } else if is_generator(&p) {
+                found.push(p);
+            }
+        }
+        if found.len() > 1000 {
+            bail!(
+                "{}: more than 1000 Luau files beside the generator; lock it from a folder of its own",
+                dir.display()
+            );
+        }
+    }
+    let mut files = Vec::new();
+    for p in found {
+        let bytes = std::fs::read(&p).with_context(|| format!("cannot read {}", p.display()))?;
+        files.push(FileLock {
+            path: relative(&p, base),
+            hash: procmodel_lock::file_hash(&bytes),
+        });
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(files)
+}
+
+/// `path` relative to the folder `base` when it is inside it, else absolute; `/`-separated.
+pub fn relative(path: &Path, base: &Path) -> String {
+    let abs = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let (p, b) = (abs(path), abs(base));
+    let rel = p.strip_prefix(&b).map(Path::to_path_buf).unwrap_or(p);
+    rel.to_string_lossy().replace('\\', "/")
+}
+
+/// The folder a lockfile's relative paths start from.
+pub fn base_of(lockfile: &Path) -> PathBuf {
+    match lockfile.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// A one-model scene for a generator file (as `procmodel generate` builds it): the module in
+/// ServerStorage, a ProceduralModel in Workspace with `size`, `scale` and `attributes`.
+pub fn one_model_scene(
+    generator: &Path,
+    config: EngineConfig,
+    size: Vec3,
+    scale: f32,
+    attributes: Attrs<'_>,
+) -> Result<(Engine, Ref)> {
+    let mut engine = Engine::new(config)?;
+    let mut host = engine.host().clone();
+    let storage = host.with_dom_ref(|dom| {
+        dom.root()
+            .children()
+            .iter()
+            .copied()
+            .find(|&r| {
+                dom.get_by_ref(r)
+                    .is_some_and(|i| i.class == "ServerStorage")
+            })
+            .unwrap_or(dom.root_ref())
+    });
+    let g = host.load_generator_file(generator, storage)?;
+    let given = match attributes {
+        Attrs::Cli(args) => crate::generate::resolve_attrs(&g, args)?,
+        Attrs::Values(v) => v,
+    };
+    let mut attrs = Attributes::new();
+    for (n, v) in given {
+        attrs.insert(n, v);
+    }
+    let name = generator
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("Generated")
+        .to_owned();
+    let workspace = engine.workspace();
+    let pm = engine.insert(
+        workspace,
+        InstanceBuilder::new("ProceduralModel")
+            .with_name(name)
+            .with_property("Generator", Variant::Ref(g.module))
+            .with_property("Size", rbx_types::Vector3::new(size.x, size.y, size.z))
+            .with_property("Scale", Variant::Float32(scale))
+            .with_property("Attributes", Variant::Attributes(attrs)),
+    );
+    Ok((engine, pm))
+}
+
+/// Attributes of a one-model scene: `--attr` texts, or exact values from a lockfile.
+pub enum Attrs<'a> {
+    Cli(&'a [String]),
+    Values(Vec<(String, Variant)>),
+}
+
+/// Models of `dom` by full name; two models of one name are an error (a lockfile could not
+/// tell them apart).
+pub fn models_by_path(dom: &WeakDom, what: &str) -> Result<BTreeMap<String, Ref>> {
+    let mut out = BTreeMap::new();
+    for m in procmodel_engine::provenance::models(dom) {
+        let path = procmodel_dom::full_name(dom, m);
+        if out.insert(path.clone(), m).is_some() {
+            bail!(
+                "{what}: two ProceduralModels are named {path}; rename one so each has its own lock entry"
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// Forces and settles every model, returning the last report of each.
+pub fn regenerate_all(engine: &mut Engine, limits: &crate::limits::Limits) -> Vec<Report> {
+    for m in engine.models() {
+        engine.force_generation(m);
+    }
+    let mut last: Vec<Report> = Vec::new();
+    for r in engine.settle(limits.max_frames()) {
+        match last.iter_mut().find(|o| o.model == r.model) {
+            Some(o) => *o = r,
+            None => last.push(r),
+        }
+    }
+    last
+}
+
+pub fn engine_config(limits: &crate::limits::Limits, jobs: usize) -> EngineConfig {
+    let mut config = EngineConfig::default();
+    limits.apply(&mut config.host);
+    config.jobs = jobs.max(1);
+    config
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    let base = base_of(&args.output);
+    let config = engine_config(&args.limits, args.jobs);
+    let (engine, source, files, stored) = if is_generator(&args.input) {
+        if !args.input.is_file() {
+            bail!("{}: generator file not found", args.input.display());
+        }
+        let (engine, _) = one_model_scene(
+            &args.input,
+            config,
+            args.size.unwrap_or(Vec3::splat(12.0)),
+            args.scale,
+            Attrs::Cli(&args.attrs),
+        )?;
+        let files = generator_files(&args.input, &base)?;
+        let source = Source {
+            kind: SourceKind::Generator,
+            path: relative(&args.input, &base),
+        };
+        (engine, source, files, None)
+    } else {
+        if !args.attrs.is_empty() || args.size.is_some() || args.scale != 1.0 {
+            bail!(
+                "--attr, --size and --scale are for a generator; a scene's models keep their own inputs"
+            );
+        }
+        let bytes = std::fs::read(&args.input)
+            .with_context(|| format!("cannot read {}", args.input.display()))?;
+        let format = procmodel_engine::SceneFormat::from_path(&args.input)?;
+        let stored =
+            procmodel_engine::read_scene_bytes(bytes, format, &args.input.display().to_string())?;
+        let engine = Engine::load(&args.input, config)?;
+        let source = Source {
+            kind: SourceKind::Scene,
+            path: relative(&args.input, &base),
+        };
+        (engine, source, Vec::new(), Some(stored))
+    };
+    let mut engine = engine;
+    let reports = regenerate_all(&mut engine, &args.limits);
+    let failed: Vec<&Report> = reports.iter().filter(|r| !r.ok).collect();
+    if let Some(r) = failed.first() {
+        bail!(
+            "{}: model {} failed to generate, nothing to lock: {}",
+            args.input.display(),
+            r.path,
+            r.error
+                .as_deref()
+                .unwrap_or("unknown error")
+                .lines()
+                .next()
+                .unwrap_or("")
+        );
+    }
+    let what = args.input.display().to_string();
+    let models: Vec<ModelLock> = engine.with_dom(|dom| -> Result<Vec<ModelLock>> {
+        let now = models_by_path(dom, &what)?;
+        let before = match &stored {
+            Some(s) => models_by_path(s, &what)?,
+            None => BTreeMap::new(),
+        };
+        Ok(now
+            .iter()
+            .map(|(path, &m)| {
+                let mut lock = procmodel_lock::model_lock(dom, m, false);
+                lock.stored = match (&stored, before.get(path)) {
+                    (Some(s), Some(&sm)) => {
+                        stored_hash(s, sm).as_deref() == Some(&lock.content_hash)
+                    }
+                    _ => false,
+                };
+                lock
+            })
+            .collect())
+    })?;
+    if models.is_empty() {
+        bail!("{}: no ProceduralModels to lock", args.input.display());
+    }
+    let unstored: Vec<String> = models
+        .iter()
+        .filter(|m| !m.stored && source.kind == SourceKind::Scene)
+        .map(|m| m.path.clone())
+        .collect();
+    let lock = Lockfile::new(source, files, models);
+    let text = lock.to_toml().map_err(|e| anyhow!(e))?;
+    crate::output::write_atomic(&args.output, text.as_bytes())?;
+    if !unstored.is_empty() {
+        eprintln!(
+            "note: the scene file does not hold the regenerated results of {} (run `procmodel regen --force` and lock again to have verify check the saved results too)",
+            unstored.join(", ")
+        );
+    }
+    eprintln!(
+        "locked {} models -> {}",
+        lock.models.len(),
+        args.output.display()
+    );
+    std::mem::forget(engine);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The content hash of the results a scene file holds for `model`.
+pub fn stored_hash(dom: &WeakDom, model: Ref) -> Option<String> {
+    let folder = procmodel_engine::provenance::results(dom, model)?;
+    Some(procmodel_dom::hash::to_hex(
+        &procmodel_dom::hash::children_hash(dom, folder),
+    ))
+}
+
+/// The salt of a generator file's cache keys: the Luau files beside it (None when they
+/// cannot be listed: then nothing is cached, rather than something stale).
+pub fn files_salt(generator: &Path) -> Option<[u8; 32]> {
+    let dir = generator
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    // Paths relative to the generator's folder: the same files elsewhere are the same key.
+    let files = generator_files(generator, dir).ok()?;
+    let mut h = blake3::Hasher::new();
+    h.update(b"procmodel-files\0");
+    for f in &files {
+        h.update(f.path.as_bytes());
+        h.update(&[0]);
+        h.update(f.hash.as_bytes());
+    }
+    Some(*h.finalize().as_bytes())
+}

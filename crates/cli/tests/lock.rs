@@ -1,0 +1,515 @@
+//! Verifiable generation from the command line (issue 14): content hashes in `--json`,
+//! `lock` / `verify` catching edited inputs and outputs and refusing bad lockfiles, `status`,
+//! the result cache shared by two processes, and one lockfile for any `--jobs`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_procmodel"));
+    // Hermetic: never the user's cache folder.
+    c.env("XDG_CACHE_HOME", dir().join("xdg-cache"));
+    c
+}
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+fn dir() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("procmodel-lock-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn tmp(name: &str) -> PathBuf {
+    dir().join(name)
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn ok(out: Output) -> Output {
+    assert!(
+        out.status.success(),
+        "command failed: {}\nstdout: {}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    out
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
+}
+
+/// A scene of three models of two generators (one scaled), saved with its results.
+const SCENE: &str = r#"
+local function module(name, source)
+    local m = Instance.new("ModuleScript")
+    m.Name = name
+    m.Source = source
+    m.Parent = game:GetService("ServerStorage")
+    return m
+end
+local row = module("Row", [[
+return {
+    Attributes = { Count = 3, Seed = 1 },
+    OnGenerate = function(params, target)
+        local rng = Random.new(params.Attributes.Seed)
+        for i = 1, params.Attributes.Count do
+            local p = Instance.new("Part")
+            p.Name = "P" .. i
+            p.Anchored = true
+            p.Color = Color3.new(rng:NextNumber(), 0.3, 0.7)
+            p.Size = Vector3.new(1, rng:NextNumber(1, 4), 1)
+            p.Position = Vector3.new(i * 2, 0, 0)
+            p.Parent = target
+        end
+        target:SetPrimaryPart(target:FindFirstChild("P1"))
+    end,
+}
+]])
+local tower = module("Tower", [[
+return {
+    Attributes = { Floors = 2 },
+    OnGenerate = function(params, target)
+        for i = 1, params.Attributes.Floors do
+            local p = Instance.new("Part")
+            p.Name = "Floor" .. i
+            p.Size = Vector3.new(params.Size.X, 1, params.Size.Z)
+            p.Position = Vector3.new(0, i * 3, 0)
+            p.Parent = target
+        end
+    end,
+}
+]])
+for i = 1, 2 do
+    local m = Instance.new("ProceduralModel")
+    m.Name = "Row" .. i
+    m.Generator = row
+    m:SetAttribute("Count", i + 2)
+    m.Parent = workspace
+end
+local t = Instance.new("ProceduralModel")
+t.Name = "Tower"
+t.Generator = tower
+t.Size = Vector3.new(10, 10, 10)
+t.Parent = workspace
+t:ScaleTo(2)
+"#;
+
+fn script(name: &str, source: &str) -> PathBuf {
+    let p = tmp(name);
+    std::fs::write(&p, source).unwrap();
+    p
+}
+
+fn make_scene(name: &str) -> PathBuf {
+    let scene = tmp(name);
+    let sc = script(&format!("{name}.luau"), SCENE);
+    ok(bin()
+        .args(["run", s(&sc), "--save", s(&scene)])
+        .output()
+        .unwrap());
+    scene
+}
+
+fn lock(input: &Path, out: &Path, extra: &[&str]) -> Output {
+    bin()
+        .args(["lock", s(input), "-o", s(out)])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn verify(lockfile: &Path) -> Output {
+    bin().args(["verify", s(lockfile)]).output().unwrap()
+}
+
+#[test]
+fn r14_1_content_hash_is_the_same_for_rbxm_rbxmx_and_their_reloads() {
+    let stairs = examples().join("SpiralStaircase.luau");
+    let mut hashes = Vec::new();
+    for ext in ["rbxm", "rbxmx"] {
+        let out = tmp(&format!("hash.{ext}"));
+        let o = ok(bin()
+            .args([
+                "generate",
+                s(&stairs),
+                "--size",
+                "12,9,12",
+                "--json",
+                "--no-cache",
+                "-o",
+            ])
+            .arg(&out)
+            .output()
+            .unwrap());
+        let h = json(&o)["content_hash"].as_str().unwrap().to_owned();
+        assert_eq!(h.len(), 64);
+        let bytes = std::fs::read(&out).unwrap();
+        let dom = if ext == "rbxm" {
+            rbx_binary::from_reader(bytes.as_slice()).unwrap()
+        } else {
+            rbx_xml::from_reader_default(bytes.as_slice()).unwrap()
+        };
+        let model = dom.root().children()[0];
+        let reloaded =
+            procmodel_dom::hash::to_hex(&procmodel_dom::hash::children_hash(&dom, model));
+        assert_eq!(reloaded, h, "{ext} reloaded");
+        hashes.push(h);
+    }
+    assert_eq!(hashes[0], hashes[1]);
+}
+
+#[test]
+fn r14_2_regen_and_run_report_content_hashes() {
+    let scene = make_scene("hashes.rbxl");
+    let o = ok(bin()
+        .args(["regen", s(&scene), "--force", "--json", "--no-cache", "-o"])
+        .arg(tmp("hashes-out.rbxl"))
+        .output()
+        .unwrap());
+    let v = json(&o);
+    let models = v["models"].as_array().unwrap();
+    assert_eq!(models.len(), 3);
+    assert!(
+        models
+            .iter()
+            .all(|m| m["content_hash"].as_str().unwrap().len() == 64)
+    );
+    let sc = script("hashes-run.luau", SCENE);
+    let o = ok(bin().args(["run", s(&sc), "--json"]).output().unwrap());
+    let run = json(&o);
+    let by_model = |v: &serde_json::Value, name: &str| {
+        v["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["model"] == name)
+            .map(|m| m["content_hash"].clone())
+            .unwrap()
+    };
+    for name in ["Workspace.Row1", "Workspace.Row2", "Workspace.Tower"] {
+        assert_eq!(by_model(&run, name), by_model(&v, name), "{name}");
+    }
+}
+
+#[test]
+fn r14_3_lock_then_verify_a_scene_matches() {
+    let scene = make_scene("ok.rbxl");
+    let lockfile = tmp("ok.lock");
+    ok(lock(&scene, &lockfile, &[]));
+    let text = std::fs::read_to_string(&lockfile).unwrap();
+    assert!(text.contains("path = \"Workspace.Row1\""), "{text}");
+    assert!(text.contains("name = \"attr.Count\""), "{text}");
+    let o = ok(verify(&lockfile));
+    assert!(stdout(&o).contains("all 3 models match"), "{}", stdout(&o));
+}
+
+#[test]
+fn r14_3_verify_catches_an_edited_output() {
+    let scene = make_scene("edited-out.rbxl");
+    let lockfile = tmp("edited-out.lock");
+    ok(lock(&scene, &lockfile, &[]));
+    // Someone moves one generated part in the published scene.
+    let edit = script(
+        "edit-out.luau",
+        "workspace.Row2.GeneratedFolder.P2.Position = Vector3.new(0, 50, 0)",
+    );
+    ok(bin()
+        .args(["run", s(&edit), "--place", s(&scene), "--save", s(&scene)])
+        .output()
+        .unwrap());
+    let o = verify(&lockfile);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("MISMATCH  Workspace.Row2:")
+            && out.contains("Workspace.Row2.GeneratedFolder: property CFrame of P2"),
+        "{out}"
+    );
+    assert!(out.contains("match     Workspace.Row1"), "{out}");
+    assert!(out.contains("1 of 3 models do not match"), "{out}");
+}
+
+#[test]
+fn r14_3_verify_catches_an_edited_input() {
+    let scene = make_scene("edited-in.rbxl");
+    let lockfile = tmp("edited-in.lock");
+    ok(lock(&scene, &lockfile, &[]));
+    let edit = script("edit-in.luau", "workspace.Row1:SetAttribute(\"Seed\", 2)");
+    ok(bin()
+        .args(["run", s(&edit), "--place", s(&scene), "--save", s(&scene)])
+        .output()
+        .unwrap());
+    let o = verify(&lockfile);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(
+        out.contains("input attr.Seed differs: locked Float64 1.0, now Float64 2.0"),
+        "{out}"
+    );
+}
+
+#[test]
+fn r14_3_lock_and_verify_a_generator_with_attributes() {
+    let gdir = tmp("gen");
+    std::fs::create_dir_all(&gdir).unwrap();
+    let g = gdir.join("Stairs.luau");
+    std::fs::copy(examples().join("SpiralStaircase.luau"), &g).unwrap();
+    let lockfile = gdir.join("procmodel.lock");
+    ok(lock(
+        &g,
+        &lockfile,
+        &["--attr", "StepSize=0.5", "--size", "12,6,12"],
+    ));
+    let text = std::fs::read_to_string(&lockfile).unwrap();
+    assert!(text.contains("path = \"Stairs.luau\""), "{text}");
+    let o = ok(verify(&lockfile));
+    assert!(stdout(&o).contains("all 1 models match"), "{}", stdout(&o));
+    // The generator changes: verify says which input.
+    let src = std::fs::read_to_string(&g).unwrap();
+    std::fs::write(
+        &g,
+        src.replace("StepThickness = 0.4", "StepThickness = 0.5"),
+    )
+    .unwrap();
+    let o = verify(&lockfile);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(out.contains("file Stairs.luau changed"), "{out}");
+    assert!(out.contains("input source differs"), "{out}");
+    // Gone: a clear error naming the entry.
+    std::fs::remove_file(&g).unwrap();
+    let o = verify(&lockfile);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("source: the generator file") && stderr(&o).contains("is missing"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn r14_3_tampered_truncated_and_foreign_lockfiles_are_refused() {
+    let scene = make_scene("tamper.rbxl");
+    let lockfile = tmp("tamper.lock");
+    ok(lock(&scene, &lockfile, &[]));
+    let text = std::fs::read_to_string(&lockfile).unwrap();
+    let check = |name: &str, content: &str, expect: &str| {
+        let p = tmp(name);
+        std::fs::write(&p, content).unwrap();
+        let o = verify(&p);
+        assert_eq!(o.status.code(), Some(1), "{name}");
+        let err = stderr(&o);
+        assert!(err.contains(expect), "{name}: {err}");
+        assert!(
+            !stdout(&o).contains("match"),
+            "{name}: nothing is reported as matching"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+    };
+    // A result hash edited to another valid one.
+    let i = text.find("content_hash = \"").unwrap() + 16;
+    let mut edited = text.clone();
+    let c = if &text[i..i + 1] == "0" { "1" } else { "0" };
+    edited.replace_range(i..i + 1, c);
+    check("t1.lock", &edited, "checksum does not match");
+    check("t2.lock", &text[..text.len() * 2 / 3], "t2.lock: ");
+    let cut = text.rfind("[[model]]").unwrap();
+    check(
+        "t3.lock",
+        &text[..cut],
+        "model_count says 3 models but the file holds 2",
+    );
+    check(
+        "t4.lock",
+        &text.replace("epoch = 1", "epoch = 7"),
+        "unknown determinism epoch 7",
+    );
+    let o = verify(&tmp("no-such.lock"));
+    assert!(
+        stderr(&o).contains("cannot read the lockfile"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn r14_4_status_lists_fresh_stale_failed_and_never_generated() {
+    let scene = make_scene("status.rbxl");
+    let o = ok(bin()
+        .args(["status", s(&scene), "--json"])
+        .output()
+        .unwrap());
+    let v = json(&o);
+    assert!(
+        v["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["status"] == "fresh"),
+        "{v}"
+    );
+    let edit = script(
+        "status-edit.luau",
+        r#"
+workspace.Row1:SetAttribute("Count", 9)
+workspace.Tower.Size = Vector3.new(4, 4, 4)
+local broken = Instance.new("ModuleScript")
+broken.Source = "return { OnGenerate = function() error('no stairs today') end }"
+broken.Parent = game:GetService("ServerStorage")
+local m = Instance.new("ProceduralModel")
+m.Name = "Broken"
+m.Generator = broken
+m.Parent = workspace
+"#,
+    );
+    // run regenerates the edited models before it saves; the new one fails.
+    let o = bin()
+        .args(["run", s(&edit), "--place", s(&scene), "--save", s(&scene)])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "the broken model fails");
+    let o = ok(bin()
+        .args(["status", s(&scene), "--json"])
+        .output()
+        .unwrap());
+    let v = json(&o);
+    let get = |name: &str| {
+        v["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["model"] == name)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(get("Workspace.Broken")["status"], "failed", "{v}");
+    assert!(
+        get("Workspace.Broken")["reasons"][0]
+            .as_str()
+            .unwrap()
+            .contains("no stairs today")
+    );
+    // Row1 and Tower were regenerated by run: fresh again.
+    assert_eq!(get("Workspace.Row1")["status"], "fresh", "{v}");
+}
+
+/// Two processes fill one cache at once; a third run is all hits and the same bytes.
+#[test]
+fn r14_5_two_processes_share_one_cache() {
+    let scene = make_scene("shared.rbxl");
+    let cache = tmp("shared-cache");
+    let _ = std::fs::remove_dir_all(&cache);
+    let outs: Vec<PathBuf> = (0..3)
+        .map(|i| tmp(&format!("shared-out{i}.rbxl")))
+        .collect();
+    let regen = |out: &Path| {
+        bin()
+            .args([
+                "regen",
+                s(&scene),
+                "--force",
+                "--json",
+                "--cache",
+                s(&cache),
+                "-o",
+                s(out),
+            ])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let (mut a, mut b) = (regen(&outs[0]), regen(&outs[1]));
+    assert!(a.wait().unwrap().success() && b.wait().unwrap().success());
+    let o = ok(bin()
+        .args([
+            "regen",
+            s(&scene),
+            "--force",
+            "--json",
+            "--cache",
+            s(&cache),
+            "-o",
+            s(&outs[2]),
+        ])
+        .output()
+        .unwrap());
+    let v = json(&o);
+    assert_eq!(v["cache"]["hits"], 3, "{v}");
+    let fresh = tmp("shared-fresh.rbxl");
+    ok(bin()
+        .args(["regen", s(&scene), "--force", "--no-cache", "-o", s(&fresh)])
+        .output()
+        .unwrap());
+    let want = std::fs::read(&fresh).unwrap();
+    for out in &outs {
+        assert_eq!(std::fs::read(out).unwrap(), want, "{}", out.display());
+    }
+    // Damage every entry: reported, ignored, the same bytes again.
+    for sub in std::fs::read_dir(&cache).unwrap().flatten() {
+        for f in std::fs::read_dir(sub.path()).unwrap().flatten() {
+            let mut bytes = std::fs::read(f.path()).unwrap();
+            let n = bytes.len() / 2;
+            bytes[n] ^= 0xff;
+            std::fs::write(f.path(), bytes).unwrap();
+        }
+    }
+    let again = tmp("shared-again.rbxl");
+    let o = ok(bin()
+        .args([
+            "regen",
+            s(&scene),
+            "--force",
+            "--json",
+            "--cache",
+            s(&cache),
+            "-o",
+            s(&again),
+        ])
+        .output()
+        .unwrap());
+    assert!(stderr(&o).contains("is corrupt"), "{}", stderr(&o));
+    assert_eq!(json(&o)["cache"]["hits"], 0);
+    assert_eq!(std::fs::read(&again).unwrap(), want);
+}
+
+/// The determinism matrix: one lockfile for --jobs 1 and 2, and for every noise SIMD level
+/// an environment switch can force.
+#[test]
+fn r14_6_one_lockfile_for_any_jobs() {
+    let scene = make_scene("matrix.rbxl");
+    let one = tmp("matrix1.lock");
+    let two = tmp("matrix2.lock");
+    ok(lock(&scene, &one, &["--jobs", "1"]));
+    ok(lock(&scene, &two, &["--jobs", "2"]));
+    let a = std::fs::read_to_string(&one).unwrap();
+    assert_eq!(a, std::fs::read_to_string(&two).unwrap());
+    for level in ["scalar", "sse2", "avx2"] {
+        let p = tmp(&format!("matrix-{level}.lock"));
+        let o = bin()
+            .env("PROCMODEL_SIMD", level)
+            .args(["lock", s(&scene), "-o", s(&p)])
+            .output()
+            .unwrap();
+        if o.status.success() {
+            assert_eq!(
+                std::fs::read_to_string(&p).unwrap(),
+                a,
+                "PROCMODEL_SIMD={level}"
+            );
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! Issue 14's cache benchmark: a result-cache hit (a `DirCache` on disk: read, check, decode,
+//! apply) against a full regeneration, on the 200-staircase scene and on the 100k-part
+//! generator (`bench/parts`). Target: a hit costs under 10% of a regeneration.
+//!
+//! Run: `cargo bench -p procmodel-lock --bench cache`
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use procmodel_engine::{Engine, EngineConfig, ResultCache};
+use procmodel_lock::DirCache;
+use rbx_dom_weak::InstanceBuilder;
+use rbx_types::{Ref, Variant, Vector3};
+use std::sync::Arc;
+
+// The same allocator as the `procmodel` binary, so these figures are what users get.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn module(e: &mut Engine, source: String) -> Ref {
+    let root = e.with_dom(|d| d.root_ref());
+    e.insert(
+        root,
+        InstanceBuilder::new("ModuleScript")
+            .with_name("Gen")
+            .with_property("Source", Variant::String(source)),
+    )
+}
+
+fn model(e: &mut Engine, g: Ref, name: &str, size: Vector3) -> Ref {
+    let ws = e.workspace();
+    e.insert(
+        ws,
+        InstanceBuilder::new("ProceduralModel")
+            .with_name(name)
+            .with_property("Generator", Variant::Ref(g))
+            .with_property("Size", size),
+    )
+}
+
+/// An engine over `models` models of `source`, with or without a cache, settled once.
+fn engine(
+    source: &str,
+    models: usize,
+    size: Vector3,
+    cache: Option<Arc<DirCache>>,
+) -> (Engine, Vec<Ref>) {
+    let mut e = Engine::new(EngineConfig {
+        cache: cache.map(|c| c as Arc<dyn ResultCache>),
+        ..EngineConfig::default()
+    })
+    .unwrap();
+    let g = module(&mut e, source.to_owned());
+    let ms: Vec<Ref> = (0..models)
+        .map(|i| model(&mut e, g, &format!("M{i}"), size))
+        .collect();
+    let r = e.settle(10);
+    assert!(r.iter().all(|r| r.ok), "{r:?}");
+    (e, ms)
+}
+
+fn regenerate(e: &mut Engine, models: &[Ref]) {
+    for &m in models {
+        e.force_generation(m);
+    }
+    let r = e.step();
+    assert_eq!(r.len(), models.len());
+}
+
+fn compare(c: &mut Criterion, group: &str, source: &str, models: usize, size: Vector3) {
+    let dir = std::env::temp_dir().join(format!(
+        "procmodel-cache-bench-{}-{group}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    let cache = Arc::new(DirCache::new(&dir, 8 << 30));
+    let (mut fresh, fm) = engine(source, models, size, None);
+    let (mut cached, cm) = engine(source, models, size, Some(cache.clone()));
+    let mut g = c.benchmark_group(group);
+    g.sample_size(10);
+    g.bench_function("regenerate", |b| b.iter(|| regenerate(&mut fresh, &fm)));
+    let before = cache.stats().hits;
+    g.bench_function("cache_hit", |b| b.iter(|| regenerate(&mut cached, &cm)));
+    assert!(cache.stats().hits > before, "the cached runs were hits");
+    g.finish();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn scene_200(c: &mut Criterion) {
+    let src = include_str!("../../../examples/SpiralStaircase.luau");
+    compare(
+        c,
+        "cache_scene_200_models",
+        src,
+        200,
+        Vector3::new(12.0, 20.0, 12.0),
+    );
+}
+
+fn parts_100k(c: &mut Criterion) {
+    let body = include_str!("../../../bench/parts/body.luau");
+    let src = format!(
+        "local body = (function()\n{body}\nend)()\nreturn {{ Attributes = {{}}, OnGenerate = function(params, target) body(target) end }}"
+    );
+    compare(
+        c,
+        "cache_parts_100k",
+        &src,
+        1,
+        Vector3::new(12.0, 12.0, 12.0),
+    );
+}
+
+criterion_group!(benches, scene_200, parts_100k);
+criterion_main!(benches);

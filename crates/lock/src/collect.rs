@@ -1,0 +1,82 @@
+//! Lock entries from a scene whose models were just regenerated: the inputs as the engine's
+//! provenance digests them, shown values for attributes, and the results' content hash.
+
+use crate::lockfile::{InputLock, ModelLock, ModuleLock};
+use procmodel_dom::hash::{children_hash, to_hex};
+use procmodel_dom::keys::KEYS;
+use procmodel_engine::provenance::{self, Inputs};
+use rbx_dom_weak::WeakDom;
+use rbx_types::{Ref, Variant};
+
+/// BLAKE3 of a file's bytes, hex.
+pub fn file_hash(bytes: &[u8]) -> String {
+    blake3::hash(bytes).to_hex().to_string()
+}
+
+/// The lock entry of `model` as `dom` holds it now. `stored`: whether the scene file held
+/// the same results.
+pub fn model_lock(dom: &WeakDom, model: Ref, stored: bool) -> ModelLock {
+    let inst = dom.get_by_ref(model);
+    let prop = |k| inst.and_then(|i| i.properties.get(&k));
+    let generator = provenance::generator(dom, model);
+    let ginst = generator.and_then(|g| dom.get_by_ref(g));
+    let gprop = |k| ginst.and_then(|i| i.properties.get(&k));
+    let size = match prop(KEYS.size) {
+        Some(Variant::Vector3(v)) => [v.x as f64, v.y as f64, v.z as f64],
+        _ => [0.0; 3],
+    };
+    let scale = match prop(KEYS.scale) {
+        Some(Variant::Float32(s)) => *s as f64,
+        _ => 1.0,
+    };
+    let attrs = match prop(KEYS.attributes) {
+        Some(Variant::Attributes(a)) => a.clone(),
+        _ => rbx_types::Attributes::new(),
+    };
+    let inputs = Inputs::of(dom, model)
+        .parts
+        .into_iter()
+        .map(|p| {
+            let attr = p.name.strip_prefix("attr.").and_then(|n| attrs.get(n));
+            InputLock {
+                name: p.name.clone(),
+                digest: to_hex(&p.digest),
+                ty: attr.map(|v| format!("{:?}", v.ty())),
+                value: attr.map(|v| serde_json::to_string(v).unwrap_or_default()),
+            }
+        })
+        .collect();
+    let results = provenance::results(dom, model);
+    ModelLock {
+        path: procmodel_dom::full_name(dom, model),
+        generator: generator
+            .map(|g| procmodel_dom::full_name(dom, g))
+            .unwrap_or_default(),
+        source: match gprop(KEYS.source) {
+            Some(Variant::String(s)) => file_hash(s.as_bytes()),
+            _ => file_hash(b""),
+        },
+        sandboxed: matches!(gprop(KEYS.sandboxed), Some(Variant::Bool(true))),
+        capabilities: match gprop(KEYS.capabilities) {
+            Some(Variant::SecurityCapabilities(c)) => format!("{:x}", c.bits()),
+            _ => "0".to_owned(),
+        },
+        size,
+        scale,
+        content_hash: results
+            .map(|f| to_hex(&children_hash(dom, f)))
+            .unwrap_or_else(|| to_hex(&[0; 32])),
+        instances: results
+            .map(|f| procmodel_dom::count_subtree(dom, f) as u64 - 1)
+            .unwrap_or(0),
+        stored,
+        inputs,
+        modules: provenance::modules(dom, generator)
+            .into_iter()
+            .map(|(name, d)| ModuleLock {
+                name,
+                digest: to_hex(&d),
+            })
+            .collect(),
+    }
+}

@@ -1,0 +1,360 @@
+//! A content-addressed cache directory of generation results (the engine's `ResultCache`):
+//! `<dir>/<first 2 hex>/<64 hex>.entry`, each file `FILE_MAGIC`, the payload's length (u64
+//! LE), its BLAKE3 hash and the payload. Safe to share between processes and machines:
+//! - writes go to a temporary file in the same folder, then are renamed into place, so a
+//!   reader sees a whole entry or none, and two writers of one key both leave a whole one;
+//! - every read checks the length and hash; a corrupt entry is reported, deleted and
+//!   treated as a miss, never used;
+//! - the total size is bounded: when it grows past the bound, the least recently used
+//!   entries (file modification time, refreshed on every hit) are deleted until it is 90%
+//!   of the bound. A file another process deletes meanwhile is simply a miss.
+//!
+//! Problems (a read-only or full directory, a corrupt entry) never fail a generation: they
+//! are collected as warnings ([`DirCache::take_warnings`]) for the front end to show.
+
+use procmodel_engine::ResultCache;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+pub const FILE_MAGIC: &[u8; 8] = b"PMENTRY1";
+const HEADER: usize = 8 + 8 + 32;
+/// Default bound on a cache directory's size.
+pub const DEFAULT_MAX_BYTES: u64 = 2 << 30;
+
+/// Counters of one process's use of a cache.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct CacheStats {
+    pub hits: u64,
+    pub misses: u64,
+    pub stores: u64,
+    /// Entries found damaged (by the file check or by the engine's) and ignored.
+    pub corrupt: u64,
+    pub evicted: u64,
+}
+
+#[derive(Debug)]
+pub struct DirCache {
+    dir: PathBuf,
+    max_bytes: u64,
+    hits: AtomicU64,
+    misses: AtomicU64,
+    stores: AtomicU64,
+    corrupt: AtomicU64,
+    evicted: AtomicU64,
+    /// Puts since the last size check.
+    since_check: AtomicU64,
+    temp_counter: AtomicU64,
+    warnings: Mutex<Vec<String>>,
+    /// Mixed into every key (inputs the engine cannot see, e.g. files required by path).
+    salt: Option<[u8; 32]>,
+}
+
+/// The platform's cache folder for procmodel: `$XDG_CACHE_HOME/procmodel` or
+/// `~/.cache/procmodel` (Linux and other Unix), `~/Library/Caches/procmodel` (macOS),
+/// `%LOCALAPPDATA%\procmodel\cache` (Windows). None when the environment names no home.
+pub fn default_dir() -> Option<PathBuf> {
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if cfg!(windows) {
+        return env("LOCALAPPDATA").map(|d| d.join("procmodel").join("cache"));
+    }
+    if cfg!(target_os = "macos") {
+        return env("HOME").map(|h| h.join("Library/Caches/procmodel"));
+    }
+    env("XDG_CACHE_HOME")
+        .map(|d| d.join("procmodel"))
+        .or_else(|| env("HOME").map(|h| h.join(".cache/procmodel")))
+}
+
+fn hex(key: &[u8; 32]) -> String {
+    key.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl DirCache {
+    /// A cache in `dir` (created on first store) holding at most about `max_bytes`.
+    pub fn new(dir: &Path, max_bytes: u64) -> DirCache {
+        DirCache {
+            dir: dir.to_path_buf(),
+            max_bytes: max_bytes.max(1),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+            stores: AtomicU64::new(0),
+            corrupt: AtomicU64::new(0),
+            evicted: AtomicU64::new(0),
+            since_check: AtomicU64::new(u64::MAX / 2),
+            temp_counter: AtomicU64::new(0),
+            warnings: Mutex::new(Vec::new()),
+            salt: None,
+        }
+    }
+
+    /// The same cache with `salt` mixed into every key: entries made with another salt (or
+    /// none) are never found.
+    pub fn with_salt(mut self, salt: [u8; 32]) -> DirCache {
+        self.salt = Some(salt);
+        self
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The file of an entry.
+    pub fn entry_path(&self, key: &[u8; 32]) -> PathBuf {
+        let h = match &self.salt {
+            Some(salt) => {
+                let mut b = blake3::Hasher::new();
+                b.update(salt);
+                b.update(key);
+                hex(b.finalize().as_bytes())
+            }
+            None => hex(key),
+        };
+        self.dir.join(&h[..2]).join(format!("{h}.entry"))
+    }
+
+    pub fn stats(&self) -> CacheStats {
+        CacheStats {
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
+            stores: self.stores.load(Ordering::Relaxed),
+            corrupt: self.corrupt.load(Ordering::Relaxed),
+            evicted: self.evicted.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Problems met so far (each once), emptied.
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    fn warn(&self, msg: String) {
+        let mut w = self.warnings.lock().unwrap_or_else(|e| e.into_inner());
+        if !w.contains(&msg) {
+            w.push(msg);
+        }
+    }
+
+    fn corrupt_entry(&self, path: &Path, why: &str) {
+        self.corrupt.fetch_add(1, Ordering::Relaxed);
+        self.warn(format!(
+            "cache entry {} is corrupt ({why}); ignored and removed",
+            path.display()
+        ));
+        let _ = std::fs::remove_file(path);
+    }
+
+    fn write_entry(&self, path: &Path, payload: &[u8]) -> std::io::Result<()> {
+        let folder = path.parent().unwrap_or(&self.dir);
+        std::fs::create_dir_all(folder)?;
+        let n = self.temp_counter.fetch_add(1, Ordering::Relaxed);
+        let temp = folder.join(format!(".tmp-{}-{n}", std::process::id()));
+        let result = (|| {
+            let mut f = std::fs::File::create(&temp)?;
+            f.write_all(FILE_MAGIC)?;
+            f.write_all(&(payload.len() as u64).to_le_bytes())?;
+            f.write_all(blake3::hash(payload).as_bytes())?;
+            f.write_all(payload)?;
+            f.sync_all()?;
+            drop(f);
+            std::fs::rename(&temp, path)
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&temp);
+        }
+        result
+    }
+
+    /// Deletes least recently used entries while the directory holds more than the bound.
+    pub fn evict(&self) {
+        let mut entries: Vec<(std::time::SystemTime, PathBuf, u64)> = Vec::new();
+        let mut total = 0u64;
+        let Ok(folders) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        for folder in folders.flatten() {
+            let Ok(files) = std::fs::read_dir(folder.path()) else {
+                continue;
+            };
+            for file in files.flatten() {
+                let path = file.path();
+                if path.extension().is_none_or(|e| e != "entry") {
+                    continue;
+                }
+                if let Ok(meta) = file.metadata() {
+                    total += meta.len();
+                    let used = meta.modified().unwrap_or(std::time::UNIX_EPOCH);
+                    entries.push((used, path, meta.len()));
+                }
+            }
+        }
+        if total <= self.max_bytes {
+            return;
+        }
+        entries.sort();
+        let target = self.max_bytes / 10 * 9;
+        for (_, path, len) in entries {
+            if total <= target {
+                break;
+            }
+            if std::fs::remove_file(&path).is_ok() {
+                self.evicted.fetch_add(1, Ordering::Relaxed);
+            }
+            total = total.saturating_sub(len);
+        }
+    }
+}
+
+impl ResultCache for DirCache {
+    fn get(&self, key: &[u8; 32]) -> Option<Vec<u8>> {
+        let path = self.entry_path(key);
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) => {
+                if e.kind() != std::io::ErrorKind::NotFound {
+                    self.warn(format!("cannot read cache entry {}: {e}", path.display()));
+                }
+                self.misses.fetch_add(1, Ordering::Relaxed);
+                return None;
+            }
+        };
+        let check = || -> Result<(), String> {
+            if bytes.len() < HEADER || &bytes[..8] != FILE_MAGIC {
+                return Err("not a procmodel cache file".into());
+            }
+            let len = u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes"));
+            if len != (bytes.len() - HEADER) as u64 {
+                return Err(format!(
+                    "{} payload bytes, header says {len}",
+                    bytes.len() - HEADER
+                ));
+            }
+            if blake3::hash(&bytes[HEADER..]).as_bytes() != &bytes[16..48] {
+                return Err("payload hash mismatch".into());
+            }
+            Ok(())
+        };
+        if let Err(why) = check() {
+            self.corrupt_entry(&path, &why);
+            self.misses.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        // Recently used: eviction goes by modification time.
+        if let Ok(f) = std::fs::File::options().append(true).open(&path) {
+            let _ = f.set_modified(std::time::SystemTime::now());
+        }
+        self.hits.fetch_add(1, Ordering::Relaxed);
+        let mut bytes = bytes;
+        bytes.drain(..HEADER);
+        Some(bytes)
+    }
+
+    fn put(&self, key: &[u8; 32], entry: &[u8]) {
+        let path = self.entry_path(key);
+        match self.write_entry(&path, entry) {
+            Ok(()) => {
+                self.stores.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(e) => {
+                self.warn(format!(
+                    "cannot store results in the cache {}: {e}",
+                    self.dir.display()
+                ));
+                return;
+            }
+        }
+        // The size is checked at the first store and every 32 after it.
+        if self.since_check.fetch_add(1, Ordering::Relaxed) >= 31 {
+            self.since_check.store(0, Ordering::Relaxed);
+            self.evict();
+        }
+    }
+
+    fn reject(&self, key: &[u8; 32], reason: &str) {
+        let path = self.entry_path(key);
+        // Counted as a hit by `get`; it was not one.
+        self.hits.fetch_sub(1, Ordering::Relaxed);
+        self.misses.fetch_add(1, Ordering::Relaxed);
+        self.corrupt_entry(&path, reason);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("procmodel-lock-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    #[test]
+    fn stores_reads_and_ignores_corrupt_entries() {
+        let dir = temp_dir("store");
+        let c = DirCache::new(&dir, DEFAULT_MAX_BYTES);
+        let k = [7u8; 32];
+        assert_eq!(c.get(&k), None);
+        c.put(&k, b"payload");
+        assert_eq!(c.get(&k).as_deref(), Some(&b"payload"[..]));
+        // Flip one payload byte: reported, removed, a miss.
+        let path = c.entry_path(&k);
+        let mut bytes = std::fs::read(&path).unwrap();
+        *bytes.last_mut().unwrap() ^= 1;
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(c.get(&k), None);
+        assert!(!path.exists());
+        let w = c.take_warnings();
+        assert!(w[0].contains("corrupt (payload hash mismatch)"), "{w:?}");
+        // Truncated.
+        c.put(&k, b"payload");
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &bytes[..bytes.len() - 2]).unwrap();
+        assert_eq!(c.get(&k), None);
+        assert_eq!(c.stats().corrupt, 2);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn evicts_least_recently_used_past_the_bound() {
+        let dir = temp_dir("evict");
+        let c = DirCache::new(&dir, 3 * (HEADER as u64 + 100));
+        let keys: Vec<[u8; 32]> = (0..5u8).map(|i| [i; 32]).collect();
+        let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000);
+        for (i, k) in keys.iter().enumerate() {
+            c.put(k, &[0u8; 100]);
+            // Distinct, ordered use times without waiting on the clock.
+            let f = std::fs::File::options()
+                .append(true)
+                .open(c.entry_path(k))
+                .unwrap();
+            f.set_modified(old + std::time::Duration::from_secs(i as u64))
+                .unwrap();
+        }
+        c.evict();
+        let left: Vec<bool> = keys.iter().map(|k| c.entry_path(k).exists()).collect();
+        assert_eq!(left, [false, false, false, true, true]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_read_only_directory_is_a_warning_not_an_error() {
+        let dir = temp_dir("ro");
+        std::fs::write(&dir, b"a file where the folder should be").unwrap();
+        let c = DirCache::new(&dir, DEFAULT_MAX_BYTES);
+        c.put(&[1; 32], b"x");
+        assert_eq!(c.get(&[1; 32]), None);
+        let w = c.take_warnings();
+        assert!(
+            w.iter()
+                .any(|w| w.contains("cannot store results in the cache")),
+            "{w:?}"
+        );
+        let _ = std::fs::remove_file(&dir);
+    }
+}

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The determinism matrix (issue 14): locks every example generator and a multi-model scene
+# with --jobs 1 and 2, at each noise SIMD level PROCMODEL_SIMD can force, in a debug and a
+# release build, and requires one identical lockfile per input. Not part of .ci/run (a
+# release build of the workspace does not fit its time budget); run it before a release:
+#   ./scripts/determinism.sh            (or: ./scripts/determinism.sh debug   for one build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+profiles=${1:-"debug release"}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cp examples/*.luau "$work/"
+# A multi-model scene: every example generator as a ProceduralModel, with non-default sizes.
+cat > "$work/scene.luau" <<'LUAU'
+local storage = game:GetService("ServerStorage")
+local names = { "Cave", "LSystemTree", "SpiralStaircase", "TableWithChairs", "WfcDungeon" }
+for i, name in names do
+    local m = Instance.new("ModuleScript")
+    m.Name = name
+    m.Source = SOURCES[name]
+    m.Parent = storage
+    for j = 1, 2 do
+        local pm = Instance.new("ProceduralModel")
+        pm.Name = name .. j
+        pm.Generator = m
+        pm.Size = Vector3.new(10 + 2 * j, 12, 10 + i)
+        pm.Parent = workspace
+    end
+end
+LUAU
+# Inline the sources (plain scripts cannot read files).
+{
+    echo "local SOURCES = {}"
+    for f in examples/*.luau; do
+        n=$(basename "$f" .luau)
+        echo "SOURCES[\"$n\"] = [==========[$(cat "$f")]==========]"
+    done
+    cat "$work/scene.luau"
+} > "$work/scene-full.luau"
+first=""
+for profile in $profiles; do
+    flag=""; [ "$profile" = release ] && flag="--release"
+    cargo build -q -p procmodel $flag
+    bin="target/$profile/procmodel"
+    [ -n "${CARGO_TARGET_DIR:-}" ] && bin="$CARGO_TARGET_DIR/$profile/procmodel"
+    "$bin" run "$work/scene-full.luau" --save "$work/scene.rbxl" >/dev/null
+    for simd in "" scalar sse2 sse41 avx2 neon; do
+        for jobs in 1 2; do
+            tag="$profile-${simd:-auto}-j$jobs"
+            mkdir -p "$work/$tag"
+            if ! PROCMODEL_SIMD=$simd "$bin" lock "$work/scene.rbxl" --jobs "$jobs" -o "$work/$tag/scene.lock" 2>"$work/$tag/err"; then
+                # A SIMD level this machine (or the noise crate) does not offer.
+                if [ -n "$simd" ]; then echo "skip $tag: $(head -1 "$work/$tag/err")"; continue; fi
+                cat "$work/$tag/err"; exit 1
+            fi
+            for g in "$work"/*.luau; do
+                case $(basename "$g") in scene*.luau) continue ;; esac
+                PROCMODEL_SIMD=$simd "$bin" lock "$g" -o "$work/$tag/$(basename "$g" .luau).lock" 2>/dev/null
+            done
+            # Lockfiles name their sources relative to themselves: compare from one folder.
+            (cd "$work/$tag" && sha256sum ./*.lock | sed 's#\./##') > "$work/$tag.sums"
+            if [ -z "$first" ]; then
+                first="$tag"
+            elif ! diff -u "$work/$first.sums" "$work/$tag.sums"; then
+                echo "determinism: $tag differs from $first" >&2
+                exit 1
+            fi
+            echo "ok $tag"
+        done
+    done
+done
+echo "one lockfile per input across: $profiles"
