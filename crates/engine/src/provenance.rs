@@ -70,8 +70,8 @@ impl Inputs {
         };
         let mut size = Vec::new();
         // An unset Size is the class default a saved file gives it.
-        let size_value = prop(inst, KEYS.size)
-            .or_else(|| procmodel_dom::db_default(&inst.class, "Size"));
+        let size_value =
+            prop(inst, KEYS.size).or_else(|| procmodel_dom::db_default(&inst.class, "Size"));
         if let Some(Variant::Vector3(s)) = size_value {
             for c in [s.x, s.y, s.z] {
                 size.extend_from_slice(&procmodel_dom::input_size_key(c, scale).to_le_bytes());
