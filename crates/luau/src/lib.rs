@@ -35,4 +35,3 @@ pub use instance::Instance;
 pub use services::HistoryRequest;
 pub use task::{FRAME, FrameHook};
 pub use watchdog::{CANCEL_MESSAGE, Canceller};
-pub use watchdog::{CANCEL_MESSAGE, Canceller};
