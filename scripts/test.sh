@@ -9,4 +9,7 @@ fi
 if [ ! -d crates/studio/tests/browser/node_modules ]; then
     npm ci --prefix crates/studio/tests/browser --no-audit --no-fund --loglevel=error
 fi
+# The result cache defaults to the user's cache folder; the suite uses an empty one of its own.
+XDG_CACHE_HOME="$(mktemp -d)"
+export XDG_CACHE_HOME
 cargo test --workspace "$@"

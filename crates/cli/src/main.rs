@@ -12,8 +12,8 @@ mod new;
 mod output;
 mod regen;
 mod run;
-mod studio;
 mod status;
+mod studio;
 mod terrain;
 mod verify;
 

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use procmodel_base::{Pcg32, derive_seed, derive_seed_index};
 
-use crate::error::{ParseError, RewriteError};
+use crate::error::RewriteError;
 use crate::expr::Expr;
 use crate::module::LString;
 

@@ -36,12 +36,12 @@ fn instance_arg(c: &Ctx, v: &Value, method: &str) -> mlua::Result<Instance> {
 
 pub fn register(m: &mut MethodTable) {
     m.class("DataModel");
-    m.add_method("GetService", |lua, this, name: String| {
+    m.add_method("GetService", |lua, _this, name: String| {
         let mut c = ctx(lua)?;
         let r = get_service(&mut c, &name)?;
         c.push(r)
     });
-    m.add_method("FindService", |lua, this, name: String| {
+    m.add_method("FindService", |lua, _this, name: String| {
         let mut c = ctx(lua)?;
         match find_service(&c, &name) {
             Some(r) => c.push(r),
@@ -59,19 +59,19 @@ pub fn register(m: &mut MethodTable) {
         ("IsRunMode", false),
         ("IsEdit", true),
     ] {
-        m.add_method(name, move |lua, this, ()| Ok(answer));
+        m.add_method(name, move |_lua, _this, ()| Ok(answer));
     }
 
     m.class("Players");
     // Players: nobody joins a headless session.
-    m.add_method("GetPlayers", |lua, this, ()| lua.create_table());
+    m.add_method("GetPlayers", |lua, _this, ()| lua.create_table());
     for name in ["GetPlayerFromCharacter", "GetPlayerByUserId"] {
-        m.add_method(name, move |lua, this, _: MultiValue| Ok(Value::Nil));
+        m.add_method(name, move |_lua, _this, _: MultiValue| Ok(Value::Nil));
     }
 
     m.class("HttpService");
     // HttpService
-    m.add_method("GenerateGUID", |lua, this, wrap: Option<bool>| {
+    m.add_method("GenerateGUID", |lua, _this, wrap: Option<bool>| {
         {
             let c = ctx(lua)?;
             refuse_in_generator(&c, "HttpService:GenerateGUID")?;
@@ -99,11 +99,13 @@ pub fn register(m: &mut MethodTable) {
             guid
         })
     });
-    m.add_method("JSONEncode", |lua, this, v: Value| crate::json::encode(&v));
-    m.add_method("JSONDecode", |lua, this, text: String| {
+    m.add_method("JSONEncode", |_lua, _this, v: Value| {
+        crate::json::encode(&v)
+    });
+    m.add_method("JSONDecode", |lua, _this, text: String| {
         crate::json::decode(lua, &text)
     });
-    m.add_method("UrlEncode", |lua, this, text: String| {
+    m.add_method("UrlEncode", |_lua, _this, text: String| {
         let mut out = String::new();
         for b in text.bytes() {
             if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
@@ -115,7 +117,7 @@ pub fn register(m: &mut MethodTable) {
         Ok(out)
     });
     for name in ["GetAsync", "PostAsync", "RequestAsync"] {
-        m.add_method(name, move |lua, this, _: MultiValue| -> mlua::Result<()> {
+        m.add_method(name, move |_lua, _this, _: MultiValue| -> mlua::Result<()> {
             Err(mlua::Error::runtime(format!(
                 "HttpService:{name}: HTTP requests are not available (scripts have no network access)"
             )))
@@ -168,7 +170,7 @@ pub fn register(m: &mut MethodTable) {
         lua.create_sequence_from(tags(&c, target.r))
     });
     m.class("CollectionService");
-    m.add_method("GetTagged", |lua, this, tag: String| {
+    m.add_method("GetTagged", |lua, _this, tag: String| {
         let mut c = ctx(lua)?;
         let root = c.dom.root_ref();
         let found: Vec<Ref> = c
@@ -186,7 +188,7 @@ pub fn register(m: &mut MethodTable) {
         }
         Ok(t)
     });
-    m.add_method("GetAllTags", |lua, this, ()| {
+    m.add_method("GetAllTags", |lua, _this, ()| {
         let c = ctx(lua)?;
         let root = c.dom.root_ref();
         let mut all: Vec<String> = Vec::new();
@@ -201,30 +203,30 @@ pub fn register(m: &mut MethodTable) {
         }
         lua.create_sequence_from(all)
     });
-    m.add_method("GetInstanceAddedSignal", |lua, this, tag: String| {
+    m.add_method("GetInstanceAddedSignal", |lua, _this, tag: String| {
         crate::signals::tag_signal(lua, &tag, true)
     });
-    m.add_method("GetInstanceRemovedSignal", |lua, this, tag: String| {
+    m.add_method("GetInstanceRemovedSignal", |lua, _this, tag: String| {
         crate::signals::tag_signal(lua, &tag, false)
     });
 
     m.class("ChangeHistoryService");
     // ChangeHistoryService: requests for the engine's undo history.
-    m.add_method("SetWaypoint", |lua, this, name: String| {
+    m.add_method("SetWaypoint", |lua, _this, name: String| {
         state(lua)?.history.push(HistoryRequest::Waypoint(name));
         Ok(())
     });
-    m.add_method("Undo", |lua, this, ()| {
+    m.add_method("Undo", |lua, _this, ()| {
         state(lua)?.history.push(HistoryRequest::Undo);
         Ok(())
     });
-    m.add_method("Redo", |lua, this, ()| {
+    m.add_method("Redo", |lua, _this, ()| {
         state(lua)?.history.push(HistoryRequest::Redo);
         Ok(())
     });
     m.add_method(
         "TryBeginRecording",
-        |lua, this, (name, _display): (String, Option<String>)| {
+        |lua, _this, (name, _display): (String, Option<String>)| {
             let mut s = state(lua)?;
             if !s.recordings.is_empty() {
                 // As in Studio: one recording at a time.
@@ -236,31 +238,34 @@ pub fn register(m: &mut MethodTable) {
             Ok(Some(id))
         },
     );
-    m.add_method("FinishRecording", |lua, this, (id, op): (String, Value)| {
-        let commit = match &op {
-            Value::Nil => true,
-            other => {
-                let item = procmodel_luau_types::lua_to_variant(
-                    other,
-                    &rbx_reflection::DataType::Enum("FinishRecordingOperation"),
-                )
-                .map_err(|e| mlua::Error::runtime(format!("FinishRecording: {e}")))?;
-                // Cancel = 0, Commit = 1, Append = 2.
-                !matches!(item, Variant::Enum(e) if e.to_u32() == 0)
+    m.add_method(
+        "FinishRecording",
+        |lua, _this, (id, op): (String, Value)| {
+            let commit = match &op {
+                Value::Nil => true,
+                other => {
+                    let item = procmodel_luau_types::lua_to_variant(
+                        other,
+                        &rbx_reflection::DataType::Enum("FinishRecordingOperation"),
+                    )
+                    .map_err(|e| mlua::Error::runtime(format!("FinishRecording: {e}")))?;
+                    // Cancel = 0, Commit = 1, Append = 2.
+                    !matches!(item, Variant::Enum(e) if e.to_u32() == 0)
+                }
+            };
+            let mut s = state(lua)?;
+            let Some(i) = s.recordings.iter().position(|(r, _)| *r == id) else {
+                return Err(mlua::Error::runtime(format!(
+                    "FinishRecording: no recording with identifier \"{id}\" is open"
+                )));
+            };
+            let (_, name) = s.recordings.remove(i);
+            if commit {
+                s.history.push(HistoryRequest::Waypoint(name));
             }
-        };
-        let mut s = state(lua)?;
-        let Some(i) = s.recordings.iter().position(|(r, _)| *r == id) else {
-            return Err(mlua::Error::runtime(format!(
-                "FinishRecording: no recording with identifier \"{id}\" is open"
-            )));
-        };
-        let (_, name) = s.recordings.remove(i);
-        if commit {
-            s.history.push(HistoryRequest::Waypoint(name));
-        }
-        Ok(())
-    });
+            Ok(())
+        },
+    );
 }
 
 fn string_arg(v: &Value, method: &str) -> mlua::Result<String> {
