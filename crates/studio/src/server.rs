@@ -62,8 +62,10 @@ pub(crate) fn start(options: Options) -> Result<Studio, StudioError> {
     let defaults: SharedDefaults = Arc::new(Mutex::new(Defaults::default()));
     let (opened_tx, opened_rx) = std::sync::mpsc::channel::<Opened>();
     let path = options.path.clone();
-    let mut config = EngineConfig::default();
-    config.host = options.host.clone();
+    let config = EngineConfig {
+        host: options.host.clone(),
+        ..EngineConfig::default()
+    };
     let publisher_defaults = defaults.clone();
     let mut publisher: Option<Publisher> = None;
     let (open_tx2, open_rx2) = std::sync::mpsc::channel::<Opened>();

@@ -60,10 +60,10 @@ fn with_terrain<R>(
         c.check_write(this.r, || format!("Terrain:{method}"))?;
     }
     let mut s = store(lua)?;
-    if !s.terrains.contains_key(&this.r) {
+    if let std::collections::hash_map::Entry::Vacant(slot) = s.terrains.entry(this.r) {
         let loaded = decode(&c, this.r)
             .map_err(|e| mlua::Error::runtime(format!("{}: {e}", c.full_name(this.r))))?;
-        s.terrains.insert(this.r, loaded);
+        slot.insert(loaded);
     }
     drop(c);
     let t = s.terrains.get_mut(&this.r).expect("inserted above");
