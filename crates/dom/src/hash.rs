@@ -182,6 +182,23 @@ struct Rule {
     default: Option<Vec<u8>>,
 }
 
+/// The children of `r` that its hash covers: all of them, except that a ProceduralModel nested
+/// inside the hashed subtree contributes its inputs but not its GeneratedFolder — those are
+/// that model's own results, generated (and hashed) after the subtree's own.
+fn hashed_children(dom: &WeakDom, root: Ref, r: Ref, inst: &Instance) -> Vec<Ref> {
+    if r == root || inst.class != "ProceduralModel" {
+        return inst.children().to_vec();
+    }
+    inst.children()
+        .iter()
+        .copied()
+        .filter(|&c| {
+            dom.get_by_ref(c)
+                .is_some_and(|i| i.class != "GeneratedFolder")
+        })
+        .collect()
+}
+
 struct Hasher<'a> {
     dom: &'a WeakDom,
     root: Ref,
@@ -198,7 +215,7 @@ impl<'a> Hasher<'a> {
             let Some(i) = dom.get_by_ref(r) else { continue };
             let n = positions.len() as u32;
             positions.insert(r, n);
-            stack.extend(i.children().iter().rev());
+            stack.extend(hashed_children(dom, root, r, i).into_iter().rev());
         }
         Hasher {
             dom,
@@ -234,9 +251,10 @@ impl<'a> Hasher<'a> {
                 }
             }
             first = false;
-            put_u32(&mut buf, inst.children().len() as u32);
+            let children = hashed_children(self.dom, self.root, r, inst);
+            put_u32(&mut buf, children.len() as u32);
             h.update(&buf);
-            stack.extend(inst.children().iter().rev());
+            stack.extend(children.into_iter().rev());
         }
         *h.finalize().as_bytes()
     }
@@ -270,6 +288,16 @@ impl<'a> Hasher<'a> {
 }
 
 fn rule(class: &str, name: &str) -> Rule {
+    // A ProceduralModel's Dirty flag is the engine's bookkeeping, not content: it clears when
+    // a nested model generates after the results holding it were hashed.
+    if name == "Dirty" && crate::is_a(class, "ProceduralModel") {
+        return Rule {
+            canonical: name.to_owned(),
+            skip: true,
+            quantize: false,
+            default: None,
+        };
+    }
     let Some(info) = crate::find_property(class, name) else {
         return Rule {
             canonical: name.to_owned(),
@@ -640,6 +668,46 @@ mod tests {
             enc(Variant::Float64(-f64::NAN))
         );
         assert_ne!(enc(Variant::Float32(1.0)), enc(Variant::Float64(1.0)));
+    }
+
+    #[test]
+    fn a_nested_models_results_are_its_own_but_its_inputs_count() {
+        // A results folder holding a nested ProceduralModel: the nested model's later
+        // generation (its GeneratedFolder) must not change the outer results' hash.
+        let build = |nested_parts: usize, size: f32| {
+            let mut dom = WeakDom::new(InstanceBuilder::new("GeneratedFolder"));
+            let root = dom.root_ref();
+            let m = dom.insert(
+                root,
+                InstanceBuilder::new("ProceduralModel")
+                    .with_name("Tower")
+                    .with_property("Size", rbx_types::Vector3::new(size, 4.0, 4.0)),
+            );
+            let g = dom.insert(m, InstanceBuilder::new("GeneratedFolder"));
+            for _ in 0..nested_parts {
+                dom.insert(g, InstanceBuilder::new("Part"));
+            }
+            dom
+        };
+        let h = |d: &WeakDom| children_hash(d, d.root_ref());
+        assert_eq!(h(&build(0, 4.0)), h(&build(3, 4.0)));
+        // Nor does its Dirty flag clearing once it has generated.
+        let mut clean = build(3, 4.0);
+        let t = clean.root().children()[0];
+        clean
+            .get_by_ref_mut(t)
+            .unwrap()
+            .properties
+            .insert("Dirty".into(), Variant::Bool(true));
+        assert_eq!(h(&clean), h(&build(0, 4.0)));
+        assert_ne!(h(&build(0, 4.0)), h(&build(0, 8.0)));
+        // Hashed from the nested model itself, its results count.
+        let (full, empty) = (build(3, 4.0), build(0, 4.0));
+        let tower = |d: &WeakDom| d.root().children()[0];
+        assert_ne!(
+            content_hash(&full, tower(&full)),
+            content_hash(&empty, tower(&empty))
+        );
     }
 
     #[test]
