@@ -97,17 +97,7 @@ pub fn build(args: &Args) -> Result<Built> {
     config.cache = cache.clone().map(|c| c as _);
     let mut engine = Engine::new(config)?;
     let mut host = engine.host().clone();
-    let storage = host.with_dom_ref(|dom| {
-        dom.root()
-            .children()
-            .iter()
-            .copied()
-            .find(|&r| {
-                dom.get_by_ref(r)
-                    .is_some_and(|i| i.class == "ServerStorage")
-            })
-            .unwrap_or(dom.root_ref())
-    });
+    let storage = engine.server_storage();
     let generator = host.load_generator_file(&args.generator, storage)?;
     let attributes = resolve_attrs(&generator, &args.attrs)?;
     let size = args.size.unwrap_or(Vec3::splat(12.0));

@@ -170,17 +170,7 @@ pub fn one_model_scene(
 ) -> Result<(Engine, Ref)> {
     let mut engine = Engine::new(config)?;
     let mut host = engine.host().clone();
-    let storage = host.with_dom_ref(|dom| {
-        dom.root()
-            .children()
-            .iter()
-            .copied()
-            .find(|&r| {
-                dom.get_by_ref(r)
-                    .is_some_and(|i| i.class == "ServerStorage")
-            })
-            .unwrap_or(dom.root_ref())
-    });
+    let storage = engine.server_storage();
     let g = host.load_generator_file(generator, storage)?;
     let given = match attributes {
         Attrs::Cli(args) => crate::generate::resolve_attrs(&g, args)?,

@@ -363,12 +363,23 @@ impl Engine {
 
     /// The scene's Workspace (or the DataModel when there is none).
     pub fn workspace(&self) -> Ref {
+        self.service("Workspace")
+    }
+
+    /// The scene's ServerStorage, where a front end puts a generator module it loads from a
+    /// file (or the DataModel when there is none).
+    pub fn server_storage(&self) -> Ref {
+        self.service("ServerStorage")
+    }
+
+    /// The DataModel's first child of `class`, or the DataModel itself.
+    fn service(&self, class: &str) -> Ref {
         self.host.with_dom_ref(|dom| {
             dom.root()
                 .children()
                 .iter()
                 .copied()
-                .find(|&r| dom.get_by_ref(r).is_some_and(|i| i.class == "Workspace"))
+                .find(|&r| dom.get_by_ref(r).is_some_and(|i| i.class == class))
                 .unwrap_or(dom.root_ref())
         })
     }

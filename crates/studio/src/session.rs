@@ -93,17 +93,7 @@ pub fn open(path: &Path, config: EngineConfig) -> Result<(Engine, Opened), Engin
     }
     let mut engine = Engine::new(config)?;
     let mut host = engine.host().clone();
-    let storage = host.with_dom_ref(|dom| {
-        dom.root()
-            .children()
-            .iter()
-            .copied()
-            .find(|&r| {
-                dom.get_by_ref(r)
-                    .is_some_and(|i| i.class == "ServerStorage")
-            })
-            .unwrap_or(dom.root_ref())
-    });
+    let storage = engine.server_storage();
     // The module is added without being required: a generator that fails to load still
     // opens, and its model shows the error the engine reports.
     let source = std::fs::read_to_string(&file).map_err(|e| EngineError::File {
