@@ -69,6 +69,13 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Rust ignores SIGPIPE, so a closed pipe (`procmodel status x | head`) would make the next
+    // print panic; with the default action the process ends quietly, as Unix tools do.
+    // SAFETY: setting a signal's disposition to its default before any thread starts.
+    #[cfg(unix)]
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Generate(a) => generate::run(a),
