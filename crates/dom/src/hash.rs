@@ -35,7 +35,8 @@
 use rbx_dom_weak::{Instance, Ustr, WeakDom};
 use rbx_reflection::{DataType, PropertyKind, PropertySerialization};
 use rbx_types::{Color3uint8, ContentType, PhysicalProperties, Ref, Variant};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
+use std::cell::OnceCell;
 
 const DOMAIN: &[u8] = b"procmodel-content-v1\0";
 
@@ -54,7 +55,7 @@ pub fn children_hash(dom: &WeakDom, parent: Ref) -> [u8; 32] {
 /// "outside"): attribute values in input fingerprints and lockfiles.
 pub fn value_digest(v: &Variant) -> [u8; 32] {
     let mut buf = Vec::new();
-    encode_attribute(&mut buf, v, &HashMap::new());
+    encode_attribute(&mut buf, v, &Positions::empty());
     *blake3::hash(&buf).as_bytes()
 }
 
@@ -175,93 +176,157 @@ pub fn first_difference(
 
 /// How one (class, property) pair is canonicalised.
 struct Rule {
-    canonical: String,
+    canonical: Ustr,
     skip: bool,
     quantize: bool,
     /// The default value's encoding (a value encoding the same is left out).
     default: Option<Vec<u8>>,
 }
 
-/// The children of `r` that its hash covers: all of them, except that a ProceduralModel nested
-/// inside the hashed subtree contributes its inputs but not its GeneratedFolder — those are
-/// that model's own results, generated (and hashed) after the subtree's own.
-fn hashed_children(dom: &WeakDom, root: Ref, r: Ref, inst: &Instance) -> Vec<Ref> {
-    if r == root || inst.class != "ProceduralModel" {
-        return inst.children().to_vec();
-    }
-    inst.children()
-        .iter()
-        .copied()
-        .filter(|&c| {
-            dom.get_by_ref(c)
-                .is_some_and(|i| i.class != "GeneratedFolder")
-        })
-        .collect()
+/// Whether a child is left out of its parent's hash: a ProceduralModel nested inside the
+/// hashed subtree contributes its inputs but not its GeneratedFolder — those are that model's
+/// own results, generated (and hashed) after the subtree's own.
+fn hides_results(root: Ref, r: Ref, inst: &Instance) -> bool {
+    r != root && inst.class == "ProceduralModel"
 }
+
+fn hashed_child(dom: &WeakDom, hide_results: bool, c: Ref) -> Option<&Instance> {
+    dom.get_by_ref(c)
+        .filter(|i| !(hide_results && i.class == "GeneratedFolder"))
+}
+
+/// Pre-order positions of a subtree's instances, for `Ref` values; the map is built the first
+/// time a reference needs it (most subtrees hold none), by a walk of its own.
+struct Positions<'a> {
+    tree: Option<(&'a WeakDom, Ref)>,
+    map: OnceCell<FxHashMap<Ref, u32>>,
+}
+
+impl<'a> Positions<'a> {
+    fn empty() -> Positions<'a> {
+        Positions {
+            tree: None,
+            map: OnceCell::new(),
+        }
+    }
+
+    fn get(&self, r: Ref) -> Option<u32> {
+        self.map
+            .get_or_init(|| {
+                let mut map = FxHashMap::default();
+                let Some((dom, root)) = self.tree else {
+                    return map;
+                };
+                let mut stack = vec![root];
+                while let Some(r) = stack.pop() {
+                    let Some(i) = dom.get_by_ref(r) else { continue };
+                    map.insert(r, map.len() as u32);
+                    let hide = hides_results(root, r, i);
+                    stack.extend(
+                        i.children()
+                            .iter()
+                            .rev()
+                            .filter(|&&c| !hide || hashed_child(dom, true, c).is_some()),
+                    );
+                }
+                map
+            })
+            .get(&r)
+            .copied()
+    }
+}
+
+/// Bytes the hasher gathers before handing them to BLAKE3 (large updates use its SIMD paths).
+const FLUSH_AT: usize = 64 * 1024;
 
 struct Hasher<'a> {
     dom: &'a WeakDom,
     root: Ref,
-    /// Pre-order positions of the subtree's instances.
-    positions: HashMap<Ref, u32>,
-    rules: HashMap<(Ustr, Ustr), Rule>,
+    positions: Positions<'a>,
+    rules: FxHashMap<(Ustr, Ustr), Rule>,
+    /// The encodings of the instance's properties being hashed, back to back…
+    arena: Vec<u8>,
+    /// …and per property its canonical name and its range in `arena`, sorted by name.
+    props: Vec<(Ustr, u32, u32)>,
 }
 
 impl<'a> Hasher<'a> {
     fn new(dom: &'a WeakDom, root: Ref) -> Hasher<'a> {
-        let mut positions = HashMap::new();
-        let mut stack = vec![root];
-        while let Some(r) = stack.pop() {
-            let Some(i) = dom.get_by_ref(r) else { continue };
-            let n = positions.len() as u32;
-            positions.insert(r, n);
-            stack.extend(hashed_children(dom, root, r, i).into_iter().rev());
-        }
         Hasher {
             dom,
             root,
-            positions,
-            rules: HashMap::new(),
+            positions: Positions {
+                tree: Some((dom, root)),
+                map: OnceCell::new(),
+            },
+            rules: FxHashMap::default(),
+            arena: Vec::new(),
+            props: Vec::new(),
         }
     }
 
+    /// One pre-order walk, memory in the depth of the tree (not its size).
     fn run(mut self, with_root: bool) -> [u8; 32] {
+        let dom = self.dom;
         let mut h = blake3::Hasher::new();
         h.update(DOMAIN);
-        let mut buf = Vec::new();
-        let mut stack = vec![self.root];
+        let mut buf = Vec::with_capacity(FLUSH_AT + 4096);
+        // Per open instance: its children, the next one to visit, whether results are hidden.
+        let mut stack: Vec<(&'a [Ref], usize, bool)> = Vec::new();
+        let mut next = dom.get_by_ref(self.root).map(|i| (self.root, i));
         let mut first = true;
-        while let Some(r) = stack.pop() {
-            let Some(inst) = self.dom.get_by_ref(r) else {
+        loop {
+            if let Some((r, inst)) = next.take() {
+                if first && !with_root {
+                    put_str(&mut buf, "");
+                    put_str(&mut buf, "");
+                    put_u32(&mut buf, 0);
+                } else {
+                    put_str(&mut buf, &inst.class);
+                    put_str(&mut buf, &inst.name);
+                    self.encode_properties(inst);
+                    put_u32(&mut buf, self.props.len() as u32);
+                    for &(name, start, end) in &self.props {
+                        put_str(&mut buf, &name);
+                        buf.extend_from_slice(&self.arena[start as usize..end as usize]);
+                    }
+                }
+                first = false;
+                let hide = hides_results(self.root, r, inst);
+                let children = inst.children();
+                let count = if hide {
+                    children
+                        .iter()
+                        .filter(|&&c| hashed_child(dom, true, c).is_some())
+                        .count()
+                } else {
+                    children.len()
+                };
+                put_u32(&mut buf, count as u32);
+                if buf.len() >= FLUSH_AT {
+                    h.update(&buf);
+                    buf.clear();
+                }
+                stack.push((children, 0, hide));
+            }
+            let Some((children, at, hide)) = stack.last_mut() else {
+                break;
+            };
+            let Some(&c) = children.get(*at) else {
+                stack.pop();
                 continue;
             };
-            buf.clear();
-            if first && !with_root {
-                put_str(&mut buf, "");
-                put_str(&mut buf, "");
-                put_u32(&mut buf, 0);
-            } else {
-                put_str(&mut buf, &inst.class);
-                put_str(&mut buf, &inst.name);
-                let props = self.properties(inst);
-                put_u32(&mut buf, props.len() as u32);
-                for (name, value) in &props {
-                    put_str(&mut buf, name);
-                    buf.extend_from_slice(value);
-                }
-            }
-            first = false;
-            let children = hashed_children(self.dom, self.root, r, inst);
-            put_u32(&mut buf, children.len() as u32);
-            h.update(&buf);
-            stack.extend(children.into_iter().rev());
+            *at += 1;
+            next = hashed_child(dom, *hide, c).map(|i| (c, i));
         }
+        h.update(&buf);
         *h.finalize().as_bytes()
     }
 
-    /// The instance's canonical properties, sorted by name, each with its value's encoding.
-    fn properties(&mut self, inst: &Instance) -> Vec<(String, Vec<u8>)> {
-        let mut out = Vec::with_capacity(inst.properties.len());
+    /// Encodes the instance's canonical properties into `arena`/`props`, sorted by name.
+    fn encode_properties(&mut self, inst: &Instance) {
+        self.arena.clear();
+        self.props.clear();
         for (&key, value) in &inst.properties {
             let rule = self
                 .rules
@@ -272,18 +337,33 @@ impl<'a> Hasher<'a> {
             if rule.skip || matches!(value, Variant::Ref(r) if r.is_none()) {
                 continue;
             }
-            let quantize = rule.quantize;
-            let mut enc = Vec::new();
-            encode(&mut enc, value, quantize, &self.positions);
-            if rule.default.as_deref() == Some(enc.as_slice()) {
+            let start = self.arena.len();
+            encode(&mut self.arena, value, rule.quantize, &self.positions);
+            if rule.default.as_deref() == Some(&self.arena[start..]) {
+                self.arena.truncate(start);
                 continue;
             }
-            out.push((rule.canonical.clone(), enc));
+            self.props
+                .push((rule.canonical, start as u32, self.arena.len() as u32));
         }
-        out.sort_by(|a, b| a.0.cmp(&b.0));
-        // Two spellings of one property (an alias beside its canonical name): keep the first.
-        out.dedup_by(|b, a| a.0 == b.0);
-        out
+        // Stable: of two spellings of one property (an alias beside its canonical name), the
+        // first stays first, and dedup keeps it.
+        self.props.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
+        self.props.dedup_by(|b, a| a.0 == b.0);
+    }
+
+    /// The instance's canonical properties, sorted by name, each with its value's encoding.
+    fn properties(&mut self, inst: &Instance) -> Vec<(String, Vec<u8>)> {
+        self.encode_properties(inst);
+        self.props
+            .iter()
+            .map(|&(name, start, end)| {
+                (
+                    name.to_string(),
+                    self.arena[start as usize..end as usize].to_vec(),
+                )
+            })
+            .collect()
     }
 }
 
@@ -292,7 +372,7 @@ fn rule(class: &str, name: &str) -> Rule {
     // a nested model generates after the results holding it were hashed.
     if name == "Dirty" && crate::is_a(class, "ProceduralModel") {
         return Rule {
-            canonical: name.to_owned(),
+            canonical: Ustr::from(name),
             skip: true,
             quantize: false,
             default: None,
@@ -300,7 +380,7 @@ fn rule(class: &str, name: &str) -> Rule {
     }
     let Some(info) = crate::find_property(class, name) else {
         return Rule {
-            canonical: name.to_owned(),
+            canonical: Ustr::from(name),
             skip: false,
             quantize: false,
             default: None,
@@ -324,11 +404,11 @@ fn rule(class: &str, name: &str) -> Rule {
     };
     let default = crate::db_default(class, info.canonical).map(|v| {
         let mut enc = Vec::new();
-        encode(&mut enc, v, quantize, &HashMap::new());
+        encode(&mut enc, v, quantize, &Positions::empty());
         enc
     });
     Rule {
-        canonical: info.canonical.to_owned(),
+        canonical: Ustr::from(info.canonical),
         skip,
         quantize,
         default,
@@ -374,10 +454,10 @@ fn put_f32s(buf: &mut Vec<u8>, xs: &[f32]) {
     }
 }
 
-fn put_ref(buf: &mut Vec<u8>, r: Ref, positions: &HashMap<Ref, u32>) {
+fn put_ref(buf: &mut Vec<u8>, r: Ref, positions: &Positions<'_>) {
     if r.is_none() {
         buf.push(0);
-    } else if let Some(&p) = positions.get(&r) {
+    } else if let Some(p) = positions.get(r) {
         buf.push(1);
         put_u32(buf, p);
     } else {
@@ -405,7 +485,7 @@ fn cframe(buf: &mut Vec<u8>, c: &rbx_types::CFrame) {
 
 /// An attribute value: as [`encode`], except that a string attribute read from a binary
 /// file (rbx_binary gives it as a `BinaryString`) is the `String` it was written from.
-fn encode_attribute(buf: &mut Vec<u8>, v: &Variant, positions: &HashMap<Ref, u32>) {
+fn encode_attribute(buf: &mut Vec<u8>, v: &Variant, positions: &Positions<'_>) {
     match v {
         Variant::BinaryString(b) => {
             buf.push(25);
@@ -416,7 +496,7 @@ fn encode_attribute(buf: &mut Vec<u8>, v: &Variant, positions: &HashMap<Ref, u32
 }
 
 /// The canonical encoding of one value (module docs).
-fn encode(buf: &mut Vec<u8>, v: &Variant, quantize: bool, positions: &HashMap<Ref, u32>) {
+fn encode(buf: &mut Vec<u8>, v: &Variant, quantize: bool, positions: &Positions<'_>) {
     match v {
         Variant::Axes(a) => buf.extend_from_slice(&[1, a.bits()]),
         Variant::BinaryString(b) => {
@@ -659,7 +739,7 @@ mod tests {
     fn negative_zero_and_nan_are_canonical() {
         let enc = |v: Variant| {
             let mut b = Vec::new();
-            encode(&mut b, &v, false, &HashMap::new());
+            encode(&mut b, &v, false, &Positions::empty());
             b
         };
         assert_eq!(enc(Variant::Float32(-0.0)), enc(Variant::Float32(0.0)));

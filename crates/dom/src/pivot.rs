@@ -74,16 +74,12 @@ pub fn model_scale(inst: &Instance) -> f32 {
 /// Descendant BaseParts of `root` (including `root` itself when it is one), in DOM order.
 fn parts_of(dom: &WeakDom, root: Ref) -> Vec<Ref> {
     let mut out = Vec::new();
-    let mut stack = vec![root];
-    while let Some(r) = stack.pop() {
-        let Some(inst) = dom.get_by_ref(r) else {
-            continue;
-        };
+    crate::preorder(dom, &[root], |r, inst| {
         if is_a(&inst.class, "BasePart") {
             out.push(r);
         }
-        stack.extend(inst.children().iter().rev());
-    }
+        true
+    });
     out
 }
 

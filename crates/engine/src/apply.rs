@@ -76,14 +76,12 @@ pub fn models_in_scene(dom: &WeakDom) -> Vec<Ref> {
 /// ProceduralModels in the subtrees of `roots` (roots included), pre-order per root.
 pub fn models_under(dom: &WeakDom, roots: &[Ref]) -> Vec<Ref> {
     let mut out = Vec::new();
-    let mut stack: Vec<Ref> = roots.iter().rev().copied().collect();
-    while let Some(r) = stack.pop() {
-        let Some(i) = dom.get_by_ref(r) else { continue };
+    procmodel_dom::preorder(dom, roots, |r, i| {
         if i.class == "ProceduralModel" {
             out.push(r);
         }
-        stack.extend(i.children().iter().rev());
-    }
+        true
+    });
     out
 }
 
@@ -373,10 +371,6 @@ pub fn apply_output(
 /// the scene (in parallel) and the engine's serial part is left with the swap.
 pub fn place(dom: &mut WeakDom, model: Ref, out: &Produced) {
     let folder = out.container;
-    let children = dom
-        .get_by_ref(folder)
-        .map(|i| i.children().to_vec())
-        .unwrap_or_default();
     // 2. position the results with PivotTo at the model's pivot: the results' own pivot
     //    (their PrimaryPart if SetPrimaryPart chose one, else the origin they were built
     //    around) lands on the model's pivot.
@@ -389,8 +383,14 @@ pub fn place(dom: &mut WeakDom, model: Ref, out: &Produced) {
     // A pivot that already sits on the model's (within f32 noise of composing a CFrame with
     // its inverse) leaves the results exactly as built.
     if !delta.abs_diff_eq(glam::Affine3A::IDENTITY, 1e-5) {
-        for &c in &children {
-            procmodel_dom::move_by(dom, c, delta);
+        // By index: moving a child leaves the folder's child list as it is, and a copy of a
+        // list of 100,000 results would cost memory at the peak.
+        let count = dom.get_by_ref(folder).map_or(0, |i| i.children().len());
+        for k in 0..count {
+            let c = dom.get_by_ref(folder).map(|i| i.children()[k]);
+            if let Some(c) = c {
+                procmodel_dom::move_by(dom, c, delta);
+            }
         }
     }
     // 3. undo the scale normalisation
@@ -399,6 +399,10 @@ pub fn place(dom: &mut WeakDom, model: Ref, out: &Produced) {
         .map(procmodel_dom::model_scale)
         .unwrap_or(1.0);
     if scale != 1.0 {
+        let children = dom
+            .get_by_ref(folder)
+            .map(|i| i.children().to_vec())
+            .unwrap_or_default();
         procmodel_dom::scale_about(dom, &children, glam::Vec3::from(pivot.translation), scale);
     }
 }
