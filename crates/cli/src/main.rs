@@ -20,16 +20,12 @@ mod verify;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
-// See the workspace manifest for why (cross-thread frees from worker VMs, allocation churn).
+// mimalloc with exact size classes for the DOM's property maps (procmodel-alloc's docs; the
+// workspace manifest says why mimalloc).
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: procmodel_alloc::Allocator = procmodel_alloc::Allocator;
 
-/// Returns the allocator's free memory to the OS now (e.g. the VM's, before a large save),
-/// so what follows does not add to the peak.
-pub fn release_free_memory() {
-    // SAFETY: a plain call into the global allocator; safe at any time.
-    unsafe { libmimalloc_sys::mi_collect(true) }
-}
+pub use procmodel_alloc::release_free_memory;
 
 #[derive(Parser)]
 #[command(

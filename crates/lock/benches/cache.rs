@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 // The same allocator as the `procmodel` binary, so these figures are what users get.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: procmodel_alloc::Allocator = procmodel_alloc::Allocator;
 
 fn module(e: &mut Engine, source: String) -> Ref {
     let root = e.with_dom(|d| d.root_ref());

@@ -5,7 +5,7 @@ use procmodel_engine::Engine;
 
 // The same allocator as the `procmodel` binary, so these figures are what users get.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: procmodel_alloc::Allocator = procmodel_alloc::Allocator;
 use rbx_dom_weak::InstanceBuilder;
 use rbx_types::{Ref, Variant, Vector3};
 
