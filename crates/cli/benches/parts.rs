@@ -2,7 +2,8 @@
 //! CFrame, Color, Material, Anchored, Parent) and writes them to .rbxm. It runs the same body
 //! (`bench/parts/body.luau`) three ways, interleaved in one run: procmodel's script path
 //! (`procmodel run`), procmodel's generator path (`procmodel generate` of a generator module,
-//! through the engine), and the peer, Lune 0.11.1 (`cargo install lune --locked --version
+//! through the engine, with `--no-cache`: the peer has no result cache, and a cache hit is not
+//! a generation — the lock crate's cache bench measures hits), and the peer, Lune 0.11.1 (`cargo install lune --locked --version
 //! 0.11.1`; skipped when not installed). Medians of wall time and peak RSS (GNU time) are
 //! printed with their ratios to Lune.
 //!
@@ -83,6 +84,7 @@ fn main() {
             &[
                 "generate",
                 "Generator.luau",
+                "--no-cache",
                 "-o",
                 gen_out.to_str().unwrap(),
             ],

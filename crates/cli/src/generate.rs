@@ -95,6 +95,8 @@ pub fn build(args: &Args) -> Result<Built> {
     // Files beside the generator may be required by path: they are part of every key.
     let cache = crate::lock::files_salt(&args.generator).and_then(|s| args.cache.open(Some(s)));
     config.cache = cache.clone().map(|c| c as _);
+    // The output is the results alone (the folder's provenance attributes are not kept).
+    config.provenance = false;
     let mut engine = Engine::new(config)?;
     let mut host = engine.host().clone();
     let storage = engine.server_storage();

@@ -283,10 +283,12 @@ impl crate::Engine {
     /// Records provenance on the model's GeneratedFolder and, after a successful run with a
     /// cache, stores the applied results under the key the run started with.
     pub(crate) fn record_and_fill(&mut self, model: Ref, ok: bool) {
-        self.host
-            .with_dom_mut(|d| crate::provenance::record(d, model, ok));
         let key = self.st().cache_keys.remove(&model);
         let cache = self.st().config.cache.clone();
+        if self.st().config.provenance || cache.is_some() {
+            self.host
+                .with_dom_mut(|d| crate::provenance::record(d, model, ok));
+        }
         if let (true, Some(key), Some(cache)) = (ok, key, cache) {
             // Also under the inputs as they are now: applying filled in the generator's
             // default attributes, and a run from these inputs gives the same results.

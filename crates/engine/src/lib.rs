@@ -61,6 +61,11 @@ pub struct EngineConfig {
     /// Where applied results are looked up before a generation starts and stored after one
     /// succeeds (`cache.rs`); None: always generate.
     pub cache: Option<std::sync::Arc<dyn ResultCache>>,
+    /// Record provenance (the inputs, and the results' content hash) on every GeneratedFolder
+    /// (`provenance.rs`). `procmodel generate` turns it off: its output is the results alone,
+    /// without the folder's attributes. With a cache it is recorded anyway: entries carry it
+    /// and are checked by it.
+    pub provenance: bool,
 }
 
 impl Default for EngineConfig {
@@ -75,6 +80,7 @@ impl Default for EngineConfig {
             jobs: 1,
             run_limit: Duration::from_secs(60),
             cache: None,
+            provenance: true,
         }
     }
 }

@@ -80,12 +80,18 @@ impl ResultCache for Mem {
 
 /// A scene of `n` models of GEN (one scaled, one moved), the engine and the models.
 fn scene(cache: Option<Arc<dyn ResultCache>>, jobs: usize, n: usize) -> (Engine, Vec<Ref>) {
-    let mut e = Engine::new(EngineConfig {
-        cache,
-        jobs,
-        ..EngineConfig::default()
-    })
-    .unwrap();
+    scene_with(
+        EngineConfig {
+            cache,
+            jobs,
+            ..EngineConfig::default()
+        },
+        n,
+    )
+}
+
+fn scene_with(config: EngineConfig, n: usize) -> (Engine, Vec<Ref>) {
+    let mut e = Engine::new(config).unwrap();
     let root = e.with_dom(|d| d.root_ref());
     let g = e.insert(
         root,
@@ -303,4 +309,62 @@ fn r14_4_a_failed_generation_is_reported_with_its_error() {
         Status::Failed(msg) => assert!(msg.contains("no stairs today"), "{msg}"),
         other => panic!("expected failed, got {other:?}"),
     }
+}
+
+/// The folder's provenance attributes of each model, as (inputs, content hash).
+fn provenance_of(e: &Engine, models: &[Ref]) -> Vec<(Option<String>, Option<String>)> {
+    e.with_dom(|d| {
+        models
+            .iter()
+            .map(|&m| {
+                let folder = d
+                    .get_by_ref(m)
+                    .unwrap()
+                    .children()
+                    .iter()
+                    .copied()
+                    .find(|&c| d.get_by_ref(c).unwrap().class == "GeneratedFolder")
+                    .expect("results");
+                (
+                    procmodel_engine::provenance::string_attribute(d, folder, "ProcmodelInputs"),
+                    procmodel_engine::provenance::string_attribute(
+                        d,
+                        folder,
+                        "ProcmodelContentHash",
+                    ),
+                )
+            })
+            .collect()
+    })
+}
+
+#[test]
+fn provenance_off_records_nothing_unless_a_cache_needs_it() {
+    let (mut on, models) = scene(None, 1, 2);
+    settle(&mut on);
+    let recorded = provenance_of(&on, &models);
+    assert!(recorded.iter().all(|(i, h)| i.is_some() && h.is_some()));
+
+    let off = |cache| EngineConfig {
+        cache,
+        provenance: false,
+        ..EngineConfig::default()
+    };
+    let (mut plain, models) = scene_with(off(None), 2);
+    settle(&mut plain);
+    assert!(
+        provenance_of(&plain, &models)
+            .iter()
+            .all(|p| *p == (None, None)),
+        "no provenance asked for, no cache: nothing recorded"
+    );
+
+    let cache: Arc<dyn ResultCache> = Arc::new(Mem::default());
+    let (mut cached, models) = scene_with(off(Some(cache)), 2);
+    settle(&mut cached);
+    assert_eq!(
+        provenance_of(&cached, &models),
+        recorded,
+        "a cache's entries are checked by the content hash: it is recorded anyway"
+    );
 }
