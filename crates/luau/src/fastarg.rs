@@ -202,6 +202,38 @@ pub unsafe extern "C-unwind" fn raw_instance_new(state: *mut ffi::lua_State) -> 
     }
 }
 
+/// `Terrain:FillBlock(cframe, size, material)` (upvalue 1: the mlua method), the call the
+/// terrain tutorial makes once per grid column.
+///
+/// # Safety
+/// Called by Luau only, as a C function made by `MethodTable::add_raw_method`.
+pub unsafe extern "C-unwind" fn raw_fill_block(state: *mut ffi::lua_State) -> c_int {
+    // SAFETY: reads four arguments with type-checked accessors and pushes nothing; the Lua
+    // handle is the one mlua keeps for this state (it created it).
+    unsafe {
+        dispatch(state, 0, || {
+            if ffi::lua_gettop(state) != 4 || ffi::lua_type(state, 3) != ffi::LUA_TVECTOR {
+                return Ok(None);
+            }
+            let (Some(this), Some(cf), Some(size), Some(material)) = (
+                light_at(state, 1),
+                tagged::get::<CFrame>(state, 2),
+                procmodel_luau_types::raw::vector(state, 3),
+                tagged::get::<EnumItem>(state, 4),
+            ) else {
+                return Ok(None);
+            };
+            let lua = Lua::get_or_init_from_ptr(state);
+            let this = Value::LightUserData(mlua::LightUserData(this));
+            match crate::classes::fill_block_direct(lua, &this, cf, size, material) {
+                Ok(Some(())) => Ok(Some(0)),
+                Ok(None) => Ok(None),
+                Err(e) => Err(message(e)),
+            }
+        })
+    }
+}
+
 /// `__index(handle, key)` of instance handles: the common property reads and the methods
 /// (upvalue 2, a table) without mlua, on the run context of upvalue 3; everything else (derived properties, enums, children by
 /// name, errors) goes to the mlua function (upvalue 1).

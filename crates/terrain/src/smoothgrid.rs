@@ -82,7 +82,13 @@ pub fn encode(t: &Terrain) -> Vec<u8> {
     let mut out = HEADER.to_vec();
     let mut prev = [0i32; 3];
     for (&(x, y, z), chunk) in &t.chunks {
-        if chunk.uniform() == Some(Voxel::EMPTY) {
+        // A chunk edited back to nothing (e.g. carved with Air) is stored dense but holds no
+        // terrain: the same voxels give the same bytes however they were made.
+        let empty = match chunk {
+            Chunk::Uniform(v) => *v == Voxel::EMPTY,
+            Chunk::Dense(d) => d.iter().all(|v| *v == Voxel::EMPTY),
+        };
+        if empty {
             continue;
         }
         let d = [
@@ -286,6 +292,19 @@ mod tests {
     fn empty_terrain_is_the_default_blob() {
         assert_eq!(encode(&Terrain::new()), vec![1, 5]);
         assert!(decode(&[1, 5]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn terrain_carved_back_to_nothing_encodes_as_empty() {
+        let mut t = Terrain::new();
+        let cf = glam::Affine3A::from_translation(glam::Vec3::new(6.0, 6.0, 6.0));
+        t.fill_block(cf, glam::Vec3::splat(4.0), Material::Rock)
+            .unwrap();
+        assert_ne!(encode(&t), vec![1, 5]);
+        t.fill_block(cf, glam::Vec3::splat(8.0), Material::Air)
+            .unwrap();
+        assert!(t.is_empty());
+        assert_eq!(encode(&t), vec![1, 5]);
     }
 
     #[test]

@@ -74,7 +74,11 @@ pub fn quantize(v: f32) -> u8 {
     if v.is_nan() {
         return 0;
     }
-    (v.clamp(0.0, 1.0) * 255.0).round() as u8
+    // `round` (half away from zero) without a libm call on baseline x86-64: for x in 0..=255
+    // the fraction `x − trunc(x)` is exact, so this is `x.round()` bit for bit.
+    let x = v.clamp(0.0, 1.0) * 255.0;
+    let t = x as u8;
+    if x - f32::from(t) >= 0.5 { t + 1 } else { t }
 }
 
 /// Index of a voxel inside a chunk, in SmoothGrid order: X fastest, then Z, then Y.
@@ -373,6 +377,17 @@ impl Terrain {
     /// (`f(cell, &mut voxel)`; the result is normalised). Chunks are created on demand;
     /// chunks where most of the volume was visited are compacted.
     pub fn modify(&mut self, region: CellRegion, mut f: impl FnMut(IVec3, &mut Voxel)) {
+        self.modify_rows(region, |start, row| {
+            for (x, v) in row.iter_mut().enumerate() {
+                f(start + IVec3::new(x as i32, 0, 0), v);
+                *v = v.normalized();
+            }
+        });
+    }
+
+    /// As [`Terrain::modify`], one run of cells along X at a time: `f(first cell, voxels)`.
+    /// `f` must leave the voxels normalised ([`Voxel::normalized`]).
+    pub fn modify_rows(&mut self, region: CellRegion, mut f: impl FnMut(IVec3, &mut [Voxel])) {
         for (key, base, sub) in chunks_of(region) {
             let chunk = self
                 .chunks
@@ -382,14 +397,11 @@ impl Terrain {
             // handled voxel by voxel (f may depend on the cell).
             let d = chunk.dense_mut();
             let (lo, hi) = (sub.min - base, sub.max - base);
+            let len = (hi.x - lo.x) as usize;
             for y in lo.y..hi.y {
                 for z in lo.z..hi.z {
-                    let row = local_index(0, y, z);
-                    for x in lo.x..hi.x {
-                        let v = &mut d[row + x as usize];
-                        f(base + IVec3::new(x, y, z), v);
-                        *v = v.normalized();
-                    }
+                    let row = local_index(lo.x, y, z);
+                    f(base + IVec3::new(lo.x, y, z), &mut d[row..row + len]);
                 }
             }
             if sub.volume() >= CHUNK_VOXELS / 8 {
@@ -608,4 +620,40 @@ pub struct TerrainRegion {
     pub size: IVec3,
     /// The voxels, [`VoxelBox`] order.
     pub voxels: VoxelBox,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantize_is_round_half_away_from_zero_exactly() {
+        let reference = |v: f32| (v.clamp(0.0, 1.0) * 255.0).round() as u8;
+        // Every float in 0..=1 with a stride, and the floats next to each rounding boundary.
+        let mut bits = 0u32;
+        while f32::from_bits(bits) <= 1.0 {
+            let v = f32::from_bits(bits);
+            assert_eq!(quantize(v), reference(v), "{v:e}");
+            bits += 997;
+        }
+        for k in 0..=255u32 {
+            let edge = (k as f32 + 0.5) / 255.0;
+            let mut v = f32::from_bits(edge.to_bits().saturating_sub(8));
+            for _ in 0..16 {
+                assert_eq!(quantize(v), reference(v), "{v:e}");
+                v = f32::from_bits(v.to_bits() + 1);
+            }
+        }
+        for v in [
+            -1.0,
+            0.0,
+            1.0,
+            2.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+        ] {
+            assert_eq!(quantize(v), if v.is_nan() { 0 } else { reference(v) });
+        }
+    }
 }

@@ -14,7 +14,7 @@ mod services;
 mod terrain;
 
 pub(crate) use instance::count_new_instance;
-pub(crate) use terrain::{flush_terrain, workspace_terrain};
+pub(crate) use terrain::{fill_block_direct, flush_terrain, workspace_terrain};
 
 use crate::context::ctx;
 use crate::instance::{Instance, not_member};
@@ -66,6 +66,35 @@ impl<'a> MethodTable<'a> {
         R: mlua::IntoLuaMulti,
         F: Fn(&Lua, &Instance, A) -> mlua::Result<R> + 'static,
     {
+        self.add_method_with(name, f, None);
+    }
+
+    /// As [`MethodTable::add_method`], with a raw C function for the plain calls of a hot
+    /// method (`fastarg`): it gets the mlua function as upvalue 1 and calls it for anything
+    /// it does not handle itself (other argument types, errors to report, wrong classes).
+    pub fn add_raw_method<A, R, F>(
+        &mut self,
+        name: &'static str,
+        raw: mlua::ffi::lua_CFunction,
+        f: F,
+    ) where
+        A: mlua::FromLuaMulti,
+        R: mlua::IntoLuaMulti,
+        F: Fn(&Lua, &Instance, A) -> mlua::Result<R> + 'static,
+    {
+        self.add_method_with(name, f, Some(raw));
+    }
+
+    fn add_method_with<A, R, F>(
+        &mut self,
+        name: &'static str,
+        f: F,
+        raw: Option<mlua::ffi::lua_CFunction>,
+    ) where
+        A: mlua::FromLuaMulti,
+        R: mlua::IntoLuaMulti,
+        F: Fn(&Lua, &Instance, A) -> mlua::Result<R> + 'static,
+    {
         if self.result.is_err() {
             return;
         }
@@ -87,6 +116,10 @@ impl<'a> MethodTable<'a> {
                 })?;
                 f(lua, &this, a)
             });
+        let func = match (func, raw) {
+            (Ok(slow), Some(raw)) => procmodel_luau_types::raw::closure(self.lua, raw, slow),
+            (func, _) => func,
+        };
         self.result = func.map(|func| self.entries.push((class, name, func)));
     }
 

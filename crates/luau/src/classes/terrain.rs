@@ -42,6 +42,31 @@ fn store(lua: &Lua) -> mlua::Result<mlua::AppDataRefMut<'_, Store>> {
         .ok_or_else(|| mlua::Error::runtime("internal error: no terrain store"))
 }
 
+/// `Terrain:FillBlock` for the plain call (a Terrain handle, a CFrame, a Vector3 and an
+/// `Enum.Material` item), from the raw C function: Ok(None) leaves everything else (and the
+/// error messages of wrong arguments) to the mlua method, which does the same work.
+pub(crate) fn fill_block_direct(
+    lua: &Lua,
+    this: &Value,
+    cf: CFrame,
+    size: glam::Vec3,
+    material: procmodel_luau_types::EnumItem,
+) -> mlua::Result<Option<()>> {
+    let Some(inst) = ctx(lua)?.instance(this) else {
+        return Ok(None);
+    };
+    if !procmodel_dom::is_a(&inst.class, "Terrain") || material.enum_name != "Material" {
+        return Ok(None);
+    }
+    let mat = Material::from_enum_value(material.value).map_err(|e| terr(e, "FillBlock"))?;
+    with_terrain(lua, &inst, "FillBlock", true, |t| {
+        t.terrain
+            .fill_block(affine(cf), size, mat)
+            .map_err(|e| terr(e, "FillBlock"))
+    })?;
+    Ok(Some(()))
+}
+
 fn terr(e: TerrainError, method: &str) -> mlua::Error {
     mlua::Error::runtime(format!("Terrain:{method}: {e}"))
 }
@@ -297,8 +322,9 @@ const CHANNELS: [&str; 3] = ["SolidMaterial", "SolidOccupancy", "LiquidOccupancy
 
 pub fn register(m: &mut MethodTable) {
     m.class("Terrain");
-    m.add_method(
+    m.add_raw_method(
         "FillBlock",
+        crate::fastarg::raw_fill_block,
         |lua, this, (cf, size, mat): (CFrame, Vector3, Value)| {
             let mat = material(&mat, "FillBlock", "material")?;
             with_terrain(lua, this, "FillBlock", true, |t| {
