@@ -2,8 +2,10 @@
 # The determinism matrix (issue 14): locks every example generator and a multi-model scene
 # with --jobs 1 and 2, at each noise SIMD level PROCMODEL_SIMD can force, in a debug and a
 # release build, and requires one identical lockfile per input. Not part of .ci/run (a
-# release build of the workspace does not fit its time budget); run it before a release:
+# release build of the workspace does not fit its time budget; scripts/test.sh runs the debug
+# half with the binary the test suite built); run it before a release:
 #   ./scripts/determinism.sh            (or: ./scripts/determinism.sh debug   for one build)
+# PROCMODEL_BIN=path uses that binary for a single profile instead of building one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 profiles=${1:-"debug release"}
@@ -39,10 +41,14 @@ LUAU
 } > "$work/scene-full.luau"
 first=""
 for profile in $profiles; do
-    flag=""; [ "$profile" = release ] && flag="--release"
-    cargo build -q -p procmodel $flag
-    bin="target/$profile/procmodel"
-    [ -n "${CARGO_TARGET_DIR:-}" ] && bin="$CARGO_TARGET_DIR/$profile/procmodel"
+    if [ -n "${PROCMODEL_BIN:-}" ]; then
+        bin="$PROCMODEL_BIN"
+    else
+        flag=""; [ "$profile" = release ] && flag="--release"
+        cargo build -q -p procmodel $flag
+        bin="target/$profile/procmodel"
+        [ -n "${CARGO_TARGET_DIR:-}" ] && bin="$CARGO_TARGET_DIR/$profile/procmodel"
+    fi
     "$bin" run "$work/scene-full.luau" --save "$work/scene.rbxl" >/dev/null
     for simd in "" scalar sse2 sse41 avx2 neon; do
         for jobs in 1 2; do

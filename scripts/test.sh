@@ -13,3 +13,6 @@ fi
 XDG_CACHE_HOME="$(mktemp -d)"
 export XDG_CACHE_HOME
 cargo test --workspace "$@"
+# The determinism matrix (one lockfile per input across SIMD levels and --jobs 1/2), its debug
+# half, with the binary the suite just built.
+PROCMODEL_BIN="${CARGO_TARGET_DIR:-target}/debug/procmodel" ./scripts/determinism.sh debug
