@@ -871,6 +871,18 @@ impl Engine {
 
     // ----- undo -----
 
+    /// Starts a gesture (a drag of a value in an editor): every change until
+    /// [`Engine::end_gesture`] joins one undo step, whose undo restores the inputs and
+    /// results from before the gesture. Undo, redo and a second `begin_gesture` end it.
+    pub fn begin_gesture(&mut self) {
+        self.st().undo.begin_gesture();
+    }
+
+    /// Ends the open gesture (nothing when none is open).
+    pub fn end_gesture(&mut self) {
+        self.st().undo.end_gesture();
+    }
+
     /// Undoes the last change: previous inputs and previous results, without running the
     /// generator. Returns false when there is nothing to undo.
     pub fn undo(&mut self) -> bool {

@@ -66,6 +66,9 @@ pub(crate) struct History {
     /// host) and folders now gone from the DOM (to forget).
     destroyed: Vec<Ref>,
     gone: Vec<Ref>,
+    /// An open gesture (a drag in an editor): `Some(true)` once its first change pushed the
+    /// waypoint that its later changes join.
+    gesture: Option<bool>,
 }
 
 impl Waypoint {
@@ -106,7 +109,35 @@ impl History {
         }))
     }
 
+    /// Starts a gesture: the changes until [`History::end_gesture`] make one undo step. An
+    /// open gesture is ended first.
+    pub fn begin_gesture(&mut self) {
+        self.gesture = Some(false);
+    }
+
+    /// Ends the open gesture, if any.
+    pub fn end_gesture(&mut self) {
+        self.gesture = None;
+    }
+
     pub fn push(&mut self, host: &Host, name: &str, pending: Pending) {
+        if self.gesture == Some(true)
+            && let Some(top) = self.undo.last_mut()
+        {
+            // A later change of the gesture: its instances' states before the gesture are
+            // already recorded; the change reopens them, so the regeneration it causes
+            // becomes the step's new "after" (the results in between are destroyed).
+            for e in pending.0 {
+                match top.entries.iter_mut().find(|x| x.inst == e.inst) {
+                    Some(x) => x.after = None,
+                    None => top.entries.push(e),
+                }
+            }
+            return;
+        }
+        if self.gesture.is_some() {
+            self.gesture = Some(true);
+        }
         self.undo.push(Waypoint {
             name: name.to_owned(),
             entries: pending.0,
@@ -174,6 +205,7 @@ impl History {
 
     /// Restores the inputs and results before the last change. Returns the touched instances.
     pub fn undo(&mut self, host: &Host) -> Option<Vec<Ref>> {
+        self.gesture = None;
         let mut wp = self.undo.pop()?;
         host.with_dom_mut(|dom| {
             for e in wp.entries.iter_mut().rev() {
@@ -199,6 +231,7 @@ impl History {
 
     /// Re-applies the last undone change (inputs and results).
     pub fn redo(&mut self, host: &Host) -> Option<Vec<Ref>> {
+        self.gesture = None;
         let mut wp = self.redo.pop()?;
         host.with_dom_mut(|dom| {
             for e in wp.entries.iter_mut() {

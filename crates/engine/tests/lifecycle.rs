@@ -430,6 +430,65 @@ fn undo_restores_inputs_and_results_without_running_and_redo_reapplies() {
 }
 
 #[test]
+fn r13_a_gesture_is_one_undo_step_whatever_it_regenerated_on_the_way() {
+    let (mut e, _, m) = setup(ROW);
+    e.step();
+    let first: Vec<Ref> = e.with_dom(|d| {
+        d.descendants_of(m)
+            .filter(|i| i.class == "Part")
+            .map(|i| i.referent())
+            .collect()
+    });
+    let count = |e: &Engine| match prop(e, m, "Attributes") {
+        Some(Variant::Attributes(a)) => a.get("Count").cloned(),
+        other => panic!("{other:?}"),
+    };
+    // A drag: values 4, 5, 6, 7, some regenerated between, two in one frame.
+    e.begin_gesture();
+    for (v, regenerate) in [(4.0, true), (5.0, false), (6.0, true), (7.0, true)] {
+        e.set_attribute(m, "Count", Some(Variant::Float64(v)))
+            .unwrap();
+        if regenerate {
+            e.step();
+        }
+    }
+    e.end_gesture();
+    assert_eq!(results(&e, m).len(), 7);
+    // A change after the gesture is a step of its own.
+    e.set_attribute(m, "Width", Some(Variant::Float64(2.0)))
+        .unwrap();
+    e.step();
+    assert!(e.undo());
+    assert_eq!(count(&e), Some(Variant::Float64(7.0)));
+    assert_eq!(results(&e, m).len(), 7);
+    // One undo takes back the whole drag, to the very instances from before it.
+    assert!(e.undo());
+    assert_eq!(count(&e), Some(Variant::Float64(3.0)));
+    let restored: Vec<Ref> = e.with_dom(|d| {
+        d.descendants_of(m)
+            .filter(|i| i.class == "Part")
+            .map(|i| i.referent())
+            .collect()
+    });
+    assert_eq!(restored, first);
+    assert!(e.step().is_empty(), "undo does not regenerate");
+    assert!(e.redo());
+    assert_eq!(count(&e), Some(Variant::Float64(7.0)));
+    assert_eq!(results(&e, m).len(), 7);
+    // Undo ends an open gesture: the next change is a new step.
+    e.begin_gesture();
+    e.set_attribute(m, "Count", Some(Variant::Float64(2.0)))
+        .unwrap();
+    e.step();
+    assert!(e.undo());
+    e.set_attribute(m, "Count", Some(Variant::Float64(9.0)))
+        .unwrap();
+    e.step();
+    assert!(e.undo());
+    assert_eq!(count(&e), Some(Variant::Float64(7.0)));
+}
+
+#[test]
 fn several_changes_in_one_frame_join_the_most_recent_waypoint() {
     let (mut e, _, m) = setup(ROW);
     e.step();

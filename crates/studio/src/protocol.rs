@@ -53,6 +53,13 @@ pub enum ClientMessage {
     Resync {
         seq: u64,
     },
+    /// A drag of a value starts: the edits until `gesture_end` make one undo step.
+    GestureStart {
+        seq: u64,
+    },
+    GestureEnd {
+        seq: u64,
+    },
 }
 
 impl ClientMessage {
@@ -67,7 +74,9 @@ impl ClientMessage {
             | ClientMessage::Redo { seq }
             | ClientMessage::Save { seq, .. }
             | ClientMessage::Cancel { seq }
-            | ClientMessage::Resync { seq } => *seq,
+            | ClientMessage::Resync { seq }
+            | ClientMessage::GestureStart { seq }
+            | ClientMessage::GestureEnd { seq } => *seq,
         }
     }
 }

@@ -267,6 +267,14 @@ async fn connection(app: Arc<App>, mut socket: WebSocket) {
         }
     }
     lock(&app.pending).retain(|_, p| p.conn != conn);
+    // A page that went away mid-drag never sends its gesture's end.
+    let _ = app.engine.submit(
+        Command::With(Box::new(|engine: &mut Engine| {
+            engine.end_gesture();
+            Ok(Reply::Done)
+        })),
+        None,
+    );
 }
 
 async fn send_latest(
@@ -463,6 +471,14 @@ fn build_command(app: &Arc<App>, msg: ClientMessage) -> Result<Option<Command>, 
             return Ok(None);
         }
         ClientMessage::Resync { .. } => Command::Snapshot,
+        ClientMessage::GestureStart { .. } => Command::With(Box::new(|engine: &mut Engine| {
+            engine.begin_gesture();
+            Ok(Reply::Done)
+        })),
+        ClientMessage::GestureEnd { .. } => Command::With(Box::new(|engine: &mut Engine| {
+            engine.end_gesture();
+            Ok(Reply::Done)
+        })),
     }))
 }
 

@@ -321,3 +321,71 @@ fn r13_bad_files_are_errors() {
         .expect("refused");
     assert!(e.to_string().contains("open a generator"), "{e}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r13_a_drag_is_one_undo_step() {
+    let (_dir, file) = common::fixture("gesture");
+    let s = common::studio(&file);
+    let mut a = connect(s.addr()).await;
+    let first = until(&mut a, |h| h["scene"]["parts"] == 10).await;
+    let model = first["scene"]["models"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // What a scrubbed number field sends: gesture_start, values as the pointer moves (some
+    // regenerated before the next arrives), gesture_end.
+    send(&mut a, json!({"type":"gesture_start","seq":1})).await;
+    for (i, steps) in [4, 5, 6, 7].into_iter().enumerate() {
+        send(
+            &mut a,
+            json!({"type":"set_attribute","seq":2 + i,"model":model,"name":"Steps","value":steps}),
+        )
+        .await;
+        if steps % 2 == 0 {
+            until(&mut a, |h| h["scene"]["parts"] == steps).await;
+        }
+    }
+    send(&mut a, json!({"type":"gesture_end","seq":9})).await;
+    until(&mut a, |h| h["scene"]["parts"] == 7).await;
+    // A typed value afterwards is a step of its own.
+    send(
+        &mut a,
+        json!({"type":"set_attribute","seq":10,"model":model,"name":"Steps","value":3}),
+    )
+    .await;
+    until(&mut a, |h| h["scene"]["parts"] == 3).await;
+    send(&mut a, json!({"type":"undo","seq":11})).await;
+    until(&mut a, |h| h["scene"]["parts"] == 7).await;
+    send(&mut a, json!({"type":"undo","seq":12})).await;
+    let h = until(&mut a, |h| h["scene"]["parts"] == 10).await;
+    let steps = h["scene"]["models"][0]["attributes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == "Steps")
+        .unwrap()
+        .clone();
+    assert_eq!(steps["value"], 10.0, "{steps}");
+    send(&mut a, json!({"type":"redo","seq":13})).await;
+    until(&mut a, |h| h["scene"]["parts"] == 7).await;
+    // A page that leaves mid-drag does not leave the gesture open for the next one.
+    send(&mut a, json!({"type":"gesture_start","seq":14})).await;
+    send(
+        &mut a,
+        json!({"type":"set_attribute","seq":15,"model":model,"name":"Steps","value":2}),
+    )
+    .await;
+    until(&mut a, |h| h["scene"]["parts"] == 2).await;
+    drop(a);
+    let mut b = connect(s.addr()).await;
+    until(&mut b, |h| h["scene"]["parts"] == 2).await;
+    send(
+        &mut b,
+        json!({"type":"set_attribute","seq":1,"model":model,"name":"Steps","value":5}),
+    )
+    .await;
+    until(&mut b, |h| h["scene"]["parts"] == 5).await;
+    send(&mut b, json!({"type":"undo","seq":2})).await;
+    until(&mut b, |h| h["scene"]["parts"] == 2).await;
+    s.stop();
+}

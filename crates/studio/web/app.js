@@ -361,6 +361,10 @@ function select(i) {
 
 function fmt(x) { return Number.isInteger(x) ? String(x) : String(Math.round(x * 1e4) / 1e4); }
 
+// A number field being dragged: the properties panel is not rebuilt under it (a frame arriving
+// mid-drag would replace the element and end the drag), and is refreshed when it ends.
+let dragging = false;
+
 function numberField(label, value, isInt, commit, onDragEnd) {
   const input = document.createElement('input');
   input.type = 'text';
@@ -378,15 +382,23 @@ function numberField(label, value, isInt, commit, onDragEnd) {
     if (!start) return;
     const dx = e.clientX - start.x;
     if (Math.abs(dx) < 3 && !start.moved) return;
+    // One undo step per drag: the server joins the edits between gesture_start and _end.
+    if (!start.moved) { send({ type: 'gesture_start' }); dragging = true; }
     start.moved = true;
     const step = (isInt ? 1 : 0.1) * (e.shiftKey ? 0.1 : 1) * (e.ctrlKey ? 10 : 1);
     let v = start.v + Math.round(dx / 4) * step;
     v = isInt && !e.shiftKey ? Math.round(v) : Math.round(v * 1e4) / 1e4;
     if (String(v) !== input.value) { input.value = fmt(v); commit(v); }
   });
+  const endDrag = () => { send({ type: 'gesture_end' }); dragging = false; renderProperties(); };
   input.addEventListener('pointerup', () => {
     const s = start; start = null;
+    if (s && s.moved) endDrag();
     if (s && !s.moved) { input.focus(); input.select(); } else if (onDragEnd) onDragEnd();
+  });
+  input.addEventListener('pointercancel', () => {
+    const s = start; start = null;
+    if (s && s.moved) endDrag();
   });
   input.addEventListener('keydown', (e) => {
     if (e.key === 'Enter') {
@@ -469,6 +481,7 @@ function attributeWidget(model, a) {
 
 function renderProperties() {
   const el = $('properties');
+  if (dragging) return;
   // Do not rebuild under a field being typed into (the next frame would reset it).
   if (el.contains(document.activeElement) && document.activeElement.tagName === 'INPUT' && document.activeElement.type === 'text') return;
   el.textContent = '';

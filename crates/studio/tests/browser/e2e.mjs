@@ -133,6 +133,23 @@ await page.keyboard.press('Control+Z');
 await waitParts(page, 10);
 log('undo/redo ok');
 
+// ----- a drag of a number field is one undo step ----------------------------------------
+{
+  const box = await page.getByLabel('Steps', { exact: true }).boundingBox();
+  const [x, y] = [box.x + box.width / 2, box.y + box.height / 2];
+  await page.mouse.move(x, y);
+  await page.mouse.down();
+  for (let dx = 8; dx <= 40; dx += 8) {
+    await page.mouse.move(x + dx, y);
+    await page.waitForTimeout(60);
+  }
+  await page.mouse.up();
+  await waitParts(page, 20);
+  await page.getByRole('button', { name: 'Undo' }).click();
+  await waitParts(page, 10);
+  log('drag 10 -> 20 steps undone in one step');
+}
+
 // ----- bad input: an error shown, the connection and scene kept ------------------------
 const errorsBefore = await page.evaluate(() => window.__studio.stats.errors.length);
 await page.evaluate(() => {
