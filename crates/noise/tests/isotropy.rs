@@ -11,8 +11,8 @@
 //! polynomial `P₄(u·v)`, which is 0 for an isotropic field. Its largest magnitude is the score.
 //!
 //! Reference kernels are computed here in f64 with the same simplex lattice: the four
-//! tetrahedral gradients of the kernel rejected in session 3 and the eight cube corners (both
-//! must fail), and the standard twelve-edge kernel (Gustavson's, `(0.6 − d²)⁴`), which sets
+//! tetrahedral gradients (a cheaper kernel that was measured and not kept for its texture)
+//! and the eight cube corners (both must fail), and the standard twelve-edge kernel (Gustavson's, `(0.6 − d²)⁴`), which sets
 //! the like-for-like bar the crate's kernel must meet.
 
 use procmodel_noise::{Basis, Noise, NoiseConfig};
