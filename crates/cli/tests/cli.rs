@@ -458,3 +458,31 @@ fn regen_with_jobs_saves_the_same_bytes_as_without() {
         2 + 3 + (3..=12).map(|i| i % 4 + 1).sum::<usize>()
     );
 }
+
+#[test]
+fn a_cache_hit_writes_the_same_rbxmx_bytes_as_the_run_that_filled_it() {
+    // The staircase's pole is a quarter turn in float noise; a cache entry that stored it as
+    // an exact basic rotation gave a hit's .rbxmx other floats than the fresh run's.
+    let stairs = examples().join("SpiralStaircase.luau");
+    let cache = tmp("hit-cache");
+    let _ = std::fs::remove_dir_all(&cache);
+    let run = |name: &str| {
+        let out = tmp(name);
+        ok(generate(&[
+            stairs.to_str().unwrap(),
+            "--size",
+            "12,3,12",
+            "--cache",
+            cache.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]));
+        std::fs::read(out).unwrap()
+    };
+    let fresh = run("miss.rbxmx");
+    assert!(
+        std::fs::read_dir(&cache).unwrap().next().is_some(),
+        "the run filled the cache"
+    );
+    assert_eq!(run("hit.rbxmx"), fresh);
+}

@@ -11,7 +11,9 @@ pub mod keys;
 mod pivot;
 mod transfer;
 
-pub use classes::{PropertyInfo, db, db_default, find_property, is_a, nearest_brick_color};
+pub use classes::{
+    PropertyInfo, db, db_default, decode_binary, find_property, is_a, nearest_brick_color,
+};
 pub use geometry::{affine_to_cframe, cframe_to_affine, from_vec3, to_vec3};
 pub use pivot::{
     bounding_box, get_pivot, input_size_key, model_scale, move_by, part_cframe, part_size,

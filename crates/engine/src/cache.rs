@@ -34,7 +34,9 @@ pub trait ResultCache: Send + Sync + std::fmt::Debug {
     fn reject(&self, _key: &[u8; 32], _reason: &str) {}
 }
 
-pub const ENTRY_MAGIC: &[u8; 8] = b"PMCACHE1";
+/// Version 2: rotations stored exactly (`procmodel_rbxm::to_writer_exact`); version-1 entries
+/// read back near-basic rotations as exact ones and are misses now.
+pub const ENTRY_MAGIC: &[u8; 8] = b"PMCACHE2";
 
 /// Encodes the applied results of `model` (its GeneratedFolder `folder`).
 pub fn encode(dom: &WeakDom, model: Ref, folder: Ref) -> Result<Vec<u8>, String> {
@@ -100,7 +102,7 @@ pub fn encode(dom: &WeakDom, model: Ref, folder: Ref) -> Result<Vec<u8>, String>
     // The results are written from where they are (no copy); the model's attributes go in
     // a tiny header file of their own.
     let mut results = Vec::new();
-    procmodel_rbxm::to_writer(&mut results, dom, &[folder]).map_err(|e| e.to_string())?;
+    procmodel_rbxm::to_writer_exact(&mut results, dom, &[folder]).map_err(|e| e.to_string())?;
     let mut head = WeakDom::new(InstanceBuilder::new("DataModel"));
     let holder = head.insert(
         head.root_ref(),
@@ -112,7 +114,7 @@ pub fn encode(dom: &WeakDom, model: Ref, folder: Ref) -> Result<Vec<u8>, String>
         .and_then(|p| subtree.iter().position(|&r| r == p))
         .map_or(u32::MAX, |n| n as u32);
     let mut header = Vec::new();
-    procmodel_rbxm::to_writer(&mut header, &head, &[holder]).map_err(|e| e.to_string())?;
+    procmodel_rbxm::to_writer_exact(&mut header, &head, &[holder]).map_err(|e| e.to_string())?;
     out.extend_from_slice(&primary_index.to_le_bytes());
     out.extend_from_slice(&(header.len() as u64).to_le_bytes());
     out.extend_from_slice(&header);
@@ -156,7 +158,7 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded, String> {
         &mut b,
         usize::try_from(header_len).map_err(|_| "bad header length")?,
     )?;
-    let head = rbx_binary::from_reader(header).map_err(|e| format!("entry header: {e}"))?;
+    let head = procmodel_dom::decode_binary(header).map_err(|e| format!("entry header: {e}"))?;
     let holder = head
         .root()
         .children()
@@ -167,7 +169,7 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded, String> {
         Some(Variant::Attributes(a)) => a.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         _ => Vec::new(),
     };
-    let mut dom = rbx_binary::from_reader(b).map_err(|e| format!("entry results: {e}"))?;
+    let mut dom = procmodel_dom::decode_binary(b).map_err(|e| format!("entry results: {e}"))?;
     let folder = *dom
         .root()
         .children()

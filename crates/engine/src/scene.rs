@@ -86,7 +86,7 @@ pub fn read_bytes(
         SceneFormat::Binary => {
             const WHAT: &str = "not a valid binary Roblox file";
             binary::check(&mut bytes).map_err(|e| err(format!("{WHAT}: {e}")))?;
-            contain(|| rbx_binary::from_reader(bytes.as_slice()))
+            contain(|| procmodel_dom::decode_binary(bytes.as_slice()))
                 .map_err(|e| err(format!("{WHAT}: {e}")))?
                 .map_err(|e| err(format!("{WHAT}: {e}")))?
         }

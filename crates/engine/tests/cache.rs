@@ -11,7 +11,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Parts with unquantised colours, a weld between two of them, a nested folder, tags,
-/// attributes and a PrimaryPart: what could go wrong through a file round trip.
+/// attributes, a PrimaryPart and a quarter turn in float noise (a file format may store it
+/// as an exact basic rotation): what could go wrong through a file round trip.
 const GEN: &str = r#"
 local G = {}
 G.Attributes = { Count = 4, Seed = 7, Label = "a" }
@@ -43,6 +44,10 @@ function G.OnGenerate(params, target)
     local label = Instance.new("StringValue")
     label.Value = params.Attributes.Label
     label.Parent = target
+    local pole = Instance.new("Part")
+    pole.Name = "Pole"
+    pole.CFrame = CFrame.new(0, 3, 0) * CFrame.Angles(0, 0, math.rad(90))
+    pole.Parent = target
     target:SetPrimaryPart(first)
 end
 return G

@@ -24,6 +24,8 @@ pub(crate) struct ColumnValues<'a, 'c> {
     pub collected: &'c Collected<'a>,
     pub class: &'c Class<'a>,
     pub column: &'c Column<'a>,
+    /// Basic-rotation ids only for exact basic rotations (`to_writer_exact`).
+    pub exact_rotations: bool,
 }
 
 /// Instances whose values [`ColumnValues::each`] looks up at a time: enough for the
@@ -386,9 +388,13 @@ fn vector3(v: &ColumnValues, buf: &mut Vec<u8>) -> Result<(), Error> {
     })
 }
 
-/// A rotation: its basic-rotation id, or 0 and the nine floats.
-fn put_rotation(buf: &mut Vec<u8>, m: &Matrix3) {
-    match m.to_basic_rotation_id() {
+/// A rotation: its basic-rotation id, or 0 and the nine floats. With `exact`, the id only
+/// when the id's rotation is this matrix bit for bit.
+fn put_rotation(buf: &mut Vec<u8>, m: &Matrix3, exact: bool) {
+    let id = m.to_basic_rotation_id().filter(|&id| {
+        !exact || Matrix3::from_basic_rotation_id(id).is_ok_and(|b| same_bits(&b, m))
+    });
+    match id {
         Some(id) => buf.push(id),
         None => {
             buf.push(0);
@@ -401,11 +407,16 @@ fn put_rotation(buf: &mut Vec<u8>, m: &Matrix3) {
     }
 }
 
+fn same_bits(a: &Matrix3, b: &Matrix3) -> bool {
+    let bits = |m: &Matrix3| [m.x, m.y, m.z].map(|r| [r.x.to_bits(), r.y.to_bits(), r.z.to_bits()]);
+    bits(a) == bits(b)
+}
+
 fn cframe(v: &ColumnValues, buf: &mut Vec<u8>) -> Result<(), Error> {
     // Rotations (variable size) first, then the positions as three arrays.
     v.each(|i, value| match value {
         Variant::CFrame(c) => {
-            put_rotation(buf, &c.orientation);
+            put_rotation(buf, &c.orientation, v.exact_rotations);
             Ok(())
         }
         _ => Err(v.mismatch(i, value, "CFrame")),
@@ -424,7 +435,11 @@ fn optional_cframe(v: &ColumnValues, buf: &mut Vec<u8>) -> Result<(), Error> {
     buf.push(Type::CFrame as u8);
     v.each(|i, value| match value {
         Variant::OptionalCFrame(c) => {
-            put_rotation(buf, &c.map_or_else(Matrix3::identity, |c| c.orientation));
+            put_rotation(
+                buf,
+                &c.map_or_else(Matrix3::identity, |c| c.orientation),
+                v.exact_rotations,
+            );
             Ok(())
         }
         _ => Err(v.mismatch(i, value, "OptionalCFrame")),

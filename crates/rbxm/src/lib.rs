@@ -58,6 +58,15 @@ pub fn to_writer<W: Write>(writer: W, dom: &WeakDom, refs: &[Ref]) -> Result<(),
     to_writer_with_database(writer, dom, refs, rbx_reflection_database::get()?)
 }
 
+/// [`to_writer`], except that a CFrame rotation is written as a basic-rotation id only when
+/// it is exactly that rotation (rbx_binary also gives the id to rotations within float noise
+/// of one, e.g. `CFrame.Angles(0, 0, math.rad(90))`'s −4.37e-8 terms, which then read back
+/// as exact zeros). For files that must give back the very values they were written from
+/// (the result cache). Roblox reads either form.
+pub fn to_writer_exact<W: Write>(writer: W, dom: &WeakDom, refs: &[Ref]) -> Result<(), Error> {
+    write(writer, dom, refs, rbx_reflection_database::get()?, true)
+}
+
 /// [`to_writer`] with a given reflection database (rbx_binary's
 /// `Serializer::new().reflection_database(database)`).
 pub fn to_writer_with_database<W: Write>(
@@ -65,6 +74,16 @@ pub fn to_writer_with_database<W: Write>(
     dom: &WeakDom,
     refs: &[Ref],
     database: &ReflectionDatabase<'_>,
+) -> Result<(), Error> {
+    write(writer, dom, refs, database, false)
+}
+
+fn write<W: Write>(
+    writer: W,
+    dom: &WeakDom,
+    refs: &[Ref],
+    database: &ReflectionDatabase<'_>,
+    exact_rotations: bool,
 ) -> Result<(), Error> {
     let collected = collect::collect(dom, database, refs)?;
     // Room for the largest fixed-size chunk at once, in both buffers: growing them chunk by
@@ -98,7 +117,7 @@ pub fn to_writer_with_database<W: Write>(
     }
     let mut scratch = Vec::new();
     for &c in &class_order {
-        write_properties(&mut out, dom, &collected, c, &mut scratch)?;
+        write_properties(&mut out, dom, &collected, c, exact_rotations, &mut scratch)?;
     }
     write_parents(&mut out, &collected)?;
 
@@ -186,6 +205,7 @@ fn write_properties<'a, W: Write>(
     dom: &'a WeakDom,
     c: &Collected<'a>,
     class_index: usize,
+    exact_rotations: bool,
     scratch: &mut Vec<u8>,
 ) -> Result<(), Error> {
     let class = &c.classes[class_index];
@@ -210,6 +230,7 @@ fn write_properties<'a, W: Write>(
             collected: c,
             class,
             column,
+            exact_rotations,
         };
         encode_column(&values, &mut out.buf, scratch)?;
         out.finish(b"PROP")?;
