@@ -592,6 +592,8 @@ pub unsafe fn dispatch_value<T: Tagged>(
         },
         // SAFETY: as in `dispatch`.
         Ok(None) => unsafe { crate::raw::call_slow(state, 1) },
+        // SAFETY: as in `dispatch`: `f` has unwound and dropped its values; raising from a C
+        // function of this state is what Luau expects.
         Err(_) => unsafe {
             crate::raw::raise(state, "internal error in the host (a bug)".to_owned())
         },
