@@ -9,6 +9,7 @@ mod info;
 mod limits;
 mod lock;
 mod new;
+mod one_model;
 mod output;
 mod regen;
 mod run;
