@@ -11,6 +11,7 @@ mod lock;
 mod new;
 mod one_model;
 mod output;
+mod pack;
 mod regen;
 mod run;
 mod status;
@@ -63,6 +64,8 @@ enum Command {
     Verify(verify::Args),
     /// Show each model of a scene as fresh, stale (and why), failed or never generated.
     Status(status::Args),
+    /// Pack a generator as a ProceduralModel package (.rbxm/.rbxmx) for Studio.
+    Pack(pack::Args),
 }
 
 fn main() -> ExitCode {
@@ -86,6 +89,7 @@ fn main() -> ExitCode {
         Command::Lock(a) => lock::run(a),
         Command::Verify(a) => verify::run(a),
         Command::Status(a) => status::run(a),
+        Command::Pack(a) => pack::run(a),
     };
     match result {
         Ok(code) => code,
