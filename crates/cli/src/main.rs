@@ -12,6 +12,7 @@ mod new;
 mod one_model;
 mod output;
 mod pack;
+mod project;
 mod regen;
 mod run;
 mod status;
