@@ -15,6 +15,7 @@ mod pack;
 mod project;
 mod regen;
 mod run;
+mod scaffold;
 mod status;
 mod studio;
 mod terrain;
