@@ -19,6 +19,7 @@ mod scaffold;
 mod status;
 mod studio;
 mod terrain;
+mod types;
 mod verify;
 
 use clap::{Parser, Subcommand};
@@ -68,6 +69,8 @@ enum Command {
     Status(status::Args),
     /// Pack a generator as a ProceduralModel package (.rbxm/.rbxmx) for Studio.
     Pack(pack::Args),
+    /// Write luau-lsp definitions (procmodel.d.luau) and a .luaurc for editing generators.
+    Types(types::Args),
 }
 
 fn main() -> ExitCode {
@@ -92,6 +95,7 @@ fn main() -> ExitCode {
         Command::Verify(a) => verify::run(a),
         Command::Status(a) => status::run(a),
         Command::Pack(a) => pack::run(a),
+        Command::Types(a) => types::run(a),
     };
     match result {
         Ok(code) => code,
