@@ -19,8 +19,6 @@ const KNOWN_CYCLES: &[(&str, &[&str])] = &[
             "task",
         ],
     ),
-    // `generate` and `lock` share a generator's one-model scene set-up and cache salt.
-    ("cli", &["generate", "lock"]),
     // A nested project file is read by the file conventions, which the project reader calls.
     ("rojo", &["files", "project"]),
     // The noise crate's error names a SIMD level defined beside the grid sampler.

@@ -1,12 +1,12 @@
 //! `procmodel generate`: run one generator module and write what it builds.
 
-use crate::{attrs, output};
+use crate::one_model::{Attrs, OneModel, Placement, Spec, one_model_scene};
+use crate::output;
 use anyhow::{Context, Result, anyhow, bail};
 use glam::Vec3;
-use procmodel_engine::{Engine, EngineConfig};
-use procmodel_luau::Generator;
-use rbx_dom_weak::{InstanceBuilder, WeakDom, ustr};
-use rbx_types::{Attributes, Ref, Variant};
+use procmodel_engine::EngineConfig;
+use rbx_dom_weak::{WeakDom, ustr};
+use rbx_types::{Ref, Variant};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -36,45 +36,6 @@ pub struct Args {
     pub cache: crate::lock::CacheArgs,
 }
 
-/// Resolves `--attr` arguments against the generator's declared attributes.
-pub fn resolve_attrs(generator: &Generator, args: &[String]) -> Result<Vec<(String, Variant)>> {
-    let mut out: Vec<(String, Variant)> = Vec::new();
-    for arg in args {
-        let (name, text) = attrs::split(arg)?;
-        let value = match &generator.attributes {
-            Some(declared) => {
-                let Some((_, default)) = declared.iter().find(|(n, _)| n == name) else {
-                    let known: Vec<&str> = declared.iter().map(|(n, _)| n.as_str()).collect();
-                    bail!(
-                        "--attr {name}: the generator has no attribute '{name}' (it has: {})",
-                        if known.is_empty() {
-                            "none".to_owned()
-                        } else {
-                            known.join(", ")
-                        }
-                    );
-                };
-                attrs::parse(name, text, default)?
-            }
-            // Without declared attributes, guess: number, then boolean, then string.
-            None => text
-                .parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite())
-                .map(Variant::Float64)
-                .or_else(|| match text {
-                    "true" => Some(Variant::Bool(true)),
-                    "false" => Some(Variant::Bool(false)),
-                    _ => None,
-                })
-                .unwrap_or_else(|| Variant::String(text.to_owned())),
-        };
-        out.retain(|(n, _)| n != name);
-        out.push((name.to_owned(), value));
-    }
-    Ok(out)
-}
-
 /// Runs the generator and returns the output DOM with a Model holding the results.
 pub struct Built {
     pub dom: WeakDom,
@@ -97,33 +58,27 @@ pub fn build(args: &Args) -> Result<Built> {
     config.cache = cache.clone().map(|c| c as _);
     // The output is the results alone (the folder's provenance attributes are not kept).
     config.provenance = false;
-    let mut engine = Engine::new(config)?;
-    let mut host = engine.host().clone();
-    let storage = engine.server_storage();
-    let generator = host.load_generator_file(&args.generator, storage)?;
-    let attributes = resolve_attrs(&generator, &args.attrs)?;
-    let size = args.size.unwrap_or(Vec3::splat(12.0));
-    let mut given = Attributes::new();
-    for (n, v) in &attributes {
-        given.insert(n.clone(), v.clone());
-    }
+    let OneModel {
+        mut engine,
+        model: pm,
+        ..
+    } = one_model_scene(
+        config,
+        Spec {
+            generator: &args.generator,
+            size: args.size.unwrap_or(Vec3::splat(12.0)),
+            scale: args.scale,
+            attributes: Attrs::Cli(&args.attrs),
+            placement: Placement::ServerStorage,
+        },
+    )?;
+    let host = engine.host().clone();
     let name = args
         .generator
         .file_stem()
         .and_then(|s| s.to_str())
         .unwrap_or("Generated")
         .to_owned();
-    let workspace = engine.workspace();
-    // Size is the box at the model's scale: params.Size = Size / Scale, as in Studio.
-    let pm = engine.insert(
-        workspace,
-        InstanceBuilder::new("ProceduralModel")
-            .with_name(name.clone())
-            .with_property("Generator", Variant::Ref(generator.module))
-            .with_property("Size", rbx_types::Vector3::new(size.x, size.y, size.z))
-            .with_property("Scale", Variant::Float32(args.scale))
-            .with_property("Attributes", Variant::Attributes(given)),
-    );
     let reports = engine.settle(args.limits.max_frames());
     crate::lock::report_cache(&cache);
     let report = reports

@@ -2,12 +2,13 @@
 //! lockfile of every input and the content hash of the results; also the result-cache flags
 //! shared by `generate` and `regen`.
 
+use crate::one_model::{Attrs, Placement, Spec, one_model_scene};
 use anyhow::{Context, Result, anyhow, bail};
 use glam::Vec3;
 use procmodel_engine::{Engine, EngineConfig, Report};
 use procmodel_lock::{FileLock, Lockfile, ModelLock, Source, SourceKind};
-use rbx_dom_weak::{InstanceBuilder, WeakDom};
-use rbx_types::{Attributes, Ref, Variant};
+use rbx_dom_weak::WeakDom;
+use rbx_types::Ref;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -159,51 +160,6 @@ pub fn base_of(lockfile: &Path) -> PathBuf {
     }
 }
 
-/// A one-model scene for a generator file (as `procmodel generate` builds it): the module in
-/// ServerStorage, a ProceduralModel in Workspace with `size`, `scale` and `attributes`.
-pub fn one_model_scene(
-    generator: &Path,
-    config: EngineConfig,
-    size: Vec3,
-    scale: f32,
-    attributes: Attrs<'_>,
-) -> Result<(Engine, Ref)> {
-    let mut engine = Engine::new(config)?;
-    let mut host = engine.host().clone();
-    let storage = engine.server_storage();
-    let g = host.load_generator_file(generator, storage)?;
-    let given = match attributes {
-        Attrs::Cli(args) => crate::generate::resolve_attrs(&g, args)?,
-        Attrs::Values(v) => v,
-    };
-    let mut attrs = Attributes::new();
-    for (n, v) in given {
-        attrs.insert(n, v);
-    }
-    let name = generator
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("Generated")
-        .to_owned();
-    let workspace = engine.workspace();
-    let pm = engine.insert(
-        workspace,
-        InstanceBuilder::new("ProceduralModel")
-            .with_name(name)
-            .with_property("Generator", Variant::Ref(g.module))
-            .with_property("Size", rbx_types::Vector3::new(size.x, size.y, size.z))
-            .with_property("Scale", Variant::Float32(scale))
-            .with_property("Attributes", Variant::Attributes(attrs)),
-    );
-    Ok((engine, pm))
-}
-
-/// Attributes of a one-model scene: `--attr` texts, or exact values from a lockfile.
-pub enum Attrs<'a> {
-    Cli(&'a [String]),
-    Values(Vec<(String, Variant)>),
-}
-
 /// Models of `dom` by full name; two models of one name are an error (a lockfile could not
 /// tell them apart).
 pub fn models_by_path(dom: &WeakDom, what: &str) -> Result<BTreeMap<String, Ref>> {
@@ -245,16 +201,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let base = base_of(&args.output);
     let config = engine_config(&args.limits, args.jobs);
     let (engine, source, files, stored) = if is_generator(&args.input) {
-        if !args.input.is_file() {
-            bail!("{}: generator file not found", args.input.display());
-        }
-        let (engine, _) = one_model_scene(
-            &args.input,
+        let scene = one_model_scene(
             config,
-            args.size.unwrap_or(Vec3::splat(12.0)),
-            args.scale,
-            Attrs::Cli(&args.attrs),
+            Spec {
+                generator: &args.input,
+                size: args.size.unwrap_or(Vec3::splat(12.0)),
+                scale: args.scale,
+                attributes: Attrs::Cli(&args.attrs),
+                placement: Placement::ServerStorage,
+            },
         )?;
+        let engine = scene.engine;
         let files = generator_files(&args.input, &base)?;
         let source = Source {
             kind: SourceKind::Generator,

@@ -9,12 +9,17 @@ mod info;
 mod limits;
 mod lock;
 mod new;
+mod one_model;
 mod output;
+mod pack;
+mod project;
 mod regen;
 mod run;
+mod scaffold;
 mod status;
 mod studio;
 mod terrain;
+mod types;
 mod verify;
 
 use clap::{Parser, Subcommand};
@@ -62,6 +67,10 @@ enum Command {
     Verify(verify::Args),
     /// Show each model of a scene as fresh, stale (and why), failed or never generated.
     Status(status::Args),
+    /// Pack a generator as a ProceduralModel package (.rbxm/.rbxmx) for Studio.
+    Pack(pack::Args),
+    /// Write luau-lsp definitions (procmodel.d.luau) and a .luaurc for editing generators.
+    Types(types::Args),
 }
 
 fn main() -> ExitCode {
@@ -85,6 +94,8 @@ fn main() -> ExitCode {
         Command::Lock(a) => lock::run(a),
         Command::Verify(a) => verify::run(a),
         Command::Status(a) => status::run(a),
+        Command::Pack(a) => pack::run(a),
+        Command::Types(a) => types::run(a),
     };
     match result {
         Ok(code) => code,

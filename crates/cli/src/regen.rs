@@ -1,6 +1,9 @@
-//! `procmodel regen`: regenerate a scene's dirty (or all) ProceduralModels and save it.
+//! `procmodel regen`: regenerate a scene's dirty (or all) ProceduralModels and save it, or
+//! write each model's results under a folder (`--write-generated`). A Rojo project is
+//! sources: it is never saved over.
 
 use crate::output::Format;
+use crate::project;
 use anyhow::{Result, bail};
 use procmodel_engine::{Engine, EngineConfig};
 use std::path::PathBuf;
@@ -8,11 +11,17 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The scene (.rbxl, .rbxlx, .rbxm, .rbxmx).
+    /// The scene (.rbxl, .rbxlx, .rbxm, .rbxmx, a *.project.json or a folder holding
+    /// default.project.json).
     pub scene: PathBuf,
-    /// Where to save (default: overwrite the scene, atomically).
+    /// Where to save (default: overwrite the scene, atomically; with --write-generated, or
+    /// for a Rojo project, the scene is saved only when this is given).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// Save each model's GeneratedFolder as DIR/<instance path>.rbxm (e.g.
+    /// DIR/Workspace/City.rbxm), never touching the scene's own files.
+    #[arg(long, value_name = "DIR")]
+    pub write_generated: Option<PathBuf>,
     /// Regenerate every model, not only the dirty ones.
     #[arg(long)]
     pub force: bool,
@@ -30,13 +39,39 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
-    let out = args.output.clone().unwrap_or_else(|| args.scene.clone());
-    if !matches!(
-        Format::from_path(&out)?,
-        Format::Rbxl | Format::Rbxlx | Format::Rbxm | Format::Rbxmx
-    ) {
+    let is_project = project::is_project(&args.scene);
+    let out = match (&args.output, &args.write_generated) {
+        (Some(o), _) => Some(o.clone()),
+        (None, Some(_)) => None,
+        (None, None) if is_project => bail!(
+            "{}: a Rojo project's files are sources and are never overwritten; save the scene with -o FILE.rbxl or write the results with --write-generated DIR",
+            args.scene.display()
+        ),
+        (None, None) => Some(args.scene.clone()),
+    };
+    if let Some(out) = &out
+        && !matches!(
+            Format::from_path(out)?,
+            Format::Rbxl | Format::Rbxlx | Format::Rbxm | Format::Rbxmx
+        )
+    {
         bail!(
             "{}: a scene is saved as .rbxl, .rbxlx, .rbxm or .rbxmx",
+            out.display()
+        );
+    }
+    // The files the scene comes from, when something must never be written over them.
+    let sources = if is_project || args.write_generated.is_some() {
+        project::source_files(&args.scene)?
+    } else {
+        Default::default()
+    };
+    if is_project
+        && let Some(out) = &out
+        && sources.contains(&out.canonicalize().unwrap_or_else(|_| out.clone()))
+    {
+        bail!(
+            "{}: a Rojo project's files are sources and are never overwritten; save the scene elsewhere",
             out.display()
         );
     }
@@ -66,7 +101,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
     engine.on_report(None);
     bar.finish_and_clear();
     crate::lock::report_cache(&cache);
-    engine.save(&out)?;
+    if let Some(out) = &out {
+        engine.save(out)?;
+    }
+    let written = match &args.write_generated {
+        Some(dir) => {
+            let models = engine.models();
+            engine.with_dom(|dom| project::write_generated(dom, &models, dir, &sources))?
+        }
+        None => Vec::new(),
+    };
     let failed = reports.iter().filter(|r| !r.ok).count();
     if args.json {
         let rows: Vec<_> = reports
@@ -79,10 +123,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 })
             })
             .collect();
+        let written: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
         println!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
                 "models": rows, "failed": failed, "cache": crate::lock::cache_json(&cache),
+                "written": written,
             }))?
         );
     } else {
@@ -111,10 +157,18 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 first_line
             );
         }
+        let mut to: Vec<String> = out.iter().map(|o| o.display().to_string()).collect();
+        if let Some(dir) = &args.write_generated {
+            to.push(format!(
+                "{} result files under {}",
+                written.len(),
+                dir.display()
+            ));
+        }
         eprintln!(
             "{} regenerated, {failed} failed -> {}",
             reports.len(),
-            out.display()
+            to.join(", ")
         );
     }
     // The process ends now: freeing a scene of many instances one by one would only cost time.

@@ -20,6 +20,10 @@ pub struct Args {
     /// Save the resulting DataModel (.rbxl, .rbxlx; .rbxm/.rbxmx/.glb/.gltf/.obj also work).
     #[arg(long)]
     pub save: Option<PathBuf>,
+    /// Save each model's GeneratedFolder as DIR/<instance path>.rbxm, never over a file the
+    /// place was loaded from.
+    #[arg(long, value_name = "DIR")]
+    pub write_generated: Option<PathBuf>,
     #[command(flatten)]
     pub limits: crate::limits::Limits,
     /// Print the generated models (status, error, content hash) as JSON on stdout.
@@ -78,6 +82,20 @@ pub fn run(args: Args) -> Result<ExitCode> {
             .and_then(|e| e.lines().next())
             .unwrap_or("failed");
         eprintln!("model {} failed: {first}", r.path);
+    }
+    if let Some(dir) = &args.write_generated {
+        let sources = match &args.place {
+            Some(place) => crate::project::source_files(place)?,
+            None => Default::default(),
+        };
+        let models = engine.models();
+        let written =
+            engine.with_dom(|dom| crate::project::write_generated(dom, &models, dir, &sources))?;
+        eprintln!(
+            "wrote {} result files under {}",
+            written.len(),
+            dir.display()
+        );
     }
     // The scene outlives the VM: its memory is free for the save.
     let dom = engine.into_dom();

@@ -4,9 +4,9 @@
 //! and its regenerated results were compared.
 
 use crate::lock::{
-    Attrs, base_of, engine_config, generator_files, models_by_path, one_model_scene,
-    regenerate_all, stored_hash,
+    base_of, engine_config, generator_files, models_by_path, regenerate_all, stored_hash,
 };
+use crate::one_model::{Attrs, Placement, Spec, one_model_scene};
 use anyhow::{Context, Result, anyhow, bail};
 use glam::Vec3;
 use procmodel_lock::{Finding, Lockfile, SourceKind};
@@ -97,9 +97,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 values.push((attr.to_owned(), v));
             }
             let size = Vec3::new(m.size[0] as f32, m.size[1] as f32, m.size[2] as f32);
-            let (engine, _) =
-                one_model_scene(&source, config, size, m.scale as f32, Attrs::Values(values))?;
-            (engine, None)
+            let scene = one_model_scene(
+                config,
+                Spec {
+                    generator: &source,
+                    size,
+                    scale: m.scale as f32,
+                    attributes: Attrs::Values(values),
+                    placement: Placement::ServerStorage,
+                },
+            )?;
+            (scene.engine, None)
         }
     };
     let reports = regenerate_all(&mut engine, &args.limits);

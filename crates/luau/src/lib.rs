@@ -24,6 +24,7 @@ mod task;
 mod toolkit;
 mod watchdog;
 
+pub use classes::method_names as instance_methods;
 pub use context::{LogLevel, LogLine};
 pub use error::HostError;
 pub use generator::{Generator, PendingRun, RunInputs, RunOutput, RunState};

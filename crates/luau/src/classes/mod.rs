@@ -33,6 +33,18 @@ pub fn register_all(m: &mut MethodTable) {
     terrain::register(m);
 }
 
+/// Every instance method the host implements, as sorted (class, name) pairs: what editor
+/// definitions (`procmodel types`) declare, read from the same registry the VMs use.
+pub fn method_names() -> Vec<(&'static str, &'static str)> {
+    let lua = Lua::new();
+    let mut table = MethodTable::new(&lua);
+    register_all(&mut table);
+    let mut out: Vec<_> = table.entries.iter().map(|(c, n, _)| (*c, *n)).collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 /// Collects methods by (class, name). Methods are added for the class last named with
 /// [`MethodTable::class`]; each function takes the instance as its first argument, as
 /// `inst:Method(...)` passes it, and checks that it is one of that class.

@@ -1,0 +1,193 @@
+//! The one-model scene of a generator file, shared by `generate`, `lock`, `verify` and `pack`:
+//! an engine with the generator as a ModuleScript and one ProceduralModel (Size, Scale,
+//! attributes) pointing at it, ready to settle; and `--attr` resolution against the
+//! generator's declared attributes.
+//!
+//! Must never run the generator's OnGenerate itself (the engine does, on settle) nor write
+//! files: the commands decide what to keep of the scene.
+
+use crate::attrs;
+use anyhow::{Context, Result, bail};
+use glam::Vec3;
+use procmodel_engine::{Engine, EngineConfig};
+use procmodel_luau::Generator;
+use rbx_dom_weak::{InstanceBuilder, ustr};
+use rbx_types::{Attributes, Ref, SecurityCapabilities, Variant};
+use std::path::Path;
+
+/// Attributes of a one-model scene: `--attr` texts, or exact values from a lockfile.
+pub enum Attrs<'a> {
+    Cli(&'a [String]),
+    Values(Vec<(String, Variant)>),
+}
+
+/// Where the generator module lives in the scene.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Placement {
+    /// In ServerStorage, backed by its file: string requires resolve beside the file (what
+    /// `generate`, `lock` and `verify` run).
+    ServerStorage,
+    /// Inside the ProceduralModel with no file behind it, as a package holds it: requires
+    /// resolve through the instance tree only, exactly as it will run once inserted. The
+    /// model is at the scene's root (as a model file holds it), not in Workspace.
+    InsideModel { sandboxed: bool },
+}
+
+/// What a one-model scene is built from.
+pub struct Spec<'a> {
+    pub generator: &'a Path,
+    pub size: Vec3,
+    pub scale: f32,
+    pub attributes: Attrs<'a>,
+    pub placement: Placement,
+}
+
+/// The scene built by [`one_model_scene`].
+pub struct OneModel {
+    pub engine: Engine,
+    /// The ProceduralModel.
+    pub model: Ref,
+}
+
+/// The capabilities a sandboxed generator needs to generate at all (SPEC §4 "Sandboxing";
+/// the engine refuses to run a sandboxed module lacking any of them).
+pub const MINIMAL_CAPABILITIES: [&str; 3] = ["Basic", "RunServerScript", "CreateInstances"];
+
+/// The `SecurityCapabilities` holding exactly `names` (bits from the reflection database).
+pub fn capabilities(names: &[&str]) -> Result<SecurityCapabilities> {
+    let Some(e) = procmodel_dom::db().enums.get("SecurityCapability") else {
+        bail!("the reflection database has no SecurityCapability enum");
+    };
+    let mut bits = 0u64;
+    for name in names {
+        let Some(v) = e.items.get(name) else {
+            bail!("unknown SecurityCapability '{name}'");
+        };
+        bits |= 1u64 << v;
+    }
+    Ok(SecurityCapabilities::from_bits(bits))
+}
+
+/// Builds the one-model scene of `spec` (nothing has run but the module's top level, to
+/// read its declared attributes). The model is named after the file's stem.
+pub fn one_model_scene(config: EngineConfig, spec: Spec<'_>) -> Result<OneModel> {
+    if !spec.generator.is_file() {
+        bail!("{}: generator file not found", spec.generator.display());
+    }
+    let mut engine = Engine::new(config)?;
+    let mut host = engine.host().clone();
+    let name = spec
+        .generator
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("Generated")
+        .to_owned();
+    let (generator, model) = match spec.placement {
+        Placement::ServerStorage => {
+            let workspace = engine.workspace();
+            let storage = engine.server_storage();
+            let g = host.load_generator_file(spec.generator, storage)?;
+            let model = engine.insert(
+                workspace,
+                InstanceBuilder::new("ProceduralModel")
+                    .with_name(name)
+                    .with_property("Generator", Variant::Ref(g.module)),
+            );
+            (g, model)
+        }
+        Placement::InsideModel { sandboxed } => {
+            let source = std::fs::read_to_string(spec.generator)
+                .with_context(|| format!("cannot read {}", spec.generator.display()))?;
+            // At the scene's root, where a model file puts it when it is loaded again: the
+            // provenance names the generator by its full name, the same now as after reload.
+            let root = host.with_dom_ref(|dom| dom.root_ref());
+            let model = engine.insert(
+                root,
+                InstanceBuilder::new("ProceduralModel").with_name(name.clone()),
+            );
+            let module = host.add_module_script(model, &name, &source, None);
+            let caps = if sandboxed {
+                Some(capabilities(&MINIMAL_CAPABILITIES)?)
+            } else {
+                None
+            };
+            host.with_dom_mut(|dom| {
+                if let Some(m) = dom.get_by_ref_mut(module)
+                    && let Some(caps) = caps
+                {
+                    m.properties.insert(ustr("Sandboxed"), Variant::Bool(true));
+                    m.properties
+                        .insert(ustr("Capabilities"), Variant::SecurityCapabilities(caps));
+                }
+                if let Some(pm) = dom.get_by_ref_mut(model) {
+                    pm.properties
+                        .insert(ustr("Generator"), Variant::Ref(module));
+                }
+            });
+            let g = host.load_generator(module, &spec.generator.display().to_string())?;
+            (g, model)
+        }
+    };
+    let given = match spec.attributes {
+        Attrs::Cli(args) => resolve_attrs(&generator, args)?,
+        Attrs::Values(v) => v,
+    };
+    let mut attributes = Attributes::new();
+    for (n, v) in given {
+        attributes.insert(n, v);
+    }
+    let size = spec.size;
+    // Size is the box at the model's scale: params.Size = Size / Scale, as in Studio.
+    host.with_dom_mut(|dom| {
+        if let Some(pm) = dom.get_by_ref_mut(model) {
+            pm.properties.insert(
+                ustr("Size"),
+                Variant::Vector3(rbx_types::Vector3::new(size.x, size.y, size.z)),
+            );
+            pm.properties
+                .insert(ustr("Scale"), Variant::Float32(spec.scale));
+            pm.properties
+                .insert(ustr("Attributes"), Variant::Attributes(attributes));
+        }
+    });
+    Ok(OneModel { engine, model })
+}
+
+/// Resolves `--attr` arguments against the generator's declared attributes.
+pub fn resolve_attrs(generator: &Generator, args: &[String]) -> Result<Vec<(String, Variant)>> {
+    let mut out: Vec<(String, Variant)> = Vec::new();
+    for arg in args {
+        let (name, text) = attrs::split(arg)?;
+        let value = match &generator.attributes {
+            Some(declared) => {
+                let Some((_, default)) = declared.iter().find(|(n, _)| n == name) else {
+                    let known: Vec<&str> = declared.iter().map(|(n, _)| n.as_str()).collect();
+                    bail!(
+                        "--attr {name}: the generator has no attribute '{name}' (it has: {})",
+                        if known.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            known.join(", ")
+                        }
+                    );
+                };
+                attrs::parse(name, text, default)?
+            }
+            // Without declared attributes, guess: number, then boolean, then string.
+            None => text
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .map(Variant::Float64)
+                .or_else(|| match text {
+                    "true" => Some(Variant::Bool(true)),
+                    "false" => Some(Variant::Bool(false)),
+                    _ => None,
+                })
+                .unwrap_or_else(|| Variant::String(text.to_owned())),
+        };
+        out.retain(|(n, _)| n != name);
+        out.push((name.to_owned(), value));
+    }
+    Ok(out)
+}

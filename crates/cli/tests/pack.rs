@@ -1,0 +1,301 @@
+//! `procmodel pack` (issue 15 item 7): a packed ProceduralModel holds its generator module,
+//! attributes, Size and results (Dirty false), reloads and regenerates to the same bytes;
+//! `--sandboxed` marks the module with the minimal capabilities; bad input is refused.
+
+use rbx_dom_weak::{WeakDom, ustr};
+use rbx_types::{Ref, Variant};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_procmodel"));
+    // Hermetic: never the user's cache folder.
+    c.env("XDG_CACHE_HOME", dir().join("xdg-cache"));
+    c
+}
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+fn dir() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("procmodel-pack-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn tmp(name: &str) -> PathBuf {
+    dir().join(name)
+}
+
+fn ok(out: Output) -> Output {
+    assert!(
+        out.status.success(),
+        "command failed: {}\nstdout: {}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    out
+}
+
+fn failed(out: Output) -> String {
+    assert!(
+        !out.status.success(),
+        "command succeeded: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn decode(path: &Path) -> WeakDom {
+    let bytes = std::fs::read(path).unwrap();
+    if path.extension().is_some_and(|e| e == "rbxmx") {
+        rbx_xml::from_reader_default(bytes.as_slice()).unwrap()
+    } else {
+        rbx_binary::from_reader(bytes.as_slice()).unwrap()
+    }
+}
+
+fn prop(dom: &WeakDom, r: Ref, name: &str) -> Option<Variant> {
+    dom.get_by_ref(r)
+        .unwrap()
+        .properties
+        .get(&ustr(name))
+        .cloned()
+}
+
+fn pack(name: &str, extra: &[&str]) -> PathBuf {
+    let out = tmp(name);
+    ok(bin()
+        .arg("pack")
+        .arg(examples().join("SpiralStaircase.luau"))
+        .args(["--size", "12,20,12", "--attr", "StepSize=0.5"])
+        .args(extra)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap());
+    out
+}
+
+fn regen(scene: &Path, out: &Path, force: bool) {
+    let mut c = bin();
+    c.arg("regen")
+        .arg(scene)
+        .arg("--no-cache")
+        .arg("-o")
+        .arg(out);
+    if force {
+        c.arg("--force");
+    }
+    ok(c.output().unwrap());
+}
+
+fn generator_of(dom: &WeakDom, pm: Ref) -> Ref {
+    match prop(dom, pm, "Generator") {
+        Some(Variant::Ref(m)) => m,
+        other => panic!("no Generator: {other:?}"),
+    }
+}
+
+#[test]
+fn r15_7_packed_model_reloads_and_regenerates_to_the_same_bytes() {
+    let packed = pack("Staircase.rbxm", &[]);
+    let dom = decode(&packed);
+    let tops = dom.root().children();
+    assert_eq!(tops.len(), 1, "one ProceduralModel at the top");
+    let pm = tops[0];
+    let inst = dom.get_by_ref(pm).unwrap();
+    assert_eq!(inst.class, "ProceduralModel");
+    assert_eq!(inst.name, "SpiralStaircase");
+    assert_eq!(prop(&dom, pm, "Dirty"), Some(Variant::Bool(false)));
+    assert_eq!(
+        prop(&dom, pm, "Size"),
+        Some(Variant::Vector3(rbx_types::Vector3::new(12.0, 20.0, 12.0)))
+    );
+    let module = generator_of(&dom, pm);
+    let m = dom.get_by_ref(module).unwrap();
+    assert_eq!(m.class, "ModuleScript");
+    assert_eq!(m.parent(), pm, "the generator is inside the package");
+    let source = std::fs::read_to_string(examples().join("SpiralStaircase.luau")).unwrap();
+    assert_eq!(prop(&dom, module, "Source"), Some(Variant::String(source)));
+    let Some(Variant::Attributes(a)) = prop(&dom, pm, "Attributes") else {
+        panic!("no attributes")
+    };
+    assert_eq!(a.get("StepSize"), Some(&Variant::Float64(0.5)));
+    assert!(a.get("Railing").is_some(), "defaults are filled in");
+    let folder = inst
+        .children()
+        .iter()
+        .copied()
+        .find(|&c| dom.get_by_ref(c).unwrap().class == "GeneratedFolder")
+        .expect("results");
+    // 20 / 0.5 = 40 steps, plus pole and railing.
+    assert!(dom.descendants_of(folder).count() >= 40);
+    assert_eq!(prop(&dom, module, "Sandboxed"), None);
+
+    // Reloaded: nothing is dirty, and regenerated from scratch: the same bytes.
+    let same = tmp("Staircase-load.rbxm");
+    regen(&packed, &same, false);
+    assert_eq!(
+        std::fs::read(&packed).unwrap(),
+        std::fs::read(&same).unwrap()
+    );
+    let again = tmp("Staircase-regen.rbxm");
+    regen(&packed, &again, true);
+    assert_eq!(
+        std::fs::read(&packed).unwrap(),
+        std::fs::read(&again).unwrap()
+    );
+    // And packing twice gives the same bytes.
+    assert_eq!(
+        std::fs::read(&packed).unwrap(),
+        std::fs::read(pack("Staircase2.rbxm", &[])).unwrap()
+    );
+}
+
+#[test]
+fn r15_7_xml_package_regenerates_to_the_same_bytes() {
+    let packed = pack("Staircase.rbxmx", &[]);
+    let dom = decode(&packed);
+    let pm = dom.root().children()[0];
+    assert_eq!(prop(&dom, pm, "Dirty"), Some(Variant::Bool(false)));
+    let again = tmp("Staircase-regen.rbxmx");
+    regen(&packed, &again, true);
+    assert_eq!(
+        std::fs::read(&packed).unwrap(),
+        std::fs::read(&again).unwrap()
+    );
+}
+
+#[test]
+fn r15_7_sandboxed_package_has_minimal_capabilities() {
+    let packed = pack("Sandboxed.rbxm", &["--sandboxed"]);
+    let dom = decode(&packed);
+    let pm = dom.root().children()[0];
+    let module = generator_of(&dom, pm);
+    assert_eq!(prop(&dom, module, "Sandboxed"), Some(Variant::Bool(true)));
+    let items = &procmodel_dom::db().enums["SecurityCapability"].items;
+    let bits = ["Basic", "RunServerScript", "CreateInstances"]
+        .iter()
+        .fold(0u64, |b, n| b | 1 << items[n]);
+    assert_eq!(
+        prop(&dom, module, "Capabilities"),
+        Some(Variant::SecurityCapabilities(
+            rbx_types::SecurityCapabilities::from_bits(bits)
+        ))
+    );
+    // The sandbox state is one of the inputs: the results are not those of the open package.
+    let open = decode(&pack("Open.rbxm", &[]));
+    let inputs = |dom: &WeakDom| {
+        let pm = dom.root().children()[0];
+        let folder = dom
+            .get_by_ref(pm)
+            .unwrap()
+            .children()
+            .iter()
+            .copied()
+            .find(|&c| dom.get_by_ref(c).unwrap().class == "GeneratedFolder");
+        let Some(Variant::Attributes(a)) = prop(dom, folder.unwrap(), "Attributes") else {
+            panic!("no provenance")
+        };
+        a.get("ProcmodelInputs").cloned()
+    };
+    assert_ne!(inputs(&dom), inputs(&open));
+
+    let again = tmp("Sandboxed-regen.rbxm");
+    regen(&packed, &again, true);
+    assert_eq!(
+        std::fs::read(&packed).unwrap(),
+        std::fs::read(&again).unwrap()
+    );
+}
+
+#[test]
+fn r15_7_pack_refuses_failures_and_bad_flags() {
+    let broken = tmp("Broken.luau");
+    std::fs::write(
+        &broken,
+        "return { OnGenerate = function() error('no luck') end }",
+    )
+    .unwrap();
+    let e = failed(
+        bin()
+            .arg("pack")
+            .arg(&broken)
+            .arg("-o")
+            .arg(tmp("Broken.rbxm"))
+            .output()
+            .unwrap(),
+    );
+    assert!(
+        e.contains("generation failed") && e.contains("no luck"),
+        "{e}"
+    );
+    assert!(!tmp("Broken.rbxm").exists(), "nothing written on failure");
+
+    let stairs = examples().join("SpiralStaircase.luau");
+    let run = |args: &[&str]| failed(bin().arg("pack").arg(&stairs).args(args).output().unwrap());
+    let e = run(&["-o", tmp("x.glb").to_str().unwrap()]);
+    assert!(e.contains("a package is a model file"), "{e}");
+    let e = run(&["-o", tmp("x.rbxl").to_str().unwrap()]);
+    assert!(e.contains("a package is a model file"), "{e}");
+    let e = run(&["--attr", "Nope=1", "-o", tmp("x.rbxm").to_str().unwrap()]);
+    assert!(
+        e.contains("no attribute 'Nope'") && e.contains("StepSize"),
+        "{e}"
+    );
+    let e = run(&[
+        "--attr",
+        "StepSize=tall",
+        "-o",
+        tmp("x.rbxm").to_str().unwrap(),
+    ]);
+    assert!(e.contains("StepSize"), "{e}");
+    let e = run(&["--size", "1,2", "-o", tmp("x.rbxm").to_str().unwrap()]);
+    assert!(e.contains("--size"), "{e}");
+    let e = run(&[]);
+    assert!(e.contains("--output"), "{e}");
+    assert!(!tmp("x.rbxm").exists());
+
+    let e = failed(
+        bin()
+            .arg("pack")
+            .arg(tmp("Missing.luau"))
+            .arg("-o")
+            .arg(tmp("m.rbxm"))
+            .output()
+            .unwrap(),
+    );
+    assert!(e.contains("Missing.luau") && e.contains("not found"), "{e}");
+    let e = failed(
+        bin()
+            .arg("pack")
+            .arg(tmp("Staircase.rbxm"))
+            .arg("-o")
+            .arg(tmp("m.rbxm"))
+            .output()
+            .unwrap(),
+    );
+    assert!(e.contains("generator module"), "{e}");
+
+    // A string require of another file does not survive packing: refused now, not in Studio.
+    let multi = dir().join("multi");
+    std::fs::create_dir_all(&multi).unwrap();
+    std::fs::write(multi.join("Helper.luau"), "return 1").unwrap();
+    std::fs::write(
+        multi.join("Uses.luau"),
+        "local h = require('./Helper')\nreturn { OnGenerate = function() end }",
+    )
+    .unwrap();
+    let e = failed(
+        bin()
+            .arg("pack")
+            .arg(multi.join("Uses.luau"))
+            .arg("-o")
+            .arg(tmp("Uses.rbxm"))
+            .output()
+            .unwrap(),
+    );
+    assert!(e.contains("Helper"), "{e}");
+}

@@ -1,0 +1,216 @@
+//! `procmodel types` (issue 15 item 4): the luau-lsp definitions file parses (every type in
+//! it compiled by the Luau compiler), names the API the engine implements and only that, and
+//! the `.luaurc` alias and toolkit stubs are written without breaking a generator's requires.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_procmodel"));
+    // Hermetic: never the user's cache folder.
+    c.env("XDG_CACHE_HOME", dir().join("xdg-cache"));
+    c
+}
+
+fn dir() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("procmodel-types-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn ok(out: Output) -> Output {
+    assert!(
+        out.status.success(),
+        "command failed: {}\nstdout: {}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    out
+}
+
+fn types(out: &Path) -> String {
+    ok(bin().arg("types").arg("-o").arg(out).output().unwrap());
+    std::fs::read_to_string(out.join("procmodel.d.luau")).unwrap()
+}
+
+/// The definitions rewritten as plain Luau type aliases (a class becomes a table type, a
+/// method a function-typed field, a declared global a type alias of its type), so that the
+/// Luau compiler parses every type expression in the file.
+fn as_luau(defs: &str) -> String {
+    let mut out = String::new();
+    let mut in_class = false;
+    let mut n = 0;
+    for line in defs.lines() {
+        let t = line.trim();
+        if let Some(rest) = line.strip_prefix("declare class ") {
+            assert!(!in_class, "nested class: {line}");
+            let name = rest.split_whitespace().next().unwrap();
+            out.push_str(&format!("type {name} = {{\n"));
+            in_class = true;
+        } else if in_class && line == "end" {
+            out.push_str("}\n");
+            in_class = false;
+        } else if in_class && t.starts_with("function ") {
+            let t = t.split(" --").next().unwrap().trim_end();
+            let sig = &t["function ".len()..];
+            let open = sig.find('(').unwrap();
+            let name = &sig[..open];
+            let close = sig
+                .find("):")
+                .unwrap_or_else(|| panic!("no return type: {line}"));
+            let params = &sig[open + 1..close];
+            let ret = sig[close + 2..].trim();
+            // A declaration's `...: T` is `...T` in a function type.
+            let params = params.replace("...: ", "...");
+            let params = match params.strip_prefix("self") {
+                Some(rest) => format!("self: any{rest}"),
+                None => panic!("a method without self: {line}"),
+            };
+            out.push_str(&format!("\t{name}: ({params}) -> {ret},\n"));
+        } else if in_class && !t.is_empty() && !t.starts_with("--") {
+            let t = t.split(" --").next().unwrap().trim_end();
+            assert!(t.contains(": "), "not a field: {line}");
+            out.push_str(&format!("\t{t},\n"));
+        } else if let Some(rest) = line.strip_prefix("declare ") {
+            let (name, ty) = rest.split_once(':').unwrap();
+            n += 1;
+            out.push_str(&format!("type Declared{n}_{name} ={ty}\n"));
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    assert!(!in_class, "a class is not closed");
+    out
+}
+
+/// The lines of `declare class <name>`'s body.
+fn class_body<'a>(defs: &'a str, name: &str) -> Vec<&'a str> {
+    let head = format!("declare class {name}");
+    let mut lines = defs.lines();
+    let Some(_) = lines.find(|l| *l == head || l.starts_with(&format!("{head} extends "))) else {
+        panic!("no class {name}");
+    };
+    lines.take_while(|l| *l != "end").collect()
+}
+
+#[test]
+fn r15_4_types_parse_and_name_what_the_engine_implements() {
+    let out = dir().join("editor");
+    let defs = types(&out);
+    // Parsed by the Luau compiler.
+    let lua = mlua::Lua::new();
+    let luau = as_luau(&defs);
+    if let Err(e) = lua
+        .load(luau.as_str())
+        .set_name("=procmodel.d.luau")
+        .into_function()
+    {
+        let _ = std::fs::write(dir().join("as_luau.luau"), &luau);
+        panic!("the definitions do not parse: {e}");
+    }
+
+    // Globals, classes, datatypes, the protocol and the toolkit.
+    assert!(defs.contains("declare Instance: { new: "), "Instance.new");
+    assert!(defs.contains("((className: \"Part\", parent: Instance?) -> Part)"));
+    assert!(defs.contains("declare game: DataModel"));
+    assert!(defs.contains("declare workspace: Workspace"));
+    assert!(defs.contains("declare task: {"));
+    assert!(defs.contains("declare class Vector3\n"));
+    assert!(defs.contains("declare Vector3: {"));
+    assert!(class_body(&defs, "GeneratorParams").contains(&"\tfunction Pause(self): ()"));
+    assert!(defs.contains("type ProcmodelNoise = {"));
+    let instance = class_body(&defs, "Instance");
+    for m in [
+        "\tfunction FindFirstChild(",
+        "\tfunction GetChildren(",
+        "\tfunction SetAttribute(",
+    ] {
+        assert!(
+            instance.iter().any(|l| l.starts_with(m)),
+            "Instance lacks {m}"
+        );
+    }
+    assert!(instance.contains(&"\tName: string"), "{instance:?}");
+    assert!(instance.contains(&"\tChildAdded: RBXScriptSignal"));
+    let part = class_body(&defs, "BasePart");
+    assert!(part.contains(&"\tSize: Vector3"), "{part:?}");
+    assert!(part.contains(&"\tAnchored: boolean"));
+    assert!(defs.contains("declare class Part extends FormFactorPart"));
+    // Methods sit on the class that has them, and only there.
+    assert!(!instance.iter().any(|l| l.contains("PivotTo")));
+    assert!(
+        class_body(&defs, "PVInstance")
+            .iter()
+            .any(|l| l.starts_with("\tfunction PivotTo("))
+    );
+    // A yielding method outside the method registry is found too; a Roblox method the
+    // engine does not implement is not declared.
+    assert!(
+        instance
+            .iter()
+            .any(|l| l.starts_with("\tfunction WaitForChild("))
+    );
+    assert!(
+        !defs.contains("GetTouchingParts"),
+        "no physics queries here"
+    );
+    // Luau's own globals are luau-lsp's, not declared again.
+    assert!(!defs.contains("declare math:") && !defs.contains("declare print:"));
+
+    // The same bytes every time.
+    assert_eq!(types(&dir().join("editor2")), defs);
+}
+
+#[test]
+fn r15_4_luaurc_alias_and_stubs_keep_requires_working() {
+    let out = dir().join("project");
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(
+        out.join(".luaurc"),
+        r#"{ "languageMode": "strict", "aliases": { "shared": "./shared" } }"#,
+    )
+    .unwrap();
+    types(&out);
+    let rc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join(".luaurc")).unwrap()).unwrap();
+    assert_eq!(rc["languageMode"], "strict", "other settings are kept");
+    assert_eq!(rc["aliases"]["shared"], "./shared");
+    assert_eq!(rc["aliases"]["procmodel"], "./.procmodel");
+    for m in ["noise", "automata", "lsystem", "wfc"] {
+        let stub = std::fs::read_to_string(out.join(format!(".procmodel/{m}.luau"))).unwrap();
+        assert!(stub.contains(":: Procmodel"), "{stub}");
+        // Each stub compiles.
+        mlua::Lua::new()
+            .load(stub.as_str())
+            .into_function()
+            .unwrap();
+    }
+    // A generator beside that .luaurc still gets the built-in toolkit modules.
+    ok(bin()
+        .args(["new", "--template", "noise"])
+        .arg(out.join("Rocks.luau"))
+        .output()
+        .unwrap());
+    ok(bin()
+        .arg("generate")
+        .arg(out.join("Rocks.luau"))
+        .args(["--no-cache", "--size", "64,8,64", "-o"])
+        .arg(out.join("rocks.rbxm"))
+        .output()
+        .unwrap());
+
+    // A .luaurc that is not JSON is left alone, and the error names it.
+    let bad = dir().join("bad");
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::write(bad.join(".luaurc"), "{ aliases: ").unwrap();
+    let o = bin().arg("types").arg("-o").arg(&bad).output().unwrap();
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains(".luaurc") && e.contains("not valid JSON"), "{e}");
+    assert_eq!(
+        std::fs::read_to_string(bad.join(".luaurc")).unwrap(),
+        "{ aliases: "
+    );
+}

@@ -1,0 +1,324 @@
+//! `procmodel regen --write-generated DIR` (issue 15 item 2): each model's GeneratedFolder as
+//! `.rbxm` at its instance path under DIR, the same bytes every time, never over the scene's
+//! own files; a Rojo project is never saved over.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_procmodel"));
+    // Hermetic: never the user's cache folder.
+    c.env("XDG_CACHE_HOME", dir().join("xdg-cache"));
+    c
+}
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+fn city() -> PathBuf {
+    examples().join("rojo-city")
+}
+
+fn dir() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("procmodel-wg-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn tmp(name: &str) -> PathBuf {
+    dir().join(name)
+}
+
+fn ok(out: Output) -> Output {
+    assert!(
+        out.status.success(),
+        "command failed: {}\nstdout: {}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    out
+}
+
+fn failed(out: Output) -> String {
+    assert!(
+        !out.status.success(),
+        "command succeeded: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Every file under `root` with its bytes.
+fn snapshot(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(
+                    p.strip_prefix(root).unwrap().to_path_buf(),
+                    std::fs::read(&p).unwrap(),
+                );
+            }
+        }
+    }
+    out
+}
+
+fn decode(path: &Path) -> rbx_dom_weak::WeakDom {
+    rbx_binary::from_reader(std::fs::read(path).unwrap().as_slice()).unwrap()
+}
+
+#[test]
+fn r15_2_write_generated_writes_results_and_never_sources() {
+    let before = snapshot(&city());
+    let out = tmp("generated");
+    let _ = std::fs::remove_dir_all(&out);
+    ok(bin()
+        .arg("regen")
+        .arg(city())
+        .arg("--no-cache")
+        .arg("--write-generated")
+        .arg(&out)
+        .output()
+        .unwrap());
+    assert_eq!(
+        snapshot(&city()),
+        before,
+        "the project's files are untouched"
+    );
+    let file = out.join("Workspace/City.rbxm");
+    let bytes = std::fs::read(&file).unwrap();
+    let dom = decode(&file);
+    let tops = dom.root().children();
+    assert_eq!(tops.len(), 1);
+    let top = dom.get_by_ref(tops[0]).unwrap();
+    assert_eq!(top.class, "GeneratedFolder");
+    assert!(top.children().len() >= 10, "ground and nine towers");
+    // The nested towers' results are inside the city's file: one file in all.
+    assert_eq!(snapshot(&out).len(), 1, "{:?}", snapshot(&out).keys());
+
+    // Again, from the project file and with two worker VMs: the same bytes.
+    ok(bin()
+        .arg("regen")
+        .arg(city().join("default.project.json"))
+        .args(["--no-cache", "-j", "2", "--write-generated"])
+        .arg(&out)
+        .output()
+        .unwrap());
+    assert_eq!(std::fs::read(&file).unwrap(), bytes);
+}
+
+#[test]
+fn r15_2_a_project_is_never_saved_over() {
+    let e = failed(bin().arg("regen").arg(city()).output().unwrap());
+    assert!(
+        e.contains("never overwritten") && e.contains("--write-generated"),
+        "{e}"
+    );
+
+    // A results path that is a source file of the project is refused, and left as it was.
+    let proj = tmp("overlap");
+    let _ = std::fs::remove_dir_all(&proj);
+    std::fs::create_dir_all(proj.join("src/Workspace")).unwrap();
+    std::fs::write(
+        proj.join("default.project.json"),
+        r#"{"name": "O", "tree": {"$className": "DataModel",
+            "ServerStorage": {"Gen": {"$path": "src/Gen.luau"}},
+            "Workspace": {"$path": "src/Workspace"}}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        proj.join("src/Gen.luau"),
+        "return { OnGenerate = function(p, c) local x = Instance.new('Part'); x.Parent = c end }",
+    )
+    .unwrap();
+    std::fs::write(proj.join("src/Gen.meta.json"), r#"{"id": "g"}"#).unwrap();
+    std::fs::write(
+        proj.join("src/Workspace/M.model.json"),
+        r#"{"className": "ProceduralModel", "attributes": {"Rojo_Target_Generator": "g"}}"#,
+    )
+    .unwrap();
+    // The project's Workspace folder already holds a model file (plain Parts) named like
+    // M's results.
+    let placed = tmp("placed.rbxm");
+    ok(bin()
+        .arg("generate")
+        .arg(examples().join("SpiralStaircase.luau"))
+        .arg("-o")
+        .arg(&placed)
+        .output()
+        .unwrap());
+    std::fs::copy(&placed, proj.join("src/Workspace/M.rbxm")).unwrap();
+    let before = snapshot(&proj);
+    let e = failed(
+        bin()
+            .arg("regen")
+            .arg(&proj)
+            .arg("--no-cache")
+            .arg("--write-generated")
+            .arg(proj.join("src"))
+            .output()
+            .unwrap(),
+    );
+    assert!(
+        e.contains("is a source file") && e.contains("Workspace.M"),
+        "{e}"
+    );
+    assert_eq!(snapshot(&proj), before);
+    // Nor is -o a source file of the project.
+    let e = failed(
+        bin()
+            .arg("regen")
+            .arg(&proj)
+            .arg("--no-cache")
+            .arg("-o")
+            .arg(proj.join("src/Workspace/M.rbxm"))
+            .output()
+            .unwrap(),
+    );
+    assert!(e.contains("never overwritten"), "{e}");
+    assert_eq!(snapshot(&proj), before);
+    // Elsewhere it works.
+    let out = tmp("overlap-out");
+    let _ = std::fs::remove_dir_all(&out);
+    ok(bin()
+        .arg("regen")
+        .arg(&proj)
+        .arg("--no-cache")
+        .arg("--write-generated")
+        .arg(&out)
+        .output()
+        .unwrap());
+    assert!(out.join("Workspace/M.rbxm").is_file());
+    assert_eq!(snapshot(&proj), before);
+}
+
+#[test]
+fn r15_2_write_generated_from_a_scene_file_leaves_it_alone() {
+    let packed = tmp("Stairs.rbxm");
+    ok(bin()
+        .arg("pack")
+        .arg(examples().join("SpiralStaircase.luau"))
+        .arg("-o")
+        .arg(&packed)
+        .output()
+        .unwrap());
+    let before = std::fs::read(&packed).unwrap();
+    let out = tmp("stairs-out");
+    let _ = std::fs::remove_dir_all(&out);
+    ok(bin()
+        .arg("regen")
+        .arg(&packed)
+        .args(["--force", "--no-cache", "--write-generated"])
+        .arg(&out)
+        .output()
+        .unwrap());
+    assert_eq!(
+        std::fs::read(&packed).unwrap(),
+        before,
+        "the scene is not saved"
+    );
+    // The model is at the top of a model file: its results at the top of DIR.
+    let dom = decode(&out.join("SpiralStaircase.rbxm"));
+    let folder = dom.root().children()[0];
+    let written = dom.get_by_ref(folder).unwrap();
+    assert_eq!(written.class, "GeneratedFolder");
+    let packed_dom = decode(&packed);
+    let pm = packed_dom.root().children()[0];
+    let stored = packed_dom
+        .get_by_ref(pm)
+        .unwrap()
+        .children()
+        .iter()
+        .map(|&c| packed_dom.get_by_ref(c).unwrap())
+        .find(|i| i.class == "GeneratedFolder")
+        .unwrap();
+    assert_eq!(written.children().len(), stored.children().len());
+    assert_eq!(
+        written.properties.get(&rbx_dom_weak::ustr("Attributes")),
+        stored.properties.get(&rbx_dom_weak::ustr("Attributes")),
+        "the same provenance: the same results"
+    );
+}
+
+#[test]
+fn r15_2_a_model_name_that_is_no_file_name_is_refused() {
+    let script = tmp("slash.luau");
+    std::fs::write(
+        &script,
+        r#"
+local m = Instance.new("ModuleScript")
+m.Name = "Gen"
+m.Source = "return { OnGenerate = function(p, c) local x = Instance.new('Part'); x.Parent = c end }"
+m.Parent = game:GetService("ServerStorage")
+local pm = Instance.new("ProceduralModel")
+pm.Name = "a/b"
+pm.Generator = m
+pm.Parent = workspace
+"#,
+    )
+    .unwrap();
+    let scene = tmp("slash.rbxl");
+    ok(bin()
+        .arg("run")
+        .arg(&script)
+        .arg("--save")
+        .arg(&scene)
+        .output()
+        .unwrap());
+    let out = tmp("slash-out");
+    let e = failed(
+        bin()
+            .arg("regen")
+            .arg(&scene)
+            .args(["--force", "--no-cache", "--write-generated"])
+            .arg(&out)
+            .output()
+            .unwrap(),
+    );
+    assert!(
+        e.contains("a/b") && e.contains("cannot be a file name"),
+        "{e}"
+    );
+}
+
+#[test]
+fn r15_2_run_writes_generated_results_too() {
+    let script = tmp("make.luau");
+    std::fs::write(
+        &script,
+        r#"
+local m = Instance.new("ModuleScript")
+m.Name = "Gen"
+m.Source = "return { OnGenerate = function(p, c) for i = 1, 3 do local x = Instance.new('Part'); x.Name = 'P' .. i; x.Parent = c end end }"
+m.Parent = game:GetService("ServerStorage")
+local folder = Instance.new("Folder")
+folder.Name = "Props"
+folder.Parent = workspace
+local pm = Instance.new("ProceduralModel")
+pm.Name = "Crate"
+pm.Generator = m
+pm.Parent = folder
+"#,
+    )
+    .unwrap();
+    let out = tmp("run-out");
+    let _ = std::fs::remove_dir_all(&out);
+    ok(bin()
+        .arg("run")
+        .arg(&script)
+        .arg("--write-generated")
+        .arg(&out)
+        .output()
+        .unwrap());
+    let dom = decode(&out.join("Workspace/Props/Crate.rbxm"));
+    let folder = dom.get_by_ref(dom.root().children()[0]).unwrap();
+    assert_eq!(folder.class, "GeneratedFolder");
+    assert_eq!(folder.children().len(), 3);
+}
