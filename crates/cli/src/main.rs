@@ -2,6 +2,7 @@
 //! subcommand; anyhow lives here only.
 
 mod attrs;
+mod bake;
 mod export;
 mod flags;
 mod generate;
@@ -62,6 +63,12 @@ enum Command {
     Verify(verify::Args),
     /// Show each model of a scene as fresh, stale (and why), failed or never generated.
     Status(status::Args),
+    /// List a scene's (or sweep's) work units, their keys and sizes, and their shards.
+    Plan(bake::PlanArgs),
+    /// Write a sweep scene: one ProceduralModel per combination of swept attribute values.
+    Sweep(bake::SweepArgs),
+    /// Bake one shard of a scene or sweep into a directory or object store, or merge a bake.
+    Bake(bake::BakeArgs),
 }
 
 fn main() -> ExitCode {
@@ -85,6 +92,9 @@ fn main() -> ExitCode {
         Command::Lock(a) => lock::run(a),
         Command::Verify(a) => verify::run(a),
         Command::Status(a) => status::run(a),
+        Command::Plan(a) => bake::plan(a),
+        Command::Sweep(a) => bake::sweep(a),
+        Command::Bake(a) => bake::bake(a),
     };
     match result {
         Ok(code) => code,
