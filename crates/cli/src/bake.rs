@@ -662,7 +662,9 @@ fn merge(url: &str, args: BakeArgs) -> Result<ExitCode> {
             continue;
         }
         let b = store.get(file)?.ok_or_else(|| {
-            anyhow!("{url}/{file}: result file missing (entry {key}); rerun the shard that lists it")
+            anyhow!(
+                "{url}/{file}: result file missing (entry {key}); rerun the shard that lists it"
+            )
         })?;
         if !file.ends_with(&digest_hex(&b)) {
             bail!(
