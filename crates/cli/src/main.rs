@@ -2,6 +2,7 @@
 //! subcommand; anyhow lives here only.
 
 mod attrs;
+mod bake;
 mod export;
 mod flags;
 mod generate;
@@ -71,6 +72,12 @@ enum Command {
     Pack(pack::Args),
     /// Write luau-lsp definitions (procmodel.d.luau) and a .luaurc for editing generators.
     Types(types::Args),
+    /// List a scene's (or sweep's) work units, their keys and sizes, and their shards.
+    Plan(bake::PlanArgs),
+    /// Write a sweep scene: one ProceduralModel per combination of swept attribute values.
+    Sweep(bake::SweepArgs),
+    /// Bake one shard of a scene or sweep into a directory or object store, or merge a bake.
+    Bake(bake::BakeArgs),
 }
 
 fn main() -> ExitCode {
@@ -96,6 +103,9 @@ fn main() -> ExitCode {
         Command::Status(a) => status::run(a),
         Command::Pack(a) => pack::run(a),
         Command::Types(a) => types::run(a),
+        Command::Plan(a) => bake::plan(a),
+        Command::Sweep(a) => bake::sweep(a),
+        Command::Bake(a) => bake::bake(a),
     };
     match result {
         Ok(code) => code,
