@@ -1,5 +1,5 @@
-//! Runs every `tests/luau/*.luau` script in a fresh VM with the datatypes registered; each
-//! script is a list of `assert`s and fails with its file, line and message.
+//! One `#[test]` per `tests/luau/*.luau` script, run in a fresh VM with the datatypes
+//! registered; each script is a list of `assert`s and fails with its file, line and message.
 
 use std::path::Path;
 
@@ -15,78 +15,111 @@ fn run_script(path: &Path) -> Result<(), String> {
 }
 
 #[test]
-fn luau_conformance_scripts() {
+fn brickcolor() {
+    check("brickcolor");
+}
+
+#[test]
+fn cframe() {
+    check("cframe");
+}
+
+#[test]
+fn color3() {
+    check("color3");
+}
+
+#[test]
+fn enum_items() {
+    check("enum");
+}
+
+#[test]
+fn extras() {
+    check("extras");
+}
+
+#[test]
+fn random() {
+    check("random");
+}
+
+#[test]
+fn rect_font() {
+    check("rect_font");
+}
+
+#[test]
+fn sequences() {
+    check("sequences");
+}
+
+#[test]
+fn tagged() {
+    check("tagged");
+}
+
+#[test]
+fn typeof_names() {
+    check("typeof");
+}
+
+#[test]
+fn udim() {
+    check("udim");
+}
+
+#[test]
+fn vector2() {
+    check("vector2");
+}
+
+#[test]
+fn vector3() {
+    check("vector3");
+}
+
+const LISTED: &[&str] = &[
+    "brickcolor",
+    "cframe",
+    "color3",
+    "enum",
+    "extras",
+    "random",
+    "rect_font",
+    "sequences",
+    "tagged",
+    "typeof",
+    "udim",
+    "vector2",
+    "vector3",
+];
+
+/// Every script in tests/luau has a `#[test]` above (a new script must be listed).
+#[test]
+fn every_script_has_a_test() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/luau");
-    let mut scripts: Vec<_> = std::fs::read_dir(&dir)
+    let mut found: Vec<String> = std::fs::read_dir(&dir)
         .expect("tests/luau exists")
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "luau"))
+        .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
         .collect();
-    scripts.sort();
-    assert!(
-        scripts.len() >= 10,
-        "expected the datatype scripts, found {}",
-        scripts.len()
-    );
-    let failures: Vec<String> = scripts
-        .iter()
-        .filter_map(|p| run_script(p).err().map(|e| format!("{}: {e}", p.display())))
-        .collect();
-    assert!(
-        failures.is_empty(),
-        "failing scripts:\n{}",
-        failures.join("\n\n")
+    found.sort();
+    let mut listed: Vec<String> = LISTED.iter().map(|s| s.to_string()).collect();
+    listed.sort();
+    assert_eq!(
+        found, listed,
+        "tests/luau scripts and the tests listed here differ"
     );
 }
 
-/// `types/datatypes.d.luau` declares every global `register` installs and every constructor.
-#[test]
-fn type_definitions_cover_the_globals() {
-    let defs = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("types/datatypes.d.luau"),
-    )
-    .expect("types/datatypes.d.luau exists");
-    let lua = mlua::Lua::new();
-    procmodel_luau_types::register(&lua).expect("register");
-    let globals = [
-        "Vector3",
-        "Vector2",
-        "CFrame",
-        "Color3",
-        "BrickColor",
-        "UDim",
-        "UDim2",
-        "NumberRange",
-        "NumberSequence",
-        "NumberSequenceKeypoint",
-        "ColorSequence",
-        "ColorSequenceKeypoint",
-        "Rect",
-        "Random",
-        "Font",
-        "Ray",
-        "PhysicalProperties",
-        "Faces",
-        "Axes",
-        "Region3",
-        "Region3int16",
-        "Vector3int16",
-        "Vector2int16",
-        "Content",
-    ];
-    assert!(defs.contains("declare Enum:"));
-    for g in globals {
-        let decl = format!("declare {g}: {{");
-        let start = defs.find(&decl).unwrap_or_else(|| panic!("no `{decl}`"));
-        let block = &defs[start..];
-        let block = &block[..block.find("\n}").map_or(block.len(), |e| e + 2)];
-        let table: mlua::Table = lua.globals().get(g).expect(g);
-        for pair in table.pairs::<String, mlua::Value>() {
-            let (key, _) = pair.expect("key");
-            assert!(
-                block.contains(&format!("{key}:")),
-                "{g}.{key} is not declared"
-            );
-        }
+/// Runs `tests/luau/<name>.luau`; a failure names the script, its line and message.
+fn check(name: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/luau")
+        .join(format!("{name}.luau"));
+    if let Err(e) = run_script(&path) {
+        panic!("{}: {e}", path.display());
     }
 }

@@ -1,4 +1,4 @@
-//! Runs every `tests/luau/*.luau` script in the host; each is a list of `assert`s.
+//! One `#[test]` per `tests/luau/*.luau` script, run in the host; each is a list of `assert`s.
 
 use procmodel_luau::{Host, HostConfig};
 use std::path::Path;
@@ -18,29 +18,75 @@ fn run_script(path: &Path) -> Result<(), String> {
 }
 
 #[test]
-fn luau_conformance_scripts() {
+fn instance() {
+    check("instance");
+}
+
+#[test]
+fn pivot() {
+    check("pivot");
+}
+
+#[test]
+fn task() {
+    check("task");
+}
+
+#[test]
+fn toolkit_automata() {
+    check("toolkit_automata");
+}
+
+#[test]
+fn toolkit_lsystem() {
+    check("toolkit_lsystem");
+}
+
+#[test]
+fn toolkit_noise() {
+    check("toolkit_noise");
+}
+
+#[test]
+fn toolkit_wfc() {
+    check("toolkit_wfc");
+}
+
+const LISTED: &[&str] = &[
+    "instance",
+    "pivot",
+    "task",
+    "toolkit_automata",
+    "toolkit_lsystem",
+    "toolkit_noise",
+    "toolkit_wfc",
+];
+
+/// Every script in tests/luau has a `#[test]` above (a new script must be listed).
+#[test]
+fn every_script_has_a_test() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/luau");
-    let mut scripts: Vec<_> = std::fs::read_dir(&dir)
+    let mut found: Vec<String> = std::fs::read_dir(&dir)
         .expect("tests/luau exists")
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "luau"))
+        .filter(|p| p.extension().is_some_and(|x| x == "luau"))
+        .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
         .collect();
-    scripts.sort();
-    assert!(
-        scripts.len() >= 3,
-        "expected the conformance scripts, found {scripts:?}"
+    found.sort();
+    let mut listed: Vec<String> = LISTED.iter().map(|s| s.to_string()).collect();
+    listed.sort();
+    assert_eq!(
+        found, listed,
+        "tests/luau scripts and the tests listed here differ"
     );
-    let mut failures = Vec::new();
-    for s in &scripts {
-        if let Err(e) = run_script(s) {
-            failures.push(format!("{}: {e}", s.display()));
-        }
+}
+
+/// Runs `tests/luau/<name>.luau`; a failure names the script, its line and message.
+fn check(name: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/luau")
+        .join(format!("{name}.luau"));
+    if let Err(e) = run_script(&path) {
+        panic!("{}: {e}", path.display());
     }
-    assert!(
-        failures.is_empty(),
-        "{} of {} scripts failed:\n{}",
-        failures.len(),
-        scripts.len(),
-        failures.join("\n")
-    );
 }
