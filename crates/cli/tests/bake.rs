@@ -10,45 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_procmodel"));
-    // Hermetic: never the user's cache folder.
-    c.env("XDG_CACHE_HOME", dir().join("xdg-cache"));
-    c
-}
-
-fn dir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("procmodel-bake-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn tmp(name: &str) -> PathBuf {
-    dir().join(name)
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn ok(out: Output) -> Output {
-    assert!(
-        out.status.success(),
-        "command failed: {}\nstdout: {}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(&out.stdout)
-    );
-    out
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn json(o: &Output) -> serde_json::Value {
-    serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)))
-}
+mod common;
+use common::*;
 
 /// A scene of `models` + 1 models: two generators, with `dup` two models of one name (keys `#2`), one model
 /// whose results hold a nested ProceduralModel, and a `Slow` attribute that makes a run busy

@@ -3,50 +3,10 @@
 //! the result cache shared by two processes, and one lockfile for any `--jobs`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_procmodel"));
-    // Hermetic: never the user's cache folder.
-    c.env("XDG_CACHE_HOME", dir().join("xdg-cache"));
-    c
-}
-
-fn examples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
-}
-
-fn dir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("procmodel-lock-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn tmp(name: &str) -> PathBuf {
-    dir().join(name)
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn ok(out: Output) -> Output {
-    assert!(
-        out.status.success(),
-        "command failed: {}\nstdout: {}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(&out.stdout)
-    );
-    out
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod common;
+use common::*;
 
 fn json(o: &Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))

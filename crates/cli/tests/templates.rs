@@ -3,31 +3,11 @@
 //! parts of the kinds its technique makes.
 
 use rbx_dom_weak::WeakDom;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
 
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_procmodel"));
-    // Hermetic: never the user's cache folder.
-    c.env("XDG_CACHE_HOME", dir().join("xdg-cache"));
-    c
-}
-
-fn dir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("procmodel-templates-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn ok(out: Output) -> Output {
-    assert!(
-        out.status.success(),
-        "command failed: {}\nstdout: {}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(&out.stdout)
-    );
-    out
-}
+mod common;
+use common::*;
 
 fn failed(out: Output) -> String {
     assert!(!out.status.success(), "command succeeded");

@@ -2,31 +2,10 @@
 //! it compiled by the Luau compiler), names the API the engine implements and only that, and
 //! the `.luaurc` alias and toolkit stubs are written without breaking a generator's requires.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_procmodel"));
-    // Hermetic: never the user's cache folder.
-    c.env("XDG_CACHE_HOME", dir().join("xdg-cache"));
-    c
-}
-
-fn dir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("procmodel-types-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn ok(out: Output) -> Output {
-    assert!(
-        out.status.success(),
-        "command failed: {}\nstdout: {}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(&out.stdout)
-    );
-    out
-}
+mod common;
+use common::*;
 
 fn types(out: &Path) -> String {
     ok(bin().arg("types").arg("-o").arg(out).output().unwrap());

@@ -4,50 +4,12 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_procmodel"));
-    // Hermetic: never the user's cache folder.
-    c.env("XDG_CACHE_HOME", dir().join("xdg-cache"));
-    c
-}
-
-fn examples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
-}
+mod common;
+use common::*;
 
 fn city() -> PathBuf {
     examples().join("rojo-city")
-}
-
-fn dir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("procmodel-wg-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn tmp(name: &str) -> PathBuf {
-    dir().join(name)
-}
-
-fn ok(out: Output) -> Output {
-    assert!(
-        out.status.success(),
-        "command failed: {}\nstdout: {}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(&out.stdout)
-    );
-    out
-}
-
-fn failed(out: Output) -> String {
-    assert!(
-        !out.status.success(),
-        "command succeeded: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// Every file under `root` with its bytes.

@@ -1,0 +1,71 @@
+//! Helpers shared by the cli integration tests: the binary under test (hermetic: its own
+//! result cache, never the user's), a scratch folder per test binary, and output checks.
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The `procmodel` binary, with the result cache in this test binary's scratch folder.
+pub fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_procmodel"));
+    // Hermetic: never the user's cache folder.
+    c.env("XDG_CACHE_HOME", dir().join("xdg-cache"));
+    c
+}
+
+/// This test binary's scratch folder (one per binary and process).
+pub fn dir() -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "procmodel-{}-{}",
+        env!("CARGO_CRATE_NAME"),
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+pub fn tmp(name: &str) -> PathBuf {
+    dir().join(name)
+}
+
+pub fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+pub fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// `out`, after checking the command succeeded (its output in the failure message).
+pub fn ok(out: Output) -> Output {
+    assert!(
+        out.status.success(),
+        "command failed: {}\nstdout: {}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    out
+}
+
+/// The error text of a command that must fail.
+pub fn failed(out: Output) -> String {
+    assert!(
+        !out.status.success(),
+        "command succeeded: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)))
+}
