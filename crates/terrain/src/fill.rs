@@ -212,7 +212,15 @@ fn fill_box(
     material: Material,
     kernel: impl Fn(Vec3) -> f32,
 ) -> Result<(), TerrainError> {
-    check_cframe(&cframe)?;
+    let cells = box_cells(&cframe, size)?;
+    fill_kernel(t, cells, material, cframe.inverse(), kernel);
+    Ok(())
+}
+
+/// The cells an oriented box `size` at `cframe` may cover, after checking the CFrame, the
+/// size and the Fill cap.
+fn box_cells(cframe: &Affine3A, size: Vec3) -> Result<CellRegion, TerrainError> {
+    check_cframe(cframe)?;
     check_vec("size", size)?;
     if size.min_element() < 0.0 {
         return Err(TerrainError::Negative {
@@ -220,10 +228,8 @@ fn fill_box(
             value: f64::from(size.min_element()),
         });
     }
-    let (lo, hi) = local_aabb(&cframe, size / 2.0);
-    let cells = cells_for(lo, hi)?;
-    fill_kernel(t, cells, material, cframe.inverse(), kernel);
-    Ok(())
+    let (lo, hi) = local_aabb(cframe, size / 2.0);
+    cells_for(lo, hi)
 }
 
 /// For a rotation that is exactly a signed permutation of the axes (identity, quarter turns):
@@ -319,21 +325,14 @@ impl Terrain {
         size: Vec3,
         material: Material,
     ) -> Result<(), TerrainError> {
-        if let Some(map) = axis_permutation(&cframe) {
-            check_cframe(&cframe)?;
-            check_vec("size", size)?;
-            if size.min_element() < 0.0 {
-                return Err(TerrainError::Negative {
-                    what: "size",
-                    value: f64::from(size.min_element()),
-                });
-            }
-            let (lo, hi) = local_aabb(&cframe, size / 2.0);
-            let cells = cells_for(lo, hi)?;
-            fill_block_aligned(self, cframe, map, size, material, cells);
-            return Ok(());
+        let cells = box_cells(&cframe, size)?;
+        match axis_permutation(&cframe) {
+            Some(map) => fill_block_aligned(self, cframe, map, size, material, cells),
+            None => fill_kernel(self, cells, material, cframe.inverse(), |o| {
+                block_occupancy(size, o)
+            }),
         }
-        fill_box(self, cframe, size, material, |o| block_occupancy(size, o))
+        Ok(())
     }
 
     /// `FillBall(center, radius, material)`.
