@@ -183,16 +183,20 @@ struct Rule {
     default: Option<Vec<u8>>,
 }
 
-/// Whether a child is left out of its parent's hash: a ProceduralModel nested inside the
-/// hashed subtree contributes its inputs but not its GeneratedFolder — those are that model's
-/// own results, generated (and hashed) after the subtree's own.
+/// Whether a ProceduralModel's results are left out of the hash: a ProceduralModel nested
+/// inside the hashed subtree contributes its inputs but not its GeneratedFolder — those are
+/// that model's own results, generated (and hashed) after the subtree's own.
 fn hides_results(root: Ref, r: Ref, inst: &Instance) -> bool {
     r != root && inst.class == "ProceduralModel"
 }
 
-fn hashed_child(dom: &WeakDom, hide_results: bool, c: Ref) -> Option<&Instance> {
-    dom.get_by_ref(c)
-        .filter(|i| !(hide_results && i.class == "GeneratedFolder"))
+/// Whether `inst` (at `r`, not the root) is such a nested model's GeneratedFolder.
+fn hidden(dom: &WeakDom, root: Ref, r: Ref, inst: &Instance) -> bool {
+    r != root
+        && inst.class == "GeneratedFolder"
+        && dom
+            .get_by_ref(inst.parent())
+            .is_some_and(|p| hides_results(root, inst.parent(), p))
 }
 
 /// Pre-order positions of a subtree's instances, for `Ref` values; the map is built the first
@@ -214,20 +218,14 @@ impl<'a> Positions<'a> {
         self.map
             .get_or_init(|| {
                 let mut map = FxHashMap::default();
-                let Some((dom, root)) = self.tree else {
-                    return map;
-                };
-                let mut stack = vec![root];
-                while let Some(r) = stack.pop() {
-                    let Some(i) = dom.get_by_ref(r) else { continue };
-                    map.insert(r, map.len() as u32);
-                    let hide = hides_results(root, r, i);
-                    stack.extend(
-                        i.children()
-                            .iter()
-                            .rev()
-                            .filter(|&&c| !hide || hashed_child(dom, true, c).is_some()),
-                    );
+                if let Some((dom, root)) = self.tree {
+                    crate::preorder(dom, &[root], |r, i| {
+                        if hidden(dom, root, r, i) {
+                            return false;
+                        }
+                        map.insert(r, map.len() as u32);
+                        true
+                    });
                 }
                 map
             })
@@ -265,60 +263,49 @@ impl<'a> Hasher<'a> {
         }
     }
 
-    /// One pre-order walk, memory in the depth of the tree (not its size).
+    /// One pre-order walk ([`crate::preorder`]: memory in the depth of the tree).
     fn run(mut self, with_root: bool) -> [u8; 32] {
-        let dom = self.dom;
+        let (dom, root) = (self.dom, self.root);
         let mut h = blake3::Hasher::new();
         h.update(DOMAIN);
         let mut buf = Vec::with_capacity(FLUSH_AT + 4096);
-        // Per open instance: its children, the next one to visit, whether results are hidden.
-        let mut stack: Vec<(&'a [Ref], usize, bool)> = Vec::new();
-        let mut next = dom.get_by_ref(self.root).map(|i| (self.root, i));
-        let mut first = true;
-        loop {
-            if let Some((r, inst)) = next.take() {
-                if first && !with_root {
-                    put_str(&mut buf, "");
-                    put_str(&mut buf, "");
-                    put_u32(&mut buf, 0);
-                } else {
-                    put_str(&mut buf, &inst.class);
-                    put_str(&mut buf, &inst.name);
-                    self.encode_properties(inst);
-                    put_u32(&mut buf, self.props.len() as u32);
-                    for &(name, start, end) in &self.props {
-                        put_str(&mut buf, &name);
-                        buf.extend_from_slice(&self.arena[start as usize..end as usize]);
-                    }
-                }
-                first = false;
-                let hide = hides_results(self.root, r, inst);
-                let children = inst.children();
-                let count = if hide {
-                    children
-                        .iter()
-                        .filter(|&&c| hashed_child(dom, true, c).is_some())
-                        .count()
-                } else {
-                    children.len()
-                };
-                put_u32(&mut buf, count as u32);
-                if buf.len() >= FLUSH_AT {
-                    h.update(&buf);
-                    buf.clear();
-                }
-                stack.push((children, 0, hide));
+        crate::preorder(dom, &[root], |r, inst| {
+            if hidden(dom, root, r, inst) {
+                return false;
             }
-            let Some((children, at, hide)) = stack.last_mut() else {
-                break;
+            if r == root && !with_root {
+                put_str(&mut buf, "");
+                put_str(&mut buf, "");
+                put_u32(&mut buf, 0);
+            } else {
+                put_str(&mut buf, &inst.class);
+                put_str(&mut buf, &inst.name);
+                self.encode_properties(inst);
+                put_u32(&mut buf, self.props.len() as u32);
+                for &(name, start, end) in &self.props {
+                    put_str(&mut buf, &name);
+                    buf.extend_from_slice(&self.arena[start as usize..end as usize]);
+                }
+            }
+            let children = inst.children();
+            let count = if hides_results(root, r, inst) {
+                children
+                    .iter()
+                    .filter(|&&c| {
+                        dom.get_by_ref(c)
+                            .is_some_and(|i| i.class != "GeneratedFolder")
+                    })
+                    .count()
+            } else {
+                children.len()
             };
-            let Some(&c) = children.get(*at) else {
-                stack.pop();
-                continue;
-            };
-            *at += 1;
-            next = hashed_child(dom, *hide, c).map(|i| (c, i));
-        }
+            put_u32(&mut buf, count as u32);
+            if buf.len() >= FLUSH_AT {
+                h.update(&buf);
+                buf.clear();
+            }
+            true
+        });
         h.update(&buf);
         *h.finalize().as_bytes()
     }
