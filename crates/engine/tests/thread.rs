@@ -227,16 +227,21 @@ fn r11_2_latest_wins_one_publication_per_batch() {
     let s = start(Duration::from_secs(10));
     let (rev, _) = wait_for(&s.thread, 0, |x| x.parts == 3);
     // Hold the thread while 40 edits queue: they are applied as one batch, one step, one
-    // snapshot (a slow reader sees the final state, not 40 intermediate ones).
+    // snapshot (a slow reader sees the final state, not 40 intermediate ones). The edits are
+    // sent only once the thread is inside the hold: sent earlier, the first of them could
+    // join the hold's own batch and the rest the next one.
+    let (held_tx, held_rx) = std::sync::mpsc::channel();
     s.thread
         .submit(
-            Command::With(Box::new(|_| {
+            Command::With(Box::new(move |_| {
+                let _ = held_tx.send(());
                 std::thread::sleep(Duration::from_millis(300));
                 Ok(Reply::Done)
             })),
             None,
         )
         .unwrap();
+    held_rx.recv_timeout(Duration::from_secs(30)).unwrap();
     let ids: Vec<u64> = (1..=40)
         .map(|i| {
             s.thread
