@@ -27,8 +27,10 @@ use procmodel_dom::keys::KEYS;
 use procmodel_luau::{Host, HostConfig, HostError};
 use rbx_dom_weak::WeakDom;
 use rbx_types::{Ref, Variant};
+use std::cell::{RefCell, RefMut};
 use std::collections::HashMap;
 use std::path::Path;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 /// Engine errors (scene files, bad API use). Generator failures are reports, not errors.
@@ -106,8 +108,8 @@ pub(crate) struct ModelState {
     pub runs: usize,
 }
 
-/// Engine state, kept in the VM's app data so a frame hook (a script waiting in
-/// `task.wait` or `WaitForGenerationAsync`) can step the engine with only the `Lua`.
+/// Engine state, shared by the `Engine` and the frame hook a script run installs (a script
+/// waiting in `task.wait` or `WaitForGenerationAsync` steps the engine from inside the VM).
 pub(crate) struct EngineState {
     config: EngineConfig,
     states: HashMap<Ref, ModelState>,
@@ -138,9 +140,11 @@ struct InFlight {
     busy: Duration,
 }
 
-/// A scene with its engine.
+/// A scene with its engine. Not `Send`: the engine, its VM and its state live on one thread
+/// (front ends drive it through [`thread::EngineThread`]).
 pub struct Engine {
     host: Host,
+    state: Rc<RefCell<EngineState>>,
 }
 
 impl Engine {
@@ -161,7 +165,7 @@ impl Engine {
     }
 
     fn with_host(host: Host, config: EngineConfig) -> Engine {
-        host.lua().set_app_data(EngineState {
+        let state = Rc::new(RefCell::new(EngineState {
             config,
             states: HashMap::new(),
             undo: undo::History::default(),
@@ -171,21 +175,12 @@ impl Engine {
             on_report: None,
             in_flight: HashMap::new(),
             cache_keys: HashMap::new(),
-        });
-        Engine { host }
+        }));
+        Engine { host, state }
     }
 
-    /// The engine of a host created by [`Engine::new`]/[`Engine::load`] (for frame hooks).
-    pub fn from_host(host: &Host) -> Option<Engine> {
-        host.lua().app_data_ref::<EngineState>()?;
-        Some(Engine { host: host.clone() })
-    }
-
-    fn st(&self) -> mlua::AppDataRefMut<'_, EngineState> {
-        self.host
-            .lua()
-            .app_data_mut::<EngineState>()
-            .expect("engine state installed")
+    fn st(&self) -> RefMut<'_, EngineState> {
+        self.state.borrow_mut()
     }
 
     /// Calls `f` with each generation report as soon as it is made (e.g. a progress bar).
@@ -196,27 +191,27 @@ impl Engine {
     /// Runs a plain Luau script (a trusted local tool, like a Studio plugin) against the
     /// scene; the engine steps at every frame boundary while the script waits.
     pub fn run_script(&mut self, path: &Path) -> Result<(), EngineError> {
-        self.host
-            .set_frame_hook(Some(procmodel_luau::FrameHook(Box::new(|lua| {
-                if let Some(mut e) = Engine::from_host(&Host::from_lua(lua)) {
-                    // ChangeHistoryService requests since the last frame, in order. The
-                    // engine records a waypoint per mutation, so SetWaypoint has nothing
-                    // more to mark.
-                    for request in e.host.take_history_requests() {
-                        match request {
-                            procmodel_luau::HistoryRequest::Undo => {
-                                e.undo();
-                            }
-                            procmodel_luau::HistoryRequest::Redo => {
-                                e.redo();
-                            }
-                            procmodel_luau::HistoryRequest::Waypoint(_) => {}
-                        }
+        let state = self.state.clone();
+        self.host.set_frame_hook(Some(Box::new(move |host: &Host| {
+            let mut e = Engine {
+                host: host.clone(),
+                state: state.clone(),
+            };
+            // ChangeHistoryService requests since the last frame, in order. The engine
+            // records a waypoint per mutation, so SetWaypoint has nothing more to mark.
+            for request in e.host.take_history_requests() {
+                match request {
+                    procmodel_luau::HistoryRequest::Undo => {
+                        e.undo();
                     }
-                    e.step();
+                    procmodel_luau::HistoryRequest::Redo => {
+                        e.redo();
+                    }
+                    procmodel_luau::HistoryRequest::Waypoint(_) => {}
                 }
-                Ok(())
-            }))));
+            }
+            e.step();
+        })));
         let result = self.host.run_script_file(path);
         self.host.set_frame_hook(None);
         result?;
@@ -629,7 +624,7 @@ impl Engine {
         produced: apply::Produced,
         held: Option<rbx_dom_weak::WeakDom>,
     ) -> Result<usize, String> {
-        let lua = self.host.lua().clone();
+        let state = self.state.clone();
         let result = self.host.with_dom_mut(|dom| {
             if let Some(mut held) = held {
                 // Move the results (referents kept) next to the model, then apply.
@@ -637,9 +632,7 @@ impl Engine {
                 dom.transfer_within(produced.container, Ref::none());
             }
             apply::apply_output(dom, model, prepared, produced, &mut |dom, old| {
-                if let Some(mut st) = lua.app_data_mut::<EngineState>() {
-                    st.undo.retire(dom, model, old)
-                }
+                state.borrow_mut().undo.retire(dom, model, old)
             })
         });
         self.mark_retired();
@@ -827,12 +820,10 @@ impl Engine {
     }
 
     fn fail(&mut self, model: Ref, message: String, elapsed: Duration) -> Report {
-        let lua = self.host.lua().clone();
+        let state = self.state.clone();
         self.host.with_dom_mut(|dom| {
             apply::place_error(dom, model, &message, &mut |dom, old| {
-                if let Some(mut st) = lua.app_data_mut::<EngineState>() {
-                    st.undo.retire(dom, model, old)
-                }
+                state.borrow_mut().undo.retire(dom, model, old)
             })
         });
         self.mark_retired();

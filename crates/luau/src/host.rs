@@ -65,9 +65,12 @@ pub const TIMEOUT_MESSAGE: &str = "Script timeout: exhausted allowed execution t
 pub const RUN_LIMIT_MESSAGE: &str = "Run time limit: the script ran its whole allowed time without finishing, although it called params:Pause() (--max-run-time to change)";
 pub const MEMORY_MESSAGE: &str = "not enough memory: the script exceeded its memory limit";
 
+/// The hook a top-level script run calls at every frame boundary, with the run's host.
+pub type FrameHook = Box<dyn Fn(&Host)>;
+
 /// A Luau VM with the Roblox environment and one DataModel. A cheap handle: the VM's state
-/// (DOM, scheduler, watchdog, limits) lives in the VM's app data, so code that only has the
-/// `Lua` (a frame hook, the engine) can make a `Host` again with [`Host::from_lua`].
+/// (DOM, scheduler, watchdog, limits) lives in the VM's app data, so code inside this crate
+/// that only has the `Lua` (a callback) can make a `Host` again with [`Host::from_lua`].
 #[derive(Clone)]
 pub struct Host {
     pub(crate) lua: Lua,
@@ -351,11 +354,16 @@ impl Host {
         Ok(out.into_iter().next().unwrap_or(Value::Nil))
     }
 
-    /// Installs (or removes) the hook a top-level script run calls at frame boundaries.
-    pub fn set_frame_hook(&self, hook: Option<crate::task::FrameHook>) {
+    /// Installs (or removes) the hook a top-level script run calls at frame boundaries
+    /// (the engine steps there while a script waits). The hook gets this VM's host.
+    pub fn set_frame_hook(&self, hook: Option<FrameHook>) {
         match hook {
             Some(h) => {
-                self.lua.set_app_data(h);
+                self.lua
+                    .set_app_data(crate::task::FrameHook(Box::new(move |lua| {
+                        h(&Host::from_lua(lua));
+                        Ok(())
+                    })));
             }
             None => {
                 self.lua.remove_app_data::<crate::task::FrameHook>();

@@ -29,10 +29,10 @@ pub use context::{LogLevel, LogLine};
 pub use error::HostError;
 pub use generator::{Generator, PendingRun, RunInputs, RunOutput, RunState};
 pub use host::{
-    DEFAULT_MAX_INSTANCES, DEFAULT_MAX_OUTPUT_BYTES, Host, HostConfig, MEMORY_MESSAGE,
+    DEFAULT_MAX_INSTANCES, DEFAULT_MAX_OUTPUT_BYTES, FrameHook, Host, HostConfig, MEMORY_MESSAGE,
     RUN_LIMIT_MESSAGE, TIMEOUT_MESSAGE,
 };
 pub use instance::Instance;
 pub use services::HistoryRequest;
-pub use task::{FRAME, FrameHook};
+pub use task::FRAME;
 pub use watchdog::{CANCEL_MESSAGE, Canceller};

@@ -82,8 +82,9 @@ impl Default for Sched {
 }
 
 /// Called by a run's driver whenever it is about to advance virtual time (a frame boundary):
-/// the engine regenerates dirty models there while scripts wait.
-pub struct FrameHook(pub Box<dyn Fn(&Lua) -> mlua::Result<()>>);
+/// the engine regenerates dirty models there while scripts wait. Installed through
+/// [`crate::Host::set_frame_hook`], which takes a typed hook and wraps it in this.
+pub(crate) struct FrameHook(pub(crate) Box<dyn Fn(&Lua) -> mlua::Result<()>>);
 
 /// The Luau half of the library: wrappers that yield the host token.
 const TASK_LUAU: &str = r#"
