@@ -230,6 +230,18 @@ fn r15_8_scripted_session() {
         assert!(t["description"].as_str().is_some_and(|d| !d.is_empty()));
     }
 
+    // A value that does not fit the new generator's attributes creates nothing.
+    let e = c.err(
+        "create_generator",
+        json!({ "name": "Stairs", "source": STAIRS, "attributes": { "Steps": "many" } }),
+    );
+    assert!(
+        e.contains("attribute Steps") && e.contains("a number"),
+        "{e}"
+    );
+    let none = c.ok("list_models", json!({}));
+    assert_eq!(none["models"], json!([]), "{none}");
+
     // Create: generated at once, four steps.
     let created = c.ok(
         "create_generator",
@@ -284,6 +296,15 @@ fn r15_8_scripted_session() {
     let e = c.err("list_models", json!({ "verbose": true }));
     assert!(e.contains("unknown argument 'verbose'"), "{e}");
     assert_eq!(parts(&only_model(&mut c)), 9);
+
+    // Replacing the source with a value its attributes refuse changes nothing either.
+    let e = c.err(
+        "create_generator",
+        json!({ "name": "Stairs", "source": BROKEN, "attributes": { "Steps": [1, 2] } }),
+    );
+    assert!(e.contains("attribute Steps"), "{e}");
+    let again = c.ok("regenerate", json!({ "model": "Stairs" }));
+    assert_eq!(again["generated"][0]["instances"], 9, "{again}");
 
     // Break the generator: the error names its line, as a failed generation.
     let (failed, broken) = c.call(

@@ -36,6 +36,10 @@ impl Defaults {
             .load_generator(module, &name)
             .ok()
             .and_then(|g| g.attributes);
+        // Loading required the module: drop that result, so the engine's next run requires
+        // it again from its Source (an undo may put back an older Source the engine still
+        // counts as the one it last required).
+        let _ = engine.host().invalidate_module(module);
         self.by_module.insert(module, (source, declared.clone()));
         declared
     }

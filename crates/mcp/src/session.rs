@@ -192,15 +192,30 @@ impl Session {
                             .is_some_and(|i| i.class == "ProceduralModel" && i.name == name)
                     })
             });
+            // What to take back if the attributes do not fit the new generator: the call
+            // then changes nothing.
+            let mut created = Vec::new();
+            let mut waypoint = false;
+            // One undo step for the source, Size, Scale and attributes.
+            engine.begin_gesture();
             let (model, replaced) = match existing {
                 Some(model) => {
-                    match scene::generator_of(engine, model) {
-                        Some(module) => engine.set_source(module, &source).map_err(text)?,
+                    let set = match scene::generator_of(engine, model) {
+                        Some(module) => engine.set_source(module, &source),
                         None => {
                             let module = add_module(engine, &name, &source);
-                            engine.set_generator(model, Some(module)).map_err(text)?;
+                            created.push(module);
+                            engine.set_generator(model, Some(module))
                         }
+                    };
+                    if let Err(e) = set {
+                        engine.end_gesture();
+                        for r in created {
+                            let _ = engine.remove(r);
+                        }
+                        return Err(text(e));
                     }
+                    waypoint = true;
                     (model, true)
                 }
                 None => {
@@ -214,19 +229,38 @@ impl Session {
                             .with_property("Scale", Variant::Float32(1.0))
                             .with_property("Attributes", Variant::Attributes(Attributes::new())),
                     );
+                    created.extend([model, module]);
                     (model, false)
                 }
             };
-            let parsed = parse_attributes(engine, defaults, model, &attributes)?;
+            let parsed = match parse_attributes(engine, defaults, model, &attributes) {
+                Ok(p) => p,
+                Err(e) => {
+                    if waypoint {
+                        engine.undo();
+                    } else {
+                        engine.end_gesture();
+                    }
+                    for r in created {
+                        let _ = engine.remove(r);
+                    }
+                    return Err(e);
+                }
+            };
+            let mut applied = Ok(());
             if let Some(s) = size {
-                engine.set_size(model, s).map_err(text)?;
+                applied = engine.set_size(model, s).map_err(text);
             }
-            if let Some(s) = scale {
-                engine.scale_to(model, s).map_err(text)?;
+            if let (Ok(()), Some(s)) = (&applied, scale) {
+                applied = engine.scale_to(model, s).map_err(text);
             }
-            for (n, v) in parsed {
-                engine.set_attribute(model, &n, v).map_err(text)?;
-            }
+            let applied = applied.and_then(|()| {
+                parsed
+                    .into_iter()
+                    .try_for_each(|(n, v)| engine.set_attribute(model, &n, v).map_err(text))
+            });
+            engine.end_gesture();
+            applied?;
             engine.force_generation(model);
             let mut v = settle(engine, frames);
             v["replaced"] = json!(replaced);
