@@ -16,6 +16,7 @@ use std::process::ExitCode;
 pub struct Args {
     /// A scene (.rbxl, .rbxlx, .rbxm, .rbxmx) or a generator (.luau) to open; without one,
     /// the scene starts empty and the client creates generators.
+    #[arg(value_name = "SCENE-OR-GENERATOR")]
     pub scene: Option<PathBuf>,
     /// The only directory the server writes to (exports, packages, saves); default: the
     /// current directory.
