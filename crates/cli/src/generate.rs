@@ -70,6 +70,7 @@ pub fn build(args: &Args) -> Result<Built> {
             scale: args.scale,
             attributes: Attrs::Cli(&args.attrs),
             placement: Placement::ServerStorage,
+            source: None,
         },
     )?;
     let host = engine.host().clone();

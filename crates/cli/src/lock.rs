@@ -209,6 +209,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 scale: args.scale,
                 attributes: Attrs::Cli(&args.attrs),
                 placement: Placement::ServerStorage,
+                source: None,
             },
         )?;
         let engine = scene.engine;

@@ -9,6 +9,7 @@ mod generate;
 mod info;
 mod limits;
 mod lock;
+mod mcp;
 mod new;
 mod one_model;
 mod output;
@@ -54,6 +55,9 @@ enum Command {
     Info(info::Args),
     /// Open a generator or a scene in the browser editor (127.0.0.1).
     Studio(studio::Args),
+    /// Serve the Model Context Protocol over stdio: an AI assistant creates, edits, regenerates,
+    /// exports and packs generators through the engine (files only under --root).
+    Mcp(mcp::Args),
     /// Run a plain Luau script with a DataModel it may modify.
     Run(run::Args),
     /// Regenerate the dirty (or all) ProceduralModels of a scene and save it.
@@ -94,6 +98,7 @@ fn main() -> ExitCode {
         Command::New(a) => new::run(a),
         Command::Info(a) => info::run(a),
         Command::Run(a) => run::run(a),
+        Command::Mcp(a) => mcp::run(a),
         Command::Studio(a) => studio::run(a),
         Command::Regen(a) => regen::run(a),
         Command::Export(a) => export::run(a),

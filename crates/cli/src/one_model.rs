@@ -9,6 +9,7 @@
 use crate::attrs;
 use anyhow::{Context, Result, bail};
 use glam::Vec3;
+use procmodel_dom::attrs::AttrError;
 use procmodel_engine::{Engine, EngineConfig};
 use procmodel_luau::Generator;
 use rbx_dom_weak::{InstanceBuilder, ustr};
@@ -36,6 +37,9 @@ pub enum Placement {
 /// What a one-model scene is built from.
 pub struct Spec<'a> {
     pub generator: &'a Path,
+    /// The generator's text, when it is not read from `generator` (a module held in memory:
+    /// `generator` then only names it). Only with [`Placement::InsideModel`].
+    pub source: Option<&'a str>,
     pub size: Vec3,
     pub scale: f32,
     pub attributes: Attrs<'a>,
@@ -71,7 +75,7 @@ pub fn capabilities(names: &[&str]) -> Result<SecurityCapabilities> {
 /// Builds the one-model scene of `spec` (nothing has run but the module's top level, to
 /// read its declared attributes). The model is named after the file's stem.
 pub fn one_model_scene(config: EngineConfig, spec: Spec<'_>) -> Result<OneModel> {
-    if !spec.generator.is_file() {
+    if spec.source.is_none() && !spec.generator.is_file() {
         bail!("{}: generator file not found", spec.generator.display());
     }
     let mut engine = Engine::new(config)?;
@@ -96,8 +100,11 @@ pub fn one_model_scene(config: EngineConfig, spec: Spec<'_>) -> Result<OneModel>
             (g, model)
         }
         Placement::InsideModel { sandboxed } => {
-            let source = std::fs::read_to_string(spec.generator)
-                .with_context(|| format!("cannot read {}", spec.generator.display()))?;
+            let source = match spec.source {
+                Some(s) => s.to_owned(),
+                None => std::fs::read_to_string(spec.generator)
+                    .with_context(|| format!("cannot read {}", spec.generator.display()))?,
+            };
             // At the scene's root, where a model file puts it when it is loaded again: the
             // provenance names the generator by its full name, the same now as after reload.
             let root = host.with_dom_ref(|dom| dom.root_ref());
@@ -158,33 +165,11 @@ pub fn resolve_attrs(generator: &Generator, args: &[String]) -> Result<Vec<(Stri
     let mut out: Vec<(String, Variant)> = Vec::new();
     for arg in args {
         let (name, text) = attrs::split(arg)?;
-        let value = match &generator.attributes {
-            Some(declared) => {
-                let Some((_, default)) = declared.iter().find(|(n, _)| n == name) else {
-                    let known: Vec<&str> = declared.iter().map(|(n, _)| n.as_str()).collect();
-                    bail!(
-                        "--attr {name}: the generator has no attribute '{name}' (it has: {})",
-                        if known.is_empty() {
-                            "none".to_owned()
-                        } else {
-                            known.join(", ")
-                        }
-                    );
-                };
-                attrs::parse(name, text, default)?
-            }
-            // Without declared attributes, guess: number, then boolean, then string.
-            None => text
-                .parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite())
-                .map(Variant::Float64)
-                .or_else(|| match text {
-                    "true" => Some(Variant::Bool(true)),
-                    "false" => Some(Variant::Bool(false)),
-                    _ => None,
-                })
-                .unwrap_or_else(|| Variant::String(text.to_owned())),
+        let value = match procmodel_dom::attrs::resolve(generator.attributes.as_deref(), name, text)
+        {
+            Ok(v) => v,
+            Err(e @ AttrError::Unknown { .. }) => bail!("--attr {name}: {e}"),
+            Err(e) => return Err(e.into()),
         };
         out.retain(|(n, _)| n != name);
         out.push((name.to_owned(), value));

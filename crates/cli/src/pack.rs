@@ -11,7 +11,7 @@ use crate::output::{self, Format};
 use anyhow::{Context, Result, anyhow, bail};
 use glam::Vec3;
 use procmodel_engine::EngineConfig;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
@@ -37,67 +37,111 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
-    let format = Format::from_path(&args.output)?;
+    let packed = pack(&Package {
+        generator: &args.generator,
+        source: None,
+        size: args.size.unwrap_or(Vec3::splat(12.0)),
+        attributes: Attrs::Cli(&args.attrs),
+        sandboxed: args.sandboxed,
+        output: &args.output,
+        limits: &args.limits,
+    })?;
+    eprintln!(
+        "packed {} ({} generated instances{}) -> {} ({} bytes)",
+        args.generator.display(),
+        packed.instances,
+        if args.sandboxed { ", sandboxed" } else { "" },
+        args.output.display(),
+        packed.len
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What to pack (the command's arguments, or an MCP client's request).
+pub struct Package<'a> {
+    /// The generator file; with `source`, only its name (the module's name is its stem).
+    pub generator: &'a Path,
+    /// The generator's text when it is held in memory rather than read from `generator`.
+    pub source: Option<&'a str>,
+    pub size: Vec3,
+    pub attributes: Attrs<'a>,
+    pub sandboxed: bool,
+    pub output: &'a Path,
+    pub limits: &'a crate::limits::Limits,
+}
+
+/// A package written.
+pub struct Packed {
+    /// Generated instances in the package's results.
+    pub instances: usize,
+    /// Bytes written.
+    pub len: u64,
+}
+
+/// Generates `p` in a scene of its own and writes the package (atomically).
+pub fn pack(p: &Package<'_>) -> Result<Packed> {
+    let format = Format::from_path(p.output)?;
     if !matches!(format, Format::Rbxm | Format::Rbxmx) {
         bail!(
             "{}: a package is a model file (.rbxm or .rbxmx)",
-            args.output.display()
+            p.output.display()
         );
     }
-    if !crate::lock::is_generator(&args.generator) {
+    if p.source.is_none() && !crate::lock::is_generator(p.generator) {
         bail!(
             "{}: pack takes a generator module (.luau or .lua)",
-            args.generator.display()
+            p.generator.display()
         );
     }
     let mut config = EngineConfig::default();
-    args.limits.apply(&mut config.host);
+    p.limits.apply(&mut config.host);
     config.host.echo_output = true;
     // The package is what `procmodel regen` of it saves: the same configuration (provenance
     // on, no cache), so regenerating a fresh package changes no byte.
+    let attributes = match &p.attributes {
+        Attrs::Cli(a) => Attrs::Cli(a),
+        Attrs::Values(v) => Attrs::Values(v.clone()),
+    };
     let OneModel {
         mut engine, model, ..
     } = one_model_scene(
         config,
         Spec {
-            generator: &args.generator,
-            size: args.size.unwrap_or(Vec3::splat(12.0)),
+            generator: p.generator,
+            source: p.source,
+            size: p.size,
             scale: 1.0,
-            attributes: Attrs::Cli(&args.attrs),
+            attributes,
             placement: Placement::InsideModel {
-                sandboxed: args.sandboxed,
+                sandboxed: p.sandboxed,
             },
         },
     )?;
-    let reports = engine.settle(args.limits.max_frames());
+    let reports = engine.settle(p.limits.max_frames());
     let report = reports
         .iter()
         .rev()
         .find(|r| r.model == model)
-        .ok_or_else(|| anyhow!("{}: the generator did not run", args.generator.display()))?;
+        .ok_or_else(|| anyhow!("{}: the generator did not run", p.generator.display()))?;
     if !report.ok {
         bail!(
             "{}: generation failed, nothing packed: {}",
-            args.generator.display(),
+            p.generator.display(),
             report.error.as_deref().unwrap_or("unknown error")
         );
     }
     if engine.is_dirty(model) {
         bail!(
             "{}: the model is still dirty after generating (does it change its own inputs?)",
-            args.generator.display()
+            p.generator.display()
         );
     }
     let instances = report.instances;
     let dom = engine.into_dom();
-    let written = output::write(&dom, &[model], format, &args.output)
-        .with_context(|| format!("writing {}", args.output.display()))?;
-    eprintln!(
-        "packed {} ({instances} generated instances{}) -> {} ({} bytes)",
-        args.generator.display(),
-        if args.sandboxed { ", sandboxed" } else { "" },
-        args.output.display(),
-        written.len
-    );
-    Ok(ExitCode::SUCCESS)
+    let written = output::write(&dom, &[model], format, p.output)
+        .with_context(|| format!("writing {}", p.output.display()))?;
+    Ok(Packed {
+        instances,
+        len: written.len,
+    })
 }

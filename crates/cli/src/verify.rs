@@ -105,6 +105,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     scale: m.scale as f32,
                     attributes: Attrs::Values(values),
                     placement: Placement::ServerStorage,
+                    source: None,
                 },
             )?;
             (scene.engine, None)

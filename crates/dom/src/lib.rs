@@ -4,6 +4,7 @@
 //! Owns: the geometric meaning of Roblox instances (BasePart CFrame/Size, Model WorldPivot,
 //! PrimaryPart, Scale). Must never: run Luau, touch files, or depend on hash-map order.
 
+pub mod attrs;
 mod classes;
 mod geometry;
 pub mod hash;

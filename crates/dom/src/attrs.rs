@@ -1,0 +1,365 @@
+//! Attribute values as text: parsing `Name=Value` to the type of a generator's declared
+//! default (what `--attr` and the MCP server's tools accept), the accepted syntax per type,
+//! and a short rendering of values. One home, so every front end takes the same syntax and
+//! names the attribute and the expected form in the same words.
+
+use rbx_types::{
+    BrickColor, CFrame, Color3, Matrix3, NumberRange, Rect, UDim, UDim2, Variant, Vector2, Vector3,
+};
+
+/// A value that does not fit its attribute, or an attribute the generator does not declare.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AttrError {
+    /// The text does not parse as the type of the declared default.
+    #[error("attribute {name}: cannot use '{text}' as {expected}: {reason} (expected {syntax})")]
+    Value {
+        name: String,
+        text: String,
+        expected: &'static str,
+        syntax: &'static str,
+        reason: String,
+    },
+    /// The generator declares attributes, and not this one.
+    #[error("the generator has no attribute '{name}' (it has: {known})")]
+    Unknown { name: String, known: String },
+}
+
+type Parsed<T> = Result<T, String>;
+
+macro_rules! bail {
+    ($($t:tt)*) => { return Err(format!($($t)*)) };
+}
+
+fn numbers(s: &str, n: usize, what: &str) -> Parsed<Vec<f64>> {
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    if parts.len() != n {
+        bail!("expected {what} as {n} comma-separated numbers");
+    }
+    parts
+        .iter()
+        .map(|p| {
+            p.parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| {
+                    format!(
+                        "expected {what} as {n} comma-separated numbers ('{p}' is not a number)"
+                    )
+                })
+        })
+        .collect()
+}
+
+/// The type name shown to users for a value.
+pub fn type_name(v: &Variant) -> &'static str {
+    match v {
+        Variant::Bool(_) => "boolean",
+        Variant::Float64(_) | Variant::Float32(_) | Variant::Int32(_) | Variant::Int64(_) => {
+            "number"
+        }
+        Variant::String(_) => "string",
+        Variant::Color3(_) | Variant::Color3uint8(_) => "Color3",
+        Variant::Vector3(_) => "Vector3",
+        Variant::Vector2(_) => "Vector2",
+        Variant::BrickColor(_) => "BrickColor",
+        Variant::UDim(_) => "UDim",
+        Variant::UDim2(_) => "UDim2",
+        Variant::NumberRange(_) => "NumberRange",
+        Variant::Rect(_) => "Rect",
+        Variant::CFrame(_) => "CFrame",
+        Variant::NumberSequence(_) => "NumberSequence",
+        Variant::ColorSequence(_) => "ColorSequence",
+        Variant::Font(_) => "Font",
+        Variant::EnumItem(_) | Variant::Enum(_) => "EnumItem",
+        _ => "value",
+    }
+}
+
+/// The accepted syntax for a type, for error messages and schemas.
+pub fn syntax(v: &Variant) -> &'static str {
+    match v {
+        Variant::Bool(_) => "true or false",
+        Variant::Float64(_) | Variant::Float32(_) | Variant::Int32(_) | Variant::Int64(_) => {
+            "a number"
+        }
+        Variant::String(_) => "any text",
+        Variant::Color3(_) | Variant::Color3uint8(_) => "R,G,B (0-255) or #rrggbb",
+        Variant::Vector3(_) => "x,y,z",
+        Variant::Vector2(_) => "x,y",
+        Variant::BrickColor(_) => "a BrickColor name or number",
+        Variant::UDim(_) => "scale,offset",
+        Variant::UDim2(_) => "xScale,xOffset,yScale,yOffset",
+        Variant::NumberRange(_) => "min,max",
+        Variant::Rect(_) => "minX,minY,maxX,maxY",
+        Variant::CFrame(_) => "x,y,z or 12 numbers (position and rotation rows)",
+        _ => "(not settable from the command line)",
+    }
+}
+
+/// Parses `text` to the type of `default`.
+pub fn parse(name: &str, text: &str, default: &Variant) -> Result<Variant, AttrError> {
+    parse_inner(text, default).map_err(|reason| AttrError::Value {
+        name: name.to_owned(),
+        text: text.to_owned(),
+        expected: type_name(default),
+        syntax: syntax(default),
+        reason,
+    })
+}
+
+/// Parses `text` for attribute `name` against a generator's declared attributes (`None`:
+/// it declares none, so the type is guessed: number, then boolean, then text).
+pub fn resolve(
+    declared: Option<&[(String, Variant)]>,
+    name: &str,
+    text: &str,
+) -> Result<Variant, AttrError> {
+    let Some(declared) = declared else {
+        return Ok(text
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .map(Variant::Float64)
+            .or(match text {
+                "true" => Some(Variant::Bool(true)),
+                "false" => Some(Variant::Bool(false)),
+                _ => None,
+            })
+            .unwrap_or_else(|| Variant::String(text.to_owned())));
+    };
+    let Some((_, default)) = declared.iter().find(|(n, _)| n == name) else {
+        let known: Vec<&str> = declared.iter().map(|(n, _)| n.as_str()).collect();
+        return Err(AttrError::Unknown {
+            name: name.to_owned(),
+            known: if known.is_empty() {
+                "none".to_owned()
+            } else {
+                known.join(", ")
+            },
+        });
+    };
+    parse(name, text, default)
+}
+
+fn parse_inner(text: &str, default: &Variant) -> Parsed<Variant> {
+    let t = text.trim();
+    Ok(match default {
+        Variant::Bool(_) => Variant::Bool(match t.to_ascii_lowercase().as_str() {
+            "true" | "1" | "yes" | "on" => true,
+            "false" | "0" | "no" | "off" => false,
+            _ => bail!("not a boolean"),
+        }),
+        Variant::Float64(_) | Variant::Float32(_) | Variant::Int32(_) | Variant::Int64(_) => {
+            let v: f64 = t.parse().map_err(|_| "not a number".to_owned())?;
+            if !v.is_finite() {
+                bail!("not a finite number");
+            }
+            Variant::Float64(v)
+        }
+        Variant::String(_) => Variant::String(text.to_owned()),
+        Variant::Color3(_) | Variant::Color3uint8(_) => {
+            if let Some(hex) = t.strip_prefix('#') {
+                let n = u32::from_str_radix(hex, 16).map_err(|_| "bad hex colour".to_owned())?;
+                if hex.len() != 6 {
+                    bail!("hex colours have six digits");
+                }
+                Variant::Color3(Color3::new(
+                    ((n >> 16) & 255) as f32 / 255.0,
+                    ((n >> 8) & 255) as f32 / 255.0,
+                    (n & 255) as f32 / 255.0,
+                ))
+            } else {
+                let v = numbers(t, 3, "a colour")?;
+                if v.iter().any(|c| !(0.0..=255.0).contains(c)) {
+                    bail!("colour components must be within 0-255");
+                }
+                Variant::Color3(Color3::new(
+                    (v[0] / 255.0) as f32,
+                    (v[1] / 255.0) as f32,
+                    (v[2] / 255.0) as f32,
+                ))
+            }
+        }
+        Variant::Vector3(_) => {
+            let v = numbers(t, 3, "a Vector3")?;
+            Variant::Vector3(Vector3::new(v[0] as f32, v[1] as f32, v[2] as f32))
+        }
+        Variant::Vector2(_) => {
+            let v = numbers(t, 2, "a Vector2")?;
+            Variant::Vector2(Vector2::new(v[0] as f32, v[1] as f32))
+        }
+        Variant::BrickColor(_) => {
+            let bc = match t.parse::<u16>() {
+                Ok(n) => BrickColor::from_number(n),
+                Err(_) => BrickColor::from_name(t),
+            };
+            Variant::BrickColor(bc.ok_or_else(|| "no such BrickColor".to_owned())?)
+        }
+        Variant::UDim(_) => {
+            let v = numbers(t, 2, "a UDim")?;
+            Variant::UDim(UDim::new(v[0] as f32, v[1] as i32))
+        }
+        Variant::UDim2(_) => {
+            let v = numbers(t, 4, "a UDim2")?;
+            Variant::UDim2(UDim2::new(
+                UDim::new(v[0] as f32, v[1] as i32),
+                UDim::new(v[2] as f32, v[3] as i32),
+            ))
+        }
+        Variant::NumberRange(_) => {
+            let v: Vec<f64> = if t.contains(',') {
+                numbers(t, 2, "a NumberRange")?
+            } else {
+                numbers(t, 1, "a NumberRange")?
+            };
+            let (min, max) = (v[0], *v.last().unwrap_or(&v[0]));
+            if max < min {
+                bail!("max is less than min");
+            }
+            Variant::NumberRange(NumberRange::new(min as f32, max as f32))
+        }
+        Variant::Rect(_) => {
+            let v = numbers(t, 4, "a Rect")?;
+            Variant::Rect(Rect::new(
+                Vector2::new(v[0] as f32, v[1] as f32),
+                Vector2::new(v[2] as f32, v[3] as f32),
+            ))
+        }
+        Variant::CFrame(_) => {
+            let n = t.split(',').count();
+            let v = numbers(t, if n == 12 { 12 } else { 3 }, "a CFrame")?;
+            let f = |i: usize| v[i] as f32;
+            let orientation = if n == 12 {
+                Matrix3::new(
+                    Vector3::new(f(3), f(4), f(5)),
+                    Vector3::new(f(6), f(7), f(8)),
+                    Vector3::new(f(9), f(10), f(11)),
+                )
+            } else {
+                Matrix3::identity()
+            };
+            Variant::CFrame(CFrame::new(Vector3::new(f(0), f(1), f(2)), orientation))
+        }
+        _ => bail!("this attribute type cannot be set from the command line"),
+    })
+}
+
+/// A short human-readable rendering of an attribute value.
+pub fn show(v: &Variant) -> String {
+    match v {
+        Variant::Bool(b) => b.to_string(),
+        Variant::Float64(n) => fmt_num(*n),
+        Variant::Float32(n) => fmt_num(*n as f64),
+        Variant::String(s) => format!("{s:?}"),
+        Variant::Color3(c) => format!(
+            "{},{},{}",
+            (c.r * 255.0).round(),
+            (c.g * 255.0).round(),
+            (c.b * 255.0).round()
+        ),
+        Variant::Color3uint8(c) => format!("{},{},{}", c.r, c.g, c.b),
+        Variant::Vector3(v) => format!(
+            "{},{},{}",
+            fmt_num(v.x as f64),
+            fmt_num(v.y as f64),
+            fmt_num(v.z as f64)
+        ),
+        Variant::Vector2(v) => format!("{},{}", fmt_num(v.x as f64), fmt_num(v.y as f64)),
+        Variant::BrickColor(b) => b.to_string(),
+        other => format!("{other:?}"),
+    }
+}
+
+fn fmt_num(n: f64) -> String {
+    if n.fract() == 0.0 && n.abs() < 1e15 {
+        format!("{}", n as i64)
+    } else {
+        format!("{n}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(text: &str, default: Variant, expected: Variant) {
+        assert_eq!(parse("A", text, &default).unwrap(), expected);
+    }
+
+    #[test]
+    fn parses_by_default_type() {
+        check("3.5", Variant::Float64(1.0), Variant::Float64(3.5));
+        check("yes", Variant::Bool(false), Variant::Bool(true));
+        check(
+            "hi there",
+            Variant::String(String::new()),
+            Variant::String("hi there".into()),
+        );
+        check(
+            "255,0,0",
+            Variant::Color3(Color3::new(0.0, 0.0, 0.0)),
+            Variant::Color3(Color3::new(1.0, 0.0, 0.0)),
+        );
+        check(
+            "#00ff00",
+            Variant::Color3(Color3::new(0.0, 0.0, 0.0)),
+            Variant::Color3(Color3::new(0.0, 1.0, 0.0)),
+        );
+        check(
+            "1, 2,3",
+            Variant::Vector3(Vector3::new(0.0, 0.0, 0.0)),
+            Variant::Vector3(Vector3::new(1.0, 2.0, 3.0)),
+        );
+        check(
+            "Bright red",
+            Variant::BrickColor(BrickColor::MediumStoneGrey),
+            Variant::BrickColor(BrickColor::BrightRed),
+        );
+    }
+
+    #[test]
+    fn resolves_against_declared_defaults() {
+        let declared = vec![
+            ("Steps".to_owned(), Variant::Float64(4.0)),
+            (
+                "Tint".to_owned(),
+                Variant::Color3(Color3::new(0.0, 0.0, 0.0)),
+            ),
+        ];
+        assert_eq!(
+            resolve(Some(&declared), "Steps", "7"),
+            Ok(Variant::Float64(7.0))
+        );
+        let e = resolve(Some(&declared), "Stairs", "7")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "the generator has no attribute 'Stairs' (it has: Steps, Tint)"
+        );
+        assert_eq!(resolve(None, "X", "2"), Ok(Variant::Float64(2.0)));
+        assert_eq!(resolve(None, "X", "true"), Ok(Variant::Bool(true)));
+        assert_eq!(resolve(None, "X", "nan"), Ok(Variant::String("nan".into())));
+    }
+
+    #[test]
+    fn bad_values_name_the_expected_type() {
+        let e = parse("Steps", "many", &Variant::Float64(1.0))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("attribute Steps") && e.contains("number"), "{e}");
+        let e = parse("Tint", "1,2", &Variant::Color3(Color3::new(0.0, 0.0, 0.0)))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("R,G,B"), "{e}");
+        let e = parse(
+            "Tint",
+            "300,0,0",
+            &Variant::Color3(Color3::new(0.0, 0.0, 0.0)),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("0-255"), "{e}");
+    }
+}
