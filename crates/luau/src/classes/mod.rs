@@ -11,7 +11,7 @@ mod instance;
 mod procedural_model;
 mod pvinstance;
 mod services;
-mod terrain;
+pub(crate) mod terrain;
 
 pub(crate) use instance::count_new_instance;
 pub(crate) use terrain::{fill_block_direct, flush_terrain, workspace_terrain};
