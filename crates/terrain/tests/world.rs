@@ -511,5 +511,5 @@ fn write_voxel_count_is_what_a_write_covers() {
     // A hilly world: at least one voxel per column, no more than its surface range allows.
     let hills = tutorial(vec![]);
     let n = hills.write_voxel_count(cells, -40.0);
-    assert!(n >= 80 && n <= 80 * 20, "{n}");
+    assert!((80..=80 * 20).contains(&n), "{n}");
 }
