@@ -11,10 +11,10 @@ mod instance;
 mod procedural_model;
 mod pvinstance;
 mod services;
-pub(crate) mod terrain;
+mod terrain;
 
 pub(crate) use instance::count_new_instance;
-pub(crate) use terrain::{fill_block_direct, flush_terrain, workspace_terrain};
+pub(crate) use terrain::{edit_voxels, fill_block_direct, flush_terrain, workspace_terrain};
 
 use crate::context::ctx;
 use crate::instance::{Instance, not_member};
