@@ -713,3 +713,36 @@ fn unknown_output_extension_is_refused_before_any_work() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("unknown terrain output '.rbxm'"), "{err}");
 }
+
+/// The village written by a script with `@procmodel/terrain` (`examples/village/village.luau`,
+/// the world as a Luau table, terrain in chunks) saves the Terrain `procmodel terrain` writes
+/// for `world.toml`, byte for byte, and as many resources.
+#[test]
+fn village_script_saves_the_terrain_of_the_world_file() {
+    let d = dir("village-script");
+    ok(bin()
+        .arg("terrain")
+        .arg(village())
+        .arg("-o")
+        .arg(d.join("file.rbxl"))
+        .output()
+        .unwrap());
+    ok(bin()
+        .arg("run")
+        .arg(village().with_file_name("village.luau"))
+        .arg("--save")
+        .arg(d.join("script.rbxl"))
+        .output()
+        .unwrap());
+    let (file_dom, file_grid) = load_terrain(&d.join("file.rbxl"));
+    let (script_dom, script_grid) = load_terrain(&d.join("script.rbxl"));
+    assert!(file_grid.len() > 10_000);
+    assert!(file_grid == script_grid, "SmoothGrid differs");
+    let resources = |dom: &WeakDom| {
+        dom.descendants()
+            .filter(|i| i.name == "Tree" || i.name == "Rock")
+            .count()
+    };
+    assert!(resources(&file_dom) > 50);
+    assert_eq!(resources(&file_dom), resources(&script_dom));
+}

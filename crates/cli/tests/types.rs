@@ -157,7 +157,7 @@ fn r15_4_luaurc_alias_and_stubs_keep_requires_working() {
     assert_eq!(rc["languageMode"], "strict", "other settings are kept");
     assert_eq!(rc["aliases"]["shared"], "./shared");
     assert_eq!(rc["aliases"]["procmodel"], "./.procmodel");
-    for m in ["noise", "automata", "lsystem", "wfc"] {
+    for m in ["noise", "automata", "lsystem", "wfc", "terrain"] {
         let stub = std::fs::read_to_string(out.join(format!(".procmodel/{m}.luau"))).unwrap();
         assert!(stub.contains(":: Procmodel"), "{stub}");
         // Each stub compiles.

@@ -215,7 +215,7 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
         .call((resolve, load, results, loading, rawpcall))?;
     lua.set_named_registry_value("procmodel.require_factory", factory.clone())?;
     let builtin = lua.create_table()?;
-    crate::toolkit::install(lua, &builtin)?;
+    crate::toolkit::install(lua, &builtin, crate::classes::edit_voxels)?;
     lua.set_named_registry_value("procmodel.builtin_modules", builtin)?;
     // A require for host use: instance targets only.
     lua.set_named_registry_value(

@@ -48,6 +48,21 @@ fn toolkit_noise() {
 }
 
 #[test]
+fn toolkit_terrain() {
+    check("toolkit_terrain");
+}
+
+#[test]
+fn toolkit_terrain_errors() {
+    check("toolkit_terrain_errors");
+}
+
+#[test]
+fn toolkit_terrain_write() {
+    check("toolkit_terrain_write");
+}
+
+#[test]
 fn toolkit_wfc() {
     check("toolkit_wfc");
 }
@@ -59,6 +74,9 @@ const LISTED: &[&str] = &[
     "toolkit_automata",
     "toolkit_lsystem",
     "toolkit_noise",
+    "toolkit_terrain",
+    "toolkit_terrain_errors",
+    "toolkit_terrain_write",
     "toolkit_wfc",
 ];
 

@@ -95,6 +95,14 @@ pub enum TerrainError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A bad band in a world's band table.
+    #[error("bands: band {index}: {reason}")]
+    Band {
+        /// Band index (0-based, in table order).
+        index: usize,
+        /// What is wrong with it (starting with the field, if one is at fault).
+        reason: String,
+    },
     /// A bad world/export config field.
     #[error("{field}: {reason}")]
     Config {

@@ -23,9 +23,11 @@
 //!   [`TerrainError`] whose `Display` is the message to raise.
 //! - Files: [`smoothgrid::encode`] / [`smoothgrid::decode`] for `Terrain.SmoothGrid` (a
 //!   BinaryString), [`MaterialColors`] for `Terrain.MaterialColors`.
-//! - Worlds: [`World::new`] (a [`WorldConfig`] with [`Zone`]s), [`World::bands`] and
-//!   [`World::write_voxels`]'s per-band callback for cooperative pausing,
-//!   [`World::resources`]; outputs [`mesh_region`] (plain vertex/index arrays per material:
+//! - Worlds: [`WorldSpec`] (the world file's keys; [`WorldSpec::plan`] checks it for the
+//!   CLI and the Luau module alike), [`World::new`] (a [`WorldConfig`] with [`Zone`]s),
+//!   [`World::bands`] and [`World::write_voxels`]'s per-band callback for cooperative
+//!   pausing ([`World::write_voxel_count`] to cap a call first), [`World::resources`] and
+//!   [`World::place_resources`]; outputs [`mesh_region`] (plain vertex/index arrays per material:
 //!   no glTF writer here — the export crate wraps them), [`HeightmapExport`], [`splat_maps`].
 //!
 //! # Rules chosen where Roblox documents none
@@ -40,6 +42,7 @@ pub mod mesh;
 pub mod region;
 pub mod resources;
 pub mod smoothgrid;
+pub mod spec;
 pub mod storage;
 pub mod world;
 pub mod zones;
@@ -55,7 +58,10 @@ pub use region::{
     MAX_VOXELS_FILL, MAX_VOXELS_READ_WRITE, VoxelCap, cell_center_to_world, cell_corner_to_world,
     expand_to_grid, validate_region, world_to_cell,
 };
-pub use resources::{Resource, ResourceConfig, ZoneExclusion};
+pub use resources::{
+    MAX_HALF, PlacedResource, Resource, ResourceConfig, ResourceKind, ResourcePlan, ZoneExclusion,
+};
+pub use spec::{BandSpec, MAX_COLUMNS, NoiseSpec, ResourcesSpec, WorldPlan, WorldSpec, ZoneSpec};
 pub use storage::{CHUNK, CellRegion, Chunk, Terrain, TerrainRegion, Voxel, VoxelBox, quantize};
 pub use world::{
     BandRule, Column, HeightNoise, Heightfield, MaterialBands, SampleRect, VoxelColumns, World,

@@ -424,6 +424,43 @@ impl World {
     }
 }
 
+impl World {
+    /// How many voxels [`World::write_voxels`] touches for these columns and floor (the
+    /// cells of every band's region, bottom to top), computed without writing: bindings
+    /// check it against a per-call cap before any work that cannot be interrupted.
+    /// Columns or a floor `write_voxels` would refuse give `u128::MAX`.
+    pub fn write_voxel_count(&self, cells: VoxelColumns, floor: f64) -> u128 {
+        const LIMIT: i32 = 1 << 21;
+        let ok = |v: i32| (-LIMIT..=LIMIT).contains(&v);
+        if !(floor.is_finite()
+            && floor.abs() <= 8_388_608.0
+            && cells.min.iter().chain(&cells.max).all(|&v| ok(v)))
+        {
+            return u128::MAX;
+        }
+        let [x0, z0] = cells.min;
+        let [x1, z1] = cells.max;
+        let w = (x1 - x0).max(0);
+        let mut total = 0u128;
+        let mut z = z0;
+        while z < z1 {
+            let zb = (z + 32 - z.rem_euclid(32)).min(z1);
+            let mut top = floor;
+            for cz in z..zb {
+                for cx in x0..x1 {
+                    let (px, pz) = (f64::from(cx) * 4.0 + 2.0, f64::from(cz) * 4.0 + 2.0);
+                    top = top.max(self.surface_at(px, pz));
+                }
+            }
+            let ylo = ((floor - 2.0) / 4.0).floor() as i64;
+            let yhi = ((top + 2.0) / 4.0).ceil() as i64;
+            total += (w as u128) * ((zb - z) as u128) * ((yhi - ylo).max(0) as u128);
+            z = zb;
+        }
+        total
+    }
+}
+
 /// A rectangle of voxel columns `[min, max)` in cell coordinates (X, Z).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VoxelColumns {

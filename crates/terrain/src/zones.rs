@@ -195,10 +195,16 @@ impl Zone {
         }
     }
 
-    /// Whether a point is in the flat part.
+    /// Whether a point is in the flat part, strictly inside the inner edge as the tutorial
+    /// tests it (`dist < R1`; `|x − cx| < X1/2` and `|z − cz| < Z1/2`): a point on the edge
+    /// is flat but keeps its band's material and may grow resources.
     pub fn is_inner(&self, x: f64, z: f64) -> bool {
         match self.shape {
-            ZoneShape::Circle { .. } => self.factor(x, z) == Some(0.0),
+            ZoneShape::Circle { r1, .. } => {
+                let dx = x - f64::from(self.x);
+                let dz = z - f64::from(self.z);
+                (dx * dx + dz * dz).sqrt() < f64::from(r1)
+            }
             ZoneShape::Rect { x1, z1, .. } => {
                 (x - f64::from(self.x)).abs() < f64::from(x1) / 2.0
                     && (z - f64::from(self.z)).abs() < f64::from(z1) / 2.0
@@ -282,6 +288,11 @@ mod tests {
         assert!((e.apply(62.0, 82.0, 10.0) - 10.0 * k).abs() < 1e-12);
         assert_eq!(e.apply(69.0, 89.0, 10.0), 10.0);
         assert!(z.is_inner(59.0, 69.0) && !z.is_inner(61.0, 50.0));
+        // The edge is not inner (the tutorial's strict tests).
+        assert!(!z.is_inner(60.0, 50.0) && !z.is_inner(50.0, 70.0));
+        let c = Zone::circle(0.0, 0.0, 0.0, 5.0, 10.0);
+        assert!(c.is_inner(2.9, 3.9) && !c.is_inner(3.0, 4.0) && !c.is_inner(-5.0, 0.0));
+        assert_eq!(c.apply(3.0, 4.0, 7.0), 0.0, "the edge is flat");
     }
 
     #[test]

@@ -411,3 +411,105 @@ fn resources_avoid_zones_and_agree_across_chunks() {
     };
     assert!(w.resources([0.0, 0.0, 10.0, 10.0], &bad).is_err());
 }
+
+#[test]
+fn placed_resources_never_float_and_agree_across_chunks() {
+    let spec = WorldSpec {
+        seed: 3.0,
+        columns: Some([96, 96]),
+        zones: vec![ZoneSpec {
+            shape: "circle".into(),
+            r1: Some(40.0),
+            r2: Some(80.0),
+            ..ZoneSpec::default()
+        }],
+        resources: Some(ResourcesSpec {
+            seed: 9,
+            min_distance: 12.0,
+            density: 0.7,
+            exclude: None,
+            sink: Some(1.5),
+            trees_on: Some(vec!["Grass".into(), "LeafyGrass".into()]),
+        }),
+        ..WorldSpec::default()
+    };
+    let plan = spec.plan().unwrap();
+    let (w, rp) = (&plan.world, plan.resources.as_ref().unwrap());
+    let area = plan.resource_area().unwrap();
+    let all = w.place_resources(area, rp).unwrap();
+    assert!(all.len() > 50, "{}", all.len());
+    let (mut trees, mut rocks) = (0, 0);
+    for p in &all {
+        assert!(!w.config().zones[0].is_inner(p.x, p.z), "{p:?}");
+        assert_eq!(p.ground, w.surface_at(p.x, p.z));
+        assert_eq!(p.material, w.material_at(p.x, p.z));
+        // Sunk: the bottom is `sink` below the surface of every voxel column the footprint
+        // touches (the voxel surface between column centres is interpolated from them).
+        let cells =
+            |a: f64| ((a - p.half) / 4.0).floor() as i32..=((a + p.half) / 4.0).floor() as i32;
+        for cx in cells(p.x) {
+            for cz in cells(p.z) {
+                let (x, z) = (f64::from(cx) * 4.0 + 2.0, f64::from(cz) * 4.0 + 2.0);
+                assert!(
+                    p.bottom <= w.surface_at(x, z) - 1.5,
+                    "{p:?} floats at ({x}, {z})"
+                );
+            }
+        }
+        assert!(p.half <= MAX_HALF);
+        match p.kind {
+            ResourceKind::Tree => {
+                trees += 1;
+                assert!(matches!(p.material, Material::Grass | Material::LeafyGrass));
+            }
+            ResourceKind::Rock => rocks += 1,
+        }
+    }
+    assert!(trees > 0 && rocks > 0, "{trees} trees, {rocks} rocks");
+    // Any split of the area places the same resources the same way.
+    let [x0, z0, x1, z1] = area;
+    let mut parts = Vec::new();
+    for (a, b) in [(x0, 13.0), (13.0, x1)] {
+        for (c, d) in [(z0, -50.0), (-50.0, z1)] {
+            parts.extend(w.place_resources([a, c, b, d], rp).unwrap());
+        }
+    }
+    let key = |p: &PlacedResource| (p.x.to_bits(), p.z.to_bits());
+    parts.sort_by_key(key);
+    let mut whole = all.clone();
+    whole.sort_by_key(key);
+    assert_eq!(parts, whole);
+}
+
+#[test]
+fn write_voxel_count_is_what_a_write_covers() {
+    // A flat world at 9 studs (height 0): every column spans floor -8 .. 9, i.e. cells
+    // y = -3 .. 2 inclusive (ylo = floor((-8 - 2)/4) = -3, yhi = ceil((9 + 2)/4) = 3).
+    let w = World::new(WorldConfig {
+        height: 0.0,
+        base: 5.0,
+        ..WorldConfig::default()
+    })
+    .unwrap();
+    let cells = VoxelColumns {
+        min: [-5, 30],
+        max: [3, 40],
+    };
+    assert_eq!(w.write_voxel_count(cells, -8.0), 8 * 10 * 6);
+    let mut t = Terrain::new();
+    w.write_voxels(&mut t, cells, -8.0, |_| ControlFlow::Continue(()))
+        .unwrap();
+    assert_eq!(t.get(glam::IVec3::new(0, 2, 35)).occupancy, quantize(0.25));
+    assert!(t.get(glam::IVec3::new(0, 3, 35)).is_empty());
+    // Refused inputs count as more than any cap.
+    assert_eq!(w.write_voxel_count(cells, f64::NAN), u128::MAX);
+    let far = VoxelColumns {
+        min: [0, 0],
+        max: [1 << 22, 1],
+    };
+    assert_eq!(w.write_voxel_count(far, 0.0), u128::MAX);
+    // A hilly world: at least one voxel per column, no more than its surface range allows.
+    let hills = tutorial(vec![]);
+    let n = hills.write_voxel_count(cells, -40.0);
+    assert!((80..=80 * 20).contains(&n), "{n}");
+}

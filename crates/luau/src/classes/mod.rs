@@ -14,7 +14,7 @@ mod services;
 mod terrain;
 
 pub(crate) use instance::count_new_instance;
-pub(crate) use terrain::{fill_block_direct, flush_terrain, workspace_terrain};
+pub(crate) use terrain::{edit_voxels, fill_block_direct, flush_terrain, workspace_terrain};
 
 use crate::context::ctx;
 use crate::instance::{Instance, not_member};

@@ -99,6 +99,39 @@ fn with_terrain<R>(
     Ok(out)
 }
 
+/// Runs `edit` on the voxels of the Terrain instance `target` (`@procmodel/terrain`'s
+/// `WriteTerrain`): the same storage, write check and write-back as the Terrain methods;
+/// `what` names the caller in errors.
+pub(crate) fn edit_voxels(
+    lua: &Lua,
+    target: &Value,
+    what: &str,
+    edit: &mut dyn FnMut(&mut Terrain) -> mlua::Result<()>,
+) -> mlua::Result<()> {
+    let inst = {
+        let c = ctx(lua)?;
+        let inst = c
+            .instance(target)
+            .filter(|i| procmodel_dom::is_a(&i.class, "Terrain"))
+            .ok_or_else(|| {
+                mlua::Error::runtime(format!(
+                    "{what}: terrain must be a Terrain instance (workspace.Terrain), got {}",
+                    match c.instance(target) {
+                        Some(i) => i.class.to_string(),
+                        None => procmodel_luau_types::type_name(target),
+                    }
+                ))
+            })?;
+        c.check_write(inst.r, || what.to_owned())?;
+        inst
+    };
+    with_terrain(lua, &inst, what, false, |t| {
+        edit(&mut t.terrain)?;
+        t.dirty = true;
+        Ok(())
+    })
+}
+
 fn decode(c: &Ctx, r: Ref) -> Result<Loaded, String> {
     let inst = c.dom.get_by_ref(r).ok_or("instance no longer exists")?;
     let terrain = match inst.properties.get(&"SmoothGrid".into()) {

@@ -1,5 +1,5 @@
 //! Native procedural toolkit modules for Luau, loaded with `require("@procmodel/<name>")`:
-//! noise, automata, lsystem, wfc. Each module is a frozen table of functions over the
+//! noise, automata, lsystem, wfc, terrain. Each module is a frozen table of functions over the
 //! algorithm crates; bulk results come back in Luau buffers or arrays.
 //!
 //! Conventions shared by every module (documented for users in `docs/toolkit.md`):
@@ -12,6 +12,7 @@
 mod automata;
 mod lsystem;
 mod noise;
+mod terrain;
 mod wfc;
 
 use mlua::{Buffer, Lua, Table, Value};
@@ -19,16 +20,25 @@ use mlua::{Buffer, Lua, Table, Value};
 /// Largest grid (cells or samples) any toolkit function builds: 16 777 216 (2^24).
 pub const MAX_CELLS: usize = 1 << 24;
 
+/// How a toolkit module edits the voxels of a `Terrain` instance a script hands it: the
+/// host's `workspace.Terrain` storage, write checks and write-back. The host passes it to
+/// [`install`], so the toolkit does not depend on the host's classes. Arguments: the VM, the
+/// value that should be a Terrain instance, the caller's name for messages, and the edit.
+pub(crate) type TerrainAccess = fn(
+    &Lua,
+    &Value,
+    &str,
+    &mut dyn FnMut(&mut procmodel_terrain::Terrain) -> mlua::Result<()>,
+) -> mlua::Result<()>;
+
 /// Registers the loaders of every `@procmodel/*` module in `builtin` (name → loader function
 /// returning the module table; called once per VM on first require).
-pub fn install(lua: &Lua, builtin: &Table) -> mlua::Result<()> {
-    let modules: [(&str, fn(&Lua) -> mlua::Result<Table>); 4] = [
-        ("noise", noise::module),
-        ("automata", automata::module),
-        ("lsystem", lsystem::module),
-        ("wfc", wfc::module),
-    ];
-    for (name, build) in modules {
+pub(crate) fn install(
+    lua: &Lua,
+    builtin: &Table,
+    terrain_access: TerrainAccess,
+) -> mlua::Result<()> {
+    let register = |name: &str, build: Box<dyn Fn(&Lua) -> mlua::Result<Table>>| {
         builtin.raw_set(
             name,
             lua.create_function(move |lua, ()| {
@@ -36,8 +46,16 @@ pub fn install(lua: &Lua, builtin: &Table) -> mlua::Result<()> {
                 t.set_readonly(true);
                 Ok(t)
             })?,
-        )?;
-    }
+        )
+    };
+    register("noise", Box::new(noise::module))?;
+    register("automata", Box::new(automata::module))?;
+    register("lsystem", Box::new(lsystem::module))?;
+    register("wfc", Box::new(wfc::module))?;
+    register(
+        "terrain",
+        Box::new(move |lua| terrain::module(lua, terrain_access)),
+    )?;
     Ok(())
 }
 
