@@ -116,6 +116,7 @@ let meshes = [];
 const stats = {
   frames: 0, renderer: rendererName, instances: 0, parts: 0, triangles: 0, drawCalls: 0,
   revision: 0, seqSent: 0, seqApplied: 0, seqPresented: 0, history: [], errors: [], fps: 0,
+  terrain: { id: 0, triangles: 0, parts: 0 },
 };
 const timings = new Map(); // seq → timestamps
 const outstanding = new Map(); // seq → send time, until a frame or an answer includes it
@@ -153,6 +154,8 @@ function onText(m) {
   if (m.type === 'error') {
     stats.errors.push(m);
     toast(m.message);
+    // A refused edit never gets a frame: its waiters learn why instead.
+    for (let i = waiters.length - 1; i >= 0; i--) if (waiters[i].seq === m.seq) { waiters[i].resolve({ error: m.message }); waiters.splice(i, 1); }
   } else if (m.type === 'saved') {
     toast(`saved ${m.path}`, true);
     stats.saved = m.path;
@@ -174,6 +177,7 @@ function toast(text, ok) {
 function onScene(buf, tMsg) {
   const dv = new DataView(buf);
   const magic = String.fromCharCode(dv.getUint8(0), dv.getUint8(1), dv.getUint8(2), dv.getUint8(3));
+  if (magic === 'PMT1') return onTerrain(buf, dv);
   if (magic !== 'PMF1') return toast('bad frame from the server');
   const hlen = dv.getUint32(4, true);
   const header = JSON.parse(new TextDecoder().decode(new Uint8Array(buf, 8, hlen)));
@@ -195,7 +199,7 @@ function onScene(buf, tMsg) {
   const tApplied = performance.now();
   for (const s of header.seqs) {
     const tm = timings.get(s.seq) || {};
-    Object.assign(tm, { t_msg: tMsg, t_applied: tApplied, server_ms: s.server_ms, gen_ms: sc.timing.gen_ms, encode_ms: sc.timing.encode_ms, pendingPresent: true });
+    Object.assign(tm, { t_msg: tMsg, t_applied: tApplied, server_ms: s.server_ms, gen_ms: s.gen_ms, encode_ms: sc.timing.encode_ms, parts: sc.parts, pendingPresent: true });
     timings.set(s.seq, tm);
     stats.seqApplied = Math.max(stats.seqApplied, s.seq);
     outstanding.delete(s.seq);
@@ -204,6 +208,32 @@ function onScene(buf, tMsg) {
   renderProperties();
   renderOverlay();
   status();
+}
+
+// Workspace.Terrain: one mesh per material, replaced when the server sends a new one.
+let terrainMeshes = [];
+function onTerrain(buf, dv) {
+  const hlen = dv.getUint32(4, true);
+  const t = JSON.parse(new TextDecoder().decode(new Uint8Array(buf, 8, hlen))).terrain;
+  for (const m of terrainMeshes) { content.remove(m); m.geometry.dispose(); m.material.dispose(); }
+  terrainMeshes = [];
+  let off = 8 + hlen;
+  for (const p of t.parts) {
+    const g = new THREE.BufferGeometry();
+    g.setAttribute('position', new THREE.BufferAttribute(new Float32Array(buf.slice(off, off + p.vertices * 12)), 3)); off += p.vertices * 12;
+    g.setAttribute('normal', new THREE.BufferAttribute(new Float32Array(buf.slice(off, off + p.vertices * 12)), 3)); off += p.vertices * 12;
+    g.setIndex(new THREE.BufferAttribute(new Uint32Array(buf.slice(off, off + p.indices * 4)), 1)); off += p.indices * 4;
+    g.computeBoundingBox(); g.computeBoundingSphere();
+    const water = p.material === 'Water';
+    const m = new THREE.MeshStandardMaterial({ color: new THREE.Color(...p.color), roughness: water ? 0.2 : 0.95, wireframe, transparent: water, opacity: water ? 0.6 : 1, depthWrite: !water });
+    const mesh = new THREE.Mesh(g, m);
+    mesh.userData = { terrain: p.material };
+    content.add(mesh);
+    terrainMeshes.push(mesh);
+  }
+  stats.terrain = { id: t.id, triangles: t.triangles, parts: t.parts.length };
+  if (t.error) toast(`terrain: ${t.error}`);
+  if (!framedOnce && t.triangles > 0) { frameAll(); framedOnce = true; }
 }
 
 function applyScene(sc, batches) {
@@ -247,6 +277,7 @@ let framedOnce = false;
 
 function boundsOf(filter) {
   const box = new THREE.Box3(), m = new THREE.Matrix4(), p = new THREE.Vector3(), s = new THREE.Vector3(), q = new THREE.Quaternion();
+  if (!filter) for (const t of terrainMeshes) box.union(t.geometry.boundingBox);
   for (const mesh of meshes) {
     if (mesh.userData.ghost) continue;
     const a = mesh.instanceMatrix.array, ids = mesh.userData.ids;
@@ -329,7 +360,7 @@ function status(text) {
   if (text) { el.textContent = text; return; }
   if (!state) { el.textContent = 'connecting…'; return; }
   const t = state.timing;
-  el.textContent = `instances ${state.instances} · parts ${state.parts} · triangles ${stats.triangles} · draw calls ${stats.drawCalls} · generation ${t.gen_ms.toFixed(1)} ms · ${stats.fps.toFixed(0)} fps · rev ${state.revision}`;
+  el.textContent = `instances ${state.instances} · parts ${state.parts} · triangles ${stats.triangles}${stats.terrain.triangles ? ` · terrain ${stats.terrain.triangles} triangles` : ''} · draw calls ${stats.drawCalls} · generation ${t.gen_ms.toFixed(1)} ms · ${stats.fps.toFixed(0)} fps · rev ${state.revision}`;
   $('file').textContent = state.file;
 }
 
@@ -534,7 +565,7 @@ $('save').onclick = () => send({ type: 'save' });
 $('save-as').onclick = () => { const p = prompt('Save as (path or file name):', state ? state.save_path : ''); if (p) send({ type: 'save', path: p }); };
 $('cancel').onclick = () => send({ type: 'cancel' });
 $('frame-all').onclick = frameAll;
-$('wireframe').onchange = (e) => { wireframe = e.target.checked; materials.clear(); if (state) ws.send(JSON.stringify({ type: 'resync', seq: ++seq })); };
+$('wireframe').onchange = (e) => { wireframe = e.target.checked; materials.clear(); for (const t of terrainMeshes) t.material.wireframe = wireframe; if (state) ws.send(JSON.stringify({ type: 'resync', seq: ++seq })); };
 $('screenshot').onclick = () => {
   renderer.render(scene, camera);
   renderer.domElement.toBlob((blob) => { const a = document.createElement('a'); a.href = URL.createObjectURL(blob); a.download = 'procmodel-studio.png'; a.click(); });
