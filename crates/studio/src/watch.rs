@@ -57,7 +57,12 @@ pub(crate) fn start(app: Weak<App>, opened: &Opened) -> Option<Arc<Watcher>> {
         let Ok(events) = result else { return };
         let Some(app) = app.upgrade() else { return };
         let mut touched: BTreeSet<PathBuf> = BTreeSet::new();
-        for e in &events {
+        // Reads are reported too (inotify's open/close): the reload's own read of the file
+        // must not count as a change, or every reload schedules the next.
+        for e in events
+            .iter()
+            .filter(|e| !e.kind.is_access() && !e.kind.is_other())
+        {
             touched.extend(e.paths.iter().cloned());
         }
         let same = |a: &Path, b: &Path| a.file_name() == b.file_name() && a.parent() == b.parent();

@@ -600,3 +600,28 @@ async fn r13_a_refused_edit_is_never_echoed() {
         .collect();
     assert_eq!(seqs, [2], "{h}");
 }
+
+/// After a hot reload the studio goes quiet: reading the file it reloaded (an access event
+/// on Linux) must not count as another change (it did: the studio re-read and republished
+/// the whole scene every debounce period from the first reload on).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r13_a_hot_reload_does_not_reload_forever() {
+    let (dir, file) = common::fixture("quiet");
+    let s = common::studio(&file);
+    let mut a = connect(s.addr()).await;
+    until(&mut a, |h| h["scene"]["parts"] == 10).await;
+    let tmp = dir.join(".Staircase.luau.tmp");
+    std::fs::write(
+        &tmp,
+        common::STAIRCASE.replace("-- FAIL HERE", "error(\"edited\")"),
+    )
+    .unwrap();
+    std::fs::rename(&tmp, &file).unwrap();
+    until(&mut a, |h| !h["scene"]["models"][0]["error"].is_null()).await;
+    // Nothing changes from now on: no scene message may arrive.
+    let next = tokio::time::timeout(Duration::from_millis(1500), a.next()).await;
+    assert!(
+        next.is_err(),
+        "a scene message with nothing changed: {next:?}"
+    );
+}
