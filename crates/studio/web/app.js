@@ -34,7 +34,10 @@ const sizeBox = new THREE.Box3Helper(new THREE.Box3(), 0xffcc33);
 sizeBox.visible = false;
 scene.add(sizeBox);
 
+// The viewport is rendered only when this is set (see `loop`).
+let needsRender = true;
 function resize() {
+  needsRender = true;
   const w = container.clientWidth || 640, h = container.clientHeight || 480;
   renderer.setSize(w, h, true);
   camera.aspect = w / h;
@@ -116,7 +119,7 @@ let meshes = [];
 const stats = {
   frames: 0, renderer: rendererName, instances: 0, parts: 0, triangles: 0, drawCalls: 0,
   revision: 0, seqSent: 0, seqApplied: 0, seqPresented: 0, history: [], errors: [], fps: 0,
-  terrain: { id: 0, triangles: 0, parts: 0 },
+  terrain: { id: 0, triangles: 0, parts: 0 }, renders: 0,
 };
 const timings = new Map(); // seq → timestamps
 const outstanding = new Map(); // seq → send time, until a frame or an answer includes it
@@ -196,6 +199,7 @@ function onScene(buf, tMsg) {
   stats.instances = sc.instances;
   stats.parts = sc.parts;
   applyScene(sc, batches);
+  needsRender = true;
   const tApplied = performance.now();
   for (const s of header.seqs) {
     const tm = timings.get(s.seq) || {};
@@ -232,6 +236,7 @@ function onTerrain(buf, dv) {
     terrainMeshes.push(mesh);
   }
   stats.terrain = { id: t.id, triangles: t.triangles, parts: t.parts.length };
+  needsRender = true;
   if (t.error) toast(`terrain: ${t.error}`);
   if (!framedOnce && t.triangles > 0) { frameAll(); framedOnce = true; }
 }
@@ -291,6 +296,7 @@ function boundsOf(filter) {
   return box;
 }
 function frameBox(box) {
+  needsRender = true;
   if (box.isEmpty()) return;
   const c = box.getCenter(new THREE.Vector3()), r = box.getSize(new THREE.Vector3()).length() / 2 || 1;
   const dir = camera.position.clone().sub(controls.target).normalize();
@@ -327,6 +333,7 @@ function updateSizeBox() {
 
 // ----- render loop and latency marks ----------------------------------------------------
 let renderedRevision = 0;
+controls.addEventListener('change', () => { needsRender = true; });
 let fpsT = performance.now(), fpsN = 0;
 function loop(now) {
   // Edits whose frame was rendered in the previous callback are presented now.
@@ -339,11 +346,19 @@ function loop(now) {
       for (let i = waiters.length - 1; i >= 0; i--) if (waiters[i].seq <= s) { waiters[i].resolve(tm); waiters.splice(i, 1); }
     }
   }
-  controls.update();
-  renderer.render(scene, camera);
+  // Render only when something changed: under software WebGL a scene of 10,000 parts
+  // takes the CPU for hundreds of ms per render, which the server and the page's own
+  // message handling need.
+  // Input handlers update the controls themselves; only damping needs a call per frame.
+  if (controls.enableDamping && controls.update()) needsRender = true;
   stats.frames++;
-  for (const tm of timings.values()) if (tm.pendingPresent) { tm.pendingPresent = false; tm.rendered = true; }
-  renderedRevision = stats.revision;
+  if (needsRender) {
+    needsRender = false;
+    renderer.render(scene, camera);
+    stats.renders++;
+    for (const tm of timings.values()) if (tm.pendingPresent) { tm.pendingPresent = false; tm.rendered = true; }
+    renderedRevision = stats.revision;
+  }
   // Busy: the server says runs are in flight, or an edit has waited 300 ms for its frame.
   let waiting = false;
   for (const t of outstanding.values()) if (now - t > 300) waiting = true;
@@ -385,6 +400,7 @@ function renderTree() {
 
 function select(i) {
   selected = i;
+  needsRender = true;
   renderTree();
   renderProperties();
   updateSizeBox();
@@ -565,7 +581,7 @@ $('save').onclick = () => send({ type: 'save' });
 $('save-as').onclick = () => { const p = prompt('Save as (path or file name):', state ? state.save_path : ''); if (p) send({ type: 'save', path: p }); };
 $('cancel').onclick = () => send({ type: 'cancel' });
 $('frame-all').onclick = frameAll;
-$('wireframe').onchange = (e) => { wireframe = e.target.checked; materials.clear(); for (const t of terrainMeshes) t.material.wireframe = wireframe; if (state) ws.send(JSON.stringify({ type: 'resync', seq: ++seq })); };
+$('wireframe').onchange = (e) => { wireframe = e.target.checked; needsRender = true; materials.clear(); for (const t of terrainMeshes) t.material.wireframe = wireframe; if (state) ws.send(JSON.stringify({ type: 'resync', seq: ++seq })); };
 $('screenshot').onclick = () => {
   renderer.render(scene, camera);
   renderer.domElement.toBlob((blob) => { const a = document.createElement('a'); a.href = URL.createObjectURL(blob); a.download = 'procmodel-studio.png'; a.click(); });
@@ -573,8 +589,8 @@ $('screenshot').onclick = () => {
 $('copy-cli').onclick = async () => {
   const m = selectedModel();
   if (!m || !m.cli) return toast('no generator file to reproduce (a place was opened)');
-  try { await navigator.clipboard.writeText(m.cli); toast('copied: ' + m.cli, true); } catch { toast(m.cli, true); }
   stats.copied = m.cli;
+  try { await navigator.clipboard.writeText(m.cli); toast('copied: ' + m.cli, true); } catch { toast(m.cli, true); }
 };
 window.addEventListener('keydown', (e) => {
   if (e.target.tagName === 'INPUT' || e.target.tagName === 'SELECT') return;
@@ -626,7 +642,7 @@ window.__studio = {
     }
     return { nonBackgroundFraction: other / (px.length / 16), distinctColours: colours.size, width: w, height: h };
   },
-  hideHelpers: (hide) => { grid.visible = !hide; axes.visible = !hide; sizeBox.visible = !hide; },
+  hideHelpers: (hide) => { grid.visible = !hide; axes.visible = !hide; sizeBox.visible = !hide; needsRender = true; },
 };
 
 connect();
