@@ -57,6 +57,9 @@ pub struct Ctx {
     pub new_classes: FxHashMap<Box<str>, Option<crate::globals::NewClass>>,
     /// ModuleScripts loaded from files, for relative string requires.
     pub files: FxHashMap<Ref, std::path::PathBuf>,
+    /// Module → the modules whose code required it (recorded at every `require`, so a
+    /// front end can find what an edited module file affects).
+    pub required_by: FxHashMap<Ref, FxHashSet<Ref>>,
     /// False while the DOM is known to hold no ProceduralModel: the engine then skips its
     /// walk of the whole scene at every step (a script building a large world between
     /// `task.wait`s would pay for it each frame). Set by a scan of a new DOM's tree, when a
@@ -85,6 +88,7 @@ impl Ctx {
             log: Vec::new(),
             echo: true,
             files: FxHashMap::default(),
+            required_by: FxHashMap::default(),
             new_classes: FxHashMap::default(),
             forced: Vec::new(),
             outside_write_locked: false,

@@ -340,6 +340,13 @@ fn load(lua: &Lua, what: Value) -> mlua::Result<Function> {
 /// `resolve(base, target)`: returns (cache key, what `load` turns into the loader).
 fn resolve(lua: &Lua, (base, target): (Value, Value)) -> mlua::Result<(String, Value, String)> {
     let (key, what) = resolve_target(lua, &base, &target)?;
+    // Every require (cached or not) records who required what, for `Host::requirers`.
+    {
+        let mut c = ctx(lua)?;
+        if let (Some(from), Some(to)) = (opt_instance(&c, &base)?, c.instance(&what)) {
+            c.required_by.entry(to.r).or_default().insert(from.r);
+        }
+    }
     let label = match key.strip_prefix("file:") {
         Some(path) => path.to_owned(),
         None => {

@@ -8,7 +8,7 @@ use mlua::chunk::Compiler;
 use mlua::{Function, Lua, LuaOptions, MultiValue, StdLib, Table, Thread, Value, VmState};
 use rbx_dom_weak::{InstanceBuilder, WeakDom};
 use rbx_types::{Ref, Variant};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Host limits. Defaults follow Roblox Studio's generous interactive limits.
@@ -395,7 +395,60 @@ impl Host {
     /// (possibly edited) Source again.
     pub fn invalidate_module(&self, module: Ref) -> mlua::Result<()> {
         let results: Table = self.lua.named_registry_value("procmodel.require_results")?;
+        // A module loaded from a file is cached under its path when a string require
+        // reached it, under its instance when it was required directly.
+        if let Some(path) = ctx(&self.lua)?.files.get(&module) {
+            results.raw_set(format!("file:{}", path.display()), Value::Nil)?;
+        }
         results.raw_set(format!("instance:{module}"), Value::Nil)
+    }
+
+    /// The ModuleScript loaded from the file at `path` (a generator file added with
+    /// [`Host::add_module_script`], or a module a string `require` read), if any.
+    pub fn file_module(&self, path: &Path) -> Option<Ref> {
+        let c = ctx(&self.lua).ok()?;
+        let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        let want = canon(path);
+        let mut found: Vec<Ref> = c
+            .files
+            .iter()
+            .filter(|(_, p)| p.as_path() == path || canon(p) == want)
+            .map(|(&r, _)| r)
+            .collect();
+        found.sort_by_key(|r| r.to_string());
+        found.first().copied()
+    }
+
+    /// The files modules were loaded from, sorted.
+    pub fn module_files(&self) -> Vec<PathBuf> {
+        let Ok(c) = ctx(&self.lua) else {
+            return Vec::new();
+        };
+        let mut files: Vec<PathBuf> = c.files.values().cloned().collect();
+        files.sort();
+        files.dedup();
+        files
+    }
+
+    /// The modules whose code required `module`, directly or through other modules
+    /// (recorded at every `require` since the VM started); `module` itself is not
+    /// listed unless it is part of a cycle. Sorted by referent.
+    pub fn requirers(&self, module: Ref) -> Vec<Ref> {
+        let Ok(c) = ctx(&self.lua) else {
+            return Vec::new();
+        };
+        let mut seen: rustc_hash::FxHashSet<Ref> = Default::default();
+        let mut stack = vec![module];
+        while let Some(m) = stack.pop() {
+            for &r in c.required_by.get(&m).into_iter().flatten() {
+                if seen.insert(r) {
+                    stack.push(r);
+                }
+            }
+        }
+        let mut out: Vec<Ref> = seen.into_iter().collect();
+        out.sort_by_key(|r| r.to_string());
+        out
     }
 
     /// Takes the set of models scripts asked to regenerate with `ForceGeneration()`.

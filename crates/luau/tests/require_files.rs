@@ -73,3 +73,56 @@ fn a_file_cycle_names_the_chain() {
     assert!(e.contains("A.luau -> ") && e.contains("B.luau -> "), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn requirers_of_a_file_module_and_invalidation_reload_its_edit() {
+    let dir = tree(&[
+        (
+            "Gen.luau",
+            "local U = require('./lib/Util')\nreturn { Attributes = { N = U.n }, OnGenerate = function() end }",
+        ),
+        ("lib/Util.luau", "return { n = require('./Deep').n }"),
+        ("lib/Deep.luau", "return { n = 1 }"),
+        ("Unused.luau", "return 0"),
+    ]);
+    let mut host = Host::new(HostConfig {
+        echo_output: false,
+        ..HostConfig::default()
+    })
+    .unwrap();
+    let root = host.with_dom_ref(|d| d.root_ref());
+    let n = |g: procmodel_luau::Generator| g.attributes.unwrap()[0].1.clone();
+    let g = host
+        .load_generator_file(&dir.join("Gen.luau"), root)
+        .unwrap();
+    assert_eq!(n(g), rbx_types::Variant::Float64(1.0));
+    let generator = host
+        .file_module(&dir.join("Gen.luau"))
+        .expect("the generator's module");
+    let util = host
+        .file_module(&dir.join("lib/Util.luau"))
+        .expect("Util was required");
+    let deep = host
+        .file_module(&dir.join("lib/./Deep.luau"))
+        .expect("Deep was required");
+    assert!(host.file_module(&dir.join("Unused.luau")).is_none());
+    assert_eq!(host.requirers(deep).len(), 2);
+    assert!(host.requirers(deep).contains(&util) && host.requirers(deep).contains(&generator));
+    assert_eq!(host.requirers(util), vec![generator]);
+    assert!(host.requirers(generator).is_empty());
+    assert_eq!(host.module_files().len(), 3);
+
+    // An edit of Deep's file: its Source, then it and what required it are required afresh.
+    host.with_dom_mut(|d| {
+        d.get_by_ref_mut(deep).unwrap().properties.insert(
+            "Source".into(),
+            rbx_types::Variant::String("return { n = 2 }".into()),
+        );
+    });
+    for m in std::iter::once(deep).chain(host.requirers(deep)) {
+        host.invalidate_module(m).unwrap();
+    }
+    let g = host.load_generator(generator, "Gen.luau").unwrap();
+    assert_eq!(n(g), rbx_types::Variant::Float64(2.0));
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -11,6 +11,7 @@ mod frame;
 pub mod protocol;
 mod server;
 mod session;
+mod terrain;
 mod watch;
 
 pub use frame::{LISTED_RESULTS, Shape};

@@ -289,9 +289,19 @@ pub fn shell_quote(s: &str) -> String {
 /// The binary scene message: `PMF1`, header length (u32 LE), the JSON header padded with
 /// spaces to 4 bytes, then the frame body.
 pub fn scene_message(header: &str, body: &[u8]) -> Vec<u8> {
+    binary_message(b"PMF1", header, body)
+}
+
+/// The binary terrain message: as the scene message, with `PMT1` (header: the terrain's id,
+/// triangles and parts; body: see `terrain.rs`).
+pub fn terrain_message(header: &str, body: &[u8]) -> Vec<u8> {
+    binary_message(b"PMT1", header, body)
+}
+
+fn binary_message(magic: &[u8; 4], header: &str, body: &[u8]) -> Vec<u8> {
     let pad = (4 - header.len() % 4) % 4;
     let mut out = Vec::with_capacity(8 + header.len() + pad + body.len());
-    out.extend_from_slice(b"PMF1");
+    out.extend_from_slice(magic);
     out.extend_from_slice(&((header.len() + pad) as u32).to_le_bytes());
     out.extend_from_slice(header.as_bytes());
     out.extend(std::iter::repeat_n(b' ', pad));

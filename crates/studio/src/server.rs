@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 #[derive(rust_embed::RustEmbed)]
@@ -33,6 +33,8 @@ struct Pending {
     conn: u64,
     seq: u64,
     at: Instant,
+    /// `Published::gen_total_ms` when it arrived.
+    gen_before: f64,
 }
 
 pub(crate) struct App {
@@ -40,7 +42,7 @@ pub(crate) struct App {
     defaults: SharedDefaults,
     opened: Opened,
     revisions: tokio::sync::watch::Receiver<u64>,
-    pending: Mutex<BTreeMap<u64, Pending>>,
+    pending: Arc<Mutex<BTreeMap<u64, Pending>>>,
     next_conn: AtomicU64,
     hosts: Vec<String>,
     origins: Vec<String>,
@@ -67,6 +69,8 @@ pub(crate) fn start(options: Options) -> Result<Studio, StudioError> {
         ..EngineConfig::default()
     };
     let publisher_defaults = defaults.clone();
+    let watcher: Arc<OnceLock<Arc<watch::Watcher>>> = Arc::new(OnceLock::new());
+    let publisher_watcher = watcher.clone();
     let mut publisher: Option<Publisher> = None;
     let (open_tx2, open_rx2) = std::sync::mpsc::channel::<Opened>();
     let engine = EngineThread::spawn(
@@ -79,7 +83,11 @@ pub(crate) fn start(options: Options) -> Result<Studio, StudioError> {
         move |engine: &mut Engine, step| {
             let p = publisher.get_or_insert_with(|| {
                 let opened = open_rx2.recv().expect("sent before the first publication");
-                Publisher::new(opened, publisher_defaults.clone())
+                Publisher::new(
+                    opened,
+                    publisher_defaults.clone(),
+                    publisher_watcher.clone(),
+                )
             });
             p.publish(engine, step)
         },
@@ -99,7 +107,7 @@ pub(crate) fn start(options: Options) -> Result<Studio, StudioError> {
         defaults,
         opened: opened.clone(),
         revisions: rev_rx,
-        pending: Mutex::new(BTreeMap::new()),
+        pending: Arc::new(Mutex::new(BTreeMap::new())),
         next_conn: AtomicU64::new(1),
         hosts: vec![format!("127.0.0.1:{port}"), format!("localhost:{port}")],
         origins: vec![
@@ -108,7 +116,20 @@ pub(crate) fn start(options: Options) -> Result<Studio, StudioError> {
         ],
         web_dir: options.web_dir.clone(),
     });
-    let watcher = watch::start(app.clone(), &opened);
+    let watching = watch::start(Arc::downgrade(&app), &opened);
+    if let Some(w) = &watching {
+        let _ = watcher.set(w.clone());
+        // The folders of the files the first generations required (later publications add
+        // the folders of files required after).
+        let w = w.clone();
+        let _ = app.engine.submit(
+            Command::Query(Box::new(move |engine: &mut Engine| {
+                w.watch_folders_of(&engine.host().module_files());
+                Ok(Reply::Done)
+            })),
+            None,
+        );
+    }
     let router = Router::new()
         .route("/", get(index))
         .route("/ws", get(ws))
@@ -120,7 +141,7 @@ pub(crate) fn start(options: Options) -> Result<Studio, StudioError> {
     let thread = std::thread::Builder::new()
         .name("procmodel-studio".into())
         .spawn(move || {
-            let _watcher = watcher;
+            let _watcher = watching;
             let runtime = match tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
                 .thread_name("procmodel-studio-io")
@@ -233,7 +254,7 @@ async fn connection(app: Arc<App>, mut socket: WebSocket) {
     let conn = app.next_conn.fetch_add(1, Ordering::Relaxed);
     let (out_tx, mut out_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
     let mut revisions = app.revisions.clone();
-    let mut sent = 0u64;
+    let mut sent = Sent::default();
     // A page that (re)connects gets the current scene at once.
     if send_latest(&app, conn, &mut socket, &mut sent)
         .await
@@ -277,24 +298,40 @@ async fn connection(app: Arc<App>, mut socket: WebSocket) {
     );
 }
 
+/// What a page was sent last.
+#[derive(Default)]
+struct Sent {
+    revision: u64,
+    terrain: u64,
+}
+
 async fn send_latest(
     app: &App,
     conn: u64,
     socket: &mut WebSocket,
-    sent: &mut u64,
+    sent: &mut Sent,
 ) -> Result<(), axum::Error> {
     let Some(frame) = app.engine.latest() else {
         return Ok(());
     };
-    if frame.revision <= *sent {
+    if frame.revision <= sent.revision {
         return Ok(());
     }
-    *sent = frame.revision;
+    sent.revision = frame.revision;
     let p = &frame.value;
-    // The edits of this page the snapshot includes, with the server's share of their latency.
-    // Only once nothing is in flight do the results include them.
+    // A changed terrain goes first, so the scene message that follows presents with it.
+    if p.terrain.id != sent.terrain {
+        sent.terrain = p.terrain.id;
+        let header = serde_json::to_string(&*p.terrain).unwrap_or_default();
+        let header = format!("{{\"type\":\"terrain\",\"terrain\":{header}}}");
+        let bytes = protocol::terrain_message(&header, &p.terrain.body);
+        socket.send(Message::Binary(bytes.into())).await?;
+    }
+    // The edits of this page the snapshot includes, with the server's share of their latency
+    // and the generation time since they arrived. Only a settled snapshot (nothing in
+    // flight, nothing dirty) has their results in its geometry.
     let mut seqs = Vec::new();
-    if !p.busy {
+    if p.settled {
         let mut pending = lock(&app.pending);
         let done: Vec<u64> = pending
             .range(..=p.max_command)
@@ -304,7 +341,8 @@ async fn send_latest(
         for id in done {
             if let Some(e) = pending.remove(&id) {
                 let server_ms = p.at.saturating_duration_since(e.at).as_secs_f64() * 1e3;
-                seqs.push(json!({ "seq": e.seq, "server_ms": server_ms }));
+                let gen_ms = ((p.gen_total_ms - e.gen_before) * 1e3).round() / 1e3;
+                seqs.push(json!({ "seq": e.seq, "server_ms": server_ms, "gen_ms": gen_ms }));
             }
         }
     }
@@ -354,7 +392,13 @@ fn handle(app: &Arc<App>, conn: u64, text: &str, out: &tokio::sync::mpsc::Unboun
         Err(m) => return fail(m),
     };
     let tx = out.clone();
+    let waiting = app.pending.clone();
     let reply: Responder = Box::new(move |r: Result<Reply, ThreadError>| {
+        if r.is_err() {
+            // A refused edit is answered by its error: no frame includes it. (The entry is
+            // in by now: `handle` holds the lock until it is.)
+            lock(&waiting).retain(|_, p| !(p.conn == conn && p.seq == seq));
+        }
         let text = match r {
             Ok(Reply::Saved(p)) => {
                 json!({ "type": "saved", "seq": seq, "path": p.display().to_string() }).to_string()
@@ -369,6 +413,7 @@ fn handle(app: &Arc<App>, conn: u64, text: &str, out: &tokio::sync::mpsc::Unboun
     });
     // The entry goes in before the command is queued: the frame that includes it may be
     // published before `submit` returns.
+    let gen_before = app.engine.latest().map_or(0.0, |f| f.value.gen_total_ms);
     let mut pending = lock(&app.pending);
     match app.engine.submit(command, Some(reply)) {
         Ok(id) => {
@@ -378,6 +423,7 @@ fn handle(app: &Arc<App>, conn: u64, text: &str, out: &tokio::sync::mpsc::Unboun
                     conn,
                     seq,
                     at: received,
+                    gen_before,
                 },
             );
         }
@@ -630,6 +676,18 @@ async fn export(State(app): State<Arc<App>>, UrlPath(format): UrlPath<String>) -
         )
             .into_response(),
     }
+}
+
+/// Re-reads a changed module file a generator may have required (called by the watcher);
+/// a file no generator required changes nothing, and nothing is published for it.
+pub(crate) fn reload_required(app: &App, path: PathBuf) {
+    let defaults = app.defaults.clone();
+    let _ = app.engine.submit(
+        Command::Query(Box::new(move |engine: &mut Engine| {
+            session::reload_required(engine, &defaults, &path).map(Reply::Changed)
+        })),
+        None,
+    );
 }
 
 /// Re-reads a changed generator file (called by the watcher).

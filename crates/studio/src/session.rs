@@ -4,6 +4,8 @@
 
 use crate::frame;
 use crate::protocol::{cli_text, enum_items, shell_quote, to_json, type_name};
+use crate::terrain::{TerrainCache, TerrainFrame};
+use crate::watch::Watcher;
 use procmodel_dom::keys::KEYS;
 use procmodel_engine::thread::Step;
 use procmodel_engine::{Engine, EngineConfig, EngineError};
@@ -12,7 +14,7 @@ use rbx_types::{Attributes, Ref, Variant};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// What was opened.
@@ -142,24 +144,41 @@ pub struct Published {
     pub body: Vec<u8>,
     /// Highest command id applied so far (ids are handed out in order).
     pub max_command: u64,
-    /// Generations still in flight: the edits so far are not yet all in the geometry.
-    pub busy: bool,
+    /// Nothing in flight and no model waiting to regenerate: every edit applied so far is
+    /// in this snapshot's geometry (the only kind of snapshot that acknowledges edits).
+    pub settled: bool,
+    /// Generation time of every publication so far (ms), so an edit acknowledged several
+    /// publications after it arrived reports the generation of all of them.
+    pub gen_total_ms: f64,
     pub at: Instant,
+    /// The scene's terrain mesh (id 0: none); sent to a page only when its id changes.
+    pub terrain: Arc<TerrainFrame>,
 }
 
 /// Builds publications on the engine thread.
 pub struct Publisher {
     pub opened: Opened,
     pub defaults: SharedDefaults,
+    /// Hot reload, once it runs: told the folders of the module files generators required.
+    watcher: Arc<OnceLock<Arc<Watcher>>>,
+    terrain: TerrainCache,
     max_command: u64,
+    gen_total_ms: f64,
 }
 
 impl Publisher {
-    pub fn new(opened: Opened, defaults: SharedDefaults) -> Publisher {
+    pub fn new(
+        opened: Opened,
+        defaults: SharedDefaults,
+        watcher: Arc<OnceLock<Arc<Watcher>>>,
+    ) -> Publisher {
         Publisher {
             opened,
             defaults,
+            watcher,
+            terrain: TerrainCache::default(),
             max_command: 0,
+            gen_total_ms: 0.0,
         }
     }
 
@@ -168,8 +187,12 @@ impl Publisher {
         if let Some(&m) = step.commands.iter().max() {
             self.max_command = self.max_command.max(m);
         }
+        if let Some(w) = self.watcher.get() {
+            w.watch_folders_of(&engine.host().module_files());
+        }
         let encoded = engine.with_dom(frame::encode);
         let encode_ms = ms(t.elapsed());
+        let terrain = engine.with_dom(|d| self.terrain.update(d));
         let mut defaults = self.defaults.lock().unwrap_or_else(|e| e.into_inner());
         let mut enums: BTreeMap<String, Value> = BTreeMap::new();
         let models: Vec<Value> = encoded
@@ -196,6 +219,8 @@ impl Publisher {
             .collect();
         drop(defaults);
         let gen_ms: f64 = step.reports.iter().map(|r| ms(r.elapsed)).sum();
+        self.gen_total_ms += gen_ms;
+        let settled = !step.busy && !encoded.models.iter().any(|&(r, _)| engine.is_dirty(r));
         let reports: Vec<Value> = step
             .reports
             .iter()
@@ -216,6 +241,7 @@ impl Publisher {
             "instances": encoded.instances,
             "nodes": encoded.nodes,
             "batches": encoded.batches,
+            "terrain": terrain.summary(),
             "models": models,
             "enums": enums,
             "reports": reports,
@@ -231,10 +257,62 @@ impl Publisher {
             scene: scene.to_string(),
             body: encoded.body,
             max_command: self.max_command,
-            busy: step.busy,
+            settled,
+            gen_total_ms: self.gen_total_ms,
             at: Instant::now(),
+            terrain,
         }
     }
+}
+
+/// A module file changed on disk: when a generator required it (directly or through other
+/// modules), its ModuleScript gets the new Source, it and every module that required it are
+/// required afresh at the next run, and the models whose generators are among them
+/// regenerate. Returns whether anything changed (a file nothing required changes nothing).
+pub fn reload_required(
+    engine: &mut Engine,
+    defaults: &SharedDefaults,
+    path: &Path,
+) -> Result<bool, String> {
+    let host = engine.host().clone();
+    let Some(module) = host.file_module(path) else {
+        return Ok(false);
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let same = engine.with_dom(
+        |d| matches!(prop(d, module, KEYS.source), Some(Variant::String(s)) if s == text),
+    );
+    if same {
+        return Ok(false);
+    }
+    host.with_dom_mut(|d| {
+        if let Some(i) = d.get_by_ref_mut(module) {
+            i.properties.insert(KEYS.source, Variant::String(text));
+        }
+    });
+    let affected: Vec<Ref> = std::iter::once(module)
+        .chain(host.requirers(module))
+        .collect();
+    for &m in &affected {
+        host.invalidate_module(m).map_err(|e| e.to_string())?;
+    }
+    // Declared defaults may come from the edited module.
+    {
+        let mut d = defaults.lock().unwrap_or_else(|e| e.into_inner());
+        for m in &affected {
+            d.by_module.remove(m);
+        }
+    }
+    for model in engine.models() {
+        let uses = engine.with_dom(|d| match prop(d, model, KEYS.generator) {
+            Some(Variant::Ref(g)) => affected.contains(&g),
+            _ => false,
+        });
+        if uses {
+            engine.force_generation(model);
+        }
+    }
+    Ok(true)
 }
 
 fn ms(d: Duration) -> f64 {

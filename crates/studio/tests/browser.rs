@@ -1,7 +1,7 @@
 //! End-to-end tests in real headless chromium (Debian's package) driven by playwright-core
 //! (`tests/browser/e2e.mjs`): WebGL renderer and drawn pixels, attribute edits, undo, bad
 //! messages, two pages, hot reload by rename, a failing generator over its ghost, cancel,
-//! latency figures (`<target>/studio-e2e/latency.json`), save and reopen. Without chromium
+//! latency figures (`<target>/studio-e2e/latency.json`), save and reopen, a place's terrain. Without chromium
 //! or the npm package the test fails when `CI` is set and is skipped (saying why) otherwise.
 
 mod common;
@@ -85,6 +85,12 @@ fn r13_browser_end_to_end() {
         &file,
         &[("EXPECT_PARTS", "9".into()), ("EXPECT_STEPS", "9".into())],
     );
+    studio.stop();
+
+    // A place with terrain: drawn as a mesh per material.
+    let place = common::terrain_place(&dir);
+    let studio = common::studio(&place);
+    node("terrain", &studio.url(), &file, &[]);
     studio.stop();
     let latency = std::fs::read_to_string(out_dir().join("latency.json")).unwrap();
     println!("latency: {latency}");

@@ -389,3 +389,239 @@ async fn r13_a_drag_is_one_undo_step() {
     until(&mut b, |h| h["scene"]["parts"] == 2).await;
     s.stop();
 }
+
+/// The scene message that echoes an edit's seq carries that edit's regenerated geometry
+/// (not the publication of the edit alone), and its timing includes the generation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r13_an_edit_is_echoed_with_its_regenerated_frame() {
+    let (_dir, file) = common::fixture("echo");
+    let s = common::studio(&file);
+    let mut a = connect(s.addr()).await;
+    let first = until(&mut a, |h| h["scene"]["parts"] == 10).await;
+    let model = first["scene"]["models"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let echoed = |h: &Value, seq: u64| {
+        h["seqs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["seq"] == seq)
+    };
+    // Alternating values as the latency benchmark sends them, then a large grid.
+    let edits: Vec<(&str, i64, i64)> = vec![
+        ("Steps", 30, 30),
+        ("Steps", 31, 31),
+        ("Steps", 30, 30),
+        ("Steps", 31, 31),
+        ("Grid", 60, 3600),
+        ("Grid", 59, 3481),
+        ("Grid", 0, 31),
+    ];
+    for (i, (name, value, parts)) in edits.into_iter().enumerate() {
+        let seq = 100 + i as u64;
+        send(
+            &mut a,
+            json!({"type":"set_attribute","seq":seq,"model":model,"name":name,"value":value}),
+        )
+        .await;
+        let h = until(&mut a, |h| echoed(h, seq)).await;
+        assert_eq!(
+            h["scene"]["parts"], parts,
+            "{name} = {value}: the frame echoing seq {seq} has the regenerated parts"
+        );
+        assert_eq!(h["scene"]["busy"], false, "{name} = {value}");
+        let reports = h["scene"]["reports"].as_array().unwrap();
+        assert!(
+            reports.iter().any(|r| r["model"] == model.as_str()),
+            "{name} = {value}: the echoing frame reports the model's run: {reports:?}"
+        );
+    }
+}
+
+/// A place with `Workspace.Terrain` voxels: the page is sent the terrain's mesh (a `PMT1`
+/// message, before the scene message that presents with it) once, not with every scene.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r13_terrain_is_sent_as_a_mesh_per_material() {
+    let (dir, _file) = common::fixture("terrain");
+    let place = common::terrain_place(&dir);
+    let s = common::studio(&place);
+    let mut a = connect(s.addr()).await;
+    let msg = tokio::time::timeout(Duration::from_secs(30), a.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let Message::Binary(b) = msg else {
+        panic!("a binary terrain message first, got {msg:?}")
+    };
+    assert_eq!(&b[..4], b"PMT1");
+    let n = u32::from_le_bytes(b[4..8].try_into().unwrap()) as usize;
+    let header: Value = serde_json::from_slice(&b[8..8 + n]).unwrap();
+    let terrain = &header["terrain"];
+    assert!(terrain["triangles"].as_u64().unwrap() > 0, "{header}");
+    let parts = terrain["parts"].as_array().unwrap();
+    let names: Vec<&str> = parts
+        .iter()
+        .map(|p| p["material"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Grass", "Rock"], "{header}");
+    let body: u64 = parts
+        .iter()
+        .map(|p| p["vertices"].as_u64().unwrap() * 24 + p["indices"].as_u64().unwrap() * 4)
+        .sum();
+    assert_eq!((b.len() - 8 - n) as u64, body);
+    // Grass's default colour (106, 127, 63) in linear RGB.
+    let g = parts[0]["color"].as_array().unwrap();
+    assert!((g[0].as_f64().unwrap() - 0.1441).abs() < 0.01, "{g:?}");
+    let mut texts = Vec::new();
+    let (h, _) = scene(&mut a, &mut texts).await;
+    assert_eq!(h["scene"]["terrain"]["id"], terrain["id"]);
+    assert_eq!(h["scene"]["terrain"]["triangles"], terrain["triangles"]);
+    // A resync sends the scene again, but not the unchanged terrain.
+    send(&mut a, json!({"type":"resync","seq":1})).await;
+    let msg = tokio::time::timeout(Duration::from_secs(30), a.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let Message::Binary(b) = msg else {
+        panic!("a scene message, got {msg:?}")
+    };
+    assert_eq!(&b[..4], b"PMF1");
+}
+
+/// Editing a module file the generator required (by rename, as editors save) regenerates
+/// the model, also for a module required through another one in a subfolder; a Luau file
+/// nothing required changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r13_editing_a_required_module_regenerates() {
+    let (dir, _) = common::fixture("require");
+    let generator = dir.join("Rows.luau");
+    std::fs::write(
+        &generator,
+        r#"local Util = require("./Util")
+return {
+    Attributes = { Extra = 0 },
+    OnGenerate = function(params, target)
+        for i = 1, Util.count() + params.Attributes.Extra do
+            local p = Instance.new("Part")
+            p.Position = Vector3.new(i * 2, 0, 0)
+            p.Parent = target
+        end
+    end,
+}
+"#,
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.join("lib")).unwrap();
+    std::fs::write(
+        dir.join("Util.luau"),
+        "local Deep = require(\"./lib/Deep\")\nreturn { count = function() return 3 + Deep.n end }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("lib/Deep.luau"), "return { n = 0 }\n").unwrap();
+    let save = |name: &str, text: &str| {
+        let tmp = dir.join(format!(".{}.tmp", name.replace('/', "_")));
+        std::fs::write(&tmp, text).unwrap();
+        std::fs::rename(&tmp, dir.join(name)).unwrap();
+    };
+    let s = common::studio(&generator);
+    let mut a = connect(s.addr()).await;
+    until(&mut a, |h| h["scene"]["parts"] == 3).await;
+    // The watches are set up with the first publications.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    save(
+        "Util.luau",
+        "local Deep = require(\"./lib/Deep\")\nreturn { count = function() return 5 + Deep.n end }\n",
+    );
+    until(&mut a, |h| h["scene"]["parts"] == 5).await;
+    save("lib/Deep.luau", "return { n = 2 }\n");
+    until(&mut a, |h| h["scene"]["parts"] == 7).await;
+    // A broken module is the model's error, naming the module's file and line.
+    save("lib/Deep.luau", "return { n = 2 \n");
+    let h = until(&mut a, |h| !h["scene"]["models"][0]["error"].is_null()).await;
+    let err = h["scene"]["models"][0]["error"].as_str().unwrap();
+    assert!(err.contains("Deep"), "{err}");
+    save("lib/Deep.luau", "return { n = 1 }\n");
+    let h = until(&mut a, |h| {
+        h["scene"]["models"][0]["error"].is_null() && h["scene"]["parts"] == 6
+    })
+    .await;
+    let revision = h["scene"]["revision"].as_u64().unwrap();
+    // A file nothing required: no regeneration (the next scene is the resync's, unchanged).
+    save("Unused.luau", "return 1\n");
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    send(&mut a, json!({"type":"resync","seq":1})).await;
+    let h = until(&mut a, |_| true).await;
+    assert_eq!(h["scene"]["parts"], 6);
+    assert!(h["scene"]["reports"].as_array().unwrap().is_empty(), "{h}");
+    assert_eq!(h["scene"]["revision"].as_u64().unwrap(), revision + 1);
+}
+
+/// An edit the engine refuses is answered by its error alone: no later scene message echoes
+/// its seq (it used to be echoed by the next publication, whatever caused it, so a page
+/// measured the latency of an edit that never happened against an unrelated frame).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r13_a_refused_edit_is_never_echoed() {
+    let (_dir, file) = common::fixture("refused");
+    let s = common::studio(&file);
+    let mut a = connect(s.addr()).await;
+    let first = until(&mut a, |h| h["scene"]["parts"] == 10).await;
+    let model = first["scene"]["models"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // Refused on the engine thread (the attribute is unknown there), not when parsed.
+    send(
+        &mut a,
+        json!({"type":"set_attribute","seq":1,"model":model,"name":"staircase-100","value":101}),
+    )
+    .await;
+    let e = text(&mut a).await;
+    assert_eq!(
+        (e["type"].as_str(), e["seq"].as_u64()),
+        (Some("error"), Some(1)),
+        "{e}"
+    );
+    send(
+        &mut a,
+        json!({"type":"set_attribute","seq":2,"model":model,"name":"Steps","value":12}),
+    )
+    .await;
+    let h = until(&mut a, |h| h["scene"]["parts"] == 12).await;
+    let seqs: Vec<u64> = h["seqs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["seq"].as_u64().unwrap())
+        .collect();
+    assert_eq!(seqs, [2], "{h}");
+}
+
+/// After a hot reload the studio goes quiet: reading the file it reloaded (an access event
+/// on Linux) must not count as another change (it did: the studio re-read and republished
+/// the whole scene every debounce period from the first reload on).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r13_a_hot_reload_does_not_reload_forever() {
+    let (dir, file) = common::fixture("quiet");
+    let s = common::studio(&file);
+    let mut a = connect(s.addr()).await;
+    until(&mut a, |h| h["scene"]["parts"] == 10).await;
+    let tmp = dir.join(".Staircase.luau.tmp");
+    std::fs::write(
+        &tmp,
+        common::STAIRCASE.replace("-- FAIL HERE", "error(\"edited\")"),
+    )
+    .unwrap();
+    std::fs::rename(&tmp, &file).unwrap();
+    until(&mut a, |h| !h["scene"]["models"][0]["error"].is_null()).await;
+    // Nothing changes from now on: no scene message may arrive.
+    let next = tokio::time::timeout(Duration::from_millis(1500), a.next()).await;
+    assert!(
+        next.is_err(),
+        "a scene message with nothing changed: {next:?}"
+    );
+}

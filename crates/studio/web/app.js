@@ -34,7 +34,10 @@ const sizeBox = new THREE.Box3Helper(new THREE.Box3(), 0xffcc33);
 sizeBox.visible = false;
 scene.add(sizeBox);
 
+// The viewport is rendered only when this is set (see `loop`).
+let needsRender = true;
 function resize() {
+  needsRender = true;
   const w = container.clientWidth || 640, h = container.clientHeight || 480;
   renderer.setSize(w, h, true);
   camera.aspect = w / h;
@@ -116,6 +119,7 @@ let meshes = [];
 const stats = {
   frames: 0, renderer: rendererName, instances: 0, parts: 0, triangles: 0, drawCalls: 0,
   revision: 0, seqSent: 0, seqApplied: 0, seqPresented: 0, history: [], errors: [], fps: 0,
+  terrain: { id: 0, triangles: 0, parts: 0 }, renders: 0,
 };
 const timings = new Map(); // seq → timestamps
 const outstanding = new Map(); // seq → send time, until a frame or an answer includes it
@@ -153,6 +157,8 @@ function onText(m) {
   if (m.type === 'error') {
     stats.errors.push(m);
     toast(m.message);
+    // A refused edit never gets a frame: its waiters learn why instead.
+    for (let i = waiters.length - 1; i >= 0; i--) if (waiters[i].seq === m.seq) { waiters[i].resolve({ error: m.message }); waiters.splice(i, 1); }
   } else if (m.type === 'saved') {
     toast(`saved ${m.path}`, true);
     stats.saved = m.path;
@@ -174,6 +180,7 @@ function toast(text, ok) {
 function onScene(buf, tMsg) {
   const dv = new DataView(buf);
   const magic = String.fromCharCode(dv.getUint8(0), dv.getUint8(1), dv.getUint8(2), dv.getUint8(3));
+  if (magic === 'PMT1') return onTerrain(buf, dv);
   if (magic !== 'PMF1') return toast('bad frame from the server');
   const hlen = dv.getUint32(4, true);
   const header = JSON.parse(new TextDecoder().decode(new Uint8Array(buf, 8, hlen)));
@@ -192,10 +199,11 @@ function onScene(buf, tMsg) {
   stats.instances = sc.instances;
   stats.parts = sc.parts;
   applyScene(sc, batches);
+  needsRender = true;
   const tApplied = performance.now();
   for (const s of header.seqs) {
     const tm = timings.get(s.seq) || {};
-    Object.assign(tm, { t_msg: tMsg, t_applied: tApplied, server_ms: s.server_ms, gen_ms: sc.timing.gen_ms, encode_ms: sc.timing.encode_ms, pendingPresent: true });
+    Object.assign(tm, { t_msg: tMsg, t_applied: tApplied, server_ms: s.server_ms, gen_ms: s.gen_ms, encode_ms: sc.timing.encode_ms, parts: sc.parts, pendingPresent: true });
     timings.set(s.seq, tm);
     stats.seqApplied = Math.max(stats.seqApplied, s.seq);
     outstanding.delete(s.seq);
@@ -204,6 +212,33 @@ function onScene(buf, tMsg) {
   renderProperties();
   renderOverlay();
   status();
+}
+
+// Workspace.Terrain: one mesh per material, replaced when the server sends a new one.
+let terrainMeshes = [];
+function onTerrain(buf, dv) {
+  const hlen = dv.getUint32(4, true);
+  const t = JSON.parse(new TextDecoder().decode(new Uint8Array(buf, 8, hlen))).terrain;
+  for (const m of terrainMeshes) { content.remove(m); m.geometry.dispose(); m.material.dispose(); }
+  terrainMeshes = [];
+  let off = 8 + hlen;
+  for (const p of t.parts) {
+    const g = new THREE.BufferGeometry();
+    g.setAttribute('position', new THREE.BufferAttribute(new Float32Array(buf.slice(off, off + p.vertices * 12)), 3)); off += p.vertices * 12;
+    g.setAttribute('normal', new THREE.BufferAttribute(new Float32Array(buf.slice(off, off + p.vertices * 12)), 3)); off += p.vertices * 12;
+    g.setIndex(new THREE.BufferAttribute(new Uint32Array(buf.slice(off, off + p.indices * 4)), 1)); off += p.indices * 4;
+    g.computeBoundingBox(); g.computeBoundingSphere();
+    const water = p.material === 'Water';
+    const m = new THREE.MeshStandardMaterial({ color: new THREE.Color(...p.color), roughness: water ? 0.2 : 0.95, wireframe, transparent: water, opacity: water ? 0.6 : 1, depthWrite: !water });
+    const mesh = new THREE.Mesh(g, m);
+    mesh.userData = { terrain: p.material };
+    content.add(mesh);
+    terrainMeshes.push(mesh);
+  }
+  stats.terrain = { id: t.id, triangles: t.triangles, parts: t.parts.length };
+  needsRender = true;
+  if (t.error) toast(`terrain: ${t.error}`);
+  if (!framedOnce && t.triangles > 0) { frameAll(); framedOnce = true; }
 }
 
 function applyScene(sc, batches) {
@@ -247,6 +282,7 @@ let framedOnce = false;
 
 function boundsOf(filter) {
   const box = new THREE.Box3(), m = new THREE.Matrix4(), p = new THREE.Vector3(), s = new THREE.Vector3(), q = new THREE.Quaternion();
+  if (!filter) for (const t of terrainMeshes) box.union(t.geometry.boundingBox);
   for (const mesh of meshes) {
     if (mesh.userData.ghost) continue;
     const a = mesh.instanceMatrix.array, ids = mesh.userData.ids;
@@ -260,6 +296,7 @@ function boundsOf(filter) {
   return box;
 }
 function frameBox(box) {
+  needsRender = true;
   if (box.isEmpty()) return;
   const c = box.getCenter(new THREE.Vector3()), r = box.getSize(new THREE.Vector3()).length() / 2 || 1;
   const dir = camera.position.clone().sub(controls.target).normalize();
@@ -296,6 +333,7 @@ function updateSizeBox() {
 
 // ----- render loop and latency marks ----------------------------------------------------
 let renderedRevision = 0;
+controls.addEventListener('change', () => { needsRender = true; });
 let fpsT = performance.now(), fpsN = 0;
 function loop(now) {
   // Edits whose frame was rendered in the previous callback are presented now.
@@ -308,11 +346,19 @@ function loop(now) {
       for (let i = waiters.length - 1; i >= 0; i--) if (waiters[i].seq <= s) { waiters[i].resolve(tm); waiters.splice(i, 1); }
     }
   }
-  controls.update();
-  renderer.render(scene, camera);
+  // Render only when something changed: under software WebGL a scene of 10,000 parts
+  // takes the CPU for hundreds of ms per render, which the server and the page's own
+  // message handling need.
+  // Input handlers update the controls themselves; only damping needs a call per frame.
+  if (controls.enableDamping && controls.update()) needsRender = true;
   stats.frames++;
-  for (const tm of timings.values()) if (tm.pendingPresent) { tm.pendingPresent = false; tm.rendered = true; }
-  renderedRevision = stats.revision;
+  if (needsRender) {
+    needsRender = false;
+    renderer.render(scene, camera);
+    stats.renders++;
+    for (const tm of timings.values()) if (tm.pendingPresent) { tm.pendingPresent = false; tm.rendered = true; }
+    renderedRevision = stats.revision;
+  }
   // Busy: the server says runs are in flight, or an edit has waited 300 ms for its frame.
   let waiting = false;
   for (const t of outstanding.values()) if (now - t > 300) waiting = true;
@@ -329,7 +375,7 @@ function status(text) {
   if (text) { el.textContent = text; return; }
   if (!state) { el.textContent = 'connecting…'; return; }
   const t = state.timing;
-  el.textContent = `instances ${state.instances} · parts ${state.parts} · triangles ${stats.triangles} · draw calls ${stats.drawCalls} · generation ${t.gen_ms.toFixed(1)} ms · ${stats.fps.toFixed(0)} fps · rev ${state.revision}`;
+  el.textContent = `instances ${state.instances} · parts ${state.parts} · triangles ${stats.triangles}${stats.terrain.triangles ? ` · terrain ${stats.terrain.triangles} triangles` : ''} · draw calls ${stats.drawCalls} · generation ${t.gen_ms.toFixed(1)} ms · ${stats.fps.toFixed(0)} fps · rev ${state.revision}`;
   $('file').textContent = state.file;
 }
 
@@ -354,6 +400,7 @@ function renderTree() {
 
 function select(i) {
   selected = i;
+  needsRender = true;
   renderTree();
   renderProperties();
   updateSizeBox();
@@ -534,7 +581,7 @@ $('save').onclick = () => send({ type: 'save' });
 $('save-as').onclick = () => { const p = prompt('Save as (path or file name):', state ? state.save_path : ''); if (p) send({ type: 'save', path: p }); };
 $('cancel').onclick = () => send({ type: 'cancel' });
 $('frame-all').onclick = frameAll;
-$('wireframe').onchange = (e) => { wireframe = e.target.checked; materials.clear(); if (state) ws.send(JSON.stringify({ type: 'resync', seq: ++seq })); };
+$('wireframe').onchange = (e) => { wireframe = e.target.checked; needsRender = true; materials.clear(); for (const t of terrainMeshes) t.material.wireframe = wireframe; if (state) ws.send(JSON.stringify({ type: 'resync', seq: ++seq })); };
 $('screenshot').onclick = () => {
   renderer.render(scene, camera);
   renderer.domElement.toBlob((blob) => { const a = document.createElement('a'); a.href = URL.createObjectURL(blob); a.download = 'procmodel-studio.png'; a.click(); });
@@ -542,8 +589,8 @@ $('screenshot').onclick = () => {
 $('copy-cli').onclick = async () => {
   const m = selectedModel();
   if (!m || !m.cli) return toast('no generator file to reproduce (a place was opened)');
-  try { await navigator.clipboard.writeText(m.cli); toast('copied: ' + m.cli, true); } catch { toast(m.cli, true); }
   stats.copied = m.cli;
+  try { await navigator.clipboard.writeText(m.cli); toast('copied: ' + m.cli, true); } catch { toast(m.cli, true); }
 };
 window.addEventListener('keydown', (e) => {
   if (e.target.tagName === 'INPUT' || e.target.tagName === 'SELECT') return;
@@ -595,7 +642,7 @@ window.__studio = {
     }
     return { nonBackgroundFraction: other / (px.length / 16), distinctColours: colours.size, width: w, height: h };
   },
-  hideHelpers: (hide) => { grid.visible = !hide; axes.visible = !hide; sizeBox.visible = !hide; },
+  hideHelpers: (hide) => { grid.visible = !hide; axes.visible = !hide; sizeBox.visible = !hide; needsRender = true; },
 };
 
 connect();

@@ -2,7 +2,8 @@
 // browser download). Started by crates/studio/tests/browser.rs with the server running:
 //   STUDIO_URL   the page          STUDIO_FILE  the generator file (edited by rename here)
 //   OUT_DIR      screenshots and latency.json (under target/)
-//   PHASE        "main" (everything) or "reload" (a saved scene opened again; EXPECT_PARTS)
+//   PHASE        "main" (everything), "reload" (a saved scene opened again; EXPECT_PARTS)
+//                or "terrain" (a place with Workspace.Terrain)
 import { chromium } from 'playwright-core';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -64,10 +65,14 @@ async function change(page, name, value) {
   }, [name, value]);
 }
 
-async function bench(page, name, values, n) {
+/// `n` edits of attribute `attr`, cycling through `values` (with `parts[i]` parts each);
+/// every measured frame must carry its edit's geometry.
+async function bench(page, label, attr, values, parts, n) {
   const rows = [];
   for (let i = 0; i < n; i++) {
-    const t = await change(page, name, values[i % values.length]);
+    const t = await change(page, attr, values[i % values.length]);
+    assert.ok(!t.error, `${label}: ${attr} = ${values[i % values.length]} was refused: ${t.error}`);
+    assert.equal(t.parts, parts[i % parts.length], `${label}: the echoed frame has the edit's parts`);
     rows.push(t);
   }
   const total = rows.map((t) => t.t_presented - t.t_input);
@@ -81,8 +86,21 @@ async function bench(page, name, values, n) {
     apply_median_ms: median(rows.map((t) => t.t_applied - t.t_msg)),
     wire_median_ms: median(rows.map((t) => t.t_msg - t.t_send - t.server_ms)),
   };
-  log(name, JSON.stringify(r));
+  log(label, JSON.stringify(r));
   return r;
+}
+
+if (phase === 'terrain') {
+  // A place with Workspace.Terrain only: its mesh is drawn, one mesh per material.
+  const page = await open();
+  await page.waitForFunction(() => window.__studio.stats.terrain.triangles > 0, null, { timeout: 30000 });
+  const t = await page.evaluate(() => window.__studio.stats.terrain);
+  assert.equal(t.parts, 2, 'Grass and Rock');
+  const s = await screenshot(page, 'terrain');
+  assert.ok(s.nonBackgroundFraction > 0.01, 'the terrain is drawn');
+  log('terrain ok:', t.triangles, 'triangles');
+  await browser.close();
+  process.exit();
 }
 
 if (phase === 'reload') {
@@ -205,8 +223,8 @@ log('cancel ok');
 
 // ----- latency: staircase of 100 steps, then 10,000 parts --------------------------------
 await change(page, 'Steps', 100);
-const stair = await bench(page, 'staircase-100', [101, 100], 21);
-const grid = await bench(page, 'grid-10000', [100, 99], 9);
+const stair = await bench(page, 'staircase-100', 'Steps', [101, 100], [101, 100], 21);
+const grid = await bench(page, 'grid-10000', 'Grid', [100, 99], [10000, 9801], 9);
 await screenshot(page, 'grid-10000');
 await change(page, 'Grid', 0);
 fs.writeFileSync(path.join(out, 'latency.json'), JSON.stringify({ renderer, staircase_100: stair, parts_10000: grid }, null, 2));

@@ -70,3 +70,44 @@ pub fn studio(path: &std::path::Path) -> Studio {
     o.host.timeout = Duration::from_secs(60);
     Studio::start(o).expect("the studio starts")
 }
+
+/// `Hill.rbxl` in `dir`: a place whose `Workspace.Terrain` has an 8×8 patch of Grass under
+/// one of Rock (two materials), and nothing else.
+pub fn terrain_place(dir: &std::path::Path) -> PathBuf {
+    use procmodel_terrain::{Material, Terrain, Voxel, smoothgrid};
+    let mut t = Terrain::new();
+    for x in 0..8 {
+        for z in 0..8 {
+            t.set(
+                glam::IVec3::new(x, 0, z),
+                Voxel::solid(Material::Grass, 255),
+            );
+            t.set(glam::IVec3::new(x, 1, z), Voxel::solid(Material::Rock, 255));
+        }
+    }
+    let grid = smoothgrid::encode(&t);
+    let place = dir.join("Hill.rbxl");
+    let engine = procmodel_engine::Engine::new(Default::default()).unwrap();
+    let ws = engine.workspace();
+    engine.host().with_dom_mut(|d| {
+        let existing = d
+            .get_by_ref(ws)
+            .unwrap()
+            .children()
+            .iter()
+            .copied()
+            .find(|&c| d.get_by_ref(c).is_some_and(|i| i.class == "Terrain"));
+        let terrain = existing.unwrap_or_else(|| {
+            d.insert(
+                ws,
+                rbx_dom_weak::InstanceBuilder::new("Terrain").with_name("Terrain"),
+            )
+        });
+        d.get_by_ref_mut(terrain).unwrap().properties.insert(
+            "SmoothGrid".into(),
+            rbx_types::Variant::BinaryString(grid.into()),
+        );
+    });
+    engine.save(&place).unwrap();
+    place
+}
