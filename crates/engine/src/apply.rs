@@ -244,7 +244,7 @@ pub fn produce(
     p: &Prepared,
     required: &mut std::collections::HashMap<Ref, String>,
 ) -> Result<Produced, String> {
-    let generator = load(host, p, required)?;
+    let generator = load(host, p.module, &p.origin, required)?;
     let out = host
         .run_generator(&generator, &p.inputs)
         .map_err(|e| message(&e))?;
@@ -270,7 +270,7 @@ pub fn start(
     p: &Prepared,
     required: &mut std::collections::HashMap<Ref, String>,
 ) -> Result<Started, String> {
-    let generator = load(host, p, required)?;
+    let generator = load(host, p.module, &p.origin, required)?;
     let defaults = generator.attributes.clone().unwrap_or_default();
     let (pending, state) = host
         .start_generator(&generator, &p.inputs)
@@ -286,31 +286,31 @@ pub fn start(
     })
 }
 
-/// Requires the generator module (again only when its Source changed since it was last
-/// required, per `required`) and checks it is a generator.
-fn load(
+/// Requires `module` as a generator, again only when its Source changed since it was last
+/// required, per `required` — the one record of what the host's require cache holds, so
+/// every load (a run, or a front end reading declared attributes) must go through here.
+pub(crate) fn load(
     host: &Host,
-    p: &Prepared,
+    module: Ref,
+    origin: &str,
     required: &mut std::collections::HashMap<Ref, String>,
 ) -> Result<procmodel_luau::Generator, String> {
     // The Source it was last required with, compared in place (no copy, no hash).
     let changed = host.with_dom_ref(|dom| {
         let src = dom
-            .get_by_ref(p.module)
+            .get_by_ref(module)
             .and_then(|i| match prop(i, KEYS.source) {
                 Some(Variant::String(s)) => Some(s.as_str()),
                 _ => None,
             })
             .unwrap_or_default();
-        (required.get(&p.module).map(String::as_str) != Some(src)).then(|| src.to_owned())
+        (required.get(&module).map(String::as_str) != Some(src)).then(|| src.to_owned())
     });
     if let Some(src) = changed {
-        host.invalidate_module(p.module)
-            .map_err(|e| e.to_string())?;
-        required.insert(p.module, src);
+        host.invalidate_module(module).map_err(|e| e.to_string())?;
+        required.insert(module, src);
     }
-    host.load_generator(p.module, &p.origin)
-        .map_err(|e| message(&e))
+    host.load_generator(module, origin).map_err(|e| message(&e))
 }
 
 /// Applies a run's results to `model`, in SPEC order (1, ending leaked threads, happened in

@@ -357,6 +357,23 @@ impl Engine {
         Ok(())
     }
 
+    /// The attributes `module`'s generator declares (its `Attributes` table; None when it
+    /// declares none). The module is loaded as a run loads it, so front ends that show
+    /// declared defaults never leave the host's require cache holding a Source the engine
+    /// does not know of (an undo back to an older Source then still runs the older code).
+    pub fn declared_attributes(
+        &self,
+        module: Ref,
+    ) -> Result<Option<Vec<(String, Variant)>>, EngineError> {
+        let origin = self
+            .host
+            .with_dom_ref(|d| procmodel_dom::full_name(d, module));
+        let mut required = std::mem::take(&mut self.st().required);
+        let loaded = apply::load(&self.host, module, &origin, &mut required);
+        self.st().required = required;
+        loaded.map(|g| g.attributes).map_err(EngineError::Invalid)
+    }
+
     /// Inserts a new instance under `parent` (e.g. a ProceduralModel, a ModuleScript).
     pub fn insert(&mut self, parent: Ref, builder: rbx_dom_weak::InstanceBuilder) -> Ref {
         self.host.with_dom_mut(|dom| dom.insert(parent, builder))

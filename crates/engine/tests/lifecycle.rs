@@ -913,3 +913,36 @@ fn worker_vms_kept_between_steps_see_source_edits_and_new_models() {
         assert_eq!(results(&e, m), ["Q1", "Q2", "Q3"]);
     }
 }
+
+#[test]
+fn declared_attributes_read_between_an_edit_and_its_undo_never_run_the_undone_source() {
+    // A front end reads the edited generator's declared attributes before the engine steps,
+    // then the edit is undone: the next run must require the restored Source, not the
+    // edited one the read loaded.
+    let (mut e, g, m) = setup(ROW);
+    e.step();
+    assert_eq!(results(&e, m), ["P1", "P2", "P3"]);
+    e.set_source(g, &ROW.replace("\"P\" .. i", "\"Q\" .. i"))
+        .unwrap();
+    let declared = e.declared_attributes(g).unwrap().unwrap();
+    let names: Vec<&str> = declared.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["Count", "Width"]);
+    e.undo();
+    e.force_generation(m);
+    assert!(e.step().iter().all(|r| r.ok));
+    assert_eq!(
+        results(&e, m),
+        ["P1", "P2", "P3"],
+        "the restored Source ran"
+    );
+}
+
+#[test]
+fn declared_attributes_of_a_broken_module_is_an_error_naming_it() {
+    let (e, g, _) = setup("return 42");
+    let err = e.declared_attributes(g).unwrap_err().to_string();
+    assert!(
+        err.contains("generator module must return a table"),
+        "{err}"
+    );
+}

@@ -30,16 +30,7 @@ impl Defaults {
         {
             return d.clone();
         }
-        let name = engine.with_dom(|d| procmodel_dom::full_name(d, module));
-        let declared = engine
-            .host()
-            .load_generator(module, &name)
-            .ok()
-            .and_then(|g| g.attributes);
-        // Loading required the module: drop that result, so the engine's next run requires
-        // it again from its Source (an undo may put back an older Source the engine still
-        // counts as the one it last required).
-        let _ = engine.host().invalidate_module(module);
+        let declared = engine.declared_attributes(module).ok().flatten();
         self.by_module.insert(module, (source, declared.clone()));
         declared
     }

@@ -51,12 +51,7 @@ impl Defaults {
         {
             return d.clone();
         }
-        let name = engine.with_dom(|d| procmodel_dom::full_name(d, module));
-        let declared = engine
-            .host()
-            .load_generator(module, &name)
-            .ok()
-            .and_then(|g| g.attributes);
+        let declared = engine.declared_attributes(module).ok().flatten();
         self.by_module.insert(module, (source, declared.clone()));
         declared
     }
