@@ -9,6 +9,7 @@
 
 mod apply;
 pub mod cache;
+mod declared;
 mod fingerprint;
 mod parallel;
 pub mod provenance;
@@ -18,6 +19,7 @@ mod undo;
 pub mod thread;
 
 pub use cache::ResultCache;
+pub use declared::DeclaredDefaults;
 pub use scene::{
     AttributeBlobError, SceneFormat, check_attributes, read_bytes as read_scene_bytes,
     remove_stale_temp_files, write_atomic, write_atomic_with,

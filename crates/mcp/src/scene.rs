@@ -9,32 +9,8 @@ use procmodel_engine::{Engine, Report};
 use rbx_dom_weak::WeakDom;
 use rbx_types::{Attributes, Ref, Variant};
 use serde_json::{Value, json};
-use std::collections::HashMap;
 
-/// Declared attribute defaults per generator module, keyed by the Source they came from.
-#[derive(Default)]
-pub struct Defaults {
-    by_module: HashMap<Ref, (String, Option<Vec<(String, Variant)>>)>,
-}
-
-impl Defaults {
-    /// The declared defaults of `module`'s generator (`None`: it declares none, or it does
-    /// not load). Re-read when its Source changes.
-    pub fn of(&mut self, engine: &Engine, module: Ref) -> Option<Vec<(String, Variant)>> {
-        let source = engine.with_dom(|d| match prop(d, module, KEYS.source) {
-            Some(Variant::String(s)) => Some(s),
-            _ => None,
-        })?;
-        if let Some((s, d)) = self.by_module.get(&module)
-            && *s == source
-        {
-            return d.clone();
-        }
-        let declared = engine.declared_attributes(module).ok().flatten();
-        self.by_module.insert(module, (source, declared.clone()));
-        declared
-    }
-}
+pub use procmodel_engine::DeclaredDefaults as Defaults;
 
 pub fn prop(d: &WeakDom, r: Ref, key: rbx_dom_weak::Ustr) -> Option<Variant> {
     d.get_by_ref(r)?.properties.get(&key).cloned()

@@ -116,7 +116,17 @@ pub(crate) fn start(options: Options) -> Result<Studio, StudioError> {
         ],
         web_dir: options.web_dir.clone(),
     });
-    let watching = watch::start(Arc::downgrade(&app), &opened);
+    // The app is reached weakly: the watcher must not keep the server alive.
+    let weak = Arc::downgrade(&app);
+    let watching = watch::start(&opened.sources, move |changes| {
+        let Some(app) = weak.upgrade() else { return };
+        for change in changes {
+            match change {
+                watch::Change::Generator(file, module) => reload(&app, file, module),
+                watch::Change::Required(path) => reload_required(&app, path),
+            }
+        }
+    });
     if let Some(w) = &watching {
         let _ = watcher.set(w.clone());
         // The folders of the files the first generations required (later publications add
@@ -680,7 +690,7 @@ async fn export(State(app): State<Arc<App>>, UrlPath(format): UrlPath<String>) -
 
 /// Re-reads a changed module file a generator may have required (called by the watcher);
 /// a file no generator required changes nothing, and nothing is published for it.
-pub(crate) fn reload_required(app: &App, path: PathBuf) {
+fn reload_required(app: &App, path: PathBuf) {
     let defaults = app.defaults.clone();
     let _ = app.engine.submit(
         Command::Query(Box::new(move |engine: &mut Engine| {
@@ -691,7 +701,7 @@ pub(crate) fn reload_required(app: &App, path: PathBuf) {
 }
 
 /// Re-reads a changed generator file (called by the watcher).
-pub(crate) fn reload(app: &App, path: PathBuf, module: Ref) {
+fn reload(app: &App, path: PathBuf, module: Ref) {
     let _ = app
         .engine
         .submit(Command::ReloadSource { module, path }, None);

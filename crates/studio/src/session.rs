@@ -30,32 +30,7 @@ pub struct Opened {
     pub sources: Vec<(PathBuf, Ref)>,
 }
 
-/// Declared attribute defaults per generator module, keyed by the Source they came from.
-#[derive(Default)]
-pub struct Defaults {
-    by_module: std::collections::HashMap<Ref, (String, Option<Vec<(String, Variant)>>)>,
-}
-
-impl Defaults {
-    /// The declared defaults of `module`'s generator (re-read when its Source changes).
-    pub fn of(&mut self, engine: &Engine, module: Ref) -> Option<Vec<(String, Variant)>> {
-        let source =
-            engine.with_dom(
-                |d| match d.get_by_ref(module)?.properties.get(&KEYS.source) {
-                    Some(Variant::String(s)) => Some(s.clone()),
-                    _ => None,
-                },
-            )?;
-        if let Some((s, d)) = self.by_module.get(&module)
-            && *s == source
-        {
-            return d.clone();
-        }
-        let declared = engine.declared_attributes(module).ok().flatten();
-        self.by_module.insert(module, (source, declared.clone()));
-        declared
-    }
-}
+pub use procmodel_engine::DeclaredDefaults as Defaults;
 
 pub type SharedDefaults = Arc<Mutex<Defaults>>;
 
@@ -295,7 +270,7 @@ pub fn reload_required(
     {
         let mut d = defaults.lock().unwrap_or_else(|e| e.into_inner());
         for m in &affected {
-            d.by_module.remove(m);
+            d.forget(*m);
         }
     }
     for model in engine.models() {

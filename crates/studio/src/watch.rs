@@ -4,14 +4,21 @@
 //! into its ModuleScript's Source; a changed module file regenerates the models whose
 //! generators required it, directly or through other modules.
 
-use crate::server::{self, App};
-use crate::session::Opened;
 use notify_debouncer_full::notify::{RecommendedWatcher, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
+use rbx_types::Ref;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// A change the watcher reports, in the order it saw them within one burst.
+pub(crate) enum Change {
+    /// A generator file changed: re-read it into its ModuleScript.
+    Generator(PathBuf, Ref),
+    /// Another Luau file changed (a module some generator may have required).
+    Required(PathBuf),
+}
 
 /// Editors write in bursts (temp file, rename, attributes); one reload per burst.
 const DEBOUNCE: Duration = Duration::from_millis(60);
@@ -45,17 +52,21 @@ impl Watcher {
     }
 }
 
-/// Starts watching; `None` when there is nothing to watch or the platform refuses (the
-/// studio works without hot reload then, and says so on stderr). The app is reached
-/// weakly: the watcher must not keep the server alive.
-pub(crate) fn start(app: Weak<App>, opened: &Opened) -> Option<Arc<Watcher>> {
-    let sources = opened.sources.clone();
+/// Starts watching the folders of `sources` (generator files and their ModuleScripts) and
+/// reports each burst's changes to `on_change`, generators first; `None` when there is
+/// nothing to watch or the platform refuses (the studio works without hot reload then, and
+/// says so on stderr).
+pub(crate) fn start(
+    sources: &[(PathBuf, Ref)],
+    on_change: impl Fn(Vec<Change>) + Send + 'static,
+) -> Option<Arc<Watcher>> {
     if sources.is_empty() {
         return None;
     }
+    let files: Vec<PathBuf> = sources.iter().map(|(p, _)| p.clone()).collect();
+    let sources = sources.to_vec();
     let handler = move |result: DebounceEventResult| {
         let Ok(events) = result else { return };
-        let Some(app) = app.upgrade() else { return };
         let mut touched: BTreeSet<PathBuf> = BTreeSet::new();
         // Reads are reported too (inotify's open/close): the reload's own read of the file
         // must not count as a change, or every reload schedules the next.
@@ -66,18 +77,20 @@ pub(crate) fn start(app: Weak<App>, opened: &Opened) -> Option<Arc<Watcher>> {
             touched.extend(e.paths.iter().cloned());
         }
         let same = |a: &Path, b: &Path| a.file_name() == b.file_name() && a.parent() == b.parent();
+        let mut changes = Vec::new();
         let mut others = Vec::new();
         for path in &touched {
             if let Some((file, module)) = sources.iter().find(|(f, _)| same(f, path)) {
                 if file.exists() {
-                    server::reload(&app, file.clone(), *module);
+                    changes.push(Change::Generator(file.clone(), *module));
                 }
             } else if is_luau(path) && path.exists() {
-                others.push(path.clone());
+                others.push(Change::Required(path.clone()));
             }
         }
-        for path in others {
-            server::reload_required(&app, path);
+        changes.extend(others);
+        if !changes.is_empty() {
+            on_change(changes);
         }
     };
     let debouncer = match new_debouncer(DEBOUNCE, None, handler) {
@@ -90,7 +103,6 @@ pub(crate) fn start(app: Weak<App>, opened: &Opened) -> Option<Arc<Watcher>> {
     let watcher = Watcher {
         inner: Mutex::new((debouncer, BTreeSet::new())),
     };
-    let files: Vec<PathBuf> = opened.sources.iter().map(|(p, _)| p.clone()).collect();
     watcher.watch_folders_of(&files);
     Some(Arc::new(watcher))
 }
