@@ -63,17 +63,7 @@ pub(crate) struct SceneTerrain {
 }
 
 fn terrain_mesh(dom: &WeakDom, scene: &Path) -> Result<Option<SceneTerrain>> {
-    let child = |r: rbx_types::Ref, class: &str| {
-        dom.get_by_ref(r)?
-            .children()
-            .iter()
-            .copied()
-            .find(|&c| dom.get_by_ref(c).is_some_and(|i| i.class == class))
-    };
-    let Some(terrain) = child(dom.root_ref(), "Workspace")
-        .and_then(|w| child(w, "Terrain"))
-        .and_then(|t| dom.get_by_ref(t))
-    else {
+    let Some(terrain) = procmodel_dom::workspace_terrain(dom) else {
         return Ok(None);
     };
     let Some(Variant::BinaryString(grid)) = terrain.properties.get(&"SmoothGrid".into()) else {

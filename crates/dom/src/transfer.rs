@@ -59,6 +59,20 @@ pub fn full_name(dom: &WeakDom, r: Ref) -> String {
     parts.join(".")
 }
 
+/// The scene's `Workspace.Terrain`: the first Terrain child of the root's first Workspace
+/// child (where Roblox keeps the one Terrain a place has), if there is one.
+pub fn workspace_terrain(dom: &WeakDom) -> Option<&rbx_dom_weak::Instance> {
+    let child = |r: Ref, class: &str| {
+        dom.get_by_ref(r)?
+            .children()
+            .iter()
+            .copied()
+            .find(|&c| dom.get_by_ref(c).is_some_and(|i| i.class == class))
+    };
+    let workspace = child(dom.root_ref(), "Workspace")?;
+    dom.get_by_ref(child(workspace, "Terrain")?)
+}
+
 /// True when `r` is a descendant of the DataModel root (in the scene, not an orphan).
 pub fn in_scene(dom: &WeakDom, r: Ref) -> bool {
     let root = dom.root_ref();

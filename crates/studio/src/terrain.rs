@@ -9,7 +9,7 @@
 
 use procmodel_terrain::{MaterialColors, TerrainMesh, mesh_terrain, smoothgrid};
 use rbx_dom_weak::{Ustr, WeakDom};
-use rbx_types::{Ref, Variant};
+use rbx_types::Variant;
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -103,17 +103,7 @@ impl TerrainCache {
 
 /// `Workspace.Terrain`'s SmoothGrid and MaterialColors bytes (empty when absent).
 fn inputs(dom: &WeakDom) -> (Vec<u8>, Vec<u8>) {
-    let child = |r: Ref, class: &str| {
-        dom.get_by_ref(r)?
-            .children()
-            .iter()
-            .copied()
-            .find(|&c| dom.get_by_ref(c).is_some_and(|i| i.class == class))
-    };
-    let Some(terrain) = child(dom.root_ref(), "Workspace")
-        .and_then(|w| child(w, "Terrain"))
-        .and_then(|t| dom.get_by_ref(t))
-    else {
+    let Some(terrain) = procmodel_dom::workspace_terrain(dom) else {
         return (Vec::new(), Vec::new());
     };
     let grid = match terrain.properties.get(&Ustr::from("SmoothGrid")) {
