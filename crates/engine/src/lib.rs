@@ -376,6 +376,24 @@ impl Engine {
         loaded.map(|g| g.attributes).map_err(EngineError::Invalid)
     }
 
+    /// Inserts a new ProceduralModel named `name` into Workspace, using `generator`, with the
+    /// inputs Studio gives a new one (Size 12, 12, 12; Scale 1; no attributes).
+    pub fn add_procedural_model(&mut self, name: &str, generator: Ref) -> Ref {
+        let workspace = self.workspace();
+        self.insert(
+            workspace,
+            rbx_dom_weak::InstanceBuilder::new("ProceduralModel")
+                .with_name(name)
+                .with_property("Generator", Variant::Ref(generator))
+                .with_property("Size", rbx_types::Vector3::new(12.0, 12.0, 12.0))
+                .with_property("Scale", Variant::Float32(1.0))
+                .with_property(
+                    "Attributes",
+                    Variant::Attributes(rbx_types::Attributes::new()),
+                ),
+        )
+    }
+
     /// Inserts a new instance under `parent` (e.g. a ProceduralModel, a ModuleScript).
     pub fn insert(&mut self, parent: Ref, builder: rbx_dom_weak::InstanceBuilder) -> Ref {
         self.host.with_dom_mut(|dom| dom.insert(parent, builder))

@@ -7,8 +7,7 @@ use crate::scene::{self, Defaults};
 use crate::{Config, PackRequest, Writers};
 use procmodel_engine::thread::{Command, EngineThread, Reply, ThreadError};
 use procmodel_engine::{Engine, EngineError};
-use rbx_dom_weak::InstanceBuilder;
-use rbx_types::{Attributes, Ref, Variant};
+use rbx_types::{Ref, Variant};
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -220,15 +219,7 @@ impl Session {
                 }
                 None => {
                     let module = add_module(engine, &name, &source);
-                    let model = engine.insert(
-                        workspace,
-                        InstanceBuilder::new("ProceduralModel")
-                            .with_name(name.clone())
-                            .with_property("Generator", Variant::Ref(module))
-                            .with_property("Size", rbx_types::Vector3::new(12.0, 12.0, 12.0))
-                            .with_property("Scale", Variant::Float32(1.0))
-                            .with_property("Attributes", Variant::Attributes(Attributes::new())),
-                    );
+                    let model = engine.add_procedural_model(&name, module);
                     created.extend([model, module]);
                     (model, false)
                 }
@@ -577,16 +568,7 @@ fn open(
         .to_owned();
     let storage = engine.server_storage();
     let module = host.add_module_script(storage, &stem, &source, Some(&file));
-    let workspace = engine.workspace();
-    engine.insert(
-        workspace,
-        InstanceBuilder::new("ProceduralModel")
-            .with_name(stem)
-            .with_property("Generator", Variant::Ref(module))
-            .with_property("Size", rbx_types::Vector3::new(12.0, 12.0, 12.0))
-            .with_property("Scale", Variant::Float32(1.0))
-            .with_property("Attributes", Variant::Attributes(Attributes::new())),
-    );
+    engine.add_procedural_model(&stem, module);
     Ok(engine)
 }
 

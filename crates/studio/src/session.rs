@@ -9,7 +9,7 @@ use crate::watch::Watcher;
 use procmodel_dom::keys::KEYS;
 use procmodel_engine::thread::Step;
 use procmodel_engine::{Engine, EngineConfig, EngineError};
-use rbx_dom_weak::{InstanceBuilder, WeakDom};
+use rbx_dom_weak::WeakDom;
 use rbx_types::{Attributes, Ref, Variant};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -86,16 +86,7 @@ pub fn open(path: &Path, config: EngineConfig) -> Result<(Engine, Opened), Engin
         .and_then(|s| s.to_str())
         .unwrap_or("Generated")
         .to_owned();
-    let workspace = engine.workspace();
-    engine.insert(
-        workspace,
-        InstanceBuilder::new("ProceduralModel")
-            .with_name(name.clone())
-            .with_property("Generator", Variant::Ref(module))
-            .with_property("Size", rbx_types::Vector3::new(12.0, 12.0, 12.0))
-            .with_property("Scale", Variant::Float32(1.0))
-            .with_property("Attributes", Variant::Attributes(Attributes::new())),
-    );
+    engine.add_procedural_model(&name, module);
     Ok((
         engine,
         Opened {
