@@ -362,9 +362,22 @@ fn r15_8_scripted_session() {
     let e = c.err("save_scene", json!({}));
     assert!(e.contains("give a path"), "{e}");
 
-    // Protocol errors: malformed JSON and unknown methods get JSON-RPC errors; the session
+    // Protocol errors: text that is not JSON, JSON that is no request, bad params and unknown
+    // methods each get their JSON-RPC error (no line goes unanswered); the session
     // goes on.
     c.send_raw("{ this is not json");
+    let r = c.answer(&Value::Null);
+    assert_eq!(r["error"]["code"], -32700, "{r}");
+    assert!(
+        r["error"]["message"].as_str().unwrap().contains("not JSON"),
+        "{r}"
+    );
+    c.send_raw(r#"{"jsonrpc":"2.0","id":901,"method":"tools/call","params":"oops"}"#);
+    let r = c.answer(&json!(901));
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    c.send_raw("[1, 2]");
+    let r = c.answer(&Value::Null);
+    assert_eq!(r["error"]["code"], -32600, "{r}");
     c.send(&json!({ "jsonrpc": "2.0", "id": 900, "method": "no/such/method" }));
     let r = c.answer(&json!(900));
     assert!(r["error"]["code"].is_i64(), "{r}");

@@ -15,6 +15,7 @@ mod scene;
 mod server;
 mod session;
 mod tools;
+mod wire;
 
 pub use paths::Root;
 pub use session::{Outcome, Session};

@@ -1,6 +1,7 @@
 //! The rmcp side: server info, `tools/list` from `tools.rs`, `tools/call` run on tokio's
-//! blocking pool (a call waits for the engine thread), stdio transport. The protocol
-//! (initialize, version negotiation, ping, JSON-RPC errors) is rmcp's.
+//! blocking pool (a call waits for the engine thread), stdio transport behind `wire.rs`'s
+//! line checks. The protocol (initialize, version negotiation, ping, JSON-RPC errors for
+//! what parses) is rmcp's.
 
 use crate::session::Session;
 use crate::tools;
@@ -83,14 +84,18 @@ pub fn run(session: Session) -> Result<(), crate::Error> {
         session: Arc::new(session),
     };
     runtime.block_on(async move {
+        let (wire, reader, writer) =
+            crate::wire::Wire::new(tokio::io::stdin(), tokio::io::stdout());
         let service = handler
-            .serve(rmcp::transport::stdio())
+            .serve((reader, writer))
             .await
             .map_err(|e| crate::Error::Transport(e.to_string()))?;
         service
             .waiting()
             .await
             .map_err(|e| crate::Error::Transport(e.to_string()))?;
-        Ok(())
+        wire.finish()
+            .await
+            .map_err(|e| crate::Error::Transport(e.to_string()))
     })
 }
