@@ -85,6 +85,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    procmodel_alloc::configure();
     // Rust ignores SIGPIPE, so a closed pipe (`procmodel status x | head`) would make the next
     // print panic; with the default action the process ends quietly, as Unix tools do.
     // SAFETY: setting a signal's disposition to its default before any thread starts.
