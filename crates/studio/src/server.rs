@@ -404,9 +404,10 @@ fn handle(app: &Arc<App>, conn: u64, text: &str, out: &tokio::sync::mpsc::Unboun
     let tx = out.clone();
     let waiting = app.pending.clone();
     let reply: Responder = Box::new(move |r: Result<Reply, ThreadError>| {
-        if r.is_err() {
-            // A refused edit is answered by its error: no frame includes it. (The entry is
-            // in by now: `handle` holds the lock until it is.)
+        if matches!(r, Err(_) | Ok(Reply::Changed(false))) {
+            // A refused edit is answered by its error, one that changed nothing by "nothing
+            // to do": no frame includes either. (The entry is in by now: `handle` holds the
+            // lock until it is.)
             lock(&waiting).retain(|_, p| !(p.conn == conn && p.seq == seq));
         }
         let text = match r {

@@ -625,3 +625,41 @@ async fn r13_a_hot_reload_does_not_reload_forever() {
         "a scene message with nothing changed: {next:?}"
     );
 }
+
+/// A generator or module file rewritten with the same text (an editor saving an unchanged
+/// buffer, in place or by rename, or a `touch`) changes nothing: no dirty mark, no
+/// regeneration, no scene message (a frame of the whole scene was published for it). A real
+/// edit afterwards still reloads, so the silence is not a watcher that stopped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r13_2_rewriting_the_same_text_publishes_nothing() {
+    let (dir, _) = common::fixture("same-text");
+    let generator = dir.join("Rows.luau");
+    let rows = "local Util = require(\"./Util\")\nreturn {\n    Attributes = {},\n    OnGenerate = function(params, target)\n        for i = 1, Util.count do\n            Instance.new(\"Part\", target)\n        end\n    end,\n}\n";
+    std::fs::write(&generator, rows).unwrap();
+    std::fs::write(dir.join("Util.luau"), "return { count = 3 }\n").unwrap();
+    let s = common::studio(&generator);
+    let mut a = connect(s.addr()).await;
+    until(&mut a, |h| h["scene"]["parts"] == 3).await;
+    // The watches are set up with the first publications.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    let by_rename = |name: &str, text: &str| {
+        let tmp = dir.join(format!(".{name}.tmp"));
+        std::fs::write(&tmp, text).unwrap();
+        std::fs::rename(&tmp, dir.join(name)).unwrap();
+    };
+    std::fs::write(&generator, rows).unwrap();
+    by_rename("Rows.luau", rows);
+    std::fs::write(dir.join("Util.luau"), "return { count = 3 }\n").unwrap();
+    by_rename("Util.luau", "return { count = 3 }\n");
+    let next = tokio::time::timeout(Duration::from_millis(1500), a.next()).await;
+    assert!(
+        next.is_err(),
+        "a message for a file whose text did not change: {next:?}"
+    );
+
+    by_rename("Util.luau", "return { count = 4 }\n");
+    let h = until(&mut a, |h| h["scene"]["parts"] == 4).await;
+    assert_eq!(h["scene"]["reports"].as_array().unwrap().len(), 1, "{h}");
+}
+
