@@ -690,12 +690,12 @@ async fn export(State(app): State<Arc<App>>, UrlPath(format): UrlPath<String>) -
 }
 
 /// Re-reads a changed module file a generator may have required (called by the watcher);
-/// a file no generator required changes nothing, and nothing is published for it.
+/// a file no generator required, or one whose text is the same, changes nothing, and
+/// nothing is published for it.
 fn reload_required(app: &App, path: PathBuf) {
-    let defaults = app.defaults.clone();
     let _ = app.engine.submit(
-        Command::Query(Box::new(move |engine: &mut Engine| {
-            session::reload_required(engine, &defaults, &path).map(Reply::Changed)
+        Command::With(Box::new(move |engine: &mut Engine| {
+            session::reload_required(engine, &path).map(Reply::Changed)
         })),
         None,
     );
