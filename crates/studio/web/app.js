@@ -33,6 +33,10 @@ scene.add(content);
 const sizeBox = new THREE.Box3Helper(new THREE.Box3(), 0xffcc33);
 sizeBox.visible = false;
 scene.add(sizeBox);
+// The selected instance's parts (when it is not the model itself, which the Size box shows).
+const selectionBox = new THREE.Box3Helper(new THREE.Box3(), 0x4da3ff);
+selectionBox.visible = false;
+scene.add(selectionBox);
 
 // The viewport is rendered only when this is set (see `loop`).
 let needsRender = true;
@@ -410,20 +414,28 @@ function applyScene(sc, batches) {
   stats.triangles = batches.reduce((t, b) => t + b.count * TRIANGLES[b.shape], 0);
   if (!framedOnce && sc.parts > 0) { frameAll(); framedOnce = true; }
   updateSizeBox();
+  updateSelectionBox();
 }
 let framedOnce = false;
 
+// The box around parts (all, or those whose tree node passes `filter`): each part's unit
+// shape spans its matrix's axes, so its extent along X is half the sum of their |x|.
 function boundsOf(filter) {
-  const box = new THREE.Box3(), m = new THREE.Matrix4(), p = new THREE.Vector3(), s = new THREE.Vector3(), q = new THREE.Quaternion();
+  const box = new THREE.Box3();
   if (!filter) for (const t of terrainMeshes) box.union(t.geometry.boundingBox);
+  const lo = box.min, hi = box.max;
   for (const mesh of meshes) {
     if (mesh.userData.ghost) continue;
     const a = mesh.userData.matrices, ids = mesh.userData.ids;
     for (let i = 0; i < mesh.userData.count; i++) {
       if (filter && !filter(ids[i])) continue;
-      m.fromArray(a, i * 16).decompose(p, q, s);
-      const r = Math.max(s.x, s.y, s.z) * 0.87;
-      box.expandByPoint(p.clone().addScalar(r)).expandByPoint(p.clone().addScalar(-r));
+      const o = i * 16;
+      for (let k = 0; k < 3; k++) {
+        const h = 0.5 * (Math.abs(a[o + k]) + Math.abs(a[o + 4 + k]) + Math.abs(a[o + 8 + k])), c = a[o + 12 + k];
+        const key = k === 0 ? 'x' : k === 1 ? 'y' : 'z';
+        if (c - h < lo[key]) lo[key] = c - h;
+        if (c + h > hi[key]) hi[key] = c + h;
+      }
     }
   }
   return box;
@@ -462,6 +474,16 @@ function updateSizeBox() {
   const c = b.getCenter(new THREE.Vector3()), h = new THREE.Vector3(...m.size).multiplyScalar(0.5);
   sizeBox.box.set(c.clone().sub(h), c.clone().add(h));
   sizeBox.visible = true;
+}
+
+function updateSelectionBox() {
+  const m = selectedModel();
+  selectionBox.visible = false;
+  if (selected == null || !state || !state.nodes[selected] || (m && m.node === selected)) return;
+  const b = boundsOf((id) => { for (let n = id; n >= 0; n = state.nodes[n].parent) if (n === selected) return true; return false; });
+  if (b.isEmpty()) return;
+  selectionBox.box.copy(b);
+  selectionBox.visible = true;
 }
 
 // ----- render loop and latency marks ----------------------------------------------------
@@ -537,6 +559,8 @@ function select(i) {
   renderTree();
   renderProperties();
   updateSizeBox();
+  updateSelectionBox();
+  stats.selectionBox = selectionBox.visible;
 }
 
 function fmt(x) { return Number.isInteger(x) ? String(x) : String(Math.round(x * 1e4) / 1e4); }
@@ -783,7 +807,9 @@ window.__studio = {
     }
     return { nonBackgroundFraction: other / (px.length / 16), distinctColours: colours.size, width: w, height: h };
   },
-  hideHelpers: (hide) => { grid.visible = !hide; axes.visible = !hide; sizeBox.visible = !hide; needsRender = true; },
+  // Where part `i` of the first batch is on the page (for clicking it).
+  project: (i) => { const u = meshes[0].userData, v = new THREE.Vector3(u.matrices[i * 16 + 12], u.matrices[i * 16 + 13], u.matrices[i * 16 + 14]).project(camera); const r = renderer.domElement.getBoundingClientRect(); return { x: r.left + (v.x + 1) / 2 * r.width, y: r.top + (1 - v.y) / 2 * r.height }; },
+  hideHelpers: (hide) => { grid.visible = !hide; axes.visible = !hide; sizeBox.visible = !hide; if (hide) selectionBox.visible = false; else updateSelectionBox(); needsRender = true; },
 };
 
 connect();

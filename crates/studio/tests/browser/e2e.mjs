@@ -128,6 +128,16 @@ assert.ok(s.nonBackgroundFraction > 0.01, `pixels drawn (${s.nonBackgroundFracti
 assert.ok(s.distinctColours > 1, 'shaded, not flat');
 const tri0 = await page.evaluate(() => window.__studio.stats.triangles);
 
+// ----- click a part in the viewport: its node is selected in the tree and outlined -------
+{
+  const pt = await page.evaluate(() => window.__studio.project(4));
+  await page.mouse.click(pt.x, pt.y);
+  const picked = await page.locator('#tree .node.selected').textContent({ timeout: 5000 });
+  assert.match(picked, /^Step\d+Part/, `a step is selected, got ${picked}`);
+  assert.ok(await page.evaluate(() => window.__studio.stats.selectionBox), 'the picked part is outlined');
+  log('picked', picked);
+}
+
 // ----- attribute change in the properties panel → part count changes -------------------
 await page.getByLabel('Steps', { exact: true }).click();
 await page.getByLabel('Steps', { exact: true }).fill('20');
