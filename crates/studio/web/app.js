@@ -111,6 +111,7 @@ let wireframe = false;
 // ----- state --------------------------------------------------------------------------
 let state = null;           // the latest scene header
 let selected = null;        // selected node index
+let selectedPath = null;    // ids of the selected node and its ancestors (to find it again)
 let lastGood = new Map();   // model id → batches of its last successful generation (ghosts)
 let meshes = [];            // the meshes drawn now (entries of `pool`)
 const stats = {
@@ -192,6 +193,7 @@ function onScene(buf, tMsg) {
     return { ...b, matrices, colors, ids };
   });
   state = sc;
+  reselect();
   stats.revision = sc.revision;
   stats.instances = sc.instances;
   stats.parts = sc.parts;
@@ -553,8 +555,26 @@ function renderTree() {
   });
 }
 
+// The ids from node `i` up to the root.
+function pathOf(i) {
+  const ids = [];
+  for (let n = i; n != null && n >= 0; n = state.nodes[n].parent) ids.push(state.nodes[n].id);
+  return ids;
+}
+
+// A new scene: the selection is its node again, or (a regenerated part is a new instance)
+// its nearest ancestor still in the scene, or nothing.
+function reselect() {
+  if (!selectedPath) return;
+  const at = new Map(state.nodes.map((n, i) => [n.id, i]));
+  const id = selectedPath.find((x) => at.has(x));
+  selected = id === undefined ? null : at.get(id);
+  selectedPath = selected == null ? null : pathOf(selected);
+}
+
 function select(i) {
   selected = i;
+  selectedPath = i == null ? null : pathOf(i);
   needsRender = true;
   renderTree();
   renderProperties();
