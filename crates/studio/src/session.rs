@@ -123,6 +123,7 @@ pub struct Publisher {
     /// Hot reload, once it runs: told the folders of the module files generators required.
     watcher: Arc<OnceLock<Arc<Watcher>>>,
     terrain: TerrainCache,
+    encoder: frame::Encoder,
     max_command: u64,
     gen_total_ms: f64,
 }
@@ -138,6 +139,7 @@ impl Publisher {
             defaults,
             watcher,
             terrain: TerrainCache::default(),
+            encoder: frame::Encoder::default(),
             max_command: 0,
             gen_total_ms: 0.0,
         }
@@ -151,7 +153,7 @@ impl Publisher {
         if let Some(w) = self.watcher.get() {
             w.watch_folders_of(&engine.host().module_files());
         }
-        let encoded = engine.with_dom(frame::encode);
+        let encoded = engine.with_dom(|d| self.encoder.encode(d));
         let encode_ms = ms(t.elapsed());
         let terrain = engine.with_dom(|d| self.terrain.update(d));
         let mut defaults = self.defaults.lock().unwrap_or_else(|e| e.into_inner());
