@@ -117,7 +117,7 @@ let meshes = [];            // the meshes drawn now (entries of `pool`)
 const stats = {
   frames: 0, renderer: rendererName, instances: 0, parts: 0, triangles: 0, drawCalls: 0,
   revision: 0, seqSent: 0, seqApplied: 0, seqPresented: 0, history: [], errors: [], fps: 0,
-  terrain: { id: 0, triangles: 0, parts: 0 }, renders: 0,
+  terrain: { id: 0, triangles: 0, parts: 0 }, renders: 0, generationMs: 0,
 };
 const timings = new Map(); // seq → timestamps
 const outstanding = new Map(); // seq → send time, until a frame or an answer includes it
@@ -193,6 +193,8 @@ function onScene(buf, tMsg) {
     return { ...b, matrices, colors, ids };
   });
   state = sc;
+  // The last generation's time (a frame without one, e.g. an undo, keeps showing it).
+  if (sc.reports.length) stats.generationMs = sc.timing.gen_ms;
   reselect();
   stats.revision = sc.revision;
   stats.instances = sc.instances;
@@ -531,8 +533,7 @@ function status(text) {
   const el = $('status');
   if (text) { el.textContent = text; return; }
   if (!state) { el.textContent = 'connecting…'; return; }
-  const t = state.timing;
-  el.textContent = `instances ${state.instances} · parts ${state.parts} · triangles ${stats.triangles}${stats.terrain.triangles ? ` · terrain ${stats.terrain.triangles} triangles` : ''} · draw calls ${stats.drawCalls} · generation ${t.gen_ms.toFixed(1)} ms · ${stats.fps.toFixed(0)} fps · rev ${state.revision}`;
+  el.textContent = `instances ${state.instances} · parts ${state.parts} · triangles ${stats.triangles}${stats.terrain.triangles ? ` · terrain ${stats.terrain.triangles} triangles` : ''} · draw calls ${stats.drawCalls} · generation ${stats.generationMs.toFixed(1)} ms · ${stats.fps.toFixed(0)} fps · rev ${state.revision}`;
   $('file').textContent = state.file;
 }
 

@@ -159,6 +159,12 @@ await page.keyboard.press('Control+Shift+Z');
 await waitParts(page, 20);
 await page.keyboard.press('Control+Z');
 await waitParts(page, 10);
+// An undo generates nothing: the status line keeps the last generation's time.
+{
+  const [text, ms] = await page.evaluate(() => [document.getElementById('status').textContent, window.__studio.stats.generationMs]);
+  assert.ok(ms > 0, `a generation time is kept (${ms})`);
+  assert.match(text, new RegExp(`generation ${ms.toFixed(1).replace('.', '\\.')} ms`), text);
+}
 log('undo/redo ok');
 
 // ----- a drag of a number field is one undo step ----------------------------------------
