@@ -128,6 +128,8 @@ pub(crate) struct EngineState {
     on_report: Option<Box<dyn FnMut(&Report)>>,
     /// Cache keys of runs in progress (filled when they succeed).
     cache_keys: HashMap<Ref, [u8; 32]>,
+    /// Bumped whenever a ModuleScript's code is replaced (see [`Engine::code_revision`]).
+    code_revision: u64,
 }
 
 /// A generation that waits for a later frame.
@@ -177,6 +179,7 @@ impl Engine {
             on_report: None,
             in_flight: HashMap::new(),
             cache_keys: HashMap::new(),
+            code_revision: 0,
         }));
         Engine { host, state }
     }
@@ -338,24 +341,74 @@ impl Engine {
         })
     }
 
-    /// Edits a ModuleScript's Source (an implicit input of every model using it).
+    /// Edits a ModuleScript's Source: an implicit input of every model whose generator is
+    /// the module or required it (directly or through other modules, as the host recorded).
+    /// Those models regenerate at the next step (a generator's own edit changes their input
+    /// fingerprint; a required module's edit marks them dirty), the module and every module
+    /// that required it are required afresh, and the edit is one undo step, whose undo
+    /// restores the Source and the models' results and puts the restored code back in use.
     pub fn set_source(&mut self, module: Ref, source: &str) -> Result<(), EngineError> {
-        let users: Vec<Ref> = self
+        let requirers = self.host.requirers(module);
+        let users: Vec<(Ref, bool)> = self
             .models()
             .into_iter()
-            .filter(|&m| self.host.with_dom_ref(|d| apply::generator_of(d, m)) == Some(module))
+            .filter_map(|m| {
+                let g = self.host.with_dom_ref(|d| apply::generator_of(d, m))?;
+                let own = g == module;
+                (own || requirers.contains(&g)).then_some((m, own))
+            })
             .collect();
-        let mut touched = users.clone();
+        let mut touched: Vec<Ref> = users.iter().map(|&(m, _)| m).collect();
         touched.push(module);
         let before = self.st().undo.snapshot_all(&self.host, &touched);
         self.host.with_dom_mut(|dom| {
             apply::set_prop(dom, module, KEYS.source, Variant::String(source.to_owned()))
         })?;
-        self.host
-            .invalidate_module(module)
-            .map_err(|e| EngineError::Invalid(e.to_string()))?;
+        self.replace_code(&[module])?;
+        // Their inputs did not change: only the code they required did.
+        self.host.with_dom_mut(|dom| {
+            for &(m, own) in &users {
+                if !own {
+                    apply::set_dirty(dom, m, true);
+                }
+            }
+        });
         let host = self.host.clone();
         self.st().undo.push(&host, "set Source", before);
+        Ok(())
+    }
+
+    /// Counts the times module code was replaced (a Source edit, an undo or redo that
+    /// restored one): what a generator declares may have changed with it even when the
+    /// generator's own Source did not.
+    pub fn code_revision(&self) -> u64 {
+        self.st().code_revision
+    }
+
+    /// The ModuleScripts among `touched` got other code: they and every module that required
+    /// them are required afresh at the next run.
+    fn replace_code(&mut self, touched: &[Ref]) -> Result<(), EngineError> {
+        let modules: Vec<Ref> = self.host.with_dom_ref(|d| {
+            touched
+                .iter()
+                .copied()
+                .filter(|&r| {
+                    d.get_by_ref(r)
+                        .is_some_and(|i| procmodel_dom::is_a(i.class.as_str(), "ModuleScript"))
+                })
+                .collect()
+        });
+        if modules.is_empty() {
+            return Ok(());
+        }
+        self.st().code_revision += 1;
+        for m in modules {
+            for r in std::iter::once(m).chain(self.host.requirers(m)) {
+                self.host
+                    .invalidate_module(r)
+                    .map_err(|e| EngineError::Invalid(e.to_string()))?;
+            }
+        }
         Ok(())
     }
 
@@ -918,6 +971,8 @@ impl Engine {
         let Some(states) = self.st().undo.undo(&host) else {
             return false;
         };
+        // Fails only when the VM's registry is gone, which the next run reports.
+        let _ = self.replace_code(&states);
         self.resync(&states);
         true
     }
@@ -928,6 +983,8 @@ impl Engine {
         let Some(states) = self.st().undo.redo(&host) else {
             return false;
         };
+        // Fails only when the VM's registry is gone, which the next run reports.
+        let _ = self.replace_code(&states);
         self.resync(&states);
         true
     }

@@ -21,6 +21,8 @@ use std::time::{Duration, Instant};
 
 /// What a front end asks the engine thread to do. Mutations are undo waypoints, as the
 /// matching `Engine` methods are; none of them generates (the step after the batch does).
+/// A batch publishes a snapshot when a command in it changed something: one that replies
+/// [`Reply::Changed`]`(false)` did not.
 pub enum Command {
     /// [`Engine::set_attribute`] (`None` removes it).
     SetAttribute {
@@ -47,7 +49,8 @@ pub enum Command {
     /// Publishes a snapshot even if nothing changed (a page that reconnects).
     Snapshot,
     /// Runs a closure on the engine (queries, exports, anything the other commands lack).
-    /// It counts as a mutation: a snapshot is published after it.
+    /// It counts as a mutation: a snapshot is published after it, unless it replies
+    /// [`Reply::Changed`]`(false)`.
     With(Box<dyn FnOnce(&mut Engine) -> Result<Reply, String> + Send>),
     /// Like `With`, for reads (exports, queries): nothing is published after it.
     Query(Box<dyn FnOnce(&mut Engine) -> Result<Reply, String> + Send>),
@@ -380,7 +383,10 @@ impl<T, P: FnMut(&mut Engine, &Step) -> T> Looper<'_, T, P> {
                         let engine = &mut *self.engine;
                         let result = catch_unwind(AssertUnwindSafe(|| apply(engine, command)))
                             .unwrap_or_else(|p| Err(format!("panicked: {}", panic_text(&*p))));
-                        if result.is_ok() && mutates {
+                        // A command that changed nothing (the same text reloaded, an undo
+                        // with nothing to undo) publishes nothing.
+                        let changed = !matches!(result, Ok(Reply::Changed(false)));
+                        if result.is_ok() && mutates && changed {
                             publish = true;
                         }
                         pending.commands.push(id);

@@ -946,3 +946,57 @@ fn declared_attributes_of_a_broken_module_is_an_error_naming_it() {
         "{err}"
     );
 }
+
+/// A generator whose part names come from the module `Lib` it requires.
+const NAMED_BY_LIB: &str = r#"
+local Lib = require(script.Parent.Lib)
+return {
+    Attributes = { Count = 3 },
+    OnGenerate = function(params, target)
+        for i = 1, params.Attributes.Count do
+            local p = Instance.new("Part")
+            p.Name = Lib.prefix .. i
+            p.Parent = target
+        end
+    end,
+}
+"#;
+
+#[test]
+fn r13_3_a_required_module_edit_regenerates_and_is_one_undo_step() {
+    let mut e = Engine::new(EngineConfig::default()).unwrap();
+    let lib = module(&mut e, "Lib", "return { prefix = \"A\" }");
+    let g = module(&mut e, "Gen", NAMED_BY_LIB);
+    let m = model(&mut e, g, &[]);
+    assert!(e.step().iter().all(|r| r.ok));
+    assert_eq!(results(&e, m), ["A1", "A2", "A3"]);
+
+    // The module's edit regenerates the model whose generator required it.
+    e.set_source(lib, "return { prefix = \"B\" }").unwrap();
+    assert!(e.is_dirty(m));
+    let reports = e.step();
+    assert!(reports.len() == 1 && reports[0].ok, "{reports:?}");
+    assert_eq!(results(&e, m), ["B1", "B2", "B3"]);
+
+    // One undo step restores the module's Source and the results, without running.
+    assert!(e.undo());
+    assert_eq!(results(&e, m), ["A1", "A2", "A3"]);
+    assert!(!e.is_dirty(m));
+    assert!(e.step().is_empty(), "nothing regenerates after the undo");
+    assert_eq!(
+        prop(&e, lib, "Source"),
+        Some(Variant::String("return { prefix = \"A\" }".into()))
+    );
+    // ... and the restored code is what the next run requires.
+    e.force_generation(m);
+    assert!(e.step().iter().all(|r| r.ok));
+    assert_eq!(results(&e, m), ["A1", "A2", "A3"], "the restored code ran");
+
+    // Redo brings the edit's Source, results and code back.
+    assert!(e.redo());
+    assert_eq!(results(&e, m), ["B1", "B2", "B3"]);
+    assert!(e.step().is_empty(), "nothing regenerates after the redo");
+    e.force_generation(m);
+    assert!(e.step().iter().all(|r| r.ok));
+    assert_eq!(results(&e, m), ["B1", "B2", "B3"], "the redone code ran");
+}

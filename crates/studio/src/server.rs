@@ -404,9 +404,10 @@ fn handle(app: &Arc<App>, conn: u64, text: &str, out: &tokio::sync::mpsc::Unboun
     let tx = out.clone();
     let waiting = app.pending.clone();
     let reply: Responder = Box::new(move |r: Result<Reply, ThreadError>| {
-        if r.is_err() {
-            // A refused edit is answered by its error: no frame includes it. (The entry is
-            // in by now: `handle` holds the lock until it is.)
+        if matches!(r, Err(_) | Ok(Reply::Changed(false))) {
+            // A refused edit is answered by its error, one that changed nothing by "nothing
+            // to do": no frame includes either. (The entry is in by now: `handle` holds the
+            // lock until it is.)
             lock(&waiting).retain(|_, p| !(p.conn == conn && p.seq == seq));
         }
         let text = match r {
@@ -689,12 +690,12 @@ async fn export(State(app): State<Arc<App>>, UrlPath(format): UrlPath<String>) -
 }
 
 /// Re-reads a changed module file a generator may have required (called by the watcher);
-/// a file no generator required changes nothing, and nothing is published for it.
+/// a file no generator required, or one whose text is the same, changes nothing, and
+/// nothing is published for it.
 fn reload_required(app: &App, path: PathBuf) {
-    let defaults = app.defaults.clone();
     let _ = app.engine.submit(
-        Command::Query(Box::new(move |engine: &mut Engine| {
-            session::reload_required(engine, &defaults, &path).map(Reply::Changed)
+        Command::With(Box::new(move |engine: &mut Engine| {
+            session::reload_required(engine, &path).map(Reply::Changed)
         })),
         None,
     );

@@ -123,6 +123,7 @@ pub struct Publisher {
     /// Hot reload, once it runs: told the folders of the module files generators required.
     watcher: Arc<OnceLock<Arc<Watcher>>>,
     terrain: TerrainCache,
+    encoder: frame::Encoder,
     max_command: u64,
     gen_total_ms: f64,
 }
@@ -138,6 +139,7 @@ impl Publisher {
             defaults,
             watcher,
             terrain: TerrainCache::default(),
+            encoder: frame::Encoder::default(),
             max_command: 0,
             gen_total_ms: 0.0,
         }
@@ -151,7 +153,7 @@ impl Publisher {
         if let Some(w) = self.watcher.get() {
             w.watch_folders_of(&engine.host().module_files());
         }
-        let encoded = engine.with_dom(frame::encode);
+        let encoded = engine.with_dom(|d| self.encoder.encode(d));
         let encode_ms = ms(t.elapsed());
         let terrain = engine.with_dom(|d| self.terrain.update(d));
         let mut defaults = self.defaults.lock().unwrap_or_else(|e| e.into_inner());
@@ -227,16 +229,12 @@ impl Publisher {
 }
 
 /// A module file changed on disk: when a generator required it (directly or through other
-/// modules), its ModuleScript gets the new Source, it and every module that required it are
-/// required afresh at the next run, and the models whose generators are among them
-/// regenerate. Returns whether anything changed (a file nothing required changes nothing).
-pub fn reload_required(
-    engine: &mut Engine,
-    defaults: &SharedDefaults,
-    path: &Path,
-) -> Result<bool, String> {
-    let host = engine.host().clone();
-    let Some(module) = host.file_module(path) else {
+/// modules), its ModuleScript gets the new Source through [`Engine::set_source`], as a
+/// generator file's edit does: the models whose generators required it regenerate, and the
+/// edit is one undo step. Returns whether anything changed (the same text, or a file nothing
+/// required, changes nothing).
+pub fn reload_required(engine: &mut Engine, path: &Path) -> Result<bool, String> {
+    let Some(module) = engine.host().file_module(path) else {
         return Ok(false);
     };
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -246,33 +244,9 @@ pub fn reload_required(
     if same {
         return Ok(false);
     }
-    host.with_dom_mut(|d| {
-        if let Some(i) = d.get_by_ref_mut(module) {
-            i.properties.insert(KEYS.source, Variant::String(text));
-        }
-    });
-    let affected: Vec<Ref> = std::iter::once(module)
-        .chain(host.requirers(module))
-        .collect();
-    for &m in &affected {
-        host.invalidate_module(m).map_err(|e| e.to_string())?;
-    }
-    // Declared defaults may come from the edited module.
-    {
-        let mut d = defaults.lock().unwrap_or_else(|e| e.into_inner());
-        for m in &affected {
-            d.forget(*m);
-        }
-    }
-    for model in engine.models() {
-        let uses = engine.with_dom(|d| match prop(d, model, KEYS.generator) {
-            Some(Variant::Ref(g)) => affected.contains(&g),
-            _ => false,
-        });
-        if uses {
-            engine.force_generation(model);
-        }
-    }
+    engine
+        .set_source(module, &text)
+        .map_err(|e| e.to_string())?;
     Ok(true)
 }
 

@@ -625,3 +625,83 @@ async fn r13_a_hot_reload_does_not_reload_forever() {
         "a scene message with nothing changed: {next:?}"
     );
 }
+
+/// A generator or module file rewritten with the same text (an editor saving an unchanged
+/// buffer, in place or by rename, or a `touch`) changes nothing: no dirty mark, no
+/// regeneration, no scene message (a frame of the whole scene was published for it). A real
+/// edit afterwards still reloads, so the silence is not a watcher that stopped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r13_2_rewriting_the_same_text_publishes_nothing() {
+    let (dir, _) = common::fixture("same-text");
+    let generator = dir.join("Rows.luau");
+    let rows = "local Util = require(\"./Util\")\nreturn {\n    Attributes = {},\n    OnGenerate = function(params, target)\n        for i = 1, Util.count do\n            Instance.new(\"Part\", target)\n        end\n    end,\n}\n";
+    std::fs::write(&generator, rows).unwrap();
+    std::fs::write(dir.join("Util.luau"), "return { count = 3 }\n").unwrap();
+    let s = common::studio(&generator);
+    let mut a = connect(s.addr()).await;
+    until(&mut a, |h| h["scene"]["parts"] == 3).await;
+    // The watches are set up with the first publications.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    let by_rename = |name: &str, text: &str| {
+        let tmp = dir.join(format!(".{name}.tmp"));
+        std::fs::write(&tmp, text).unwrap();
+        std::fs::rename(&tmp, dir.join(name)).unwrap();
+    };
+    std::fs::write(&generator, rows).unwrap();
+    by_rename("Rows.luau", rows);
+    std::fs::write(dir.join("Util.luau"), "return { count = 3 }\n").unwrap();
+    by_rename("Util.luau", "return { count = 3 }\n");
+    let next = tokio::time::timeout(Duration::from_millis(1500), a.next()).await;
+    assert!(
+        next.is_err(),
+        "a message for a file whose text did not change: {next:?}"
+    );
+
+    by_rename("Util.luau", "return { count = 4 }\n");
+    let h = until(&mut a, |h| h["scene"]["parts"] == 4).await;
+    assert_eq!(h["scene"]["reports"].as_array().unwrap().len(), 1, "{h}");
+}
+
+/// A module file's edit on disk is one undo step, as a generator file's is: undo restores
+/// the results from before it (without running the generator) and the module's old code,
+/// which the next regeneration runs; redo brings the edit back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r13_3_a_module_reload_is_one_undo_step() {
+    let (dir, _) = common::fixture("module-undo");
+    let generator = dir.join("Rows.luau");
+    std::fs::write(
+        &generator,
+        "local Util = require(\"./Util\")\nreturn {\n    Attributes = { Extra = 0 },\n    OnGenerate = function(params, target)\n        for i = 1, Util.count + params.Attributes.Extra do\n            Instance.new(\"Part\", target)\n        end\n    end,\n}\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("Util.luau"), "return { count = 3 }\n").unwrap();
+    let s = common::studio(&generator);
+    let mut a = connect(s.addr()).await;
+    let h = until(&mut a, |h| h["scene"]["parts"] == 3).await;
+    let model = h["scene"]["models"][0]["id"].as_str().unwrap().to_owned();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    let tmp = dir.join(".Util.luau.tmp");
+    std::fs::write(&tmp, "return { count = 5 }\n").unwrap();
+    std::fs::rename(&tmp, dir.join("Util.luau")).unwrap();
+    until(&mut a, |h| h["scene"]["parts"] == 5).await;
+
+    send(&mut a, json!({"type":"undo","seq":1})).await;
+    let h = until(&mut a, |h| h["scene"]["parts"] == 3).await;
+    assert!(
+        h["scene"]["reports"].as_array().unwrap().is_empty(),
+        "undo restores the results without running: {h}"
+    );
+    // The restored module's code runs next: 3 + 1 parts, not 5 + 1.
+    send(
+        &mut a,
+        json!({"type":"set_attribute","seq":2,"model":model,"name":"Extra","value":1}),
+    )
+    .await;
+    until(&mut a, |h| h["scene"]["parts"] == 4).await;
+    send(&mut a, json!({"type":"undo","seq":3})).await;
+    until(&mut a, |h| h["scene"]["parts"] == 3).await;
+    send(&mut a, json!({"type":"redo","seq":4})).await;
+    until(&mut a, |h| h["scene"]["parts"] == 4).await;
+}

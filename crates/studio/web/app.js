@@ -33,6 +33,10 @@ scene.add(content);
 const sizeBox = new THREE.Box3Helper(new THREE.Box3(), 0xffcc33);
 sizeBox.visible = false;
 scene.add(sizeBox);
+// The selected instance's parts (when it is not the model itself, which the Size box shows).
+const selectionBox = new THREE.Box3Helper(new THREE.Box3(), 0x4da3ff);
+selectionBox.visible = false;
+scene.add(selectionBox);
 
 // The viewport is rendered only when this is set (see `loop`).
 let needsRender = true;
@@ -91,35 +95,29 @@ const TRIANGLES = Object.fromEntries(Object.entries(GEOMETRY).map(([k, g]) => [k
 
 // Enum.Material values → PBR approximations.
 const METAL = new Set([1040, 1056, 1088, 1072]);
-const materials = new Map();
-function material(value, transparency, ghost) {
-  const key = `${value}/${transparency}/${ghost}/${wireframe}`;
-  let m = materials.get(key);
-  if (!m) {
-    const neon = value === 288;
-    m = new THREE.MeshStandardMaterial({
-      roughness: value === 272 || value === 1568 ? 0.3 : METAL.has(value) ? 0.35 : 0.75,
-      metalness: METAL.has(value) ? 0.8 : 0.0,
-      wireframe,
-    });
-    if (neon) { m.emissive = new THREE.Color(0.3, 0.3, 0.3); }
-    const alpha = ghost ? 0.22 : 1 - transparency;
-    if (alpha < 1) { m.transparent = true; m.opacity = alpha; m.depthWrite = false; }
-    materials.set(key, m);
-  }
-  return m;
+function materialOptions(value, transparency, ghost) {
+  const o = {
+    roughness: value === 272 || value === 1568 ? 0.3 : METAL.has(value) ? 0.35 : 0.75,
+    metalness: METAL.has(value) ? 0.8 : 0.0,
+    wireframe,
+  };
+  if (value === 288) o.emissive = new THREE.Color(0.3, 0.3, 0.3); // Neon
+  const alpha = ghost ? 0.22 : 1 - transparency;
+  if (alpha < 1) Object.assign(o, { transparent: true, opacity: alpha, depthWrite: false });
+  return o;
 }
 let wireframe = false;
 
 // ----- state --------------------------------------------------------------------------
 let state = null;           // the latest scene header
 let selected = null;        // selected node index
+let selectedPath = null;    // ids of the selected node and its ancestors (to find it again)
 let lastGood = new Map();   // model id → batches of its last successful generation (ghosts)
-let meshes = [];
+let meshes = [];            // the meshes drawn now (entries of `pool`)
 const stats = {
   frames: 0, renderer: rendererName, instances: 0, parts: 0, triangles: 0, drawCalls: 0,
   revision: 0, seqSent: 0, seqApplied: 0, seqPresented: 0, history: [], errors: [], fps: 0,
-  terrain: { id: 0, triangles: 0, parts: 0 }, renders: 0,
+  terrain: { id: 0, triangles: 0, parts: 0 }, renders: 0, generationMs: 0,
 };
 const timings = new Map(); // seq → timestamps
 const outstanding = new Map(); // seq → send time, until a frame or an answer includes it
@@ -195,6 +193,9 @@ function onScene(buf, tMsg) {
     return { ...b, matrices, colors, ids };
   });
   state = sc;
+  // The last generation's time (a frame without one, e.g. an undo, keeps showing it).
+  if (sc.reports.length) stats.generationMs = sc.timing.gen_ms;
+  reselect();
   stats.revision = sc.revision;
   stats.instances = sc.instances;
   stats.parts = sc.parts;
@@ -241,9 +242,143 @@ function onTerrain(buf, dv) {
   if (!framedOnce && t.triangles > 0) { frameAll(); framedOnce = true; }
 }
 
+// Drawing parts. SwiftShader (software WebGL) pays per instance of an instanced draw,
+// about as much as for a small draw call, so flat-faced shapes (Block, Wedge, CornerWedge:
+// a few dozen vertices, most parts of most models) are drawn by vertex pulling instead: one
+// plain draw of a geometry holding the unit shape once per part, whose vertex shader reads
+// its part's matrix and colour from a float texture (the same 64 bytes per part as
+// instancing uploads). Balls and Cylinders, with hundreds of vertices, stay instanced.
+// Meshes, materials, textures and buffers are kept per batch key and reused frame to frame
+// (a frame uploads part data, it does not build GPU objects).
+const PULLED = new Set(['Block', 'Wedge', 'CornerWedge']);
+const ROW_PARTS = 256; // parts per texture row (4 RGBA float texels each)
+
+// The unit shape repeated for `capacity` parts (grown by doubling, shared by all batches of
+// the shape: only the draw range differs).
+const tiles = new Map();
+function tileOf(shape, n) {
+  const t = tiles.get(shape);
+  if (t && t.capacity >= n) return t;
+  const base = GEOMETRY[shape];
+  const nv = base.attributes.position.count;
+  const idx = base.index ? base.index.array : Array.from({ length: nv }, (_, i) => i);
+  const capacity = Math.max(1024, 2 ** Math.ceil(Math.log2(n)));
+  const pos = new Float32Array(capacity * nv * 3), nor = new Float32Array(capacity * nv * 3);
+  const ind = new Uint32Array(capacity * idx.length);
+  const bp = base.attributes.position.array, bn = base.attributes.normal.array;
+  for (let i = 0; i < capacity; i++) {
+    pos.set(bp, i * nv * 3); nor.set(bn, i * nv * 3);
+    for (let j = 0; j < idx.length; j++) ind[i * idx.length + j] = idx[j] + i * nv;
+  }
+  if (t) { // free the old buffers (disposing a geometry that holds them removes them)
+    const old = new THREE.BufferGeometry();
+    old.setAttribute('position', t.position); old.setAttribute('normal', t.normal); old.setIndex(t.index);
+    old.dispose();
+  }
+  const tile = {
+    capacity, vertices: nv, indices: idx.length,
+    position: new THREE.BufferAttribute(pos, 3), normal: new THREE.BufferAttribute(nor, 3), index: new THREE.BufferAttribute(ind, 1),
+  };
+  tiles.set(shape, tile);
+  return tile;
+}
+
+// A MeshStandardMaterial whose vertex shader takes its part's transform and colour from
+// `partData` (texel 4k..4k+3 of part k: the matrix's columns, colour in their w).
+function pulledMaterial(value, transparency, ghost, vertices) {
+  const m = new THREE.MeshStandardMaterial(materialOptions(value, transparency, ghost));
+  m.vertexColors = true;
+  const partData = { value: null };
+  m.userData.partData = partData;
+  m.onBeforeCompile = (sh) => {
+    sh.uniforms.partData = partData;
+    sh.uniforms.partVertices = { value: vertices };
+    sh.vertexShader = 'uniform highp sampler2D partData;\nuniform int partVertices;\n' + sh.vertexShader
+      .replace('#include <color_vertex>', `
+        int part = gl_VertexID / partVertices;
+        ivec2 at = ivec2((part % ${ROW_PARTS}) * 4, part / ${ROW_PARTS});
+        vec4 c0 = texelFetch(partData, at, 0), c1 = texelFetch(partData, at + ivec2(1, 0), 0);
+        vec4 c2 = texelFetch(partData, at + ivec2(2, 0), 0), c3 = texelFetch(partData, at + ivec2(3, 0), 0);
+        mat4 partMatrix = mat4(vec4(c0.xyz, 0.0), vec4(c1.xyz, 0.0), vec4(c2.xyz, 0.0), vec4(c3.xyz, 1.0));
+        vColor = vec4(c0.w, c1.w, c2.w, 1.0);`)
+      .replace('#include <beginnormal_vertex>', `
+        vec3 objectNormal = vec3(normal);
+        {
+          mat3 pm = mat3(partMatrix);
+          objectNormal /= vec3(dot(pm[0], pm[0]), dot(pm[1], pm[1]), dot(pm[2], pm[2]));
+          objectNormal = pm * objectNormal;
+        }`)
+      .replace('#include <begin_vertex>', 'vec3 transformed = (partMatrix * vec4(position, 1.0)).xyz;');
+  };
+  m.customProgramCacheKey = () => 'procmodel-pulled-parts';
+  return m;
+}
+
+const pool = new Map(); // batch key → { mesh, pulled, capacity, texture, data }
+function entryFor(key, b, ghost) {
+  let e = pool.get(key);
+  const pulled = PULLED.has(b.shape);
+  if (pulled) {
+    if (!e) {
+      const tile = tileOf(b.shape, b.count);
+      const g = new THREE.BufferGeometry();
+      const mesh = new THREE.Mesh(g, pulledMaterial(b.material, b.transparency, ghost, tile.vertices));
+      mesh.frustumCulled = false; // the tile's bounds are not the parts'; boundsOf knows them
+      e = { mesh, pulled, rows: 0, texture: null, data: null, tile: null };
+      pool.set(key, e);
+    }
+    const tile = tileOf(b.shape, b.count);
+    if (e.tile !== tile) {
+      e.tile = tile;
+      e.mesh.geometry.setAttribute('position', tile.position);
+      e.mesh.geometry.setAttribute('normal', tile.normal);
+      e.mesh.geometry.setIndex(tile.index);
+    }
+    const rows = Math.max(1, Math.ceil(b.count / ROW_PARTS));
+    if (rows > e.rows) {
+      if (e.texture) e.texture.dispose();
+      e.rows = Math.max(rows, e.rows * 2);
+      e.data = new Float32Array(ROW_PARTS * 4 * e.rows * 4);
+      e.texture = new THREE.DataTexture(e.data, ROW_PARTS * 4, e.rows, THREE.RGBAFormat, THREE.FloatType);
+      e.mesh.material.userData.partData.value = e.texture;
+    }
+    const d = e.data, m = b.matrices, c = b.colors;
+    d.set(m.subarray(0, b.count * 16));
+    for (let i = 0; i < b.count; i++) {
+      d[i * 16 + 3] = ghost ? 0.6 : c[i * 3];
+      d[i * 16 + 7] = ghost ? 0.6 : c[i * 3 + 1];
+      d[i * 16 + 11] = ghost ? 0.6 : c[i * 3 + 2];
+    }
+    e.texture.needsUpdate = true;
+    e.mesh.geometry.setDrawRange(0, b.count * e.tile.indices);
+  } else {
+    if (!e || e.capacity < b.count) {
+      if (e) { content.remove(e.mesh); e.mesh.dispose(); }
+      const capacity = Math.max(64, 2 ** Math.ceil(Math.log2(b.count)));
+      const mesh = new THREE.InstancedMesh(GEOMETRY[b.shape] || GEOMETRY.Block, new THREE.MeshStandardMaterial(materialOptions(b.material, b.transparency, ghost)), capacity);
+      mesh.instanceColor = new THREE.InstancedBufferAttribute(new Float32Array(capacity * 3), 3);
+      e = { mesh, pulled, capacity };
+      pool.set(key, e);
+    }
+    const mesh = e.mesh;
+    mesh.count = b.count;
+    mesh.instanceMatrix.array.set(b.matrices);
+    mesh.instanceMatrix.clearUpdateRanges();
+    mesh.instanceMatrix.addUpdateRange(0, b.count * 16);
+    mesh.instanceMatrix.needsUpdate = true;
+    if (ghost) mesh.instanceColor.array.fill(0.6, 0, b.count * 3); else mesh.instanceColor.array.set(b.colors);
+    mesh.instanceColor.clearUpdateRanges();
+    mesh.instanceColor.addUpdateRange(0, b.count * 3);
+    mesh.instanceColor.needsUpdate = true;
+    mesh.computeBoundingSphere();
+  }
+  e.mesh.material.wireframe = wireframe;
+  // What bounds, framing and picking read (the same for both kinds).
+  e.mesh.userData = { ids: b.ids, ghost, shape: b.shape, matrices: b.matrices, count: b.count };
+  return e;
+}
+
 function applyScene(sc, batches) {
-  for (const m of meshes) { content.remove(m); m.dispose(); }
-  meshes = [];
   const byModel = new Map();
   for (const b of batches) {
     const model = b.model >= 0 ? sc.models[b.model] : null;
@@ -255,16 +390,15 @@ function applyScene(sc, batches) {
       lastGood.set(model.id, (byModel.get(model.id) || []).map((b) => ({ ...b, matrices: b.matrices.slice(), colors: b.colors.slice(), ids: b.ids.slice() })));
     }
   }
+  const used = new Set();
   const draw = (b, ghost) => {
     if (b.count === 0) return;
-    const mesh = new THREE.InstancedMesh(GEOMETRY[b.shape] || GEOMETRY.Block, material(b.material, b.transparency, ghost), b.count);
-    mesh.instanceMatrix.array.set(b.matrices);
-    mesh.instanceMatrix.needsUpdate = true;
-    mesh.instanceColor = new THREE.InstancedBufferAttribute(ghost ? new Float32Array(b.count * 3).fill(0.6) : new Float32Array(b.colors), 3);
-    mesh.computeBoundingSphere();
-    mesh.userData = { ids: b.ids, ghost, shape: b.shape };
-    content.add(mesh);
-    meshes.push(mesh);
+    const model = b.model >= 0 ? sc.models[b.model].id : '-';
+    const key = `${model}/${b.shape}/${b.material}/${b.transparency}/${ghost}`;
+    const e = entryFor(key, b, ghost);
+    used.add(key);
+    if (!e.mesh.parent) content.add(e.mesh);
+    e.mesh.visible = true;
   };
   for (const b of batches) draw(b, false);
   stats.ghosts = 0;
@@ -273,24 +407,39 @@ function applyScene(sc, batches) {
       for (const b of lastGood.get(model.id)) { draw(b, true); stats.ghosts += b.count; }
     }
   }
+  // Batches gone from the scene: instanced meshes are freed; pulled ones are hidden and
+  // kept (their geometry shares the shape's buffers), to be reused when the key returns.
+  for (const [key, e] of pool) {
+    if (used.has(key)) continue;
+    if (e.pulled) { e.mesh.visible = false; } else { content.remove(e.mesh); e.mesh.dispose(); e.mesh.material.dispose(); pool.delete(key); }
+  }
+  meshes = [...pool.entries()].filter(([k]) => used.has(k)).map(([, e]) => e.mesh);
   stats.drawCalls = meshes.length;
   stats.triangles = batches.reduce((t, b) => t + b.count * TRIANGLES[b.shape], 0);
   if (!framedOnce && sc.parts > 0) { frameAll(); framedOnce = true; }
   updateSizeBox();
+  updateSelectionBox();
 }
 let framedOnce = false;
 
+// The box around parts (all, or those whose tree node passes `filter`): each part's unit
+// shape spans its matrix's axes, so its extent along X is half the sum of their |x|.
 function boundsOf(filter) {
-  const box = new THREE.Box3(), m = new THREE.Matrix4(), p = new THREE.Vector3(), s = new THREE.Vector3(), q = new THREE.Quaternion();
+  const box = new THREE.Box3();
   if (!filter) for (const t of terrainMeshes) box.union(t.geometry.boundingBox);
+  const lo = box.min, hi = box.max;
   for (const mesh of meshes) {
     if (mesh.userData.ghost) continue;
-    const a = mesh.instanceMatrix.array, ids = mesh.userData.ids;
-    for (let i = 0; i < mesh.count; i++) {
+    const a = mesh.userData.matrices, ids = mesh.userData.ids;
+    for (let i = 0; i < mesh.userData.count; i++) {
       if (filter && !filter(ids[i])) continue;
-      m.fromArray(a, i * 16).decompose(p, q, s);
-      const r = Math.max(s.x, s.y, s.z) * 0.87;
-      box.expandByPoint(p.clone().addScalar(r)).expandByPoint(p.clone().addScalar(-r));
+      const o = i * 16;
+      for (let k = 0; k < 3; k++) {
+        const h = 0.5 * (Math.abs(a[o + k]) + Math.abs(a[o + 4 + k]) + Math.abs(a[o + 8 + k])), c = a[o + 12 + k];
+        const key = k === 0 ? 'x' : k === 1 ? 'y' : 'z';
+        if (c - h < lo[key]) lo[key] = c - h;
+        if (c + h > hi[key]) hi[key] = c + h;
+      }
     }
   }
   return box;
@@ -329,6 +478,16 @@ function updateSizeBox() {
   const c = b.getCenter(new THREE.Vector3()), h = new THREE.Vector3(...m.size).multiplyScalar(0.5);
   sizeBox.box.set(c.clone().sub(h), c.clone().add(h));
   sizeBox.visible = true;
+}
+
+function updateSelectionBox() {
+  const m = selectedModel();
+  selectionBox.visible = false;
+  if (selected == null || !state || !state.nodes[selected] || (m && m.node === selected)) return;
+  const b = boundsOf((id) => { for (let n = id; n >= 0; n = state.nodes[n].parent) if (n === selected) return true; return false; });
+  if (b.isEmpty()) return;
+  selectionBox.box.copy(b);
+  selectionBox.visible = true;
 }
 
 // ----- render loop and latency marks ----------------------------------------------------
@@ -374,8 +533,7 @@ function status(text) {
   const el = $('status');
   if (text) { el.textContent = text; return; }
   if (!state) { el.textContent = 'connecting…'; return; }
-  const t = state.timing;
-  el.textContent = `instances ${state.instances} · parts ${state.parts} · triangles ${stats.triangles}${stats.terrain.triangles ? ` · terrain ${stats.terrain.triangles} triangles` : ''} · draw calls ${stats.drawCalls} · generation ${t.gen_ms.toFixed(1)} ms · ${stats.fps.toFixed(0)} fps · rev ${state.revision}`;
+  el.textContent = `instances ${state.instances} · parts ${state.parts} · triangles ${stats.triangles}${stats.terrain.triangles ? ` · terrain ${stats.terrain.triangles} triangles` : ''} · draw calls ${stats.drawCalls} · generation ${stats.generationMs.toFixed(1)} ms · ${stats.fps.toFixed(0)} fps · rev ${state.revision}`;
   $('file').textContent = state.file;
 }
 
@@ -398,12 +556,32 @@ function renderTree() {
   });
 }
 
+// The ids from node `i` up to the root.
+function pathOf(i) {
+  const ids = [];
+  for (let n = i; n != null && n >= 0; n = state.nodes[n].parent) ids.push(state.nodes[n].id);
+  return ids;
+}
+
+// A new scene: the selection is its node again, or (a regenerated part is a new instance)
+// its nearest ancestor still in the scene, or nothing.
+function reselect() {
+  if (!selectedPath) return;
+  const at = new Map(state.nodes.map((n, i) => [n.id, i]));
+  const id = selectedPath.find((x) => at.has(x));
+  selected = id === undefined ? null : at.get(id);
+  selectedPath = selected == null ? null : pathOf(selected);
+}
+
 function select(i) {
   selected = i;
+  selectedPath = i == null ? null : pathOf(i);
   needsRender = true;
   renderTree();
   renderProperties();
   updateSizeBox();
+  updateSelectionBox();
+  stats.selectionBox = selectionBox.visible;
 }
 
 function fmt(x) { return Number.isInteger(x) ? String(x) : String(Math.round(x * 1e4) / 1e4); }
@@ -581,7 +759,7 @@ $('save').onclick = () => send({ type: 'save' });
 $('save-as').onclick = () => { const p = prompt('Save as (path or file name):', state ? state.save_path : ''); if (p) send({ type: 'save', path: p }); };
 $('cancel').onclick = () => send({ type: 'cancel' });
 $('frame-all').onclick = frameAll;
-$('wireframe').onchange = (e) => { wireframe = e.target.checked; needsRender = true; materials.clear(); for (const t of terrainMeshes) t.material.wireframe = wireframe; if (state) ws.send(JSON.stringify({ type: 'resync', seq: ++seq })); };
+$('wireframe').onchange = (e) => { wireframe = e.target.checked; needsRender = true; for (const t of terrainMeshes) t.material.wireframe = wireframe; if (state) ws.send(JSON.stringify({ type: 'resync', seq: ++seq })); };
 $('screenshot').onclick = () => {
   renderer.render(scene, camera);
   renderer.domElement.toBlob((blob) => { const a = document.createElement('a'); a.href = URL.createObjectURL(blob); a.download = 'procmodel-studio.png'; a.click(); });
@@ -609,7 +787,15 @@ renderer.domElement.addEventListener('pointerup', (e) => {
   if (!down || Math.hypot(e.clientX - down[0], e.clientY - down[1]) > 4) return;
   const r = renderer.domElement.getBoundingClientRect();
   ray.setFromCamera(new THREE.Vector2(((e.clientX - r.left) / r.width) * 2 - 1, -((e.clientY - r.top) / r.height) * 2 + 1), camera);
-  const hit = ray.intersectObjects(meshes.filter((m) => !m.userData.ghost), false)[0];
+  // Every batch as an (undrawn) InstancedMesh of its unit shape: the raycaster's
+  // instanceId is the part's index in the batch.
+  const targets = meshes.filter((m) => !m.userData.ghost).map((m) => {
+    const u = m.userData, im = new THREE.InstancedMesh(GEOMETRY[u.shape] || GEOMETRY.Block, m.material, u.count);
+    im.instanceMatrix.array.set(u.matrices.subarray(0, u.count * 16));
+    im.userData = u;
+    return im;
+  });
+  const hit = ray.intersectObjects(targets, false)[0];
   if (hit && hit.instanceId != null) select(hit.object.userData.ids[hit.instanceId]);
 });
 
@@ -642,7 +828,9 @@ window.__studio = {
     }
     return { nonBackgroundFraction: other / (px.length / 16), distinctColours: colours.size, width: w, height: h };
   },
-  hideHelpers: (hide) => { grid.visible = !hide; axes.visible = !hide; sizeBox.visible = !hide; needsRender = true; },
+  // Where part `i` of the first batch is on the page (for clicking it).
+  project: (i) => { const u = meshes[0].userData, v = new THREE.Vector3(u.matrices[i * 16 + 12], u.matrices[i * 16 + 13], u.matrices[i * 16 + 14]).project(camera); const r = renderer.domElement.getBoundingClientRect(); return { x: r.left + (v.x + 1) / 2 * r.width, y: r.top + (1 - v.y) / 2 * r.height }; },
+  hideHelpers: (hide) => { grid.visible = !hide; axes.visible = !hide; sizeBox.visible = !hide; if (hide) selectionBox.visible = false; else updateSelectionBox(); needsRender = true; },
 };
 
 connect();

@@ -128,6 +128,16 @@ assert.ok(s.nonBackgroundFraction > 0.01, `pixels drawn (${s.nonBackgroundFracti
 assert.ok(s.distinctColours > 1, 'shaded, not flat');
 const tri0 = await page.evaluate(() => window.__studio.stats.triangles);
 
+// ----- click a part in the viewport: its node is selected in the tree and outlined -------
+{
+  const pt = await page.evaluate(() => window.__studio.project(4));
+  await page.mouse.click(pt.x, pt.y);
+  const picked = await page.locator('#tree .node.selected').textContent({ timeout: 5000 });
+  assert.match(picked, /^Step\d+Part/, `a step is selected, got ${picked}`);
+  assert.ok(await page.evaluate(() => window.__studio.stats.selectionBox), 'the picked part is outlined');
+  log('picked', picked);
+}
+
 // ----- attribute change in the properties panel → part count changes -------------------
 await page.getByLabel('Steps', { exact: true }).click();
 await page.getByLabel('Steps', { exact: true }).fill('20');
@@ -149,6 +159,12 @@ await page.keyboard.press('Control+Shift+Z');
 await waitParts(page, 20);
 await page.keyboard.press('Control+Z');
 await waitParts(page, 10);
+// An undo generates nothing: the status line keeps the last generation's time.
+{
+  const [text, ms] = await page.evaluate(() => [document.getElementById('status').textContent, window.__studio.stats.generationMs]);
+  assert.ok(ms > 0, `a generation time is kept (${ms})`);
+  assert.match(text, new RegExp(`generation ${ms.toFixed(1).replace('.', '\\.')} ms`), text);
+}
 log('undo/redo ok');
 
 // ----- a drag of a number field is one undo step ----------------------------------------
