@@ -198,22 +198,27 @@ fn scene_terrain_ref(dom: &mut WeakDom, create: bool) -> Result<Option<Ref>, Str
     Ok(create.then(|| dom.insert(ws, InstanceBuilder::new("Terrain").with_name("Terrain"))))
 }
 
+/// The voxels of the Terrain instance `r` (none when it has no SmoothGrid).
+fn read_terrain(dom: &WeakDom, r: Option<Ref>) -> Result<Terrain, String> {
+    match r
+        .and_then(|r| dom.get_by_ref(r))
+        .and_then(|i| i.properties.get(&"SmoothGrid".into()))
+    {
+        Some(Variant::BinaryString(b)) if !AsRef::<[u8]>::as_ref(b).is_empty() => {
+            procmodel_terrain::smoothgrid::decode(b.as_ref())
+                .map_err(|e| format!("Workspace.Terrain: {e}"))
+        }
+        _ => Ok(Terrain::new()),
+    }
+}
+
 /// Decodes the scene's Terrain voxels, lets `f` edit them and writes them back.
 fn edit_scene_terrain<R>(
     dom: &mut WeakDom,
     f: impl FnOnce(&mut Terrain, &WeakDom) -> R,
 ) -> Result<R, String> {
     let r = scene_terrain_ref(dom, true)?.ok_or("no Workspace.Terrain")?;
-    let mut t = match dom
-        .get_by_ref(r)
-        .and_then(|i| i.properties.get(&"SmoothGrid".into()))
-    {
-        Some(Variant::BinaryString(b)) if !AsRef::<[u8]>::as_ref(b).is_empty() => {
-            procmodel_terrain::smoothgrid::decode(b.as_ref())
-                .map_err(|e| format!("Workspace.Terrain: {e}"))?
-        }
-        _ => Terrain::new(),
-    };
+    let mut t = read_terrain(dom, Some(r))?;
     let out = f(&mut t, dom);
     t.compact();
     let grid = procmodel_terrain::smoothgrid::encode(&t);
@@ -436,6 +441,10 @@ impl Book {
         if let Some((other, cell)) = overlap(&self.layers, &voxels, model) {
             return Err(overlap_message(dom, other, cell));
         }
+        // The merge must not fail once the results are swapped in: the scene's Terrain has
+        // to be there to write, and readable.
+        let scene = scene_terrain_ref(dom, true)?;
+        read_terrain(dom, scene).map_err(|e| format!("terrain: {e}"))?;
         set_record(dom, folder, placement, &Terrain::new())
     }
 
@@ -472,7 +481,7 @@ impl Book {
         let layers = &mut self.layers;
         let mut conflicts = Vec::new();
         let mut records = Vec::new();
-        edit_scene_terrain(dom, |t, _| {
+        let edited = edit_scene_terrain(dom, |t, _| {
             for l in &removed {
                 each_voxel(&l.voxels, |c, _| t.set(c, l.under.get(c)));
             }
@@ -495,7 +504,13 @@ impl Book {
                     under,
                 });
             }
-        })?;
+        });
+        if let Err(e) = edited {
+            // The Terrain could not be read: nothing was written, so the removed layers are
+            // still in it (a later sync gives their cells back).
+            self.layers.extend(removed.into_iter().rev());
+            return Err(e);
+        }
         for (folder, _, record) in records {
             crate::apply::set_attribute(
                 dom,

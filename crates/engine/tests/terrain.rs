@@ -593,9 +593,41 @@ fn r12_4_example_terraced_plateau_raises_terraces_and_carves_a_crater() {
     // The crater: the summit's centre is carved out (radius 20 at y = 32).
     assert_eq!(column_top(0), Some(2), "crater floor");
     assert_eq!(column_top(6), Some(7), "crater rim");
+    // Parts go with the voxels: the posts on the summit, placed as the voxels are.
+    let posts = e.with_dom(|d| {
+        d.descendants_of(m)
+            .filter(|i| i.class == "Part" && i.name.starts_with("Post"))
+            .count()
+    });
+    assert_eq!(posts, 8);
     // Without a crater the centre stands to the summit.
     set_num(&mut e, m, "CraterRadius", 0.0);
     ok(&e.step());
     let t = voxels(&e);
     assert_eq!(top(&t, 0), Some(7));
+}
+
+#[test]
+fn r12_4_a_damaged_scene_terrain_fails_the_model_naming_it() {
+    let mut e = engine(1);
+    let g = module(&mut e, "Block", BLOCK);
+    hand_made(&mut e, &floor());
+    let t = terrain_ref(&e).unwrap();
+    e.host().with_dom_mut(|d| {
+        d.get_by_ref_mut(t).unwrap().properties.insert(
+            "SmoothGrid".into(),
+            BinaryString::from(vec![1u8, 5, 0, 0, 0]).into(),
+        );
+    });
+    model(&mut e, "Plateau", g, [0.0, 0.0, 0.0], &[]);
+    let r = e.step();
+    assert!(!r[0].ok);
+    let msg = r[0].error.as_deref().unwrap();
+    assert!(msg.contains("Workspace.Terrain: SmoothGrid"), "{msg}");
+    // The error placeholder, not the results.
+    let placeholder = e.with_dom(|d| {
+        d.descendants_of(r[0].model)
+            .any(|i| i.name == "GenerationErrorPlaceholder")
+    });
+    assert!(placeholder);
 }

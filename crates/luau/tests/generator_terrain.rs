@@ -1,7 +1,7 @@
 //! `params.Terrain` (issue #12 item 4): a generator's own Terrain in its local space, handed
 //! to the run's results as a `GeneratedTerrain` TerrainRegion; the scene's Terrain untouched.
 
-use procmodel_luau::{GENERATED_TERRAIN, Host, HostConfig, RunInputs};
+use procmodel_luau::{GENERATED_TERRAIN, Host, HostConfig, HostError, RunInputs};
 use procmodel_terrain::{Material, Terrain, smoothgrid};
 use rbx_types::{Ref, Variant};
 
@@ -20,7 +20,12 @@ fn run(source: &str) -> (Host, Result<Ref, String>) {
     let out = h
         .run_generator(&g, &RunInputs::default())
         .map(|o| o.container)
-        .map_err(|e| e.to_string());
+        .map_err(|e| match e {
+            HostError::Script { message, traceback } => {
+                format!("{message}\n{}", traceback.unwrap_or_default())
+            }
+            other => other.to_string(),
+        });
     (h, out)
 }
 
@@ -120,5 +125,8 @@ return G
         e.contains("Terrain:WriteVoxels: materials must be a 2x1x1 array"),
         "{e}"
     );
-    assert!(e.contains(":5:"), "the line of the call: {e}");
+    assert!(
+        e.contains(":5: in function 'OnGenerate'"),
+        "the line of the call: {e}"
+    );
 }
