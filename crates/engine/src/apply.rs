@@ -179,6 +179,9 @@ pub struct Produced {
     pub defaults: Vec<(String, Variant)>,
     /// Steps 2–3 (PivotTo, ScaleTo) already done where the run happened (see [`place`]).
     pub placed: bool,
+    /// The move [`place`] gave the results (None for results that came placed, as a cache's
+    /// do: then the model's pivot).
+    pub delta: Option<glam::Affine3A>,
 }
 
 /// Reads the generator, params (Size normalised by Scale, attributes) and sandbox state.
@@ -253,6 +256,7 @@ pub fn produce(
         primary_part: out.primary_part,
         defaults: generator.attributes.clone().unwrap_or_default(),
         placed: false,
+        delta: None,
     })
 }
 
@@ -281,6 +285,7 @@ pub fn start(
             primary_part: out.primary_part,
             defaults,
             placed: false,
+            delta: None,
         }),
         procmodel_luau::RunState::Suspended => Started::Pending(pending, defaults),
     })
@@ -368,8 +373,10 @@ pub fn apply_output(
 
 /// Steps 2–3 of applying a run: PivotTo the model's pivot, then undo the scale normalisation.
 /// They depend only on the model's pivot and scale, so a worker VM does them on its copy of
-/// the scene (in parallel) and the engine's serial part is left with the swap.
-pub fn place(dom: &mut WeakDom, model: Ref, out: &Produced) {
+/// the scene (in parallel) and the engine's serial part is left with the swap. Returns the
+/// move given to the results (their own pivot onto the model's), which places their voxels
+/// too.
+pub fn place(dom: &mut WeakDom, model: Ref, out: &Produced) -> glam::Affine3A {
     let folder = out.container;
     // 2. position the results with PivotTo at the model's pivot: the results' own pivot
     //    (their PrimaryPart if SetPrimaryPart chose one, else the origin they were built
@@ -405,6 +412,7 @@ pub fn place(dom: &mut WeakDom, model: Ref, out: &Produced) {
             .unwrap_or_default();
         procmodel_dom::scale_about(dom, &children, glam::Vec3::from(pivot.translation), scale);
     }
+    delta
 }
 
 /// The bit of a `SecurityCapability` (by name) in a `SecurityCapabilities` value: 1 << its

@@ -244,6 +244,7 @@ impl crate::Engine {
                         primary_part: hit.primary_part,
                         defaults: hit.attributes,
                         placed: true,
+                        delta: None,
                     };
                     // What placing would have done to the model itself.
                     self.host

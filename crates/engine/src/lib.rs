@@ -14,6 +14,7 @@ mod fingerprint;
 mod parallel;
 pub mod provenance;
 mod scene;
+pub mod terrain;
 mod undo;
 
 pub mod thread;
@@ -130,7 +131,25 @@ pub(crate) struct EngineState {
     cache_keys: HashMap<Ref, [u8; 32]>,
     /// Bumped whenever a ModuleScript's code is replaced (see [`Engine::code_revision`]).
     code_revision: u64,
+    /// The models' voxels merged into the scene's Terrain (`terrain.rs`).
+    terrain: terrain::Book,
 }
+
+/// A parallel step's finished runs, applied in the models' order.
+struct InOrder<'a> {
+    models: &'a [Ref],
+    next: usize,
+    ready: HashMap<Ref, (ParallelResult, Duration)>,
+}
+
+type ParallelResult = Result<
+    (
+        apply::Prepared,
+        apply::Produced,
+        Option<rbx_dom_weak::WeakDom>,
+    ),
+    String,
+>;
 
 /// A generation that waits for a later frame.
 struct InFlight {
@@ -180,6 +199,7 @@ impl Engine {
             in_flight: HashMap::new(),
             cache_keys: HashMap::new(),
             code_revision: 0,
+            terrain: terrain::Book::default(),
         }));
         Engine { host, state }
     }
@@ -219,6 +239,8 @@ impl Engine {
         })));
         let result = self.host.run_script_file(path);
         self.host.set_frame_hook(None);
+        // Models the script removed give their voxels back before anything is saved.
+        self.sync_terrain(terrain::Discover::Nothing);
         result?;
         Ok(())
     }
@@ -263,6 +285,8 @@ impl Engine {
     }
 
     fn adopt_loaded(&mut self) {
+        let book = self.host.with_dom_ref(terrain::Book::adopt);
+        self.st().terrain = book;
         for m in self.models() {
             let dirty = self.is_dirty(m);
             let fp = self.fingerprint(m);
@@ -484,6 +508,8 @@ impl Engine {
             dom.transfer_within(inst, Ref::none());
             Ok(())
         })?;
+        // A removed model's voxels go with it.
+        self.sync_terrain(terrain::Discover::Nothing);
         // Removing a model (or an ancestor) cancels its generation.
         let models = self.models();
         let flying: Vec<Ref> = self.st().in_flight.keys().copied().collect();
@@ -554,6 +580,9 @@ impl Engine {
         // The frame (and its budget) starts before runs in flight continue: they share it
         // with the runs this frame begins.
         let _ = self.host.begin_frame(budget);
+        // Models removed or brought back since the last frame (by scripts, by the front
+        // end) take their voxels with them.
+        self.sync_terrain(terrain::Discover::Nothing);
         reports.extend(self.advance_in_flight());
         // Pass 0 looks at the whole scene; a later pass only inside the models the pass
         // before generated, where their results may have brought nested models.
@@ -715,11 +744,36 @@ impl Engine {
         held: Option<rbx_dom_weak::WeakDom>,
     ) -> Result<usize, String> {
         let state = self.state.clone();
+        let mut produced = produced;
         let result = self.host.with_dom_mut(|dom| {
             if let Some(mut held) = held {
                 // Move the results (referents kept) next to the model, then apply.
                 held.transfer(produced.container, dom, model);
                 dom.transfer_within(produced.container, Ref::none());
+            }
+            if !produced.placed {
+                produced.delta = Some(apply::place(dom, model, &produced));
+                produced.placed = true;
+            }
+            // The voxels the run wrote: placed as its parts were, refused before the swap
+            // when they cannot be placed or overlap another model's.
+            let delta = produced
+                .delta
+                .unwrap_or_else(|| apply::pin_pivot(dom, model));
+            let scale = dom
+                .get_by_ref(model)
+                .map(procmodel_dom::model_scale)
+                .unwrap_or(1.0);
+            let checked =
+                state
+                    .borrow()
+                    .terrain
+                    .check_new(dom, model, produced.container, &delta, scale);
+            if let Err(e) = checked {
+                if dom.get_by_ref(produced.container).is_some() {
+                    dom.destroy(produced.container);
+                }
+                return Err(e);
             }
             apply::apply_output(dom, model, prepared, produced, &mut |dom, old| {
                 state.borrow_mut().undo.retire(dom, model, old)
@@ -799,6 +853,7 @@ impl Engine {
                         primary_part: out.primary_part,
                         defaults: std::mem::take(&mut f.defaults),
                         placed: false,
+                        delta: None,
                     };
                     reports.push(self.complete(m, &f.prepared, produced, f.started));
                 }
@@ -821,11 +876,10 @@ impl Engine {
     }
 
     /// Generates `models` on `jobs` VMs — the engine's own and `jobs - 1` worker threads, each
-    /// over a copy of the scene (same referents). The engine's VM applies each result as soon
-    /// as it is there (its own at once, the workers' as they send them), so applying overlaps
-    /// generating; results of different models touch disjoint parts of the tree, so the order
-    /// they are applied in does not change the scene. Reports come back in the order of
-    /// `models`.
+    /// over a copy of the scene (same referents). The engine's VM applies results between its
+    /// own runs, in the order of `models` (a result waits for those before it), so applying
+    /// overlaps generating and the scene — voxels of overlapping models included — does not
+    /// depend on which VM finished first. Reports come back in the order of `models`.
     fn generate_parallel(&mut self, all: &[Ref], jobs: usize, max_depth: usize) -> Vec<Report> {
         let (mut reports, misses) = self.cached_all(all);
         let models = &misses[..];
@@ -851,20 +905,35 @@ impl Engine {
         drop(tx);
         let mut required = std::mem::take(&mut self.st().required);
         let host = self.host.clone();
+        // Results are applied in the order of `models` (each as soon as it and those before
+        // it are there): overlapping voxels make the order matter, and it must not depend on
+        // which VM finished first.
+        let mut order = InOrder {
+            models,
+            next: 0,
+            ready: HashMap::new(),
+        };
         while let Some(m) = queue.take() {
             let (m, result, elapsed) = parallel::run_one(&host, m, &mut required);
-            let own = result.map(|(p, o)| (p, o, None));
-            let r = self.apply_parallel(m, own, elapsed, max_depth);
-            reports.insert(m, r);
+            order
+                .ready
+                .insert(m, (result.map(|(p, o)| (p, o, None)), elapsed));
             while let Ok(f) = rx.try_recv() {
-                let r = self.apply_parallel(f.model, f.result, f.elapsed, max_depth);
-                reports.insert(f.model, r);
+                order.ready.insert(f.model, (f.result, f.elapsed));
             }
+            self.apply_in_order(&mut order, &mut reports, max_depth);
         }
         // The queue is empty: apply what the workers still send until they are done.
         for f in rx {
-            let r = self.apply_parallel(f.model, f.result, f.elapsed, max_depth);
-            reports.insert(f.model, r);
+            order.ready.insert(f.model, (f.result, f.elapsed));
+            self.apply_in_order(&mut order, &mut reports, max_depth);
+        }
+        // Models whose worker died leave a gap: apply the rest after it.
+        while let Some(m) = order.models.get(order.next) {
+            if !order.ready.contains_key(m) {
+                order.next += 1;
+            }
+            self.apply_in_order(&mut order, &mut reports, max_depth);
         }
         self.st().required = required;
         all.iter()
@@ -878,6 +947,23 @@ impl Engine {
                 }
             })
             .collect()
+    }
+
+    /// Applies the results waiting in `order` whose turn has come.
+    fn apply_in_order(
+        &mut self,
+        order: &mut InOrder<'_>,
+        reports: &mut HashMap<Ref, Report>,
+        max_depth: usize,
+    ) {
+        while let Some(&m) = order.models.get(order.next) {
+            let Some((result, elapsed)) = order.ready.remove(&m) else {
+                break;
+            };
+            order.next += 1;
+            let r = self.apply_parallel(m, result, elapsed, max_depth);
+            reports.insert(m, r);
+        }
     }
 
     /// Applies one parallel run's results (`held`: the tree they were moved into, for a
@@ -924,6 +1010,14 @@ impl Engine {
     /// from (fingerprinted after applying — filling in default attributes is not a change) and
     /// the results joining the undo step that caused the run.
     fn finish(&mut self, model: Ref, outcome: Result<usize, String>, elapsed: Duration) -> Report {
+        // The old results' voxels give way to the new ones' (or to what was under them).
+        let outcome = match (
+            self.sync_terrain(terrain::Discover::Models(&[model])),
+            outcome,
+        ) {
+            (Some(e), Ok(_)) => Err(e),
+            (_, outcome) => outcome,
+        };
         self.record_and_fill(model, outcome.is_ok());
         let fp = self.fingerprint(model);
         self.st().states.entry(model).or_default().applied = Some(fp);
@@ -973,6 +1067,7 @@ impl Engine {
         };
         // Fails only when the VM's registry is gone, which the next run reports.
         let _ = self.replace_code(&states);
+        self.sync_terrain(terrain::Discover::All);
         self.resync(&states);
         true
     }
@@ -985,8 +1080,40 @@ impl Engine {
         };
         // Fails only when the VM's registry is gone, which the next run reports.
         let _ = self.replace_code(&states);
+        self.sync_terrain(terrain::Discover::All);
         self.resync(&states);
         true
+    }
+
+    /// Brings the scene's Terrain in line with the results now in the scene (see
+    /// `terrain.rs`): a model whose voxels cannot come back because another model owns one
+    /// of their cells is marked dirty, so its next generation reports the overlap. Returns
+    /// the error when the scene's Terrain cannot be read.
+    fn sync_terrain(&mut self, discover: terrain::Discover) -> Option<String> {
+        let idle = {
+            let st = self.st();
+            // Nothing merged, and nothing that could be: no scene walk at all.
+            let none = st.terrain.is_empty()
+                && (matches!(discover, terrain::Discover::Nothing) || !self.host.may_have_models());
+            none || !self
+                .host
+                .with_dom_ref(|d| st.terrain.needs_sync(d, discover))
+        };
+        if idle {
+            return None;
+        }
+        let mut book = std::mem::take(&mut self.st().terrain);
+        let result = self.host.with_dom_mut(|dom| book.sync(dom, discover));
+        self.st().terrain = book;
+        match result {
+            Ok(conflicts) => {
+                for m in conflicts {
+                    self.host.with_dom_mut(|dom| apply::set_dirty(dom, m, true));
+                }
+                None
+            }
+            Err(e) => Some(e),
+        }
     }
 
     fn resync(&mut self, models: &[Ref]) {

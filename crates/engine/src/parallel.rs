@@ -76,7 +76,7 @@ pub fn run_one(
         .with_dom_ref(|d| apply::prepare(d, m))
         .and_then(|p| apply::produce(host, &p, required).map(|o| (p, o)))
         .map(|(p, mut o)| {
-            host.with_dom_mut(|d| apply::place(d, m, &o));
+            o.delta = Some(host.with_dom_mut(|d| apply::place(d, m, &o)));
             o.placed = true;
             (p, o)
         });

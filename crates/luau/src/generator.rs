@@ -142,9 +142,6 @@ impl Host {
         inputs: &RunInputs,
     ) -> Result<RunOutput, HostError> {
         let lua = &self.lua;
-        let params = self
-            .build_params(generator, inputs)
-            .map_err(|e| self.script_error(&e))?;
         let container = {
             let mut c = ctx(lua).map_err(|e| HostError::script(&e))?;
             // Limits are per run.
@@ -157,6 +154,16 @@ impl Host {
                 InstanceBuilder::new("GeneratedFolder").with_name("GeneratedFolder"),
             )
         };
+        let params = match self.build_params(generator, inputs, container) {
+            Ok(p) => p,
+            Err(e) => {
+                if let Ok(mut c) = ctx(lua) {
+                    c.outside_write_locked = false;
+                }
+                self.discard(container);
+                return Err(self.script_error(&e));
+            }
+        };
         let container_ud = self
             .instance_value(container)
             .map_err(|e| HostError::script(&e))?;
@@ -167,7 +174,15 @@ impl Host {
         if let Ok(mut c) = ctx(lua) {
             c.outside_write_locked = false;
         }
-        let (_, leaked) = result.map_err(|e| self.script_error(&e))?;
+        let (_, leaked) = match result {
+            Ok(x) => x,
+            Err(e) => {
+                let err = self.script_error(&e);
+                self.discard(container);
+                return Err(err);
+            }
+        };
+        self.emit_terrain(container)?;
         let primary_part = self.with_dom_ref(|dom| {
             match dom
                 .get_by_ref(container)
@@ -192,15 +207,19 @@ impl Host {
         generator: &Generator,
         inputs: &RunInputs,
     ) -> Result<(PendingRun, RunState), HostError> {
-        let params = self
-            .build_params(generator, inputs)
-            .map_err(|e| self.script_error(&e))?;
         let container = {
             let mut c = ctx(&self.lua).map_err(|e| HostError::script(&e))?;
             c.dom.insert(
                 Ref::none(),
                 InstanceBuilder::new("GeneratedFolder").with_name("GeneratedFolder"),
             )
+        };
+        let params = match self.build_params(generator, inputs, container) {
+            Ok(p) => p,
+            Err(e) => {
+                self.discard(container);
+                return Err(self.script_error(&e));
+            }
         };
         let container_ud = self
             .instance_value(container)
@@ -294,6 +313,10 @@ impl Host {
                 let leaked =
                     group.map_or(0, |g| crate::task::end_leaked(&self.lua, g).unwrap_or(0));
                 let container = pending.container;
+                if let Err(e) = self.emit_terrain(container) {
+                    self.discard(container);
+                    return Err(e);
+                }
                 let primary_part = self.with_dom_ref(|dom| {
                     match dom
                         .get_by_ref(container)
@@ -321,7 +344,36 @@ impl Host {
         }
     }
 
+    /// Moves the voxels the run wrote through `params.Terrain` into its results: a
+    /// TerrainRegion named [`crate::GENERATED_TERRAIN`] whose `SmoothGrid` holds them in the
+    /// model's local space (nothing when the run wrote none).
+    fn emit_terrain(&self, container: Ref) -> Result<(), HostError> {
+        let taken = crate::classes::take_generator_terrain(&self.lua, container)
+            .map_err(|e| HostError::script(&e))?;
+        let Some(mut voxels) = taken else {
+            return Ok(());
+        };
+        voxels.compact();
+        if voxels.is_empty() {
+            return Ok(());
+        }
+        let grid = procmodel_terrain::smoothgrid::encode(&voxels);
+        self.with_dom_mut(|dom| {
+            if dom.get_by_ref(container).is_some() {
+                dom.insert(
+                    container,
+                    InstanceBuilder::new("TerrainRegion")
+                        .with_name(crate::GENERATED_TERRAIN)
+                        .with_property("SmoothGrid", rbx_types::BinaryString::from(grid)),
+                );
+            }
+        });
+        Ok(())
+    }
+
     fn discard(&self, container: Ref) {
+        // The run's params.Terrain, if it made one, goes with it.
+        let _ = crate::classes::take_generator_terrain(&self.lua, container);
         self.with_dom_mut(|dom| {
             if dom.get_by_ref(container).is_some() {
                 dom.destroy(container);
@@ -329,7 +381,12 @@ impl Host {
         });
     }
 
-    fn build_params(&self, generator: &Generator, inputs: &RunInputs) -> mlua::Result<Table> {
+    fn build_params(
+        &self,
+        generator: &Generator,
+        inputs: &RunInputs,
+        container: Ref,
+    ) -> mlua::Result<Table> {
         let lua = &self.lua;
         let attrs = lua.create_table()?;
         let given = |name: &str| {
@@ -362,6 +419,18 @@ impl Host {
         params.raw_set("Attributes", attrs)?;
         params.raw_set("Size", procmodel_luau_types::Vector3(inputs.size).value())?;
         params.raw_set("Pause", self.core().pause.clone())?;
+        // `params.Terrain`: made on first read (see `classes/terrain.rs`), then a plain field.
+        let meta = lua.create_table_with_capacity(0, 1)?;
+        let index = lua.create_function(move |lua, (t, k): (Table, Value)| {
+            if matches!(&k, Value::String(s) if s.as_bytes() == "Terrain".as_bytes()) {
+                let v = crate::classes::generator_terrain(lua, container)?;
+                t.raw_set("Terrain", v.clone())?;
+                return Ok(v);
+            }
+            Ok(Value::Nil)
+        })?;
+        meta.raw_set("__index", index)?;
+        params.set_metatable(Some(meta))?;
         Ok(params)
     }
 

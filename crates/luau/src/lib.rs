@@ -24,6 +24,7 @@ mod task;
 mod toolkit;
 mod watchdog;
 
+pub use classes::GENERATED_TERRAIN;
 pub use classes::method_names as instance_methods;
 pub use context::{LogLevel, LogLine};
 pub use error::HostError;

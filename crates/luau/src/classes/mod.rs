@@ -14,7 +14,11 @@ mod services;
 mod terrain;
 
 pub(crate) use instance::count_new_instance;
-pub(crate) use terrain::{edit_voxels, fill_block_direct, flush_terrain, workspace_terrain};
+pub use terrain::GENERATED_TERRAIN;
+pub(crate) use terrain::{
+    edit_voxels, fill_block_direct, flush_terrain, generator_terrain, take_generator_terrain,
+    workspace_terrain,
+};
 
 use crate::context::ctx;
 use crate::instance::{Instance, not_member};

@@ -7,6 +7,12 @@
 //! (app data); every DOM read from outside the VM first writes changed voxels back
 //! ([`flush_terrain`]), so saved places carry them. TerrainRegions made by `CopyRegion` keep
 //! their voxels the same way for `PasteRegion` (they are not encoded into saved files).
+//!
+//! A generator's `params.Terrain` is a Terrain of its own: an orphan Terrain instance whose
+//! voxels start empty and live in the same store, so every method above works on it
+//! unchanged, in the model's local space. When the run ends [`take_generator_terrain`] hands
+//! its voxels to the host, which stores them in the results ([`GENERATED_TERRAIN`]); the
+//! engine merges them into the scene's Terrain.
 
 use super::MethodTable;
 use crate::context::{Ctx, ctx};
@@ -24,6 +30,67 @@ use rustc_hash::FxHashMap;
 struct Store {
     terrains: FxHashMap<Ref, Loaded>,
     regions: FxHashMap<Ref, TerrainRegion>,
+    /// Per running generation (its targetContainer), the Terrain its `params.Terrain` is
+    /// (kept when `terrains` is forgotten: the voxels then live in the orphan's SmoothGrid).
+    scratch: FxHashMap<Ref, Ref>,
+}
+
+/// Name of the TerrainRegion a run's results carry its `params.Terrain` voxels in (local
+/// space, in its `SmoothGrid`).
+pub const GENERATED_TERRAIN: &str = "GeneratedTerrain";
+
+/// `params.Terrain` of the run whose targetContainer is `container`: made on first use, an
+/// orphan Terrain with no voxels (so a generator that never touches it pays nothing).
+pub(crate) fn generator_terrain(lua: &Lua, container: Ref) -> mlua::Result<Value> {
+    let existing = store(lua)?.scratch.get(&container).copied();
+    let r = match existing {
+        Some(r) => r,
+        None => {
+            let r = ctx(lua)?.dom.insert(
+                Ref::none(),
+                rbx_dom_weak::InstanceBuilder::new("Terrain").with_name("Terrain"),
+            );
+            let mut s = store(lua)?;
+            s.scratch.insert(container, r);
+            s.terrains.insert(
+                r,
+                Loaded {
+                    terrain: Terrain::new(),
+                    colors: MaterialColors::default(),
+                    dirty: false,
+                },
+            );
+            r
+        }
+    };
+    ctx(lua)?.push(r)
+}
+
+/// Ends the `params.Terrain` of the run whose targetContainer is `container`: its voxels
+/// (None when the run never used it), and the orphan Terrain instance is destroyed.
+pub(crate) fn take_generator_terrain(lua: &Lua, container: Ref) -> mlua::Result<Option<Terrain>> {
+    let (r, loaded) = {
+        let mut s = store(lua)?;
+        let Some(r) = s.scratch.remove(&container) else {
+            return Ok(None);
+        };
+        let loaded = s.terrains.remove(&r);
+        (r, loaded)
+    };
+    let mut c = ctx(lua)?;
+    let terrain = match loaded {
+        Some(l) => l.terrain,
+        // Forgotten since (the DOM was read from outside mid-run): written back first.
+        None => decode(&c, r).map_err(mlua::Error::runtime)?.terrain,
+    };
+    if c.dom.get_by_ref(r).is_some() {
+        c.dom.destroy(r);
+    }
+    Ok(Some(terrain))
+}
+
+fn is_generator_terrain(lua: &Lua, r: Ref) -> mlua::Result<bool> {
+    Ok(store(lua)?.scratch.values().any(|&t| t == r))
 }
 
 struct Loaded {
@@ -651,6 +718,11 @@ pub fn register(m: &mut MethodTable) {
         "SetMaterialColor",
         |lua, this, (mat, color): (Value, Color3)| {
             let mat = material(&mat, "SetMaterialColor", "material")?;
+            if is_generator_terrain(lua, this.r)? {
+                return Err(mlua::Error::runtime(
+                    "Terrain:SetMaterialColor: params.Terrain holds voxels only; material colours belong to workspace.Terrain",
+                ));
+            }
             if matches!(mat, Material::Air | Material::Water) {
                 return Err(mlua::Error::runtime(format!(
                     "Terrain:SetMaterialColor: {} has no colour to set",
