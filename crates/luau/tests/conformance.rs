@@ -4,8 +4,12 @@ use procmodel_luau::{Host, HostConfig};
 use std::path::Path;
 
 fn run_script(path: &Path) -> Result<(), String> {
+    // The scripts assert behaviour, not speed: a debug build on a loaded machine runs the
+    // heavier ones (the L-system work limits) for several seconds with no yield, so the
+    // no-yield timeout is far above the default here (the trust tests test the timeout).
     let mut host = Host::new(HostConfig {
         echo_output: false,
+        timeout: std::time::Duration::from_secs(120),
         ..HostConfig::default()
     })
     .map_err(|e| e.to_string())?;
