@@ -128,6 +128,9 @@ pub(crate) struct EngineState {
     on_report: Option<Box<dyn FnMut(&Report)>>,
     /// Cache keys of runs in progress (filled when they succeed).
     cache_keys: HashMap<Ref, [u8; 32]>,
+    /// Models whose results were just applied from the cache (their provenance came with
+    /// them).
+    from_cache: std::collections::HashSet<Ref>,
 }
 
 /// A generation that waits for a later frame.
@@ -177,6 +180,7 @@ impl Engine {
             on_report: None,
             in_flight: HashMap::new(),
             cache_keys: HashMap::new(),
+            from_cache: std::collections::HashSet::new(),
         }));
         Engine { host, state }
     }
