@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The determinism matrix (issue 14): locks every example generator and a multi-model scene
-# with --jobs 1 and 2, at each noise SIMD level PROCMODEL_SIMD can force, in a debug and a
-# release build, and requires one identical lockfile per input. Not part of .ci/run (a
-# release build of the workspace does not fit its time budget; scripts/test.sh runs the debug
-# half with the binary the test suite built); run it before a release:
-#   ./scripts/determinism.sh            (or: ./scripts/determinism.sh debug   for one build)
-# PROCMODEL_BIN=path uses that binary for a single profile instead of building one.
+# with --jobs 1 and 2, at each noise SIMD level PROCMODEL_SIMD can force, in a debug and an
+# optimised build, and requires one identical lockfile per input across all of them (the
+# optimised build's lockfiles are compared with the debug build's). scripts/test.sh runs it
+# (so .ci/run does) with the binaries it built:
+#   ./scripts/determinism.sh                  both profiles, building what is missing
+#   ./scripts/determinism.sh debug            one profile
+# PROCMODEL_BIN_DEBUG=path / PROCMODEL_BIN_RELEASE=path use those binaries instead of
+# building one (PROCMODEL_BIN=path: the binary for a single profile).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 profiles=${1:-"debug release"}
@@ -41,7 +43,14 @@ LUAU
 } > "$work/scene-full.luau"
 first=""
 for profile in $profiles; do
-    if [ -n "${PROCMODEL_BIN:-}" ]; then
+    given=""
+    case $profile in
+        debug) given=${PROCMODEL_BIN_DEBUG:-} ;;
+        release) given=${PROCMODEL_BIN_RELEASE:-} ;;
+    esac
+    if [ -n "$given" ]; then
+        bin="$given"
+    elif [ -n "${PROCMODEL_BIN:-}" ]; then
         bin="$PROCMODEL_BIN"
     else
         flag=""; [ "$profile" = release ] && flag="--release"

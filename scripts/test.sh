@@ -13,6 +13,14 @@ fi
 XDG_CACHE_HOME="$(mktemp -d)"
 export XDG_CACHE_HOME
 cargo test --workspace "$@"
-# The determinism matrix (one lockfile per input across SIMD levels and --jobs 1/2), its debug
-# half, with the binary the suite just built.
-PROCMODEL_BIN="${CARGO_TARGET_DIR:-target}/debug/procmodel" ./scripts/determinism.sh debug
+# The determinism matrix (one lockfile per input across SIMD levels and --jobs 1/2): the debug
+# binary the suite just built, and an optimised one (the point: optimised float code gives
+# the same bytes), compared with each other.
+build_flags=()
+for a in "$@"; do
+    case $a in --locked | --frozen | --offline) build_flags+=("$a") ;; esac
+done
+cargo build --release -p procmodel ${build_flags[@]+"${build_flags[@]}"}
+target="${CARGO_TARGET_DIR:-target}"
+PROCMODEL_BIN_DEBUG="$target/debug/procmodel" PROCMODEL_BIN_RELEASE="$target/release/procmodel" \
+    ./scripts/determinism.sh "debug release"

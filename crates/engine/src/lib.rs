@@ -133,6 +133,9 @@ pub(crate) struct EngineState {
     code_revision: u64,
     /// The models' voxels merged into the scene's Terrain (`terrain.rs`).
     terrain: terrain::Book,
+    /// Models whose results were just applied from the cache (their provenance came with
+    /// them).
+    from_cache: std::collections::HashSet<Ref>,
 }
 
 /// A parallel step's finished runs, applied in the models' order.
@@ -200,6 +203,7 @@ impl Engine {
             cache_keys: HashMap::new(),
             code_revision: 0,
             terrain: terrain::Book::default(),
+            from_cache: std::collections::HashSet::new(),
         }));
         Engine { host, state }
     }

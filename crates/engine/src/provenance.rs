@@ -28,6 +28,10 @@ use rbx_types::{Ref, Variant};
 /// lockfiles of another epoch are never trusted.
 pub const EPOCH: u32 = 1;
 
+/// The version of the result cache's entry format (`cache.rs`), part of every cache key:
+/// entries written in another format are never looked up, so never misread.
+pub const CACHE_FORMAT: u32 = 3;
+
 /// Attribute of a GeneratedFolder: the inputs it was made from.
 pub const INPUTS_ATTRIBUTE: &str = "ProcmodelInputs";
 /// Attribute of a GeneratedFolder: the content hash of its children.
@@ -106,6 +110,7 @@ impl Inputs {
         let mut h = blake3::Hasher::new();
         h.update(b"procmodel-cache-key\0");
         h.update(&EPOCH.to_le_bytes());
+        h.update(&CACHE_FORMAT.to_le_bytes());
         for p in &self.parts {
             h.update(&(p.name.len() as u64).to_le_bytes());
             h.update(p.name.as_bytes());

@@ -13,7 +13,7 @@
 //! are collected as warnings ([`DirCache::take_warnings`]) for the front end to show.
 
 use procmodel_engine::ResultCache;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -213,7 +213,18 @@ impl DirCache {
 impl ResultCache for DirCache {
     fn get(&self, key: &[u8; 32]) -> Option<Vec<u8>> {
         let path = self.entry_path(key);
-        let bytes = match std::fs::read(&path) {
+        // The header and the payload are read apart, so the payload is returned as it was
+        // read (no copy of a large entry to drop its header).
+        let read = || -> std::io::Result<(Vec<u8>, Vec<u8>)> {
+            let mut f = std::fs::File::open(&path)?;
+            let size = usize::try_from(f.metadata()?.len()).unwrap_or(usize::MAX);
+            let mut head = vec![0; HEADER.min(size)];
+            f.read_exact(&mut head)?;
+            let mut payload = Vec::with_capacity(size - head.len());
+            f.read_to_end(&mut payload)?;
+            Ok((head, payload))
+        };
+        let (head, payload) = match read() {
             Ok(b) => b,
             Err(e) => {
                 if e.kind() != std::io::ErrorKind::NotFound {
@@ -224,17 +235,17 @@ impl ResultCache for DirCache {
             }
         };
         let check = || -> Result<(), String> {
-            if bytes.len() < HEADER || &bytes[..8] != FILE_MAGIC {
+            if head.len() < HEADER || &head[..8] != FILE_MAGIC {
                 return Err("not a procmodel cache file".into());
             }
-            let len = u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes"));
-            if len != (bytes.len() - HEADER) as u64 {
+            let len = u64::from_le_bytes(head[8..16].try_into().expect("8 bytes"));
+            if len != payload.len() as u64 {
                 return Err(format!(
                     "{} payload bytes, header says {len}",
-                    bytes.len() - HEADER
+                    payload.len()
                 ));
             }
-            if blake3::hash(&bytes[HEADER..]).as_bytes() != &bytes[16..48] {
+            if blake3::hash(&payload).as_bytes() != &head[16..48] {
                 return Err("payload hash mismatch".into());
             }
             Ok(())
@@ -249,9 +260,7 @@ impl ResultCache for DirCache {
             let _ = f.set_modified(std::time::SystemTime::now());
         }
         self.hits.fetch_add(1, Ordering::Relaxed);
-        let mut bytes = bytes;
-        bytes.drain(..HEADER);
-        Some(bytes)
+        Some(payload)
     }
 
     fn put(&self, key: &[u8; 32], entry: &[u8]) {
