@@ -1,6 +1,7 @@
 //! Benchmarks: surface-nets meshing against the `fast-surface-nets` crate on the same padded
 //! 34³ chunks of a heightmap world, and world generation (height + zones + materials) in
-//! columns per second on one thread and on the rayon pool.
+//! columns per second on one thread and on the rayon pool, and `Terrain.SmoothGrid` encoding of a
+//! 4096 × 4096-stud world in MB/s.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use fast_surface_nets::ndshape::{ConstShape, ConstShape3u32};
@@ -138,12 +139,45 @@ fn columns(c: &mut Criterion) {
     g.finish();
 }
 
+/// `Terrain.SmoothGrid` encoding of a 4096 × 4096-stud world (1024² voxel columns, filled
+/// from 64 studs below the origin to the surface): throughput in bytes of the encoded blob,
+/// whose size is printed once.
+fn smoothgrid_encode(c: &mut Criterion) {
+    let w = world();
+    let mut t = Terrain::new();
+    w.write_voxels(
+        &mut t,
+        VoxelColumns {
+            min: [-512, -512],
+            max: [512, 512],
+        },
+        -64.0,
+        |_| ControlFlow::Continue(()),
+    )
+    .unwrap();
+    t.compact();
+    let bytes = smoothgrid::encode(&t);
+    let (chunks, dense) = t.chunk_counts();
+    eprintln!(
+        "smoothgrid 4096x4096 studs: {} bytes ({:.2} MB) from {chunks} chunks ({dense} dense), {:.1} MB of voxels in memory",
+        bytes.len(),
+        bytes.len() as f64 / 1e6,
+        t.memory_bytes() as f64 / 1e6
+    );
+    let mut g = c.benchmark_group("smoothgrid");
+    g.throughput(Throughput::Bytes(bytes.len() as u64));
+    g.bench_function("encode 4096x4096 studs", |b| {
+        b.iter(|| black_box(smoothgrid::encode(&t)))
+    });
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2))
         .sample_size(10);
-    targets = meshing, columns
+    targets = meshing, columns, smoothgrid_encode
 }
 criterion_main!(benches);
