@@ -191,7 +191,8 @@ fn luaurc(path: &Path) -> Result<String> {
 
 /// What the VM answers: instantiable classes, members per declaring class, globals.
 pub struct Probe {
-    /// Class name → how scripts get one ("new" or "service").
+    /// Class name → how scripts get one ("new", "service" or "workspace": a child of
+    /// Workspace named after its class, such as `workspace.Terrain`).
     pub classes: BTreeMap<String, String>,
     /// Declaring class → members the host served on an instance of it or a subclass.
     pub members: BTreeMap<String, BTreeSet<String>>,
@@ -246,6 +247,10 @@ fn lua_list<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
     format!("{{{}}}", v.join(","))
 }
 
+/// Classes scripts cannot create that the host serves as the Workspace child of that name
+/// (`workspace.Terrain`, and `params.Terrain` in a generator).
+const WORKSPACE_CHILDREN: &[&str] = &["Terrain"];
+
 /// Runs the probe module in a fresh VM and parses what it recorded.
 pub fn probe() -> Result<Probe> {
     let db = procmodel_dom::db();
@@ -256,6 +261,8 @@ pub fn probe() -> Result<Probe> {
         .filter_map(|c| {
             if c.tags.contains(&ClassTag::Service) {
                 Some((c.name, "service"))
+            } else if WORKSPACE_CHILDREN.contains(&c.name) {
+                Some((c.name, "workspace"))
             } else if !c.tags.contains(&ClassTag::NotCreatable) {
                 Some((c.name, "new"))
             } else {
@@ -399,6 +406,10 @@ for _, spec in CLASSES do
 	if how == "service" then
 		ok, inst = pcall(function()
 			return game:GetService(name)
+		end)
+	elseif how == "workspace" then
+		ok, inst = pcall(function()
+			return workspace[name]
 		end)
 	else
 		ok, inst = pcall(Instance.new, name)
@@ -660,20 +671,29 @@ pub fn definitions(probe: &Probe) -> Result<String> {
         }
         s.push_str("end\n\n");
     }
-    s.push_str(
+    // `params.Terrain` is a Terrain when the VM served one (the probe reached workspace.Terrain).
+    let terrain = if probe.classes.contains_key("Terrain") {
+        "Terrain"
+    } else {
+        "Instance"
+    };
+    let _ = write!(
+        s,
         "-- The generator protocol -----------------------------------------------------------------\n\n\
          -- `params` of OnGenerate: the model's Size (divided by its Scale) and its attributes\n\
          -- (missing ones filled from the module's Attributes). Call Pause in every loop.\n\
+         -- Terrain: the run's own voxels, in the model's local space (docs/toolkit.md).\n\
          declare class GeneratorParams\n\
          \tSize: Vector3\n\
-         \tAttributes: { [string]: any }\n\
+         \tAttributes: {{ [string]: any }}\n\
+         \tTerrain: {terrain}\n\
          \tfunction Pause(self): ()\n\
          end\n\n\
          -- What a generator ModuleScript returns.\n\
-         type GeneratorModule = {\n\
-         \tAttributes: { [string]: any }?,\n\
+         type GeneratorModule = {{\n\
+         \tAttributes: {{ [string]: any }}?,\n\
          \tOnGenerate: (params: GeneratorParams, targetContainer: Instance) -> (),\n\
-         }\n\n",
+         }}\n\n"
     );
     s.push_str("-- Globals ---------------------------------------------------------------------------\n\n");
     for (name, kind) in &probe.globals {

@@ -98,6 +98,20 @@ fn r15_4_types_parse_and_name_what_the_engine_implements() {
     assert!(defs.contains("declare class Vector3\n"));
     assert!(defs.contains("declare Vector3: {"));
     assert!(class_body(&defs, "GeneratorParams").contains(&"\tfunction Pause(self): ()"));
+    // `params.Terrain` (a generator's own voxels) and `workspace.Terrain` are the Terrain the
+    // VM serves, with its methods.
+    assert!(class_body(&defs, "GeneratorParams").contains(&"\tTerrain: Terrain"));
+    let terrain = class_body(&defs, "Terrain");
+    for m in [
+        "\tfunction FillBlock(",
+        "\tfunction WriteVoxels(",
+        "\tfunction Clear(",
+    ] {
+        assert!(
+            terrain.iter().any(|l| l.starts_with(m)),
+            "Terrain declares {m}: {terrain:?}"
+        );
+    }
     assert!(defs.contains("type ProcmodelNoise = {"));
     let instance = class_body(&defs, "Instance");
     for m in [
