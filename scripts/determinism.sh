@@ -14,10 +14,42 @@ profiles=${1:-"debug release"}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp examples/*.luau "$work/"
+# No example draws noise, so one generator here does, through the SIMD grid fills the
+# PROCMODEL_SIMD axis forces (simplex, Perlin fBm and ridged grids, and point samples).
+cat > "$work/NoiseField.luau" <<'LUAU'
+local noise = require("@procmodel/noise")
+return {
+    Attributes = { Seed = 7, Cells = 24 },
+    OnGenerate = function(params, target)
+        local n = params.Attributes.Cells
+        local fields = {
+            noise.grid2({ basis = "simplex", seed = params.Attributes.Seed, frequency = 0.11 }, n, n),
+            noise.grid2({ basis = "perlin", fractal = "fbm", octaves = 5, seed = 3, frequency = 0.07 }, n, n),
+            noise.grid3({ basis = "simplex", fractal = "ridged", octaves = 3, frequency = 0.2 }, n, n, 2),
+        }
+        for i = 0, n - 1 do
+            params:Pause()
+            for j = 0, n - 1 do
+                local k = j * n + i
+                local h = 0
+                for _, f in fields do
+                    h += buffer.readf32(f, 4 * k)
+                end
+                h += noise.sample({ basis = "perlin", frequency = 0.3 }, i, j)
+                local p = Instance.new("Part")
+                p.Anchored = true
+                p.Size = Vector3.new(1, 1 + math.abs(h) * 4, 1)
+                p.Position = Vector3.new(i, h * 2, j)
+                p.Parent = target
+            end
+        end
+    end,
+}
+LUAU
 # A multi-model scene: every example generator as a ProceduralModel, with non-default sizes.
 cat > "$work/scene.luau" <<'LUAU'
 local storage = game:GetService("ServerStorage")
-local names = { "Cave", "LSystemTree", "SpiralStaircase", "TableWithChairs", "WfcDungeon" }
+local names = { "Cave", "LSystemTree", "NoiseField", "SpiralStaircase", "TableWithChairs", "WfcDungeon" }
 for i, name in names do
     local m = Instance.new("ModuleScript")
     m.Name = name
@@ -35,8 +67,9 @@ LUAU
 # Inline the sources (plain scripts cannot read files).
 {
     echo "local SOURCES = {}"
-    for f in examples/*.luau; do
+    for f in "$work"/*.luau; do
         n=$(basename "$f" .luau)
+        case $n in scene*) continue ;; esac
         echo "SOURCES[\"$n\"] = [==========[$(cat "$f")]==========]"
     done
     cat "$work/scene.luau"
@@ -59,18 +92,29 @@ for profile in $profiles; do
         [ -n "${CARGO_TARGET_DIR:-}" ] && bin="$CARGO_TARGET_DIR/$profile/procmodel"
     fi
     "$bin" run "$work/scene-full.luau" --save "$work/scene.rbxl" >/dev/null
-    for simd in "" scalar sse2 sse41 avx2 neon; do
+    # Every level the noise crate can force (SimdLevel::name); one this CPU lacks is skipped,
+    # any other failure fails the matrix.
+    for simd in "" scalar sse2 avx2 avx512 avx512vbmi; do
         for jobs in 1 2; do
             tag="$profile-${simd:-auto}-j$jobs"
             mkdir -p "$work/$tag"
+            # The noise generator first: it is what tells whether this level runs here.
+            if ! PROCMODEL_SIMD=$simd "$bin" lock "$work/NoiseField.luau" -o "$work/$tag/NoiseField.lock" 2>"$work/$tag/err"; then
+                if grep -q "is not available on this cpu" "$work/$tag/err"; then
+                    echo "skip $tag: $(grep -m1 "not available" "$work/$tag/err")"
+                    continue
+                fi
+                cat "$work/$tag/err"; exit 1
+            fi
             if ! PROCMODEL_SIMD=$simd "$bin" lock "$work/scene.rbxl" --jobs "$jobs" -o "$work/$tag/scene.lock" 2>"$work/$tag/err"; then
-                # A SIMD level this machine (or the noise crate) does not offer.
-                if [ -n "$simd" ]; then echo "skip $tag: $(head -1 "$work/$tag/err")"; continue; fi
                 cat "$work/$tag/err"; exit 1
             fi
             for g in "$work"/*.luau; do
-                case $(basename "$g") in scene*.luau) continue ;; esac
-                PROCMODEL_SIMD=$simd "$bin" lock "$g" -o "$work/$tag/$(basename "$g" .luau).lock" 2>/dev/null
+                case $(basename "$g") in scene*.luau | NoiseField.luau) continue ;; esac
+                if ! PROCMODEL_SIMD=$simd "$bin" lock "$g" -o "$work/$tag/$(basename "$g" .luau).lock" 2>"$work/$tag/err"; then
+                    echo "determinism: locking $(basename "$g") failed ($tag):" >&2
+                    cat "$work/$tag/err" >&2; exit 1
+                fi
             done
             # Lockfiles name their sources relative to themselves: compare from one folder.
             (cd "$work/$tag" && sha256sum ./*.lock | sed 's#\./##') > "$work/$tag.sums"
