@@ -457,19 +457,79 @@ fn r14_6_one_lockfile_for_any_jobs() {
     ok(lock(&scene, &two, &["--jobs", "2"]));
     let a = std::fs::read_to_string(&one).unwrap();
     assert_eq!(a, std::fs::read_to_string(&two).unwrap());
-    for level in ["scalar", "sse2", "avx2"] {
+    // The SIMD levels only change noise code, and the scene draws none: a generator that
+    // fills noise grids is locked at every level too. A level may be missing only because
+    // this CPU lacks it.
+    let noisy = script("NoiseGrid.luau", NOISE_GRID);
+    let auto = tmp("noise-auto.lock");
+    ok(lock(&noisy, &auto, &[]));
+    let want = std::fs::read_to_string(&auto).unwrap();
+    let mut ran = 0;
+    for level in ["scalar", "sse2", "avx2", "avx512", "avx512vbmi"] {
         let p = tmp(&format!("matrix-{level}.lock"));
+        let q = tmp(&format!("noise-{level}.lock"));
         let o = bin()
+            .env("PROCMODEL_SIMD", level)
+            .args(["lock", s(&noisy), "-o", s(&q)])
+            .output()
+            .unwrap();
+        if !o.status.success() {
+            assert!(
+                stderr(&o).contains("is not available on this cpu"),
+                "PROCMODEL_SIMD={level}: {}",
+                stderr(&o)
+            );
+            continue;
+        }
+        ran += 1;
+        assert_eq!(
+            std::fs::read_to_string(&q).unwrap(),
+            want,
+            "PROCMODEL_SIMD={level}"
+        );
+        ok(bin()
             .env("PROCMODEL_SIMD", level)
             .args(["lock", s(&scene), "-o", s(&p)])
             .output()
-            .unwrap();
-        if o.status.success() {
-            assert_eq!(
-                std::fs::read_to_string(&p).unwrap(),
-                a,
-                "PROCMODEL_SIMD={level}"
-            );
-        }
+            .unwrap());
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            a,
+            "PROCMODEL_SIMD={level}"
+        );
     }
+    assert!(ran >= 2, "scalar and sse2 run on every x86-64 CPU");
+    // A name the noise crate does not know is an error, not a silent fallback.
+    let o = bin()
+        .env("PROCMODEL_SIMD", "sse41")
+        .args(["lock", s(&noisy), "-o", s(&tmp("noise-bad.lock"))])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("PROCMODEL_SIMD must be"),
+        "{}",
+        stderr(&o)
+    );
 }
+
+/// Noise grids (2D simplex, fBm, 3D ridged) and a point sample, as parts.
+const NOISE_GRID: &str = r#"local noise = require("@procmodel/noise")
+return {
+	Attributes = { Cells = 16 },
+	OnGenerate = function(params, target)
+		local n = params.Attributes.Cells
+		local a = noise.grid2({ basis = "simplex", seed = 7, frequency = 0.11 }, n, n)
+		local b = noise.grid2({ basis = "perlin", fractal = "fbm", octaves = 5, frequency = 0.07 }, n, n)
+		local c = noise.grid3({ basis = "simplex", fractal = "ridged", octaves = 3, frequency = 0.2 }, n, n, 2)
+		for k = 0, n * n - 1 do
+			local h = buffer.readf32(a, 4 * k) + buffer.readf32(b, 4 * k) + buffer.readf32(c, 4 * k)
+			h += noise.sample({ basis = "perlin", frequency = 0.3 }, k % n, k // n)
+			local p = Instance.new("Part")
+			p.Anchored = true
+			p.Position = Vector3.new(k % n, h, k // n)
+			p.Parent = target
+		end
+	end,
+}
+"#;
