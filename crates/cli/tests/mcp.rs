@@ -389,6 +389,25 @@ fn r15_8_scripted_session() {
     c.close();
 }
 
+/// A request before `initialize` is answered "not initialized" and the session can still
+/// start (the server does not end on it), as can a line of garbage first.
+#[test]
+fn r15_8_requests_before_initialize_are_refused_not_fatal() {
+    let dir = root("early");
+    let mut c = Client::start(&dir, None);
+    c.send_raw("garbage");
+    let r = c.answer(&Value::Null);
+    assert_eq!(r["error"]["code"], -32700, "{r}");
+    c.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+    let r = c.request("ping", json!({}));
+    assert_eq!(r["error"]["code"], -32002, "{r}");
+    let init = c.initialize();
+    assert!(init["result"]["serverInfo"]["name"].is_string(), "{init}");
+    let pong = c.request("ping", json!({}));
+    assert!(pong["result"].is_object(), "{pong}");
+    c.close();
+}
+
 /// The same session twice gives the same bytes.
 #[test]
 fn r15_8_same_inputs_same_bytes() {

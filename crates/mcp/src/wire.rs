@@ -2,7 +2,9 @@
 //! it, so a line rmcp would drop in silence gets the JSON-RPC error the specification asks
 //! for — `-32700` for text that is not JSON, `-32600` for JSON that is not a request, and
 //! `-32602` for a request of a known method whose params do not fit — and a client never
-//! waits for an answer that will not come. Lines that pass go to rmcp unchanged; rmcp's
+//! waits for an answer that will not come. Before the client's `initialize` request, another
+//! request gets `-32002` and a notification is dropped (rmcp would end the session on
+//! either). Lines that pass go to rmcp unchanged; rmcp's
 //! messages and these errors are written to stdout whole lines at a time, never interleaved.
 //! This module never interprets a valid message (that is rmcp's and the handler's).
 
@@ -21,6 +23,27 @@ pub(crate) enum Verdict {
     Pass,
     /// Not for rmcp: this JSON-RPC error answers it instead.
     Reply(Value),
+    /// Not for rmcp, and unanswered (a notification before the session starts).
+    Drop,
+}
+
+/// What becomes of a line that passed [`check`] before the session started: the initialize
+/// request passes; another request is answered `-32002` (the code JSON-RPC servers use for
+/// "not initialized"); anything else is dropped.
+pub(crate) fn before_initialize(line: &str) -> Verdict {
+    let line = line.strip_prefix('\u{feff}').unwrap_or(line);
+    let Ok(value) = serde_json::from_str::<Value>(line) else {
+        return Verdict::Drop;
+    };
+    match (value.get("method").and_then(Value::as_str), value.get("id")) {
+        (Some("initialize"), Some(_)) => Verdict::Pass,
+        (Some(m), Some(id)) => Verdict::Reply(error(
+            id.clone(),
+            -32002,
+            format!("the server is not initialized: send initialize before {m}"),
+        )),
+        _ => Verdict::Drop,
+    }
 }
 
 /// Checks one line as the client sent it (without its newline).
@@ -155,6 +178,7 @@ impl Wire {
         let (errors_tx, mut errors_rx) = mpsc::unbounded_channel::<String>();
         let pump_in = tokio::spawn(async move {
             let mut input = BufReader::new(input);
+            let mut initialized = false;
             // Ends at the client's end of input (or a read error, which ends the session the
             // same way): dropping `to_rmcp` tells rmcp the client is gone.
             while let Ok(Some(line)) = next_line(&mut input).await {
@@ -171,7 +195,22 @@ impl Wire {
                         format!("Invalid Request: a line longer than {MAX_LINE} bytes"),
                     )),
                 };
+                // Until the client's initialize request, rmcp ends the session on any other
+                // message: answer requests with "not initialized" and drop notifications.
+                let verdict = match (&verdict, &line) {
+                    (Verdict::Pass, Line::Text(text)) if !initialized => {
+                        let v = before_initialize(text);
+                        initialized = v == Verdict::Pass;
+                        if matches!(v, Verdict::Drop) {
+                            continue;
+                        }
+                        v
+                    }
+                    _ => verdict,
+                };
                 match (verdict, line) {
+                    (Verdict::Drop, _) => {}
+                    (Verdict::Pass, Line::Text(text)) if text.trim().is_empty() => {}
                     (Verdict::Pass, Line::Text(text)) => {
                         let mut bytes = text.into_bytes();
                         bytes.push(b'\n');
@@ -231,7 +270,7 @@ mod tests {
     fn code(v: &Verdict) -> (i64, Value) {
         match v {
             Verdict::Reply(e) => (e["error"]["code"].as_i64().unwrap(), e["id"].clone()),
-            Verdict::Pass => panic!("expected an error reply"),
+            other => panic!("expected an error reply, got {other:?}"),
         }
     }
 
@@ -286,6 +325,24 @@ mod tests {
                 .unwrap()
                 .contains("tools/call"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn before_the_session_only_initialize_passes() {
+        assert_eq!(
+            before_initialize(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#),
+            Verdict::Pass
+        );
+        assert_eq!(
+            code(&before_initialize(
+                r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#
+            )),
+            (-32002, json!(4))
+        );
+        assert_eq!(
+            before_initialize(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+            Verdict::Drop
         );
     }
 
