@@ -201,9 +201,6 @@ impl Wire {
                     (Verdict::Pass, Line::Text(text)) if !initialized => {
                         let v = before_initialize(text);
                         initialized = v == Verdict::Pass;
-                        if matches!(v, Verdict::Drop) {
-                            continue;
-                        }
                         v
                     }
                     _ => verdict,
