@@ -14,38 +14,9 @@ profiles=${1:-"debug release"}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp examples/*.luau "$work/"
-# No example draws noise, so one generator here does, through the SIMD grid fills the
-# PROCMODEL_SIMD axis forces (simplex, Perlin fBm and ridged grids, and point samples).
-cat > "$work/NoiseField.luau" <<'LUAU'
-local noise = require("@procmodel/noise")
-return {
-    Attributes = { Seed = 7, Cells = 24 },
-    OnGenerate = function(params, target)
-        local n = params.Attributes.Cells
-        local fields = {
-            noise.grid2({ basis = "simplex", seed = params.Attributes.Seed, frequency = 0.11 }, n, n),
-            noise.grid2({ basis = "perlin", fractal = "fbm", octaves = 5, seed = 3, frequency = 0.07 }, n, n),
-            noise.grid3({ basis = "simplex", fractal = "ridged", octaves = 3, frequency = 0.2 }, n, n, 2),
-        }
-        for i = 0, n - 1 do
-            params:Pause()
-            for j = 0, n - 1 do
-                local k = j * n + i
-                local h = 0
-                for _, f in fields do
-                    h += buffer.readf32(f, 4 * k)
-                end
-                h += noise.sample({ basis = "perlin", frequency = 0.3 }, i, j)
-                local p = Instance.new("Part")
-                p.Anchored = true
-                p.Size = Vector3.new(1, 1 + math.abs(h) * 4, 1)
-                p.Position = Vector3.new(i, h * 2, j)
-                p.Parent = target
-            end
-        end
-    end,
-}
-LUAU
+# No example draws noise, so a generator of the test fixtures does, through the SIMD grid
+# fills the PROCMODEL_SIMD axis forces (the lock test's determinism check uses it too).
+cp crates/cli/tests/fixtures/NoiseGrid.luau "$work/NoiseField.luau"
 # A multi-model scene: every example generator as a ProceduralModel, with non-default sizes.
 cat > "$work/scene.luau" <<'LUAU'
 local storage = game:GetService("ServerStorage")

@@ -513,23 +513,5 @@ fn r14_6_one_lockfile_for_any_jobs() {
     );
 }
 
-/// Noise grids (2D simplex, fBm, 3D ridged) and a point sample, as parts.
-const NOISE_GRID: &str = r#"local noise = require("@procmodel/noise")
-return {
-	Attributes = { Cells = 16 },
-	OnGenerate = function(params, target)
-		local n = params.Attributes.Cells
-		local a = noise.grid2({ basis = "simplex", seed = 7, frequency = 0.11 }, n, n)
-		local b = noise.grid2({ basis = "perlin", fractal = "fbm", octaves = 5, frequency = 0.07 }, n, n)
-		local c = noise.grid3({ basis = "simplex", fractal = "ridged", octaves = 3, frequency = 0.2 }, n, n, 2)
-		for k = 0, n * n - 1 do
-			local h = buffer.readf32(a, 4 * k) + buffer.readf32(b, 4 * k) + buffer.readf32(c, 4 * k)
-			h += noise.sample({ basis = "perlin", frequency = 0.3 }, k % n, k // n)
-			local p = Instance.new("Part")
-			p.Anchored = true
-			p.Position = Vector3.new(k % n, h, k // n)
-			p.Parent = target
-		end
-	end,
-}
-"#;
+/// Noise grids as parts (the fixture `scripts/determinism.sh` uses too).
+const NOISE_GRID: &str = include_str!("fixtures/NoiseGrid.luau");
