@@ -672,7 +672,7 @@ fn bad_world_files_name_the_zone_and_field() {
     check_bad(
         "huge.toml",
         "columns = [100000, 100000]\n",
-        "columns: 100000×100000 exceeds 16777216 columns",
+        "columns: 100000×100000 exceeds 1073741824 columns",
     );
     check_bad("zero.toml", "columns = [0, 4]\n", "columns: must not be 0");
     check_bad(

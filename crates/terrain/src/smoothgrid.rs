@@ -79,9 +79,63 @@ fn push_voxel(out: &mut Vec<u8>, v: Voxel, count: usize) {
 /// Encodes the terrain (chunks compacted first is not required: uniform and dense chunks
 /// encode alike). Same terrain → same bytes.
 pub fn encode(t: &Terrain) -> Vec<u8> {
-    let mut out = HEADER.to_vec();
-    let mut prev = [0i32; 3];
-    for (&(x, y, z), chunk) in &t.chunks {
+    let mut e = Encoder::new();
+    e.append(t);
+    e.finish()
+}
+
+/// A SmoothGrid blob written piece by piece: a large world voxelised in strips of chunk
+/// columns (all chunks of one chunk X, then the next) is encoded strip by strip and each strip
+/// dropped, so only the blob stays in memory. Chunks must come in SmoothGrid order (x, then
+/// y, then z, ascending) across every [`Encoder::append`]; the bytes then equal [`encode`] of
+/// the whole terrain.
+#[derive(Debug)]
+pub struct Encoder {
+    out: Vec<u8>,
+    prev: [i32; 3],
+    last: Option<(i32, i32, i32)>,
+}
+
+impl Default for Encoder {
+    fn default() -> Self {
+        Encoder::new()
+    }
+}
+
+impl Encoder {
+    /// An empty blob (the header only).
+    pub fn new() -> Encoder {
+        Encoder {
+            out: HEADER.to_vec(),
+            prev: [0; 3],
+            last: None,
+        }
+    }
+
+    /// Appends every chunk of `t`; its first chunk must come after the last one appended
+    /// (else [`TerrainError::Config`] naming the chunk, and nothing is appended).
+    pub fn try_append(&mut self, t: &Terrain) -> Result<(), TerrainError> {
+        if let (Some(last), Some((&first, _))) = (self.last, t.chunks.first_key_value()) {
+            if first <= last {
+                return Err(TerrainError::Config {
+                    field: "smoothgrid",
+                    reason: format!(
+                        "chunk {first:?} appended after chunk {last:?}: strips must come in x, y, z order"
+                    ),
+                });
+            }
+        }
+        self.append(t);
+        Ok(())
+    }
+
+    fn append(&mut self, t: &Terrain) {
+        for (&key, chunk) in &t.chunks {
+            self.push(key, chunk);
+        }
+    }
+
+    fn push(&mut self, (x, y, z): (i32, i32, i32), chunk: &Chunk) {
         // A chunk edited back to nothing (e.g. carved with Air) is stored dense but holds no
         // terrain: the same voxels give the same bytes however they were made.
         let empty = match chunk {
@@ -89,24 +143,27 @@ pub fn encode(t: &Terrain) -> Vec<u8> {
             Chunk::Dense(d) => d.iter().all(|v| *v == Voxel::EMPTY),
         };
         if empty {
-            continue;
+            return;
         }
+        let out = &mut self.out;
+        let prev = self.prev;
         let d = [
             x.wrapping_sub(prev[0]),
             y.wrapping_sub(prev[1]),
             z.wrapping_sub(prev[2]),
         ];
-        put_offset(&mut out, d);
-        prev = [x, y, z];
+        put_offset(out, d);
+        self.prev = [x, y, z];
+        self.last = Some((x, y, z));
         match chunk {
             Chunk::Uniform(v) => {
                 if v.liquid > 0 && v.occupancy > 0 {
                     for _ in 0..CHUNK_VOXELS {
-                        push_voxel(&mut out, *v, 1);
+                        push_voxel(out, *v, 1);
                     }
                 } else {
                     for _ in 0..CHUNK_VOXELS / 256 {
-                        push_voxel(&mut out, *v, 256);
+                        push_voxel(out, *v, 256);
                     }
                 }
             }
@@ -120,13 +177,27 @@ pub fn encode(t: &Terrain) -> Vec<u8> {
                             n += 1;
                         }
                     }
-                    push_voxel(&mut out, v, n);
+                    push_voxel(out, v, n);
                     i += n;
                 }
             }
         }
     }
-    out
+
+    /// Bytes so far.
+    pub fn len(&self) -> usize {
+        self.out.len()
+    }
+
+    /// Whether only the header has been written.
+    pub fn is_empty(&self) -> bool {
+        self.last.is_none()
+    }
+
+    /// The blob.
+    pub fn finish(self) -> Vec<u8> {
+        self.out
+    }
 }
 
 fn err(offset: usize, reason: impl Into<String>) -> TerrainError {

@@ -16,8 +16,9 @@ use crate::world::{
 use crate::zones::{Falloff, RectCorners, Zone, ZoneShape};
 use serde::Deserialize;
 
-/// Most columns a world may have (16,777,216: a 4096² world).
-pub const MAX_COLUMNS: u64 = 1 << 24;
+/// Most columns a world may have (1,073,741,824: a 32768² world, 131 km a side at 4 studs a
+/// column). Outputs built whole in memory have a lower cap of their own; tiles do not.
+pub const MAX_COLUMNS: u64 = 1 << 30;
 
 /// A world description (the world file's top level).
 #[derive(Deserialize, Debug, Clone, PartialEq)]
@@ -587,15 +588,14 @@ impl WorldPlan {
     }
 
     /// The floor of the voxels: the description's, else two columns below the lowest
-    /// surface of the world's columns (`None` with neither). Computes the whole heightfield
-    /// in the second case.
+    /// surface of the world's columns (`None` with neither). Computes every column's height
+    /// in the second case (row by row, without keeping them).
     pub fn floor(&self) -> Option<f64> {
         if let Some(f) = self.floor {
             return Some(f);
         }
         let rect = self.rect?;
-        let field = self.world.heightfield(rect, true);
-        let (lo, _) = field.range().unwrap_or((0.0, 0.0));
+        let (lo, _) = self.world.height_range(rect).unwrap_or((0.0, 0.0));
         Some(f64::from(lo) - 2.0 * self.world.config().grid)
     }
 

@@ -297,6 +297,35 @@ impl World {
         }
     }
 
+    /// (min, max) surface height over a rectangle, computed row by row on the rayon pool
+    /// without keeping the rows (memory does not grow with the rectangle); `None` when empty.
+    /// Equals [`Heightfield::range`] of [`World::heightfield`] of the same rectangle.
+    pub fn height_range(&self, rect: SampleRect) -> Option<(f32, f32)> {
+        let [w, d] = rect.size;
+        if w == 0 || d == 0 {
+            return None;
+        }
+        (0..d)
+            .into_par_iter()
+            .map(|j| {
+                let mut lo = f32::INFINITY;
+                let mut hi = f32::NEG_INFINITY;
+                for i in 0..w {
+                    let h = self
+                        .column(rect.min[0] + i as i64, rect.min[1] + j as i64)
+                        .height as f32;
+                    lo = lo.min(h);
+                    hi = hi.max(h);
+                }
+                (lo, hi)
+            })
+            .reduce(
+                || (f32::INFINITY, f32::NEG_INFINITY),
+                |a, b| (a.0.min(b.0), a.1.max(b.1)),
+            )
+            .into()
+    }
+
     /// The rectangle cut into bands of `rows` rows along Z, generated lazily: a caller can
     /// yield (Luau `params:Pause()`) between bands. Concatenated, the bands equal
     /// [`World::heightfield`] of the whole rectangle.
@@ -350,8 +379,29 @@ impl World {
         terrain: &mut Terrain,
         cells: VoxelColumns,
         floor: f64,
+        on_band: impl FnMut(usize) -> ControlFlow<()>,
+    ) -> Result<(), TerrainError> {
+        self.write_voxels_at(terrain, cells, floor, IVec3::ZERO, on_band)
+    }
+
+    /// [`World::write_voxels`] into a terrain whose cell `(0, 0, 0)` is the world's cell
+    /// `origin`: world cell `c` is written at `c − origin` (a model's local voxels, its pivot
+    /// at `origin · 4` studs). Same voxels as the world write, moved.
+    pub fn write_voxels_at(
+        &self,
+        terrain: &mut Terrain,
+        cells: VoxelColumns,
+        floor: f64,
+        origin: IVec3,
         mut on_band: impl FnMut(usize) -> ControlFlow<()>,
     ) -> Result<(), TerrainError> {
+        const ORIGIN_LIMIT: i32 = 1 << 21;
+        if origin.abs().max_element() > ORIGIN_LIMIT {
+            return Err(TerrainError::OutOfRange {
+                what: "origin",
+                value: f64::from(origin.abs().max_element()),
+            });
+        }
         if !floor.is_finite() {
             return Err(cfg_err(
                 "floor",
@@ -409,7 +459,12 @@ impl World {
                 min: IVec3::new(x0, ylo, z),
                 max: IVec3::new(x1, yhi, zb),
             };
-            terrain.modify(region, |c, v| {
+            let local = CellRegion {
+                min: region.min - origin,
+                max: region.max - origin,
+            };
+            terrain.modify(local, |c, v| {
+                let c = c + origin;
                 let (h, m) = cols[(c.z - z) as usize * w + (c.x - x0) as usize];
                 let cy = f64::from(c.y) * 4.0 + 2.0;
                 let occ = ((h - cy) / 4.0 + 0.5).min((cy - floor) / 4.0 + 0.5);

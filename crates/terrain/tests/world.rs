@@ -222,6 +222,102 @@ fn voxel_chunks_equal_the_whole() {
 }
 
 #[test]
+fn strips_stream_into_one_smoothgrid_and_origins_move_voxels() {
+    // A world voxelised in strips of one chunk column each (x ∈ [32k, 32k + 32)), each strip
+    // encoded after the last and dropped, gives the bytes of the whole terrain encoded at once.
+    let w = tutorial(vec![Zone::circle(64.0, 64.0, 2.0, 30.0, 60.0)]);
+    let all = VoxelColumns {
+        min: [-40, -20],
+        max: [70, 60],
+    };
+    let mut whole = Terrain::new();
+    w.write_voxels(&mut whole, all, -40.0, |_| ControlFlow::Continue(()))
+        .unwrap();
+    whole.compact();
+    let mut enc = smoothgrid::Encoder::new();
+    let mut x = all.min[0];
+    let mut strips = 0;
+    while x < all.max[0] {
+        let x1 = (x.div_euclid(32) + 1) * 32;
+        let x1 = x1.min(all.max[0]);
+        let mut strip = Terrain::new();
+        let cells = VoxelColumns {
+            min: [x, all.min[1]],
+            max: [x1, all.max[1]],
+        };
+        w.write_voxels(&mut strip, cells, -40.0, |_| ControlFlow::Continue(()))
+            .unwrap();
+        strip.compact();
+        enc.try_append(&strip).unwrap();
+        strips += 1;
+        x = x1;
+    }
+    assert_eq!(strips, 5); // -40..-32, -32..0, 0..32, 32..64, 64..70
+    assert_eq!(enc.finish(), smoothgrid::encode(&whole));
+    // Strips out of order are refused, naming the chunks.
+    let mut enc = smoothgrid::Encoder::new();
+    enc.try_append(&whole).unwrap();
+    let e = enc.try_append(&whole).unwrap_err().to_string();
+    assert!(e.contains("appended after chunk"), "{e}");
+
+    // write_voxels_at: world cell c lands at c − origin.
+    let origin = glam::IVec3::new(10, -3, -7);
+    let mut moved = Terrain::new();
+    w.write_voxels_at(
+        &mut moved,
+        all,
+        -40.0,
+        origin,
+        |_| ControlFlow::Continue(()),
+    )
+    .unwrap();
+    let mut solid = 0;
+    for c in [
+        glam::IVec3::new(-40, -5, -20),
+        glam::IVec3::new(0, 0, 0),
+        glam::IVec3::new(16, -2, 16),
+        glam::IVec3::new(69, -1, 59),
+    ] {
+        for dy in -8..8 {
+            let c = c + glam::IVec3::new(0, dy, 0);
+            assert_eq!(moved.get(c - origin), whole.get(c), "cell {c}");
+            solid += usize::from(!whole.get(c).is_empty());
+        }
+    }
+    assert!(solid > 8, "{solid} solid cells checked");
+    assert!(
+        w.write_voxels_at(
+            &mut moved,
+            all,
+            -40.0,
+            glam::IVec3::new(1 << 22, 0, 0),
+            |_| { ControlFlow::Continue(()) }
+        )
+        .is_err()
+    );
+}
+
+#[test]
+fn height_range_is_the_heightfields_without_keeping_it() {
+    let w = tutorial(vec![
+        Zone::circle(64.0, 64.0, 2.0, 30.0, 60.0),
+        Zone::circle(-200.0, 90.0, -30.0, 20.0, 50.0),
+    ]);
+    let rect = SampleRect {
+        min: [-70, -5],
+        size: [131, 77],
+    };
+    assert_eq!(w.height_range(rect), w.heightfield(rect, false).range());
+    assert_eq!(
+        w.height_range(SampleRect {
+            min: [0, 0],
+            size: [0, 9]
+        }),
+        None
+    );
+}
+
+#[test]
 fn voxel_columns_follow_the_surface() {
     let w = tutorial(vec![Zone::circle(0.0, 0.0, 9.0, 100.0, 200.0)]);
     let mut t = Terrain::new();

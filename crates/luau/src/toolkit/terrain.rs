@@ -449,6 +449,34 @@ fn region_xz(func: &str, v: &Value) -> mlua::Result<Option<[f64; 4]>> {
     }
 }
 
+/// `WriteTerrain`'s `origin`: the world position (studs) of the target's local origin, each
+/// component a whole multiple of 4 (a voxel), as the cell it names; nil is the world origin.
+fn origin_cell(func: &str, v: &Value) -> mlua::Result<glam::IVec3> {
+    match v {
+        Value::Nil => Ok(glam::IVec3::ZERO),
+        Value::Vector(p) => {
+            let (x, y, z) = (f64::from(p.x()), f64::from(p.y()), f64::from(p.z()));
+            let mut cell = [0i32; 3];
+            for (i, (c, axis)) in [(x, "X"), (y, "Y"), (z, "Z")].into_iter().enumerate() {
+                if !c.is_finite() || c.abs() > 8_388_608.0 || c.rem_euclid(4.0) != 0.0 {
+                    return Err(err(
+                        func,
+                        format!(
+                            "origin.{axis} must be a whole multiple of 4 studs within ±8388608 (a voxel corner), got {c}"
+                        ),
+                    ));
+                }
+                cell[i] = (c / 4.0) as i32;
+            }
+            Ok(glam::IVec3::from_array(cell))
+        }
+        other => Err(err(
+            func,
+            format!("origin must be a Vector3 or nil, got {}", show(other)),
+        )),
+    }
+}
+
 impl TerrainWorld {
     fn floor(&self) -> Option<f64> {
         *self.floor.get_or_init(|| self.plan.floor())
@@ -542,8 +570,15 @@ impl TerrainWorld {
         Ok(out)
     }
 
-    fn write_terrain(&self, lua: &Lua, target: Value, region: Value) -> mlua::Result<u64> {
+    fn write_terrain(
+        &self,
+        lua: &Lua,
+        target: Value,
+        region: Value,
+        origin: Value,
+    ) -> mlua::Result<u64> {
         const F: &str = "TerrainWorld:WriteTerrain";
+        let origin = origin_cell(F, &origin)?;
         let cells = match region_xz(F, &region)? {
             Some([x0, z0, x1, z1]) => VoxelColumns {
                 min: [(x0 / 4.0).floor() as i32, (z0 / 4.0).floor() as i32],
@@ -591,7 +626,7 @@ impl TerrainWorld {
         (self.access)(lua, &target, F, &mut |t| {
             self.plan
                 .world
-                .write_voxels(t, cells, floor, |_| ControlFlow::Continue(()))
+                .write_voxels_at(t, cells, floor, origin, |_| ControlFlow::Continue(()))
                 .map_err(|e| err(F, e))
         })?;
         Ok(columns)
@@ -627,7 +662,9 @@ impl UserData for TerrainWorld {
         });
         m.add_method(
             "WriteTerrain",
-            |lua, w, (target, region): (Value, Value)| w.write_terrain(lua, target, region),
+            |lua, w, (target, region, origin): (Value, Value, Value)| {
+                w.write_terrain(lua, target, region, origin)
+            },
         );
         m.add_method("Floor", |_, w, ()| Ok(w.floor()));
     }
