@@ -23,6 +23,7 @@ mod studio;
 mod terrain;
 mod types;
 mod verify;
+mod world_bake;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -3,15 +3,15 @@
 
 use crate::export::{SceneTerrain, gltf_with_terrain};
 use crate::output;
+use crate::world_bake::{Bake, TileKind, TileOut};
 use anyhow::{Context, Result, anyhow, bail};
 use procmodel_terrain::{
     HeightRange, Heightfield, HeightmapExport, Material, MaterialColors, PlacedResource,
-    ResourceKind, SampleRect, SizeSnap, Terrain, TerrainError, World, WorldPlan, WorldSpec,
-    mesh_terrain, smoothgrid, snap_size, splat_maps,
+    ResourceKind, SampleRect, SizeSnap, TerrainError, World, WorldPlan, WorldSpec, snap_size,
+    splat_maps,
 };
 use rbx_dom_weak::{InstanceBuilder, WeakDom};
 use rbx_types::{BinaryString, CFrame, Color3, Enum, Matrix3, Vector3};
-use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -23,8 +23,24 @@ pub struct Args {
     /// Outputs, by extension: .rbxl/.rbxlx (place with Terrain), .glb/.gltf (terrain mesh
     /// and resources),
     /// .png (16-bit heightmap), .r16, .r32 — heightmaps get a `<file>.json` sidecar.
-    #[arg(short, long, required = true)]
+    #[arg(short, long, required_unless_present = "tiles")]
     pub output: Vec<PathBuf>,
+    /// Bake the world in square tiles into this folder, one tile at a time (memory stays
+    /// bounded however large the world): `tile_<x>_<z>.glb` (mesh and resources) and
+    /// heightmap crops over the whole world's height range, listed in `index.json`.
+    #[arg(long, value_name = "DIR")]
+    pub tiles: Option<PathBuf>,
+    /// Tile side in studs: a multiple of 128 (a voxel chunk) and of the world's grid.
+    #[arg(long, value_name = "STUDS", default_value = "1024", requires = "tiles")]
+    pub tile_size: u32,
+    /// What each tile holds: any of glb, png, r16, r32 (comma-separated).
+    #[arg(
+        long,
+        value_name = "KINDS",
+        default_value = "glb,png",
+        requires = "tiles"
+    )]
+    pub tile_output: String,
     /// Also write splat maps (RGBA, four materials a map) and `splat.json` into this folder.
     #[arg(long)]
     pub splat: Option<PathBuf>,
@@ -174,7 +190,7 @@ fn resource_instances(p: &PlacedResource) -> InstanceBuilder {
 }
 
 /// The place: Workspace with its Terrain (SmoothGrid from the codec) and a `Resources` folder.
-fn place_dom(grid: Vec<u8>, placed: &[PlacedResource]) -> WeakDom {
+pub(crate) fn place_dom(grid: Vec<u8>, placed: &[PlacedResource]) -> WeakDom {
     let mut folder = InstanceBuilder::new("Folder").with_name("Resources");
     for p in placed {
         folder = folder.with_child(resource_instances(p));
@@ -199,26 +215,6 @@ fn heightmap_field(plan: &Plan, snap: Option<SizeSnap>) -> Result<Heightfield, T
     Ok(plan.world.heightfield(rect, true))
 }
 
-fn count_voxels(t: &Terrain) -> u64 {
-    let mut n = 0u64;
-    for (_, c) in t.chunks() {
-        if let Some(v) = c.uniform() {
-            if !v.is_empty() {
-                n += 32 * 32 * 32;
-            }
-            continue;
-        }
-        for y in 0..32 {
-            for z in 0..32 {
-                for x in 0..32 {
-                    n += u64::from(!c.get(x, y, z).is_empty());
-                }
-            }
-        }
-    }
-    n
-}
-
 fn sidecar_path(path: &Path) -> PathBuf {
     let mut s = path.as_os_str().to_owned();
     s.push(".json");
@@ -241,6 +237,82 @@ fn write_bytes(outs: &mut Vec<Out>, path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// Most columns an output built whole in memory may have (67,108,864: an 8192² world);
+/// tiles have no cap.
+const WHOLE_MAX_COLUMNS: u64 = 1 << 26;
+
+/// Bakes every tile into `dir` (a few at a time on the rayon pool; files written as each
+/// batch completes), then `index.json` last. Returns the number of tiles.
+fn write_tiles(
+    bake: &Bake<'_>,
+    dir: &Path,
+    tile: i32,
+    kinds: &[TileKind],
+    outs: &mut Vec<Out>,
+) -> Result<usize> {
+    use rayon::prelude::*;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let tiles = bake.tiles(tile);
+    let bar = indicatif::ProgressBar::new(tiles.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} tiles {elapsed}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let mut index = Vec::new();
+    let batch = 2 * rayon::current_num_threads().max(1);
+    for group in tiles.chunks(batch) {
+        let done: Vec<Result<TileOut>> = group
+            .par_iter()
+            .map(|&t| bake.tile(t, tile, kinds))
+            .collect();
+        for r in done {
+            let t = r?;
+            let mut files = Vec::new();
+            for (name, bytes) in &t.files {
+                write_bytes(outs, &dir.join(name), bytes)?;
+                files.push(serde_json::json!({
+                    "name": name,
+                    "bytes": bytes.len(),
+                    "blake3": blake3::hash(bytes).to_hex().to_string(),
+                }));
+            }
+            let cells = [t.tile[0] * tile, t.tile[1] * tile];
+            let mut row = serde_json::json!({
+                "key": t.key,
+                "tile": t.tile,
+                "studs": [cells[0] * 4, cells[1] * 4, (cells[0] + tile) * 4, (cells[1] + tile) * 4],
+                "files": files,
+            });
+            if kinds.contains(&TileKind::Glb) {
+                row["triangles"] = t.triangles.into();
+                row["resources"] = t.resources.into();
+            }
+            if let Some(px) = t.pixels {
+                row["pixels"] = serde_json::json!(px);
+            }
+            index.push(row);
+            bar.inc(1);
+        }
+    }
+    bar.finish_and_clear();
+    let cfg = bake.world.config();
+    let doc = serde_json::json!({
+        "format": "procmodel-tiles/1",
+        "tile_studs": tile * 4,
+        "grid": cfg.grid,
+        "columns": bake.rect.size,
+        "origin": bake.rect.min,
+        "floor": bake.floor,
+        "height_range": [bake.range.0, bake.range.1],
+        "outputs": kinds.iter().map(|k| k.extension()).collect::<Vec<_>>(),
+        "tiles": index,
+    });
+    let mut json = serde_json::to_string_pretty(&doc)?;
+    json.push('\n');
+    write_bytes(outs, &dir.join("index.json"), json.as_bytes())?;
+    Ok(tiles.len())
+}
+
 pub fn run(args: Args) -> Result<ExitCode> {
     let start = Instant::now();
     let kinds = args
@@ -248,41 +320,63 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .iter()
         .map(|p| kind(p))
         .collect::<Result<Vec<_>>>()?;
+    let tile_kinds = match &args.tiles {
+        Some(_) => {
+            if args.snap.is_some() {
+                bail!("--snap is for whole heightmaps: tiles are crops of the world's grid");
+            }
+            Some(TileKind::parse(&args.tile_output)?)
+        }
+        None => None,
+    };
     let plan = parse_world(&args.world)?;
     let world = &plan.world;
     let [w, d] = plan.rect.size;
-    let floor = plan.spec.floor().expect("the world has columns");
+    let columns = w as u64 * d as u64;
+    let whole = !kinds.is_empty() || args.splat.is_some();
+    if whole && columns > WHOLE_MAX_COLUMNS {
+        bail!(
+            "{}: {w}×{d} columns is over the {WHOLE_MAX_COLUMNS} an output built whole in memory holds: bake it in tiles (--tiles DIR)",
+            args.world.display()
+        );
+    }
+    let tile_cells = match args.tiles {
+        Some(_) => {
+            let grid = world.config().grid;
+            let t = f64::from(args.tile_size);
+            if args.tile_size == 0
+                || !args.tile_size.is_multiple_of(128)
+                || (t / grid).fract() != 0.0
+            {
+                bail!(
+                    "--tile-size {}: must be a positive multiple of 128 studs (a voxel chunk) and of the world's grid ({grid})",
+                    args.tile_size
+                );
+            }
+            (args.tile_size / 4) as i32
+        }
+        None => 0,
+    };
+    let bake = Bake::new(&plan.spec).map_err(|e| anyhow!("{}: {e}", args.world.display()))?;
 
     let mut outs = Vec::new();
-    let needs_voxels = kinds
-        .iter()
-        .any(|k| matches!(k, Kind::Place(_) | Kind::Gltf(_)));
-    // Voxel columns whose centres lie within the sampled columns.
-    let cells = plan.spec.cells().expect("the world has columns");
-    let mut terrain = Terrain::new();
-    let mut voxels = 0;
-    if needs_voxels {
-        world
-            .write_voxels(&mut terrain, cells, floor, |_| ControlFlow::Continue(()))
-            .map_err(|e| anyhow!("{}: {e}", args.world.display()))?;
-        terrain.compact();
-        voxels = count_voxels(&terrain);
-    }
-    let placed: Vec<PlacedResource> = match &plan.spec.resources {
-        None => Vec::new(),
-        Some(rp) => {
-            // One voxel in from the terrain's edge, so every footprint stands on voxels.
-            let area = plan.spec.resource_area().expect("the world has columns");
-            world
-                .place_resources(area, rp)
-                .map_err(|e| anyhow!("{}: resources: {e}", args.world.display()))?
-        }
+    // Solid voxels, counted when a place is written (its SmoothGrid is built strip by strip).
+    let mut voxels: Option<u64> = None;
+    let placed: Vec<PlacedResource> = if whole {
+        bake.resources_in([f64::MIN, f64::MAX], [f64::MIN, f64::MAX])
+            .map_err(|e| anyhow!("{}: {e}", args.world.display()))?
+    } else {
+        Vec::new()
     };
     let mut heightmap: Option<HeightmapExport> = None;
     for (path, k) in args.output.iter().zip(&kinds) {
         match *k {
             Kind::Place(format) => {
-                let dom = place_dom(smoothgrid::encode(&terrain), &placed);
+                let (grid, n) = bake
+                    .smoothgrid()
+                    .map_err(|e| anyhow!("{}: {e}", args.world.display()))?;
+                voxels = Some(n);
+                let dom = place_dom(grid, &placed);
                 let roots = dom.root().children().to_vec();
                 let written = output::write(&dom, &roots, format, path)?;
                 outs.push(Out {
@@ -296,7 +390,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 let dom = place_dom(Vec::new(), &placed);
                 let roots = dom.root().children().to_vec();
                 let t = SceneTerrain {
-                    mesh: mesh_terrain(&terrain),
+                    mesh: bake
+                        .whole_mesh()
+                        .map_err(|e| anyhow!("{}: {e}", args.world.display()))?,
                     colors: MaterialColors::default(),
                 };
                 for (p, bytes) in gltf_with_terrain(&dom, &roots, &t, format, path)? {
@@ -345,12 +441,18 @@ pub fn run(args: Args) -> Result<ExitCode> {
         json.push('\n');
         write_bytes(&mut outs, &dir.join("splat.json"), json.as_bytes())?;
     }
+    let mut tiles_done = 0;
+    if let (Some(dir), Some(tk)) = (&args.tiles, &tile_kinds) {
+        tiles_done = write_tiles(&bake, dir, tile_cells, tk, &mut outs)
+            .map_err(|e| anyhow!("{}: {e}", args.world.display()))?;
+    }
     if args.json {
         let summary = serde_json::json!({
             "world": args.world.display().to_string(),
             "columns": [w, d],
             "voxels": voxels,
             "resources": placed.len(),
+            "tiles": tiles_done,
             "outputs": outs.iter().map(|o| serde_json::json!({
                 "path": o.path.display().to_string(),
                 "bytes": o.len,

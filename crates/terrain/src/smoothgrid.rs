@@ -115,15 +115,15 @@ impl Encoder {
     /// Appends every chunk of `t`; its first chunk must come after the last one appended
     /// (else [`TerrainError::Config`] naming the chunk, and nothing is appended).
     pub fn try_append(&mut self, t: &Terrain) -> Result<(), TerrainError> {
-        if let (Some(last), Some((&first, _))) = (self.last, t.chunks.first_key_value()) {
-            if first <= last {
-                return Err(TerrainError::Config {
-                    field: "smoothgrid",
-                    reason: format!(
-                        "chunk {first:?} appended after chunk {last:?}: strips must come in x, y, z order"
-                    ),
-                });
-            }
+        if let (Some(last), Some((&first, _))) = (self.last, t.chunks.first_key_value())
+            && first <= last
+        {
+            return Err(TerrainError::Config {
+                field: "smoothgrid",
+                reason: format!(
+                    "chunk {first:?} appended after chunk {last:?}: strips must come in x, y, z order"
+                ),
+            });
         }
         self.append(t);
         Ok(())
