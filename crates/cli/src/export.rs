@@ -33,20 +33,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let engine = Engine::load(&args.scene, EngineConfig::default())?;
     engine.with_dom(|dom| {
         let roots = dom.root().children().to_vec();
-        match terrain_mesh(dom, &args.scene)? {
-            Some(t) => {
-                let files = if format == Format::Obj {
-                    obj_with_terrain(dom, &roots, &t, &args.output)?
-                } else {
-                    gltf_with_terrain(dom, &roots, &t, format, &args.output)?
-                };
-                for (path, bytes) in files {
-                    output::write_atomic(&path, &bytes)?;
-                }
-                Ok(())
-            }
-            _ => output::write(dom, &roots, format, &args.output).map(|_| ()),
-        }
+        write_with_terrain(dom, &roots, format, &args.output, &args.scene).map(|_| ())
     })?;
     eprintln!(
         "exported {} -> {}",
@@ -57,6 +44,39 @@ pub fn run(args: Args) -> Result<ExitCode> {
 }
 
 /// The mesh of the scene's `Workspace.Terrain` and its material colours, when it has voxels.
+/// Writes `roots` of `dom` to `path` in `format`; glTF and OBJ get the scene's
+/// `Workspace.Terrain` mesh in the same document when it has voxels (`scene` names the source
+/// in errors). Returns the main file's size and hash.
+pub(crate) fn write_with_terrain(
+    dom: &WeakDom,
+    roots: &[rbx_types::Ref],
+    format: Format,
+    path: &Path,
+    scene: &Path,
+) -> Result<output::Written> {
+    let t = match format {
+        Format::Glb | Format::Gltf | Format::Obj => terrain_mesh(dom, scene)?,
+        _ => None,
+    };
+    let Some(t) = t else {
+        return output::write(dom, roots, format, path);
+    };
+    let files = if format == Format::Obj {
+        obj_with_terrain(dom, roots, &t, path)?
+    } else {
+        gltf_with_terrain(dom, roots, &t, format, path)?
+    };
+    let mut main = None;
+    for (p, bytes) in files {
+        output::write_atomic(&p, &bytes)?;
+        main.get_or_insert(output::Written {
+            len: bytes.len() as u64,
+            hash: blake3::hash(&bytes),
+        });
+    }
+    main.ok_or_else(|| anyhow!("{}: nothing to write", path.display()))
+}
+
 pub(crate) struct SceneTerrain {
     pub(crate) mesh: TerrainMesh,
     pub(crate) colors: procmodel_terrain::MaterialColors,

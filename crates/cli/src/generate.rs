@@ -145,11 +145,67 @@ pub fn build(args: &Args) -> Result<Built> {
     })
 }
 
+/// Whether the scene's `Workspace.Terrain` holds voxels (what generators wrote).
+fn terrain_in(dom: &WeakDom) -> bool {
+    procmodel_dom::workspace_terrain(dom).is_some_and(|t| {
+        match t.properties.get(&ustr("SmoothGrid")) {
+            Some(Variant::BinaryString(b)) => {
+                let bytes: &[u8] = b.as_ref();
+                bytes.len() > procmodel_terrain::smoothgrid::HEADER.len()
+            }
+            _ => false,
+        }
+    })
+}
+
+/// Turns the scene into the place `generate` writes: the generated Model moved into the
+/// Workspace (the ProceduralModel that held it removed), so the Workspace holds the Model and
+/// the Terrain. Returns the Workspace.
+fn as_place(built: &mut Built) -> Result<Ref> {
+    let dom = &mut built.dom;
+    let workspace = dom
+        .root()
+        .children()
+        .iter()
+        .copied()
+        .find(|&c| dom.get_by_ref(c).is_some_and(|i| i.class == "Workspace"))
+        .ok_or_else(|| anyhow!("the scene has no Workspace"))?;
+    let holder = dom
+        .get_by_ref(built.model)
+        .map(|i| i.parent())
+        .ok_or_else(|| anyhow!("the generated model left the scene"))?;
+    dom.transfer_within(built.model, workspace);
+    if holder != workspace && dom.get_by_ref(holder).is_some() {
+        dom.destroy(holder);
+    }
+    Ok(workspace)
+}
+
 pub fn run(args: Args) -> Result<ExitCode> {
     let format = output::Format::from_path(&args.output)?;
-    let built = build(&args)?;
-    let written = output::write(&built.dom, &[built.model], format, &args.output)
-        .with_context(|| format!("writing {}", args.output.display()))?;
+    let mut built = build(&args)?;
+    let has_terrain = terrain_in(&built.dom);
+    let roots = match format {
+        // A place holds the model in its Workspace, beside the Terrain the generator wrote.
+        output::Format::Rbxl | output::Format::Rbxlx => vec![as_place(&mut built)?],
+        _ => {
+            if has_terrain && matches!(format, output::Format::Rbxm | output::Format::Rbxmx) {
+                eprintln!(
+                    "warning: {}: the generator wrote terrain, which a model file cannot hold: write a place (.rbxl, .rbxlx) or .glb/.gltf/.obj to keep it",
+                    args.output.display()
+                );
+            }
+            vec![built.model]
+        }
+    };
+    let written = crate::export::write_with_terrain(
+        &built.dom,
+        &roots,
+        format,
+        &args.output,
+        &args.generator,
+    )
+    .with_context(|| format!("writing {}", args.output.display()))?;
     let hash = written.hash.to_hex().to_string();
     if args.json {
         let summary = serde_json::json!({

@@ -746,3 +746,63 @@ fn village_script_saves_the_terrain_of_the_world_file() {
     assert!(resources(&file_dom) > 50);
     assert_eq!(resources(&file_dom), resources(&script_dom));
 }
+
+#[test]
+fn generate_keeps_the_terrain_a_generator_writes() {
+    // A place gets the voxels as Workspace.Terrain beside the generated Model; a glb gets
+    // the terrain mesh; a model file cannot hold terrain and says so.
+    let d = dir("generate");
+    let generator =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/TerracedPlateau.luau");
+    let run = |out: &str| {
+        ok(bin()
+            .arg("generate")
+            .arg(&generator)
+            .arg("-o")
+            .arg(d.join(out))
+            .output()
+            .unwrap())
+    };
+    run("plateau.rbxl");
+    let (dom, grid) = load_terrain(&d.join("plateau.rbxl"));
+    let t = smoothgrid::decode(&grid).unwrap();
+    assert!(count(&t) > 1000, "{} voxels", count(&t));
+    let ws = dom
+        .root()
+        .children()
+        .iter()
+        .map(|&c| dom.get_by_ref(c).unwrap())
+        .find(|i| i.class == "Workspace")
+        .unwrap();
+    let classes: Vec<&str> = ws
+        .children()
+        .iter()
+        .map(|&c| dom.get_by_ref(c).unwrap().class.as_str())
+        .collect();
+    assert!(
+        classes.contains(&"Model") && classes.contains(&"Terrain"),
+        "{classes:?}"
+    );
+    assert!(!classes.contains(&"ProceduralModel"), "{classes:?}");
+
+    run("plateau.glb");
+    let doc = glb_json(&d.join("plateau.glb"));
+    // No Workspace in a generator's glb: the Terrain node sits beside the Model's.
+    let terrain = doc["scenes"][0]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| &doc["nodes"][n.as_u64().unwrap() as usize])
+        .find(|n| n["name"] == "Terrain")
+        .expect("a Terrain node at the top");
+    let mesh = terrain["mesh"].as_u64().unwrap() as usize;
+    let tris: u64 = triangles(&doc, mesh).iter().map(|t| t.1).sum();
+    assert!(tris > 100, "{tris} terrain triangles");
+
+    let out = run("plateau.rbxm");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the generator wrote terrain, which a model file cannot hold"),
+        "{err}"
+    );
+}

@@ -68,6 +68,25 @@ pub fn generator_of(dom: &WeakDom, model: Ref) -> Option<Ref> {
 
 pub use procmodel_dom::full_name;
 
+/// Whether `model` lies in the results (GeneratedFolder) of one of `models`, at any depth.
+pub fn in_results_of_any(
+    dom: &WeakDom,
+    model: Ref,
+    models: &std::collections::HashSet<Ref>,
+) -> bool {
+    let mut cur = dom.get_by_ref(model).map(|i| i.parent());
+    while let Some(r) = cur.filter(|r| r.is_some()) {
+        let Some(inst) = dom.get_by_ref(r) else {
+            return false;
+        };
+        if inst.class == "GeneratedFolder" && models.contains(&inst.parent()) {
+            return true;
+        }
+        cur = Some(inst.parent());
+    }
+    false
+}
+
 /// ProceduralModels under the DataModel, pre-order (parents before their descendants).
 pub fn models_in_scene(dom: &WeakDom) -> Vec<Ref> {
     models_under(dom, &[dom.root_ref()])

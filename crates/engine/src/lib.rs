@@ -31,7 +31,7 @@ use procmodel_luau::{Host, HostConfig, HostError};
 use rbx_dom_weak::WeakDom;
 use rbx_types::{Ref, Variant};
 use std::cell::{RefCell, RefMut};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -684,6 +684,14 @@ impl Engine {
                 // A baked model (Generator = nil) never regenerates.
                 self.host.with_dom_mut(|d| apply::set_dirty(d, m, false));
             }
+        }
+        // A model in the results of another dirty model is replaced when that one
+        // regenerates: generating it on its own first would be wasted (and would apply
+        // results, terrain included, for a model about to leave the scene).
+        if dirty.len() > 1 {
+            let set: HashSet<Ref> = dirty.iter().copied().collect();
+            self.host
+                .with_dom_ref(|d| dirty.retain(|&m| !apply::in_results_of_any(d, m, &set)));
         }
         dirty
     }
