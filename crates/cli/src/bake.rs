@@ -30,7 +30,8 @@ const SWEEP_ATTRIBUTE: &str = "ProcmodelSweep";
 
 #[derive(clap::Args)]
 pub struct PlanArgs {
-    /// A scene (.rbxl, .rbxlx, .rbxm, .rbxmx), or a sweep scene written by `procmodel sweep`.
+    /// A scene (.rbxl, .rbxlx, .rbxm, .rbxmx), a sweep scene written by `procmodel sweep`,
+    /// or a world file (.toml, .json: its tiles are the units).
     pub input: PathBuf,
     /// Also show which of N shards each unit goes to, and each shard's unit count.
     #[arg(long)]
@@ -38,6 +39,40 @@ pub struct PlanArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub tiles: WorldTiles,
+}
+
+/// How a world (a `.toml`/`.json` world file) is cut into units: the tiles of
+/// `procmodel terrain --tiles`.
+#[derive(clap::Args)]
+pub struct WorldTiles {
+    /// World inputs: tile side in studs (a multiple of 128 and of the world's grid; default 1024).
+    #[arg(long, value_name = "STUDS")]
+    pub tile_size: Option<u32>,
+    /// World inputs: what each tile holds, any of glb, png, r16, r32 (default glb,png).
+    #[arg(long, value_name = "KINDS")]
+    pub tile_output: Option<String>,
+}
+
+impl WorldTiles {
+    fn args(&self) -> crate::bake_world::TileArgs<'_> {
+        crate::bake_world::TileArgs {
+            size: self.tile_size,
+            output: self.tile_output.as_deref(),
+        }
+    }
+
+    /// Refuses tile settings for an input that is not a world.
+    fn only_for_worlds(&self, input: &Path) -> Result<()> {
+        if self.tile_size.is_some() || self.tile_output.is_some() {
+            bail!(
+                "{}: --tile-size and --tile-output are for world files (.toml, .json)",
+                input.display()
+            );
+        }
+        Ok(())
+    }
 }
 
 #[derive(clap::Args)]
@@ -59,7 +94,7 @@ pub struct SweepArgs {
 
 #[derive(clap::Args)]
 pub struct BakeArgs {
-    /// The scene or sweep scene to bake (not with --merge).
+    /// The scene, sweep scene or world file (.toml, .json) to bake (not with --merge).
     pub input: Option<PathBuf>,
     /// Which shard this process bakes: I/N (0-based), or `auto` (JOB_COMPLETION_INDEX with
     /// PROCMODEL_SHARDS, or SLURM_ARRAY_TASK_ID with SLURM_ARRAY_TASK_COUNT).
@@ -72,7 +107,7 @@ pub struct BakeArgs {
     /// Merge the shards baked into URL instead of baking one.
     #[arg(long, value_name = "URL", conflicts_with_all = ["shard", "out"])]
     pub merge: Option<String>,
-    /// The merged place (with --merge).
+    /// The merged place (with --merge), or for a world the folder of its tiles.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// The lockfile the merge writes (default: the output with the extension .lock).
@@ -86,6 +121,8 @@ pub struct BakeArgs {
     /// Worker VMs generating independent models at once (the bytes are the same for any value).
     #[arg(long, short = 'j', default_value = "1", allow_hyphen_values = true, value_parser = crate::flags::jobs)]
     pub jobs: usize,
+    #[command(flatten)]
+    pub tiles: WorldTiles,
 }
 
 // ----- units -----
@@ -169,6 +206,11 @@ pub fn plan(args: PlanArgs) -> Result<ExitCode> {
     if args.shards == Some(0) {
         bail!("--shards 0: a bake has at least one shard");
     }
+    if crate::bake_world::is_world(&args.input) {
+        crate::bake_world::plan(&args.input, args.shards, args.json, &args.tiles.args())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    args.tiles.only_for_worlds(&args.input)?;
     let engine = Engine::load(&args.input, EngineConfig::default())?;
     let (units, sweep) = engine.with_dom(|d| (scene_units(d), sweep_folder(d).is_some()));
     let count = args.shards.unwrap_or(1);
@@ -316,6 +358,10 @@ pub fn bake(args: BakeArgs) -> Result<ExitCode> {
         bail!("-o, --lock and --summary are for --merge");
     }
     let store = procmodel_bake::open(&url)?;
+    if crate::bake_world::is_world(&input) {
+        return crate::bake_world::bake_shard(&input, shard, store, &args.tiles.args());
+    }
+    args.tiles.only_for_worlds(&input)?;
     bake_shard(&input, shard, store, &args)
 }
 
@@ -568,8 +614,9 @@ fn merge(url: &str, args: BakeArgs) -> Result<ExitCode> {
     let output = args
         .output
         .clone()
-        .ok_or_else(|| anyhow!("--merge needs -o place.rbxl: where the merged place goes"))?;
-    procmodel_engine::SceneFormat::from_path(&output)?;
+        .ok_or_else(|| {
+            anyhow!("--merge needs -o place.rbxl (a scene) or -o DIR (a world's tiles): where the merge goes")
+        })?;
     let started = std::time::Instant::now();
     let store = procmodel_bake::open(url)?;
     let mut manifests = Vec::new();
@@ -587,6 +634,15 @@ fn merge(url: &str, args: BakeArgs) -> Result<ExitCode> {
             "{url}: no shard manifests (no shard has finished; run `procmodel bake INPUT --shard I/N --out {url}`)"
         );
     };
+    if first.input.kind == "world" {
+        if args.lock.is_some() || args.summary.is_some() {
+            bail!(
+                "--lock and --summary are for scene bakes: a world's index.json lists every file's hash"
+            );
+        }
+        return crate::bake_world::merge(url, &store, &manifests, &output);
+    }
+    procmodel_engine::SceneFormat::from_path(&output)?;
     let input = first.input.clone();
     let bytes = store.get(&input.file)?.ok_or_else(|| {
         anyhow!(

@@ -3,6 +3,7 @@
 
 mod attrs;
 mod bake;
+mod bake_world;
 mod export;
 mod flags;
 mod generate;

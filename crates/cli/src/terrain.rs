@@ -62,10 +62,10 @@ fn parse_snap(s: &str) -> Result<SizeSnap, String> {
 }
 
 /// A checked world file and the columns it covers (`columns` or `studs` is required here).
-struct Plan {
-    world: World,
-    rect: SampleRect,
-    spec: WorldPlan,
+pub(crate) struct Plan {
+    pub(crate) world: World,
+    pub(crate) rect: SampleRect,
+    pub(crate) spec: WorldPlan,
 }
 
 fn parse_world(path: &Path) -> Result<Plan> {
@@ -76,25 +76,37 @@ fn parse_world(path: &Path) -> Result<Plan> {
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase)
         .unwrap_or_default();
-    let file: WorldSpec = match ext.as_str() {
-        "toml" => toml::from_str(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?,
-        "json" => serde_json::from_str(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?,
-        _ => bail!(
-            "{}: unknown world format '.{ext}' (use .toml or .json)",
-            path.display()
-        ),
+    parse_world_text(&text, &ext, &path.display().to_string())
+}
+
+/// A world description's text in the format `ext` names (`toml` or `json`); `name` (the file)
+/// prefixes every error.
+pub(crate) fn parse_world_text(text: &str, ext: &str, name: &str) -> Result<Plan> {
+    let file: WorldSpec = match ext {
+        "toml" => toml::from_str(text).map_err(|e| anyhow!("{name}: {e}"))?,
+        "json" => serde_json::from_str(text).map_err(|e| anyhow!("{name}: {e}"))?,
+        _ => bail!("{name}: unknown world format '.{ext}' (use .toml or .json)"),
     };
-    let spec = file
-        .plan()
-        .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let spec = file.plan().map_err(|e| anyhow!("{name}: {e}"))?;
     let Some(rect) = spec.rect else {
-        bail!("{}: columns: (or studs) is required", path.display());
+        bail!("{name}: columns: (or studs) is required");
     };
     Ok(Plan {
         world: spec.world.clone(),
         rect,
         spec,
     })
+}
+
+/// The tile side in cells for `--tile-size` studs: a multiple of 128 and of the grid.
+pub(crate) fn tile_cells(studs: u32, grid: f64) -> Result<i32> {
+    let t = f64::from(studs);
+    if studs == 0 || !studs.is_multiple_of(128) || (t / grid).fract() != 0.0 || studs > 1 << 20 {
+        bail!(
+            "--tile-size {studs}: must be a positive multiple of 128 studs (a voxel chunk) and of the world's grid ({grid}), at most 1048576"
+        );
+    }
+    Ok((studs / 4) as i32)
 }
 
 /// What an output is, by extension.
@@ -258,7 +270,7 @@ fn write_tiles(
         indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} tiles {elapsed}")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
-    let mut index = Vec::new();
+    let mut records = Vec::new();
     let batch = 2 * rayon::current_num_threads().max(1);
     for group in tiles.chunks(batch) {
         let done: Vec<Result<TileOut>> = group
@@ -267,49 +279,16 @@ fn write_tiles(
             .collect();
         for r in done {
             let t = r?;
-            let mut files = Vec::new();
             for (name, bytes) in &t.files {
                 write_bytes(outs, &dir.join(name), bytes)?;
-                files.push(serde_json::json!({
-                    "name": name,
-                    "bytes": bytes.len(),
-                    "blake3": blake3::hash(bytes).to_hex().to_string(),
-                }));
             }
-            let cells = [t.tile[0] * tile, t.tile[1] * tile];
-            let mut row = serde_json::json!({
-                "key": t.key,
-                "tile": t.tile,
-                "studs": [cells[0] * 4, cells[1] * 4, (cells[0] + tile) * 4, (cells[1] + tile) * 4],
-                "files": files,
-            });
-            if kinds.contains(&TileKind::Glb) {
-                row["triangles"] = t.triangles.into();
-                row["resources"] = t.resources.into();
-            }
-            if let Some(px) = t.pixels {
-                row["pixels"] = serde_json::json!(px);
-            }
-            index.push(row);
+            records.push(t.record());
             bar.inc(1);
         }
     }
     bar.finish_and_clear();
-    let cfg = bake.world.config();
-    let doc = serde_json::json!({
-        "format": "procmodel-tiles/1",
-        "tile_studs": tile * 4,
-        "grid": cfg.grid,
-        "columns": bake.rect.size,
-        "origin": bake.rect.min,
-        "floor": bake.floor,
-        "height_range": [bake.range.0, bake.range.1],
-        "outputs": kinds.iter().map(|k| k.extension()).collect::<Vec<_>>(),
-        "tiles": index,
-    });
-    let mut json = serde_json::to_string_pretty(&doc)?;
-    json.push('\n');
-    write_bytes(outs, &dir.join("index.json"), json.as_bytes())?;
+    let json = bake.index(tile, kinds, &records)?;
+    write_bytes(outs, &dir.join("index.json"), &json)?;
     Ok(tiles.len())
 }
 
@@ -341,20 +320,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         );
     }
     let tile_cells = match args.tiles {
-        Some(_) => {
-            let grid = world.config().grid;
-            let t = f64::from(args.tile_size);
-            if args.tile_size == 0
-                || !args.tile_size.is_multiple_of(128)
-                || (t / grid).fract() != 0.0
-            {
-                bail!(
-                    "--tile-size {}: must be a positive multiple of 128 studs (a voxel chunk) and of the world's grid ({grid})",
-                    args.tile_size
-                );
-            }
-            (args.tile_size / 4) as i32
-        }
+        Some(_) => tile_cells(args.tile_size, world.config().grid)?,
         None => 0,
     };
     let bake = Bake::new(&plan.spec).map_err(|e| anyhow!("{}: {e}", args.world.display()))?;
@@ -442,6 +408,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         write_bytes(&mut outs, &dir.join("splat.json"), json.as_bytes())?;
     }
     let mut tiles_done = 0;
+    let whole_outs = outs.len();
     if let (Some(dir), Some(tk)) = (&args.tiles, &tile_kinds) {
         tiles_done = write_tiles(&bake, dir, tile_cells, tk, &mut outs)
             .map_err(|e| anyhow!("{}: {e}", args.world.display()))?;
@@ -462,8 +429,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
         });
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
-        for o in &outs {
+        for o in &outs[..whole_outs] {
             eprintln!("wrote {} ({} bytes)", o.path.display(), o.len);
+        }
+        if let Some(dir) = &args.tiles {
+            let tiles = &outs[whole_outs..];
+            eprintln!(
+                "wrote {tiles_done} tiles ({} files, {} bytes) into {} (listed in index.json)",
+                tiles.len(),
+                tiles.iter().map(|o| o.len).sum::<u64>(),
+                dir.display()
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -208,15 +208,7 @@ impl<'a> Bake<'a> {
 
     /// The tiles of `tile` cells that hold any of the mesh region, in key order (x, then z).
     pub fn tiles(&self, tile: i32) -> Vec<[i32; 2]> {
-        let (mx, mz) = (self.mesh_span(0), self.mesh_span(1));
-        let range = |s: [i32; 2]| s[0].div_euclid(tile)..=(s[1] - 1).div_euclid(tile);
-        let mut out = Vec::new();
-        for tx in range(mx) {
-            for tz in range(mz) {
-                out.push([tx, tz]);
-            }
-        }
-        out
+        tiles_of(self.cells, tile)
     }
 
     /// The resources whose centres lie in `[x0, x1) × [z0, z1)` studs (within the world's
@@ -243,6 +235,20 @@ impl<'a> Bake<'a> {
             .place_resources(area, rp)
             .map_err(|e| anyhow!("resources: {e}"))
     }
+}
+
+/// The tiles of `tile` cells holding any of the mesh region of a world whose voxel columns
+/// are `cells` (the cells grown by one), in key order (x, then z).
+pub fn tiles_of(cells: VoxelColumns, tile: i32) -> Vec<[i32; 2]> {
+    let span = |a: usize| [cells.min[a] - 1, cells.max[a] + 1];
+    let range = |s: [i32; 2]| s[0].div_euclid(tile)..=(s[1] - 1).div_euclid(tile);
+    let mut out = Vec::new();
+    for tx in range(span(0)) {
+        for tz in range(span(1)) {
+            out.push([tx, tz]);
+        }
+    }
+    out
 }
 
 /// Solid (non-empty) voxels of a terrain.
@@ -312,6 +318,28 @@ pub fn tile_key(t: [i32; 2]) -> String {
     format!("tile_{}_{}", t[0], t[1])
 }
 
+/// One file of a tile, as the index lists it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FileRecord {
+    pub name: String,
+    pub bytes: u64,
+    pub blake3: String,
+}
+
+/// What a tile holds, as the index lists it (and a sharded bake stores it).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TileRecord {
+    pub key: String,
+    pub tile: [i32; 2],
+    pub files: Vec<FileRecord>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub triangles: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pixels: Option<[usize; 2]>,
+}
+
 /// One baked tile: its files (name → bytes) and what it holds.
 pub struct TileOut {
     pub key: String,
@@ -319,11 +347,77 @@ pub struct TileOut {
     pub files: Vec<(String, Vec<u8>)>,
     pub triangles: usize,
     pub resources: usize,
+    /// Whether it holds a mesh (then `triangles` and `resources` count).
+    pub has_mesh: bool,
     /// Heightmap pixels (width, height) when it has any.
     pub pixels: Option<[usize; 2]>,
 }
 
+impl TileOut {
+    /// The tile's index entry.
+    pub fn record(&self) -> TileRecord {
+        TileRecord {
+            key: self.key.clone(),
+            tile: self.tile,
+            files: self
+                .files
+                .iter()
+                .map(|(name, bytes)| FileRecord {
+                    name: name.clone(),
+                    bytes: bytes.len() as u64,
+                    blake3: blake3::hash(bytes).to_hex().to_string(),
+                })
+                .collect(),
+            triangles: self.has_mesh.then_some(self.triangles),
+            resources: self.has_mesh.then_some(self.resources),
+            pixels: self.pixels,
+        }
+    }
+}
+
 impl Bake<'_> {
+    /// `index.json` of a tiled bake: the world's grid, height range and floor, and every
+    /// tile's files with their sizes and BLAKE3, in tile order (`records` in any order).
+    pub fn index(&self, tile: i32, kinds: &[TileKind], records: &[TileRecord]) -> Result<Vec<u8>> {
+        let mut records: Vec<&TileRecord> = records.iter().collect();
+        records.sort_by_key(|r| r.tile);
+        let rows: Vec<serde_json::Value> = records
+            .iter()
+            .map(|r| {
+                let c = [r.tile[0] * tile, r.tile[1] * tile];
+                let mut row = serde_json::json!({
+                    "key": r.key,
+                    "tile": r.tile,
+                    "studs": [c[0] * 4, c[1] * 4, (c[0] + tile) * 4, (c[1] + tile) * 4],
+                    "files": r.files,
+                });
+                if let (Some(t), Some(n)) = (r.triangles, r.resources) {
+                    row["triangles"] = t.into();
+                    row["resources"] = n.into();
+                }
+                if let Some(px) = r.pixels {
+                    row["pixels"] = serde_json::json!(px);
+                }
+                row
+            })
+            .collect();
+        let cfg = self.world.config();
+        let doc = serde_json::json!({
+            "format": "procmodel-tiles/1",
+            "tile_studs": tile * 4,
+            "grid": cfg.grid,
+            "columns": self.rect.size,
+            "origin": self.rect.min,
+            "floor": self.floor,
+            "height_range": [self.range.0, self.range.1],
+            "outputs": kinds.iter().map(|k| k.extension()).collect::<Vec<_>>(),
+            "tiles": rows,
+        });
+        let mut json = serde_json::to_vec_pretty(&doc)?;
+        json.push(b'\n');
+        Ok(json)
+    }
+
     /// Bakes one tile of `tile` cells: the glTF of its mesh and resources, and heightmap crops
     /// (each with its JSON sidecar) over the world's height range.
     pub fn tile(&self, t: [i32; 2], tile: i32, kinds: &[TileKind]) -> Result<TileOut> {
@@ -337,6 +431,7 @@ impl Bake<'_> {
             files: Vec::new(),
             triangles: 0,
             resources: 0,
+            has_mesh: kinds.contains(&TileKind::Glb),
             pixels: None,
         };
         if kinds.contains(&TileKind::Glb) {
