@@ -3,15 +3,12 @@
 
 use crate::export::{SceneTerrain, gltf_with_terrain};
 use crate::output;
-use crate::world_bake::{Bake, TileKind, TileOut};
+use crate::world_bake::{Bake, TileKind, TileOut, place_dom};
 use anyhow::{Context, Result, anyhow, bail};
 use procmodel_terrain::{
     HeightRange, Heightfield, HeightmapExport, Material, MaterialColors, PlacedResource,
-    ResourceKind, SampleRect, SizeSnap, TerrainError, World, WorldPlan, WorldSpec, snap_size,
-    splat_maps,
+    SampleRect, SizeSnap, TerrainError, World, WorldPlan, WorldSpec, snap_size, splat_maps,
 };
-use rbx_dom_weak::{InstanceBuilder, WeakDom};
-use rbx_types::{BinaryString, CFrame, Color3, Enum, Matrix3, Vector3};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -138,84 +135,6 @@ fn kind(path: &Path) -> Result<Kind> {
             path.display()
         ),
     })
-}
-
-fn part(name: &str, size: [f64; 3], centre: [f64; 3], color: [u8; 3], mat: u32) -> InstanceBuilder {
-    let f = |v: f64| v as f32;
-    InstanceBuilder::new("Part")
-        .with_name(name)
-        .with_property("Anchored", true)
-        .with_property("Size", Vector3::new(f(size[0]), f(size[1]), f(size[2])))
-        .with_property(
-            "CFrame",
-            CFrame::new(
-                Vector3::new(f(centre[0]), f(centre[1]), f(centre[2])),
-                Matrix3::identity(),
-            ),
-        )
-        .with_property(
-            "Color",
-            Color3::new(
-                f32::from(color[0]) / 255.0,
-                f32::from(color[1]) / 255.0,
-                f32::from(color[2]) / 255.0,
-            ),
-        )
-        .with_property("Material", Enum::from_u32(mat))
-}
-
-fn resource_instances(p: &PlacedResource) -> InstanceBuilder {
-    const WOOD: u32 = 512;
-    const GRASS: u32 = 1280;
-    const SLATE: u32 = 800;
-    if p.kind == ResourceKind::Tree {
-        let trunk_h = p.height;
-        let crown = 7.0;
-        InstanceBuilder::new("Model")
-            .with_name("Tree")
-            .with_child(part(
-                "Trunk",
-                [2.0 * p.half, trunk_h, 2.0 * p.half],
-                [p.x, p.bottom + trunk_h / 2.0, p.z],
-                [105, 64, 40],
-                WOOD,
-            ))
-            .with_child(
-                part(
-                    "Crown",
-                    [crown, crown, crown],
-                    [p.x, p.bottom + trunk_h + crown / 2.0 - 1.0, p.z],
-                    [75, 151, 75],
-                    GRASS,
-                )
-                .with_property("Shape", Enum::from_u32(0)),
-            )
-    } else {
-        part(
-            "Rock",
-            [2.0 * p.half, p.height, 2.0 * p.half],
-            [p.x, p.bottom + p.height / 2.0, p.z],
-            [99, 95, 98],
-            SLATE,
-        )
-    }
-}
-
-/// The place: Workspace with its Terrain (SmoothGrid from the codec) and a `Resources` folder.
-pub(crate) fn place_dom(grid: Vec<u8>, placed: &[PlacedResource]) -> WeakDom {
-    let mut folder = InstanceBuilder::new("Folder").with_name("Resources");
-    for p in placed {
-        folder = folder.with_child(resource_instances(p));
-    }
-    let workspace = InstanceBuilder::new("Workspace")
-        .with_name("Workspace")
-        .with_child(
-            InstanceBuilder::new("Terrain")
-                .with_name("Terrain")
-                .with_property("SmoothGrid", BinaryString::from(grid)),
-        )
-        .with_child(folder);
-    WeakDom::new(InstanceBuilder::new("DataModel").with_child(workspace))
 }
 
 /// The heightfield sampled for heightmaps and splat maps (snapped sizes sample more columns).
