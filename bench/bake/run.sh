@@ -16,7 +16,7 @@ W=${WORLD:-bench/worlds/w1025.toml}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 export RAYON_NUM_THREADS=1
-"$P" sweep examples/SpiralStaircase.luau --attr DegreesPerStep=10..209 --size 8,40,8 \
+"$P" sweep examples/SpiralStaircase.luau --attr DegreesPerStep=10..209 --size 8,160,8 \
     -o "$T/scene200.rbxl" 2>/dev/null
 now() { date +%s.%N; }
 bake_one() { # input out extra...

@@ -559,7 +559,7 @@ fn bake_shard(
     timings.total_ms = started.elapsed().as_secs_f64() * 1000.0;
     store.put(&shard.timings_path(), &serde_json::to_vec_pretty(&timings)?)?;
     // Last: a manifest means every file it names is there.
-    store.put(&shard.manifest_path(), &manifest.to_bytes())?;
+    store.put_last(&shard.manifest_path(), &manifest.to_bytes())?;
     progress(serde_json::json!({
         "event": "done", "shard": shard.to_string(), "units": mine.len(), "failed": failed,
         "manifest": shard.manifest_path(), "ms": timings.total_ms,

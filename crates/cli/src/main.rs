@@ -87,7 +87,6 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    procmodel_alloc::configure();
     // Rust ignores SIGPIPE, so a closed pipe (`procmodel status x | head`) would make the next
     // print panic; with the default action the process ends quietly, as Unix tools do.
     // SAFETY: setting a signal's disposition to its default before any thread starts.
@@ -96,6 +95,12 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     let cli = Cli::parse();
+    // Still one thread: the allocator's options may change. Commands that build one scene
+    // return freed memory at once; the others (world bakes reuse large buffers) keep
+    // mimalloc's delay.
+    if matches!(cli.command, Command::Generate(_) | Command::Run(_)) {
+        procmodel_alloc::configure();
+    }
     let result = match cli.command {
         Command::Generate(a) => generate::run(a),
         Command::New(a) => new::run(a),
