@@ -435,14 +435,16 @@ impl World {
         while z < z1 {
             let zb = (z + 32 - z.rem_euclid(32)).min(z1);
             let d = (zb - z) as usize;
-            // Column data for the band, computed in parallel rows.
+            // Column data for the band, computed in parallel rows from the world's columns
+            // around it, each evaluated once (a cell's surface interpolates four of them).
             let mut cols = vec![(0f64, Material::Air); w * d];
             if w > 0 {
+                let around = Columns::around(self, [x0, x1], [z, zb]);
                 cols.par_chunks_mut(w).enumerate().for_each(|(r, row)| {
                     let cz = f64::from(z + r as i32) * 4.0 + 2.0;
                     for (k, c) in row.iter_mut().enumerate() {
                         let cx = f64::from(x0 + k as i32) * 4.0 + 2.0;
-                        *c = (self.surface_at(cx, cz), self.material_at(cx, cz));
+                        *c = (around.surface_at(cx, cz), around.material_at(cx, cz));
                     }
                 });
             }
@@ -516,6 +518,79 @@ impl World {
     }
 }
 
+/// The world's columns around a block of cells, each evaluated once: the same surface and
+/// material as [`World::surface_at`] / [`World::material_at`] (the same arithmetic on the same
+/// column values), without evaluating a column once per cell that touches it.
+struct Columns<'a> {
+    world: &'a World,
+    i0: i64,
+    j0: i64,
+    w: usize,
+    d: usize,
+    cols: Vec<Column>,
+}
+
+impl<'a> Columns<'a> {
+    /// The columns the cells `[x0, x1) × [z0, z1)` interpolate between.
+    fn around(world: &'a World, x: [i32; 2], z: [i32; 2]) -> Columns<'a> {
+        let g = world.cfg.grid;
+        let first = |c: i32| ((f64::from(c) * 4.0 + 2.0) / g).floor() as i64;
+        let (i0, i1) = (first(x[0]), first(x[1] - 1) + 1);
+        let (j0, j1) = (first(z[0]), first(z[1] - 1) + 1);
+        let (w, d) = ((i1 - i0 + 1) as usize, (j1 - j0 + 1) as usize);
+        let mut cols = vec![
+            Column {
+                height: 0.0,
+                material: Material::Air
+            };
+            w * d
+        ];
+        cols.par_chunks_mut(w).enumerate().for_each(|(r, row)| {
+            for (k, c) in row.iter_mut().enumerate() {
+                *c = world.column(i0 + k as i64, j0 + r as i64);
+            }
+        });
+        Columns {
+            world,
+            i0,
+            j0,
+            w,
+            d,
+            cols,
+        }
+    }
+
+    fn column(&self, i: i64, j: i64) -> Column {
+        let (a, b) = (i - self.i0, j - self.j0);
+        if (0..self.w as i64).contains(&a) && (0..self.d as i64).contains(&b) {
+            self.cols[b as usize * self.w + a as usize]
+        } else {
+            self.world.column(i, j)
+        }
+    }
+
+    /// [`World::surface_at`], step for step.
+    fn surface_at(&self, x: f64, z: f64) -> f64 {
+        let g = self.world.cfg.grid;
+        let (u, v) = (x / g, z / g);
+        let (i, j) = (u.floor(), v.floor());
+        let (fu, fv) = (u - i, v - j);
+        let (i, j) = (i as i64, j as i64);
+        let h = |a, b| self.column(a, b).height;
+        let top = h(i, j) + (h(i + 1, j) - h(i, j)) * fu;
+        let bot = h(i, j + 1) + (h(i + 1, j + 1) - h(i, j + 1)) * fu;
+        top + (bot - top) * fv
+    }
+
+    /// [`World::material_at`], step for step.
+    fn material_at(&self, x: f64, z: f64) -> Material {
+        let g = self.world.cfg.grid;
+        let i = (x / g + 0.5).floor() as i64;
+        let j = (z / g + 0.5).floor() as i64;
+        self.column(i, j).material
+    }
+}
+
 /// A rectangle of voxel columns `[min, max)` in cell coordinates (X, Z).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VoxelColumns {
@@ -523,4 +598,43 @@ pub struct VoxelColumns {
     pub min: [i32; 2],
     /// One past the last cell (x, z).
     pub max: [i32; 2],
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::zones::Zone;
+
+    #[test]
+    fn column_cache_is_bit_identical_to_the_world_at_any_grid() {
+        for grid in [4.0, 3.0, 6.5, 1.0] {
+            let w = World::new(WorldConfig {
+                seed: 2.0,
+                grid,
+                zones: vec![
+                    Zone::circle(30.0, -20.0, 1.0, 10.0, 40.0),
+                    Zone::rect(-50.0, 60.0, -3.0, 20.0, 50.0, 30.0, 60.0),
+                ],
+                ..WorldConfig::default()
+            })
+            .unwrap();
+            let (x, z) = ([-37, 41], [-29, 33]);
+            let cache = Columns::around(&w, x, z);
+            for cz in z[0]..z[1] {
+                for cx in x[0]..x[1] {
+                    let (px, pz) = (f64::from(cx) * 4.0 + 2.0, f64::from(cz) * 4.0 + 2.0);
+                    assert_eq!(
+                        cache.surface_at(px, pz).to_bits(),
+                        w.surface_at(px, pz).to_bits(),
+                        "grid {grid}, cell ({cx}, {cz})"
+                    );
+                    assert_eq!(cache.material_at(px, pz), w.material_at(px, pz));
+                }
+            }
+            // Every lookup was inside the cache (no fallback to the world).
+            let first = |c: i32| ((f64::from(c) * 4.0 + 2.0) / grid).floor() as i64;
+            assert_eq!(cache.i0, first(x[0]));
+            assert_eq!(cache.w as i64, first(x[1] - 1) + 2 - first(x[0]));
+        }
+    }
 }
