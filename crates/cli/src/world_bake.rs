@@ -52,17 +52,14 @@ impl<'a> Bake<'a> {
             .ok_or_else(|| anyhow!("columns: (or studs) is required"))?;
         let cells = plan.cells().expect("the world has columns");
         let world = &plan.world;
-        let range = world.height_range(rect).unwrap_or((0.0, 0.0));
+        // Cells at the world's edge interpolate one column beyond it: the mesh region is
+        // bounded by the heights of the columns around the world too (one pass for both).
+        let (inner, around) = world.height_ranges(rect, 1);
+        let range = inner.unwrap_or((0.0, 0.0));
         let floor = plan
             .floor
             .unwrap_or(f64::from(range.0) - 2.0 * world.config().grid);
-        // Cells at the world's edge interpolate one column beyond it: bound the mesh region
-        // by the heights of the columns around the world too.
-        let around = SampleRect {
-            min: [rect.min[0] - 1, rect.min[1] - 1],
-            size: [rect.size[0] + 2, rect.size[1] + 2],
-        };
-        let (_, top) = world.height_range(around).unwrap_or(range);
+        let (_, top) = around.unwrap_or(range);
         let top = f64::from(top).max(floor);
         let y = [
             ((floor - 2.0) / 4.0).floor() as i32 - 1,

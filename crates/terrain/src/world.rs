@@ -301,29 +301,41 @@ impl World {
     /// without keeping the rows (memory does not grow with the rectangle); `None` when empty.
     /// Equals [`Heightfield::range`] of [`World::heightfield`] of the same rectangle.
     pub fn height_range(&self, rect: SampleRect) -> Option<(f32, f32)> {
+        self.height_ranges(rect, 0).0
+    }
+
+    /// [`World::height_range`] of `rect` and of `rect` grown by `grow` samples on every side,
+    /// in one pass over the larger one.
+    pub fn height_ranges(
+        &self,
+        rect: SampleRect,
+        grow: usize,
+    ) -> (Option<(f32, f32)>, Option<(f32, f32)>) {
         let [w, d] = rect.size;
         if w == 0 || d == 0 {
-            return None;
+            return (None, None);
         }
-        (0..d)
+        let g = grow as i64;
+        let (ow, od) = (w + 2 * grow, d + 2 * grow);
+        let empty = (f32::INFINITY, f32::NEG_INFINITY);
+        let join = |a: (f32, f32), b: (f32, f32)| (a.0.min(b.0), a.1.max(b.1));
+        let (inner, outer) = (0..od)
             .into_par_iter()
-            .map(|j| {
-                let mut lo = f32::INFINITY;
-                let mut hi = f32::NEG_INFINITY;
-                for i in 0..w {
-                    let h = self
-                        .column(rect.min[0] + i as i64, rect.min[1] + j as i64)
-                        .height as f32;
-                    lo = lo.min(h);
-                    hi = hi.max(h);
+            .map(|r| {
+                let j = rect.min[1] - g + r as i64;
+                let row_inside = (grow..grow + d).contains(&r);
+                let (mut inner, mut outer) = (empty, empty);
+                for k in 0..ow {
+                    let h = self.column(rect.min[0] - g + k as i64, j).height as f32;
+                    outer = join(outer, (h, h));
+                    if row_inside && (grow..grow + w).contains(&k) {
+                        inner = join(inner, (h, h));
+                    }
                 }
-                (lo, hi)
+                (inner, outer)
             })
-            .reduce(
-                || (f32::INFINITY, f32::NEG_INFINITY),
-                |a, b| (a.0.min(b.0), a.1.max(b.1)),
-            )
-            .into()
+            .reduce(|| (empty, empty), |a, b| (join(a.0, b.0), join(a.1, b.1)));
+        (Some(inner), Some(outer))
     }
 
     /// The rectangle cut into bands of `rows` rows along Z, generated lazily: a caller can

@@ -164,6 +164,10 @@ impl Zone {
         match self.shape {
             ZoneShape::Circle { r1, r2 } => {
                 let (r1, r2) = (f64::from(r1), f64::from(r2));
+                // Outside the zone's square: no square root for most of a large world.
+                if dx > r2 || dz > r2 {
+                    return None;
+                }
                 let d = (dx * dx + dz * dz).sqrt();
                 if d < r1 {
                     Some(0.0)
