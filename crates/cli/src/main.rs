@@ -3,6 +3,7 @@
 
 mod attrs;
 mod bake;
+mod cli_reference;
 mod export;
 mod flags;
 mod generate;
@@ -24,7 +25,7 @@ mod terrain;
 mod types;
 mod verify;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
 
 // mimalloc with exact size classes for the DOM's property maps (procmodel-alloc's docs; the
@@ -82,6 +83,9 @@ enum Command {
     Sweep(bake::SweepArgs),
     /// Bake one shard of a scene or sweep into a directory or object store, or merge a bake.
     Bake(bake::BakeArgs),
+    /// Print every subcommand's help as Markdown (the source of docs/cli.md).
+    #[command(hide = true)]
+    CliReference,
 }
 
 fn main() -> ExitCode {
@@ -112,6 +116,10 @@ fn main() -> ExitCode {
         Command::Plan(a) => bake::plan(a),
         Command::Sweep(a) => bake::sweep(a),
         Command::Bake(a) => bake::bake(a),
+        Command::CliReference => {
+            print!("{}", cli_reference::markdown(Cli::command()));
+            Ok(ExitCode::SUCCESS)
+        }
     };
     match result {
         Ok(code) => code,
