@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite from a fresh clone: installs the glTF validator (npm) the export
-# tests call, then every crate's unit, integration and Luau conformance tests.
+# tests call, playwright-core for the studio's browser tests and mdBook for the book, builds
+# the book, then every crate's unit, integration and Luau conformance tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -d crates/export/tests/validator/node_modules ]; then
@@ -9,6 +10,10 @@ fi
 if [ ! -d crates/studio/tests/browser/node_modules ]; then
     npm ci --prefix crates/studio/tests/browser --no-audit --no-fund --loglevel=error
 fi
+# The documentation book: mdBook fails on a page SUMMARY.md lists that is missing (the links
+# inside pages are checked by crates/cli/tests/docs.rs). Built into target/book.
+./scripts/install-mdbook.sh
+PATH="$HOME/.cargo/bin:$PATH" mdbook build docs
 # The result cache defaults to the user's cache folder; the suite uses an empty one of its own.
 XDG_CACHE_HOME="$(mktemp -d)"
 export XDG_CACHE_HOME

@@ -4,6 +4,7 @@
 mod attrs;
 mod bake;
 mod bake_world;
+mod cli_reference;
 mod export;
 mod flags;
 mod generate;
@@ -26,7 +27,7 @@ mod types;
 mod verify;
 mod world_bake;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
 
 // mimalloc with exact size classes for the DOM's property maps (procmodel-alloc's docs; the
@@ -84,6 +85,9 @@ enum Command {
     Sweep(bake::SweepArgs),
     /// Bake one shard of a scene or sweep into a directory or object store, or merge a bake.
     Bake(bake::BakeArgs),
+    /// Print every subcommand's help as Markdown (the source of docs/cli.md).
+    #[command(hide = true)]
+    CliReference,
 }
 
 fn main() -> ExitCode {
@@ -119,6 +123,10 @@ fn main() -> ExitCode {
         Command::Plan(a) => bake::plan(a),
         Command::Sweep(a) => bake::sweep(a),
         Command::Bake(a) => bake::bake(a),
+        Command::CliReference => {
+            print!("{}", cli_reference::markdown(Cli::command()));
+            Ok(ExitCode::SUCCESS)
+        }
     };
     match result {
         Ok(code) => code,

@@ -808,6 +808,54 @@ window.__studio = {
   sendRaw: (text) => ws.send(text),
   select,
   frameAll,
+  // Frames everything so that it spans `fill` of the viewport's width or height, seen from
+  // the current direction or from `direction` ([x, y, z] towards the camera); frameAll fits
+  // the bounding sphere, which leaves a wide margin. The gallery's pictures.
+  fit: (fill = 0.85, direction = null) => {
+    if (direction) camera.position.copy(controls.target).add(new THREE.Vector3(...direction));
+    frameAll();
+    const box = boundsOf(null);
+    if (box.isEmpty()) return;
+    const corners = [];
+    for (let i = 0; i < 8; i++) corners.push(new THREE.Vector3(i & 1 ? box.max.x : box.min.x, i & 2 ? box.max.y : box.min.y, i & 4 ? box.max.z : box.min.z));
+    for (let k = 0; k < 4; k++) {
+      camera.updateMatrixWorld();
+      let m = 0;
+      for (const c of corners) { const v = c.clone().project(camera); m = Math.max(m, Math.abs(v.x), Math.abs(v.y)); }
+      if (!(m > 0)) break;
+      const dir = camera.position.clone().sub(controls.target);
+      camera.position.copy(controls.target).addScaledVector(dir, m / fill);
+      controls.update();
+    }
+    // Then by the drawn pixels (the box's corners reach past most shapes): centre them and
+    // scale them to `fill`. Helpers should be hidden first, or they count as drawn.
+    const w = gl.drawingBufferWidth, h = gl.drawingBufferHeight, px = new Uint8Array(w * h * 4);
+    const bg = BACKGROUND.clone().convertLinearToSRGB();
+    const br = Math.round(bg.r * 255), bgG = Math.round(bg.g * 255), bb = Math.round(bg.b * 255);
+    for (let k = 0; k < 3; k++) {
+      renderer.render(scene, camera);
+      gl.readPixels(0, 0, w, h, gl.RGBA, gl.UNSIGNED_BYTE, px);
+      let x0 = w, y0 = h, x1 = -1, y1 = -1;
+      for (let y = 0; y < h; y++) {
+        for (let x = 0; x < w; x++) {
+          const i = (y * w + x) * 4;
+          if (Math.abs(px[i] - br) + Math.abs(px[i + 1] - bgG) + Math.abs(px[i + 2] - bb) <= 24) continue;
+          if (x < x0) x0 = x; if (x > x1) x1 = x; if (y < y0) y0 = y; if (y > y1) y1 = y;
+        }
+      }
+      if (x1 < 0) break;
+      const cx = (x0 + x1 + 1) / w - 1, cy = (y0 + y1 + 1) / h - 1;
+      const ext = Math.max((x1 + 1 - x0) / w, (y1 + 1 - y0) / h);
+      const depth = controls.target.clone().project(camera).z;
+      const shift = new THREE.Vector3(cx, cy, depth).unproject(camera).sub(controls.target);
+      controls.target.add(shift);
+      camera.position.add(shift);
+      const dir = camera.position.clone().sub(controls.target);
+      camera.position.copy(controls.target).addScaledVector(dir, ext / fill);
+      controls.update();
+    }
+    needsRender = true;
+  },
   waitPresented: (s) => new Promise((resolve) => {
     const tm = timings.get(s);
     if (tm && tm.t_presented) return resolve(tm);
