@@ -42,6 +42,8 @@ pub struct Built {
     pub model: Ref,
     pub instances: usize,
     pub elapsed: Duration,
+    /// Models nested in the results whose generation failed: (path, error).
+    pub nested_failures: Vec<(String, String)>,
 }
 
 /// Generates through the engine, exactly as a ProceduralModel in a scene regenerates: a
@@ -95,7 +97,8 @@ pub fn build(args: &Args) -> Result<Built> {
         );
     }
     let elapsed = report.elapsed;
-    let instances = report.instances;
+    let outcome = crate::one_model::outcome(&engine, &reports, pm);
+    let instances = outcome.instances;
 
     // The results folder becomes the output Model where it is, and is written from the
     // scene's own DOM: no instance is moved or copied (moving 100k children one by one costs
@@ -142,6 +145,7 @@ pub fn build(args: &Args) -> Result<Built> {
         model,
         instances,
         elapsed,
+        nested_failures: outcome.nested_failures,
     })
 }
 
@@ -216,6 +220,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             "bytes": written.len,
             "blake3": hash,
             "content_hash": procmodel_dom::hash::to_hex(&procmodel_dom::hash::children_hash(&built.dom, built.model)),
+            "nested_failures": built.nested_failures.iter().map(|(p, e)| serde_json::json!({"model": p, "error": e})).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
@@ -227,7 +232,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
             written.len
         );
     }
+    // The output is written either way (it holds the error placeholders); a nested model
+    // that failed makes the exit status non-zero, as `regen` does.
+    for (path, error) in &built.nested_failures {
+        eprintln!("error: nested model {path} failed: {error}");
+    }
+    let code = if built.nested_failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    };
     // The process ends now: freeing a scene of many instances one by one would only cost time.
     std::mem::forget(built);
-    Ok(ExitCode::SUCCESS)
+    Ok(code)
 }

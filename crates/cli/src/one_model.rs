@@ -176,3 +176,51 @@ pub fn resolve_attrs(generator: &Generator, args: &[String]) -> Result<Vec<(Stri
     }
     Ok(out)
 }
+
+/// What settling a one-model scene made of `model` and the models nested in its results.
+pub struct Outcome {
+    /// Instances of the results, nested models' results included.
+    pub instances: usize,
+    /// Nested models whose last run failed: (instance path, error), in path order.
+    pub nested_failures: Vec<(String, String)>,
+}
+
+/// Sums the last report of `model` and of every model now inside it, and lists the nested
+/// ones that failed (their results are error placeholders).
+pub fn outcome(engine: &Engine, reports: &[procmodel_engine::Report], model: Ref) -> Outcome {
+    let mut last: std::collections::BTreeMap<String, &procmodel_engine::Report> =
+        std::collections::BTreeMap::new();
+    let mut seen = std::collections::HashSet::new();
+    for r in reports.iter().rev() {
+        if !seen.insert(r.model) {
+            continue;
+        }
+        let inside = engine.with_dom(|d| {
+            let mut cur = Some(r.model);
+            while let Some(c) = cur.filter(|c| c.is_some()) {
+                if c == model {
+                    return true;
+                }
+                cur = d.get_by_ref(c).map(|i| i.parent());
+            }
+            false
+        });
+        if inside {
+            last.insert(format!("{}\u{0}{:?}", r.path, r.model), r);
+        }
+    }
+    let mut out = Outcome {
+        instances: 0,
+        nested_failures: Vec::new(),
+    };
+    for r in last.values() {
+        out.instances += r.instances;
+        if !r.ok && r.model != model {
+            out.nested_failures.push((
+                r.path.clone(),
+                r.error.clone().unwrap_or_else(|| "unknown error".into()),
+            ));
+        }
+    }
+    out
+}

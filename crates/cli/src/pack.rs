@@ -136,7 +136,14 @@ pub fn pack(p: &Package<'_>) -> Result<Packed> {
             p.generator.display()
         );
     }
-    let instances = report.instances;
+    let outcome = crate::one_model::outcome(&engine, &reports, model);
+    if let Some((path, error)) = outcome.nested_failures.first() {
+        bail!(
+            "{}: nested model {path} failed, nothing packed: {error}",
+            p.generator.display()
+        );
+    }
+    let instances = outcome.instances;
     let dom = engine.into_dom();
     let written = output::write(&dom, &[model], format, p.output)
         .with_context(|| format!("writing {}", p.output.display()))?;

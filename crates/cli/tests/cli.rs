@@ -486,3 +486,80 @@ fn a_cache_hit_writes_the_same_rbxmx_bytes_as_the_run_that_filled_it() {
     );
     assert_eq!(run("hit.rbxmx"), fresh);
 }
+
+/// A tower of `Levels` nested models, each adding two parts; the innermost errors when
+/// `FailAt` equals its level.
+const NESTED: &str = r#"
+local G = {}
+G.Attributes = { Level = 1, Levels = 3, FailAt = 0 }
+function G.OnGenerate(params, target)
+    local a = params.Attributes
+    if a.Level == a.FailAt then
+        error("level " .. a.Level .. " gave up")
+    end
+    for i = 1, 2 do
+        local p = Instance.new("Part")
+        p.Name = "L" .. a.Level .. "_" .. i
+        p.Parent = target
+    end
+    if a.Level < a.Levels then
+        local m = Instance.new("ProceduralModel")
+        m.Name = "Level" .. (a.Level + 1)
+        m.Generator = script
+        m:SetAttribute("Level", a.Level + 1)
+        m:SetAttribute("Levels", a.Levels)
+        m:SetAttribute("FailAt", a.FailAt)
+        m.Parent = target
+    end
+end
+return G
+"#;
+
+#[test]
+fn generate_counts_nested_results_and_fails_when_a_nested_model_fails() {
+    let g = tmp("Nested.luau");
+    std::fs::write(&g, NESTED).unwrap();
+    let out = tmp("nested.rbxm");
+    let o = ok(generate(&[
+        g.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--json",
+    ]));
+    let summary: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // 3 levels × 2 parts + 2 nested models.
+    assert_eq!(summary["instances"], 8, "{summary}");
+    assert_eq!(summary["nested_failures"], serde_json::json!([]));
+
+    // The innermost level fails: the output is still written (with the placeholder), the
+    // error names the nested model, the exit status is non-zero.
+    let out2 = tmp("nested-fail.rbxm");
+    let o = generate(&[
+        g.to_str().unwrap(),
+        "--attr",
+        "FailAt=3",
+        "-o",
+        out2.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("nested model") && err.contains("Level3") && err.contains("level 3 gave up"),
+        "{err}"
+    );
+    assert!(out2.exists());
+    // A package is refused outright.
+    let pkg = tmp("nested-fail-pack.rbxm");
+    let o = bin()
+        .args(["pack", g.to_str().unwrap(), "--attr", "FailAt=2", "-o"])
+        .arg(&pkg)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("nested model") && err.contains("nothing packed"),
+        "{err}"
+    );
+    assert!(!pkg.exists());
+}
