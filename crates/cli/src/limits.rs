@@ -1,5 +1,5 @@
 //! The limits every command that runs Luau shares (`--timeout`, `--max-run-time`,
-//! `--max-wait`, `--max-instances`, `--max-output-mb`), flattened into each subcommand's
+//! `--max-wait`, `--max-instances`, `--max-output-mb`, `--max-terrain-mb`), flattened into each subcommand's
 //! arguments.
 
 use procmodel_luau::HostConfig;
@@ -26,6 +26,10 @@ pub struct Limits {
     /// strings it writes).
     #[arg(long = "max-output-mb", value_name = "MB", default_value = "4096", allow_hyphen_values = true, value_parser = crate::flags::megabytes)]
     pub max_output_bytes: u64,
+    /// Most megabytes of voxels one Terrain may hold (workspace.Terrain in a script, a run's
+    /// params.Terrain): voxels are outside the Luau heap's limit.
+    #[arg(long = "max-terrain-mb", value_name = "MB", default_value = "4096", allow_hyphen_values = true, value_parser = crate::flags::megabytes)]
+    pub max_terrain_bytes: u64,
 }
 
 impl Limits {
@@ -42,5 +46,7 @@ impl Limits {
         host.max_wait = self.max_wait.as_secs_f64();
         host.instance_limit = Some(usize::try_from(self.max_instances).unwrap_or(usize::MAX));
         host.max_output_bytes = Some(usize::try_from(self.max_output_bytes).unwrap_or(usize::MAX));
+        host.max_terrain_bytes =
+            Some(usize::try_from(self.max_terrain_bytes).unwrap_or(usize::MAX));
     }
 }

@@ -806,3 +806,73 @@ fn generate_keeps_the_terrain_a_generator_writes() {
         "{err}"
     );
 }
+
+#[test]
+fn terrain_voxels_have_a_memory_limit() {
+    // Voxels live outside the Luau heap: a script (workspace.Terrain) or a generator
+    // (params.Terrain) that fills more than --max-terrain-mb fails, naming the limit.
+    let d = dir("quota");
+    let script = d.join("fill.luau");
+    std::fs::write(
+        &script,
+        r#"
+local noise = 0
+for i = 0, 63 do
+    -- 64 columns of 128 × 512 × 16-stud blocks with a rough top: dense chunks, ~200 MB
+    workspace.Terrain:FillBlock(CFrame.new(i * 16, 0, 0), Vector3.new(16, 512 + (i % 3), 2048), Enum.Material.Rock)
+end
+print("filled")
+"#,
+    )
+    .unwrap();
+    let out = bin()
+        .args(["run", script.to_str().unwrap(), "--max-terrain-mb", "16"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("Terrain:FillBlock: the terrain's voxels take")
+            && err.contains("over the limit of 16 MB (--max-terrain-mb)"),
+        "{err}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("filled"));
+    // Under the default limit the same script runs.
+    ok(bin()
+        .args(["run", script.to_str().unwrap()])
+        .output()
+        .unwrap());
+
+    let generator = d.join("Big.luau");
+    std::fs::write(
+        &generator,
+        r#"
+local G = {}
+G.Attributes = { Blocks = 64 }
+function G.OnGenerate(params, target)
+    for i = 0, params.Attributes.Blocks - 1 do
+        params.Terrain:FillBlock(CFrame.new(i * 16, 0, 0), Vector3.new(16, 512 + (i % 3), 2048), Enum.Material.Rock)
+    end
+end
+return G
+"#,
+    )
+    .unwrap();
+    let out = bin()
+        .args([
+            "generate",
+            generator.to_str().unwrap(),
+            "--max-terrain-mb",
+            "16",
+            "-o",
+        ])
+        .arg(d.join("big.rbxl"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("over the limit of 16 MB (--max-terrain-mb)"),
+        "{err}"
+    );
+}

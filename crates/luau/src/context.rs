@@ -45,6 +45,8 @@ pub struct Ctx {
     /// [`INSTANCE_BYTES`] each, plus the strings written), and the cap (beyond Roblox).
     pub created_bytes: usize,
     pub output_limit: Option<usize>,
+    /// [`crate::HostConfig::max_terrain_bytes`].
+    pub terrain_limit: Option<usize>,
     /// Captured output; also echoed to stderr when `echo` is set.
     pub log: Vec<LogLine>,
     pub echo: bool,
@@ -85,6 +87,7 @@ impl Ctx {
             instance_limit: None,
             created_bytes: 0,
             output_limit: None,
+            terrain_limit: None,
             log: Vec::new(),
             echo: true,
             files: FxHashMap::default(),

@@ -39,6 +39,10 @@ pub struct HostConfig {
     /// Compile loaded chunks to machine code with Luau's native code generator (where the CPU
     /// supports it). Results are the interpreter's either way; a test holds them equal.
     pub native_code: bool,
+    /// Most bytes of voxel data one Terrain (`workspace.Terrain`, or a run's `params.Terrain`)
+    /// may hold (None = unlimited): voxels live outside the Luau heap, so `memory_limit` does
+    /// not see them.
+    pub max_terrain_bytes: Option<usize>,
 }
 
 impl Default for HostConfig {
@@ -52,6 +56,7 @@ impl Default for HostConfig {
             max_output_bytes: Some(DEFAULT_MAX_OUTPUT_BYTES),
             echo_output: true,
             native_code: true,
+            max_terrain_bytes: Some(DEFAULT_MAX_TERRAIN_BYTES),
         }
     }
 }
@@ -60,6 +65,10 @@ impl Default for HostConfig {
 pub const DEFAULT_MAX_INSTANCES: usize = 2_000_000;
 /// Default DOM-size quota per run (`--max-output-mb`): 4 GiB.
 pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 4 << 30;
+
+/// Default [`HostConfig::max_terrain_bytes`]: 4 GiB of voxels (a 16,384-stud square world's
+/// surface, as dense chunks).
+pub const DEFAULT_MAX_TERRAIN_BYTES: usize = 4 << 30;
 
 pub const TIMEOUT_MESSAGE: &str = "Script timeout: exhausted allowed execution time";
 pub const RUN_LIMIT_MESSAGE: &str = "Run time limit: the script ran its whole allowed time without finishing, although it called params:Pause() (--max-run-time to change)";
@@ -149,6 +158,7 @@ impl Host {
         let mut c = Ctx::new(dom).map_err(HostError::vm)?;
         c.instance_limit = config.instance_limit;
         c.output_limit = config.max_output_bytes;
+        c.terrain_limit = config.max_terrain_bytes;
         c.echo = config.echo_output;
         crate::context::install(&lua, c);
         let (pause, control) =

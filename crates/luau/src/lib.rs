@@ -30,8 +30,8 @@ pub use context::{LogLevel, LogLine};
 pub use error::HostError;
 pub use generator::{Generator, PendingRun, RunInputs, RunOutput, RunState};
 pub use host::{
-    DEFAULT_MAX_INSTANCES, DEFAULT_MAX_OUTPUT_BYTES, FrameHook, Host, HostConfig, MEMORY_MESSAGE,
-    RUN_LIMIT_MESSAGE, TIMEOUT_MESSAGE,
+    DEFAULT_MAX_INSTANCES, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_TERRAIN_BYTES, FrameHook, Host,
+    HostConfig, MEMORY_MESSAGE, RUN_LIMIT_MESSAGE, TIMEOUT_MESSAGE,
 };
 pub use instance::Instance;
 pub use services::HistoryRequest;

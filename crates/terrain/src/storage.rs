@@ -296,6 +296,11 @@ impl Terrain {
             .map(|(&(x, y, z), c)| (IVec3::new(x, y, z), c))
     }
 
+    /// Number of stored chunks (O(1)).
+    pub fn chunk_count(&self) -> usize {
+        self.chunks.len()
+    }
+
     /// Number of stored chunks and how many of them are dense.
     pub fn chunk_counts(&self) -> (usize, usize) {
         let dense = self

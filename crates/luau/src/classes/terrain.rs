@@ -58,6 +58,8 @@ pub(crate) fn generator_terrain(lua: &Lua, container: Ref) -> mlua::Result<Value
                     terrain: Terrain::new(),
                     colors: MaterialColors::default(),
                     dirty: false,
+                    writes: 0,
+                    next_check: 0,
                 },
             );
             r
@@ -98,6 +100,41 @@ struct Loaded {
     colors: MaterialColors,
     /// Changed since it was decoded or last written back.
     dirty: bool,
+    /// Writes since the voxel memory was last measured, and the chunk count that triggers
+    /// the next measurement (see [`check_quota`]).
+    writes: u32,
+    next_check: usize,
+}
+
+/// Measures the voxel memory against the host's terrain limit now and then: whenever the
+/// chunk count grew by an eighth (at least 64 chunks) since the last measurement, and every
+/// 1,024 writes (dense chunks can also appear in place of uniform ones). Amortised, the
+/// O(chunks) measurement costs nothing per call; a limit is overshot by at most what those
+/// writes add.
+fn check_quota(
+    t: &mut Loaded,
+    limit: Option<usize>,
+    what: impl FnOnce() -> String,
+) -> mlua::Result<()> {
+    let Some(limit) = limit else {
+        return Ok(());
+    };
+    t.writes = t.writes.wrapping_add(1);
+    let n = t.terrain.chunk_count();
+    if n < t.next_check && !t.writes.is_multiple_of(1024) {
+        return Ok(());
+    }
+    t.next_check = n + (n / 8).max(64);
+    let bytes = t.terrain.memory_bytes();
+    if bytes > limit {
+        return Err(mlua::Error::runtime(format!(
+            "{}: the terrain's voxels take {} MB, over the limit of {} MB (--max-terrain-mb)",
+            what(),
+            bytes >> 20,
+            limit >> 20
+        )));
+    }
+    Ok(())
 }
 
 fn store(lua: &Lua) -> mlua::Result<mlua::AppDataRefMut<'_, Store>> {
@@ -157,11 +194,13 @@ fn with_terrain<R>(
             .map_err(|e| mlua::Error::runtime(format!("{}: {e}", c.full_name(this.r))))?;
         slot.insert(loaded);
     }
+    let limit = c.terrain_limit;
     drop(c);
     let t = s.terrains.get_mut(&this.r).expect("inserted above");
     let out = f(t)?;
     if write {
         t.dirty = true;
+        check_quota(t, limit, || format!("Terrain:{method}"))?;
     }
     Ok(out)
 }
@@ -190,12 +229,13 @@ pub(crate) fn edit_voxels(
                 ))
             })?;
         c.check_write(inst.r, || what.to_owned())?;
-        inst
+        (inst, c.terrain_limit)
     };
+    let (inst, limit) = inst;
     with_terrain(lua, &inst, what, false, |t| {
         edit(&mut t.terrain)?;
         t.dirty = true;
-        Ok(())
+        check_quota(t, limit, || what.to_owned())
     })
 }
 
@@ -218,6 +258,8 @@ fn decode(c: &Ctx, r: Ref) -> Result<Loaded, String> {
         terrain,
         colors,
         dirty: false,
+        writes: 0,
+        next_check: 0,
     })
 }
 
