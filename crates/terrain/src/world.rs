@@ -241,11 +241,33 @@ impl World {
 
     /// Height and material of sample `(i, j)` (zones applied).
     pub fn column(&self, i: i64, j: i64) -> Column {
+        self.column_among(i, j, self.cfg.zones.iter())
+    }
+
+    /// The zones that can touch row `j` (in order): [`World::column`] of any column of the
+    /// row through [`World::column_among`] with them is the same column, without testing
+    /// zones far from the row.
+    pub fn row_zones(&self, j: i64) -> Vec<&Zone> {
+        let z = j as f64 * self.cfg.grid;
+        self.cfg
+            .zones
+            .iter()
+            .filter(|zone| zone.reaches_row(z))
+            .collect()
+    }
+
+    /// [`World::column`] applying only `zones` (a row's, from [`World::row_zones`]).
+    pub fn column_among<'z>(
+        &self,
+        i: i64,
+        j: i64,
+        zones: impl Iterator<Item = &'z Zone>,
+    ) -> Column {
         let n = self.noise_at(i, j);
         let mut material = self.cfg.bands.material(n);
         let mut h = self.cfg.base + self.cfg.height * n + self.cfg.surface_offset;
         let (x, z) = (i as f64 * self.cfg.grid, j as f64 * self.cfg.grid);
-        for zone in &self.cfg.zones {
+        for zone in zones {
             h = zone.apply(x, z, h);
             if let Some(m) = zone.material
                 && zone.is_inner(x, z)
@@ -266,8 +288,13 @@ impl World {
         let mut heights = vec![0f32; w * d];
         let mut materials = vec![Material::Air; w * d];
         let row = |j: usize, hs: &mut [f32], ms: &mut [Material]| {
+            let zones = self.row_zones(rect.min[1] + j as i64);
             for i in 0..w {
-                let c = self.column(rect.min[0] + i as i64, rect.min[1] + j as i64);
+                let c = self.column_among(
+                    rect.min[0] + i as i64,
+                    rect.min[1] + j as i64,
+                    zones.iter().copied(),
+                );
                 hs[i] = c.height as f32;
                 ms[i] = c.material;
             }
@@ -325,8 +352,11 @@ impl World {
                 let j = rect.min[1] - g + r as i64;
                 let row_inside = (grow..grow + d).contains(&r);
                 let (mut inner, mut outer) = (empty, empty);
+                let zones = self.row_zones(j);
                 for k in 0..ow {
-                    let h = self.column(rect.min[0] - g + k as i64, j).height as f32;
+                    let h = self
+                        .column_among(rect.min[0] - g + k as i64, j, zones.iter().copied())
+                        .height as f32;
                     outer = join(outer, (h, h));
                     if row_inside && (grow..grow + w).contains(&k) {
                         inner = join(inner, (h, h));
@@ -558,8 +588,10 @@ impl<'a> Columns<'a> {
             w * d
         ];
         cols.par_chunks_mut(w).enumerate().for_each(|(r, row)| {
+            let j = j0 + r as i64;
+            let zones = world.row_zones(j);
             for (k, c) in row.iter_mut().enumerate() {
-                *c = world.column(i0 + k as i64, j0 + r as i64);
+                *c = world.column_among(i0 + k as i64, j, zones.iter().copied());
             }
         });
         Columns {
@@ -616,6 +648,35 @@ pub struct VoxelColumns {
 mod tests {
     use super::*;
     use crate::zones::Zone;
+
+    #[test]
+    fn a_rows_zones_give_the_same_columns_as_all_zones() {
+        let zones = vec![
+            Zone::circle(30.0, -20.0, 1.0, 10.0, 40.0),
+            Zone::rect(-50.0, 60.0, -3.0, 20.0, 50.0, 30.0, 60.0),
+            Zone::circle(0.0, 300.0, 9.0, 5.0, 12.0),
+        ];
+        let w = World::new(WorldConfig {
+            seed: 5.0,
+            grid: 4.0,
+            zones,
+            ..WorldConfig::default()
+        })
+        .unwrap();
+        let mut skipped = 0;
+        for j in -30..90 {
+            let row = w.row_zones(j);
+            skipped += 3 - row.len();
+            for i in -40..40 {
+                let a = w.column(i, j);
+                let b = w.column_among(i, j, row.iter().copied());
+                assert_eq!(a.height.to_bits(), b.height.to_bits(), "({i}, {j})");
+                assert_eq!(a.material, b.material, "({i}, {j})");
+            }
+        }
+        // Rows far from a zone skip it (the test would prove nothing otherwise).
+        assert!(skipped > 100, "{skipped}");
+    }
 
     #[test]
     fn column_cache_is_bit_identical_to_the_world_at_any_grid() {

@@ -216,6 +216,20 @@ impl Zone {
         }
     }
 
+    /// How far from the centre along Z the zone reaches: at `|z − centre z| > reach` it
+    /// changes nothing (no factor, not inner), so a row of columns can skip it.
+    pub fn z_reach(&self) -> f64 {
+        match self.shape {
+            ZoneShape::Circle { r2, .. } => f64::from(r2),
+            ZoneShape::Rect { z2, .. } => f64::from(z2) / 2.0,
+        }
+    }
+
+    /// Whether the zone can touch a column on the row at `z` (see [`Zone::z_reach`]).
+    pub fn reaches_row(&self, z: f64) -> bool {
+        (z - f64::from(self.z)).abs() <= self.z_reach()
+    }
+
     /// The zone applied to a height: `level + (h − level)·falloff(k)`, or `h` beyond it.
     pub fn apply(&self, x: f64, z: f64, h: f64) -> f64 {
         match self.factor(x, z) {
