@@ -338,13 +338,15 @@ pub(crate) fn load(
 }
 
 /// Applies a run's results to `model`, in SPEC order (1, ending leaked threads, happened in
-/// the run). Returns the number of result instances.
+/// the run). Returns the number of result instances; the ProceduralModels among them are
+/// appended to `nested` in pre-order (the one walk over the results finds both).
 pub fn apply_output(
     dom: &mut WeakDom,
     model: Ref,
     p: &Prepared,
     out: Produced,
     retire: &mut dyn FnMut(&mut WeakDom, Ref),
+    nested: &mut Vec<Ref>,
 ) -> Result<usize, String> {
     let folder = out.container;
     if !out.placed {
@@ -387,7 +389,15 @@ pub fn apply_output(
     inst.properties
         .insert(KEYS.generation_error, Variant::String(String::new()));
     inst.properties.insert(KEYS.dirty, Variant::Bool(false));
-    Ok(procmodel_dom::count_subtree(dom, folder) - 1)
+    let mut count = 0usize;
+    procmodel_dom::preorder(dom, &[folder], |r, i| {
+        count += 1;
+        if i.class == "ProceduralModel" {
+            nested.push(r);
+        }
+        true
+    });
+    Ok(count.saturating_sub(1))
 }
 
 /// Steps 2–3 of applying a run: PivotTo the model's pivot, then undo the scale normalisation.

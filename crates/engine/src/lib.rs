@@ -136,6 +136,9 @@ pub(crate) struct EngineState {
     /// Models whose results were just applied from the cache (their provenance came with
     /// them).
     from_cache: std::collections::HashSet<Ref>,
+    /// ProceduralModels in the results applied during the current nesting pass (pre-order
+    /// per model, models in the order applied): the next pass's scope.
+    found_nested: Vec<Ref>,
 }
 
 /// A parallel step's finished runs, applied in the models' order.
@@ -204,6 +207,7 @@ impl Engine {
             code_revision: 0,
             terrain: terrain::Book::default(),
             from_cache: std::collections::HashSet::new(),
+            found_nested: Vec::new(),
         }));
         Engine { host, state }
     }
@@ -590,6 +594,8 @@ impl Engine {
         reports.extend(self.advance_in_flight());
         // Pass 0 looks at the whole scene; a later pass only inside the models the pass
         // before generated, where their results may have brought nested models.
+        // The scope of a later pass is the models the pass before generated and the
+        // ProceduralModels found in their results while applying them (no second walk).
         let mut scope: Option<Vec<Ref>> = None;
         for pass in 0..=max_depth {
             let mut dirty = self.collect_dirty(scope.as_deref());
@@ -597,22 +603,25 @@ impl Engine {
             if dirty.is_empty() {
                 break;
             }
-            scope = Some(dirty.clone());
+            self.st().found_nested.clear();
+            let mut next = dirty.clone();
             if jobs > 1 && dirty.len() > 1 && pass < max_depth {
                 reports.extend(self.generate_parallel(&dirty, jobs, max_depth));
-                continue;
-            }
-            for model in dirty {
-                let depth = self.host.with_dom_ref(|d| apply::nesting_depth(d, model));
-                if depth > max_depth || pass == max_depth {
-                    let msg = format!(
-                        "nested ProceduralModels are {depth} levels deep (limit {max_depth}): a generator that outputs itself?"
-                    );
-                    reports.push(self.fail(model, msg, Duration::ZERO));
-                } else if let Some(r) = self.begin(model) {
-                    reports.push(r);
+            } else {
+                for model in dirty {
+                    let depth = self.host.with_dom_ref(|d| apply::nesting_depth(d, model));
+                    if depth > max_depth || pass == max_depth {
+                        let msg = format!(
+                            "nested ProceduralModels are {depth} levels deep (limit {max_depth}): a generator that outputs itself?"
+                        );
+                        reports.push(self.fail(model, msg, Duration::ZERO));
+                    } else if let Some(r) = self.begin(model) {
+                        reports.push(r);
+                    }
                 }
             }
+            next.append(&mut self.st().found_nested);
+            scope = Some(next);
         }
         self.host.end_frame();
         reports
@@ -656,12 +665,21 @@ impl Engine {
         all
     }
 
-    fn collect_dirty(&mut self, under: Option<&[Ref]>) -> Vec<Ref> {
-        let models = match under {
+    /// The dirty models of the whole scene (`None`, pre-order), or of exactly `models`
+    /// (those still in the scene, in the order given).
+    fn collect_dirty(&mut self, models: Option<&[Ref]>) -> Vec<Ref> {
+        let models = match models {
             None => self.models(),
-            Some(roots) => self
-                .host
-                .with_dom_ref(|dom| apply::models_under(dom, roots)),
+            Some(list) => self.host.with_dom_ref(|dom| {
+                list.iter()
+                    .copied()
+                    .filter(|&m| {
+                        dom.get_by_ref(m)
+                            .is_some_and(|i| i.class == "ProceduralModel")
+                            && procmodel_dom::in_scene(dom, m)
+                    })
+                    .collect::<Vec<_>>()
+            }),
         };
         let mut dirty = Vec::new();
         for m in models {
@@ -787,9 +805,18 @@ impl Engine {
                 }
                 return Err(e);
             }
-            apply::apply_output(dom, model, prepared, produced, &mut |dom, old| {
-                state.borrow_mut().undo.retire(dom, model, old)
-            })
+            let mut nested = Vec::new();
+            let applied = apply::apply_output(
+                dom,
+                model,
+                prepared,
+                produced,
+                &mut |dom, old| state.borrow_mut().undo.retire(dom, model, old),
+                &mut nested,
+            );
+            // The next nesting pass looks at exactly these (no second walk of the results).
+            state.borrow_mut().found_nested.extend(nested);
+            applied
         });
         self.mark_retired();
         result

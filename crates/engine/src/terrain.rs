@@ -150,16 +150,15 @@ pub struct Book {
     layers: Vec<Layer>,
 }
 
-/// The TerrainRegion carrying a results folder's local voxels, if any.
+/// The TerrainRegion carrying a results folder's local voxels, if any. The host appends it
+/// after the generator returned, so it is the folder's last child (moves, saves, the cache
+/// and undo keep child order); only that child is looked at — a results folder of 100,000
+/// parts is not scanned on every apply.
 pub fn generated_region(dom: &WeakDom, folder: Ref) -> Option<Ref> {
-    dom.get_by_ref(folder)?
-        .children()
-        .iter()
-        .copied()
-        .find(|&c| {
-            dom.get_by_ref(c)
-                .is_some_and(|i| i.class == "TerrainRegion" && i.name == GENERATED_TERRAIN)
-        })
+    let last = *dom.get_by_ref(folder)?.children().last()?;
+    dom.get_by_ref(last)
+        .is_some_and(|i| i.class == "TerrainRegion" && i.name == GENERATED_TERRAIN)
+        .then_some(last)
 }
 
 /// The local voxels of a results folder (None when it carries none).
