@@ -24,7 +24,9 @@ pub struct Args {
     /// The model's Scale: params.Size is Size/scale and the results are scaled back up.
     #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = crate::flags::scale)]
     pub scale: f32,
-    /// Output file; the format follows the extension (.rbxm, .rbxmx, .glb, .gltf, .obj).
+    /// Output file; the format follows the extension (.rbxm, .rbxmx, .glb, .gltf, .obj; .rbxl or
+    /// .rbxlx write a place: the results in its Workspace beside the Terrain the generator
+    /// wrote through params.Terrain, which .glb/.gltf/.obj carry as a mesh).
     #[arg(short, long)]
     pub output: PathBuf,
     /// Print a JSON summary (instances, time, output hash) on stdout.

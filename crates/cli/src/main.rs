@@ -50,7 +50,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run a generator module and write what it builds (.rbxm, .rbxmx, .glb, .gltf, .obj).
+    /// Run a generator module and write what it builds (.rbxm, .rbxmx, .rbxl, .rbxlx, .glb, .gltf, .obj).
     Generate(generate::Args),
     /// Write a commented template generator module.
     New(new::Args),
