@@ -125,6 +125,41 @@ impl Coverage {
     pub fn complete(&self) -> bool {
         self.missing.is_empty() && self.conflicts.is_empty()
     }
+
+    /// Why a merge of `location` with `units` expected units cannot go on, for the user:
+    /// the conflicts, the first 20 missing units with their shards, and which shards to
+    /// rerun. None when the bake is complete.
+    pub fn incomplete(&self, location: &str, units: usize) -> Option<String> {
+        if self.complete() {
+            return None;
+        }
+        let mut msg = String::new();
+        for c in &self.conflicts {
+            msg.push_str(&format!("\n  conflict: {c}"));
+        }
+        let mut rerun: Vec<Shard> = self.missing.iter().map(|(_, s)| *s).collect();
+        rerun.extend(self.missing_shards.iter().copied());
+        rerun.sort_by_key(|s| (s.count, s.index));
+        rerun.dedup();
+        for (k, s) in self.missing.iter().take(20) {
+            msg.push_str(&format!("\n  missing unit {k} (shard {s})"));
+        }
+        if self.missing.len() > 20 {
+            msg.push_str(&format!(
+                "\n  ... and {} more missing units",
+                self.missing.len() - 20
+            ));
+        }
+        if !rerun.is_empty() {
+            let list: Vec<String> = rerun.iter().map(|s| s.to_string()).collect();
+            msg.push_str(&format!("\n  rerun shard {}", list.join(", ")));
+        }
+        Some(format!(
+            "{location}: the bake is incomplete: {} of {units} units missing, {} conflicts; nothing written{msg}",
+            self.missing.len(),
+            self.conflicts.len()
+        ))
+    }
 }
 
 /// Checks `manifests` (path, manifest) against the units the input has.

@@ -680,34 +680,8 @@ fn merge(url: &str, args: BakeArgs) -> Result<ExitCode> {
     let units = engine.with_dom(scene_units);
     let expected: Vec<String> = units.iter().map(|u| u.unit.key.clone()).collect();
     let cov = procmodel_bake::manifest::coverage(&expected, &manifests);
-    if !cov.complete() {
-        let mut msg = String::new();
-        for c in &cov.conflicts {
-            msg.push_str(&format!("\n  conflict: {c}"));
-        }
-        let mut rerun: Vec<Shard> = cov.missing.iter().map(|(_, s)| *s).collect();
-        rerun.extend(cov.missing_shards.iter().copied());
-        rerun.sort_by_key(|s| (s.count, s.index));
-        rerun.dedup();
-        for (k, s) in cov.missing.iter().take(20) {
-            msg.push_str(&format!("\n  missing unit {k} (shard {s})"));
-        }
-        if cov.missing.len() > 20 {
-            msg.push_str(&format!(
-                "\n  ... and {} more missing units",
-                cov.missing.len() - 20
-            ));
-        }
-        if !rerun.is_empty() {
-            let list: Vec<String> = rerun.iter().map(|s| s.to_string()).collect();
-            msg.push_str(&format!("\n  rerun shard {}", list.join(", ")));
-        }
-        bail!(
-            "{url}: the bake is incomplete: {} of {} units missing, {} conflicts; nothing written{msg}",
-            cov.missing.len(),
-            expected.len(),
-            cov.conflicts.len()
-        );
+    if let Some(msg) = cov.incomplete(url, expected.len()) {
+        bail!("{msg}");
     }
     // Verify every stored result before anything uses it: its name is its blake3, it
     // decodes, its content hash is the one it records and the one its manifest names.

@@ -5,7 +5,7 @@
 //! missing shard is named with its index. The S3 path runs against moto's server on loopback
 //! (skipped, with a notice, only when `moto_server` is not installed). The deploy files parse.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -309,23 +309,13 @@ fn r16_killed_shard_leaves_no_manifest_and_a_rerun_completes() {
     let scene = make_scene("slow.rbxl", 7, 150, false);
     let out = tmp("slow-bake");
     // Shard 0 of 1 owns every unit: kill it after its first unit.
-    let mut child = shard_cmd(&scene, "0/1", s(&out))
+    let child = shard_cmd(&scene, "0/1", s(&out))
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let line = lines.next().expect("shard ended early").unwrap();
-        if line.contains("\"unit\"") {
-            break;
-        }
-        assert!(Instant::now() < deadline);
-    }
-    // SIGKILL: nothing runs after it.
-    child.kill().unwrap();
-    child.wait().unwrap();
+    // SIGKILL after its first unit: nothing runs after it.
+    kill_after_first_unit(child);
     assert!(!out.join("manifests/shard-00000-of-00001.json").exists());
     let o = merge(s(&out), &tmp("slow-merged.rbxl"), &[]);
     assert!(!o.status.success());

@@ -5,20 +5,17 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_procmodel"))
-}
+mod common;
+use common::{bin, examples, ok};
 
 fn village() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/village/world.toml")
+    examples().join("village/world.toml")
 }
 
+/// An empty folder of this test binary's own.
 fn dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("procmodel-cli-world-tiles")
-        .join(name);
+    let d = common::tmp(name);
     if d.exists() {
         std::fs::remove_dir_all(&d).unwrap();
     }
@@ -26,17 +23,7 @@ fn dir(name: &str) -> PathBuf {
     d
 }
 
-fn ok(out: Output) -> Output {
-    assert!(
-        out.status.success(),
-        "command failed: {}\nstdout: {}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(&out.stdout)
-    );
-    out
-}
-
-fn json(path: &Path) -> serde_json::Value {
+fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
@@ -165,7 +152,7 @@ fn tiles_put_together_are_the_whole_world() {
         .output()
         .unwrap());
     let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let index = json(&tiles.join("index.json"));
+    let index = read_json(&tiles.join("index.json"));
     assert_eq!(index["format"], "procmodel-tiles/1");
     assert_eq!(index["tile_studs"], 256);
     let entries = index["tiles"].as_array().unwrap();
@@ -220,7 +207,7 @@ fn tiles_put_together_are_the_whole_world() {
 
     // Heightmaps: crops of the whole one on the whole world's scale, edges shared.
     let whole_hm = r16(&d.join("whole.r16"));
-    let whole_side = json(&d.join("whole.r16.json"));
+    let whole_side = read_json(&d.join("whole.r16.json"));
     let (ww, wo) = (
         whole_side["width"].as_u64().unwrap() as usize,
         [
@@ -232,7 +219,7 @@ fn tiles_put_together_are_the_whole_world() {
     let mut covered = vec![false; whole_hm.len()];
     for e in entries {
         let key = e["key"].as_str().unwrap();
-        let side = json(&tiles.join(format!("{key}.r16.json")));
+        let side = read_json(&tiles.join(format!("{key}.r16.json")));
         assert_eq!(side["min_height"], whole_side["min_height"], "{key}");
         assert_eq!(side["max_height"], whole_side["max_height"], "{key}");
         let (w, h) = (

@@ -392,14 +392,7 @@ impl World {
 
     /// Surface height at any world point: bilinear between the four surrounding samples.
     pub fn surface_at(&self, x: f64, z: f64) -> f64 {
-        let (u, v) = (x / self.cfg.grid, z / self.cfg.grid);
-        let (i, j) = (u.floor(), v.floor());
-        let (fu, fv) = (u - i, v - j);
-        let (i, j) = (i as i64, j as i64);
-        let h = |a, b| self.column(a, b).height;
-        let top = h(i, j) + (h(i + 1, j) - h(i, j)) * fu;
-        let bot = h(i, j + 1) + (h(i + 1, j + 1) - h(i, j + 1)) * fu;
-        top + (bot - top) * fv
+        bilinear(self.cfg.grid, x, z, |a, b| self.column(a, b).height)
     }
 
     /// Surface material at a world point: the nearest sample's (`floor(u + 0.5)`).
@@ -560,6 +553,18 @@ impl World {
     }
 }
 
+/// The height at world point `(x, z)` bilinear between the four columns around it, `h(i, j)`
+/// giving column `(i, j)`'s height: the one formula for [`World::surface_at`] and its cache.
+fn bilinear(grid: f64, x: f64, z: f64, h: impl Fn(i64, i64) -> f64) -> f64 {
+    let (u, v) = (x / grid, z / grid);
+    let (i, j) = (u.floor(), v.floor());
+    let (fu, fv) = (u - i, v - j);
+    let (i, j) = (i as i64, j as i64);
+    let top = h(i, j) + (h(i + 1, j) - h(i, j)) * fu;
+    let bot = h(i, j + 1) + (h(i + 1, j + 1) - h(i, j + 1)) * fu;
+    top + (bot - top) * fv
+}
+
 /// The world's columns around a block of cells, each evaluated once: the same surface and
 /// material as [`World::surface_at`] / [`World::material_at`] (the same arithmetic on the same
 /// column values), without evaluating a column once per cell that touches it.
@@ -613,17 +618,9 @@ impl<'a> Columns<'a> {
         }
     }
 
-    /// [`World::surface_at`], step for step.
+    /// [`World::surface_at`] over the cached columns (the same arithmetic).
     fn surface_at(&self, x: f64, z: f64) -> f64 {
-        let g = self.world.cfg.grid;
-        let (u, v) = (x / g, z / g);
-        let (i, j) = (u.floor(), v.floor());
-        let (fu, fv) = (u - i, v - j);
-        let (i, j) = (i as i64, j as i64);
-        let h = |a, b| self.column(a, b).height;
-        let top = h(i, j) + (h(i + 1, j) - h(i, j)) * fu;
-        let bot = h(i, j + 1) + (h(i + 1, j + 1) - h(i, j + 1)) * fu;
-        top + (bot - top) * fv
+        bilinear(self.world.cfg.grid, x, z, |a, b| self.column(a, b).height)
     }
 
     /// [`World::material_at`], step for step.

@@ -69,3 +69,21 @@ pub fn json(o: &Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)))
 }
+
+/// Waits for a shard's first `unit` progress line on its stdout (piped), then kills it with
+/// SIGKILL: a shard stopped in the middle of its work.
+pub fn kill_after_first_unit(mut child: std::process::Child) {
+    use std::io::BufRead;
+    let stdout = child.stdout.take().expect("the shard's stdout is piped");
+    let mut lines = std::io::BufReader::new(stdout).lines();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let line = lines.next().expect("shard ended early").unwrap();
+        if line.contains("\"unit\"") {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline);
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
