@@ -16,7 +16,7 @@ pub mod unit;
 pub use manifest::{Coverage, Manifest, Timings, UnitRecord, UnitStatus};
 pub use shard::Shard;
 pub use store::{Store, open};
-pub use unit::{Unit, shard_of, unit_keys};
+pub use unit::{Assignment, Unit, key_hash, unit_keys};
 
 /// Errors of this crate: each names the thing that is wrong (a file, a field, a unit key).
 #[derive(Debug, thiserror::Error)]

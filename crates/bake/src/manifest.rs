@@ -4,12 +4,14 @@
 //! duplicates, conflicts). A manifest's bytes depend only on the input and the shard: a rerun
 //! writes the same bytes. Never holds a time or a host name.
 
-use crate::{BakeError, Result, Shard, shard_of};
+use crate::{Assignment, BakeError, Result, Shard, Unit};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The manifest format this build writes and reads.
-pub const FORMAT: &str = "procmodel-bake-manifest/1";
+/// Version 2: units are dealt to shards by [`Assignment`] (version 1 used `hash mod N`; the
+/// two cannot be merged together).
+pub const FORMAT: &str = "procmodel-bake-manifest/2";
 
 /// What a bake's input was.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -163,12 +165,12 @@ impl Coverage {
 }
 
 /// Checks `manifests` (path, manifest) against the units the input has.
-pub fn coverage(expected: &[String], manifests: &[(String, Manifest)]) -> Coverage {
+pub fn coverage(expected: &[Unit], manifests: &[(String, Manifest)]) -> Coverage {
     let mut cov = Coverage::default();
     let Some((first_name, first)) = manifests.first() else {
         cov.missing = expected
             .iter()
-            .map(|k| (k.clone(), Shard { index: 0, count: 1 }))
+            .map(|u| (u.key.clone(), Shard { index: 0, count: 1 }))
             .collect();
         cov.conflicts.push("no shard manifests found".into());
         return cov;
@@ -205,7 +207,7 @@ pub fn coverage(expected: &[String], manifests: &[(String, Manifest)]) -> Covera
             holders.entry(k).or_default().push((name, u));
         }
     }
-    let known: std::collections::BTreeSet<&str> = expected.iter().map(|s| s.as_str()).collect();
+    let known: std::collections::BTreeSet<&str> = expected.iter().map(|u| u.key.as_str()).collect();
     for (k, hs) in &holders {
         if !known.contains(k) {
             cov.conflicts.push(format!(
@@ -229,12 +231,13 @@ pub fn coverage(expected: &[String], manifests: &[(String, Manifest)]) -> Covera
             ));
         }
     }
-    for k in expected {
-        if !holders.contains_key(k.as_str()) {
+    let deal = Assignment::new(expected, count);
+    for u in expected {
+        if !holders.contains_key(u.key.as_str()) {
             cov.missing.push((
-                k.clone(),
+                u.key.clone(),
                 Shard {
-                    index: shard_of(k, count),
+                    index: deal.shard(&u.key).unwrap_or(0),
                     count,
                 },
             ));
@@ -296,15 +299,19 @@ mod tests {
 
     #[test]
     fn coverage_names_missing_shards_and_duplicates() {
-        let expected: Vec<String> = ["W.A", "W.B", "W.C"]
+        let expected: Vec<Unit> = ["W.A", "W.B", "W.C"]
             .iter()
-            .map(|s| s.to_string())
+            .map(|s| Unit {
+                key: s.to_string(),
+                size: 0,
+            })
             .collect();
+        let deal = Assignment::new(&expected, 2);
         let all: Vec<(&str, &str)> = vec![("W.A", "1"), ("W.B", "2"), ("W.C", "3")];
         let of = |i: u32| -> Vec<(&str, &str)> {
             all.iter()
                 .copied()
-                .filter(|(k, _)| shard_of(k, 2) == i)
+                .filter(|(k, _)| deal.shard(k) == Some(i))
                 .collect()
         };
         let m0 = ("m0".to_string(), manifest(0, 2, &of(0)));

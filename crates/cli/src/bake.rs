@@ -13,7 +13,7 @@ use glam::Vec3;
 use procmodel_bake::manifest::{FORMAT, InputRef};
 use procmodel_bake::sweep::{Axis, Distribution};
 use procmodel_bake::{
-    Manifest, Shard, Store, Timings, Unit, UnitRecord, UnitStatus, digest_hex, hex, shard_of,
+    Assignment, Manifest, Shard, Store, Timings, Unit, UnitRecord, UnitStatus, digest_hex, hex,
     unit_keys,
 };
 use procmodel_engine::provenance::{self, CONTENT_HASH_ATTRIBUTE};
@@ -214,17 +214,17 @@ pub fn plan(args: PlanArgs) -> Result<ExitCode> {
     let engine = Engine::load(&args.input, EngineConfig::default())?;
     let (units, sweep) = engine.with_dom(|d| (scene_units(d), sweep_folder(d).is_some()));
     let count = args.shards.unwrap_or(1);
-    let mut per_shard = vec![0u64; count as usize];
-    for u in &units {
-        per_shard[shard_of(&u.unit.key, count) as usize] += 1;
-    }
+    let plain: Vec<Unit> = units.iter().map(|u| u.unit.clone()).collect();
+    let deal = Assignment::new(&plain, count);
+    let per_shard = deal.per_shard();
+    let shard_of = |key: &str| deal.shard(key).unwrap_or(0);
     if args.json {
         let rows: Vec<_> = units
             .iter()
             .map(|u| {
                 let mut row = serde_json::json!({ "key": u.unit.key, "size": u.unit.size });
                 if args.shards.is_some() {
-                    row["shard"] = shard_of(&u.unit.key, count).into();
+                    row["shard"] = shard_of(&u.unit.key).into();
                 }
                 row
             })
@@ -243,9 +243,9 @@ pub fn plan(args: PlanArgs) -> Result<ExitCode> {
     } else {
         for u in &units {
             match args.shards {
-                Some(n) => println!(
+                Some(_) => println!(
                     "{:>5}  {:>9}  {}",
-                    shard_of(&u.unit.key, n),
+                    shard_of(&u.unit.key),
                     u.unit.size,
                     u.unit.key
                 ),
@@ -454,9 +454,11 @@ fn bake_shard(
     let mut engine = Engine::load(input, config)?;
     drop(bytes);
     let (units, kind) = engine.with_dom(|d| (scene_units(d), input_kind(d)));
+    let plain: Vec<Unit> = units.iter().map(|u| u.unit.clone()).collect();
+    let deal = Assignment::new(&plain, shard.count);
     let (mine, others): (Vec<&SceneUnit>, Vec<&SceneUnit>) = units
         .iter()
-        .partition(|u| shard_of(&u.unit.key, shard.count) == shard.index);
+        .partition(|u| deal.shard(&u.unit.key) == Some(shard.index));
     // Other shards' models are held as baked (no generator) in this process only, so the
     // step loop leaves them alone; the scene file is never saved from here.
     let host = engine.host().clone();
@@ -678,7 +680,7 @@ fn merge(url: &str, args: BakeArgs) -> Result<ExitCode> {
     config.cache = Some(merged.clone() as Arc<dyn ResultCache>);
     let mut engine = Engine::load(&local_input, config)?;
     let units = engine.with_dom(scene_units);
-    let expected: Vec<String> = units.iter().map(|u| u.unit.key.clone()).collect();
+    let expected: Vec<Unit> = units.iter().map(|u| u.unit.clone()).collect();
     let cov = procmodel_bake::manifest::coverage(&expected, &manifests);
     if let Some(msg) = cov.incomplete(url, expected.len()) {
         bail!("{msg}");

@@ -14,7 +14,9 @@ use crate::terrain::{Plan, parse_world_text, tile_cells};
 use crate::world_bake::{Bake, TileKind, TileRecord, tile_key, tiles_of};
 use anyhow::{Context, Result, anyhow, bail};
 use procmodel_bake::manifest::{FORMAT, InputRef};
-use procmodel_bake::{Manifest, Shard, Store, Timings, UnitRecord, UnitStatus, digest_hex};
+use procmodel_bake::{
+    Assignment, Manifest, Shard, Store, Timings, Unit, UnitRecord, UnitStatus, digest_hex,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -103,6 +105,21 @@ impl WorldInput {
 
 /// The world's tiles as units, in key order, with their voxel columns as the size.
 fn units(plan: &Plan, tile: i32) -> Vec<([i32; 2], String, u64)> {
+    tile_units(plan, tile)
+}
+
+/// The tiles as bake units (key and voxel columns), for the deal to shards.
+fn as_units(units: &[([i32; 2], String, u64)]) -> Vec<Unit> {
+    units
+        .iter()
+        .map(|(_, key, size)| Unit {
+            key: key.clone(),
+            size: *size,
+        })
+        .collect()
+}
+
+fn tile_units(plan: &Plan, tile: i32) -> Vec<([i32; 2], String, u64)> {
     let cells = plan.spec.cells().expect("a planned world has columns");
     tiles_of(cells, tile)
         .into_iter()
@@ -123,17 +140,16 @@ pub fn plan(input: &Path, shards: Option<u32>, json: bool, tiles: &TileArgs<'_>)
     let (plan, tile, _) = w.plan()?;
     let units = units(&plan, tile);
     let count = shards.unwrap_or(1);
-    let mut per_shard = vec![0u64; count as usize];
-    for (_, key, _) in &units {
-        per_shard[procmodel_bake::shard_of(key, count) as usize] += 1;
-    }
+    let deal = Assignment::new(&as_units(&units), count);
+    let per_shard = deal.per_shard();
+    let shard_of = |key: &str| deal.shard(key).unwrap_or(0);
     if json {
         let rows: Vec<_> = units
             .iter()
             .map(|(t, key, size)| {
                 let mut row = serde_json::json!({ "key": key, "tile": t, "size": size });
                 if shards.is_some() {
-                    row["shard"] = procmodel_bake::shard_of(key, count).into();
+                    row["shard"] = shard_of(key).into();
                 }
                 row
             })
@@ -153,11 +169,7 @@ pub fn plan(input: &Path, shards: Option<u32>, json: bool, tiles: &TileArgs<'_>)
     } else {
         for (_, key, size) in &units {
             match shards {
-                Some(n) => println!(
-                    "{:>5}  {:>9}  {key}",
-                    procmodel_bake::shard_of(key, n),
-                    size
-                ),
+                Some(_) => println!("{:>5}  {:>9}  {key}", shard_of(key), size),
                 None => println!("{size:>9}  {key}"),
             }
         }
@@ -194,9 +206,10 @@ pub fn bake_shard(
     let fingerprint = digest_hex(&bytes);
     let input_file = format!("input/{fingerprint}.json");
     let all = units(&plan, tile);
+    let deal = Assignment::new(&as_units(&all), shard.count);
     let mine: Vec<&([i32; 2], String, u64)> = all
         .iter()
-        .filter(|(_, key, _)| procmodel_bake::shard_of(key, shard.count) == shard.index)
+        .filter(|(_, key, _)| deal.shard(key) == Some(shard.index))
         .collect();
     progress(serde_json::json!({
         "event": "start", "shard": shard.to_string(), "input": input.display().to_string(),
@@ -297,7 +310,7 @@ pub fn merge(
     let w = WorldInput::parse(&bytes, &format!("{url}/{}", first.input.file))?;
     let (plan, tile, kinds) = w.plan()?;
     let units = units(&plan, tile);
-    let expected: Vec<String> = units.iter().map(|(_, k, _)| k.clone()).collect();
+    let expected = as_units(&units);
     let cov = procmodel_bake::manifest::coverage(&expected, manifests);
     if let Some(msg) = cov.incomplete(url, expected.len()) {
         bail!("{msg}");
@@ -318,7 +331,7 @@ pub fn merge(
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let mut records = Vec::new();
     let mut verified = 0u64;
-    for key in &expected {
+    for key in expected.iter().map(|u| &u.key) {
         let (file, manifest) = by_key[key.as_str()];
         let rb = store.get(file)?.ok_or_else(|| {
             anyhow!("{url}/{file}: tile record missing (unit {key}); rerun the shard of {manifest}")
