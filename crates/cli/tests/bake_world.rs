@@ -95,6 +95,13 @@ fn shards(world: &Path, count: u32, indices: &[u32], out: &Path) {
     }
 }
 
+/// Removes a test's folders when it is done (a world bake writes ~100 MB).
+fn clean(paths: &[&Path]) {
+    for p in paths {
+        let _ = std::fs::remove_dir_all(p);
+    }
+}
+
 fn merge(bake: &Path, out: &Path) -> std::process::Output {
     bin()
         .args(["bake", "--merge", s(bake), "-o", s(out)])
@@ -163,6 +170,7 @@ fn r16_world_shards_side_by_side_merge_to_the_tiles_of_one_process() {
         assert!(x == y, "{name} differs between one process and the merge");
     }
     assert!(a.len() > 12 * 3, "{} files", a.len());
+    clean(&[&reference, &bake, &out]);
 }
 
 #[test]
@@ -185,7 +193,9 @@ fn r16_world_killed_shard_leaves_no_manifest_and_a_rerun_completes() {
     shards(&w, 1, &[0], &bake);
     let out = tmp("kill-merged");
     ok(merge(&bake, &out));
-    assert!(files(&out) == files(&one_process(&w, "kill-one")));
+    let one = one_process(&w, "kill-one");
+    assert!(files(&out) == files(&one));
+    clean(&[&bake, &out, &one]);
 }
 
 #[test]
@@ -203,7 +213,9 @@ fn r16_world_duplicate_missing_and_corrupt_shards() {
     shards(&w, 4, &[2], &bake);
     let report = json(&ok(merge(&bake, &out)));
     assert!(report["missing_shards"].as_array().unwrap().is_empty());
-    assert!(files(&out) == files(&one_process(&w, "dup-one")));
+    let one = one_process(&w, "dup-one");
+    assert!(files(&out) == files(&one));
+    clean(&[&out, &one]);
     // A damaged tile file: the merge names it and the shard to rerun.
     let victim = std::fs::read_dir(bake.join("files"))
         .unwrap()
@@ -220,6 +232,7 @@ fn r16_world_duplicate_missing_and_corrupt_shards() {
         err.contains("corrupt") && err.contains("rerun the shard"),
         "{err}"
     );
+    clean(&[&bake, &tmp("dup-merged-2")]);
     // Tile settings are for worlds only.
     let scene = tmp("not-a-world.rbxl");
     std::fs::write(&scene, b"x").unwrap();
