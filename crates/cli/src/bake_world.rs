@@ -375,7 +375,7 @@ pub fn merge(
         records.push(record);
     }
     let bake = Bake::new(&plan.spec)?;
-    let index = bake.index(tile, &kinds, &records)?;
+    let index = bake.index(tile, &kinds, &records, w.text.as_bytes())?;
     crate::output::write_atomic(&out.join("index.json"), &index)?;
     let secs = started.elapsed().as_secs_f64();
     println!(

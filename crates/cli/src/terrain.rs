@@ -179,6 +179,7 @@ fn write_tiles(
     dir: &Path,
     tile: i32,
     kinds: &[TileKind],
+    world: &[u8],
     outs: &mut Vec<Out>,
 ) -> Result<usize> {
     use rayon::prelude::*;
@@ -206,7 +207,7 @@ fn write_tiles(
         }
     }
     bar.finish_and_clear();
-    let json = bake.index(tile, kinds, &records)?;
+    let json = bake.index(tile, kinds, &records, world)?;
     write_bytes(outs, &dir.join("index.json"), &json)?;
     Ok(tiles.len())
 }
@@ -329,7 +330,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut tiles_done = 0;
     let whole_outs = outs.len();
     if let (Some(dir), Some(tk)) = (&args.tiles, &tile_kinds) {
-        tiles_done = write_tiles(&bake, dir, tile_cells, tk, &mut outs)
+        let world_bytes = std::fs::read(&args.world)
+            .with_context(|| format!("cannot read {}", args.world.display()))?;
+        tiles_done = write_tiles(&bake, dir, tile_cells, tk, &world_bytes, &mut outs)
             .map_err(|e| anyhow!("{}: {e}", args.world.display()))?;
     }
     if args.json {

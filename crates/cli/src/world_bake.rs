@@ -456,7 +456,15 @@ impl TileOut {
 impl Bake<'_> {
     /// `index.json` of a tiled bake: the world's grid, height range and floor, and every
     /// tile's files with their sizes and BLAKE3, in tile order (`records` in any order).
-    pub fn index(&self, tile: i32, kinds: &[TileKind], records: &[TileRecord]) -> Result<Vec<u8>> {
+    /// `world` is the world file's text: its BLAKE3 goes in, with the procmodel version, so
+    /// the index pins inputs and outputs alike (a lock for the tiles).
+    pub fn index(
+        &self,
+        tile: i32,
+        kinds: &[TileKind],
+        records: &[TileRecord],
+        world: &[u8],
+    ) -> Result<Vec<u8>> {
         let mut records: Vec<&TileRecord> = records.iter().collect();
         records.sort_by_key(|r| r.tile);
         let rows: Vec<serde_json::Value> = records
@@ -482,6 +490,8 @@ impl Bake<'_> {
         let cfg = self.world.config();
         let doc = serde_json::json!({
             "format": "procmodel-tiles/1",
+            "procmodel": env!("CARGO_PKG_VERSION"),
+            "world_blake3": blake3::hash(world).to_hex().to_string(),
             "tile_studs": tile * 4,
             "grid": cfg.grid,
             "columns": self.rect.size,

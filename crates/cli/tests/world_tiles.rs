@@ -154,6 +154,13 @@ fn tiles_put_together_are_the_whole_world() {
     let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let index = read_json(&tiles.join("index.json"));
     assert_eq!(index["format"], "procmodel-tiles/1");
+    // The index pins the input too: the world file's BLAKE3.
+    assert_eq!(
+        index["world_blake3"].as_str().unwrap(),
+        blake3::hash(&std::fs::read(village()).unwrap())
+            .to_hex()
+            .as_str()
+    );
     assert_eq!(index["tile_studs"], 256);
     let entries = index["tiles"].as_array().unwrap();
     // The village covers studs -256..508 (cells -64..127, grown by one for the mesh): tiles
