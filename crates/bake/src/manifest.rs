@@ -101,6 +101,20 @@ impl Manifest {
     }
 }
 
+/// Ends a shard: its timings, then its manifest, written last and only after every earlier
+/// file of the store is durable ([`crate::Store::put_last`]) — a manifest in the store means
+/// every file it names is there.
+pub fn finish_shard(
+    store: &dyn crate::Store,
+    manifest: &Manifest,
+    timings: &Timings,
+) -> Result<()> {
+    let t =
+        serde_json::to_vec_pretty(timings).map_err(|e| BakeError::new(format!("timings: {e}")))?;
+    store.put(&manifest.shard.timings_path(), &t)?;
+    store.put_last(&manifest.shard.manifest_path(), &manifest.to_bytes())
+}
+
 /// Per-unit timings of one shard: a file of its own, never part of what must be identical.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Timings {

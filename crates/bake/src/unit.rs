@@ -39,10 +39,10 @@ pub struct Assignment {
 }
 
 impl Assignment {
-    pub fn new(units: &[Unit], count: u32) -> Assignment {
+    pub fn new<'a>(units: impl IntoIterator<Item = &'a Unit>, count: u32) -> Assignment {
         let count = count.max(1);
         let mut order: Vec<(u64, u64, &str)> = units
-            .iter()
+            .into_iter()
             .map(|u| (u.size.max(1), key_hash(&u.key), u.key.as_str()))
             .collect();
         order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(b.2)));

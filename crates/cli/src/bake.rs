@@ -214,8 +214,7 @@ pub fn plan(args: PlanArgs) -> Result<ExitCode> {
     let engine = Engine::load(&args.input, EngineConfig::default())?;
     let (units, sweep) = engine.with_dom(|d| (scene_units(d), sweep_folder(d).is_some()));
     let count = args.shards.unwrap_or(1);
-    let plain: Vec<Unit> = units.iter().map(|u| u.unit.clone()).collect();
-    let deal = Assignment::new(&plain, count);
+    let deal = Assignment::new(units.iter().map(|u| &u.unit), count);
     let per_shard = deal.per_shard();
     let shard_of = |key: &str| deal.shard(key).unwrap_or(0);
     if args.json {
@@ -454,8 +453,7 @@ fn bake_shard(
     let mut engine = Engine::load(input, config)?;
     drop(bytes);
     let (units, kind) = engine.with_dom(|d| (scene_units(d), input_kind(d)));
-    let plain: Vec<Unit> = units.iter().map(|u| u.unit.clone()).collect();
-    let deal = Assignment::new(&plain, shard.count);
+    let deal = Assignment::new(units.iter().map(|u| &u.unit), shard.count);
     let (mine, others): (Vec<&SceneUnit>, Vec<&SceneUnit>) = units
         .iter()
         .partition(|u| deal.shard(&u.unit.key) == Some(shard.index));
@@ -559,9 +557,7 @@ fn bake_shard(
         entries,
     };
     timings.total_ms = started.elapsed().as_secs_f64() * 1000.0;
-    store.put(&shard.timings_path(), &serde_json::to_vec_pretty(&timings)?)?;
-    // Last: a manifest means every file it names is there.
-    store.put_last(&shard.manifest_path(), &manifest.to_bytes())?;
+    procmodel_bake::manifest::finish_shard(store.as_ref(), &manifest, &timings)?;
     progress(serde_json::json!({
         "event": "done", "shard": shard.to_string(), "units": mine.len(), "failed": failed,
         "manifest": shard.manifest_path(), "ms": timings.total_ms,

@@ -104,22 +104,7 @@ impl WorldInput {
 }
 
 /// The world's tiles as units, in key order, with their voxel columns as the size.
-fn units(plan: &Plan, tile: i32) -> Vec<([i32; 2], String, u64)> {
-    tile_units(plan, tile)
-}
-
-/// The tiles as bake units (key and voxel columns), for the deal to shards.
-fn as_units(units: &[([i32; 2], String, u64)]) -> Vec<Unit> {
-    units
-        .iter()
-        .map(|(_, key, size)| Unit {
-            key: key.clone(),
-            size: *size,
-        })
-        .collect()
-}
-
-fn tile_units(plan: &Plan, tile: i32) -> Vec<([i32; 2], String, u64)> {
+fn units(plan: &Plan, tile: i32) -> Vec<([i32; 2], Unit)> {
     let cells = plan.spec.cells().expect("a planned world has columns");
     tiles_of(cells, tile)
         .into_iter()
@@ -129,7 +114,11 @@ fn tile_units(plan: &Plan, tile: i32) -> Vec<([i32; 2], String, u64)> {
                 let hi = ((t[a] + 1) * tile).min(cells.max[a]);
                 (hi - lo).max(0) as u64
             };
-            (t, tile_key(t), clip(0) * clip(1))
+            let unit = Unit {
+                key: tile_key(t),
+                size: clip(0) * clip(1),
+            };
+            (t, unit)
         })
         .collect()
 }
@@ -140,13 +129,13 @@ pub fn plan(input: &Path, shards: Option<u32>, json: bool, tiles: &TileArgs<'_>)
     let (plan, tile, _) = w.plan()?;
     let units = units(&plan, tile);
     let count = shards.unwrap_or(1);
-    let deal = Assignment::new(&as_units(&units), count);
+    let deal = Assignment::new(units.iter().map(|(_, u)| u), count);
     let per_shard = deal.per_shard();
     let shard_of = |key: &str| deal.shard(key).unwrap_or(0);
     if json {
         let rows: Vec<_> = units
             .iter()
-            .map(|(t, key, size)| {
+            .map(|(t, Unit { key, size })| {
                 let mut row = serde_json::json!({ "key": key, "tile": t, "size": size });
                 if shards.is_some() {
                     row["shard"] = shard_of(key).into();
@@ -167,7 +156,7 @@ pub fn plan(input: &Path, shards: Option<u32>, json: bool, tiles: &TileArgs<'_>)
         }
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        for (_, key, size) in &units {
+        for (_, Unit { key, size }) in &units {
             match shards {
                 Some(_) => println!("{:>5}  {:>9}  {key}", shard_of(key), size),
                 None => println!("{size:>9}  {key}"),
@@ -206,10 +195,10 @@ pub fn bake_shard(
     let fingerprint = digest_hex(&bytes);
     let input_file = format!("input/{fingerprint}.json");
     let all = units(&plan, tile);
-    let deal = Assignment::new(&as_units(&all), shard.count);
-    let mine: Vec<&([i32; 2], String, u64)> = all
+    let deal = Assignment::new(all.iter().map(|(_, u)| u), shard.count);
+    let mine: Vec<&([i32; 2], Unit)> = all
         .iter()
-        .filter(|(_, key, _)| deal.shard(key) == Some(shard.index))
+        .filter(|(_, u)| deal.shard(&u.key) == Some(shard.index))
         .collect();
     progress(serde_json::json!({
         "event": "start", "shard": shard.to_string(), "input": input.display().to_string(),
@@ -226,7 +215,7 @@ pub fn bake_shard(
     for group in mine.chunks(batch) {
         let done: Vec<(Result<_>, f64)> = group
             .par_iter()
-            .map(|(t, _, _)| {
+            .map(|(t, _)| {
                 let s = std::time::Instant::now();
                 let r = bake.tile(*t, tile, &kinds);
                 (r, s.elapsed().as_secs_f64() * 1000.0)
@@ -275,9 +264,7 @@ pub fn bake_shard(
         entries,
     };
     timings.total_ms = started.elapsed().as_secs_f64() * 1000.0;
-    store.put(&shard.timings_path(), &serde_json::to_vec_pretty(&timings)?)?;
-    // Last: a manifest means every file it names is there.
-    store.put_last(&shard.manifest_path(), &manifest.to_bytes())?;
+    procmodel_bake::manifest::finish_shard(store.as_ref(), &manifest, &timings)?;
     progress(serde_json::json!({
         "event": "done", "shard": shard.to_string(), "units": mine.len(), "failed": 0,
         "manifest": shard.manifest_path(), "ms": timings.total_ms,
@@ -309,8 +296,7 @@ pub fn merge(
     }
     let w = WorldInput::parse(&bytes, &format!("{url}/{}", first.input.file))?;
     let (plan, tile, kinds) = w.plan()?;
-    let units = units(&plan, tile);
-    let expected = as_units(&units);
+    let expected: Vec<Unit> = units(&plan, tile).into_iter().map(|(_, u)| u).collect();
     let cov = procmodel_bake::manifest::coverage(&expected, manifests);
     if let Some(msg) = cov.incomplete(url, expected.len()) {
         bail!("{msg}");

@@ -110,28 +110,11 @@ fn shard_cmd(input: &Path, shard: &str, out: &str) -> Command {
 
 /// Runs shards `indices` of `count` as processes side by side.
 fn bake_shards(input: &Path, count: u32, indices: &[u32], out: &str, env: &[(&str, String)]) {
-    let children: Vec<Child> = indices
-        .iter()
-        .map(|i| {
-            shard_cmd(input, &format!("{i}/{count}"), out)
-                .envs(env.iter().map(|(k, v)| (k, v)))
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for c in children {
-        let o = ok(c.wait_with_output().unwrap());
-        // Progress is JSON lines; the last one says the shard is done.
-        let text = String::from_utf8(o.stdout).unwrap();
-        let lines: Vec<serde_json::Value> = text
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-            .collect();
-        assert_eq!(lines.first().unwrap()["event"], "start");
-        assert_eq!(lines.last().unwrap()["event"], "done");
-    }
+    run_side_by_side(indices.iter().map(|i| {
+        let mut c = shard_cmd(input, &format!("{i}/{count}"), out);
+        c.envs(env.iter().map(|(k, v)| (k, v)));
+        c
+    }));
 }
 
 fn merge(out: &str, place: &Path, env: &[(&str, String)]) -> Output {

@@ -5,7 +5,7 @@
 //! missing one is named, a corrupt file is caught.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 
 mod common;
 use common::*;
@@ -69,30 +69,15 @@ fn one_process(world: &Path, name: &str) -> PathBuf {
     out
 }
 
+/// Runs shards `indices` of `count` as processes side by side.
 fn shards(world: &Path, count: u32, indices: &[u32], out: &Path) {
-    let children: Vec<Child> = indices
-        .iter()
-        .map(|i| {
-            bin()
-                .args(["bake", s(world), "--shard", &format!("{i}/{count}")])
-                .args(["--out", s(out), "--tile-size", "512"])
-                .args(["--tile-output", "glb,png,r32"])
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for c in children {
-        let o = ok(c.wait_with_output().unwrap());
-        let lines: Vec<serde_json::Value> = String::from_utf8(o.stdout)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-            .collect();
-        assert_eq!(lines.first().unwrap()["event"], "start");
-        assert_eq!(lines.last().unwrap()["event"], "done");
-    }
+    run_side_by_side(indices.iter().map(|i| {
+        let mut c = bin();
+        c.args(["bake", s(world), "--shard", &format!("{i}/{count}")])
+            .args(["--out", s(out), "--tile-size", "512"])
+            .args(["--tile-output", "glb,png,r32"]);
+        c
+    }));
 }
 
 /// Removes a test's folders when it is done (a world bake writes ~100 MB).

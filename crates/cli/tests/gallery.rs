@@ -10,7 +10,11 @@
 //! Without chromium or the npm package the render test fails when `CI` is set and is skipped
 //! (saying why) otherwise; the committed pictures are checked everywhere.
 
+#[path = "../../studio/tests/common/browser_env.rs"]
+mod browser_env;
 mod common;
+
+use browser_env::{CHROMIUM, browser_dir, missing};
 
 use common::{bin, examples, ok, s};
 use std::io::{BufRead, BufReader};
@@ -18,7 +22,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
-const CHROMIUM: &str = "/usr/bin/chromium";
 /// The studio viewport's background, `0x30343b` (crates/studio/web/app.js).
 const BACKGROUND: [u8; 3] = [0x30, 0x34, 0x3b];
 const WIDTH: u32 = 640;
@@ -26,10 +29,6 @@ const HEIGHT: u32 = 400;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn browser_dir() -> PathBuf {
-    repo().join("crates/studio/tests/browser")
 }
 
 fn committed_dir() -> PathBuf {
@@ -185,24 +184,6 @@ fn every_example_has_a_committed_picture_that_shows_it() {
             "docs/gallery/{file} is no example's picture"
         );
     }
-}
-
-/// Why the browser cannot run here, if it cannot.
-fn missing() -> Option<String> {
-    if !Path::new(CHROMIUM).exists() {
-        return Some(format!(
-            "{CHROMIUM} is missing (apt-get install -y --no-install-recommends chromium)"
-        ));
-    }
-    if !browser_dir().join("node_modules/playwright-core").exists() {
-        return Some(
-            "playwright-core is not installed (npm ci --prefix crates/studio/tests/browser)".into(),
-        );
-    }
-    if Command::new("node").arg("--version").output().is_err() {
-        return Some("node is not installed".into());
-    }
-    None
 }
 
 /// `procmodel studio` on a free port, stopped when dropped.

@@ -9,29 +9,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const CHROMIUM: &str = "/usr/bin/chromium";
-
-fn browser_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser")
-}
-
-/// Why the browser test cannot run here, if it cannot.
-fn missing() -> Option<String> {
-    if !Path::new(CHROMIUM).exists() {
-        return Some(format!(
-            "{CHROMIUM} is missing (apt-get install -y --no-install-recommends chromium)"
-        ));
-    }
-    if !browser_dir().join("node_modules/playwright-core").exists() {
-        return Some(
-            "playwright-core is not installed (npm ci --prefix crates/studio/tests/browser)".into(),
-        );
-    }
-    if Command::new("node").arg("--version").output().is_err() {
-        return Some("node is not installed".into());
-    }
-    None
-}
+use common::browser_env::{CHROMIUM, browser_dir, missing};
 
 fn out_dir() -> PathBuf {
     // <target>/tmp → <target>/studio-e2e

@@ -87,3 +87,28 @@ pub fn kill_after_first_unit(mut child: std::process::Child) {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+/// Runs shard commands as processes side by side and checks each succeeded and reported its
+/// progress as JSON lines, from `start` to `done`.
+pub fn run_side_by_side(commands: impl IntoIterator<Item = Command>) {
+    use std::process::Stdio;
+    let children: Vec<std::process::Child> = commands
+        .into_iter()
+        .map(|mut c| {
+            c.stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let o = ok(c.wait_with_output().unwrap());
+        let text = String::from_utf8(o.stdout).unwrap();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+            .collect();
+        assert_eq!(lines.first().unwrap()["event"], "start");
+        assert_eq!(lines.last().unwrap()["event"], "done");
+    }
+}

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod browser_env;
+
 use procmodel_studio::{Options, Studio};
 use std::path::PathBuf;
 use std::time::Duration;
