@@ -65,7 +65,9 @@ pub(crate) struct Plan {
     pub(crate) spec: WorldPlan,
 }
 
-fn parse_world(path: &Path) -> Result<Plan> {
+/// The checked world and the file's text (whose hash the tile index records: the text read
+/// once is the text baked).
+fn parse_world(path: &Path) -> Result<(Plan, String)> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let ext = path
@@ -73,7 +75,8 @@ fn parse_world(path: &Path) -> Result<Plan> {
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase)
         .unwrap_or_default();
-    parse_world_text(&text, &ext, &path.display().to_string())
+    let plan = parse_world_text(&text, &ext, &path.display().to_string())?;
+    Ok((plan, text))
 }
 
 /// A world description's text in the format `ext` names (`toml` or `json`); `name` (the file)
@@ -228,7 +231,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         None => None,
     };
-    let plan = parse_world(&args.world)?;
+    let (plan, world_text) = parse_world(&args.world)?;
     let world = &plan.world;
     let [w, d] = plan.rect.size;
     let columns = w as u64 * d as u64;
@@ -330,9 +333,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut tiles_done = 0;
     let whole_outs = outs.len();
     if let (Some(dir), Some(tk)) = (&args.tiles, &tile_kinds) {
-        let world_bytes = std::fs::read(&args.world)
-            .with_context(|| format!("cannot read {}", args.world.display()))?;
-        tiles_done = write_tiles(&bake, dir, tile_cells, tk, &world_bytes, &mut outs)
+        tiles_done = write_tiles(&bake, dir, tile_cells, tk, world_text.as_bytes(), &mut outs)
             .map_err(|e| anyhow!("{}: {e}", args.world.display()))?;
     }
     if args.json {
