@@ -592,10 +592,9 @@ impl Engine {
         // end) take their voxels with them.
         self.sync_terrain(terrain::Discover::Nothing);
         reports.extend(self.advance_in_flight());
-        // Pass 0 looks at the whole scene; a later pass only inside the models the pass
-        // before generated, where their results may have brought nested models.
-        // The scope of a later pass is the models the pass before generated and the
-        // ProceduralModels found in their results while applying them (no second walk).
+        // Pass 0 looks at the whole scene; a later pass only at the models the pass before
+        // generated and the ProceduralModels found in their results while applying them
+        // (no second walk of the results).
         let mut scope: Option<Vec<Ref>> = None;
         for pass in 0..=max_depth {
             let mut dirty = self.collect_dirty(scope.as_deref());
