@@ -19,8 +19,6 @@ const KNOWN_CYCLES: &[(&str, &[&str])] = &[
             "task",
         ],
     ),
-    // A nested project file is read by the file conventions, which the project reader calls.
-    ("rojo", &["files", "project"]),
     // The noise crate's error names a SIMD level defined beside the grid sampler.
     ("noise", &["error", "generator", "grid"]),
 ];
@@ -62,7 +60,8 @@ fn module_of(src: &Path, file: &Path) -> Option<String> {
     Some(parts.join("::"))
 }
 
-/// Module paths named by `crate::…` in `text`, resolved to the longest known module.
+/// Module paths named by `crate::…` in `text` (grouped imports `crate::{a, b::{c, d}}`
+/// included), resolved to the longest known module.
 fn edges(text: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     let mut rest = text;
@@ -73,20 +72,58 @@ fn edges(text: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
         if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$' || c == ':') {
             continue;
         }
-        let path: String = rest
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
-            .collect();
-        let segs: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
-        for n in (1..=segs.len()).rev() {
-            let candidate = segs[..n].join("::");
-            if modules.contains(&candidate) {
-                out.insert(candidate);
-                break;
+        let mut paths = Vec::new();
+        expand("", rest, &mut paths);
+        for path in paths {
+            let segs: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
+            for n in (1..=segs.len()).rev() {
+                let candidate = segs[..n].join("::");
+                if modules.contains(&candidate) {
+                    out.insert(candidate);
+                    break;
+                }
             }
         }
     }
     out
+}
+
+/// The paths one `use` tree at the start of `text` names, each after `prefix`: `a::b` is
+/// one, `a::{b, c::{d, e}}` is `a::b`, `a::c::d` and `a::c::e`.
+fn expand(prefix: &str, text: &str, out: &mut Vec<String>) {
+    let text = text.trim_start();
+    let head: String = text
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+        .collect();
+    let after = &text[head.len()..];
+    let path = format!("{prefix}{head}");
+    if !after.starts_with('{') {
+        out.push(path);
+        return;
+    }
+    // The items of the group, split at its top-level commas.
+    let mut depth = 0;
+    let mut start = 1;
+    for (i, c) in after.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' | ',' if depth == 1 => {
+                let item = after[start..i].trim();
+                if !item.is_empty() && item != "self" {
+                    expand(&path, item, out);
+                } else if item == "self" {
+                    out.push(path.clone());
+                }
+                start = i + 1;
+                if c == '}' {
+                    return;
+                }
+            }
+            '}' => depth -= 1,
+            _ => {}
+        }
+    }
 }
 
 /// Strongly connected components with more than one module (Tarjan's algorithm).
@@ -226,6 +263,19 @@ fn the_cycle_finder_finds_a_cycle_and_ignores_a_chain() {
         g
     };
     assert!(cycles(&g(&[("a", "b"), ("b", "c")])).is_empty());
+    let modules: BTreeSet<String> = ["a", "b", "c", "c::d", "e"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let found = edges(
+        "use crate::{a, b::Thing, c::{d::{X, Y}, self}};\nfn f() { crate::e::g(); procmodel_x::crate::z(); }",
+        &modules,
+    );
+    assert_eq!(
+        found.into_iter().collect::<Vec<_>>(),
+        ["a", "b", "c", "c::d", "e"],
+        "grouped imports name their modules"
+    );
     assert_eq!(
         cycles(&g(&[("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")])),
         vec![vec!["a".to_string(), "b".to_string(), "c".to_string()]]

@@ -12,9 +12,15 @@ use std::path::{Path, PathBuf};
 /// Projects nest at most this deep (a project including itself is caught before).
 const MAX_PROJECT_DEPTH: usize = 64;
 
+/// Builds a nested project file (`project::load`, given by the crate root, so that the file
+/// conventions, which the project reader calls for its `$path`s, do not call back up).
+pub(crate) type LoadProject =
+    fn(&mut Ctx<'_>, &Path, Option<&str>) -> Result<Option<Snap>, RojoError>;
+
 /// The state of one build.
 pub(crate) struct Ctx<'a> {
     read_model: &'a ModelReader<'a>,
+    load_project: LoadProject,
     /// Projects being loaded (canonical paths), outermost first.
     projects: Vec<PathBuf>,
     /// Per project being loaded: its folder, its ignore globs, its emitLegacyScripts.
@@ -24,9 +30,10 @@ pub(crate) struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
-    pub(crate) fn new(read_model: &'a ModelReader<'a>) -> Ctx<'a> {
+    pub(crate) fn new(read_model: &'a ModelReader<'a>, load_project: LoadProject) -> Ctx<'a> {
         Ctx {
             read_model,
+            load_project,
             projects: Vec::new(),
             scopes: Vec::new(),
             files: BTreeSet::new(),
@@ -117,7 +124,7 @@ pub(crate) fn snapshot_path(
         let own = file_name(path)?;
         let project = path.join("default.project.json");
         if project.is_file() {
-            return crate::project::load(ctx, &project, Some(name.unwrap_or(&own)));
+            return (ctx.load_project)(ctx, &project, Some(name.unwrap_or(&own)));
         }
         return dir(ctx, path, name.unwrap_or(&own)).map(Some);
     }
@@ -256,7 +263,7 @@ fn file(ctx: &mut Ctx<'_>, path: &Path, name: Option<&str>) -> Result<Option<Sna
     let instance_name = name.unwrap_or(stem).to_owned();
     let mut snap = match kind {
         Kind::Meta => return Ok(None),
-        Kind::Project => return crate::project::load(ctx, path, Some(&instance_name)),
+        Kind::Project => return (ctx.load_project)(ctx, path, Some(&instance_name)),
         Kind::Module | Kind::Server | Kind::Client => script(ctx, path, kind, &instance_name)?,
         Kind::ModelJson => model_json(ctx, path, &instance_name)?,
         Kind::JsonModule => {

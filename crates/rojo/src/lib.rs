@@ -62,7 +62,7 @@ pub fn load(path: &Path, read_model: &ModelReader<'_>) -> Result<Loaded, RojoErr
             "not a Rojo project (a *.project.json file, or a folder with default.project.json)",
         )
     })?;
-    let mut ctx = files::Ctx::new(read_model);
+    let mut ctx = files::Ctx::new(read_model, project::load);
     let snap = project::load(&mut ctx, &file, None)?
         .ok_or_else(|| RojoError::field(&file, "tree", "the project's tree is empty"))?;
     let dom = link::link_refs(link::instantiate(snap)?)?;
