@@ -31,15 +31,6 @@ impl BakeError {
 
 pub type Result<T, E = BakeError> = std::result::Result<T, E>;
 
-/// Lower-case hex of bytes.
-pub fn hex(bytes: &[u8]) -> String {
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push_str(&format!("{b:02x}"));
-    }
-    s
-}
-
 /// The blake3 digest of `bytes` as hex: the name of a content-addressed file.
 pub fn digest_hex(bytes: &[u8]) -> String {
     blake3::hash(bytes).to_hex().to_string()

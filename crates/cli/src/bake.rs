@@ -13,9 +13,10 @@ use glam::Vec3;
 use procmodel_bake::manifest::{FORMAT, InputRef};
 use procmodel_bake::sweep::{Axis, Distribution};
 use procmodel_bake::{
-    Assignment, Manifest, Shard, Store, Timings, Unit, UnitRecord, UnitStatus, digest_hex, hex,
+    Assignment, Manifest, Shard, Store, Timings, Unit, UnitRecord, UnitStatus, digest_hex,
     unit_keys,
 };
+use procmodel_dom::hash::hex;
 use procmodel_engine::provenance::{self, CONTENT_HASH_ATTRIBUTE};
 use procmodel_engine::{Engine, EngineConfig, Report, ResultCache};
 use rbx_dom_weak::{InstanceBuilder, WeakDom};

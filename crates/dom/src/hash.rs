@@ -61,11 +61,19 @@ pub fn value_digest(v: &Variant) -> [u8; 32] {
 
 /// Lower-case hex of a hash.
 pub fn to_hex(hash: &[u8; 32]) -> String {
-    let mut s = String::with_capacity(64);
-    for b in hash {
-        s.push_str(&format!("{b:02x}"));
+    hex(hash)
+}
+
+/// Lower-case hex of `bytes` (the one hex encoder of the workspace: digests, cache keys
+/// and provenance records are written with it, several per generated model).
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for &b in bytes {
+        out.push(DIGITS[usize::from(b >> 4)] as char);
+        out.push(DIGITS[usize::from(b & 15)] as char);
     }
-    s
+    out
 }
 
 /// The first place two subtrees differ, in pre-order.
@@ -721,6 +729,15 @@ fn encode(buf: &mut Vec<u8>, v: &Variant, quantize: bool, positions: &Positions<
 mod tests {
     use super::*;
     use rbx_dom_weak::InstanceBuilder;
+
+    #[test]
+    fn hex_is_two_lower_case_digits_per_byte() {
+        let all: Vec<u8> = (0..=255).collect();
+        let expected: String = all.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hex(&all), expected);
+        assert_eq!(hex(&[]), "");
+        assert_eq!(to_hex(&[0xab; 32]), "ab".repeat(32));
+    }
 
     #[test]
     fn negative_zero_and_nan_are_canonical() {

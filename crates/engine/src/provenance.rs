@@ -57,7 +57,7 @@ fn digest(bytes: &[u8]) -> [u8; 32] {
 }
 
 fn short(d: &[u8; 32]) -> String {
-    to_hex(d)[..16].to_owned()
+    procmodel_dom::hash::hex(&d[..8])
 }
 
 impl Inputs {
@@ -260,13 +260,14 @@ pub fn changes(now: &Inputs, recorded: &Recorded) -> Vec<String> {
 }
 
 /// Records provenance on the model's current GeneratedFolder (after a run was applied or
-/// failed): the inputs, and for results their content hash.
-pub fn record(dom: &mut WeakDom, model: Ref, ok: bool) {
+/// failed): the inputs, and for results their content hash (`hashed`, when the worker that
+/// ran the model computed it; else computed here).
+pub fn record(dom: &mut WeakDom, model: Ref, ok: bool, hashed: Option<[u8; 32]>) {
     let Some(folder) = results_folder(dom, model) else {
         return;
     };
     let inputs = Inputs::of(dom, model).to_attribute();
-    let hash = ok.then(|| to_hex(&children_hash(dom, folder)));
+    let hash = ok.then(|| to_hex(&hashed.unwrap_or_else(|| children_hash(dom, folder))));
     let Some(inst) = dom.get_by_ref_mut(folder) else {
         return;
     };

@@ -71,10 +71,6 @@ pub fn default_dir() -> Option<PathBuf> {
         .or_else(|| env("HOME").map(|h| h.join(".cache/procmodel")))
 }
 
-fn hex(key: &[u8; 32]) -> String {
-    key.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 impl DirCache {
     /// A cache in `dir` (created on first store) holding at most about `max_bytes`.
     pub fn new(dir: &Path, max_bytes: u64) -> DirCache {
@@ -111,9 +107,9 @@ impl DirCache {
                 let mut b = blake3::Hasher::new();
                 b.update(salt);
                 b.update(key);
-                hex(b.finalize().as_bytes())
+                procmodel_dom::hash::hex(b.finalize().as_bytes())
             }
-            None => hex(key),
+            None => procmodel_dom::hash::hex(key),
         };
         self.dir.join(&h[..2]).join(format!("{h}.entry"))
     }
