@@ -226,9 +226,10 @@ impl crate::Engine {
         let key = self.st().cache_keys.remove(&model);
         let cache = self.st().config.cache.clone();
         let hit = self.st().from_cache.remove(&model);
+        let hashed = self.st().content_hashes.remove(&model);
         if (self.st().config.provenance || cache.is_some()) && !(hit && ok) {
             self.host
-                .with_dom_mut(|d| crate::provenance::record(d, model, ok));
+                .with_dom_mut(|d| crate::provenance::record(d, model, ok, hashed));
         }
         if let (true, Some(key), Some(cache)) = (ok, key, cache) {
             // Also under the inputs as they are now: applying filled in the generator's

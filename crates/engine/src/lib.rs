@@ -136,6 +136,9 @@ pub(crate) struct EngineState {
     /// Models whose results were just applied from the cache (their provenance came with
     /// them).
     from_cache: std::collections::HashSet<Ref>,
+    /// Content hashes of results a worker computed for a model being applied this step
+    /// (taken when its provenance is recorded).
+    content_hashes: HashMap<Ref, [u8; 32]>,
     /// ProceduralModels in the results applied during the current nesting pass (pre-order
     /// per model, models in the order applied): the next pass's scope.
     found_nested: Vec<Ref>,
@@ -207,6 +210,7 @@ impl Engine {
             code_revision: 0,
             terrain: terrain::Book::default(),
             from_cache: std::collections::HashSet::new(),
+            content_hashes: HashMap::new(),
             found_nested: Vec::new(),
         }));
         Engine { host, state }
@@ -938,7 +942,8 @@ impl Engine {
         let queue = std::sync::Arc::new(parallel::Queue::new(models));
         let (tx, rx) = std::sync::mpsc::channel::<parallel::Finished>();
         let mut pool = std::mem::take(&mut self.st().pool);
-        pool.dispatch(&host_config, copies, &queue, &tx);
+        let hash = self.st().config.provenance || self.st().config.cache.is_some();
+        pool.dispatch(&host_config, copies, &queue, &tx, hash);
         self.st().pool = pool;
         drop(tx);
         let mut required = std::mem::take(&mut self.st().required);
@@ -957,13 +962,13 @@ impl Engine {
                 .ready
                 .insert(m, (result.map(|(p, o)| (p, o, None)), elapsed));
             while let Ok(f) = rx.try_recv() {
-                order.ready.insert(f.model, (f.result, f.elapsed));
+                self.take_finished(&mut order, f);
             }
             self.apply_in_order(&mut order, &mut reports, max_depth);
         }
         // The queue is empty: apply what the workers still send until they are done.
         for f in rx {
-            order.ready.insert(f.model, (f.result, f.elapsed));
+            self.take_finished(&mut order, f);
             self.apply_in_order(&mut order, &mut reports, max_depth);
         }
         // Models whose worker died leave a gap: apply the rest after it.
@@ -985,6 +990,15 @@ impl Engine {
                 }
             })
             .collect()
+    }
+
+    /// Queues a worker's run for applying in order, keeping the content hash it computed
+    /// for recording provenance.
+    fn take_finished(&mut self, order: &mut InOrder<'_>, f: parallel::Finished) {
+        if let Some(h) = f.content_hash {
+            self.st().content_hashes.insert(f.model, h);
+        }
+        order.ready.insert(f.model, (f.result, f.elapsed));
     }
 
     /// Applies the results waiting in `order` whose turn has come.

@@ -89,6 +89,11 @@ pub struct Finished {
     pub model: Ref,
     pub result: Result<(Prepared, Produced, Option<WeakDom>), String>,
     pub elapsed: Duration,
+    /// The content hash of the results (`procmodel_dom::hash::children_hash` of the
+    /// placed GeneratedFolder), when the step records provenance: hashed on the worker, in
+    /// parallel, instead of on the engine's thread after applying. Applying moves the
+    /// folder without changing what is in it, so it is the hash of the applied results.
+    pub content_hash: Option<[u8; 32]>,
 }
 
 /// One step's work for a worker: a copy of the scene, the shared queue, where to send results.
@@ -96,6 +101,8 @@ struct Job {
     dom: WeakDom,
     queue: Arc<Queue>,
     tx: Sender<Finished>,
+    /// Whether to hash each model's results ([`Finished::content_hash`]).
+    hash: bool,
 }
 
 /// Long-lived worker threads, each with its own VM, kept from step to step: a step pays for
@@ -115,6 +122,7 @@ impl Pool {
         copies: Vec<WeakDom>,
         queue: &Arc<Queue>,
         tx: &Sender<Finished>,
+        hash: bool,
     ) {
         if self.config.as_ref() != Some(config) {
             self.shutdown();
@@ -125,6 +133,7 @@ impl Pool {
                 dom,
                 queue: queue.clone(),
                 tx: tx.clone(),
+                hash,
             };
             // A worker that died (a bug) is replaced; a new one is started when missing.
             if let Some((jobs, _)) = self.workers.get(i) {
@@ -181,6 +190,7 @@ fn worker(config: HostConfig, jobs: Receiver<Job>) {
                         model,
                         result: Err(msg.clone()),
                         elapsed: Duration::ZERO,
+                        content_hash: None,
                     });
                 }
                 continue;
@@ -189,6 +199,12 @@ fn worker(config: HostConfig, jobs: Receiver<Job>) {
         host.replace_dom(job.dom);
         while let Some(m) = job.queue.take() {
             let (model, result, elapsed) = run_one(host, m, &mut required);
+            let content_hash = match (&result, job.hash) {
+                (Ok((_, o)), true) => {
+                    Some(host.with_dom_ref(|d| procmodel_dom::hash::children_hash(d, o.container)))
+                }
+                _ => None,
+            };
             let result = result.map(|(p, o)| {
                 let mut held = WeakDom::new(InstanceBuilder::new("Folder"));
                 let root = held.root_ref();
@@ -201,6 +217,7 @@ fn worker(config: HostConfig, jobs: Receiver<Job>) {
                     model,
                     result,
                     elapsed,
+                    content_hash,
                 })
                 .is_err()
             {
