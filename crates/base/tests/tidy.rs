@@ -21,8 +21,6 @@ const KNOWN_CYCLES: &[(&str, &[&str])] = &[
     ),
     // A nested project file is read by the file conventions, which the project reader calls.
     ("rojo", &["files", "project"]),
-    // The noise crate's error names a SIMD level defined beside the grid sampler.
-    ("noise", &["error", "generator", "grid"]),
 ];
 
 fn workspace_crates() -> PathBuf {

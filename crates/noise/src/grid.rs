@@ -5,48 +5,13 @@
 use crate::error::NoiseError;
 use crate::generator::{Basis, Fractal, Noise, eval2, eval3};
 use crate::kernels;
+use crate::level::{SIMD_ENV, SimdLevel};
 use crate::simd::{Scalar, Simd};
 use rayon::prelude::*;
 
-/// An instruction set the bulk path can run on. All give identical bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum SimdLevel {
-    /// Portable one-lane code.
-    Scalar,
-    /// x86-64 SSE2, 4 lanes.
-    Sse2,
-    /// x86-64 AVX2, 8 lanes.
-    Avx2,
-    /// x86-64 AVX-512F, 16 lanes.
-    Avx512,
-    /// x86-64 AVX-512F with BW and VBMI byte permutes for table lookups (Ice Lake, Zen 4).
-    Avx512Vbmi,
-}
-
+/// Choosing a level for a fill: these return the crate's error, so they live beside the
+/// sampler rather than with the level type (which the error names).
 impl SimdLevel {
-    /// Every level, slowest first.
-    pub const ALL: [SimdLevel; 5] = [
-        Self::Scalar,
-        Self::Sse2,
-        Self::Avx2,
-        Self::Avx512,
-        Self::Avx512Vbmi,
-    ];
-
-    /// Whether this CPU can run the level.
-    pub fn is_available(self) -> bool {
-        Path::new(self).is_some()
-    }
-
-    /// The fastest available level.
-    pub fn best() -> SimdLevel {
-        Self::ALL
-            .into_iter()
-            .rev()
-            .find(|l| l.is_available())
-            .unwrap_or(Self::Scalar)
-    }
-
     /// The level used when [`Exec::simd`] is `None`: the one [`SIMD_ENV`] names, read once
     /// per process, or [`SimdLevel::best`] if it is unset, empty or `auto`. Errors if the
     /// variable names no level, or a level this CPU lacks.
@@ -82,24 +47,7 @@ impl SimdLevel {
                 .ok_or_else(|| NoiseError::SimdEnv(s.to_owned())),
         }
     }
-
-    /// The level's lower-case name, as [`SimdLevel::parse`] and [`SIMD_ENV`] accept it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Scalar => "scalar",
-            Self::Sse2 => "sse2",
-            Self::Avx2 => "avx2",
-            Self::Avx512 => "avx512",
-            Self::Avx512Vbmi => "avx512vbmi",
-        }
-    }
 }
-
-/// The environment variable that forces the SIMD level of every fill whose [`Exec::simd`] is
-/// `None`, for the whole process (see [`SimdLevel::auto`]): `auto`, `portable` (= `scalar`),
-/// `sse2`, `avx2`, `avx512` or `avx512vbmi`. Outputs are the same bytes on every level; the
-/// switch exists to run a program or test suite on one chosen path.
-pub const SIMD_ENV: &str = "PROCMODEL_SIMD";
 
 /// How to run a bulk fill.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

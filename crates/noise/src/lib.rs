@@ -89,12 +89,14 @@ mod error;
 mod generator;
 mod grid;
 mod kernels;
+mod level;
 mod simd;
 
 pub use error::NoiseError;
 pub use generator::{Basis, Cellular, Fractal, Noise, NoiseConfig, Warp};
-pub use grid::{Exec, Grid2, Grid3, SIMD_ENV, SimdLevel};
+pub use grid::{Exec, Grid2, Grid3};
 pub use kernels::{CellDistance, CellReturn};
+pub use level::{SIMD_ENV, SimdLevel};
 
 use kernels::LUAU;
 use simd::Scalar;
