@@ -90,6 +90,7 @@ mod generator;
 mod grid;
 mod kernels;
 mod level;
+mod s3grid;
 mod simd;
 
 pub use error::NoiseError;

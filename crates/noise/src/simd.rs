@@ -83,6 +83,19 @@ pub(crate) trait Simd: Copy {
     fn lut32(t: &[f32; 32], idx: Self::I) -> Self::F;
 }
 
+/// The few extra lane operations of the Simplex 3D grid path with per-cell gradient tables
+/// (`s3grid`): levels with a one-register eight-entry table lookup implement it.
+pub(crate) trait CellLanes: Simd {
+    /// `t[q & 7]` per lane.
+    fn perm8(t: &[f32; 8], q: Self::I) -> Self::F;
+    /// A mask as integers: −1 where set, 0 elsewhere.
+    fn mask_i(m: Self::M) -> Self::I;
+    /// Whether the mask is set in every lane.
+    fn all(m: Self::M) -> bool;
+    /// The first and the last lane.
+    fn ends(v: Self::I) -> (i32, i32);
+}
+
 /// A 256-entry byte permutation, stored as `i32`s for scalar lookups, packed four per `u32`
 /// (little-endian) for in-register lookups, and as sixteen 16-byte shuffle tables (each
 /// repeated in both halves of a 32-byte row) for byte-shuffle lookups:
@@ -281,6 +294,25 @@ impl Simd for Scalar {
     #[inline(always)]
     fn lut32(t: &[f32; 32], idx: Wi) -> f32 {
         t[(idx.0 & 31) as usize]
+    }
+}
+
+impl CellLanes for Scalar {
+    #[inline(always)]
+    fn perm8(t: &[f32; 8], q: Wi) -> f32 {
+        t[(q.0 & 7) as usize]
+    }
+    #[inline(always)]
+    fn mask_i(m: bool) -> Wi {
+        Wi(-i32::from(m))
+    }
+    #[inline(always)]
+    fn all(m: bool) -> bool {
+        m
+    }
+    #[inline(always)]
+    fn ends(v: Wi) -> (i32, i32) {
+        (v.0, v.0)
     }
 }
 
