@@ -270,15 +270,20 @@ struct S3Tables<S>(core::marker::PhantomData<S>);
 impl<S: CellLanes> S3Rows for S3Tables<S> {
     #[inline(always)]
     fn rows(seed: i32, freq: f32, g: &Grid3, first: usize, out: &mut [f32]) {
-        let mut cells = s3grid::Cells::new(seed);
-        rows3_simplex::<S>(
+        s3grid::Cells::with(
             seed,
-            S::f(freq),
-            g,
-            first,
-            out,
             #[inline(always)]
-            |c| s3grid::corners::<S>(&mut cells, seed, c),
+            |cells| {
+                rows3_simplex::<S>(
+                    seed,
+                    S::f(freq),
+                    g,
+                    first,
+                    out,
+                    #[inline(always)]
+                    |c| s3grid::corners::<S>(cells, seed, c),
+                )
+            },
         );
     }
 }

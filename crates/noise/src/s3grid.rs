@@ -102,19 +102,43 @@ const EMPTY: Cell = Cell {
 /// one row share a slot often enough for refills to cost a tenth of the time.
 const SLOTS: usize = 64;
 
-/// The per-fill cache of cell tables for one seed, keyed by the cell's base hash `hb` (the
-/// gradients depend on nothing else).
+/// The cache of cell tables for one seed, keyed by the cell's base hash `hb` (the gradients
+/// depend on nothing else). One per thread, kept between fills ([`Cells::with`]): a parallel
+/// fill runs a few rows per task, and a fresh cache would refill every cell of every task.
 pub(crate) struct Cells {
+    seed: i32,
     keys: [i32; 4],
     slots: [Cell; SLOTS],
 }
 
+thread_local! {
+    static CELLS: core::cell::Cell<Option<Box<Cells>>> = const { core::cell::Cell::new(None) };
+}
+
 impl Cells {
-    pub(crate) fn new(seed: i32) -> Cells {
-        Cells {
-            keys: kernels::s3_keys(seed),
-            slots: [EMPTY; SLOTS],
-        }
+    /// This thread's cache, emptied if it was for another seed: taken out for the call (a
+    /// nested call gets a fresh one) and put back after it.
+    #[inline(always)]
+    pub(crate) fn with<R>(seed: i32, f: impl FnOnce(&mut Cells) -> R) -> R {
+        let mut cells = match CELLS.take() {
+            Some(c) if c.seed == seed => c,
+            Some(mut c) => {
+                c.seed = seed;
+                c.keys = kernels::s3_keys(seed);
+                for s in &mut c.slots {
+                    s.key = NONE;
+                }
+                c
+            }
+            None => Box::new(Cells {
+                seed,
+                keys: kernels::s3_keys(seed),
+                slots: [EMPTY; SLOTS],
+            }),
+        };
+        let r = f(&mut cells);
+        CELLS.set(Some(cells));
+        r
     }
 
     #[inline(always)]

@@ -118,7 +118,8 @@ fn lattice_aligned_grids_are_identical_on_every_level() {
 
 /// Fine grids, where the lanes of a vector share lattice cells (the AVX2 simplex path takes
 /// their gradients from per-cell tables then): every level gives the scalar bytes, for
-/// several seeds and frequencies, steps of either sign and lattice-aligned steps.
+/// several seeds and frequencies, steps of either sign and lattice-aligned steps, on one
+/// thread and split across threads (whose cell caches outlive a task).
 #[test]
 fn fine_grids_are_identical_on_every_level() {
     let grids = [
@@ -148,23 +149,26 @@ fn fine_grids_are_identical_on_every_level() {
             })
             .unwrap();
             for g in &grids {
-                let fill = |simd| {
+                let fill = |simd, parallel| {
                     let mut out = vec![0.0; g.size[0] * g.size[1] * g.size[2]];
                     let exec = Exec {
                         simd: Some(simd),
-                        parallel: false,
+                        parallel,
                     };
                     n.fill3(g, &mut out, exec).unwrap();
                     bits(&out)
                 };
-                let want = fill(SimdLevel::Scalar);
+                let want = fill(SimdLevel::Scalar, false);
                 for l in SimdLevel::ALL.into_iter().filter(|l| l.is_available()) {
-                    let got = fill(l);
-                    let bad = got.iter().zip(&want).position(|(a, b)| a != b);
-                    assert!(
-                        bad.is_none(),
-                        "seed {seed} frequency {frequency} {l:?} {g:?}: sample {bad:?}"
-                    );
+                    for parallel in [false, true] {
+                        let got = fill(l, parallel);
+                        let bad = got.iter().zip(&want).position(|(a, b)| a != b);
+                        assert!(
+                            bad.is_none(),
+                            "seed {seed} frequency {frequency} {l:?} parallel {parallel} {g:?}: \
+                             sample {bad:?}"
+                        );
+                    }
                 }
             }
         }
