@@ -45,7 +45,7 @@ const fn order() -> Order {
         let i1 = xy && xz;
         let j1 = yz && !xy;
         let i2 = xy || xz;
-        let j2 = !(xy && !yz);
+        let j2 = !xy || yz; // `!(xy && !yz)`
         let k2 = !(xz && yz);
         o.off[0][0][q] = pick(i1, S3_G1M, S3_G1);
         o.off[0][1][q] = pick(j1, S3_G1M, S3_G1);
@@ -175,10 +175,10 @@ impl Cells {
             }
         }
         let c = &mut self.slots[s];
-        for k in 0..2 {
-            for a in 0..3 {
-                for q in 0..8 {
-                    c.c12[k][a][q] = g[a][ORDER.corner[k][q]];
+        for (rows, corner) in c.c12.iter_mut().zip(&ORDER.corner) {
+            for (row, ga) in rows.iter_mut().zip(&g) {
+                for (v, &o) in row.iter_mut().zip(corner) {
+                    *v = ga[o];
                 }
             }
         }
@@ -193,6 +193,16 @@ impl Cells {
 #[inline(always)]
 pub(crate) fn corners<S: CellLanes>(cells: &mut Cells, seed: i32, c: &S3Cell<S>) -> S::F {
     let (ha, hz) = S::ends(c.hb);
+    // All lanes in one cell (most vectors): one table, no per-lane choice between two.
+    if ha == hz {
+        let sa = cells.slot(ha);
+        if !S::all(S::ieq(c.hb, S::i(ha))) {
+            return kernels::s3_corners::<S>(seed, c);
+        }
+        let t = &cells.slots[sa];
+        let (q, off) = order_of::<S>(c);
+        return sum::<S, false>(c, off, [t, t], S::ieq(q, q), q);
+    }
     let (sa, sz) = (cells.slot(ha), cells.slot(hz));
     let mb = S::ieq(c.hb, S::i(hz));
     let inside = S::all(S::mor(S::ieq(c.hb, S::i(ha)), mb));
@@ -201,6 +211,13 @@ pub(crate) fn corners<S: CellLanes>(cells: &mut Cells, seed: i32, c: &S3Cell<S>)
     if !inside || ta.key != i64::from(ha) {
         return kernels::s3_corners::<S>(seed, c);
     }
+    let (q, off) = order_of::<S>(c);
+    sum::<S, true>(c, off, [ta, tb], mb, q)
+}
+
+/// The lanes' corner-order code and the offset addends of corners 1 and 2 it selects.
+#[inline(always)]
+fn order_of<S: CellLanes>(c: &S3Cell<S>) -> (S::I, [[S::F; 3]; 2]) {
     let [x0, y0, z0] = c.d;
     let q = order_code::<S>(S::le(y0, x0), S::le(z0, y0), S::le(z0, x0));
     let o = &ORDER.off;
@@ -216,12 +233,7 @@ pub(crate) fn corners<S: CellLanes>(cells: &mut Cells, seed: i32, c: &S3Cell<S>)
             S::perm8(&o[1][2], q),
         ],
     ];
-    // All lanes in one cell (most vectors): no per-lane choice between two tables.
-    if ha == hz {
-        sum::<S, false>(c, off, [ta, tb], mb, q)
-    } else {
-        sum::<S, true>(c, off, [ta, tb], mb, q)
-    }
+    (q, off)
 }
 
 /// [`kernels::s3_sum`] with the gradients of cell `t[1]` where `mb` is set and of `t[0]`
