@@ -85,6 +85,10 @@
 //! the reduced form with any −0 mapped to +0, which is what the final `+ 0.0` does. The VM
 //! test and property tests (random and near-lattice points) check it.
 
+// Also denied workspace-wide; stated here because this crate is where the `unsafe` is: the
+// SIMD entry points and lane operations (see `simd/x86.rs`, Soundness).
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 mod error;
 mod generator;
 mod grid;

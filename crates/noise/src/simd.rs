@@ -63,7 +63,10 @@ pub(crate) trait Simd: Copy {
         let m = Self::max(a, Self::f(0.0));
         m * m
     }
-    /// `t.i[idx & 255]` per lane.
+    /// `t.i[idx & 255]` per lane. Total: every lane's index is masked to the table, so any
+    /// input (negative, past 255) reads an entry and nothing else; the vector levels do it
+    /// in registers, the scalar one with a bounds-checked index (`tests` check indices
+    /// outside `0..256` on every level).
     fn lut256(t: &Perm, idx: Self::I) -> Self::I;
     /// [`Simd::lut256`] of two vectors; a level may pack them into one lookup.
     #[inline(always)]
@@ -77,9 +80,9 @@ pub(crate) trait Simd: Copy {
         let (c, d) = Self::lut256_2(t, v[2], v[3]);
         [a, b, c, d]
     }
-    /// `t[idx & 15]` per lane.
+    /// `t[idx & 15]` per lane (total, like [`Simd::lut256`]).
     fn lut16(t: &[f32; 16], idx: Self::I) -> Self::F;
-    /// `t[idx & 31]` per lane.
+    /// `t[idx & 31]` per lane (total, like [`Simd::lut256`]).
     fn lut32(t: &[f32; 32], idx: Self::I) -> Self::F;
 }
 
