@@ -54,6 +54,9 @@
 //! a compare and a zero-masked multiply on AVX-512), and the grid path may process two or
 //! four vectors per step (`X2`) and compute the lattice cell of the next vector before the
 //! corners of the current one (3D simplex), which changes the schedule, not a single operation.
+//! The AVX2 3D simplex grid path reads corner gradients from per-cell tables (a per-thread
+//! cache keyed by the cell's hash) instead of hashing every corner: the same table entries,
+//! fed to the same operations (`s3grid.rs`).
 //! `tests/fingerprint.rs` pins whole-grid output of every config. Seeds of octaves and warp
 //! axes are derived with `procmodel_base::derive_seed*`, never `seed + i`.
 //!
