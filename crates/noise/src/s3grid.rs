@@ -201,7 +201,9 @@ pub(crate) fn corners<S: CellLanes>(cells: &mut Cells, seed: i32, c: &S3Cell<S>)
         }
         let t = &cells.slots[sa];
         let (q, off) = order_of::<S>(c);
-        return sum::<S, false>(c, off, [t, t], S::ieq(q, q), q);
+        // One table: the lane mask is unused (any mask will do).
+        let all = S::ieq(q, q);
+        return sum::<S, false>(c, off, [t, t], all, q);
     }
     let (sa, sz) = (cells.slot(ha), cells.slot(hz));
     let mb = S::ieq(c.hb, S::i(hz));
