@@ -19,8 +19,6 @@ const KNOWN_CYCLES: &[(&str, &[&str])] = &[
             "task",
         ],
     ),
-    // The noise crate's error names a SIMD level defined beside the grid sampler.
-    ("noise", &["error", "generator", "grid"]),
 ];
 
 fn workspace_crates() -> PathBuf {

@@ -1,6 +1,6 @@
 //! The crate's error type: invalid configs and mismatched grid buffers.
 
-use crate::grid::SimdLevel;
+use crate::level::SimdLevel;
 
 /// Why a generator could not be built or a grid could not be filled.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -5,48 +5,14 @@
 use crate::error::NoiseError;
 use crate::generator::{Basis, Fractal, Noise, eval2, eval3};
 use crate::kernels;
-use crate::simd::{Scalar, Simd};
+use crate::level::{SIMD_ENV, SimdLevel};
+use crate::s3grid;
+use crate::simd::{CellLanes, Scalar, Simd};
 use rayon::prelude::*;
 
-/// An instruction set the bulk path can run on. All give identical bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum SimdLevel {
-    /// Portable one-lane code.
-    Scalar,
-    /// x86-64 SSE2, 4 lanes.
-    Sse2,
-    /// x86-64 AVX2, 8 lanes.
-    Avx2,
-    /// x86-64 AVX-512F, 16 lanes.
-    Avx512,
-    /// x86-64 AVX-512F with BW and VBMI byte permutes for table lookups (Ice Lake, Zen 4).
-    Avx512Vbmi,
-}
-
+/// Choosing a level for a fill: these return the crate's error, so they live beside the
+/// sampler rather than with the level type (which the error names).
 impl SimdLevel {
-    /// Every level, slowest first.
-    pub const ALL: [SimdLevel; 5] = [
-        Self::Scalar,
-        Self::Sse2,
-        Self::Avx2,
-        Self::Avx512,
-        Self::Avx512Vbmi,
-    ];
-
-    /// Whether this CPU can run the level.
-    pub fn is_available(self) -> bool {
-        Path::new(self).is_some()
-    }
-
-    /// The fastest available level.
-    pub fn best() -> SimdLevel {
-        Self::ALL
-            .into_iter()
-            .rev()
-            .find(|l| l.is_available())
-            .unwrap_or(Self::Scalar)
-    }
-
     /// The level used when [`Exec::simd`] is `None`: the one [`SIMD_ENV`] names, read once
     /// per process, or [`SimdLevel::best`] if it is unset, empty or `auto`. Errors if the
     /// variable names no level, or a level this CPU lacks.
@@ -82,24 +48,7 @@ impl SimdLevel {
                 .ok_or_else(|| NoiseError::SimdEnv(s.to_owned())),
         }
     }
-
-    /// The level's lower-case name, as [`SimdLevel::parse`] and [`SIMD_ENV`] accept it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Scalar => "scalar",
-            Self::Sse2 => "sse2",
-            Self::Avx2 => "avx2",
-            Self::Avx512 => "avx512",
-            Self::Avx512Vbmi => "avx512vbmi",
-        }
-    }
 }
-
-/// The environment variable that forces the SIMD level of every fill whose [`Exec::simd`] is
-/// `None`, for the whole process (see [`SimdLevel::auto`]): `auto`, `portable` (= `scalar`),
-/// `sse2`, `avx2`, `avx512` or `avx512vbmi`. Outputs are the same bytes on every level; the
-/// switch exists to run a program or test suite on one chosen path.
-pub const SIMD_ENV: &str = "PROCMODEL_SIMD";
 
 /// How to run a bulk fill.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -247,10 +196,18 @@ fn s3_row<S: Simd>(g: &Grid3, idx: usize, fr: S::F) -> (S::F, S::F, S::F) {
 
 /// [`rows3_with`] for a single octave of [`kernels::simplex3`] at frequency `fr`: the x parts
 /// of its skew are computed once per call and the y/z parts once per row, so a vector costs
-/// three adds before [`kernels::simplex3_skewed`] (the same operations, so the same values).
+/// three adds before [`kernels::simplex3_skewed`] (the same operations, so the same values);
+/// `corners` is [`kernels::s3_corners`] or a function with the same values.
 #[cfg_attr(debug_assertions, inline(never))]
 #[cfg_attr(not(debug_assertions), inline(always))]
-fn rows3_simplex<S: Simd>(seed: i32, fr: S::F, g: &Grid3, first: usize, out: &mut [f32]) {
+fn rows3_simplex<S: Simd>(
+    seed: i32,
+    fr: S::F,
+    g: &Grid3,
+    first: usize,
+    out: &mut [f32],
+    mut corners: impl FnMut(&kernels::S3Cell<S>) -> S::F,
+) {
     let zero = S::f(0.0);
     let parts: Vec<(S::F, S::F)> = row_xs::<S>(g.origin[0], g.step[0], g.size[0], |v| v * fr)
         .into_iter()
@@ -278,12 +235,56 @@ fn rows3_simplex<S: Simd>(seed: i32, fr: S::F, g: &Grid3, first: usize, out: &mu
             let (xx, xa) = parts[v1];
             next = kernels::s3_cell::<S>(seed, xx + b, yb + xa, zb + xa);
         }
-        put::<S>(
-            kernels::s3_corners::<S>(seed, &c),
-            &mut out[r * nx..(r + 1) * nx],
-            v * S::LANES,
-        );
+        put::<S>(corners(&c), &mut out[r * nx..(r + 1) * nx], v * S::LANES);
         (r, v) = (r1, v1);
+    }
+}
+
+/// How a level fills a single octave of 3D simplex noise: `S3Lookup<S>` hashes every corner
+/// and looks its gradient up ([`kernels::s3_corners`]); `S3Tables<S>` takes the gradients
+/// from per-cell tables ([`s3grid`]). Both give the same bits.
+trait S3Rows {
+    fn rows(seed: i32, freq: f32, g: &Grid3, first: usize, out: &mut [f32]);
+}
+
+struct S3Lookup<S>(core::marker::PhantomData<S>);
+
+impl<S: Simd> S3Rows for S3Lookup<S> {
+    #[inline(always)]
+    fn rows(seed: i32, freq: f32, g: &Grid3, first: usize, out: &mut [f32]) {
+        rows3_simplex::<S>(
+            seed,
+            S::f(freq),
+            g,
+            first,
+            out,
+            #[inline(always)]
+            |c| kernels::s3_corners::<S>(seed, c),
+        );
+    }
+}
+
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+struct S3Tables<S>(core::marker::PhantomData<S>);
+
+impl<S: CellLanes> S3Rows for S3Tables<S> {
+    #[inline(always)]
+    fn rows(seed: i32, freq: f32, g: &Grid3, first: usize, out: &mut [f32]) {
+        s3grid::Cells::with(
+            seed,
+            #[inline(always)]
+            |cells| {
+                rows3_simplex::<S>(
+                    seed,
+                    S::f(freq),
+                    g,
+                    first,
+                    out,
+                    #[inline(always)]
+                    |c| s3grid::corners::<S>(cells, seed, c),
+                )
+            },
+        );
     }
 }
 
@@ -334,10 +335,10 @@ fn rows2<S: Simd>(n: &Noise, g: &Grid2, first: usize, out: &mut [f32]) {
     );
 }
 
-/// Rows `first..` (row = `k * ny + j`) of a 3D grid, `S` lanes per step (`S3` for simplex,
-/// whose kernel is long enough that a narrower step spills less); see [`rows2`].
+/// Rows `first..` (row = `k * ny + j`) of a 3D grid, `S` lanes per step (`S3` for a single
+/// octave of simplex, [`S3Rows`]); see [`rows2`].
 #[inline(always)]
-fn rows3<S: Simd, S3: Simd>(n: &Noise, g: &Grid3, first: usize, out: &mut [f32]) {
+fn rows3<S: Simd, S3: S3Rows>(n: &Noise, g: &Grid3, first: usize, out: &mut [f32]) {
     if n.cfg.fractal == Fractal::None && n.cfg.warp.is_none() {
         let o = &n.octaves[0];
         match n.cfg.basis {
@@ -355,7 +356,7 @@ fn rows3<S: Simd, S3: Simd>(n: &Noise, g: &Grid3, first: usize, out: &mut [f32])
                 );
             }
             Basis::Simplex => {
-                return rows3_simplex::<S3>(o.seed, S3::f(n.cfg.frequency), g, first, out);
+                return S3::rows(o.seed, n.cfg.frequency, g, first, out);
             }
             _ => {}
         }
@@ -379,8 +380,6 @@ mod entry {
     use super::*;
     use crate::simd::{Avx2, Avx512, Sse2, X2};
 
-    /// Two vectors per step.
-    type Two<S> = X2<S>;
     /// Four vectors per step.
     type Four<S> = X2<X2<S>>;
 
@@ -388,7 +387,7 @@ mod entry {
         rows2::<Sse2>(n, g, first, out);
     }
     pub(super) fn rows3_sse2(n: &Noise, g: &Grid3, first: usize, out: &mut [f32]) {
-        rows3::<Sse2, Sse2>(n, g, first, out);
+        rows3::<Sse2, S3Lookup<Sse2>>(n, g, first, out);
     }
 
     macro_rules! entry {
@@ -409,7 +408,7 @@ mod entry {
         Avx2,
         "avx2",
         Grid3,
-        rows3::<Four<Avx2>, Two<Avx2>>
+        rows3::<Four<Avx2>, S3Tables<Avx2>>
     );
     entry!(
         rows2_avx512,
@@ -423,7 +422,7 @@ mod entry {
         Avx512<false>,
         "avx512f",
         Grid3,
-        rows3::<Four<Avx512<false>>, Avx512<false>>
+        rows3::<Four<Avx512<false>>, S3Lookup<Avx512<false>>>
     );
     entry!(
         rows2_avx512vbmi,
@@ -437,7 +436,7 @@ mod entry {
         Avx512<true>,
         "avx512f,avx512bw,avx512vbmi",
         Grid3,
-        rows3::<Four<Avx512<true>>, Avx512<true>>
+        rows3::<Four<Avx512<true>>, S3Lookup<Avx512<true>>>
     );
 }
 
@@ -492,7 +491,7 @@ fn run2(p: Path, n: &Noise, g: &Grid2, first: usize, out: &mut [f32]) {
 
 fn run3(p: Path, n: &Noise, g: &Grid3, first: usize, out: &mut [f32]) {
     match p {
-        Path::Scalar => rows3::<Scalar, Scalar>(n, g, first, out),
+        Path::Scalar => rows3::<Scalar, S3Lookup<Scalar>>(n, g, first, out),
         #[cfg(target_arch = "x86_64")]
         Path::Sse2 => entry::rows3_sse2(n, g, first, out),
         #[cfg(target_arch = "x86_64")]

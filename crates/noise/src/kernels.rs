@@ -221,7 +221,7 @@ fn sgrad3<S: Simd>(h: S::I, x: S::F, y: S::F, z: S::F) -> S::F {
 
 /// `max(t, 0)⁴`, as `m = max(t, 0); (m·m)·(m·m)`.
 #[inline(always)]
-fn pow4_pos<S: Simd>(t: S::F) -> S::F {
+pub(crate) fn pow4_pos<S: Simd>(t: S::F) -> S::F {
     let t2 = S::pos_sq(t);
     t2 * t2
 }
@@ -316,7 +316,7 @@ pub(crate) fn s3_skew_parts<S: Simd>(x: S::F, y: S::F, z: S::F) -> (S::F, S::F) 
 /// ordered so that entry `e + 16` is entry `e` negated, which lets a level look up 16
 /// entries and flip the sign by bit 4 ([`dot3`]). `tests/isotropy.rs` measures the
 /// resulting texture against the twelve-edge and four-gradient kernels.
-static S3_G: [[f32; 32]; 4] = s3_gradients();
+pub(crate) static S3_G: [[f32; 32]; 4] = s3_gradients();
 
 const fn s3_gradients() -> [[f32; 32]; 4] {
     // Unit vectors: (0, ±a, ±b) icosahedron, (±c, ±c, ±c) cube, (0, ±d, ±e) dodecahedron,
@@ -386,7 +386,7 @@ static S3_G16: [[f32; 16]; 4] = {
 /// [`simplex3`]'s hash multipliers (odd) and offset for `seed`: the corner hash is
 /// `H = i·a + j·b + k·c + e` (wrapping), the gradient index the top five bits of `H²`.
 #[inline(always)]
-fn s3_keys(seed: i32) -> [i32; 4] {
+pub(crate) fn s3_keys(seed: i32) -> [i32; 4] {
     let m = (seed as u32 ^ 0x9e37_79b9).wrapping_mul(0x85eb_ca6b);
     let m = (m ^ (m >> 13)).wrapping_mul(0xc2b2_ae35);
     let m = m ^ (m >> 16);
@@ -411,17 +411,16 @@ pub(crate) fn simplex3_skewed<S: Simd>(seed: i32, xs: S::F, ys: S::F, zs: S::F) 
 /// compute the cell of the next vector before the corners of this one (same operations).
 #[derive(Clone, Copy)]
 pub(crate) struct S3Cell<S: Simd> {
-    t: S::F,
-    d: [S::F; 3],
-    hb: S::I,
+    pub(crate) t: S::F,
+    pub(crate) d: [S::F; 3],
+    pub(crate) hb: S::I,
 }
 
 #[inline(always)]
 pub(crate) fn s3_cell<S: Simd>(seed: i32, xs: S::F, ys: S::F, zs: S::F) -> S3Cell<S> {
-    const G3: f32 = 1.0 / 6.0;
     let (i, j, k) = (S::floor(xs), S::floor(ys), S::floor(zs));
     let (fx, fy, fz) = (xs - i, ys - j, zs - k);
-    let t = ((fx + fy) + fz) * S::f(G3);
+    let t = ((fx + fy) + fz) * S::f(S3_G1);
     let [pa, pb, pc, pe] = s3_keys(seed);
     let hb =
         (S::trunc(i) * S::i(pa) + S::trunc(j) * S::i(pb)) + (S::trunc(k) * S::i(pc) + S::i(pe));
@@ -435,9 +434,8 @@ pub(crate) fn s3_cell<S: Simd>(seed: i32, xs: S::F, ys: S::F, zs: S::F) -> S3Cel
 /// The four corner contributions of [`simplex3_skewed`].
 #[inline(always)]
 pub(crate) fn s3_corners<S: Simd>(seed: i32, c: &S3Cell<S>) -> S::F {
-    const G3: f32 = 1.0 / 6.0;
     let [pa, pb, pc, _] = s3_keys(seed);
-    let (t, hb) = (c.t, c.hb);
+    let hb = c.hb;
     let [x0, y0, z0] = c.d;
     let xy = S::le(y0, x0);
     let yz = S::le(z0, y0);
@@ -455,39 +453,77 @@ pub(crate) fn s3_corners<S: Simd>(seed: i32, c: &S3Cell<S>) -> S::F {
         S::i(pb.wrapping_add(pc)),
     );
     // Corner offsets `d0 + n·G3 − e`: a blend of two constants and one add per axis.
-    let (g1, g1m) = (S::f(G3), S::f(G3 - 1.0));
-    let (g2, g2m) = (S::f(2.0 * G3), S::f(2.0 * G3 - 1.0));
+    let (g1, g1m) = (S::f(S3_G1), S::f(S3_G1M));
+    let (g2, g2m) = (S::f(S3_G2), S::f(S3_G2M));
+    let off = [
+        [
+            S::sel(i1, g1m, g1),
+            S::sel(j1, g1m, g1),
+            S::sel(S::mor(i1, j1), g1, g1m),
+        ],
+        [
+            S::sel(i2, g2m, g2),
+            S::sel(j2, g2m, g2),
+            S::sel(k2, g2m, g2),
+        ],
+    ];
+    let hh = [
+        hb,
+        hb + off1,
+        hb + off2,
+        hb + S::i(pa.wrapping_add(pb).wrapping_add(pc)),
+    ];
+    s3_sum::<S>(
+        c.t,
+        c.d,
+        off,
+        #[inline(always)]
+        |n, [x, y, z]| {
+            let h = corner_index::<S>(hh[n]);
+            if n == 3 {
+                dot3::<S, true>(h, x, y, z)
+            } else {
+                dot3::<S, false>(h, x, y, z)
+            }
+        },
+    )
+}
+
+/// `G3 = 1/6` and the corner offset addends `n·G3 − e` of [`s3_corners`] (`e` 0 or 1).
+pub(crate) const S3_G1: f32 = 1.0 / 6.0;
+pub(crate) const S3_G1M: f32 = S3_G1 - 1.0;
+pub(crate) const S3_G2: f32 = 2.0 * S3_G1;
+pub(crate) const S3_G2M: f32 = 2.0 * S3_G1 - 1.0;
+
+/// The falloff-weighted sum of [`simplex3_skewed`] over a simplex's four corners: `off` holds
+/// the offset addends of corners 1 and 2 (`d_n = d0 + off[n − 1]`) and `dot(n, d_n)` is the
+/// corner's (pre-scaled) gradient dot product, plus row 3 of [`S3_G`] for corner 3. Every
+/// way of choosing the gradients shares these operations, in this order.
+#[inline(always)]
+pub(crate) fn s3_sum<S: Simd>(
+    t: S::F,
+    d: [S::F; 3],
+    off: [[S::F; 3]; 2],
+    dot: impl Fn(usize, [S::F; 3]) -> S::F,
+) -> S::F {
+    let [x0, y0, z0] = d;
     let r0 = S::f(0.5) - ((x0 * x0 + y0 * y0) + z0 * z0);
-    let mut n = corner3::<S>(hb, r0, x0, y0, z0);
-    let x1 = x0 + S::sel(i1, g1m, g1);
-    let y1 = y0 + S::sel(j1, g1m, g1);
-    let z1 = z0 + S::sel(S::mor(i1, j1), g1, g1m);
-    let r1 = S::f(0.5) - ((x1 * x1 + y1 * y1) + z1 * z1);
-    n = n + corner3::<S>(hb + off1, r1, x1, y1, z1);
-    let x2 = x0 + S::sel(i2, g2m, g2);
-    let y2 = y0 + S::sel(j2, g2m, g2);
-    let z2 = z0 + S::sel(k2, g2m, g2);
-    let r2 = S::f(0.5) - ((x2 * x2 + y2 * y2) + z2 * z2);
-    n = n + corner3::<S>(hb + off2, r2, x2, y2, z2);
+    let mut n = pow4_pos::<S>(r0) * dot(0, d);
+    for (k, o) in off.into_iter().enumerate() {
+        let (x, y, z) = (x0 + o[0], y0 + o[1], z0 + o[2]);
+        let r = S::f(0.5) - ((x * x + y * y) + z * z);
+        n = n + pow4_pos::<S>(r) * dot(k + 1, [x, y, z]);
+    }
     // `d3 = d0 − (½, ½, ½)`, so `|d3|² = |d0|² − Σd0 + 0.75` with `Σd0 = 3t`, and
     // `g·d3 = g·d0 − Σg/2` (the fourth table row).
     let r3 = r0 + (t * S::f(3.0) - S::f(0.75));
-    let h = corner_index::<S>(hb + S::i(pa.wrapping_add(pb).wrapping_add(pc)));
-    let g = dot3::<S, true>(h, x0, y0, z0);
     // `+ 0` maps a −0 sum to +0, so both forms of `dot3` give the same bits.
-    (n + pow4_pos::<S>(r3) * g) + S::f(0.0)
-}
-
-/// One corner of [`simplex3`]: `max(r, 0)⁴ · (g·d)` with `r = 0.5 − |d|²` and `g` the
-/// (pre-scaled) gradient of the corner hash `hh`.
-#[inline(always)]
-fn corner3<S: Simd>(hh: S::I, r: S::F, x: S::F, y: S::F, z: S::F) -> S::F {
-    pow4_pos::<S>(r) * dot3::<S, false>(corner_index::<S>(hh), x, y, z)
+    (n + pow4_pos::<S>(r3) * dot(3, d)) + S::f(0.0)
 }
 
 /// The gradient index of a corner hash `H`: the top five bits of `H²`.
 #[inline(always)]
-fn corner_index<S: Simd>(hh: S::I) -> S::I {
+pub(crate) fn corner_index<S: Simd>(hh: S::I) -> S::I {
     S::shr(hh * hh, 27)
 }
 

@@ -54,6 +54,9 @@
 //! a compare and a zero-masked multiply on AVX-512), and the grid path may process two or
 //! four vectors per step (`X2`) and compute the lattice cell of the next vector before the
 //! corners of the current one (3D simplex), which changes the schedule, not a single operation.
+//! The AVX2 3D simplex grid path reads corner gradients from per-cell tables (a per-thread
+//! cache keyed by the cell's hash) instead of hashing every corner: the same table entries,
+//! fed to the same operations (`s3grid.rs`).
 //! `tests/fingerprint.rs` pins whole-grid output of every config. Seeds of octaves and warp
 //! axes are derived with `procmodel_base::derive_seed*`, never `seed + i`.
 //!
@@ -85,16 +88,23 @@
 //! the reduced form with any −0 mapped to +0, which is what the final `+ 0.0` does. The VM
 //! test and property tests (random and near-lattice points) check it.
 
+// Also denied workspace-wide; stated here because this crate is where the `unsafe` is: the
+// SIMD entry points and lane operations (see `simd/x86.rs`, Soundness).
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 mod error;
 mod generator;
 mod grid;
 mod kernels;
+mod level;
+mod s3grid;
 mod simd;
 
 pub use error::NoiseError;
 pub use generator::{Basis, Cellular, Fractal, Noise, NoiseConfig, Warp};
-pub use grid::{Exec, Grid2, Grid3, SIMD_ENV, SimdLevel};
+pub use grid::{Exec, Grid2, Grid3};
 pub use kernels::{CellDistance, CellReturn};
+pub use level::{SIMD_ENV, SimdLevel};
 
 use kernels::LUAU;
 use simd::Scalar;

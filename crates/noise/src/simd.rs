@@ -63,7 +63,10 @@ pub(crate) trait Simd: Copy {
         let m = Self::max(a, Self::f(0.0));
         m * m
     }
-    /// `t.i[idx & 255]` per lane.
+    /// `t.i[idx & 255]` per lane. Total: every lane's index is masked to the table, so any
+    /// input (negative, past 255) reads an entry and nothing else; the vector levels do it
+    /// in registers, the scalar one with a bounds-checked index (`tests` check indices
+    /// outside `0..256` on every level).
     fn lut256(t: &Perm, idx: Self::I) -> Self::I;
     /// [`Simd::lut256`] of two vectors; a level may pack them into one lookup.
     #[inline(always)]
@@ -77,10 +80,23 @@ pub(crate) trait Simd: Copy {
         let (c, d) = Self::lut256_2(t, v[2], v[3]);
         [a, b, c, d]
     }
-    /// `t[idx & 15]` per lane.
+    /// `t[idx & 15]` per lane (total, like [`Simd::lut256`]).
     fn lut16(t: &[f32; 16], idx: Self::I) -> Self::F;
-    /// `t[idx & 31]` per lane.
+    /// `t[idx & 31]` per lane (total, like [`Simd::lut256`]).
     fn lut32(t: &[f32; 32], idx: Self::I) -> Self::F;
+}
+
+/// The few extra lane operations of the Simplex 3D grid path with per-cell gradient tables
+/// (`s3grid`): levels with a one-register eight-entry table lookup implement it.
+pub(crate) trait CellLanes: Simd {
+    /// `t[q & 7]` per lane.
+    fn perm8(t: &[f32; 8], q: Self::I) -> Self::F;
+    /// A mask as integers: −1 where set, 0 elsewhere.
+    fn mask_i(m: Self::M) -> Self::I;
+    /// Whether the mask is set in every lane.
+    fn all(m: Self::M) -> bool;
+    /// The first and the last lane.
+    fn ends(v: Self::I) -> (i32, i32);
 }
 
 /// A 256-entry byte permutation, stored as `i32`s for scalar lookups, packed four per `u32`
@@ -281,6 +297,25 @@ impl Simd for Scalar {
     #[inline(always)]
     fn lut32(t: &[f32; 32], idx: Wi) -> f32 {
         t[(idx.0 & 31) as usize]
+    }
+}
+
+impl CellLanes for Scalar {
+    #[inline(always)]
+    fn perm8(t: &[f32; 8], q: Wi) -> f32 {
+        t[(q.0 & 7) as usize]
+    }
+    #[inline(always)]
+    fn mask_i(m: bool) -> Wi {
+        Wi(-i32::from(m))
+    }
+    #[inline(always)]
+    fn all(m: bool) -> bool {
+        m
+    }
+    #[inline(always)]
+    fn ends(v: Wi) -> (i32, i32) {
+        (v.0, v.0)
     }
 }
 

@@ -13,7 +13,7 @@
 //! that invariant once; the few that touch memory do so through the `ld*`/`st*` helpers, on
 //! references whose type fixes the number of elements read or written.
 
-use super::{Perm, Simd};
+use super::{CellLanes, Perm, Simd};
 use core::arch::x86_64::*;
 use core::ops::{Add, BitAnd, BitOr, BitXor, Mul, Sub};
 
@@ -480,6 +480,25 @@ impl Simd for Avx2 {
             let hi = _mm256_blendv_ps(q(2), q(3), b3);
             F8(_mm256_blendv_ps(lo, hi, b4))
         }
+    }
+}
+
+impl CellLanes for Avx2 {
+    #[inline(always)]
+    fn perm8(t: &[f32; 8], q: I8) -> F8 {
+        F8(arch! { _mm256_permutevar8x32_ps(ld_f8(t), q.0) })
+    }
+    #[inline(always)]
+    fn mask_i(m: __m256) -> I8 {
+        I8(arch! { _mm256_castps_si256(m) })
+    }
+    #[inline(always)]
+    fn all(m: __m256) -> bool {
+        arch! { _mm256_movemask_ps(m) == 0xff }
+    }
+    #[inline(always)]
+    fn ends(v: I8) -> (i32, i32) {
+        arch! { (_mm256_cvtsi256_si32(v.0), _mm256_extract_epi32::<7>(v.0)) }
     }
 }
 
