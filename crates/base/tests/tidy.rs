@@ -107,11 +107,10 @@ fn expand(prefix: &str, text: &str, out: &mut Vec<String>) {
         match c {
             '{' => depth += 1,
             '}' | ',' if depth == 1 => {
-                let item = after[start..i].trim();
-                if !item.is_empty() && item != "self" {
-                    expand(&path, item, out);
-                } else if item == "self" {
-                    out.push(path.clone());
+                match after[start..i].trim() {
+                    "" => {}
+                    "self" => out.push(path.clone()),
+                    item => expand(&path, item, out),
                 }
                 start = i + 1;
                 if c == '}' {

@@ -227,7 +227,7 @@ impl crate::Engine {
         let cache = self.st().config.cache.clone();
         let hit = self.st().from_cache.remove(&model);
         let hashed = self.st().content_hashes.remove(&model);
-        if (self.st().config.provenance || cache.is_some()) && !(hit && ok) {
+        if self.st().config.records_provenance() && !(hit && ok) {
             self.host
                 .with_dom_mut(|d| crate::provenance::record(d, model, ok, hashed));
         }

@@ -90,6 +90,14 @@ impl Default for EngineConfig {
     }
 }
 
+impl EngineConfig {
+    /// Whether applied results get their provenance recorded: asked for, or needed by the
+    /// cache (its entries carry it).
+    pub(crate) fn records_provenance(&self) -> bool {
+        self.provenance || self.cache.is_some()
+    }
+}
+
 /// What happened to one model in a step.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Report {
@@ -942,7 +950,7 @@ impl Engine {
         let queue = std::sync::Arc::new(parallel::Queue::new(models));
         let (tx, rx) = std::sync::mpsc::channel::<parallel::Finished>();
         let mut pool = std::mem::take(&mut self.st().pool);
-        let hash = self.st().config.provenance || self.st().config.cache.is_some();
+        let hash = self.st().config.records_provenance();
         pool.dispatch(&host_config, copies, &queue, &tx, hash);
         self.st().pool = pool;
         drop(tx);
