@@ -481,7 +481,7 @@ fn bake_shard(
     }));
     engine.on_report(Some(Box::new(|r: &Report| {
         progress(serde_json::json!({
-            "event": "unit", "model": r.path, "ok": r.ok,
+            "event": "unit", "model": r.path, "ok": r.is_ok(),
             "ms": r.elapsed.as_secs_f64() * 1000.0, "instances": r.instances,
         }));
     })));
@@ -511,7 +511,7 @@ fn bake_shard(
     for u in &mine {
         let key = keys.get(&u.model).cloned().unwrap_or_default();
         let report = reports.get(&u.model);
-        let ok = report.is_some_and(|r| r.ok);
+        let ok = report.is_some_and(|r| r.is_ok());
         let status = match (ok, entries.contains_key(&key)) {
             (true, true) => UnitStatus::Ok,
             (true, false) => UnitStatus::Unstored,
@@ -539,7 +539,7 @@ fn bake_shard(
                 instances: report.map_or(0, |r| r.instances as u64),
                 error: match report {
                     None => Some("the engine made no report for this model".into()),
-                    Some(r) if !r.ok => r.error.clone(),
+                    Some(r) if !r.is_ok() => r.error(),
                     Some(_) => None,
                 },
             },
@@ -744,7 +744,7 @@ fn merge(url: &str, args: BakeArgs) -> Result<ExitCode> {
             Some(UnitStatus::Ok) => {}
             _ => regenerated.push(u.unit.key.clone()),
         }
-        if reports.get(&u.model).is_some_and(|r| !r.ok) {
+        if reports.get(&u.model).is_some_and(|r| !r.is_ok()) {
             failed.push(u.unit.key.clone());
         }
     }
@@ -758,7 +758,7 @@ fn merge(url: &str, args: BakeArgs) -> Result<ExitCode> {
         Ok(match by_path {
             Ok(map) => map
                 .values()
-                .filter(|&&m| reports.get(&m).is_some_and(|r| r.ok))
+                .filter(|&&m| reports.get(&m).is_some_and(|r| r.is_ok()))
                 .map(|&m| procmodel_lock::model_lock(dom, m, true))
                 .collect(),
             Err(e) => {
@@ -836,7 +836,7 @@ fn sweep_summary(
     let mut failures = 0;
     for u in units {
         let r = reports.get(&u.model);
-        let ok = r.is_some_and(|r| r.ok);
+        let ok = r.is_some_and(|r| r.is_ok());
         let attrs: BTreeMap<String, serde_json::Value> = match dom
             .get_by_ref(u.model)
             .and_then(|i| i.properties.get(&procmodel_dom::keys::KEYS.attributes))
@@ -870,7 +870,7 @@ fn sweep_summary(
         } else {
             failures += 1;
             row["error"] = r
-                .and_then(|r| r.error.clone())
+                .and_then(|r| r.error())
                 .unwrap_or_else(|| "not generated".into())
                 .into();
         }

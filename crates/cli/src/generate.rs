@@ -91,11 +91,11 @@ pub fn build(args: &Args) -> Result<Built> {
         .rev()
         .find(|r| r.model == pm)
         .ok_or_else(|| anyhow!("{}: the generator did not run", args.generator.display()))?;
-    if !report.ok {
+    if !report.is_ok() {
         bail!(
             "{}: generation failed: {}",
             args.generator.display(),
-            report.error.as_deref().unwrap_or("unknown error")
+            report.error().as_deref().unwrap_or("unknown error")
         );
     }
     let elapsed = report.elapsed;

@@ -239,13 +239,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
     };
     let mut engine = engine;
     let reports = regenerate_all(&mut engine, &args.limits);
-    let failed: Vec<&Report> = reports.iter().filter(|r| !r.ok).collect();
+    let failed: Vec<&Report> = reports.iter().filter(|r| !r.is_ok()).collect();
     if let Some(r) = failed.first() {
         bail!(
             "{}: model {} failed to generate, nothing to lock: {}",
             args.input.display(),
             r.path,
-            r.error
+            r.error()
                 .as_deref()
                 .unwrap_or("unknown error")
                 .lines()

@@ -215,10 +215,10 @@ pub fn outcome(engine: &Engine, reports: &[procmodel_engine::Report], model: Ref
     };
     for r in last.values() {
         out.instances += r.instances;
-        if !r.ok && r.model != model {
+        if !r.is_ok() && r.model != model {
             out.nested_failures.push((
                 r.path.clone(),
-                r.error.clone().unwrap_or_else(|| "unknown error".into()),
+                r.error().unwrap_or_else(|| "unknown error".into()),
             ));
         }
     }

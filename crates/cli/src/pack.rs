@@ -123,11 +123,11 @@ pub fn pack(p: &Package<'_>) -> Result<Packed> {
         .rev()
         .find(|r| r.model == model)
         .ok_or_else(|| anyhow!("{}: the generator did not run", p.generator.display()))?;
-    if !report.ok {
+    if !report.is_ok() {
         bail!(
             "{}: generation failed, nothing packed: {}",
             p.generator.display(),
-            report.error.as_deref().unwrap_or("unknown error")
+            report.error().as_deref().unwrap_or("unknown error")
         );
     }
     if engine.is_dirty(model) {

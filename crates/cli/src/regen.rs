@@ -111,15 +111,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         None => Vec::new(),
     };
-    let failed = reports.iter().filter(|r| !r.ok).count();
+    let failed = reports.iter().filter(|r| !r.is_ok()).count();
     if args.json {
         let rows: Vec<_> = reports
             .iter()
             .map(|r| {
                 serde_json::json!({
-                    "model": r.path, "ok": r.ok, "ms": r.elapsed.as_secs_f64() * 1000.0,
-                    "instances": r.instances, "error": r.error,
-                    "content_hash": engine.with_dom(|d| crate::lock::stored_hash(d, r.model)).filter(|_| r.ok),
+                    "model": r.path, "ok": r.is_ok(), "ms": r.elapsed.as_secs_f64() * 1000.0,
+                    "instances": r.instances, "error": r.error(),
+                    "failure": r.failure().map(|f| f.kind()),
+                    "content_hash": engine.with_dom(|d| crate::lock::stored_hash(d, r.model)).filter(|_| r.is_ok()),
                 })
             })
             .collect();
@@ -144,14 +145,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
         );
         for r in &reports {
             let first_line = r
-                .error
-                .as_deref()
-                .and_then(|e| e.lines().next())
-                .unwrap_or("");
+                .error()
+                .and_then(|e| e.lines().next().map(str::to_owned))
+                .unwrap_or_default();
             println!(
                 "{:<w$}  {:<6}  {:>9.1}  {:>9}  {}",
                 r.path,
-                if r.ok { "ok" } else { "FAILED" },
+                if r.is_ok() { "ok" } else { "FAILED" },
                 r.elapsed.as_secs_f64() * 1000.0,
                 r.instances,
                 first_line

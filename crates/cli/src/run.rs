@@ -55,32 +55,30 @@ pub fn run(args: Args) -> Result<ExitCode> {
             None => all.push(r.clone()),
         }
     })));
-    engine.run_script(&args.script).map_err(|e| match e {
-        procmodel_engine::EngineError::Host(procmodel_luau::HostError::Script {
-            message,
-            traceback,
-        }) => anyhow!(
-            "{}: {message}{}",
-            args.script.display(),
-            traceback.map(|t| format!("\n{t}")).unwrap_or_default()
-        ),
-        other => anyhow!(other),
-    })?;
+    engine
+        .run_script(&args.script)
+        .map_err(|e| match e.script_error() {
+            Some((message, traceback)) => anyhow!(
+                "{}: {message}{}",
+                args.script.display(),
+                traceback.map(|t| format!("\n{t}")).unwrap_or_default()
+            ),
+            None => anyhow!(e),
+        })?;
     // Models still dirty when the script ends are generated before saving.
     engine.settle(args.limits.max_frames());
     engine.on_report(None);
     let failed: Vec<Report> = outcomes
         .borrow()
         .iter()
-        .filter(|r| !r.ok)
+        .filter(|r| !r.is_ok())
         .cloned()
         .collect();
     for r in &failed {
         let first = r
-            .error
-            .as_deref()
-            .and_then(|e| e.lines().next())
-            .unwrap_or("failed");
+            .error()
+            .and_then(|e| e.lines().next().map(str::to_owned))
+            .unwrap_or_else(|| "failed".to_owned());
         eprintln!("model {} failed: {first}", r.path);
     }
     if let Some(dir) = &args.write_generated {
@@ -105,8 +103,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
             .iter()
             .map(|r| {
                 serde_json::json!({
-                    "model": r.path, "ok": r.ok, "error": r.error,
-                    "content_hash": crate::lock::stored_hash(&dom, r.model).filter(|_| r.ok),
+                    "model": r.path, "ok": r.is_ok(), "error": r.error(),
+                    "failure": r.failure().map(|f| f.kind()),
+                    "content_hash": crate::lock::stored_hash(&dom, r.model).filter(|_| r.is_ok()),
                 })
             })
             .collect();

@@ -114,8 +114,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let reports = regenerate_all(&mut engine, &args.limits);
     let failed: BTreeMap<String, String> = reports
         .iter()
-        .filter(|r| !r.ok)
-        .map(|r| (r.path.clone(), r.error.clone().unwrap_or_default()))
+        .filter(|r| !r.is_ok())
+        .map(|r| (r.path.clone(), r.error().unwrap_or_default()))
         .collect();
     let mut rows: Vec<(String, Vec<String>)> = Vec::new();
     engine.with_dom(|dom| -> Result<()> {

@@ -406,6 +406,17 @@ fn regen_reports_failures_with_nonzero_exit() {
             && table.contains("broken generator"),
         "{table}"
     );
+    // --json names the kind of failure, so a CI script can tell a script error from a limit.
+    let o = bin()
+        .args(["regen", scene.to_str().unwrap(), "--force", "--json"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let bad = &v["models"][0];
+    assert_eq!(bad["ok"], false, "{v}");
+    assert_eq!(bad["failure"], "script", "{v}");
+    assert!(bad["error"].as_str().unwrap().contains("broken generator"));
 }
 
 #[test]

@@ -15,7 +15,7 @@ fn staircase(c: &mut Criterion) {
     let g = scenes::staircase_module(&mut e);
     let m = scenes::staircase(&mut e, g, "Stairs", 100.0);
     let first = e.step();
-    assert!(first[0].ok, "{:?}", first[0].error);
+    assert!(first[0].is_ok(), "{:?}", first[0].error());
     let mut angle = 20.0;
     let mut group = c.benchmark_group("engine");
     group.sample_size(50);

@@ -30,7 +30,7 @@ fn main() {
         let started = std::time::Instant::now();
         let reports = e.step();
         times.push(started.elapsed());
-        assert!(reports.len() == 200 && reports.iter().all(|r| r.ok));
+        assert!(reports.len() == 200 && reports.iter().all(|r| r.is_ok()));
     }
     times.sort();
     println!(

@@ -21,7 +21,7 @@ fn main() {
     let mut e = Engine::new(EngineConfig::default()).expect("engine");
     let g = scenes::staircase_module(&mut e);
     let m = scenes::staircase(&mut e, g, "Stairs", 100.0);
-    assert!(e.step()[0].ok);
+    assert!(e.step()[0].is_ok());
     let started = std::time::Instant::now();
     for i in 0..iterations {
         let angle = if i % 2 == 0 { 21.0 } else { 20.0 };
@@ -29,9 +29,9 @@ fn main() {
             .expect("set attribute");
         let r = e.step();
         assert!(
-            r.len() == 1 && r[0].ok,
+            r.len() == 1 && r[0].is_ok(),
             "{:?}",
-            r.first().and_then(|r| r.error.clone())
+            r.first().and_then(|r| r.error())
         );
     }
     let per = started.elapsed() / iterations.max(1);

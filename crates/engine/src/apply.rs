@@ -1,10 +1,10 @@
 //! One generation and its application (SPEC §4, in order), the error placeholder, and the
 //! small DOM helpers the engine uses.
 
-use crate::EngineError;
+use crate::{EngineError, GenerationFailure};
 use procmodel_dom::is_a;
 use procmodel_dom::keys::KEYS;
-use procmodel_luau::{Host, HostError, RunInputs};
+use procmodel_luau::{Host, RunInputs};
 use rbx_dom_weak::{Instance, InstanceBuilder, Ustr, WeakDom};
 use rbx_types::{Attributes, Color3, Ref, Variant, Vector3};
 
@@ -17,7 +17,7 @@ pub fn prop(inst: &Instance, key: Ustr) -> Option<&Variant> {
 pub fn set_prop(dom: &mut WeakDom, r: Ref, key: Ustr, value: Variant) -> Result<(), EngineError> {
     let inst = dom
         .get_by_ref_mut(r)
-        .ok_or_else(|| EngineError::Invalid("instance is not in the scene".into()))?;
+        .ok_or_else(|| EngineError::invalid("instance is not in the scene"))?;
     inst.properties.insert(key, value);
     Ok(())
 }
@@ -30,7 +30,7 @@ pub fn set_attribute(
 ) -> Result<(), EngineError> {
     let inst = dom
         .get_by_ref_mut(model)
-        .ok_or_else(|| EngineError::Invalid("model is not in the scene".into()))?;
+        .ok_or_else(|| EngineError::invalid("model is not in the scene"))?;
     let mut attrs = match prop(inst, KEYS.attributes) {
         Some(Variant::Attributes(a)) => a.clone(),
         _ => Attributes::new(),
@@ -204,19 +204,17 @@ pub struct Produced {
 }
 
 /// Reads the generator, params (Size normalised by Scale, attributes) and sandbox state.
-pub fn prepare(dom: &WeakDom, model: Ref) -> Result<Prepared, String> {
-    let module = generator_of(dom, model)
-        .ok_or_else(|| "Generator does not point at a ModuleScript in the scene".to_owned())?;
+pub fn prepare(dom: &WeakDom, model: Ref) -> Result<Prepared, GenerationFailure> {
+    let module = generator_of(dom, model).ok_or(GenerationFailure::NoGenerator)?;
     if !dom
         .get_by_ref(module)
         .is_some_and(|i| is_a(&i.class, "ModuleScript"))
     {
-        return Err(format!(
-            "Generator {} is not a ModuleScript",
-            full_name(dom, module)
-        ));
+        return Err(GenerationFailure::NotAModuleScript {
+            generator: full_name(dom, module),
+        });
     }
-    let inst = dom.get_by_ref(model).ok_or("model is not in the scene")?;
+    let inst = dom.get_by_ref(model).ok_or(GenerationFailure::ModelGone)?;
     let scale = procmodel_dom::model_scale(inst);
     // 3. params: Size normalised by the model's scale
     let size = match prop(inst, KEYS.size) {
@@ -240,10 +238,10 @@ pub fn prepare(dom: &WeakDom, model: Ref) -> Result<Prepared, String> {
     };
     for needed in ["Basic", "RunServerScript", "CreateInstances"] {
         if caps & capability_bit(needed) == 0 {
-            return Err(format!(
-                "the sandboxed generator {} lacks the {needed} capability (generating needs Basic, RunServerScript and CreateInstances)",
-                full_name(dom, module)
-            ));
+            return Err(GenerationFailure::MissingCapability {
+                generator: full_name(dom, module),
+                capability: needed,
+            });
         }
     }
     Ok(Prepared {
@@ -265,11 +263,11 @@ pub fn produce(
     host: &Host,
     p: &Prepared,
     required: &mut std::collections::HashMap<Ref, String>,
-) -> Result<Produced, String> {
+) -> Result<Produced, GenerationFailure> {
     let generator = load(host, p.module, &p.origin, required)?;
     let out = host
         .run_generator(&generator, &p.inputs)
-        .map_err(|e| message(&e))?;
+        .map_err(GenerationFailure::from)?;
     Ok(Produced {
         container: out.container,
         primary_part: out.primary_part,
@@ -292,12 +290,12 @@ pub fn start(
     host: &Host,
     p: &Prepared,
     required: &mut std::collections::HashMap<Ref, String>,
-) -> Result<Started, String> {
+) -> Result<Started, GenerationFailure> {
     let generator = load(host, p.module, &p.origin, required)?;
     let defaults = generator.attributes.clone().unwrap_or_default();
     let (pending, state) = host
         .start_generator(&generator, &p.inputs)
-        .map_err(|e| message(&e))?;
+        .map_err(GenerationFailure::from)?;
     Ok(match state {
         procmodel_luau::RunState::Done(out) => Started::Done(Produced {
             container: out.container,
@@ -318,7 +316,7 @@ pub(crate) fn load(
     module: Ref,
     origin: &str,
     required: &mut std::collections::HashMap<Ref, String>,
-) -> Result<procmodel_luau::Generator, String> {
+) -> Result<procmodel_luau::Generator, GenerationFailure> {
     // The Source it was last required with, compared in place (no copy, no hash).
     let changed = host.with_dom_ref(|dom| {
         let src = dom
@@ -331,10 +329,12 @@ pub(crate) fn load(
         (required.get(&module).map(String::as_str) != Some(src)).then(|| src.to_owned())
     });
     if let Some(src) = changed {
-        host.invalidate_module(module).map_err(|e| e.to_string())?;
+        host.invalidate_module(module)
+            .map_err(|e| GenerationFailure::Host(e.to_string()))?;
         required.insert(module, src);
     }
-    host.load_generator(module, origin).map_err(|e| message(&e))
+    host.load_generator(module, origin)
+        .map_err(GenerationFailure::from)
 }
 
 /// Applies a run's results to `model`, in SPEC order (1, ending leaked threads, happened in
@@ -347,7 +347,7 @@ pub fn apply_output(
     out: Produced,
     retire: &mut dyn FnMut(&mut WeakDom, Ref),
     nested: &mut Vec<Ref>,
-) -> Result<usize, String> {
+) -> Result<usize, GenerationFailure> {
     let folder = out.container;
     if !out.placed {
         place(dom, model, &out);
@@ -358,10 +358,9 @@ pub fn apply_output(
         let own_caps = capabilities(dom, p.module);
         for d in dom.descendants_of(folder) {
             if is_a(&d.class, "LuaSourceContainer") && capabilities_of(d) & !own_caps != 0 {
-                return Err(format!(
-                    "{} in the results has capabilities the sandboxed generator does not have",
-                    d.name
-                ));
+                return Err(GenerationFailure::ResultCapabilities {
+                    instance: d.name.clone(),
+                });
             }
         }
     }
@@ -370,7 +369,7 @@ pub fn apply_output(
     // 6. missing attributes get their defaults; PrimaryPart from SetPrimaryPart
     let inst = dom
         .get_by_ref_mut(model)
-        .ok_or("model is not in the scene")?;
+        .ok_or(GenerationFailure::ModelGone)?;
     let mut attrs = match prop(inst, KEYS.attributes) {
         Some(Variant::Attributes(a)) => a.clone(),
         _ => Attributes::new(),
@@ -463,16 +462,6 @@ fn capabilities_of(inst: &Instance) -> u64 {
 
 fn capabilities(dom: &WeakDom, r: Ref) -> u64 {
     dom.get_by_ref(r).map(capabilities_of).unwrap_or(0)
-}
-
-pub fn message(e: &HostError) -> String {
-    match e {
-        HostError::Script { message, traceback } => match traceback {
-            Some(t) => format!("{message}\n{t}"),
-            None => message.clone(),
-        },
-        other => other.to_string(),
-    }
 }
 
 /// Replaces the model's results with a visible, clearly named error placeholder sized to the

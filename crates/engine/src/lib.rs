@@ -9,10 +9,15 @@
 
 mod apply;
 pub mod cache;
+mod conclude;
 mod declared;
+mod error;
 mod fingerprint;
+mod frame;
+mod inflight;
 mod parallel;
 pub mod provenance;
+mod report;
 mod scene;
 pub mod terrain;
 mod undo;
@@ -21,31 +26,23 @@ pub mod thread;
 
 pub use cache::ResultCache;
 pub use declared::DeclaredDefaults;
+pub use error::EngineError;
+pub use report::{GenerationFailure, Limit, Report};
 pub use scene::{
     AttributeBlobError, SceneFormat, check_attributes, read_bytes as read_scene_bytes,
     remove_stale_temp_files, write_atomic, write_atomic_with,
 };
 
+use inflight::InFlight;
 use procmodel_dom::keys::KEYS;
-use procmodel_luau::{Host, HostConfig, HostError};
+use procmodel_luau::{Host, HostConfig};
 use rbx_dom_weak::WeakDom;
 use rbx_types::{Ref, Variant};
 use std::cell::{RefCell, RefMut};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::Path;
 use std::rc::Rc;
-use std::time::{Duration, Instant};
-
-/// Engine errors (scene files, bad API use). Generator failures are reports, not errors.
-#[derive(Debug, thiserror::Error)]
-pub enum EngineError {
-    #[error("{path}: {message}")]
-    File { path: String, message: String },
-    #[error("{0}")]
-    Host(#[from] HostError),
-    #[error("{0}")]
-    Invalid(String),
-}
+use std::time::Duration;
 
 /// Limits for generations run by the engine.
 #[derive(Debug, Clone)]
@@ -98,19 +95,6 @@ impl EngineConfig {
     }
 }
 
-/// What happened to one model in a step.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Report {
-    pub model: Ref,
-    /// `GetFullName` of the model.
-    pub path: String,
-    pub ok: bool,
-    pub error: Option<String>,
-    pub elapsed: Duration,
-    /// Instances in the model's results after the run.
-    pub instances: usize,
-}
-
 #[derive(Default)]
 pub(crate) struct ModelState {
     /// Fingerprint of the inputs the current results were made from (or failed on).
@@ -150,34 +134,6 @@ pub(crate) struct EngineState {
     /// ProceduralModels in the results applied during the current nesting pass (pre-order
     /// per model, models in the order applied): the next pass's scope.
     found_nested: Vec<Ref>,
-}
-
-/// A parallel step's finished runs, applied in the models' order.
-struct InOrder<'a> {
-    models: &'a [Ref],
-    next: usize,
-    ready: HashMap<Ref, (ParallelResult, Duration)>,
-}
-
-type ParallelResult = Result<
-    (
-        apply::Prepared,
-        apply::Produced,
-        Option<rbx_dom_weak::WeakDom>,
-    ),
-    String,
->;
-
-/// A generation that waits for a later frame.
-struct InFlight {
-    pending: procmodel_luau::PendingRun,
-    /// Input fingerprint when it started: a different one cancels it.
-    fp: u64,
-    prepared: apply::Prepared,
-    defaults: Vec<(String, Variant)>,
-    started: Instant,
-    /// Execution time used so far (the frames it ran in).
-    busy: Duration,
 }
 
 /// A scene with its engine. Not `Send`: the engine, its VM and its state live on one thread
@@ -344,7 +300,7 @@ impl Engine {
     /// Sets the model's Size (an explicit input).
     pub fn set_size(&mut self, model: Ref, size: glam::Vec3) -> Result<(), EngineError> {
         if !size.is_finite() || size.min_element() < 0.0 {
-            return Err(EngineError::Invalid(format!(
+            return Err(EngineError::invalid(format!(
                 "Size must be finite and not negative, got {size}"
             )));
         }
@@ -374,7 +330,7 @@ impl Engine {
     /// Rescales the model's results without regenerating (`ScaleTo`).
     pub fn scale_to(&mut self, model: Ref, scale: f32) -> Result<(), EngineError> {
         if !(scale.is_finite() && scale > 0.0) {
-            return Err(EngineError::Invalid(format!(
+            return Err(EngineError::invalid(format!(
                 "Scale must be positive, got {scale}"
             )));
         }
@@ -450,7 +406,7 @@ impl Engine {
             for r in std::iter::once(m).chain(self.host.requirers(m)) {
                 self.host
                     .invalidate_module(r)
-                    .map_err(|e| EngineError::Invalid(e.to_string()))?;
+                    .map_err(|e| EngineError::invalid(e.to_string()))?;
             }
         }
         Ok(())
@@ -470,7 +426,9 @@ impl Engine {
         let mut required = std::mem::take(&mut self.st().required);
         let loaded = apply::load(&self.host, module, &origin, &mut required);
         self.st().required = required;
-        loaded.map(|g| g.attributes).map_err(EngineError::Invalid)
+        loaded
+            .map(|g| g.attributes)
+            .map_err(|f| EngineError::invalid(f.to_string()))
     }
 
     /// Inserts a new ProceduralModel named `name` into Workspace, using `generator`, with the
@@ -523,7 +481,7 @@ impl Engine {
     pub fn remove(&mut self, inst: Ref) -> Result<(), EngineError> {
         self.host.with_dom_mut(|dom| {
             if inst == dom.root_ref() || dom.get_by_ref(inst).is_none() {
-                return Err(EngineError::Invalid("cannot remove that instance".into()));
+                return Err(EngineError::invalid("cannot remove that instance"));
             }
             dom.transfer_within(inst, Ref::none());
             Ok(())
@@ -552,7 +510,7 @@ impl Engine {
                 .is_some_and(|i| i.class == "ProceduralModel")
         });
         if !is_model {
-            return Err(EngineError::Invalid(format!(
+            return Err(EngineError::invalid(format!(
                 "{what}: not a ProceduralModel"
             )));
         }
@@ -561,547 +519,6 @@ impl Engine {
         let host = self.host.clone();
         self.st().undo.push(&host, what, before);
         Ok(())
-    }
-
-    // ----- the frame loop -----
-
-    /// Marks a model for regeneration even if its inputs did not change.
-    pub fn force_generation(&mut self, model: Ref) -> bool {
-        // An ancestry walk, not a walk of the whole scene: scripts and tools call this for
-        // many models in a row.
-        let in_scene = self.host.with_dom_ref(|d| {
-            d.get_by_ref(model)
-                .is_some_and(|i| i.class == "ProceduralModel")
-                && procmodel_dom::in_scene(d, model)
-        });
-        if in_scene {
-            self.host
-                .with_dom_mut(|dom| apply::set_dirty(dom, model, true));
-        }
-        in_scene
-    }
-
-    /// One frame: detects input changes, then regenerates every dirty model top-down
-    /// (nested models produced in this step too, deepest last). Returns one report per run.
-    pub fn step(&mut self) -> Vec<Report> {
-        let mut reports = Vec::new();
-        for forced in self.host.take_forced() {
-            self.host
-                .with_dom_mut(|dom| apply::set_dirty(dom, forced, true));
-        }
-        let (max_depth, jobs, budget) = {
-            let st = self.st();
-            (
-                st.config.max_depth,
-                st.config.jobs.max(1),
-                st.config.frame_budget,
-            )
-        };
-        // The frame (and its budget) starts before runs in flight continue: they share it
-        // with the runs this frame begins.
-        let _ = self.host.begin_frame(budget);
-        // Models removed or brought back since the last frame (by scripts, by the front
-        // end) take their voxels with them.
-        self.sync_terrain(terrain::Discover::Nothing);
-        reports.extend(self.advance_in_flight());
-        // Pass 0 looks at the whole scene; a later pass only at the models the pass before
-        // generated and the ProceduralModels found in their results while applying them
-        // (no second walk of the results).
-        let mut scope: Option<Vec<Ref>> = None;
-        for pass in 0..=max_depth {
-            let mut dirty = self.collect_dirty(scope.as_deref());
-            dirty.retain(|m| !self.is_generating(*m));
-            if dirty.is_empty() {
-                break;
-            }
-            self.st().found_nested.clear();
-            let mut next = dirty.clone();
-            if jobs > 1 && dirty.len() > 1 && pass < max_depth {
-                reports.extend(self.generate_parallel(&dirty, jobs, max_depth));
-            } else {
-                for model in dirty {
-                    let depth = self.host.with_dom_ref(|d| apply::nesting_depth(d, model));
-                    if depth > max_depth || pass == max_depth {
-                        let msg = format!(
-                            "nested ProceduralModels are {depth} levels deep (limit {max_depth}): a generator that outputs itself?"
-                        );
-                        reports.push(self.fail(model, msg, Duration::ZERO));
-                    } else if let Some(r) = self.begin(model) {
-                        reports.push(r);
-                    }
-                }
-            }
-            next.append(&mut self.st().found_nested);
-            scope = Some(next);
-        }
-        self.host.end_frame();
-        reports
-    }
-
-    /// Marks models whose inputs changed as dirty without generating (what a save between
-    /// frames records). Returns the dirty models.
-    pub fn detect_changes(&mut self) -> Vec<Ref> {
-        self.collect_dirty(None)
-    }
-
-    /// Steps until no model is dirty (or `max_steps` frames passed).
-    /// Generations still in flight after `max_steps` frames are cancelled and reported as
-    /// failures.
-    pub fn settle(&mut self, max_steps: usize) -> Vec<Report> {
-        let mut all = Vec::new();
-        for _ in 0..max_steps {
-            let r = self.step();
-            let idle = r.is_empty() && self.st().in_flight.is_empty();
-            all.extend(r);
-            if idle {
-                break;
-            }
-        }
-        // Only runs in flight can be stuck (and walking the scene for them costs time in its
-        // size).
-        let stuck: Vec<Ref> = if self.st().in_flight.is_empty() {
-            Vec::new()
-        } else {
-            self.models()
-                .into_iter()
-                .filter(|&m| self.is_generating(m))
-                .collect()
-        };
-        for m in stuck {
-            let started = self.st().in_flight.get(&m).map(|f| f.started);
-            self.cancel(m);
-            let msg = format!("generation did not finish within {max_steps} frames");
-            all.push(self.fail(m, msg, started.map_or(Duration::ZERO, |s| s.elapsed())));
-        }
-        all
-    }
-
-    /// The dirty models of the whole scene (`None`, pre-order), or of exactly `models`
-    /// (those still in the scene, in the order given).
-    fn collect_dirty(&mut self, models: Option<&[Ref]>) -> Vec<Ref> {
-        let models = match models {
-            None => self.models(),
-            Some(list) => self.host.with_dom_ref(|dom| {
-                list.iter()
-                    .copied()
-                    .filter(|&m| {
-                        dom.get_by_ref(m)
-                            .is_some_and(|i| i.class == "ProceduralModel")
-                            && procmodel_dom::in_scene(dom, m)
-                    })
-                    .collect::<Vec<_>>()
-            }),
-        };
-        let mut dirty = Vec::new();
-        for m in models {
-            let fp = self.fingerprint(m);
-            let has_generator = self
-                .host
-                .with_dom_ref(|d| apply::generator_of(d, m).is_some());
-            let flagged = self.host.with_dom_ref(|d| apply::dirty_flag(d, m));
-            let (changed, fresh) = {
-                let mut state = self.st();
-                let st = state.states.entry(m).or_default();
-                (st.applied != Some(fp), st.applied.is_none() && st.runs == 0)
-            };
-            if has_generator && (flagged || changed || fresh) {
-                if !flagged {
-                    self.host.with_dom_mut(|d| apply::set_dirty(d, m, true));
-                }
-                dirty.push(m);
-            } else if !has_generator && flagged {
-                // A baked model (Generator = nil) never regenerates.
-                self.host.with_dom_mut(|d| apply::set_dirty(d, m, false));
-            }
-        }
-        // A model in the results of another dirty model is replaced when that one
-        // regenerates: generating it on its own first would be wasted (and would apply
-        // results, terrain included, for a model about to leave the scene).
-        if dirty.len() > 1 {
-            let set: HashSet<Ref> = dirty.iter().copied().collect();
-            self.host
-                .with_dom_ref(|d| dirty.retain(|&m| !apply::in_results_of_any(d, m, &set)));
-        }
-        dirty
-    }
-
-    /// Starts generating `model` on the scene's VM. Returns its report when it finished
-    /// within this frame; otherwise it is in flight and continues at the next step.
-    fn begin(&mut self, model: Ref) -> Option<Report> {
-        let started = Instant::now();
-        self.st().states.entry(model).or_default().runs += 1;
-        let fp = self.fingerprint(model);
-        let prepared = match self.host.with_dom_ref(|dom| apply::prepare(dom, model)) {
-            Ok(p) => p,
-            Err(msg) => return Some(self.fail(model, msg, started.elapsed())),
-        };
-        if let Some(hit) = self.cached(model, &prepared, started) {
-            return Some(hit);
-        }
-        let mut required = std::mem::take(&mut self.st().required);
-        let outcome = apply::start(&self.host, &prepared, &mut required);
-        self.st().required = required;
-        match outcome {
-            Ok(apply::Started::Done(produced)) => {
-                Some(self.complete(model, &prepared, produced, started))
-            }
-            Ok(apply::Started::Pending(pending, defaults)) => {
-                self.st().in_flight.insert(
-                    model,
-                    InFlight {
-                        pending,
-                        fp,
-                        prepared,
-                        defaults,
-                        started,
-                        busy: started.elapsed(),
-                    },
-                );
-                None
-            }
-            Err(msg) => Some(self.fail(model, msg, started.elapsed())),
-        }
-    }
-
-    /// Applies a finished run's results to the scene and reports.
-    fn complete(
-        &mut self,
-        model: Ref,
-        prepared: &apply::Prepared,
-        produced: apply::Produced,
-        started: Instant,
-    ) -> Report {
-        let outcome = self.apply_results(model, prepared, produced, None);
-        self.conclude(model, outcome, started.elapsed())
-    }
-
-    /// Applies a run's results to the scene (moving them in first from `held`, the tree a
-    /// worker VM sent them in); the replaced results go to the undo history.
-    fn apply_results(
-        &mut self,
-        model: Ref,
-        prepared: &apply::Prepared,
-        produced: apply::Produced,
-        held: Option<rbx_dom_weak::WeakDom>,
-    ) -> Result<usize, String> {
-        let state = self.state.clone();
-        let mut produced = produced;
-        let result = self.host.with_dom_mut(|dom| {
-            if let Some(mut held) = held {
-                // Move the results (referents kept) next to the model, then apply.
-                held.transfer(produced.container, dom, model);
-                dom.transfer_within(produced.container, Ref::none());
-            }
-            if !produced.placed {
-                produced.delta = Some(apply::place(dom, model, &produced));
-                produced.placed = true;
-            }
-            // The voxels the run wrote: placed as its parts were, refused before the swap
-            // when they cannot be placed or overlap another model's.
-            let delta = produced
-                .delta
-                .unwrap_or_else(|| apply::pin_pivot(dom, model));
-            let scale = dom
-                .get_by_ref(model)
-                .map(procmodel_dom::model_scale)
-                .unwrap_or(1.0);
-            let checked =
-                state
-                    .borrow()
-                    .terrain
-                    .check_new(dom, model, produced.container, &delta, scale);
-            if let Err(e) = checked {
-                if dom.get_by_ref(produced.container).is_some() {
-                    dom.destroy(produced.container);
-                }
-                return Err(e);
-            }
-            let mut nested = Vec::new();
-            let applied = apply::apply_output(
-                dom,
-                model,
-                prepared,
-                produced,
-                &mut |dom, old| state.borrow_mut().undo.retire(dom, model, old),
-                &mut nested,
-            );
-            // The next nesting pass looks at exactly these (no second walk of the results).
-            state.borrow_mut().found_nested.extend(nested);
-            applied
-        });
-        self.mark_retired();
-        result
-    }
-
-    /// Tells the host which replaced results are destroyed now (their Parent is locked, as
-    /// for Roblox's destroyed instances, while references to them still read) and which
-    /// are gone from the DOM.
-    fn mark_retired(&mut self) {
-        let (destroyed, gone) = self.st().undo.take_destroyed();
-        if !destroyed.is_empty() || !gone.is_empty() {
-            self.host.mark_destroyed(&destroyed, &gone);
-        }
-    }
-
-    /// The report of a finished run: results applied, or the error placeholder.
-    fn conclude(
-        &mut self,
-        model: Ref,
-        outcome: Result<usize, String>,
-        elapsed: Duration,
-    ) -> Report {
-        match outcome {
-            Ok(n) => self.finish(model, Ok(n), elapsed),
-            Err(msg) => self.fail(model, msg, elapsed),
-        }
-    }
-
-    /// Runs in flight: those whose inputs changed while they waited, or whose model left the
-    /// scene, are cancelled (a changed model restarts with its new inputs in this step); the
-    /// others continue for one frame.
-    fn advance_in_flight(&mut self) -> Vec<Report> {
-        let mut reports = Vec::new();
-        if self.st().in_flight.is_empty() {
-            return reports;
-        }
-        let models = self.models();
-        let flying: Vec<Ref> = self.st().in_flight.keys().copied().collect();
-        for m in flying {
-            if !models.contains(&m) {
-                self.cancel(m);
-            }
-        }
-        for m in models {
-            let Some(mut f) = self.st().in_flight.remove(&m) else {
-                continue;
-            };
-            if self.fingerprint(m) != f.fp {
-                self.host.cancel_generator(f.pending);
-                continue;
-            }
-            let resumed = Instant::now();
-            let state = self.host.resume_generator(&mut f.pending, 1);
-            f.busy += resumed.elapsed();
-            match state {
-                Ok(procmodel_luau::RunState::Suspended) => {
-                    let limit = self.st().config.run_limit;
-                    if f.busy > limit {
-                        self.host.cancel_generator(f.pending);
-                        let msg = format!(
-                            "Run time limit: the generation used {:.1} s of execution time over several frames (limit {:.1} s)",
-                            f.busy.as_secs_f64(),
-                            limit.as_secs_f64()
-                        );
-                        reports.push(self.fail(m, msg, f.started.elapsed()));
-                        continue;
-                    }
-                    self.st().in_flight.insert(m, f);
-                }
-                Ok(procmodel_luau::RunState::Done(out)) => {
-                    let produced = apply::Produced {
-                        container: out.container,
-                        primary_part: out.primary_part,
-                        defaults: std::mem::take(&mut f.defaults),
-                        placed: false,
-                        delta: None,
-                    };
-                    reports.push(self.complete(m, &f.prepared, produced, f.started));
-                }
-                Err(e) => reports.push(self.fail(m, apply::message(&e), f.started.elapsed())),
-            }
-        }
-        reports
-    }
-
-    fn cancel(&mut self, model: Ref) {
-        let flight = self.st().in_flight.remove(&model);
-        if let Some(f) = flight {
-            self.host.cancel_generator(f.pending);
-        }
-    }
-
-    /// True while a generation of `model` waits for a later frame.
-    pub fn is_generating(&self, model: Ref) -> bool {
-        self.st().in_flight.contains_key(&model)
-    }
-
-    /// Generates `models` on `jobs` VMs — the engine's own and `jobs - 1` worker threads, each
-    /// over a copy of the scene (same referents). The engine's VM applies results between its
-    /// own runs, in the order of `models` (a result waits for those before it), so applying
-    /// overlaps generating and the scene — voxels of overlapping models included — does not
-    /// depend on which VM finished first. Reports come back in the order of `models`.
-    fn generate_parallel(&mut self, all: &[Ref], jobs: usize, max_depth: usize) -> Vec<Report> {
-        let (mut reports, misses) = self.cached_all(all);
-        let models = &misses[..];
-        let host_config = self.st().config.host.clone();
-        let helpers = jobs.min(models.len()).saturating_sub(1);
-        // The pivot each model's results land on is pinned first, so the copies (which leave
-        // the old results out) place them exactly as the scene would.
-        self.host.with_dom_mut(|dom| {
-            for &m in models {
-                apply::pin_pivot(dom, m);
-            }
-        });
-        let copies: Vec<rbx_dom_weak::WeakDom> = self.host.with_dom_ref(|scene| {
-            (0..helpers)
-                .map(|_| parallel::clone_scene(scene, models))
-                .collect()
-        });
-        let queue = std::sync::Arc::new(parallel::Queue::new(models));
-        let (tx, rx) = std::sync::mpsc::channel::<parallel::Finished>();
-        let mut pool = std::mem::take(&mut self.st().pool);
-        let hash = self.st().config.records_provenance();
-        pool.dispatch(&host_config, copies, &queue, &tx, hash);
-        self.st().pool = pool;
-        drop(tx);
-        let mut required = std::mem::take(&mut self.st().required);
-        let host = self.host.clone();
-        // Results are applied in the order of `models` (each as soon as it and those before
-        // it are there): overlapping voxels make the order matter, and it must not depend on
-        // which VM finished first.
-        let mut order = InOrder {
-            models,
-            next: 0,
-            ready: HashMap::new(),
-        };
-        while let Some(m) = queue.take() {
-            let (m, result, elapsed) = parallel::run_one(&host, m, &mut required);
-            order
-                .ready
-                .insert(m, (result.map(|(p, o)| (p, o, None)), elapsed));
-            while let Ok(f) = rx.try_recv() {
-                self.take_finished(&mut order, f);
-            }
-            self.apply_in_order(&mut order, &mut reports, max_depth);
-        }
-        // The queue is empty: apply what the workers still send until they are done.
-        for f in rx {
-            self.take_finished(&mut order, f);
-            self.apply_in_order(&mut order, &mut reports, max_depth);
-        }
-        // Models whose worker died leave a gap: apply the rest after it.
-        while let Some(m) = order.models.get(order.next) {
-            if !order.ready.contains_key(m) {
-                order.next += 1;
-            }
-            self.apply_in_order(&mut order, &mut reports, max_depth);
-        }
-        self.st().required = required;
-        all.iter()
-            .map(|&m| match reports.remove(&m) {
-                Some(r) => r,
-                None => {
-                    // Its worker thread died (a bug, not a script error): say so, keep going.
-                    self.st().states.entry(m).or_default().runs += 1;
-                    let msg = "internal error: the worker VM running this model stopped";
-                    self.fail(m, msg.to_owned(), Duration::ZERO)
-                }
-            })
-            .collect()
-    }
-
-    /// Queues a worker's run for applying in order, keeping the content hash it computed
-    /// for recording provenance.
-    fn take_finished(&mut self, order: &mut InOrder<'_>, f: parallel::Finished) {
-        if let Some(h) = f.content_hash {
-            self.st().content_hashes.insert(f.model, h);
-        }
-        order.ready.insert(f.model, (f.result, f.elapsed));
-    }
-
-    /// Applies the results waiting in `order` whose turn has come.
-    fn apply_in_order(
-        &mut self,
-        order: &mut InOrder<'_>,
-        reports: &mut HashMap<Ref, Report>,
-        max_depth: usize,
-    ) {
-        while let Some(&m) = order.models.get(order.next) {
-            let Some((result, elapsed)) = order.ready.remove(&m) else {
-                break;
-            };
-            order.next += 1;
-            let r = self.apply_parallel(m, result, elapsed, max_depth);
-            reports.insert(m, r);
-        }
-    }
-
-    /// Applies one parallel run's results (`held`: the tree they were moved into, for a
-    /// worker's; None when they are already in the scene's tree).
-    fn apply_parallel(
-        &mut self,
-        model: Ref,
-        result: Result<
-            (
-                apply::Prepared,
-                apply::Produced,
-                Option<rbx_dom_weak::WeakDom>,
-            ),
-            String,
-        >,
-        elapsed: Duration,
-        max_depth: usize,
-    ) -> Report {
-        self.st().states.entry(model).or_default().runs += 1;
-        let depth = self.host.with_dom_ref(|d| apply::nesting_depth(d, model));
-        if depth > max_depth {
-            let msg =
-                format!("nested ProceduralModels are {depth} levels deep (limit {max_depth})");
-            return self.fail(model, msg, elapsed);
-        }
-        let outcome = result.and_then(|(prepared, produced, held)| {
-            self.apply_results(model, &prepared, produced, held)
-        });
-        self.conclude(model, outcome, elapsed)
-    }
-
-    fn fail(&mut self, model: Ref, message: String, elapsed: Duration) -> Report {
-        let state = self.state.clone();
-        self.host.with_dom_mut(|dom| {
-            apply::place_error(dom, model, &message, &mut |dom, old| {
-                state.borrow_mut().undo.retire(dom, model, old)
-            })
-        });
-        self.mark_retired();
-        self.finish(model, Err(message), elapsed)
-    }
-
-    /// Records a finished run (results applied or placeholder placed): the inputs it was made
-    /// from (fingerprinted after applying — filling in default attributes is not a change) and
-    /// the results joining the undo step that caused the run.
-    fn finish(&mut self, model: Ref, outcome: Result<usize, String>, elapsed: Duration) -> Report {
-        // The old results' voxels give way to the new ones' (or to what was under them).
-        let outcome = match (
-            self.sync_terrain(terrain::Discover::Models(&[model])),
-            outcome,
-        ) {
-            (Some(e), Ok(_)) => Err(e),
-            (_, outcome) => outcome,
-        };
-        self.record_and_fill(model, outcome.is_ok());
-        let fp = self.fingerprint(model);
-        self.st().states.entry(model).or_default().applied = Some(fp);
-        let host = self.host.clone();
-        self.st().undo.attach_results(&host, model);
-        let (ok, error, instances) = match outcome {
-            Ok(n) => (true, None, n),
-            Err(e) => (false, Some(e), 1),
-        };
-        let report = Report {
-            model,
-            path: self.host.with_dom_ref(|d| apply::full_name(d, model)),
-            ok,
-            error,
-            elapsed,
-            instances,
-        };
-        // Take the callback out while it runs, so it may not re-enter the engine state.
-        let callback = self.st().on_report.take();
-        if let Some(mut f) = callback {
-            f(&report);
-            self.st().on_report = Some(f);
-        }
-        report
     }
 
     // ----- undo -----
@@ -1143,37 +560,6 @@ impl Engine {
         self.sync_terrain(terrain::Discover::All);
         self.resync(&states);
         true
-    }
-
-    /// Brings the scene's Terrain in line with the results now in the scene (see
-    /// `terrain.rs`): a model whose voxels cannot come back because another model owns one
-    /// of their cells is marked dirty, so its next generation reports the overlap. Returns
-    /// the error when the scene's Terrain cannot be read.
-    fn sync_terrain(&mut self, discover: terrain::Discover) -> Option<String> {
-        let idle = {
-            let st = self.st();
-            // Nothing merged, and nothing that could be: no scene walk at all.
-            let none = st.terrain.is_empty()
-                && (matches!(discover, terrain::Discover::Nothing) || !self.host.may_have_models());
-            none || !self
-                .host
-                .with_dom_ref(|d| st.terrain.needs_sync(d, discover))
-        };
-        if idle {
-            return None;
-        }
-        let mut book = std::mem::take(&mut self.st().terrain);
-        let result = self.host.with_dom_mut(|dom| book.sync(dom, discover));
-        self.st().terrain = book;
-        match result {
-            Ok(conflicts) => {
-                for m in conflicts {
-                    self.host.with_dom_mut(|dom| apply::set_dirty(dom, m, true));
-                }
-                None
-            }
-            Err(e) => Some(e),
-        }
     }
 
     fn resync(&mut self, models: &[Ref]) {

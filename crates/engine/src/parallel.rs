@@ -2,7 +2,9 @@
 //! independent models over a copy of the scene that keeps the scene's referents; the engine
 //! applies the results, so the outcome does not depend on the number of workers.
 
+use crate::Engine;
 use crate::apply::{self, Prepared, Produced};
+use crate::report::{GenerationFailure, Report};
 use procmodel_luau::{Host, HostConfig};
 use rbx_dom_weak::{InstanceBuilder, WeakDom};
 use rbx_types::Ref;
@@ -13,7 +15,7 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-pub type RunResult = Result<(Prepared, Produced), String>;
+pub type RunResult = Result<(Prepared, Produced), GenerationFailure>;
 
 /// A deep copy of the scene with the same referents (so a model is the same Ref in a
 /// worker), leaving out the old results of `regenerating` models (they are about to be
@@ -87,7 +89,7 @@ pub fn run_one(
 /// out of the worker's tree into a tree of their own.
 pub struct Finished {
     pub model: Ref,
-    pub result: Result<(Prepared, Produced, Option<WeakDom>), String>,
+    pub result: Result<(Prepared, Produced, Option<WeakDom>), GenerationFailure>,
     pub elapsed: Duration,
     /// The content hash of the results (`procmodel_dom::hash::children_hash` of the
     /// placed GeneratedFolder), when the step records provenance: hashed on the worker, in
@@ -178,7 +180,8 @@ impl Drop for Pool {
 /// A worker thread: one VM for its whole life, run over each job's scene copy, taking models
 /// from the job's queue until it is empty and sending each result as it finishes.
 fn worker(config: HostConfig, jobs: Receiver<Job>) {
-    let host = Host::new(config).map_err(|e| format!("cannot start a worker VM: {e}"));
+    let host = Host::new(config)
+        .map_err(|e| GenerationFailure::Host(format!("cannot start a worker VM: {e}")));
     let mut required = HashMap::new();
     for job in jobs {
         let host = match &host {
@@ -224,5 +227,152 @@ fn worker(config: HostConfig, jobs: Receiver<Job>) {
                 break;
             }
         }
+    }
+}
+
+// ----- the engine side: dispatching a pass and applying its results in order -----
+
+/// A parallel step's finished runs, applied in the models' order.
+struct InOrder<'a> {
+    models: &'a [Ref],
+    next: usize,
+    ready: HashMap<Ref, (ParallelResult, Duration)>,
+}
+
+type ParallelResult = Result<
+    (
+        apply::Prepared,
+        apply::Produced,
+        Option<rbx_dom_weak::WeakDom>,
+    ),
+    GenerationFailure,
+>;
+
+impl Engine {
+    /// Generates `models` on `jobs` VMs — the engine's own and `jobs - 1` worker threads, each
+    /// over a copy of the scene (same referents). The engine's VM applies results between its
+    /// own runs, in the order of `models` (a result waits for those before it), so applying
+    /// overlaps generating and the scene — voxels of overlapping models included — does not
+    /// depend on which VM finished first. Reports come back in the order of `models`.
+    pub(crate) fn generate_parallel(
+        &mut self,
+        all: &[Ref],
+        jobs: usize,
+        max_depth: usize,
+    ) -> Vec<Report> {
+        let (mut reports, misses) = self.cached_all(all);
+        let models = &misses[..];
+        let host_config = self.st().config.host.clone();
+        let helpers = jobs.min(models.len()).saturating_sub(1);
+        // The pivot each model's results land on is pinned first, so the copies (which leave
+        // the old results out) place them exactly as the scene would.
+        self.host.with_dom_mut(|dom| {
+            for &m in models {
+                apply::pin_pivot(dom, m);
+            }
+        });
+        let copies: Vec<rbx_dom_weak::WeakDom> = self
+            .host
+            .with_dom_ref(|scene| (0..helpers).map(|_| clone_scene(scene, models)).collect());
+        let queue = std::sync::Arc::new(Queue::new(models));
+        let (tx, rx) = std::sync::mpsc::channel::<Finished>();
+        let mut pool = std::mem::take(&mut self.st().pool);
+        let hash = self.st().config.records_provenance();
+        pool.dispatch(&host_config, copies, &queue, &tx, hash);
+        self.st().pool = pool;
+        drop(tx);
+        let mut required = std::mem::take(&mut self.st().required);
+        let host = self.host.clone();
+        // Results are applied in the order of `models` (each as soon as it and those before
+        // it are there): overlapping voxels make the order matter, and it must not depend on
+        // which VM finished first.
+        let mut order = InOrder {
+            models,
+            next: 0,
+            ready: HashMap::new(),
+        };
+        while let Some(m) = queue.take() {
+            let (m, result, elapsed) = run_one(&host, m, &mut required);
+            order
+                .ready
+                .insert(m, (result.map(|(p, o)| (p, o, None)), elapsed));
+            while let Ok(f) = rx.try_recv() {
+                self.take_finished(&mut order, f);
+            }
+            self.apply_in_order(&mut order, &mut reports, max_depth);
+        }
+        // The queue is empty: apply what the workers still send until they are done.
+        for f in rx {
+            self.take_finished(&mut order, f);
+            self.apply_in_order(&mut order, &mut reports, max_depth);
+        }
+        // Models whose worker died leave a gap: apply the rest after it.
+        while let Some(m) = order.models.get(order.next) {
+            if !order.ready.contains_key(m) {
+                order.next += 1;
+            }
+            self.apply_in_order(&mut order, &mut reports, max_depth);
+        }
+        self.st().required = required;
+        all.iter()
+            .map(|&m| match reports.remove(&m) {
+                Some(r) => r,
+                None => {
+                    // Its worker thread died (a bug, not a script error): say so, keep going.
+                    self.st().states.entry(m).or_default().runs += 1;
+                    self.fail(m, GenerationFailure::WorkerDied, Duration::ZERO)
+                }
+            })
+            .collect()
+    }
+
+    /// Queues a worker's run for applying in order, keeping the content hash it computed
+    /// for recording provenance.
+    fn take_finished(&mut self, order: &mut InOrder<'_>, f: Finished) {
+        if let Some(h) = f.content_hash {
+            self.st().content_hashes.insert(f.model, h);
+        }
+        order.ready.insert(f.model, (f.result, f.elapsed));
+    }
+
+    /// Applies the results waiting in `order` whose turn has come.
+    fn apply_in_order(
+        &mut self,
+        order: &mut InOrder<'_>,
+        reports: &mut HashMap<Ref, Report>,
+        max_depth: usize,
+    ) {
+        while let Some(&m) = order.models.get(order.next) {
+            let Some((result, elapsed)) = order.ready.remove(&m) else {
+                break;
+            };
+            order.next += 1;
+            let r = self.apply_parallel(m, result, elapsed, max_depth);
+            reports.insert(m, r);
+        }
+    }
+
+    /// Applies one parallel run's results (`held`: the tree they were moved into, for a
+    /// worker's; None when they are already in the scene's tree).
+    fn apply_parallel(
+        &mut self,
+        model: Ref,
+        result: ParallelResult,
+        elapsed: Duration,
+        max_depth: usize,
+    ) -> Report {
+        self.st().states.entry(model).or_default().runs += 1;
+        let depth = self.host.with_dom_ref(|d| apply::nesting_depth(d, model));
+        if depth > max_depth {
+            let failure = GenerationFailure::Nesting {
+                depth,
+                limit: max_depth,
+            };
+            return self.fail(model, failure, elapsed);
+        }
+        let outcome = result.and_then(|(prepared, produced, held)| {
+            self.apply_results(model, &prepared, produced, held)
+        });
+        self.conclude(model, outcome, elapsed)
     }
 }

@@ -30,10 +30,10 @@ impl SceneFormat {
         {
             Some("rbxl") | Some("rbxm") => Ok(SceneFormat::Binary),
             Some("rbxlx") | Some("rbxmx") => Ok(SceneFormat::Xml),
-            _ => Err(EngineError::File {
-                path: path.display().to_string(),
-                message: "not a Roblox scene (use .rbxl, .rbxlx, .rbxm or .rbxmx)".into(),
-            }),
+            _ => Err(EngineError::file(
+                path.display().to_string(),
+                "not a Roblox scene (use .rbxl, .rbxlx, .rbxm or .rbxmx)",
+            )),
         }
     }
 }
@@ -43,10 +43,8 @@ pub fn read(path: &Path) -> Result<WeakDom, EngineError> {
         return read_project(path);
     }
     let format = SceneFormat::from_path(path)?;
-    let bytes = std::fs::read(path).map_err(|e| EngineError::File {
-        path: path.display().to_string(),
-        message: format!("cannot open: {e}"),
-    })?;
+    let bytes = std::fs::read(path)
+        .map_err(|e| EngineError::file(path.display().to_string(), format!("cannot open: {e}")))?;
     read_bytes(bytes, format, &path.display().to_string())
 }
 
@@ -57,15 +55,16 @@ fn read_project(path: &Path) -> Result<WeakDom, EngineError> {
         .and_then(|format| read_bytes(bytes, format, &file.display().to_string()))
     {
         Ok(dom) => Ok(dom),
-        Err(EngineError::File { message, .. }) => Err(message),
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(e
+            .file_message()
+            .map_or_else(|| e.to_string(), str::to_owned)),
     };
-    let loaded = procmodel_rojo::load(path, &read_model).map_err(|e| EngineError::File {
-        path: e.path().display().to_string(),
-        message: match e.field_name() {
+    let loaded = procmodel_rojo::load(path, &read_model).map_err(|e| {
+        let message = match e.field_name() {
             Some(field) => format!("{field}: {}", e.message()),
             None => e.message().to_owned(),
-        },
+        };
+        EngineError::file(e.path().display().to_string(), message)
     })?;
     Ok(loaded.dom)
 }
@@ -78,10 +77,7 @@ pub fn read_bytes(
     format: SceneFormat,
     name: &str,
 ) -> Result<WeakDom, EngineError> {
-    let err = |message: String| EngineError::File {
-        path: name.to_owned(),
-        message,
-    };
+    let err = |message: String| EngineError::file(name.to_owned(), message);
     let mut dom = match format {
         SceneFormat::Binary => {
             const WHAT: &str = "not a valid binary Roblox file";
@@ -118,10 +114,7 @@ pub fn read_bytes(
 
 pub fn write(dom: &WeakDom, path: &Path) -> Result<(), EngineError> {
     let format = SceneFormat::from_path(path)?;
-    let err = |message: String| EngineError::File {
-        path: path.display().to_string(),
-        message,
-    };
+    let err = |message: String| EngineError::file(path.display().to_string(), message);
     let roots = dom.root().children().to_vec();
     write_atomic_with(
         path,

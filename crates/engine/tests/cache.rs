@@ -147,7 +147,7 @@ static SAVES: AtomicUsize = AtomicUsize::new(0);
 
 fn settle(e: &mut Engine) {
     let reports = e.settle(100);
-    assert!(reports.iter().all(|r| r.ok), "{reports:?}");
+    assert!(reports.iter().all(|r| r.is_ok()), "{reports:?}");
 }
 
 #[test]

@@ -157,7 +157,7 @@ fn probe_results(jobs: usize, hostile_models: usize) -> (Vec<String>, Vec<u8>) {
     // The hostile models may break themselves (their own environment is theirs to wreck);
     // the probe must not notice.
     assert!(
-        reports.iter().any(|r| r.path == "Workspace.B" && r.ok),
+        reports.iter().any(|r| r.path == "Workspace.B" && r.is_ok()),
         "the probe generates: {reports:?}"
     );
     engine.with_dom(|dom| {
@@ -221,10 +221,10 @@ return {
             .with_property("Size", Vector3::new(4.0, 4.0, 4.0)),
     );
     let reports = engine.settle(8);
-    assert!(reports.iter().all(|r| r.ok), "{reports:?}");
+    assert!(reports.iter().all(|r| r.is_ok()), "{reports:?}");
     engine.force_generation(model);
     let reports = engine.settle(8);
-    assert!(reports.iter().all(|r| r.ok), "{reports:?}");
+    assert!(reports.iter().all(|r| r.is_ok()), "{reports:?}");
     let name = engine.with_dom(|dom| {
         let folder = dom.get_by_ref(model).unwrap().children()[0];
         let part = dom.get_by_ref(folder).unwrap().children()[0];

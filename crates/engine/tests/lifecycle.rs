@@ -118,7 +118,7 @@ fn new_model_generates_on_step_not_before() {
     );
     let reports = e.step();
     assert_eq!(reports.len(), 1);
-    assert!(reports[0].ok, "{:?}", reports[0].error);
+    assert!(reports[0].is_ok(), "{:?}", reports[0].error());
     assert_eq!(results(&e, m), ["P1", "P2", "P3"]);
     assert!(!e.is_dirty(m));
     assert!(e.step().is_empty(), "clean models do not regenerate");
@@ -246,8 +246,8 @@ fn scale_rescales_without_regenerating() {
 fn failure_places_error_placeholder_and_does_not_retry() {
     let (mut e, _, m) = setup("return { OnGenerate = function() error('kaboom') end }");
     let r = e.step();
-    assert!(!r[0].ok);
-    assert!(r[0].error.as_deref().unwrap().contains("kaboom"));
+    assert!(!r[0].is_ok());
+    assert!(r[0].error().as_deref().unwrap().contains("kaboom"));
     assert_eq!(results(&e, m), ["GenerationErrorPlaceholder"]);
     match prop(&e, m, "GenerationError") {
         Some(Variant::String(s)) => assert!(s.contains("kaboom"), "{s}"),
@@ -388,7 +388,7 @@ fn runaway_nesting_is_an_error_not_a_hang() {
     assert!(
         reports
             .iter()
-            .any(|r| !r.ok && r.error.as_deref().unwrap().contains("levels deep")),
+            .any(|r| !r.is_ok() && r.error().as_deref().unwrap().contains("levels deep")),
         "{reports:?}"
     );
 }
@@ -566,9 +566,9 @@ fn hostile_generators_end_as_placeholders_and_the_engine_keeps_working() {
             .find(|r| r.model == m)
             .unwrap_or_else(|| panic!("case {i} produced no report: {r:?}"));
         // Every hostile generator ends as a placeholder with a precise message.
-        assert!(!rep.ok, "case {i} should fail");
+        assert!(!rep.is_ok(), "case {i} should fail");
         assert_eq!(results(&e, m), ["GenerationErrorPlaceholder"], "case {i}");
-        let msg = rep.error.clone().unwrap_or_default();
+        let msg = rep.error().unwrap_or_default();
         assert!(
             msg.to_lowercase().contains(&expect.to_lowercase()),
             "case {i}: {msg}"
@@ -583,7 +583,7 @@ fn hostile_generators_end_as_placeholders_and_the_engine_keeps_working() {
     let g = module(&mut e, "Fine", ROW);
     let m = model(&mut e, g, &[]);
     let r = e.step();
-    assert!(r.iter().any(|r| r.model == m && r.ok), "{r:?}");
+    assert!(r.iter().any(|r| r.model == m && r.is_ok()), "{r:?}");
 }
 
 #[test]
@@ -626,9 +626,9 @@ fn sandboxed_generator_missing_a_capability_fails_naming_it() {
     let (mut e, g, m) = setup(ROW);
     sandbox(&mut e, g, &["Basic", "RunServerScript"]);
     let r = e.step();
-    assert!(!r[0].ok);
+    assert!(!r[0].is_ok());
     assert!(
-        r[0].error.as_deref().unwrap().contains("CreateInstances"),
+        r[0].error().as_deref().unwrap().contains("CreateInstances"),
         "{r:?}"
     );
     assert_eq!(results(&e, m), ["GenerationErrorPlaceholder"]);
@@ -639,7 +639,7 @@ fn access_outside_write_lets_a_sandboxed_generator_touch_the_scene() {
     let src = "return { OnGenerate = function() workspace.Name = 'Renamed' end }";
     let (mut e, g, _) = setup(src);
     sandbox(&mut e, g, &["Basic", "RunServerScript", "CreateInstances"]);
-    assert!(!e.step()[0].ok, "refused without AccessOutsideWrite");
+    assert!(!e.step()[0].is_ok(), "refused without AccessOutsideWrite");
     sandbox(
         &mut e,
         g,
@@ -651,7 +651,7 @@ fn access_outside_write_lets_a_sandboxed_generator_touch_the_scene() {
         ],
     );
     let r = e.step();
-    assert!(r[0].ok, "{r:?}");
+    assert!(r[0].is_ok(), "{r:?}");
     assert_eq!(
         e.with_dom(|d| d.get_by_ref(e.workspace()).unwrap().name.clone()),
         "Renamed"
@@ -683,7 +683,7 @@ fn parallel_generation_saves_the_same_bytes_as_sequential() {
         }
         let reports = e.step();
         assert_eq!(reports.len(), 9);
-        assert_eq!(reports.iter().filter(|r| !r.ok).count(), 1);
+        assert_eq!(reports.iter().filter(|r| !r.is_ok()).count(), 1);
         let order: Vec<String> = reports.iter().map(|r| r.path.clone()).collect();
         // Regenerate over existing results: some models scaled, some with their pivot left
         // implicit (as in a file saved elsewhere), so it comes from the old results that the
@@ -746,7 +746,7 @@ fn input_change_while_a_run_waits_cancels_it_and_restarts_with_new_inputs() {
         1,
         "only the restarted run reports: {reports:?}"
     );
-    assert!(reports[0].ok);
+    assert!(reports[0].is_ok());
     assert_eq!(e.runs(m), 2, "cancelled once, restarted once");
     assert_eq!(results(&e, m), ["S1", "S2", "S3", "S4", "S5"]);
     // the cancelled run's partial container is gone
@@ -817,7 +817,7 @@ fn a_generation_that_never_finishes_fails_after_the_frame_limit() {
     let r = e.settle(20);
     assert_eq!(r.len(), 1);
     assert!(
-        r[0].error
+        r[0].error()
             .as_deref()
             .unwrap()
             .contains("did not finish within 20 frames"),
@@ -840,7 +840,7 @@ fn instance_handles_stay_bounded_across_many_regenerations() {
         e.set_attribute(m, "Width", Some(Variant::Float64(1.0 + (i % 2) as f64)))
             .unwrap();
         let r = e.step();
-        assert!(r.len() == 1 && r[0].ok, "{r:?}");
+        assert!(r.len() == 1 && r[0].is_ok(), "{r:?}");
     }
     assert_eq!(results(&e, m).len(), 20);
     let handles = e.host().instance_handles();
@@ -883,8 +883,8 @@ fn a_run_that_pauses_forever_hits_the_run_time_limit() {
         }
     }
     let r = failure.expect("the run ended");
-    assert!(!r.ok);
-    let msg = r.error.unwrap_or_default();
+    assert!(!r.is_ok());
+    let msg = r.error().unwrap_or_default();
     assert!(msg.contains("Run time limit"), "{msg}");
     assert_eq!(results(&e, m), ["GenerationErrorPlaceholder"]);
     assert!(!e.is_generating(m));
@@ -901,14 +901,14 @@ fn worker_vms_kept_between_steps_see_source_edits_and_new_models() {
     .unwrap();
     let g = module(&mut e, "Row", ROW);
     let mut models: Vec<Ref> = (0..6).map(|_| model(&mut e, g, &[])).collect();
-    assert!(e.step().iter().all(|r| r.ok));
+    assert!(e.step().iter().all(|r| r.is_ok()));
     assert!(models.iter().all(|&m| results(&e, m) == ["P1", "P2", "P3"]));
     e.set_source(g, &ROW.replace("\"P\" .. i", "\"Q\" .. i"))
         .unwrap();
     models.push(model(&mut e, g, &[]));
     let reports = e.step();
     assert_eq!(reports.len(), 7);
-    assert!(reports.iter().all(|r| r.ok), "{reports:?}");
+    assert!(reports.iter().all(|r| r.is_ok()), "{reports:?}");
     for &m in &models {
         assert_eq!(results(&e, m), ["Q1", "Q2", "Q3"]);
     }
@@ -929,7 +929,7 @@ fn declared_attributes_read_between_an_edit_and_its_undo_never_run_the_undone_so
     assert_eq!(names, ["Count", "Width"]);
     e.undo();
     e.force_generation(m);
-    assert!(e.step().iter().all(|r| r.ok));
+    assert!(e.step().iter().all(|r| r.is_ok()));
     assert_eq!(
         results(&e, m),
         ["P1", "P2", "P3"],
@@ -968,14 +968,14 @@ fn r13_3_a_required_module_edit_regenerates_and_is_one_undo_step() {
     let lib = module(&mut e, "Lib", "return { prefix = \"A\" }");
     let g = module(&mut e, "Gen", NAMED_BY_LIB);
     let m = model(&mut e, g, &[]);
-    assert!(e.step().iter().all(|r| r.ok));
+    assert!(e.step().iter().all(|r| r.is_ok()));
     assert_eq!(results(&e, m), ["A1", "A2", "A3"]);
 
     // The module's edit regenerates the model whose generator required it.
     e.set_source(lib, "return { prefix = \"B\" }").unwrap();
     assert!(e.is_dirty(m));
     let reports = e.step();
-    assert!(reports.len() == 1 && reports[0].ok, "{reports:?}");
+    assert!(reports.len() == 1 && reports[0].is_ok(), "{reports:?}");
     assert_eq!(results(&e, m), ["B1", "B2", "B3"]);
 
     // One undo step restores the module's Source and the results, without running.
@@ -989,7 +989,7 @@ fn r13_3_a_required_module_edit_regenerates_and_is_one_undo_step() {
     );
     // ... and the restored code is what the next run requires.
     e.force_generation(m);
-    assert!(e.step().iter().all(|r| r.ok));
+    assert!(e.step().iter().all(|r| r.is_ok()));
     assert_eq!(results(&e, m), ["A1", "A2", "A3"], "the restored code ran");
 
     // Redo brings the edit's Source, results and code back.
@@ -997,6 +997,83 @@ fn r13_3_a_required_module_edit_regenerates_and_is_one_undo_step() {
     assert_eq!(results(&e, m), ["B1", "B2", "B3"]);
     assert!(e.step().is_empty(), "nothing regenerates after the redo");
     e.force_generation(m);
-    assert!(e.step().iter().all(|r| r.ok));
+    assert!(e.step().iter().all(|r| r.is_ok()));
     assert_eq!(results(&e, m), ["B1", "B2", "B3"], "the redone code ran");
+}
+
+/// A saved scene whose dirty models sit two ProceduralModels deep (in the results of models
+/// saved fresh), loaded with `max_depth` 1 and `jobs`; the saved bytes and the reports.
+fn too_deep_scene(jobs: usize) -> (Vec<u8>, Vec<procmodel_engine::Report>) {
+    let mut e = Engine::new(EngineConfig::default()).unwrap();
+    let g = module(&mut e, "Row", ROW);
+    let outer = model(&mut e, g, &[]);
+    let nested = |e: &mut Engine, parent: Ref, name: &str, dirty: bool| -> Ref {
+        let folder = e.insert(
+            parent,
+            InstanceBuilder::new("GeneratedFolder").with_name("GeneratedFolder"),
+        );
+        e.insert(
+            folder,
+            InstanceBuilder::new("ProceduralModel")
+                .with_name(name)
+                .with_property("Generator", Variant::Ref(g))
+                .with_property("Size", Vector3::new(8.0, 8.0, 8.0))
+                .with_property("Dirty", Variant::Bool(dirty)),
+        )
+    };
+    e.host().with_dom_mut(|d| {
+        d.get_by_ref_mut(outer)
+            .unwrap()
+            .properties
+            .insert(Ustr::from("Dirty"), Variant::Bool(false))
+    });
+    let middle = nested(&mut e, outer, "Middle", false);
+    let folder = e.insert(
+        middle,
+        InstanceBuilder::new("GeneratedFolder").with_name("GeneratedFolder"),
+    );
+    for name in ["C", "D"] {
+        e.insert(
+            folder,
+            InstanceBuilder::new("ProceduralModel")
+                .with_name(name)
+                .with_property("Generator", Variant::Ref(g))
+                .with_property("Size", Vector3::new(8.0, 8.0, 8.0))
+                .with_property("Dirty", Variant::Bool(true)),
+        );
+    }
+    let saved = tmp(&format!("too-deep-{jobs}.rbxl"));
+    e.save(&saved).unwrap();
+    let mut e = Engine::load(
+        &saved,
+        EngineConfig {
+            max_depth: 1,
+            jobs,
+            ..EngineConfig::default()
+        },
+    )
+    .unwrap();
+    let reports = e.step();
+    let out = tmp(&format!("too-deep-{jobs}-out.rbxl"));
+    e.save(&out).unwrap();
+    (std::fs::read(out).unwrap(), reports)
+}
+
+#[test]
+fn models_nested_too_deep_fail_alike_with_one_job_or_two() {
+    // The parallel path used to word the nesting failure differently, so the saved
+    // GenerationError depended on --jobs.
+    let (one, r1) = too_deep_scene(1);
+    let (two, r2) = too_deep_scene(2);
+    for reports in [&r1, &r2] {
+        let failures: Vec<_> = reports.iter().filter_map(|r| r.failure()).collect();
+        assert_eq!(failures.len(), 2, "{reports:?}");
+        for f in failures {
+            assert_eq!(
+                *f,
+                procmodel_engine::GenerationFailure::Nesting { depth: 2, limit: 1 }
+            );
+        }
+    }
+    assert!(one == two, "the saved scenes differ between --jobs 1 and 2");
 }

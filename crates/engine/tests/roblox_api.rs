@@ -59,7 +59,7 @@ fn row_model(e: &mut Engine) -> rbx_types::Ref {
             .with_property("Attributes", Variant::Attributes(a)),
     );
     let r = e.settle(10);
-    assert!(r.iter().all(|r| r.ok), "{r:?}");
+    assert!(r.iter().all(|r| r.is_ok()), "{r:?}");
     m
 }
 
@@ -96,7 +96,7 @@ fn change_history_undo_and_redo_reach_the_engine_history() {
     let m = row_model(&mut e);
     e.set_attribute(m, "Count", Some(Variant::Float64(4.0)))
         .unwrap();
-    assert!(e.settle(10).iter().all(|r| r.ok));
+    assert!(e.settle(10).iter().all(|r| r.is_ok()));
     let path = script(
         "history",
         r#"

@@ -170,7 +170,7 @@ fn sorted(mut v: Vec<IVec3>) -> Vec<IVec3> {
 
 fn ok(reports: &[Report]) {
     for r in reports {
-        assert!(r.ok, "{}: {:?}", r.path, r.error);
+        assert!(r.is_ok(), "{}: {:?}", r.path, r.error());
     }
 }
 
@@ -351,9 +351,9 @@ fn r12_4_overlapping_models_the_second_fails_naming_the_first() {
         let reports = e.step();
         let ra = reports.iter().find(|r| r.model == a).unwrap();
         let rb = reports.iter().find(|r| r.model == b).unwrap();
-        assert!(ra.ok, "{:?}", ra.error);
-        assert!(!rb.ok, "jobs {jobs}: B must fail");
-        let msg = rb.error.clone().unwrap();
+        assert!(ra.is_ok(), "{:?}", ra.error());
+        assert!(!rb.is_ok(), "jobs {jobs}: B must fail");
+        let msg = rb.error().unwrap();
         assert!(
             msg.contains("Workspace.A") && msg.contains("overlap"),
             "{msg}"
@@ -379,8 +379,8 @@ fn r12_4_overlapping_models_the_second_fails_naming_the_first() {
         set_num(&mut e, a, "Width", 24.0);
         let r = e.step();
         let ra = r.iter().find(|r| r.model == a).unwrap();
-        assert!(!ra.ok);
-        assert!(ra.error.as_deref().unwrap().contains("Workspace.B"));
+        assert!(!ra.is_ok());
+        assert!(ra.error().as_deref().unwrap().contains("Workspace.B"));
         assert_eq!(filled(&voxels(&e)), sorted(cells([2, 0, -2], [6, 2, 2])));
     }
 }
@@ -429,12 +429,12 @@ return G
     set_pivot(&e, m, CFrame::new(Vector3::new(0.0, 0.0, 0.0), turn(30.0)));
     e.force_generation(m);
     let r = e.step();
-    assert!(!r[0].ok);
+    assert!(!r[0].is_ok());
     assert_eq!(r[0].path, "Workspace.Bar");
     assert!(
-        r[0].error.as_deref().unwrap().contains("quarter turns"),
+        r[0].error().as_deref().unwrap().contains("quarter turns"),
         "{:?}",
-        r[0].error
+        r[0].error()
     );
     assert!(filled(&voxels(&e)).is_empty());
 }
@@ -493,7 +493,7 @@ fn busy_scene(jobs: usize) -> Vec<u8> {
     model(&mut e, "D", plateau, [-200.0, 0.0, 0.0], &[]);
     model(&mut e, "E", g, [0.0, 40.0, 100.0], &[]);
     let reports = e.settle(10);
-    assert_eq!(reports.iter().filter(|r| !r.ok).count(), 1);
+    assert_eq!(reports.iter().filter(|r| !r.is_ok()).count(), 1);
     let path = tmp(&format!("jobs{jobs}.rbxl"));
     e.save(&path).unwrap();
     std::fs::read(&path).unwrap()
@@ -541,9 +541,9 @@ fn r12_4_bad_terrain_calls_fail_naming_the_model_and_the_call() {
         let g = module(&mut e, "BadTerrain", &source);
         model(&mut e, "Broken", g, [0.0, 0.0, 0.0], &[]);
         let r = e.step();
-        assert!(!r[0].ok, "{call}");
+        assert!(!r[0].is_ok(), "{call}");
         assert_eq!(r[0].path, "Workspace.Broken");
-        let msg = r[0].error.as_deref().unwrap();
+        let msg = r[0].error().unwrap();
         assert!(msg.contains(expect), "{call}: {msg}");
         assert!(msg.contains("BadTerrain:4"), "the generator's line: {msg}");
         assert!(filled(&voxels(&e)).is_empty(), "nothing written");
@@ -559,11 +559,11 @@ fn r12_4_scaled_models_cannot_write_terrain() {
     e.scale_to(m, 2.0).unwrap();
     e.force_generation(m);
     let r = e.step();
-    assert!(!r[0].ok);
+    assert!(!r[0].is_ok());
     assert!(
-        r[0].error.as_deref().unwrap().contains("Scale"),
+        r[0].error().as_deref().unwrap().contains("Scale"),
         "{:?}",
-        r[0].error
+        r[0].error()
     );
     assert!(filled(&voxels(&e)).is_empty());
 }
@@ -621,8 +621,8 @@ fn r12_4_a_damaged_scene_terrain_fails_the_model_naming_it() {
     });
     model(&mut e, "Plateau", g, [0.0, 0.0, 0.0], &[]);
     let r = e.step();
-    assert!(!r[0].ok);
-    let msg = r[0].error.as_deref().unwrap();
+    assert!(!r[0].is_ok());
+    let msg = r[0].error().unwrap();
     assert!(msg.contains("Workspace.Terrain: SmoothGrid"), "{msg}");
     // The error placeholder, not the results.
     let placeholder = e.with_dom(|d| {

@@ -77,11 +77,7 @@ fn start(timeout: Duration) -> Scene {
                     .count()
             }),
             commands: step.commands.clone(),
-            errors: step
-                .reports
-                .iter()
-                .filter_map(|r| r.error.clone())
-                .collect(),
+            errors: step.reports.iter().filter_map(|r| r.error()).collect(),
             reports: step.reports.len(),
         },
     )

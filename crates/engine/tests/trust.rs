@@ -115,7 +115,7 @@ end }"#;
         let start = std::time::Instant::now();
         let reports = engine.settle(64);
         assert!(
-            reports.iter().all(|r| r.ok),
+            reports.iter().all(|r| r.is_ok()),
             "--jobs {jobs}: {reports:?} after {:?}",
             start.elapsed()
         );
@@ -137,8 +137,8 @@ fn r10_3_a_generator_waiting_forever_fails_in_a_scene_and_the_engine_goes_on() {
         let reports = engine.settle(1_000_000);
         assert_eq!(reports.len(), 2, "--jobs {jobs}: {reports:?}");
         for r in &reports {
-            assert!(!r.ok);
-            let e = r.error.as_deref().unwrap_or_default();
+            assert!(!r.is_ok());
+            let e = r.error().unwrap_or_default();
             assert!(e.contains("Wait limit"), "--jobs {jobs}: {e}");
         }
     }

@@ -48,7 +48,7 @@ fn scene(jobs: usize, chunks: f64, studs: f64) -> (Engine, Ref) {
 
 fn ok(reports: &[Report]) {
     for r in reports {
-        assert!(r.ok, "{}: {:?}", r.path, r.error);
+        assert!(r.is_ok(), "{}: {:?}", r.path, r.error());
     }
 }
 
@@ -238,8 +238,8 @@ fn r12_6_jobs_two_gives_the_same_world() {
 fn r12_6_bad_chunk_sizes_are_named() {
     let (mut e, _) = scene(1, 2.0, 100.0);
     let r = e.settle(20);
-    assert!(!r[0].ok);
-    let msg = r[0].error.as_deref().unwrap();
+    assert!(!r[0].is_ok());
+    let msg = r[0].error().unwrap();
     assert!(
         msg.contains("ChunkStuds must be a positive multiple of 8 (got 100)"),
         "{msg}"

@@ -53,7 +53,7 @@ fn engine(
         .map(|i| model(&mut e, g, &format!("M{i}"), size))
         .collect();
     let r = e.settle(10);
-    assert!(r.iter().all(|r| r.ok), "{r:?}");
+    assert!(r.iter().all(|r| r.is_ok()), "{r:?}");
     (e, ms)
 }
 

@@ -52,7 +52,7 @@ fn engine(cache: Option<Arc<DirCache>>) -> (Engine, Ref) {
             .with_property("Size", Vector3::new(8.0, 8.0, 8.0)),
     );
     let r = e.settle(10);
-    assert!(r.iter().all(|r| r.ok), "{r:?}");
+    assert!(r.iter().all(|r| r.is_ok()), "{r:?}");
     (e, m)
 }
 

@@ -212,11 +212,11 @@ pub fn folder_of(d: &WeakDom, model: Ref) -> Option<Ref> {
 
 /// Generation reports as JSON, and whether any failed.
 pub fn reports_json(engine: &Engine, reports: &[Report]) -> (Value, bool) {
-    let failed = reports.iter().any(|r| !r.ok);
+    let failed = reports.iter().any(|r| !r.is_ok());
     let list = reports
         .iter()
         .map(|r| {
-            let hash = if r.ok {
+            let hash = if r.is_ok() {
                 engine.with_dom(|d| {
                     folder_of(d, r.model).map(|f| {
                         procmodel_dom::hash::to_hex(&procmodel_dom::hash::children_hash(d, f))
@@ -227,12 +227,13 @@ pub fn reports_json(engine: &Engine, reports: &[Report]) -> (Value, bool) {
             };
             json!({
                 "model": r.path,
-                "ok": r.ok,
+                "ok": r.is_ok(),
                 "instances": r.instances,
                 "ms": (r.elapsed.as_secs_f64() * 1e6).round() / 1e3,
                 "content_hash": hash,
-                "error": r.error,
-                "location": r.error.as_deref().and_then(location).map(|(f, l)| json!({ "file": f, "line": l })),
+                "error": r.error(),
+                "failure": r.failure().map(|f| f.kind()),
+                "location": r.error().as_deref().and_then(location).map(|(f, l)| json!({ "file": f, "line": l })),
             })
         })
         .collect();

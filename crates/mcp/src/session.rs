@@ -551,10 +551,8 @@ fn open(
     if is_place(file) {
         return Engine::load(file, config);
     }
-    let source = std::fs::read_to_string(file).map_err(|e| EngineError::File {
-        path: file.display().to_string(),
-        message: e.to_string(),
-    })?;
+    let source = std::fs::read_to_string(file)
+        .map_err(|e| EngineError::file(file.display().to_string(), e.to_string()))?;
     let file = file.canonicalize().unwrap_or_else(|_| file.to_path_buf());
     let mut engine = Engine::new(config)?;
     let mut host = engine.host().clone();

@@ -36,10 +36,8 @@ pub type SharedDefaults = Arc<Mutex<Defaults>>;
 
 /// Builds the engine for `path` on the engine thread.
 pub fn open(path: &Path, config: EngineConfig) -> Result<(Engine, Opened), EngineError> {
-    let file = std::path::absolute(path).map_err(|e| EngineError::File {
-        path: path.display().to_string(),
-        message: e.to_string(),
-    })?;
+    let file = std::path::absolute(path)
+        .map_err(|e| EngineError::file(path.display().to_string(), e.to_string()))?;
     let ext = file
         .extension()
         .and_then(|e| e.to_str())
@@ -58,7 +56,7 @@ pub fn open(path: &Path, config: EngineConfig) -> Result<(Engine, Opened), Engin
         ));
     }
     if ext != "luau" && ext != "lua" {
-        return Err(EngineError::Invalid(format!(
+        return Err(EngineError::invalid(format!(
             "{}: open a generator (.luau) or a scene (.rbxl, .rbxlx, .rbxm, .rbxmx)",
             path.display()
         )));
@@ -68,10 +66,8 @@ pub fn open(path: &Path, config: EngineConfig) -> Result<(Engine, Opened), Engin
     let storage = engine.server_storage();
     // The module is added without being required: a generator that fails to load still
     // opens, and its model shows the error the engine reports.
-    let source = std::fs::read_to_string(&file).map_err(|e| EngineError::File {
-        path: file.display().to_string(),
-        message: e.to_string(),
-    })?;
+    let source = std::fs::read_to_string(&file)
+        .map_err(|e| EngineError::file(file.display().to_string(), e.to_string()))?;
     let file = file.canonicalize().unwrap_or(file);
     if let Some(dir) = file.parent() {
         host.set_require_root(dir);
@@ -189,8 +185,8 @@ impl Publisher {
             .iter()
             .map(|r| {
                 json!({
-                    "model": r.model.to_string(), "path": r.path, "ok": r.ok,
-                    "error": r.error, "ms": ms(r.elapsed), "instances": r.instances,
+                    "model": r.model.to_string(), "path": r.path, "ok": r.is_ok(),
+                    "error": r.error(), "ms": ms(r.elapsed), "instances": r.instances,
                 })
             })
             .collect();

@@ -1,0 +1,343 @@
+//! What a step tells its caller about each model it ran: a [`Report`] with one outcome, and
+//! for a failure the typed [`GenerationFailure`] whose text is what the error placeholder's
+//! `GenerationError` attribute stores.
+//!
+//! Owns: the failure kinds and their texts, and the classification of the Luau host's errors.
+//! Must never: depend on the engine's state (a report is plain data, `Send`, and comparable).
+
+use procmodel_luau::{
+    CANCEL_MESSAGE, HostError, MEMORY_MESSAGE, RUN_LIMIT_MESSAGE, TIMEOUT_MESSAGE,
+};
+use rbx_types::Ref;
+use std::fmt;
+use std::time::Duration;
+
+/// What happened to one model in a step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    pub model: Ref,
+    /// `GetFullName` of the model.
+    pub path: String,
+    /// Results applied, or why not (the model then holds the error placeholder).
+    pub outcome: Result<(), GenerationFailure>,
+    pub elapsed: Duration,
+    /// Instances in the model's results after the run (1, the placeholder, for a failure).
+    pub instances: usize,
+}
+
+impl Report {
+    /// True when the results were applied.
+    pub fn is_ok(&self) -> bool {
+        self.outcome.is_ok()
+    }
+
+    /// Why the generation failed, when it did.
+    pub fn failure(&self) -> Option<&GenerationFailure> {
+        self.outcome.as_ref().err()
+    }
+
+    /// The failure's text (what `GenerationError` holds), when it failed.
+    pub fn error(&self) -> Option<String> {
+        self.failure().map(|f| f.to_string())
+    }
+}
+
+/// Which limit a run hit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Limit {
+    /// The execution-time limit of one run (`--timeout`).
+    Timeout,
+    /// The whole allowed execution time, over several frames (`--max-run-time`).
+    RunTime,
+    /// The VM's memory limit.
+    Memory,
+    /// Virtual time waited, or resumes without virtual time advancing (`--max-wait`).
+    Wait,
+    /// Instances a run may create (`--max-instances`).
+    Instances,
+    /// Size of a run's output (`--max-output-mb`).
+    Output,
+    /// Voxels a run may write (`--max-terrain-mb`).
+    Terrain,
+}
+
+/// Why a generation failed. `Display` gives the text stored in the placeholder's
+/// `GenerationError` attribute and shown to users.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum GenerationFailure {
+    /// The model's `Generator` is nil or points outside the scene.
+    NoGenerator,
+    /// The `Generator` points at an instance that is not a ModuleScript.
+    NotAModuleScript { generator: String },
+    /// The model left the scene while it was being generated.
+    ModelGone,
+    /// A sandboxed generator lacks a capability generating needs.
+    MissingCapability {
+        generator: String,
+        capability: &'static str,
+    },
+    /// The module is not a generator (no `OnGenerate`, a bad `Attributes` table, unreadable).
+    BadGenerator(String),
+    /// The generator raised an error.
+    Script {
+        message: String,
+        traceback: Option<String>,
+    },
+    /// The run hit a limit.
+    Limit {
+        limit: Limit,
+        message: String,
+        traceback: Option<String>,
+    },
+    /// The run was cancelled.
+    Cancelled(String),
+    /// The results hold a script with capabilities the sandboxed generator lacks.
+    ResultCapabilities { instance: String },
+    /// The results' voxels cannot be placed (rotation, scale, overlap, the scene's Terrain).
+    Terrain(String),
+    /// Nested ProceduralModels deeper than the engine's limit (a generator that outputs
+    /// itself?).
+    Nesting { depth: usize, limit: usize },
+    /// The run was still waiting when the engine stopped stepping (`settle`).
+    NotFinished { frames: usize },
+    /// The worker thread running the model stopped (a bug, not a script error).
+    WorkerDied,
+    /// The host could not run the generator at all (the VM could not start).
+    Host(String),
+}
+
+impl GenerationFailure {
+    /// A stable name for the kind of failure, for machine-readable output: `no_generator`,
+    /// `not_a_module_script`, `model_gone`, `missing_capability`, `bad_generator`, `script`,
+    /// `limit.<timeout|run_time|memory|wait|instances|output|terrain>`, `cancelled`,
+    /// `result_capabilities`, `terrain`, `nesting`, `not_finished`, `worker_died`, `host`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            GenerationFailure::NoGenerator => "no_generator",
+            GenerationFailure::NotAModuleScript { .. } => "not_a_module_script",
+            GenerationFailure::ModelGone => "model_gone",
+            GenerationFailure::MissingCapability { .. } => "missing_capability",
+            GenerationFailure::BadGenerator(_) => "bad_generator",
+            GenerationFailure::Script { .. } => "script",
+            GenerationFailure::Limit { limit, .. } => match limit {
+                Limit::Timeout => "limit.timeout",
+                Limit::RunTime => "limit.run_time",
+                Limit::Memory => "limit.memory",
+                Limit::Wait => "limit.wait",
+                Limit::Instances => "limit.instances",
+                Limit::Output => "limit.output",
+                Limit::Terrain => "limit.terrain",
+            },
+            GenerationFailure::Cancelled(_) => "cancelled",
+            GenerationFailure::ResultCapabilities { .. } => "result_capabilities",
+            GenerationFailure::Terrain(_) => "terrain",
+            GenerationFailure::Nesting { .. } => "nesting",
+            GenerationFailure::NotFinished { .. } => "not_finished",
+            GenerationFailure::WorkerDied => "worker_died",
+            GenerationFailure::Host(_) => "host",
+        }
+    }
+
+    /// The limit the run hit, for [`GenerationFailure::Limit`].
+    pub fn limit(&self) -> Option<Limit> {
+        match self {
+            GenerationFailure::Limit { limit, .. } => Some(*limit),
+            _ => None,
+        }
+    }
+
+    /// The Luau traceback, for a script error or a limit hit inside a script.
+    pub fn traceback(&self) -> Option<&str> {
+        match self {
+            GenerationFailure::Script { traceback, .. }
+            | GenerationFailure::Limit { traceback, .. } => traceback.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The whole-run time limit over several frames, as the engine measures it.
+    pub(crate) fn run_time(used: Duration, limit: Duration) -> GenerationFailure {
+        GenerationFailure::Limit {
+            limit: Limit::RunTime,
+            message: format!(
+                "Run time limit: the generation used {:.1} s of execution time over several frames (limit {:.1} s)",
+                used.as_secs_f64(),
+                limit.as_secs_f64()
+            ),
+            traceback: None,
+        }
+    }
+}
+
+/// The limit a script error message reports, by the host's texts for them.
+fn limit_of(message: &str) -> Option<Limit> {
+    if message.contains(TIMEOUT_MESSAGE) {
+        Some(Limit::Timeout)
+    } else if message.contains(RUN_LIMIT_MESSAGE) || message.contains("Run time limit:") {
+        Some(Limit::RunTime)
+    } else if message.contains(MEMORY_MESSAGE) {
+        Some(Limit::Memory)
+    } else if message.contains("Wait limit:") {
+        Some(Limit::Wait)
+    } else if message.contains("instance limit exceeded") {
+        Some(Limit::Instances)
+    } else if message.contains("--max-output-mb") {
+        Some(Limit::Output)
+    } else if message.contains("--max-terrain-mb") {
+        Some(Limit::Terrain)
+    } else {
+        None
+    }
+}
+
+impl From<&HostError> for GenerationFailure {
+    fn from(e: &HostError) -> GenerationFailure {
+        match e {
+            HostError::Script { message, traceback } => {
+                let traceback = traceback.clone();
+                if message.contains(CANCEL_MESSAGE) {
+                    return GenerationFailure::Cancelled(message.clone());
+                }
+                match limit_of(message) {
+                    Some(limit) => GenerationFailure::Limit {
+                        limit,
+                        message: message.clone(),
+                        traceback,
+                    },
+                    None => GenerationFailure::Script {
+                        message: message.clone(),
+                        traceback,
+                    },
+                }
+            }
+            HostError::BadGenerator { .. } | HostError::Attribute { .. } => {
+                GenerationFailure::BadGenerator(e.to_string())
+            }
+            HostError::Read { .. } => GenerationFailure::BadGenerator(e.to_string()),
+            HostError::Vm(_) => GenerationFailure::Host(e.to_string()),
+        }
+    }
+}
+
+impl From<HostError> for GenerationFailure {
+    fn from(e: HostError) -> GenerationFailure {
+        GenerationFailure::from(&e)
+    }
+}
+
+impl fmt::Display for GenerationFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GenerationFailure::NoGenerator => {
+                f.write_str("Generator does not point at a ModuleScript in the scene")
+            }
+            GenerationFailure::NotAModuleScript { generator } => {
+                write!(f, "Generator {generator} is not a ModuleScript")
+            }
+            GenerationFailure::ModelGone => f.write_str("model is not in the scene"),
+            GenerationFailure::MissingCapability {
+                generator,
+                capability,
+            } => write!(
+                f,
+                "the sandboxed generator {generator} lacks the {capability} capability (generating needs Basic, RunServerScript and CreateInstances)"
+            ),
+            GenerationFailure::Script { message, traceback }
+            | GenerationFailure::Limit {
+                message, traceback, ..
+            } => match traceback {
+                Some(t) => write!(f, "{message}\n{t}"),
+                None => f.write_str(message),
+            },
+            GenerationFailure::BadGenerator(m)
+            | GenerationFailure::Cancelled(m)
+            | GenerationFailure::Terrain(m)
+            | GenerationFailure::Host(m) => f.write_str(m),
+            GenerationFailure::ResultCapabilities { instance } => write!(
+                f,
+                "{instance} in the results has capabilities the sandboxed generator does not have"
+            ),
+            GenerationFailure::Nesting { depth, limit } => write!(
+                f,
+                "nested ProceduralModels are {depth} levels deep (limit {limit}): a generator that outputs itself?"
+            ),
+            GenerationFailure::NotFinished { frames } => {
+                write!(f, "generation did not finish within {frames} frames")
+            }
+            GenerationFailure::WorkerDied => {
+                f.write_str("internal error: the worker VM running this model stopped")
+            }
+        }
+    }
+}
+
+impl std::error::Error for GenerationFailure {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_errors_are_classified_by_kind_and_keep_their_text() {
+        let timeout = HostError::Script {
+            message: format!("Gen:3: {TIMEOUT_MESSAGE}"),
+            traceback: Some("Gen:3".into()),
+        };
+        let f = GenerationFailure::from(&timeout);
+        assert_eq!(f.limit(), Some(Limit::Timeout));
+        assert_eq!(f.kind(), "limit.timeout");
+        assert_eq!(f.traceback(), Some("Gen:3"));
+        assert_eq!(f.to_string(), format!("Gen:3: {TIMEOUT_MESSAGE}\nGen:3"));
+
+        let memory = HostError::Script {
+            message: format!("{MEMORY_MESSAGE} (64 MiB)"),
+            traceback: None,
+        };
+        assert_eq!(
+            GenerationFailure::from(&memory).limit(),
+            Some(Limit::Memory)
+        );
+
+        let plain = HostError::Script {
+            message: "Gen:1: boom".into(),
+            traceback: None,
+        };
+        let f = GenerationFailure::from(&plain);
+        assert!(matches!(f, GenerationFailure::Script { .. }));
+        assert_eq!(f.limit(), None);
+        assert_eq!(f.to_string(), "Gen:1: boom");
+
+        let bad = HostError::BadGenerator {
+            file: "Gen".into(),
+            message: "the module must return a table".into(),
+        };
+        let f = GenerationFailure::from(&bad);
+        assert!(matches!(f, GenerationFailure::BadGenerator(_)));
+        assert_eq!(f.to_string(), "Gen: the module must return a table");
+    }
+
+    #[test]
+    fn a_report_has_one_outcome() {
+        let ok = Report {
+            model: Ref::none(),
+            path: "Workspace.M".into(),
+            outcome: Ok(()),
+            elapsed: Duration::ZERO,
+            instances: 3,
+        };
+        assert!(ok.is_ok() && ok.failure().is_none() && ok.error().is_none());
+        let failed = Report {
+            outcome: Err(GenerationFailure::Nesting { depth: 9, limit: 8 }),
+            ..ok
+        };
+        assert!(!failed.is_ok());
+        assert_eq!(
+            failed.error().as_deref(),
+            Some(
+                "nested ProceduralModels are 9 levels deep (limit 8): a generator that outputs itself?"
+            )
+        );
+    }
+}
