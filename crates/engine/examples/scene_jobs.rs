@@ -1,5 +1,6 @@
 //! Issue #3's parallel benchmark outside criterion: a scene of 200 spiral staircases (20
-//! steps each), all regenerated, with `jobs` worker VMs. Prints the median step time.
+//! steps each), all regenerated, with `jobs` worker VMs. Prints the median and the fastest
+//! step time.
 //!
 //! `cargo run --release -p procmodel-engine --example scene_jobs -- 2 [iterations]`
 
@@ -33,8 +34,10 @@ fn main() {
         assert!(reports.len() == 200 && reports.iter().all(|r| r.is_ok()));
     }
     times.sort();
+    // The fastest step is the one least disturbed by other work on a shared host.
     println!(
-        "jobs {jobs}: median {:?} per step of 200 models",
-        times[times.len() / 2]
+        "jobs {jobs}: median {:?}, fastest {:?} per step of 200 models",
+        times[times.len() / 2],
+        times[0]
     );
 }

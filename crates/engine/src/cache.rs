@@ -167,9 +167,11 @@ impl crate::Engine {
         started: std::time::Instant,
     ) -> Option<crate::Report> {
         let cache = self.st().config.cache.clone()?;
-        let key = self
-            .host
-            .with_dom_ref(|d| crate::provenance::Inputs::of(d, model).cache_key(d, model));
+        let mut sources = std::mem::take(&mut self.st().sources);
+        let key = self.host.with_dom_ref(|d| {
+            crate::provenance::Inputs::of_with(d, model, &mut sources).cache_key(d, model)
+        });
+        self.st().sources = sources;
         if let Some(bytes) = cache.get(&key) {
             match self.host.with_dom_mut(|d| decode_into(d, &bytes)) {
                 Ok(hit) => {
@@ -227,16 +229,18 @@ impl crate::Engine {
         let cache = self.st().config.cache.clone();
         let hit = self.st().from_cache.remove(&model);
         let hashed = self.st().content_hashes.remove(&model);
+        let mut sources = std::mem::take(&mut self.st().sources);
         if self.st().config.records_provenance() && !(hit && ok) {
             self.host
-                .with_dom_mut(|d| crate::provenance::record(d, model, ok, hashed));
+                .with_dom_mut(|d| crate::provenance::record(d, model, ok, hashed, &mut sources));
         }
         if let (true, Some(key), Some(cache)) = (ok, key, cache) {
             // Also under the inputs as they are now: applying filled in the generator's
             // default attributes, and a run from these inputs gives the same results.
             let (entry, applied_key) = self.host.with_dom_ref(|d| {
                 let entry = crate::apply::results_folder(d, model).map(|f| encode(d, model, f));
-                let applied = crate::provenance::Inputs::of(d, model).cache_key(d, model);
+                let applied =
+                    crate::provenance::Inputs::of_with(d, model, &mut sources).cache_key(d, model);
                 (entry, applied)
             });
             // Results that cannot be stored (a reference outside them) are simply not cached.
@@ -247,6 +251,7 @@ impl crate::Engine {
                 }
             }
         }
+        self.st().sources = sources;
     }
 }
 

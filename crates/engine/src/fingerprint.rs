@@ -16,7 +16,7 @@ use std::io::Write;
 pub struct SourceDigests(HashMap<Ref, (String, blake3::Hash)>);
 
 impl SourceDigests {
-    fn digest(&mut self, module: Ref, src: &str) -> blake3::Hash {
+    pub(crate) fn digest(&mut self, module: Ref, src: &str) -> blake3::Hash {
         match self.0.get(&module) {
             Some((cached, digest)) if cached == src => *digest,
             _ => {

@@ -17,6 +17,7 @@
 //! across processes and machines (the cache keys and lockfiles rely on that).
 
 use crate::apply::{generator_of, prop, results_folder};
+use crate::fingerprint::SourceDigests;
 use procmodel_dom::hash::{children_hash, to_hex, value_digest};
 use procmodel_dom::keys::KEYS;
 use rbx_dom_weak::WeakDom;
@@ -63,6 +64,12 @@ fn short(d: &[u8; 32]) -> String {
 impl Inputs {
     /// The inputs of `model` as the scene holds them now.
     pub fn of(dom: &WeakDom, model: Ref) -> Inputs {
+        Inputs::of_with(dom, model, &mut SourceDigests::default())
+    }
+
+    /// [`Inputs::of`], digesting each module's Source through `sources` (the engine's, so a
+    /// scene of many models sharing modules hashes each Source once, not once per model).
+    pub(crate) fn of_with(dom: &WeakDom, model: Ref, sources: &mut SourceDigests) -> Inputs {
         let mut parts = Vec::new();
         let mut push = |name: String, d: [u8; 32]| parts.push(InputPart { name, digest: d });
         let Some(inst) = dom.get_by_ref(model) else {
@@ -94,13 +101,13 @@ impl Inputs {
             digest(name.as_deref().unwrap_or("\0none").as_bytes()),
         );
         let minst = module.and_then(|g| dom.get_by_ref(g));
-        let source = match minst.and_then(|i| prop(i, KEYS.source)) {
-            Some(Variant::String(s)) => digest(s.as_bytes()),
+        let source = match (module, minst.and_then(|i| prop(i, KEYS.source))) {
+            (Some(g), Some(Variant::String(s))) => *sources.digest(g, s).as_bytes(),
             _ => digest(b"\0none"),
         };
         push("source".into(), source);
         push("sandbox".into(), sandbox_digest(minst));
-        push("modules".into(), modules_digest(dom, module));
+        push("modules".into(), modules_digest(dom, module, sources));
         Inputs { parts }
     }
 
@@ -157,6 +164,14 @@ fn sandbox_digest(module: Option<&rbx_dom_weak::Instance>) -> [u8; 32] {
 /// Every ModuleScript of the scene outside GeneratedFolders except `generator`, by full
 /// name (then digest, for namesakes), each with the digest of its Source and sandbox state.
 pub fn modules(dom: &WeakDom, generator: Option<Ref>) -> Vec<(String, [u8; 32])> {
+    modules_with(dom, generator, &mut SourceDigests::default())
+}
+
+fn modules_with(
+    dom: &WeakDom,
+    generator: Option<Ref>,
+    sources: &mut SourceDigests,
+) -> Vec<(String, [u8; 32])> {
     let mut found: Vec<(String, [u8; 32])> = Vec::new();
     let mut stack = vec![dom.root_ref()];
     while let Some(r) = stack.pop() {
@@ -169,7 +184,7 @@ pub fn modules(dom: &WeakDom, generator: Option<Ref>) -> Vec<(String, [u8; 32])>
                 Some(Variant::String(s)) => s.as_str(),
                 _ => "",
             };
-            let mut b = digest(src.as_bytes()).to_vec();
+            let mut b = sources.digest(r, src).as_bytes().to_vec();
             b.extend_from_slice(&sandbox_digest(Some(i)));
             found.push((procmodel_dom::full_name(dom, r), digest(&b)));
         }
@@ -179,9 +194,9 @@ pub fn modules(dom: &WeakDom, generator: Option<Ref>) -> Vec<(String, [u8; 32])>
     found
 }
 
-fn modules_digest(dom: &WeakDom, generator: Option<Ref>) -> [u8; 32] {
+fn modules_digest(dom: &WeakDom, generator: Option<Ref>, sources: &mut SourceDigests) -> [u8; 32] {
     let mut h = blake3::Hasher::new();
-    for (name, d) in &modules(dom, generator) {
+    for (name, d) in &modules_with(dom, generator, sources) {
         h.update(&(name.len() as u64).to_le_bytes());
         h.update(name.as_bytes());
         h.update(d);
@@ -262,11 +277,17 @@ pub fn changes(now: &Inputs, recorded: &Recorded) -> Vec<String> {
 /// Records provenance on the model's current GeneratedFolder (after a run was applied or
 /// failed): the inputs, and for results their content hash (`hashed`, when the worker that
 /// ran the model computed it; else computed here).
-pub fn record(dom: &mut WeakDom, model: Ref, ok: bool, hashed: Option<[u8; 32]>) {
+pub(crate) fn record(
+    dom: &mut WeakDom,
+    model: Ref,
+    ok: bool,
+    hashed: Option<[u8; 32]>,
+    sources: &mut SourceDigests,
+) {
     let Some(folder) = results_folder(dom, model) else {
         return;
     };
-    let inputs = Inputs::of(dom, model).to_attribute();
+    let inputs = Inputs::of_with(dom, model, sources).to_attribute();
     let hash = ok.then(|| to_hex(&hashed.unwrap_or_else(|| children_hash(dom, folder))));
     let Some(inst) = dom.get_by_ref_mut(folder) else {
         return;
@@ -363,6 +384,45 @@ pub fn status(dom: &WeakDom, model: Ref) -> Status {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rbx_dom_weak::InstanceBuilder;
+
+    #[test]
+    fn inputs_through_the_engines_source_digests_are_the_same_and_see_edits() {
+        let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+        let root = dom.root_ref();
+        let module = |dom: &mut WeakDom, name: &str, src: &str| {
+            dom.insert(
+                root,
+                InstanceBuilder::new("ModuleScript")
+                    .with_name(name)
+                    .with_property("Source", Variant::String(src.to_owned())),
+            )
+        };
+        let g = module(&mut dom, "Gen", "return { OnGenerate = function() end }");
+        let lib = module(&mut dom, "Lib", "return 1");
+        let m = dom.insert(
+            root,
+            InstanceBuilder::new("ProceduralModel")
+                .with_name("M")
+                .with_property("Generator", Variant::Ref(g)),
+        );
+        let mut sources = SourceDigests::default();
+        assert_eq!(Inputs::of_with(&dom, m, &mut sources), Inputs::of(&dom, m));
+        // Edits of the generator and of another module after their digests were kept.
+        for (r, src) in [
+            (g, "return { OnGenerate = function() print(1) end }"),
+            (lib, "return 2"),
+        ] {
+            let before = Inputs::of_with(&dom, m, &mut sources);
+            dom.get_by_ref_mut(r)
+                .unwrap()
+                .properties
+                .insert(KEYS.source, Variant::String(src.to_owned()));
+            let after = Inputs::of_with(&dom, m, &mut sources);
+            assert_eq!(after, Inputs::of(&dom, m));
+            assert_ne!(after, before);
+        }
+    }
 
     #[test]
     fn recorded_inputs_round_trip_and_reject_damage() {
