@@ -228,11 +228,11 @@ impl crate::Engine {
         let key = self.st().cache_keys.remove(&model);
         let cache = self.st().config.cache.clone();
         let hit = self.st().from_cache.remove(&model);
-        let hashed = self.st().content_hashes.remove(&model);
+        let ahead = self.st().precomputed.remove(&model);
         let mut sources = std::mem::take(&mut self.st().sources);
         if self.st().config.records_provenance() && !(hit && ok) {
             self.host
-                .with_dom_mut(|d| crate::provenance::record(d, model, ok, hashed, &mut sources));
+                .with_dom_mut(|d| crate::provenance::record(d, model, ok, ahead, &mut sources));
         }
         if let (true, Some(key), Some(cache)) = (ok, key, cache) {
             // Also under the inputs as they are now: applying filled in the generator's

@@ -128,9 +128,9 @@ pub(crate) struct EngineState {
     /// Models whose results were just applied from the cache (their provenance came with
     /// them).
     from_cache: std::collections::HashSet<Ref>,
-    /// Content hashes of results a worker computed for a model being applied this step
+    /// Provenance a worker computed for the results of a model being applied this step
     /// (taken when its provenance is recorded).
-    content_hashes: HashMap<Ref, [u8; 32]>,
+    precomputed: HashMap<Ref, provenance::Precomputed>,
     /// ProceduralModels in the results applied during the current nesting pass (pre-order
     /// per model, models in the order applied): the next pass's scope.
     found_nested: Vec<Ref>,
@@ -174,7 +174,7 @@ impl Engine {
             code_revision: 0,
             terrain: terrain::Book::default(),
             from_cache: std::collections::HashSet::new(),
-            content_hashes: HashMap::new(),
+            precomputed: HashMap::new(),
             found_nested: Vec::new(),
         }));
         Engine { host, state }

@@ -4,6 +4,8 @@
 
 use crate::Engine;
 use crate::apply::{self, Prepared, Produced};
+use crate::fingerprint::SourceDigests;
+use crate::provenance::{Inputs, Precomputed};
 use crate::report::{GenerationFailure, Report};
 use procmodel_luau::{Host, HostConfig};
 use rbx_dom_weak::{InstanceBuilder, WeakDom};
@@ -91,11 +93,11 @@ pub struct Finished {
     pub model: Ref,
     pub result: Result<(Prepared, Produced, Option<WeakDom>), GenerationFailure>,
     pub elapsed: Duration,
-    /// The content hash of the results (`procmodel_dom::hash::children_hash` of the
-    /// placed GeneratedFolder), when the step records provenance: hashed on the worker, in
+    /// The results' provenance, when the step records it: computed on the worker, in
     /// parallel, instead of on the engine's thread after applying. Applying moves the
-    /// folder without changing what is in it, so it is the hash of the applied results.
-    pub content_hash: Option<[u8; 32]>,
+    /// folder without changing what is in it, so the content hash is that of the applied
+    /// results; the inputs are the model's after applying fills in default attributes.
+    pub provenance: Option<Precomputed>,
 }
 
 /// One step's work for a worker: a copy of the scene, the shared queue, where to send results.
@@ -103,7 +105,7 @@ struct Job {
     dom: WeakDom,
     queue: Arc<Queue>,
     tx: Sender<Finished>,
-    /// Whether to hash each model's results ([`Finished::content_hash`]).
+    /// Whether to compute each model's provenance ([`Finished::provenance`]).
     hash: bool,
 }
 
@@ -183,6 +185,7 @@ fn worker(config: HostConfig, jobs: Receiver<Job>) {
     let host = Host::new(config)
         .map_err(|e| GenerationFailure::Host(format!("cannot start a worker VM: {e}")));
     let mut required = HashMap::new();
+    let mut sources = SourceDigests::default();
     for job in jobs {
         let host = match &host {
             Ok(h) => h,
@@ -193,7 +196,7 @@ fn worker(config: HostConfig, jobs: Receiver<Job>) {
                         model,
                         result: Err(msg.clone()),
                         elapsed: Duration::ZERO,
-                        content_hash: None,
+                        provenance: None,
                     });
                 }
                 continue;
@@ -202,10 +205,12 @@ fn worker(config: HostConfig, jobs: Receiver<Job>) {
         host.replace_dom(job.dom);
         while let Some(m) = job.queue.take() {
             let (model, result, elapsed) = run_one(host, m, &mut required);
-            let content_hash = match (&result, job.hash) {
-                (Ok((_, o)), true) => {
-                    Some(host.with_dom_ref(|d| procmodel_dom::hash::children_hash(d, o.container)))
-                }
+            let provenance = match (&result, job.hash) {
+                (Ok((_, o)), true) => Some(host.with_dom_ref(|d| Precomputed {
+                    hash: procmodel_dom::hash::children_hash(d, o.container),
+                    inputs:
+                        Inputs::after_defaults(d, model, &o.defaults, &mut sources).to_attribute(),
+                })),
                 _ => None,
             };
             let result = result.map(|(p, o)| {
@@ -220,7 +225,7 @@ fn worker(config: HostConfig, jobs: Receiver<Job>) {
                     model,
                     result,
                     elapsed,
-                    content_hash,
+                    provenance,
                 })
                 .is_err()
             {
@@ -326,11 +331,11 @@ impl Engine {
             .collect()
     }
 
-    /// Queues a worker's run for applying in order, keeping the content hash it computed
-    /// for recording provenance.
+    /// Queues a worker's run for applying in order, keeping the provenance it computed for
+    /// recording.
     fn take_finished(&mut self, order: &mut InOrder<'_>, f: Finished) {
-        if let Some(h) = f.content_hash {
-            self.st().content_hashes.insert(f.model, h);
+        if let Some(p) = f.provenance {
+            self.st().precomputed.insert(f.model, p);
         }
         order.ready.insert(f.model, (f.result, f.elapsed));
     }

@@ -70,6 +70,19 @@ impl Inputs {
     /// [`Inputs::of`], digesting each module's Source through `sources` (the engine's, so a
     /// scene of many models sharing modules hashes each Source once, not once per model).
     pub(crate) fn of_with(dom: &WeakDom, model: Ref, sources: &mut SourceDigests) -> Inputs {
+        Inputs::after_defaults(dom, model, &[], sources)
+    }
+
+    /// The inputs `model` will have once a run's results are applied: applying fills in
+    /// each of the generator's `defaults` the model has no attribute for (as
+    /// `apply::apply_output` does), which is all it changes among the inputs. A worker
+    /// computes them on its copy of the scene, so the engine's thread does not.
+    pub(crate) fn after_defaults(
+        dom: &WeakDom,
+        model: Ref,
+        defaults: &[(String, Variant)],
+        sources: &mut SourceDigests,
+    ) -> Inputs {
         let mut parts = Vec::new();
         let mut push = |name: String, d: [u8; 32]| parts.push(InputPart { name, digest: d });
         let Some(inst) = dom.get_by_ref(model) else {
@@ -89,7 +102,22 @@ impl Inputs {
             }
         }
         push("size".into(), digest(&size));
-        if let Some(Variant::Attributes(a)) = prop(inst, KEYS.attributes) {
+        let attrs = match prop(inst, KEYS.attributes) {
+            Some(Variant::Attributes(a)) => Some(a),
+            _ => None,
+        };
+        let missing = |name: &str| attrs.is_none_or(|a| a.get(name).is_none());
+        if defaults.iter().any(|(k, _)| missing(k)) {
+            let mut merged = attrs.cloned().unwrap_or_default();
+            for (k, v) in defaults {
+                if merged.get(k.as_str()).is_none() {
+                    merged.insert(k.clone(), v.clone());
+                }
+            }
+            for (k, v) in merged.iter() {
+                push(format!("attr.{k}"), value_digest(v));
+            }
+        } else if let Some(a) = attrs {
             for (k, v) in a.iter() {
                 push(format!("attr.{k}"), value_digest(v));
             }
@@ -274,21 +302,36 @@ pub fn changes(now: &Inputs, recorded: &Recorded) -> Vec<String> {
     out
 }
 
+/// The provenance of a result computed where it was generated (a worker, over its copy of
+/// the scene), for the engine to record instead of computing it on its own thread.
+#[derive(Debug, Clone)]
+pub(crate) struct Precomputed {
+    /// `children_hash` of the placed results.
+    pub hash: [u8; 32],
+    /// The `ProcmodelInputs` value, from [`Inputs::after_defaults`].
+    pub inputs: String,
+}
+
 /// Records provenance on the model's current GeneratedFolder (after a run was applied or
-/// failed): the inputs, and for results their content hash (`hashed`, when the worker that
-/// ran the model computed it; else computed here).
+/// failed): the inputs, and for results their content hash — both as the worker that ran
+/// the model computed them (`ahead`, used only for applied results), else computed here.
 pub(crate) fn record(
     dom: &mut WeakDom,
     model: Ref,
     ok: bool,
-    hashed: Option<[u8; 32]>,
+    ahead: Option<Precomputed>,
     sources: &mut SourceDigests,
 ) {
     let Some(folder) = results_folder(dom, model) else {
         return;
     };
-    let inputs = Inputs::of_with(dom, model, sources).to_attribute();
-    let hash = ok.then(|| to_hex(&hashed.unwrap_or_else(|| children_hash(dom, folder))));
+    let (inputs, hash) = match (ok, ahead) {
+        (true, Some(a)) => (a.inputs, Some(to_hex(&a.hash))),
+        (ok, _) => (
+            Inputs::of_with(dom, model, sources).to_attribute(),
+            ok.then(|| to_hex(&children_hash(dom, folder))),
+        ),
+    };
     let Some(inst) = dom.get_by_ref_mut(folder) else {
         return;
     };

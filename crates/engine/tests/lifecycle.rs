@@ -1077,3 +1077,40 @@ fn models_nested_too_deep_fail_alike_with_one_job_or_two() {
     }
     assert!(one == two, "the saved scenes differ between --jobs 1 and 2");
 }
+
+#[test]
+fn parallel_runs_record_the_inputs_their_models_have_after_defaults_are_filled() {
+    // A worker records the provenance of its results; applying them fills in the
+    // generator's default attributes, and the recorded inputs must be those (or `status`
+    // calls the fresh results stale).
+    let build = |jobs: usize| {
+        let mut e = Engine::new(EngineConfig {
+            jobs,
+            ..EngineConfig::default()
+        })
+        .unwrap();
+        // Each run spins long enough that the worker, once its VM is up, takes some.
+        let slow = ROW.replace(
+            "function G.OnGenerate(params, target)",
+            "function G.OnGenerate(params, target)\n    local x = 0\n    for i = 1, 300000 do x = x + i % 7 end",
+        );
+        let g = module(&mut e, "Row", &slow);
+        let models: Vec<Ref> = (0..12).map(|_| model(&mut e, g, &[])).collect();
+        assert!(e.step().iter().all(|r| r.is_ok()));
+        for &m in &models {
+            let status = e.with_dom(|d| procmodel_engine::provenance::status(d, m));
+            assert_eq!(
+                status,
+                procmodel_engine::provenance::Status::Fresh,
+                "jobs {jobs}"
+            );
+        }
+        let out = tmp(&format!("defaults-{jobs}.rbxl"));
+        e.save(&out).unwrap();
+        std::fs::read(out).unwrap()
+    };
+    assert!(
+        build(1) == build(2),
+        "the saved scenes differ between --jobs 1 and 2"
+    );
+}
