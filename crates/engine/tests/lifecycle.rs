@@ -1007,19 +1007,23 @@ fn too_deep_scene(jobs: usize) -> (Vec<u8>, Vec<procmodel_engine::Report>) {
     let mut e = Engine::new(EngineConfig::default()).unwrap();
     let g = module(&mut e, "Row", ROW);
     let outer = model(&mut e, g, &[]);
-    let nested = |e: &mut Engine, parent: Ref, name: &str, dirty: bool| -> Ref {
+    // Results as a run leaves them: a GeneratedFolder under the model, holding models.
+    let results = |e: &mut Engine, model: Ref, names: &[&str], dirty: bool| -> Ref {
         let folder = e.insert(
-            parent,
+            model,
             InstanceBuilder::new("GeneratedFolder").with_name("GeneratedFolder"),
         );
-        e.insert(
-            folder,
-            InstanceBuilder::new("ProceduralModel")
-                .with_name(name)
-                .with_property("Generator", Variant::Ref(g))
-                .with_property("Size", Vector3::new(8.0, 8.0, 8.0))
-                .with_property("Dirty", Variant::Bool(dirty)),
-        )
+        for name in names {
+            e.insert(
+                folder,
+                InstanceBuilder::new("ProceduralModel")
+                    .with_name(*name)
+                    .with_property("Generator", Variant::Ref(g))
+                    .with_property("Size", Vector3::new(8.0, 8.0, 8.0))
+                    .with_property("Dirty", Variant::Bool(dirty)),
+            );
+        }
+        folder
     };
     e.host().with_dom_mut(|d| {
         d.get_by_ref_mut(outer)
@@ -1027,21 +1031,9 @@ fn too_deep_scene(jobs: usize) -> (Vec<u8>, Vec<procmodel_engine::Report>) {
             .properties
             .insert(Ustr::from("Dirty"), Variant::Bool(false))
     });
-    let middle = nested(&mut e, outer, "Middle", false);
-    let folder = e.insert(
-        middle,
-        InstanceBuilder::new("GeneratedFolder").with_name("GeneratedFolder"),
-    );
-    for name in ["C", "D"] {
-        e.insert(
-            folder,
-            InstanceBuilder::new("ProceduralModel")
-                .with_name(name)
-                .with_property("Generator", Variant::Ref(g))
-                .with_property("Size", Vector3::new(8.0, 8.0, 8.0))
-                .with_property("Dirty", Variant::Bool(true)),
-        );
-    }
+    let folder = results(&mut e, outer, &["Middle"], false);
+    let middle = e.with_dom(|d| d.get_by_ref(folder).unwrap().children()[0]);
+    results(&mut e, middle, &["C", "D"], true);
     let saved = tmp(&format!("too-deep-{jobs}.rbxl"));
     e.save(&saved).unwrap();
     let mut e = Engine::load(
