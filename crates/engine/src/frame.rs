@@ -51,9 +51,10 @@ impl Engine {
         // end) take their voxels with them.
         self.sync_terrain(terrain::Discover::Nothing);
         reports.extend(self.advance_in_flight());
-        // Pass 0 looks at the whole scene; a later pass only at the models the pass before
-        // generated and the ProceduralModels found in their results while applying them
-        // (no second walk of the results).
+        // Pass 0 looks at the whole scene; a later pass only at the ProceduralModels found
+        // in the results the pass before applied (no second walk of the results). A model
+        // whose inputs a generator changed after it ran in this step is found dirty by the
+        // next step's pass 0, as any input change between steps is.
         let mut scope: Option<Vec<Ref>> = None;
         for pass in 0..=max_depth {
             let mut dirty = self.collect_dirty(scope.as_deref());
@@ -62,7 +63,6 @@ impl Engine {
                 break;
             }
             self.st().found_nested.clear();
-            let mut next = dirty.clone();
             if jobs > 1 && dirty.len() > 1 && pass < max_depth {
                 reports.extend(self.generate_parallel(&dirty, jobs, max_depth));
             } else {
@@ -79,8 +79,7 @@ impl Engine {
                     }
                 }
             }
-            next.append(&mut self.st().found_nested);
-            scope = Some(next);
+            scope = Some(std::mem::take(&mut self.st().found_nested));
         }
         self.host.end_frame();
         reports

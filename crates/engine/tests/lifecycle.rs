@@ -1106,3 +1106,34 @@ fn parallel_runs_record_the_inputs_their_models_have_after_defaults_are_filled()
         "the saved scenes differ between --jobs 1 and 2"
     );
 }
+
+#[test]
+fn a_model_whose_inputs_a_later_generator_changes_regenerates_at_the_next_step() {
+    // B runs first; A's generator (unsandboxed, so it may write outside its results) then
+    // sets B's Count. B is dirty again and regenerates at the next step, as for any input
+    // change between steps; settling ends with B built from the new value.
+    let mut e = Engine::new(EngineConfig::default()).unwrap();
+    let row = module(&mut e, "Row", ROW);
+    let b = model(&mut e, row, &[]);
+    e.host()
+        .with_dom_mut(|d| d.get_by_ref_mut(b).unwrap().name = "B".into());
+    let setter = module(
+        &mut e,
+        "Setter",
+        r#"return { OnGenerate = function(params, target)
+            workspace.B:SetAttribute("Count", 5)
+        end }"#,
+    );
+    let a = model(&mut e, setter, &[]);
+    let first = e.step();
+    assert_eq!(first.len(), 2, "{first:?}");
+    assert!(first.iter().all(|r| r.is_ok()), "{first:?}");
+    assert_eq!(results(&e, b), ["P1", "P2", "P3"]);
+    assert!(e.is_dirty(b) || e.detect_changes().contains(&b));
+    let second = e.step();
+    assert_eq!(second.len(), 1, "{second:?}");
+    assert_eq!(second[0].model, b);
+    assert_eq!(results(&e, b), ["P1", "P2", "P3", "P4", "P5"]);
+    assert_eq!(e.runs(a), 1);
+    assert!(e.step().is_empty());
+}
