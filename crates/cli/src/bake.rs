@@ -281,9 +281,8 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode> {
     let points = procmodel_bake::sweep::points(&axes)?;
     let size = args.size.unwrap_or(Vec3::splat(12.0));
     let mut engine = Engine::new(EngineConfig::default())?;
-    let mut host = engine.host().clone();
     let storage = engine.server_storage();
-    let g = host.load_generator_file(&args.generator, storage)?;
+    let g = engine.load_generator_file(&args.generator, storage)?;
     let stem = args
         .generator
         .file_stem()
@@ -460,8 +459,7 @@ fn bake_shard(
         .partition(|u| deal.shard(&u.unit.key) == Some(shard.index));
     // Other shards' models are held as baked (no generator) in this process only, so the
     // step loop leaves them alone; the scene file is never saved from here.
-    let host = engine.host().clone();
-    host.with_dom_mut(|d| {
+    engine.with_dom_mut(|d| {
         for u in &others {
             if let Some(i) = d.get_by_ref_mut(u.model) {
                 i.properties

@@ -77,7 +77,6 @@ pub fn build(args: &Args) -> Result<Built> {
             source: None,
         },
     )?;
-    let host = engine.host().clone();
     let name = args
         .generator
         .file_stem()
@@ -105,7 +104,7 @@ pub fn build(args: &Args) -> Result<Built> {
     // The results folder becomes the output Model where it is, and is written from the
     // scene's own DOM: no instance is moved or copied (moving 100k children one by one costs
     // time in the number of siblings each, and a second DOM would double the instance table).
-    let model = host.with_dom_mut(|dom| -> Result<Ref> {
+    let model = engine.with_dom_mut(|dom| -> Result<Ref> {
         let inst = dom.get_by_ref(pm).expect("the model stays in the scene");
         let attributes = inst.properties.get(&ustr("Attributes")).cloned();
         let primary = procmodel_dom::primary_part_of(dom, pm);
@@ -138,7 +137,6 @@ pub fn build(args: &Args) -> Result<Built> {
         }
         Ok(folder)
     })?;
-    drop(host);
     // The VM is done with: its memory is free for the output.
     let dom = engine.into_dom();
     crate::release_free_memory();

@@ -11,7 +11,6 @@ use anyhow::{Context, Result, bail};
 use glam::Vec3;
 use procmodel_dom::attrs::AttrError;
 use procmodel_engine::{Engine, EngineConfig};
-use procmodel_luau::Generator;
 use rbx_dom_weak::{InstanceBuilder, ustr};
 use rbx_types::{Attributes, Ref, SecurityCapabilities, Variant};
 use std::path::Path;
@@ -79,7 +78,6 @@ pub fn one_model_scene(config: EngineConfig, spec: Spec<'_>) -> Result<OneModel>
         bail!("{}: generator file not found", spec.generator.display());
     }
     let mut engine = Engine::new(config)?;
-    let mut host = engine.host().clone();
     let name = spec
         .generator
         .file_stem()
@@ -90,7 +88,7 @@ pub fn one_model_scene(config: EngineConfig, spec: Spec<'_>) -> Result<OneModel>
         Placement::ServerStorage => {
             let workspace = engine.workspace();
             let storage = engine.server_storage();
-            let g = host.load_generator_file(spec.generator, storage)?;
+            let g = engine.load_generator_file(spec.generator, storage)?;
             let model = engine.insert(
                 workspace,
                 InstanceBuilder::new("ProceduralModel")
@@ -107,18 +105,18 @@ pub fn one_model_scene(config: EngineConfig, spec: Spec<'_>) -> Result<OneModel>
             };
             // At the scene's root, where a model file puts it when it is loaded again: the
             // provenance names the generator by its full name, the same now as after reload.
-            let root = host.with_dom_ref(|dom| dom.root_ref());
+            let root = engine.with_dom(|dom| dom.root_ref());
             let model = engine.insert(
                 root,
                 InstanceBuilder::new("ProceduralModel").with_name(name.clone()),
             );
-            let module = host.add_module_script(model, &name, &source, None);
+            let module = engine.add_module_script(model, &name, &source, None);
             let caps = if sandboxed {
                 Some(capabilities(&MINIMAL_CAPABILITIES)?)
             } else {
                 None
             };
-            host.with_dom_mut(|dom| {
+            engine.with_dom_mut(|dom| {
                 if let Some(m) = dom.get_by_ref_mut(module)
                     && let Some(caps) = caps
                 {
@@ -131,7 +129,7 @@ pub fn one_model_scene(config: EngineConfig, spec: Spec<'_>) -> Result<OneModel>
                         .insert(ustr("Generator"), Variant::Ref(module));
                 }
             });
-            let g = host.load_generator(module, &spec.generator.display().to_string())?;
+            let g = engine.load_generator(module, &spec.generator.display().to_string())?;
             (g, model)
         }
     };
@@ -145,7 +143,7 @@ pub fn one_model_scene(config: EngineConfig, spec: Spec<'_>) -> Result<OneModel>
     }
     let size = spec.size;
     // Size is the box at the model's scale: params.Size = Size / Scale, as in Studio.
-    host.with_dom_mut(|dom| {
+    engine.with_dom_mut(|dom| {
         if let Some(pm) = dom.get_by_ref_mut(model) {
             pm.properties.insert(
                 ustr("Size"),
@@ -161,7 +159,10 @@ pub fn one_model_scene(config: EngineConfig, spec: Spec<'_>) -> Result<OneModel>
 }
 
 /// Resolves `--attr` arguments against the generator's declared attributes.
-pub fn resolve_attrs(generator: &Generator, args: &[String]) -> Result<Vec<(String, Variant)>> {
+pub fn resolve_attrs(
+    generator: &procmodel_engine::LoadedGenerator,
+    args: &[String],
+) -> Result<Vec<(String, Variant)>> {
     let mut out: Vec<(String, Variant)> = Vec::new();
     for arg in args {
         let (name, text) = attrs::split(arg)?;

@@ -574,3 +574,36 @@ fn generate_counts_nested_results_and_fails_when_a_nested_model_fails() {
     );
     assert!(!pkg.exists());
 }
+
+#[test]
+fn generate_runs_a_modules_top_level_code_once() {
+    // Roblox runs a ModuleScript's top-level code once per require cache. `generate` reads
+    // the declared attributes before the run; that load is the run's own, not a second one.
+    let g = tmp("OnceAtTop.luau");
+    std::fs::write(
+        &g,
+        r#"print("module body ran")
+local G = { Attributes = { N = 2 } }
+function G.OnGenerate(params, target)
+    print("generated", params.Attributes.N)
+    for i = 1, params.Attributes.N do
+        Instance.new("Part").Parent = target
+    end
+end
+return G
+"#,
+    )
+    .unwrap();
+    let out = tmp("once-at-top.rbxm");
+    let o = ok(generate(&[
+        g.to_str().unwrap(),
+        "--attr",
+        "N=3",
+        "--no-cache",
+        "-o",
+        out.to_str().unwrap(),
+    ]));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.matches("module body ran").count(), 1, "{err}");
+    assert_eq!(err.matches("[OnceAtTop] generated 3").count(), 1, "{err}");
+}

@@ -4,7 +4,7 @@
 use crate::{EngineError, GenerationFailure};
 use procmodel_dom::is_a;
 use procmodel_dom::keys::KEYS;
-use procmodel_luau::{Host, RunInputs};
+use procmodel_luau::{Host, HostError, RunInputs};
 use rbx_dom_weak::{Instance, InstanceBuilder, Ustr, WeakDom};
 use rbx_types::{Attributes, Color3, Ref, Variant, Vector3};
 
@@ -317,24 +317,37 @@ pub(crate) fn load(
     origin: &str,
     required: &mut std::collections::HashMap<Ref, String>,
 ) -> Result<procmodel_luau::Generator, GenerationFailure> {
+    load_host(host, module, origin, required).map_err(GenerationFailure::from)
+}
+
+/// [`load`] with the host's own error (what a front end shows for a generator it opens).
+pub(crate) fn load_host(
+    host: &Host,
+    module: Ref,
+    origin: &str,
+    required: &mut std::collections::HashMap<Ref, String>,
+) -> Result<procmodel_luau::Generator, HostError> {
     // The Source it was last required with, compared in place (no copy, no hash).
     let changed = host.with_dom_ref(|dom| {
-        let src = dom
-            .get_by_ref(module)
-            .and_then(|i| match prop(i, KEYS.source) {
-                Some(Variant::String(s)) => Some(s.as_str()),
-                _ => None,
-            })
-            .unwrap_or_default();
+        let src = source_of(dom, module);
         (required.get(&module).map(String::as_str) != Some(src)).then(|| src.to_owned())
     });
     if let Some(src) = changed {
         host.invalidate_module(module)
-            .map_err(|e| GenerationFailure::Host(e.to_string()))?;
+            .map_err(|e| HostError::script(&e))?;
         required.insert(module, src);
     }
     host.load_generator(module, origin)
-        .map_err(GenerationFailure::from)
+}
+
+/// A ModuleScript's Source ("" when it has none).
+pub(crate) fn source_of(dom: &WeakDom, module: Ref) -> &str {
+    dom.get_by_ref(module)
+        .and_then(|i| match prop(i, KEYS.source) {
+            Some(Variant::String(s)) => Some(s.as_str()),
+            _ => None,
+        })
+        .unwrap_or_default()
 }
 
 /// Applies a run's results to `model`, in SPEC order (1, ending leaked threads, happened in

@@ -44,6 +44,15 @@ use std::path::Path;
 use std::rc::Rc;
 use std::time::Duration;
 
+/// A generator module as the engine loaded it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedGenerator {
+    /// The ModuleScript.
+    pub module: Ref,
+    /// Declared attributes and their defaults, sorted by name (None: it declares none).
+    pub attributes: Option<Vec<(String, Variant)>>,
+}
+
 /// Limits for generations run by the engine.
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
@@ -429,6 +438,80 @@ impl Engine {
         loaded
             .map(|g| g.attributes)
             .map_err(|f| EngineError::invalid(f.to_string()))
+    }
+
+    /// Adds the generator file `path` as a ModuleScript under `parent` (relative string
+    /// requires resolve beside the file) and loads it as a run does: its top-level code runs
+    /// once, here, and the first run uses the module it returned.
+    pub fn load_generator_file(
+        &mut self,
+        path: &Path,
+        parent: Ref,
+    ) -> Result<LoadedGenerator, EngineError> {
+        let mut host = self.host.clone();
+        let g = host.load_generator_file(path, parent)?;
+        // Record the Source it was required with, as every load through the engine does:
+        // without it the first run would require the module (and run its top-level code)
+        // a second time.
+        let source = self
+            .host
+            .with_dom_ref(|d| apply::source_of(d, g.module).to_owned());
+        self.st().required.insert(g.module, source);
+        Ok(LoadedGenerator {
+            module: g.module,
+            attributes: g.attributes,
+        })
+    }
+
+    /// Loads the ModuleScript `module` as a generator, as a run does (again only when its
+    /// Source changed since it was last loaded); `origin` names it in errors.
+    pub fn load_generator(
+        &mut self,
+        module: Ref,
+        origin: &str,
+    ) -> Result<LoadedGenerator, EngineError> {
+        let mut required = std::mem::take(&mut self.st().required);
+        let loaded = apply::load_host(&self.host, module, origin, &mut required);
+        self.st().required = required;
+        let g = loaded?;
+        Ok(LoadedGenerator {
+            module: g.module,
+            attributes: g.attributes,
+        })
+    }
+
+    /// Creates a ModuleScript holding `source` under `parent` (`file`: the file it came from,
+    /// for relative requires and for finding it again when the file changes).
+    pub fn add_module_script(
+        &mut self,
+        parent: Ref,
+        name: &str,
+        source: &str,
+        file: Option<&Path>,
+    ) -> Ref {
+        self.host.add_module_script(parent, name, source, file)
+    }
+
+    /// The folder relative string requires of scene modules without a file resolve in.
+    pub fn set_require_root(&mut self, root: &Path) {
+        let mut host = self.host.clone();
+        host.set_require_root(root);
+    }
+
+    /// The files the scene's ModuleScripts were loaded from (sorted, without repeats).
+    pub fn module_files(&self) -> Vec<std::path::PathBuf> {
+        self.host.module_files()
+    }
+
+    /// The ModuleScript loaded from `path`, if one was.
+    pub fn file_module(&self, path: &Path) -> Option<Ref> {
+        self.host.file_module(path)
+    }
+
+    /// Runs `f` on the scene DOM with write access. Not an undo waypoint: for setting up a
+    /// scene before its first step (the mutations above are the undoable edits).
+    pub fn with_dom_mut<R>(&mut self, f: impl FnOnce(&mut WeakDom) -> R) -> R {
+        self.host.with_dom_mut(f)
     }
 
     /// Inserts a new ProceduralModel named `name` into Workspace, using `generator`, with the

@@ -495,9 +495,9 @@ fn parse_attributes(
         .collect()
 }
 
-fn add_module(engine: &Engine, name: &str, source: &str) -> Ref {
+fn add_module(engine: &mut Engine, name: &str, source: &str) -> Ref {
     let storage = engine.server_storage();
-    engine.host().add_module_script(storage, name, source, None)
+    engine.add_module_script(storage, name, source, None)
 }
 
 /// Generator names: what a file stem and an instance path segment can both hold.
@@ -555,9 +555,8 @@ fn open(
         .map_err(|e| EngineError::file(file.display().to_string(), e.to_string()))?;
     let file = file.canonicalize().unwrap_or_else(|_| file.to_path_buf());
     let mut engine = Engine::new(config)?;
-    let mut host = engine.host().clone();
     if let Some(dir) = file.parent() {
-        host.set_require_root(dir);
+        engine.set_require_root(dir);
     }
     let stem = file
         .file_stem()
@@ -565,7 +564,7 @@ fn open(
         .unwrap_or("Generator")
         .to_owned();
     let storage = engine.server_storage();
-    let module = host.add_module_script(storage, &stem, &source, Some(&file));
+    let module = engine.add_module_script(storage, &stem, &source, Some(&file));
     engine.add_procedural_model(&stem, module);
     Ok(engine)
 }

@@ -134,7 +134,7 @@ pub(crate) fn start(options: Options) -> Result<Studio, StudioError> {
         let w = w.clone();
         let _ = app.engine.submit(
             Command::Query(Box::new(move |engine: &mut Engine| {
-                w.watch_folders_of(&engine.host().module_files());
+                w.watch_folders_of(&engine.module_files());
                 Ok(Reply::Done)
             })),
             None,

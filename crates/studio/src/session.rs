@@ -62,7 +62,6 @@ pub fn open(path: &Path, config: EngineConfig) -> Result<(Engine, Opened), Engin
         )));
     }
     let mut engine = Engine::new(config)?;
-    let mut host = engine.host().clone();
     let storage = engine.server_storage();
     // The module is added without being required: a generator that fails to load still
     // opens, and its model shows the error the engine reports.
@@ -70,13 +69,13 @@ pub fn open(path: &Path, config: EngineConfig) -> Result<(Engine, Opened), Engin
         .map_err(|e| EngineError::file(file.display().to_string(), e.to_string()))?;
     let file = file.canonicalize().unwrap_or(file);
     if let Some(dir) = file.parent() {
-        host.set_require_root(dir);
+        engine.set_require_root(dir);
     }
     let stem = file
         .file_stem()
         .and_then(|s| s.to_str())
         .unwrap_or("Generator");
-    let module = host.add_module_script(storage, stem, &source, Some(&file));
+    let module = engine.add_module_script(storage, stem, &source, Some(&file));
     let name = file
         .file_stem()
         .and_then(|s| s.to_str())
@@ -147,7 +146,7 @@ impl Publisher {
             self.max_command = self.max_command.max(m);
         }
         if let Some(w) = self.watcher.get() {
-            w.watch_folders_of(&engine.host().module_files());
+            w.watch_folders_of(&engine.module_files());
         }
         let encoded = engine.with_dom(|d| self.encoder.encode(d));
         let encode_ms = ms(t.elapsed());
@@ -230,7 +229,7 @@ impl Publisher {
 /// edit is one undo step. Returns whether anything changed (the same text, or a file nothing
 /// required, changes nothing).
 pub fn reload_required(engine: &mut Engine, path: &Path) -> Result<bool, String> {
-    let Some(module) = engine.host().file_module(path) else {
+    let Some(module) = engine.file_module(path) else {
         return Ok(false);
     };
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
