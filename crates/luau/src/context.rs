@@ -3,13 +3,12 @@
 
 use crate::instance::Instance;
 use crate::props::PropCache;
-use mlua::{LightUserData, Lua, Value};
+use mlua::{Lua, Value};
 use rbx_dom_weak::Ustr;
 use rbx_dom_weak::{InstanceBuilder, WeakDom};
 use rbx_types::Ref;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::cell::{RefCell, RefMut};
-use std::ffi::c_void;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -137,10 +136,7 @@ impl Ctx {
 
     /// The instance behind a Luau value, if it is a live instance handle of this VM.
     pub fn instance(&self, v: &Value) -> Option<Instance> {
-        match v {
-            Value::LightUserData(p) => self.handles.get(p.0 as usize as u64),
-            _ => None,
-        }
+        crate::ffi::handle_of(v).and_then(|h| self.handles.get(h))
     }
 
     /// `GetFullName`: names from the top ancestor below the DataModel, joined by dots.
@@ -263,7 +259,7 @@ impl Default for Handles {
 
 impl Handles {
     fn value(h: u64) -> Value {
-        Value::LightUserData(LightUserData(h as usize as *mut c_void))
+        crate::ffi::handle_value(h)
     }
 
     /// A free slot (the lowest freed one first) holding `r` and `class`; returns the handle.
@@ -398,22 +394,15 @@ pub fn install(lua: &Lua, c: Ctx) {
 
 /// The run context's cell; errors (never panics) when it is missing.
 pub fn cell(lua: &Lua) -> mlua::Result<&RefCell<Ctx>> {
-    let guard = lua
-        .try_app_data_ref::<RefCell<Ctx>>()
+    // SAFETY: the cell is never replaced or removed while the VM lives (see above).
+    unsafe { crate::ffi::pinned_app_data::<RefCell<Ctx>>(lua) }
         .map_err(|_| busy())?
-        .ok_or_else(|| mlua::Error::runtime("internal: no run context"))?;
-    let p: *const RefCell<Ctx> = &*guard;
-    drop(guard);
-    // SAFETY: the cell is never replaced or removed while the VM lives (see above), and the
-    // VM outlives the borrow of `lua`.
-    Ok(unsafe { &*p })
+        .ok_or_else(|| mlua::Error::runtime("internal: no run context"))
 }
 
 /// The cell's address, for a raw callback's upvalue.
 pub fn cell_value(lua: &Lua) -> mlua::Result<Value> {
-    Ok(Value::LightUserData(LightUserData(
-        cell(lua)? as *const RefCell<Ctx> as *mut c_void,
-    )))
+    Ok(crate::ffi::address_value(cell(lua)?))
 }
 
 /// Borrows the run context mutably; errors (never panics) when it is missing or busy.
@@ -432,20 +421,9 @@ fn busy() -> mlua::Error {
     mlua::Error::runtime(BUSY)
 }
 
-/// Borrows the run context through upvalue `n` of the running C closure (set from
-/// [`cell_value`]).
-///
-/// # Safety
-/// `state` runs a C closure of this VM whose upvalue `n` came from [`cell_value`].
-pub unsafe fn cell_upvalue<'a>(
-    state: *mut mlua::ffi::lua_State,
-    n: std::ffi::c_int,
-) -> Result<RefMut<'a, Ctx>, String> {
-    // SAFETY: the upvalue is the cell's address, valid while the VM (running this call) lives.
-    let cell = unsafe {
-        &*(mlua::ffi::lua_touserdata(state, mlua::ffi::lua_upvalueindex(n)) as *const RefCell<Ctx>)
-    };
-    cell.try_borrow_mut().map_err(|_| BUSY.to_owned())
+/// The raw callbacks borrow the run context through an upvalue set from [`cell_value`].
+impl crate::ffi::RawContext for Ctx {
+    const BUSY: &'static str = BUSY;
 }
 
 #[cfg(test)]

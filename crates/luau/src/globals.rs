@@ -103,7 +103,7 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
         "new",
         procmodel_luau_types::raw::closure_with(
             lua,
-            crate::fastarg::raw_instance_new,
+            crate::ffi::raw_instance_new::<crate::context::Ctx>,
             slow,
             crate::context::cell_value(lua)?,
         )?,
@@ -280,6 +280,14 @@ fn new_class(name: &str) -> Option<NewClass> {
 fn instance_new(lua: &Lua, (class, parent): (mlua::LuaString, Value)) -> mlua::Result<Value> {
     let class = class.to_str()?;
     new_instance(&mut *ctx(lua)?, &class, &parent)
+}
+
+/// The raw C callback's `Instance.new` (see `crate::ffi::raw_instance_new`).
+impl crate::ffi::NewInstance for crate::context::Ctx {
+    #[inline]
+    fn new_instance(&mut self, class: &str, parent: &Value) -> mlua::Result<Value> {
+        new_instance(self, class, parent)
+    }
 }
 
 /// `Instance.new` on the run context (also called by the raw C callback).

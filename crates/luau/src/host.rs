@@ -153,8 +153,7 @@ impl Host {
             }
             Ok(VmState::Continue)
         });
-        crate::watchdog::install_fast_interrupt(&lua, watchdog.probe(), limit)
-            .map_err(HostError::vm)?;
+        crate::ffi::install_fast_interrupt(&lua, watchdog.probe(), limit).map_err(HostError::vm)?;
         let mut c = Ctx::new(dom).map_err(HostError::vm)?;
         c.instance_limit = config.instance_limit;
         c.output_limit = config.max_output_bytes;

@@ -2,11 +2,12 @@
 //! derived properties, children by name, and identity (one userdata per instance).
 
 use crate::context::{Ctx, ctx};
-use crate::fastarg::{FastValue, Key};
+use crate::ffi::{FastValue, Read};
 use crate::props::Prop;
 use glam::{EulerRot, Mat3, Vec3};
 use mlua::{Lua, Value};
 use procmodel_dom::{affine_to_cframe, get_pivot};
+use procmodel_luau_types::raw::Key;
 use rbx_dom_weak::Ustr;
 use rbx_reflection::DataType;
 use rbx_types::VariantType;
@@ -75,7 +76,7 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
         "__index",
         procmodel_luau_types::raw::closure_with(
             lua,
-            crate::fastarg::raw_index,
+            crate::ffi::raw_index::<Ctx>,
             slow,
             (method_table, crate::context::cell_value(lua)?),
         )?,
@@ -87,7 +88,7 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
         "__newindex",
         procmodel_luau_types::raw::closure_with(
             lua,
-            crate::fastarg::raw_newindex,
+            crate::ffi::raw_newindex::<Ctx>,
             slow,
             crate::context::cell_value(lua)?,
         )?,
@@ -278,19 +279,20 @@ fn index(
     }
 }
 
-/// A property read answered without a Luau value: what the raw `__index` pushes.
-pub enum Read {
-    Nil,
-    Bool(bool),
-    Number(f64),
-    Str(String),
-    Vector(Vec3),
-    CFrame(procmodel_luau_types::CFrame),
-    Color3(procmodel_luau_types::Color3),
-    /// An instance handle (light userdata pointer value).
-    Handle(*mut std::ffi::c_void),
-    /// Not a property: look among the methods, then take the general path.
-    Method,
+/// What the raw `__index` and `__newindex` of instance handles (`ffi`) do on the run context.
+impl crate::ffi::PropertyAccess for Ctx {
+    #[inline]
+    fn read(&mut self, this: &Value, key: &[u8]) -> mlua::Result<Option<Read>> {
+        read_direct(self, this, key)
+    }
+
+    #[inline]
+    fn write(&mut self, this: &Value, key: &[u8], value: FastValue) -> mlua::Result<bool> {
+        Ok(matches!(
+            write_direct(self, this, key, value)?,
+            Direct::Done
+        ))
+    }
 }
 
 /// The common property reads (stored values of plain types, Name, Parent, Position) with no

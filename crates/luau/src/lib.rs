@@ -10,7 +10,7 @@ mod classes;
 mod context;
 mod env;
 mod error;
-mod fastarg;
+mod ffi;
 mod generator;
 mod globals;
 mod host;

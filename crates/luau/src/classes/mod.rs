@@ -16,8 +16,7 @@ mod terrain;
 pub(crate) use instance::count_new_instance;
 pub use terrain::GENERATED_TERRAIN;
 pub(crate) use terrain::{
-    edit_voxels, fill_block_direct, flush_terrain, generator_terrain, take_generator_terrain,
-    workspace_terrain,
+    edit_voxels, flush_terrain, generator_terrain, take_generator_terrain, workspace_terrain,
 };
 
 use crate::context::ctx;
@@ -86,7 +85,7 @@ impl<'a> MethodTable<'a> {
     }
 
     /// As [`MethodTable::add_method`], with a raw C function for the plain calls of a hot
-    /// method (`fastarg`): it gets the mlua function as upvalue 1 and calls it for anything
+    /// method (`ffi`): it gets the mlua function as upvalue 1 and calls it for anything
     /// it does not handle itself (other argument types, errors to report, wrong classes).
     pub fn add_raw_method<A, R, F>(
         &mut self,

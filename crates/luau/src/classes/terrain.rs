@@ -146,10 +146,26 @@ fn store(lua: &Lua) -> mlua::Result<mlua::AppDataRefMut<'_, Store>> {
         .ok_or_else(|| mlua::Error::runtime("internal error: no terrain store"))
 }
 
+/// The raw C function's `Terrain:FillBlock` (see `crate::ffi::raw_fill_block`).
+struct RawFillBlock;
+
+impl crate::ffi::FillBlock for RawFillBlock {
+    #[inline]
+    fn fill_block(
+        lua: &Lua,
+        this: &Value,
+        cf: CFrame,
+        size: glam::Vec3,
+        material: procmodel_luau_types::EnumItem,
+    ) -> mlua::Result<Option<()>> {
+        fill_block_direct(lua, this, cf, size, material)
+    }
+}
+
 /// `Terrain:FillBlock` for the plain call (a Terrain handle, a CFrame, a Vector3 and an
 /// `Enum.Material` item), from the raw C function: Ok(None) leaves everything else (and the
 /// error messages of wrong arguments) to the mlua method, which does the same work.
-pub(crate) fn fill_block_direct(
+fn fill_block_direct(
     lua: &Lua,
     this: &Value,
     cf: CFrame,
@@ -466,7 +482,7 @@ pub fn register(m: &mut MethodTable) {
     m.class("Terrain");
     m.add_raw_method(
         "FillBlock",
-        crate::fastarg::raw_fill_block,
+        crate::ffi::raw_fill_block::<RawFillBlock>,
         |lua, this, (cf, size, mat): (CFrame, Vector3, Value)| {
             let mat = material(&mat, "FillBlock", "material")?;
             with_terrain(lua, this, "FillBlock", true, |t| {
