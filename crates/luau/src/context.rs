@@ -69,7 +69,7 @@ pub struct Ctx {
     /// the Luau API ([`crate::Host::with_dom_mut`]); never cleared while the DOM stays.
     pub may_have_models: bool,
     /// Connections and recorded events (`signals.watch.any` is the write paths' only check).
-    pub signals: crate::signals::SignalState,
+    pub signals: crate::signal_state::SignalState,
     /// The last instance [`Ctx::check_write`] looked up and whether it was in the scene: a
     /// part's several property writes walk its ancestors once. Cleared by every change of
     /// the tree's shape ([`Ctx::tree_changed`]).

@@ -243,7 +243,7 @@ impl Host {
                 let err = self.script_error(&e);
                 let group = self
                     .lua
-                    .app_data_ref::<crate::task::Sched>()
+                    .app_data_ref::<crate::sched::Sched>()
                     .map(|s| s.last_group());
                 if let Some(g) = group {
                     let _ = crate::task::end_leaked(&self.lua, g);

@@ -226,7 +226,7 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
 }
 
 fn now(lua: &Lua) -> f64 {
-    lua.app_data_ref::<crate::task::Sched>()
+    lua.app_data_ref::<crate::sched::Sched>()
         .map(|s| s.now)
         .unwrap_or(0.0)
 }

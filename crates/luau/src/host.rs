@@ -52,7 +52,7 @@ impl Default for HostConfig {
             memory_limit: 1 << 30,
             instance_limit: Some(DEFAULT_MAX_INSTANCES),
             run_limit: Duration::from_secs(600),
-            max_wait: crate::task::DEFAULT_MAX_WAIT,
+            max_wait: crate::sched::DEFAULT_MAX_WAIT,
             max_output_bytes: Some(DEFAULT_MAX_OUTPUT_BYTES),
             echo_output: true,
             native_code: true,
@@ -162,7 +162,7 @@ impl Host {
         crate::context::install(&lua, c);
         let (pause, control) =
             install_globals(&lua, watchdog.handle(), config.timeout).map_err(HostError::vm)?;
-        if let Some(mut s) = lua.app_data_mut::<crate::task::Sched>() {
+        if let Some(mut s) = lua.app_data_mut::<crate::sched::Sched>() {
             s.max_wait = config.max_wait;
         }
         lua.sandbox(true).map_err(HostError::vm)?;
@@ -319,7 +319,7 @@ impl Host {
             Ok((g, _)) => Some(*g),
             Err(_) => self
                 .lua
-                .app_data_ref::<crate::task::Sched>()
+                .app_data_ref::<crate::sched::Sched>()
                 .map(|s| s.last_group()),
         };
         let leaked = match group {

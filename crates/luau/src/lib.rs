@@ -18,7 +18,9 @@ mod instance;
 mod json;
 mod keys;
 mod props;
+mod sched;
 mod services;
+mod signal_state;
 mod signals;
 mod task;
 mod toolkit;
@@ -34,6 +36,6 @@ pub use host::{
     HostConfig, MEMORY_MESSAGE, RUN_LIMIT_MESSAGE, TIMEOUT_MESSAGE,
 };
 pub use instance::Instance;
+pub use sched::FRAME;
 pub use services::HistoryRequest;
-pub use task::FRAME;
 pub use watchdog::{CANCEL_MESSAGE, Canceller};

@@ -1,5 +1,5 @@
 //! Methods of every Instance (Roblox names and semantics): tree queries, Clone/Destroy,
-//! attributes and tags.
+//! attributes and tags, the property and attribute signals.
 
 use super::MethodTable;
 use crate::context::{Ctx, ctx};
@@ -380,4 +380,10 @@ pub fn register(m: &mut MethodTable) {
     ] {
         m.alias(old, new);
     }
+    m.add_method("GetPropertyChangedSignal", |lua, this, name: String| {
+        crate::signals::property_signal(lua, this, &name)
+    });
+    m.add_method("GetAttributeChangedSignal", |lua, this, name: String| {
+        crate::signals::attribute_signal(lua, this, &name)
+    });
 }

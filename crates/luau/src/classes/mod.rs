@@ -7,6 +7,7 @@
 //! Adding a class with methods is one new module with a `register(&mut MethodTable)` and one
 //! line in [`register_all`].
 
+mod bindable;
 mod instance;
 mod procedural_model;
 mod pvinstance;
@@ -29,7 +30,7 @@ use rustc_hash::FxHashMap;
 /// Every class module's methods.
 pub fn register_all(m: &mut MethodTable) {
     instance::register(m);
-    crate::signals::add_methods(m);
+    bindable::register(m);
     pvinstance::register(m);
     procedural_model::register(m);
     services::register(m);
