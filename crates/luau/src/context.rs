@@ -1,16 +1,37 @@
-//! The per-VM run context: the DOM a script sees, instance identity, limits and logs.
-//! Stored as mlua app data; never a process-global registry.
+//! The per-VM run context: the DOM a script sees, instance identity (handles), limits and
+//! logs, and the state of the layers above that the write paths touch (property resolutions,
+//! signal connections, `Instance.new`'s class cache). Stored as mlua app data; never a
+//! process-global registry. Plain state: it imports only the state types below it and `ffi`
+//! (handles as light userdata, the cell's pinned address).
 
-use crate::instance::Instance;
 use crate::props::PropCache;
 use mlua::{Lua, Value};
 use rbx_dom_weak::Ustr;
 use rbx_dom_weak::{InstanceBuilder, WeakDom};
-use rbx_types::Ref;
+use rbx_types::{Ref, Variant};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::cell::{RefCell, RefMut};
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A handle to one instance in the run's DOM.
+#[derive(Clone, Copy, Debug)]
+pub struct Instance {
+    pub r: Ref,
+    pub class: Ustr,
+}
+
+impl mlua::FromLua for Instance {
+    fn from_lua(value: Value, lua: &Lua) -> mlua::Result<Self> {
+        let c = ctx(lua)?;
+        c.instance(&value).ok_or_else(|| {
+            mlua::Error::runtime(format!(
+                "Instance expected, got {}",
+                procmodel_luau_types::type_name(&value)
+            ))
+        })
+    }
+}
 
 /// Where `print`/`warn` output goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,7 +76,7 @@ pub struct Ctx {
     /// Models whose `ForceGeneration()` was called, in call order.
     pub forced: Vec<Ref>,
     /// `Instance.new` class resolutions (None: not creatable).
-    pub new_classes: FxHashMap<Box<str>, Option<crate::globals::NewClass>>,
+    pub new_classes: FxHashMap<Box<str>, Option<NewClass>>,
     /// ModuleScripts loaded from files, for relative string requires.
     pub files: FxHashMap<Ref, std::path::PathBuf>,
     /// Module → the modules whose code required it (recorded at every `require`, so a
@@ -424,6 +445,38 @@ fn busy() -> mlua::Error {
 /// The raw callbacks borrow the run context through an upvalue set from [`cell_value`].
 impl crate::ffi::RawContext for Ctx {
     const BUSY: &'static str = BUSY;
+}
+
+/// What `Instance.new` needs to know about a class, resolved once per class name.
+#[derive(Clone, Copy)]
+pub struct NewClass {
+    pub class: Ustr,
+    /// Modern Studio parts are 4×1×2 (the database keeps the legacy 4×1.2×2).
+    pub size: Option<rbx_types::Vector3>,
+}
+
+impl NewClass {
+    /// The class `name` if scripts may create it (None: not creatable, or a service).
+    pub fn resolve(name: &str) -> Option<NewClass> {
+        let db = procmodel_dom::db();
+        let creatable = db.classes.get(name).is_some_and(|c| {
+            !c.tags.contains(&rbx_reflection::ClassTag::NotCreatable)
+                && !c.tags.contains(&rbx_reflection::ClassTag::Service)
+        });
+        if !creatable {
+            return None;
+        }
+        let size = match procmodel_dom::db_default(name, "Size") {
+            Some(Variant::Vector3(v)) if procmodel_dom::is_a(name, "BasePart") && v.y == 1.2 => {
+                Some(rbx_types::Vector3::new(v.x, 1.0, v.z))
+            }
+            _ => None,
+        };
+        Some(NewClass {
+            class: Ustr::from(name),
+            size,
+        })
+    }
 }
 
 #[cfg(test)]

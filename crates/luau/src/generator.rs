@@ -511,11 +511,9 @@ impl Host {
         };
         let class =
             self.with_dom_ref(|d| d.get_by_ref(script).map(|i| i.class).unwrap_or_default());
-        let chunk = crate::globals::module_loader(
-            &self.lua,
-            crate::instance::Instance { r: script, class },
-        )
-        .map_err(|e| self.script_error(&e))?;
+        let chunk =
+            crate::globals::module_loader(&self.lua, crate::context::Instance { r: script, class })
+                .map_err(|e| self.script_error(&e))?;
         self.run_thread_with(chunk, MultiValue::new(), true)
             .map(|_| ())
             .map_err(|e| self.script_error(&e))

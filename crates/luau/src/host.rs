@@ -460,6 +460,15 @@ impl Host {
         out
     }
 
+    /// Takes the ChangeHistoryService requests scripts made since the last call, in order
+    /// (the engine drains them at each frame of a script run).
+    pub fn take_history_requests(&self) -> Vec<crate::HistoryRequest> {
+        match crate::services::state(&self.lua) {
+            Ok(mut s) => std::mem::take(&mut s.history),
+            Err(_) => Vec::new(),
+        }
+    }
+
     /// Takes the set of models scripts asked to regenerate with `ForceGeneration()`.
     pub fn take_forced(&self) -> Vec<Ref> {
         let mut c = ctx(&self.lua).expect("context installed");
@@ -506,7 +515,8 @@ fn install_globals(
     let debug: Table = globals.get("debug")?;
     lua.set_named_registry_value("procmodel.traceback", debug.get::<Function>("traceback")?)?;
     let pause_yield = crate::task::install(lua, &globals)?;
-    crate::instance::install(lua)?;
+    crate::signals::install(lua)?;
+    crate::instance::install(lua, crate::classes::methods(lua)?)?;
     crate::globals::install(lua, &globals)?;
     let control = lua.create_table()?;
     // Pause yields when the engine asked for it; otherwise it restarts the no-yield countdown:

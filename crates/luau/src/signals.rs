@@ -11,8 +11,7 @@
 //! The state lives in the run context (`signal_state`); the scheduler's current run comes
 //! from `sched`, so this module sits below the `task` driver that calls it.
 
-use crate::context::{Ctx, ctx};
-use crate::instance::Instance;
+use crate::context::{Ctx, Instance, ctx};
 use crate::signal_state::{Callback, Kind};
 use mlua::{Function, Lua, MetaMethod, MultiValue, Thread, UserData, Value};
 use rbx_dom_weak::Ustr;

@@ -1,9 +1,8 @@
 //! Methods of BindableEvent (`Fire`: its `Event` handlers run at the next resumption point)
 //! and BindableFunction (`Invoke`: calls `OnInvoke`, set as a property).
 
-use super::MethodTable;
-use crate::context::ctx;
-use crate::instance::Instance;
+use crate::context::{Instance, ctx};
+use crate::methods::MethodTable;
 use mlua::{Lua, MultiValue};
 
 /// `BindableEvent:Fire(...)`: the handlers get the arguments at the next resumption point.

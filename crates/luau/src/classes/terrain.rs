@@ -1,4 +1,4 @@
-//! Methods of Terrain (`workspace.Terrain`), over `procmodel-terrain`'s voxel storage: the
+//! Methods of Terrain (`workspace.Terrain`, made on first read by `services`), over `procmodel-terrain`'s voxel storage: the
 //! fills, Read/WriteVoxels(Channels), ReplaceMaterial, Clear, Copy/PasteRegion, the cell and
 //! world conversions and the material colours, with Roblox's argument rules (the terrain
 //! crate checks resolution, alignment and the per-call voxel caps).
@@ -14,9 +14,8 @@
 //! its voxels to the host, which stores them in the results ([`GENERATED_TERRAIN`]); the
 //! engine merges them into the scene's Terrain.
 
-use super::MethodTable;
-use crate::context::{Ctx, ctx};
-use crate::instance::Instance;
+use crate::context::{Ctx, Instance, ctx};
+use crate::methods::MethodTable;
 use mlua::{Lua, Table, Value};
 use procmodel_luau_types::{CFrame, Color3, Region3, Region3int16, Vector3, Vector3int16};
 use procmodel_terrain::{
@@ -313,31 +312,6 @@ pub(crate) fn flush_terrain(lua: &Lua, forget: bool) -> mlua::Result<()> {
         s.terrains.clear();
     }
     Ok(())
-}
-
-/// `workspace.Terrain`: the Workspace's Terrain child; one is made on first use, as Roblox's
-/// Workspace always has one (plain scripts only: a generator cannot add to the scene).
-pub(crate) fn workspace_terrain(c: &mut Ctx, this: &Instance, key: &[u8]) -> Option<Ref> {
-    if key != b"Terrain" || this.class != "Workspace" {
-        return None;
-    }
-    let ws = c.dom.get_by_ref(this.r)?;
-    if let Some(&t) = ws
-        .children()
-        .iter()
-        .find(|&&ch| c.dom.get_by_ref(ch).is_some_and(|i| i.class == "Terrain"))
-    {
-        return Some(t);
-    }
-    if c.outside_write_locked {
-        return None;
-    }
-    let r = c.dom.insert(
-        this.r,
-        rbx_dom_weak::InstanceBuilder::new("Terrain").with_name("Terrain"),
-    );
-    c.tree_changed();
-    Some(r)
 }
 
 fn material(v: &Value, method: &str, what: &str) -> mlua::Result<Material> {
