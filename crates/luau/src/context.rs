@@ -1,17 +1,37 @@
-//! The per-VM run context: the DOM a script sees, instance identity, limits and logs.
-//! Stored as mlua app data; never a process-global registry.
+//! The per-VM run context: the DOM a script sees, instance identity (handles), limits and
+//! logs, and the state of the layers above that the write paths touch (property resolutions,
+//! signal connections, `Instance.new`'s class cache). Stored as mlua app data; never a
+//! process-global registry. Plain state: it imports only the state types below it and `ffi`
+//! (handles as light userdata, the cell's pinned address).
 
-use crate::instance::Instance;
 use crate::props::PropCache;
-use mlua::{LightUserData, Lua, Value};
+use mlua::{Lua, Value};
 use rbx_dom_weak::Ustr;
 use rbx_dom_weak::{InstanceBuilder, WeakDom};
-use rbx_types::Ref;
+use rbx_types::{Ref, Variant};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::cell::{RefCell, RefMut};
-use std::ffi::c_void;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A handle to one instance in the run's DOM.
+#[derive(Clone, Copy, Debug)]
+pub struct Instance {
+    pub r: Ref,
+    pub class: Ustr,
+}
+
+impl mlua::FromLua for Instance {
+    fn from_lua(value: Value, lua: &Lua) -> mlua::Result<Self> {
+        let c = ctx(lua)?;
+        c.instance(&value).ok_or_else(|| {
+            mlua::Error::runtime(format!(
+                "Instance expected, got {}",
+                procmodel_luau_types::type_name(&value)
+            ))
+        })
+    }
+}
 
 /// Where `print`/`warn` output goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,7 +76,7 @@ pub struct Ctx {
     /// Models whose `ForceGeneration()` was called, in call order.
     pub forced: Vec<Ref>,
     /// `Instance.new` class resolutions (None: not creatable).
-    pub new_classes: FxHashMap<Box<str>, Option<crate::globals::NewClass>>,
+    pub new_classes: FxHashMap<Box<str>, Option<NewClass>>,
     /// ModuleScripts loaded from files, for relative string requires.
     pub files: FxHashMap<Ref, std::path::PathBuf>,
     /// Module → the modules whose code required it (recorded at every `require`, so a
@@ -70,7 +90,7 @@ pub struct Ctx {
     /// the Luau API ([`crate::Host::with_dom_mut`]); never cleared while the DOM stays.
     pub may_have_models: bool,
     /// Connections and recorded events (`signals.watch.any` is the write paths' only check).
-    pub signals: crate::signals::SignalState,
+    pub signals: crate::signal_state::SignalState,
     /// The last instance [`Ctx::check_write`] looked up and whether it was in the scene: a
     /// part's several property writes walk its ancestors once. Cleared by every change of
     /// the tree's shape ([`Ctx::tree_changed`]).
@@ -137,10 +157,7 @@ impl Ctx {
 
     /// The instance behind a Luau value, if it is a live instance handle of this VM.
     pub fn instance(&self, v: &Value) -> Option<Instance> {
-        match v {
-            Value::LightUserData(p) => self.handles.get(p.0 as usize as u64),
-            _ => None,
-        }
+        crate::ffi::handle_of(v).and_then(|h| self.handles.get(h))
     }
 
     /// `GetFullName`: names from the top ancestor below the DataModel, joined by dots.
@@ -263,7 +280,7 @@ impl Default for Handles {
 
 impl Handles {
     fn value(h: u64) -> Value {
-        Value::LightUserData(LightUserData(h as usize as *mut c_void))
+        crate::ffi::handle_value(h)
     }
 
     /// A free slot (the lowest freed one first) holding `r` and `class`; returns the handle.
@@ -398,22 +415,15 @@ pub fn install(lua: &Lua, c: Ctx) {
 
 /// The run context's cell; errors (never panics) when it is missing.
 pub fn cell(lua: &Lua) -> mlua::Result<&RefCell<Ctx>> {
-    let guard = lua
-        .try_app_data_ref::<RefCell<Ctx>>()
+    // SAFETY: the cell is never replaced or removed while the VM lives (see above).
+    unsafe { crate::ffi::pinned_app_data::<RefCell<Ctx>>(lua) }
         .map_err(|_| busy())?
-        .ok_or_else(|| mlua::Error::runtime("internal: no run context"))?;
-    let p: *const RefCell<Ctx> = &*guard;
-    drop(guard);
-    // SAFETY: the cell is never replaced or removed while the VM lives (see above), and the
-    // VM outlives the borrow of `lua`.
-    Ok(unsafe { &*p })
+        .ok_or_else(|| mlua::Error::runtime("internal: no run context"))
 }
 
 /// The cell's address, for a raw callback's upvalue.
 pub fn cell_value(lua: &Lua) -> mlua::Result<Value> {
-    Ok(Value::LightUserData(LightUserData(
-        cell(lua)? as *const RefCell<Ctx> as *mut c_void,
-    )))
+    Ok(crate::ffi::address_value(cell(lua)?))
 }
 
 /// Borrows the run context mutably; errors (never panics) when it is missing or busy.
@@ -432,20 +442,41 @@ fn busy() -> mlua::Error {
     mlua::Error::runtime(BUSY)
 }
 
-/// Borrows the run context through upvalue `n` of the running C closure (set from
-/// [`cell_value`]).
-///
-/// # Safety
-/// `state` runs a C closure of this VM whose upvalue `n` came from [`cell_value`].
-pub unsafe fn cell_upvalue<'a>(
-    state: *mut mlua::ffi::lua_State,
-    n: std::ffi::c_int,
-) -> Result<RefMut<'a, Ctx>, String> {
-    // SAFETY: the upvalue is the cell's address, valid while the VM (running this call) lives.
-    let cell = unsafe {
-        &*(mlua::ffi::lua_touserdata(state, mlua::ffi::lua_upvalueindex(n)) as *const RefCell<Ctx>)
-    };
-    cell.try_borrow_mut().map_err(|_| BUSY.to_owned())
+/// The raw callbacks borrow the run context through an upvalue set from [`cell_value`].
+impl crate::ffi::RawContext for Ctx {
+    const BUSY: &'static str = BUSY;
+}
+
+/// What `Instance.new` needs to know about a class, resolved once per class name.
+#[derive(Clone, Copy)]
+pub struct NewClass {
+    pub class: Ustr,
+    /// Modern Studio parts are 4×1×2 (the database keeps the legacy 4×1.2×2).
+    pub size: Option<rbx_types::Vector3>,
+}
+
+impl NewClass {
+    /// The class `name` if scripts may create it (None: not creatable, or a service).
+    pub fn resolve(name: &str) -> Option<NewClass> {
+        let db = procmodel_dom::db();
+        let creatable = db.classes.get(name).is_some_and(|c| {
+            !c.tags.contains(&rbx_reflection::ClassTag::NotCreatable)
+                && !c.tags.contains(&rbx_reflection::ClassTag::Service)
+        });
+        if !creatable {
+            return None;
+        }
+        let size = match procmodel_dom::db_default(name, "Size") {
+            Some(Variant::Vector3(v)) if procmodel_dom::is_a(name, "BasePart") && v.y == 1.2 => {
+                Some(rbx_types::Vector3::new(v.x, 1.0, v.z))
+            }
+            _ => None,
+        };
+        Some(NewClass {
+            class: Ustr::from(name),
+            size,
+        })
+    }
 }
 
 #[cfg(test)]

@@ -99,30 +99,7 @@ fn thread_with(lua: &Lua, f: Function, globals: Option<Table>) -> mlua::Result<T
         None => Value::Nil,
     };
     let base = base(lua)?;
-    // SAFETY: `exec_raw` pushes the four arguments (thread, function, base globals, the
-    // explicit globals or nil) at stack indices 1..=4 of a protected call. The thread is a
-    // fresh coroutine whose stack holds only its function (room for LUA_MINSTACK values), so
-    // moving one value onto it and replacing its globals with it keeps both stacks balanced;
-    // `lua_replace` with LUA_GLOBALSINDEX sets a thread's globals, as `luaL_sandboxthread`
-    // does.
-    unsafe {
-        lua.exec_raw::<()>((th.clone(), Value::Function(f), base, globals), |state| {
-            use mlua::ffi;
-            let thread = ffi::lua_tothread(state, 1);
-            if ffi::lua_type(state, 4) == ffi::LUA_TTABLE {
-                ffi::lua_pushvalue(state, 4);
-            } else if ffi::lua_iscfunction(state, 2) == 0 {
-                ffi::lua_getfenv(state, 2);
-                if ffi::lua_type(state, -1) != ffi::LUA_TTABLE {
-                    ffi::lua_pop(state, 1);
-                    ffi::lua_pushvalue(state, 3);
-                }
-            } else {
-                ffi::lua_pushvalue(state, 3);
-            }
-            ffi::lua_xmove(state, thread, 1);
-            ffi::lua_replace(thread, ffi::LUA_GLOBALSINDEX);
-        })?;
-    }
+    // SAFETY: `th` was just made from `f` and has not run.
+    unsafe { crate::ffi::set_thread_globals(lua, &th, f, base, globals)? };
     Ok(th)
 }

@@ -243,7 +243,7 @@ impl Host {
                 let err = self.script_error(&e);
                 let group = self
                     .lua
-                    .app_data_ref::<crate::task::Sched>()
+                    .app_data_ref::<crate::sched::Sched>()
                     .map(|s| s.last_group());
                 if let Some(g) = group {
                     let _ = crate::task::end_leaked(&self.lua, g);
@@ -511,11 +511,9 @@ impl Host {
         };
         let class =
             self.with_dom_ref(|d| d.get_by_ref(script).map(|i| i.class).unwrap_or_default());
-        let chunk = crate::globals::module_loader(
-            &self.lua,
-            crate::instance::Instance { r: script, class },
-        )
-        .map_err(|e| self.script_error(&e))?;
+        let chunk =
+            crate::globals::module_loader(&self.lua, crate::context::Instance { r: script, class })
+                .map_err(|e| self.script_error(&e))?;
         self.run_thread_with(chunk, MultiValue::new(), true)
             .map(|_| ())
             .map_err(|e| self.script_error(&e))

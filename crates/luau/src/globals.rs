@@ -1,14 +1,19 @@
 //! Roblox globals: `Instance`, `game`/`workspace`, `require` (ModuleScripts, relative files,
 //! `@procmodel/*` built-ins), `print`/`warn` tagged with the script name, and a virtual `os`
 //! clock (no wall-clock access ever).
+//!
+//! String requires: for a script loaded from a file, relative to the file and confined to
+//! the generator's folder, the extension appended (`./X.spec` is `X.spec.luau`), with
+//! `.luaurc` aliases and `@self/`; for a script of a place or project, `./X`, `../X` and
+//! `@self/X` over the instance tree, as Roblox resolves them. A cycle error names its chain;
+//! a module whose code fails can be required again.
 
-use crate::context::{LogLevel, ctx};
+use crate::context::{Ctx, Instance, LogLevel, NewClass, ctx};
 use crate::error::HostError;
-use crate::instance::{Instance, opt_instance};
+use crate::instance::opt_instance;
 use mlua::{Function, Lua, MultiValue, Table, Value};
 use procmodel_dom::is_a;
 use rbx_dom_weak::InstanceBuilder;
-use rbx_reflection::ClassTag;
 use rbx_types::{Ref, Variant};
 use std::path::{Component, Path, PathBuf};
 
@@ -103,7 +108,7 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
         "new",
         procmodel_luau_types::raw::closure_with(
             lua,
-            crate::fastarg::raw_instance_new,
+            crate::ffi::raw_instance_new::<Ctx>,
             slow,
             crate::context::cell_value(lua)?,
         )?,
@@ -226,7 +231,7 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
 }
 
 fn now(lua: &Lua) -> f64 {
-    lua.app_data_ref::<crate::task::Sched>()
+    lua.app_data_ref::<crate::sched::Sched>()
         .map(|s| s.now)
         .unwrap_or(0.0)
 }
@@ -249,50 +254,26 @@ fn make_printer(lua: &Lua, level: LogLevel, script: String) -> mlua::Result<Func
     })
 }
 
-/// What `Instance.new` needs to know about a class, resolved once per class name.
-#[derive(Clone, Copy)]
-pub struct NewClass {
-    class: rbx_dom_weak::Ustr,
-    /// Modern Studio parts are 4×1×2 (the database keeps the legacy 4×1.2×2).
-    size: Option<rbx_types::Vector3>,
-}
-
-fn new_class(name: &str) -> Option<NewClass> {
-    let db = procmodel_dom::db();
-    let creatable = db.classes.get(name).is_some_and(|c| {
-        !c.tags.contains(&ClassTag::NotCreatable) && !c.tags.contains(&ClassTag::Service)
-    });
-    if !creatable {
-        return None;
-    }
-    let size = match procmodel_dom::db_default(name, "Size") {
-        Some(Variant::Vector3(v)) if is_a(name, "BasePart") && v.y == 1.2 => {
-            Some(rbx_types::Vector3::new(v.x, 1.0, v.z))
-        }
-        _ => None,
-    };
-    Some(NewClass {
-        class: rbx_dom_weak::Ustr::from(name),
-        size,
-    })
-}
-
 fn instance_new(lua: &Lua, (class, parent): (mlua::LuaString, Value)) -> mlua::Result<Value> {
     let class = class.to_str()?;
     new_instance(&mut *ctx(lua)?, &class, &parent)
 }
 
+/// The raw C callback's `Instance.new` (see `crate::ffi::raw_instance_new`).
+impl crate::ffi::NewInstance for Ctx {
+    #[inline]
+    fn new_instance(&mut self, class: &str, parent: &Value) -> mlua::Result<Value> {
+        new_instance(self, class, parent)
+    }
+}
+
 /// `Instance.new` on the run context (also called by the raw C callback).
-pub fn new_instance(
-    c: &mut crate::context::Ctx,
-    class: &str,
-    parent: &Value,
-) -> mlua::Result<Value> {
+pub fn new_instance(c: &mut Ctx, class: &str, parent: &Value) -> mlua::Result<Value> {
     let parent = opt_instance(c, parent)?;
     let info = match c.new_classes.get(class) {
         Some(info) => *info,
         None => {
-            let info = new_class(class);
+            let info = NewClass::resolve(class);
             c.new_classes.insert(Box::from(class), info);
             info
         }

@@ -52,7 +52,7 @@ impl Default for HostConfig {
             memory_limit: 1 << 30,
             instance_limit: Some(DEFAULT_MAX_INSTANCES),
             run_limit: Duration::from_secs(600),
-            max_wait: crate::task::DEFAULT_MAX_WAIT,
+            max_wait: crate::sched::DEFAULT_MAX_WAIT,
             max_output_bytes: Some(DEFAULT_MAX_OUTPUT_BYTES),
             echo_output: true,
             native_code: true,
@@ -153,8 +153,7 @@ impl Host {
             }
             Ok(VmState::Continue)
         });
-        crate::watchdog::install_fast_interrupt(&lua, watchdog.probe(), limit)
-            .map_err(HostError::vm)?;
+        crate::ffi::install_fast_interrupt(&lua, watchdog.probe(), limit).map_err(HostError::vm)?;
         let mut c = Ctx::new(dom).map_err(HostError::vm)?;
         c.instance_limit = config.instance_limit;
         c.output_limit = config.max_output_bytes;
@@ -163,7 +162,7 @@ impl Host {
         crate::context::install(&lua, c);
         let (pause, control) =
             install_globals(&lua, watchdog.handle(), config.timeout).map_err(HostError::vm)?;
-        if let Some(mut s) = lua.app_data_mut::<crate::task::Sched>() {
+        if let Some(mut s) = lua.app_data_mut::<crate::sched::Sched>() {
             s.max_wait = config.max_wait;
         }
         lua.sandbox(true).map_err(HostError::vm)?;
@@ -320,7 +319,7 @@ impl Host {
             Ok((g, _)) => Some(*g),
             Err(_) => self
                 .lua
-                .app_data_ref::<crate::task::Sched>()
+                .app_data_ref::<crate::sched::Sched>()
                 .map(|s| s.last_group()),
         };
         let leaked = match group {
@@ -461,6 +460,15 @@ impl Host {
         out
     }
 
+    /// Takes the ChangeHistoryService requests scripts made since the last call, in order
+    /// (the engine drains them at each frame of a script run).
+    pub fn take_history_requests(&self) -> Vec<crate::HistoryRequest> {
+        match crate::services::state(&self.lua) {
+            Ok(mut s) => std::mem::take(&mut s.history),
+            Err(_) => Vec::new(),
+        }
+    }
+
     /// Takes the set of models scripts asked to regenerate with `ForceGeneration()`.
     pub fn take_forced(&self) -> Vec<Ref> {
         let mut c = ctx(&self.lua).expect("context installed");
@@ -507,7 +515,8 @@ fn install_globals(
     let debug: Table = globals.get("debug")?;
     lua.set_named_registry_value("procmodel.traceback", debug.get::<Function>("traceback")?)?;
     let pause_yield = crate::task::install(lua, &globals)?;
-    crate::instance::install(lua)?;
+    crate::signals::install(lua)?;
+    crate::instance::install(lua, crate::classes::methods(lua)?)?;
     crate::globals::install(lua, &globals)?;
     let control = lua.create_table()?;
     // Pause yields when the engine asked for it; otherwise it restarts the no-yield countdown:

@@ -1,35 +1,22 @@
-//! `Instance` as Luau userdata: property reads and writes with reflection-database types,
-//! derived properties, children by name, and identity (one userdata per instance).
+//! The instance handles' metatable: property reads and writes with reflection-database
+//! types, derived properties, and the member resolution (properties, then methods, then
+//! events, then children by name, as in Roblox). The hot reads and writes are answered by
+//! `ffi`'s raw callbacks through [`read_direct`] and [`write_direct`]; everything else by the
+//! mlua functions here. Destroyed instances (and their descendants) keep answering reads;
+//! their Parent is locked.
 
-use crate::context::{Ctx, ctx};
-use crate::fastarg::{FastValue, Key};
+use crate::context::{Ctx, Instance, ctx};
+use crate::ffi::{FastValue, Read};
+use crate::methods::{Methods, not_member};
 use crate::props::Prop;
 use glam::{EulerRot, Mat3, Vec3};
 use mlua::{Lua, Value};
 use procmodel_dom::{affine_to_cframe, get_pivot};
+use procmodel_luau_types::raw::Key;
 use rbx_dom_weak::Ustr;
 use rbx_reflection::DataType;
 use rbx_types::VariantType;
 use rbx_types::{Ref, Variant};
-
-/// A handle to one instance in the run's DOM.
-#[derive(Clone, Copy, Debug)]
-pub struct Instance {
-    pub r: Ref,
-    pub class: Ustr,
-}
-
-impl mlua::FromLua for Instance {
-    fn from_lua(value: Value, lua: &Lua) -> mlua::Result<Self> {
-        let c = ctx(lua)?;
-        c.instance(&value).ok_or_else(|| {
-            mlua::Error::runtime(format!(
-                "Instance expected, got {}",
-                procmodel_luau_types::type_name(&value)
-            ))
-        })
-    }
-}
 
 /// Reads `Instance` from an optional argument (`nil` → `None`).
 pub fn opt_instance(c: &Ctx, v: &Value) -> mlua::Result<Option<Instance>> {
@@ -51,13 +38,10 @@ fn stale() -> mlua::Error {
 }
 
 /// Installs the metatable every instance handle shares (Luau keeps one metatable per
-/// primitive type; in these VMs the only light userdata are instance handles). Members
-/// resolve as in Roblox: properties, then methods, then children by name.
-pub fn install(lua: &Lua) -> mlua::Result<()> {
-    crate::signals::install(lua)?;
-    let mut table = crate::classes::MethodTable::new(lua);
-    crate::classes::register_all(&mut table);
-    let methods = table.finish()?;
+/// primitive type; in these VMs the only light userdata are instance handles), with the
+/// methods of every class (`classes::methods`). Members resolve as in Roblox: properties,
+/// then methods, then children by name.
+pub fn install(lua: &Lua, methods: Methods) -> mlua::Result<()> {
     crate::context::ctx(lua)?
         .props
         .set_methods(std::rc::Rc::new(methods.index()));
@@ -75,7 +59,7 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
         "__index",
         procmodel_luau_types::raw::closure_with(
             lua,
-            crate::fastarg::raw_index,
+            crate::ffi::raw_index::<Ctx>,
             slow,
             (method_table, crate::context::cell_value(lua)?),
         )?,
@@ -87,7 +71,7 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
         "__newindex",
         procmodel_luau_types::raw::closure_with(
             lua,
-            crate::fastarg::raw_newindex,
+            crate::ffi::raw_newindex::<Ctx>,
             slow,
             crate::context::cell_value(lua)?,
         )?,
@@ -111,20 +95,7 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
     Ok(())
 }
 
-pub fn not_member(c: &Ctx, this: &Instance, key: &str) -> mlua::Error {
-    mlua::Error::runtime(format!(
-        "{key} is not a valid member of {} \"{}\"",
-        this.class,
-        c.full_name(this.r)
-    ))
-}
-
-fn index(
-    lua: &Lua,
-    h: &Value,
-    key_bytes: &[u8],
-    methods: &crate::classes::Methods,
-) -> mlua::Result<Value> {
+fn index(lua: &Lua, h: &Value, key_bytes: &[u8], methods: &Methods) -> mlua::Result<Value> {
     let key = || String::from_utf8_lossy(key_bytes);
     let mut c = ctx(lua)?;
     let this = &c.instance(h).ok_or_else(stale)?;
@@ -231,7 +202,7 @@ fn index(
                     return c.push(ws);
                 }
                 // `Workspace.Terrain`: its Terrain child, made on first use.
-                if let Some(terrain) = crate::classes::workspace_terrain(c, this, key_bytes) {
+                if let Some(terrain) = crate::services::workspace_terrain(c, this, key_bytes) {
                     return c.push(terrain);
                 }
                 return Ok(Value::Nil);
@@ -278,19 +249,20 @@ fn index(
     }
 }
 
-/// A property read answered without a Luau value: what the raw `__index` pushes.
-pub enum Read {
-    Nil,
-    Bool(bool),
-    Number(f64),
-    Str(String),
-    Vector(Vec3),
-    CFrame(procmodel_luau_types::CFrame),
-    Color3(procmodel_luau_types::Color3),
-    /// An instance handle (light userdata pointer value).
-    Handle(*mut std::ffi::c_void),
-    /// Not a property: look among the methods, then take the general path.
-    Method,
+/// What the raw `__index` and `__newindex` of instance handles (`ffi`) do on the run context.
+impl crate::ffi::PropertyAccess for Ctx {
+    #[inline]
+    fn read(&mut self, this: &Value, key: &[u8]) -> mlua::Result<Option<Read>> {
+        read_direct(self, this, key)
+    }
+
+    #[inline]
+    fn write(&mut self, this: &Value, key: &[u8], value: FastValue) -> mlua::Result<bool> {
+        Ok(matches!(
+            write_direct(self, this, key, value)?,
+            Direct::Done
+        ))
+    }
 }
 
 /// The common property reads (stored values of plain types, Name, Parent, Position) with no

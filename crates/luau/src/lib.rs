@@ -10,15 +10,18 @@ mod classes;
 mod context;
 mod env;
 mod error;
-mod fastarg;
+mod ffi;
 mod generator;
 mod globals;
 mod host;
 mod instance;
 mod json;
 mod keys;
+mod methods;
 mod props;
+mod sched;
 mod services;
+mod signal_state;
 mod signals;
 mod task;
 mod toolkit;
@@ -26,14 +29,13 @@ mod watchdog;
 
 pub use classes::GENERATED_TERRAIN;
 pub use classes::method_names as instance_methods;
-pub use context::{LogLevel, LogLine};
+pub use context::{Instance, LogLevel, LogLine};
 pub use error::HostError;
 pub use generator::{Generator, PendingRun, RunInputs, RunOutput, RunState};
 pub use host::{
     DEFAULT_MAX_INSTANCES, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_TERRAIN_BYTES, FrameHook, Host,
     HostConfig, MEMORY_MESSAGE, RUN_LIMIT_MESSAGE, TIMEOUT_MESSAGE,
 };
-pub use instance::Instance;
+pub use sched::FRAME;
 pub use services::HistoryRequest;
-pub use task::FRAME;
 pub use watchdog::{CANCEL_MESSAGE, Canceller};

@@ -1,19 +1,18 @@
 //! Roblox services for plain scripts: `game:GetService` (reusing a loaded place's services,
 //! creating missing ones), RunService, HttpService (deterministic GUIDs, JSON),
-//! CollectionService, Players (empty) and ChangeHistoryService (requests the engine drains).
-//! Generators keep their restricted view: while a generator may not write outside its
-//! container, GetService only finds services the scene already has.
+//! CollectionService, Players (empty) and ChangeHistoryService (requests the engine drains);
+//! `game.<Service>` and `workspace.Terrain` made on first read. Generators keep their
+//! restricted view: while a generator may not write outside its container, GetService only
+//! finds services the scene already has. The services' methods are in `classes`.
 
-use crate::context::Ctx;
-use crate::host::Host;
-use crate::instance::Instance;
+use crate::context::{Ctx, Instance};
 use mlua::Lua;
 use rbx_dom_weak::InstanceBuilder;
 use rbx_reflection::ClassTag;
 use rbx_types::Ref;
 
 /// What a script asked ChangeHistoryService to do, in call order (see
-/// [`Host::take_history_requests`]).
+/// [`crate::Host::take_history_requests`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HistoryRequest {
     /// `SetWaypoint(name)`, or a committed recording.
@@ -138,13 +137,27 @@ pub fn standard_child(c: &mut Ctx, this: &Instance, key: &[u8]) -> Option<Ref> {
     get_service(c, name).ok()
 }
 
-impl Host {
-    /// Takes the ChangeHistoryService requests scripts made since the last call, in order
-    /// (the engine drains them at each frame of a script run).
-    pub fn take_history_requests(&self) -> Vec<HistoryRequest> {
-        match state(&self.lua) {
-            Ok(mut s) => std::mem::take(&mut s.history),
-            Err(_) => Vec::new(),
-        }
+/// `workspace.Terrain`: the Workspace's Terrain child; one is made on first use, as Roblox's
+/// Workspace always has one (plain scripts only: a generator cannot add to the scene).
+pub(crate) fn workspace_terrain(c: &mut Ctx, this: &Instance, key: &[u8]) -> Option<Ref> {
+    if key != b"Terrain" || this.class != "Workspace" {
+        return None;
     }
+    let ws = c.dom.get_by_ref(this.r)?;
+    if let Some(&t) = ws
+        .children()
+        .iter()
+        .find(|&&ch| c.dom.get_by_ref(ch).is_some_and(|i| i.class == "Terrain"))
+    {
+        return Some(t);
+    }
+    if c.outside_write_locked {
+        return None;
+    }
+    let r = c.dom.insert(
+        this.r,
+        rbx_dom_weak::InstanceBuilder::new("Terrain").with_name("Terrain"),
+    );
+    c.tree_changed();
+    Some(r)
 }

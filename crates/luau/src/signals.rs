@@ -1,163 +1,21 @@
 //! `RBXScriptSignal` / `RBXScriptConnection`: instance events (Changed, property and attribute
 //! signals, ChildAdded/Removed, DescendantAdded/Removing, AncestryChanged, Destroying),
-//! BindableEvent/BindableFunction, RunService's frame signals, CollectionService's tag
-//! signals, and the input/physics events that exist but never fire headless.
+//! BindableEvent's Event, RunService's frame signals, CollectionService's tag signals, and
+//! the input/physics events that exist but never fire headless; `Signal:Wait()` and
+//! `Instance:WaitForChild`.
 //!
 //! Handlers run as in Roblox's deferred signal mode: a change only *records* an event (when
 //! someone listens: one flag check on the write paths otherwise); at the next resumption
 //! point the scheduler ([`flush`]) turns recorded events into new threads of the group that
 //! connected, queued with `task.defer`'s machinery. A run's connections are cut when it ends.
+//! The state lives in the run context (`signal_state`); the scheduler's current run comes
+//! from `sched`, so this module sits below the `task` driver that calls it.
 
-use crate::context::{Ctx, ctx};
-use crate::instance::Instance;
+use crate::context::{Ctx, Instance, ctx};
+use crate::signal_state::{Callback, Kind};
 use mlua::{Function, Lua, MetaMethod, MultiValue, Thread, UserData, Value};
 use rbx_dom_weak::Ustr;
 use rbx_types::Ref;
-use rustc_hash::FxHashMap;
-use std::collections::BTreeMap;
-
-/// What a signal reports.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub enum Kind {
-    Changed,
-    PropertyChanged,
-    AttributeChanged,
-    AttributeChangedNamed,
-    ChildAdded,
-    ChildRemoved,
-    DescendantAdded,
-    DescendantRemoving,
-    AncestryChanged,
-    Destroying,
-    /// BindableEvent.Event.
-    Event,
-    Heartbeat,
-    Stepped,
-    /// CollectionService:GetInstanceAddedSignal(tag) / Removed (target: none).
-    TagAdded,
-    TagRemoved,
-    /// Input and physics events: exist, never fire headless.
-    Never,
-}
-
-impl Kind {
-    const fn bit(self) -> u32 {
-        1 << self as u32
-    }
-}
-
-/// Who listens, kept in the run context so the write paths test one flag.
-#[derive(Default)]
-pub struct Watch {
-    /// Any connection to an instance or tag event exists.
-    pub any: bool,
-    /// Kinds listened to per target.
-    refs: FxHashMap<Ref, u32>,
-    /// Union of all listened kinds.
-    kinds: u32,
-}
-
-impl Watch {
-    fn listens(&self, r: Ref, kinds: u32) -> bool {
-        self.refs.get(&r).is_some_and(|m| m & kinds != 0)
-    }
-}
-
-/// An event recorded on a write path, dispatched at the next resumption point.
-pub struct Fired {
-    target: Ref,
-    kind: Kind,
-    name: Option<Ustr>,
-    a: Ref,
-    b: Ref,
-}
-
-/// Signal state of the run context: the recorded events, the connections, callbacks.
-#[derive(Default)]
-pub struct SignalState {
-    pub watch: Watch,
-    events: Vec<Fired>,
-    conns: BTreeMap<u64, Conn>,
-    index: FxHashMap<(Ref, Kind), Vec<u64>>,
-    next_id: u64,
-    /// BindableFunction.OnInvoke callbacks.
-    pub callbacks: FxHashMap<Ref, Function>,
-}
-
-struct Conn {
-    target: Ref,
-    kind: Kind,
-    filter: Option<Ustr>,
-    cb: Callback,
-    once: bool,
-    group: u32,
-}
-
-enum Callback {
-    Func(Function),
-    /// A thread suspended in `Wait()`.
-    Thread(Thread),
-}
-
-impl SignalState {
-    fn connect(&mut self, sig: &Signal, cb: Callback, once: bool, group: u32) -> u64 {
-        self.next_id += 1;
-        let id = self.next_id;
-        self.conns.insert(
-            id,
-            Conn {
-                target: sig.target,
-                kind: sig.kind,
-                filter: sig.filter,
-                cb,
-                once,
-                group,
-            },
-        );
-        self.index
-            .entry((sig.target, sig.kind))
-            .or_default()
-            .push(id);
-        self.rewatch();
-        id
-    }
-
-    fn disconnect(&mut self, id: u64) {
-        if let Some(c) = self.conns.remove(&id) {
-            if let Some(ids) = self.index.get_mut(&(c.target, c.kind)) {
-                ids.retain(|&i| i != id);
-                if ids.is_empty() {
-                    self.index.remove(&(c.target, c.kind));
-                }
-            }
-            self.rewatch();
-        }
-    }
-
-    fn rewatch(&mut self) {
-        let mut refs: FxHashMap<Ref, u32> = FxHashMap::default();
-        let mut kinds = 0;
-        for &(r, k) in self.index.keys() {
-            *refs.entry(r).or_default() |= k.bit();
-            kinds |= k.bit();
-        }
-        self.watch = Watch {
-            any: !refs.is_empty(),
-            refs,
-            kinds,
-        };
-    }
-
-    fn record(&mut self, target: Ref, kind: Kind, name: Option<Ustr>, a: Ref, b: Ref) {
-        self.events.push(Fired {
-            target,
-            kind,
-            name,
-            a,
-            b,
-        });
-    }
-}
 
 // ----- recording (called on the write paths only when `watch.any`) -----------------------
 
@@ -484,6 +342,13 @@ pub struct Signal {
     name: &'static str,
 }
 
+impl Signal {
+    /// What its connections listen to.
+    fn key(&self) -> (Ref, Kind, Option<Ustr>) {
+        (self.target, self.kind, self.filter)
+    }
+}
+
 /// An `RBXScriptConnection`.
 pub struct Connection(u64);
 
@@ -493,10 +358,10 @@ fn connect(lua: &Lua, sig: &Signal, f: Value, once: bool) -> mlua::Result<Connec
             "Attempt to connect failed: Passed value is not a function",
         ));
     };
-    let group = crate::task::current_group(lua)?;
+    let group = crate::sched::current_group(lua)?;
     let id = ctx(lua)?
         .signals
-        .connect(sig, Callback::Func(f), once, group);
+        .connect(sig.key(), Callback::Func(f), once, group);
     Ok(Connection(id))
 }
 
@@ -553,11 +418,11 @@ impl UserData for Connection {
 /// Installs the Luau half of `Signal:Wait()` (it yields, so it cannot be a Rust method).
 pub fn install(lua: &Lua) -> mlua::Result<()> {
     let register = lua.create_function(|lua, sig: mlua::UserDataRef<Signal>| {
-        let group = crate::task::current_group(lua)?;
+        let group = crate::sched::current_group(lua)?;
         let th = lua.current_thread();
         ctx(lua)?
             .signals
-            .connect(&sig, Callback::Thread(th), true, group);
+            .connect(sig.key(), Callback::Thread(th), true, group);
         Ok(())
     })?;
     let token: mlua::Table = lua.named_registry_value("procmodel.yield_token")?;
@@ -813,34 +678,8 @@ pub fn tag_signal(lua: &Lua, tag: &str, added: bool) -> mlua::Result<Value> {
     signal(lua, Ref::none(), kind, Some(Ustr::from(tag)), name)
 }
 
-/// `BindableEvent:Fire(...)`: the handlers get the arguments at the next resumption point.
-pub fn fire(lua: &Lua, this: &Instance, args: MultiValue) -> mlua::Result<()> {
-    let ready = fire_now(lua, this.r, Kind::Event, &args)?;
-    crate::task::queue_ready(lua, ready)
-}
-
-/// `BindableFunction:Invoke(...)`: calls OnInvoke and returns what it returns.
-pub fn invoke(lua: &Lua, this: &Instance, args: MultiValue) -> mlua::Result<MultiValue> {
-    let f = ctx(lua)?.signals.callbacks.get(&this.r).cloned();
-    match f {
-        Some(f) => f.call(args),
-        None => Err(mlua::Error::runtime(
-            "BindableFunction:Invoke: OnInvoke is not set (the call would yield forever)",
-        )),
-    }
-}
-
-/// Adds the signal methods to the instance method table.
-pub fn add_methods(m: &mut crate::classes::MethodTable) {
-    m.class("Instance");
-    m.add_method("GetPropertyChangedSignal", |lua, this, name: String| {
-        property_signal(lua, this, &name)
-    });
-    m.add_method("GetAttributeChangedSignal", |lua, this, name: String| {
-        attribute_signal(lua, this, &name)
-    });
-    m.class("BindableEvent");
-    m.add_method("Fire", fire);
-    m.class("BindableFunction");
-    m.add_method("Invoke", invoke);
+/// The handlers of BindableEvent `this`'s `Event` for a `Fire(...)` with `args` (the caller
+/// queues them: they run at the next resumption point).
+pub fn event_handlers(lua: &Lua, this: &Instance, args: &MultiValue) -> mlua::Result<Vec<Ready>> {
+    fire_now(lua, this.r, Kind::Event, args)
 }

@@ -2,84 +2,12 @@
 //! 1/60 s advanced by the host, never read from a clock, so runs are reproducible.
 //!
 //! Luau-side wrappers yield a private token with a request (`wait`, `pause`); the driver reads
-//! the request when `resume` returns and queues the thread accordingly.
+//! the request when `resume` returns and queues the thread accordingly. At every resumption
+//! point it dispatches the events `signals` recorded. Its state is in `sched`.
 
+use crate::sched::{Entry, FRAME, Resume, sched};
 use mlua::thread::ThreadStatus;
 use mlua::{Function, Lua, MultiValue, Table, Thread, Value};
-use std::collections::{BTreeMap, VecDeque};
-
-/// One frame of virtual time.
-pub const FRAME: f64 = 1.0 / 60.0;
-
-enum Resume {
-    /// Resume with these arguments.
-    Args(MultiValue),
-    /// Resume with the elapsed virtual time since `since` (task.wait's return value).
-    Elapsed { since: f64 },
-}
-
-struct Entry {
-    thread: Thread,
-    resume: Resume,
-    /// The run this thread belongs to (a generation, a script); each run steps only its own.
-    group: u32,
-}
-
-/// Scheduler state (app data, separate from the DOM context so resuming never holds it).
-pub struct Sched {
-    pub now: f64,
-    seq: u64,
-    /// (wake time bits, sequence) → entry; f64 bits order correctly for non-negative times.
-    waiting: BTreeMap<(u64, u64), Entry>,
-    deferred: VecDeque<Entry>,
-    /// Threads resumed at the start of the next frame (`params:Pause()` yields).
-    next_frame: VecDeque<Entry>,
-    /// Every thread started by scripts, with its run, to end leaks.
-    tracked: Vec<(u32, Thread)>,
-    /// The run whose thread is executing now (threads it starts join it).
-    current: u32,
-    next_group: u32,
-    /// Virtual time at which each live run started, and its resumptions since the clock
-    /// last advanced (runs end in [`end_leaked`]).
-    runs: Vec<RunClock>,
-    /// Virtual time of the last frame the frame signals fired for.
-    last_frame: f64,
-    /// Most virtual time one run may wait in total (`task.wait`, frames), in seconds.
-    pub max_wait: f64,
-}
-
-struct RunClock {
-    group: u32,
-    started: f64,
-    last_now: f64,
-    resumes: u64,
-}
-
-/// Most resumptions of one run's threads while the virtual clock stands still (a
-/// `task.defer` storm never reaches a frame boundary, so no time limit would see it).
-pub const MAX_RESUMES_PER_FRAME: u64 = 250_000;
-
-/// The default of [`Sched::max_wait`]: an hour of virtual time, far beyond any legitimate
-/// wait, reached in moments by a run that waits in a loop forever.
-pub const DEFAULT_MAX_WAIT: f64 = 3600.0;
-
-impl Default for Sched {
-    fn default() -> Self {
-        Sched {
-            now: 0.0,
-            seq: 0,
-            waiting: BTreeMap::new(),
-            deferred: VecDeque::new(),
-            next_frame: VecDeque::new(),
-            tracked: Vec::new(),
-            current: 0,
-            next_group: 0,
-            runs: Vec::new(),
-            last_frame: 0.0,
-            max_wait: DEFAULT_MAX_WAIT,
-        }
-    }
-}
 
 /// Called by a run's driver whenever it is about to advance virtual time (a frame boundary):
 /// the engine regenerates dirty models there while scripts wait. Installed through
@@ -120,7 +48,7 @@ return table.freeze(task), wait, pause
 
 /// Installs `task`, `wait`, `delay`, `spawn` and returns the pause function used by params.
 pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<Function> {
-    lua.set_app_data(Sched::default());
+    lua.set_app_data(crate::sched::Sched::default());
     let token = lua.create_table()?;
     lua.set_named_registry_value("procmodel.yield_token", &token)?;
     let native = lua.create_table()?;
@@ -175,17 +103,6 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<Function> {
     globals.set("task", task)?;
     globals.set("wait", wait)?;
     Ok(pause)
-}
-
-fn sched(lua: &Lua) -> mlua::Result<mlua::AppDataRefMut<'_, Sched>> {
-    lua.try_app_data_mut::<Sched>()
-        .map_err(|_| mlua::Error::runtime("internal: scheduler is busy"))?
-        .ok_or_else(|| mlua::Error::runtime("internal: no scheduler"))
-}
-
-/// The run whose thread is executing now (connections and threads it makes join it).
-pub fn current_group(lua: &Lua) -> mlua::Result<u32> {
-    Ok(sched(lua)?.current)
 }
 
 /// Queues signal handlers as deferred threads of their connections' runs.
@@ -275,118 +192,6 @@ fn close(lua: &Lua, th: &Thread) -> mlua::Result<()> {
         let _ = close.call::<MultiValue>(th.clone());
     }
     Ok(())
-}
-
-impl Sched {
-    fn schedule(&mut self, at: f64, thread: Thread, resume: Resume) {
-        self.seq += 1;
-        let group = self.current;
-        self.waiting.insert(
-            (at.max(0.0).to_bits(), self.seq),
-            Entry {
-                thread,
-                resume,
-                group,
-            },
-        );
-    }
-
-    /// A fresh run id.
-    pub fn new_group(&mut self) -> u32 {
-        self.next_group += 1;
-        self.runs.push(RunClock {
-            group: self.next_group,
-            started: self.now,
-            last_now: self.now,
-            resumes: 0,
-        });
-        self.next_group
-    }
-
-    /// Counts one resumption of `group`'s threads and fails once the run has waited longer
-    /// than [`Sched::max_wait`] or resumed [`MAX_RESUMES_PER_FRAME`] times without the clock
-    /// advancing: a run that waits forever ends with an error instead of spinning.
-    fn check_run(&mut self, group: u32) -> mlua::Result<()> {
-        let (now, max_wait) = (self.now, self.max_wait);
-        let Some(run) = self.runs.iter_mut().find(|r| r.group == group) else {
-            return Ok(());
-        };
-        if now - run.started > max_wait {
-            return Err(mlua::Error::runtime(format!(
-                "Wait limit: the run waited {:.0} s of virtual time (task.wait, frames) without finishing (limit {max_wait:.0} s; --max-wait to change)",
-                now - run.started
-            )));
-        }
-        if now != run.last_now {
-            run.last_now = now;
-            run.resumes = 0;
-        }
-        run.resumes += 1;
-        if run.resumes > MAX_RESUMES_PER_FRAME {
-            return Err(mlua::Error::runtime(format!(
-                "Wait limit: the run resumed its threads {MAX_RESUMES_PER_FRAME} times without virtual time advancing (a task.defer or task.spawn loop that never waits?)"
-            )));
-        }
-        Ok(())
-    }
-
-    /// The id of the newest run (for cleaning up after a failed one).
-    pub fn last_group(&self) -> u32 {
-        self.next_group
-    }
-
-    /// When the next entry of `group` is due (deferred and next-frame ones: now).
-    fn next_time(&self, group: u32) -> Option<f64> {
-        if self.deferred.iter().any(|e| e.group == group) {
-            return Some(self.now);
-        }
-        if self.next_frame.iter().any(|e| e.group == group) {
-            return Some(self.now + FRAME);
-        }
-        self.waiting
-            .iter()
-            .find(|(_, e)| e.group == group)
-            .map(|(k, _)| f64::from_bits(k.0))
-    }
-
-    /// Whether taking the next entry of `group` crosses a frame boundary (`None`: nothing
-    /// queued for it).
-    fn peek(&self, group: u32) -> Option<bool> {
-        if self.deferred.iter().any(|e| e.group == group) {
-            return Some(false);
-        }
-        if self.next_frame.iter().any(|e| e.group == group) {
-            return Some(true);
-        }
-        let (k, _) = self.waiting.iter().find(|(_, e)| e.group == group)?;
-        Some(f64::from_bits(k.0) > self.now)
-    }
-
-    /// The next entry of `group`: deferred first, then next-frame, then the earliest wait.
-    /// Returns whether taking it crosses a frame boundary.
-    fn pop(&mut self, group: u32) -> Option<(Entry, bool)> {
-        if let Some(i) = self.deferred.iter().position(|e| e.group == group) {
-            return self.deferred.remove(i).map(|e| (e, false));
-        }
-        if let Some(i) = self.next_frame.iter().position(|e| e.group == group) {
-            self.now += FRAME;
-            return self.next_frame.remove(i).map(|e| (e, true));
-        }
-        let key = self
-            .waiting
-            .iter()
-            .find(|(_, e)| e.group == group)
-            .map(|(k, _)| *k)?;
-        let e = self.waiting.remove(&key)?;
-        self.now = self.now.max(f64::from_bits(key.0));
-        Some((e, true))
-    }
-
-    fn forget(&mut self, th: &Thread) {
-        self.waiting.retain(|_, e| e.thread != *th);
-        self.deferred.retain(|e| e.thread != *th);
-        self.next_frame.retain(|e| e.thread != *th);
-    }
 }
 
 /// Outcome of resuming a thread once.

@@ -1,5 +1,6 @@
 //! Execution-time watchdog: a timer thread raises an atomic flag once a deadline passes; the
-//! VM's interrupt callback only reads the flag (never the clock — measured 3.6× slower).
+//! VM's interrupt callback only reads the flag (never the clock — measured 3.6× slower). The
+//! interrupt's fast path in front of mlua's entry, which reads these flags, is in `ffi`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -257,81 +258,6 @@ fn run(shared: &Shared) {
                 }
             }
         }
-    }
-}
-
-// ----- the interrupt's fast path ---------------------------------------------------------
-//
-// Luau calls the interrupt at every loop back-edge, call and return. mlua's interrupt entry
-// costs ~150 instructions a call (its callback and error machinery), which made a tight
-// numeric loop several times slower than the VM itself. The fast path reads the two watchdog
-// flags and a "memory check due" flag and returns; only when one of them is up does it hand
-// over to mlua's entry, which runs the host's callback (errors, the budget flag, the exact
-// memory check). The heap size is read at the GC's own interrupts (it steps as the heap
-// grows), where no error may be raised, and only raises the flag there.
-
-use mlua::ffi;
-use std::cell::Cell;
-use std::ffi::c_int;
-
-/// What the fast path reads; kept in the VM's app data (stable address, freed with the VM),
-/// pointed to by the main thread's thread data.
-struct FastInterrupt {
-    probe: Probe,
-    /// The memory limit in KiB (0 = none).
-    limit_kib: usize,
-    /// Set by a GC step that saw the heap at or over the limit.
-    memory_due: Cell<bool>,
-    /// mlua's interrupt entry, which calls the host's callback.
-    slow: unsafe extern "C-unwind" fn(*mut ffi::lua_State, c_int),
-}
-
-unsafe extern "C-unwind" fn fast_interrupt(state: *mut ffi::lua_State, gc: c_int) {
-    // SAFETY: the thread data of the main thread is set only by `install_fast_interrupt`, to
-    // app data that lives as long as the VM (a VM runs on one thread at a time, so the Cell
-    // is not shared); lua_gc(COUNT) only reads a counter.
-    unsafe {
-        let data = ffi::lua_getthreaddata(ffi::lua_mainthread(state)) as *const FastInterrupt;
-        let Some(d) = data.as_ref() else { return };
-        if gc >= 0 {
-            if d.limit_kib > 0 && ffi::lua_gc(state, ffi::LUA_GCCOUNT, 0) as usize >= d.limit_kib {
-                d.memory_due.set(true);
-            }
-            return;
-        }
-        if d.probe.raised() || d.memory_due.get() {
-            d.memory_due.set(false);
-            (d.slow)(state, gc);
-        }
-    }
-}
-
-/// Puts the fast path in front of the interrupt callback `lua.set_interrupt` installed.
-pub fn install_fast_interrupt(
-    lua: &mlua::Lua,
-    probe: Probe,
-    memory_limit: usize,
-) -> mlua::Result<()> {
-    // SAFETY: reads and replaces the VM's interrupt hook on the main thread's callbacks, and
-    // points the main thread's data at the app data installed just before.
-    unsafe {
-        lua.exec_raw::<()>((), |state| {
-            let cb = ffi::lua_callbacks(state);
-            let Some(slow) = (*cb).interrupt else { return };
-            lua.set_app_data(FastInterrupt {
-                probe,
-                limit_kib: memory_limit >> 10,
-                memory_due: Cell::new(false),
-                slow,
-            });
-            if let Some(d) = lua.app_data_ref::<FastInterrupt>() {
-                ffi::lua_setthreaddata(
-                    ffi::lua_mainthread(state),
-                    &*d as *const FastInterrupt as *mut std::ffi::c_void,
-                );
-                (*cb).interrupt = Some(fast_interrupt);
-            }
-        })
     }
 }
 

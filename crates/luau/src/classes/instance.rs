@@ -1,9 +1,9 @@
 //! Methods of every Instance (Roblox names and semantics): tree queries, Clone/Destroy,
-//! attributes and tags.
+//! attributes and tags, the property and attribute signals.
 
-use super::MethodTable;
-use crate::context::{Ctx, ctx};
-use crate::instance::{Instance, inst_mut, opt_instance, set_parent};
+use crate::context::{Ctx, Instance, ctx};
+use crate::instance::{inst_mut, opt_instance, set_parent};
+use crate::methods::MethodTable;
 use mlua::{Lua, Value};
 use procmodel_dom::is_a;
 use rbx_types::{Attributes, Ref, Tags, Variant};
@@ -380,4 +380,10 @@ pub fn register(m: &mut MethodTable) {
     ] {
         m.alias(old, new);
     }
+    m.add_method("GetPropertyChangedSignal", |lua, this, name: String| {
+        crate::signals::property_signal(lua, this, &name)
+    });
+    m.add_method("GetAttributeChangedSignal", |lua, this, name: String| {
+        crate::signals::attribute_signal(lua, this, &name)
+    });
 }

@@ -1,9 +1,9 @@
 //! Methods of ProceduralModel: `ForceGeneration` (the engine regenerates the model at its next
-//! step). `WaitForGenerationAsync` yields, so it is a Luau function (see `crate::globals`).
+//! step). `WaitForGenerationAsync` yields, so it is a Luau function (installed by `globals`).
 
-use super::MethodTable;
 use crate::context::ctx;
 use crate::instance::inst_mut;
+use crate::methods::MethodTable;
 use rbx_types::Variant;
 
 pub fn register(m: &mut MethodTable) {

@@ -1,9 +1,9 @@
 //! Methods of PVInstance (pivots), Model (bounding box, scale) and GeneratedFolder
 //! (`SetPrimaryPart`, the results container's pivot part).
 
-use super::MethodTable;
 use crate::context::ctx;
 use crate::instance::{inst_mut, opt_instance};
+use crate::methods::MethodTable;
 use mlua::{Lua, Value};
 use procmodel_dom::{affine_to_cframe, cframe_to_affine, is_a};
 use rbx_types::{Ref, Variant};

@@ -1,9 +1,9 @@
 //! Methods of DataModel and the services (RunService, Players, HttpService, CollectionService,
 //! ChangeHistoryService); the services themselves are made in `crate::services`.
 
-use super::MethodTable;
-use crate::context::{Ctx, ctx};
-use crate::instance::{Instance, opt_instance};
+use crate::context::{Ctx, Instance, ctx};
+use crate::instance::opt_instance;
+use crate::methods::MethodTable;
 use crate::services::{HistoryRequest, find_service, get_service, state};
 use mlua::{MultiValue, Value};
 use rbx_types::{Ref, Variant};

@@ -1,4 +1,4 @@
-//! Methods of Terrain (`workspace.Terrain`), over `procmodel-terrain`'s voxel storage: the
+//! Methods of Terrain (`workspace.Terrain`, made on first read by `services`), over `procmodel-terrain`'s voxel storage: the
 //! fills, Read/WriteVoxels(Channels), ReplaceMaterial, Clear, Copy/PasteRegion, the cell and
 //! world conversions and the material colours, with Roblox's argument rules (the terrain
 //! crate checks resolution, alignment and the per-call voxel caps).
@@ -14,9 +14,8 @@
 //! its voxels to the host, which stores them in the results ([`GENERATED_TERRAIN`]); the
 //! engine merges them into the scene's Terrain.
 
-use super::MethodTable;
-use crate::context::{Ctx, ctx};
-use crate::instance::Instance;
+use crate::context::{Ctx, Instance, ctx};
+use crate::methods::MethodTable;
 use mlua::{Lua, Table, Value};
 use procmodel_luau_types::{CFrame, Color3, Region3, Region3int16, Vector3, Vector3int16};
 use procmodel_terrain::{
@@ -146,10 +145,26 @@ fn store(lua: &Lua) -> mlua::Result<mlua::AppDataRefMut<'_, Store>> {
         .ok_or_else(|| mlua::Error::runtime("internal error: no terrain store"))
 }
 
+/// The raw C function's `Terrain:FillBlock` (see `crate::ffi::raw_fill_block`).
+struct RawFillBlock;
+
+impl crate::ffi::FillBlock for RawFillBlock {
+    #[inline]
+    fn fill_block(
+        lua: &Lua,
+        this: &Value,
+        cf: CFrame,
+        size: glam::Vec3,
+        material: procmodel_luau_types::EnumItem,
+    ) -> mlua::Result<Option<()>> {
+        fill_block_direct(lua, this, cf, size, material)
+    }
+}
+
 /// `Terrain:FillBlock` for the plain call (a Terrain handle, a CFrame, a Vector3 and an
 /// `Enum.Material` item), from the raw C function: Ok(None) leaves everything else (and the
 /// error messages of wrong arguments) to the mlua method, which does the same work.
-pub(crate) fn fill_block_direct(
+fn fill_block_direct(
     lua: &Lua,
     this: &Value,
     cf: CFrame,
@@ -299,31 +314,6 @@ pub(crate) fn flush_terrain(lua: &Lua, forget: bool) -> mlua::Result<()> {
     Ok(())
 }
 
-/// `workspace.Terrain`: the Workspace's Terrain child; one is made on first use, as Roblox's
-/// Workspace always has one (plain scripts only: a generator cannot add to the scene).
-pub(crate) fn workspace_terrain(c: &mut Ctx, this: &Instance, key: &[u8]) -> Option<Ref> {
-    if key != b"Terrain" || this.class != "Workspace" {
-        return None;
-    }
-    let ws = c.dom.get_by_ref(this.r)?;
-    if let Some(&t) = ws
-        .children()
-        .iter()
-        .find(|&&ch| c.dom.get_by_ref(ch).is_some_and(|i| i.class == "Terrain"))
-    {
-        return Some(t);
-    }
-    if c.outside_write_locked {
-        return None;
-    }
-    let r = c.dom.insert(
-        this.r,
-        rbx_dom_weak::InstanceBuilder::new("Terrain").with_name("Terrain"),
-    );
-    c.tree_changed();
-    Some(r)
-}
-
 fn material(v: &Value, method: &str, what: &str) -> mlua::Result<Material> {
     let item = procmodel_luau_types::lua_to_variant(v, &rbx_reflection::DataType::Enum("Material"))
         .map_err(|e| mlua::Error::runtime(format!("Terrain:{method}: {what}: {e}")))?;
@@ -466,7 +456,7 @@ pub fn register(m: &mut MethodTable) {
     m.class("Terrain");
     m.add_raw_method(
         "FillBlock",
-        crate::fastarg::raw_fill_block,
+        crate::ffi::raw_fill_block::<RawFillBlock>,
         |lua, this, (cf, size, mat): (CFrame, Vector3, Value)| {
             let mat = material(&mat, "FillBlock", "material")?;
             with_terrain(lua, this, "FillBlock", true, |t| {

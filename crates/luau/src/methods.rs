@@ -1,0 +1,191 @@
+//! The instance method registry: [`MethodTable`], where each class module (`classes`) adds
+//! the methods of its class, and [`Methods`], what the instance metatable looks them up in. A
+//! member lookup finds a method only on a class that has it (or a subclass, through the
+//! reflection database's superclass chain), so `part.FillBlock` is "not a valid member", as
+//! in Roblox, and a function taken from one class refuses an instance of another.
+
+use crate::context::{Ctx, Instance, ctx};
+use crate::props::MethodIndex;
+use mlua::{Lua, Value};
+use procmodel_dom::is_a;
+use rustc_hash::FxHashMap;
+
+/// The error for a member `key` that `this` does not have.
+pub fn not_member(c: &Ctx, this: &Instance, key: &str) -> mlua::Error {
+    mlua::Error::runtime(format!(
+        "{key} is not a valid member of {} \"{}\"",
+        this.class,
+        c.full_name(this.r)
+    ))
+}
+
+/// Collects methods by (class, name). Methods are added for the class last named with
+/// [`MethodTable::class`]; each function takes the instance as its first argument, as
+/// `inst:Method(...)` passes it, and checks that it is one of that class.
+pub struct MethodTable<'a> {
+    lua: &'a Lua,
+    class: &'static str,
+    entries: Vec<(&'static str, &'static str, mlua::Function)>,
+    result: mlua::Result<()>,
+}
+
+impl<'a> MethodTable<'a> {
+    pub fn new(lua: &'a Lua) -> MethodTable<'a> {
+        MethodTable {
+            lua,
+            class: "Instance",
+            entries: Vec::new(),
+            result: Ok(()),
+        }
+    }
+
+    /// The class the following methods belong to.
+    pub fn class(&mut self, class: &'static str) -> &mut Self {
+        debug_assert!(procmodel_dom::db().classes.contains_key(class), "{class}");
+        self.class = class;
+        self
+    }
+
+    pub fn add_method<A, R, F>(&mut self, name: &'static str, f: F)
+    where
+        A: mlua::FromLuaMulti,
+        R: mlua::IntoLuaMulti,
+        F: Fn(&Lua, &Instance, A) -> mlua::Result<R> + 'static,
+    {
+        self.add_method_with(name, f, None);
+    }
+
+    /// As [`MethodTable::add_method`], with a raw C function for the plain calls of a hot
+    /// method (`ffi`): it gets the mlua function as upvalue 1 and calls it for anything
+    /// it does not handle itself (other argument types, errors to report, wrong classes).
+    pub fn add_raw_method<A, R, F>(
+        &mut self,
+        name: &'static str,
+        raw: mlua::ffi::lua_CFunction,
+        f: F,
+    ) where
+        A: mlua::FromLuaMulti,
+        R: mlua::IntoLuaMulti,
+        F: Fn(&Lua, &Instance, A) -> mlua::Result<R> + 'static,
+    {
+        self.add_method_with(name, f, Some(raw));
+    }
+
+    fn add_method_with<A, R, F>(
+        &mut self,
+        name: &'static str,
+        f: F,
+        raw: Option<mlua::ffi::lua_CFunction>,
+    ) where
+        A: mlua::FromLuaMulti,
+        R: mlua::IntoLuaMulti,
+        F: Fn(&Lua, &Instance, A) -> mlua::Result<R> + 'static,
+    {
+        if self.result.is_err() {
+            return;
+        }
+        let class = self.class;
+        let func = self
+            .lua
+            .create_function(move |lua, mut args: mlua::MultiValue| {
+                let first = args.pop_front().unwrap_or(Value::Nil);
+                let this = ctx(lua)?.instance(&first).ok_or_else(|| {
+                    mlua::Error::runtime(format!(
+                        "Expected ':' not '.' calling member function {name}"
+                    ))
+                })?;
+                if class != "Instance" && !is_a(&this.class, class) {
+                    return Err(not_member(&*ctx(lua)?, &this, name));
+                }
+                let a = A::from_lua_multi(args, lua).map_err(|e| {
+                    mlua::Error::runtime(format!("{name}: {}", crate::error::HostError::script(&e)))
+                })?;
+                f(lua, &this, a)
+            });
+        let func = match (func, raw) {
+            (Ok(slow), Some(raw)) => procmodel_luau_types::raw::closure(self.lua, raw, slow),
+            (func, _) => func,
+        };
+        self.result = func.map(|func| self.entries.push((class, name, func)));
+    }
+
+    /// Makes `name` another name of the current class's method `existing`.
+    pub fn alias(&mut self, name: &'static str, existing: &'static str) {
+        let found = self
+            .entries
+            .iter()
+            .find(|(c, n, _)| *c == self.class && *n == existing)
+            .map(|e| e.2.clone());
+        if let Some(f) = found {
+            self.entries.push((self.class, name, f));
+        }
+    }
+
+    /// Every (class, name) pair added so far, in the order added.
+    pub fn names(&self) -> impl Iterator<Item = (&'static str, &'static str)> + '_ {
+        self.entries.iter().map(|(c, n, _)| (*c, *n))
+    }
+
+    pub fn finish(self) -> mlua::Result<Methods> {
+        self.result?;
+        let mut by_name: FxHashMap<&'static [u8], Vec<(&'static str, mlua::Function)>> =
+            FxHashMap::default();
+        for (class, name, f) in self.entries {
+            by_name.entry(name.as_bytes()).or_default().push((class, f));
+        }
+        // Most derived class first, so a subclass's method shadows its base's.
+        for list in by_name.values_mut() {
+            list.sort_by_key(|(class, _)| std::cmp::Reverse(depth(class)));
+        }
+        Ok(Methods { by_name })
+    }
+}
+
+fn depth(class: &str) -> usize {
+    let mut n = 0;
+    let mut cur = procmodel_dom::db().classes.get(class);
+    while let Some(c) = cur {
+        n += 1;
+        cur = c
+            .superclass
+            .and_then(|s| procmodel_dom::db().classes.get(s));
+    }
+    n
+}
+
+/// The registered methods by name.
+pub struct Methods {
+    by_name: FxHashMap<&'static [u8], Vec<(&'static str, mlua::Function)>>,
+}
+
+impl Methods {
+    /// The method `name` of an instance of `class`.
+    pub fn lookup(&self, class: &str, name: &[u8]) -> Option<&mlua::Function> {
+        self.by_name
+            .get(name)?
+            .iter()
+            .find(|(c, _)| is_a(class, c))
+            .map(|(_, f)| f)
+    }
+
+    /// Which classes have a method `name` (for the property cache's member resolution).
+    pub fn index(&self) -> MethodIndex {
+        MethodIndex::new(
+            self.by_name
+                .iter()
+                .map(|(name, list)| (Box::from(*name), list.iter().map(|e| e.0).collect()))
+                .collect(),
+        )
+    }
+
+    /// Names served by a single function whatever the class (the fast path's table: the
+    /// class check has already been made by the member resolution).
+    pub fn unambiguous(&self) -> impl Iterator<Item = (&'static [u8], &mlua::Function)> {
+        self.by_name
+            .iter()
+            .filter_map(|(name, list)| match list.as_slice() {
+                [(_, f)] => Some((*name, f)),
+                _ => None,
+            })
+    }
+}

@@ -1,0 +1,159 @@
+//! The signal state the run context holds (plain data): who listens (the one flag the write
+//! paths check, `watch.any`), the connections by target and kind, the events recorded since
+//! the last resumption point, and BindableFunction callbacks. Recording events, dispatching
+//! them and the Luau objects are in `signals`.
+
+use mlua::{Function, Thread};
+use rbx_dom_weak::Ustr;
+use rbx_types::Ref;
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
+
+/// What a signal reports.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Kind {
+    Changed,
+    PropertyChanged,
+    AttributeChanged,
+    AttributeChangedNamed,
+    ChildAdded,
+    ChildRemoved,
+    DescendantAdded,
+    DescendantRemoving,
+    AncestryChanged,
+    Destroying,
+    /// BindableEvent.Event.
+    Event,
+    Heartbeat,
+    Stepped,
+    /// CollectionService:GetInstanceAddedSignal(tag) / Removed (target: none).
+    TagAdded,
+    TagRemoved,
+    /// Input and physics events: exist, never fire headless.
+    Never,
+}
+
+impl Kind {
+    pub(crate) const fn bit(self) -> u32 {
+        1 << self as u32
+    }
+}
+
+/// Who listens, kept in the run context so the write paths test one flag.
+#[derive(Default)]
+pub struct Watch {
+    /// Any connection to an instance or tag event exists.
+    pub any: bool,
+    /// Kinds listened to per target.
+    refs: FxHashMap<Ref, u32>,
+    /// Union of all listened kinds.
+    pub(crate) kinds: u32,
+}
+
+impl Watch {
+    pub(crate) fn listens(&self, r: Ref, kinds: u32) -> bool {
+        self.refs.get(&r).is_some_and(|m| m & kinds != 0)
+    }
+}
+
+/// An event recorded on a write path, dispatched at the next resumption point.
+pub struct Fired {
+    pub(crate) target: Ref,
+    pub(crate) kind: Kind,
+    pub(crate) name: Option<Ustr>,
+    pub(crate) a: Ref,
+    pub(crate) b: Ref,
+}
+
+/// Signal state of the run context: the recorded events, the connections, callbacks.
+#[derive(Default)]
+pub struct SignalState {
+    pub watch: Watch,
+    pub(crate) events: Vec<Fired>,
+    pub(crate) conns: BTreeMap<u64, Conn>,
+    pub(crate) index: FxHashMap<(Ref, Kind), Vec<u64>>,
+    next_id: u64,
+    /// BindableFunction.OnInvoke callbacks.
+    pub callbacks: FxHashMap<Ref, Function>,
+}
+
+/// One connection: what it listens to, its handler, and the run (group) that made it.
+pub(crate) struct Conn {
+    pub(crate) target: Ref,
+    pub(crate) kind: Kind,
+    pub(crate) filter: Option<Ustr>,
+    pub(crate) cb: Callback,
+    pub(crate) once: bool,
+    pub(crate) group: u32,
+}
+
+/// A connection's handler.
+pub(crate) enum Callback {
+    Func(Function),
+    /// A thread suspended in `Wait()`.
+    Thread(Thread),
+}
+
+impl SignalState {
+    /// Connects `cb` to the signal (`target`, `kind`, `filter`) for run `group`.
+    pub(crate) fn connect(
+        &mut self,
+        (target, kind, filter): (Ref, Kind, Option<Ustr>),
+        cb: Callback,
+        once: bool,
+        group: u32,
+    ) -> u64 {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.conns.insert(
+            id,
+            Conn {
+                target,
+                kind,
+                filter,
+                cb,
+                once,
+                group,
+            },
+        );
+        self.index.entry((target, kind)).or_default().push(id);
+        self.rewatch();
+        id
+    }
+
+    pub(crate) fn disconnect(&mut self, id: u64) {
+        if let Some(c) = self.conns.remove(&id) {
+            if let Some(ids) = self.index.get_mut(&(c.target, c.kind)) {
+                ids.retain(|&i| i != id);
+                if ids.is_empty() {
+                    self.index.remove(&(c.target, c.kind));
+                }
+            }
+            self.rewatch();
+        }
+    }
+
+    fn rewatch(&mut self) {
+        let mut refs: FxHashMap<Ref, u32> = FxHashMap::default();
+        let mut kinds = 0;
+        for &(r, k) in self.index.keys() {
+            *refs.entry(r).or_default() |= k.bit();
+            kinds |= k.bit();
+        }
+        self.watch = Watch {
+            any: !refs.is_empty(),
+            refs,
+            kinds,
+        };
+    }
+
+    pub(crate) fn record(&mut self, target: Ref, kind: Kind, name: Option<Ustr>, a: Ref, b: Ref) {
+        self.events.push(Fired {
+            target,
+            kind,
+            name,
+            a,
+            b,
+        });
+    }
+}
