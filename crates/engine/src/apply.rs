@@ -340,14 +340,17 @@ pub(crate) fn load_host(
     host.load_generator(module, origin)
 }
 
-/// A ModuleScript's Source ("" when it has none).
+/// A ModuleScript's Source ("" when it has none, or is not in the scene).
 pub(crate) fn source_of(dom: &WeakDom, module: Ref) -> &str {
-    dom.get_by_ref(module)
-        .and_then(|i| match prop(i, KEYS.source) {
-            Some(Variant::String(s)) => Some(s.as_str()),
-            _ => None,
-        })
-        .unwrap_or_default()
+    dom.get_by_ref(module).map_or("", source_text)
+}
+
+/// An instance's Source ("" when it has none).
+pub(crate) fn source_text(i: &Instance) -> &str {
+    match prop(i, KEYS.source) {
+        Some(Variant::String(s)) => s.as_str(),
+        _ => "",
+    }
 }
 
 /// Applies a run's results to `model`, in SPEC order (1, ending leaked threads, happened in

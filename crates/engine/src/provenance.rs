@@ -107,17 +107,17 @@ impl Inputs {
             _ => None,
         };
         let missing = |name: &str| attrs.is_none_or(|a| a.get(name).is_none());
-        if defaults.iter().any(|(k, _)| missing(k)) {
+        // A copy only when a default is missing (the common case has every attribute set).
+        let merged = defaults.iter().any(|(k, _)| missing(k)).then(|| {
             let mut merged = attrs.cloned().unwrap_or_default();
             for (k, v) in defaults {
                 if merged.get(k.as_str()).is_none() {
                     merged.insert(k.clone(), v.clone());
                 }
             }
-            for (k, v) in merged.iter() {
-                push(format!("attr.{k}"), value_digest(v));
-            }
-        } else if let Some(a) = attrs {
+            merged
+        });
+        if let Some(a) = merged.as_ref().or(attrs) {
             for (k, v) in a.iter() {
                 push(format!("attr.{k}"), value_digest(v));
             }
@@ -208,10 +208,7 @@ fn modules_with(
             continue;
         }
         if i.class == "ModuleScript" && Some(r) != generator {
-            let src = match prop(i, KEYS.source) {
-                Some(Variant::String(s)) => s.as_str(),
-                _ => "",
-            };
+            let src = crate::apply::source_text(i);
             let mut b = sources.digest(r, src).as_bytes().to_vec();
             b.extend_from_slice(&sandbox_digest(Some(i)));
             found.push((procmodel_dom::full_name(dom, r), digest(&b)));

@@ -5,9 +5,7 @@
 //! Owns: the failure kinds and their texts, and the classification of the Luau host's errors.
 //! Must never: depend on the engine's state (a report is plain data, `Send`, and comparable).
 
-use procmodel_luau::{
-    CANCEL_MESSAGE, HostError, MEMORY_MESSAGE, RUN_LIMIT_MESSAGE, TIMEOUT_MESSAGE,
-};
+use procmodel_luau::{CANCEL_MESSAGE, HostError, MEMORY_MESSAGE, TIMEOUT_MESSAGE};
 use rbx_types::Ref;
 use std::fmt;
 use std::time::Duration;
@@ -162,7 +160,7 @@ impl GenerationFailure {
         GenerationFailure::Limit {
             limit: Limit::RunTime,
             message: format!(
-                "Run time limit: the generation used {:.1} s of execution time over several frames (limit {:.1} s)",
+                "{RUN_TIME_LIMIT} the generation used {:.1} s of execution time over several frames (limit {:.1} s)",
                 used.as_secs_f64(),
                 limit.as_secs_f64()
             ),
@@ -171,11 +169,16 @@ impl GenerationFailure {
     }
 }
 
+/// How both run-time limits' messages begin: the host's
+/// ([`procmodel_luau::RUN_LIMIT_MESSAGE`]) and the
+/// engine's, over several frames ([`GenerationFailure::run_time`]).
+const RUN_TIME_LIMIT: &str = "Run time limit:";
+
 /// The limit a script error message reports, by the host's texts for them.
 fn limit_of(message: &str) -> Option<Limit> {
     if message.contains(TIMEOUT_MESSAGE) {
         Some(Limit::Timeout)
-    } else if message.contains(RUN_LIMIT_MESSAGE) || message.contains("Run time limit:") {
+    } else if message.contains(RUN_TIME_LIMIT) {
         Some(Limit::RunTime)
     } else if message.contains(MEMORY_MESSAGE) {
         Some(Limit::Memory)
@@ -278,6 +281,19 @@ impl std::error::Error for GenerationFailure {}
 #[cfg(test)]
 mod tests {
     use super::*;
+    use procmodel_luau::RUN_LIMIT_MESSAGE;
+
+    #[test]
+    fn both_run_time_limits_are_classified_as_one() {
+        assert!(RUN_LIMIT_MESSAGE.starts_with(RUN_TIME_LIMIT));
+        let engine = GenerationFailure::run_time(Duration::from_secs(3), Duration::from_secs(2));
+        assert!(engine.to_string().starts_with(RUN_TIME_LIMIT));
+        let host = HostError::Script {
+            message: format!("Gen:4: {RUN_LIMIT_MESSAGE}"),
+            traceback: None,
+        };
+        assert_eq!(GenerationFailure::from(&host).limit(), Some(Limit::RunTime));
+    }
 
     #[test]
     fn host_errors_are_classified_by_kind_and_keep_their_text() {

@@ -519,28 +519,37 @@ fn removed_models_are_not_generated() {
 
 #[test]
 fn hostile_generators_end_as_placeholders_and_the_engine_keeps_working() {
-    let cases: &[(&str, &str)] = &[
-        ("while true do end", "Script timeout"),
+    // (body, words the message holds, the failure's kind)
+    let cases: &[(&str, &str, &str)] = &[
+        ("while true do end", "Script timeout", "limit.timeout"),
         (
             "local t = {} for i = 1, 1e9 do t[i] = string.rep('x', 4096) .. i end",
             "memory",
+            "limit.memory",
         ),
-        ("local function f() return f() + 1 end f()", "stack"),
+        (
+            "local function f() return f() + 1 end f()",
+            "stack",
+            "script",
+        ),
         (
             "for i = 1, 1e7 do Instance.new('Part', t) end",
             "instance limit",
+            "limit.instances",
         ),
-        ("local x = nil; x.y = 1", "attempt to index nil"),
+        ("local x = nil; x.y = 1", "attempt to index nil", "script"),
         (
             "game:GetService('Workspace'):ClearAllChildren()",
             "AccessOutsideWrite",
+            "script",
         ),
-        ("workspace.Name = 'Hacked'", "AccessOutsideWrite"),
+        ("workspace.Name = 'Hacked'", "AccessOutsideWrite", "script"),
         (
             "local p = Instance.new('Part') p.Parent = workspace",
             "AccessOutsideWrite",
+            "script",
         ),
-        ("error({})", "error"),
+        ("error({})", "error", "script"),
     ];
     let mut e = Engine::new(EngineConfig {
         host: procmodel_luau::HostConfig {
@@ -555,7 +564,7 @@ fn hostile_generators_end_as_placeholders_and_the_engine_keeps_working() {
         ..EngineConfig::default()
     })
     .unwrap();
-    for (i, (body, expect)) in cases.iter().enumerate() {
+    for (i, (body, expect, kind)) in cases.iter().enumerate() {
         let src = format!("return {{ OnGenerate = function(params, t) {body} end }}");
         let g = module(&mut e, &format!("Hostile{i}"), &src);
         sandbox(&mut e, g, &["Basic", "RunServerScript", "CreateInstances"]);
@@ -571,6 +580,11 @@ fn hostile_generators_end_as_placeholders_and_the_engine_keeps_working() {
         let msg = rep.error().unwrap_or_default();
         assert!(
             msg.to_lowercase().contains(&expect.to_lowercase()),
+            "case {i}: {msg}"
+        );
+        assert_eq!(
+            rep.failure().map(|f| f.kind()),
+            Some(*kind),
             "case {i}: {msg}"
         );
     }

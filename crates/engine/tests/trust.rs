@@ -140,6 +140,10 @@ fn r10_3_a_generator_waiting_forever_fails_in_a_scene_and_the_engine_goes_on() {
             assert!(!r.is_ok());
             let e = r.error().unwrap_or_default();
             assert!(e.contains("Wait limit"), "--jobs {jobs}: {e}");
+            assert_eq!(
+                r.failure().and_then(|f| f.limit()),
+                Some(procmodel_engine::Limit::Wait)
+            );
         }
     }
 }

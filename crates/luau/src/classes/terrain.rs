@@ -149,6 +149,9 @@ fn store(lua: &Lua) -> mlua::Result<mlua::AppDataRefMut<'_, Store>> {
 struct RawFillBlock;
 
 impl crate::ffi::FillBlock for RawFillBlock {
+    /// `Terrain:FillBlock` for the plain call (a Terrain handle, a CFrame, a Vector3 and an
+    /// `Enum.Material` item): Ok(None) leaves everything else (and the error messages of
+    /// wrong arguments) to the mlua method, which does the same work.
     #[inline]
     fn fill_block(
         lua: &Lua,
@@ -157,33 +160,20 @@ impl crate::ffi::FillBlock for RawFillBlock {
         size: glam::Vec3,
         material: procmodel_luau_types::EnumItem,
     ) -> mlua::Result<Option<()>> {
-        fill_block_direct(lua, this, cf, size, material)
+        let Some(inst) = ctx(lua)?.instance(this) else {
+            return Ok(None);
+        };
+        if !procmodel_dom::is_a(&inst.class, "Terrain") || material.enum_name != "Material" {
+            return Ok(None);
+        }
+        let mat = Material::from_enum_value(material.value).map_err(|e| terr(e, "FillBlock"))?;
+        with_terrain(lua, &inst, "FillBlock", true, |t| {
+            t.terrain
+                .fill_block(affine(cf), size, mat)
+                .map_err(|e| terr(e, "FillBlock"))
+        })?;
+        Ok(Some(()))
     }
-}
-
-/// `Terrain:FillBlock` for the plain call (a Terrain handle, a CFrame, a Vector3 and an
-/// `Enum.Material` item), from the raw C function: Ok(None) leaves everything else (and the
-/// error messages of wrong arguments) to the mlua method, which does the same work.
-fn fill_block_direct(
-    lua: &Lua,
-    this: &Value,
-    cf: CFrame,
-    size: glam::Vec3,
-    material: procmodel_luau_types::EnumItem,
-) -> mlua::Result<Option<()>> {
-    let Some(inst) = ctx(lua)?.instance(this) else {
-        return Ok(None);
-    };
-    if !procmodel_dom::is_a(&inst.class, "Terrain") || material.enum_name != "Material" {
-        return Ok(None);
-    }
-    let mat = Material::from_enum_value(material.value).map_err(|e| terr(e, "FillBlock"))?;
-    with_terrain(lua, &inst, "FillBlock", true, |t| {
-        t.terrain
-            .fill_block(affine(cf), size, mat)
-            .map_err(|e| terr(e, "FillBlock"))
-    })?;
-    Ok(Some(()))
 }
 
 fn terr(e: TerrainError, method: &str) -> mlua::Error {
