@@ -212,7 +212,11 @@ pub fn plan(args: PlanArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     args.tiles.only_for_worlds(&args.input)?;
-    let engine = Engine::load(&args.input, EngineConfig::default())?;
+    let engine = Engine::load(
+        procmodel_luau::runtime(),
+        &args.input,
+        EngineConfig::default(),
+    )?;
     let (units, sweep) = engine.with_dom(|d| (scene_units(d), sweep_folder(d).is_some()));
     let count = args.shards.unwrap_or(1);
     let deal = Assignment::new(units.iter().map(|u| &u.unit), count);
@@ -280,7 +284,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode> {
         .collect::<Result<_, _>>()?;
     let points = procmodel_bake::sweep::points(&axes)?;
     let size = args.size.unwrap_or(Vec3::splat(12.0));
-    let mut engine = Engine::new(EngineConfig::default())?;
+    let mut engine = Engine::new(procmodel_luau::runtime(), EngineConfig::default())?;
     let storage = engine.server_storage();
     let g = engine.load_generator_file(&args.generator, storage)?;
     let stem = args
@@ -450,7 +454,7 @@ fn bake_shard(
     });
     let mut config = crate::lock::engine_config(&args.limits, args.jobs);
     config.cache = Some(capture.clone() as Arc<dyn ResultCache>);
-    let mut engine = Engine::load(input, config)?;
+    let mut engine = Engine::load(procmodel_luau::runtime(), input, config)?;
     drop(bytes);
     let (units, kind) = engine.with_dom(|d| (scene_units(d), input_kind(d)));
     let deal = Assignment::new(units.iter().map(|u| &u.unit), shard.count);
@@ -673,7 +677,7 @@ fn merge(url: &str, args: BakeArgs) -> Result<ExitCode> {
     });
     let mut config = crate::lock::engine_config(&args.limits, args.jobs);
     config.cache = Some(merged.clone() as Arc<dyn ResultCache>);
-    let mut engine = Engine::load(&local_input, config)?;
+    let mut engine = Engine::load(procmodel_luau::runtime(), &local_input, config)?;
     let units = engine.with_dom(scene_units);
     let expected: Vec<Unit> = units.iter().map(|u| u.unit.clone()).collect();
     let cov = procmodel_bake::manifest::coverage(&expected, &manifests);

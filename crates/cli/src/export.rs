@@ -30,7 +30,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
             args.output.display()
         );
     }
-    let engine = Engine::load(&args.scene, EngineConfig::default())?;
+    let engine = Engine::load(
+        procmodel_luau::runtime(),
+        &args.scene,
+        EngineConfig::default(),
+    )?;
     engine.with_dom(|dom| {
         let roots = dom.root().children().to_vec();
         write_with_terrain(dom, &roots, format, &args.output, &args.scene).map(|_| ())

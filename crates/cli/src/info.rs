@@ -17,6 +17,8 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<ExitCode> {
     let mut host = Host::new(HostConfig::default())?;
+    // The generator's top-level code sees ProceduralModels as the engine runs them.
+    host.manage(procmodel_engine::PROCEDURAL_MODEL)?;
     let root = host.with_dom_ref(|d| d.root_ref());
     let generator = host.load_generator_file(&args.generator, root)?;
     let attributes = generator.attributes.clone().unwrap_or_default();

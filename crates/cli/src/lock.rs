@@ -230,7 +230,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let format = procmodel_engine::SceneFormat::from_path(&args.input)?;
         let stored =
             procmodel_engine::read_scene_bytes(bytes, format, &args.input.display().to_string())?;
-        let engine = Engine::load(&args.input, config)?;
+        let engine = Engine::load(procmodel_luau::runtime(), &args.input, config)?;
         let source = Source {
             kind: SourceKind::Scene,
             path: relative(&args.input, &base),

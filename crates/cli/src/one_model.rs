@@ -77,7 +77,7 @@ pub fn one_model_scene(config: EngineConfig, spec: Spec<'_>) -> Result<OneModel>
     if spec.source.is_none() && !spec.generator.is_file() {
         bail!("{}: generator file not found", spec.generator.display());
     }
-    let mut engine = Engine::new(config)?;
+    let mut engine = Engine::new(procmodel_luau::runtime(), config)?;
     let name = spec
         .generator
         .file_stem()

@@ -80,7 +80,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     config.jobs = args.jobs.max(1);
     let cache = args.cache.open(None);
     config.cache = cache.clone().map(|c| c as _);
-    let mut engine = Engine::load(&args.scene, config)?;
+    let mut engine = Engine::load(procmodel_luau::runtime(), &args.scene, config)?;
     if args.force {
         for m in engine.models() {
             engine.force_generation(m);

@@ -42,8 +42,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
     config.host.echo_output = true;
     // Scripts are trusted local tools; ProceduralModels they create regenerate while they wait.
     let mut engine = match &args.place {
-        Some(place) => Engine::load(place, config)?,
-        None => Engine::new(config)?,
+        Some(place) => Engine::load(procmodel_luau::runtime(), place, config)?,
+        None => Engine::new(procmodel_luau::runtime(), config)?,
     };
     // The last outcome of each model, in the order models first reported.
     let outcomes: Rc<RefCell<Vec<Report>>> = Rc::default();

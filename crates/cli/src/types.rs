@@ -276,7 +276,7 @@ pub fn probe() -> Result<Probe> {
         ancestors.extend(chain(c));
     }
     let mut methods: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for (class, name) in procmodel_luau::instance_methods() {
+    for (class, name) in instance_methods() {
         methods.entry(class).or_default().push(name);
     }
     let mut src = String::from("local CLASSES = {\n");
@@ -306,6 +306,8 @@ pub fn probe() -> Result<Probe> {
     );
     src.push_str(PROBE);
     let host = Host::new(HostConfig::default())?;
+    // ProceduralModel's members as the engine's hosts have them.
+    host.manage(procmodel_engine::PROCEDURAL_MODEL)?;
     let root = host.with_dom_ref(|dom| dom.root_ref());
     let module = host.add_module_script(root, "ProcmodelTypesProbe", &src, None);
     host.require(module)
@@ -652,7 +654,7 @@ pub fn definitions(probe: &Probe) -> Result<String> {
             s.push_str("\tClassName: string\n");
         }
         let members = probe.members.get(class);
-        let methods: BTreeSet<&str> = procmodel_luau::instance_methods()
+        let methods: BTreeSet<&str> = instance_methods()
             .into_iter()
             .filter(|(c, _)| *c == class)
             .map(|(_, n)| n)
@@ -710,4 +712,14 @@ pub fn definitions(probe: &Probe) -> Result<String> {
     s.push_str(TOOLKIT.trim_end());
     s.push('\n');
     Ok(s)
+}
+
+/// The host's methods per class, and the method the engine's ProceduralModel rules add
+/// (its yielding method is a [`YIELDING_CANDIDATES`] entry).
+fn instance_methods() -> Vec<(&'static str, &'static str)> {
+    let m = procmodel_engine::PROCEDURAL_MODEL;
+    let mut all = procmodel_luau::instance_methods();
+    all.push((m.class, m.force_method));
+    all.sort_unstable();
+    all
 }

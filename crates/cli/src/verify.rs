@@ -72,7 +72,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             let stored =
                 procmodel_engine::read_scene_bytes(bytes, format, &source.display().to_string())?;
             (
-                procmodel_engine::Engine::load(&source, config)?,
+                procmodel_engine::Engine::load(procmodel_luau::runtime(), &source, config)?,
                 Some(stored),
             )
         }

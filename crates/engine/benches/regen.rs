@@ -11,7 +11,7 @@ use rbx_types::Variant;
 mod scenes;
 
 fn staircase(c: &mut Criterion) {
-    let mut e = Engine::new(EngineConfig::default()).unwrap();
+    let mut e = Engine::new(procmodel_luau::runtime(), EngineConfig::default()).unwrap();
     let g = scenes::staircase_module(&mut e);
     let m = scenes::staircase(&mut e, g, "Stairs", 100.0);
     let first = e.step();
@@ -36,10 +36,13 @@ fn scene_200(c: &mut Criterion) {
     let mut group = c.benchmark_group("engine_scene_200_models");
     group.sample_size(10);
     for jobs in [1usize, 2] {
-        let mut e = Engine::new(EngineConfig {
-            jobs,
-            ..EngineConfig::default()
-        })
+        let mut e = Engine::new(
+            procmodel_luau::runtime(),
+            EngineConfig {
+                jobs,
+                ..EngineConfig::default()
+            },
+        )
         .unwrap();
         let g = scenes::staircase_module(&mut e);
         let models: Vec<_> = (0..200)

@@ -13,10 +13,13 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let jobs: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(1);
     let iterations: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(10);
-    let mut e = Engine::new(EngineConfig {
-        jobs,
-        ..EngineConfig::default()
-    })
+    let mut e = Engine::new(
+        procmodel_luau::runtime(),
+        EngineConfig {
+            jobs,
+            ..EngineConfig::default()
+        },
+    )
     .expect("engine");
     let g = scenes::staircase_module(&mut e);
     let models: Vec<_> = (0..200)

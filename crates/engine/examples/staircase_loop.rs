@@ -18,7 +18,7 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(100);
-    let mut e = Engine::new(EngineConfig::default()).expect("engine");
+    let mut e = Engine::new(procmodel_luau::runtime(), EngineConfig::default()).expect("engine");
     let g = scenes::staircase_module(&mut e);
     let m = scenes::staircase(&mut e, g, "Stairs", 100.0);
     assert!(e.step()[0].is_ok());

@@ -1,10 +1,11 @@
 //! One generation and its application (SPEC §4, in order), the error placeholder, and the
 //! small DOM helpers the engine uses.
 
+use crate::Host;
 use crate::{EngineError, GenerationFailure};
 use procmodel_dom::is_a;
 use procmodel_dom::keys::KEYS;
-use procmodel_luau::{Host, HostError, RunInputs};
+use procmodel_script::{HostError, RunInputs};
 use rbx_dom_weak::{Instance, InstanceBuilder, Ustr, WeakDom};
 use rbx_types::{Attributes, Color3, Ref, Variant, Vector3};
 
@@ -281,7 +282,7 @@ pub fn produce(
 pub enum Started {
     Done(Produced),
     /// Waiting for a later frame; the defaults are needed when it finishes.
-    Pending(procmodel_luau::PendingRun, Vec<(String, Variant)>),
+    Pending(procmodel_script::PendingRun, Vec<(String, Variant)>),
 }
 
 /// Starts a generation that the engine steps frame by frame (so an input change while it
@@ -297,14 +298,14 @@ pub fn start(
         .start_generator(&generator, &p.inputs)
         .map_err(GenerationFailure::from)?;
     Ok(match state {
-        procmodel_luau::RunState::Done(out) => Started::Done(Produced {
+        procmodel_script::RunState::Done(out) => Started::Done(Produced {
             container: out.container,
             primary_part: out.primary_part,
             defaults,
             placed: false,
             delta: None,
         }),
-        procmodel_luau::RunState::Suspended => Started::Pending(pending, defaults),
+        procmodel_script::RunState::Suspended => Started::Pending(pending, defaults),
     })
 }
 
@@ -316,7 +317,7 @@ pub(crate) fn load(
     module: Ref,
     origin: &str,
     required: &mut std::collections::HashMap<Ref, String>,
-) -> Result<procmodel_luau::Generator, GenerationFailure> {
+) -> Result<procmodel_script::Generator, GenerationFailure> {
     load_host(host, module, origin, required).map_err(GenerationFailure::from)
 }
 
@@ -326,15 +327,14 @@ pub(crate) fn load_host(
     module: Ref,
     origin: &str,
     required: &mut std::collections::HashMap<Ref, String>,
-) -> Result<procmodel_luau::Generator, HostError> {
+) -> Result<procmodel_script::Generator, HostError> {
     // The Source it was last required with, compared in place (no copy, no hash).
     let changed = host.with_dom_ref(|dom| {
         let src = source_of(dom, module);
         (required.get(&module).map(String::as_str) != Some(src)).then(|| src.to_owned())
     });
     if let Some(src) = changed {
-        host.invalidate_module(module)
-            .map_err(|e| HostError::script(&e))?;
+        host.invalidate_module(module)?;
         required.insert(module, src);
     }
     host.load_generator(module, origin)

@@ -141,7 +141,7 @@ impl Engine {
         let fp = self.fingerprint(model);
         self.st().states.entry(model).or_default().applied = Some(fp);
         let host = self.host.clone();
-        self.st().undo.attach_results(&host, model);
+        self.st().undo.attach_results(&*host, model);
         let (outcome, instances) = match outcome {
             Ok(n) => (Ok(()), n),
             Err(e) => (Err(e), 1),
@@ -171,7 +171,8 @@ impl Engine {
             let st = self.st();
             // Nothing merged, and nothing that could be: no scene walk at all.
             let none = st.terrain.is_empty()
-                && (matches!(discover, terrain::Discover::Nothing) || !self.host.may_have_models());
+                && (matches!(discover, terrain::Discover::Nothing)
+                    || !self.host.may_have_managed());
             none || !self
                 .host
                 .with_dom_ref(|d| st.terrain.needs_sync(d, discover))

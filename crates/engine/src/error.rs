@@ -4,7 +4,7 @@
 //!
 //! Owns: the error's kinds (private, so they can change) and their texts.
 
-use procmodel_luau::HostError;
+use procmodel_script::HostError;
 
 /// An engine call failed. The message names the file, instance or value at fault.
 ///

@@ -186,7 +186,7 @@ impl Engine {
             return Some(hit);
         }
         let mut required = std::mem::take(&mut self.st().required);
-        let outcome = apply::start(&self.host, &prepared, &mut required);
+        let outcome = apply::start(&*self.host, &prepared, &mut required);
         self.st().required = required;
         match outcome {
             Ok(apply::Started::Done(produced)) => {

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 /// A generation that waits for a later frame.
 pub(crate) struct InFlight {
-    pub(crate) pending: procmodel_luau::PendingRun,
+    pub(crate) pending: procmodel_script::PendingRun,
     /// Input fingerprint when it started: a different one cancels it.
     pub(crate) fp: u64,
     pub(crate) prepared: apply::Prepared,
@@ -50,7 +50,7 @@ impl Engine {
             let state = self.host.resume_generator(&mut f.pending, 1);
             f.busy += resumed.elapsed();
             match state {
-                Ok(procmodel_luau::RunState::Suspended) => {
+                Ok(procmodel_script::RunState::Suspended) => {
                     let limit = self.st().config.run_limit;
                     if f.busy > limit {
                         self.host.cancel_generator(f.pending);
@@ -60,7 +60,7 @@ impl Engine {
                     }
                     self.st().in_flight.insert(m, f);
                 }
-                Ok(procmodel_luau::RunState::Done(out)) => {
+                Ok(procmodel_script::RunState::Done(out)) => {
                     let produced = apply::Produced {
                         container: out.container,
                         primary_part: out.primary_part,

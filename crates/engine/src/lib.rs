@@ -3,9 +3,11 @@
 //! models, failing into an error placeholder, undoable, and saved with their dirty state.
 //!
 //! Owns: dirty tracking (input fingerprints), the generation order, applying results, undo
-//! waypoints, scene files. Must never: run a generator outside `step()`/`force`, block on a
-//! generator without the host's timeout, or let a generator failure escape as an error of
-//! the engine (failures are data: placeholder + `GenerationError`).
+//! waypoints, scene files, and the ProceduralModel rules scripts see ([`PROCEDURAL_MODEL`],
+//! installed into every host). Must never: run a generator outside `step()`/`force`, block
+//! on a generator without the host's timeout, let a generator failure escape as an error of
+//! the engine (failures are data: placeholder + `GenerationError`), or know which VM runs
+//! the scripts (it drives a `procmodel_script::ScriptHost`; front ends pass the runtime).
 
 mod apply;
 pub mod cache;
@@ -27,7 +29,7 @@ pub mod thread;
 pub use cache::ResultCache;
 pub use declared::DeclaredDefaults;
 pub use error::EngineError;
-pub use report::{GenerationFailure, Limit, Report};
+pub use report::{GenerationFailure, Report};
 pub use scene::{
     AttributeBlobError, SceneFormat, check_attributes, read_bytes as read_scene_bytes,
     remove_stale_temp_files, write_atomic, write_atomic_with,
@@ -35,14 +37,42 @@ pub use scene::{
 
 use inflight::InFlight;
 use procmodel_dom::keys::KEYS;
-use procmodel_luau::{Host, HostConfig};
+pub use procmodel_script::{HostConfig, Limit, ScriptRuntime};
+use procmodel_script::{HostError, ManagedClass, ScriptHost};
 use rbx_dom_weak::WeakDom;
 use rbx_types::{Ref, Variant};
 use std::cell::{RefCell, RefMut};
 use std::collections::HashMap;
 use std::path::Path;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Duration;
+
+/// The script host as the engine sees it (the contract in `procmodel-script`).
+pub(crate) type Host = dyn ScriptHost;
+
+/// The engine's rules for ProceduralModel, installed into every host it makes (its own and
+/// its workers'): a script's write to Size, Generator or an attribute, and a new model, set
+/// Dirty; `ForceGeneration` queues the model; `WaitForGenerationAsync` waits until it is
+/// not dirty.
+pub const PROCEDURAL_MODEL: ManagedClass = ManagedClass {
+    class: "ProceduralModel",
+    flag: "Dirty",
+    inputs: &["Size", "Generator"],
+    force_method: "ForceGeneration",
+    wait_method: "WaitForGenerationAsync",
+};
+
+/// A host from `runtime` with the engine's ProceduralModel rules installed.
+pub(crate) fn new_host(
+    runtime: &dyn ScriptRuntime,
+    config: &HostConfig,
+    dom: Option<WeakDom>,
+) -> Result<Rc<Host>, HostError> {
+    let host = runtime.new_host(config, dom)?;
+    host.manage(PROCEDURAL_MODEL)?;
+    Ok(host)
+}
 
 /// A generator module as the engine loaded it.
 #[derive(Debug, Clone, PartialEq)]
@@ -116,6 +146,8 @@ pub(crate) struct ModelState {
 /// waiting in `task.wait` or `WaitForGenerationAsync` steps the engine from inside the VM).
 pub(crate) struct EngineState {
     config: EngineConfig,
+    /// Makes the worker VMs.
+    runtime: Arc<dyn ScriptRuntime>,
     states: HashMap<Ref, ModelState>,
     undo: undo::History,
     /// The Source each generator module was last required with.
@@ -148,30 +180,39 @@ pub(crate) struct EngineState {
 /// A scene with its engine. Not `Send`: the engine, its VM and its state live on one thread
 /// (front ends drive it through [`thread::EngineThread`]).
 pub struct Engine {
-    host: Host,
+    host: Rc<Host>,
     state: Rc<RefCell<EngineState>>,
 }
 
 impl Engine {
-    /// An empty scene (DataModel with Workspace and ServerStorage).
-    pub fn new(config: EngineConfig) -> Result<Engine, EngineError> {
-        let host = Host::new(config.host.clone())?;
-        Ok(Engine::with_host(host, config))
+    /// An empty scene (DataModel with Workspace and ServerStorage), run by hosts from
+    /// `runtime` (e.g. `procmodel_luau::runtime()`).
+    pub fn new(
+        runtime: Arc<dyn ScriptRuntime>,
+        config: EngineConfig,
+    ) -> Result<Engine, EngineError> {
+        let host = new_host(&*runtime, &config.host, None)?;
+        Ok(Engine::with_host(host, runtime, config))
     }
 
     /// Loads a scene from `.rbxl`, `.rbxlx`, `.rbxm` or `.rbxmx`. Models saved dirty are
     /// queued; `GenerationError` is not loaded.
-    pub fn load(path: &Path, config: EngineConfig) -> Result<Engine, EngineError> {
+    pub fn load(
+        runtime: Arc<dyn ScriptRuntime>,
+        path: &Path,
+        config: EngineConfig,
+    ) -> Result<Engine, EngineError> {
         let dom = scene::read(path)?;
-        let host = Host::with_dom(config.host.clone(), dom)?;
-        let mut engine = Engine::with_host(host, config);
+        let host = new_host(&*runtime, &config.host, Some(dom))?;
+        let mut engine = Engine::with_host(host, runtime, config);
         engine.adopt_loaded();
         Ok(engine)
     }
 
-    fn with_host(host: Host, config: EngineConfig) -> Engine {
+    fn with_host(host: Rc<Host>, runtime: Arc<dyn ScriptRuntime>, config: EngineConfig) -> Engine {
         let state = Rc::new(RefCell::new(EngineState {
             config,
+            runtime,
             states: HashMap::new(),
             undo: undo::History::default(),
             required: HashMap::new(),
@@ -202,26 +243,27 @@ impl Engine {
     /// scene; the engine steps at every frame boundary while the script waits.
     pub fn run_script(&mut self, path: &Path) -> Result<(), EngineError> {
         let state = self.state.clone();
-        self.host.set_frame_hook(Some(Box::new(move |host: &Host| {
-            let mut e = Engine {
-                host: host.clone(),
-                state: state.clone(),
-            };
-            // ChangeHistoryService requests since the last frame, in order. The engine
-            // records a waypoint per mutation, so SetWaypoint has nothing more to mark.
-            for request in e.host.take_history_requests() {
-                match request {
-                    procmodel_luau::HistoryRequest::Undo => {
-                        e.undo();
+        self.host
+            .set_frame_hook(Some(Box::new(move |host: &dyn ScriptHost| {
+                let mut e = Engine {
+                    host: host.handle(),
+                    state: state.clone(),
+                };
+                // ChangeHistoryService requests since the last frame, in order. The engine
+                // records a waypoint per mutation, so SetWaypoint has nothing more to mark.
+                for request in e.host.take_history_requests() {
+                    match request {
+                        procmodel_script::HistoryRequest::Undo => {
+                            e.undo();
+                        }
+                        procmodel_script::HistoryRequest::Redo => {
+                            e.redo();
+                        }
+                        procmodel_script::HistoryRequest::Waypoint(_) => {}
                     }
-                    procmodel_luau::HistoryRequest::Redo => {
-                        e.redo();
-                    }
-                    procmodel_luau::HistoryRequest::Waypoint(_) => {}
                 }
-            }
-            e.step();
-        })));
+                e.step();
+            })));
         let result = self.host.run_script_file(path);
         self.host.set_frame_hook(None);
         // Models the script removed give their voxels back before anything is saved.
@@ -241,14 +283,14 @@ impl Engine {
         self.host.take_dom()
     }
 
-    /// The Luau host running this scene (scripts, DOM access).
-    pub fn host(&self) -> &Host {
-        &self.host
+    /// A `Send` handle that stops the engine VM's running code from another thread.
+    pub(crate) fn canceller(&self) -> procmodel_script::Canceller {
+        self.host.canceller()
     }
 
     /// ProceduralModels in the scene, top-down (pre-order).
     pub fn models(&self) -> Vec<Ref> {
-        if !self.host.may_have_models() {
+        if !self.host.may_have_managed() {
             return Vec::new();
         }
         self.host.with_dom_ref(apply::models_in_scene)
@@ -369,7 +411,7 @@ impl Engine {
             .collect();
         let mut touched: Vec<Ref> = users.iter().map(|&(m, _)| m).collect();
         touched.push(module);
-        let before = self.st().undo.snapshot_all(&self.host, &touched);
+        let before = self.st().undo.snapshot_all(&*self.host, &touched);
         self.host.with_dom_mut(|dom| {
             apply::set_prop(dom, module, KEYS.source, Variant::String(source.to_owned()))
         })?;
@@ -383,7 +425,7 @@ impl Engine {
             }
         });
         let host = self.host.clone();
-        self.st().undo.push(&host, "set Source", before);
+        self.st().undo.push(&*host, "set Source", before);
         Ok(())
     }
 
@@ -413,9 +455,7 @@ impl Engine {
         self.st().code_revision += 1;
         for m in modules {
             for r in std::iter::once(m).chain(self.host.requirers(m)) {
-                self.host
-                    .invalidate_module(r)
-                    .map_err(|e| EngineError::invalid(e.to_string()))?;
+                self.host.invalidate_module(r)?;
             }
         }
         Ok(())
@@ -433,7 +473,7 @@ impl Engine {
             .host
             .with_dom_ref(|d| procmodel_dom::full_name(d, module));
         let mut required = std::mem::take(&mut self.st().required);
-        let loaded = apply::load(&self.host, module, &origin, &mut required);
+        let loaded = apply::load(&*self.host, module, &origin, &mut required);
         self.st().required = required;
         loaded
             .map(|g| g.attributes)
@@ -448,8 +488,7 @@ impl Engine {
         path: &Path,
         parent: Ref,
     ) -> Result<LoadedGenerator, EngineError> {
-        let mut host = self.host.clone();
-        let g = host.load_generator_file(path, parent)?;
+        let g = self.host.load_generator_file(path, parent)?;
         // Record the Source it was required with, as every load through the engine does:
         // without it the first run would require the module (and run its top-level code)
         // a second time.
@@ -471,7 +510,7 @@ impl Engine {
         origin: &str,
     ) -> Result<LoadedGenerator, EngineError> {
         let mut required = std::mem::take(&mut self.st().required);
-        let loaded = apply::load_host(&self.host, module, origin, &mut required);
+        let loaded = apply::load_host(&*self.host, module, origin, &mut required);
         self.st().required = required;
         let g = loaded?;
         Ok(LoadedGenerator {
@@ -494,8 +533,7 @@ impl Engine {
 
     /// The folder relative string requires of scene modules without a file resolve in.
     pub fn set_require_root(&mut self, root: &Path) {
-        let mut host = self.host.clone();
-        host.set_require_root(root);
+        self.host.set_require_root(root);
     }
 
     /// The files the scene's ModuleScripts were loaded from (sorted, without repeats).
@@ -597,10 +635,10 @@ impl Engine {
                 "{what}: not a ProceduralModel"
             )));
         }
-        let before = self.st().undo.snapshot_all(&self.host, &[model]);
+        let before = self.st().undo.snapshot_all(&*self.host, &[model]);
         self.host.with_dom_mut(f)?;
         let host = self.host.clone();
-        self.st().undo.push(&host, what, before);
+        self.st().undo.push(&*host, what, before);
         Ok(())
     }
 
@@ -622,7 +660,7 @@ impl Engine {
     /// generator. Returns false when there is nothing to undo.
     pub fn undo(&mut self) -> bool {
         let host = self.host.clone();
-        let Some(states) = self.st().undo.undo(&host) else {
+        let Some(states) = self.st().undo.undo(&*host) else {
             return false;
         };
         // Fails only when the VM's registry is gone, which the next run reports.
@@ -635,7 +673,7 @@ impl Engine {
     /// Redoes the last undone change.
     pub fn redo(&mut self) -> bool {
         let host = self.host.clone();
-        let Some(states) = self.st().undo.redo(&host) else {
+        let Some(states) = self.st().undo.redo(&*host) else {
             return false;
         };
         // Fails only when the VM's registry is gone, which the next run reports.

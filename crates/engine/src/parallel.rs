@@ -3,11 +3,12 @@
 //! applies the results, so the outcome does not depend on the number of workers.
 
 use crate::Engine;
+use crate::Host;
 use crate::apply::{self, Prepared, Produced};
 use crate::fingerprint::SourceDigests;
 use crate::provenance::{Inputs, Precomputed};
 use crate::report::{GenerationFailure, Report};
-use procmodel_luau::{Host, HostConfig};
+use procmodel_script::{HostConfig, ScriptRuntime};
 use rbx_dom_weak::{InstanceBuilder, WeakDom};
 use rbx_types::Ref;
 use std::collections::{HashMap, HashSet};
@@ -114,6 +115,8 @@ struct Job {
 #[derive(Default)]
 pub struct Pool {
     config: Option<HostConfig>,
+    /// Makes each worker's VM.
+    runtime: Option<Arc<dyn ScriptRuntime>>,
     workers: Vec<(Sender<Job>, JoinHandle<()>)>,
 }
 
@@ -122,15 +125,21 @@ impl Pool {
     /// `tx`, and every worker drops its sender when the queue is empty.
     pub fn dispatch(
         &mut self,
+        runtime: &Arc<dyn ScriptRuntime>,
         config: &HostConfig,
         copies: Vec<WeakDom>,
         queue: &Arc<Queue>,
         tx: &Sender<Finished>,
         hash: bool,
     ) {
-        if self.config.as_ref() != Some(config) {
+        let same_runtime = self
+            .runtime
+            .as_ref()
+            .is_some_and(|r| Arc::ptr_eq(r, runtime));
+        if self.config.as_ref() != Some(config) || !same_runtime {
             self.shutdown();
             self.config = Some(config.clone());
+            self.runtime = Some(runtime.clone());
         }
         for (i, dom) in copies.into_iter().enumerate() {
             let mut job = Job {
@@ -150,9 +159,10 @@ impl Pool {
             }
             let (jobs, rx) = mpsc::channel::<Job>();
             let config = config.clone();
+            let runtime = runtime.clone();
             let thread = std::thread::Builder::new()
                 .name(format!("procmodel-worker-{i}"))
-                .spawn(move || worker(config, rx));
+                .spawn(move || worker(&*runtime, config, rx));
             match thread {
                 Ok(handle) => {
                     let _ = jobs.send(job);
@@ -181,8 +191,8 @@ impl Drop for Pool {
 
 /// A worker thread: one VM for its whole life, run over each job's scene copy, taking models
 /// from the job's queue until it is empty and sending each result as it finishes.
-fn worker(config: HostConfig, jobs: Receiver<Job>) {
-    let host = Host::new(config)
+fn worker(runtime: &dyn ScriptRuntime, config: HostConfig, jobs: Receiver<Job>) {
+    let host = crate::new_host(runtime, &config, None)
         .map_err(|e| GenerationFailure::Host(format!("cannot start a worker VM: {e}")));
     let mut required = HashMap::new();
     let mut sources = SourceDigests::default();
@@ -204,7 +214,7 @@ fn worker(config: HostConfig, jobs: Receiver<Job>) {
         };
         host.replace_dom(job.dom);
         while let Some(m) = job.queue.take() {
-            let (model, result, elapsed) = run_one(host, m, &mut required);
+            let (model, result, elapsed) = run_one(&**host, m, &mut required);
             let provenance = match (&result, job.hash) {
                 (Ok((_, o)), true) => Some(host.with_dom_ref(|d| Precomputed {
                     hash: procmodel_dom::hash::children_hash(d, o.container),
@@ -268,6 +278,7 @@ impl Engine {
         let (mut reports, misses) = self.cached_all(all);
         let models = &misses[..];
         let host_config = self.st().config.host.clone();
+        let runtime = self.st().runtime.clone();
         let helpers = jobs.min(models.len()).saturating_sub(1);
         // The pivot each model's results land on is pinned first, so the copies (which leave
         // the old results out) place them exactly as the scene would.
@@ -283,7 +294,7 @@ impl Engine {
         let (tx, rx) = std::sync::mpsc::channel::<Finished>();
         let mut pool = std::mem::take(&mut self.st().pool);
         let hash = self.st().config.records_provenance();
-        pool.dispatch(&host_config, copies, &queue, &tx, hash);
+        pool.dispatch(&runtime, &host_config, copies, &queue, &tx, hash);
         self.st().pool = pool;
         drop(tx);
         let mut required = std::mem::take(&mut self.st().required);
@@ -297,7 +308,7 @@ impl Engine {
             ready: HashMap::new(),
         };
         while let Some(m) = queue.take() {
-            let (m, result, elapsed) = run_one(&host, m, &mut required);
+            let (m, result, elapsed) = run_one(&*host, m, &mut required);
             order
                 .ready
                 .insert(m, (result.map(|(p, o)| (p, o, None)), elapsed));

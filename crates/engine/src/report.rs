@@ -5,7 +5,8 @@
 //! Owns: the failure kinds and their texts, and the classification of the Luau host's errors.
 //! Must never: depend on the engine's state (a report is plain data, `Send`, and comparable).
 
-use procmodel_luau::{CANCEL_MESSAGE, HostError, MEMORY_MESSAGE, TIMEOUT_MESSAGE};
+use procmodel_script::HostError;
+pub use procmodel_script::Limit;
 use rbx_types::Ref;
 use std::fmt;
 use std::time::Duration;
@@ -38,26 +39,6 @@ impl Report {
     pub fn error(&self) -> Option<String> {
         self.failure().map(|f| f.to_string())
     }
-}
-
-/// Which limit a run hit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Limit {
-    /// The execution-time limit of one run (`--timeout`).
-    Timeout,
-    /// The whole allowed execution time, over several frames (`--max-run-time`).
-    RunTime,
-    /// The VM's memory limit.
-    Memory,
-    /// Virtual time waited, or resumes without virtual time advancing (`--max-wait`).
-    Wait,
-    /// Instances a run may create (`--max-instances`).
-    Instances,
-    /// Size of a run's output (`--max-output-mb`).
-    Output,
-    /// Voxels a run may write (`--max-terrain-mb`).
-    Terrain,
 }
 
 /// Why a generation failed. `Display` gives the text stored in the placeholder's
@@ -119,15 +100,7 @@ impl GenerationFailure {
             GenerationFailure::MissingCapability { .. } => "missing_capability",
             GenerationFailure::BadGenerator(_) => "bad_generator",
             GenerationFailure::Script { .. } => "script",
-            GenerationFailure::Limit { limit, .. } => match limit {
-                Limit::Timeout => "limit.timeout",
-                Limit::RunTime => "limit.run_time",
-                Limit::Memory => "limit.memory",
-                Limit::Wait => "limit.wait",
-                Limit::Instances => "limit.instances",
-                Limit::Output => "limit.output",
-                Limit::Terrain => "limit.terrain",
-            },
+            GenerationFailure::Limit { limit, .. } => limit.kind(),
             GenerationFailure::Cancelled(_) => "cancelled",
             GenerationFailure::ResultCapabilities { .. } => "result_capabilities",
             GenerationFailure::Terrain(_) => "terrain",
@@ -170,51 +143,27 @@ impl GenerationFailure {
 }
 
 /// How both run-time limits' messages begin: the host's
-/// ([`procmodel_luau::RUN_LIMIT_MESSAGE`]) and the
-/// engine's, over several frames ([`GenerationFailure::run_time`]).
+/// ([`procmodel_script::RUN_LIMIT_MESSAGE`]) and the engine's, over several frames
+/// ([`GenerationFailure::run_time`]).
 const RUN_TIME_LIMIT: &str = "Run time limit:";
-
-/// The limit a script error message reports, by the host's texts for them.
-fn limit_of(message: &str) -> Option<Limit> {
-    if message.contains(TIMEOUT_MESSAGE) {
-        Some(Limit::Timeout)
-    } else if message.contains(RUN_TIME_LIMIT) {
-        Some(Limit::RunTime)
-    } else if message.contains(MEMORY_MESSAGE) {
-        Some(Limit::Memory)
-    } else if message.contains("Wait limit:") {
-        Some(Limit::Wait)
-    } else if message.contains("instance limit exceeded") {
-        Some(Limit::Instances)
-    } else if message.contains("--max-output-mb") {
-        Some(Limit::Output)
-    } else if message.contains("--max-terrain-mb") {
-        Some(Limit::Terrain)
-    } else {
-        None
-    }
-}
 
 impl From<&HostError> for GenerationFailure {
     fn from(e: &HostError) -> GenerationFailure {
         match e {
-            HostError::Script { message, traceback } => {
-                let traceback = traceback.clone();
-                if message.contains(CANCEL_MESSAGE) {
-                    return GenerationFailure::Cancelled(message.clone());
-                }
-                match limit_of(message) {
-                    Some(limit) => GenerationFailure::Limit {
-                        limit,
-                        message: message.clone(),
-                        traceback,
-                    },
-                    None => GenerationFailure::Script {
-                        message: message.clone(),
-                        traceback,
-                    },
-                }
-            }
+            HostError::Script { message, traceback } => GenerationFailure::Script {
+                message: message.clone(),
+                traceback: traceback.clone(),
+            },
+            HostError::Limit {
+                limit,
+                message,
+                traceback,
+            } => GenerationFailure::Limit {
+                limit: *limit,
+                message: message.clone(),
+                traceback: traceback.clone(),
+            },
+            HostError::Cancelled { message, .. } => GenerationFailure::Cancelled(message.clone()),
             HostError::BadGenerator { .. } | HostError::Attribute { .. } => {
                 GenerationFailure::BadGenerator(e.to_string())
             }
@@ -281,23 +230,20 @@ impl std::error::Error for GenerationFailure {}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use procmodel_luau::RUN_LIMIT_MESSAGE;
+    use procmodel_script::{CANCEL_MESSAGE, RUN_LIMIT_MESSAGE, TIMEOUT_MESSAGE};
 
     #[test]
-    fn both_run_time_limits_are_classified_as_one() {
+    fn both_run_time_limits_begin_alike() {
         assert!(RUN_LIMIT_MESSAGE.starts_with(RUN_TIME_LIMIT));
         let engine = GenerationFailure::run_time(Duration::from_secs(3), Duration::from_secs(2));
         assert!(engine.to_string().starts_with(RUN_TIME_LIMIT));
-        let host = HostError::Script {
-            message: format!("Gen:4: {RUN_LIMIT_MESSAGE}"),
-            traceback: None,
-        };
-        assert_eq!(GenerationFailure::from(&host).limit(), Some(Limit::RunTime));
+        assert_eq!(engine.limit(), Some(Limit::RunTime));
     }
 
     #[test]
-    fn host_errors_are_classified_by_kind_and_keep_their_text() {
-        let timeout = HostError::Script {
+    fn host_errors_map_by_kind_and_keep_their_text() {
+        let timeout = HostError::Limit {
+            limit: Limit::Timeout,
             message: format!("Gen:3: {TIMEOUT_MESSAGE}"),
             traceback: Some("Gen:3".into()),
         };
@@ -307,23 +253,24 @@ mod tests {
         assert_eq!(f.traceback(), Some("Gen:3"));
         assert_eq!(f.to_string(), format!("Gen:3: {TIMEOUT_MESSAGE}\nGen:3"));
 
-        let memory = HostError::Script {
-            message: format!("{MEMORY_MESSAGE} (64 MiB)"),
+        let cancelled = HostError::Cancelled {
+            message: format!("Gen:2: {CANCEL_MESSAGE}"),
             traceback: None,
         };
-        assert_eq!(
-            GenerationFailure::from(&memory).limit(),
-            Some(Limit::Memory)
-        );
+        let f = GenerationFailure::from(&cancelled);
+        assert_eq!(f.kind(), "cancelled");
+        assert_eq!(f.to_string(), format!("Gen:2: {CANCEL_MESSAGE}"));
 
+        // A script error whose text mentions a limit is still a script error: the host
+        // types its errors, the engine does not read their text.
         let plain = HostError::Script {
-            message: "Gen:1: boom".into(),
+            message: format!("Gen:1: boom ({TIMEOUT_MESSAGE})"),
             traceback: None,
         };
         let f = GenerationFailure::from(&plain);
         assert!(matches!(f, GenerationFailure::Script { .. }));
         assert_eq!(f.limit(), None);
-        assert_eq!(f.to_string(), "Gen:1: boom");
+        assert_eq!(f.to_string(), format!("Gen:1: boom ({TIMEOUT_MESSAGE})"));
 
         let bad = HostError::BadGenerator {
             file: "Gen".into(),

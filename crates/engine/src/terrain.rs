@@ -23,7 +23,7 @@
 //! model's layer is removed; removal writes back exactly the under voxels, so regenerating,
 //! deleting or undoing a model never touches a cell it did not own.
 
-use procmodel_luau::GENERATED_TERRAIN;
+use procmodel_script::GENERATED_TERRAIN;
 use procmodel_terrain::{CHUNK, Chunk, Terrain, Voxel};
 use rbx_dom_weak::{InstanceBuilder, WeakDom};
 use rbx_types::{BinaryString, Ref, Variant};

@@ -8,7 +8,7 @@
 //! or let a panic on the engine thread take the caller down (it becomes an error reply).
 
 use crate::{Engine, EngineError, Report};
-use procmodel_luau::Canceller;
+use procmodel_script::Canceller;
 use rbx_types::{Ref, Variant};
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -193,7 +193,7 @@ impl<T: Send + Sync + 'static> EngineThread<T> {
                         return;
                     }
                 };
-                let canceller = engine.host().canceller();
+                let canceller = engine.canceller();
                 let _ = ready_tx.send(Ok(canceller.clone()));
                 drop(ready_tx);
                 Looper {
@@ -249,7 +249,7 @@ impl<T: Send + Sync + 'static> EngineThread<T> {
     }
 
     /// Stops the generation running now (from any thread, even while the engine thread is
-    /// inside a step): it fails with `procmodel_luau::CANCEL_MESSAGE` and the model gets the
+    /// inside a step): it fails with `procmodel_script::CANCEL_MESSAGE` and the model gets the
     /// error placeholder, as any failed generation does.
     pub fn cancel(&self) -> Result<(), ThreadError> {
         self.canceller.cancel();

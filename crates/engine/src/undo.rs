@@ -4,8 +4,8 @@
 //! them stay valid — so undo restores previous inputs *and* results without running the
 //! generator.
 
+use crate::Host;
 use crate::apply::results_folder;
-use procmodel_luau::Host;
 use rbx_dom_weak::{UstrMap, WeakDom};
 use rbx_types::{Ref, Variant};
 use std::collections::HashMap;

@@ -96,7 +96,7 @@ fn scene(cache: Option<Arc<dyn ResultCache>>, jobs: usize, n: usize) -> (Engine,
 }
 
 fn scene_with(config: EngineConfig, n: usize) -> (Engine, Vec<Ref>) {
-    let mut e = Engine::new(config).unwrap();
+    let mut e = Engine::new(procmodel_luau::runtime(), config).unwrap();
     let root = e.with_dom(|d| d.root_ref());
     let g = e.insert(
         root,
@@ -234,16 +234,16 @@ fn r14_4_status_names_every_stale_reason() {
         other => panic!("expected stale, got {other:?}"),
     };
     let g = e.with_dom(|d| procmodel_engine::provenance::generator(d, m).unwrap());
-    let edit = |e: &Engine, f: &dyn Fn(&mut rbx_dom_weak::WeakDom)| e.host().with_dom_mut(f);
+    let edit = |e: &mut Engine, f: &dyn Fn(&mut rbx_dom_weak::WeakDom)| e.with_dom_mut(f);
     // Size
-    edit(&e, &|d| {
+    edit(&mut e, &|d| {
         d.get_by_ref_mut(m)
             .unwrap()
             .properties
             .insert("Size".into(), Vector3::new(1.0, 2.0, 3.0).into());
     });
     assert_eq!(stale(&e), ["Size"]);
-    edit(&e, &|d| {
+    edit(&mut e, &|d| {
         d.get_by_ref_mut(m)
             .unwrap()
             .properties
@@ -262,14 +262,14 @@ fn r14_4_status_names_every_stale_reason() {
     assert_eq!(stale(&e), ["Source"]);
     e.set_source(g, GEN).unwrap();
     // Sandbox
-    edit(&e, &|d| {
+    edit(&mut e, &|d| {
         d.get_by_ref_mut(g)
             .unwrap()
             .properties
             .insert("Sandboxed".into(), Variant::Bool(true));
     });
     assert_eq!(stale(&e), ["sandbox"]);
-    edit(&e, &|d| {
+    edit(&mut e, &|d| {
         d.get_by_ref_mut(g)
             .unwrap()
             .properties
@@ -292,7 +292,7 @@ fn r14_4_status_names_every_stale_reason() {
     e.remove(g2).unwrap();
     assert_eq!(e.with_dom(|d| status(d, m)), Status::Fresh);
     // Results edited by hand.
-    edit(&e, &|d| {
+    edit(&mut e, &|d| {
         let f = procmodel_engine::provenance::results(d, m).unwrap();
         let p = d.get_by_ref(f).unwrap().children()[1];
         d.get_by_ref_mut(p).unwrap().name = "Moved".into();

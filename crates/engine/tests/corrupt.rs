@@ -358,7 +358,7 @@ fn r10_11_engine_load_names_the_file() {
     let at = chunk(&f, b"PROP");
     f[at + 12] = 1;
     std::fs::write(&path, &f).unwrap();
-    let e = Engine::load(&path, EngineConfig::default())
+    let e = Engine::load(procmodel_luau::runtime(), &path, EngineConfig::default())
         .err()
         .expect("an error");
     let text = e.to_string();

@@ -105,10 +105,13 @@ end
 "#;
 
 fn scene(jobs: usize, hostile_models: usize) -> (Engine, Ref) {
-    let mut engine = Engine::new(EngineConfig {
-        jobs,
-        ..EngineConfig::default()
-    })
+    let mut engine = Engine::new(
+        procmodel_luau::runtime(),
+        EngineConfig {
+            jobs,
+            ..EngineConfig::default()
+        },
+    )
     .expect("engine");
     let root = engine.with_dom(|d| d.root_ref());
     let storage = engine.insert(root, InstanceBuilder::new("ServerStorage"));
@@ -205,7 +208,8 @@ return {
     end,
 }
 "#;
-    let mut engine = Engine::new(EngineConfig::default()).expect("engine");
+    let mut engine =
+        Engine::new(procmodel_luau::runtime(), EngineConfig::default()).expect("engine");
     let root = engine.with_dom(|d| d.root_ref());
     let m = engine.insert(
         root,

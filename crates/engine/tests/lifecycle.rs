@@ -56,7 +56,7 @@ fn sandbox(engine: &mut Engine, module: Ref, caps: &[&str]) {
         .iter()
         .map(|c| 1u64 << db.enums["SecurityCapability"].items[c])
         .fold(0, |a, b| a | b);
-    engine.host().with_dom_mut(|d| {
+    engine.with_dom_mut(|d| {
         let i = d.get_by_ref_mut(module).unwrap();
         i.properties.insert("Sandboxed".into(), Variant::Bool(true));
         i.properties.insert(
@@ -96,7 +96,7 @@ fn prop(engine: &Engine, r: Ref, name: &str) -> Option<Variant> {
 }
 
 fn setup(source: &str) -> (Engine, Ref, Ref) {
-    let mut e = Engine::new(EngineConfig::default()).unwrap();
+    let mut e = Engine::new(procmodel_luau::runtime(), EngineConfig::default()).unwrap();
     let g = module(&mut e, "Row", source);
     let m = model(&mut e, g, &[]);
     (e, g, m)
@@ -160,7 +160,7 @@ fn missing_attributes_are_filled_and_primary_part_set() {
 #[test]
 fn results_are_placed_at_the_model_pivot() {
     let (mut e, _, m) = setup(ROW);
-    e.host().with_dom_mut(|d| {
+    e.with_dom_mut(|d| {
         let cf = rbx_types::CFrame::new(
             Vector3::new(100.0, 0.0, 0.0),
             rbx_types::Matrix3::identity(),
@@ -197,7 +197,7 @@ fn generator_sees_size_divided_by_scale_and_results_are_scaled_back() {
         p.Parent = target
     end }"#;
     let (mut e, _, m) = setup(src);
-    e.host().with_dom_mut(|d| {
+    e.with_dom_mut(|d| {
         d.get_by_ref_mut(m)
             .unwrap()
             .properties
@@ -302,7 +302,8 @@ fn dirty_persists_across_save_and_load_and_generation_error_is_not_loaded() {
     assert_eq!(e.detect_changes(), vec![m]);
     let path = tmp("dirty.rbxlx");
     e.save(&path).unwrap();
-    let mut loaded = Engine::load(&path, EngineConfig::default()).unwrap();
+    let mut loaded =
+        Engine::load(procmodel_luau::runtime(), &path, EngineConfig::default()).unwrap();
     let lm = loaded.models()[0];
     assert!(loaded.is_dirty(lm), "Dirty was saved");
     let r = loaded.step();
@@ -314,7 +315,7 @@ fn dirty_persists_across_save_and_load_and_generation_error_is_not_loaded() {
     assert!(prop(&bad, bm, "GenerationError").is_some());
     let path = tmp("err.rbxl");
     bad.save(&path).unwrap();
-    let reloaded = Engine::load(&path, EngineConfig::default()).unwrap();
+    let reloaded = Engine::load(procmodel_luau::runtime(), &path, EngineConfig::default()).unwrap();
     let rm = reloaded.models()[0];
     assert_eq!(
         prop(&reloaded, rm, "GenerationError"),
@@ -343,7 +344,7 @@ fn rand_name() -> String {
 
 #[test]
 fn nested_models_generate_top_down_in_the_same_step() {
-    let mut e = Engine::new(EngineConfig::default()).unwrap();
+    let mut e = Engine::new(procmodel_luau::runtime(), EngineConfig::default()).unwrap();
     let leaf = module(
         &mut e,
         "Leaf",
@@ -369,10 +370,13 @@ fn nested_models_generate_top_down_in_the_same_step() {
 
 #[test]
 fn runaway_nesting_is_an_error_not_a_hang() {
-    let mut e = Engine::new(EngineConfig {
-        max_depth: 4,
-        ..EngineConfig::default()
-    })
+    let mut e = Engine::new(
+        procmodel_luau::runtime(),
+        EngineConfig {
+            max_depth: 4,
+            ..EngineConfig::default()
+        },
+    )
     .unwrap();
     let g = module(
         &mut e,
@@ -551,18 +555,21 @@ fn hostile_generators_end_as_placeholders_and_the_engine_keeps_working() {
         ),
         ("error({})", "error", "script"),
     ];
-    let mut e = Engine::new(EngineConfig {
-        host: procmodel_luau::HostConfig {
-            // Generous: under a loaded test run the memory bomb must reach the memory limit
-            // before the wall-clock watchdog fires (300 ms was flaky on 2 busy cores).
-            timeout: std::time::Duration::from_secs(2),
-            memory_limit: 64 << 20,
-            instance_limit: Some(10_000),
-            echo_output: false,
-            ..procmodel_luau::HostConfig::default()
+    let mut e = Engine::new(
+        procmodel_luau::runtime(),
+        EngineConfig {
+            host: procmodel_luau::HostConfig {
+                // Generous: under a loaded test run the memory bomb must reach the memory limit
+                // before the wall-clock watchdog fires (300 ms was flaky on 2 busy cores).
+                timeout: std::time::Duration::from_secs(2),
+                memory_limit: 64 << 20,
+                instance_limit: Some(10_000),
+                echo_output: false,
+                ..procmodel_luau::HostConfig::default()
+            },
+            ..EngineConfig::default()
         },
-        ..EngineConfig::default()
-    })
+    )
     .unwrap();
     for (i, (body, expect, kind)) in cases.iter().enumerate() {
         let src = format!("return {{ OnGenerate = function(params, t) {body} end }}");
@@ -626,7 +633,7 @@ fn luau_script_drives_the_engine_with_wait_for_generation() {
         "#,
     )
     .unwrap();
-    let mut e = Engine::new(EngineConfig::default()).unwrap();
+    let mut e = Engine::new(procmodel_luau::runtime(), EngineConfig::default()).unwrap();
     e.run_script(&script).unwrap();
     let m = e.models()[0];
     assert_eq!(results(&e, m).len(), 4);
@@ -675,10 +682,13 @@ fn access_outside_write_lets_a_sandboxed_generator_touch_the_scene() {
 #[test]
 fn parallel_generation_saves_the_same_bytes_as_sequential() {
     let build = |jobs: usize| {
-        let mut e = Engine::new(EngineConfig {
-            jobs,
-            ..EngineConfig::default()
-        })
+        let mut e = Engine::new(
+            procmodel_luau::runtime(),
+            EngineConfig {
+                jobs,
+                ..EngineConfig::default()
+            },
+        )
         .unwrap();
         let g = module(&mut e, "Row", ROW);
         let bad = module(
@@ -692,8 +702,7 @@ fn parallel_generation_saves_the_same_bytes_as_sequential() {
                 if i == 4 { bad } else { g },
                 &[("Count", Variant::Float64((i % 4 + 1) as f64))],
             );
-            e.host()
-                .with_dom_mut(|d| d.get_by_ref_mut(m).unwrap().name = format!("M{i}"));
+            e.with_dom_mut(|d| d.get_by_ref_mut(m).unwrap().name = format!("M{i}"));
         }
         let reports = e.step();
         assert_eq!(reports.len(), 9);
@@ -708,7 +717,7 @@ fn parallel_generation_saves_the_same_bytes_as_sequential() {
                 e.scale_to(m, 2.0).unwrap();
             }
             if i % 2 == 0 {
-                e.host().with_dom_mut(|d| {
+                e.with_dom_mut(|d| {
                     let inst = d.get_by_ref_mut(m).unwrap();
                     inst.properties.remove(&"WorldPivotData".into());
                 });
@@ -783,10 +792,13 @@ fn pause_yields_when_the_frame_budget_is_spent_and_a_change_then_cancels() {
             Instance.new("Part", target).Name = "Q" .. i
         end
     end }"#;
-    let mut e = Engine::new(EngineConfig {
-        frame_budget: Some(std::time::Duration::ZERO),
-        ..EngineConfig::default()
-    })
+    let mut e = Engine::new(
+        procmodel_luau::runtime(),
+        EngineConfig {
+            frame_budget: Some(std::time::Duration::ZERO),
+            ..EngineConfig::default()
+        },
+    )
     .unwrap();
     let g = module(&mut e, "Budget", src);
     let m = model(&mut e, g, &[]);
@@ -847,7 +859,27 @@ fn instance_handles_stay_bounded_across_many_regenerations() {
     // the scene's DOM as orphans, so references into them still read); the VM's instance
     // handles must follow what the DOM holds, bounded by the undo depth (256 steps), not
     // grow with every run ever made.
-    let (mut e, _, m) = setup(ROW);
+    // A runtime that keeps a handle on the host it makes, to count its handles.
+    struct Keeping;
+    thread_local! {
+        static KEPT: std::cell::RefCell<Option<procmodel_luau::Host>> = const { std::cell::RefCell::new(None) };
+    }
+    impl procmodel_engine::ScriptRuntime for Keeping {
+        fn new_host(
+            &self,
+            config: &procmodel_engine::HostConfig,
+            dom: Option<rbx_dom_weak::WeakDom>,
+        ) -> Result<std::rc::Rc<dyn procmodel_luau::ScriptHost>, procmodel_luau::HostError>
+        {
+            assert!(dom.is_none());
+            let host = procmodel_luau::Host::new(config.clone())?;
+            KEPT.with(|k| *k.borrow_mut() = Some(host.clone()));
+            Ok(std::rc::Rc::new(host))
+        }
+    }
+    let mut e = Engine::new(std::sync::Arc::new(Keeping), EngineConfig::default()).unwrap();
+    let g = module(&mut e, "Row", ROW);
+    let m = model(&mut e, g, &[]);
     e.set_attribute(m, "Count", Some(Variant::Float64(20.0)))
         .unwrap();
     for i in 0..1500 {
@@ -857,7 +889,7 @@ fn instance_handles_stay_bounded_across_many_regenerations() {
         assert!(r.len() == 1 && r[0].is_ok(), "{r:?}");
     }
     assert_eq!(results(&e, m).len(), 20);
-    let handles = e.host().instance_handles();
+    let handles = KEPT.with(|k| k.borrow().as_ref().unwrap().instance_handles());
     // 1500 runs × 21 instances = 31,500 handles if none were freed; the history holds at
     // most 256 replaced results (and the scene one more).
     assert!(handles <= 4096 + 2 * 258 * 21, "{handles} handles held");
@@ -874,18 +906,21 @@ fn a_run_that_pauses_forever_hits_the_run_time_limit() {
             for j = 1, 1e5 do t += j end
         end
     end }"#;
-    let mut e = Engine::new(EngineConfig {
-        frame_budget: Some(std::time::Duration::ZERO),
-        run_limit: std::time::Duration::from_millis(30),
-        // Each frame must stop at the budget: a frame that ran on (a run resumed before the
-        // frame's budget started did) ends in this no-yield timeout instead.
-        host: procmodel_luau::HostConfig {
-            timeout: std::time::Duration::from_secs(2),
-            echo_output: false,
-            ..procmodel_luau::HostConfig::default()
+    let mut e = Engine::new(
+        procmodel_luau::runtime(),
+        EngineConfig {
+            frame_budget: Some(std::time::Duration::ZERO),
+            run_limit: std::time::Duration::from_millis(30),
+            // Each frame must stop at the budget: a frame that ran on (a run resumed before the
+            // frame's budget started did) ends in this no-yield timeout instead.
+            host: procmodel_luau::HostConfig {
+                timeout: std::time::Duration::from_secs(2),
+                echo_output: false,
+                ..procmodel_luau::HostConfig::default()
+            },
+            ..EngineConfig::default()
         },
-        ..EngineConfig::default()
-    })
+    )
     .unwrap();
     let g = module(&mut e, "Forever", src);
     let m = model(&mut e, g, &[]);
@@ -908,10 +943,13 @@ fn a_run_that_pauses_forever_hits_the_run_time_limit() {
 fn worker_vms_kept_between_steps_see_source_edits_and_new_models() {
     // With jobs > 1 the worker VMs live from step to step (modules stay compiled): an
     // edited Source must still be required again, and models added later run too.
-    let mut e = Engine::new(EngineConfig {
-        jobs: 2,
-        ..EngineConfig::default()
-    })
+    let mut e = Engine::new(
+        procmodel_luau::runtime(),
+        EngineConfig {
+            jobs: 2,
+            ..EngineConfig::default()
+        },
+    )
     .unwrap();
     let g = module(&mut e, "Row", ROW);
     let mut models: Vec<Ref> = (0..6).map(|_| model(&mut e, g, &[])).collect();
@@ -978,7 +1016,7 @@ return {
 
 #[test]
 fn r13_3_a_required_module_edit_regenerates_and_is_one_undo_step() {
-    let mut e = Engine::new(EngineConfig::default()).unwrap();
+    let mut e = Engine::new(procmodel_luau::runtime(), EngineConfig::default()).unwrap();
     let lib = module(&mut e, "Lib", "return { prefix = \"A\" }");
     let g = module(&mut e, "Gen", NAMED_BY_LIB);
     let m = model(&mut e, g, &[]);
@@ -1018,7 +1056,7 @@ fn r13_3_a_required_module_edit_regenerates_and_is_one_undo_step() {
 /// A saved scene whose dirty models sit two ProceduralModels deep (in the results of models
 /// saved fresh), loaded with `max_depth` 1 and `jobs`; the saved bytes and the reports.
 fn too_deep_scene(jobs: usize) -> (Vec<u8>, Vec<procmodel_engine::Report>) {
-    let mut e = Engine::new(EngineConfig::default()).unwrap();
+    let mut e = Engine::new(procmodel_luau::runtime(), EngineConfig::default()).unwrap();
     let g = module(&mut e, "Row", ROW);
     let outer = model(&mut e, g, &[]);
     // Results as a run leaves them: a GeneratedFolder under the model, holding models.
@@ -1039,7 +1077,7 @@ fn too_deep_scene(jobs: usize) -> (Vec<u8>, Vec<procmodel_engine::Report>) {
         }
         folder
     };
-    e.host().with_dom_mut(|d| {
+    e.with_dom_mut(|d| {
         d.get_by_ref_mut(outer)
             .unwrap()
             .properties
@@ -1051,6 +1089,7 @@ fn too_deep_scene(jobs: usize) -> (Vec<u8>, Vec<procmodel_engine::Report>) {
     let saved = tmp(&format!("too-deep-{jobs}.rbxl"));
     e.save(&saved).unwrap();
     let mut e = Engine::load(
+        procmodel_luau::runtime(),
         &saved,
         EngineConfig {
             max_depth: 1,
@@ -1090,10 +1129,13 @@ fn parallel_runs_record_the_inputs_their_models_have_after_defaults_are_filled()
     // generator's default attributes, and the recorded inputs must be those (or `status`
     // calls the fresh results stale).
     let build = |jobs: usize| {
-        let mut e = Engine::new(EngineConfig {
-            jobs,
-            ..EngineConfig::default()
-        })
+        let mut e = Engine::new(
+            procmodel_luau::runtime(),
+            EngineConfig {
+                jobs,
+                ..EngineConfig::default()
+            },
+        )
         .unwrap();
         // Each run spins long enough that the worker, once its VM is up, takes some.
         let slow = ROW.replace(
@@ -1126,11 +1168,10 @@ fn a_model_whose_inputs_a_later_generator_changes_regenerates_at_the_next_step()
     // B runs first; A's generator (unsandboxed, so it may write outside its results) then
     // sets B's Count. B is dirty again and regenerates at the next step, as for any input
     // change between steps; settling ends with B built from the new value.
-    let mut e = Engine::new(EngineConfig::default()).unwrap();
+    let mut e = Engine::new(procmodel_luau::runtime(), EngineConfig::default()).unwrap();
     let row = module(&mut e, "Row", ROW);
     let b = model(&mut e, row, &[]);
-    e.host()
-        .with_dom_mut(|d| d.get_by_ref_mut(b).unwrap().name = "B".into());
+    e.with_dom_mut(|d| d.get_by_ref_mut(b).unwrap().name = "B".into());
     let setter = module(
         &mut e,
         "Setter",

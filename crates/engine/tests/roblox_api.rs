@@ -20,13 +20,16 @@ return G
 "#;
 
 fn engine() -> Engine {
-    Engine::new(EngineConfig {
-        host: procmodel_luau::HostConfig {
-            echo_output: false,
-            ..procmodel_luau::HostConfig::default()
+    Engine::new(
+        procmodel_luau::runtime(),
+        EngineConfig {
+            host: procmodel_luau::HostConfig {
+                echo_output: false,
+                ..procmodel_luau::HostConfig::default()
+            },
+            ..EngineConfig::default()
         },
-        ..EngineConfig::default()
-    })
+    )
     .unwrap()
 }
 

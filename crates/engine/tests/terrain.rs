@@ -28,10 +28,13 @@ return G
 "#;
 
 fn engine(jobs: usize) -> Engine {
-    Engine::new(EngineConfig {
-        jobs,
-        ..EngineConfig::default()
-    })
+    Engine::new(
+        procmodel_luau::runtime(),
+        EngineConfig {
+            jobs,
+            ..EngineConfig::default()
+        },
+    )
     .unwrap()
 }
 
@@ -67,8 +70,8 @@ fn model(e: &mut Engine, name: &str, generator: Ref, at: [f32; 3], attrs: &[(&st
     m
 }
 
-fn set_pivot(e: &Engine, m: Ref, cf: CFrame) {
-    e.host().with_dom_mut(|d| {
+fn set_pivot(e: &mut Engine, m: Ref, cf: CFrame) {
+    e.with_dom_mut(|d| {
         d.get_by_ref_mut(m)
             .unwrap()
             .properties
@@ -122,7 +125,7 @@ fn hand_made(e: &mut Engine, t: &Terrain) {
         None => e.insert(ws, InstanceBuilder::new("Terrain").with_name("Terrain")),
     };
     let bytes = smoothgrid::encode(t);
-    e.host().with_dom_mut(|d| {
+    e.with_dom_mut(|d| {
         d.get_by_ref_mut(r)
             .unwrap()
             .properties
@@ -231,7 +234,7 @@ fn r12_4_a_generator_writes_terrain_at_its_pivot() {
     assert_eq!(names, ["Part:Marker", "TerrainRegion:GeneratedTerrain"]);
     // A position off the grid snaps to the nearest cell (41.9 → 40, −18.1 → −20).
     set_pivot(
-        &e,
+        &mut e,
         m,
         CFrame::new(Vector3::new(41.9, 1.0, -18.1), Matrix3::identity()),
     );
@@ -240,7 +243,7 @@ fn r12_4_a_generator_writes_terrain_at_its_pivot() {
     assert_eq!(filled(&voxels(&e)), sorted(cells([8, 0, -7], [12, 2, -3])));
     // One more cell along X (x = 42.1 → 44): the old cells are given back.
     set_pivot(
-        &e,
+        &mut e,
         m,
         CFrame::new(Vector3::new(42.1, 0.0, -20.0), Matrix3::identity()),
     );
@@ -366,7 +369,7 @@ fn r12_4_overlapping_models_the_second_fails_naming_the_first() {
         );
         // Moved clear of A, B generates; A's voxels stay.
         set_pivot(
-            &e,
+            &mut e,
             b,
             CFrame::new(Vector3::new(16.0, 0.0, 0.0), Matrix3::identity()),
         );
@@ -416,7 +419,11 @@ return G
         (270.0, [-1, 0, 0], [0, 1, 4]),
         (-90.0, [-1, 0, 0], [0, 1, 4]),
     ] {
-        set_pivot(&e, m, CFrame::new(Vector3::new(0.0, 0.0, 0.0), turn(deg)));
+        set_pivot(
+            &mut e,
+            m,
+            CFrame::new(Vector3::new(0.0, 0.0, 0.0), turn(deg)),
+        );
         e.force_generation(m);
         ok(&e.step());
         assert_eq!(
@@ -426,7 +433,11 @@ return G
         );
     }
     // 30 degrees about Y, or any tilt: an error naming the model; its voxels are given back.
-    set_pivot(&e, m, CFrame::new(Vector3::new(0.0, 0.0, 0.0), turn(30.0)));
+    set_pivot(
+        &mut e,
+        m,
+        CFrame::new(Vector3::new(0.0, 0.0, 0.0), turn(30.0)),
+    );
     e.force_generation(m);
     let r = e.step();
     assert!(!r[0].is_ok());
@@ -452,7 +463,8 @@ fn r12_4_ownership_survives_save_and_load() {
             ok(&e.step());
             e.save(&path).unwrap();
         }
-        let mut e = Engine::load(&path, EngineConfig::default()).unwrap();
+        let mut e =
+            Engine::load(procmodel_luau::runtime(), &path, EngineConfig::default()).unwrap();
         assert!(
             e.step().is_empty(),
             "{ext}: a clean model does not regenerate"
@@ -613,7 +625,7 @@ fn r12_4_a_damaged_scene_terrain_fails_the_model_naming_it() {
     let g = module(&mut e, "Block", BLOCK);
     hand_made(&mut e, &floor());
     let t = terrain_ref(&e).unwrap();
-    e.host().with_dom_mut(|d| {
+    e.with_dom_mut(|d| {
         d.get_by_ref_mut(t).unwrap().properties.insert(
             "SmoothGrid".into(),
             BinaryString::from(vec![1u8, 5, 0, 0, 0]).into(),
@@ -659,11 +671,14 @@ impl procmodel_engine::ResultCache for MemCache {
 #[test]
 fn r12_4_cache_hits_write_the_same_voxels_and_keep_ownership() {
     let cache = std::sync::Arc::new(MemCache::default());
-    let mut e = Engine::new(EngineConfig {
-        jobs: 1,
-        cache: Some(cache.clone() as _),
-        ..EngineConfig::default()
-    })
+    let mut e = Engine::new(
+        procmodel_luau::runtime(),
+        EngineConfig {
+            jobs: 1,
+            cache: Some(cache.clone() as _),
+            ..EngineConfig::default()
+        },
+    )
     .unwrap();
     let g = module(&mut e, "Block", BLOCK);
     let before = floor();

@@ -50,7 +50,7 @@ fn start(timeout: Duration) -> Scene {
         move || {
             let mut config = EngineConfig::default();
             config.host.timeout = timeout;
-            let mut engine = Engine::new(config)?;
+            let mut engine = Engine::new(procmodel_luau::runtime(), config)?;
             let root = engine.with_dom(|d| d.root_ref());
             let module = engine.insert(
                 root,
@@ -168,7 +168,7 @@ fn r11_2_scripted_commands_publish_snapshots() {
         s.thread.call(Command::Save(path.clone())),
         Ok(Reply::Saved(p)) if p == path
     ));
-    let loaded = Engine::load(&path, EngineConfig::default()).unwrap();
+    let loaded = Engine::load(procmodel_luau::runtime(), &path, EngineConfig::default()).unwrap();
     let parts = loaded.with_dom(|d| d.descendants().filter(|i| i.class == "Part").count());
     assert_eq!(parts, 5);
 
@@ -293,6 +293,7 @@ fn r11_2_a_failing_start_is_an_error() {
     let r = EngineThread::spawn(
         || {
             Engine::load(
+                procmodel_luau::runtime(),
                 std::path::Path::new("/nonexistent/x.rbxl"),
                 EngineConfig::default(),
             )

@@ -19,10 +19,13 @@ fn example() -> String {
 
 /// A scene with the chunked world model at the origin: `chunks`² chunks of `studs`.
 fn scene(jobs: usize, chunks: f64, studs: f64) -> (Engine, Ref) {
-    let mut e = Engine::new(EngineConfig {
-        jobs,
-        ..EngineConfig::default()
-    })
+    let mut e = Engine::new(
+        procmodel_luau::runtime(),
+        EngineConfig {
+            jobs,
+            ..EngineConfig::default()
+        },
+    )
     .unwrap();
     let storage = e.server_storage();
     let g = e.insert(

@@ -43,10 +43,13 @@ fn engine(
     size: Vector3,
     cache: Option<Arc<DirCache>>,
 ) -> (Engine, Vec<Ref>) {
-    let mut e = Engine::new(EngineConfig {
-        cache: cache.map(|c| c as Arc<dyn ResultCache>),
-        ..EngineConfig::default()
-    })
+    let mut e = Engine::new(
+        procmodel_luau::runtime(),
+        EngineConfig {
+            cache: cache.map(|c| c as Arc<dyn ResultCache>),
+            ..EngineConfig::default()
+        },
+    )
     .unwrap();
     let g = module(&mut e, source.to_owned());
     let ms: Vec<Ref> = (0..models)

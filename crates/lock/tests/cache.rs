@@ -31,10 +31,13 @@ fn temp(name: &str) -> PathBuf {
 }
 
 fn engine(cache: Option<Arc<DirCache>>) -> (Engine, Ref) {
-    let mut e = Engine::new(EngineConfig {
-        cache: cache.map(|c| c as Arc<dyn ResultCache>),
-        ..EngineConfig::default()
-    })
+    let mut e = Engine::new(
+        procmodel_luau::runtime(),
+        EngineConfig {
+            cache: cache.map(|c| c as Arc<dyn ResultCache>),
+            ..EngineConfig::default()
+        },
+    )
     .unwrap();
     let root = e.with_dom(|d| d.root_ref());
     let g = e.insert(

@@ -82,13 +82,16 @@ pub struct Ctx {
     /// Module → the modules whose code required it (recorded at every `require`, so a
     /// front end can find what an edited module file affects).
     pub required_by: FxHashMap<Ref, FxHashSet<Ref>>,
-    /// False while the DOM is known to hold no ProceduralModel: the engine then skips its
-    /// walk of the whole scene at every step (a script building a large world between
-    /// `task.wait`s would pay for it each frame). Set by a scan of a new DOM's tree, when a
-    /// script parents a ProceduralModel (the only way one enters the tree from Luau: new
-    /// instances and clones start unparented), and by any mutable DOM access from outside
-    /// the Luau API ([`crate::Host::with_dom_mut`]); never cleared while the DOM stays.
-    pub may_have_models: bool,
+    /// The class the engine manages, if it installed one ([`crate::Host::manage`]).
+    pub managed: Option<Managed>,
+    /// False while the DOM is known to hold no instance of the managed class: the engine
+    /// then skips its walk of the whole scene at every step (a script building a large world
+    /// between `task.wait`s would pay for it each frame). Set by a scan of a new DOM's tree,
+    /// when a script parents such an instance (the only way one enters the tree from Luau:
+    /// new instances and clones start unparented), and by any mutable DOM access from
+    /// outside the Luau API ([`crate::Host::with_dom_mut`]); never cleared while the DOM
+    /// stays.
+    pub may_have_managed: bool,
     /// Connections and recorded events (`signals.watch.any` is the write paths' only check).
     pub signals: crate::signal_state::SignalState,
     /// The last instance [`Ctx::check_write`] looked up and whether it was in the scene: a
@@ -115,7 +118,8 @@ impl Ctx {
             new_classes: FxHashMap::default(),
             forced: Vec::new(),
             outside_write_locked: false,
-            may_have_models: has_models(&dom, dom.root_ref()),
+            managed: None,
+            may_have_managed: false,
             scene_cache: std::cell::Cell::new((Ref::none(), false)),
             signals: Default::default(),
             dom,
@@ -177,13 +181,14 @@ impl Ctx {
         self.scene_cache.set((Ref::none(), false));
     }
 
-    /// Counts `bytes` of new DOM data against the run's output quota.
+    /// Counts `bytes` of new DOM data against the run's output quota (error: [`crate::error::OUTPUT_LIMIT`]).
     #[inline]
     pub fn charge_bytes(&mut self, bytes: usize) -> mlua::Result<()> {
         self.created_bytes += bytes;
         match self.output_limit {
             Some(limit) if self.created_bytes > limit => Err(mlua::Error::runtime(format!(
-                "output limit exceeded: a run may create at most {} MB of instance data (--max-output-mb)",
+                "{}: a run may create at most {} MB of instance data (--max-output-mb)",
+                crate::error::OUTPUT_LIMIT,
                 limit >> 20
             ))),
             _ => Ok(()),
@@ -224,10 +229,48 @@ impl Ctx {
     }
 }
 
-/// True when the subtree at `root` holds a ProceduralModel.
-pub fn has_models(dom: &WeakDom, root: Ref) -> bool {
-    dom.descendants_of(root)
-        .any(|i| i.class == crate::keys::KEYS.procedural_model)
+/// The engine's [`procmodel_script::ManagedClass`] in the forms the write paths compare.
+pub struct Managed {
+    pub class: Ustr,
+    pub flag: Ustr,
+    pub inputs: Vec<Ustr>,
+    pub force_method: &'static str,
+    pub wait_method: &'static str,
+}
+
+/// Registry names of the managed class's methods (`managed.rs` makes them).
+pub const MANAGED_WAIT: &str = "procmodel.managed_wait";
+pub const MANAGED_FORCE: &str = "procmodel.managed_force";
+
+impl Managed {
+    pub fn new(m: &procmodel_script::ManagedClass) -> Managed {
+        Managed {
+            class: Ustr::from(m.class),
+            flag: Ustr::from(m.flag),
+            inputs: m.inputs.iter().map(|&p| Ustr::from(p)).collect(),
+            force_method: m.force_method,
+            wait_method: m.wait_method,
+        }
+    }
+}
+
+impl Ctx {
+    /// The managed class's flag key, when `class` is the managed class.
+    #[inline]
+    pub fn managed_flag(&self, class: Ustr) -> Option<Ustr> {
+        self.managed
+            .as_ref()
+            .filter(|m| m.class == class)
+            .map(|m| m.flag)
+    }
+
+    /// True when the subtree at `root` holds an instance of the managed class.
+    pub fn has_managed(&self, dom: &WeakDom, root: Ref) -> bool {
+        match &self.managed {
+            Some(m) => dom.descendants_of(root).any(|i| i.class == m.class),
+            None => false,
+        }
+    }
 }
 
 /// Instance handles. Luau sees an instance as a light userdata whose pointer value is a

@@ -1,44 +1,63 @@
 //! Errors of the Luau host, stable to callers while inner details evolve.
 
-use std::path::PathBuf;
+pub use procmodel_script::HostError;
+use procmodel_script::{CANCEL_MESSAGE, Limit, MEMORY_MESSAGE, RUN_LIMIT_MESSAGE, TIMEOUT_MESSAGE};
 
-/// A host-level failure. Script errors carry the Luau message and traceback.
-#[derive(Debug, thiserror::Error)]
-pub enum HostError {
-    #[error("cannot start the Luau VM: {0}")]
-    Vm(String),
-    #[error("cannot read {path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("{file}: {message}")]
-    BadGenerator { file: String, message: String },
-    #[error("{message}")]
-    Script {
-        message: String,
-        traceback: Option<String>,
-    },
-    #[error("attribute {name}: {message}")]
-    Attribute { name: String, message: String },
+/// The VM could not be made or set up.
+pub(crate) fn vm(e: mlua::Error) -> HostError {
+    HostError::Vm(e.to_string())
 }
 
-impl HostError {
-    pub(crate) fn vm(e: mlua::Error) -> HostError {
-        HostError::Vm(e.to_string())
+/// An error raised while Luau code ran, typed: a cancellation, a limit this host enforces
+/// (recognised by the texts this crate raises them with), or a script error. The message
+/// and traceback are condensed to their ends when huge.
+pub fn script(e: &mlua::Error) -> HostError {
+    let (message, traceback) = split(e);
+    let message = condense(&message);
+    let traceback = traceback.map(|t| condense(&t));
+    if message.contains(CANCEL_MESSAGE) {
+        return HostError::Cancelled { message, traceback };
     }
-
-    /// A script error from an mlua error, keeping only the innermost message and traceback.
-    pub fn script(e: &mlua::Error) -> HostError {
-        let (message, traceback) = split(e);
-        HostError::Script {
-            message: condense(&message),
-            traceback: traceback.map(|t| condense(&t)),
-        }
+    match limit_of(&message) {
+        Some(limit) => HostError::Limit {
+            limit,
+            message,
+            traceback,
+        },
+        None => HostError::Script { message, traceback },
     }
 }
 
-/// Most lines an error text keeps: the first [`HEAD_LINES`] and the last [`TAIL_LINES`].
+/// How the wait limit's errors begin (`sched`).
+pub(crate) const WAIT_LIMIT: &str = "Wait limit:";
+/// How the instance quota's error begins (`classes::instance`).
+pub(crate) const INSTANCE_LIMIT: &str = "instance limit exceeded";
+/// How the output quota's error begins (`context`).
+pub(crate) const OUTPUT_LIMIT: &str = "output limit exceeded";
+/// How the voxel quota's error ends (`classes::terrain`).
+pub(crate) const TERRAIN_LIMIT: &str = "(--max-terrain-mb)";
+
+/// The limit an error message reports, by the texts this crate raises limits with.
+fn limit_of(message: &str) -> Option<Limit> {
+    if message.contains(TIMEOUT_MESSAGE) {
+        Some(Limit::Timeout)
+    } else if message.contains(RUN_LIMIT_MESSAGE) {
+        Some(Limit::RunTime)
+    } else if message.contains(MEMORY_MESSAGE) {
+        Some(Limit::Memory)
+    } else if message.contains(WAIT_LIMIT) {
+        Some(Limit::Wait)
+    } else if message.contains(INSTANCE_LIMIT) {
+        Some(Limit::Instances)
+    } else if message.contains(OUTPUT_LIMIT) {
+        Some(Limit::Output)
+    } else if message.contains(TERRAIN_LIMIT) {
+        Some(Limit::Terrain)
+    } else {
+        None
+    }
+}
+
 const HEAD_LINES: usize = 12;
 const TAIL_LINES: usize = 6;
 /// Longest line kept, in bytes.
@@ -94,7 +113,64 @@ fn split(e: &mlua::Error) -> (String, Option<String>) {
 
 #[cfg(test)]
 mod tests {
-    use super::condense;
+    use super::*;
+
+    /// What a script sees when a limit is hit: the error the interrupt or the host raised,
+    /// inside the callback error mlua wraps it in.
+    #[allow(clippy::arc_with_non_send_sync)] // mlua's own error type holds its cause so
+    fn raised(message: String) -> mlua::Error {
+        mlua::Error::CallbackError {
+            traceback: "stack traceback:\n  Gen:3".into(),
+            cause: std::sync::Arc::new(mlua::Error::runtime(message)),
+        }
+    }
+
+    #[test]
+    fn every_limit_this_host_raises_is_typed_by_its_text() {
+        let cases = [
+            (format!("Gen:3: {TIMEOUT_MESSAGE}"), Limit::Timeout),
+            (format!("Gen:3: {RUN_LIMIT_MESSAGE}"), Limit::RunTime),
+            (format!("{MEMORY_MESSAGE} (64 MiB)"), Limit::Memory),
+            (format!("{} the run waited 3601 s", WAIT_LIMIT), Limit::Wait),
+            (
+                format!("{}: a run may create at most 5 instances", INSTANCE_LIMIT),
+                Limit::Instances,
+            ),
+            (
+                format!("{}: a run may create at most 1 MB", OUTPUT_LIMIT),
+                Limit::Output,
+            ),
+            (
+                format!(
+                    "Terrain: the voxels take 9 MB, over the limit of 1 MB {}",
+                    TERRAIN_LIMIT
+                ),
+                Limit::Terrain,
+            ),
+        ];
+        for (message, want) in cases {
+            match script(&raised(message.clone())) {
+                HostError::Limit {
+                    limit,
+                    message: m,
+                    traceback,
+                } => {
+                    assert_eq!(limit, want, "{message}");
+                    assert_eq!(m, message);
+                    assert_eq!(traceback.as_deref(), Some("stack traceback:\n  Gen:3"));
+                }
+                other => panic!("{message}: {other:?}"),
+            }
+        }
+        assert!(matches!(
+            script(&raised(format!("Gen:2: {CANCEL_MESSAGE}"))),
+            HostError::Cancelled { .. }
+        ));
+        assert!(matches!(
+            script(&raised("Gen:1: attempt to index nil".into())),
+            HostError::Script { .. }
+        ));
+    }
 
     #[test]
     fn short_texts_are_kept_as_they_are() {

@@ -3,7 +3,7 @@
 
 use crate::context::ctx;
 use crate::error::HostError;
-use crate::host::{Host, TIMEOUT_MESSAGE};
+use crate::host::Host;
 use mlua::{Function, MultiValue, Table, Value};
 use rbx_dom_weak::InstanceBuilder;
 use rbx_types::{Ref, Variant};
@@ -20,17 +20,7 @@ pub struct Generator {
     pub origin: String,
 }
 
-/// Inputs for one run.
-#[derive(Debug, Clone, Default)]
-pub struct RunInputs {
-    /// Attribute values set on the model (override defaults).
-    pub attributes: Vec<(String, Variant)>,
-    /// `params.Size` (already divided by the model's scale).
-    pub size: glam::Vec3,
-    /// Let the generator modify the scene outside its container (an unsandboxed module, or
-    /// a sandboxed one granted AccessOutsideWrite). Off by default.
-    pub allow_outside_write: bool,
-}
+pub use procmodel_script::{RunInputs, RunOutput, RunState};
 
 /// A generation started with [`Host::start_generator`], not finished yet.
 pub struct PendingRun {
@@ -40,19 +30,6 @@ pub struct PendingRun {
     created: usize,
     created_bytes: usize,
     allow_outside_write: bool,
-}
-
-/// Where a frame-stepped generation stands.
-pub enum RunState {
-    Done(RunOutput),
-    Suspended,
-}
-
-/// What a run produced: an orphan GeneratedFolder holding the results.
-pub struct RunOutput {
-    pub container: Ref,
-    pub primary_part: Option<Ref>,
-    pub leaked_threads: usize,
 }
 
 impl Host {
@@ -143,7 +120,7 @@ impl Host {
     ) -> Result<RunOutput, HostError> {
         let lua = &self.lua;
         let container = {
-            let mut c = ctx(lua).map_err(|e| HostError::script(&e))?;
+            let mut c = ctx(lua).map_err(|e| crate::error::script(&e))?;
             // Limits are per run.
             c.created = 0;
             c.created_bytes = 0;
@@ -166,7 +143,7 @@ impl Host {
         };
         let container_ud = self
             .instance_value(container)
-            .map_err(|e| HostError::script(&e))?;
+            .map_err(|e| crate::error::script(&e))?;
         let result = self.run_thread(
             generator.on_generate.clone(),
             MultiValue::from_iter([Value::Table(params), container_ud]),
@@ -208,7 +185,7 @@ impl Host {
         inputs: &RunInputs,
     ) -> Result<(PendingRun, RunState), HostError> {
         let container = {
-            let mut c = ctx(&self.lua).map_err(|e| HostError::script(&e))?;
+            let mut c = ctx(&self.lua).map_err(|e| crate::error::script(&e))?;
             c.dom.insert(
                 Ref::none(),
                 InstanceBuilder::new("GeneratedFolder").with_name("GeneratedFolder"),
@@ -223,7 +200,7 @@ impl Host {
         };
         let container_ud = self
             .instance_value(container)
-            .map_err(|e| HostError::script(&e))?;
+            .map_err(|e| crate::error::script(&e))?;
         let mut pending = PendingRun {
             run: None,
             container,
@@ -349,7 +326,7 @@ impl Host {
     /// model's local space (nothing when the run wrote none).
     fn emit_terrain(&self, container: Ref) -> Result<(), HostError> {
         let taken = crate::classes::take_generator_terrain(&self.lua, container)
-            .map_err(|e| HostError::script(&e))?;
+            .map_err(|e| crate::error::script(&e))?;
         let Some(mut voxels) = taken else {
             return Ok(());
         };
@@ -436,17 +413,20 @@ impl Host {
 
     /// Turns an mlua error into a HostError with a traceback and, for timeouts, the remedy.
     pub fn script_error(&self, e: &mlua::Error) -> HostError {
-        let err = HostError::script(e);
+        let err = crate::error::script(e);
         match err {
-            HostError::Script { message, traceback } if message.contains(TIMEOUT_MESSAGE) => {
-                HostError::Script {
-                    message: format!(
-                        "{message} (no yield for {:.1} s): call params:Pause() inside long loops so the engine can yield",
-                        self.config().timeout.as_secs_f64()
-                    ),
-                    traceback,
-                }
-            }
+            HostError::Limit {
+                limit: procmodel_script::Limit::Timeout,
+                message,
+                traceback,
+            } => HostError::Limit {
+                limit: procmodel_script::Limit::Timeout,
+                message: format!(
+                    "{message} (no yield for {:.1} s): call params:Pause() inside long loops so the engine can yield",
+                    self.config().timeout.as_secs_f64()
+                ),
+                traceback,
+            },
             other => other,
         }
     }
@@ -487,7 +467,7 @@ impl Host {
             .unwrap_or("Script")
             .to_owned();
         let script = {
-            let mut c = ctx(&self.lua).map_err(|e| HostError::script(&e))?;
+            let mut c = ctx(&self.lua).map_err(|e| crate::error::script(&e))?;
             let root = c.dom.root_ref();
             let service = c.dom.root().children().iter().copied().find(|&r| {
                 c.dom

@@ -9,7 +9,6 @@
 //! a module whose code fails can be required again.
 
 use crate::context::{Ctx, Instance, LogLevel, NewClass, ctx};
-use crate::error::HostError;
 use crate::instance::opt_instance;
 use mlua::{Function, Lua, MultiValue, Table, Value};
 use procmodel_dom::is_a;
@@ -87,7 +86,7 @@ return pcall, xpcall
 
 fn error_to_string(lua: &Lua, v: Value) -> mlua::Result<Value> {
     Ok(match v {
-        Value::Error(e) => Value::String(lua.create_string(HostError::script(&e).to_string())?),
+        Value::Error(e) => Value::String(lua.create_string(crate::error::script(&e).to_string())?),
         other => other,
     })
 }
@@ -170,44 +169,6 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
     globals.set("time", lua.create_function(|lua, ()| Ok(now(lua)))?)?;
     globals.set("elapsedTime", lua.create_function(|lua, ()| Ok(now(lua)))?)?;
 
-    // ProceduralModel:WaitForGenerationAsync() — yields (task.wait) while the model is dirty.
-    let state = lua.create_function(|lua, model: Value| {
-        let Some(m) = opt_instance(&*ctx(lua)?, &model)? else {
-            return Ok("missing");
-        };
-        let c = ctx(lua)?;
-        if !c.in_scene(m.r) {
-            return Ok("missing");
-        }
-        let dirty = c
-            .dom
-            .get_by_ref(m.r)
-            .and_then(|i| i.properties.get(&crate::keys::KEYS.dirty))
-            .is_some_and(|v| matches!(v, Variant::Bool(true)));
-        Ok(if dirty { "pending" } else { "done" })
-    })?;
-    let wait: Function = lua
-        .load(
-            r#"local state = ...
-            return function(self)
-                local s = state(self)
-                if s == "missing" then
-                    error("WaitForGenerationAsync: " .. self:GetFullName() .. " is not in the scene", 2)
-                end
-                while s == "pending" do
-                    task.wait()
-                    s = state(self)
-                    if s == "missing" then
-                        return false
-                    end
-                end
-                return true
-            end"#,
-        )
-        .set_name("=WaitForGenerationAsync")
-        .call(state)?;
-    lua.set_named_registry_value("procmodel.wait_for_generation", wait)?;
-
     // require
     let results = lua.create_table()?;
     lua.set_named_registry_value("procmodel.require_results", &results)?;
@@ -286,9 +247,13 @@ pub fn new_instance(c: &mut Ctx, class: &str, parent: &Value) -> mlua::Result<Va
     crate::classes::count_new_instance(c)?;
     // The builder names the instance after its class, as Roblox does.
     let mut builder = InstanceBuilder::new(info.class);
-    if info.class == "ProceduralModel" {
-        // A new model generates at the next frame.
-        builder = builder.with_property("Dirty", true);
+    if let Some(m) = c
+        .managed
+        .as_ref()
+        .filter(|m| m.class.as_str() == info.class)
+    {
+        // A new instance of the managed class is processed at the next frame.
+        builder = builder.with_property(m.flag, true);
     }
     let (r, handle) = c.create(info.class, builder);
     if let Some(size) = info.size {

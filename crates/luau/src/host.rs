@@ -11,71 +11,10 @@ use rbx_types::{Ref, Variant};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Host limits. Defaults follow Roblox Studio's generous interactive limits.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HostConfig {
-    /// Longest a script may run without yielding.
-    pub timeout: Duration,
-    /// Luau heap limit in bytes (0 = none). Checked where the VM checks for timeouts (loop
-    /// back-edges and calls), so it costs nothing per allocation; a single allocation can
-    /// overshoot it.
-    pub memory_limit: usize,
-    /// Most instances a run may create (None = unlimited).
-    pub instance_limit: Option<usize>,
-    /// Echo print/warn to stderr.
-    pub echo_output: bool,
-    /// Longest one resumption of a script may run even while it calls `params:Pause()`
-    /// (which restarts the no-yield timeout): a generator that pauses in an endless loop ends
-    /// with "Run time limit" instead of running forever.
-    pub run_limit: Duration,
-    /// Most virtual time (seconds of `task.wait` and frames) one run may spend waiting: a
-    /// generator or script that waits in a loop forever ends with "Wait limit" instead of
-    /// spinning. Virtual time costs no real time, so the default is far beyond any real wait.
-    pub max_wait: f64,
-    /// Most instances one run may hold in its results, and bytes of DOM data it may create
-    /// (None = unlimited): a generator that pauses politely still cannot fill the host's
-    /// memory with instances.
-    pub max_output_bytes: Option<usize>,
-    /// Compile loaded chunks to machine code with Luau's native code generator (where the CPU
-    /// supports it). Results are the interpreter's either way; a test holds them equal.
-    pub native_code: bool,
-    /// Most bytes of voxel data one Terrain (`workspace.Terrain`, or a run's `params.Terrain`)
-    /// may hold (None = unlimited): voxels live outside the Luau heap, so `memory_limit` does
-    /// not see them.
-    pub max_terrain_bytes: Option<usize>,
-}
-
-impl Default for HostConfig {
-    fn default() -> Self {
-        HostConfig {
-            timeout: Duration::from_secs(10),
-            memory_limit: 1 << 30,
-            instance_limit: Some(DEFAULT_MAX_INSTANCES),
-            run_limit: Duration::from_secs(600),
-            max_wait: crate::sched::DEFAULT_MAX_WAIT,
-            max_output_bytes: Some(DEFAULT_MAX_OUTPUT_BYTES),
-            echo_output: true,
-            native_code: true,
-            max_terrain_bytes: Some(DEFAULT_MAX_TERRAIN_BYTES),
-        }
-    }
-}
-
-/// Default instance quota per run (`--max-instances`).
-pub const DEFAULT_MAX_INSTANCES: usize = 2_000_000;
-/// Default DOM-size quota per run (`--max-output-mb`): 4 GiB.
-pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 4 << 30;
-
-/// Default [`HostConfig::max_terrain_bytes`]: 4 GiB of voxels (a 16,384-stud square world's
-/// surface, as dense chunks).
-pub const DEFAULT_MAX_TERRAIN_BYTES: usize = 4 << 30;
-
-pub const TIMEOUT_MESSAGE: &str = "Script timeout: exhausted allowed execution time";
-pub const RUN_LIMIT_MESSAGE: &str = "Run time limit: the script ran its whole allowed time without finishing, although it called params:Pause() (--max-run-time to change)";
-pub const MEMORY_MESSAGE: &str = "not enough memory: the script exceeded its memory limit";
-
-/// The hook a top-level script run calls at every frame boundary, with the run's host.
-pub type FrameHook = Box<dyn Fn(&Host)>;
+pub use procmodel_script::{
+    DEFAULT_MAX_INSTANCES, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_TERRAIN_BYTES, FrameHook,
+    HostConfig, MEMORY_MESSAGE, RUN_LIMIT_MESSAGE, TIMEOUT_MESSAGE,
+};
 
 /// A Luau VM with the Roblox environment and one DataModel. A cheap handle: the VM's state
 /// (DOM, scheduler, watchdog, limits) lives in the VM's app data, so code inside this crate
@@ -111,7 +50,7 @@ impl Host {
             StdLib::ALL_SAFE ^ StdLib::OS,
             LuaOptions::new().catch_rust_panics(true),
         )
-        .map_err(HostError::vm)?;
+        .map_err(crate::error::vm)?;
         // Luau's native code generator, as Roblox and Lune use it: loaded chunks are compiled to
         // machine code where the CPU is supported (same results as the interpreter).
         lua.enable_jit(config.native_code);
@@ -153,19 +92,20 @@ impl Host {
             }
             Ok(VmState::Continue)
         });
-        crate::ffi::install_fast_interrupt(&lua, watchdog.probe(), limit).map_err(HostError::vm)?;
-        let mut c = Ctx::new(dom).map_err(HostError::vm)?;
+        crate::ffi::install_fast_interrupt(&lua, watchdog.probe(), limit)
+            .map_err(crate::error::vm)?;
+        let mut c = Ctx::new(dom).map_err(crate::error::vm)?;
         c.instance_limit = config.instance_limit;
         c.output_limit = config.max_output_bytes;
         c.terrain_limit = config.max_terrain_bytes;
         c.echo = config.echo_output;
         crate::context::install(&lua, c);
         let (pause, control) =
-            install_globals(&lua, watchdog.handle(), config.timeout).map_err(HostError::vm)?;
+            install_globals(&lua, watchdog.handle(), config.timeout).map_err(crate::error::vm)?;
         if let Some(mut s) = lua.app_data_mut::<crate::sched::Sched>() {
             s.max_wait = config.max_wait;
         }
-        lua.sandbox(true).map_err(HostError::vm)?;
+        lua.sandbox(true).map_err(crate::error::vm)?;
         // `_G` and `shared` are per script (crate::env), never a table shared between scripts.
         crate::env::seal(&lua);
         lua.set_app_data(HostCore {
@@ -210,7 +150,7 @@ impl Host {
         self.flush_terrain(true);
         let mut c = ctx(&self.lua).expect("context installed");
         // `f` may add anything, and move anything.
-        c.may_have_models = true;
+        c.may_have_managed = true;
         c.tree_changed();
         f(&mut c.dom)
     }
@@ -223,9 +163,17 @@ impl Host {
         let _ = crate::classes::flush_terrain(&self.lua, forget);
     }
 
-    /// False when the DOM is known to hold no ProceduralModel (see `Ctx::may_have_models`).
-    pub fn may_have_models(&self) -> bool {
-        crate::context::ctx_ref(&self.lua).map_or(true, |c| c.may_have_models)
+    /// False when the DOM is known to hold no instance of the managed class (see
+    /// `Ctx::may_have_managed`).
+    pub fn may_have_managed(&self) -> bool {
+        crate::context::ctx_ref(&self.lua).map_or(true, |c| c.may_have_managed)
+    }
+
+    /// Installs the rules of the class the engine manages ([`procmodel_script::ManagedClass`]):
+    /// script writes to its inputs and attributes and new instances of it set its flag,
+    /// and its force and wait methods exist. One class per host; a second call replaces it.
+    pub fn manage(&self, class: procmodel_script::ManagedClass) -> Result<(), HostError> {
+        crate::managed::install(&self.lua, &class).map_err(crate::error::vm)
     }
 
     /// Runs over `dom` from now on (a long-lived worker VM given a fresh copy of the scene):
@@ -234,7 +182,7 @@ impl Host {
     pub fn replace_dom(&self, dom: WeakDom) {
         self.flush_terrain(true);
         let mut c = ctx(&self.lua).expect("context installed");
-        c.may_have_models = crate::context::has_models(&dom, dom.root_ref());
+        c.may_have_managed = c.has_managed(&dom, dom.root_ref());
         c.tree_changed();
         c.dom = dom;
         c.destroyed.clear();
@@ -251,7 +199,7 @@ impl Host {
     pub fn take_dom(&self) -> WeakDom {
         self.flush_terrain(true);
         let mut c = ctx(&self.lua).expect("context installed");
-        c.may_have_models = false;
+        c.may_have_managed = false;
         c.tree_changed();
         std::mem::replace(&mut c.dom, Ctx::new_datamodel())
     }
@@ -370,7 +318,7 @@ impl Host {
             Some(h) => {
                 self.lua
                     .set_app_data(crate::task::FrameHook(Box::new(move |lua| {
-                        h(&Host::from_lua(lua));
+                        h(&Host::from_lua(lua) as &dyn procmodel_script::ScriptHost);
                         Ok(())
                     })));
             }
@@ -462,7 +410,7 @@ impl Host {
 
     /// Takes the ChangeHistoryService requests scripts made since the last call, in order
     /// (the engine drains them at each frame of a script run).
-    pub fn take_history_requests(&self) -> Vec<crate::HistoryRequest> {
+    pub fn take_history_requests(&self) -> Vec<procmodel_script::HistoryRequest> {
         match crate::services::state(&self.lua) {
             Ok(mut s) => std::mem::take(&mut s.history),
             Err(_) => Vec::new(),

@@ -218,11 +218,20 @@ fn index(lua: &Lua, h: &Value, key_bytes: &[u8], methods: &Methods) -> mlua::Res
             None => Err(not_member(c, this, &key())),
         },
         Prop::Missing => {
-            // A yielding method cannot be a Rust method: it is a Luau function.
-            if key_bytes == b"WaitForGenerationAsync" && this.class == "ProceduralModel" {
-                let f: mlua::Function =
-                    lua.named_registry_value("procmodel.wait_for_generation")?;
-                return Ok(Value::Function(f));
+            // The managed class's methods (`managed.rs`); the wait yields, so it is a Luau
+            // function.
+            if let Some(m) = c.managed.as_ref().filter(|m| m.class == this.class) {
+                let name = if key_bytes == m.wait_method.as_bytes() {
+                    Some(crate::context::MANAGED_WAIT)
+                } else if key_bytes == m.force_method.as_bytes() {
+                    Some(crate::context::MANAGED_FORCE)
+                } else {
+                    None
+                };
+                if let Some(name) = name {
+                    let f: mlua::Function = lua.named_registry_value(name)?;
+                    return Ok(Value::Function(f));
+                }
             }
             if key_bytes == b"WaitForChild" || key_bytes == b"waitForChild" {
                 let f: mlua::Function = lua.named_registry_value("procmodel.wait_for_child")?;
@@ -448,20 +457,23 @@ fn set_name(c: &mut Ctx, this: &Instance, name: String) -> mlua::Result<()> {
     Ok(())
 }
 
-/// Stores a converted property value; a ProceduralModel's Size or Generator marks it dirty.
+/// Stores a converted property value; an input of the managed class sets its flag.
 fn store(c: &mut Ctx, this: &Instance, k: Ustr, variant: Variant) -> mlua::Result<()> {
     match &variant {
         Variant::String(s) => c.charge_bytes(s.len())?,
         Variant::BinaryString(b) => c.charge_bytes(AsRef::<[u8]>::as_ref(b).len())?,
         _ => {}
     }
+    let flag = c
+        .managed
+        .as_ref()
+        .filter(|m| m.class == this.class && m.inputs.contains(&k))
+        .map(|m| m.flag);
     let inst = inst_mut(c, this)?;
     inst.properties.insert(k, variant);
-    let keys = &crate::keys::KEYS;
-    if inst.class == keys.procedural_model && (k == keys.size || k == keys.generator) {
-        // An input changed: the model regenerates at the next frame.
-        inst.properties
-            .insert(crate::keys::KEYS.dirty, Variant::Bool(true));
+    if let Some(flag) = flag {
+        // An input changed: the instance is processed at the next frame.
+        inst.properties.insert(flag, Variant::Bool(true));
     }
     if c.signals.watch.any {
         crate::signals::prop_changed(c, this.r, k.as_str());
@@ -617,18 +629,19 @@ pub fn set_parent(c: &mut Ctx, r: Ref, parent: Ref) -> mlua::Result<()> {
             "the Parent property of the DataModel is locked",
         ));
     }
+    let managed = c.managed.as_ref().map(|m| m.class);
     let (current, leaf, model) = c
         .dom
         .get_by_ref(r)
         .map(|i| {
-            let model = i.class == crate::keys::KEYS.procedural_model;
+            let model = Some(i.class) == managed;
             (i.parent(), i.children().is_empty(), model)
         })
         .unwrap_or((Ref::none(), true, false));
     if current == parent {
         return Ok(());
     }
-    c.may_have_models |= model;
+    c.may_have_managed |= model;
     if parent.is_some() {
         if c.dom.get_by_ref(parent).is_none() {
             return Err(mlua::Error::runtime("new parent no longer exists"));

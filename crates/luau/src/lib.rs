@@ -17,8 +17,10 @@ mod host;
 mod instance;
 mod json;
 mod keys;
+mod managed;
 mod methods;
 mod props;
+mod runtime;
 mod sched;
 mod services;
 mod signal_state;
@@ -36,6 +38,8 @@ pub use host::{
     DEFAULT_MAX_INSTANCES, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_TERRAIN_BYTES, FrameHook, Host,
     HostConfig, MEMORY_MESSAGE, RUN_LIMIT_MESSAGE, TIMEOUT_MESSAGE,
 };
+pub use procmodel_script::{Limit, ManagedClass, ScriptHost, ScriptRuntime};
+pub use runtime::{LuauRuntime, runtime};
 pub use sched::FRAME;
 pub use services::HistoryRequest;
 pub use watchdog::{CANCEL_MESSAGE, Canceller};

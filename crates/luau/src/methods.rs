@@ -98,7 +98,7 @@ impl<'a> MethodTable<'a> {
                     return Err(not_member(&*ctx(lua)?, &this, name));
                 }
                 let a = A::from_lua_multi(args, lua).map_err(|e| {
-                    mlua::Error::runtime(format!("{name}: {}", crate::error::HostError::script(&e)))
+                    mlua::Error::runtime(format!("{name}: {}", crate::error::script(&e)))
                 })?;
                 f(lua, &this, a)
             });

@@ -62,7 +62,7 @@ pub const MAX_RESUMES_PER_FRAME: u64 = 250_000;
 
 /// The default of [`Sched::max_wait`]: an hour of virtual time, far beyond any legitimate
 /// wait, reached in moments by a run that waits in a loop forever.
-pub const DEFAULT_MAX_WAIT: f64 = 3600.0;
+pub use procmodel_script::DEFAULT_MAX_WAIT;
 
 impl Default for Sched {
     fn default() -> Self {
@@ -131,7 +131,8 @@ impl Sched {
         };
         if now - run.started > max_wait {
             return Err(mlua::Error::runtime(format!(
-                "Wait limit: the run waited {:.0} s of virtual time (task.wait, frames) without finishing (limit {max_wait:.0} s; --max-wait to change)",
+                "{} the run waited {:.0} s of virtual time (task.wait, frames) without finishing (limit {max_wait:.0} s; --max-wait to change)",
+                crate::error::WAIT_LIMIT,
                 now - run.started
             )));
         }
@@ -142,7 +143,8 @@ impl Sched {
         run.resumes += 1;
         if run.resumes > MAX_RESUMES_PER_FRAME {
             return Err(mlua::Error::runtime(format!(
-                "Wait limit: the run resumed its threads {MAX_RESUMES_PER_FRAME} times without virtual time advancing (a task.defer or task.spawn loop that never waits?)"
+                "{} the run resumed its threads {MAX_RESUMES_PER_FRAME} times without virtual time advancing (a task.defer or task.spawn loop that never waits?)",
+                crate::error::WAIT_LIMIT
             )));
         }
         Ok(())

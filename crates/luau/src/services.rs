@@ -11,15 +11,7 @@ use rbx_dom_weak::InstanceBuilder;
 use rbx_reflection::ClassTag;
 use rbx_types::Ref;
 
-/// What a script asked ChangeHistoryService to do, in call order (see
-/// [`crate::Host::take_history_requests`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HistoryRequest {
-    /// `SetWaypoint(name)`, or a committed recording.
-    Waypoint(String),
-    Undo,
-    Redo,
-}
+pub use procmodel_script::HistoryRequest;
 
 /// Per-VM service state (app data).
 pub(crate) struct ServiceState {

@@ -97,8 +97,7 @@ impl Canceller {
     }
 }
 
-/// The error a cancelled run ends with.
-pub const CANCEL_MESSAGE: &str = "cancelled: the run was stopped on request";
+pub use procmodel_script::CANCEL_MESSAGE;
 
 /// Arms and disarms the watchdog (clonable, owned by run drivers).
 #[derive(Clone)]

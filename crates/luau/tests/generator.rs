@@ -481,17 +481,27 @@ fn native_code_and_interpreter_build_the_same_examples() {
     }
 }
 
+/// The engine's ProceduralModel rules, as it installs them.
+const PROCEDURAL_MODEL: procmodel_luau::ManagedClass = procmodel_luau::ManagedClass {
+    class: "ProceduralModel",
+    flag: "Dirty",
+    inputs: &["Size", "Generator"],
+    force_method: "ForceGeneration",
+    wait_method: "WaitForGenerationAsync",
+};
+
 #[test]
-fn the_host_knows_when_its_dom_cannot_hold_procedural_models() {
+fn the_host_knows_when_its_dom_cannot_hold_managed_instances() {
     let h = host(2000);
-    assert!(!h.may_have_models(), "a new DataModel has none");
+    h.manage(PROCEDURAL_MODEL).unwrap();
+    assert!(!h.may_have_managed(), "a new DataModel has none");
     let parts = h
         .lua()
         .load("for i = 1, 3 do Instance.new('Part', workspace) end local f = workspace:Clone()")
         .exec();
     parts.unwrap();
     assert!(
-        !h.may_have_models(),
+        !h.may_have_managed(),
         "parts and clones of them are not models"
     );
     let m: mlua::Value = h
@@ -500,21 +510,111 @@ fn the_host_knows_when_its_dom_cannot_hold_procedural_models() {
         .eval()
         .unwrap();
     assert!(
-        !h.may_have_models(),
+        !h.may_have_managed(),
         "an unparented model is not in the scene"
     );
     h.lua()
         .load("local m = ... m.Parent = workspace")
         .call::<()>(m)
         .unwrap();
-    assert!(h.may_have_models(), "parenting one puts it there");
+    assert!(h.may_have_managed(), "parenting one puts it there");
 
     let dom = h.take_dom();
-    assert!(!h.may_have_models(), "take_dom leaves an empty DataModel");
+    assert!(!h.may_have_managed(), "take_dom leaves an empty DataModel");
     h.replace_dom(dom);
-    assert!(h.may_have_models(), "a DOM given to the host is scanned");
+    assert!(h.may_have_managed(), "a DOM given to the host is scanned");
 
     let h = host(2000);
+    h.manage(PROCEDURAL_MODEL).unwrap();
     h.with_dom_mut(|_| ());
-    assert!(h.may_have_models(), "an outside mutation may add anything");
+    assert!(h.may_have_managed(), "an outside mutation may add anything");
+}
+
+#[test]
+fn the_host_knows_no_managed_class_by_name() {
+    // Without rules installed, a ProceduralModel is a plain instance: no flag, no methods.
+    let h = host(2000);
+    let dirty: mlua::Value = h
+        .lua()
+        .load("local m = Instance.new('ProceduralModel', workspace) m.Size = Vector3.new(1, 2, 3) return m")
+        .eval()
+        .unwrap();
+    let r = h.instance_ref(&dirty).unwrap();
+    assert!(h.with_dom_ref(|d| {
+        !d.get_by_ref(r)
+            .unwrap()
+            .properties
+            .contains_key(&"Dirty".into())
+    }));
+    assert!(!h.may_have_managed());
+    let err = h
+        .lua()
+        .load("workspace.ProceduralModel:ForceGeneration()")
+        .exec()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("ForceGeneration is not a valid member"),
+        "{err}"
+    );
+
+    // Any class can be managed: here Parts, flagged Stale by a Size write or an attribute.
+    let h = host(2000);
+    h.manage(procmodel_luau::ManagedClass {
+        class: "Part",
+        flag: "Stale",
+        inputs: &["Size"],
+        force_method: "Rebuild",
+        wait_method: "WaitUntilBuilt",
+    })
+    .unwrap();
+    let p: mlua::Value = h
+        .lua()
+        .load("return Instance.new('Part', workspace)")
+        .eval()
+        .unwrap();
+    let r = h.instance_ref(&p).unwrap();
+    let stale = |h: &Host| {
+        h.with_dom_ref(|d| {
+            d.get_by_ref(r).unwrap().properties.get(&"Stale".into()) == Some(&Variant::Bool(true))
+        })
+    };
+    let clear = |h: &Host| {
+        h.with_dom_mut(|d| {
+            d.get_by_ref_mut(r)
+                .unwrap()
+                .properties
+                .insert("Stale".into(), Variant::Bool(false));
+        })
+    };
+    assert!(stale(&h), "a new instance is flagged");
+    clear(&h);
+    let exec = |code: &str| h.lua().load(code).call::<mlua::Value>(p.clone()).unwrap();
+    exec("local p = ... p.Color = Color3.new(1, 0, 0)");
+    assert!(
+        !stale(&h),
+        "a write to a property that is no input leaves it"
+    );
+    exec("local p = ... p.Size = Vector3.new(4, 4, 4)");
+    assert!(stale(&h), "an input write flags it");
+    clear(&h);
+    exec("local p = ... p:SetAttribute('Height', 3)");
+    assert!(stale(&h), "an attribute write flags it");
+    clear(&h);
+    assert_eq!(
+        exec("local p = ... return p:Rebuild()"),
+        mlua::Value::Boolean(true)
+    );
+    assert!(stale(&h), "the force method flags it");
+    assert_eq!(h.take_forced(), vec![r], "and queues it");
+    let err = h
+        .lua()
+        .load("Instance.new('Part'):WaitUntilBuilt()")
+        .exec()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("WaitUntilBuilt: Part is not in the scene"),
+        "{err}"
+    );
 }

@@ -546,15 +546,15 @@ fn open(
     config: procmodel_engine::EngineConfig,
 ) -> Result<Engine, EngineError> {
     let Some(file) = scene else {
-        return Engine::new(config);
+        return Engine::new(procmodel_luau::runtime(), config);
     };
     if is_place(file) {
-        return Engine::load(file, config);
+        return Engine::load(procmodel_luau::runtime(), file, config);
     }
     let source = std::fs::read_to_string(file)
         .map_err(|e| EngineError::file(file.display().to_string(), e.to_string()))?;
     let file = file.canonicalize().unwrap_or_else(|_| file.to_path_buf());
-    let mut engine = Engine::new(config)?;
+    let mut engine = Engine::new(procmodel_luau::runtime(), config)?;
     if let Some(dir) = file.parent() {
         engine.set_require_root(dir);
     }

@@ -44,7 +44,7 @@ pub fn open(path: &Path, config: EngineConfig) -> Result<(Engine, Opened), Engin
         .unwrap_or("")
         .to_ascii_lowercase();
     if matches!(ext.as_str(), "rbxl" | "rbxlx" | "rbxm" | "rbxmx") {
-        let engine = Engine::load(&file, config)?;
+        let engine = Engine::load(procmodel_luau::runtime(), &file, config)?;
         return Ok((
             engine,
             Opened {
@@ -61,7 +61,7 @@ pub fn open(path: &Path, config: EngineConfig) -> Result<(Engine, Opened), Engin
             path.display()
         )));
     }
-    let mut engine = Engine::new(config)?;
+    let mut engine = Engine::new(procmodel_luau::runtime(), config)?;
     let storage = engine.server_storage();
     // The module is added without being required: a generator that fails to load still
     // opens, and its model shows the error the engine reports.

@@ -98,7 +98,8 @@ fn check_limit(c: &mut Ctx, extra: usize) -> mlua::Result<()> {
         && c.created > limit
     {
         return Err(mlua::Error::runtime(format!(
-            "instance limit exceeded: a run may create at most {limit} instances (--max-instances)"
+            "{}: a run may create at most {limit} instances (--max-instances)",
+            crate::error::INSTANCE_LIMIT
         )));
     }
     c.charge_bytes(extra * crate::context::INSTANCE_BYTES)
@@ -333,6 +334,7 @@ pub fn register(m: &mut MethodTable) {
                 };
             let mut c = ctx(lua)?;
             c.check_write(this.r, || "SetAttribute".into())?;
+            let flag = c.managed_flag(this.class);
             let inst = inst_mut(&mut c, this)?;
             let mut attrs = attributes_of(inst).cloned().unwrap_or_default();
             match variant {
@@ -345,10 +347,9 @@ pub fn register(m: &mut MethodTable) {
             }
             inst.properties
                 .insert(crate::keys::KEYS.attributes, Variant::Attributes(attrs));
-            if inst.class == "ProceduralModel" {
-                // An input changed: the model regenerates at the next frame.
-                inst.properties
-                    .insert(crate::keys::KEYS.dirty, Variant::Bool(true));
+            if let Some(flag) = flag {
+                // An input of the managed class changed: it is processed at the next frame.
+                inst.properties.insert(flag, Variant::Bool(true));
             }
             if c.signals.watch.any {
                 crate::signals::attribute_changed(&mut c, this.r, &name);

@@ -7,7 +7,6 @@
 
 mod bindable;
 mod instance;
-mod procedural_model;
 mod pvinstance;
 mod services;
 mod terrain;
@@ -24,7 +23,6 @@ pub fn register_all(m: &mut MethodTable) {
     instance::register(m);
     bindable::register(m);
     pvinstance::register(m);
-    procedural_model::register(m);
     services::register(m);
     terrain::register(m);
 }

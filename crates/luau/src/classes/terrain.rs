@@ -36,7 +36,7 @@ struct Store {
 
 /// Name of the TerrainRegion a run's results carry its `params.Terrain` voxels in (local
 /// space, in its `SmoothGrid`).
-pub const GENERATED_TERRAIN: &str = "GeneratedTerrain";
+pub use procmodel_script::GENERATED_TERRAIN;
 
 /// `params.Terrain` of the run whose targetContainer is `container`: made on first use, an
 /// orphan Terrain with no voxels (so a generator that never touches it pays nothing).
@@ -127,10 +127,11 @@ fn check_quota(
     let bytes = t.terrain.memory_bytes();
     if bytes > limit {
         return Err(mlua::Error::runtime(format!(
-            "{}: the terrain's voxels take {} MB, over the limit of {} MB (--max-terrain-mb)",
+            "{}: the terrain's voxels take {} MB, over the limit of {} MB {}",
             what(),
             bytes >> 20,
-            limit >> 20
+            limit >> 20,
+            crate::error::TERRAIN_LIMIT
         )));
     }
     Ok(())

@@ -89,9 +89,10 @@ pub fn terrain_place(dir: &std::path::Path) -> PathBuf {
     }
     let grid = smoothgrid::encode(&t);
     let place = dir.join("Hill.rbxl");
-    let engine = procmodel_engine::Engine::new(Default::default()).unwrap();
+    let mut engine =
+        procmodel_engine::Engine::new(procmodel_luau::runtime(), Default::default()).unwrap();
     let ws = engine.workspace();
-    engine.host().with_dom_mut(|d| {
+    engine.with_dom_mut(|d| {
         let existing = d
             .get_by_ref(ws)
             .unwrap()
