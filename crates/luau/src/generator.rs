@@ -398,11 +398,30 @@ impl Host {
         params.raw_set("Pause", self.core().pause.clone())?;
         // `params.Terrain`: made on first read (see `classes/terrain.rs`), then a plain field.
         let meta = lua.create_table_with_capacity(0, 1)?;
+        let declared = params.raw_get::<Table>("Attributes")?;
+        let warned = std::cell::Cell::new(false);
         let index = lua.create_function(move |lua, (t, k): (Table, Value)| {
-            if matches!(&k, Value::String(s) if s.as_bytes() == "Terrain".as_bytes()) {
+            let Value::String(s) = &k else {
+                return Ok(Value::Nil);
+            };
+            if s.as_bytes() == "Terrain".as_bytes() {
                 let v = crate::classes::generator_terrain(lua, container)?;
                 t.raw_set("Terrain", v.clone())?;
                 return Ok(v);
+            }
+            // Nil, as in Roblox; but reading an attribute from `params` itself is a common
+            // slip, so the first one of a run gets a warning that names the right place.
+            if !warned.get() && !declared.raw_get::<Value>(k.clone())?.is_nil() {
+                warned.set(true);
+                let name = s.to_string_lossy();
+                if let Ok(mut c) = ctx(lua) {
+                    c.log(
+                        crate::context::LogLevel::Warn,
+                        format!(
+                            "params.{name} is nil: a generator reads its attributes from params.Attributes (params.Attributes.{name})"
+                        ),
+                    );
+                }
             }
             Ok(Value::Nil)
         })?;

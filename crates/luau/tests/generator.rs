@@ -618,3 +618,47 @@ fn the_host_knows_no_managed_class_by_name() {
         "{err}"
     );
 }
+
+#[test]
+fn reading_an_attribute_from_params_itself_warns_once_and_gives_nil() {
+    let src = r#"
+        return {
+            Attributes = { Steps = 5 },
+            OnGenerate = function(params, target)
+                target:SetAttribute("Direct", params.Steps == nil)
+                target:SetAttribute("Again", params.Steps == nil)
+                target:SetAttribute("Other", params.Nothing == nil)
+                target:SetAttribute("Right", params.Attributes.Steps)
+            end,
+        }
+    "#;
+    let (h, out) = run(src, "params_slip", RunInputs::default(), 2000).unwrap();
+    let attrs = h.with_dom_ref(|d| {
+        match d
+            .get_by_ref(out.container)
+            .unwrap()
+            .properties
+            .get(&"Attributes".into())
+        {
+            Some(Variant::Attributes(a)) => a.clone(),
+            other => panic!("{other:?}"),
+        }
+    });
+    assert_eq!(
+        attrs.get("Direct"),
+        Some(&Variant::Bool(true)),
+        "nil, as in Roblox"
+    );
+    assert_eq!(attrs.get("Again"), Some(&Variant::Bool(true)));
+    assert_eq!(attrs.get("Other"), Some(&Variant::Bool(true)));
+    assert_eq!(attrs.get("Right"), Some(&Variant::Float64(5.0)));
+    let log: Vec<String> = h.take_log().into_iter().map(|l| l.message).collect();
+    assert_eq!(
+        log,
+        vec![
+            "params.Steps is nil: a generator reads its attributes from params.Attributes (params.Attributes.Steps)"
+                .to_owned()
+        ],
+        "one warning per run, none for a name that is no attribute"
+    );
+}
