@@ -126,6 +126,18 @@ impl Pool {
     }
 }
 
+/// Blocks this large from `alloc` (not `alloc_zeroed`: a zeroed block is often room kept in
+/// reserve, resident only where written) are written soon after they are allocated — a
+/// hash table's new array, a buffer sized for its contents — so the helper maps them.
+const PREFAULT_LARGE: usize = 1 << 20;
+
+#[inline]
+fn prefault_large(p: *mut u8, size: usize) {
+    if size >= PREFAULT_LARGE && !p.is_null() && prefault::enabled() {
+        prefault::request(p, size);
+    }
+}
+
 /// A chunk from mimalloc (null when out of memory).
 fn new_chunk() -> *mut u8 {
     // SAFETY: a plain allocation from mimalloc with a valid size and alignment.
@@ -245,8 +257,12 @@ unsafe impl GlobalAlloc for Allocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         match class(layout) {
             Some(c) => pool(c).take(CLASSES[c].1),
-            // SAFETY: forwarded with the caller's guarantees.
-            None => unsafe { MiMalloc.alloc(layout) },
+            None => {
+                // SAFETY: forwarded with the caller's guarantees.
+                let p = unsafe { MiMalloc.alloc(layout) };
+                prefault_large(p, layout.size());
+                p
+            }
         }
     }
 
