@@ -156,6 +156,57 @@ mod tests {
     }
 
     #[test]
+    fn preorder_in_blocks_visits_as_a_plain_recursive_walk_does() {
+        // Wide and deep at once: children lists longer than a block, subtrees starting at
+        // and around block boundaries, skipped subtrees, and unresolvable roots.
+        let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+        let root = dom.root_ref();
+        let mut all = vec![root];
+        let mut next = 0u64;
+        for level in 0..4 {
+            let parents: Vec<Ref> = all.clone();
+            for (k, &p) in parents.iter().enumerate() {
+                let n = (next % 70) as usize + if level == 0 { 100 } else { 0 };
+                next = next
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407 + k as u64);
+                if level > 0 && k % 3 != 0 {
+                    continue;
+                }
+                for c in 0..n {
+                    let r = dom.insert(
+                        p,
+                        InstanceBuilder::new("Folder").with_name(format!("{level}.{k}.{c}")),
+                    );
+                    all.push(r);
+                }
+            }
+        }
+        fn recursive(dom: &WeakDom, r: Ref, skip: &dyn Fn(&Instance) -> bool, out: &mut Vec<Ref>) {
+            let Some(i) = dom.get_by_ref(r) else { return };
+            out.push(r);
+            if !skip(i) {
+                for &c in i.children() {
+                    recursive(dom, c, skip, out);
+                }
+            }
+        }
+        let skip = |i: &Instance| i.name.ends_with(".7") || i.name.ends_with(".32");
+        let roots = [root, Ref::none(), all[40], all[33]];
+        let mut want = Vec::new();
+        for &r in &roots {
+            recursive(&dom, r, &skip, &mut want);
+        }
+        let mut got = Vec::new();
+        preorder(&dom, &roots, |r, i| {
+            got.push(r);
+            !skip(i)
+        });
+        assert!(want.len() > 1000, "{} instances", want.len());
+        assert_eq!(got, want);
+    }
+
+    #[test]
     fn moves_and_scrubs_outside_refs() {
         let mut src = WeakDom::new(InstanceBuilder::new("DataModel"));
         let outside = src.insert(src.root_ref(), InstanceBuilder::new("Part"));
