@@ -2,9 +2,14 @@
 //! `rbx_dom_weak` tree (the Roblox datatypes come from `procmodel-luau-types`), the `task`
 //! scheduler on virtual time, `require`, and the generator protocol (`OnGenerate`).
 //!
+//! The engine drives it through `procmodel-script`'s contract: [`runtime()`] is the
+//! `ScriptRuntime` front ends pass to the engine, `Host` its `ScriptHost` (`runtime.rs`),
+//! and the rules of the class the engine manages arrive as a `ManagedClass` (`managed.rs`).
+//!
 //! Owns: the VM, its sandbox, timeouts (watchdog flag, never a clock in the interrupt),
-//! memory limits and the DOM a run sees. Must never: give scripts file, network, process or
-//! clock access, or let a script error escape as a panic.
+//! memory limits, the DOM a run sees, and the typing of its errors (which limit a run hit).
+//! Must never: give scripts file, network, process or clock access, let a script error
+//! escape as a panic, or know an engine-managed class (ProceduralModel) by name.
 
 mod classes;
 mod context;
