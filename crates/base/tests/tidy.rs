@@ -268,3 +268,69 @@ fn the_cycle_finder_finds_a_cycle_and_ignores_a_chain() {
         vec![vec!["a".to_string(), "b".to_string(), "c".to_string()]]
     );
 }
+
+/// Each workspace crate's package name and the names in its `[dependencies]` table (normal
+/// dependencies only: tests and benches may use anything), from the manifests' plain lines.
+fn normal_dependencies() -> BTreeMap<String, BTreeSet<String>> {
+    let mut out = BTreeMap::new();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(workspace_crates())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("Cargo.toml").is_file())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        let text = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        let mut section = String::new();
+        let mut name = None;
+        let mut deps = BTreeSet::new();
+        for line in text.lines().map(str::trim) {
+            if line.starts_with('[') {
+                section = line.to_owned();
+                continue;
+            }
+            let Some(key) = line.split(['=', '.', ' ']).next().filter(|k| !k.is_empty()) else {
+                continue;
+            };
+            if key.starts_with('#') {
+                continue;
+            }
+            if section == "[package]" && key == "name" && name.is_none() {
+                name = line.split('"').nth(1).map(str::to_owned);
+            } else if section == "[dependencies]" {
+                deps.insert(key.to_owned());
+            }
+        }
+        out.insert(name.expect("every manifest names its package"), deps);
+    }
+    out
+}
+
+#[test]
+fn the_engine_reaches_no_script_vm() {
+    // The engine knows the script host only through procmodel-script's contract: neither
+    // it nor anything it depends on may pull in the Luau host or mlua (`cargo tree -p
+    // procmodel-engine -e normal -i mlua` is empty).
+    let deps = normal_dependencies();
+    assert!(deps.contains_key("procmodel-engine") && deps.contains_key("procmodel-luau"));
+    for start in ["procmodel-engine", "procmodel-script"] {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![start.to_owned()];
+        while let Some(c) = stack.pop() {
+            if !seen.insert(c.clone()) {
+                continue;
+            }
+            for d in deps.get(&c).into_iter().flatten() {
+                assert!(
+                    !["procmodel-luau", "procmodel-luau-types", "mlua"].contains(&d.as_str()),
+                    "{start} reaches {d} through {c}"
+                );
+                if deps.contains_key(d) {
+                    stack.push(d.clone());
+                }
+            }
+        }
+    }
+    // And the check can fail: the Luau host itself reaches mlua.
+    assert!(deps["procmodel-luau"].contains("mlua"));
+}
