@@ -2,7 +2,7 @@
 //! for a failure the typed [`GenerationFailure`] whose text is what the error placeholder's
 //! `GenerationError` attribute stores.
 //!
-//! Owns: the failure kinds and their texts, and the classification of the Luau host's errors.
+//! Owns: the failure kinds and their texts, and the mapping of the host's typed errors onto them.
 //! Must never: depend on the engine's state (a report is plain data, `Send`, and comparable).
 
 use procmodel_script::HostError;

@@ -2,7 +2,7 @@
 //! `Workspace.Terrain`, and the bookkeeping that lets a model own them.
 //!
 //! A run's `params.Terrain` voxels arrive in its results as a TerrainRegion named
-//! [`procmodel_luau::GENERATED_TERRAIN`] (local space). Applying the results places them with
+//! [`procmodel_script::GENERATED_TERRAIN`] (local space). Applying the results places them with
 //! the model's pivot ([`Placement`]) and writes them over the scene's voxels in the cells they
 //! occupy — the model's *owned cells*, those where its voxel is not empty. What the scene held
 //! there before (hand-made terrain, or nothing) is kept as the model's *under* voxels.
