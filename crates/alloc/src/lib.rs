@@ -12,7 +12,12 @@
 //!
 //! Pools take 64 KiB chunks from mimalloc and never return them: a freed slot goes on its
 //! pool's free list for the next table of that size. Each pool is behind a mutex (an
-//! uncontended lock is a few nanoseconds, against the cost of filling the table).
+//! uncontended lock is a few nanoseconds, against the cost of filling the table), and each
+//! size class has one pool per shard: a thread always uses the shard it was given on its
+//! first allocation (round robin), so the engine's thread and its worker VMs, which build
+//! property maps at the same time, do not fight over one lock. A slot freed on another
+//! thread than the one that took it joins the freeing thread's pool (all pools are global,
+//! so nothing is lost when a thread ends).
 //!
 //! Prefaulting (Linux, after [`configure`]): each pool keeps its next chunk ready, and a
 //! helper thread asks the kernel to map its pages (`MADV_POPULATE_WRITE`, which faults pages
@@ -60,7 +65,9 @@ struct Pool {
     /// The unused rest of the newest chunk.
     bump: *mut u8,
     end: *mut u8,
-    in_use: usize,
+    /// Slots taken minus slots given back to this pool (slots move between shards, so one
+    /// shard's count can go below zero; the sum over shards is the number in use).
+    in_use: isize,
     chunks: usize,
 }
 
@@ -237,11 +244,44 @@ mod prefault {
     pub(super) fn populate(_: usize, _: usize) {}
 }
 
-static POOLS: [Mutex<Pool>; CLASSES.len()] = [const { Mutex::new(Pool::new()) }; CLASSES.len()];
+/// Pools per size class: threads are spread over this many, round robin.
+const SHARDS: usize = 8;
+
+static POOLS: [[Mutex<Pool>; CLASSES.len()]; SHARDS] =
+    [const { [const { Mutex::new(Pool::new()) }; CLASSES.len()] }; SHARDS];
+
+/// The next shard to hand a thread.
+static NEXT_SHARD: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+thread_local! {
+    /// This thread's shard (`usize::MAX` until its first pooled allocation). A plain `Cell`
+    /// with a constant initializer: no destructor to register, so no allocation.
+    static SHARD: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
+}
+
+/// The calling thread's shard.
+#[inline]
+fn shard() -> usize {
+    SHARD
+        .try_with(|s| match s.get() {
+            usize::MAX => {
+                let n = NEXT_SHARD.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % SHARDS;
+                s.set(n);
+                n
+            }
+            n => n,
+        })
+        // A thread past its thread-locals' end (freeing in a destructor) uses shard 0.
+        .unwrap_or(0)
+}
 
 fn pool(c: usize) -> std::sync::MutexGuard<'static, Pool> {
+    lock(&POOLS[shard()][c])
+}
+
+fn lock(p: &'static Mutex<Pool>) -> std::sync::MutexGuard<'static, Pool> {
     // Nothing panics while holding a pool's lock, but a poisoned lock's data is intact anyway.
-    POOLS[c].lock().unwrap_or_else(|e| e.into_inner())
+    p.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The global allocator (`#[global_allocator] static A: procmodel_alloc::Allocator =
@@ -350,8 +390,13 @@ pub fn release_free_memory() {
 pub fn pool_stats() -> Vec<(usize, usize, usize)> {
     (0..CLASSES.len())
         .map(|c| {
-            let p = pool(c);
-            (CLASSES[c].1, p.in_use, p.chunks)
+            let (mut in_use, mut chunks) = (0isize, 0);
+            for shard in &POOLS {
+                let p = lock(&shard[c]);
+                in_use += p.in_use;
+                chunks += p.chunks;
+            }
+            (CLASSES[c].1, in_use.max(0) as usize, chunks)
         })
         .collect()
 }
@@ -418,5 +463,20 @@ mod tests {
         for _ in 0..64 {
             prefault::request(pool.spare.max(slots[0]), CHUNK);
         }
+    }
+
+    #[test]
+    fn threads_building_at_once_use_different_pools() {
+        let shards: Vec<usize> = (0..3)
+            .map(|_| std::thread::spawn(|| (shard(), shard())).join().unwrap())
+            .map(|(first, again)| {
+                assert_eq!(first, again, "a thread keeps its shard");
+                first
+            })
+            .collect();
+        let mut distinct = shards.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 3, "{shards:?}");
     }
 }
