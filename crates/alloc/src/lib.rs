@@ -58,8 +58,14 @@ fn class(layout: Layout) -> Option<usize> {
 }
 
 struct Pool {
-    /// Freed slots, each holding the address of the next in its first word.
+    /// Freed slots, each holding the address of the next in its first word (at most
+    /// [`BATCH`]; `free_len` of them).
     free: *mut u8,
+    free_len: usize,
+    /// A second list of exactly [`BATCH`] freed slots, or null. Frees beyond two batches go
+    /// to the class's shared stack, and an empty pool refills from it before it takes new
+    /// memory, so slots freed by one thread serve another thread's allocations.
+    full: *mut u8,
     /// The next chunk, taken ahead and being prefaulted (null when prefaulting is off).
     spare: *mut u8,
     /// The unused rest of the newest chunk.
@@ -79,6 +85,8 @@ impl Pool {
     const fn new() -> Pool {
         Pool {
             free: ptr::null_mut(),
+            free_len: 0,
+            full: ptr::null_mut(),
             spare: ptr::null_mut(),
             bump: ptr::null_mut(),
             end: ptr::null_mut(),
@@ -87,12 +95,25 @@ impl Pool {
         }
     }
 
-    fn take(&mut self, slot: usize) -> *mut u8 {
+    /// A slot of class `c` (null when out of memory).
+    fn take(&mut self, c: usize) -> *mut u8 {
+        let slot = CLASSES[c].1;
+        if self.free.is_null() {
+            // Refill: this pool's second batch, else one from the shared stack.
+            if !self.full.is_null() {
+                self.free = std::mem::replace(&mut self.full, ptr::null_mut());
+                self.free_len = BATCH;
+            } else if let Some(batch) = shared(c).pop() {
+                self.free = batch;
+                self.free_len = BATCH;
+            }
+        }
         if !self.free.is_null() {
             let p = self.free;
-            // SAFETY: `p` is a freed slot of this pool (at least `slot` ≥ 8 bytes, 16-aligned);
-            // `give` wrote the next free slot's address into its first word.
+            // SAFETY: `p` is a freed slot of this class (at least `slot` ≥ 16 bytes,
+            // 16-aligned); `give` wrote the next free slot's address into its first word.
             self.free = unsafe { p.cast::<*mut u8>().read() };
+            self.free_len -= 1;
             self.in_use += 1;
             return p;
         }
@@ -124,11 +145,22 @@ impl Pool {
     }
 
     /// # Safety
-    /// `p` came from `take` on this pool and is not used after this call.
-    unsafe fn give(&mut self, p: *mut u8) {
-        // SAFETY: the slot is ours again and 16-aligned with room for a pointer.
+    /// `p` came from `take` of class `c` (on any pool) and is not used after this call.
+    unsafe fn give(&mut self, c: usize, p: *mut u8) {
+        if self.free_len == BATCH {
+            // A whole batch: keep it as the second one, handing the previous second one on.
+            let batch = std::mem::replace(&mut self.free, ptr::null_mut());
+            self.free_len = 0;
+            let previous = std::mem::replace(&mut self.full, batch);
+            if !previous.is_null() {
+                // SAFETY: `previous` heads a list of exactly BATCH free slots of class `c`.
+                unsafe { shared(c).push(previous) };
+            }
+        }
+        // SAFETY: the slot is free again and 16-aligned with room for a pointer.
         unsafe { p.cast::<*mut u8>().write(self.free) };
         self.free = p;
+        self.free_len += 1;
         self.in_use -= 1;
     }
 }
@@ -142,6 +174,46 @@ const PREFAULT_LARGE: usize = 1 << 20;
 fn prefault_large(p: *mut u8, size: usize) {
     if size >= PREFAULT_LARGE && !p.is_null() && prefault::enabled() {
         prefault::request(p, size);
+    }
+}
+
+/// Slots in a batch moved between a pool and its class's shared stack.
+const BATCH: usize = 64;
+
+/// Per class, batches of free slots no pool kept: each batch is a list of [`BATCH`] slots
+/// linked through their first word, and the batches are linked through the second word of
+/// their first slot (every slot holds at least 16 bytes).
+struct Batches(*mut u8);
+
+// SAFETY: the pointers are to free pool slots, which no one else uses; all access goes
+// through the stack's mutex.
+unsafe impl Send for Batches {}
+
+static SHARED: [Mutex<Batches>; CLASSES.len()] =
+    [const { Mutex::new(Batches(ptr::null_mut())) }; CLASSES.len()];
+
+fn shared(c: usize) -> std::sync::MutexGuard<'static, Batches> {
+    // Nothing panics while holding the lock, and the list is intact anyway.
+    SHARED[c].lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Batches {
+    /// # Safety
+    /// `batch` heads a list of exactly [`BATCH`] free slots of this class.
+    unsafe fn push(&mut self, batch: *mut u8) {
+        // SAFETY: the first slot is free and holds at least 16 bytes; word 1 is the link.
+        unsafe { batch.cast::<*mut u8>().add(1).write(self.0) };
+        self.0 = batch;
+    }
+
+    fn pop(&mut self) -> Option<*mut u8> {
+        if self.0.is_null() {
+            return None;
+        }
+        let batch = self.0;
+        // SAFETY: `push` wrote the next batch into word 1 of this batch's first slot.
+        self.0 = unsafe { batch.cast::<*mut u8>().add(1).read() };
+        Some(batch)
     }
 }
 
@@ -296,7 +368,7 @@ unsafe impl GlobalAlloc for Allocator {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         match class(layout) {
-            Some(c) => pool(c).take(CLASSES[c].1),
+            Some(c) => pool(c).take(c),
             None => {
                 // SAFETY: forwarded with the caller's guarantees.
                 let p = unsafe { MiMalloc.alloc(layout) };
@@ -310,7 +382,7 @@ unsafe impl GlobalAlloc for Allocator {
     unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
         match class(layout) {
             // SAFETY: a block of this class came from this pool (see the impl's SAFETY).
-            Some(c) => unsafe { pool(c).give(p) },
+            Some(c) => unsafe { pool(c).give(c, p) },
             // SAFETY: forwarded with the caller's guarantees.
             None => unsafe { MiMalloc.dealloc(p, layout) },
         }
@@ -320,7 +392,7 @@ unsafe impl GlobalAlloc for Allocator {
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         match class(layout) {
             Some(c) => {
-                let p = pool(c).take(CLASSES[c].1);
+                let p = pool(c).take(c);
                 if !p.is_null() {
                     // SAFETY: the slot holds at least `layout.size()` bytes.
                     unsafe { ptr::write_bytes(p, 0, layout.size()) };
@@ -443,7 +515,7 @@ mod tests {
         let slot = CLASSES[0].1;
         // Five chunks' worth: every chunk after the first was a prefaulted spare.
         let n = 5 * CHUNK / slot;
-        let slots: Vec<*mut u8> = (0..n).map(|_| pool.take(slot)).collect();
+        let slots: Vec<*mut u8> = (0..n).map(|_| pool.take(0)).collect();
         for (i, &p) in slots.iter().enumerate() {
             assert!(!p.is_null());
             assert_eq!(p as usize % ALIGN, 0);
@@ -478,5 +550,35 @@ mod tests {
         distinct.sort_unstable();
         distinct.dedup();
         assert_eq!(distinct.len(), 3, "{shards:?}");
+    }
+
+    #[test]
+    fn slots_one_pool_frees_serve_another_pools_allocations() {
+        // A worker's pool takes slots, the engine thread's pool frees them (results made on
+        // one thread are destroyed on another), round after round: the taking pool must be
+        // refilled from what the other freed instead of taking new chunks every round.
+        // Class 1 only (no other test here gives slots of it back).
+        let (mut taker, mut freer) = (Pool::new(), Pool::new());
+        let per_round = 20 * BATCH;
+        let mut chunks_after = Vec::new();
+        for _ in 0..6 {
+            let slots: Vec<*mut u8> = (0..per_round).map(|_| taker.take(1)).collect();
+            assert!(slots.iter().all(|p| !p.is_null()));
+            for p in slots {
+                // SAFETY: each slot came from `take(1)` and is not used again.
+                unsafe { freer.give(1, p) };
+            }
+            chunks_after.push(taker.chunks);
+        }
+        let per_chunk = CHUNK / CLASSES[1].1;
+        let first = chunks_after[0];
+        assert!(first >= per_round / per_chunk, "{chunks_after:?}");
+        // The freeing pool keeps at most two batches; everything else comes back.
+        let bound = first + (2 * BATCH).div_ceil(per_chunk) + 1;
+        assert!(
+            chunks_after.iter().all(|&c| c <= bound),
+            "{chunks_after:?} (bound {bound})"
+        );
+        assert_eq!(taker.in_use + freer.in_use, 0);
     }
 }
