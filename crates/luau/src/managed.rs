@@ -26,12 +26,14 @@ pub(crate) fn install(lua: &Lua, class: &ManagedClass) -> mlua::Result<()> {
                 "Expected ':' not '.' calling member function {force_name}"
             )));
         };
+        // Called on an instance of another class (through a stored reference to the method):
+        // the error a method of one class gives on another, as before the seam.
+        let Some(flag) = c.managed_flag(i.class) else {
+            return Err(crate::methods::not_member(&c, &i, force_name));
+        };
         if !c.in_scene(i.r) {
             return Ok(false);
         }
-        let Some(flag) = c.managed_flag(i.class) else {
-            return Ok(false);
-        };
         crate::instance::inst_mut(&mut c, &i)?
             .properties
             .insert(flag, Variant::Bool(true));

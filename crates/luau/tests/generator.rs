@@ -609,6 +609,16 @@ fn the_host_knows_no_managed_class_by_name() {
     assert_eq!(h.take_forced(), vec![r], "and queues it");
     let err = h
         .lua()
+        .load("local rebuild = workspace.Part.Rebuild rebuild(Instance.new('Folder', workspace))")
+        .exec()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("Rebuild is not a valid member of Folder"),
+        "{err}"
+    );
+    let err = h
+        .lua()
         .load("Instance.new('Part'):WaitUntilBuilt()")
         .exec()
         .unwrap_err()
