@@ -16,8 +16,10 @@
 //! size class has one pool per shard: a thread always uses the shard it was given on its
 //! first allocation (round robin), so the engine's thread and its worker VMs, which build
 //! property maps at the same time, do not fight over one lock. A slot freed on another
-//! thread than the one that took it joins the freeing thread's pool (all pools are global,
-//! so nothing is lost when a thread ends).
+//! thread than the one that took it joins the freeing thread's pool; a pool keeps at most
+//! two batches of free slots and passes the rest, a batch at a time, to its class's shared
+//! stack, where empty pools refill (all pools are global, so nothing is lost when a thread
+//! ends).
 //!
 //! Prefaulting (Linux, after [`configure`]): each pool keeps its next chunk ready, and a
 //! helper thread asks the kernel to map its pages (`MADV_POPULATE_WRITE`, which faults pages

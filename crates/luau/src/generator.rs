@@ -393,12 +393,11 @@ impl Host {
             }
         }
         let params = lua.create_table()?;
-        params.raw_set("Attributes", attrs)?;
+        params.raw_set("Attributes", &attrs)?;
         params.raw_set("Size", procmodel_luau_types::Vector3(inputs.size).value())?;
         params.raw_set("Pause", self.core().pause.clone())?;
         // `params.Terrain`: made on first read (see `classes/terrain.rs`), then a plain field.
         let meta = lua.create_table_with_capacity(0, 1)?;
-        let declared = params.raw_get::<Table>("Attributes")?;
         let warned = std::cell::Cell::new(false);
         let index = lua.create_function(move |lua, (t, k): (Table, Value)| {
             let Value::String(s) = &k else {
@@ -411,7 +410,7 @@ impl Host {
             }
             // Nil, as in Roblox; but reading an attribute from `params` itself is a common
             // slip, so the first one of a run gets a warning that names the right place.
-            if !warned.get() && !declared.raw_get::<Value>(k.clone())?.is_nil() {
+            if !warned.get() && !attrs.raw_get::<Value>(k.clone())?.is_nil() {
                 warned.set(true);
                 let name = s.to_string_lossy();
                 if let Ok(mut c) = ctx(lua) {
