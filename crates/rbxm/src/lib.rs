@@ -19,7 +19,10 @@
 //! about the largest chunk plus its compressed bytes plus 16 bytes per
 //! instance (instance, position and parent lists). Parent referents come from
 //! the traversal itself; a Ref → referent map exists only for the targets of
-//! Ref / Content properties.
+//! Ref / Content properties. Files of 10,000 instances or more have their PROP
+//! chunks encoded on two threads (`parallel.rs`): the caller's, in file order,
+//! and one scoped helper taking small fixed-size columns from the end; the
+//! bytes and errors are the one-thread writer's.
 //!
 //! **Must never:** do file I/O of its own (the caller supplies the writer and
 //! buffering), let hash-map iteration order decide the output (classes and
@@ -31,6 +34,7 @@
 mod collect;
 mod encode;
 mod error;
+mod parallel;
 mod prefetch;
 mod types;
 
@@ -64,7 +68,8 @@ pub fn to_writer<W: Write>(writer: W, dom: &WeakDom, refs: &[Ref]) -> Result<(),
 /// as exact zeros). For files that must give back the very values they were written from
 /// (the result cache). Roblox reads either form.
 pub fn to_writer_exact<W: Write>(writer: W, dom: &WeakDom, refs: &[Ref]) -> Result<(), Error> {
-    write(writer, dom, refs, rbx_reflection_database::get()?, true)
+    let database = rbx_reflection_database::get()?;
+    write(writer, dom, refs, database, true, Threads::Auto)
 }
 
 /// [`to_writer`] with a given reflection database (rbx_binary's
@@ -75,7 +80,29 @@ pub fn to_writer_with_database<W: Write>(
     refs: &[Ref],
     database: &ReflectionDatabase<'_>,
 ) -> Result<(), Error> {
-    write(writer, dom, refs, database, false)
+    write(writer, dom, refs, database, false, Threads::Auto)
+}
+
+/// For tests only: [`to_writer`] with the PROP chunks encoded on two threads whatever the
+/// file's size, the helper thread claiming every chunk it may take before the calling thread
+/// starts, so tests reach the two-thread path deterministically.
+#[doc(hidden)]
+pub fn to_writer_helper_first<W: Write>(
+    writer: W,
+    dom: &WeakDom,
+    refs: &[Ref],
+) -> Result<(), Error> {
+    let database = rbx_reflection_database::get()?;
+    write(writer, dom, refs, database, false, Threads::HelperFirst)
+}
+
+/// Who encodes the PROP chunks.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Threads {
+    /// The calling thread alone for small files, with a helper for large ones.
+    Auto,
+    /// Always with the helper, which claims its chunks before the calling thread starts.
+    HelperFirst,
 }
 
 fn write<W: Write>(
@@ -84,6 +111,7 @@ fn write<W: Write>(
     refs: &[Ref],
     database: &ReflectionDatabase<'_>,
     exact_rotations: bool,
+    threads: Threads,
 ) -> Result<(), Error> {
     let collected = collect::collect(dom, database, refs)?;
     // Room for the largest fixed-size chunk at once, in both buffers: growing them chunk by
@@ -115,9 +143,34 @@ fn write<W: Write>(
     for &c in &class_order {
         write_instances(&mut out, &collected, c)?;
     }
-    let mut scratch = Vec::new();
-    for &c in &class_order {
-        write_properties(&mut out, dom, &collected, c, exact_rotations, &mut scratch)?;
+    let props = prop_chunks(&collected, &class_order);
+    let parallel = match threads {
+        Threads::Auto => collected.instance_count >= PARALLEL_MIN_INSTANCES && props.len() > 1,
+        Threads::HelperFirst => true,
+    };
+    let helper_first = threads == Threads::HelperFirst;
+    let done_in_parallel = parallel
+        && parallel::write_props(
+            &mut out,
+            dom,
+            &collected,
+            &props,
+            exact_rotations,
+            helper_first,
+        )?;
+    if !done_in_parallel {
+        let mut scratch = Vec::new();
+        for &prop in &props {
+            encode_prop(
+                &mut out.buf,
+                dom,
+                &collected,
+                prop,
+                exact_rotations,
+                &mut scratch,
+            )?;
+            out.finish(b"PROP")?;
+        }
     }
     write_parents(&mut out, &collected)?;
 
@@ -129,6 +182,10 @@ fn write<W: Write>(
     out.writer.write_all(FILE_FOOTER)?;
     Ok(())
 }
+
+/// Files with fewer instances are written on the calling thread alone: a second thread
+/// costs more to start than it saves on a small file.
+const PARALLEL_MIN_INSTANCES: usize = 10_000;
 
 /// The largest encoding of one fixed-size value (an OptionalCFrame: rotation id, nine
 /// floats, position, flag).
@@ -146,27 +203,47 @@ impl<W: Write> ChunkWriter<W> {
     /// Compresses `buf` as one LZ4 block (what `lz4_flex::block::compress`
     /// produces), writes the chunk and clears `buf`.
     fn finish(&mut self, name: &[u8; 4]) -> Result<(), Error> {
-        let bound = lz4_flex::block::get_maximum_output_size(self.buf.len());
-        // The compressor wants room for the worst case but writes only the compressed size
-        // (a small part of it for typical columns). A fresh zeroed allocation comes from
-        // pages that become resident only where written, so the buffer is replaced by a
-        // larger fresh one when needed, never grown in place (which would touch all of it).
-        if self.compressed.len() < bound {
-            self.compressed = Vec::new();
-            self.compressed = vec![0u8; bound];
-        }
-        let out = &mut self.compressed;
-        let len = lz4_flex::block::compress_into(&self.buf, out)
-            .expect("the output buffer holds the maximum compressed size");
-        self.writer.write_all(name)?;
-        self.writer.write_all(&(len as u32).to_le_bytes())?;
-        self.writer
-            .write_all(&(self.buf.len() as u32).to_le_bytes())?;
-        self.writer.write_all(&0u32.to_le_bytes())?;
-        self.writer.write_all(&out[..len])?;
+        let len = compress(&self.buf, &mut self.compressed);
+        write_chunk(
+            &mut self.writer,
+            name,
+            self.buf.len(),
+            &self.compressed[..len],
+        )?;
         self.buf.clear();
         Ok(())
     }
+}
+
+/// Compresses `buf` as one LZ4 block (what `lz4_flex::block::compress` produces) into
+/// `compressed`, returning the compressed length.
+fn compress(buf: &[u8], compressed: &mut Vec<u8>) -> usize {
+    let bound = lz4_flex::block::get_maximum_output_size(buf.len());
+    // The compressor wants room for the worst case but writes only the compressed size (a
+    // small part of it for typical columns). A fresh zeroed allocation comes from pages that
+    // become resident only where written, so the buffer is replaced by a larger fresh one
+    // when needed, never grown in place (which would touch all of it).
+    if compressed.len() < bound {
+        *compressed = Vec::new();
+        *compressed = vec![0u8; bound];
+    }
+    lz4_flex::block::compress_into(buf, compressed)
+        .expect("the output buffer holds the maximum compressed size")
+}
+
+/// Writes one chunk: its name, compressed and uncompressed lengths, and bytes.
+fn write_chunk<W: Write>(
+    writer: &mut W,
+    name: &[u8; 4],
+    uncompressed: usize,
+    compressed: &[u8],
+) -> Result<(), Error> {
+    writer.write_all(name)?;
+    writer.write_all(&(compressed.len() as u32).to_le_bytes())?;
+    writer.write_all(&(uncompressed as u32).to_le_bytes())?;
+    writer.write_all(&0u32.to_le_bytes())?;
+    writer.write_all(compressed)?;
+    Ok(())
 }
 
 fn write_shared_strings<W: Write>(out: &mut ChunkWriter<W>, c: &Collected) -> Result<(), Error> {
@@ -200,60 +277,76 @@ fn write_instances<W: Write>(
     out.finish(b"INST")
 }
 
-fn write_properties<'a, W: Write>(
-    out: &mut ChunkWriter<W>,
+/// One PROP chunk: a column of a class (indices into `Collected::classes` and the class's
+/// `columns`), or a class's `Name` column.
+#[derive(Clone, Copy)]
+pub(crate) enum Prop {
+    Column(usize, usize),
+    Name(usize),
+}
+
+/// Every PROP chunk in file order: classes by name, each class's columns by canonical name,
+/// `Name` (from `Instance::name`; a `Name` entry in the property maps is ignored) at its
+/// sorted place.
+fn prop_chunks(c: &Collected, class_order: &[usize]) -> Vec<Prop> {
+    let name = ustr("Name");
+    let mut props = Vec::new();
+    for &class_index in class_order {
+        let class = &c.classes[class_index];
+        let mut columns: Vec<usize> = (0..class.columns.len()).collect();
+        columns
+            .sort_unstable_by(|&a, &b| class.columns[a].canonical.cmp(&class.columns[b].canonical));
+        let name_at = columns.partition_point(|&k| class.columns[k].canonical < name);
+        columns.retain(|&k| class.columns[k].canonical != name);
+        for (slot, &k) in columns.iter().enumerate() {
+            if slot == name_at {
+                props.push(Prop::Name(class_index));
+            }
+            props.push(Prop::Column(class_index, k));
+        }
+        if name_at >= columns.len() {
+            props.push(Prop::Name(class_index));
+        }
+    }
+    props
+}
+
+/// Appends one PROP chunk's uncompressed bytes to `buf`.
+fn encode_prop<'a>(
+    buf: &mut Vec<u8>,
     dom: &'a WeakDom,
     c: &Collected<'a>,
-    class_index: usize,
+    prop: Prop,
     exact_rotations: bool,
     scratch: &mut Vec<u8>,
 ) -> Result<(), Error> {
-    let class = &c.classes[class_index];
-    let name = ustr("Name");
-    let mut columns: Vec<usize> = (0..class.columns.len()).collect();
-    columns.sort_unstable_by(|&a, &b| class.columns[a].canonical.cmp(&class.columns[b].canonical));
-    // `Name` comes from Instance::name, at its sorted place; a `Name` entry in
-    // the property maps is ignored.
-    let name_at = columns.partition_point(|&k| class.columns[k].canonical < name);
-    columns.retain(|&k| class.columns[k].canonical != name);
-
-    for (slot, &k) in columns.iter().enumerate() {
-        if slot == name_at {
-            write_names(out, c, class_index)?;
+    match prop {
+        Prop::Name(class_index) => {
+            let class = &c.classes[class_index];
+            put_u32(buf, class.type_id);
+            put_bytes(buf, b"Name");
+            buf.push(Type::String as u8);
+            for instance in &class.instances {
+                put_bytes(buf, instance.name.as_bytes());
+            }
+            Ok(())
         }
-        let column = &class.columns[k];
-        put_u32(&mut out.buf, class.type_id);
-        put_bytes(&mut out.buf, column.serialized.as_bytes());
-        out.buf.push(column.ty as u8);
-        let values = ColumnValues {
-            dom,
-            collected: c,
-            class,
-            column,
-            exact_rotations,
-        };
-        encode_column(&values, &mut out.buf, scratch)?;
-        out.finish(b"PROP")?;
+        Prop::Column(class_index, k) => {
+            let class = &c.classes[class_index];
+            let column = &class.columns[k];
+            put_u32(buf, class.type_id);
+            put_bytes(buf, column.serialized.as_bytes());
+            buf.push(column.ty as u8);
+            let values = ColumnValues {
+                dom,
+                collected: c,
+                class,
+                column,
+                exact_rotations,
+            };
+            encode_column(&values, buf, scratch)
+        }
     }
-    if name_at >= columns.len() {
-        write_names(out, c, class_index)?;
-    }
-    Ok(())
-}
-
-fn write_names<W: Write>(
-    out: &mut ChunkWriter<W>,
-    c: &Collected,
-    class_index: usize,
-) -> Result<(), Error> {
-    let class = &c.classes[class_index];
-    put_u32(&mut out.buf, class.type_id);
-    put_bytes(&mut out.buf, b"Name");
-    out.buf.push(Type::String as u8);
-    for instance in &class.instances {
-        put_bytes(&mut out.buf, instance.name.as_bytes());
-    }
-    out.finish(b"PROP")
 }
 
 fn write_parents<W: Write>(out: &mut ChunkWriter<W>, c: &Collected) -> Result<(), Error> {

@@ -352,6 +352,20 @@ fn every_variant_type() {
 }
 
 /// The corpus reaches every binary property type.
+/// Every type again in a file of over 10,000 instances, whose PROP chunks are encoded on
+/// two threads.
+#[test]
+fn every_variant_type_in_a_large_file() {
+    let (mut dom, model) = every_type_dom();
+    for i in 0..10_000 {
+        dom.insert(
+            model,
+            InstanceBuilder::new("Folder").with_name(format!("Padding{i}")),
+        );
+    }
+    assert_same(&dom, &[model]);
+}
+
 #[test]
 fn corpus_covers_every_binary_type() {
     let (dom, model) = every_type_dom();
@@ -805,6 +819,35 @@ fn error_property_type_mismatch() {
         );
         assert_same_error(&dom, &[folder]);
     }
+}
+
+/// Files of 10,000 instances or more have their PROP chunks encoded on two threads: the
+/// error is still the first bad value in output order, whichever thread met it.
+#[test]
+fn error_in_a_large_file_is_the_first_in_output_order() {
+    let bad = |props: &[(&str, Variant)]| {
+        let (mut dom, model) = parts_dom(12_000);
+        let mut b = InstanceBuilder::new("Part").with_name("Bad");
+        for (name, value) in props {
+            b = b.with_property(*name, value.clone());
+        }
+        dom.insert(model, b);
+        assert_same_error(&dom, &[model])
+    };
+    // A late small column (the helper thread's end of the file).
+    let message = bad(&[("Transparency", Variant::String("x".into()))]);
+    assert!(message.contains("Part.Transparency"), "{message}");
+    // An earlier chunk the calling thread writes fails first.
+    let message = bad(&[
+        ("Transparency", Variant::String("x".into())),
+        ("CFrame", Variant::Int32(1)),
+    ]);
+    assert!(message.contains("Part.CFrame"), "{message}");
+    let message = bad(&[
+        ("Anchored", Variant::String("yes".into())),
+        ("Transparency", Variant::String("x".into())),
+    ]);
+    assert!(message.contains("Part.Anchored"), "{message}");
 }
 
 #[test]

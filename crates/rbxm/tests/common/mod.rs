@@ -50,9 +50,19 @@ pub fn parts_dom(n: usize) -> (WeakDom, Ref) {
     (dom, model)
 }
 
+/// Our bytes, checked to be the same when the PROP chunks are encoded on two threads (the
+/// same error too, on a failure).
 pub fn ours(dom: &WeakDom, refs: &[Ref]) -> Result<Vec<u8>, procmodel_rbxm::Error> {
     let mut out = Vec::new();
-    procmodel_rbxm::to_writer(&mut out, dom, refs)?;
+    let result = procmodel_rbxm::to_writer(&mut out, dom, refs);
+    let mut two = Vec::new();
+    let two_result = procmodel_rbxm::to_writer_helper_first(&mut two, dom, refs);
+    match (&result, &two_result) {
+        (Ok(()), Ok(())) => assert!(out == two, "two threads wrote other bytes"),
+        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "two threads, another error"),
+        _ => panic!("one thread: {result:?}, two threads: {two_result:?}"),
+    }
+    result?;
     Ok(out)
 }
 
