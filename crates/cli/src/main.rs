@@ -105,6 +105,20 @@ fn main() -> ExitCode {
     if matches!(cli.command, Command::Generate(_) | Command::Run(_)) {
         procmodel_alloc::configure();
     }
+    if matches!(
+        cli.command,
+        Command::Generate(_)
+            | Command::Run(_)
+            | Command::Regen(_)
+            | Command::Export(_)
+            | Command::Lock(_)
+            | Command::Verify(_)
+            | Command::Status(_)
+            | Command::Pack(_)
+            | Command::Bake(_)
+    ) {
+        procmodel_dom::decode_databases_in_background();
+    }
     let result = match cli.command {
         Command::Generate(a) => generate::run(a),
         Command::New(a) => new::run(a),

@@ -13,6 +13,20 @@ pub fn db() -> &'static ReflectionDatabase<'static> {
     rbx_reflection_database::get_bundled()
 }
 
+/// Decodes the reflection databases ([`db`], and the one `rbx_reflection_database::get`
+/// gives the binary writers) on a thread of their own, so a command's first `Instance.new`
+/// or file load, which otherwise decodes them (about 8 ms), finds them ready while the
+/// calling thread starts its VM. Whoever needs a database first waits for the decoding in
+/// progress; nothing is decoded twice.
+pub fn decode_databases_in_background() {
+    let _ = std::thread::Builder::new()
+        .name("procmodel-db".into())
+        .spawn(|| {
+            db();
+            let _ = rbx_reflection_database::get();
+        });
+}
+
 /// Decodes a binary Roblox file (`.rbxm`/`.rbxl`) with the bundled database, giving each
 /// instance's property map only the room its properties need. rbx_binary sizes every map for
 /// all of the class's default properties (about 70 for a Part: a 10 KB map where the file
