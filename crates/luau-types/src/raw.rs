@@ -1,6 +1,8 @@
 //! Raw C-API callbacks for the hottest calls (instance property writes, `Instance.new`, the
 //! CFrame/Color3 constructors and CFrame `*`). mlua's callback machinery costs ~1.5–2k
-//! instructions a call; these read the stack with the C API's type-checked accessors, and
+//! instructions a call; these read their arguments' stack slots in place (once a check at VM
+//! start-up has confirmed Luau's layouts against the C API; its type-checked accessors
+//! otherwise), and
 //! hand every case that is not plain (a bad argument, a rare overload) to an mlua function of
 //! the same behaviour, kept as the closure's upvalue, so errors and conversions stay in one
 //! place.
@@ -11,6 +13,155 @@
 
 use mlua::{FromLua, Lua, Value, ffi};
 use std::ffi::c_int;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+// ----- direct reads of a C function's arguments --------------------------------------------
+//
+// A C API accessor costs a call and an index check (`lua_type` + `lua_tonumber` for a number:
+// two of each); the hot callbacks read their arguments' slots in place instead. This relies
+// on Luau's layouts (checked at run time by `tagged::enable_direct_reads`, which turns the
+// direct reads on only when every one of them gives what the C API gives; off, every reader
+// below uses the C API as before):
+// - `lua_State` (`lstate.h`) starts with 8 bytes of header and flags, then `StkId top` and
+//   `StkId base`; a C function's argument `i` is `base[i - 1]`, present while below `top`;
+// - a stack slot (`TValue`, `lobject.h`, `LUA_VECTOR_SIZE` 3) is the value's 8 bytes, one
+//   extra word (a vector's z, a light userdata's tag), then the type tag;
+// - a userdata (`Udata`) has its tag byte at offset 3 and its block at offset 16.
+
+/// One stack slot, as Luau lays it out (see above).
+#[repr(C)]
+pub struct Slot {
+    value: u64,
+    extra: u32,
+    tt: c_int,
+}
+
+/// The head of a `lua_State`: header and flags, then `top` and `base`.
+#[repr(C)]
+struct StateHead {
+    _flags: [u8; 8],
+    top: *const Slot,
+    base: *const Slot,
+}
+
+static DIRECT: AtomicBool = AtomicBool::new(false);
+
+/// Turns the direct reads on or off (`tagged::enable_direct_reads` decides).
+pub(crate) fn set_direct_reads(on: bool) {
+    DIRECT.store(on, Ordering::Relaxed);
+}
+
+/// For tests: turns the direct reads off (or on without the check) to compare both paths.
+#[doc(hidden)]
+pub fn set_direct_reads_for_tests(on: bool) {
+    set_direct_reads(on);
+}
+
+/// Whether the readers read slots directly.
+pub fn direct_reads() -> bool {
+    DIRECT.load(Ordering::Relaxed)
+}
+
+/// The slot of argument `idx` of the running C function: `Some(None)` when absent, `None`
+/// when direct reads are off (then use the C API).
+///
+/// # Safety
+/// `state` is the thread running a C function and `idx` one of its argument indices
+/// (positive; stack-relative and pseudo indices get `None`).
+#[inline(always)]
+pub unsafe fn arg<'a>(state: *mut ffi::lua_State, idx: c_int) -> Option<Option<&'a Slot>> {
+    if idx <= 0 || !DIRECT.load(Ordering::Relaxed) {
+        return None;
+    }
+    // SAFETY: the layout above holds (checked before `DIRECT` was set).
+    Some(unsafe { arg_unchecked(state, idx) })
+}
+
+/// Whether `state`'s head gives `base` at `fifth_value` − 4 slots (the address of argument
+/// 5's value, as `lua_tovector` returns it) and `top` `count` slots above `base`. Compares
+/// addresses only: nothing is dereferenced but the head itself.
+///
+/// # Safety
+/// `state` is a live thread.
+pub(crate) unsafe fn stack_layout_matches(
+    state: *mut ffi::lua_State,
+    fifth_value: *const u8,
+    count: usize,
+) -> bool {
+    // SAFETY: every `lua_State` is larger than its first 24 bytes; the pointers read are
+    // only compared.
+    let head = unsafe { &*(state as *const StateHead) };
+    !fifth_value.is_null()
+        && head.base.wrapping_add(4) as *const u8 == fifth_value
+        && head.top == head.base.wrapping_add(count)
+}
+
+/// Whether a userdata slot's value is the header `block` (its data) is 16 bytes into.
+pub(crate) fn userdata_block_matches(slot: &Slot, block: *const u8) -> bool {
+    slot.tt == ffi::LUA_TUSERDATA
+        && !block.is_null()
+        && (slot.value as usize).wrapping_add(16) == block as usize
+}
+
+/// [`arg`] whether or not direct reads are on (for the check that turns them on).
+///
+/// # Safety
+/// As for [`arg`], with `idx` positive, and the layout above must hold.
+#[inline(always)]
+pub(crate) unsafe fn arg_unchecked<'a>(state: *mut ffi::lua_State, idx: c_int) -> Option<&'a Slot> {
+    // SAFETY: slots from `base` up to `top` are the running function's live arguments.
+    unsafe {
+        let head = &*(state as *const StateHead);
+        let p = head.base.add(idx as usize - 1);
+        (p < head.top).then(|| &*p)
+    }
+}
+
+impl Slot {
+    /// The type tag (`lua_type`'s result for a present slot).
+    #[inline(always)]
+    pub fn ty(&self) -> c_int {
+        self.tt
+    }
+
+    #[inline(always)]
+    pub fn number(&self) -> Option<f64> {
+        (self.tt == ffi::LUA_TNUMBER).then(|| f64::from_bits(self.value))
+    }
+
+    #[inline(always)]
+    pub fn boolean(&self) -> Option<bool> {
+        (self.tt == ffi::LUA_TBOOLEAN).then_some(self.value as u32 != 0)
+    }
+
+    #[inline(always)]
+    pub fn vector(&self) -> Option<glam::Vec3> {
+        (self.tt == ffi::LUA_TVECTOR).then(|| {
+            glam::Vec3::new(
+                f32::from_bits(self.value as u32),
+                f32::from_bits((self.value >> 32) as u32),
+                f32::from_bits(self.extra),
+            )
+        })
+    }
+
+    /// A light userdata's pointer (null ones included).
+    #[inline(always)]
+    pub fn light(&self) -> Option<*mut std::ffi::c_void> {
+        (self.tt == ffi::LUA_TLIGHTUSERDATA).then_some(self.value as usize as *mut std::ffi::c_void)
+    }
+
+    /// The block of a userdata with tag `tag` (`lua_touserdatatagged`).
+    #[inline(always)]
+    pub fn userdata_tagged(&self, tag: c_int) -> Option<*const u8> {
+        if self.tt != ffi::LUA_TUSERDATA {
+            return None;
+        }
+        let u = self.value as usize as *const u8;
+        // SAFETY: a userdata slot points at a live `Udata` (layout above).
+        unsafe { (*u.add(3) as c_int == tag).then(|| u.add(16)) }
+    }
+}
 
 /// Makes the C closure `f` whose first upvalue is `slow`, the mlua function it hands every
 /// case that is not plain.
@@ -130,6 +281,10 @@ pub unsafe fn dispatch(
 /// # Safety
 /// `idx` is a valid or absent index of `state`'s stack.
 pub unsafe fn number(state: *mut ffi::lua_State, idx: c_int) -> Option<f64> {
+    // SAFETY: as the caller promises.
+    if let Some(slot) = unsafe { arg(state, idx) } {
+        return slot.and_then(Slot::number);
+    }
     // SAFETY: type-checked accessors.
     unsafe {
         (ffi::lua_type(state, idx) == ffi::LUA_TNUMBER).then(|| ffi::lua_tonumber(state, idx))
@@ -141,6 +296,14 @@ pub unsafe fn number(state: *mut ffi::lua_State, idx: c_int) -> Option<f64> {
 /// # Safety
 /// As for [`number`].
 pub unsafe fn opt_number(state: *mut ffi::lua_State, idx: c_int, default: f64) -> Option<f64> {
+    // SAFETY: as the caller promises.
+    if let Some(slot) = unsafe { arg(state, idx) } {
+        return match slot {
+            None => Some(default),
+            Some(s) if s.ty() == ffi::LUA_TNIL => Some(default),
+            Some(s) => s.number(),
+        };
+    }
     // SAFETY: type-checked accessors.
     unsafe {
         match ffi::lua_type(state, idx) {
@@ -156,6 +319,10 @@ pub unsafe fn opt_number(state: *mut ffi::lua_State, idx: c_int, default: f64) -
 /// # Safety
 /// As for [`number`].
 pub unsafe fn vector(state: *mut ffi::lua_State, idx: c_int) -> Option<glam::Vec3> {
+    // SAFETY: as the caller promises.
+    if let Some(slot) = unsafe { arg(state, idx) } {
+        return slot.and_then(Slot::vector);
+    }
     // SAFETY: lua_tovector returns null unless the slot holds a vector of three floats.
     unsafe {
         let p = ffi::lua_tovector(state, idx);
@@ -197,6 +364,10 @@ pub unsafe fn string_at<'a>(state: *mut ffi::lua_State, idx: c_int) -> Option<&'
 /// # Safety
 /// `idx` is a valid index of `state`'s stack.
 pub unsafe fn light_at(state: *mut ffi::lua_State, idx: c_int) -> Option<*mut std::ffi::c_void> {
+    // SAFETY: as the caller promises.
+    if let Some(slot) = unsafe { arg(state, idx) } {
+        return slot.and_then(Slot::light).filter(|p| !p.is_null());
+    }
     // SAFETY: returns NULL for anything but a light userdata.
     let p = unsafe { ffi::lua_tolightuserdata(state, idx) };
     (!p.is_null()).then_some(p)

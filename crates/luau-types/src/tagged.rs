@@ -45,12 +45,119 @@ pub trait Tagged: Copy + 'static {
 /// # Safety
 /// `idx` is a valid or absent index of `state`'s stack.
 pub unsafe fn get<T: Tagged>(state: *mut ffi::lua_State, idx: c_int) -> Option<T> {
+    // SAFETY: as the caller promises; a block with our tag is a `T` (below).
+    if let Some(slot) = unsafe { crate::raw::arg(state, idx) } {
+        return slot.and_then(|s| s.userdata_tagged(T::TAG)).map(|p| {
+            // SAFETY: only `push` makes userdata with our tags, each of `size_of::<T>()`.
+            unsafe { std::ptr::read_unaligned(p as *const T) }
+        });
+    }
     // SAFETY: lua_touserdatatagged returns the block of a userdata with exactly this tag
     // (null otherwise), and only `push` makes userdata with our tags, each of `size_of::<T>()`.
     unsafe {
         let p = ffi::lua_touserdatatagged(state, idx, T::TAG);
         (!p.is_null()).then(|| std::ptr::read_unaligned(p as *const T))
     }
+}
+
+/// Checks the layouts the direct argument reads rely on (`raw::arg`) against the C API, on
+/// an argument of every kind the hot callbacks read (nil, booleans, a number, a vector, a
+/// light userdata, a string, a tagged userdata, an absent one), and turns the direct reads
+/// on when every read agrees (off otherwise: the readers then use the C API). Returns
+/// whether they are on. Call it on a VM whose tagged types are registered.
+pub fn enable_direct_reads(lua: &Lua) -> bool {
+    let color = match to_value(
+        lua,
+        crate::Color3 {
+            r: 0.25,
+            g: 0.5,
+            b: 0.75,
+        },
+    ) {
+        Ok(v) => v,
+        Err(_) => return false,
+    };
+    let args = (
+        Value::Nil,
+        true,
+        false,
+        -1.25f64,
+        Value::Vector(mlua::Vector::new(1.5, -2.0, 3.25)),
+        Value::LightUserData(mlua::LightUserData(0x5eed_0123 as *mut std::ffi::c_void)),
+        "text",
+        color,
+    );
+    let agree = std::cell::Cell::new(false);
+    // SAFETY: `exec_raw` pushes the arguments at 1..=8 of the thread it runs the closure on
+    // (ffi.rs, assumption 7). Nothing assumed is dereferenced before it is confirmed by
+    // addresses the C API gives: `base` by the vector's value (which `lua_tovector` returns
+    // in place: `&base[4].value`) and `top` by the argument count, so every slot read is
+    // one of the eight arguments; a userdata's header is read only once its block's address
+    // (`lua_touserdata`) confirms where the header is.
+    let run = unsafe {
+        lua.exec_raw::<()>(args, |state| {
+            let kinds = [
+                ffi::LUA_TNIL,
+                ffi::LUA_TBOOLEAN,
+                ffi::LUA_TBOOLEAN,
+                ffi::LUA_TNUMBER,
+                ffi::LUA_TVECTOR,
+                ffi::LUA_TLIGHTUSERDATA,
+                ffi::LUA_TSTRING,
+                ffi::LUA_TUSERDATA,
+            ];
+            if ffi::lua_gettop(state) != 8
+                || (1..=8).any(|i| ffi::lua_type(state, i) != kinds[i as usize - 1])
+                || !crate::raw::stack_layout_matches(
+                    state,
+                    ffi::lua_tovector(state, 5) as *const u8,
+                    8,
+                )
+            {
+                return;
+            }
+            let mut ok = crate::raw::arg_unchecked(state, 9).is_none();
+            for idx in 1..=8 {
+                let Some(slot) = crate::raw::arg_unchecked(state, idx) else {
+                    ok = false;
+                    break;
+                };
+                ok &= slot.ty() == kinds[idx as usize - 1];
+                ok &= match slot.ty() {
+                    ffi::LUA_TBOOLEAN => {
+                        slot.boolean() == Some(ffi::lua_toboolean(state, idx) != 0)
+                    }
+                    ffi::LUA_TNUMBER => {
+                        slot.number().map(f64::to_bits)
+                            == Some(ffi::lua_tonumber(state, idx).to_bits())
+                    }
+                    ffi::LUA_TVECTOR => {
+                        let p = ffi::lua_tovector(state, idx);
+                        slot.vector() == Some(glam::Vec3::new(*p, *p.add(1), *p.add(2)))
+                    }
+                    ffi::LUA_TLIGHTUSERDATA => {
+                        slot.light() == Some(ffi::lua_tolightuserdata(state, idx))
+                    }
+                    ffi::LUA_TUSERDATA => {
+                        let block = ffi::lua_touserdata(state, idx) as *const u8;
+                        let api = ffi::lua_touserdatatagged(state, idx, TAG_COLOR3) as *const u8;
+                        crate::raw::userdata_block_matches(slot, block)
+                            && block == api
+                            && slot.userdata_tagged(TAG_COLOR3) == Some(api)
+                            && slot.userdata_tagged(TAG_CFRAME).is_none()
+                    }
+                    _ => true,
+                };
+                if !ok {
+                    break;
+                }
+            }
+            agree.set(ok);
+        })
+    };
+    let on = run.is_ok() && agree.get();
+    crate::raw::set_direct_reads(on);
+    on
 }
 
 /// Pushes `v` as a new userdata. May raise a memory error (a Luau exception): call it with

@@ -776,3 +776,27 @@ fn tagged_values_read_back_through_the_userdata_header() {
         assert!(EnumItem::from_lua(v, &lua).is_err(), "{expr}");
     }
 }
+
+/// The hot callbacks read their arguments' stack slots in place (`raw::arg`): the check that
+/// turns that on compares every kind of slot with the C API, so on this Luau it must pass,
+/// and the constructors read through it must give what the C API path gives.
+#[test]
+fn direct_argument_reads_are_checked_and_on() {
+    let lua = vm();
+    assert!(procmodel_luau_types::tagged::enable_direct_reads(&lua));
+    assert!(procmodel_luau_types::raw::direct_reads());
+    let src = "local c = CFrame.new(1, 2, 3) * CFrame.Angles(0, math.rad(30), 0) \
+               local k = Color3.fromRGB(10, 20, 30) \
+               return c.X, c.Y, c.Z, c.LookVector.X, k.R, k.G, k.B";
+    let direct: [f64; 7] = eval7(&lua, src);
+    procmodel_luau_types::raw::set_direct_reads_for_tests(false);
+    let api: [f64; 7] = eval7(&lua, src);
+    assert!(procmodel_luau_types::tagged::enable_direct_reads(&lua));
+    assert_eq!(direct, api);
+    assert_eq!(&direct[..3], &[1.0, 2.0, 3.0]);
+}
+
+fn eval7(lua: &Lua, src: &str) -> [f64; 7] {
+    let (a, b, c, d, e, f, g): (f64, f64, f64, f64, f64, f64, f64) = lua.load(src).eval().unwrap();
+    [a, b, c, d, e, f, g]
+}

@@ -2,8 +2,10 @@
 //! the hottest calls, the interrupt's fast path, thread globals, the run context's address in
 //! raw callbacks and instance handles as light userdata. A bump of mlua or Luau re-checks this
 //! file (its tests do most of that) and `procmodel-luau-types`' `raw` and `tagged` modules,
-//! which hold the rest (C closures and their argument readers, `Key::from_stack`, tagged
-//! userdata and their layout), with tests of their own.
+//! which hold the rest (C closures and their argument readers — stack slots read in place,
+//! turned on by `tagged::enable_direct_reads` only when Luau's `lua_State`, `TValue` and
+//! `Udata` layouts check out against the C API — `Key::from_stack`, tagged userdata and their
+//! layout), with tests of their own.
 //!
 //! Generic over what it serves, so it imports nothing above it but the watchdog's flag reader:
 //! the raw callbacks call traits the layers above implement ([`PropertyAccess`] and
@@ -191,6 +193,16 @@ impl FromLua for FastValue {
 /// `idx` is a valid index of `state`'s stack; the string case borrows the stack slot's bytes
 /// only for the copy.
 unsafe fn plain_value(state: *mut ffi::lua_State, idx: c_int) -> Option<FastValue> {
+    // SAFETY: as the caller promises; the slot's kind decides what is read from it.
+    if let Some(Some(slot)) = unsafe { procmodel_luau_types::raw::arg(state, idx) } {
+        match slot.ty() {
+            ffi::LUA_TNIL => return Some(FastValue::Nil),
+            ffi::LUA_TBOOLEAN => return slot.boolean().map(FastValue::Bool),
+            ffi::LUA_TNUMBER => return slot.number().map(FastValue::Number),
+            ffi::LUA_TVECTOR => return slot.vector().map(|v| FastValue::Vector3(Vector3(v))),
+            _ => {}
+        }
+    }
     // SAFETY: type-checked accessors on a valid index.
     unsafe {
         Some(match ffi::lua_type(state, idx) {

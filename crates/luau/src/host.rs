@@ -102,6 +102,9 @@ impl Host {
         crate::context::install(&lua, c);
         let (pause, control) =
             install_globals(&lua, watchdog.handle(), config.timeout).map_err(crate::error::vm)?;
+        // The hot callbacks read their arguments' stack slots in place when Luau's layouts are
+        // the ones they expect (checked against the C API here; the C API otherwise).
+        procmodel_luau_types::tagged::enable_direct_reads(&lua);
         if let Some(mut s) = lua.app_data_mut::<crate::sched::Sched>() {
             s.max_wait = config.max_wait;
         }
