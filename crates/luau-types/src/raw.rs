@@ -26,7 +26,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 //   `StkId base`; a C function's argument `i` is `base[i - 1]`, present while below `top`;
 // - a stack slot (`TValue`, `lobject.h`, `LUA_VECTOR_SIZE` 3) is the value's 8 bytes, one
 //   extra word (a vector's z, a light userdata's tag), then the type tag;
-// - a userdata (`Udata`) has its tag byte at offset 3 and its block at offset 16.
+// - a userdata (`Udata`) has its tag byte at offset 3 and its block at offset 16;
+// - a string (`TString`) has its length (`unsigned int`) at offset 20 and its bytes at 24.
 
 /// One stack slot, as Luau lays it out (see above).
 #[repr(C)]
@@ -96,6 +97,13 @@ pub(crate) unsafe fn stack_layout_matches(
         && head.top == head.base.wrapping_add(count)
 }
 
+/// Whether a string slot's value is the header `bytes` (`lua_tolstring`'s) are 24 bytes into.
+pub(crate) fn string_bytes_match(slot: &Slot, bytes: *const u8) -> bool {
+    slot.tt == ffi::LUA_TSTRING
+        && !bytes.is_null()
+        && (slot.value as usize).wrapping_add(24) == bytes as usize
+}
+
 /// Whether a userdata slot's value is the header `block` (its data) is 16 bytes into.
 pub(crate) fn userdata_block_matches(slot: &Slot, block: *const u8) -> bool {
     slot.tt == ffi::LUA_TUSERDATA
@@ -149,6 +157,20 @@ impl Slot {
     #[inline(always)]
     pub fn light(&self) -> Option<*mut std::ffi::c_void> {
         (self.tt == ffi::LUA_TLIGHTUSERDATA).then_some(self.value as usize as *mut std::ffi::c_void)
+    }
+
+    /// A string's bytes (`lua_tolstringatom`); they live while the string is referenced.
+    #[inline(always)]
+    pub fn string<'a>(&self) -> Option<&'a [u8]> {
+        if self.tt != ffi::LUA_TSTRING {
+            return None;
+        }
+        let ts = self.value as usize as *const u8;
+        // SAFETY: a string slot points at a live, immutable `TString` (layout above).
+        unsafe {
+            let len = std::ptr::read_unaligned(ts.add(20) as *const u32) as usize;
+            Some(std::slice::from_raw_parts(ts.add(24), len))
+        }
     }
 
     /// The block of a userdata with tag `tag` (`lua_touserdatatagged`).
@@ -336,6 +358,10 @@ pub unsafe fn vector(state: *mut ffi::lua_State, idx: c_int) -> Option<glam::Vec
 /// # Safety
 /// `idx` is a valid index of `state`'s stack holding a string.
 pub unsafe fn string_bytes<'a>(state: *mut ffi::lua_State, idx: c_int) -> &'a [u8] {
+    // SAFETY: as the caller promises.
+    if let Some(Some(bytes)) = unsafe { arg(state, idx) }.map(|s| s.and_then(Slot::string)) {
+        return bytes;
+    }
     let mut len = 0usize;
     // SAFETY: a string slot; Luau strings are immutable and pinned while referenced.
     unsafe {
@@ -350,6 +376,10 @@ pub unsafe fn string_bytes<'a>(state: *mut ffi::lua_State, idx: c_int) -> &'a [u
 /// # Safety
 /// `idx` is a valid index of `state`'s stack; the slice lives as long as the slot holds it.
 pub unsafe fn string_at<'a>(state: *mut ffi::lua_State, idx: c_int) -> Option<&'a [u8]> {
+    // SAFETY: as the caller promises.
+    if let Some(slot) = unsafe { arg(state, idx) } {
+        return slot.and_then(Slot::string);
+    }
     let mut len = 0usize;
     // SAFETY: `lua_tolstringatom` returns NULL for a non-string and never converts.
     unsafe {

@@ -93,7 +93,8 @@ pub fn enable_direct_reads(lua: &Lua) -> bool {
     // addresses the C API gives: `base` by the vector's value (which `lua_tovector` returns
     // in place: `&base[4].value`) and `top` by the argument count, so every slot read is
     // one of the eight arguments; a userdata's header is read only once its block's address
-    // (`lua_touserdata`) confirms where the header is.
+    // (`lua_touserdata`) confirms where the header is, a string's once its bytes'
+    // (`lua_tolstring`) do.
     let run = unsafe {
         lua.exec_raw::<()>(args, |state| {
             let kinds = [
@@ -137,6 +138,12 @@ pub fn enable_direct_reads(lua: &Lua) -> bool {
                     }
                     ffi::LUA_TLIGHTUSERDATA => {
                         slot.light() == Some(ffi::lua_tolightuserdata(state, idx))
+                    }
+                    ffi::LUA_TSTRING => {
+                        let mut len = 0usize;
+                        let bytes = ffi::lua_tolstring(state, idx, &mut len) as *const u8;
+                        crate::raw::string_bytes_match(slot, bytes)
+                            && slot.string() == Some(std::slice::from_raw_parts(bytes, len))
                     }
                     ffi::LUA_TUSERDATA => {
                         let block = ffi::lua_touserdata(state, idx) as *const u8;
