@@ -29,7 +29,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 // - a userdata (`Udata`) has its tag byte at offset 3 and its block at offset 16;
 // - a string (`TString`) has its length (`unsigned int`) at offset 20 and its bytes at 24.
 
-/// One stack slot, as Luau lays it out (see above).
+/// One stack slot, as Luau lays it out (see above). Only [`arg`] hands one out, so a `&Slot`
+/// is a live argument of the running C function: its readers may follow its pointer.
 #[repr(C)]
 pub struct Slot {
     value: u64,
