@@ -299,6 +299,19 @@ pub unsafe fn dispatch(
     }
 }
 
+/// `lua_type` of the value at `idx` (`LUA_TNONE` when absent).
+///
+/// # Safety
+/// `idx` is a valid or absent index of `state`'s stack.
+pub unsafe fn type_at(state: *mut ffi::lua_State, idx: c_int) -> c_int {
+    // SAFETY: as the caller promises.
+    if let Some(slot) = unsafe { arg(state, idx) } {
+        return slot.map_or(ffi::LUA_TNONE, Slot::ty);
+    }
+    // SAFETY: as the caller promises.
+    unsafe { ffi::lua_type(state, idx) }
+}
+
 /// The number at `idx`, if it is one (no string coercion, as the mlua paths).
 ///
 /// # Safety

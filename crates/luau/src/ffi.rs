@@ -205,7 +205,7 @@ unsafe fn plain_value(state: *mut ffi::lua_State, idx: c_int) -> Option<FastValu
     }
     // SAFETY: type-checked accessors on a valid index.
     unsafe {
-        Some(match ffi::lua_type(state, idx) {
+        Some(match procmodel_luau_types::raw::type_at(state, idx) {
             ffi::LUA_TNIL => FastValue::Nil,
             ffi::LUA_TBOOLEAN => FastValue::Bool(ffi::lua_toboolean(state, idx) != 0),
             ffi::LUA_TNUMBER => FastValue::Number(ffi::lua_tonumber(state, idx)),
@@ -238,7 +238,8 @@ unsafe fn plain_value(state: *mut ffi::lua_State, idx: c_int) -> Option<FastValu
 /// `idx` holds a light userdata.
 unsafe fn handle(state: *mut ffi::lua_State, idx: c_int) -> Value {
     // SAFETY: reads the pointer value of a light userdata.
-    Value::LightUserData(LightUserData(unsafe { ffi::lua_touserdata(state, idx) }))
+    let p = unsafe { light_at(state, idx) }.unwrap_or(std::ptr::null_mut());
+    Value::LightUserData(LightUserData(p))
 }
 
 // ----- raw C callbacks -------------------------------------------------------------------
@@ -335,7 +336,7 @@ pub unsafe extern "C-unwind" fn raw_instance_new<C: NewInstance>(
             let Some(class) = string_at(state, 1).filter(|_| (1..=2).contains(&top)) else {
                 return Ok(None);
             };
-            let parent = match ffi::lua_type(state, 2) {
+            let parent = match procmodel_luau_types::raw::type_at(state, 2) {
                 ffi::LUA_TNIL | ffi::LUA_TNONE => Value::Nil,
                 ffi::LUA_TLIGHTUSERDATA => handle(state, 2),
                 _ => return Ok(None),
