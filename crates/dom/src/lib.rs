@@ -21,4 +21,6 @@ pub use pivot::{
     bounding_box, get_pivot, input_size_key, model_scale, move_by, part_cframe, part_size,
     pivot_to, primary_part_of, scale_about, scale_to, size_at_scale,
 };
-pub use transfer::{count_subtree, full_name, in_scene, move_into, preorder, workspace_terrain};
+pub use transfer::{
+    count_and_find, count_subtree, full_name, in_scene, move_into, preorder, workspace_terrain,
+};

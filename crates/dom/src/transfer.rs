@@ -124,10 +124,120 @@ pub fn preorder<'a>(
     }
 }
 
+/// Child lists at least this long are split between two threads by [`count_and_find`].
+const SPLIT_MIN_CHILDREN: usize = 16_384;
+
+/// Counts the instances in the subtrees of `roots` (roots included) and lists those of
+/// class `class`, in pre-order: what [`preorder`] with a counting visitor gives. A child list
+/// of [`SPLIT_MIN_CHILDREN`] or more (a generator's 100,000 parts) is walked half on this
+/// thread and half on a scoped helper (the look-ups are cache misses, not work), the
+/// second half's finds after the first's; helpers do not split further.
+pub fn count_and_find(dom: &WeakDom, roots: &[Ref], class: &str) -> (usize, Vec<Ref>) {
+    let mut count = 0;
+    let mut found = Vec::new();
+    walk_counting(dom, roots, class, true, &mut count, &mut found);
+    (count, found)
+}
+
+fn walk_counting(
+    dom: &WeakDom,
+    roots: &[Ref],
+    class: &str,
+    may_split: bool,
+    count: &mut usize,
+    found: &mut Vec<Ref>,
+) {
+    let mut stack: Vec<(&[Ref], usize)> = vec![(roots, 0)];
+    while let Some((list, at)) = stack.last_mut() {
+        let Some(&r) = list.get(*at) else {
+            stack.pop();
+            continue;
+        };
+        *at += 1;
+        let Some(i) = dom.get_by_ref(r) else {
+            continue;
+        };
+        *count += 1;
+        if i.class == class {
+            found.push(r);
+        }
+        let children = i.children();
+        if may_split && children.len() >= SPLIT_MIN_CHILDREN {
+            let (first, second) = children.split_at(children.len() / 2);
+            let helped = std::thread::scope(|s| {
+                let helper = std::thread::Builder::new()
+                    .name("procmodel-walk".into())
+                    .spawn_scoped(s, || {
+                        let mut c = 0;
+                        let mut f = Vec::new();
+                        walk_counting(dom, second, class, false, &mut c, &mut f);
+                        (c, f)
+                    });
+                walk_counting(dom, first, class, false, count, found);
+                helper.ok().and_then(|h| h.join().ok())
+            });
+            match helped {
+                Some((c, f)) => {
+                    *count += c;
+                    found.extend(f);
+                }
+                // No helper thread: this one walks the second half too.
+                None => walk_counting(dom, second, class, false, count, found),
+            }
+        } else if !children.is_empty() {
+            stack.push((children, 0));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use rbx_dom_weak::InstanceBuilder;
+
+    #[test]
+    fn count_and_find_matches_preorder_with_wide_lists_split() {
+        let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+        let root = dom.root_ref();
+        let wide = dom.insert(root, InstanceBuilder::new("Folder"));
+        // Models in both halves of a wide list, nested inside its children, and another
+        // wide list inside the second half (not split again).
+        let n = SPLIT_MIN_CHILDREN + 5;
+        for k in 0..n {
+            let class = if k % 997 == 3 {
+                "ProceduralModel"
+            } else {
+                "Part"
+            };
+            let c = dom.insert(wide, InstanceBuilder::new(class));
+            if k % 1500 == 7 {
+                dom.insert(c, InstanceBuilder::new("ProceduralModel"));
+            }
+        }
+        let inner = dom.insert(wide, InstanceBuilder::new("Folder"));
+        for k in 0..SPLIT_MIN_CHILDREN {
+            let class = if k % 2000 == 1 {
+                "ProceduralModel"
+            } else {
+                "Part"
+            };
+            dom.insert(inner, InstanceBuilder::new(class));
+        }
+        dom.insert(root, InstanceBuilder::new("ProceduralModel"));
+        let mut want_count = 0;
+        let mut want = Vec::new();
+        preorder(&dom, &[root], |r, i| {
+            want_count += 1;
+            if i.class == "ProceduralModel" {
+                want.push(r);
+            }
+            true
+        });
+        let (count, found) = count_and_find(&dom, &[root], "ProceduralModel");
+        assert!(want.len() > 20);
+        assert_eq!(count, want_count);
+        assert_eq!(found, want);
+    }
 
     #[test]
     fn preorder_visits_parents_first_children_in_order_and_can_skip_a_subtree() {

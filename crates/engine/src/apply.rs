@@ -95,14 +95,7 @@ pub fn models_in_scene(dom: &WeakDom) -> Vec<Ref> {
 
 /// ProceduralModels in the subtrees of `roots` (roots included), pre-order per root.
 pub fn models_under(dom: &WeakDom, roots: &[Ref]) -> Vec<Ref> {
-    let mut out = Vec::new();
-    procmodel_dom::preorder(dom, roots, |r, i| {
-        if i.class == "ProceduralModel" {
-            out.push(r);
-        }
-        true
-    });
-    out
+    procmodel_dom::count_and_find(dom, roots, "ProceduralModel").1
 }
 
 /// How many ProceduralModel ancestors `model` has.
@@ -404,14 +397,8 @@ pub fn apply_output(
     inst.properties
         .insert(KEYS.generation_error, Variant::String(String::new()));
     inst.properties.insert(KEYS.dirty, Variant::Bool(false));
-    let mut count = 0usize;
-    procmodel_dom::preorder(dom, &[folder], |r, i| {
-        count += 1;
-        if i.class == "ProceduralModel" {
-            nested.push(r);
-        }
-        true
-    });
+    let (count, models) = procmodel_dom::count_and_find(dom, &[folder], "ProceduralModel");
+    nested.extend(models);
     Ok(count.saturating_sub(1))
 }
 
