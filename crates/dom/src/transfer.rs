@@ -133,61 +133,43 @@ const SPLIT_MIN_CHILDREN: usize = 16_384;
 /// thread and half on a scoped helper (the look-ups are cache misses, not work), the
 /// second half's finds after the first's; helpers do not split further.
 pub fn count_and_find(dom: &WeakDom, roots: &[Ref], class: &str) -> (usize, Vec<Ref>) {
-    let mut count = 0;
-    let mut found = Vec::new();
-    walk_counting(dom, roots, class, true, &mut count, &mut found);
-    (count, found)
+    count_and_find_in(dom, roots, class, true)
 }
 
-fn walk_counting(
+fn count_and_find_in(
     dom: &WeakDom,
     roots: &[Ref],
     class: &str,
     may_split: bool,
-    count: &mut usize,
-    found: &mut Vec<Ref>,
-) {
-    let mut stack: Vec<(&[Ref], usize)> = vec![(roots, 0)];
-    while let Some((list, at)) = stack.last_mut() {
-        let Some(&r) = list.get(*at) else {
-            stack.pop();
-            continue;
-        };
-        *at += 1;
-        let Some(i) = dom.get_by_ref(r) else {
-            continue;
-        };
-        *count += 1;
+) -> (usize, Vec<Ref>) {
+    let mut count = 0;
+    let mut found = Vec::new();
+    preorder(dom, roots, |r, i| {
+        count += 1;
         if i.class == class {
             found.push(r);
         }
         let children = i.children();
-        if may_split && children.len() >= SPLIT_MIN_CHILDREN {
-            let (first, second) = children.split_at(children.len() / 2);
-            let helped = std::thread::scope(|s| {
-                let helper = std::thread::Builder::new()
-                    .name("procmodel-walk".into())
-                    .spawn_scoped(s, || {
-                        let mut c = 0;
-                        let mut f = Vec::new();
-                        walk_counting(dom, second, class, false, &mut c, &mut f);
-                        (c, f)
-                    });
-                walk_counting(dom, first, class, false, count, found);
-                helper.ok().and_then(|h| h.join().ok())
-            });
-            match helped {
-                Some((c, f)) => {
-                    *count += c;
-                    found.extend(f);
-                }
-                // No helper thread: this one walks the second half too.
-                None => walk_counting(dom, second, class, false, count, found),
-            }
-        } else if !children.is_empty() {
-            stack.push((children, 0));
+        if !may_split || children.len() < SPLIT_MIN_CHILDREN {
+            return true;
         }
-    }
+        // A wide list: its two halves here, at its place in the pre-order.
+        let (first, second) = children.split_at(children.len() / 2);
+        let (c1, f1, helped) = std::thread::scope(|s| {
+            let helper = std::thread::Builder::new()
+                .name("procmodel-walk".into())
+                .spawn_scoped(s, || count_and_find_in(dom, second, class, false));
+            let (c1, f1) = count_and_find_in(dom, first, class, false);
+            (c1, f1, helper.ok().and_then(|h| h.join().ok()))
+        });
+        // No helper thread: this one walks the second half too.
+        let (c2, f2) = helped.unwrap_or_else(|| count_and_find_in(dom, second, class, false));
+        count += c1 + c2;
+        found.extend(f1);
+        found.extend(f2);
+        false
+    });
+    (count, found)
 }
 
 #[cfg(test)]
