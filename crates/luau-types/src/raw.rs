@@ -29,6 +29,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 // - a userdata (`Udata`) has its tag byte at offset 3 and its block at offset 16;
 // - a string (`TString`) has its length (`unsigned int`) at offset 20 and its bytes at 24.
 
+/// `Udata` (lobject.h: `tt, marked, memcat, tag: u8; len: i32; metatable: *Table`, then the
+/// block): where its tag byte, its length and its block are. `tagged` reads userdata
+/// headers back from their blocks with the same numbers.
+pub(crate) const UDATA_TAG: usize = 3;
+pub(crate) const UDATA_LEN: usize = 4;
+pub(crate) const UDATA_BLOCK: usize = 16;
+/// `TString` (lobject.h): where its length (`unsigned int`) and its bytes are.
+const TSTRING_LEN: usize = 20;
+const TSTRING_BYTES: usize = 24;
+
 /// One stack slot, as Luau lays it out (see above). Only [`arg`] hands one out, so a `&Slot`
 /// is a live argument of the running C function: its readers may follow its pointer.
 #[repr(C)]
@@ -102,14 +112,14 @@ pub(crate) unsafe fn stack_layout_matches(
 pub(crate) fn string_bytes_match(slot: &Slot, bytes: *const u8) -> bool {
     slot.tt == ffi::LUA_TSTRING
         && !bytes.is_null()
-        && (slot.value as usize).wrapping_add(24) == bytes as usize
+        && (slot.value as usize).wrapping_add(TSTRING_BYTES) == bytes as usize
 }
 
 /// Whether a userdata slot's value is the header `block` (its data) is 16 bytes into.
 pub(crate) fn userdata_block_matches(slot: &Slot, block: *const u8) -> bool {
     slot.tt == ffi::LUA_TUSERDATA
         && !block.is_null()
-        && (slot.value as usize).wrapping_add(16) == block as usize
+        && (slot.value as usize).wrapping_add(UDATA_BLOCK) == block as usize
 }
 
 /// [`arg`] whether or not direct reads are on (for the check that turns them on).
@@ -169,8 +179,8 @@ impl Slot {
         let ts = self.value as usize as *const u8;
         // SAFETY: a string slot points at a live, immutable `TString` (layout above).
         unsafe {
-            let len = std::ptr::read_unaligned(ts.add(20) as *const u32) as usize;
-            Some(std::slice::from_raw_parts(ts.add(24), len))
+            let len = std::ptr::read_unaligned(ts.add(TSTRING_LEN) as *const u32) as usize;
+            Some(std::slice::from_raw_parts(ts.add(TSTRING_BYTES), len))
         }
     }
 
@@ -182,7 +192,7 @@ impl Slot {
         }
         let u = self.value as usize as *const u8;
         // SAFETY: a userdata slot points at a live `Udata` (layout above).
-        unsafe { (*u.add(3) as c_int == tag).then(|| u.add(16)) }
+        unsafe { (*u.add(UDATA_TAG) as c_int == tag).then(|| u.add(UDATA_BLOCK)) }
     }
 }
 

@@ -180,11 +180,10 @@ pub unsafe fn push<T: Tagged>(state: *mut ffi::lua_State, v: T) {
     }
 }
 
-/// Luau's `Udata` header before the block: `tt, marked, memcat, tag: u8; len: i32;
-/// metatable: *Table` (lobject.h), so the tag is 13 bytes and the length 12 bytes before the
-/// data. A unit test checks this against the C API for every tag.
-const TAG_OFFSET: usize = 13;
-const LEN_OFFSET: usize = 12;
+/// Luau's `Udata` header before the block (`raw::UDATA_*`): the tag is 13 bytes and the
+/// length 12 bytes before the data. A unit test checks this against the C API for every tag.
+const TAG_OFFSET: usize = crate::raw::UDATA_BLOCK - crate::raw::UDATA_TAG;
+const LEN_OFFSET: usize = crate::raw::UDATA_BLOCK - crate::raw::UDATA_LEN;
 
 /// The value of an mlua userdata handle, if it is a `T`.
 pub fn from_userdata<T: Tagged>(ud: &AnyUserData) -> Option<T> {
