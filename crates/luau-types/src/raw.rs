@@ -322,6 +322,22 @@ pub unsafe fn type_at(state: *mut ffi::lua_State, idx: c_int) -> c_int {
     unsafe { ffi::lua_type(state, idx) }
 }
 
+/// The boolean at `idx`, if it is one.
+///
+/// # Safety
+/// `idx` is a valid or absent index of `state`'s stack.
+pub unsafe fn boolean(state: *mut ffi::lua_State, idx: c_int) -> Option<bool> {
+    // SAFETY: as the caller promises.
+    if let Some(slot) = unsafe { arg(state, idx) } {
+        return slot.and_then(Slot::boolean);
+    }
+    // SAFETY: type-checked accessors.
+    unsafe {
+        (ffi::lua_type(state, idx) == ffi::LUA_TBOOLEAN)
+            .then(|| ffi::lua_toboolean(state, idx) != 0)
+    }
+}
+
 /// The number at `idx`, if it is one (no string coercion, as the mlua paths).
 ///
 /// # Safety

@@ -193,25 +193,14 @@ impl FromLua for FastValue {
 /// `idx` is a valid index of `state`'s stack; the string case borrows the stack slot's bytes
 /// only for the copy.
 unsafe fn plain_value(state: *mut ffi::lua_State, idx: c_int) -> Option<FastValue> {
-    // SAFETY: as the caller promises; the slot's kind decides what is read from it.
-    if let Some(Some(slot)) = unsafe { procmodel_luau_types::raw::arg(state, idx) } {
-        match slot.ty() {
-            ffi::LUA_TNIL => return Some(FastValue::Nil),
-            ffi::LUA_TBOOLEAN => return slot.boolean().map(FastValue::Bool),
-            ffi::LUA_TNUMBER => return slot.number().map(FastValue::Number),
-            ffi::LUA_TVECTOR => return slot.vector().map(|v| FastValue::Vector3(Vector3(v))),
-            _ => {}
-        }
-    }
-    // SAFETY: type-checked accessors on a valid index.
+    use procmodel_luau_types::raw;
+    // SAFETY: type-checked readers on a valid index.
     unsafe {
-        Some(match procmodel_luau_types::raw::type_at(state, idx) {
+        Some(match raw::type_at(state, idx) {
             ffi::LUA_TNIL => FastValue::Nil,
-            ffi::LUA_TBOOLEAN => FastValue::Bool(ffi::lua_toboolean(state, idx) != 0),
-            ffi::LUA_TNUMBER => FastValue::Number(ffi::lua_tonumber(state, idx)),
-            ffi::LUA_TVECTOR => {
-                FastValue::Vector3(Vector3(procmodel_luau_types::raw::vector(state, idx)?))
-            }
+            ffi::LUA_TBOOLEAN => FastValue::Bool(raw::boolean(state, idx)?),
+            ffi::LUA_TNUMBER => FastValue::Number(raw::number(state, idx)?),
+            ffi::LUA_TVECTOR => FastValue::Vector3(Vector3(raw::vector(state, idx)?)),
             ffi::LUA_TLIGHTUSERDATA => FastValue::Handle(handle(state, idx)),
             ffi::LUA_TUSERDATA => {
                 if let Some(v) = tagged::get::<CFrame>(state, idx) {
