@@ -3,8 +3,8 @@
 //! raw callbacks and instance handles as light userdata. A bump of mlua or Luau re-checks this
 //! file (its tests do most of that) and `procmodel-luau-types`' `raw` and `tagged` modules,
 //! which hold the rest (C closures and their argument readers — stack slots read in place,
-//! turned on by `tagged::enable_direct_reads` only when Luau's `lua_State`, `TValue` and
-//! `Udata` layouts check out against the C API — `Key::from_stack`, tagged userdata and their
+//! turned on by `tagged::enable_direct_reads` only when Luau's `lua_State`, `TValue`,
+//! `Udata` and `TString` layouts check out against the C API — `Key::from_stack`, tagged userdata and their
 //! layout), with tests of their own.
 //!
 //! Generic over what it serves, so it imports nothing above it but the watchdog's flag reader:
