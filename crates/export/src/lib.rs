@@ -22,8 +22,12 @@
 //!   their `Shape` property, `WedgePart`, `CornerWedgePart`, and `TrussPart` /
 //!   `VehicleSeat` as blocks. `MeshPart`, unions and other BaseParts have no
 //!   mesh data here and are exported as their bounding box with a warning;
-//!   `Terrain` and `NegateOperation` get no mesh (warning). SpecialMesh,
-//!   Decal, Texture and SurfaceAppearance children are ignored (warning).
+//!   `Terrain` and `NegateOperation` get no mesh (warning).
+//! - A part's first mesh child draws it instead of its own shape ([`mesh_child`]):
+//!   `BlockMesh`, `CylinderMesh` (upright), and `SpecialMesh` of MeshType Brick,
+//!   Wedge, Sphere (an ellipsoid filling the size), Cylinder and CornerWedge, at
+//!   `Size × Scale`, displaced by `Offset` in the part's space. FileMesh, Head and
+//!   Torso meshes, Decal, Texture and SurfaceAppearance are ignored (warning).
 //! - Missing properties take the class defaults of the bundled reflection
 //!   database (never a local override, so output is machine-independent).
 //! - Meshes are baked at the part's size (not unit meshes + node scale, which
@@ -52,6 +56,7 @@ use rbx_dom_weak::WeakDom;
 use rbx_dom_weak::types::Ref;
 
 pub use error::{ExportError, ExportWarning, WarningKind};
+pub use scene::{MeshChild, mesh_child};
 pub use shapes::Shape;
 
 use error::ErrorKind;

@@ -3,7 +3,7 @@
 //! appearances numbered in first-use order (so the same tree always gives the
 //! same numbering).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use glam::{DMat3, DQuat, DVec3, Vec3};
 use rbx_dom_weak::types::{Ref, Variant};
@@ -74,13 +74,92 @@ pub(crate) struct PartGeometry {
     pub appearance: usize,
 }
 
-/// A mesh shared by every part with the same shape and effective size.
+/// A mesh shared by every part with the same shape, effective size and mesh offset.
 #[derive(Debug, Clone)]
 pub(crate) struct Geometry {
     pub shape: Shape,
     /// Effective size in output units.
     pub size: Vec3,
     pub mesh: MeshData,
+}
+
+/// A mesh child (`BlockMesh`, `CylinderMesh`, `SpecialMesh` of a primitive MeshType) that
+/// changes how its part is drawn: the shape, a size relative to the part's (`Scale`) and
+/// a displacement in the part's space (`Offset`). Roblox draws one mesh per part: the
+/// first DataModelMesh child; anything else is left out with a warning.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MeshChild {
+    /// The mesh instance.
+    pub referent: Ref,
+    pub shape: Shape,
+    /// The drawn size is the part's `Size` times this (non-negative).
+    pub scale: Vec3,
+    /// Where the mesh is drawn, in the part's space, in studs.
+    pub offset: Vec3,
+}
+
+/// The mesh child `part` is drawn with, if its first DataModelMesh child is one this
+/// exporter can draw (a FileMesh's geometry is an asset, not here). `part_path` names the
+/// part in errors (a Scale or Offset that is not a finite Vector3).
+pub fn mesh_child(
+    dom: &WeakDom,
+    part: &Instance,
+    part_path: &str,
+) -> Result<Option<MeshChild>, ExportError> {
+    let db = rbx_reflection_database::get_bundled();
+    // Parts drawn as a primitive shape take mesh children; MeshParts and unions do not.
+    let takes_meshes = matches!(
+        part.class.as_str(),
+        "WedgePart" | "CornerWedgePart" | "TrussPart" | "VehicleSeat"
+    ) || db
+        .classes
+        .get(part.class.as_str())
+        .is_some_and(|d| db.superclasses_iter(d).any(|c| c.name == "Part"));
+    if !takes_meshes {
+        return Ok(None);
+    }
+    let first = part.children().iter().find_map(|&c| {
+        let child = dom.get_by_ref(c)?;
+        let descriptor = db.classes.get(child.class.as_str())?;
+        db.superclasses_iter(descriptor)
+            .any(|c| c.name == "DataModelMesh")
+            .then_some(child)
+    });
+    let Some(mesh) = first else {
+        return Ok(None);
+    };
+    let path = format!("{part_path}.{}", mesh.name);
+    let props = Props {
+        instance: mesh,
+        path: &path,
+    };
+    let shape = match mesh.class.as_str() {
+        "BlockMesh" => Shape::Block,
+        "CylinderMesh" => Shape::UprightCylinder,
+        "SpecialMesh" => {
+            let mesh_type = match props.get(&["MeshType"]) {
+                None => return Ok(None),
+                Some(v) => props.enum_value("MeshType", v)?,
+            };
+            // Enum.MeshType: Head 0, Torso 1, Wedge 2, Sphere 3, Cylinder 4,
+            // FileMesh 5, Brick 6, (deprecated 7–10), CornerWedge 11.
+            match mesh_type {
+                2 => Shape::Wedge,
+                3 => Shape::Ellipsoid,
+                4 => Shape::Cylinder,
+                6 => Shape::Block,
+                11 => Shape::CornerWedge,
+                _ => return Ok(None),
+            }
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(MeshChild {
+        referent: mesh.referent(),
+        shape,
+        scale: props.vector("Scale", Vec3::ONE)?.abs(),
+        offset: props.vector("Offset", Vec3::ZERO)?,
+    }))
 }
 
 #[derive(Debug, Clone, Default)]
@@ -107,8 +186,10 @@ struct Builder<'a> {
     dom: &'a WeakDom,
     opts: &'a ExportOptions,
     scene: Scene,
-    geometry_ids: HashMap<(Shape, [u32; 3]), usize>,
+    geometry_ids: HashMap<(Shape, [u32; 3], [u32; 3]), usize>,
     appearance_ids: HashMap<([u32; 3], u32, u32), usize>,
+    /// Mesh children drawn as their part's shape (no warning when visited).
+    applied_meshes: HashSet<Ref>,
 }
 
 pub(crate) fn build(
@@ -123,6 +204,7 @@ pub(crate) fn build(
         scene: Scene::default(),
         geometry_ids: HashMap::new(),
         appearance_ids: HashMap::new(),
+        applied_meshes: HashSet::new(),
     };
     for &root in roots {
         if dom.get_by_ref(root).is_none() {
@@ -211,9 +293,18 @@ impl Builder<'_> {
             Some(ancestor) => ancestor.relative(&node.world),
             None => node.world,
         };
+        let mut applied_mesh = None;
         let shape = match drawn {
             Drawn::NotAPart => unreachable!("handled above"),
-            Drawn::Shape(shape) => shape,
+            Drawn::Shape(shape) => match mesh_child(self.dom, instance, &node.path)? {
+                Some(m) => {
+                    let shape = m.shape;
+                    self.applied_meshes.insert(m.referent);
+                    applied_mesh = Some(m);
+                    shape
+                }
+                None => shape,
+            },
             Drawn::BoundingBox => {
                 self.warn(
                     &node.path,
@@ -233,10 +324,14 @@ impl Builder<'_> {
                 return Ok(node);
             }
         };
-        let size = props.size()? * self.opts.scale;
+        let (scale, offset) = match &applied_mesh {
+            Some(m) => (m.scale, m.offset),
+            None => (Vec3::ONE, Vec3::ZERO),
+        };
+        let size = (props.size()? * scale).max(Vec3::splat(MIN_PART_SIZE)) * self.opts.scale;
         let appearance = self.appearance(&props)?;
         node.part = Some(PartGeometry {
-            geometry: self.geometry(shape, size),
+            geometry: self.geometry(shape, size, offset * self.opts.scale),
             appearance: self.appearance_index(appearance),
         });
         Ok(node)
@@ -249,6 +344,10 @@ impl Builder<'_> {
         };
         let is_a = |class: &str| db.superclasses_iter(descriptor).any(|c| c.name == class);
         if !is_a("BasePart") {
+            // Its part (visited first: pre-order) is drawn with it.
+            if self.applied_meshes.contains(&instance.referent()) {
+                return Ok(Drawn::NotAPart);
+            }
             if is_a("DataModelMesh") || is_a("FaceInstance") || is_a("SurfaceAppearance") {
                 self.warn(
                     path,
@@ -306,17 +405,25 @@ impl Builder<'_> {
         })
     }
 
-    fn geometry(&mut self, shape: Shape, size: Vec3) -> usize {
+    /// The geometry of `shape` at `size`, displaced by `offset` in the part's space
+    /// (a mesh child's Offset), both in output units.
+    fn geometry(&mut self, shape: Shape, size: Vec3, offset: Vec3) -> usize {
         let size = shape.effective_size(size);
-        let key = (shape, size.to_array().map(f32::to_bits));
+        let key = (
+            shape,
+            size.to_array().map(f32::to_bits),
+            offset.to_array().map(f32::to_bits),
+        );
         let geometries = &mut self.scene.geometries;
         let segments = self.opts.segments;
         *self.geometry_ids.entry(key).or_insert_with(|| {
-            geometries.push(Geometry {
-                shape,
-                size,
-                mesh: shapes::build(shape, size, segments),
-            });
+            let mut mesh = shapes::build(shape, size, segments);
+            if offset != Vec3::ZERO {
+                for p in &mut mesh.positions {
+                    *p += offset;
+                }
+            }
+            geometries.push(Geometry { shape, size, mesh });
             geometries.len() - 1
         })
     }
@@ -401,6 +508,22 @@ impl<'a> Props<'a> {
                 Ok(size.max(Vec3::splat(MIN_PART_SIZE)))
             }
             Some(other) => Err(self.type_error("Size", "Vector3", other)),
+        }
+    }
+
+    /// A Vector3 property (`default` when the class has none), finite.
+    fn vector(&self, property: &'static str, default: Vec3) -> Result<Vec3, ExportError> {
+        match self.get(&[property]) {
+            None => Ok(default),
+            Some(Variant::Vector3(v)) => {
+                let v = Vec3::new(v.x, v.y, v.z);
+                if v.is_finite() {
+                    Ok(v)
+                } else {
+                    Err(self.not_finite(property))
+                }
+            }
+            Some(other) => Err(self.type_error(property, "Vector3", other)),
         }
     }
 

@@ -17,6 +17,14 @@
 //!   above the right-front corner `(+X/2, +Y/2, −Z/2)`. The right (+X) and
 //!   front (−Z) faces are vertical triangles; the two sloped triangles face
 //!   back (+Z) and left (−X).
+//!
+//! Two more come from mesh children (`SpecialMesh`, `CylinderMesh`), whose
+//! shapes stretch with the part where the part's own do not:
+//!
+//! - **Ellipsoid** (`SpecialMesh` of MeshType Sphere): the ball's sphere
+//!   stretched to fill the whole `Size`.
+//! - **UprightCylinder** (`CylinderMesh`): axis along local **Y**, height
+//!   `Size.Y`, diameter `min(Size.X, Size.Z)`.
 
 use glam::Vec3;
 
@@ -33,10 +41,14 @@ pub enum Shape {
     Wedge,
     /// Roblox's CornerWedgePart shape.
     CornerWedge,
+    /// A sphere stretched to fill `Size` (a `SpecialMesh` of MeshType Sphere).
+    Ellipsoid,
+    /// A cylinder along local Y (a `CylinderMesh`).
+    UprightCylinder,
 }
 
 impl Shape {
-    /// The `Enum.PartType` name of the shape.
+    /// The shape's name: the `Enum.PartType` name of a part's own shape.
     pub fn name(self) -> &'static str {
         match self {
             Shape::Block => "Block",
@@ -44,6 +56,8 @@ impl Shape {
             Shape::Cylinder => "Cylinder",
             Shape::Wedge => "Wedge",
             Shape::CornerWedge => "CornerWedge",
+            Shape::Ellipsoid => "Ellipsoid",
+            Shape::UprightCylinder => "UprightCylinder",
         }
     }
 
@@ -57,7 +71,11 @@ impl Shape {
                 let d = size.y.min(size.z);
                 Vec3::new(size.x, d, d)
             }
-            Shape::Block | Shape::Wedge | Shape::CornerWedge => size,
+            Shape::UprightCylinder => {
+                let d = size.x.min(size.z);
+                Vec3::new(d, size.y, d)
+            }
+            Shape::Block | Shape::Wedge | Shape::CornerWedge | Shape::Ellipsoid => size,
         }
     }
 }
@@ -111,6 +129,25 @@ pub(crate) fn build(shape: Shape, size: Vec3, segments: u32) -> MeshData {
         Shape::Cylinder => cylinder(h.x, h.y.min(h.z), segments),
         Shape::Wedge => wedge(h),
         Shape::CornerWedge => corner_wedge(h),
+        Shape::Ellipsoid => {
+            // The unit sphere scaled per axis; normals by the inverse scale.
+            let mut mesh = ball(1.0, segments);
+            for (p, n) in mesh.positions.iter_mut().zip(&mut mesh.normals) {
+                *p *= h;
+                *n = (*n / h).normalize();
+            }
+            mesh
+        }
+        Shape::UprightCylinder => {
+            // The X-axis cylinder turned a quarter about Z: (x, y, z) → (−y, x, z).
+            let mut mesh = cylinder(h.y, h.x.min(h.z), segments);
+            let turn = |v: Vec3| Vec3::new(-v.y, v.x, v.z);
+            for (p, n) in mesh.positions.iter_mut().zip(&mut mesh.normals) {
+                *p = turn(*p);
+                *n = turn(*n);
+            }
+            mesh
+        }
     }
 }
 
@@ -286,12 +323,14 @@ mod tests {
     use super::*;
     use std::collections::BTreeMap;
 
-    const ALL: [Shape; 5] = [
+    const ALL: [Shape; 7] = [
         Shape::Block,
         Shape::Ball,
         Shape::Cylinder,
         Shape::Wedge,
         Shape::CornerWedge,
+        Shape::Ellipsoid,
+        Shape::UprightCylinder,
     ];
 
     /// Every triangle faces away from the solid's interior, its vertex normals
@@ -399,6 +438,42 @@ mod tests {
     }
 
     #[test]
+    fn ellipsoid_fills_the_whole_size() {
+        let size = Vec3::new(2., 6., 4.);
+        check(
+            Shape::Ellipsoid,
+            size,
+            2 + 11 * 24,
+            2 * 24 + 10 * 48,
+            -size / 2.,
+            size / 2.,
+        );
+        // Every vertex is on the surface x²/a² + y²/b² + z²/c² = 1, and its normal is
+        // the gradient there (p / h²), not the sphere's (p / |p|).
+        let h = size / 2.;
+        let mesh = build(Shape::Ellipsoid, size, 24);
+        for (p, n) in mesh.positions.iter().zip(&mesh.normals) {
+            assert!(((*p / h).length_squared() - 1.0).abs() < 1e-5, "{p}");
+            assert!(n.abs_diff_eq((*p / (h * h)).normalize(), 1e-5), "{p}: {n}");
+        }
+    }
+
+    #[test]
+    fn upright_cylinder_runs_along_y() {
+        let lo = Vec3::new(-1., -3., -1.);
+        check(
+            Shape::UprightCylinder,
+            Vec3::new(2., 6., 3.),
+            2 * 24 + 2 * 25,
+            48 + 48,
+            lo,
+            -lo,
+        );
+        let mesh = build(Shape::UprightCylinder, Vec3::new(2., 6., 3.), 24);
+        assert!(mesh.normals.contains(&Vec3::Y) && mesh.normals.contains(&Vec3::NEG_Y));
+    }
+
+    #[test]
     fn wedge_slopes_down_towards_front() {
         let size = Vec3::new(2., 4., 6.);
         check(Shape::Wedge, size, 18, 8, -size / 2., size / 2.);
@@ -443,7 +518,13 @@ mod tests {
     #[test]
     fn all_shapes_are_closed_at_odd_sizes_and_tessellations() {
         for shape in ALL {
-            for segments in [3, 7, 64] {
+            // An ellipsoid at 3 or 5 segments is a bipyramid on one ring: at this
+            // aspect its faces lean away from the ellipsoid's normals at that ring.
+            let counts: &[u32] = match shape {
+                Shape::Ellipsoid => &[4, 7, 64],
+                _ => &[3, 7, 64],
+            };
+            for &segments in counts {
                 check_solid(&build(shape, Vec3::new(0.3, 7.25, 1.0), segments));
             }
         }
@@ -455,5 +536,10 @@ mod tests {
         assert_eq!(Shape::Ball.effective_size(size), Vec3::splat(3.));
         assert_eq!(Shape::Cylinder.effective_size(size), Vec3::new(3., 4., 4.));
         assert_eq!(Shape::Wedge.effective_size(size), size);
+        assert_eq!(Shape::Ellipsoid.effective_size(size), size);
+        assert_eq!(
+            Shape::UprightCylinder.effective_size(size),
+            Vec3::new(3., 5., 3.)
+        );
     }
 }

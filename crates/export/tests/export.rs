@@ -4,7 +4,7 @@ mod common;
 
 use common::*;
 use procmodel_export::{ExportOptions, WarningKind, to_glb, to_gltf, to_obj};
-use rbx_dom_weak::types::{Color3uint8, Enum, Ref};
+use rbx_dom_weak::types::{Color3uint8, Enum, Ref, Vector3};
 use rbx_dom_weak::{InstanceBuilder, WeakDom};
 use serde_json::Value;
 
@@ -516,4 +516,169 @@ fn exporting_the_dom_root_keeps_getfullname_paths() {
     assert_eq!(export.warnings.len(), 1);
     assert_eq!(export.warnings[0].path, "F.Statue");
     assert!(export.output.obj.contains("\no F.Statue\n"));
+}
+
+/// The POSITION accessor bounds of `name`'s mesh.
+fn mesh_bounds(doc: &Value, name: &str) -> (Vec<f32>, Vec<f32>) {
+    let mesh = node(doc, name)["mesh"].as_u64().unwrap() as usize;
+    let position = doc["meshes"][mesh]["primitives"][0]["attributes"]["POSITION"]
+        .as_u64()
+        .unwrap() as usize;
+    let accessor = &doc["accessors"][position];
+    (floats(&accessor["min"]), floats(&accessor["max"]))
+}
+
+/// The world-space vertex bounds of one OBJ object.
+fn obj_bounds(obj: &str, object: &str) -> ([f32; 3], [f32; 3]) {
+    let vertices: Vec<[f32; 3]> = obj
+        .split("\no ")
+        .find(|s| s.starts_with(&format!("{object}\n")))
+        .unwrap_or_else(|| panic!("no object {object}"))
+        .lines()
+        .filter_map(|l| l.strip_prefix("v "))
+        .map(|l| {
+            let v: Vec<f32> = l.split(' ').map(|x| x.parse().unwrap()).collect();
+            [v[0], v[1], v[2]]
+        })
+        .collect();
+    let lo = vertices
+        .iter()
+        .fold([f32::MAX; 3], |a, v| [0, 1, 2].map(|i| a[i].min(v[i])));
+    let hi = vertices
+        .iter()
+        .fold([f32::MIN; 3], |a, v| [0, 1, 2].map(|i| a[i].max(v[i])));
+    (lo, hi)
+}
+
+#[test]
+fn mesh_children_change_the_drawn_shape_size_and_offset() {
+    let mesh = |class: &str, mesh_type: Option<u32>, scale: Vector3, offset: Vector3| {
+        let b = InstanceBuilder::new(class)
+            .with_name("Mesh")
+            .with_property("Scale", scale)
+            .with_property("Offset", offset);
+        match mesh_type {
+            Some(t) => b.with_property("MeshType", Enum::from_u32(t)),
+            None => b,
+        }
+    };
+    let one = v3(1.0, 1.0, 1.0);
+    let zero = v3(0.0, 0.0, 0.0);
+    let model = InstanceBuilder::new("Model")
+        .with_name("M")
+        // SpecialMesh Sphere: an ellipsoid filling Size × Scale, moved by Offset.
+        .with_child(
+            part("Part", "Egg", v3(4.0, 2.0, 2.0), at(0.0, 0.0, 0.0)).with_child(mesh(
+                "SpecialMesh",
+                Some(3),
+                v3(1.0, 2.0, 1.0),
+                v3(0.0, 1.0, 0.0),
+            )),
+        )
+        // CylinderMesh: upright, diameter min(X, Z).
+        .with_child(
+            part("Part", "Coin", v3(2.0, 0.5, 3.0), at(10.0, 0.0, 0.0)).with_child(mesh(
+                "CylinderMesh",
+                None,
+                one,
+                zero,
+            )),
+        )
+        // BlockMesh at half scale on a cylinder part: a box of half the size.
+        .with_child(
+            part("Part", "Crate", v3(4.0, 2.0, 2.0), at(20.0, 0.0, 0.0))
+                .with_property("Shape", Enum::from_u32(2))
+                .with_child(mesh("BlockMesh", None, v3(0.5, 0.5, 0.5), zero)),
+        )
+        // SpecialMesh Cylinder: along X like a cylinder part.
+        .with_child(
+            part("Part", "Log", v3(6.0, 2.0, 4.0), at(30.0, 0.0, 0.0)).with_child(mesh(
+                "SpecialMesh",
+                Some(4),
+                one,
+                zero,
+            )),
+        )
+        // A FileMesh's geometry is an asset: the part stays a block, with a warning.
+        .with_child(
+            part("Part", "Statue", v3(2.0, 2.0, 2.0), at(40.0, 0.0, 0.0)).with_child(mesh(
+                "SpecialMesh",
+                Some(5),
+                one,
+                zero,
+            )),
+        )
+        // The offset is in the part's space: it turns with the part.
+        .with_child(
+            part(
+                "Part",
+                "Turned",
+                v3(2.0, 2.0, 2.0),
+                turned_y(50.0, 0.0, 0.0, 90.0),
+            )
+            .with_child(mesh("BlockMesh", None, one, v3(3.0, 0.0, 0.0))),
+        );
+    let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+    let root = dom.root_ref();
+    let model = dom.insert(root, model);
+
+    let export = to_gltf(&dom, &[model], &ExportOptions::default()).unwrap();
+    let warnings: Vec<String> = export.warnings.iter().map(|w| w.to_string()).collect();
+    assert_eq!(
+        warnings,
+        ["M.Statue.Mesh: SpecialMesh is not applied to the exported geometry"]
+    );
+    let doc: Value = serde_json::from_str(&export.output.json).unwrap();
+    let (lo, hi) = mesh_bounds(&doc, "Egg");
+    assert!(
+        close(&lo, &[-2.0, -1.0, -1.0]) && close(&hi, &[2.0, 3.0, 1.0]),
+        "{lo:?} {hi:?}"
+    );
+    let (lo, hi) = mesh_bounds(&doc, "Coin");
+    assert!(
+        close(&lo, &[-1.0, -0.25, -1.0]) && close(&hi, &[1.0, 0.25, 1.0]),
+        "{lo:?} {hi:?}"
+    );
+    let (lo, hi) = mesh_bounds(&doc, "Crate");
+    assert!(
+        close(&lo, &[-1.0, -0.5, -0.5]) && close(&hi, &[1.0, 0.5, 0.5]),
+        "{lo:?} {hi:?}"
+    );
+    let (lo, hi) = mesh_bounds(&doc, "Log");
+    assert!(
+        close(&lo, &[-3.0, -1.0, -1.0]) && close(&hi, &[3.0, 1.0, 1.0]),
+        "{lo:?} {hi:?}"
+    );
+    let (lo, hi) = mesh_bounds(&doc, "Statue");
+    assert!(
+        close(&lo, &[-1.0; 3]) && close(&hi, &[1.0; 3]),
+        "{lo:?} {hi:?}"
+    );
+    let names: Vec<&str> = doc["meshes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.iter().any(|n| n.starts_with("Ellipsoid ")),
+        "{names:?}"
+    );
+    assert!(
+        names.iter().any(|n| n.starts_with("UprightCylinder ")),
+        "{names:?}"
+    );
+    // The applied meshes stay nodes of their own (the DOM hierarchy is kept).
+    assert!(node(&doc, "Mesh").get("mesh").is_none());
+
+    // OBJ vertices are in world space: the turned part's offset +X lands on −Z.
+    let obj = to_obj(&dom, &[model], &ExportOptions::default())
+        .unwrap()
+        .output
+        .obj;
+    let (lo, hi) = obj_bounds(&obj, "M.Turned");
+    assert!(
+        close(&lo, &[49.0, -1.0, -4.0]) && close(&hi, &[51.0, 1.0, -2.0]),
+        "{lo:?} {hi:?}"
+    );
 }

@@ -25,6 +25,25 @@ pub enum Shape {
     Cylinder,
     Wedge,
     CornerWedge,
+    /// A `SpecialMesh` of MeshType Sphere: a sphere stretched to the part's size.
+    Ellipsoid,
+    /// A `CylinderMesh`: a cylinder along the part's Y axis.
+    UprightCylinder,
+}
+
+impl From<procmodel_export::Shape> for Shape {
+    fn from(s: procmodel_export::Shape) -> Shape {
+        use procmodel_export::Shape as E;
+        match s {
+            E::Block => Shape::Block,
+            E::Ball => Shape::Ball,
+            E::Cylinder => Shape::Cylinder,
+            E::Wedge => Shape::Wedge,
+            E::CornerWedge => Shape::CornerWedge,
+            E::Ellipsoid => Shape::Ellipsoid,
+            E::UprightCylinder => Shape::UprightCylinder,
+        }
+    }
 }
 
 /// One node of the scene tree.
@@ -150,9 +169,16 @@ impl Encoder {
                 .or_insert_with(|| procmodel_dom::is_a(inst.class.as_str(), "BasePart"));
             if is_part {
                 parts += 1;
-                let (shape, key) = part_key(inst, owner);
+                // A mesh child draws the part the way the glTF export does; a bad Scale or
+                // Offset draws the part itself (the export reports it).
+                let mesh = if inst.children().is_empty() {
+                    None
+                } else {
+                    procmodel_export::mesh_child(dom, inst, "").ok().flatten()
+                };
+                let (shape, key) = part_key(inst, owner, mesh.map(|m| m.shape.into()));
                 let acc = batches.entry(key).or_default();
-                push_part(acc, inst, shape, me.max(0) as u32);
+                push_part(acc, inst, shape, mesh, me.max(0) as u32);
             }
             let is_results = inst.class == "GeneratedFolder";
             let children = inst.children();
@@ -193,8 +219,9 @@ impl Encoder {
     }
 }
 
-fn part_key(inst: &Instance, model: i64) -> (Shape, BatchKey) {
+fn part_key(inst: &Instance, model: i64, mesh: Option<Shape>) -> (Shape, BatchKey) {
     let shape = match inst.class.as_str() {
+        _ if let Some(mesh) = mesh => mesh,
         "WedgePart" => Shape::Wedge,
         "CornerWedgePart" => Shape::CornerWedge,
         "Part" => match inst.properties.get(&NAMES.shape) {
@@ -224,7 +251,13 @@ fn part_key(inst: &Instance, model: i64) -> (Shape, BatchKey) {
     (shape, (model, shape, material, t))
 }
 
-fn push_part(acc: &mut Acc, inst: &Instance, shape: Shape, node: u32) {
+fn push_part(
+    acc: &mut Acc,
+    inst: &Instance,
+    shape: Shape,
+    mesh: Option<procmodel_export::MeshChild>,
+    node: u32,
+) {
     let cf = match inst.properties.get(&KEYS.cframe) {
         Some(Variant::CFrame(c)) => *c,
         _ => rbx_types::CFrame::identity(),
@@ -238,11 +271,19 @@ fn push_part(acc: &mut Acc, inst: &Instance, shape: Shape, node: u32) {
     } else {
         glam::Vec3::ZERO
     };
+    let (size, offset) = match mesh {
+        Some(m) => (size * m.scale, m.offset),
+        None => (size, glam::Vec3::ZERO),
+    };
     let scale = match shape {
         Shape::Ball => glam::Vec3::splat(size.min_element()),
         Shape::Cylinder => {
             let d = size.y.min(size.z);
             glam::Vec3::new(size.x, d, d)
+        }
+        Shape::UprightCylinder => {
+            let d = size.x.min(size.z);
+            glam::Vec3::new(d, size.y, d)
         }
         _ => size,
     };
@@ -255,7 +296,7 @@ fn push_part(acc: &mut Acc, inst: &Instance, shape: Shape, node: u32) {
     for c in cols {
         acc.matrices.extend_from_slice(&[c.x, c.y, c.z, 0.0]);
     }
-    let t = a.translation;
+    let t = glam::Vec3::from(a.translation) + a.matrix3 * offset;
     acc.matrices.extend_from_slice(&[t.x, t.y, t.z, 1.0]);
     acc.colors
         .extend_from_slice(&color_of(inst).map(srgb_to_linear));
@@ -354,5 +395,56 @@ mod tests {
             "the wedge batch is gone"
         );
         assert_eq!(third.body, encode(&dom).body);
+    }
+
+    #[test]
+    fn mesh_children_draw_their_part_as_the_export_does() {
+        let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+        let root = dom.root_ref();
+        let ws = dom.insert(root, InstanceBuilder::new("Workspace"));
+        // Turned 90° about Y: the mesh's Offset (+X in the part's space) lands on −Z.
+        let turned = rbx_types::Matrix3::new(
+            rbx_types::Vector3::new(0.0, 0.0, 1.0),
+            rbx_types::Vector3::new(0.0, 1.0, 0.0),
+            rbx_types::Vector3::new(-1.0, 0.0, 0.0),
+        );
+        dom.insert(
+            ws,
+            InstanceBuilder::new("Part")
+                .with_property("Size", rbx_types::Vector3::new(2.0, 4.0, 6.0))
+                .with_property(
+                    "CFrame",
+                    rbx_types::CFrame::new(rbx_types::Vector3::new(10.0, 0.0, 0.0), turned),
+                )
+                .with_child(
+                    InstanceBuilder::new("SpecialMesh")
+                        .with_property("MeshType", rbx_types::Enum::from_u32(3))
+                        .with_property("Scale", rbx_types::Vector3::new(1.0, 0.5, 1.0))
+                        .with_property("Offset", rbx_types::Vector3::new(3.0, 0.0, 0.0)),
+                ),
+        );
+        // A CylinderMesh: upright, its diameter the smaller of X and Z.
+        dom.insert(
+            ws,
+            InstanceBuilder::new("Part")
+                .with_property("Size", rbx_types::Vector3::new(3.0, 0.5, 2.0))
+                .with_child(InstanceBuilder::new("CylinderMesh")),
+        );
+        let e = encode(&dom);
+        let shapes: Vec<Shape> = e.batches.iter().map(|b| b.shape).collect();
+        assert_eq!(shapes, [Shape::Ellipsoid, Shape::UprightCylinder]);
+        let f = |i: usize| f32::from_le_bytes(e.body[i * 4..i * 4 + 4].try_into().unwrap());
+        // The ellipsoid: columns scaled by (2, 2, 6), at (10, 0, −3).
+        let x_axis = [f(0), f(1), f(2)];
+        let y_axis = [f(4), f(5), f(6)];
+        let z_axis = [f(8), f(9), f(10)];
+        assert_eq!(
+            (x_axis, y_axis, z_axis),
+            ([0.0, 0.0, -2.0], [0.0, 2.0, 0.0], [6.0, 0.0, 0.0])
+        );
+        assert_eq!([f(12), f(13), f(14)], [10.0, 0.0, -3.0]);
+        // The cylinder's batch follows the ellipsoid's matrix, colour and id.
+        let c = 16 + 3 + 1;
+        assert_eq!([f(c), f(c + 5), f(c + 10)], [2.0, 0.5, 2.0]);
     }
 }

@@ -90,6 +90,9 @@ const GEOMETRY = {
   Cylinder: cylinder,
   Wedge: wedgeGeometry(false),
   CornerWedge: wedgeGeometry(true),
+  // Mesh children (SpecialMesh Sphere, CylinderMesh): the instance matrix stretches these.
+  Ellipsoid: new THREE.SphereGeometry(0.5, 24, 12),
+  UprightCylinder: new THREE.CylinderGeometry(0.5, 0.5, 1, 24),
 };
 const TRIANGLES = Object.fromEntries(Object.entries(GEOMETRY).map(([k, g]) => [k, (g.index ? g.index.count : g.attributes.position.count) / 3]));
 
