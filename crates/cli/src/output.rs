@@ -90,9 +90,7 @@ pub fn write(dom: &WeakDom, roots: &[Ref], format: Format, path: &Path) -> Resul
             (e.output.obj.into_bytes(), e.warnings)
         }
     };
-    for w in &warnings {
-        eprintln!("warning: {w}");
-    }
+    crate::export::print_warnings(&warnings, false);
     write_atomic(path, &bytes)?;
     Ok(Written {
         len: bytes.len() as u64,
