@@ -195,6 +195,9 @@ pub struct Produced {
     /// The move [`place`] gave the results (None for results that came placed, as a cache's
     /// do: then the model's pivot).
     pub delta: Option<glam::Affine3A>,
+    /// The run changed the scene outside its container (as far as it was watched): such a
+    /// run is not kept in a result cache, whose hits would skip those changes.
+    pub wrote_outside: bool,
 }
 
 /// Reads the generator, params (Size normalised by Scale, attributes) and sandbox state.
@@ -245,6 +248,8 @@ pub fn prepare(dom: &WeakDom, model: Ref) -> Result<Prepared, GenerationFailure>
             attributes,
             size,
             allow_outside_write: caps & capability_bit("AccessOutsideWrite") != 0,
+            // Set by whoever runs it (the frame loop, a parallel step).
+            watch_outside: procmodel_script::WatchOutside::Off,
         },
         sandboxed,
     })
@@ -268,6 +273,7 @@ pub fn produce(
         defaults: generator.attributes.clone().unwrap_or_default(),
         placed: false,
         delta: None,
+        wrote_outside: out.wrote_outside,
     })
 }
 
@@ -297,6 +303,7 @@ pub fn start(
             defaults,
             placed: false,
             delta: None,
+            wrote_outside: out.wrote_outside,
         }),
         procmodel_script::RunState::Suspended => Started::Pending(pending, defaults),
     })

@@ -181,6 +181,7 @@ impl crate::Engine {
                         defaults: hit.attributes,
                         placed: true,
                         delta: None,
+                        wrote_outside: false,
                     };
                     // What placing would have done to the model itself.
                     self.host
@@ -196,6 +197,16 @@ impl crate::Engine {
         }
         self.st().cache_keys.insert(model, key);
         None
+    }
+
+    /// How runs on the scene's VM watch their writes outside their container: noted when a
+    /// result cache is on (a run that makes them is not cached), else not at all.
+    pub(crate) fn watch_outside(&self) -> procmodel_script::WatchOutside {
+        if self.st().config.cache.is_some() {
+            procmodel_script::WatchOutside::Note
+        } else {
+            procmodel_script::WatchOutside::Off
+        }
     }
 
     /// [`Self::cached`] for each of `models`: the reports of hits, and the misses in order.

@@ -31,6 +31,10 @@ impl Engine {
         produced: apply::Produced,
         held: Option<rbx_dom_weak::WeakDom>,
     ) -> Result<usize, GenerationFailure> {
+        if produced.wrote_outside {
+            // A hit would give these results without the run's changes to the scene.
+            self.st().cache_keys.remove(&model);
+        }
         let state = self.state.clone();
         let mut produced = produced;
         let result = self.host.with_dom_mut(|dom| {

@@ -178,10 +178,11 @@ impl Engine {
         let started = Instant::now();
         self.st().states.entry(model).or_default().runs += 1;
         let fp = self.fingerprint(model);
-        let prepared = match self.host.with_dom_ref(|dom| apply::prepare(dom, model)) {
+        let mut prepared = match self.host.with_dom_ref(|dom| apply::prepare(dom, model)) {
             Ok(p) => p,
             Err(failure) => return Some(self.fail(model, failure, started.elapsed())),
         };
+        prepared.inputs.watch_outside = self.watch_outside();
         if let Some(hit) = self.cached(model, &prepared, started) {
             return Some(hit);
         }

@@ -8,7 +8,7 @@ use crate::apply::{self, Prepared, Produced};
 use crate::fingerprint::SourceDigests;
 use crate::provenance::{Inputs, Precomputed};
 use crate::report::{GenerationFailure, Report};
-use procmodel_script::{HostConfig, ScriptRuntime};
+use procmodel_script::{HostConfig, ScriptRuntime, WatchOutside};
 use rbx_dom_weak::{InstanceBuilder, WeakDom};
 use rbx_types::Ref;
 use std::collections::{HashMap, HashSet};
@@ -71,14 +71,21 @@ impl Queue {
 }
 
 /// Runs one model to completion on `host` and positions its results (steps 2–3) there.
+/// `watch`: how writes outside the model's container are watched (a parallel step defers
+/// them: [`procmodel_script::WatchOutside::Defer`]).
 pub fn run_one(
     host: &Host,
     m: Ref,
     required: &mut HashMap<Ref, String>,
+    watch: WatchOutside,
 ) -> (Ref, RunResult, Duration) {
     let start = Instant::now();
     let result = host
         .with_dom_ref(|d| apply::prepare(d, m))
+        .map(|mut p| {
+            p.inputs.watch_outside = watch;
+            p
+        })
         .and_then(|p| apply::produce(host, &p, required).map(|o| (p, o)))
         .map(|(p, mut o)| {
             o.delta = Some(host.with_dom_mut(|d| apply::place(d, m, &o)));
@@ -189,15 +196,45 @@ impl Drop for Pool {
     }
 }
 
+/// The DataModel and Workspace a scene copy's `game` and `workspace` are.
+fn scene_identity(dom: &WeakDom) -> (Ref, Option<Ref>) {
+    let root = dom.root_ref();
+    let workspace = dom
+        .root()
+        .children()
+        .iter()
+        .copied()
+        .find(|&c| dom.get_by_ref(c).is_some_and(|i| i.class == "Workspace"));
+    (root, workspace)
+}
+
 /// A worker thread: one VM for its whole life, run over each job's scene copy, taking models
 /// from the job's queue until it is empty and sending each result as it finishes.
 fn worker(runtime: &dyn ScriptRuntime, config: HostConfig, jobs: Receiver<Job>) {
-    let host = crate::new_host(runtime, &config, None)
-        .map_err(|e| GenerationFailure::Host(format!("cannot start a worker VM: {e}")));
+    // The VM is made over the first job's scene copy: its `game` and `workspace` globals are
+    // bound to that DataModel and Workspace when it starts (and resolved into the modules it
+    // loads), so they are the scene's. A copy of another DataModel (the scene replaced) gets
+    // a new VM.
+    let mut vm: Option<(
+        Result<std::rc::Rc<Host>, GenerationFailure>,
+        (Ref, Option<Ref>),
+    )> = None;
     let mut required = HashMap::new();
     let mut sources = SourceDigests::default();
     for job in jobs {
-        let host = match &host {
+        let identity = scene_identity(&job.dom);
+        match &vm {
+            Some((Ok(host), bound)) if *bound == identity => host.replace_dom(job.dom),
+            _ => {
+                required.clear();
+                sources = SourceDigests::default();
+                let host = crate::new_host(runtime, &config, Some(job.dom))
+                    .map_err(|e| GenerationFailure::Host(format!("cannot start a worker VM: {e}")));
+                vm = Some((host, identity));
+            }
+        }
+        let host = &vm.as_ref().expect("set above").0;
+        let host = match host {
             Ok(h) => h,
             Err(msg) => {
                 // Fail the models this worker takes (the engine's VM runs the others).
@@ -212,9 +249,8 @@ fn worker(runtime: &dyn ScriptRuntime, config: HostConfig, jobs: Receiver<Job>) 
                 continue;
             }
         };
-        host.replace_dom(job.dom);
         while let Some(m) = job.queue.take() {
-            let (model, result, elapsed) = run_one(&**host, m, &mut required);
+            let (model, result, elapsed) = run_one(&**host, m, &mut required, WatchOutside::Defer);
             let provenance = match (&result, job.hash) {
                 (Ok((_, o)), true) => Some(host.with_dom_ref(|d| Precomputed {
                     hash: procmodel_dom::hash::children_hash(d, o.container),
@@ -308,26 +344,29 @@ impl Engine {
             ready: HashMap::new(),
         };
         while let Some(m) = queue.take() {
-            let (m, result, elapsed) = run_one(&*host, m, &mut required);
+            // The scene's VM defers such writes too: every run that makes them happens
+            // again when its turn to be applied comes, so they reach the scene in the
+            // models' order, whichever VM took them.
+            let (m, result, elapsed) = run_one(&*host, m, &mut required, WatchOutside::Defer);
             order
                 .ready
                 .insert(m, (result.map(|(p, o)| (p, o, None)), elapsed));
             while let Ok(f) = rx.try_recv() {
                 self.take_finished(&mut order, f);
             }
-            self.apply_in_order(&mut order, &mut reports, max_depth);
+            self.apply_in_order(&mut order, &mut reports, max_depth, &mut required);
         }
         // The queue is empty: apply what the workers still send until they are done.
         for f in rx {
             self.take_finished(&mut order, f);
-            self.apply_in_order(&mut order, &mut reports, max_depth);
+            self.apply_in_order(&mut order, &mut reports, max_depth, &mut required);
         }
         // Models whose worker died leave a gap: apply the rest after it.
         while let Some(m) = order.models.get(order.next) {
             if !order.ready.contains_key(m) {
                 order.next += 1;
             }
-            self.apply_in_order(&mut order, &mut reports, max_depth);
+            self.apply_in_order(&mut order, &mut reports, max_depth, &mut required);
         }
         self.st().required = required;
         all.iter()
@@ -357,12 +396,23 @@ impl Engine {
         order: &mut InOrder<'_>,
         reports: &mut HashMap<Ref, Report>,
         max_depth: usize,
+        required: &mut HashMap<Ref, String>,
     ) {
         while let Some(&m) = order.models.get(order.next) {
             let Some((result, elapsed)) = order.ready.remove(&m) else {
                 break;
             };
             order.next += 1;
+            let (result, elapsed) = match result {
+                // Its writes outside its container reach the scene from here, in order.
+                Err(GenerationFailure::OutsideWriteDeferred(_)) => {
+                    let host = self.host.clone();
+                    let watch = self.watch_outside();
+                    let (_, result, more) = run_one(&*host, m, required, watch);
+                    (result.map(|(p, o)| (p, o, None)), elapsed + more)
+                }
+                other => (other, elapsed),
+            };
             let r = self.apply_parallel(m, result, elapsed, max_depth);
             reports.insert(m, r);
         }

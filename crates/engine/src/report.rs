@@ -85,6 +85,9 @@ pub enum GenerationFailure {
     WorkerDied,
     /// The host could not run the generator at all (the VM could not start).
     Host(String),
+    /// A run on a worker VM wrote outside its container, where the write cannot reach the
+    /// scene; the engine runs the model again on the scene's VM, so no report carries this.
+    OutsideWriteDeferred(String),
 }
 
 impl GenerationFailure {
@@ -108,6 +111,7 @@ impl GenerationFailure {
             GenerationFailure::NotFinished { .. } => "not_finished",
             GenerationFailure::WorkerDied => "worker_died",
             GenerationFailure::Host(_) => "host",
+            GenerationFailure::OutsideWriteDeferred(_) => "outside_write_deferred",
         }
     }
 
@@ -169,6 +173,9 @@ impl From<&HostError> for GenerationFailure {
             }
             HostError::Read { .. } => GenerationFailure::BadGenerator(e.to_string()),
             HostError::Vm(_) => GenerationFailure::Host(e.to_string()),
+            HostError::OutsideWriteDeferred { .. } => {
+                GenerationFailure::OutsideWriteDeferred(e.to_string())
+            }
         }
     }
 }
@@ -206,7 +213,8 @@ impl fmt::Display for GenerationFailure {
             GenerationFailure::BadGenerator(m)
             | GenerationFailure::Cancelled(m)
             | GenerationFailure::Terrain(m)
-            | GenerationFailure::Host(m) => f.write_str(m),
+            | GenerationFailure::Host(m)
+            | GenerationFailure::OutsideWriteDeferred(m) => f.write_str(m),
             GenerationFailure::ResultCapabilities { instance } => write!(
                 f,
                 "{instance} in the results has capabilities the sandboxed generator does not have"

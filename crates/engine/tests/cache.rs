@@ -373,3 +373,110 @@ fn provenance_off_records_nothing_unless_a_cache_needs_it() {
         "a cache's entries are checked by the content hash: it is recorded anyway"
     );
 }
+
+/// Models whose generator changes the scene outside its container: a Part parented to the
+/// Workspace and voxels written to `workspace.Terrain` (an unsandboxed module may).
+const WRITES_OUTSIDE: &str = r#"
+local G = { Attributes = { K = 1 } }
+function G.OnGenerate(params, target)
+    local x = 0
+    for i = 1, 200000 do x = x + i % 7 end
+    local k = params.Attributes.K
+    local p = Instance.new("Part")
+    p.Name = "Outside" .. k
+    p.Parent = workspace
+    workspace.Terrain:FillBlock(CFrame.new(k * 8, 0, 0), Vector3.new(4, 4, 4), Enum.Material.Grass)
+    local q = Instance.new("Part")
+    q.Name = "Inside" .. k
+    q.Parent = target
+end
+return G
+"#;
+
+fn outside_scene(cache: Option<Arc<dyn ResultCache>>, jobs: usize) -> Engine {
+    let mut e = Engine::new(
+        procmodel_luau::runtime(),
+        EngineConfig {
+            cache,
+            jobs,
+            ..EngineConfig::default()
+        },
+    )
+    .unwrap();
+    let root = e.with_dom(|d| d.root_ref());
+    let g = e.insert(
+        root,
+        InstanceBuilder::new("ModuleScript")
+            .with_name("Gen")
+            .with_property("Source", Variant::String(WRITES_OUTSIDE.to_owned())),
+    );
+    let ws = e.workspace();
+    for k in 0..8 {
+        let mut a = Attributes::new();
+        a.insert("K".into(), Variant::Float64(k as f64));
+        e.insert(
+            ws,
+            InstanceBuilder::new("ProceduralModel")
+                .with_name(format!("M{k}"))
+                .with_property("Generator", Variant::Ref(g))
+                .with_property("Attributes", Variant::Attributes(a)),
+        );
+    }
+    e
+}
+
+fn outside_parts(e: &Engine) -> Vec<String> {
+    e.with_dom(|d| {
+        d.get_by_ref(e.workspace())
+            .unwrap()
+            .children()
+            .iter()
+            .map(|&c| d.get_by_ref(c).unwrap().name.clone())
+            .filter(|n| n.starts_with("Outside"))
+            .collect()
+    })
+}
+
+#[test]
+fn writes_outside_the_container_reach_the_scene_in_order_with_any_number_of_workers() {
+    // On a worker such a write went to the worker's copy of the scene and was lost; every
+    // run that makes one now happens on the scene's VM, when its turn to be applied comes.
+    let run = |jobs: usize| {
+        let mut e = outside_scene(None, jobs);
+        settle(&mut e);
+        let names = outside_parts(&e);
+        (saved(&e, "rbxl"), names)
+    };
+    let (one, names) = run(1);
+    let expected: Vec<String> = (0..8).map(|k| format!("Outside{k}")).collect();
+    assert_eq!(names, expected);
+    let (two, names) = run(2);
+    assert_eq!(names, expected, "jobs 2");
+    assert!(one == two, "the saved scenes differ between --jobs 1 and 2");
+}
+
+#[test]
+fn a_run_that_writes_outside_its_container_is_never_cached() {
+    // A hit gives the results alone: the Part in the Workspace and the voxels would be
+    // missing from a scene whose models all came from the cache.
+    for jobs in [1, 2] {
+        let cache = Arc::new(Mem::default());
+        let mut first = outside_scene(Some(cache.clone()), jobs);
+        settle(&mut first);
+        assert_eq!(
+            cache.puts.load(Ordering::Relaxed),
+            0,
+            "jobs {jobs}: nothing stored"
+        );
+        let mut second = outside_scene(Some(cache.clone()), jobs);
+        settle(&mut second);
+        assert_eq!(cache.hits.load(Ordering::Relaxed), 0, "jobs {jobs}");
+        assert_eq!(outside_parts(&second).len(), 8, "jobs {jobs}");
+        let (mut fresh, ext) = (outside_scene(None, 1), "rbxl");
+        settle(&mut fresh);
+        assert!(
+            saved(&fresh, ext) == saved(&second, ext),
+            "jobs {jobs}: the cached engine's scene differs from a fresh one"
+        );
+    }
+}

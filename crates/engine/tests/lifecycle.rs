@@ -1192,3 +1192,57 @@ fn a_model_whose_inputs_a_later_generator_changes_regenerates_at_the_next_step()
     assert_eq!(e.runs(a), 1);
     assert!(e.step().is_empty());
 }
+
+#[test]
+fn generators_on_worker_vms_see_the_scenes_game_and_workspace() {
+    // A worker's VM starts with a DataModel of its own and then runs over copies of the
+    // scene: `game` and `workspace` must be the scene's, not that first DataModel's (they
+    // were, so every model a worker took failed with "instance no longer exists").
+    const READS_THE_SCENE: &str = r#"
+local G = { Attributes = { K = 1 } }
+function G.OnGenerate(params, target)
+    local x = 0
+    for i = 1, 300000 do x = x + i % 7 end
+    local ws = game:GetService("Workspace")
+    assert(ws == workspace and workspace == Workspace and game == Game, "globals differ")
+    assert(workspace:FindFirstChild("Marker"), "no Marker in the workspace")
+    local p = Instance.new("Part")
+    p.Name = workspace.Name .. "/" .. game.ClassName .. "/" .. #workspace:GetChildren()
+    p.Parent = target
+end
+return G
+"#;
+    let build = |jobs: usize| {
+        let mut e = Engine::new(
+            procmodel_luau::runtime(),
+            EngineConfig {
+                jobs,
+                ..EngineConfig::default()
+            },
+        )
+        .unwrap();
+        let ws = e.workspace();
+        e.insert(ws, InstanceBuilder::new("Part").with_name("Marker"));
+        let g = module(&mut e, "Reads", READS_THE_SCENE);
+        let models: Vec<Ref> = (0..12)
+            .map(|i| model(&mut e, g, &[("K", Variant::Float64(i as f64))]))
+            .collect();
+        for round in 0..2 {
+            let reports = e.step();
+            assert_eq!(reports.len(), 12);
+            for r in &reports {
+                assert!(r.is_ok(), "jobs {jobs}, round {round}: {r:?}");
+            }
+            for &m in &models {
+                e.force_generation(m);
+            }
+        }
+        let out = tmp(&format!("reads-scene-{jobs}-{}.rbxl", rand_name()));
+        e.save(&out).unwrap();
+        std::fs::read(out).unwrap()
+    };
+    assert!(
+        build(1) == build(2),
+        "the saved scenes differ between --jobs 1 and 2"
+    );
+}

@@ -73,6 +73,10 @@ pub struct Ctx {
     /// While a generator runs: writes to instances in the scene are refused (a generator may
     /// only modify its targetContainer and instances it created).
     pub outside_write_locked: bool,
+    /// While a generator that may write to the scene runs: whether such writes are watched.
+    pub watch_outside: procmodel_script::WatchOutside,
+    /// A watched run wrote (Note) or tried to write (Defer) outside its container.
+    pub wrote_outside: std::cell::Cell<bool>,
     /// Models whose `ForceGeneration()` was called, in call order.
     pub forced: Vec<Ref>,
     /// `Instance.new` class resolutions (None: not creatable).
@@ -118,6 +122,8 @@ impl Ctx {
             new_classes: FxHashMap::default(),
             forced: Vec::new(),
             outside_write_locked: false,
+            watch_outside: procmodel_script::WatchOutside::Off,
+            wrote_outside: std::cell::Cell::new(false),
             managed: None,
             may_have_managed: false,
             scene_cache: std::cell::Cell::new((Ref::none(), false)),
@@ -195,9 +201,17 @@ impl Ctx {
         }
     }
 
-    /// Refuses a generator's write to an instance in the scene (SPEC §4 sandboxing).
+    /// Whether writes must go through [`Ctx::check_write`]: a generator runs that may not
+    /// write to the scene, or whose writes there are watched.
+    #[inline]
+    pub fn checks_writes(&self) -> bool {
+        self.outside_write_locked || self.watch_outside != procmodel_script::WatchOutside::Off
+    }
+
+    /// Refuses a generator's write to an instance in the scene (SPEC §4 sandboxing), or notes
+    /// it for a watched run ([`procmodel_script::WatchOutside`]).
     pub fn check_write(&self, r: Ref, what: impl FnOnce() -> String) -> mlua::Result<()> {
-        if !self.outside_write_locked {
+        if !self.checks_writes() {
             return Ok(());
         }
         let (cached, inside) = self.scene_cache.get();
@@ -209,13 +223,35 @@ impl Ctx {
             inside
         };
         if inside {
-            return Err(mlua::Error::runtime(format!(
-                "{}: a generator may only modify its targetContainer, and {} is outside it (capability AccessOutsideWrite is not granted)",
-                what(),
-                self.full_name(r)
-            )));
+            if self.outside_write_locked {
+                return Err(mlua::Error::runtime(format!(
+                    "{}: a generator may only modify its targetContainer, and {} is outside it (capability AccessOutsideWrite is not granted)",
+                    what(),
+                    self.full_name(r)
+                )));
+            }
+            return self.outside_write(what);
         }
         Ok(())
+    }
+
+    /// A watched run changes the scene outside its container (a write, a new service or
+    /// Terrain): noted, and refused when the run is to be deferred.
+    pub fn outside_write(&self, what: impl FnOnce() -> String) -> mlua::Result<()> {
+        match self.watch_outside {
+            procmodel_script::WatchOutside::Off => Ok(()),
+            procmodel_script::WatchOutside::Note => {
+                self.wrote_outside.set(true);
+                Ok(())
+            }
+            procmodel_script::WatchOutside::Defer => {
+                self.wrote_outside.set(true);
+                Err(mlua::Error::runtime(format!(
+                    "{}: writes outside targetContainer reach the scene only from the scene's own VM",
+                    what()
+                )))
+            }
+        }
     }
 
     pub fn log(&mut self, level: LogLevel, message: String) {

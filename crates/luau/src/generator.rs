@@ -30,6 +30,8 @@ pub struct PendingRun {
     created: usize,
     created_bytes: usize,
     allow_outside_write: bool,
+    watch_outside: procmodel_script::WatchOutside,
+    wrote_outside: bool,
 }
 
 impl Host {
@@ -125,6 +127,8 @@ impl Host {
             c.created = 0;
             c.created_bytes = 0;
             c.outside_write_locked = !inputs.allow_outside_write;
+            c.watch_outside = inputs.watch_outside;
+            c.wrote_outside.set(false);
             c.tree_changed();
             c.dom.insert(
                 Ref::none(),
@@ -136,6 +140,7 @@ impl Host {
             Err(e) => {
                 if let Ok(mut c) = ctx(lua) {
                     c.outside_write_locked = false;
+                    c.watch_outside = procmodel_script::WatchOutside::Off;
                 }
                 self.discard(container);
                 return Err(self.script_error(&e));
@@ -148,8 +153,21 @@ impl Host {
             generator.on_generate.clone(),
             MultiValue::from_iter([Value::Table(params), container_ud]),
         );
-        if let Ok(mut c) = ctx(lua) {
-            c.outside_write_locked = false;
+        let wrote_outside = match ctx(lua) {
+            Ok(mut c) => {
+                c.outside_write_locked = false;
+                c.watch_outside = procmodel_script::WatchOutside::Off;
+                c.wrote_outside.get()
+            }
+            Err(_) => false,
+        };
+        if wrote_outside && inputs.watch_outside == procmodel_script::WatchOutside::Defer {
+            // Whatever the script made of the refusal (it may have caught it), the run is
+            // to happen again where its writes reach the scene.
+            self.discard(container);
+            return Err(HostError::OutsideWriteDeferred {
+                what: generator.origin.clone(),
+            });
         }
         let (_, leaked) = match result {
             Ok(x) => x,
@@ -173,6 +191,7 @@ impl Host {
             container,
             primary_part,
             leaked_threads: leaked,
+            wrote_outside,
         })
     }
 
@@ -207,6 +226,8 @@ impl Host {
             created: 0,
             created_bytes: 0,
             allow_outside_write: inputs.allow_outside_write,
+            watch_outside: inputs.watch_outside,
+            wrote_outside: false,
         };
         let hooks = self.watchdog_hooks();
         let f = generator.on_generate.clone();
@@ -267,13 +288,17 @@ impl Host {
             c.created = pending.created;
             c.created_bytes = pending.created_bytes;
             c.outside_write_locked = !pending.allow_outside_write;
+            c.watch_outside = pending.watch_outside;
+            c.wrote_outside.set(pending.wrote_outside);
             c.tree_changed();
         }
         let r = f();
         if let Ok(mut c) = ctx(&self.lua) {
             pending.created = c.created;
             pending.created_bytes = c.created_bytes;
+            pending.wrote_outside = c.wrote_outside.get();
             c.outside_write_locked = false;
+            c.watch_outside = procmodel_script::WatchOutside::Off;
         }
         r
     }
@@ -307,6 +332,7 @@ impl Host {
                     container,
                     primary_part,
                     leaked_threads: leaked,
+                    wrote_outside: pending.wrote_outside,
                 }))
             }
             Err(e) => {

@@ -380,7 +380,7 @@ pub fn write_direct(
     let key = || String::from_utf8_lossy(key_bytes);
     let this = &c.instance(h).ok_or_else(stale)?;
     let prop = c.props.get(this.class, key_bytes);
-    if c.outside_write_locked {
+    if c.checks_writes() {
         c.check_write(this.r, || format!("setting {}", key()))?;
     }
     let done = |r: mlua::Result<()>| r.map(|()| Direct::Done);
@@ -609,7 +609,7 @@ fn is_destroyed(c: &Ctx, r: Ref) -> bool {
 
 /// Reparents with Roblox's checks: locked parents, cycles.
 pub fn set_parent(c: &mut Ctx, r: Ref, parent: Ref) -> mlua::Result<()> {
-    if c.outside_write_locked {
+    if c.checks_writes() {
         c.check_write(r, || "setting Parent".into())?;
         c.check_write(parent, || "setting Parent".into())?;
     }

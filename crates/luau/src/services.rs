@@ -115,6 +115,7 @@ pub fn get_service(c: &mut Ctx, name: &str) -> mlua::Result<Ref> {
             "GetService: '{name}' is not in the scene, and a generator may not create services (it may only modify its targetContainer)"
         )));
     }
+    c.outside_write(|| format!("GetService('{name}')"))?;
     let root = c.dom.root_ref();
     Ok(c.dom
         .insert(root, InstanceBuilder::new(name).with_name(name)))
@@ -143,7 +144,7 @@ pub(crate) fn workspace_terrain(c: &mut Ctx, this: &Instance, key: &[u8]) -> Opt
     {
         return Some(t);
     }
-    if c.outside_write_locked {
+    if c.outside_write_locked || c.outside_write(|| "workspace.Terrain".into()).is_err() {
         return None;
     }
     let r = c.dom.insert(

@@ -163,6 +163,10 @@ pub enum HostError {
     },
     #[error("attribute {name}: {message}")]
     Attribute { name: String, message: String },
+    /// The run, watched with [`WatchOutside::Defer`], wrote outside its container: it ended
+    /// there, its results discarded, to be run again where its writes reach the scene.
+    #[error("{what}: writes outside targetContainer reach the scene only from the scene's own VM")]
+    OutsideWriteDeferred { what: String },
 }
 
 impl HostError {
@@ -204,6 +208,23 @@ pub struct RunInputs {
     /// Let the generator modify the scene outside its container (an unsandboxed module, or
     /// a sandboxed one granted AccessOutsideWrite). Off by default.
     pub allow_outside_write: bool,
+    /// What the host does about such writes when they are allowed.
+    pub watch_outside: WatchOutside,
+}
+
+/// How a run that may write outside its container is watched.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum WatchOutside {
+    /// Not at all (no cost on the write paths).
+    #[default]
+    Off,
+    /// The writes happen; [`RunOutput::wrote_outside`] says whether there were any (a result
+    /// cache must not keep such a run: a hit would skip its writes).
+    Note,
+    /// The first such write ends the run with [`HostError::OutsideWriteDeferred`]: the run is
+    /// on a VM whose writes cannot reach the scene (a worker's copy), so the caller runs it
+    /// again where they can.
+    Defer,
 }
 
 /// A generation started with [`ScriptHost::start_generator`], not finished yet.
@@ -226,6 +247,8 @@ pub struct RunOutput {
     pub container: Ref,
     pub primary_part: Option<Ref>,
     pub leaked_threads: usize,
+    /// The run changed the scene outside its container (watched with [`WatchOutside::Note`]).
+    pub wrote_outside: bool,
 }
 
 /// A ChangeHistoryService request a script made (the engine maps them onto its undo).
