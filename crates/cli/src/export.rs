@@ -4,8 +4,8 @@
 use crate::output::{self, Format};
 use anyhow::{Context, Result, anyhow, bail};
 use procmodel_engine::{Engine, EngineConfig};
+use procmodel_export::ExportOptions;
 use procmodel_export::terrain::{TerrainPrimitive, terrain_glb};
-use procmodel_export::{ExportOptions, WarningKind};
 use procmodel_terrain::{TerrainMesh, mesh_terrain, smoothgrid};
 use rbx_dom_weak::WeakDom;
 use rbx_types::Variant;
@@ -147,7 +147,7 @@ pub(crate) fn gltf_with_terrain(
         }
         _ => bail!("{}: terrain meshes go into .glb or .gltf", path.display()),
     };
-    print_warnings(&warnings, true);
+    output::print_warnings(&warnings, true);
     let uri = (format == Format::Gltf).then_some(opts.bin_name.as_str());
     append_gltf(&mut doc, &mut bin, terrain_json, &terrain_bin, uri)?;
     Ok(match format {
@@ -161,51 +161,6 @@ pub(crate) fn gltf_with_terrain(
             ]
         }
     })
-}
-
-/// Prints an export's warnings on stderr (see [`warning_lines`]); `terrain_meshed`: the
-/// Terrain was meshed separately, so its "no geometry" warning is not printed.
-pub(crate) fn print_warnings(warnings: &[procmodel_export::ExportWarning], terrain_meshed: bool) {
-    for line in warning_lines(warnings, terrain_meshed) {
-        eprintln!("warning: {line}");
-    }
-}
-
-/// One line per kind of warning, in first-seen order: a warning that recurs (a Decal on
-/// each of 10,000 parts) is one line with its count and its first instance, not 10,000.
-fn warning_lines(
-    warnings: &[procmodel_export::ExportWarning],
-    terrain_meshed: bool,
-) -> Vec<String> {
-    // (what, first path, count), keyed by `what` in first-seen order.
-    let mut groups: Vec<(String, &str, usize)> = Vec::new();
-    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    for w in warnings {
-        if terrain_meshed
-            && matches!(&w.kind, WarningKind::GeometrySkipped { class } if class == "Terrain")
-        {
-            continue;
-        }
-        let line = w.to_string();
-        let what = line
-            .strip_prefix(&format!("{}: ", w.path))
-            .unwrap_or(&line)
-            .to_owned();
-        match index.get(&what) {
-            Some(&i) => groups[i].2 += 1,
-            None => {
-                index.insert(what.clone(), groups.len());
-                groups.push((what, &w.path, 1));
-            }
-        }
-    }
-    groups
-        .into_iter()
-        .map(|(what, path, n)| match n {
-            1 => format!("{path}: {what}"),
-            n => format!("{path}: {what} (and {} more like it)", n - 1),
-        })
-        .collect()
 }
 
 /// The scene as OBJ + MTL with the terrain appended: an `o Workspace.Terrain` object with a
@@ -223,7 +178,7 @@ fn obj_with_terrain(
         ..ExportOptions::default()
     };
     let e = procmodel_export::to_obj(dom, roots, &opts)?;
-    print_warnings(&e.warnings, true);
+    output::print_warnings(&e.warnings, true);
     let (mut obj, mut mtl) = (e.output.obj, e.output.mtl);
     let mut next = 1 + obj.lines().filter(|l| l.starts_with("v ")).count();
     let num = |v: f32| v + 0.0;
@@ -454,55 +409,4 @@ fn append_gltf(
         .ok_or_else(|| anyhow!("the glTF scene's nodes are not a list"))?;
     list.extend(roots.into_iter().map(Value::from));
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use procmodel_export::ExportWarning;
-
-    fn w(path: &str, kind: WarningKind) -> ExportWarning {
-        ExportWarning {
-            path: path.to_owned(),
-            kind,
-        }
-    }
-
-    #[test]
-    fn recurring_warnings_are_one_line_with_a_count() {
-        let decal = || WarningKind::AppearanceIgnored {
-            class: "Decal".to_owned(),
-        };
-        let warnings = [
-            w("W.A.Decal", decal()),
-            w(
-                "W.Statue",
-                WarningKind::BoundingBoxOnly {
-                    class: "MeshPart".to_owned(),
-                },
-            ),
-            w("W.B.Decal", decal()),
-            w(
-                "Workspace.Terrain",
-                WarningKind::GeometrySkipped {
-                    class: "Terrain".to_owned(),
-                },
-            ),
-            w("W.C.Decal", decal()),
-        ];
-        assert_eq!(
-            warning_lines(&warnings[..2], false),
-            [
-                "W.A.Decal: Decal is not applied to the exported geometry",
-                "W.Statue: MeshPart has no mesh data here, exported as its bounding box",
-            ]
-        );
-        assert_eq!(
-            warning_lines(&warnings, true),
-            [
-                "W.A.Decal: Decal is not applied to the exported geometry (and 2 more like it)",
-                "W.Statue: MeshPart has no mesh data here, exported as its bounding box",
-            ]
-        );
-    }
 }

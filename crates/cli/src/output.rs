@@ -2,6 +2,7 @@
 //! sibling and renamed into place, so a failed run never leaves a half-written file.
 
 use anyhow::{Context, Result, bail};
+use procmodel_export::WarningKind;
 use rbx_dom_weak::WeakDom;
 use rbx_types::Ref;
 use std::path::Path;
@@ -90,7 +91,7 @@ pub fn write(dom: &WeakDom, roots: &[Ref], format: Format, path: &Path) -> Resul
             (e.output.obj.into_bytes(), e.warnings)
         }
     };
-    crate::export::print_warnings(&warnings, false);
+    print_warnings(&warnings, false);
     write_atomic(path, &bytes)?;
     Ok(Written {
         len: bytes.len() as u64,
@@ -151,5 +152,101 @@ fn export_options(path: &Path) -> procmodel_export::ExportOptions {
         bin_name: format!("{stem}.bin"),
         mtl_name: format!("{stem}.mtl"),
         ..procmodel_export::ExportOptions::default()
+    }
+}
+
+/// Prints an export's warnings on stderr (see [`warning_lines`]); `terrain_meshed`: the
+/// Terrain was meshed separately, so its "no geometry" warning is not printed.
+pub(crate) fn print_warnings(warnings: &[procmodel_export::ExportWarning], terrain_meshed: bool) {
+    for line in warning_lines(warnings, terrain_meshed) {
+        eprintln!("warning: {line}");
+    }
+}
+
+/// One line per kind of warning, in first-seen order: a warning that recurs (a Decal on
+/// each of 10,000 parts) is one line with its count and its first instance, not 10,000.
+fn warning_lines(
+    warnings: &[procmodel_export::ExportWarning],
+    terrain_meshed: bool,
+) -> Vec<String> {
+    // (what, first path, count), keyed by `what` in first-seen order.
+    let mut groups: Vec<(String, &str, usize)> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for w in warnings {
+        if terrain_meshed
+            && matches!(&w.kind, WarningKind::GeometrySkipped { class } if class == "Terrain")
+        {
+            continue;
+        }
+        let line = w.to_string();
+        let what = line
+            .strip_prefix(&format!("{}: ", w.path))
+            .unwrap_or(&line)
+            .to_owned();
+        match index.get(&what) {
+            Some(&i) => groups[i].2 += 1,
+            None => {
+                index.insert(what.clone(), groups.len());
+                groups.push((what, &w.path, 1));
+            }
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(what, path, n)| match n {
+            1 => format!("{path}: {what}"),
+            n => format!("{path}: {what} (and {} more like it)", n - 1),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use procmodel_export::ExportWarning;
+
+    fn w(path: &str, kind: WarningKind) -> ExportWarning {
+        ExportWarning {
+            path: path.to_owned(),
+            kind,
+        }
+    }
+
+    #[test]
+    fn recurring_warnings_are_one_line_with_a_count() {
+        let decal = || WarningKind::AppearanceIgnored {
+            class: "Decal".to_owned(),
+        };
+        let warnings = [
+            w("W.A.Decal", decal()),
+            w(
+                "W.Statue",
+                WarningKind::BoundingBoxOnly {
+                    class: "MeshPart".to_owned(),
+                },
+            ),
+            w("W.B.Decal", decal()),
+            w(
+                "Workspace.Terrain",
+                WarningKind::GeometrySkipped {
+                    class: "Terrain".to_owned(),
+                },
+            ),
+            w("W.C.Decal", decal()),
+        ];
+        assert_eq!(
+            warning_lines(&warnings[..2], false),
+            [
+                "W.A.Decal: Decal is not applied to the exported geometry",
+                "W.Statue: MeshPart has no mesh data here, exported as its bounding box",
+            ]
+        );
+        assert_eq!(
+            warning_lines(&warnings, true),
+            [
+                "W.A.Decal: Decal is not applied to the exported geometry (and 2 more like it)",
+                "W.Statue: MeshPart has no mesh data here, exported as its bounding box",
+            ]
+        );
     }
 }
