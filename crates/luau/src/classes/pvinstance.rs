@@ -1,5 +1,6 @@
-//! Methods of PVInstance (pivots), Model (bounding box, scale) and GeneratedFolder
-//! (`SetPrimaryPart`, the results container's pivot part).
+//! Methods of PVInstance (pivots), Model (bounding box, scale, moves; the deprecated
+//! PrimaryPart CFrame pair old scripts use) and GeneratedFolder (`SetPrimaryPart`, the
+//! results container's pivot part).
 
 use crate::context::ctx;
 use crate::instance::{inst_mut, opt_instance};
@@ -10,6 +11,19 @@ use rbx_types::{Ref, Variant};
 
 fn cframe_value(lua: &Lua, a: &glam::Affine3A) -> mlua::Result<Value> {
     procmodel_luau_types::variant_to_lua(lua, &Variant::CFrame(affine_to_cframe(a)), None)
+}
+
+/// The model's PrimaryPart, or Roblox's error for `method` without one.
+fn primary_part_or_error(
+    dom: &rbx_dom_weak::WeakDom,
+    model: Ref,
+    method: &str,
+) -> mlua::Result<Ref> {
+    procmodel_dom::primary_part_of(dom, model).ok_or_else(|| {
+        mlua::Error::runtime(format!(
+            "Model:{method}() failed because no PrimaryPart has been set, or the PrimaryPart no longer exists. Please set Model.PrimaryPart before using this."
+        ))
+    })
 }
 
 pub fn register(m: &mut MethodTable) {
@@ -65,6 +79,54 @@ pub fn register(m: &mut MethodTable) {
         }
         procmodel_dom::scale_to(&mut c.dom, this.r, scale as f32);
         Ok(())
+    });
+    m.add_method(
+        "TranslateBy",
+        |lua, this, delta: procmodel_luau_types::Vector3| {
+            let mut c = ctx(lua)?;
+            c.check_write(this.r, || "TranslateBy".into())?;
+            if !delta.0.is_finite() {
+                return Err(mlua::Error::runtime(format!(
+                    "TranslateBy: the offset must be finite, got {}, {}, {}",
+                    delta.0.x, delta.0.y, delta.0.z
+                )));
+            }
+            procmodel_dom::move_by(
+                &mut c.dom,
+                this.r,
+                glam::Affine3A::from_translation(delta.0),
+            );
+            Ok(())
+        },
+    );
+    // Deprecated in Roblox for PivotTo/GetPivot, still in old scripts: the PrimaryPart's
+    // own CFrame (not its pivot), an error without a PrimaryPart.
+    m.add_method(
+        "SetPrimaryPartCFrame",
+        |lua, this, cf: procmodel_luau_types::CFrame| {
+            let mut c = ctx(lua)?;
+            c.check_write(this.r, || "SetPrimaryPartCFrame".into())?;
+            let part = primary_part_or_error(&c.dom, this.r, "SetPrimaryPartCFrame")?;
+            let current = c
+                .dom
+                .get_by_ref(part)
+                .map(procmodel_dom::part_cframe)
+                .unwrap_or_default();
+            let target = cframe_to_affine(&rbx_types::CFrame::from(cf));
+            procmodel_dom::move_by(&mut c.dom, this.r, target * current.inverse());
+            Ok(())
+        },
+    );
+    m.add_method("GetPrimaryPartCFrame", |lua, this, ()| {
+        let c = ctx(lua)?;
+        let part = primary_part_or_error(&c.dom, this.r, "GetPrimaryPartCFrame")?;
+        let cf = c
+            .dom
+            .get_by_ref(part)
+            .map(procmodel_dom::part_cframe)
+            .unwrap_or_default();
+        drop(c);
+        cframe_value(lua, &cf)
     });
     m.class("GeneratedFolder");
     m.add_method("SetPrimaryPart", |lua, this, part: Value| {
