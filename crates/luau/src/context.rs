@@ -210,10 +210,18 @@ impl Ctx {
 
     /// Refuses a generator's write to an instance in the scene (SPEC §4 sandboxing), or notes
     /// it for a watched run ([`procmodel_script::WatchOutside`]).
+    #[inline]
     pub fn check_write(&self, r: Ref, what: impl FnOnce() -> String) -> mlua::Result<()> {
-        if !self.checks_writes() {
+        // An instance this run created is outside the scene unless the run parented it
+        // there, and that write was checked (its new parent is in the scene).
+        if !self.checks_writes() || self.handles.born_in_run(r) {
             return Ok(());
         }
+        self.check_write_in_scene(r, what)
+    }
+
+    #[inline(never)]
+    fn check_write_in_scene(&self, r: Ref, what: impl FnOnce() -> String) -> mlua::Result<()> {
         let (cached, inside) = self.scene_cache.get();
         let inside = if cached == r && r.is_some() {
             inside
@@ -330,6 +338,10 @@ pub struct Handles {
     live: usize,
     /// Prune when this many handles exist (amortised: twice the live count after a prune).
     prune_at: usize,
+    /// The generator run now executing (0: none), stamped on the handles it creates.
+    run: u32,
+    /// The stamp the next run gets.
+    next_run: u32,
 }
 
 /// 32 bytes: the Ref as two words keeps the slot 8-aligned (a `Ref` is 16-aligned).
@@ -338,6 +350,8 @@ struct Slot {
     r: [u64; 2],
     class: Option<Ustr>,
     generation: u32,
+    /// The run that created the instance ([`Handles::run`] then; it fits in the padding).
+    born: u32,
 }
 
 impl Default for Handles {
@@ -353,6 +367,8 @@ impl Default for Handles {
             tag,
             live: 0,
             prune_at: 4096,
+            run: 0,
+            next_run: 1,
         }
     }
 }
@@ -371,6 +387,7 @@ impl Handles {
                     r: [0; 2],
                     class: None,
                     generation: 0,
+                    born: 0,
                 });
                 (self.slots.len() - 1) as u32
             }
@@ -378,6 +395,7 @@ impl Handles {
         let s = &mut self.slots[slot as usize];
         s.r = split(r);
         s.class = Some(class);
+        s.born = self.run;
         self.live += 1;
         (s.generation as u64) << 32 | (slot as u64 + 1)
     }
@@ -397,6 +415,38 @@ impl Handles {
         let slot = (h & 0xffff_ffff) as usize - 1;
         self.slots[slot].r = split(r);
         (h, Ref::some(r))
+    }
+
+    /// A new stamp for a generator run ([`Handles::set_run`] makes it current).
+    pub fn new_run(&mut self) -> u32 {
+        let stamp = self.next_run;
+        self.next_run = self.next_run.checked_add(1).unwrap_or(1);
+        stamp
+    }
+
+    /// The run now executing (0 outside runs): the instances it creates carry its stamp.
+    pub fn set_run(&mut self, stamp: u32) {
+        self.run = stamp;
+    }
+
+    /// Whether `r` was created by this VM during the run now executing (a Ref minted here
+    /// whose slot carries that run's stamp): no hashing, no walk.
+    #[inline]
+    pub fn born_in_run(&self, r: Ref) -> bool {
+        if self.run == 0 {
+            return false;
+        }
+        let bits = ref_bits(r);
+        if (bits >> 64) as u64 != self.tag {
+            return false;
+        }
+        let h = bits as u64;
+        let Some(slot) = (h & 0xffff_ffff).checked_sub(1) else {
+            return false;
+        };
+        self.slots
+            .get(slot as usize)
+            .is_some_and(|s| s.generation as u64 == h >> 32 && s.born == self.run)
     }
 
     /// The live handle of `r`, if it has one.

@@ -32,6 +32,8 @@ pub struct PendingRun {
     allow_outside_write: bool,
     watch_outside: procmodel_script::WatchOutside,
     wrote_outside: bool,
+    /// Stamps the instances the run creates ([`crate::context::Handles::set_run`]).
+    stamp: u32,
 }
 
 impl Host {
@@ -129,6 +131,8 @@ impl Host {
             c.outside_write_locked = !inputs.allow_outside_write;
             c.watch_outside = inputs.watch_outside;
             c.wrote_outside.set(false);
+            let stamp = c.handles.new_run();
+            c.handles.set_run(stamp);
             c.tree_changed();
             c.dom.insert(
                 Ref::none(),
@@ -141,6 +145,7 @@ impl Host {
                 if let Ok(mut c) = ctx(lua) {
                     c.outside_write_locked = false;
                     c.watch_outside = procmodel_script::WatchOutside::Off;
+                    c.handles.set_run(0);
                 }
                 self.discard(container);
                 return Err(self.script_error(&e));
@@ -157,6 +162,7 @@ impl Host {
             Ok(mut c) => {
                 c.outside_write_locked = false;
                 c.watch_outside = procmodel_script::WatchOutside::Off;
+                c.handles.set_run(0);
                 c.wrote_outside.get()
             }
             Err(_) => false,
@@ -228,6 +234,10 @@ impl Host {
             allow_outside_write: inputs.allow_outside_write,
             watch_outside: inputs.watch_outside,
             wrote_outside: false,
+            stamp: ctx(&self.lua)
+                .map_err(|e| crate::error::script(&e))?
+                .handles
+                .new_run(),
         };
         let hooks = self.watchdog_hooks();
         let f = generator.on_generate.clone();
@@ -290,6 +300,7 @@ impl Host {
             c.outside_write_locked = !pending.allow_outside_write;
             c.watch_outside = pending.watch_outside;
             c.wrote_outside.set(pending.wrote_outside);
+            c.handles.set_run(pending.stamp);
             c.tree_changed();
         }
         let r = f();
@@ -299,6 +310,7 @@ impl Host {
             pending.wrote_outside = c.wrote_outside.get();
             c.outside_write_locked = false;
             c.watch_outside = procmodel_script::WatchOutside::Off;
+            c.handles.set_run(0);
         }
         r
     }
