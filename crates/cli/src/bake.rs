@@ -310,7 +310,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode> {
         for (n, v) in crate::one_model::resolve_attrs(&g, &texts)? {
             attrs.insert(n, v);
         }
-        engine.insert(
+        let variant = engine.insert(
             folder,
             InstanceBuilder::new("ProceduralModel")
                 .with_name(format!("{stem}_{i:0width$}"))
@@ -319,6 +319,8 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode> {
                 .with_property("Scale", Variant::Float32(1.0))
                 .with_property("Attributes", Variant::Attributes(attrs)),
         );
+        // Saved dirty: a plain `regen` of the sweep generates every variant.
+        engine.force_generation(variant);
     }
     engine.save(&args.output)?;
     eprintln!(

@@ -246,6 +246,21 @@ return {
     assert_eq!(plan["kind"], "sweep");
     assert_eq!(plan["count"], 10);
     let expected = regen(&scene, "sweep-regen.rbxl");
+    // The variants are saved dirty: a plain `regen` (no --force) generates them all.
+    let plain = tmp("sweep-plain.rbxl");
+    let o = ok(bin()
+        .args(["regen", s(&scene), "--no-cache", "-o", s(&plain)])
+        .output()
+        .unwrap());
+    assert!(
+        stderr(&o).contains("10 regenerated, 0 failed"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        std::fs::read(&plain).unwrap() == expected,
+        "a plain regen of the sweep differs from regen --force"
+    );
     let out = tmp("sweep-bake");
     bake_shards(&scene, 2, &[0, 1], s(&out), &[]);
     let place = tmp("sweep-merged.rbxl");
