@@ -1246,3 +1246,54 @@ return G
         "the saved scenes differ between --jobs 1 and 2"
     );
 }
+
+#[test]
+fn a_generator_can_wait_on_heartbeat_whichever_vm_runs_it() {
+    // Old scripts yield in long loops with `RunService.Heartbeat:Wait()`. A generation
+    // stepped frame by frame (the engine's VM outside a parallel step) failed there with
+    // "the generator yielded and nothing will resume it"; one run to completion (a worker)
+    // stepped an empty frame. Both now wait one frame.
+    const WAITS: &str = r#"
+local G = { Attributes = { K = 1 } }
+function G.OnGenerate(params, target)
+    local run = game:GetService("RunService")
+    local total = 0
+    for i = 1, 3 do
+        local dt = run.Heartbeat:Wait()
+        total += dt
+        local p = Instance.new("Part")
+        p.Name = "Step" .. i
+        p.Parent = target
+    end
+    target:SetAttribute("Waited", math.floor(total * 600 + 0.5))
+end
+return G
+"#;
+    let build = |jobs: usize| {
+        let mut e = Engine::new(
+            procmodel_luau::runtime(),
+            EngineConfig {
+                jobs,
+                ..EngineConfig::default()
+            },
+        )
+        .unwrap();
+        let g = module(&mut e, "Waits", WAITS);
+        for k in 0..6 {
+            model(&mut e, g, &[("K", Variant::Float64(k as f64))]);
+        }
+        let reports = e.settle(50);
+        assert_eq!(reports.len(), 6, "jobs {jobs}: {reports:?}");
+        for r in &reports {
+            assert!(r.is_ok(), "jobs {jobs}: {r:?}");
+        }
+        let out = tmp(&format!("heartbeat-{jobs}-{}.rbxl", rand_name()));
+        e.save(&out).unwrap();
+        std::fs::read(out).unwrap()
+    };
+    let one = build(1);
+    assert!(
+        one == build(2),
+        "the saved scenes differ between --jobs 1 and 2"
+    );
+}

@@ -251,6 +251,17 @@ fn take_ready(lua: &Lua, c: &mut Ctx, id: u64, args: MultiValue) -> mlua::Result
 
 /// Handlers of a signal fired with Luau values (BindableEvent:Fire, RunService frames).
 fn fire_now(lua: &Lua, target: Ref, kind: Kind, args: &MultiValue) -> mlua::Result<Vec<Ready>> {
+    fire_now_of(lua, target, kind, args, None)
+}
+
+/// [`fire_now`] for the connections of run `only` alone (all of them for None).
+fn fire_now_of(
+    lua: &Lua,
+    target: Ref,
+    kind: Kind,
+    args: &MultiValue,
+    only: Option<u32>,
+) -> mlua::Result<Vec<Ready>> {
     let mut c = ctx(lua)?;
     let ids = c
         .signals
@@ -260,6 +271,9 @@ fn fire_now(lua: &Lua, target: Ref, kind: Kind, args: &MultiValue) -> mlua::Resu
         .unwrap_or_default();
     let mut out = Vec::with_capacity(ids.len());
     for id in ids {
+        if only.is_some_and(|g| c.signals.conns.get(&id).is_some_and(|conn| conn.group != g)) {
+            continue;
+        }
         out.push(take_ready(lua, &mut c, id, args.clone())?);
     }
     Ok(out)
@@ -267,6 +281,16 @@ fn fire_now(lua: &Lua, target: Ref, kind: Kind, args: &MultiValue) -> mlua::Resu
 
 /// RunService's frame signals for one engine frame of `dt` seconds ending at `now`.
 pub fn fire_frame(lua: &Lua, now: f64, dt: f64) -> mlua::Result<Vec<Ready>> {
+    fire_frame_of(lua, None, now, dt)
+}
+
+/// [`fire_frame`] for the connections of run `group` alone: a generation stepped frame by
+/// frame among others on one VM crosses its frames on its own.
+pub fn fire_group_frame(lua: &Lua, group: u32, now: f64, dt: f64) -> mlua::Result<Vec<Ready>> {
+    fire_frame_of(lua, Some(group), now, dt)
+}
+
+fn fire_frame_of(lua: &Lua, only: Option<u32>, now: f64, dt: f64) -> mlua::Result<Vec<Ready>> {
     let service = {
         let c = ctx(lua)?;
         if c.signals.watch.kinds & (Kind::Heartbeat.bit() | Kind::Stepped.bit()) == 0 {
@@ -281,17 +305,19 @@ pub fn fire_frame(lua: &Lua, now: f64, dt: f64) -> mlua::Result<Vec<Ready>> {
     let Some(service) = service else {
         return Ok(Vec::new());
     };
-    let mut out = fire_now(
+    let mut out = fire_now_of(
         lua,
         service,
         Kind::Stepped,
         &MultiValue::from_iter([Value::Number(now), Value::Number(dt)]),
+        only,
     )?;
-    out.extend(fire_now(
+    out.extend(fire_now_of(
         lua,
         service,
         Kind::Heartbeat,
         &MultiValue::from_iter([Value::Number(dt)]),
+        only,
     )?);
     Ok(out)
 }

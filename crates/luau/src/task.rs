@@ -403,11 +403,33 @@ fn pump_inner(lua: &Lua, run: &Run, frames: u32, hooks: &dyn Fn(bool)) -> mlua::
             ));
         }
         flush_signals(lua)?;
-        let crosses = sched(lua)?.peek(run.group).ok_or_else(|| {
-            mlua::Error::runtime(
-                "the generator yielded and nothing will resume it (a coroutine.yield outside task.wait?)",
-            )
-        })?;
+        let next = sched(lua)?.peek(run.group);
+        let crosses = match next {
+            Some(crosses) => crosses,
+            None if crate::signals::frame_waiters(lua, run.group)? => {
+                // Only a `Heartbeat:Wait()` (or `Stepped`) is left: the run waits for the
+                // next frame, which fires the run's own frame signals (as a run to
+                // completion steps an empty frame: the clock advances by one frame).
+                if frames_left == 0 {
+                    return Ok(Progress::Suspended);
+                }
+                frames_left -= 1;
+                let now = {
+                    let mut s = sched(lua)?;
+                    s.now += FRAME;
+                    s.last_frame = s.now;
+                    s.now
+                };
+                let ready = crate::signals::fire_group_frame(lua, run.group, now, FRAME)?;
+                queue_ready(lua, ready)?;
+                continue;
+            }
+            None => {
+                return Err(mlua::Error::runtime(
+                    "the generator yielded and nothing will resume it (a coroutine.yield outside task.wait?)",
+                ));
+            }
+        };
         if crosses {
             if frames_left == 0 {
                 return Ok(Progress::Suspended);
