@@ -1266,6 +1266,12 @@ function G.OnGenerate(params, target)
         p.Parent = target
     end
     target:SetAttribute("Waited", math.floor(total * 600 + 0.5))
+    -- A connected handler fires every frame while the run waits.
+    local beats = 0
+    local c = run.Heartbeat:Connect(function() beats += 1 end)
+    task.wait(0.25)
+    c:Disconnect()
+    target:SetAttribute("Beats", beats)
 end
 return G
 "#;
@@ -1287,7 +1293,90 @@ return G
         for r in &reports {
             assert!(r.is_ok(), "jobs {jobs}: {r:?}");
         }
+        for m in e.models() {
+            let folder = e.with_dom(|d| {
+                d.get_by_ref(m)
+                    .unwrap()
+                    .children()
+                    .iter()
+                    .copied()
+                    .find(|&c| d.get_by_ref(c).unwrap().class == "GeneratedFolder")
+                    .unwrap()
+            });
+            let beats = match prop(&e, folder, "Attributes") {
+                Some(Variant::Attributes(a)) => a.get("Beats").cloned(),
+                _ => None,
+            };
+            // A quarter second at 60 frames a second.
+            assert_eq!(beats, Some(Variant::Float64(15.0)), "jobs {jobs}");
+        }
         let out = tmp(&format!("heartbeat-{jobs}-{}.rbxl", rand_name()));
+        e.save(&out).unwrap();
+        std::fs::read(out).unwrap()
+    };
+    let one = build(1);
+    assert!(
+        one == build(2),
+        "the saved scenes differ between --jobs 1 and 2"
+    );
+}
+
+#[test]
+fn a_generators_clock_is_its_own_whatever_ran_before_or_beside_it() {
+    // Each run's virtual clock starts at 0 and moves only with its own waits: os.clock()
+    // read after task.wait(0.1) was 0.1, 0.2, 0.3, ... on a worker that had run other
+    // models before, and what runs interleaved on the scene's VM saw depended on each other.
+    const CLOCK: &str = r#"
+local G = { Attributes = { K = 1 } }
+function G.OnGenerate(params, target)
+    local x = 0
+    for i = 1, 200000 do x = x + i % 7 end
+    local waited = task.wait(0.1)
+    target:SetAttribute("T", os.clock())
+    target:SetAttribute("Waited", waited)
+end
+return G
+"#;
+    let build = |jobs: usize| {
+        let mut e = Engine::new(
+            procmodel_luau::runtime(),
+            EngineConfig {
+                jobs,
+                ..EngineConfig::default()
+            },
+        )
+        .unwrap();
+        let g = module(&mut e, "Clock", CLOCK);
+        for k in 0..6 {
+            model(&mut e, g, &[("K", Variant::Float64(k as f64))]);
+        }
+        for round in 0..2 {
+            let reports = e.settle(50);
+            assert!(
+                reports.iter().all(|r| r.is_ok()),
+                "jobs {jobs}: {reports:?}"
+            );
+            for m in e.models() {
+                let folder = e.with_dom(|d| {
+                    d.get_by_ref(m)
+                        .unwrap()
+                        .children()
+                        .iter()
+                        .copied()
+                        .find(|&c| d.get_by_ref(c).unwrap().class == "GeneratedFolder")
+                        .unwrap()
+                });
+                let t = match prop(&e, folder, "Attributes") {
+                    Some(Variant::Attributes(a)) => a.get("T").cloned(),
+                    _ => None,
+                };
+                assert_eq!(t, Some(Variant::Float64(0.1)), "jobs {jobs}, round {round}");
+            }
+            for m in e.models() {
+                e.force_generation(m);
+            }
+        }
+        let out = tmp(&format!("clock-{jobs}-{}.rbxl", rand_name()));
         e.save(&out).unwrap();
         std::fs::read(out).unwrap()
     };

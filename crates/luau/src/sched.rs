@@ -54,6 +54,10 @@ pub(crate) struct RunClock {
     started: f64,
     last_now: f64,
     resumes: u64,
+    /// The run's own virtual time and last frame while another run is driven
+    /// ([`Sched::enter`]).
+    now: f64,
+    last_frame: f64,
 }
 
 /// Most resumptions of one run's threads while the virtual clock stands still (a
@@ -114,11 +118,35 @@ impl Sched {
         self.next_group += 1;
         self.runs.push(RunClock {
             group: self.next_group,
-            started: self.now,
-            last_now: self.now,
+            started: 0.0,
+            last_now: 0.0,
             resumes: 0,
+            now: 0.0,
+            last_frame: 0.0,
         });
         self.next_group
+    }
+
+    /// Makes `group`'s own clock the scheduler's while it is driven. A run's virtual time
+    /// starts at 0 and moves only with its own waits and frames, so what it reads
+    /// (`os.clock`, `task.wait`'s result) does not depend on the runs beside it or on which
+    /// VM runs it. Returns the clock it replaces, for [`Sched::leave`].
+    pub(crate) fn enter(&mut self, group: u32) -> (f64, f64) {
+        let saved = (self.now, self.last_frame);
+        if let Some(r) = self.runs.iter().find(|r| r.group == group) {
+            self.now = r.now;
+            self.last_frame = r.last_frame;
+        }
+        saved
+    }
+
+    /// Keeps `group`'s clock and puts back the one [`Sched::enter`] replaced.
+    pub(crate) fn leave(&mut self, group: u32, saved: (f64, f64)) {
+        if let Some(r) = self.runs.iter_mut().find(|r| r.group == group) {
+            r.now = self.now;
+            r.last_frame = self.last_frame;
+        }
+        (self.now, self.last_frame) = saved;
     }
 
     /// Counts one resumption of `group`'s threads and fails once the run has waited longer

@@ -128,11 +128,13 @@ fn flush_signals(lua: &Lua) -> mlua::Result<()> {
     queue_ready(lua, ready)
 }
 
-/// RunService frame stepping for a top-level run: when `group` listens to Heartbeat/Stepped
-/// and its next entry is more than a frame away (or it only waits on a frame signal), one
-/// empty frame passes: the clock advances by [`FRAME`], the frame hook runs, and the frame
-/// signals fire. Returns whether a frame was stepped.
-fn step_empty_frame(lua: &Lua, group: u32, frames: bool) -> mlua::Result<bool> {
+/// RunService frame stepping: when `group` listens to Heartbeat/Stepped and its next entry
+/// is more than a frame away (or it only waits on a frame signal), one empty frame passes:
+/// the clock advances by [`FRAME`], the frame hook runs (`frames`: a top-level run's), and
+/// the frame signals fire — every connection's for a run to completion, the run's own for
+/// a generation stepped frame by frame (`only`: other runs on the VM step their own).
+/// Returns whether a frame was stepped.
+fn step_empty_frame(lua: &Lua, group: u32, frames: bool, only: Option<u32>) -> mlua::Result<bool> {
     let next = {
         let s = sched(lua)?;
         s.next_time(group)
@@ -153,13 +155,16 @@ fn step_empty_frame(lua: &Lua, group: u32, frames: bool) -> mlua::Result<bool> {
     if frames {
         run_frame_hook(lua)?;
     }
-    fire_frame(lua, now, FRAME)?;
+    fire_frame(lua, now, FRAME, only)?;
     Ok(true)
 }
 
-fn fire_frame(lua: &Lua, now: f64, dt: f64) -> mlua::Result<()> {
+fn fire_frame(lua: &Lua, now: f64, dt: f64, only: Option<u32>) -> mlua::Result<()> {
     sched(lua)?.last_frame = now;
-    let ready = crate::signals::fire_frame(lua, now, dt)?;
+    let ready = match only {
+        Some(group) => crate::signals::fire_group_frame(lua, group, now, dt)?,
+        None => crate::signals::fire_frame(lua, now, dt)?,
+    };
     queue_ready(lua, ready)
 }
 
@@ -260,14 +265,19 @@ pub fn run_to_completion(
     hooks: &dyn Fn(bool),
     frames: bool,
 ) -> mlua::Result<(u32, MultiValue)> {
-    let (group, outer) = {
+    let (group, outer, saved) = {
         let mut s = sched(lua)?;
         let g = s.new_group();
         let outer = std::mem::replace(&mut s.current, g);
-        (g, outer)
+        let saved = s.enter(g);
+        (g, outer, saved)
     };
     let result = run_group(lua, group, main, args, hooks, frames);
-    sched(lua)?.current = outer;
+    {
+        let mut s = sched(lua)?;
+        s.current = outer;
+        s.leave(group, saved);
+    }
     result.map(|v| (group, v))
 }
 
@@ -290,7 +300,7 @@ fn run_group(
     let mut stepped = f64::NAN;
     loop {
         flush_signals(lua)?;
-        if step_empty_frame(lua, group, frames)? {
+        if step_empty_frame(lua, group, frames, None)? {
             stepped = sched(lua)?.now;
             sched(lua)?.check_run(group)?;
             continue;
@@ -308,7 +318,7 @@ fn run_group(
                 run_frame_hook(lua)?;
             }
             let dt = now - sched(lua)?.last_frame;
-            fire_frame(lua, now, dt)?;
+            fire_frame(lua, now, dt, None)?;
         }
         let is_main = entry.thread == *main;
         sched(lua)?.current = group;
@@ -365,16 +375,21 @@ pub fn start_run(
     hooks: &dyn Fn(bool),
 ) -> mlua::Result<(Run, Progress)> {
     let main = crate::env::new_thread(lua, f)?;
-    let (group, outer) = {
+    let (group, outer, saved) = {
         let mut s = sched(lua)?;
         let g = s.new_group();
         let outer = std::mem::replace(&mut s.current, g);
-        (g, outer)
+        let saved = s.enter(g);
+        (g, outer, saved)
     };
     hooks(true);
     let first = drive(lua, &main, Resume::Args(args));
     hooks(false);
-    sched(lua)?.current = outer;
+    {
+        let mut s = sched(lua)?;
+        s.current = outer;
+        s.leave(group, saved);
+    }
     let run = Run { group, main };
     match first? {
         Step::Finished(_) => Ok((run, Progress::Done)),
@@ -388,14 +403,25 @@ pub fn start_run(
 /// Steps a run, crossing at most `frames` frame boundaries, until it finishes or must wait
 /// for a later frame.
 pub fn pump(lua: &Lua, run: &Run, frames: u32, hooks: &dyn Fn(bool)) -> mlua::Result<Progress> {
-    let outer = sched(lua)?.current;
+    let (outer, saved) = {
+        let mut s = sched(lua)?;
+        (s.current, s.enter(run.group))
+    };
     let result = pump_inner(lua, run, frames, hooks);
-    sched(lua)?.current = outer;
+    {
+        let mut s = sched(lua)?;
+        s.current = outer;
+        s.leave(run.group, saved);
+    }
     result
 }
 
 fn pump_inner(lua: &Lua, run: &Run, frames: u32, hooks: &dyn Fn(bool)) -> mlua::Result<Progress> {
     let mut frames_left = frames;
+    // The frame boundary the next entry crosses is paid for (one of `frames`); the empty
+    // frames stepped on the way to it, as a run to completion steps them, are not.
+    let mut paid = false;
+    let mut stepped = f64::NAN;
     loop {
         if run.main.status() != ThreadStatus::Resumable {
             return Err(mlua::Error::runtime(
@@ -406,40 +432,36 @@ fn pump_inner(lua: &Lua, run: &Run, frames: u32, hooks: &dyn Fn(bool)) -> mlua::
         let next = sched(lua)?.peek(run.group);
         let crosses = match next {
             Some(crosses) => crosses,
-            None if crate::signals::frame_waiters(lua, run.group)? => {
-                // Only a `Heartbeat:Wait()` (or `Stepped`) is left: the run waits for the
-                // next frame, which fires the run's own frame signals (as a run to
-                // completion steps an empty frame: the clock advances by one frame).
-                if frames_left == 0 {
-                    return Ok(Progress::Suspended);
-                }
-                frames_left -= 1;
-                let now = {
-                    let mut s = sched(lua)?;
-                    s.now += FRAME;
-                    s.last_frame = s.now;
-                    s.now
-                };
-                let ready = crate::signals::fire_group_frame(lua, run.group, now, FRAME)?;
-                queue_ready(lua, ready)?;
-                continue;
-            }
+            // Only a `Heartbeat:Wait()` (or `Stepped`) is left: it waits for the next frame.
+            None if crate::signals::frame_waiters(lua, run.group)? => true,
             None => {
                 return Err(mlua::Error::runtime(
                     "the generator yielded and nothing will resume it (a coroutine.yield outside task.wait?)",
                 ));
             }
         };
-        if crosses {
+        if crosses && !paid {
             if frames_left == 0 {
                 return Ok(Progress::Suspended);
             }
             frames_left -= 1;
+            paid = true;
         }
-        let Some((entry, _)) = sched(lua)?.pop(run.group) else {
+        if step_empty_frame(lua, run.group, false, Some(run.group))? {
+            stepped = sched(lua)?.now;
+            sched(lua)?.check_run(run.group)?;
+            continue;
+        }
+        let Some((entry, frame)) = sched(lua)?.pop(run.group) else {
             return Ok(Progress::Suspended);
         };
+        paid = false;
         sched(lua)?.check_run(run.group)?;
+        let now = sched(lua)?.now;
+        if frame && now != stepped {
+            let dt = now - sched(lua)?.last_frame;
+            fire_frame(lua, now, dt, Some(run.group))?;
+        }
         let is_main = entry.thread == run.main;
         sched(lua)?.current = run.group;
         hooks(true);
