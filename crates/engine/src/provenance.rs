@@ -26,8 +26,9 @@ use rbx_types::{Ref, Variant};
 /// The determinism epoch: bumped whenever a change of procmodel may change the bytes a
 /// generation produces for the same inputs (the Luau VM, the datatypes' arithmetic, the
 /// toolkit's algorithms, result application, the content-hash encoding). Cache entries and
-/// lockfiles of another epoch are never trusted. 2: each run's own virtual clock,
-/// Heartbeat in frame-stepped runs, writes outside the container on workers and in the cache.
+/// lockfiles of another epoch are never trusted. 2: each run's own virtual clock and
+/// `math.random` stream, Heartbeat in frame-stepped runs, writes outside the container on
+/// workers and in the cache.
 pub const EPOCH: u32 = 2;
 
 /// The version of the result cache's entry format (`cache.rs`), part of every cache key:

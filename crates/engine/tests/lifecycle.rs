@@ -1322,7 +1322,7 @@ return G
 }
 
 #[test]
-fn a_generators_clock_is_its_own_whatever_ran_before_or_beside_it() {
+fn a_generators_clock_and_math_random_are_its_own_whatever_ran_before_or_beside_it() {
     // Each run's virtual clock starts at 0 and moves only with its own waits: os.clock()
     // read after task.wait(0.1) was 0.1, 0.2, 0.3, ... on a worker that had run other
     // models before, and what runs interleaved on the scene's VM saw depended on each other.
@@ -1331,9 +1331,12 @@ local G = { Attributes = { K = 1 } }
 function G.OnGenerate(params, target)
     local x = 0
     for i = 1, 200000 do x = x + i % 7 end
+    local first = math.random()
     local waited = task.wait(0.1)
     target:SetAttribute("T", os.clock())
     target:SetAttribute("Waited", waited)
+    -- math.random is the run's own stream too (seed 0 unless the run reseeds it).
+    target:SetAttribute("R", first + math.random(1000))
 end
 return G
 "#;
@@ -1366,11 +1369,22 @@ return G
                         .find(|&c| d.get_by_ref(c).unwrap().class == "GeneratedFolder")
                         .unwrap()
                 });
-                let t = match prop(&e, folder, "Attributes") {
-                    Some(Variant::Attributes(a)) => a.get("T").cloned(),
-                    _ => None,
+                let attrs = match prop(&e, folder, "Attributes") {
+                    Some(Variant::Attributes(a)) => a,
+                    _ => panic!("no attributes"),
                 };
-                assert_eq!(t, Some(Variant::Float64(0.1)), "jobs {jobs}, round {round}");
+                assert_eq!(
+                    attrs.get("T"),
+                    Some(&Variant::Float64(0.1)),
+                    "jobs {jobs}, round {round}"
+                );
+                let mut rng = procmodel_base::Pcg32::new(0);
+                let expected = rng.next_f64() + f64::from(rng.next_upto(1000).unwrap());
+                assert_eq!(
+                    attrs.get("R"),
+                    Some(&Variant::Float64(expected)),
+                    "jobs {jobs}, round {round}"
+                );
             }
             for m in e.models() {
                 e.force_generation(m);

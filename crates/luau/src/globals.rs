@@ -92,6 +92,16 @@ fn error_to_string(lua: &Lua, v: Value) -> mlua::Result<Value> {
 }
 
 pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
+    // `math.random` and `math.randomseed` draw from the running run's own generator (the
+    // same PCG32 stream as Luau's, `crate::sched::Sched::rng`): Luau keeps one per VM,
+    // seeded from an address, so a generator's numbers depended on the process, on the runs
+    // before it on that VM and on those interleaved with it.
+    let math: Table = globals.get("math")?;
+    let readonly = math.is_readonly();
+    math.set_readonly(false);
+    math.raw_set("random", lua.create_function(math_random)?)?;
+    math.raw_set("randomseed", lua.create_function(math_randomseed)?)?;
+    math.set_readonly(readonly);
     let rawpcall: Function = globals.get("pcall")?;
     let (pcall, xpcall): (Function, Function) = lua.load(PCALL_LUAU).set_name("=pcall").call((
         rawpcall.clone(),
@@ -601,4 +611,53 @@ fn chunk_env(lua: &Lua, module: Instance, script_name: &str) -> mlua::Result<Tab
     )?;
     env.set_safeenv(true);
     Ok(env)
+}
+
+/// Argument `i` (1-based) of a `math` function as Luau's `luaL_checkinteger` reads it:
+/// numbers (and numeric strings) truncated toward zero.
+fn int_arg(lua: &Lua, args: &MultiValue, i: usize, name: &str) -> mlua::Result<i32> {
+    let v = args.get(i - 1).cloned().unwrap_or(Value::Nil);
+    match lua.coerce_number(v.clone())? {
+        Some(n) => Ok(n as i32),
+        None => Err(mlua::Error::runtime(format!(
+            "invalid argument #{i} to '{name}' (number expected, got {})",
+            procmodel_luau_types::type_name(&v)
+        ))),
+    }
+}
+
+/// `math.random()`, `math.random(m)`, `math.random(m, n)`.
+fn math_random(lua: &Lua, args: MultiValue) -> mlua::Result<f64> {
+    let empty = |i: usize| {
+        mlua::Error::runtime(format!(
+            "invalid argument #{i} to 'random' (interval is empty)"
+        ))
+    };
+    match args.len() {
+        0 => Ok(crate::sched::sched(lua)?.rng.next_f64()),
+        1 => {
+            let upper = int_arg(lua, &args, 1, "random")?;
+            let r = crate::sched::sched(lua)?.rng.next_upto(upper);
+            r.map(f64::from).ok_or_else(|| empty(1))
+        }
+        2 => {
+            let lower = int_arg(lua, &args, 1, "random")?;
+            let upper = int_arg(lua, &args, 2, "random")?;
+            if lower > upper {
+                return Err(empty(2));
+            }
+            let r = crate::sched::sched(lua)?.rng.next_range(lower, upper);
+            r.map(f64::from).ok_or_else(|| {
+                mlua::Error::runtime("invalid argument #2 to 'random' (interval is too large)")
+            })
+        }
+        _ => Err(mlua::Error::runtime("wrong number of arguments")),
+    }
+}
+
+/// `math.randomseed(seed)`: reseeds the running run's generator.
+fn math_randomseed(lua: &Lua, args: MultiValue) -> mlua::Result<()> {
+    let seed = int_arg(lua, &args, 1, "randomseed")?;
+    crate::sched::sched(lua)?.rng = procmodel_base::Pcg32::new(i64::from(seed));
+    Ok(())
 }

@@ -4,6 +4,7 @@
 //! `signals` reads the current run here, below the driver that dispatches its events.
 
 use mlua::{Lua, MultiValue, Thread};
+use procmodel_base::Pcg32;
 use std::collections::{BTreeMap, VecDeque};
 
 /// One frame of virtual time.
@@ -46,6 +47,20 @@ pub struct Sched {
     pub(crate) last_frame: f64,
     /// Most virtual time one run may wait in total (`task.wait`, frames), in seconds.
     pub max_wait: f64,
+    /// `math.random`'s generator for the run being driven (each run has its own, swapped in
+    /// with its clock).
+    pub(crate) rng: Pcg32,
+}
+
+/// The seed every run's `math.random` starts from: unseeded calls give the same numbers in
+/// every run, on every VM (Luau seeds its one generator per VM from an address).
+pub const RANDOM_SEED: i64 = 0;
+
+/// What [`Sched::enter`] replaced, for [`Sched::leave`].
+pub(crate) struct Saved {
+    now: f64,
+    last_frame: f64,
+    rng: Option<Pcg32>,
 }
 
 /// A live run's clock (see [`Sched::check_run`]).
@@ -54,10 +69,11 @@ pub(crate) struct RunClock {
     started: f64,
     last_now: f64,
     resumes: u64,
-    /// The run's own virtual time and last frame while another run is driven
-    /// ([`Sched::enter`]).
+    /// The run's own virtual time, last frame and `math.random` generator while another
+    /// run is driven ([`Sched::enter`]).
     now: f64,
     last_frame: f64,
+    rng: Pcg32,
 }
 
 /// Most resumptions of one run's threads while the virtual clock stands still (a
@@ -82,6 +98,7 @@ impl Default for Sched {
             runs: Vec::new(),
             last_frame: 0.0,
             max_wait: DEFAULT_MAX_WAIT,
+            rng: Pcg32::new(RANDOM_SEED),
         }
     }
 }
@@ -123,6 +140,7 @@ impl Sched {
             resumes: 0,
             now: 0.0,
             last_frame: 0.0,
+            rng: Pcg32::new(RANDOM_SEED),
         });
         self.next_group
     }
@@ -131,22 +149,32 @@ impl Sched {
     /// starts at 0 and moves only with its own waits and frames, so what it reads
     /// (`os.clock`, `task.wait`'s result) does not depend on the runs beside it or on which
     /// VM runs it. Returns the clock it replaces, for [`Sched::leave`].
-    pub(crate) fn enter(&mut self, group: u32) -> (f64, f64) {
-        let saved = (self.now, self.last_frame);
-        if let Some(r) = self.runs.iter().find(|r| r.group == group) {
+    pub(crate) fn enter(&mut self, group: u32) -> Saved {
+        let mut saved = Saved {
+            now: self.now,
+            last_frame: self.last_frame,
+            rng: None,
+        };
+        if let Some(r) = self.runs.iter_mut().find(|r| r.group == group) {
             self.now = r.now;
             self.last_frame = r.last_frame;
+            saved.rng = Some(std::mem::replace(&mut self.rng, r.rng.clone()));
         }
         saved
     }
 
-    /// Keeps `group`'s clock and puts back the one [`Sched::enter`] replaced.
-    pub(crate) fn leave(&mut self, group: u32, saved: (f64, f64)) {
+    /// Keeps `group`'s clock and generator and puts back what [`Sched::enter`] replaced.
+    pub(crate) fn leave(&mut self, group: u32, saved: Saved) {
         if let Some(r) = self.runs.iter_mut().find(|r| r.group == group) {
             r.now = self.now;
             r.last_frame = self.last_frame;
+            r.rng = self.rng.clone();
         }
-        (self.now, self.last_frame) = saved;
+        self.now = saved.now;
+        self.last_frame = saved.last_frame;
+        if let Some(rng) = saved.rng {
+            self.rng = rng;
+        }
     }
 
     /// Counts one resumption of `group`'s threads and fails once the run has waited longer
