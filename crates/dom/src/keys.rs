@@ -9,6 +9,8 @@ pub struct Keys {
     pub cframe: Ustr,
     pub color: Ustr,
     pub size: Ustr,
+    /// A Part's `Enum.PartType`.
+    pub shape: Ustr,
     pub pivot_offset: Ustr,
     pub world_pivot_data: Ustr,
     pub primary_part: Ustr,
@@ -30,6 +32,7 @@ pub static KEYS: LazyLock<Keys> = LazyLock::new(|| Keys {
     cframe: Ustr::from("CFrame"),
     color: Ustr::from("Color"),
     size: Ustr::from("Size"),
+    shape: Ustr::from("Shape"),
     pivot_offset: Ustr::from("PivotOffset"),
     world_pivot_data: Ustr::from("WorldPivotData"),
     primary_part: Ustr::from("PrimaryPart"),

@@ -10,6 +10,7 @@ mod geometry;
 pub mod hash;
 pub mod keys;
 mod pivot;
+pub mod spatial;
 mod transfer;
 
 pub use classes::{
