@@ -1,7 +1,7 @@
 //! Benchmarks: surface-nets meshing against the `fast-surface-nets` crate on the same padded
 //! 34³ chunks of a heightmap world, and world generation (height + zones + materials) in
-//! columns per second on one thread and on the rayon pool, and `Terrain.SmoothGrid` encoding of a
-//! 4096 × 4096-stud world in MB/s.
+//! columns per second on one thread and on the rayon pool, `Terrain.SmoothGrid` encoding of a
+//! 4096 × 4096-stud world in MB/s, and single terrain ray casts (`Terrain::raycast`).
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use fast_surface_nets::ndshape::{ConstShape, ConstShape3u32};
@@ -172,12 +172,108 @@ fn smoothgrid_encode(c: &mut Criterion) {
     g.finish();
 }
 
+/// A 512 × 512-stud heightmap-like terrain: a FillBlock slab 64 studs thick, an 8 × 8 grid of
+/// noise-free bumps (balls) on it and a tower in one corner, so the stored chunks span
+/// 512 × 640 × 512 studs.
+fn ray_terrain() -> Terrain {
+    let mut t = Terrain::new();
+    t.fill_block(
+        glam::Affine3A::from_translation(glam::Vec3::new(0.0, -32.0, 0.0)),
+        glam::Vec3::new(512.0, 64.0, 512.0),
+        Material::Grass,
+    )
+    .unwrap();
+    for i in 0..8 {
+        for j in 0..8 {
+            let c = glam::Vec3::new(-224.0 + 64.0 * i as f32, -4.0, -224.0 + 64.0 * j as f32);
+            let r = 12.0 + 2.0 * ((i * 3 + j * 5) % 7) as f32;
+            t.fill_ball(c, r, Material::Rock).unwrap();
+        }
+    }
+    t.fill_block(
+        glam::Affine3A::from_translation(glam::Vec3::new(240.0, 224.0, 240.0)),
+        glam::Vec3::new(32.0, 448.0, 32.0),
+        Material::Slate,
+    )
+    .unwrap();
+    t.compact();
+    t
+}
+
+/// One ray per iteration: 1,000 studs straight down onto the bumps; 15,000 studs through the
+/// empty chunks above the ground (crossing the stored bounds, hitting nothing); 15,000 studs
+/// skimming 1 stud above the ground through the dense surface chunks (hitting nothing).
+fn raycast(c: &mut Criterion) {
+    use glam::Vec3;
+    let t = ray_terrain();
+    let rays = [
+        (
+            "vertical 1000 studs onto bumps",
+            Vec3::new(37.3, 500.0, -91.7),
+            Vec3::new(0.0, -1000.0, 0.0),
+        ),
+        (
+            "15000 studs through empty chunks",
+            Vec3::new(-7000.0, 300.0, -7100.0),
+            Vec3::new(1.0, 0.0, 1.0).normalize() * 15000.0,
+        ),
+        (
+            "15000 studs skimming the ground",
+            Vec3::new(-7000.0, 1.0, -192.0),
+            Vec3::new(15000.0, 0.0, 0.0),
+        ),
+    ];
+    let mut g = c.benchmark_group("raycast");
+    for (name, o, d) in rays {
+        for (mode, opts) in [
+            ("smooth", TerrainRay::default()),
+            (
+                "cubes",
+                TerrainRay {
+                    cubes: true,
+                    ..TerrainRay::default()
+                },
+            ),
+        ] {
+            eprintln!("raycast {name} ({mode}): {:?}", t.raycast(o, d, opts));
+            g.bench_function(format!("{name} ({mode})"), |b| {
+                b.iter(|| black_box(t.raycast(black_box(o), black_box(d), opts)))
+            });
+        }
+    }
+    // Scaling with the chunk count: clipping reads only the chunk keys of the X slab the
+    // segment crosses (one chunk column here), not all 2048.
+    let w = world();
+    let mut big = Terrain::new();
+    w.write_voxels(
+        &mut big,
+        VoxelColumns {
+            min: [-512, -512],
+            max: [512, 512],
+        },
+        -64.0,
+        |_| ControlFlow::Continue(()),
+    )
+    .unwrap();
+    big.compact();
+    let (o, d) = (Vec3::new(101.3, 900.0, -77.7), Vec3::new(0.0, -1000.0, 0.0));
+    eprintln!(
+        "raycast 4096x4096-stud world ({} chunks): {:?}",
+        big.chunk_count(),
+        big.raycast(o, d, TerrainRay::default())
+    );
+    g.bench_function("vertical 1000 studs, 4096x4096-stud world (smooth)", |b| {
+        b.iter(|| black_box(big.raycast(black_box(o), black_box(d), TerrainRay::default())))
+    });
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2))
         .sample_size(10);
-    targets = meshing, columns, smoothgrid_encode
+    targets = meshing, columns, smoothgrid_encode, raycast
 }
 criterion_main!(benches);

@@ -29,16 +29,21 @@
 //!   pausing ([`World::write_voxel_count`] to cap a call first), [`World::resources`] and
 //!   [`World::place_resources`]; outputs [`mesh_region`] (plain vertex/index arrays per material:
 //!   no glTF writer here — the export crate wraps them), [`HeightmapExport`], [`splat_maps`].
+//! - `workspace:Raycast` / FindPartOnRay: [`Terrain::raycast`] (origin, direction in studs,
+//!   [`TerrainRay`] from `RaycastParams.IgnoreWater` / `terrainCellsAreCubes`) gives the first
+//!   [`TerrainHit`] (`t` is the fraction of the direction: compare `t·|direction|` with the
+//!   nearest part hit; Water hits carry [`Material::Water`]); rules in [`raycast`].
 //!
 //! # Rules chosen where Roblox documents none
 //! Fill kernels and the merge rule: see [`fill`]. SmoothGrid's open points: see
-//! [`smoothgrid`]. Meshing: see [`mesh`].
+//! [`smoothgrid`]. Meshing: see [`mesh`]. Ray casts: see [`raycast`].
 
 pub mod error;
 pub mod fill;
 pub mod heightmap;
 pub mod material;
 pub mod mesh;
+pub mod raycast;
 pub mod region;
 pub mod resources;
 pub mod smoothgrid;
@@ -54,6 +59,7 @@ pub use heightmap::{
 };
 pub use material::{MATERIAL_COLORS_LEN, MATERIAL_COLORS_ORDER, Material, MaterialColors};
 pub use mesh::{MeshPart, SampleBlock, TerrainMesh, mesh_block, mesh_region, mesh_terrain};
+pub use raycast::{TerrainHit, TerrainRay};
 pub use region::{
     MAX_VOXELS_FILL, MAX_VOXELS_READ_WRITE, VoxelCap, cell_center_to_world, cell_corner_to_world,
     expand_to_grid, validate_region, world_to_cell,

@@ -5,8 +5,8 @@
 //! # Model
 //! Samples sit at voxel centres with value = occupancy; the surface is the 0.5 level
 //! (`inside ⇔ occupancy > 0.5`), so a lone full voxel is a closed surface at its faces'
-//! midpoints, and a heightmap's top voxel with occupancy `o` puts the surface `4·(o − 0.5)`
-//! studs above its centre. A vertex sits in every cube of 8 samples whose signs differ, at
+//! midpoints, and a heightmap's top voxel with occupancy `o ≥ 0.5` (empty above) puts the
+//! surface `4·(o − 0.5)/o` studs above its centre. A vertex sits in every cube of 8 samples whose signs differ, at
 //! the mean of the crossings on its edges; a quad joins the 4 cubes around each sign-changing
 //! edge, wound counter-clockwise seen from outside, in the material of the edge's inside
 //! sample. Normals are the normalised negative occupancy gradient of the cube. Vertex
