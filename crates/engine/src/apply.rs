@@ -197,7 +197,7 @@ pub struct Produced {
     pub delta: Option<glam::Affine3A>,
     /// The run changed the scene outside its container (as far as it was watched): such a
     /// run is not kept in a result cache, whose hits would skip those changes.
-    pub wrote_outside: bool,
+    pub touched_outside: bool,
 }
 
 /// Reads the generator, params (Size normalised by Scale, attributes) and sandbox state.
@@ -250,6 +250,8 @@ pub fn prepare(dom: &WeakDom, model: Ref) -> Result<Prepared, GenerationFailure>
             allow_outside_write: caps & capability_bit("AccessOutsideWrite") != 0,
             // Set by whoever runs it (the frame loop, a parallel step).
             watch_outside: procmodel_script::WatchOutside::Off,
+            // The results this run replaces: its raycasts must not find them.
+            hidden: results_folders(dom, model),
         },
         sandboxed,
     })
@@ -273,7 +275,7 @@ pub fn produce(
         defaults: generator.attributes.clone().unwrap_or_default(),
         placed: false,
         delta: None,
-        wrote_outside: out.wrote_outside,
+        touched_outside: out.touched_outside,
     })
 }
 
@@ -303,7 +305,7 @@ pub fn start(
             defaults,
             placed: false,
             delta: None,
-            wrote_outside: out.wrote_outside,
+            touched_outside: out.touched_outside,
         }),
         procmodel_script::RunState::Suspended => Started::Pending(pending, defaults),
     })

@@ -181,7 +181,7 @@ impl crate::Engine {
                         defaults: hit.attributes,
                         placed: true,
                         delta: None,
-                        wrote_outside: false,
+                        touched_outside: false,
                     };
                     // What placing would have done to the model itself.
                     self.host

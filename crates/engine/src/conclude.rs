@@ -31,7 +31,7 @@ impl Engine {
         produced: apply::Produced,
         held: Option<rbx_dom_weak::WeakDom>,
     ) -> Result<usize, GenerationFailure> {
-        if produced.wrote_outside {
+        if produced.touched_outside {
             // A hit would give these results without the run's changes to the scene.
             self.st().cache_keys.remove(&model);
         }

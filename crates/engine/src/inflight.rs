@@ -67,7 +67,7 @@ impl Engine {
                         defaults: std::mem::take(&mut f.defaults),
                         placed: false,
                         delta: None,
-                        wrote_outside: out.wrote_outside,
+                        touched_outside: out.touched_outside,
                     };
                     reports.push(self.complete(m, &f.prepared, produced, f.started));
                 }

@@ -405,7 +405,7 @@ impl Engine {
             order.next += 1;
             let (result, elapsed) = match result {
                 // Its writes outside its container reach the scene from here, in order.
-                Err(GenerationFailure::OutsideWriteDeferred(_)) => {
+                Err(GenerationFailure::OutsideAccessDeferred(_)) => {
                     let host = self.host.clone();
                     let watch = self.watch_outside();
                     let (_, result, more) = run_one(&*host, m, required, watch);

@@ -87,7 +87,7 @@ pub enum GenerationFailure {
     Host(String),
     /// A run on a worker VM wrote outside its container, where the write cannot reach the
     /// scene; the engine runs the model again on the scene's VM, so no report carries this.
-    OutsideWriteDeferred(String),
+    OutsideAccessDeferred(String),
 }
 
 impl GenerationFailure {
@@ -111,7 +111,7 @@ impl GenerationFailure {
             GenerationFailure::NotFinished { .. } => "not_finished",
             GenerationFailure::WorkerDied => "worker_died",
             GenerationFailure::Host(_) => "host",
-            GenerationFailure::OutsideWriteDeferred(_) => "outside_write_deferred",
+            GenerationFailure::OutsideAccessDeferred(_) => "outside_access_deferred",
         }
     }
 
@@ -173,8 +173,8 @@ impl From<&HostError> for GenerationFailure {
             }
             HostError::Read { .. } => GenerationFailure::BadGenerator(e.to_string()),
             HostError::Vm(_) => GenerationFailure::Host(e.to_string()),
-            HostError::OutsideWriteDeferred { .. } => {
-                GenerationFailure::OutsideWriteDeferred(e.to_string())
+            HostError::OutsideAccessDeferred { .. } => {
+                GenerationFailure::OutsideAccessDeferred(e.to_string())
             }
         }
     }
@@ -214,7 +214,7 @@ impl fmt::Display for GenerationFailure {
             | GenerationFailure::Cancelled(m)
             | GenerationFailure::Terrain(m)
             | GenerationFailure::Host(m)
-            | GenerationFailure::OutsideWriteDeferred(m) => f.write_str(m),
+            | GenerationFailure::OutsideAccessDeferred(m) => f.write_str(m),
             GenerationFailure::ResultCapabilities { instance } => write!(
                 f,
                 "{instance} in the results has capabilities the sandboxed generator does not have"

@@ -75,8 +75,12 @@ pub struct Ctx {
     pub outside_write_locked: bool,
     /// While a generator that may write to the scene runs: whether such writes are watched.
     pub watch_outside: procmodel_script::WatchOutside,
-    /// A watched run wrote (Note) or tried to write (Defer) outside its container.
-    pub wrote_outside: std::cell::Cell<bool>,
+    /// A watched run wrote (Note) or tried to write (Defer) outside its container, or
+    /// queried the scene.
+    pub touched_outside: std::cell::Cell<bool>,
+    /// While a generator runs: the instances its spatial queries do not see
+    /// ([`procmodel_script::RunInputs::hidden`]).
+    pub query_hidden: Vec<Ref>,
     /// Models whose `ForceGeneration()` was called, in call order.
     pub forced: Vec<Ref>,
     /// `Instance.new` class resolutions (None: not creatable).
@@ -123,7 +127,8 @@ impl Ctx {
             forced: Vec::new(),
             outside_write_locked: false,
             watch_outside: procmodel_script::WatchOutside::Off,
-            wrote_outside: std::cell::Cell::new(false),
+            touched_outside: std::cell::Cell::new(false),
+            query_hidden: Vec::new(),
             managed: None,
             may_have_managed: false,
             scene_cache: std::cell::Cell::new((Ref::none(), false)),
@@ -249,13 +254,33 @@ impl Ctx {
         match self.watch_outside {
             procmodel_script::WatchOutside::Off => Ok(()),
             procmodel_script::WatchOutside::Note => {
-                self.wrote_outside.set(true);
+                self.touched_outside.set(true);
                 Ok(())
             }
             procmodel_script::WatchOutside::Defer => {
-                self.wrote_outside.set(true);
+                self.touched_outside.set(true);
                 Err(mlua::Error::runtime(format!(
                     "{}: writes outside targetContainer reach the scene only from the scene's own VM",
+                    what()
+                )))
+            }
+        }
+    }
+
+    /// A watched run queries the scene (`workspace:Raycast`, ...): noted, and refused when
+    /// the run is to be deferred (a worker's copy of the scene is from before the step, so
+    /// its answers could differ from a run on one VM).
+    pub fn scene_query(&self, what: impl FnOnce() -> String) -> mlua::Result<()> {
+        match self.watch_outside {
+            procmodel_script::WatchOutside::Off => Ok(()),
+            procmodel_script::WatchOutside::Note => {
+                self.touched_outside.set(true);
+                Ok(())
+            }
+            procmodel_script::WatchOutside::Defer => {
+                self.touched_outside.set(true);
+                Err(mlua::Error::runtime(format!(
+                    "{}: queries of the scene happen only on the scene's own VM",
                     what()
                 )))
             }

@@ -31,7 +31,9 @@ pub struct PendingRun {
     created_bytes: usize,
     allow_outside_write: bool,
     watch_outside: procmodel_script::WatchOutside,
-    wrote_outside: bool,
+    touched_outside: bool,
+    /// [`RunInputs::hidden`].
+    hidden: Vec<Ref>,
     /// Stamps the instances the run creates ([`crate::context::Handles::set_run`]).
     stamp: u32,
 }
@@ -130,7 +132,8 @@ impl Host {
             c.created_bytes = 0;
             c.outside_write_locked = !inputs.allow_outside_write;
             c.watch_outside = inputs.watch_outside;
-            c.wrote_outside.set(false);
+            c.touched_outside.set(false);
+            c.query_hidden.clone_from(&inputs.hidden);
             let stamp = c.handles.new_run();
             c.handles.set_run(stamp);
             c.tree_changed();
@@ -145,6 +148,7 @@ impl Host {
                 if let Ok(mut c) = ctx(lua) {
                     c.outside_write_locked = false;
                     c.watch_outside = procmodel_script::WatchOutside::Off;
+                    c.query_hidden.clear();
                     c.handles.set_run(0);
                 }
                 self.discard(container);
@@ -158,20 +162,21 @@ impl Host {
             generator.on_generate.clone(),
             MultiValue::from_iter([Value::Table(params), container_ud]),
         );
-        let wrote_outside = match ctx(lua) {
+        let touched_outside = match ctx(lua) {
             Ok(mut c) => {
                 c.outside_write_locked = false;
                 c.watch_outside = procmodel_script::WatchOutside::Off;
+                c.query_hidden.clear();
                 c.handles.set_run(0);
-                c.wrote_outside.get()
+                c.touched_outside.get()
             }
             Err(_) => false,
         };
-        if wrote_outside && inputs.watch_outside == procmodel_script::WatchOutside::Defer {
+        if touched_outside && inputs.watch_outside == procmodel_script::WatchOutside::Defer {
             // Whatever the script made of the refusal (it may have caught it), the run is
             // to happen again where its writes reach the scene.
             self.discard(container);
-            return Err(HostError::OutsideWriteDeferred {
+            return Err(HostError::OutsideAccessDeferred {
                 what: generator.origin.clone(),
             });
         }
@@ -197,7 +202,7 @@ impl Host {
             container,
             primary_part,
             leaked_threads: leaked,
-            wrote_outside,
+            touched_outside,
         })
     }
 
@@ -233,7 +238,8 @@ impl Host {
             created_bytes: 0,
             allow_outside_write: inputs.allow_outside_write,
             watch_outside: inputs.watch_outside,
-            wrote_outside: false,
+            touched_outside: false,
+            hidden: inputs.hidden.clone(),
             stamp: ctx(&self.lua)
                 .map_err(|e| crate::error::script(&e))?
                 .handles
@@ -299,7 +305,8 @@ impl Host {
             c.created_bytes = pending.created_bytes;
             c.outside_write_locked = !pending.allow_outside_write;
             c.watch_outside = pending.watch_outside;
-            c.wrote_outside.set(pending.wrote_outside);
+            c.touched_outside.set(pending.touched_outside);
+            c.query_hidden.clone_from(&pending.hidden);
             c.handles.set_run(pending.stamp);
             c.tree_changed();
         }
@@ -307,9 +314,10 @@ impl Host {
         if let Ok(mut c) = ctx(&self.lua) {
             pending.created = c.created;
             pending.created_bytes = c.created_bytes;
-            pending.wrote_outside = c.wrote_outside.get();
+            pending.touched_outside = c.touched_outside.get();
             c.outside_write_locked = false;
             c.watch_outside = procmodel_script::WatchOutside::Off;
+            c.query_hidden.clear();
             c.handles.set_run(0);
         }
         r
@@ -344,7 +352,7 @@ impl Host {
                     container,
                     primary_part,
                     leaked_threads: leaked,
-                    wrote_outside: pending.wrote_outside,
+                    touched_outside: pending.touched_outside,
                 }))
             }
             Err(e) => {

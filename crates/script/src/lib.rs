@@ -163,10 +163,13 @@ pub enum HostError {
     },
     #[error("attribute {name}: {message}")]
     Attribute { name: String, message: String },
-    /// The run, watched with [`WatchOutside::Defer`], wrote outside its container: it ended
-    /// there, its results discarded, to be run again where its writes reach the scene.
-    #[error("{what}: writes outside targetContainer reach the scene only from the scene's own VM")]
-    OutsideWriteDeferred { what: String },
+    /// The run, watched with [`WatchOutside::Defer`], wrote outside its container or queried
+    /// the scene (a raycast): it ended there, its results discarded, to be run again where
+    /// its writes reach the scene and its queries see it as a run on one VM would.
+    #[error(
+        "{what}: writes outside targetContainer and queries of the scene happen only on the scene's own VM"
+    )]
+    OutsideAccessDeferred { what: String },
 }
 
 impl HostError {
@@ -208,22 +211,30 @@ pub struct RunInputs {
     /// Let the generator modify the scene outside its container (an unsandboxed module, or
     /// a sandboxed one granted AccessOutsideWrite). Off by default.
     pub allow_outside_write: bool,
-    /// What the host does about such writes when they are allowed.
+    /// What the host does about such writes (when they are allowed) and about spatial
+    /// queries of the scene (`workspace:Raycast`, ...).
     pub watch_outside: WatchOutside,
+    /// Instances the run's spatial queries do not see: the model's current results, which
+    /// the run replaces (so a generator that raycasts gives the same results whether it
+    /// ran before or not).
+    pub hidden: Vec<Ref>,
 }
 
-/// How a run that may write outside its container is watched.
+/// How a run's dealings with the scene outside its container are watched: its writes there
+/// (when it may make them) and its spatial queries of the scene (`workspace:Raycast`,
+/// `GetPartBoundsInBox`, ...), whose answers depend on more than the run's inputs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum WatchOutside {
     /// Not at all (no cost on the write paths).
     #[default]
     Off,
-    /// The writes happen; [`RunOutput::wrote_outside`] says whether there were any (a result
-    /// cache must not keep such a run: a hit would skip its writes).
+    /// They happen; [`RunOutput::touched_outside`] says whether there were any (a result
+    /// cache must not keep such a run: a hit would skip its writes, or answer from a scene
+    /// that has changed since).
     Note,
-    /// The first such write ends the run with [`HostError::OutsideWriteDeferred`]: the run is
-    /// on a VM whose writes cannot reach the scene (a worker's copy), so the caller runs it
-    /// again where they can.
+    /// The first one ends the run with [`HostError::OutsideAccessDeferred`]: the run is on
+    /// a VM whose writes cannot reach the scene and whose queries would see a copy of it
+    /// from before the step (a worker's), so the caller runs it again where they can.
     Defer,
 }
 
@@ -247,8 +258,9 @@ pub struct RunOutput {
     pub container: Ref,
     pub primary_part: Option<Ref>,
     pub leaked_threads: usize,
-    /// The run changed the scene outside its container (watched with [`WatchOutside::Note`]).
-    pub wrote_outside: bool,
+    /// The run changed the scene outside its container, or queried it (watched with
+    /// [`WatchOutside::Note`]).
+    pub touched_outside: bool,
 }
 
 /// A ChangeHistoryService request a script made (the engine maps them onto its undo).
