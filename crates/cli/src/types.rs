@@ -524,6 +524,34 @@ fn method_signature(name: &str) -> &'static str {
         "SetPrimaryPartCFrame" => "(self, cframe: CFrame): ()",
         "GetPrimaryPartCFrame" => "(self): CFrame",
         "GetScale" => "(self): number",
+        "Raycast" => {
+            "(self, origin: Vector3, direction: Vector3, params: RaycastParams?): RaycastResult?"
+        }
+        "GetPartBoundsInBox" => {
+            "(self, cframe: CFrame, size: Vector3, params: OverlapParams?): { BasePart }"
+        }
+        "GetPartBoundsInRadius" => {
+            "(self, position: Vector3, radius: number, params: OverlapParams?): { BasePart }"
+        }
+        "GetPartsInPart" => "(self, part: BasePart, params: OverlapParams?): { BasePart }",
+        "GetTouchingParts" => "(self): { BasePart }",
+        "FindPartOnRay" | "findPartOnRay" => {
+            "(self, ray: Ray, ignore: Instance?, terrainCellsAreCubes: boolean?, ignoreWater: boolean?): (BasePart?, Vector3, Vector3, EnumItem)"
+        }
+        "FindPartOnRayWithIgnoreList" => {
+            "(self, ray: Ray, ignore: { Instance }, terrainCellsAreCubes: boolean?, ignoreWater: boolean?): (BasePart?, Vector3, Vector3, EnumItem)"
+        }
+        "FindPartOnRayWithWhitelist" => {
+            "(self, ray: Ray, include: { Instance }, ignoreWater: boolean?): (BasePart?, Vector3, Vector3, EnumItem)"
+        }
+        "FindPartsInRegion3" | "findPartsInRegion3" => {
+            "(self, region: Region3, ignore: Instance?, maxParts: number?): { BasePart }"
+        }
+        "FindPartsInRegion3WithIgnoreList" | "FindPartsInRegion3WithWhiteList" => {
+            "(self, region: Region3, list: { Instance }, maxParts: number?): { BasePart }"
+        }
+        "IsRegion3Empty" => "(self, region: Region3, ignore: Instance?): boolean",
+        "IsRegion3EmptyWithIgnoreList" => "(self, region: Region3, ignore: { Instance }): boolean",
         "SetPrimaryPart" => "(self, part: BasePart?): ()",
         "AddTag" | "RemoveTag" => "(self, tag: string): ()",
         "HasTag" => "(self, tag: string): boolean",

@@ -144,10 +144,14 @@ fn r15_4_types_parse_and_name_what_the_engine_implements() {
             .iter()
             .any(|l| l.starts_with("\tfunction WaitForChild("))
     );
+    assert!(!defs.contains("Blockcast"), "no shape casts here");
     assert!(
-        !defs.contains("GetTouchingParts"),
-        "no physics queries here"
+        class_body(&defs, "WorldRoot").iter().any(|l| l.starts_with(
+            "\tfunction Raycast(self, origin: Vector3, direction: Vector3, params: RaycastParams?): RaycastResult?"
+        )),
+        "the spatial queries are declared with their signatures"
     );
+    assert!(defs.contains("declare RaycastParams: { new: () -> RaycastParams }"));
     // Luau's own globals are luau-lsp's, not declared again.
     assert!(!defs.contains("declare math:") && !defs.contains("declare print:"));
 

@@ -480,3 +480,153 @@ fn a_run_that_writes_outside_its_container_is_never_cached() {
         );
     }
 }
+
+/// Generators that raycast down the world's centre column and put a slab on what they hit:
+/// each one's answer depends on the models applied before it.
+const RAYCASTS: &str = r#"
+local G = { Attributes = { K = 1 } }
+function G.OnGenerate(params, target)
+    local x = 0
+    for i = 1, 200000 do x = x + i % 7 end
+    local hit = workspace:Raycast(Vector3.new(0, 500, 0), Vector3.new(0, -1000, 0))
+    local y = hit and hit.Position.Y or 0
+    local p = Instance.new("Part")
+    p.Anchored = true
+    p.Size = Vector3.new(4, 1, 4)
+    p.Position = Vector3.new(0, y + 0.5, 0)
+    p.Name = string.format("S%d_on_%s_%.0f", params.Attributes.K, hit and hit.Instance.Name or "nothing", y)
+    p.Parent = target
+end
+return G
+"#;
+
+fn raycast_scene(cache: Option<Arc<dyn ResultCache>>, jobs: usize, models: usize) -> Engine {
+    let mut e = Engine::new(
+        procmodel_luau::runtime(),
+        EngineConfig {
+            cache,
+            jobs,
+            ..EngineConfig::default()
+        },
+    )
+    .unwrap();
+    let root = e.with_dom(|d| d.root_ref());
+    let g = e.insert(
+        root,
+        InstanceBuilder::new("ModuleScript")
+            .with_name("Gen")
+            .with_property("Source", Variant::String(RAYCASTS.to_owned())),
+    );
+    let ws = e.workspace();
+    e.insert(
+        ws,
+        InstanceBuilder::new("Part")
+            .with_name("Base")
+            .with_property("Size", Variant::Vector3(Vector3::new(100.0, 1.0, 100.0)))
+            .with_property(
+                "CFrame",
+                Variant::CFrame(rbx_types::CFrame::new(
+                    Vector3::new(0.0, -0.5, 0.0),
+                    rbx_types::Matrix3::identity(),
+                )),
+            ),
+    );
+    for k in 0..models {
+        let mut a = Attributes::new();
+        a.insert("K".into(), Variant::Float64(k as f64));
+        e.insert(
+            ws,
+            InstanceBuilder::new("ProceduralModel")
+                .with_name(format!("M{k}"))
+                .with_property("Generator", Variant::Ref(g))
+                .with_property("Attributes", Variant::Attributes(a)),
+        );
+    }
+    e
+}
+
+/// The names of every generated slab, in scene order.
+fn slabs(e: &Engine) -> Vec<String> {
+    e.with_dom(|d| {
+        let mut out = Vec::new();
+        let mut stack = vec![d.root_ref()];
+        while let Some(r) = stack.pop() {
+            let i = d.get_by_ref(r).unwrap();
+            if i.name.starts_with('S') && i.class == "Part" {
+                out.push(i.name.clone());
+            }
+            stack.extend(i.children().iter().rev());
+        }
+        out
+    })
+}
+
+#[test]
+fn raycasting_generators_see_the_same_scene_with_any_number_of_workers() {
+    // A worker's copy of the scene is from before the step: a raycast there could not see
+    // the models applied before its own. Such a run happens again on the scene's VM at its
+    // turn, so each model finds the slab of the one before it, as with one VM.
+    let run = |jobs: usize| {
+        let mut e = raycast_scene(None, jobs, 6);
+        settle(&mut e);
+        (saved(&e, "rbxl"), slabs(&e))
+    };
+    let (one, names) = run(1);
+    let expected: Vec<String> = std::iter::once("S0_on_Base_0".to_string())
+        .chain((1..6).map(|k| format!("S{k}_on_S{}_on_", k - 1)))
+        .collect();
+    assert_eq!(names.len(), 6, "{names:?}");
+    for (got, want) in names.iter().zip(&expected) {
+        assert!(
+            got.starts_with(want.as_str()),
+            "{got} should start with {want}: {names:?}"
+        );
+    }
+    assert!(
+        names[5].ends_with("_5"),
+        "the sixth slab sits on five: {names:?}"
+    );
+    let (two, names2) = run(2);
+    assert_eq!(names2, names, "jobs 2");
+    assert!(one == two, "the saved scenes differ between --jobs 1 and 2");
+}
+
+#[test]
+fn a_generators_raycasts_do_not_see_the_results_it_replaces() {
+    // Regenerating must not stack the new slab on the old one.
+    let mut e = raycast_scene(None, 1, 1);
+    settle(&mut e);
+    let first = saved(&e, "rbxl");
+    assert_eq!(slabs(&e), vec!["S0_on_Base_0".to_string()]);
+    let m = e.with_dom(|d| {
+        let ws = d.get_by_ref(e.workspace()).unwrap();
+        *ws.children()
+            .iter()
+            .find(|&&c| d.get_by_ref(c).unwrap().name == "M0")
+            .unwrap()
+    });
+    assert!(e.force_generation(m));
+    settle(&mut e);
+    assert_eq!(slabs(&e), vec!["S0_on_Base_0".to_string()]);
+    assert!(
+        first == saved(&e, "rbxl"),
+        "a forced regeneration changed the scene"
+    );
+}
+
+#[test]
+fn a_run_that_queries_the_scene_is_never_cached() {
+    // Its answer depends on the scene, not only on its inputs: a hit could replay a slab
+    // standing on something no longer there.
+    for jobs in [1, 2] {
+        let cache = Arc::new(Mem::default());
+        let mut e = raycast_scene(Some(cache.clone()), jobs, 4);
+        settle(&mut e);
+        assert_eq!(
+            cache.puts.load(Ordering::Relaxed),
+            0,
+            "jobs {jobs}: nothing stored"
+        );
+        assert_eq!(slabs(&e).len(), 4);
+    }
+}

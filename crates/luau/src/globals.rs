@@ -123,6 +123,7 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
         )?,
     )?;
     globals.set("Instance", instance)?;
+    crate::classes::register_query_params(lua, globals)?;
 
     // game / workspace
     let (root, workspace) = {

@@ -10,10 +10,14 @@ mod instance;
 mod pvinstance;
 mod services;
 mod terrain;
+mod worldroot;
 
 pub(crate) use instance::count_new_instance;
 pub use terrain::GENERATED_TERRAIN;
-pub(crate) use terrain::{edit_voxels, flush_terrain, generator_terrain, take_generator_terrain};
+pub(crate) use terrain::{
+    edit_voxels, flush_terrain, generator_terrain, read_voxels, take_generator_terrain,
+};
+pub(crate) use worldroot::register_globals as register_query_params;
 
 use crate::methods::{MethodTable, Methods};
 use mlua::Lua;
@@ -25,6 +29,7 @@ pub fn register_all(m: &mut MethodTable) {
     pvinstance::register(m);
     services::register(m);
     terrain::register(m);
+    worldroot::register(m);
 }
 
 /// The methods of every class, for a new VM's instance metatable.

@@ -211,6 +211,17 @@ fn with_terrain<R>(
     Ok(out)
 }
 
+/// Runs `f` on the voxels of the Terrain instance `this` (decoded on first use), for reads
+/// from other classes (spatial queries); `what` names the caller in errors.
+pub(crate) fn read_voxels<R>(
+    lua: &Lua,
+    this: &Instance,
+    what: &str,
+    f: impl FnOnce(&Terrain) -> R,
+) -> mlua::Result<R> {
+    with_terrain(lua, this, what, false, |t| Ok(f(&t.terrain)))
+}
+
 /// Runs `edit` on the voxels of the Terrain instance `target` (`@procmodel/terrain`'s
 /// `WriteTerrain`): the same storage, write check and write-back as the Terrain methods;
 /// `what` names the caller in errors.

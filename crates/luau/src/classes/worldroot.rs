@@ -1,0 +1,991 @@
+//! Spatial queries of WorldRoot (`Workspace`, `WorldModel`): `Raycast`,
+//! `GetPartBoundsInBox`, `GetPartBoundsInRadius`, `GetPartsInPart`, the deprecated
+//! `FindPartOnRay*`, `FindPartsInRegion3*` and `IsRegion3Empty*` old scripts use, and
+//! `BasePart:GetTouchingParts`; with the `RaycastParams`, `OverlapParams` and
+//! `RaycastResult` datatypes they take and give.
+//!
+//! Rules (Roblox reference, WorldRoot and the two params datatypes):
+//! - A query sees the BaseParts under its WorldRoot, in pre-order (results keep that
+//!   order; ties go to the earlier part); parts under a nested WorldModel belong to that
+//!   world. `workspace` queries see `workspace.Terrain`'s voxels too.
+//! - A part is queried when `CanCollide` or `CanQuery` is true (`RespectCanCollide`: when
+//!   `CanCollide` is); `BruteForceAllSlow` queries every part. Collision groups are not
+//!   modelled: every group collides with every other (Roblox's default table).
+//! - `FilterDescendantsInstances` with `FilterType` Exclude (default) or Include acts on the
+//!   listed instances and their descendants; Terrain counts as a descendant of `workspace`.
+//! - Rays detect the surfaces they enter: a ray starting inside a part does not hit it.
+//!   The direction's length is the ray's length, at most 15,000 studs (longer ones are cut).
+//! - Geometry: `procmodel_dom::spatial` (part shapes, AABBs, exact overlap); terrain:
+//!   `procmodel_terrain`'s raycast (the meshes' 0.5 level of the occupancy).
+//! - In a generation, a query of the scene is watched like a write outside the
+//!   container ([`Ctx::scene_query`]): its answer depends on more than the run's inputs. The
+//!   model's current results (which the run replaces) are not seen.
+
+use crate::context::{Ctx, Instance, ctx};
+use crate::methods::MethodTable;
+use mlua::{Lua, MetaMethod, MultiValue, Table, UserData, UserDataFields, UserDataMethods, Value};
+use procmodel_dom::is_a;
+use procmodel_dom::spatial::{Body, body, box_overlaps_aabb, overlaps, sphere_overlaps_aabb};
+use procmodel_luau_types::{CFrame, EnumItem, Ray, Region3, Vector3, enum_item_value};
+use procmodel_terrain::TerrainRay;
+use rbx_dom_weak::Ustr;
+use rbx_types::{Ref, Variant};
+use rustc_hash::FxHashSet;
+use std::sync::LazyLock;
+
+/// Roblox's cap on a ray's length (studs).
+const MAX_RAY: f32 = 15_000.0;
+/// `FindPartsInRegion3`'s default `maxParts`.
+const REGION3_MAX_PARTS: u32 = 20;
+
+struct Keys {
+    can_collide: Ustr,
+    can_query: Ustr,
+    material: Ustr,
+}
+
+static KEYS: LazyLock<Keys> = LazyLock::new(|| Keys {
+    can_collide: Ustr::from("CanCollide"),
+    can_query: Ustr::from("CanQuery"),
+    material: Ustr::from("Material"),
+});
+
+/// Which of the two params datatypes a [`QueryParams`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Raycast,
+    Overlap,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Raycast => "RaycastParams",
+            Kind::Overlap => "OverlapParams",
+        }
+    }
+}
+
+/// `RaycastParams` and `OverlapParams`: mutable objects a script fills and reuses.
+#[derive(Clone, Debug)]
+pub struct QueryParams {
+    kind: Kind,
+    filter: Vec<Ref>,
+    include: bool,
+    ignore_water: bool,
+    collision_group: String,
+    respect_can_collide: bool,
+    brute_force: bool,
+    /// OverlapParams only; 0 is no limit.
+    max_parts: u32,
+}
+
+impl QueryParams {
+    fn new(kind: Kind) -> QueryParams {
+        QueryParams {
+            kind,
+            filter: Vec::new(),
+            include: false,
+            ignore_water: false,
+            collision_group: "Default".into(),
+            respect_can_collide: false,
+            brute_force: false,
+            max_parts: 0,
+        }
+    }
+
+    /// The settings of the deprecated methods' ignore and inclusion lists.
+    fn list(filter: Vec<Ref>, include: bool) -> QueryParams {
+        QueryParams {
+            filter,
+            include,
+            ..QueryParams::new(Kind::Raycast)
+        }
+    }
+
+    fn member_error(&self, key: &str) -> mlua::Error {
+        mlua::Error::runtime(format!(
+            "{key} is not a valid member of {}",
+            self.kind.name()
+        ))
+    }
+}
+
+/// Reads a list of instances (an Instance or an array of them, up to the first nil) for
+/// `what`; anything else in it is an error naming its index.
+fn instance_list(c: &Ctx, v: &Value, what: &str, single: bool) -> mlua::Result<Vec<Ref>> {
+    if single && let Some(i) = c.instance(v) {
+        return Ok(vec![i.r]);
+    }
+    let Value::Table(t) = v else {
+        return Err(mlua::Error::runtime(format!(
+            "{what}: expected {}an array of Instances, got {}",
+            if single { "an Instance or " } else { "" },
+            procmodel_luau_types::type_name(v)
+        )));
+    };
+    let mut out = Vec::new();
+    for (k, item) in t.clone().sequence_values::<Value>().enumerate() {
+        let item = item?;
+        match c.instance(&item) {
+            Some(i) => out.push(i.r),
+            None => {
+                return Err(mlua::Error::runtime(format!(
+                    "{what}: item {} is a {}, expected an Instance",
+                    k + 1,
+                    procmodel_luau_types::type_name(&item)
+                )));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn filter_type_item(include: bool) -> EnumItem {
+    EnumItem::from_name(
+        "RaycastFilterType",
+        if include { "Include" } else { "Exclude" },
+    )
+    .expect("the database has RaycastFilterType")
+}
+
+/// The Luau object of a [`QueryParams`]: `Params<false>` is a `RaycastParams`,
+/// `Params<true>` an `OverlapParams` (`typeof` tells them apart).
+struct Params<const OVERLAP: bool>(QueryParams);
+
+impl<const OVERLAP: bool> std::ops::Deref for Params<OVERLAP> {
+    type Target = QueryParams;
+    fn deref(&self) -> &QueryParams {
+        &self.0
+    }
+}
+
+impl<const OVERLAP: bool> std::ops::DerefMut for Params<OVERLAP> {
+    fn deref_mut(&mut self) -> &mut QueryParams {
+        &mut self.0
+    }
+}
+
+impl<const OVERLAP: bool> UserData for Params<OVERLAP> {
+    fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
+        f.add_meta_field_with(MetaMethod::Type, |_| {
+            Ok(if OVERLAP {
+                "OverlapParams"
+            } else {
+                "RaycastParams"
+            })
+        });
+    }
+
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_method_mut("AddToFilter", |lua, this, v: Value| {
+            let c = ctx(lua)?;
+            let what = format!("{}:AddToFilter", this.kind.name());
+            let refs = instance_list(&c, &v, &what, true)?;
+            this.filter.extend(refs);
+            Ok(())
+        });
+        m.add_meta_method(MetaMethod::Index, |lua, this, key: String| {
+            Ok(match key.as_str() {
+                "FilterDescendantsInstances" => {
+                    let mut c = ctx(lua)?;
+                    let t = lua.create_table_with_capacity(this.filter.len(), 0)?;
+                    for &r in &this.filter {
+                        // Destroyed instances drop out of the list.
+                        if c.dom.get_by_ref(r).is_some() {
+                            t.raw_push(c.push(r)?)?;
+                        }
+                    }
+                    Value::Table(t)
+                }
+                "FilterType" => enum_item_value(lua, filter_type_item(this.include))?,
+                "IgnoreWater" if this.kind == Kind::Raycast => Value::Boolean(this.ignore_water),
+                "CollisionGroup" => Value::String(lua.create_string(&this.collision_group)?),
+                "RespectCanCollide" => Value::Boolean(this.respect_can_collide),
+                "BruteForceAllSlow" => Value::Boolean(this.brute_force),
+                "MaxParts" if this.kind == Kind::Overlap => Value::Number(this.max_parts.into()),
+                _ => return Err(this.member_error(&key)),
+            })
+        });
+        m.add_meta_method_mut(
+            MetaMethod::NewIndex,
+            |lua, this, (key, v): (String, Value)| {
+                let name = this.kind.name();
+                let bad = |expected: &str| {
+                    mlua::Error::runtime(format!(
+                        "{name}.{key}: expected {expected}, got {}",
+                        procmodel_luau_types::type_name(&v)
+                    ))
+                };
+                match key.as_str() {
+                    "FilterDescendantsInstances" => {
+                        let c = ctx(lua)?;
+                        this.0.filter = instance_list(&c, &v, &format!("{name}.{key}"), false)?;
+                    }
+                    "FilterType" => {
+                        let item = procmodel_luau_types::lua_to_variant(
+                            &v,
+                            &rbx_reflection::DataType::Enum("RaycastFilterType"),
+                        )
+                        .map_err(|e| mlua::Error::runtime(format!("{name}.{key}: {e}")))?;
+                        let Variant::Enum(e) = item else {
+                            return Err(bad("an Enum.RaycastFilterType item"));
+                        };
+                        // Exclude (and the legacy Blacklist) is 0, Include (Whitelist) 1.
+                        this.include = e.to_u32() == 1;
+                    }
+                    "IgnoreWater" if this.kind == Kind::Raycast => {
+                        this.ignore_water = bool_arg(&v).ok_or_else(|| bad("a boolean"))?;
+                    }
+                    "RespectCanCollide" => {
+                        this.respect_can_collide = bool_arg(&v).ok_or_else(|| bad("a boolean"))?;
+                    }
+                    "BruteForceAllSlow" => {
+                        this.brute_force = bool_arg(&v).ok_or_else(|| bad("a boolean"))?;
+                    }
+                    "CollisionGroup" => match &v {
+                        Value::String(s) => this.collision_group = s.to_str()?.to_string(),
+                        _ => return Err(bad("a string")),
+                    },
+                    "MaxParts" if this.kind == Kind::Overlap => {
+                        let n = match v {
+                            Value::Integer(i) => i as f64,
+                            Value::Number(n) => n,
+                            _ => return Err(bad("a number")),
+                        };
+                        if !(n.is_finite() && n >= 0.0) {
+                            return Err(mlua::Error::runtime(format!(
+                                "{name}.MaxParts must be a non-negative number, got {n}"
+                            )));
+                        }
+                        this.max_parts = n.min(f64::from(u32::MAX)) as u32;
+                    }
+                    _ => return Err(this.member_error(&key)),
+                }
+                Ok(())
+            },
+        );
+        m.add_meta_method(MetaMethod::ToString, |_, this, ()| {
+            Ok(format!(
+                "{}{{FilterType={}, FilterDescendantsInstances={} instances, CollisionGroup={}, RespectCanCollide={}}}",
+                this.kind.name(),
+                filter_type_item(this.include).name,
+                this.filter.len(),
+                this.collision_group,
+                this.respect_can_collide
+            ))
+        });
+    }
+}
+
+fn bool_arg(v: &Value) -> Option<bool> {
+    match v {
+        Value::Boolean(b) => Some(*b),
+        _ => None,
+    }
+}
+
+/// What a ray hit: a part or the Terrain.
+#[derive(Clone, Debug)]
+struct Hit {
+    instance: Ref,
+    position: glam::Vec3,
+    normal: glam::Vec3,
+    /// `Enum.Material` value.
+    material: u32,
+    distance: f32,
+}
+
+/// `RaycastResult`: read-only.
+struct RaycastResult(Hit);
+
+impl UserData for RaycastResult {
+    fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
+        f.add_meta_field_with(MetaMethod::Type, |_| Ok("RaycastResult"));
+    }
+
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_meta_method(MetaMethod::Index, |lua, this, key: String| {
+            let h = &this.0;
+            Ok(match key.as_str() {
+                "Instance" => {
+                    let mut c = ctx(lua)?;
+                    if c.dom.get_by_ref(h.instance).is_some() {
+                        c.push(h.instance)?
+                    } else {
+                        Value::Nil
+                    }
+                }
+                "Position" => Vector3(h.position).value(),
+                "Normal" => Vector3(h.normal).value(),
+                "Material" => material_value(lua, h.material)?,
+                "Distance" => Value::Number(f64::from(h.distance)),
+                _ => {
+                    return Err(mlua::Error::runtime(format!(
+                        "{key} is not a valid member of RaycastResult"
+                    )));
+                }
+            })
+        });
+        m.add_meta_method(MetaMethod::NewIndex, |_, _, (key, _): (String, Value)| {
+            Err::<(), _>(mlua::Error::runtime(format!(
+                "{key} cannot be assigned to: RaycastResult is read-only"
+            )))
+        });
+        m.add_meta_method(MetaMethod::ToString, |lua, this, ()| {
+            let h = &this.0;
+            let name = ctx(lua)?
+                .dom
+                .get_by_ref(h.instance)
+                .map(|i| i.name.clone())
+                .unwrap_or_default();
+            let material = EnumItem::from_value("Material", h.material).map_or("?", |e| e.name);
+            Ok(format!(
+                "RaycastResult{{{name} @ {}, {}, {}; normal = {}, {}, {}; material = {material}}}",
+                h.position.x, h.position.y, h.position.z, h.normal.x, h.normal.y, h.normal.z
+            ))
+        });
+    }
+}
+
+fn material_value(lua: &Lua, value: u32) -> mlua::Result<Value> {
+    match EnumItem::from_value("Material", value) {
+        Some(item) => enum_item_value(lua, item),
+        None => Ok(Value::Nil),
+    }
+}
+
+/// `RaycastParams.new()` and `OverlapParams.new()`.
+pub(crate) fn register_globals(lua: &Lua, globals: &Table) -> mlua::Result<()> {
+    let raycast = lua.create_table()?;
+    raycast.raw_set(
+        "new",
+        lua.create_function(|_, ()| Ok(Params::<false>(QueryParams::new(Kind::Raycast))))?,
+    )?;
+    raycast.set_readonly(true);
+    globals.raw_set("RaycastParams", raycast)?;
+    let overlap = lua.create_table()?;
+    overlap.raw_set(
+        "new",
+        lua.create_function(|_, ()| Ok(Params::<true>(QueryParams::new(Kind::Overlap))))?,
+    )?;
+    overlap.set_readonly(true);
+    globals.raw_set("OverlapParams", overlap)?;
+    Ok(())
+}
+
+// ----- the world a query sees -----
+
+fn bool_prop(inst: &rbx_dom_weak::Instance, key: Ustr, name: &str) -> bool {
+    match inst.properties.get(&key) {
+        Some(Variant::Bool(b)) => *b,
+        _ => matches!(
+            procmodel_dom::db_default(&inst.class, name),
+            Some(Variant::Bool(true))
+        ),
+    }
+}
+
+fn part_material(inst: &rbx_dom_weak::Instance) -> u32 {
+    match inst.properties.get(&KEYS.material) {
+        Some(Variant::Enum(e)) => e.to_u32(),
+        _ => match procmodel_dom::db_default(&inst.class, "Material") {
+            Some(Variant::Enum(e)) => e.to_u32(),
+            _ => 256,
+        },
+    }
+}
+
+/// The parts (and the Terrain) a query of the world rooted at `root` considers.
+struct World {
+    parts: Vec<(Ref, Body)>,
+    terrain: Option<Instance>,
+}
+
+/// Collects the world under `root` that `p` lets a query see, leaving out `skip` (the part
+/// a `GetPartsInPart` asks about) and the running generation's hidden results. `near` is a
+/// cheap first test on each part's bounding sphere (centre, radius): parts it rejects are
+/// not looked at further.
+fn world(
+    c: &Ctx,
+    root: Ref,
+    p: &QueryParams,
+    skip: Option<Ref>,
+    near: impl Fn(glam::Vec3, f32) -> bool,
+) -> World {
+    let filter: FxHashSet<Ref> = p.filter.iter().copied().collect();
+    let hidden: FxHashSet<Ref> = c.query_hidden.iter().copied().collect();
+    let root_is_workspace = c
+        .dom
+        .get_by_ref(root)
+        .is_some_and(|i| is_a(&i.class, "Workspace"));
+    let mut out = World {
+        parts: Vec::new(),
+        terrain: None,
+    };
+    let Some(root_inst) = c.dom.get_by_ref(root) else {
+        return out;
+    };
+    // (instance, inside a filtered subtree)
+    let in_root = filter.contains(&root);
+    let mut stack: Vec<(Ref, bool)> = root_inst
+        .children()
+        .iter()
+        .rev()
+        .map(|&r| (r, in_root))
+        .collect();
+    while let Some((r, parent_in)) = stack.pop() {
+        if hidden.contains(&r) {
+            continue;
+        }
+        let Some(inst) = c.dom.get_by_ref(r) else {
+            continue;
+        };
+        let listed = parent_in || filter.contains(&r);
+        let passes = listed == p.include;
+        if inst.class == "Terrain" {
+            if root_is_workspace && passes {
+                out.terrain = Some(Instance {
+                    r,
+                    class: inst.class,
+                });
+            }
+            continue;
+        }
+        // A nested WorldModel is a world of its own.
+        if is_a(&inst.class, "WorldModel") {
+            continue;
+        }
+        if passes
+            && Some(r) != skip
+            && is_a(&inst.class, "BasePart")
+            && near(
+                procmodel_dom::part_cframe(inst).translation.into(),
+                procmodel_dom::part_size(inst).abs().length() * 0.5 + 1e-3,
+            )
+            && queryable(inst, p)
+        {
+            out.parts.push((r, body(inst)));
+        }
+        stack.extend(inst.children().iter().rev().map(|&ch| (ch, listed)));
+    }
+    out
+}
+
+fn queryable(inst: &rbx_dom_weak::Instance, p: &QueryParams) -> bool {
+    if p.brute_force {
+        return true;
+    }
+    let can_collide = bool_prop(inst, KEYS.can_collide, "CanCollide");
+    if p.respect_can_collide {
+        can_collide
+    } else {
+        can_collide || bool_prop(inst, KEYS.can_query, "CanQuery")
+    }
+}
+
+/// The world root `this` is, checked for a query named `what`: a query of the scene is
+/// watched ([`Ctx::scene_query`]).
+fn begin(c: &Ctx, this: &Instance, what: &str) -> mlua::Result<()> {
+    if c.in_scene(this.r) {
+        c.scene_query(|| format!("{}:{what}", this.class))?;
+    }
+    Ok(())
+}
+
+fn finite(v: glam::Vec3, method: &str, what: &str) -> mlua::Result<glam::Vec3> {
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(mlua::Error::runtime(format!(
+            "{method}: {what} must be finite, got {}, {}, {}",
+            v.x, v.y, v.z
+        )))
+    }
+}
+
+/// The first part or terrain surface the ray from `origin` along `dir` enters.
+fn cast(
+    lua: &Lua,
+    this: &Instance,
+    origin: glam::Vec3,
+    dir: glam::Vec3,
+    p: &QueryParams,
+    cubes: bool,
+    method: &str,
+) -> mlua::Result<Option<Hit>> {
+    let origin = finite(origin, method, "the origin")?;
+    let mut dir = finite(dir, method, "the direction")?;
+    let len = dir.length();
+    if len > MAX_RAY {
+        dir *= MAX_RAY / len;
+    }
+    let (mut best, terrain) = {
+        let c = ctx(lua)?;
+        begin(&c, this, method)?;
+        // The segment's distance to a part's centre against its bounding radius.
+        let len2 = dir.length_squared();
+        let w = world(&c, this.r, p, None, |centre, radius| {
+            let t = if len2 > 0.0 {
+                ((centre - origin).dot(dir) / len2).clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
+            (origin + dir * t).distance_squared(centre) <= radius * radius
+        });
+        let mut best: Option<(f32, Hit)> = None;
+        for (r, b) in &w.parts {
+            if let Some(h) = b.raycast(origin, dir)
+                && best.as_ref().is_none_or(|(t, _)| h.t < *t)
+            {
+                let material = c.dom.get_by_ref(*r).map_or(256, part_material);
+                best = Some((
+                    h.t,
+                    Hit {
+                        instance: *r,
+                        position: h.position,
+                        normal: h.normal,
+                        material,
+                        distance: h.t * dir.length(),
+                    },
+                ));
+            }
+        }
+        (best, w.terrain)
+    };
+    if let Some(t) = terrain {
+        let opts = TerrainRay {
+            ignore_water: p.ignore_water,
+            cubes,
+        };
+        let hit = crate::classes::read_voxels(lua, &t, method, |voxels| {
+            voxels.raycast(origin, dir, opts)
+        })?;
+        if let Some(h) = hit
+            && best.as_ref().is_none_or(|(bt, _)| h.t < *bt)
+        {
+            best = Some((
+                h.t,
+                Hit {
+                    instance: t.r,
+                    position: h.position,
+                    normal: h.normal,
+                    material: u32::from(h.material.enum_value()),
+                    distance: h.t * dir.length(),
+                },
+            ));
+        }
+    }
+    Ok(best.map(|(_, h)| h))
+}
+
+/// The parts of the world under `this` whose box passes `keep`, in pre-order, at most
+/// `max` (0: all).
+/// `bounds`: the query's own axis-aligned box (parts whose bounding sphere misses it are
+/// skipped without a closer look).
+#[allow(clippy::too_many_arguments)]
+fn overlap(
+    lua: &Lua,
+    this: &Instance,
+    p: &QueryParams,
+    skip: Option<Ref>,
+    method: &str,
+    max: u32,
+    bounds: (glam::Vec3, glam::Vec3),
+    keep: impl Fn(&Body) -> bool,
+) -> mlua::Result<Table> {
+    let mut c = ctx(lua)?;
+    begin(&c, this, method)?;
+    let (lo, hi) = bounds;
+    let w = world(&c, this.r, p, skip, |centre, radius| {
+        sphere_touches_box(centre, radius, lo, hi)
+    });
+    let t = lua.create_table()?;
+    let mut n = 0u32;
+    for (r, b) in &w.parts {
+        if max != 0 && n >= max {
+            break;
+        }
+        if keep(b) {
+            t.raw_push(c.push(*r)?)?;
+            n += 1;
+        }
+    }
+    Ok(t)
+}
+
+/// The optional params argument: nil or a params object of `kind`.
+fn params_arg(v: Value, kind: Kind, method: &str) -> mlua::Result<QueryParams> {
+    match v {
+        Value::Nil => Ok(QueryParams::new(kind)),
+        Value::UserData(ud) => {
+            let found = match kind {
+                Kind::Raycast => ud.borrow::<Params<false>>().map(|p| p.0.clone()),
+                Kind::Overlap => ud.borrow::<Params<true>>().map(|p| p.0.clone()),
+            };
+            found.map_err(|_| {
+                mlua::Error::runtime(format!(
+                    "{method}: the params must be a {}, got {}",
+                    kind.name(),
+                    procmodel_luau_types::type_name(&Value::UserData(ud.clone()))
+                ))
+            })
+        }
+        other => Err(mlua::Error::runtime(format!(
+            "{method}: the params must be a {}, got {}",
+            kind.name(),
+            procmodel_luau_types::type_name(&other)
+        ))),
+    }
+}
+
+/// The deprecated methods' result tuple: part (or nil), point, normal, material.
+fn ray_tuple(lua: &Lua, hit: Option<Hit>, ray: &Ray) -> mlua::Result<MultiValue> {
+    let mut c = ctx(lua)?;
+    Ok(match hit {
+        Some(h) => MultiValue::from_iter([
+            c.push(h.instance)?,
+            Vector3(h.position).value(),
+            Vector3(h.normal).value(),
+            {
+                drop(c);
+                material_value(lua, h.material)?
+            },
+        ]),
+        None => {
+            let end = ray.origin + ray.direction.clamp_length_max(MAX_RAY);
+            drop(c);
+            MultiValue::from_iter([
+                Value::Nil,
+                Vector3(end).value(),
+                Vector3(glam::Vec3::ZERO).value(),
+                enum_item_value(
+                    lua,
+                    EnumItem::from_name("Material", "Air").expect("the database has Air"),
+                )?,
+            ])
+        }
+    })
+}
+
+fn opt_instance_list(lua: &Lua, v: &Value, method: &str) -> mlua::Result<Vec<Ref>> {
+    match v {
+        Value::Nil => Ok(Vec::new()),
+        v => instance_list(&*ctx(lua)?, v, method, true),
+    }
+}
+
+fn opt_bool(v: Option<bool>) -> bool {
+    v.unwrap_or(false)
+}
+
+fn max_parts(v: Option<f64>, method: &str) -> mlua::Result<u32> {
+    match v {
+        None => Ok(REGION3_MAX_PARTS),
+        Some(n) if n.is_finite() && n >= 0.0 => Ok(n.min(f64::from(u32::MAX)) as u32),
+        Some(n) => Err(mlua::Error::runtime(format!(
+            "{method}: maxParts must be a non-negative number, got {n}"
+        ))),
+    }
+}
+
+/// Whether a sphere reaches a box (inclusive: a first test, not the query's rule).
+fn sphere_touches_box(centre: glam::Vec3, radius: f32, lo: glam::Vec3, hi: glam::Vec3) -> bool {
+    centre.clamp(lo, hi).distance_squared(centre) <= radius * radius
+}
+
+/// The world-space box around a query box (CFrame, size).
+fn box_bounds(cf: &glam::Affine3A, size: glam::Vec3) -> (glam::Vec3, glam::Vec3) {
+    let half = size * 0.5;
+    let m = cf.matrix3;
+    let ext = m.x_axis.abs() * half.x + m.y_axis.abs() * half.y + m.z_axis.abs() * half.z;
+    let c: glam::Vec3 = cf.translation.into();
+    (c - glam::Vec3::from(ext), c + glam::Vec3::from(ext))
+}
+
+fn region_keep(region: Region3) -> impl Fn(&Body) -> bool {
+    move |b: &Body| {
+        let (lo, hi) = b.aabb();
+        lo.cmple(region.max).all() && hi.cmpge(region.min).all()
+    }
+}
+
+pub fn register(m: &mut MethodTable) {
+    m.class("WorldRoot");
+    m.add_method(
+        "Raycast",
+        |lua, this, (origin, dir, params): (Vector3, Vector3, Value)| {
+            let p = params_arg(params, Kind::Raycast, "Raycast")?;
+            match cast(lua, this, origin.0, dir.0, &p, false, "Raycast")? {
+                Some(h) => Ok(Value::UserData(lua.create_userdata(RaycastResult(h))?)),
+                None => Ok(Value::Nil),
+            }
+        },
+    );
+    m.add_method(
+        "GetPartBoundsInBox",
+        |lua, this, (cf, size, params): (CFrame, Vector3, Value)| {
+            let p = params_arg(params, Kind::Overlap, "GetPartBoundsInBox")?;
+            let cf = procmodel_dom::cframe_to_affine(&rbx_types::CFrame::from(cf));
+            let size = finite(size.0, "GetPartBoundsInBox", "the size")?.abs();
+            overlap(
+                lua,
+                this,
+                &p,
+                None,
+                "GetPartBoundsInBox",
+                p.max_parts,
+                box_bounds(&cf, size),
+                |b| {
+                    let (lo, hi) = b.aabb();
+                    box_overlaps_aabb(&cf, size, lo, hi)
+                },
+            )
+        },
+    );
+    m.add_method(
+        "GetPartBoundsInRadius",
+        |lua, this, (center, radius, params): (Vector3, f64, Value)| {
+            let p = params_arg(params, Kind::Overlap, "GetPartBoundsInRadius")?;
+            let center = finite(center.0, "GetPartBoundsInRadius", "the position")?;
+            if !(radius.is_finite() && radius >= 0.0) {
+                return Err(mlua::Error::runtime(format!(
+                    "GetPartBoundsInRadius: the radius must be a non-negative number, got {radius}"
+                )));
+            }
+            let r = glam::Vec3::splat(radius as f32);
+            overlap(
+                lua,
+                this,
+                &p,
+                None,
+                "GetPartBoundsInRadius",
+                p.max_parts,
+                (center - r, center + r),
+                |b| {
+                    let (lo, hi) = b.aabb();
+                    sphere_overlaps_aabb(center, radius as f32, lo, hi)
+                },
+            )
+        },
+    );
+    m.add_method(
+        "GetPartsInPart",
+        |lua, this, (part, params): (Instance, Value)| {
+            let p = params_arg(params, Kind::Overlap, "GetPartsInPart")?;
+            let query = {
+                let c = ctx(lua)?;
+                let inst = c
+                    .dom
+                    .get_by_ref(part.r)
+                    .filter(|i| is_a(&i.class, "BasePart"));
+                let Some(inst) = inst else {
+                    return Err(mlua::Error::runtime(format!(
+                        "GetPartsInPart: expected a BasePart, got {}",
+                        part.class
+                    )));
+                };
+                body(inst)
+            };
+            let (qlo, qhi) = query.aabb();
+            overlap(
+                lua,
+                this,
+                &p,
+                Some(part.r),
+                "GetPartsInPart",
+                p.max_parts,
+                (qlo, qhi),
+                |b| {
+                    let (lo, hi) = b.aabb();
+                    lo.cmple(qhi).all() && hi.cmpge(qlo).all() && overlaps(&query, b)
+                },
+            )
+        },
+    );
+    // The deprecated ray methods: a Ray, an ignore or inclusion list, the old terrain
+    // options; (part, point, normal, material).
+    for name in ["FindPartOnRay", "findPartOnRay"] {
+        m.add_method(
+            name,
+            |lua, this, (ray, ignore, cubes, water): (Ray, Value, Option<bool>, Option<bool>)| {
+                let list = opt_instance_list(lua, &ignore, "FindPartOnRay")?;
+                let mut p = QueryParams::list(list, false);
+                p.ignore_water = opt_bool(water);
+                let hit = cast(
+                    lua,
+                    this,
+                    ray.origin,
+                    ray.direction,
+                    &p,
+                    opt_bool(cubes),
+                    "FindPartOnRay",
+                )?;
+                ray_tuple(lua, hit, &ray)
+            },
+        );
+    }
+    m.add_method(
+        "FindPartOnRayWithIgnoreList",
+        |lua, this, (ray, ignore, cubes, water): (Ray, Value, Option<bool>, Option<bool>)| {
+            let list = instance_list(&*ctx(lua)?, &ignore, "FindPartOnRayWithIgnoreList", false)?;
+            let mut p = QueryParams::list(list, false);
+            p.ignore_water = opt_bool(water);
+            let hit = cast(
+                lua,
+                this,
+                ray.origin,
+                ray.direction,
+                &p,
+                opt_bool(cubes),
+                "FindPartOnRayWithIgnoreList",
+            )?;
+            ray_tuple(lua, hit, &ray)
+        },
+    );
+    m.add_method(
+        "FindPartOnRayWithWhitelist",
+        |lua, this, (ray, list, water): (Ray, Value, Option<bool>)| {
+            let list = instance_list(&*ctx(lua)?, &list, "FindPartOnRayWithWhitelist", false)?;
+            let mut p = QueryParams::list(list, true);
+            p.ignore_water = opt_bool(water);
+            let hit = cast(
+                lua,
+                this,
+                ray.origin,
+                ray.direction,
+                &p,
+                false,
+                "FindPartOnRayWithWhitelist",
+            )?;
+            ray_tuple(lua, hit, &ray)
+        },
+    );
+    // The deprecated Region3 methods: parts whose axis-aligned boxes touch the region.
+    for name in ["FindPartsInRegion3", "findPartsInRegion3"] {
+        m.add_method(
+            name,
+            |lua, this, (region, ignore, max): (Region3, Value, Option<f64>)| {
+                let list = opt_instance_list(lua, &ignore, "FindPartsInRegion3")?;
+                let max = max_parts(max, "FindPartsInRegion3")?;
+                let p = QueryParams::list(list, false);
+                overlap(
+                    lua,
+                    this,
+                    &p,
+                    None,
+                    "FindPartsInRegion3",
+                    max,
+                    (region.min, region.max),
+                    region_keep(region),
+                )
+            },
+        );
+    }
+    for (name, include) in [
+        ("FindPartsInRegion3WithIgnoreList", false),
+        ("FindPartsInRegion3WithWhiteList", true),
+    ] {
+        m.add_method(
+            name,
+            move |lua, this, (region, list, max): (Region3, Value, Option<f64>)| {
+                let list = instance_list(&*ctx(lua)?, &list, name, false)?;
+                let max = max_parts(max, name)?;
+                let p = QueryParams::list(list, include);
+                overlap(
+                    lua,
+                    this,
+                    &p,
+                    None,
+                    name,
+                    max,
+                    (region.min, region.max),
+                    region_keep(region),
+                )
+            },
+        );
+    }
+    m.add_method(
+        "IsRegion3Empty",
+        |lua, this, (region, ignore): (Region3, Value)| {
+            let list = opt_instance_list(lua, &ignore, "IsRegion3Empty")?;
+            let p = QueryParams::list(list, false);
+            let found = overlap(
+                lua,
+                this,
+                &p,
+                None,
+                "IsRegion3Empty",
+                1,
+                (region.min, region.max),
+                region_keep(region),
+            )?;
+            Ok(found.raw_len() == 0)
+        },
+    );
+    m.add_method(
+        "IsRegion3EmptyWithIgnoreList",
+        |lua, this, (region, list): (Region3, Value)| {
+            let list = instance_list(&*ctx(lua)?, &list, "IsRegion3EmptyWithIgnoreList", false)?;
+            let p = QueryParams::list(list, false);
+            let found = overlap(
+                lua,
+                this,
+                &p,
+                None,
+                "IsRegion3EmptyWithIgnoreList",
+                1,
+                (region.min, region.max),
+                region_keep(region),
+            )?;
+            Ok(found.raw_len() == 0)
+        },
+    );
+    m.class("BasePart");
+    // The parts this one shares volume with, in the world it is in (none outside a world,
+    // or when it does not collide).
+    m.add_method("GetTouchingParts", |lua, this, ()| {
+        let root = {
+            let c = ctx(lua)?;
+            let Some(inst) = c.dom.get_by_ref(this.r) else {
+                return lua.create_table();
+            };
+            if !bool_prop(inst, KEYS.can_collide, "CanCollide") {
+                return lua.create_table();
+            }
+            let mut cur = inst.parent();
+            let mut root = None;
+            while let Some(i) = c.dom.get_by_ref(cur) {
+                if is_a(&i.class, "WorldRoot") {
+                    root = Some(Instance {
+                        r: cur,
+                        class: i.class,
+                    });
+                    break;
+                }
+                cur = i.parent();
+            }
+            match root {
+                Some(r) => (r, body(inst)),
+                None => return lua.create_table(),
+            }
+        };
+        let (root, query) = root;
+        let mut p = QueryParams::new(Kind::Overlap);
+        p.respect_can_collide = true;
+        let (qlo, qhi) = query.aabb();
+        overlap(
+            lua,
+            &root,
+            &p,
+            Some(this.r),
+            "GetTouchingParts",
+            0,
+            (qlo, qhi),
+            |b| {
+                let (lo, hi) = b.aabb();
+                lo.cmple(qhi).all() && hi.cmpge(qlo).all() && overlaps(&query, b)
+            },
+        )
+    });
+}

@@ -1,0 +1,5 @@
+//! The Roblox spatial-query conformance corpus (WorldRoot raycasts and overlap queries, their
+//! params and results, the deprecated ray and Region3 methods): one #[test] per script in
+//! tests/roblox/spatial.
+mod common;
+roblox_tests!("spatial": raycast, query_params, overlap, deprecated_queries, terrain_raycast);
