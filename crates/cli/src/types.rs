@@ -535,6 +535,8 @@ fn method_signature(name: &str) -> &'static str {
         }
         "GetPartsInPart" => "(self, part: BasePart, params: OverlapParams?): { BasePart }",
         "GetTouchingParts" => "(self): { BasePart }",
+        "GetMass" => "(self): number",
+        "MoveTo" | "moveTo" => "(self, position: Vector3): ()",
         "FindPartOnRay" | "findPartOnRay" => {
             "(self, ray: Ray, ignore: Instance?, terrainCellsAreCubes: boolean?, ignoreWater: boolean?): (BasePart?, Vector3, Vector3, EnumItem)"
         }

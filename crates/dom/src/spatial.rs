@@ -173,6 +173,27 @@ impl Body {
         ((origin - ext).as_vec3(), (origin + ext).as_vec3())
     }
 
+    /// The solid's volume (cubic studs): a box, a sphere of diameter `min(Size)`, a cylinder
+    /// of diameter `min(Size.Y, Size.Z)` and length `Size.X`, half a box for a wedge, a third
+    /// of one for a corner wedge (a pyramid on the bottom face).
+    pub fn volume(&self) -> f32 {
+        let s = self.size;
+        let boxed = s.x * s.y * s.z;
+        match self.shape {
+            PartShape::Block => boxed,
+            PartShape::Ball => {
+                let r = s.min_element() * 0.5;
+                4.0 / 3.0 * std::f32::consts::PI * r * r * r
+            }
+            PartShape::Cylinder => {
+                let r = s.y.min(s.z) * 0.5;
+                std::f32::consts::PI * r * r * s.x
+            }
+            PartShape::Wedge => boxed * 0.5,
+            PartShape::CornerWedge => boxed / 3.0,
+        }
+    }
+
     /// The solid's farthest point along `d`, in world space (some point of the solid when `d`
     /// is zero).
     pub fn support(&self, d: Vec3) -> Vec3 {
@@ -762,6 +783,18 @@ fn expand(verts: &mut Vec<DVec3>, faces: &mut Vec<Face>, w: DVec3, seed: usize, 
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn volumes_of_the_shapes() {
+        let size = Vec3::new(2.0, 4.0, 6.0);
+        let v = |shape| Body::new(shape, Affine3A::IDENTITY, size).volume();
+        assert_eq!(v(PartShape::Block), 48.0);
+        assert_eq!(v(PartShape::Wedge), 24.0);
+        assert_eq!(v(PartShape::CornerWedge), 16.0);
+        // A ball of diameter 2, a cylinder 2 long of diameter 4.
+        assert!((v(PartShape::Ball) - 4.0 / 3.0 * std::f32::consts::PI).abs() < 1e-5);
+        assert!((v(PartShape::Cylinder) - std::f32::consts::PI * 4.0 * 2.0).abs() < 1e-4);
+    }
+
     use super::*;
     use glam::Quat;
     use proptest::prelude::*;

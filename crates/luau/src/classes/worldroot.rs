@@ -1,8 +1,9 @@
 //! Spatial queries of WorldRoot (`Workspace`, `WorldModel`): `Raycast`,
 //! `GetPartBoundsInBox`, `GetPartBoundsInRadius`, `GetPartsInPart`, the deprecated
-//! `FindPartOnRay*`, `FindPartsInRegion3*` and `IsRegion3Empty*` old scripts use, and
-//! `BasePart:GetTouchingParts`; with the `RaycastParams`, `OverlapParams` and
-//! `RaycastResult` datatypes they take and give.
+//! `FindPartOnRay*`, `FindPartsInRegion3*` and `IsRegion3Empty*` old scripts use,
+//! `BasePart:GetTouchingParts` and `GetMass`, and `Model:MoveTo` (which climbs over what is in
+//! the way); with the `RaycastParams`, `OverlapParams` and `RaycastResult` datatypes they take
+//! and give.
 //!
 //! Rules (Roblox reference, WorldRoot and the two params datatypes):
 //! - A query sees the BaseParts under its WorldRoot, in pre-order (results keep that
@@ -42,13 +43,18 @@ struct Keys {
     can_collide: Ustr,
     can_query: Ustr,
     material: Ustr,
+    custom_physical_properties: Ustr,
 }
 
 static KEYS: LazyLock<Keys> = LazyLock::new(|| Keys {
     can_collide: Ustr::from("CanCollide"),
     can_query: Ustr::from("CanQuery"),
     material: Ustr::from("Material"),
+    custom_physical_properties: Ustr::from("CustomPhysicalProperties"),
 });
+
+/// How many times `Model:MoveTo` lifts a model over what is in its way before it stops.
+const MOVE_TO_STEPS: usize = 256;
 
 /// Which of the two params datatypes a [`QueryParams`] is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -988,4 +994,167 @@ pub fn register(m: &mut MethodTable) {
             },
         )
     });
+    // Volume times density: CustomPhysicalProperties' when set, else the material's.
+    m.add_method("GetMass", |lua, this, ()| {
+        let c = ctx(lua)?;
+        let Some(inst) = c.dom.get_by_ref(this.r) else {
+            return Err(mlua::Error::runtime("instance no longer exists"));
+        };
+        let density = match inst.properties.get(&KEYS.custom_physical_properties) {
+            Some(Variant::PhysicalProperties(rbx_types::PhysicalProperties::Custom(p))) => {
+                p.density()
+            }
+            _ => EnumItem::from_value("Material", part_material(inst))
+                .and_then(|m| procmodel_luau_types::PhysicalProperties::for_material(m.name))
+                .map_or(0.7, |p| p.0.density()),
+        };
+        Ok(f64::from(body(inst).volume() * density))
+    });
+    m.class("Model");
+    for name in ["MoveTo", "moveTo"] {
+        m.add_method(name, |lua, this, target: Vector3| {
+            move_to(lua, this, target.0)
+        });
+    }
+}
+
+/// `Model:MoveTo`: translates the model (its rotation kept) so that its PrimaryPart's
+/// position, or its pivot's without one, is at `target`; then, in a world, lifts it until
+/// none of its parts' boxes overlap another part's box or a solid terrain cell.
+fn move_to(lua: &Lua, this: &Instance, target: glam::Vec3) -> mlua::Result<()> {
+    let target = finite(target, "MoveTo", "the position")?;
+    let root = {
+        let mut c = ctx(lua)?;
+        c.check_write(this.r, || "MoveTo".into())?;
+        let from = match procmodel_dom::primary_part_of(&c.dom, this.r) {
+            Some(p) => c
+                .dom
+                .get_by_ref(p)
+                .map(|i| glam::Vec3::from(procmodel_dom::part_cframe(i).translation)),
+            None => procmodel_dom::get_pivot(&c.dom, this.r).map(|p| p.translation.into()),
+        }
+        .unwrap_or(target);
+        procmodel_dom::move_by(
+            &mut c.dom,
+            this.r,
+            glam::Affine3A::from_translation(target - from),
+        );
+        world_root_of(&c, this.r)
+    };
+    let Some(root) = root else {
+        return Ok(());
+    };
+    let terrain = {
+        let c = ctx(lua)?;
+        begin(&c, &root, "MoveTo")?;
+        let p = QueryParams::list(vec![this.r], false);
+        world(&c, root.r, &p, None, |_, _| false).terrain
+    };
+    for _ in 0..MOVE_TO_STEPS {
+        let (own, mut lift) = {
+            let c = ctx(lua)?;
+            let own = model_boxes(&c, this.r);
+            let Some((lo, hi)) = own
+                .iter()
+                .copied()
+                .reduce(|(a, b), (x, y)| (a.min(x), b.max(y)))
+            else {
+                return Ok(());
+            };
+            let p = QueryParams::list(vec![this.r], false);
+            let w = world(&c, root.r, &p, None, |centre, radius| {
+                sphere_touches_box(centre, radius, lo, hi)
+            });
+            let mut lift = 0.0f32;
+            for (_, b) in &w.parts {
+                let (blo, bhi) = b.aabb();
+                for &(alo, ahi) in &own {
+                    if boxes_overlap(alo, ahi, blo, bhi) {
+                        lift = lift.max(bhi.y - alo.y);
+                    }
+                }
+            }
+            (own, lift)
+        };
+        if let Some(t) = &terrain {
+            let cells = crate::classes::read_voxels(lua, t, "MoveTo", |v| terrain_lift(v, &own))?;
+            lift = lift.max(cells);
+        }
+        if lift <= 0.0 {
+            break;
+        }
+        let mut c = ctx(lua)?;
+        procmodel_dom::move_by(
+            &mut c.dom,
+            this.r,
+            glam::Affine3A::from_translation(glam::Vec3::Y * lift),
+        );
+    }
+    Ok(())
+}
+
+/// The nearest WorldRoot ancestor of `r`.
+fn world_root_of(c: &Ctx, r: Ref) -> Option<Instance> {
+    let mut cur = c.dom.get_by_ref(r)?.parent();
+    while let Some(i) = c.dom.get_by_ref(cur) {
+        if is_a(&i.class, "WorldRoot") {
+            return Some(Instance {
+                r: cur,
+                class: i.class,
+            });
+        }
+        cur = i.parent();
+    }
+    None
+}
+
+/// The world boxes of the BaseParts in the subtree of `r`.
+fn model_boxes(c: &Ctx, r: Ref) -> Vec<(glam::Vec3, glam::Vec3)> {
+    let mut out = Vec::new();
+    let mut stack = vec![r];
+    while let Some(cur) = stack.pop() {
+        let Some(i) = c.dom.get_by_ref(cur) else {
+            continue;
+        };
+        if is_a(&i.class, "BasePart") {
+            out.push(body(i).aabb());
+        }
+        stack.extend(i.children().iter().copied());
+    }
+    out
+}
+
+/// Whether two boxes overlap by more than the spatial tolerance on every axis (touching is
+/// not in the way).
+fn boxes_overlap(alo: glam::Vec3, ahi: glam::Vec3, blo: glam::Vec3, bhi: glam::Vec3) -> bool {
+    let tol = procmodel_dom::spatial::TOLERANCE;
+    (ahi.min(bhi) - alo.max(blo))
+        .cmpgt(glam::Vec3::splat(tol))
+        .all()
+}
+
+/// How far `boxes` must rise to clear the solid terrain cells (occupancy over half) they
+/// overlap, each cell taken as a 4-stud cube: the highest such cell's top above each box's
+/// bottom. Boxes spanning more than 2^22 cells are not checked.
+fn terrain_lift(t: &procmodel_terrain::Terrain, boxes: &[(glam::Vec3, glam::Vec3)]) -> f32 {
+    let tol = procmodel_dom::spatial::TOLERANCE;
+    let mut lift = 0.0f32;
+    for &(lo, hi) in boxes {
+        let min = ((lo + tol) / 4.0).floor().as_ivec3();
+        let max = ((hi - tol) / 4.0).floor().as_ivec3() + glam::IVec3::ONE;
+        let n = (max - min).max(glam::IVec3::ZERO).as_i64vec3();
+        if n.x * n.y * n.z > 1 << 22 {
+            continue;
+        }
+        let mut top: Option<i32> = None;
+        t.visit(procmodel_terrain::CellRegion { min, max }, |cell, v| {
+            if v.occupancy > 127 {
+                top = Some(top.map_or(cell.y, |y| y.max(cell.y)));
+            }
+        });
+        if let Some(y) = top {
+            lift = lift.max((y + 1) as f32 * 4.0 - lo.y);
+        }
+    }
+    lift
 }
