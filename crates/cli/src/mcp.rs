@@ -3,7 +3,7 @@
 //! packages, so the tools write exactly what `export`/`generate -o` and `pack` write.
 
 use crate::one_model::Attrs;
-use crate::output::{self, Format};
+use crate::output::Format;
 use crate::pack::{self, Package};
 use anyhow::{Context, Result};
 use procmodel_engine::EngineConfig;
@@ -39,7 +39,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let writers = Writers {
         write: Box::new(|dom, roots, path| {
             let format = Format::from_path(path).map_err(|e| format!("{e:#}"))?;
-            let written = output::write(dom, roots, format, path).map_err(|e| format!("{e:#}"))?;
+            let written = crate::export::write_with_terrain(dom, roots, format, path, path)
+                .map_err(|e| format!("{e:#}"))?;
             Ok(json!({ "bytes": written.len, "blake3": written.hash.to_hex().to_string() }))
         }),
         pack: Box::new(move |req: &PackRequest| {

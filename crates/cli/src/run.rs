@@ -117,7 +117,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
     crate::release_free_memory();
     if let (Some(path), Some(format)) = (&args.save, format) {
         let roots = dom.root().children().to_vec();
-        output::write(&dom, &roots, format, path)?;
+        // glTF and OBJ carry the Terrain's mesh, as `procmodel export` of the place does.
+        crate::export::write_with_terrain(&dom, &roots, format, path, &args.script)?;
         eprintln!("saved {}", path.display());
     }
     // The process ends now: freeing a scene of many instances one by one would only cost time.

@@ -876,3 +876,50 @@ return G
         "{err}"
     );
 }
+
+#[test]
+fn run_save_to_glb_carries_the_terrain_mesh_as_export_does() {
+    // `procmodel run script --save x.glb` wrote the parts and a Terrain node without a mesh
+    // (with a warning), while `procmodel export` of the same place meshed the voxels.
+    let d = dir("run-save-glb");
+    let script = d.join("hill.luau");
+    std::fs::write(
+        &script,
+        "workspace.Terrain:FillBall(Vector3.new(0, 0, 0), 24, Enum.Material.Grass)\n\
+         local p = Instance.new('Part')\n\
+         p.Position = Vector3.new(0, 30, 0)\n\
+         p.Parent = workspace\n",
+    )
+    .unwrap();
+    let run = ok(bin()
+        .arg("run")
+        .arg(&script)
+        .arg("--save")
+        .arg(d.join("run.glb"))
+        .output()
+        .unwrap());
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(!err.contains("warning"), "{err}");
+    ok(bin()
+        .arg("run")
+        .arg(&script)
+        .arg("--save")
+        .arg(d.join("hill.rbxl"))
+        .output()
+        .unwrap());
+    ok(bin()
+        .arg("export")
+        .arg(d.join("hill.rbxl"))
+        .arg("-o")
+        .arg(d.join("export.glb"))
+        .output()
+        .unwrap());
+    let saved = glb_json(&d.join("run.glb"));
+    let exported = glb_json(&d.join("export.glb"));
+    let tris = triangles(&saved, terrain_mesh_index(&saved));
+    assert!(
+        tris.iter().any(|(m, n)| m.contains("Grass") && *n > 100),
+        "{tris:?}"
+    );
+    assert_eq!(tris, triangles(&exported, terrain_mesh_index(&exported)));
+}
