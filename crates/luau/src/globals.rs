@@ -102,6 +102,12 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
     math.raw_set("random", lua.create_function(math_random)?)?;
     math.raw_set("randomseed", lua.create_function(math_randomseed)?)?;
     math.set_readonly(readonly);
+    // `BrickColor.random()` draws from the same stream (one `math.random(n)` draw).
+    let brick: Table = globals.get("BrickColor")?;
+    let readonly = brick.is_readonly();
+    brick.set_readonly(false);
+    brick.raw_set("random", lua.create_function(brick_color_random)?)?;
+    brick.set_readonly(readonly);
     let rawpcall: Function = globals.get("pcall")?;
     let (pcall, xpcall): (Function, Function) = lua.load(PCALL_LUAU).set_name("=pcall").call((
         rawpcall.clone(),
@@ -654,6 +660,26 @@ fn math_random(lua: &Lua, args: MultiValue) -> mlua::Result<f64> {
         }
         _ => Err(mlua::Error::runtime("wrong number of arguments")),
     }
+}
+
+/// Every BrickColor number, ascending: what `BrickColor.random()` picks from.
+static BRICK_COLORS: std::sync::LazyLock<Vec<u16>> = std::sync::LazyLock::new(|| {
+    (0..=u16::MAX)
+        .filter(|&n| rbx_types::BrickColor::from_number(n).is_some())
+        .collect()
+});
+
+/// `BrickColor.random()`: one of [`BRICK_COLORS`], chosen by the running run's
+/// `math.random` stream (so the same seed gives the same colours).
+fn brick_color_random(lua: &Lua, _: MultiValue) -> mlua::Result<procmodel_luau_types::BrickColor> {
+    let n = BRICK_COLORS.len() as i32;
+    let i = crate::sched::sched(lua)?
+        .rng
+        .next_upto(n)
+        .ok_or_else(|| mlua::Error::runtime("BrickColor.random: no colours"))?;
+    Ok(procmodel_luau_types::BrickColor::from_number(
+        BRICK_COLORS[(i - 1) as usize],
+    ))
 }
 
 /// `math.randomseed(seed)`: reseeds the running run's generator.
