@@ -536,6 +536,7 @@ fn method_signature(name: &str) -> &'static str {
         "GetPartsInPart" => "(self, part: BasePart, params: OverlapParams?): { BasePart }",
         "GetTouchingParts" => "(self): { BasePart }",
         "GetMass" => "(self): number",
+        "AddItem" | "addItem" => "(self, item: Instance, lifetime: number?): ()",
         "MoveTo" | "moveTo" => "(self, position: Vector3): ()",
         "FindPartOnRay" | "findPartOnRay" => {
             "(self, ray: Ray, ignore: Instance?, terrainCellsAreCubes: boolean?, ignoreWater: boolean?): (BasePart?, Vector3, Vector3, EnumItem)"

@@ -1,5 +1,5 @@
 //! Methods of DataModel and the services (RunService, Players, HttpService, CollectionService,
-//! ChangeHistoryService); the services themselves are made in `crate::services`.
+//! ChangeHistoryService, Debris); the services themselves are made in `crate::services`.
 
 use crate::context::{Ctx, Instance, ctx};
 use crate::instance::opt_instance;
@@ -28,6 +28,20 @@ fn tags(c: &Ctx, r: Ref) -> Vec<String> {
         _ => Vec::new(),
     }
 }
+
+/// Registry name of `Debris:AddItem`'s scheduler ([`DEBRIS_ADD_LUAU`]).
+const DEBRIS_ADD: &str = "procmodel.debris_add";
+
+/// Given `task.delay`: a function scheduling `item:Destroy()` in `lifetime` seconds (an item
+/// destroyed already by then is left alone).
+const DEBRIS_ADD_LUAU: &str = r#"
+local delay = ...
+return function(item, lifetime)
+    delay(lifetime, function()
+        pcall(item.Destroy, item)
+    end)
+end
+"#;
 
 fn instance_arg(c: &Ctx, v: &Value, method: &str) -> mlua::Result<Instance> {
     opt_instance(c, v)?
@@ -60,6 +74,43 @@ pub fn register(m: &mut MethodTable) {
         ("IsEdit", true),
     ] {
         m.add_method(name, move |_lua, _this, ()| Ok(answer));
+    }
+
+    m.class("Debris");
+    // `Debris:AddItem(item, lifetime = 10)`: destroys the item after `lifetime` seconds of the
+    // run's virtual clock (a `task.delay`, so a generation that ends first ends it too).
+    for name in ["AddItem", "addItem"] {
+        m.add_method(
+            name,
+            |lua, _this, (item, lifetime): (Value, Option<f64>)| {
+                if ctx(lua)?.instance(&item).is_none() {
+                    return Err(mlua::Error::runtime(format!(
+                        "AddItem: the item must be an Instance, got {}",
+                        procmodel_luau_types::type_name(&item)
+                    )));
+                }
+                let lifetime = lifetime.unwrap_or(10.0);
+                if !lifetime.is_finite() {
+                    return Err(mlua::Error::runtime(format!(
+                        "AddItem: lifetime must be a finite number, got {lifetime}"
+                    )));
+                }
+                let add: mlua::Function = match lua.named_registry_value(DEBRIS_ADD)? {
+                    Value::Function(f) => f,
+                    _ => {
+                        let f: mlua::Function =
+                            lua.load(DEBRIS_ADD_LUAU).set_name("=Debris").call(
+                                lua.globals()
+                                    .get::<mlua::Table>("task")?
+                                    .get::<mlua::Function>("delay")?,
+                            )?;
+                        lua.set_named_registry_value(DEBRIS_ADD, f.clone())?;
+                        f
+                    }
+                };
+                add.call::<()>((item, lifetime.max(0.0)))
+            },
+        );
     }
 
     m.class("Players");
