@@ -121,6 +121,18 @@ impl SignalState {
         id
     }
 
+    /// Whether a connection to `target`'s never-firing event `name` is open (a part's
+    /// `Touched`: Roblox's TouchInterest).
+    pub(crate) fn listens_to_never(&self, target: Ref, name: &str) -> bool {
+        self.index.get(&(target, Kind::Never)).is_some_and(|ids| {
+            ids.iter().any(|id| {
+                self.conns
+                    .get(id)
+                    .is_some_and(|c| c.filter.is_some_and(|f| f.as_str() == name))
+            })
+        })
+    }
+
     pub(crate) fn disconnect(&mut self, id: u64) {
         if let Some(c) = self.conns.remove(&id) {
             if let Some(ids) = self.index.get_mut(&(c.target, c.kind)) {

@@ -650,7 +650,11 @@ pub fn member(lua: &Lua, this: &Instance, key: &[u8]) -> mlua::Result<Option<Val
                 }
             });
             match never {
-                Some(n) => (Kind::Never, n),
+                // The name as the filter: `GetTouchingParts` asks whether something listens
+                // to Touched (Roblox's TouchInterest).
+                Some(n) => {
+                    return signal(lua, this.r, Kind::Never, Some(Ustr::from(n)), n).map(Some);
+                }
                 None => return Ok(None),
             }
         }

@@ -948,15 +948,19 @@ pub fn register(m: &mut MethodTable) {
         },
     );
     m.class("BasePart");
-    // The parts this one shares volume with, in the world it is in (none outside a world,
-    // or when it does not collide).
+    // The parts this one shares volume with, in the world it is in (none outside a world);
+    // adjacent parts do not touch.
     m.add_method("GetTouchingParts", |lua, this, ()| {
         let root = {
             let c = ctx(lua)?;
             let Some(inst) = c.dom.get_by_ref(this.r) else {
                 return lua.create_table();
             };
-            if !bool_prop(inst, KEYS.can_collide, "CanCollide") {
+            // A part that does not collide touches nothing, unless something listens to its
+            // Touched event (Roblox's TouchInterest).
+            if !bool_prop(inst, KEYS.can_collide, "CanCollide")
+                && !c.signals.listens_to_never(this.r, "Touched")
+            {
                 return lua.create_table();
             }
             let mut cur = inst.parent();
