@@ -536,6 +536,9 @@ fn method_signature(name: &str) -> &'static str {
         "GetPartsInPart" => "(self, part: BasePart, params: OverlapParams?): { BasePart }",
         "GetTouchingParts" => "(self): { BasePart }",
         "GetMass" => "(self): number",
+        "BulkMoveTo" => {
+            "(self, partList: { BasePart }, cframeList: { CFrame }, eventMode: EnumItem?): ()"
+        }
         "AddItem" | "addItem" => "(self, item: Instance, lifetime: number?): ()",
         "MoveTo" | "moveTo" => "(self, position: Vector3): ()",
         "FindPartOnRay" | "findPartOnRay" => {

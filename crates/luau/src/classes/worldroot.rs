@@ -1,9 +1,9 @@
 //! Spatial queries of WorldRoot (`Workspace`, `WorldModel`): `Raycast`,
 //! `GetPartBoundsInBox`, `GetPartBoundsInRadius`, `GetPartsInPart`, the deprecated
 //! `FindPartOnRay*`, `FindPartsInRegion3*` and `IsRegion3Empty*` old scripts use,
-//! `BasePart:GetTouchingParts` and `GetMass`, and `Model:MoveTo` (which climbs over what is in
-//! the way); with the `RaycastParams`, `OverlapParams` and `RaycastResult` datatypes they take
-//! and give.
+//! `BulkMoveTo`, `BasePart:GetTouchingParts` and `GetMass`, and `Model:MoveTo` (which climbs
+//! over what is in the way); with the `RaycastParams`, `OverlapParams` and `RaycastResult`
+//! datatypes they take and give.
 //!
 //! Rules (Roblox reference, WorldRoot and the two params datatypes):
 //! - A query sees the BaseParts under its WorldRoot, in pre-order (results keep that
@@ -24,7 +24,9 @@
 
 use crate::context::{Ctx, Instance, ctx};
 use crate::methods::MethodTable;
-use mlua::{Lua, MetaMethod, MultiValue, Table, UserData, UserDataFields, UserDataMethods, Value};
+use mlua::{
+    FromLua, Lua, MetaMethod, MultiValue, Table, UserData, UserDataFields, UserDataMethods, Value,
+};
 use procmodel_dom::is_a;
 use procmodel_dom::spatial::{Body, body, box_overlaps_aabb, overlaps, sphere_overlaps_aabb};
 use procmodel_luau_types::{CFrame, EnumItem, Ray, Region3, Vector3, enum_item_value};
@@ -947,6 +949,48 @@ pub fn register(m: &mut MethodTable) {
             Ok(found.raw_len() == 0)
         },
     );
+    // Sets each part's CFrame, as `part.CFrame = cframe` does (the event mode only changes
+    // which Changed events Roblox fires; here the CFrame write fires what it always does).
+    m.add_method(
+        "BulkMoveTo",
+        |lua, _this, (parts, cframes, _mode): (Table, Table, Value)| {
+            let (n, m) = (parts.raw_len(), cframes.raw_len());
+            if n != m {
+                return Err(mlua::Error::runtime(format!(
+                    "BulkMoveTo: partList has {n} parts but cframeList has {m} CFrames"
+                )));
+            }
+            {
+                let c = ctx(lua)?;
+                for (i, v) in parts.clone().sequence_values::<Value>().enumerate() {
+                    let v = v?;
+                    if !c.instance(&v).is_some_and(|p| is_a(&p.class, "BasePart")) {
+                        return Err(mlua::Error::runtime(format!(
+                            "BulkMoveTo: partList item {} is not a BasePart ({})",
+                            i + 1,
+                            procmodel_luau_types::type_name(&v)
+                        )));
+                    }
+                }
+            }
+            for (i, (part, cf)) in parts
+                .sequence_values::<Value>()
+                .zip(cframes.sequence_values::<Value>())
+                .enumerate()
+            {
+                let (part, cf) = (part?, cf?);
+                if CFrame::from_lua(cf.clone(), lua).is_err() {
+                    return Err(mlua::Error::runtime(format!(
+                        "BulkMoveTo: cframeList item {} is not a CFrame ({})",
+                        i + 1,
+                        procmodel_luau_types::type_name(&cf)
+                    )));
+                }
+                set_cframe(lua, part, cf)?;
+            }
+            Ok(())
+        },
+    );
     m.class("BasePart");
     // The parts this one shares volume with, in the world it is in (none outside a world);
     // adjacent parts do not touch.
@@ -1020,6 +1064,23 @@ pub fn register(m: &mut MethodTable) {
             move_to(lua, this, target.0)
         });
     }
+}
+
+/// `part.CFrame = cf` through the instance's own property write (its checks and events).
+fn set_cframe(lua: &Lua, part: Value, cf: Value) -> mlua::Result<()> {
+    const KEY: &str = "procmodel.set_cframe";
+    let f: mlua::Function = match lua.named_registry_value(KEY)? {
+        Value::Function(f) => f,
+        _ => {
+            let f: mlua::Function = lua
+                .load("return function(p, cf) p.CFrame = cf end")
+                .set_name("=BulkMoveTo")
+                .call(())?;
+            lua.set_named_registry_value(KEY, f.clone())?;
+            f
+        }
+    };
+    f.call((part, cf))
 }
 
 /// `Model:MoveTo`: translates the model (its rotation kept) so that its PrimaryPart's
