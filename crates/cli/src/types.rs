@@ -536,6 +536,9 @@ fn method_signature(name: &str) -> &'static str {
         "GetPartsInPart" => "(self, part: BasePart, params: OverlapParams?): { BasePart }",
         "GetTouchingParts" => "(self): { BasePart }",
         "GetMass" => "(self): number",
+        "ArePartsTouchingOthers" => {
+            "(self, partList: { BasePart }, overlapIgnored: number?): boolean"
+        }
         "BulkMoveTo" => {
             "(self, partList: { BasePart }, cframeList: { CFrame }, eventMode: EnumItem?): ()"
         }

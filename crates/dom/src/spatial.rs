@@ -208,6 +208,12 @@ impl Body {
 /// not overlap.
 /// Symmetric: `overlaps(a, b) == overlaps(b, a)`, bit for bit.
 pub fn overlaps(a: &Body, b: &Body) -> bool {
+    overlaps_by(a, b, TOLERANCE)
+}
+
+/// [`overlaps`] with another depth to exceed (`ArePartsTouchingOthers`' `overlapIgnored`);
+/// a negative or non-finite `tolerance` counts as 0.
+pub fn overlaps_by(a: &Body, b: &Body, tolerance: f32) -> bool {
     // One order for either call, so rounding cannot make the answer depend on it.
     let (a, b) = if order_key(a) <= order_key(b) {
         (a, b)
@@ -218,7 +224,11 @@ pub fn overlaps(a: &Body, b: &Body) -> bool {
     let (Some(sa), Some(sb)) = (Solid::new(a, origin), Solid::new(b, origin)) else {
         return false;
     };
-    let tol = f64::from(TOLERANCE);
+    let tol = if tolerance.is_finite() {
+        f64::from(tolerance.max(0.0))
+    } else {
+        0.0
+    };
     // The boxes bound the solids: along each world axis, how far their extents overlap bounds
     // the depth from above.
     let (ea, eb) = (sa.rot.abs() * sa.half, sb.rot.abs() * sb.half);
@@ -783,6 +793,22 @@ fn expand(verts: &mut Vec<DVec3>, faces: &mut Vec<Face>, w: DVec3, seed: usize, 
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn overlaps_by_takes_its_own_tolerance() {
+        let a = Body::new(PartShape::Block, Affine3A::IDENTITY, Vec3::splat(2.0));
+        // 0.01 studs of overlap along Y.
+        let b = Body::new(
+            PartShape::Block,
+            Affine3A::from_translation(Vec3::new(0.0, 1.99, 0.0)),
+            Vec3::splat(2.0),
+        );
+        assert!(overlaps_by(&a, &b, 0.0002));
+        assert!(overlaps_by(&a, &b, 0.005));
+        assert!(!overlaps_by(&a, &b, 0.02));
+        assert!(overlaps_by(&a, &b, f32::NAN), "NaN counts as 0");
+        assert_eq!(overlaps(&a, &b), overlaps_by(&a, &b, TOLERANCE));
+    }
+
     #[test]
     fn volumes_of_the_shapes() {
         let size = Vec3::new(2.0, 4.0, 6.0);

@@ -1,9 +1,9 @@
 //! Spatial queries of WorldRoot (`Workspace`, `WorldModel`): `Raycast`,
 //! `GetPartBoundsInBox`, `GetPartBoundsInRadius`, `GetPartsInPart`, the deprecated
 //! `FindPartOnRay*`, `FindPartsInRegion3*` and `IsRegion3Empty*` old scripts use,
-//! `BulkMoveTo`, `BasePart:GetTouchingParts` and `GetMass`, and `Model:MoveTo` (which climbs
-//! over what is in the way); with the `RaycastParams`, `OverlapParams` and `RaycastResult`
-//! datatypes they take and give.
+//! `ArePartsTouchingOthers`, `BulkMoveTo`, `BasePart:GetTouchingParts` and `GetMass`, and
+//! `Model:MoveTo` (which climbs over what is in the way); with the `RaycastParams`,
+//! `OverlapParams` and `RaycastResult` datatypes they take and give.
 //!
 //! Rules (Roblox reference, WorldRoot and the two params datatypes):
 //! - A query sees the BaseParts under its WorldRoot, in pre-order (results keep that
@@ -947,6 +947,59 @@ pub fn register(m: &mut MethodTable) {
                 region_keep(region),
             )?;
             Ok(found.raw_len() == 0)
+        },
+    );
+    // Whether any of the parts shares more than `overlapIgnored` studs of depth with a part
+    // outside the list (false for an empty list).
+    m.add_method(
+        "ArePartsTouchingOthers",
+        |lua, this, (list, ignored): (Value, Option<f64>)| {
+            let ignored = ignored.unwrap_or(0.000_199_999_995);
+            if !ignored.is_finite() {
+                return Err(mlua::Error::runtime(format!(
+                    "ArePartsTouchingOthers: overlapIgnored must be finite, got {ignored}"
+                )));
+            }
+            let (bodies, refs) = {
+                let c = ctx(lua)?;
+                let refs = instance_list(&c, &list, "ArePartsTouchingOthers", false)?;
+                let mut bodies = Vec::new();
+                for (i, &r) in refs.iter().enumerate() {
+                    match c.dom.get_by_ref(r).filter(|p| is_a(&p.class, "BasePart")) {
+                        Some(p) => bodies.push(body(p)),
+                        None => {
+                            return Err(mlua::Error::runtime(format!(
+                                "ArePartsTouchingOthers: partList item {} is not a BasePart",
+                                i + 1
+                            )));
+                        }
+                    }
+                }
+                (bodies, refs)
+            };
+            let Some((lo, hi)) = bodies
+                .iter()
+                .map(Body::aabb)
+                .reduce(|(a, b), (x, y)| (a.min(x), b.max(y)))
+            else {
+                return Ok(false);
+            };
+            let c = ctx(lua)?;
+            begin(&c, this, "ArePartsTouchingOthers")?;
+            let p = QueryParams {
+                brute_force: true,
+                ..QueryParams::new(Kind::Overlap)
+            };
+            let listed: FxHashSet<Ref> = refs.iter().copied().collect();
+            let w = world(&c, this.r, &p, None, |centre, radius| {
+                sphere_touches_box(centre, radius, lo, hi)
+            });
+            Ok(w.parts.iter().any(|(r, other)| {
+                !listed.contains(r)
+                    && bodies
+                        .iter()
+                        .any(|b| procmodel_dom::spatial::overlaps_by(b, other, ignored as f32))
+            }))
         },
     );
     // Sets each part's CFrame, as `part.CFrame = cframe` does (the event mode only changes
