@@ -536,6 +536,15 @@ fn method_signature(name: &str) -> &'static str {
         "GetPartsInPart" => "(self, part: BasePart, params: OverlapParams?): { BasePart }",
         "GetTouchingParts" => "(self): { BasePart }",
         "GetMass" => "(self): number",
+        "Spherecast" => {
+            "(self, position: Vector3, radius: number, direction: Vector3, params: RaycastParams?): RaycastResult?"
+        }
+        "Blockcast" => {
+            "(self, cframe: CFrame, size: Vector3, direction: Vector3, params: RaycastParams?): RaycastResult?"
+        }
+        "Shapecast" => {
+            "(self, part: BasePart, direction: Vector3, params: RaycastParams?): RaycastResult?"
+        }
         "ArePartsTouchingOthers" => {
             "(self, partList: { BasePart }, overlapIgnored: number?): boolean"
         }

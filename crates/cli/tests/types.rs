@@ -144,7 +144,7 @@ fn r15_4_types_parse_and_name_what_the_engine_implements() {
             .iter()
             .any(|l| l.starts_with("\tfunction WaitForChild("))
     );
-    assert!(!defs.contains("Blockcast"), "no shape casts here");
+    assert!(!defs.contains("IKMoveTo"), "no physics solving here");
     assert!(
         class_body(&defs, "WorldRoot").iter().any(|l| l.starts_with(
             "\tfunction Raycast(self, origin: Vector3, direction: Vector3, params: RaycastParams?): RaycastResult?"

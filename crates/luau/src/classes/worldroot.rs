@@ -1,7 +1,7 @@
 //! Spatial queries of WorldRoot (`Workspace`, `WorldModel`): `Raycast`,
 //! `GetPartBoundsInBox`, `GetPartBoundsInRadius`, `GetPartsInPart`, the deprecated
-//! `FindPartOnRay*`, `FindPartsInRegion3*` and `IsRegion3Empty*` old scripts use,
-//! `ArePartsTouchingOthers`, `BulkMoveTo`, `BasePart:GetTouchingParts` and `GetMass`, and
+//! `FindPartOnRay*`, `FindPartsInRegion3*` and `IsRegion3Empty*` old scripts use, the shape
+//! casts (`Spherecast`, `Blockcast`, `Shapecast`), `ArePartsTouchingOthers`, `BulkMoveTo`, `BasePart:GetTouchingParts` and `GetMass`, and
 //! `Model:MoveTo` (which climbs over what is in the way); with the `RaycastParams`,
 //! `OverlapParams` and `RaycastResult` datatypes they take and give.
 //!
@@ -949,6 +949,69 @@ pub fn register(m: &mut MethodTable) {
             Ok(found.raw_len() == 0)
         },
     );
+    m.add_method(
+        "Spherecast",
+        |lua, this, (center, radius, dir, params): (Vector3, f64, Vector3, Value)| {
+            let p = params_arg(params, Kind::Raycast, "Spherecast")?;
+            let center = finite(center.0, "Spherecast", "the position")?;
+            if !(radius.is_finite() && radius > 0.0 && radius as f32 <= MAX_SPHERE_RADIUS) {
+                return Err(mlua::Error::runtime(format!(
+                    "Spherecast: the radius must be over 0 and at most {MAX_SPHERE_RADIUS} studs, got {radius}"
+                )));
+            }
+            let moving = Body::new(
+                procmodel_dom::spatial::PartShape::Ball,
+                glam::Affine3A::from_translation(center),
+                glam::Vec3::splat(radius as f32 * 2.0),
+            );
+            let hit = shape_cast(lua, this, moving, dir.0, &p, None, "Spherecast")?;
+            result_value(lua, hit)
+        },
+    );
+    m.add_method(
+        "Blockcast",
+        |lua, this, (cf, size, dir, params): (CFrame, Vector3, Vector3, Value)| {
+            let p = params_arg(params, Kind::Raycast, "Blockcast")?;
+            let cf = procmodel_dom::cframe_to_affine(&rbx_types::CFrame::from(cf));
+            if !(cf.translation.is_finite() && cf.matrix3.is_finite()) {
+                return Err(mlua::Error::runtime("Blockcast: the CFrame must be finite"));
+            }
+            let size = finite(size.0, "Blockcast", "the size")?;
+            if size.min_element() <= 0.0 || size.max_element() > MAX_BLOCK_SIZE {
+                return Err(mlua::Error::runtime(format!(
+                    "Blockcast: each side of the size must be over 0 and at most {MAX_BLOCK_SIZE} studs, got {}, {}, {}",
+                    size.x, size.y, size.z
+                )));
+            }
+            let moving = Body::new(procmodel_dom::spatial::PartShape::Block, cf, size);
+            let hit = shape_cast(lua, this, moving, dir.0, &p, None, "Blockcast")?;
+            result_value(lua, hit)
+        },
+    );
+    m.add_method(
+        "Shapecast",
+        |lua, this, (part, dir, params): (Instance, Vector3, Value)| {
+            let p = params_arg(params, Kind::Raycast, "Shapecast")?;
+            let moving = {
+                let c = ctx(lua)?;
+                match c
+                    .dom
+                    .get_by_ref(part.r)
+                    .filter(|i| is_a(&i.class, "BasePart"))
+                {
+                    Some(i) => body(i),
+                    None => {
+                        return Err(mlua::Error::runtime(format!(
+                            "Shapecast: expected a BasePart, got {}",
+                            part.class
+                        )));
+                    }
+                }
+            };
+            let hit = shape_cast(lua, this, moving, dir.0, &p, Some(part.r), "Shapecast")?;
+            result_value(lua, hit)
+        },
+    );
     // Whether any of the parts shares more than `overlapIgnored` studs of depth with a part
     // outside the list (false for an empty list).
     m.add_method(
@@ -1116,6 +1179,118 @@ pub fn register(m: &mut MethodTable) {
         m.add_method(name, |lua, this, target: Vector3| {
             move_to(lua, this, target.0)
         });
+    }
+}
+
+/// Roblox's limits on shape casts: the distance, a sphere's radius, a block's size (studs).
+const MAX_SHAPE_CAST: f32 = 1024.0;
+const MAX_SPHERE_RADIUS: f32 = 256.0;
+const MAX_BLOCK_SIZE: f32 = 512.0;
+/// Terrain cells a shape cast looks at, at most (a longer or wider sweep skips the terrain).
+const MAX_CAST_CELLS: i64 = 1 << 20;
+
+/// The first part or terrain cell `moving` runs into when swept along `dir` (parts it
+/// overlaps at the start are not hit). Terrain cells whose solid occupancy (or, unless
+/// ignored, water) is over half count as 4-stud cubes.
+fn shape_cast(
+    lua: &Lua,
+    this: &Instance,
+    moving: Body,
+    dir: glam::Vec3,
+    p: &QueryParams,
+    skip: Option<Ref>,
+    method: &str,
+) -> mlua::Result<Option<Hit>> {
+    let mut dir = finite(dir, method, "the direction")?;
+    let len = dir.length();
+    if len > MAX_SHAPE_CAST {
+        dir *= MAX_SHAPE_CAST / len;
+    }
+    let (mlo, mhi) = moving.aabb();
+    let (lo, hi) = (mlo.min(mlo + dir), mhi.max(mhi + dir));
+    let (mut best, terrain) = {
+        let c = ctx(lua)?;
+        begin(&c, this, method)?;
+        let w = world(&c, this.r, p, skip, |centre, radius| {
+            sphere_touches_box(centre, radius, lo, hi)
+        });
+        let mut best: Option<Hit> = None;
+        let mut best_t = f32::INFINITY;
+        for (r, b) in &w.parts {
+            if let Some(h) = procmodel_dom::spatial::sweep(&moving, dir, b)
+                && h.t < best_t
+            {
+                best_t = h.t;
+                best = Some(Hit {
+                    instance: *r,
+                    position: h.position,
+                    normal: h.normal,
+                    material: c.dom.get_by_ref(*r).map_or(256, part_material),
+                    distance: h.t * dir.length(),
+                });
+            }
+        }
+        (best.map(|h| (best_t, h)), w.terrain)
+    };
+    if let Some(t) = terrain {
+        let ignore_water = p.ignore_water;
+        let hit = crate::classes::read_voxels(lua, &t, method, |voxels| {
+            let min = (lo / 4.0).floor().as_ivec3();
+            let max = (hi / 4.0).floor().as_ivec3() + glam::IVec3::ONE;
+            let n = (max - min).max(glam::IVec3::ZERO).as_i64vec3();
+            if n.x * n.y * n.z > MAX_CAST_CELLS {
+                return None;
+            }
+            let mut found: Option<(
+                f32,
+                procmodel_dom::spatial::RayHit,
+                procmodel_terrain::Material,
+            )> = None;
+            voxels.visit(procmodel_terrain::CellRegion { min, max }, |cell, v| {
+                let water = !ignore_water && v.liquid > 127 && v.liquid > v.occupancy;
+                if v.occupancy <= 127 && !water {
+                    return;
+                }
+                let cube = Body::new(
+                    procmodel_dom::spatial::PartShape::Block,
+                    glam::Affine3A::from_translation(procmodel_terrain::cell_center_to_world(cell)),
+                    glam::Vec3::splat(4.0),
+                );
+                if let Some(h) = procmodel_dom::spatial::sweep(&moving, dir, &cube)
+                    && found.as_ref().is_none_or(|(t, _, _)| h.t < *t)
+                {
+                    let material = if water {
+                        procmodel_terrain::Material::Water
+                    } else {
+                        v.material
+                    };
+                    found = Some((h.t, h, material));
+                }
+            });
+            found
+        })?;
+        if let Some((t_hit, h, material)) = hit
+            && best.as_ref().is_none_or(|(bt, _)| t_hit < *bt)
+        {
+            best = Some((
+                t_hit,
+                Hit {
+                    instance: t.r,
+                    position: h.position,
+                    normal: h.normal,
+                    material: u32::from(material.enum_value()),
+                    distance: t_hit * dir.length(),
+                },
+            ));
+        }
+    }
+    Ok(best.map(|(_, h)| h))
+}
+
+fn result_value(lua: &Lua, hit: Option<Hit>) -> mlua::Result<Value> {
+    match hit {
+        Some(h) => Ok(Value::UserData(lua.create_userdata(RaycastResult(h))?)),
+        None => Ok(Value::Nil),
     }
 }
 
