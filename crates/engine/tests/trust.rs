@@ -110,7 +110,10 @@ end }"#;
             jobs,
             ..EngineConfig::default()
         };
-        config.host.timeout = Duration::from_millis(100);
+        // Far shorter than the run (seconds in a debug build), far longer than a time slice
+        // lost to a busy host: at 100 ms the test failed once while a release build ran
+        // beside it.
+        config.host.timeout = Duration::from_millis(300);
         let mut engine = scene_of(LONG, jobs, config);
         let start = std::time::Instant::now();
         let reports = engine.settle(64);
