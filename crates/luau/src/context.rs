@@ -251,26 +251,25 @@ impl Ctx {
     /// A watched run changes the scene outside its container (a write, a new service or
     /// Terrain): noted, and refused when the run is to be deferred.
     pub fn outside_write(&self, what: impl FnOnce() -> String) -> mlua::Result<()> {
-        match self.watch_outside {
-            procmodel_script::WatchOutside::Off => Ok(()),
-            procmodel_script::WatchOutside::Note => {
-                self.touched_outside.set(true);
-                Ok(())
-            }
-            procmodel_script::WatchOutside::Defer => {
-                self.touched_outside.set(true);
-                Err(mlua::Error::runtime(format!(
-                    "{}: writes outside targetContainer reach the scene only from the scene's own VM",
-                    what()
-                )))
-            }
-        }
+        self.watched(
+            what,
+            "writes outside targetContainer reach the scene only from the scene's own VM",
+        )
     }
 
     /// A watched run queries the scene (`workspace:Raycast`, ...): noted, and refused when
     /// the run is to be deferred (a worker's copy of the scene is from before the step, so
     /// its answers could differ from a run on one VM).
     pub fn scene_query(&self, what: impl FnOnce() -> String) -> mlua::Result<()> {
+        self.watched(
+            what,
+            "queries of the scene happen only on the scene's own VM",
+        )
+    }
+
+    /// What [`procmodel_script::WatchOutside`] does about one access outside the container:
+    /// nothing, note it, or note it and refuse it with `refusal`.
+    fn watched(&self, what: impl FnOnce() -> String, refusal: &str) -> mlua::Result<()> {
         match self.watch_outside {
             procmodel_script::WatchOutside::Off => Ok(()),
             procmodel_script::WatchOutside::Note => {
@@ -279,10 +278,7 @@ impl Ctx {
             }
             procmodel_script::WatchOutside::Defer => {
                 self.touched_outside.set(true);
-                Err(mlua::Error::runtime(format!(
-                    "{}: queries of the scene happen only on the scene's own VM",
-                    what()
-                )))
+                Err(mlua::Error::runtime(format!("{}: {refusal}", what())))
             }
         }
     }

@@ -302,6 +302,48 @@ struct Hit {
     /// `Enum.Material` value.
     material: u32,
     distance: f32,
+    /// The fraction of the cast's direction travelled (what the nearest hit is chosen by).
+    t: f32,
+}
+
+impl Hit {
+    /// A part's hit, the cast's direction `len` studs long.
+    fn part(c: &Ctx, r: Ref, h: &procmodel_dom::spatial::RayHit, len: f32) -> Hit {
+        Hit {
+            instance: r,
+            position: h.position,
+            normal: h.normal,
+            material: c.dom.get_by_ref(r).map_or(256, part_material),
+            distance: h.t * len,
+            t: h.t,
+        }
+    }
+
+    /// A terrain cell's hit at `t`, the cast's direction `len` studs long.
+    fn terrain(
+        terrain: Ref,
+        t: f32,
+        position: glam::Vec3,
+        normal: glam::Vec3,
+        material: procmodel_terrain::Material,
+        len: f32,
+    ) -> Hit {
+        Hit {
+            instance: terrain,
+            position,
+            normal,
+            material: u32::from(material.enum_value()),
+            distance: t * len,
+            t,
+        }
+    }
+
+    /// Keeps `hit` in `best` when it is strictly nearer (ties go to the earlier one).
+    fn keep_nearer(best: &mut Option<Hit>, hit: Hit) {
+        if best.as_ref().is_none_or(|b| hit.t < b.t) {
+            *best = Some(hit);
+        }
+    }
 }
 
 /// `RaycastResult`: read-only.
@@ -541,22 +583,10 @@ fn cast(
             };
             (origin + dir * t).distance_squared(centre) <= radius * radius
         });
-        let mut best: Option<(f32, Hit)> = None;
+        let mut best: Option<Hit> = None;
         for (r, b) in &w.parts {
-            if let Some(h) = b.raycast(origin, dir)
-                && best.as_ref().is_none_or(|(t, _)| h.t < *t)
-            {
-                let material = c.dom.get_by_ref(*r).map_or(256, part_material);
-                best = Some((
-                    h.t,
-                    Hit {
-                        instance: *r,
-                        position: h.position,
-                        normal: h.normal,
-                        material,
-                        distance: h.t * dir.length(),
-                    },
-                ));
+            if let Some(h) = b.raycast(origin, dir) {
+                Hit::keep_nearer(&mut best, Hit::part(&c, *r, &h, dir.length()));
             }
         }
         (best, w.terrain)
@@ -569,22 +599,12 @@ fn cast(
         let hit = crate::classes::read_voxels(lua, &t, method, |voxels| {
             voxels.raycast(origin, dir, opts)
         })?;
-        if let Some(h) = hit
-            && best.as_ref().is_none_or(|(bt, _)| h.t < *bt)
-        {
-            best = Some((
-                h.t,
-                Hit {
-                    instance: t.r,
-                    position: h.position,
-                    normal: h.normal,
-                    material: u32::from(h.material.enum_value()),
-                    distance: h.t * dir.length(),
-                },
-            ));
+        if let Some(h) = hit {
+            let hit = Hit::terrain(t.r, h.t, h.position, h.normal, h.material, dir.length());
+            Hit::keep_nearer(&mut best, hit);
         }
     }
-    Ok(best.map(|(_, h)| h))
+    Ok(best)
 }
 
 /// The parts of the world under `this` whose box passes `keep`, in pre-order, at most
@@ -711,10 +731,59 @@ fn box_bounds(cf: &glam::Affine3A, size: glam::Vec3) -> (glam::Vec3, glam::Vec3)
     (c - glam::Vec3::from(ext), c + glam::Vec3::from(ext))
 }
 
-fn region_keep(region: Region3) -> impl Fn(&Body) -> bool {
+/// The deprecated Region3 methods' parts: those whose axis-aligned boxes touch the region.
+fn parts_in_region(
+    lua: &Lua,
+    this: &Instance,
+    p: &QueryParams,
+    region: Region3,
+    max: u32,
+    method: &str,
+) -> mlua::Result<Table> {
+    overlap(
+        lua,
+        this,
+        p,
+        None,
+        method,
+        max,
+        (region.min, region.max),
+        |b| {
+            let (lo, hi) = b.aabb();
+            lo.cmple(region.max).all() && hi.cmpge(region.min).all()
+        },
+    )
+}
+
+/// The deprecated ray methods' cast and answer, with their terrain options.
+fn find_part_on_ray(
+    lua: &Lua,
+    this: &Instance,
+    ray: &Ray,
+    mut p: QueryParams,
+    cubes: Option<bool>,
+    water: Option<bool>,
+    method: &str,
+) -> mlua::Result<MultiValue> {
+    p.ignore_water = opt_bool(water);
+    let hit = cast(
+        lua,
+        this,
+        ray.origin,
+        ray.direction,
+        &p,
+        opt_bool(cubes),
+        method,
+    )?;
+    ray_tuple(lua, hit, ray)
+}
+
+/// Whether a part's solid shares volume with `query`'s (its box first, as a quick test).
+fn shares_volume(query: &Body) -> impl Fn(&Body) -> bool + '_ {
+    let (qlo, qhi) = query.aabb();
     move |b: &Body| {
         let (lo, hi) = b.aabb();
-        lo.cmple(region.max).all() && hi.cmpge(region.min).all()
+        lo.cmple(qhi).all() && hi.cmpge(qlo).all() && overlaps(query, b)
     }
 }
 
@@ -724,10 +793,8 @@ pub fn register(m: &mut MethodTable) {
         "Raycast",
         |lua, this, (origin, dir, params): (Vector3, Vector3, Value)| {
             let p = params_arg(params, Kind::Raycast, "Raycast")?;
-            match cast(lua, this, origin.0, dir.0, &p, false, "Raycast")? {
-                Some(h) => Ok(Value::UserData(lua.create_userdata(RaycastResult(h))?)),
-                None => Ok(Value::Nil),
-            }
+            let hit = cast(lua, this, origin.0, dir.0, &p, false, "Raycast")?;
+            result_value(lua, hit)
         },
     );
     m.add_method(
@@ -804,10 +871,7 @@ pub fn register(m: &mut MethodTable) {
                 "GetPartsInPart",
                 p.max_parts,
                 (qlo, qhi),
-                |b| {
-                    let (lo, hi) = b.aabb();
-                    lo.cmple(qhi).all() && hi.cmpge(qlo).all() && overlaps(&query, b)
-                },
+                shares_volume(&query),
             )
         },
     );
@@ -818,55 +882,27 @@ pub fn register(m: &mut MethodTable) {
             name,
             |lua, this, (ray, ignore, cubes, water): (Ray, Value, Option<bool>, Option<bool>)| {
                 let list = opt_instance_list(lua, &ignore, "FindPartOnRay")?;
-                let mut p = QueryParams::list(list, false);
-                p.ignore_water = opt_bool(water);
-                let hit = cast(
-                    lua,
-                    this,
-                    ray.origin,
-                    ray.direction,
-                    &p,
-                    opt_bool(cubes),
-                    "FindPartOnRay",
-                )?;
-                ray_tuple(lua, hit, &ray)
+                let p = QueryParams::list(list, false);
+                find_part_on_ray(lua, this, &ray, p, cubes, water, "FindPartOnRay")
             },
         );
     }
     m.add_method(
         "FindPartOnRayWithIgnoreList",
         |lua, this, (ray, ignore, cubes, water): (Ray, Value, Option<bool>, Option<bool>)| {
-            let list = instance_list(&*ctx(lua)?, &ignore, "FindPartOnRayWithIgnoreList", false)?;
-            let mut p = QueryParams::list(list, false);
-            p.ignore_water = opt_bool(water);
-            let hit = cast(
-                lua,
-                this,
-                ray.origin,
-                ray.direction,
-                &p,
-                opt_bool(cubes),
-                "FindPartOnRayWithIgnoreList",
-            )?;
-            ray_tuple(lua, hit, &ray)
+            let method = "FindPartOnRayWithIgnoreList";
+            let list = instance_list(&*ctx(lua)?, &ignore, method, false)?;
+            let p = QueryParams::list(list, false);
+            find_part_on_ray(lua, this, &ray, p, cubes, water, method)
         },
     );
     m.add_method(
         "FindPartOnRayWithWhitelist",
         |lua, this, (ray, list, water): (Ray, Value, Option<bool>)| {
-            let list = instance_list(&*ctx(lua)?, &list, "FindPartOnRayWithWhitelist", false)?;
-            let mut p = QueryParams::list(list, true);
-            p.ignore_water = opt_bool(water);
-            let hit = cast(
-                lua,
-                this,
-                ray.origin,
-                ray.direction,
-                &p,
-                false,
-                "FindPartOnRayWithWhitelist",
-            )?;
-            ray_tuple(lua, hit, &ray)
+            let method = "FindPartOnRayWithWhitelist";
+            let list = instance_list(&*ctx(lua)?, &list, method, false)?;
+            let p = QueryParams::list(list, true);
+            find_part_on_ray(lua, this, &ray, p, None, water, method)
         },
     );
     // The deprecated Region3 methods: parts whose axis-aligned boxes touch the region.
@@ -877,16 +913,7 @@ pub fn register(m: &mut MethodTable) {
                 let list = opt_instance_list(lua, &ignore, "FindPartsInRegion3")?;
                 let max = max_parts(max, "FindPartsInRegion3")?;
                 let p = QueryParams::list(list, false);
-                overlap(
-                    lua,
-                    this,
-                    &p,
-                    None,
-                    "FindPartsInRegion3",
-                    max,
-                    (region.min, region.max),
-                    region_keep(region),
-                )
+                parts_in_region(lua, this, &p, region, max, "FindPartsInRegion3")
             },
         );
     }
@@ -900,16 +927,7 @@ pub fn register(m: &mut MethodTable) {
                 let list = instance_list(&*ctx(lua)?, &list, name, false)?;
                 let max = max_parts(max, name)?;
                 let p = QueryParams::list(list, include);
-                overlap(
-                    lua,
-                    this,
-                    &p,
-                    None,
-                    name,
-                    max,
-                    (region.min, region.max),
-                    region_keep(region),
-                )
+                parts_in_region(lua, this, &p, region, max, name)
             },
         );
     }
@@ -918,16 +936,7 @@ pub fn register(m: &mut MethodTable) {
         |lua, this, (region, ignore): (Region3, Value)| {
             let list = opt_instance_list(lua, &ignore, "IsRegion3Empty")?;
             let p = QueryParams::list(list, false);
-            let found = overlap(
-                lua,
-                this,
-                &p,
-                None,
-                "IsRegion3Empty",
-                1,
-                (region.min, region.max),
-                region_keep(region),
-            )?;
+            let found = parts_in_region(lua, this, &p, region, 1, "IsRegion3Empty")?;
             Ok(found.raw_len() == 0)
         },
     );
@@ -936,16 +945,7 @@ pub fn register(m: &mut MethodTable) {
         |lua, this, (region, list): (Region3, Value)| {
             let list = instance_list(&*ctx(lua)?, &list, "IsRegion3EmptyWithIgnoreList", false)?;
             let p = QueryParams::list(list, false);
-            let found = overlap(
-                lua,
-                this,
-                &p,
-                None,
-                "IsRegion3EmptyWithIgnoreList",
-                1,
-                (region.min, region.max),
-                region_keep(region),
-            )?;
+            let found = parts_in_region(lua, this, &p, region, 1, "IsRegion3EmptyWithIgnoreList")?;
             Ok(found.raw_len() == 0)
         },
     );
@@ -1123,19 +1123,7 @@ pub fn register(m: &mut MethodTable) {
             {
                 return lua.create_table();
             }
-            let mut cur = inst.parent();
-            let mut root = None;
-            while let Some(i) = c.dom.get_by_ref(cur) {
-                if is_a(&i.class, "WorldRoot") {
-                    root = Some(Instance {
-                        r: cur,
-                        class: i.class,
-                    });
-                    break;
-                }
-                cur = i.parent();
-            }
-            match root {
+            match world_root_of(&c, this.r) {
                 Some(r) => (r, body(inst)),
                 None => return lua.create_table(),
             }
@@ -1152,10 +1140,7 @@ pub fn register(m: &mut MethodTable) {
             "GetTouchingParts",
             0,
             (qlo, qhi),
-            |b| {
-                let (lo, hi) = b.aabb();
-                lo.cmple(qhi).all() && hi.cmpge(qlo).all() && overlaps(&query, b)
-            },
+            shares_volume(&query),
         )
     });
     // Volume times density: CustomPhysicalProperties' when set, else the material's.
@@ -1215,22 +1200,12 @@ fn shape_cast(
             sphere_touches_box(centre, radius, lo, hi)
         });
         let mut best: Option<Hit> = None;
-        let mut best_t = f32::INFINITY;
         for (r, b) in &w.parts {
-            if let Some(h) = procmodel_dom::spatial::sweep(&moving, dir, b)
-                && h.t < best_t
-            {
-                best_t = h.t;
-                best = Some(Hit {
-                    instance: *r,
-                    position: h.position,
-                    normal: h.normal,
-                    material: c.dom.get_by_ref(*r).map_or(256, part_material),
-                    distance: h.t * dir.length(),
-                });
+            if let Some(h) = procmodel_dom::spatial::sweep(&moving, dir, b) {
+                Hit::keep_nearer(&mut best, Hit::part(&c, *r, &h, dir.length()));
             }
         }
-        (best.map(|h| (best_t, h)), w.terrain)
+        (best, w.terrain)
     };
     if let Some(t) = terrain {
         let ignore_water = p.ignore_water;
@@ -1269,22 +1244,12 @@ fn shape_cast(
             });
             found
         })?;
-        if let Some((t_hit, h, material)) = hit
-            && best.as_ref().is_none_or(|(bt, _)| t_hit < *bt)
-        {
-            best = Some((
-                t_hit,
-                Hit {
-                    instance: t.r,
-                    position: h.position,
-                    normal: h.normal,
-                    material: u32::from(material.enum_value()),
-                    distance: t_hit * dir.length(),
-                },
-            ));
+        if let Some((t_hit, h, material)) = hit {
+            let hit = Hit::terrain(t.r, t_hit, h.position, h.normal, material, dir.length());
+            Hit::keep_nearer(&mut best, hit);
         }
     }
-    Ok(best.map(|(_, h)| h))
+    Ok(best)
 }
 
 fn result_value(lua: &Lua, hit: Option<Hit>) -> mlua::Result<Value> {
