@@ -1302,11 +1302,19 @@ fn move_to(lua: &Lua, this: &Instance, target: glam::Vec3) -> mlua::Result<()> {
     let Some(root) = root else {
         return Ok(());
     };
+    // The Workspace's Terrain (a child of it), without a walk of the world.
     let terrain = {
         let c = ctx(lua)?;
         begin(&c, &root, "MoveTo")?;
-        let p = QueryParams::list(vec![this.r], false);
-        world(&c, root.r, &p, None, |_, _| false).terrain
+        c.dom
+            .get_by_ref(root.r)
+            .filter(|w| is_a(&w.class, "Workspace"))
+            .and_then(|w| {
+                w.children().iter().find_map(|&r| {
+                    let t = c.dom.get_by_ref(r)?;
+                    (t.class == "Terrain").then_some(Instance { r, class: t.class })
+                })
+            })
     };
     for _ in 0..MOVE_TO_STEPS {
         let (own, mut lift) = {
