@@ -394,6 +394,19 @@ return G
 "#;
 
 fn outside_scene(cache: Option<Arc<dyn ResultCache>>, jobs: usize) -> Engine {
+    models_of(WRITES_OUTSIDE, cache, jobs, 8, |_, _| {})
+}
+
+/// An engine with a generator module of `source` and `models` ProceduralModels of it in the
+/// Workspace (`M0`, `M1`, ... with attribute `K` = 0, 1, ...), after what `before` adds to
+/// the Workspace.
+fn models_of(
+    source: &str,
+    cache: Option<Arc<dyn ResultCache>>,
+    jobs: usize,
+    models: usize,
+    before: impl FnOnce(&mut Engine, Ref),
+) -> Engine {
     let mut e = Engine::new(
         procmodel_luau::runtime(),
         EngineConfig {
@@ -408,10 +421,11 @@ fn outside_scene(cache: Option<Arc<dyn ResultCache>>, jobs: usize) -> Engine {
         root,
         InstanceBuilder::new("ModuleScript")
             .with_name("Gen")
-            .with_property("Source", Variant::String(WRITES_OUTSIDE.to_owned())),
+            .with_property("Source", Variant::String(source.to_owned())),
     );
     let ws = e.workspace();
-    for k in 0..8 {
+    before(&mut e, ws);
+    for k in 0..models {
         let mut a = Attributes::new();
         a.insert("K".into(), Variant::Float64(k as f64));
         e.insert(
@@ -501,48 +515,21 @@ return G
 "#;
 
 fn raycast_scene(cache: Option<Arc<dyn ResultCache>>, jobs: usize, models: usize) -> Engine {
-    let mut e = Engine::new(
-        procmodel_luau::runtime(),
-        EngineConfig {
-            cache,
-            jobs,
-            ..EngineConfig::default()
-        },
-    )
-    .unwrap();
-    let root = e.with_dom(|d| d.root_ref());
-    let g = e.insert(
-        root,
-        InstanceBuilder::new("ModuleScript")
-            .with_name("Gen")
-            .with_property("Source", Variant::String(RAYCASTS.to_owned())),
-    );
-    let ws = e.workspace();
-    e.insert(
-        ws,
-        InstanceBuilder::new("Part")
-            .with_name("Base")
-            .with_property("Size", Variant::Vector3(Vector3::new(100.0, 1.0, 100.0)))
-            .with_property(
-                "CFrame",
-                Variant::CFrame(rbx_types::CFrame::new(
-                    Vector3::new(0.0, -0.5, 0.0),
-                    rbx_types::Matrix3::identity(),
-                )),
-            ),
-    );
-    for k in 0..models {
-        let mut a = Attributes::new();
-        a.insert("K".into(), Variant::Float64(k as f64));
+    models_of(RAYCASTS, cache, jobs, models, |e, ws| {
         e.insert(
             ws,
-            InstanceBuilder::new("ProceduralModel")
-                .with_name(format!("M{k}"))
-                .with_property("Generator", Variant::Ref(g))
-                .with_property("Attributes", Variant::Attributes(a)),
+            InstanceBuilder::new("Part")
+                .with_name("Base")
+                .with_property("Size", Variant::Vector3(Vector3::new(100.0, 1.0, 100.0)))
+                .with_property(
+                    "CFrame",
+                    Variant::CFrame(rbx_types::CFrame::new(
+                        Vector3::new(0.0, -0.5, 0.0),
+                        rbx_types::Matrix3::identity(),
+                    )),
+                ),
         );
-    }
-    e
+    })
 }
 
 /// The names of every generated slab, in scene order.
