@@ -478,6 +478,16 @@ impl Terrain {
                 cell: IVec3::from_array(cell),
             }
         };
+        // Steps into `cell` (entered through the face of axis `entered`, if any) holding `v`:
+        // a hit when that goes from empty to occupied.
+        let mut enter = |cell: [i32; 3], t: f64, entered: Option<usize>, v: Voxel| {
+            let occ = occupied(v);
+            let was = std::mem::replace(&mut inside, occ);
+            match entered {
+                Some(a) if occ && !was => Some(hit(cell, t, a, v)),
+                _ => None,
+            }
+        };
         walk_blocks(
             ray,
             t0,
@@ -487,25 +497,17 @@ impl Terrain {
             |key, first, ta, tb, entered| {
                 let chunk = self.chunk_at(key);
                 match chunk.map_or(Some(Voxel::EMPTY), Chunk::uniform) {
-                    Some(v) => {
-                        let occ = occupied(v);
-                        let was = std::mem::replace(&mut inside, occ);
-                        match entered {
-                            Some(a) if occ && !was => Some(hit(first, ta, a, v)),
-                            _ => None,
-                        }
-                    }
+                    Some(v) => enter(first, ta, entered, v),
                     None => {
                         let ch = chunk?;
                         let base = key.map(|k| k * C);
                         walk_cells(ray, key, first, ta, tb, entered, |c, ca, _, e| {
-                            let v = ch.get(c[0] - base[0], c[1] - base[1], c[2] - base[2]);
-                            let occ = occupied(v);
-                            let was = std::mem::replace(&mut inside, occ);
-                            match e {
-                                Some(a) if occ && !was => Some(hit(c, ca, a, v)),
-                                _ => None,
-                            }
+                            enter(
+                                c,
+                                ca,
+                                e,
+                                ch.get(c[0] - base[0], c[1] - base[1], c[2] - base[2]),
+                            )
                         })
                     }
                 }
