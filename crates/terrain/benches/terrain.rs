@@ -28,21 +28,28 @@ fn world() -> World {
     .unwrap()
 }
 
+/// The heightmap world's voxels over the columns `-half..half` in X and Z (4 studs each),
+/// filled from 64 studs below the origin to the surface, compacted.
+fn world_voxels(half: i32) -> Terrain {
+    let mut t = Terrain::new();
+    world()
+        .write_voxels(
+            &mut t,
+            VoxelColumns {
+                min: [-half, -half],
+                max: [half, half],
+            },
+            -64.0,
+            |_| ControlFlow::Continue(()),
+        )
+        .unwrap();
+    t.compact();
+    t
+}
+
 /// The surface chunks of a 4×4-chunk heightmap world as padded sample blocks.
 fn blocks() -> Vec<SampleBlock> {
-    let w = world();
-    let mut t = Terrain::new();
-    w.write_voxels(
-        &mut t,
-        VoxelColumns {
-            min: [-64, -64],
-            max: [64, 64],
-        },
-        -64.0,
-        |_| ControlFlow::Continue(()),
-    )
-    .unwrap();
-    t.compact();
+    let t = world_voxels(64);
     t.chunks()
         .filter(|(_, c)| c.uniform().is_none())
         .map(|(k, _)| {
@@ -143,19 +150,7 @@ fn columns(c: &mut Criterion) {
 /// from 64 studs below the origin to the surface): throughput in bytes of the encoded blob,
 /// whose size is printed once.
 fn smoothgrid_encode(c: &mut Criterion) {
-    let w = world();
-    let mut t = Terrain::new();
-    w.write_voxels(
-        &mut t,
-        VoxelColumns {
-            min: [-512, -512],
-            max: [512, 512],
-        },
-        -64.0,
-        |_| ControlFlow::Continue(()),
-    )
-    .unwrap();
-    t.compact();
+    let t = world_voxels(512);
     let bytes = smoothgrid::encode(&t);
     let (chunks, dense) = t.chunk_counts();
     eprintln!(
@@ -243,19 +238,7 @@ fn raycast(c: &mut Criterion) {
     }
     // Scaling with the chunk count: clipping reads only the chunk keys of the X slab the
     // segment crosses (one chunk column here), not all 2048.
-    let w = world();
-    let mut big = Terrain::new();
-    w.write_voxels(
-        &mut big,
-        VoxelColumns {
-            min: [-512, -512],
-            max: [512, 512],
-        },
-        -64.0,
-        |_| ControlFlow::Continue(()),
-    )
-    .unwrap();
-    big.compact();
+    let big = world_voxels(512);
     let (o, d) = (Vec3::new(101.3, 900.0, -77.7), Vec3::new(0.0, -1000.0, 0.0));
     eprintln!(
         "raycast 4096x4096-stud world ({} chunks): {:?}",
