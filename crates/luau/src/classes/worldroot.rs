@@ -407,21 +407,19 @@ fn material_value(lua: &Lua, value: u32) -> mlua::Result<Value> {
 
 /// `RaycastParams.new()` and `OverlapParams.new()`.
 pub(crate) fn register_globals(lua: &Lua, globals: &Table) -> mlua::Result<()> {
-    let raycast = lua.create_table()?;
-    raycast.raw_set(
+    constructor::<false>(lua, globals, Kind::Raycast)?;
+    constructor::<true>(lua, globals, Kind::Overlap)
+}
+
+/// The global table of one params datatype, with its `new`.
+fn constructor<const OVERLAP: bool>(lua: &Lua, globals: &Table, kind: Kind) -> mlua::Result<()> {
+    let t = lua.create_table()?;
+    t.raw_set(
         "new",
-        lua.create_function(|_, ()| Ok(Params::<false>(QueryParams::new(Kind::Raycast))))?,
+        lua.create_function(move |_, ()| Ok(Params::<OVERLAP>(QueryParams::new(kind))))?,
     )?;
-    raycast.set_readonly(true);
-    globals.raw_set("RaycastParams", raycast)?;
-    let overlap = lua.create_table()?;
-    overlap.raw_set(
-        "new",
-        lua.create_function(|_, ()| Ok(Params::<true>(QueryParams::new(Kind::Overlap))))?,
-    )?;
-    overlap.set_readonly(true);
-    globals.raw_set("OverlapParams", overlap)?;
-    Ok(())
+    t.set_readonly(true);
+    globals.raw_set(kind.name(), t)
 }
 
 // ----- the world a query sees -----
