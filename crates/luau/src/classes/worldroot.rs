@@ -463,10 +463,6 @@ fn world(
 ) -> World {
     let filter: FxHashSet<Ref> = p.filter.iter().copied().collect();
     let hidden: FxHashSet<Ref> = c.query_hidden.iter().copied().collect();
-    let root_is_workspace = c
-        .dom
-        .get_by_ref(root)
-        .is_some_and(|i| is_a(&i.class, "Workspace"));
     let mut out = World {
         parts: Vec::new(),
         terrain: None,
@@ -474,6 +470,7 @@ fn world(
     let Some(root_inst) = c.dom.get_by_ref(root) else {
         return out;
     };
+    let root_is_workspace = is_a(&root_inst.class, "Workspace");
     // (instance, inside a filtered subtree)
     let in_root = filter.contains(&root);
     let mut stack: Vec<(Ref, bool)> = root_inst
