@@ -22,6 +22,7 @@ mod cframe_lua;
 pub mod color3;
 pub mod content;
 mod convert;
+pub mod datetime;
 pub mod enums;
 pub mod extras;
 pub mod font;
@@ -44,6 +45,7 @@ pub use convert::{
     ConvertError, lua_to_attribute, lua_to_variant, validate_attribute_name, variant_to_lua,
     zero_value,
 };
+pub use datetime::DateTime;
 pub use enums::{EnumItem, LuaEnum, enum_item_value};
 pub use extras::{Axes, Faces, PhysicalProperties, Ray, Region3};
 pub use font::Font;
@@ -62,7 +64,7 @@ pub use vector3::Vector3;
 /// Installs the datatype globals (`Vector3`, `Vector2`, `CFrame`, `Color3`, `BrickColor`, `UDim`,
 /// `UDim2`, `NumberRange`, `NumberSequence`, `NumberSequenceKeypoint`, `ColorSequence`,
 /// `ColorSequenceKeypoint`, `Rect`, `Enum`, `Random`, `Font`, `Ray`, `PhysicalProperties`, `Faces`,
-/// `Axes`, `Region3`, `Region3int16`, `Vector3int16`, `Vector2int16`, `Content`), plus the
+/// `Axes`, `Region3`, `Region3int16`, `Vector3int16`, `Vector2int16`, `Content`, `DateTime` without `now`), plus the
 /// no-op `debug.profilebegin`/`debug.profileend` when the VM has a writable `debug` table.
 /// Constructor tables are read-only. Enum objects are built lazily on first access and cached
 /// in the VM's app data, so call this before holding any app-data borrow.
@@ -81,6 +83,7 @@ pub fn register(lua: &mlua::Lua) -> mlua::Result<()> {
     extras::register(lua)?;
     int16::register(lua)?;
     content::register(lua)?;
+    datetime::register(lua)?;
     install_profiler_no_ops(lua)
 }
 

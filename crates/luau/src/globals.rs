@@ -108,6 +108,19 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
     brick.set_readonly(false);
     brick.raw_set("random", lua.create_function(brick_color_random)?)?;
     brick.set_readonly(readonly);
+    // `DateTime.now()` reads the run's virtual clock, as `os.time` does.
+    let datetime: Table = globals.get("DateTime")?;
+    let readonly = datetime.is_readonly();
+    datetime.set_readonly(false);
+    datetime.raw_set(
+        "now",
+        lua.create_function(|lua, ()| {
+            Ok(procmodel_luau_types::DateTime(
+                (now(lua) * 1000.0).floor() as i64
+            ))
+        })?,
+    )?;
+    datetime.set_readonly(readonly);
     let rawpcall: Function = globals.get("pcall")?;
     let (pcall, xpcall): (Function, Function) = lua.load(PCALL_LUAU).set_name("=pcall").call((
         rawpcall.clone(),
