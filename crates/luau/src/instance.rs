@@ -151,6 +151,10 @@ fn index(lua: &Lua, h: &Value, key_bytes: &[u8], methods: &Methods) -> mlua::Res
             )
         }
         Prop::Scale => Ok(Value::Number(procmodel_dom::model_scale(inst) as f64)),
+        Prop::Attachment(d) => {
+            let v = crate::attachment::read(&c.dom, this.r, *d);
+            procmodel_luau_types::variant_to_lua(lua, &v, None)
+        }
         Prop::Stored {
             key: k,
             data_type,
@@ -542,6 +546,19 @@ fn newindex(
         Prop::Scale => Err(mlua::Error::runtime(
             "unable to assign property Scale: use Model:ScaleTo(scale) to change a model's scale",
         )),
+        Prop::Attachment(d) => {
+            let (ty, name) = if d.is_cframe() {
+                (rbx_types::VariantType::CFrame, "CFrame")
+            } else {
+                (rbx_types::VariantType::Vector3, "Vector3")
+            };
+            let v = procmodel_luau_types::lua_to_variant(&value, &DataType::Value(ty))
+                .map_err(|_| assign_error(&key(), name, &value))?;
+            let cf = crate::attachment::write(&c.dom, this.r, *d, &v).map_err(|e| {
+                mlua::Error::runtime(format!("unable to assign property {}: {e}", key()))
+            })?;
+            store(c, this, crate::keys::KEYS.cframe, Variant::CFrame(cf))
+        }
         Prop::Stored {
             key: k,
             data_type,

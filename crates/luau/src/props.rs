@@ -1,6 +1,6 @@
 //! Property resolution with the reflection database: canonical names, types, defaults, and the
 //! derived properties generators rely on (Position/Orientation move the CFrame, BrickColor ↔
-//! Color, WorldPivot, Scale). Resolutions are cached per (class, name).
+//! Color, WorldPivot, Scale, an Attachment's Position/Axis/World* forms). Resolutions are cached per (class, name).
 
 use rbx_dom_weak::Ustr;
 use rbx_reflection::{DataType, Scriptability};
@@ -24,6 +24,8 @@ pub enum Prop {
     WorldPivot,
     /// Model scale: readable, changed only with ScaleTo.
     Scale,
+    /// Derived from an Attachment's CFrame (and its parent's, for the World forms).
+    Attachment(crate::attachment::Derived),
     /// A property stored under its canonical key.
     Stored {
         key: Ustr,
@@ -123,6 +125,11 @@ fn resolve(class: &str, name: &str) -> Prop {
             "BrickColor" | "brickColor" => return Prop::BrickColor,
             _ => {}
         }
+    }
+    if is_a(class, "Attachment")
+        && let Some(d) = crate::attachment::Derived::of(name)
+    {
+        return Prop::Attachment(d);
     }
     if is_a(class, "Model") {
         match name {

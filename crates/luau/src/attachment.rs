@@ -1,0 +1,232 @@
+//! Attachment's derived properties. An Attachment (and a Bone) stores one `CFrame`, relative
+//! to its parent part; `Position`, `Orientation`, `Axis`, `SecondaryAxis` and the `World*`
+//! forms are read from it and written into it, as in Roblox, so they are saved with the
+//! place (files keep only `CFrame`).
+
+use glam::{Affine3A, EulerRot, Mat3, Vec3};
+use procmodel_dom::{cframe_to_affine, is_a, part_cframe};
+use rbx_dom_weak::WeakDom;
+use rbx_types::{Ref, Variant};
+
+/// Which derived property.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Derived {
+    Position,
+    Orientation,
+    Axis,
+    SecondaryAxis,
+    WorldPosition,
+    WorldCFrame,
+    WorldOrientation,
+    WorldAxis,
+    WorldSecondaryAxis,
+}
+
+impl Derived {
+    /// The derived property `name` of an Attachment, if it is one.
+    pub fn of(name: &str) -> Option<Derived> {
+        Some(match name {
+            "Position" => Derived::Position,
+            "Orientation" | "Rotation" => Derived::Orientation,
+            "Axis" => Derived::Axis,
+            "SecondaryAxis" => Derived::SecondaryAxis,
+            "WorldPosition" => Derived::WorldPosition,
+            "WorldCFrame" => Derived::WorldCFrame,
+            "WorldOrientation" | "WorldRotation" => Derived::WorldOrientation,
+            "WorldAxis" => Derived::WorldAxis,
+            "WorldSecondaryAxis" => Derived::WorldSecondaryAxis,
+            _ => return None,
+        })
+    }
+
+    /// Whether the value is a CFrame (else a Vector3).
+    pub fn is_cframe(self) -> bool {
+        self == Derived::WorldCFrame
+    }
+
+    fn world(self) -> bool {
+        matches!(
+            self,
+            Derived::WorldPosition
+                | Derived::WorldCFrame
+                | Derived::WorldOrientation
+                | Derived::WorldAxis
+                | Derived::WorldSecondaryAxis
+        )
+    }
+}
+
+/// The attachment's own CFrame (relative to its parent).
+fn local(dom: &WeakDom, r: Ref) -> Affine3A {
+    dom.get_by_ref(r)
+        .map(part_cframe)
+        .unwrap_or(Affine3A::IDENTITY)
+}
+
+/// The frame the attachment's CFrame is relative to: its parent part's CFrame, a parent
+/// Bone's world CFrame, else the world itself.
+pub fn parent_frame(dom: &WeakDom, r: Ref) -> Affine3A {
+    let mut frame = Affine3A::IDENTITY;
+    let mut cur = dom.get_by_ref(r).map_or(Ref::none(), |i| i.parent());
+    // Bones chain; anything else ends the walk (depth-bounded against malformed trees).
+    for _ in 0..1024 {
+        let Some(p) = dom.get_by_ref(cur) else { break };
+        if is_a(&p.class, "BasePart") {
+            return part_cframe(p) * frame;
+        }
+        if !is_a(&p.class, "Bone") {
+            break;
+        }
+        frame = part_cframe(p) * frame;
+        cur = p.parent();
+    }
+    frame
+}
+
+/// YXZ Euler angles in degrees, as Roblox's Orientation.
+fn orientation(m: Mat3) -> Vec3 {
+    let (y, x, z) = m.to_euler(EulerRot::YXZ);
+    Vec3::new(x, y, z) * (180.0 / std::f32::consts::PI)
+}
+
+fn from_orientation(deg: Vec3) -> Mat3 {
+    let r = deg * (std::f32::consts::PI / 180.0);
+    Mat3::from_euler(EulerRot::YXZ, r.y, r.x, r.z)
+}
+
+/// A rotation whose X axis is `x` and whose Y axis is as near `y` as it can be
+/// (`CFrame.fromMatrix`); None when they are parallel or degenerate.
+fn from_axes(x: Vec3, y: Vec3) -> Option<Mat3> {
+    let x = x.try_normalize()?;
+    let z = x.cross(y).try_normalize()?;
+    Some(Mat3::from_cols(x, z.cross(x), z))
+}
+
+/// A rotation whose Y axis is `y` and whose X axis is as near `x` as it can be.
+fn from_secondary(x: Vec3, y: Vec3) -> Option<Mat3> {
+    let y = y.try_normalize()?;
+    let z = x.cross(y).try_normalize()?;
+    Some(Mat3::from_cols(y.cross(z), y, z))
+}
+
+/// The value of `d` for the attachment `r`.
+pub fn read(dom: &WeakDom, r: Ref, d: Derived) -> Variant {
+    let l = local(dom, r);
+    let f = if d.world() {
+        parent_frame(dom, r) * l
+    } else {
+        l
+    };
+    let m = Mat3::from(f.matrix3);
+    let v = match d {
+        Derived::WorldCFrame => return Variant::CFrame(procmodel_dom::affine_to_cframe(&f)),
+        Derived::Position | Derived::WorldPosition => Vec3::from(f.translation),
+        Derived::Orientation | Derived::WorldOrientation => orientation(m),
+        Derived::Axis | Derived::WorldAxis => m.x_axis,
+        Derived::SecondaryAxis | Derived::WorldSecondaryAxis => m.y_axis,
+    };
+    Variant::Vector3(rbx_types::Vector3::new(v.x, v.y, v.z))
+}
+
+/// The attachment's new CFrame after writing `value` to `d`; an error says what is wrong
+/// with the value (a zero or parallel axis).
+pub fn write(
+    dom: &WeakDom,
+    r: Ref,
+    d: Derived,
+    value: &Variant,
+) -> Result<rbx_types::CFrame, String> {
+    let l = local(dom, r);
+    let parent = parent_frame(dom, r);
+    let world = parent * l;
+    let new_local = match (d, value) {
+        (Derived::WorldCFrame, Variant::CFrame(cf)) => parent.inverse() * cframe_to_affine(cf),
+        (_, Variant::Vector3(v)) => {
+            let v = Vec3::new(v.x, v.y, v.z);
+            let mut target = if d.world() { world } else { l };
+            let m = Mat3::from(target.matrix3);
+            let bad = || format!("{d:?} must be a non-zero vector not parallel to the other axis");
+            match d {
+                Derived::Position | Derived::WorldPosition => target.translation = v.into(),
+                Derived::Orientation | Derived::WorldOrientation => {
+                    target.matrix3 = from_orientation(v).into()
+                }
+                Derived::Axis | Derived::WorldAxis => {
+                    target.matrix3 = from_axes(v, m.y_axis).ok_or_else(bad)?.into()
+                }
+                Derived::SecondaryAxis | Derived::WorldSecondaryAxis => {
+                    target.matrix3 = from_secondary(m.x_axis, v).ok_or_else(bad)?.into()
+                }
+                Derived::WorldCFrame => unreachable!("a CFrame value is matched above"),
+            }
+            if d.world() {
+                parent.inverse() * target
+            } else {
+                target
+            }
+        }
+        _ => return Err("wrong value type".into()),
+    };
+    Ok(procmodel_dom::affine_to_cframe(&new_local))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rbx_dom_weak::InstanceBuilder;
+
+    fn v3(x: f32, y: f32, z: f32) -> Variant {
+        Variant::Vector3(rbx_types::Vector3::new(x, y, z))
+    }
+
+    fn vec(v: Variant) -> Vec3 {
+        match v {
+            Variant::Vector3(v) => Vec3::new(v.x, v.y, v.z),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn world_position_follows_the_part_and_writes_back_locally() {
+        let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+        let part_cf = Affine3A::from_rotation_translation(
+            glam::Quat::from_rotation_y(std::f32::consts::FRAC_PI_2),
+            Vec3::new(10.0, 0.0, 0.0),
+        );
+        let part = dom.insert(
+            dom.root_ref(),
+            InstanceBuilder::new("Part")
+                .with_property("CFrame", procmodel_dom::affine_to_cframe(&part_cf)),
+        );
+        let a = dom.insert(part, InstanceBuilder::new("Attachment"));
+        let cf = write(&dom, a, Derived::Position, &v3(0.0, 1.0, 2.0)).unwrap();
+        dom.get_by_ref_mut(a)
+            .unwrap()
+            .properties
+            .insert("CFrame".into(), cf.into());
+        assert_eq!(
+            vec(read(&dom, a, Derived::Position)),
+            Vec3::new(0.0, 1.0, 2.0)
+        );
+        // Local +Z turned a quarter about Y is world +X.
+        assert!(
+            vec(read(&dom, a, Derived::WorldPosition)).abs_diff_eq(Vec3::new(12.0, 1.0, 0.0), 1e-5)
+        );
+        let cf = write(&dom, a, Derived::WorldPosition, &v3(10.0, 0.0, 0.0)).unwrap();
+        dom.get_by_ref_mut(a)
+            .unwrap()
+            .properties
+            .insert("CFrame".into(), cf.into());
+        assert!(vec(read(&dom, a, Derived::Position)).abs_diff_eq(Vec3::ZERO, 1e-5));
+        // Axis is the X axis, SecondaryAxis the Y axis; setting one keeps them square.
+        let cf = write(&dom, a, Derived::Axis, &v3(0.0, 0.0, 2.0)).unwrap();
+        dom.get_by_ref_mut(a)
+            .unwrap()
+            .properties
+            .insert("CFrame".into(), cf.into());
+        assert!(vec(read(&dom, a, Derived::Axis)).abs_diff_eq(Vec3::Z, 1e-5));
+        assert!(vec(read(&dom, a, Derived::SecondaryAxis)).abs_diff_eq(Vec3::Y, 1e-5));
+        assert!(write(&dom, a, Derived::SecondaryAxis, &v3(0.0, 0.0, 1.0)).is_err());
+        assert!(write(&dom, a, Derived::Axis, &v3(0.0, 0.0, 0.0)).is_err());
+    }
+}
