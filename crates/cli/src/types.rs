@@ -536,6 +536,7 @@ fn method_signature(name: &str) -> &'static str {
         "GetPartsInPart" => "(self, part: BasePart, params: OverlapParams?): { BasePart }",
         "GetTouchingParts" => "(self): { BasePart }",
         "GetMass" => "(self): number",
+        "Resize" => "(self, normalId: EnumItem, deltaAmount: number): boolean",
         "Spherecast" => {
             "(self, position: Vector3, radius: number, direction: Vector3, params: RaycastParams?): RaycastResult?"
         }

@@ -106,6 +106,8 @@ pub struct Ctx {
     /// part's several property writes walk its ancestors once. Cleared by every change of
     /// the tree's shape ([`Ctx::tree_changed`]).
     scene_cache: std::cell::Cell<(Ref, bool)>,
+    /// (class, property) pairs whose writes were warned about as not saved (once per VM).
+    pub unsaved_warned: FxHashSet<(Ustr, Ustr)>,
 }
 
 impl Ctx {
@@ -132,6 +134,7 @@ impl Ctx {
             managed: None,
             may_have_managed: false,
             scene_cache: std::cell::Cell::new((Ref::none(), false)),
+            unsaved_warned: FxHashSet::default(),
             signals: Default::default(),
             dom,
         })

@@ -125,11 +125,11 @@ fn index(lua: &Lua, h: &Value, key_bytes: &[u8], methods: &Methods) -> mlua::Res
             let deg = Vec3::new(x, y, z) * (180.0 / std::f32::consts::PI);
             Ok(procmodel_luau_types::Vector3(deg).value())
         }
-        Prop::BrickColor => {
+        Prop::BrickColor(color_key) => {
             let color = read_stored(
                 inst,
-                crate::keys::KEYS.color,
-                procmodel_dom::db_default(this.class.as_str(), "Color"),
+                *color_key,
+                procmodel_dom::db_default(this.class.as_str(), color_key.as_str()),
             );
             let bc = match color {
                 Some(Variant::Color3(c3)) => nearest_brick_color(c3.r, c3.g, c3.b),
@@ -141,6 +141,14 @@ fn index(lua: &Lua, h: &Value, key_bytes: &[u8], methods: &Methods) -> mlua::Res
                 _ => rbx_types::BrickColor::MediumStoneGrey,
             };
             procmodel_luau_types::variant_to_lua(lua, &Variant::BrickColor(bc), None)
+        }
+        Prop::Inverted(k) => {
+            let stored = read_stored(
+                inst,
+                *k,
+                procmodel_dom::db_default(this.class.as_str(), k.as_str()),
+            );
+            Ok(Value::Boolean(!matches!(stored, Some(Variant::Bool(true)))))
         }
         Prop::WorldPivot => {
             let pivot = get_pivot(&c.dom, this.r).unwrap_or_default();
@@ -418,6 +426,7 @@ pub fn write_direct(
                 key: k,
                 data_type,
                 writable: true,
+                saved: true,
                 ..
             },
             v,
@@ -514,7 +523,7 @@ fn newindex(
         }
         // A Vector3 took the fast path: anything else is the wrong type.
         Prop::Position | Prop::Orientation => Err(assign_error(&key(), "Vector3", &value)),
-        Prop::BrickColor => {
+        Prop::BrickColor(color_key) => {
             let data_type = rbx_reflection::DataType::Value(rbx_types::VariantType::BrickColor);
             let bc = match procmodel_luau_types::lua_to_variant(&value, &data_type) {
                 Ok(Variant::BrickColor(bc)) => bc,
@@ -526,11 +535,12 @@ fn newindex(
                 c8.g as f32 / 255.0,
                 c8.b as f32 / 255.0,
             );
-            inst_mut(c, this)?
-                .properties
-                .insert(crate::keys::KEYS.color, Variant::Color3(c3));
-            Ok(())
+            store(c, this, *color_key, Variant::Color3(c3))
         }
+        Prop::Inverted(k) => match value {
+            Value::Boolean(b) => store(c, this, *k, Variant::Bool(!b)),
+            other => Err(assign_error(&key(), "boolean", &other)),
+        },
         Prop::WorldPivot => {
             let data_type = rbx_reflection::DataType::Value(rbx_types::VariantType::CFrame);
             let cf = match procmodel_luau_types::lua_to_variant(&value, &data_type) {
@@ -563,6 +573,7 @@ fn newindex(
             key: k,
             data_type,
             writable,
+            saved,
             ..
         } => {
             if !writable {
@@ -570,6 +581,15 @@ fn newindex(
                     "unable to assign property {}: property is read only",
                     key()
                 )));
+            }
+            if !saved && c.unsaved_warned.insert((this.class, *k)) {
+                c.log(
+                    crate::context::LogLevel::Warn,
+                    format!(
+                        "{}.{} is not saved in place or model files (Roblox keeps it through another property, or not at all): the value lasts only while the script runs",
+                        this.class, k
+                    ),
+                );
             }
             let variant = if data_type.ty() == rbx_types::VariantType::Ref {
                 let target = opt_instance(c, &value)

@@ -18,8 +18,11 @@ pub enum Prop {
     Position,
     /// Derived from CFrame: YXZ Euler angles in degrees (BasePart Orientation and Rotation).
     Orientation,
-    /// Derived from Color (BasePart).
-    BrickColor,
+    /// A BrickColor view of the Color3 property under this key (BasePart.BrickColor of
+    /// Color; the legacy GUI, BodyColors and selection colours of their `...Color3`).
+    BrickColor(Ustr),
+    /// A boolean stored inverted under this key (BaseScript.Enabled of Disabled).
+    Inverted(Ustr),
     /// Model pivot (WorldPivotData or PrimaryPart).
     WorldPivot,
     /// Model scale: readable, changed only with ScaleTo.
@@ -33,6 +36,9 @@ pub enum Prop {
         default: Option<&'static Variant>,
         readable: bool,
         writable: bool,
+        /// False for a property Roblox's files do not keep (a value derived from another
+        /// one that procmodel does not derive, or runtime state): a write warns once.
+        saved: bool,
     },
     /// A method of this class (see the `classes` module).
     Method,
@@ -122,9 +128,16 @@ fn resolve(class: &str, name: &str) -> Prop {
         match name {
             "Position" => return Prop::Position,
             "Orientation" | "Rotation" => return Prop::Orientation,
-            "BrickColor" | "brickColor" => return Prop::BrickColor,
+            "BrickColor" | "brickColor" => return Prop::BrickColor(Ustr::from("Color")),
             _ => {}
         }
+    }
+    if let Some(target) = legacy(class, name) {
+        return match target {
+            Legacy::BrickColor(color3) => Prop::BrickColor(Ustr::from(color3)),
+            Legacy::Inverted(key) => Prop::Inverted(Ustr::from(key)),
+            Legacy::Same(other) => resolve(class, other),
+        };
     }
     if is_a(class, "Attachment")
         && let Some(d) = crate::attachment::Derived::of(name)
@@ -157,13 +170,61 @@ fn resolve(class: &str, name: &str) -> Prop {
             .expect("class from database"),
         info.canonical,
     );
+    let saved = !matches!(
+        info.descriptor.kind,
+        rbx_reflection::PropertyKind::Canonical {
+            serialization: rbx_reflection::PropertySerialization::DoesNotSerialize
+        }
+    );
     Prop::Stored {
         key: Ustr::from(info.canonical),
         data_type: info.data_type,
         default,
         readable,
         writable,
+        saved,
     }
+}
+
+/// What a legacy property that files do not keep stands for.
+enum Legacy {
+    /// A BrickColor form of this Color3 property.
+    BrickColor(&'static str),
+    /// This boolean, inverted.
+    Inverted(&'static str),
+    /// This property, under its other name.
+    Same(&'static str),
+}
+
+/// The legacy spellings old scripts still write, which Roblox keeps through another
+/// property (the database marks them as not serialised): written through to that one, so
+/// the value is saved.
+fn legacy(class: &str, name: &str) -> Option<Legacy> {
+    use procmodel_dom::is_a;
+    let text = ["TextLabel", "TextButton", "TextBox"]
+        .iter()
+        .any(|c| is_a(class, c));
+    Some(match name {
+        "BackgroundColor" if is_a(class, "GuiObject") => Legacy::BrickColor("BackgroundColor3"),
+        "BorderColor" if is_a(class, "GuiObject") => Legacy::BrickColor("BorderColor3"),
+        "Transparency" if is_a(class, "GuiObject") => Legacy::Same("BackgroundTransparency"),
+        "Color" if is_a(class, "GuiBase3d") => Legacy::BrickColor("Color3"),
+        "SurfaceColor" if is_a(class, "SelectionBox") || is_a(class, "SelectionSphere") => {
+            Legacy::BrickColor("SurfaceColor3")
+        }
+        "TextColor" if text => Legacy::BrickColor("TextColor3"),
+        "TextWrap" if text => Legacy::Same("TextWrapped"),
+        "HeadColor" if is_a(class, "BodyColors") => Legacy::BrickColor("HeadColor3"),
+        "TorsoColor" if is_a(class, "BodyColors") => Legacy::BrickColor("TorsoColor3"),
+        "LeftArmColor" if is_a(class, "BodyColors") => Legacy::BrickColor("LeftArmColor3"),
+        "RightArmColor" if is_a(class, "BodyColors") => Legacy::BrickColor("RightArmColor3"),
+        "LeftLegColor" if is_a(class, "BodyColors") => Legacy::BrickColor("LeftLegColor3"),
+        "RightLegColor" if is_a(class, "BodyColors") => Legacy::BrickColor("RightLegColor3"),
+        "Color" if is_a(class, "Sparkles") => Legacy::Same("SparkleColor"),
+        "Pitch" if is_a(class, "Sound") => Legacy::Same("PlaybackSpeed"),
+        "Enabled" if is_a(class, "BaseScript") => Legacy::Inverted("Disabled"),
+        _ => return None,
+    })
 }
 
 /// Method names and the classes that have them (built by the `classes` module).

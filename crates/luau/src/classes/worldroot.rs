@@ -1154,6 +1154,74 @@ pub fn register(m: &mut MethodTable) {
         };
         Ok(f64::from(body(inst).volume() * density))
     });
+    // Grows (or shrinks) the part on one face, the opposite face staying where it is, as
+    // Studio's resize tool does; refused (false, nothing changed) when the resized part
+    // would share volume with another colliding part of its world.
+    m.add_method("Resize", |lua, this, (face, delta): (Value, f64)| {
+        let face = match procmodel_luau_types::lua_to_variant(
+            &face,
+            &rbx_reflection::DataType::Enum("NormalId"),
+        ) {
+            Ok(Variant::Enum(e)) if e.to_u32() < 6 => e.to_u32(),
+            _ => {
+                return Err(mlua::Error::runtime(format!(
+                    "invalid argument #1 to 'Resize' (Enum.NormalId expected, got {})",
+                    procmodel_luau_types::type_name(&face)
+                )));
+            }
+        };
+        if !delta.is_finite() {
+            return Err(mlua::Error::runtime(
+                "invalid argument #2 to 'Resize' (number must be finite)",
+            ));
+        }
+        let mut c = ctx(lua)?;
+        c.check_write(this.r, || "Resize".into())?;
+        let Some(inst) = c.dom.get_by_ref(this.r) else {
+            return Err(mlua::Error::runtime("instance no longer exists"));
+        };
+        // NormalId: Right, Top, Back, Left, Bottom, Front = +X, +Y, +Z, -X, -Y, -Z.
+        let axis = (face % 3) as usize;
+        let sign = if face < 3 { 1.0 } else { -1.0 };
+        let size = procmodel_dom::part_size(inst);
+        let cf = procmodel_dom::part_cframe(inst);
+        let mut new_size = size;
+        new_size[axis] = (size[axis] + delta as f32).max(procmodel_dom::spatial::MIN_SIZE);
+        let grown = new_size[axis] - size[axis];
+        let mut normal = glam::Vec3::ZERO;
+        normal[axis] = sign;
+        let mut new_cf = cf;
+        new_cf.translation += cf.matrix3 * glam::Vec3A::from(normal * (grown * 0.5));
+        let resized = Body::new(procmodel_dom::spatial::part_shape(inst), new_cf, new_size);
+        if bool_prop(inst, KEYS.can_collide, "CanCollide")
+            && let Some(root) = world_root_of(&c, this.r)
+        {
+            c.scene_query(|| format!("{}:Resize", this.class))?;
+            let mut p = QueryParams::new(Kind::Overlap);
+            p.respect_can_collide = true;
+            let (lo, hi) = resized.aabb();
+            let w = world(&c, root.r, &p, Some(this.r), |centre, radius| {
+                sphere_touches_box(centre, radius, lo, hi)
+            });
+            if w.parts.iter().any(|(_, b)| shares_volume(&resized)(b)) {
+                return Ok(false);
+            }
+        }
+        let inst = c.dom.get_by_ref_mut(this.r).expect("looked up above");
+        inst.properties.insert(
+            crate::keys::KEYS.size,
+            Variant::Vector3(rbx_types::Vector3::new(new_size.x, new_size.y, new_size.z)),
+        );
+        inst.properties.insert(
+            crate::keys::KEYS.cframe,
+            Variant::CFrame(procmodel_dom::affine_to_cframe(&new_cf)),
+        );
+        if c.signals.watch.any {
+            crate::signals::prop_changed(&mut c, this.r, "Size");
+            crate::signals::prop_changed(&mut c, this.r, "CFrame");
+        }
+        Ok(true)
+    });
     m.class("Model");
     for name in ["MoveTo", "moveTo"] {
         m.add_method(name, |lua, this, target: Vector3| {
