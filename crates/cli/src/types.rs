@@ -579,6 +579,23 @@ fn method_signature(name: &str) -> &'static str {
         "ForceGeneration" => "(self): ()",
         "Invoke" => "(self, ...any): ...any",
         "WaitForChild" => "(self, name: string, timeout: number?): Instance",
+        "RegisterCollisionGroup" | "UnregisterCollisionGroup" | "RemoveCollisionGroup" => {
+            "(self, name: string): ()"
+        }
+        "CreateCollisionGroup" | "GetCollisionGroupId" => "(self, name: string): number",
+        "RenameCollisionGroup" => "(self, from: string, to: string): ()",
+        "CollisionGroupSetCollidable" => {
+            "(self, group1: string, group2: string, collidable: boolean): ()"
+        }
+        "CollisionGroupsAreCollidable" => "(self, group1: string, group2: string): boolean",
+        "IsCollisionGroupRegistered" => "(self, name: string): boolean",
+        "GetRegisteredCollisionGroups" | "GetCollisionGroups" => {
+            "(self): { { id: number, mask: number, name: string } }"
+        }
+        "GetMaxCollisionGroups" => "(self): number",
+        "GetCollisionGroupName" => "(self, id: number): string?",
+        "SetPartCollisionGroup" => "(self, part: BasePart, name: string): ()",
+        "CollisionGroupContainsPart" => "(self, name: string, part: BasePart): boolean",
         _ => "(self, ...any): ...any",
     }
 }

@@ -7,6 +7,7 @@
 
 mod bindable;
 mod instance;
+mod physics;
 mod pvinstance;
 mod services;
 mod terrain;
@@ -26,6 +27,7 @@ use mlua::Lua;
 pub fn register_all(m: &mut MethodTable) {
     instance::register(m);
     bindable::register(m);
+    physics::register(m);
     pvinstance::register(m);
     services::register(m);
     terrain::register(m);

@@ -10,8 +10,8 @@
 //!   order; ties go to the earlier part); parts under a nested WorldModel belong to that
 //!   world. `workspace` queries see `workspace.Terrain`'s voxels too.
 //! - A part is queried when `CanCollide` or `CanQuery` is true (`RespectCanCollide`: when
-//!   `CanCollide` is); `BruteForceAllSlow` queries every part. Collision groups are not
-//!   modelled: every group collides with every other (Roblox's default table).
+//!   `CanCollide` is); `BruteForceAllSlow` queries every part. A part whose collision group
+//!   does not collide with the query's `CollisionGroup` is not seen (`physics.rs`).
 //! - `FilterDescendantsInstances` with `FilterType` Exclude (default) or Include acts on the
 //!   listed instances and their descendants; Terrain counts as a descendant of `workspace`.
 //! - Rays detect the surfaces they enter: a ray starting inside a part does not hit it.
@@ -463,6 +463,9 @@ fn world(
 ) -> World {
     let filter: FxHashSet<Ref> = p.filter.iter().copied().collect();
     let hidden: FxHashSet<Ref> = c.query_hidden.iter().copied().collect();
+    // Parts whose collision group does not collide with the query's are not seen.
+    let groups = super::physics::registry(c);
+    let by_group = !groups.all_collide();
     let mut out = World {
         parts: Vec::new(),
         terrain: None,
@@ -509,6 +512,7 @@ fn world(
                 procmodel_dom::part_size(inst).abs().length() * 0.5 + 1e-3,
             )
             && queryable(inst, p)
+            && (!by_group || groups.collide(super::physics::group_of(inst), &p.collision_group))
         {
             out.parts.push((r, body(inst)));
         }
@@ -1119,13 +1123,14 @@ pub fn register(m: &mut MethodTable) {
                 return lua.create_table();
             }
             match world_root_of(&c, this.r) {
-                Some(r) => (r, body(inst)),
+                Some(r) => (r, body(inst), super::physics::group_of(inst).to_owned()),
                 None => return lua.create_table(),
             }
         };
-        let (root, query) = root;
+        let (root, query, group) = root;
         let mut p = QueryParams::new(Kind::Overlap);
         p.respect_can_collide = true;
+        p.collision_group = group;
         let (qlo, qhi) = query.aabb();
         overlap(
             lua,
@@ -1199,6 +1204,7 @@ pub fn register(m: &mut MethodTable) {
             c.scene_query(|| format!("{}:Resize", this.class))?;
             let mut p = QueryParams::new(Kind::Overlap);
             p.respect_can_collide = true;
+            p.collision_group = super::physics::group_of(inst).to_owned();
             let (lo, hi) = resized.aabb();
             let w = world(&c, root.r, &p, Some(this.r), |centre, radius| {
                 sphere_touches_box(centre, radius, lo, hi)
