@@ -592,7 +592,7 @@ fn method_signature(name: &str) -> &'static str {
         "GetRegisteredCollisionGroups" | "GetCollisionGroups" => {
             "(self): { { id: number, mask: number, name: string } }"
         }
-        "GetMaxCollisionGroups" => "(self): number",
+        "GetMaxCollisionGroups" | "GetServerTimeNow" => "(self): number",
         "GetCollisionGroupName" => "(self, id: number): string?",
         "SetPartCollisionGroup" => "(self, part: BasePart, name: string): ()",
         "CollisionGroupContainsPart" => "(self, name: string, part: BasePart): boolean",

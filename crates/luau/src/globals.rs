@@ -222,9 +222,7 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
 }
 
 fn now(lua: &Lua) -> f64 {
-    lua.app_data_ref::<crate::sched::Sched>()
-        .map(|s| s.now)
-        .unwrap_or(0.0)
+    crate::sched::now(lua)
 }
 
 fn make_printer(lua: &Lua, level: LogLevel, script: String) -> mlua::Result<Function> {

@@ -265,3 +265,8 @@ impl Sched {
         self.next_frame.retain(|e| e.thread != *th);
     }
 }
+
+/// The run's virtual clock, in seconds (0 before a scheduler is installed).
+pub(crate) fn now(lua: &mlua::Lua) -> f64 {
+    lua.app_data_ref::<Sched>().map(|s| s.now).unwrap_or(0.0)
+}
