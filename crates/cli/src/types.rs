@@ -592,7 +592,10 @@ fn method_signature(name: &str) -> &'static str {
         "GetRegisteredCollisionGroups" | "GetCollisionGroups" => {
             "(self): { { id: number, mask: number, name: string } }"
         }
-        "GetMaxCollisionGroups" | "GetServerTimeNow" => "(self): number",
+        "GetMaxCollisionGroups" | "GetServerTimeNow" | "GetMinutesAfterMidnight" => {
+            "(self): number"
+        }
+        "SetMinutesAfterMidnight" => "(self, minutes: number): ()",
         "GetCollisionGroupName" => "(self, id: number): string?",
         "SetPartCollisionGroup" => "(self, part: BasePart, name: string): ()",
         "CollisionGroupContainsPart" => "(self, name: string, part: BasePart): boolean",

@@ -142,6 +142,18 @@ fn index(lua: &Lua, h: &Value, key_bytes: &[u8], methods: &Methods) -> mlua::Res
             };
             procmodel_luau_types::variant_to_lua(lua, &Variant::BrickColor(bc), None)
         }
+        Prop::ClockTime => {
+            let stored = read_stored(
+                inst,
+                Ustr::from("TimeOfDay"),
+                procmodel_dom::db_default(this.class.as_str(), "TimeOfDay"),
+            );
+            let text = match stored {
+                Some(Variant::String(s)) => s,
+                _ => "14:00:00".to_owned(),
+            };
+            Ok(Value::Number(crate::props::clock_time(&text)))
+        }
         Prop::Inverted(k) => {
             let stored = read_stored(
                 inst,
@@ -537,6 +549,18 @@ fn newindex(
             );
             store(c, this, *color_key, Variant::Color3(c3))
         }
+        Prop::ClockTime => match procmodel_luau_types::lua_to_variant(
+            &value,
+            &DataType::Value(rbx_types::VariantType::Float64),
+        ) {
+            Ok(Variant::Float64(h)) if h.is_finite() => store(
+                c,
+                this,
+                Ustr::from("TimeOfDay"),
+                Variant::String(crate::props::time_of_day(h)),
+            ),
+            _ => Err(assign_error(&key(), "finite number", &value)),
+        },
         Prop::Inverted(k) => match value {
             Value::Boolean(b) => store(c, this, *k, Variant::Bool(!b)),
             other => Err(assign_error(&key(), "boolean", &other)),

@@ -23,6 +23,8 @@ pub enum Prop {
     BrickColor(Ustr),
     /// A boolean stored inverted under this key (BaseScript.Enabled of Disabled).
     Inverted(Ustr),
+    /// Lighting.ClockTime: hours, read from and written to the `TimeOfDay` string.
+    ClockTime,
     /// Model pivot (WorldPivotData or PrimaryPart).
     WorldPivot,
     /// Model scale: readable, changed only with ScaleTo.
@@ -131,6 +133,9 @@ fn resolve(class: &str, name: &str) -> Prop {
             "BrickColor" | "brickColor" => return Prop::BrickColor(Ustr::from("Color")),
             _ => {}
         }
+    }
+    if name == "ClockTime" && is_a(class, "Lighting") {
+        return Prop::ClockTime;
     }
     if let Some(target) = legacy(class, name) {
         return match target {
@@ -261,5 +266,38 @@ mod tests {
         key.copy_from_slice(b"Size");
         assert!(matches!(*cache.get(model, &key), Prop::Missing));
         assert!(matches!(*cache.get(part, &key), Prop::Stored { .. }));
+    }
+}
+
+/// Hours after midnight of a `TimeOfDay` string (`HH:MM:SS`; missing parts are zero).
+pub fn clock_time(time_of_day: &str) -> f64 {
+    let mut parts = time_of_day
+        .split(':')
+        .map(|p| p.trim().parse::<f64>().unwrap_or(0.0));
+    let h = parts.next().unwrap_or(0.0);
+    let m = parts.next().unwrap_or(0.0);
+    let s = parts.next().unwrap_or(0.0);
+    (h + m / 60.0 + s / 3600.0).rem_euclid(24.0)
+}
+
+/// The `TimeOfDay` string of `hours` after midnight (wrapped into a day, whole seconds).
+pub fn time_of_day(hours: f64) -> String {
+    let secs = (hours.rem_euclid(24.0) * 3600.0).round() as u64 % 86_400;
+    format!("{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60)
+}
+
+#[cfg(test)]
+mod clock_tests {
+    use super::*;
+
+    #[test]
+    fn clock_time_and_time_of_day_agree() {
+        assert_eq!(clock_time("14:00:00"), 14.0);
+        assert_eq!(clock_time("06:30:00"), 6.5);
+        assert_eq!(time_of_day(6.5), "06:30:00");
+        assert_eq!(time_of_day(-1.0), "23:00:00");
+        assert_eq!(time_of_day(24.0), "00:00:00");
+        assert_eq!(time_of_day(23.99999999), "00:00:00");
+        assert_eq!(clock_time(&time_of_day(17.25)), 17.25);
     }
 }

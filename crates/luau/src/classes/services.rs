@@ -113,6 +113,38 @@ pub fn register(m: &mut MethodTable) {
         );
     }
 
+    m.class("Lighting");
+    // Minutes after midnight: the TimeOfDay string, like ClockTime (`crate::props`).
+    m.add_method("GetMinutesAfterMidnight", |lua, this, ()| {
+        let c = ctx(lua)?;
+        let text = match c.dom.get_by_ref(this.r).and_then(|i| {
+            i.properties
+                .get(&rbx_dom_weak::ustr("TimeOfDay"))
+                .cloned()
+                .or_else(|| procmodel_dom::db_default(&i.class, "TimeOfDay").cloned())
+        }) {
+            Some(Variant::String(s)) => s,
+            _ => "14:00:00".to_owned(),
+        };
+        Ok(crate::props::clock_time(&text) * 60.0)
+    });
+    m.add_method("SetMinutesAfterMidnight", |lua, this, minutes: f64| {
+        if !minutes.is_finite() {
+            return Err(mlua::Error::runtime(
+                "SetMinutesAfterMidnight: minutes must be a finite number",
+            ));
+        }
+        let mut c = ctx(lua)?;
+        c.check_write(this.r, || "SetMinutesAfterMidnight".into())?;
+        if let Some(i) = c.dom.get_by_ref_mut(this.r) {
+            i.properties.insert(
+                rbx_dom_weak::ustr("TimeOfDay"),
+                Variant::String(crate::props::time_of_day(minutes / 60.0)),
+            );
+        }
+        Ok(())
+    });
+
     m.class("Players");
     // Players: nobody joins a headless session.
     m.add_method("GetPlayers", |lua, _this, ()| lua.create_table());
