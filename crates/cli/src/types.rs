@@ -596,6 +596,9 @@ fn method_signature(name: &str) -> &'static str {
             "(self): number"
         }
         "SetMinutesAfterMidnight" => "(self, minutes: number): ()",
+        "GetJoints" => "(self): { Instance }",
+        "GetConnectedParts" => "(self, recursive: boolean?): { BasePart }",
+        "IsGrounded" => "(self): boolean",
         "GetCollisionGroupName" => "(self, id: number): string?",
         "SetPartCollisionGroup" => "(self, part: BasePart, name: string): ()",
         "CollisionGroupContainsPart" => "(self, name: string, part: BasePart): boolean",

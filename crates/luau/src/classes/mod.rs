@@ -7,6 +7,7 @@
 
 mod bindable;
 mod instance;
+mod joints;
 mod physics;
 mod pvinstance;
 mod services;
@@ -27,6 +28,7 @@ use mlua::Lua;
 pub fn register_all(m: &mut MethodTable) {
     instance::register(m);
     bindable::register(m);
+    joints::register(m);
     physics::register(m);
     pvinstance::register(m);
     services::register(m);
