@@ -142,6 +142,17 @@ fn resolve(class: &str, name: &str) -> Prop {
             Legacy::BrickColor(color3) => Prop::BrickColor(Ustr::from(color3)),
             Legacy::Inverted(key) => Prop::Inverted(Ustr::from(key)),
             Legacy::Same(other) => resolve(class, other),
+            Legacy::Hidden(other) => match procmodel_dom::find_property(class, other) {
+                Some(info) => Prop::Stored {
+                    key: Ustr::from(info.canonical),
+                    data_type: info.data_type,
+                    default: procmodel_dom::db_default(class, info.canonical),
+                    readable: true,
+                    writable: true,
+                    saved: true,
+                },
+                None => Prop::Missing,
+            },
         };
     }
     if is_a(class, "Attachment")
@@ -199,6 +210,8 @@ enum Legacy {
     Inverted(&'static str),
     /// This property, under its other name.
     Same(&'static str),
+    /// This property, which scripts cannot name themselves (Humanoid.Health_XML).
+    Hidden(&'static str),
 }
 
 /// The legacy spellings old scripts still write, which Roblox keeps through another
@@ -228,6 +241,7 @@ fn legacy(class: &str, name: &str) -> Option<Legacy> {
         "Color" if is_a(class, "Sparkles") => Legacy::Same("SparkleColor"),
         "Pitch" if is_a(class, "Sound") => Legacy::Same("PlaybackSpeed"),
         "Enabled" if is_a(class, "BaseScript") => Legacy::Inverted("Disabled"),
+        "Health" if is_a(class, "Humanoid") => Legacy::Hidden("Health_XML"),
         _ => return None,
     })
 }
