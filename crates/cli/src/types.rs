@@ -511,7 +511,9 @@ fn method_signature(name: &str) -> &'static str {
         "GetPropertyChangedSignal" => "(self, property: string): RBXScriptSignal",
         "GetChildren" | "GetDescendants" => "(self): { Instance }",
         "GetFullName" => "(self): string",
-        "GetService" | "FindService" => "(self, className: string): Instance",
+        "GetService" | "getService" | "service" | "FindService" => {
+            "(self, className: string): Instance"
+        }
         "IsA" => "(self, className: string): boolean",
         "IsAncestorOf" | "IsDescendantOf" => "(self, other: Instance): boolean",
         "SetAttribute" => "(self, name: string, value: any): ()",

@@ -106,7 +106,10 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
     let brick: Table = globals.get("BrickColor")?;
     let readonly = brick.is_readonly();
     brick.set_readonly(false);
-    brick.raw_set("random", lua.create_function(brick_color_random)?)?;
+    let random = lua.create_function(brick_color_random)?;
+    brick.raw_set("random", random.clone())?;
+    // `BrickColor.Random()`: the spelling of old scripts and free models.
+    brick.raw_set("Random", random)?;
     brick.set_readonly(readonly);
     // `DateTime.now()` reads the run's virtual clock, as `os.time` does.
     let datetime: Table = globals.get("DateTime")?;
@@ -127,6 +130,8 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
         globals.get::<Function>("xpcall")?,
         lua.create_function(error_to_string)?,
     ))?;
+    // `ypcall`: the old name of a pcall that may yield (every pcall may, in Luau).
+    globals.set("ypcall", pcall.clone())?;
     globals.set("pcall", pcall)?;
     globals.set("xpcall", xpcall)?;
     // Instance

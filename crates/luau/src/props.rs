@@ -122,7 +122,7 @@ fn resolve(class: &str, name: &str) -> Prop {
     use procmodel_dom::is_a;
     match name {
         "Name" => return Prop::Name,
-        "ClassName" => return Prop::ClassName,
+        "ClassName" | "className" => return Prop::ClassName,
         "Parent" => return Prop::Parent,
         _ => {}
     }

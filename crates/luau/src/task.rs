@@ -98,10 +98,18 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<Function> {
         .load(TASK_LUAU)
         .set_name("=task")
         .call((token, native))?;
-    globals.set("spawn", task.get::<Function>("spawn")?)?;
-    globals.set("delay", task.get::<Function>("delay")?)?;
+    // The capitalised forms are the deprecated spellings old scripts still use.
+    for (name, f) in [
+        ("spawn", task.get::<Function>("spawn")?),
+        ("delay", task.get::<Function>("delay")?),
+        ("wait", wait),
+    ] {
+        let mut upper = name.to_owned();
+        upper[..1].make_ascii_uppercase();
+        globals.set(upper, f.clone())?;
+        globals.set(name, f)?;
+    }
     globals.set("task", task)?;
-    globals.set("wait", wait)?;
     Ok(pause)
 }
 

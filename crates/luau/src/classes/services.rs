@@ -50,11 +50,14 @@ fn instance_arg(c: &Ctx, v: &Value, method: &str) -> mlua::Result<Instance> {
 
 pub fn register(m: &mut MethodTable) {
     m.class("DataModel");
-    m.add_method("GetService", |lua, _this, name: String| {
-        let mut c = ctx(lua)?;
-        let r = get_service(&mut c, &name)?;
-        c.push(r)
-    });
+    // `service` and `getService`: the deprecated spellings old scripts use.
+    for method in ["GetService", "getService", "service"] {
+        m.add_method(method, |lua, _this, name: String| {
+            let mut c = ctx(lua)?;
+            let r = get_service(&mut c, &name)?;
+            c.push(r)
+        });
+    }
     m.add_method("FindService", |lua, _this, name: String| {
         let mut c = ctx(lua)?;
         match find_service(&c, &name) {
