@@ -599,6 +599,8 @@ fn method_signature(name: &str) -> &'static str {
         }
         "SetMinutesAfterMidnight" => "(self, minutes: number): ()",
         "GetJoints" => "(self): { Instance }",
+        "Get" => "(self): { Instance }",
+        "Set" | "Add" => "(self, instances: { Instance }): ()",
         "GetConnectedParts" => "(self, recursive: boolean?): { BasePart }",
         "IsGrounded" => "(self): boolean",
         "GetCollisionGroupName" => "(self, id: number): string?",

@@ -146,6 +146,7 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
             crate::context::cell_value(lua)?,
         )?,
     )?;
+    instance.set("fromExisting", lua.create_function(instance_from_existing)?)?;
     globals.set("Instance", instance)?;
     crate::classes::register_query_params(lua, globals)?;
 
@@ -251,6 +252,39 @@ fn make_printer(lua: &Lua, level: LogLevel, script: String) -> mlua::Result<Func
 fn instance_new(lua: &Lua, (class, parent): (mlua::LuaString, Value)) -> mlua::Result<Value> {
     let class = class.to_str()?;
     new_instance(&mut *ctx(lua)?, &class, &parent)
+}
+
+/// `Instance.fromExisting(instance)`: a new instance of the same class with the same
+/// property values (its name included) and no children, parented to nil.
+fn instance_from_existing(lua: &Lua, v: Value) -> mlua::Result<Value> {
+    let mut guard = ctx(lua)?;
+    let c = &mut *guard;
+    let src = c.instance(&v).ok_or_else(|| {
+        mlua::Error::runtime(format!(
+            "invalid argument #1 to 'fromExisting' (Instance expected, got {})",
+            procmodel_luau_types::type_name(&v)
+        ))
+    })?;
+    let inst = c
+        .dom
+        .get_by_ref(src.r)
+        .ok_or_else(|| mlua::Error::runtime("fromExisting: the instance no longer exists"))?;
+    if NewClass::resolve(inst.class.as_str()).is_none() {
+        return Err(mlua::Error::runtime(format!(
+            "fromExisting: unable to create an Instance of type \"{}\"",
+            inst.class
+        )));
+    }
+    let (class, name) = (inst.class, inst.name.clone());
+    let props: Vec<_> = inst
+        .properties
+        .iter()
+        .map(|(k, v)| (*k, v.clone()))
+        .collect();
+    crate::classes::count_new_instance(c)?;
+    let mut builder = InstanceBuilder::empty().with_class(class).with_name(name);
+    builder.add_properties(props);
+    Ok(c.create(class, builder).1)
 }
 
 /// The raw C callback's `Instance.new` (see `crate::ffi::raw_instance_new`).

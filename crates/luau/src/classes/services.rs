@@ -43,6 +43,20 @@ return function(item, lifetime)
 end
 "#;
 
+/// Registry name of the Selection service's list.
+const SELECTION: &str = "procmodel.selection";
+
+fn selection(lua: &mlua::Lua) -> mlua::Result<mlua::Table> {
+    match lua.named_registry_value::<Value>(SELECTION)? {
+        Value::Table(t) => Ok(t),
+        _ => {
+            let t = lua.create_table()?;
+            lua.set_named_registry_value(SELECTION, &t)?;
+            Ok(t)
+        }
+    }
+}
+
 fn instance_arg(c: &Ctx, v: &Value, method: &str) -> mlua::Result<Instance> {
     opt_instance(c, v)?
         .ok_or_else(|| mlua::Error::runtime(format!("{method}: Argument 1 missing or nil")))
@@ -115,6 +129,65 @@ pub fn register(m: &mut MethodTable) {
             },
         );
     }
+
+    m.class("Selection");
+    // A headless session has no viewport to select in: the selection is what scripts set,
+    // empty at first (command-bar and plugin scripts read it).
+    m.add_method("Get", |lua, _this, ()| {
+        let list = selection(lua)?;
+        let out = lua.create_table()?;
+        for v in list.sequence_values::<Value>() {
+            let v = v?;
+            if ctx(lua)?.instance(&v).is_some() {
+                out.raw_push(v)?;
+            }
+        }
+        Ok(out)
+    });
+    m.add_method("Set", |lua, _this, items: mlua::Table| {
+        let list = lua.create_table()?;
+        for v in items.sequence_values::<Value>() {
+            let v = v?;
+            if ctx(lua)?.instance(&v).is_none() {
+                return Err(mlua::Error::runtime(format!(
+                    "Selection:Set: instances expected, got {}",
+                    procmodel_luau_types::type_name(&v)
+                )));
+            }
+            if !list
+                .sequence_values::<Value>()
+                .any(|x| x.is_ok_and(|x| x == v))
+            {
+                list.raw_push(v)?;
+            }
+        }
+        lua.set_named_registry_value(SELECTION, list)
+    });
+    m.add_method("Add", |lua, _this, items: mlua::Table| {
+        let list = selection(lua)?;
+        for v in items.sequence_values::<Value>() {
+            let v = v?;
+            if ctx(lua)?.instance(&v).is_some()
+                && !list
+                    .sequence_values::<Value>()
+                    .any(|x| x.is_ok_and(|x| x == v))
+            {
+                list.raw_push(v)?;
+            }
+        }
+        Ok(())
+    });
+    m.add_method("Remove", |lua, _this, items: mlua::Table| {
+        let drop: Vec<Value> = items.sequence_values::<Value>().collect::<Result<_, _>>()?;
+        let list = lua.create_table()?;
+        for v in selection(lua)?.sequence_values::<Value>() {
+            let v = v?;
+            if !drop.contains(&v) {
+                list.raw_push(v)?;
+            }
+        }
+        lua.set_named_registry_value(SELECTION, list)
+    });
 
     m.class("Lighting");
     // Minutes after midnight: the TimeOfDay string, like ClockTime (`crate::props`).
