@@ -16,6 +16,18 @@ pub use procmodel_script::{
     HostConfig, MEMORY_MESSAGE, RUN_LIMIT_MESSAGE, TIMEOUT_MESSAGE,
 };
 
+/// The globals whose fields change while scripts run (Roblox's list): Luau's compiler must
+/// not turn `workspace.Part.Position` into an import resolved once at load time.
+const MUTABLE_GLOBALS: [&str; 7] = [
+    "game",
+    "Game",
+    "workspace",
+    "Workspace",
+    "script",
+    "shared",
+    "plugin",
+];
+
 /// A Luau VM with the Roblox environment and one DataModel. A cheap handle: the VM's state
 /// (DOM, scheduler, watchdog, limits) lives in the VM's app data, so code inside this crate
 /// that only has the `Lua` (a callback) can make a `Host` again with [`Host::from_lua`].
@@ -60,7 +72,11 @@ impl Host {
                 .set_optimization_level(2)
                 .set_debug_level(1)
                 .set_vector_ctor("Vector3.new")
-                .set_vector_type("Vector3"),
+                .set_vector_type("Vector3")
+                // As in Roblox: paths through these globals are read when the code runs.
+                // Otherwise Luau resolves `game.Lighting.ClockTime` once, as the chunk
+                // loads (running the instance's `__index` then), and keeps that value.
+                .set_mutable_globals(MUTABLE_GLOBALS),
         );
         // mlua's own hard limit would make every allocation from Rust a protected call (a
         // pcall per userdata: measured ~2k instructions each), so the limit is enforced here.
