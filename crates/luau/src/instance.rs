@@ -229,6 +229,10 @@ fn index(lua: &Lua, h: &Value, key_bytes: &[u8], methods: &Methods) -> mlua::Res
                 if let Some(terrain) = crate::services::workspace_terrain(c, this, key_bytes) {
                     return c.push(terrain);
                 }
+                // `Workspace.CurrentCamera`: its Camera, made on first use.
+                if let Some(camera) = crate::services::workspace_camera(c, this, key_bytes) {
+                    return c.push(camera);
+                }
                 return Ok(Value::Nil);
             }
             let enum_name = match data_type {

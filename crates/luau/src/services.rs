@@ -132,6 +132,44 @@ pub fn standard_child(c: &mut Ctx, this: &Instance, key: &[u8]) -> Option<Ref> {
 
 /// `workspace.Terrain`: the Workspace's Terrain child; one is made on first use, as Roblox's
 /// Workspace always has one (plain scripts only: a generator cannot add to the scene).
+/// `Workspace.CurrentCamera` when unset: the Workspace's Camera child, made on first use as
+/// Studio always has one (not from a generator, which may not write outside its container).
+pub(crate) fn workspace_camera(c: &mut Ctx, this: &Instance, key: &[u8]) -> Option<Ref> {
+    if key != b"CurrentCamera" || this.class != "Workspace" {
+        return None;
+    }
+    let ws = c.dom.get_by_ref(this.r)?;
+    let found = ws
+        .children()
+        .iter()
+        .copied()
+        .find(|&ch| c.dom.get_by_ref(ch).is_some_and(|i| i.class == "Camera"));
+    let camera = match found {
+        Some(cam) => cam,
+        None => {
+            if c.outside_write_locked
+                || c.outside_write(|| "workspace.CurrentCamera".into())
+                    .is_err()
+            {
+                return None;
+            }
+            let r = c.dom.insert(
+                this.r,
+                rbx_dom_weak::InstanceBuilder::new("Camera").with_name("Camera"),
+            );
+            c.tree_changed();
+            r
+        }
+    };
+    if !c.outside_write_locked && c.outside_write(|| "workspace.CurrentCamera".into()).is_ok() {
+        let key = rbx_dom_weak::ustr("CurrentCamera");
+        if let Some(ws) = c.dom.get_by_ref_mut(this.r) {
+            ws.properties.insert(key, rbx_types::Variant::Ref(camera));
+        }
+    }
+    Some(camera)
+}
+
 pub(crate) fn workspace_terrain(c: &mut Ctx, this: &Instance, key: &[u8]) -> Option<Ref> {
     if key != b"Terrain" || this.class != "Workspace" {
         return None;
