@@ -599,6 +599,12 @@ fn method_signature(name: &str) -> &'static str {
         }
         "SetMinutesAfterMidnight" => "(self, minutes: number): ()",
         "GetJoints" => "(self): { Instance }",
+        "GetValue" => {
+            "(self, alpha: number, easingStyle: EnumItem, easingDirection: EnumItem): number"
+        }
+        "Create" => {
+            "(self, instance: Instance, tweenInfo: TweenInfo, propertyTable: { [string]: any }): any"
+        }
         "Get" => "(self): { Instance }",
         "Set" | "Add" => "(self, instances: { Instance }): ()",
         "GetConnectedParts" => "(self, recursive: boolean?): { BasePart }",

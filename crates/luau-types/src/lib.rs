@@ -32,6 +32,7 @@ pub mod raw;
 pub mod rect;
 pub mod sequences;
 pub mod tagged;
+pub mod tween;
 pub mod udim;
 mod vec_arith;
 pub mod vector2;
@@ -57,6 +58,7 @@ pub use rect::Rect;
 pub use sequences::{
     ColorSequence, ColorSequenceKeypoint, NumberRange, NumberSequence, NumberSequenceKeypoint,
 };
+pub use tween::TweenInfo;
 pub use udim::{UDim, UDim2};
 pub use vector2::Vector2;
 pub use vector3::Vector3;
@@ -64,7 +66,7 @@ pub use vector3::Vector3;
 /// Installs the datatype globals (`Vector3`, `Vector2`, `CFrame`, `Color3`, `BrickColor`, `UDim`,
 /// `UDim2`, `NumberRange`, `NumberSequence`, `NumberSequenceKeypoint`, `ColorSequence`,
 /// `ColorSequenceKeypoint`, `Rect`, `Enum`, `Random`, `Font`, `Ray`, `PhysicalProperties`, `Faces`,
-/// `Axes`, `Region3`, `Region3int16`, `Vector3int16`, `Vector2int16`, `Content`, `DateTime` without `now`), plus the
+/// `Axes`, `Region3`, `Region3int16`, `Vector3int16`, `Vector2int16`, `Content`, `DateTime` without `now`, `TweenInfo`), plus the
 /// no-op `debug.profilebegin`/`debug.profileend` when the VM has a writable `debug` table.
 /// Constructor tables are read-only. Enum objects are built lazily on first access and cached
 /// in the VM's app data, so call this before holding any app-data borrow.
@@ -84,6 +86,7 @@ pub fn register(lua: &mlua::Lua) -> mlua::Result<()> {
     int16::register(lua)?;
     content::register(lua)?;
     datetime::register(lua)?;
+    tween::register(lua)?;
     install_profiler_no_ops(lua)
 }
 

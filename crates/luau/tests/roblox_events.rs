@@ -15,4 +15,5 @@ roblox_tests!("events":
     deprecated,
     wait_for_child,
     stale_references,
+    tweens,
 );

@@ -12,6 +12,7 @@ mod physics;
 mod pvinstance;
 mod services;
 mod terrain;
+mod tween;
 mod worldroot;
 
 pub(crate) use instance::count_new_instance;
@@ -33,6 +34,7 @@ pub fn register_all(m: &mut MethodTable) {
     pvinstance::register(m);
     services::register(m);
     terrain::register(m);
+    tween::register(m);
     worldroot::register(m);
 }
 
