@@ -153,9 +153,9 @@ fn finite(a: &Args, pos: usize, default: f64) -> mlua::Result<f64> {
 
 /// Installs the `TweenInfo` constructor table.
 pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
-    let t = lua.create_table()?;
-    t.raw_set(
-        "new",
+    crate::args::install_constructor(
+        lua,
+        "TweenInfo",
         lua.create_function(|_, a: MultiValue| {
             let a = Args::new("new", a);
             let reverses = match a.get(5) {
@@ -172,8 +172,7 @@ pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
                 delay: finite(&a, 6, 0.0)?.max(0.0),
             })
         })?,
-    )?;
-    crate::args::install_global(lua, "TweenInfo", t)
+    )
 }
 
 #[cfg(test)]
