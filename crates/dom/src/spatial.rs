@@ -1191,14 +1191,13 @@ mod tests {
         Vec3::new(x, y, z)
     }
 
-    /// A ray and what it should hit: `(t, position, normal)`.
+    /// A hit against what it should be, `(t, position, normal)`, with `t` within `t_tol`.
     #[track_caller]
-    fn check(body: &Body, origin: Vec3, dir: Vec3, expected: Option<(f32, Vec3, Vec3)>) {
-        let got = body.raycast(origin, dir);
+    fn assert_hit(got: Option<RayHit>, expected: Option<(f32, Vec3, Vec3)>, t_tol: f32) {
         match (got, expected) {
             (None, None) => {}
             (Some(hit), Some((t, position, normal))) => {
-                assert!((hit.t - t).abs() < 1e-5, "t {} != {t}: {hit:?}", hit.t);
+                assert!((hit.t - t).abs() < t_tol, "t {} != {t}: {hit:?}", hit.t);
                 assert!(
                     hit.position.distance(position) < 1e-4,
                     "position {} != {position}",
@@ -1212,6 +1211,12 @@ mod tests {
             }
             (got, expected) => panic!("got {got:?}, expected {expected:?}"),
         }
+    }
+
+    /// A ray and what it should hit: `(t, position, normal)`.
+    #[track_caller]
+    fn check(body: &Body, origin: Vec3, dir: Vec3, expected: Option<(f32, Vec3, Vec3)>) {
+        assert_hit(body.raycast(origin, dir), expected, 1e-5);
     }
 
     const DOWN: Vec3 = Vec3::new(0.0, -10.0, 0.0);
@@ -1973,24 +1978,7 @@ mod tests {
     /// A sweep and what it should hit: `(t, position, normal)`.
     #[track_caller]
     fn check_sweep(moving: &Body, dir: Vec3, target: &Body, expected: Option<(f32, Vec3, Vec3)>) {
-        let got = sweep(moving, dir, target);
-        match (got, expected) {
-            (None, None) => {}
-            (Some(hit), Some((t, position, normal))) => {
-                assert!((hit.t - t).abs() < 1e-4, "t {} != {t}: {hit:?}", hit.t);
-                assert!(
-                    hit.position.distance(position) < 1e-4,
-                    "position {} != {position}",
-                    hit.position
-                );
-                assert!(
-                    hit.normal.distance(normal.normalize()) < 1e-4,
-                    "normal {} != {normal}",
-                    hit.normal
-                );
-            }
-            (got, expected) => panic!("got {got:?}, expected {expected:?}"),
-        }
+        assert_hit(sweep(moving, dir, target), expected, 1e-4);
     }
 
     #[test]
