@@ -130,37 +130,37 @@ pub fn standard_child(c: &mut Ctx, this: &Instance, key: &[u8]) -> Option<Ref> {
     get_service(c, name).ok()
 }
 
-/// `workspace.Terrain`: the Workspace's Terrain child; one is made on first use, as Roblox's
-/// Workspace always has one (plain scripts only: a generator cannot add to the scene).
+/// The first child of `parent` of class `class`, else a new one named after its class when
+/// the run may write outside its container (`what` names the access; a generator may not).
+fn child_or_new(c: &mut Ctx, parent: Ref, class: &str, what: &str) -> Option<Ref> {
+    let found = c
+        .dom
+        .get_by_ref(parent)?
+        .children()
+        .iter()
+        .copied()
+        .find(|&ch| c.dom.get_by_ref(ch).is_some_and(|i| i.class == class));
+    if found.is_some() {
+        return found;
+    }
+    if c.outside_write_locked || c.outside_write(|| what.into()).is_err() {
+        return None;
+    }
+    let r = c.dom.insert(
+        parent,
+        rbx_dom_weak::InstanceBuilder::new(class).with_name(class),
+    );
+    c.tree_changed();
+    Some(r)
+}
+
 /// `Workspace.CurrentCamera` when unset: the Workspace's Camera child, made on first use as
-/// Studio always has one (not from a generator, which may not write outside its container).
+/// Studio always has one, and recorded as the current camera (plain scripts only).
 pub(crate) fn workspace_camera(c: &mut Ctx, this: &Instance, key: &[u8]) -> Option<Ref> {
     if key != b"CurrentCamera" || this.class != "Workspace" {
         return None;
     }
-    let ws = c.dom.get_by_ref(this.r)?;
-    let found = ws
-        .children()
-        .iter()
-        .copied()
-        .find(|&ch| c.dom.get_by_ref(ch).is_some_and(|i| i.class == "Camera"));
-    let camera = match found {
-        Some(cam) => cam,
-        None => {
-            if c.outside_write_locked
-                || c.outside_write(|| "workspace.CurrentCamera".into())
-                    .is_err()
-            {
-                return None;
-            }
-            let r = c.dom.insert(
-                this.r,
-                rbx_dom_weak::InstanceBuilder::new("Camera").with_name("Camera"),
-            );
-            c.tree_changed();
-            r
-        }
-    };
+    let camera = child_or_new(c, this.r, "Camera", "workspace.CurrentCamera")?;
     if !c.outside_write_locked && c.outside_write(|| "workspace.CurrentCamera".into()).is_ok() {
         let key = rbx_dom_weak::ustr("CurrentCamera");
         if let Some(ws) = c.dom.get_by_ref_mut(this.r) {
@@ -170,25 +170,11 @@ pub(crate) fn workspace_camera(c: &mut Ctx, this: &Instance, key: &[u8]) -> Opti
     Some(camera)
 }
 
+/// `workspace.Terrain`: the Workspace's Terrain child; one is made on first use, as Roblox's
+/// Workspace always has one (plain scripts only: a generator cannot add to the scene).
 pub(crate) fn workspace_terrain(c: &mut Ctx, this: &Instance, key: &[u8]) -> Option<Ref> {
     if key != b"Terrain" || this.class != "Workspace" {
         return None;
     }
-    let ws = c.dom.get_by_ref(this.r)?;
-    if let Some(&t) = ws
-        .children()
-        .iter()
-        .find(|&&ch| c.dom.get_by_ref(ch).is_some_and(|i| i.class == "Terrain"))
-    {
-        return Some(t);
-    }
-    if c.outside_write_locked || c.outside_write(|| "workspace.Terrain".into()).is_err() {
-        return None;
-    }
-    let r = c.dom.insert(
-        this.r,
-        rbx_dom_weak::InstanceBuilder::new("Terrain").with_name("Terrain"),
-    );
-    c.tree_changed();
-    Some(r)
+    child_or_new(c, this.r, "Terrain", "workspace.Terrain")
 }
