@@ -10,6 +10,7 @@
 
 use crate::context::{Ctx, Instance, LogLevel, NewClass, ctx};
 use crate::instance::opt_instance;
+use crate::sched::now;
 use mlua::{Function, Lua, MultiValue, Table, Value};
 use procmodel_dom::is_a;
 use rbx_dom_weak::InstanceBuilder;
@@ -225,10 +226,6 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
         factory.call::<Function>(Value::Nil)?,
     )?;
     Ok(())
-}
-
-fn now(lua: &Lua) -> f64 {
-    crate::sched::now(lua)
 }
 
 fn make_printer(lua: &Lua, level: LogLevel, script: String) -> mlua::Result<Function> {

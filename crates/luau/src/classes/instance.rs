@@ -29,7 +29,8 @@ fn descendants(c: &Ctx, r: Ref) -> Vec<Ref> {
     out
 }
 
-fn push_list(lua: &Lua, c: &mut Ctx, refs: &[Ref]) -> mlua::Result<mlua::Table> {
+/// A Luau array of handles to `refs`, in order.
+pub(super) fn push_list(lua: &Lua, c: &mut Ctx, refs: &[Ref]) -> mlua::Result<mlua::Table> {
     let t = lua.create_table_with_capacity(refs.len(), 0)?;
     for (i, &r) in refs.iter().enumerate() {
         t.raw_set(i + 1, c.push(r)?)?;

@@ -9,9 +9,9 @@
 //! pre-order: the scene for a part in it (a query of the scene, watched as one), the
 //! container for a generator's own parts.
 
+use super::instance::push_list;
 use crate::context::{Ctx, ctx};
 use crate::methods::MethodTable;
-use mlua::Lua;
 use procmodel_dom::is_a;
 use rbx_dom_weak::ustr;
 use rbx_types::{Ref, Variant};
@@ -116,14 +116,6 @@ fn connected(c: &Ctx, part: Ref, recursive: bool, method: &str) -> mlua::Result<
     Ok(order)
 }
 
-fn list(lua: &Lua, c: &mut Ctx, refs: &[Ref]) -> mlua::Result<mlua::Table> {
-    let t = lua.create_table_with_capacity(refs.len(), 0)?;
-    for (i, &r) in refs.iter().enumerate() {
-        t.raw_set(i + 1, c.push(r)?)?;
-    }
-    Ok(t)
-}
-
 pub fn register(m: &mut MethodTable) {
     m.class("BasePart");
     m.add_method("GetJoints", |lua, this, ()| {
@@ -133,12 +125,12 @@ pub fn register(m: &mut MethodTable) {
             .filter(|(_, parts, _)| parts.contains(&this.r))
             .map(|(j, _, _)| j)
             .collect();
-        list(lua, &mut c, &found)
+        push_list(lua, &mut c, &found)
     });
     m.add_method("GetConnectedParts", |lua, this, recursive: Option<bool>| {
         let mut c = ctx(lua)?;
         let parts = connected(&c, this.r, recursive.unwrap_or(false), "GetConnectedParts")?;
-        list(lua, &mut c, &parts)
+        push_list(lua, &mut c, &parts)
     });
     // Whether an anchored part holds its assembly in place.
     m.add_method("IsGrounded", |lua, this, ()| {

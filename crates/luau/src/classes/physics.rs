@@ -148,17 +148,9 @@ fn check_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn workspace(c: &Ctx) -> Option<Ref> {
-    let root = c.dom.root();
-    root.children()
-        .iter()
-        .copied()
-        .find(|&r| c.dom.get_by_ref(r).is_some_and(|i| i.class == "Workspace"))
-}
-
 /// The registry of the scene `c` holds.
 pub fn registry(c: &Ctx) -> Registry {
-    let stored = workspace(c)
+    let stored = crate::services::find_service(c, "Workspace")
         .and_then(|ws| c.dom.get_by_ref(ws))
         .and_then(|i| i.properties.get(&rbx_dom_weak::ustr("CollisionGroups")))
         .and_then(|v| match v {
@@ -188,8 +180,8 @@ fn edit<T>(
     change: impl FnOnce(&mut Registry) -> Result<T, String>,
 ) -> mlua::Result<T> {
     let mut c = ctx(lua)?;
-    let ws =
-        workspace(&c).ok_or_else(|| runtime(format!("{method}: the place has no Workspace")))?;
+    let ws = crate::services::find_service(&c, "Workspace")
+        .ok_or_else(|| runtime(format!("{method}: the place has no Workspace")))?;
     c.check_write(ws, || format!("PhysicsService:{method}"))?;
     let mut reg = registry(&c);
     let out = change(&mut reg).map_err(|e| runtime(format!("{method}: {e}")))?;
