@@ -142,18 +142,7 @@ fn index(lua: &Lua, h: &Value, key_bytes: &[u8], methods: &Methods) -> mlua::Res
             };
             procmodel_luau_types::variant_to_lua(lua, &Variant::BrickColor(bc), None)
         }
-        Prop::ClockTime => {
-            let stored = read_stored(
-                inst,
-                Ustr::from("TimeOfDay"),
-                procmodel_dom::db_default(this.class.as_str(), "TimeOfDay"),
-            );
-            let text = match stored {
-                Some(Variant::String(s)) => s,
-                _ => "14:00:00".to_owned(),
-            };
-            Ok(Value::Number(crate::props::clock_time(&text)))
-        }
+        Prop::ClockTime => Ok(Value::Number(crate::props::lighting_hours(inst))),
         Prop::Inverted(k) => {
             let stored = read_stored(
                 inst,

@@ -294,6 +294,18 @@ pub fn clock_time(time_of_day: &str) -> f64 {
     (h + m / 60.0 + s / 3600.0).rem_euclid(24.0)
 }
 
+/// Lighting's hours after midnight: its `TimeOfDay`, stored or else the class default.
+pub fn lighting_hours(inst: &rbx_dom_weak::Instance) -> f64 {
+    let stored = inst
+        .properties
+        .get(&Ustr::from("TimeOfDay"))
+        .or_else(|| procmodel_dom::db_default(&inst.class, "TimeOfDay"));
+    match stored {
+        Some(Variant::String(s)) => clock_time(s),
+        _ => 14.0,
+    }
+}
+
 /// The `TimeOfDay` string of `hours` after midnight (wrapped into a day, whole seconds).
 pub fn time_of_day(hours: f64) -> String {
     let secs = (hours.rem_euclid(24.0) * 3600.0).round() as u64 % 86_400;

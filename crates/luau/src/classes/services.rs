@@ -57,6 +57,16 @@ fn selection(lua: &mlua::Lua) -> mlua::Result<mlua::Table> {
     }
 }
 
+/// Appends `v` to the selection list `list` unless it is there already.
+fn push_new(list: &mlua::Table, v: Value) -> mlua::Result<()> {
+    for x in list.sequence_values::<Value>() {
+        if x? == v {
+            return Ok(());
+        }
+    }
+    list.raw_push(v)
+}
+
 fn instance_arg(c: &Ctx, v: &Value, method: &str) -> mlua::Result<Instance> {
     opt_instance(c, v)?
         .ok_or_else(|| mlua::Error::runtime(format!("{method}: Argument 1 missing or nil")))
@@ -154,12 +164,7 @@ pub fn register(m: &mut MethodTable) {
                     procmodel_luau_types::type_name(&v)
                 )));
             }
-            if !list
-                .sequence_values::<Value>()
-                .any(|x| x.is_ok_and(|x| x == v))
-            {
-                list.raw_push(v)?;
-            }
+            push_new(&list, v)?;
         }
         lua.set_named_registry_value(SELECTION, list)
     });
@@ -167,12 +172,8 @@ pub fn register(m: &mut MethodTable) {
         let list = selection(lua)?;
         for v in items.sequence_values::<Value>() {
             let v = v?;
-            if ctx(lua)?.instance(&v).is_some()
-                && !list
-                    .sequence_values::<Value>()
-                    .any(|x| x.is_ok_and(|x| x == v))
-            {
-                list.raw_push(v)?;
+            if ctx(lua)?.instance(&v).is_some() {
+                push_new(&list, v)?;
             }
         }
         Ok(())
@@ -193,16 +194,11 @@ pub fn register(m: &mut MethodTable) {
     // Minutes after midnight: the TimeOfDay string, like ClockTime (`crate::props`).
     m.add_method("GetMinutesAfterMidnight", |lua, this, ()| {
         let c = ctx(lua)?;
-        let text = match c.dom.get_by_ref(this.r).and_then(|i| {
-            i.properties
-                .get(&rbx_dom_weak::ustr("TimeOfDay"))
-                .cloned()
-                .or_else(|| procmodel_dom::db_default(&i.class, "TimeOfDay").cloned())
-        }) {
-            Some(Variant::String(s)) => s,
-            _ => "14:00:00".to_owned(),
-        };
-        Ok(crate::props::clock_time(&text) * 60.0)
+        let hours = c
+            .dom
+            .get_by_ref(this.r)
+            .map_or(14.0, crate::props::lighting_hours);
+        Ok(hours * 60.0)
     });
     m.add_method("SetMinutesAfterMidnight", |lua, this, minutes: f64| {
         if !minutes.is_finite() {

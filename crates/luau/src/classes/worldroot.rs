@@ -1209,7 +1209,8 @@ pub fn register(m: &mut MethodTable) {
             let w = world(&c, root.r, &p, Some(this.r), |centre, radius| {
                 sphere_touches_box(centre, radius, lo, hi)
             });
-            if w.parts.iter().any(|(_, b)| shares_volume(&resized)(b)) {
+            let touches = shares_volume(&resized);
+            if w.parts.iter().any(|(_, b)| touches(b)) {
                 return Ok(false);
             }
         }
