@@ -83,7 +83,7 @@ pub fn cache_json(cache: &Option<Arc<procmodel_lock::DirCache>>) -> serde_json::
         Some(c) => {
             let s = c.stats();
             serde_json::json!({
-                "dir": c.dir().display().to_string(), "hits": s.hits, "misses": s.misses,
+                "dir": c.dir().display().to_string(), "hits": s.hits, "kept": s.kept, "misses": s.misses,
                 "stored": s.stores, "corrupt": s.corrupt, "evicted": s.evicted,
             })
         }

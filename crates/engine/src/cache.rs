@@ -33,6 +33,28 @@ pub trait ResultCache: Send + Sync + std::fmt::Debug {
     fn put(&self, key: &[u8; 32], entry: &[u8]);
     /// Told when an entry `get` returned could not be used (it failed the engine's checks).
     fn reject(&self, _key: &[u8; 32], _reason: &str) {}
+    /// Told of a hit the engine served without reading the store: the results for `key`
+    /// were already in place, untouched ([`Placed`]).
+    fn kept(&self, _key: &[u8; 32]) {}
+}
+
+/// Results a model has in place, made (by a run or a hit) while a result cache is on: a
+/// later hit for the same key keeps them instead of decoding the entry again, as long as
+/// nothing could have changed them since — the host counted no write to an instance in the
+/// scene by Luau code, the engine gave no one else write access to the DOM (its mutations
+/// forget every record that could be affected), the model still holds that very folder, no
+/// nested model regenerated inside it, and it holds no voxels (their merge into Terrain is
+/// redone by a decode). Kept results are the same instances, so they are byte-identical to
+/// a decoded hit.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Placed {
+    /// The cache key of the model's inputs once the results were applied.
+    key: [u8; 32],
+    folder: Ref,
+    /// The host's count of scene writes when they were placed.
+    writes: u64,
+    /// Instances in the results (the folder excluded), as the run reported.
+    instances: usize,
 }
 
 /// Version 3: the results in `codec`'s exact encoding, checked by a digest of the entry's
@@ -167,11 +189,20 @@ impl crate::Engine {
         started: std::time::Instant,
     ) -> Option<crate::Report> {
         let cache = self.st().config.cache.clone()?;
-        let mut sources = std::mem::take(&mut self.st().sources);
+        let mut sources = self.take_sources();
         let key = self.host.with_dom_ref(|d| {
             crate::provenance::Inputs::of_with(d, model, &mut sources).cache_key(d, model)
         });
         self.st().sources = sources;
+        if let Some(instances) = self.kept_in_place(model, &key) {
+            cache.kept(&key);
+            self.st().from_cache.insert(model);
+            self.st().kept.insert(model);
+            // What applying does to the model itself; the results stay as they are.
+            self.host
+                .with_dom_mut(|d| crate::apply::set_dirty(d, model, false));
+            return Some(self.conclude(model, Ok(instances), started.elapsed()));
+        }
         if let Some(bytes) = cache.get(&key) {
             match self.host.with_dom_mut(|d| decode_into(d, &bytes)) {
                 Ok(hit) => {
@@ -197,6 +228,40 @@ impl crate::Engine {
         }
         self.st().cache_keys.insert(model, key);
         None
+    }
+
+    /// The instance count of `model`'s results when they are the intact results of a
+    /// generation with cache key `key` ([`Placed`]).
+    fn kept_in_place(&self, model: Ref, key: &[u8; 32]) -> Option<usize> {
+        let placed = self.st().placed.get(&model).copied()?;
+        let writes = self.host.scene_writes()?;
+        (placed.key == *key && placed.writes == writes)
+            .then_some(())
+            .and_then(|()| {
+                self.host.with_dom_ref(|d| {
+                    (crate::apply::results_folder(d, model) == Some(placed.folder)
+                        && crate::terrain::generated_region(d, placed.folder).is_none())
+                    .then_some(placed.instances)
+                })
+            })
+    }
+
+    /// Forgets the results in place of the models `model` is nested in: its own results
+    /// just changed inside theirs.
+    pub(crate) fn forget_enclosing(&mut self, model: Ref) {
+        let mut st = self.st();
+        if st.placed.is_empty() {
+            return;
+        }
+        self.host.with_dom_ref(|d| {
+            let mut cur = d.get_by_ref(model).map_or(Ref::none(), |i| i.parent());
+            while let Some(i) = d.get_by_ref(cur) {
+                if i.class == "ProceduralModel" {
+                    st.placed.remove(&cur);
+                }
+                cur = i.parent();
+            }
+        });
     }
 
     /// How runs on the scene's VM watch their writes outside their container: noted when a
@@ -234,25 +299,37 @@ impl crate::Engine {
     }
 
     /// Records provenance on the model's GeneratedFolder and, after a successful run with a
-    /// cache, stores the applied results under the key the run started with.
-    pub(crate) fn record_and_fill(&mut self, model: Ref, ok: bool) {
+    /// cache, stores the applied results under the key the run started with; with a cache,
+    /// records the results now in place ([`Placed`]). `instances`: the count in the
+    /// results, None when the run failed.
+    pub(crate) fn record_and_fill(&mut self, model: Ref, instances: Option<usize>) {
+        let ok = instances.is_some();
         let key = self.st().cache_keys.remove(&model);
         let cache = self.st().config.cache.clone();
         let hit = self.st().from_cache.remove(&model);
+        if self.st().kept.remove(&model) {
+            // Kept in place: nothing changed but the record's write count, which is the same.
+            return;
+        }
+        let placeable = ok && cache.is_some() && (hit || key.is_some());
+        self.st().placed.remove(&model);
         let ahead = self.st().precomputed.remove(&model);
-        let mut sources = std::mem::take(&mut self.st().sources);
+        let mut sources = self.take_sources();
         if self.st().config.records_provenance() && !(hit && ok) {
             self.host
                 .with_dom_mut(|d| crate::provenance::record(d, model, ok, ahead, &mut sources));
         }
-        if let (true, Some(key), Some(cache)) = (ok, key, cache) {
-            // Also under the inputs as they are now: applying filled in the generator's
-            // default attributes, and a run from these inputs gives the same results.
-            let (entry, applied_key) = self.host.with_dom_ref(|d| {
-                let entry = crate::apply::results_folder(d, model).map(|f| encode(d, model, f));
-                let applied =
-                    crate::provenance::Inputs::of_with(d, model, &mut sources).cache_key(d, model);
-                (entry, applied)
+        // The inputs as they are now: applying filled in the generator's default attributes,
+        // and a run from these inputs gives the same results.
+        let fill = key.zip(cache).filter(|_| ok);
+        let applied_key = (fill.is_some() || placeable).then(|| {
+            self.host.with_dom_ref(|d| {
+                crate::provenance::Inputs::of_with(d, model, &mut sources).cache_key(d, model)
+            })
+        });
+        if let (Some((key, cache)), Some(applied_key)) = (fill, applied_key) {
+            let entry = self.host.with_dom_ref(|d| {
+                crate::apply::results_folder(d, model).map(|f| encode(d, model, f))
             });
             // Results that cannot be stored (a reference outside them) are simply not cached.
             if let Some(Ok(bytes)) = entry {
@@ -261,6 +338,22 @@ impl crate::Engine {
                     cache.put(&applied_key, &bytes);
                 }
             }
+        }
+        if let (true, Some(key), Some(writes)) = (placeable, applied_key, self.host.scene_writes())
+            && let Some(folder) = self
+                .host
+                .with_dom_ref(|d| crate::apply::results_folder(d, model))
+        {
+            let instances = instances.unwrap_or(0);
+            self.st().placed.insert(
+                model,
+                Placed {
+                    key,
+                    folder,
+                    writes,
+                    instances,
+                },
+            );
         }
         self.st().sources = sources;
     }

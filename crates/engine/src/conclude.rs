@@ -141,7 +141,8 @@ impl Engine {
             (Some(e), Ok(_)) => Err(GenerationFailure::Terrain(e)),
             (_, outcome) => outcome,
         };
-        self.record_and_fill(model, outcome.is_ok());
+        self.forget_enclosing(model);
+        self.record_and_fill(model, outcome.as_ref().ok().copied());
         let fp = self.fingerprint(model);
         self.st().states.entry(model).or_default().applied = Some(fp);
         let host = self.host.clone();

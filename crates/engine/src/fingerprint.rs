@@ -12,19 +12,52 @@ use std::io::Write;
 /// Digests of generator sources, so a scene of many models sharing one module hashes its
 /// Source once, not once per model per frame. An entry is used only while the module's
 /// Source is byte-for-byte the one it was made from.
+///
+/// Also the scene's module list of the provenance inputs (`provenance::modules`), walked
+/// once per stamp instead of once per model: the engine stamps it only within one step and
+/// while the host's count of scene writes stands still (nothing else changes modules outside
+/// GeneratedFolders during a step), and takes the stamp away outside steps.
 #[derive(Default)]
-pub struct SourceDigests(HashMap<Ref, (String, blake3::Hash)>);
+pub struct SourceDigests {
+    sources: HashMap<Ref, (String, blake3::Hash)>,
+    stamp: Option<(u64, u64)>,
+    /// Every ModuleScript outside GeneratedFolders: (full name, digest, referent), sorted.
+    modules: Option<((u64, u64), Vec<(String, [u8; 32], Ref)>)>,
+}
 
 impl SourceDigests {
     pub(crate) fn digest(&mut self, module: Ref, src: &str) -> blake3::Hash {
-        match self.0.get(&module) {
+        match self.sources.get(&module) {
             Some((cached, digest)) if cached == src => *digest,
             _ => {
                 let digest = blake3::hash(src.as_bytes());
-                self.0.insert(module, (src.to_owned(), digest));
+                self.sources.insert(module, (src.to_owned(), digest));
                 digest
             }
         }
+    }
+
+    /// Sets (or with None removes) the stamp under which the module list may be reused.
+    pub(crate) fn stamp(&mut self, stamp: Option<(u64, u64)>) {
+        self.stamp = stamp;
+    }
+
+    /// The module list `walk` makes, reused while the stamp is the one it was made under.
+    pub(crate) fn modules(
+        &mut self,
+        walk: impl FnOnce(&mut Self) -> Vec<(String, [u8; 32], Ref)>,
+    ) -> Vec<(String, [u8; 32], Ref)> {
+        if let (Some(stamp), Some((made, list))) = (self.stamp, self.modules.take())
+            && made == stamp
+        {
+            self.modules = Some((made, list.clone()));
+            return list;
+        }
+        let list = walk(self);
+        if let Some(stamp) = self.stamp {
+            self.modules = Some((stamp, list.clone()));
+        }
+        list
     }
 }
 

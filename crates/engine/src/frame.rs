@@ -32,6 +32,11 @@ impl Engine {
     /// (nested models produced in this step too, deepest last). Returns one report per run.
     pub fn step(&mut self) -> Vec<Report> {
         let mut reports = Vec::new();
+        {
+            let mut st = self.st();
+            st.steps += 1;
+            st.step = Some(st.steps);
+        }
         for forced in self.host.take_forced() {
             self.host
                 .with_dom_mut(|dom| apply::set_dirty(dom, forced, true));
@@ -82,6 +87,7 @@ impl Engine {
             scope = Some(std::mem::take(&mut self.st().found_nested));
         }
         self.host.end_frame();
+        self.st().step = None;
         reports
     }
 

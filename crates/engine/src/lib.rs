@@ -169,6 +169,15 @@ pub(crate) struct EngineState {
     /// Models whose results were just applied from the cache (their provenance came with
     /// them).
     from_cache: std::collections::HashSet<Ref>,
+    /// Per model, the results a run or a hit put in place while a result cache is on, for
+    /// hits that keep them (`cache.rs`).
+    placed: HashMap<Ref, cache::Placed>,
+    /// Models whose hit of this step kept the results in place.
+    kept: std::collections::HashSet<Ref>,
+    /// The step in progress (a number of its own per step), None between steps: stamps the
+    /// module list `sources` may reuse within it.
+    step: Option<u64>,
+    steps: u64,
     /// Provenance a worker computed for the results of a model being applied this step
     /// (taken when its provenance is recorded).
     precomputed: HashMap<Ref, provenance::Precomputed>,
@@ -228,9 +237,17 @@ impl Engine {
             code_revision: 0,
             terrain: terrain::Book::default(),
             from_cache: std::collections::HashSet::new(),
+            placed: HashMap::new(),
+            kept: std::collections::HashSet::new(),
+            step: None,
+            steps: 0,
             precomputed: HashMap::new(),
             found_nested: Vec::new(),
         }));
+        if state.borrow().config.cache.is_some() {
+            // Hits that keep results in place need to know nothing wrote to them since.
+            host.count_scene_writes();
+        }
         Engine { host, state }
     }
 
@@ -330,12 +347,22 @@ impl Engine {
     }
 
     fn fingerprint(&self, model: Ref) -> u64 {
-        let mut sources = std::mem::take(&mut self.st().sources);
+        let mut sources = self.take_sources();
         let fp = self
             .host
             .with_dom_ref(|dom| fingerprint::inputs(dom, model, &mut sources));
         self.st().sources = sources;
         fp
+    }
+
+    /// The engine's source digests, taken out to be used (put them back after), stamped so
+    /// the scene's module list is walked once while nothing can change it: within this
+    /// step, while the host counts no scene write.
+    pub(crate) fn take_sources(&self) -> fingerprint::SourceDigests {
+        let step = self.st().step;
+        let mut sources = std::mem::take(&mut self.st().sources);
+        sources.stamp(step.zip(self.host.scene_writes()));
+        sources
     }
 
     // ----- mutations (each is an undo waypoint) -----
@@ -389,6 +416,8 @@ impl Engine {
                 "Scale must be positive, got {scale}"
             )));
         }
+        // The results are rescaled in place (nested models' with them).
+        self.st().placed.clear();
         self.change(model, "scale", |dom| {
             // Size scales with the model, so Size ÷ Scale (the generator's input) is unchanged.
             procmodel_dom::scale_to(dom, model, scale);
@@ -553,6 +582,8 @@ impl Engine {
     /// Runs `f` on the scene DOM with write access. Not an undo waypoint: for setting up a
     /// scene before its first step (the mutations above are the undoable edits).
     pub fn with_dom_mut<R>(&mut self, f: impl FnOnce(&mut WeakDom) -> R) -> R {
+        // Anything may change: no results in place are known intact any more.
+        self.st().placed.clear();
         self.host.with_dom_mut(f)
     }
 
@@ -576,6 +607,8 @@ impl Engine {
 
     /// Inserts a new instance under `parent` (e.g. a ProceduralModel, a ModuleScript).
     pub fn insert(&mut self, parent: Ref, builder: rbx_dom_weak::InstanceBuilder) -> Ref {
+        // The parent may be in some model's results.
+        self.st().placed.clear();
         self.host.with_dom_mut(|dom| dom.insert(parent, builder))
     }
 
@@ -604,6 +637,8 @@ impl Engine {
 
     /// Removes an instance from the scene (cancels its generation if it is a model).
     pub fn remove(&mut self, inst: Ref) -> Result<(), EngineError> {
+        // The instance may be in some model's results.
+        self.st().placed.clear();
         self.host.with_dom_mut(|dom| {
             if inst == dom.root_ref() || dom.get_by_ref(inst).is_none() {
                 return Err(EngineError::invalid("cannot remove that instance"));
@@ -640,6 +675,10 @@ impl Engine {
             )));
         }
         let before = self.st().undo.snapshot_all(&*self.host, &[model]);
+        // Its inputs change (a different key from now on), and so do the results of the
+        // models it is nested in.
+        self.st().placed.remove(&model);
+        self.forget_enclosing(model);
         self.host.with_dom_mut(f)?;
         let host = self.host.clone();
         self.st().undo.push(&*host, what, before);
@@ -688,6 +727,8 @@ impl Engine {
     }
 
     fn resync(&mut self, models: &[Ref]) {
+        // Undo and redo swap results and restore inputs.
+        self.st().placed.clear();
         for &m in models {
             let fp = self.fingerprint(m);
             let dirty = self.is_dirty(m);

@@ -202,22 +202,33 @@ fn modules_with(
     generator: Option<Ref>,
     sources: &mut SourceDigests,
 ) -> Vec<(String, [u8; 32])> {
-    let mut found: Vec<(String, [u8; 32])> = Vec::new();
+    sources
+        .modules(|sources| all_modules(dom, sources))
+        .into_iter()
+        .filter(|&(_, _, r)| Some(r) != generator)
+        .map(|(name, d, _)| (name, d))
+        .collect()
+}
+
+/// Every ModuleScript of the scene outside GeneratedFolders, by full name (then digest),
+/// each with the digest of its Source and sandbox state and its referent.
+fn all_modules(dom: &WeakDom, sources: &mut SourceDigests) -> Vec<(String, [u8; 32], Ref)> {
+    let mut found = Vec::new();
     let mut stack = vec![dom.root_ref()];
     while let Some(r) = stack.pop() {
         let Some(i) = dom.get_by_ref(r) else { continue };
         if i.class == "GeneratedFolder" {
             continue;
         }
-        if i.class == "ModuleScript" && Some(r) != generator {
+        if i.class == "ModuleScript" {
             let src = crate::apply::source_text(i);
             let mut b = sources.digest(r, src).as_bytes().to_vec();
             b.extend_from_slice(&sandbox_digest(Some(i)));
-            found.push((procmodel_dom::full_name(dom, r), digest(&b)));
+            found.push((procmodel_dom::full_name(dom, r), digest(&b), r));
         }
         stack.extend(i.children().iter().copied());
     }
-    found.sort();
+    found.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
     found
 }
 

@@ -58,6 +58,7 @@ return G
 struct Mem {
     entries: Mutex<BTreeMap<[u8; 32], Vec<u8>>>,
     hits: AtomicUsize,
+    kept: AtomicUsize,
     puts: AtomicUsize,
     rejected: AtomicUsize,
     damage: bool,
@@ -80,6 +81,9 @@ impl ResultCache for Mem {
     }
     fn reject(&self, _key: &[u8; 32], _reason: &str) {
         self.rejected.fetch_add(1, Ordering::Relaxed);
+    }
+    fn kept(&self, _key: &[u8; 32]) {
+        self.kept.fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -197,6 +201,198 @@ fn r14_5_hits_on_workers_and_on_toggling_an_attribute_back() {
     settle(&mut b);
     assert_eq!(cache.hits.load(Ordering::Relaxed), hits + 1);
     assert_eq!(saved(&fresh, "rbxl"), saved(&b, "rbxl"));
+}
+
+/// Every instance under each model's results folder, by model (pre-order referents).
+fn result_refs(e: &Engine, models: &[Ref]) -> Vec<Vec<Ref>> {
+    e.with_dom(|d| {
+        models
+            .iter()
+            .map(|&m| {
+                let f = procmodel_engine::provenance::results(d, m).unwrap();
+                d.descendants_of(f).map(|i| i.referent()).collect()
+            })
+            .collect()
+    })
+}
+
+/// The content hash of each model's results.
+fn results_hashes(e: &Engine, models: &[Ref]) -> Vec<[u8; 32]> {
+    e.with_dom(|d| {
+        models
+            .iter()
+            .map(|&m| {
+                let f = procmodel_engine::provenance::results(d, m).unwrap();
+                procmodel_dom::hash::children_hash(d, f)
+            })
+            .collect()
+    })
+}
+
+fn force_all(e: &mut Engine, models: &[Ref]) {
+    for &m in models {
+        assert!(e.force_generation(m));
+    }
+    let reports = e.step();
+    assert_eq!(reports.len(), models.len());
+    assert!(reports.iter().all(|r| r.is_ok()), "{reports:?}");
+}
+
+#[test]
+fn r14_5_forcing_untouched_results_keeps_them_without_reading_the_cache() {
+    let (mut fresh, _) = scene(None, 1, 3);
+    settle(&mut fresh);
+    let cache = Arc::new(Mem::default());
+    let (mut e, models) = scene(Some(cache.clone()), 1, 3);
+    settle(&mut e);
+    let before = result_refs(&e, &models);
+    force_all(&mut e, &models);
+    assert_eq!(cache.kept.load(Ordering::Relaxed), 3, "every model kept");
+    assert_eq!(cache.hits.load(Ordering::Relaxed), 0, "nothing read");
+    assert_eq!(result_refs(&e, &models), before, "the very same instances");
+    assert!(models.iter().all(|&m| !e.is_dirty(m)));
+    // Again: the kept results stay kept.
+    force_all(&mut e, &models);
+    assert_eq!(cache.kept.load(Ordering::Relaxed), 6);
+    for ext in ["rbxl", "rbxlx"] {
+        assert!(saved(&fresh, ext) == saved(&e, ext), "{ext}");
+    }
+}
+
+#[test]
+fn r14_5_a_script_edit_of_the_results_is_replaced_by_the_next_hit() {
+    let (mut fresh, fresh_models) = scene(None, 1, 2);
+    settle(&mut fresh);
+    let cache = Arc::new(Mem::default());
+    let (mut e, models) = scene(Some(cache.clone()), 1, 2);
+    settle(&mut e);
+    // A plugin-style script renames a part of M0's results and recolours the model's pole.
+    let dir = std::env::temp_dir().join(format!("procmodel-kept-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("edit.luau");
+    std::fs::write(
+        &script,
+        "local f = workspace.M0.GeneratedFolder\nf.P1.Name = 'Edited'\nf.Pole.Color = Color3.new(1, 0, 0)\n",
+    )
+    .unwrap();
+    let expected = results_hashes(&fresh, &fresh_models);
+    e.run_script(&script).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let edited = results_hashes(&e, &models);
+    assert!(
+        edited[0] != expected[0] && edited[1] == expected[1],
+        "the edit is in"
+    );
+    force_all(&mut e, &models);
+    assert_eq!(
+        cache.kept.load(Ordering::Relaxed),
+        0,
+        "nothing kept after a write"
+    );
+    assert_eq!(
+        cache.hits.load(Ordering::Relaxed),
+        2,
+        "both decoded from entries"
+    );
+    assert!(results_hashes(&e, &models) == expected, "the edit is gone");
+    // Untouched since that hit: kept from now on.
+    force_all(&mut e, &models);
+    assert_eq!(cache.kept.load(Ordering::Relaxed), 2);
+}
+
+#[test]
+fn r14_5_an_edit_through_the_dom_or_undo_is_not_kept() {
+    let cache = Arc::new(Mem::default());
+    let (mut e, models) = scene(Some(cache.clone()), 1, 1);
+    let m = models[0];
+    settle(&mut e);
+    let (mut fresh, fresh_models) = scene(None, 1, 1);
+    settle(&mut fresh);
+    e.with_dom_mut(|d| {
+        let f = procmodel_engine::provenance::results(d, m).unwrap();
+        let p = d.get_by_ref(f).unwrap().children()[1];
+        d.get_by_ref_mut(p).unwrap().name = "Moved".into();
+    });
+    force_all(&mut e, &models);
+    assert_eq!(cache.kept.load(Ordering::Relaxed), 0);
+    assert!(saved(&fresh, "rbxl") == saved(&e, "rbxl"));
+    // Count 3 -> 9, then undo: the results of Count 3 come back from the history, and a
+    // forced regeneration of them decodes (the history does not vouch for them).
+    e.set_attribute(m, "Count", Some(Variant::Float64(9.0)))
+        .unwrap();
+    settle(&mut e);
+    assert!(e.undo());
+    force_all(&mut e, &models);
+    assert_eq!(cache.kept.load(Ordering::Relaxed), 0);
+    assert!(results_hashes(&fresh, &fresh_models) == results_hashes(&e, &models));
+}
+
+/// A generator whose results hold a nested ProceduralModel of the `Inner` generator.
+const OUTER: &str = r#"
+return { OnGenerate = function(params, target)
+    local m = Instance.new("ProceduralModel")
+    m.Name = "Nested"
+    m.Generator = game.ServerStorage.Inner
+    m.Parent = target
+end }
+"#;
+const INNER: &str = r#"
+return { Attributes = { Height = 2 }, OnGenerate = function(params, target)
+    local p = Instance.new("Part")
+    p.Size = Vector3.new(1, params.Attributes.Height, 1)
+    p.Parent = target
+end }
+"#;
+
+#[test]
+fn r14_5_results_with_a_changed_nested_model_are_not_kept() {
+    let cache = Arc::new(Mem::default());
+    let mut e = Engine::new(
+        procmodel_luau::runtime(),
+        EngineConfig {
+            cache: Some(cache.clone()),
+            ..EngineConfig::default()
+        },
+    )
+    .unwrap();
+    let ss = e.server_storage();
+    let module = |e: &mut Engine, name: &str, src: &str| {
+        e.insert(
+            ss,
+            InstanceBuilder::new("ModuleScript")
+                .with_name(name)
+                .with_property("Source", Variant::String(src.to_owned())),
+        )
+    };
+    module(&mut e, "Inner", INNER);
+    let outer = module(&mut e, "Outer", OUTER);
+    let a = e.add_procedural_model("A", outer);
+    settle(&mut e);
+    let nested = e.with_dom(|d| {
+        let f = procmodel_engine::provenance::results(d, a).unwrap();
+        d.get_by_ref(f).unwrap().children()[0]
+    });
+    e.set_attribute(nested, "Height", Some(Variant::Float64(5.0)))
+        .unwrap();
+    settle(&mut e);
+    // Regenerating A replaces the nested model by a fresh one, with the default Height.
+    assert!(e.force_generation(a));
+    settle(&mut e);
+    assert_eq!(cache.kept.load(Ordering::Relaxed), 0);
+    let height = e.with_dom(|d| {
+        let f = procmodel_engine::provenance::results(d, a).unwrap();
+        let n = d.get_by_ref(f).unwrap().children()[0];
+        match d
+            .get_by_ref(n)
+            .unwrap()
+            .properties
+            .get(&"Attributes".into())
+        {
+            Some(Variant::Attributes(at)) => at.get("Height").cloned(),
+            _ => None,
+        }
+    });
+    assert_eq!(height, Some(Variant::Float64(2.0)));
 }
 
 #[test]
@@ -616,4 +812,46 @@ fn a_run_that_queries_the_scene_is_never_cached() {
         );
         assert_eq!(slabs(&e).len(), 4);
     }
+}
+
+/// Makes a ModuleScript in ServerStorage the first time it runs (an input of every model:
+/// the scene's modules).
+const MAKES_A_MODULE: &str = r#"
+return { OnGenerate = function(params, target)
+    if not game.ServerStorage:FindFirstChild("Made") then
+        local m = Instance.new("ModuleScript")
+        m.Name = "Made"
+        m.Source = "return 1"
+        m.Parent = game.ServerStorage
+    end
+    Instance.new("Part").Parent = target
+end }
+"#;
+
+#[test]
+fn r14_4_a_module_made_during_a_step_is_an_input_of_the_runs_that_end_after_it() {
+    let cache = Arc::new(Mem::default());
+    let mut e = Engine::new(
+        procmodel_luau::runtime(),
+        EngineConfig {
+            cache: Some(cache),
+            ..EngineConfig::default()
+        },
+    )
+    .unwrap();
+    let ss = e.server_storage();
+    let g = e.insert(
+        ss,
+        InstanceBuilder::new("ModuleScript")
+            .with_name("Maker")
+            .with_property("Source", Variant::String(MAKES_A_MODULE.to_owned())),
+    );
+    let a = e.add_procedural_model("A", g);
+    let b = e.add_procedural_model("B", g);
+    let first = e.step();
+    assert_eq!(first.len(), 2, "{first:?}");
+    // Both record the inputs as they were after their run, the new module among them (A's
+    // own run made it; B ran after it in the same step).
+    assert_eq!(e.with_dom(|d| status(d, a)), Status::Fresh);
+    assert_eq!(e.with_dom(|d| status(d, b)), Status::Fresh);
 }

@@ -26,7 +26,11 @@ pub const DEFAULT_MAX_BYTES: u64 = 2 << 30;
 /// Counters of one process's use of a cache.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct CacheStats {
+    /// Hits served from an entry read from the directory.
     pub hits: u64,
+    /// Hits served without reading: the results for the key were still in place, untouched
+    /// (`procmodel_engine::ResultCache::kept`).
+    pub kept: u64,
     pub misses: u64,
     pub stores: u64,
     /// Entries found damaged (by the file check or by the engine's) and ignored.
@@ -39,6 +43,7 @@ pub struct DirCache {
     dir: PathBuf,
     max_bytes: u64,
     hits: AtomicU64,
+    kept: AtomicU64,
     misses: AtomicU64,
     stores: AtomicU64,
     corrupt: AtomicU64,
@@ -78,6 +83,7 @@ impl DirCache {
             dir: dir.to_path_buf(),
             max_bytes: max_bytes.max(1),
             hits: AtomicU64::new(0),
+            kept: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             stores: AtomicU64::new(0),
             corrupt: AtomicU64::new(0),
@@ -117,6 +123,7 @@ impl DirCache {
     pub fn stats(&self) -> CacheStats {
         CacheStats {
             hits: self.hits.load(Ordering::Relaxed),
+            kept: self.kept.load(Ordering::Relaxed),
             misses: self.misses.load(Ordering::Relaxed),
             stores: self.stores.load(Ordering::Relaxed),
             corrupt: self.corrupt.load(Ordering::Relaxed),
@@ -286,6 +293,10 @@ impl ResultCache for DirCache {
         self.hits.fetch_sub(1, Ordering::Relaxed);
         self.misses.fetch_add(1, Ordering::Relaxed);
         self.corrupt_entry(&path, reason);
+    }
+
+    fn kept(&self, _key: &[u8; 32]) {
+        self.kept.fetch_add(1, Ordering::Relaxed);
     }
 }
 

@@ -78,6 +78,10 @@ pub struct Ctx {
     /// A watched run wrote (Note) or tried to write (Defer) outside its container, or
     /// queried the scene.
     pub touched_outside: std::cell::Cell<bool>,
+    /// Writes to instances in the scene so far, when counted ([`crate::Host::count_scene_writes`]):
+    /// the engine's test that results it placed are untouched. Every write path goes through
+    /// [`Ctx::check_write`], which counts while this is on.
+    pub scene_writes: Option<std::cell::Cell<u64>>,
     /// While a generator runs: the instances its spatial queries do not see
     /// ([`procmodel_script::RunInputs::hidden`]).
     pub query_hidden: Vec<Ref>,
@@ -130,6 +134,7 @@ impl Ctx {
             outside_write_locked: false,
             watch_outside: procmodel_script::WatchOutside::Off,
             touched_outside: std::cell::Cell::new(false),
+            scene_writes: None,
             query_hidden: Vec::new(),
             managed: None,
             may_have_managed: false,
@@ -210,10 +215,13 @@ impl Ctx {
     }
 
     /// Whether writes must go through [`Ctx::check_write`]: a generator runs that may not
-    /// write to the scene, or whose writes there are watched.
+    /// write to the scene, or whose writes there are watched, or writes to the scene are
+    /// counted.
     #[inline]
     pub fn checks_writes(&self) -> bool {
-        self.outside_write_locked || self.watch_outside != procmodel_script::WatchOutside::Off
+        self.outside_write_locked
+            || self.watch_outside != procmodel_script::WatchOutside::Off
+            || self.scene_writes.is_some()
     }
 
     /// Refuses a generator's write to an instance in the scene (SPEC §4 sandboxing), or notes
@@ -239,6 +247,9 @@ impl Ctx {
             inside
         };
         if inside {
+            if let Some(n) = &self.scene_writes {
+                n.set(n.get() + 1);
+            }
             if self.outside_write_locked {
                 return Err(mlua::Error::runtime(format!(
                     "{}: a generator may only modify its targetContainer, and {} is outside it (capability AccessOutsideWrite is not granted)",

@@ -234,6 +234,21 @@ impl Host {
         c.destroyed.extend(destroyed.iter().copied());
     }
 
+    /// Starts counting writes to instances in the scene ([`Host::scene_writes`]).
+    pub fn count_scene_writes(&self) {
+        if let Ok(mut c) = ctx(&self.lua) {
+            c.scene_writes = Some(std::cell::Cell::new(0));
+        }
+    }
+
+    /// Writes Luau code made to instances in the scene since [`Host::count_scene_writes`]
+    /// (None before it, or when the VM is gone).
+    pub fn scene_writes(&self) -> Option<u64> {
+        crate::context::ctx_ref(&self.lua)
+            .ok()
+            .and_then(|c| c.scene_writes.as_ref().map(std::cell::Cell::get))
+    }
+
     /// Takes the captured print/warn output.
     pub fn take_log(&self) -> Vec<crate::LogLine> {
         let mut c = ctx(&self.lua).expect("context installed");

@@ -107,6 +107,14 @@ impl ScriptHost for Host {
         Host::mark_destroyed(self, destroyed, gone)
     }
 
+    fn count_scene_writes(&self) {
+        Host::count_scene_writes(self)
+    }
+
+    fn scene_writes(&self) -> Option<u64> {
+        Host::scene_writes(self)
+    }
+
     fn set_require_root(&self, root: &Path) {
         Host::set_require_root(&mut self.clone(), root)
     }

@@ -353,6 +353,15 @@ pub trait ScriptHost {
     /// Marks `destroyed` (and their descendants) destroyed, as `Destroy` does; `gone` were
     /// removed from the DOM since and are forgotten.
     fn mark_destroyed(&self, destroyed: &[Ref], gone: &[Ref]);
+    /// Starts counting the writes Luau code makes to instances in the scene (descendants of
+    /// the DataModel) for [`ScriptHost::scene_writes`]. A run's writes inside its own
+    /// targetContainer are not such writes: the container is outside the scene while it runs.
+    fn count_scene_writes(&self) {}
+    /// How many writes to instances in the scene Luau code has made since counting started
+    /// (every write path counts, allowed or refused); None when this host does not count.
+    fn scene_writes(&self) -> Option<u64> {
+        None
+    }
 
     /// Restricts string `require`s of modules without a file to files under `root`.
     fn set_require_root(&self, root: &Path);
