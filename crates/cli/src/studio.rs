@@ -20,6 +20,8 @@ pub struct Args {
     pub web_dir: Option<PathBuf>,
     #[command(flatten)]
     pub limits: crate::limits::Limits,
+    #[command(flatten)]
+    pub cache: crate::lock::CacheArgs,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -27,6 +29,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
     options.port = args.port;
     options.web_dir = args.web_dir;
     args.limits.apply(&mut options.host);
+    // As `generate` and `regen` do: a generator file's keys also cover the Luau files beside
+    // it (it may require them by path); a scene's need nothing more.
+    let cache = if crate::lock::is_generator(&args.path) {
+        crate::lock::files_salt(&args.path).and_then(|s| args.cache.open(Some(s)))
+    } else {
+        args.cache.open(None)
+    };
+    options.cache = cache.clone().map(|c| c as _);
     let studio = procmodel_studio::Studio::start(options)?;
     let url = studio.url();
     println!(
@@ -46,5 +56,6 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
     }
     studio.wait();
+    crate::lock::report_cache(&cache);
     Ok(ExitCode::SUCCESS)
 }

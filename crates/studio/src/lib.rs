@@ -31,6 +31,8 @@ pub struct Options {
     pub host: procmodel_luau::HostConfig,
     /// Serve the page from this folder instead of the embedded copy (page development).
     pub web_dir: Option<PathBuf>,
+    /// The result cache the engine looks results up in and fills (None: always generate).
+    pub cache: Option<std::sync::Arc<dyn procmodel_engine::ResultCache>>,
 }
 
 impl Options {
@@ -43,6 +45,7 @@ impl Options {
                 ..Default::default()
             },
             web_dir: None,
+            cache: None,
         }
     }
 }

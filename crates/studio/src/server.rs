@@ -66,6 +66,7 @@ pub(crate) fn start(options: Options) -> Result<Studio, StudioError> {
     let path = options.path.clone();
     let config = EngineConfig {
         host: options.host.clone(),
+        cache: options.cache.clone(),
         ..EngineConfig::default()
     };
     let publisher_defaults = defaults.clone();
