@@ -23,6 +23,8 @@ pub struct SourceDigests {
     stamp: Option<(u64, u64)>,
     /// Every ModuleScript outside GeneratedFolders: (full name, digest, referent), sorted.
     modules: Option<((u64, u64), Vec<(String, [u8; 32], Ref)>)>,
+    /// Per generator, the digest of the other modules, made under `modules`' stamp.
+    module_digests: HashMap<Option<Ref>, [u8; 32]>,
 }
 
 impl SourceDigests {
@@ -42,6 +44,28 @@ impl SourceDigests {
         self.stamp = stamp;
     }
 
+    /// The digest `make` gives for `generator`'s other modules, reused while the stamp is
+    /// the one the module list was made under.
+    pub(crate) fn modules_digest(
+        &mut self,
+        generator: Option<Ref>,
+        make: impl FnOnce(&mut Self) -> [u8; 32],
+    ) -> [u8; 32] {
+        let current = self
+            .modules
+            .as_ref()
+            .is_some_and(|(made, _)| Some(*made) == self.stamp);
+        if current && let Some(d) = self.module_digests.get(&generator) {
+            return *d;
+        }
+        let d = make(self);
+        // `make` went through `modules`, which made the list current if a stamp is set.
+        if self.stamp.is_some() {
+            self.module_digests.insert(generator, d);
+        }
+        d
+    }
+
     /// The module list `walk` makes, reused while the stamp is the one it was made under.
     pub(crate) fn modules(
         &mut self,
@@ -54,6 +78,8 @@ impl SourceDigests {
             return list;
         }
         let list = walk(self);
+        // Digests made under another list are stale.
+        self.module_digests.clear();
         if let Some(stamp) = self.stamp {
             self.modules = Some((stamp, list.clone()));
         }

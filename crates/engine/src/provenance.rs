@@ -233,13 +233,15 @@ fn all_modules(dom: &WeakDom, sources: &mut SourceDigests) -> Vec<(String, [u8; 
 }
 
 fn modules_digest(dom: &WeakDom, generator: Option<Ref>, sources: &mut SourceDigests) -> [u8; 32] {
-    let mut h = blake3::Hasher::new();
-    for (name, d) in &modules_with(dom, generator, sources) {
-        h.update(&(name.len() as u64).to_le_bytes());
-        h.update(name.as_bytes());
-        h.update(d);
-    }
-    *h.finalize().as_bytes()
+    sources.modules_digest(generator, |sources| {
+        let mut h = blake3::Hasher::new();
+        for (name, d) in &modules_with(dom, generator, sources) {
+            h.update(&(name.len() as u64).to_le_bytes());
+            h.update(name.as_bytes());
+            h.update(d);
+        }
+        *h.finalize().as_bytes()
+    })
 }
 
 /// The module `model`'s Generator points at, when it is in the scene.
