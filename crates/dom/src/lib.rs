@@ -5,6 +5,7 @@
 //! PrimaryPart, Scale). Must never: run Luau, touch files, or depend on hash-map order.
 
 pub mod attrs;
+pub mod bvh;
 mod classes;
 mod geometry;
 pub mod hash;

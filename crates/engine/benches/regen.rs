@@ -1,6 +1,9 @@
 //! Issue #3's latency benchmark: an attribute change on the spiral staircase (100 steps) until
 //! the new results are applied (`set_attribute` + `step`).
 //!
+//! Also a generator that places 3,000 rocks by raycasting down onto a floor of 3,600 parts in
+//! the scene (the spatial queries' index at work).
+//!
 //! Run: `cargo bench -p procmodel-engine --bench regen`
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -61,5 +64,72 @@ fn scene_200(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, staircase, scene_200);
+/// A generator that raycasts 3,000 times down onto a scene of 3,600 floor parts.
+fn scatter(c: &mut Criterion) {
+    const ROCKS: &str = r#"
+return { OnGenerate = function(params, target)
+    local rng = Random.new(4)
+    local rp = RaycastParams.new()
+    rp.FilterType = Enum.RaycastFilterType.Include
+    rp.FilterDescendantsInstances = { workspace.Floor }
+    for i = 1, 3000 do
+        local x, z = rng:NextNumber(2, 242), rng:NextNumber(2, 242)
+        local hit = workspace:Raycast(Vector3.new(x, 50, z), Vector3.new(0, -100, 0), rp)
+        if hit then
+            local r = Instance.new("Part")
+            r.Shape = Enum.PartType.Ball
+            r.Size = Vector3.one
+            r.Position = hit.Position + Vector3.new(0, 0.5, 0)
+            r.Parent = target
+        end
+    end
+end }
+"#;
+    let mut e = Engine::new(procmodel_luau::runtime(), EngineConfig::default()).unwrap();
+    let ws = e.workspace();
+    let floor = e.insert(
+        ws,
+        rbx_dom_weak::InstanceBuilder::new("Folder").with_name("Floor"),
+    );
+    for x in 1..=60 {
+        for z in 1..=60 {
+            let h = 1.0 + ((x * 7 + z * 13) % 10) as f32 * 0.2;
+            e.insert(
+                floor,
+                rbx_dom_weak::InstanceBuilder::new("Part")
+                    .with_property("Anchored", true)
+                    .with_property("Size", rbx_types::Vector3::new(4.0, h, 4.0))
+                    .with_property(
+                        "CFrame",
+                        rbx_types::CFrame::new(
+                            rbx_types::Vector3::new(x as f32 * 4.0, h / 2.0, z as f32 * 4.0),
+                            rbx_types::Matrix3::identity(),
+                        ),
+                    ),
+            );
+        }
+    }
+    let ss = e.server_storage();
+    let g = e.insert(
+        ss,
+        rbx_dom_weak::InstanceBuilder::new("ModuleScript")
+            .with_name("Rocks")
+            .with_property("Source", Variant::String(ROCKS.to_owned())),
+    );
+    let m = e.add_procedural_model("Rocks", g);
+    let first = e.step();
+    assert!(first[0].is_ok(), "{:?}", first[0].error());
+    let mut group = c.benchmark_group("engine");
+    group.sample_size(20);
+    group.bench_function("scatter_3000_raycasts_on_3600_parts", |b| {
+        b.iter(|| {
+            e.force_generation(m);
+            let r = e.step();
+            assert!(r[0].is_ok());
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, staircase, scene_200, scatter);
 criterion_main!(benches);

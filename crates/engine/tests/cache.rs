@@ -855,3 +855,63 @@ fn r14_4_a_module_made_during_a_step_is_an_input_of_the_runs_that_end_after_it()
     assert_eq!(e.with_dom(|d| status(d, a)), Status::Fresh);
     assert_eq!(e.with_dom(|d| status(d, b)), Status::Fresh);
 }
+
+/// Parents a part of its own into the scene, then moves it: its queries must see it where it
+/// is after each write (the spatial index of the scene is rebuilt after either).
+const ESCAPES: &str = r#"
+return { OnGenerate = function(params, target)
+    local function down()
+        local r = workspace:Raycast(Vector3.new(100, 50, 0), Vector3.new(0, -100, 0))
+        return if r then r.Instance.Name else "nil"
+    end
+    local seen = { down(), down() }
+    local p = Instance.new("Part")
+    p.Name = "Mine"
+    p.Anchored = true
+    p.Size = Vector3.new(4, 1, 4)
+    p.Position = Vector3.new(0, 0, 0)
+    p.Parent = workspace
+    table.insert(seen, down())
+    table.insert(seen, down())
+    p.Position = Vector3.new(100, 0, 0)
+    table.insert(seen, down())
+    table.insert(seen, down())
+    p.Parent = target
+    table.insert(seen, down())
+    table.insert(seen, down())
+    local v = Instance.new("StringValue")
+    v.Name = "Seen"
+    v.Value = table.concat(seen, ",")
+    v.Parent = target
+end }
+"#;
+
+#[test]
+fn a_generators_queries_see_the_parts_it_put_in_the_scene_where_they_are_now() {
+    let mut e = Engine::new(procmodel_luau::runtime(), EngineConfig::default()).unwrap();
+    let ss = e.server_storage();
+    let g = e.insert(
+        ss,
+        InstanceBuilder::new("ModuleScript")
+            .with_name("Escapes")
+            .with_property("Source", Variant::String(ESCAPES.to_owned())),
+    );
+    let m = e.add_procedural_model("M", g);
+    settle(&mut e);
+    let seen = e.with_dom(|d| {
+        let f = procmodel_engine::provenance::results(d, m).unwrap();
+        let v = d
+            .get_by_ref(f)
+            .unwrap()
+            .children()
+            .iter()
+            .map(|&c| d.get_by_ref(c).unwrap())
+            .find(|i| i.name == "Seen")
+            .unwrap();
+        match v.properties.get(&"Value".into()) {
+            Some(Variant::String(s)) => s.clone(),
+            other => panic!("{other:?}"),
+        }
+    });
+    assert_eq!(seen, "nil,nil,nil,nil,Mine,Mine,nil,nil");
+}

@@ -82,6 +82,18 @@ pub struct Ctx {
     /// the engine's test that results it placed are untouched. Every write path goes through
     /// [`Ctx::check_write`], which counts while this is on.
     pub scene_writes: Option<std::cell::Cell<u64>>,
+    /// Bumped by every write to an instance in the scene and by every change of the DOM from
+    /// outside the Luau API ([`Ctx::outside_change`]): the spatial query index
+    /// ([`Ctx::query_index`]) is used only while this stands where it was built.
+    pub query_epoch: std::cell::Cell<u64>,
+    /// The running generation parented an instance it created into the scene: from then on
+    /// its writes to the instances it created may be writes to the scene.
+    pub run_escaped: std::cell::Cell<bool>,
+    /// The running generation's targetContainer (none between runs): its instance and the
+    /// ones the run created are its own (see [`Ctx::parented`]).
+    pub run_container: std::cell::Cell<Ref>,
+    /// The spatial index of a world's parts and what the last query without one scanned.
+    pub query_index: std::cell::RefCell<crate::query_index::IndexState>,
     /// While a generator runs: the instances its spatial queries do not see
     /// ([`procmodel_script::RunInputs::hidden`]).
     pub query_hidden: Vec<Ref>,
@@ -135,6 +147,10 @@ impl Ctx {
             watch_outside: procmodel_script::WatchOutside::Off,
             touched_outside: std::cell::Cell::new(false),
             scene_writes: None,
+            query_epoch: std::cell::Cell::new(0),
+            run_escaped: std::cell::Cell::new(false),
+            run_container: std::cell::Cell::new(Ref::none()),
+            query_index: Default::default(),
             query_hidden: Vec::new(),
             managed: None,
             may_have_managed: false,
@@ -226,26 +242,72 @@ impl Ctx {
 
     /// Refuses a generator's write to an instance in the scene (SPEC §4 sandboxing), or notes
     /// it for a watched run ([`procmodel_script::WatchOutside`]).
+    ///
+    /// Every write path calls this (always, not only when [`Ctx::checks_writes`]): it also
+    /// tells the spatial query index that the scene changed ([`Ctx::note_write`]).
     #[inline]
     pub fn check_write(&self, r: Ref, what: impl FnOnce() -> String) -> mlua::Result<()> {
         // An instance this run created is outside the scene unless the run parented it
         // there, and that write was checked (its new parent is in the scene).
-        if !self.checks_writes() || self.handles.born_in_run(r) {
+        let born = self.handles.born_in_run(r);
+        if !(born || r == self.run_container.get()) || self.run_escaped.get() {
+            self.note_write(r);
+        }
+        if !self.checks_writes() || born {
             return Ok(());
         }
         self.check_write_in_scene(r, what)
     }
 
-    #[inline(never)]
-    fn check_write_in_scene(&self, r: Ref, what: impl FnOnce() -> String) -> mlua::Result<()> {
+    /// A write that may be to the scene: the spatial query index is out of date. (Not
+    /// narrowed down by a walk of `r`'s ancestors: a script's writes cost one addition, and
+    /// a generation's writes to its own instances do not get here.)
+    #[inline]
+    fn note_write(&self, _r: Ref) {
+        self.query_epoch.set(self.query_epoch.get() + 1);
+    }
+
+    /// A change of the DOM from outside the Luau API (anything may have moved): forgets what
+    /// the write checks cached and puts the spatial query index out of date.
+    pub fn outside_change(&self) {
+        self.tree_changed();
+        self.query_epoch.set(self.query_epoch.get() + 1);
+    }
+
+    /// [`Ctx::in_scene`], remembered for the last instance asked about until the tree's
+    /// shape changes ([`Ctx::tree_changed`]): a part's several writes walk its ancestors once.
+    #[inline]
+    fn in_scene_cached(&self, r: Ref) -> bool {
         let (cached, inside) = self.scene_cache.get();
-        let inside = if cached == r && r.is_some() {
+        if cached == r && r.is_some() {
             inside
         } else {
             let inside = self.in_scene(r);
             self.scene_cache.set((r, inside));
             inside
-        };
+        }
+    }
+
+    /// After a run parented `r` to `parent`: when `r` is its own (an instance it created, or
+    /// its targetContainer) and it is now in the scene, the run's later writes to its own
+    /// instances are scene writes too. (An own parent is outside the scene unless this
+    /// already happened.)
+    #[inline]
+    pub fn parented(&self, r: Ref, parent: Ref) {
+        let own =
+            |r: Ref| r.is_some() && (self.handles.born_in_run(r) || r == self.run_container.get());
+        if self.run_escaped.get() || parent.is_none() || !own(r) || own(parent) {
+            return;
+        }
+        if self.in_scene(parent) {
+            self.run_escaped.set(true);
+            self.query_epoch.set(self.query_epoch.get() + 1);
+        }
+    }
+
+    #[inline(never)]
+    fn check_write_in_scene(&self, r: Ref, what: impl FnOnce() -> String) -> mlua::Result<()> {
+        let inside = self.in_scene_cached(r);
         if inside {
             if let Some(n) = &self.scene_writes {
                 n.set(n.get() + 1);

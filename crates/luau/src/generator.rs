@@ -36,6 +36,8 @@ pub struct PendingRun {
     hidden: Vec<Ref>,
     /// Stamps the instances the run creates ([`crate::context::Handles::set_run`]).
     stamp: u32,
+    /// [`crate::context::Ctx::run_escaped`] at the end of its last frame.
+    escaped: bool,
 }
 
 impl Host {
@@ -136,11 +138,15 @@ impl Host {
             c.query_hidden.clone_from(&inputs.hidden);
             let stamp = c.handles.new_run();
             c.handles.set_run(stamp);
+            // Its own instances start outside the scene.
+            c.run_escaped.set(false);
             c.tree_changed();
-            c.dom.insert(
+            let container = c.dom.insert(
                 Ref::none(),
                 InstanceBuilder::new("GeneratedFolder").with_name("GeneratedFolder"),
-            )
+            );
+            c.run_container.set(container);
+            container
         };
         let params = match self.build_params(generator, inputs, container) {
             Ok(p) => p,
@@ -150,6 +156,7 @@ impl Host {
                     c.watch_outside = procmodel_script::WatchOutside::Off;
                     c.query_hidden.clear();
                     c.handles.set_run(0);
+                    c.run_container.set(Ref::none());
                 }
                 self.discard(container);
                 return Err(self.script_error(&e));
@@ -168,6 +175,7 @@ impl Host {
                 c.watch_outside = procmodel_script::WatchOutside::Off;
                 c.query_hidden.clear();
                 c.handles.set_run(0);
+                c.run_container.set(Ref::none());
                 c.touched_outside.get()
             }
             Err(_) => false,
@@ -244,6 +252,7 @@ impl Host {
                 .map_err(|e| crate::error::script(&e))?
                 .handles
                 .new_run(),
+            escaped: false,
         };
         let hooks = self.watchdog_hooks();
         let f = generator.on_generate.clone();
@@ -308,6 +317,8 @@ impl Host {
             c.touched_outside.set(pending.touched_outside);
             c.query_hidden.clone_from(&pending.hidden);
             c.handles.set_run(pending.stamp);
+            c.run_escaped.set(pending.escaped);
+            c.run_container.set(pending.container);
             c.tree_changed();
         }
         let r = f();
@@ -315,10 +326,12 @@ impl Host {
             pending.created = c.created;
             pending.created_bytes = c.created_bytes;
             pending.touched_outside = c.touched_outside.get();
+            pending.escaped = c.run_escaped.get();
             c.outside_write_locked = false;
             c.watch_outside = procmodel_script::WatchOutside::Off;
             c.query_hidden.clear();
             c.handles.set_run(0);
+            c.run_container.set(Ref::none());
         }
         r
     }

@@ -170,7 +170,7 @@ impl Host {
         let mut c = ctx(&self.lua).expect("context installed");
         // `f` may add anything, and move anything.
         c.may_have_managed = true;
-        c.tree_changed();
+        c.outside_change();
         f(&mut c.dom)
     }
 
@@ -202,7 +202,7 @@ impl Host {
         self.flush_terrain(true);
         let mut c = ctx(&self.lua).expect("context installed");
         c.may_have_managed = c.has_managed(&dom, dom.root_ref());
-        c.tree_changed();
+        c.outside_change();
         c.dom = dom;
         c.destroyed.clear();
         c.files.clear();
@@ -219,7 +219,7 @@ impl Host {
         self.flush_terrain(true);
         let mut c = ctx(&self.lua).expect("context installed");
         c.may_have_managed = false;
-        c.tree_changed();
+        c.outside_change();
         std::mem::replace(&mut c.dom, Ctx::new_datamodel())
     }
 

@@ -397,9 +397,7 @@ pub fn write_direct(
     let key = || String::from_utf8_lossy(key_bytes);
     let this = &c.instance(h).ok_or_else(stale)?;
     let prop = c.props.get(this.class, key_bytes);
-    if c.checks_writes() {
-        c.check_write(this.r, || format!("setting {}", key()))?;
-    }
+    c.check_write(this.r, || format!("setting {}", key()))?;
     let done = |r: mlua::Result<()>| r.map(|()| Direct::Done);
     let direct = match (&*prop, value) {
         (Prop::Name, FastValue::Str(s)) => return done(set_name(c, this, s)),
@@ -663,10 +661,8 @@ fn is_destroyed(c: &Ctx, r: Ref) -> bool {
 
 /// Reparents with Roblox's checks: locked parents, cycles.
 pub fn set_parent(c: &mut Ctx, r: Ref, parent: Ref) -> mlua::Result<()> {
-    if c.checks_writes() {
-        c.check_write(r, || "setting Parent".into())?;
-        c.check_write(parent, || "setting Parent".into())?;
-    }
+    c.check_write(r, || "setting Parent".into())?;
+    c.check_write(parent, || "setting Parent".into())?;
     if !c.destroyed.is_empty() && is_destroyed(c, r) {
         return Err(mlua::Error::runtime(format!(
             "The Parent property of {} is locked, current parent: NULL, new parent {}",
@@ -724,6 +720,7 @@ pub fn set_parent(c: &mut Ctx, r: Ref, parent: Ref) -> mlua::Result<()> {
     }
     c.dom.transfer_within(r, parent);
     c.tree_changed();
+    c.parented(r, parent);
     if c.signals.watch.any {
         crate::signals::reparented(c, r, current, parent);
     }

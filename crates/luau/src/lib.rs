@@ -26,6 +26,7 @@ mod keys;
 mod managed;
 mod methods;
 mod props;
+mod query_index;
 mod runtime;
 mod sched;
 mod services;

@@ -18,6 +18,10 @@
 //!   The direction's length is the ray's length, at most 15,000 studs (longer ones are cut).
 //! - Geometry: `procmodel_dom::spatial` (part shapes, AABBs, exact overlap); terrain:
 //!   `procmodel_terrain`'s raycast (the meshes' 0.5 level of the occupancy).
+//! - Speed, not rules: a query of a world in the scene goes through that world's index
+//!   (`query_index.rs`) while nothing was written to the scene since it was built, and
+//!   walks the world otherwise; both give the same parts in the same order (the index only
+//!   narrows down which parts get the exact tests).
 //! - In a generation, a query of the scene is watched like a write outside the
 //!   container ([`Ctx::scene_query`]): its answer depends on more than the run's inputs. The
 //!   model's current results (which the run replaces) are not seen.
@@ -444,28 +448,101 @@ fn part_material(inst: &rbx_dom_weak::Instance) -> u32 {
     }
 }
 
+/// Where a query looks: the parts whose bounding sphere (centre, radius) it may reach are
+/// looked at further, the others not at all.
+#[derive(Clone, Copy)]
+enum Region {
+    /// A ray or sweep centre line: `origin` to `origin + dir`.
+    Segment(glam::Vec3, glam::Vec3),
+    /// An axis-aligned box.
+    Box(glam::Vec3, glam::Vec3),
+}
+
+impl Region {
+    /// The cheap first test on a part's bounding sphere.
+    fn near(&self, centre: glam::Vec3, radius: f32) -> bool {
+        match *self {
+            Region::Segment(origin, dir) => {
+                // The segment's distance to the centre against the radius.
+                let len2 = dir.length_squared();
+                let t = if len2 > 0.0 {
+                    ((centre - origin).dot(dir) / len2).clamp(0.0, 1.0)
+                } else {
+                    0.0
+                };
+                (origin + dir * t).distance_squared(centre) <= radius * radius
+            }
+            Region::Box(lo, hi) => sphere_touches_box(centre, radius, lo, hi),
+        }
+    }
+
+    /// The index's candidates (a superset of the parts [`Region::near`] accepts).
+    fn candidates(&self, tree: &procmodel_dom::bvh::SphereTree, out: &mut Vec<u32>) {
+        match *self {
+            Region::Segment(origin, dir) => tree.query_segment(origin, dir, out),
+            Region::Box(lo, hi) => tree.query_box(lo, hi, out),
+        }
+    }
+}
+
+/// A part's bounding sphere (centre, radius), as queries test it first.
+fn bounding_sphere(inst: &rbx_dom_weak::Instance) -> (glam::Vec3, f32) {
+    (
+        procmodel_dom::part_cframe(inst).translation.into(),
+        procmodel_dom::part_size(inst).abs().length() * 0.5 + 1e-3,
+    )
+}
+
+/// The filters every query of one world applies, gathered once per query.
+struct Filters<'a> {
+    p: &'a QueryParams,
+    filter: FxHashSet<Ref>,
+    hidden: FxHashSet<Ref>,
+    groups: super::physics::Registry,
+    by_group: bool,
+    skip: Option<Ref>,
+}
+
+impl<'a> Filters<'a> {
+    fn new(c: &Ctx, p: &'a QueryParams, skip: Option<Ref>) -> Filters<'a> {
+        // Parts whose collision group does not collide with the query's are not seen.
+        let groups = super::physics::registry(c);
+        Filters {
+            p,
+            filter: p.filter.iter().copied().collect(),
+            hidden: c.query_hidden.iter().copied().collect(),
+            by_group: !groups.all_collide(),
+            groups,
+            skip,
+        }
+    }
+
+    /// Whether the part `inst` (already found in the region) is seen.
+    fn sees(&self, r: Ref, inst: &rbx_dom_weak::Instance) -> bool {
+        Some(r) != self.skip
+            && queryable(inst, self.p)
+            && (!self.by_group
+                || self
+                    .groups
+                    .collide(super::physics::group_of(inst), &self.p.collision_group))
+    }
+}
+
 /// The parts (and the Terrain) a query of the world rooted at `root` considers.
 struct World {
     parts: Vec<(Ref, Body)>,
     terrain: Option<Instance>,
 }
 
-/// Collects the world under `root` that `p` lets a query see, leaving out `skip` (the part
-/// a `GetPartsInPart` asks about) and the running generation's hidden results. `near` is a
-/// cheap first test on each part's bounding sphere (centre, radius): parts it rejects are
-/// not looked at further.
-fn world(
-    c: &Ctx,
-    root: Ref,
-    p: &QueryParams,
-    skip: Option<Ref>,
-    near: impl Fn(glam::Vec3, f32) -> bool,
-) -> World {
-    let filter: FxHashSet<Ref> = p.filter.iter().copied().collect();
-    let hidden: FxHashSet<Ref> = c.query_hidden.iter().copied().collect();
-    // Parts whose collision group does not collide with the query's are not seen.
-    let groups = super::physics::registry(c);
-    let by_group = !groups.all_collide();
+/// Collects the world under `root` that `p` lets a query see in `region`, leaving out `skip`
+/// (the part a `GetPartsInPart` asks about) and the running generation's hidden results, in
+/// pre-order: through the world's index while the scene has not changed since it was built
+/// (`query_index.rs`), else by a walk of the world.
+fn world(c: &Ctx, root: Ref, p: &QueryParams, skip: Option<Ref>, region: Region) -> World {
+    let f = Filters::new(c, p, skip);
+    if let Some(w) = indexed_world(c, root, &f, region) {
+        return w;
+    }
     let mut out = World {
         parts: Vec::new(),
         terrain: None,
@@ -475,7 +552,7 @@ fn world(
     };
     let root_is_workspace = is_a(&root_inst.class, "Workspace");
     // (instance, inside a filtered subtree)
-    let in_root = filter.contains(&root);
+    let in_root = f.filter.contains(&root);
     let mut stack: Vec<(Ref, bool)> = root_inst
         .children()
         .iter()
@@ -483,13 +560,13 @@ fn world(
         .map(|&r| (r, in_root))
         .collect();
     while let Some((r, parent_in)) = stack.pop() {
-        if hidden.contains(&r) {
+        if f.hidden.contains(&r) {
             continue;
         }
         let Some(inst) = c.dom.get_by_ref(r) else {
             continue;
         };
-        let listed = parent_in || filter.contains(&r);
+        let listed = parent_in || f.filter.contains(&r);
         let passes = listed == p.include;
         if inst.class == "Terrain" {
             if root_is_workspace && passes {
@@ -505,20 +582,126 @@ fn world(
             continue;
         }
         if passes
-            && Some(r) != skip
             && is_a(&inst.class, "BasePart")
-            && near(
-                procmodel_dom::part_cframe(inst).translation.into(),
-                procmodel_dom::part_size(inst).abs().length() * 0.5 + 1e-3,
-            )
-            && queryable(inst, p)
-            && (!by_group || groups.collide(super::physics::group_of(inst), &p.collision_group))
+            && {
+                let (centre, radius) = bounding_sphere(inst);
+                region.near(centre, radius)
+            }
+            && f.sees(r, inst)
         {
             out.parts.push((r, body(inst)));
         }
         stack.extend(inst.children().iter().rev().map(|&ch| (ch, listed)));
     }
     out
+}
+
+/// [`world`] through the index of `root`'s world, building it at the second query that
+/// finds the scene unchanged; None when there is no usable index (the caller walks). Only
+/// worlds in the scene are indexed: writes elsewhere do not move the write count.
+fn indexed_world(c: &Ctx, root: Ref, f: &Filters, region: Region) -> Option<World> {
+    let epoch = c.query_epoch.get();
+    let mut state = c.query_index.borrow_mut();
+    let fresh = |ix: &crate::query_index::QueryIndex| ix.root == root && ix.epoch == epoch;
+    if !state.index.as_ref().is_some_and(fresh) {
+        if state.last_scan != Some((root, epoch)) || !c.in_scene(root) {
+            state.last_scan = Some((root, epoch));
+            return None;
+        }
+        state.index = Some(build_index(c, root, epoch));
+    }
+    let ix = state.index.as_ref()?;
+    let root_inst = c.dom.get_by_ref(root)?;
+    let root_is_workspace = is_a(&root_inst.class, "Workspace");
+    let mut out = World {
+        parts: Vec::new(),
+        terrain: None,
+    };
+    // Whether `r` is seen by the filter lists: not under a hidden folder, and listed (it or
+    // an ancestor up to the root in FilterDescendantsInstances) as the filter type wants.
+    let passes = |r: Ref| {
+        let mut listed = false;
+        let mut cur = r;
+        loop {
+            if f.hidden.contains(&cur) {
+                return false;
+            }
+            listed |= f.filter.contains(&cur);
+            if cur == root {
+                break;
+            }
+            match c.dom.get_by_ref(cur) {
+                Some(i) => cur = i.parent(),
+                None => return false,
+            }
+        }
+        listed == f.p.include
+    };
+    let mut candidates = Vec::new();
+    region.candidates(&ix.tree, &mut candidates);
+    for i in candidates {
+        let r = ix.parts[i as usize];
+        let Some(inst) = c.dom.get_by_ref(r) else {
+            continue;
+        };
+        let (centre, radius) = bounding_sphere(inst);
+        if region.near(centre, radius) && passes(r) && f.sees(r, inst) {
+            out.parts.push((r, body(inst)));
+        }
+    }
+    if root_is_workspace {
+        // The last Terrain in pre-order that passes, as the walk finds it.
+        out.terrain = ix
+            .terrains
+            .iter()
+            .rev()
+            .find(|&&t| passes(t))
+            .map(|&r| Instance {
+                r,
+                class: c
+                    .dom
+                    .get_by_ref(r)
+                    .map_or(Ustr::from("Terrain"), |i| i.class),
+            });
+    }
+    Some(out)
+}
+
+/// The index of the world under `root` as the scene is now: its BaseParts in pre-order
+/// (none under a nested WorldModel, none under a Terrain) and its Terrains.
+fn build_index(c: &Ctx, root: Ref, epoch: u64) -> crate::query_index::QueryIndex {
+    let mut parts = Vec::new();
+    let mut spheres = Vec::new();
+    let mut terrains = Vec::new();
+    let mut stack: Vec<Ref> = c
+        .dom
+        .get_by_ref(root)
+        .map(|i| i.children().iter().rev().copied().collect())
+        .unwrap_or_default();
+    while let Some(r) = stack.pop() {
+        let Some(inst) = c.dom.get_by_ref(r) else {
+            continue;
+        };
+        if inst.class == "Terrain" {
+            terrains.push(r);
+            continue;
+        }
+        if is_a(&inst.class, "WorldModel") {
+            continue;
+        }
+        if is_a(&inst.class, "BasePart") {
+            parts.push(r);
+            spheres.push(bounding_sphere(inst));
+        }
+        stack.extend(inst.children().iter().rev());
+    }
+    crate::query_index::QueryIndex {
+        root,
+        epoch,
+        tree: procmodel_dom::bvh::SphereTree::build(&spheres),
+        parts,
+        terrains,
+    }
 }
 
 fn queryable(inst: &rbx_dom_weak::Instance, p: &QueryParams) -> bool {
@@ -572,16 +755,7 @@ fn cast(
     let (mut best, terrain) = {
         let c = ctx(lua)?;
         begin(&c, this, method)?;
-        // The segment's distance to a part's centre against its bounding radius.
-        let len2 = dir.length_squared();
-        let w = world(&c, this.r, p, None, |centre, radius| {
-            let t = if len2 > 0.0 {
-                ((centre - origin).dot(dir) / len2).clamp(0.0, 1.0)
-            } else {
-                0.0
-            };
-            (origin + dir * t).distance_squared(centre) <= radius * radius
-        });
+        let w = world(&c, this.r, p, None, Region::Segment(origin, dir));
         let mut best: Option<Hit> = None;
         for (r, b) in &w.parts {
             if let Some(h) = b.raycast(origin, dir) {
@@ -624,9 +798,7 @@ fn overlap(
     let mut c = ctx(lua)?;
     begin(&c, this, method)?;
     let (lo, hi) = bounds;
-    let w = world(&c, this.r, p, skip, |centre, radius| {
-        sphere_touches_box(centre, radius, lo, hi)
-    });
+    let w = world(&c, this.r, p, skip, Region::Box(lo, hi));
     let t = lua.create_table()?;
     let mut n = 0u32;
     for (r, b) in &w.parts {
@@ -1053,9 +1225,7 @@ pub fn register(m: &mut MethodTable) {
                 ..QueryParams::new(Kind::Overlap)
             };
             let listed: FxHashSet<Ref> = refs.iter().copied().collect();
-            let w = world(&c, this.r, &p, None, |centre, radius| {
-                sphere_touches_box(centre, radius, lo, hi)
-            });
+            let w = world(&c, this.r, &p, None, Region::Box(lo, hi));
             Ok(w.parts.iter().any(|(r, other)| {
                 !listed.contains(r)
                     && bodies
@@ -1206,9 +1376,7 @@ pub fn register(m: &mut MethodTable) {
             p.respect_can_collide = true;
             p.collision_group = super::physics::group_of(inst).to_owned();
             let (lo, hi) = resized.aabb();
-            let w = world(&c, root.r, &p, Some(this.r), |centre, radius| {
-                sphere_touches_box(centre, radius, lo, hi)
-            });
+            let w = world(&c, root.r, &p, Some(this.r), Region::Box(lo, hi));
             let touches = shares_volume(&resized);
             if w.parts.iter().any(|(_, b)| touches(b)) {
                 return Ok(false);
@@ -1280,9 +1448,7 @@ fn shape_cast(
     let (mut best, terrain) = {
         let c = ctx(lua)?;
         begin(&c, this, method)?;
-        let w = world(&c, this.r, p, skip, |centre, radius| {
-            sphere_touches_box(centre, radius, lo, hi)
-        });
+        let w = world(&c, this.r, p, skip, Region::Box(lo, hi));
         let mut best: Option<Hit> = None;
         for (r, b) in &w.parts {
             if let Some(h) = procmodel_dom::spatial::sweep(&moving, dir, b) {
@@ -1412,9 +1578,7 @@ fn move_to(lua: &Lua, this: &Instance, target: glam::Vec3) -> mlua::Result<()> {
                 return Ok(());
             };
             let p = QueryParams::list(vec![this.r], false);
-            let w = world(&c, root.r, &p, None, |centre, radius| {
-                sphere_touches_box(centre, radius, lo, hi)
-            });
+            let w = world(&c, root.r, &p, None, Region::Box(lo, hi));
             let mut lift = 0.0f32;
             for (_, b) in &w.parts {
                 let (blo, bhi) = b.aabb();
