@@ -609,6 +609,7 @@ fn method_signature(name: &str) -> &'static str {
         "Set" | "Add" => "(self, instances: { Instance }): ()",
         "GetConnectedParts" => "(self, recursive: boolean?): { BasePart }",
         "IsGrounded" => "(self): boolean",
+        "GetRootPart" => "(self): BasePart",
         "GetCollisionGroupName" => "(self, id: number): string?",
         "SetPartCollisionGroup" => "(self, part: BasePart, name: string): ()",
         "CollisionGroupContainsPart" => "(self, name: string, part: BasePart): boolean",

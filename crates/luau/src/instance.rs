@@ -160,6 +160,29 @@ fn index(lua: &Lua, h: &Value, key_bytes: &[u8], methods: &Methods) -> mlua::Res
             )
         }
         Prop::Scale => Ok(Value::Number(procmodel_dom::model_scale(inst) as f64)),
+        Prop::Mass => Ok(Value::Number(crate::assembly::mass(inst))),
+        Prop::AssemblyMass => {
+            let parts = crate::assembly::assembly(c, this.r, "AssemblyMass")?;
+            let mut total = 0.0;
+            for r in parts {
+                let Some(i) = c.dom.get_by_ref(r) else {
+                    continue;
+                };
+                if crate::assembly::anchored(i) {
+                    // An anchored assembly's mass is infinite (the reference).
+                    return Ok(Value::Number(f64::INFINITY));
+                }
+                total += crate::assembly::mass(i);
+            }
+            Ok(Value::Number(total))
+        }
+        Prop::AssemblyRootPart => {
+            let parts = crate::assembly::assembly(c, this.r, "AssemblyRootPart")?;
+            match crate::assembly::root_part(c, &parts) {
+                Some(r) => c.push(r),
+                None => Ok(Value::Nil),
+            }
+        }
         Prop::Attachment(d) => {
             let v = crate::attachment::read(&c.dom, this.r, *d);
             procmodel_luau_types::variant_to_lua(lua, &v, None)
@@ -570,6 +593,9 @@ fn newindex(
         }
         Prop::Scale => Err(mlua::Error::runtime(
             "unable to assign property Scale: use Model:ScaleTo(scale) to change a model's scale",
+        )),
+        Prop::Mass | Prop::AssemblyMass | Prop::AssemblyRootPart => Err(mlua::Error::runtime(
+            format!("unable to assign property {}: property is read only", key()),
         )),
         Prop::Attachment(d) => {
             let (ty, name) = if d.is_cframe() {

@@ -31,6 +31,11 @@ pub enum Prop {
     Scale,
     /// Derived from an Attachment's CFrame (and its parent's, for the World forms).
     Attachment(crate::attachment::Derived),
+    /// BasePart.Mass, AssemblyMass and AssemblyRootPart: read-only, derived from the part,
+    /// or from its assembly (`assembly.rs`).
+    Mass,
+    AssemblyMass,
+    AssemblyRootPart,
     /// A property stored under its canonical key.
     Stored {
         key: Ustr,
@@ -131,6 +136,9 @@ fn resolve(class: &str, name: &str) -> Prop {
             "Position" => return Prop::Position,
             "Orientation" | "Rotation" => return Prop::Orientation,
             "BrickColor" | "brickColor" => return Prop::BrickColor(Ustr::from("Color")),
+            "Mass" => return Prop::Mass,
+            "AssemblyMass" => return Prop::AssemblyMass,
+            "AssemblyRootPart" => return Prop::AssemblyRootPart,
             _ => {}
         }
     }

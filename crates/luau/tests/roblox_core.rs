@@ -2,4 +2,4 @@
 //! tests/roblox/core.
 mod common;
 roblox_tests!("core": pivot_rules, model_moves, require_instance_tree, attachment,
-    legacy_properties, joints, live_global_paths);
+    legacy_properties, joints, live_global_paths, assembly);

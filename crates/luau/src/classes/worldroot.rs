@@ -48,15 +48,11 @@ const REGION3_MAX_PARTS: u32 = 20;
 struct Keys {
     can_collide: Ustr,
     can_query: Ustr,
-    material: Ustr,
-    custom_physical_properties: Ustr,
 }
 
 static KEYS: LazyLock<Keys> = LazyLock::new(|| Keys {
     can_collide: Ustr::from("CanCollide"),
     can_query: Ustr::from("CanQuery"),
-    material: Ustr::from("Material"),
-    custom_physical_properties: Ustr::from("CustomPhysicalProperties"),
 });
 
 /// How many times `Model:MoveTo` lifts a model over what is in its way before it stops.
@@ -317,7 +313,10 @@ impl Hit {
             instance: r,
             position: h.position,
             normal: h.normal,
-            material: c.dom.get_by_ref(r).map_or(256, part_material),
+            material: c
+                .dom
+                .get_by_ref(r)
+                .map_or(256, crate::assembly::part_material),
             distance: h.t * len,
             t: h.t,
         }
@@ -435,16 +434,6 @@ fn bool_prop(inst: &rbx_dom_weak::Instance, key: Ustr, name: &str) -> bool {
             procmodel_dom::db_default(&inst.class, name),
             Some(Variant::Bool(true))
         ),
-    }
-}
-
-fn part_material(inst: &rbx_dom_weak::Instance) -> u32 {
-    match inst.properties.get(&KEYS.material) {
-        Some(Variant::Enum(e)) => e.to_u32(),
-        _ => match procmodel_dom::db_default(&inst.class, "Material") {
-            Some(Variant::Enum(e)) => e.to_u32(),
-            _ => 256,
-        },
     }
 }
 
@@ -1319,15 +1308,7 @@ pub fn register(m: &mut MethodTable) {
         let Some(inst) = c.dom.get_by_ref(this.r) else {
             return Err(mlua::Error::runtime("instance no longer exists"));
         };
-        let density = match inst.properties.get(&KEYS.custom_physical_properties) {
-            Some(Variant::PhysicalProperties(rbx_types::PhysicalProperties::Custom(p))) => {
-                p.density()
-            }
-            _ => EnumItem::from_value("Material", part_material(inst))
-                .and_then(|m| procmodel_luau_types::PhysicalProperties::for_material(m.name))
-                .map_or(0.7, |p| p.0.density()),
-        };
-        Ok(f64::from(body(inst).volume() * density))
+        Ok(crate::assembly::mass(inst))
     });
     // Grows (or shrinks) the part on one face, the opposite face staying where it is, as
     // Studio's resize tool does; refused (false, nothing changed) when the resized part

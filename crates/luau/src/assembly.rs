@@ -1,0 +1,233 @@
+//! Assemblies: what joins parts (the joints of a part's tree, the rigid ones that connect
+//! parts into one assembly), a part's mass and an assembly's root part. Shared by
+//! `BasePart:GetJoints`/`GetConnectedParts`/`IsGrounded`/`GetRootPart`/`GetMass`
+//! (`classes/joints.rs`, `classes/worldroot.rs`) and the derived properties `Mass`,
+//! `AssemblyMass` and `AssemblyRootPart` (`instance.rs`).
+//!
+//! Rules (Roblox reference): a *joint* of a part is a JointInstance (Weld, Motor6D, Snap, …)
+//! or a WeldConstraint / NoCollisionConstraint whose Part0 or Part1 is the part, or a
+//! Constraint with an Attachment0/Attachment1 parented to it. Parts are *connected* through
+//! rigid joints only: JointInstances and WeldConstraints, with `Enabled` not false (hinges,
+//! ropes and the other constraints move, so they do not join an assembly). Joints count
+//! wherever they are in the part's tree (there is no simulation to activate them), in
+//! pre-order: the scene for a part in it (a query of the scene, watched as one), the
+//! container for a generator's own parts.
+//!
+//! The root part of an assembly (the Assemblies page of the reference, highest priority
+//! first): an anchored part; a part that is not `Massless`; a higher `RootPriority`; a larger
+//! size — the area of the largest face of the part's box, times 20 for a Seat or VehicleSeat
+//! and 10 for a part named HumanoidRootPart (the reference names these multipliers' order,
+//! not their values; these are the ones Roblox engineers have described). Roblox breaks the
+//! remaining ties by an internal id; here the earlier part in pre-order of the tree wins, so
+//! every part of an assembly names the same root. A part named Torso gets no multiplier (its
+//! value is not documented).
+
+use crate::context::Ctx;
+use procmodel_dom::is_a;
+use rbx_dom_weak::ustr;
+use rbx_types::{Ref, Variant};
+use rustc_hash::FxHashSet;
+use std::sync::LazyLock;
+
+/// (Material, CustomPhysicalProperties): looked up on every raycast hit.
+static KEYS: LazyLock<(rbx_dom_weak::Ustr, rbx_dom_weak::Ustr)> =
+    LazyLock::new(|| (ustr("Material"), ustr("CustomPhysicalProperties")));
+
+fn ref_prop(inst: &rbx_dom_weak::Instance, name: &str) -> Ref {
+    match inst.properties.get(&ustr(name)) {
+        Some(Variant::Ref(r)) => *r,
+        _ => Ref::none(),
+    }
+}
+
+/// The parts a joint instance acts on (none, one or two), and whether it is rigid.
+fn joined(c: &Ctx, inst: &rbx_dom_weak::Instance) -> Option<([Ref; 2], bool)> {
+    let class = inst.class.as_str();
+    if is_a(class, "JointInstance") || is_a(class, "WeldConstraint") {
+        let enabled = !matches!(
+            inst.properties.get(&ustr("Enabled")),
+            Some(Variant::Bool(false))
+        );
+        let parts = if is_a(class, "WeldConstraint") {
+            // Its Part0/Part1 are saved as Part0Internal/Part1Internal.
+            let pick = |a: &str, b: &str| {
+                let r = ref_prop(inst, a);
+                if r.is_some() { r } else { ref_prop(inst, b) }
+            };
+            [
+                pick("Part0", "Part0Internal"),
+                pick("Part1", "Part1Internal"),
+            ]
+        } else {
+            [ref_prop(inst, "Part0"), ref_prop(inst, "Part1")]
+        };
+        return Some((parts, enabled));
+    }
+    if is_a(class, "NoCollisionConstraint") {
+        return Some(([ref_prop(inst, "Part0"), ref_prop(inst, "Part1")], false));
+    }
+    if is_a(class, "Constraint") {
+        let parent = |name: &str| {
+            c.dom
+                .get_by_ref(ref_prop(inst, name))
+                .map_or(Ref::none(), |a| a.parent())
+        };
+        return Some(([parent("Attachment0"), parent("Attachment1")], false));
+    }
+    None
+}
+
+/// Every joint of the tree `part` is in, in pre-order: (joint, parts, rigid).
+pub(crate) fn all_joints(
+    c: &Ctx,
+    part: Ref,
+    method: &str,
+) -> mlua::Result<Vec<(Ref, [Ref; 2], bool)>> {
+    if c.in_scene(part) {
+        c.scene_query(|| format!("BasePart:{method}"))?;
+    }
+    let mut top = part;
+    while let Some(p) = c
+        .dom
+        .get_by_ref(top)
+        .map(|i| i.parent())
+        .filter(|p| p.is_some())
+    {
+        top = p;
+    }
+    let mut out = Vec::new();
+    procmodel_dom::preorder(&c.dom, &[top], |r, inst| {
+        if let Some((parts, rigid)) = joined(c, inst) {
+            out.push((r, parts, rigid));
+        }
+        true
+    });
+    Ok(out)
+}
+
+/// The parts rigidly connected to `part`: its neighbours, or (`recursive`) its whole
+/// assembly, itself included, in the order they are reached.
+pub(crate) fn connected(
+    c: &Ctx,
+    part: Ref,
+    recursive: bool,
+    method: &str,
+) -> mlua::Result<Vec<Ref>> {
+    let joints = all_joints(c, part, method)?;
+    let mut seen: FxHashSet<Ref> = [part].into_iter().collect();
+    let mut order = if recursive { vec![part] } else { Vec::new() };
+    let mut frontier = vec![part];
+    while let Some(p) = frontier.pop() {
+        for (_, [a, b], rigid) in &joints {
+            if !rigid {
+                continue;
+            }
+            let other = if *a == p {
+                *b
+            } else if *b == p {
+                *a
+            } else {
+                continue;
+            };
+            if other.is_none() || c.dom.get_by_ref(other).is_none() || !seen.insert(other) {
+                continue;
+            }
+            order.push(other);
+            if recursive {
+                frontier.push(other);
+            }
+        }
+    }
+    Ok(order)
+}
+
+/// The `Material` enum value of a part (its class default when unset).
+pub(crate) fn part_material(inst: &rbx_dom_weak::Instance) -> u32 {
+    match inst.properties.get(&KEYS.0) {
+        Some(Variant::Enum(e)) => e.to_u32(),
+        _ => match procmodel_dom::db_default(&inst.class, "Material") {
+            Some(Variant::Enum(e)) => e.to_u32(),
+            _ => 256,
+        },
+    }
+}
+
+/// A part's mass: volume times density (CustomPhysicalProperties' when set, else the
+/// material's).
+pub(crate) fn mass(inst: &rbx_dom_weak::Instance) -> f64 {
+    let density = match inst.properties.get(&KEYS.1) {
+        Some(Variant::PhysicalProperties(rbx_types::PhysicalProperties::Custom(p))) => p.density(),
+        _ => procmodel_luau_types::EnumItem::from_value("Material", part_material(inst))
+            .and_then(|m| procmodel_luau_types::PhysicalProperties::for_material(m.name))
+            .map_or(0.7, |p| p.0.density()),
+    };
+    f64::from(procmodel_dom::spatial::body(inst).volume() * density)
+}
+
+fn flag(inst: &rbx_dom_weak::Instance, name: &str) -> bool {
+    matches!(inst.properties.get(&ustr(name)), Some(Variant::Bool(true)))
+}
+
+pub(crate) fn anchored(inst: &rbx_dom_weak::Instance) -> bool {
+    flag(inst, "Anchored")
+}
+
+/// `part`'s assembly (itself and every part rigidly connected to it), in pre-order of the
+/// tree they are in.
+pub(crate) fn assembly(c: &Ctx, part: Ref, method: &str) -> mlua::Result<Vec<Ref>> {
+    let mut parts = connected(c, part, true, method)?;
+    if parts.len() > 1 {
+        let mut top = part;
+        while let Some(p) = c
+            .dom
+            .get_by_ref(top)
+            .map(|i| i.parent())
+            .filter(|p| p.is_some())
+        {
+            top = p;
+        }
+        let members: FxHashSet<Ref> = parts.iter().copied().collect();
+        parts.clear();
+        procmodel_dom::preorder(&c.dom, &[top], |r, _| {
+            if members.contains(&r) {
+                parts.push(r);
+            }
+            true
+        });
+    }
+    Ok(parts)
+}
+
+/// The root part of the assembly `parts` (in pre-order), by the rules above.
+pub(crate) fn root_part(c: &Ctx, parts: &[Ref]) -> Option<Ref> {
+    let score = |r: Ref| {
+        let inst = c.dom.get_by_ref(r)?;
+        let size = procmodel_dom::part_size(inst).abs();
+        let mut area = (size.x * size.y).max(size.y * size.z).max(size.x * size.z);
+        if is_a(&inst.class, "Seat") || is_a(&inst.class, "VehicleSeat") {
+            area *= 20.0;
+        } else if inst.name == "HumanoidRootPart" {
+            area *= 10.0;
+        }
+        let priority = match inst.properties.get(&ustr("RootPriority")) {
+            Some(Variant::Int32(p)) => *p,
+            _ => 0,
+        };
+        Some((anchored(inst), !flag(inst, "Massless"), priority, area))
+    };
+    let mut best: Option<(Ref, (bool, bool, i32, f32))> = None;
+    for &r in parts {
+        let Some(s) = score(r) else { continue };
+        // Strictly better only: the earlier part keeps a tie.
+        let better = best.is_none_or(|(_, b)| {
+            (s.0, s.1, s.2)
+                .cmp(&(b.0, b.1, b.2))
+                .then(s.3.total_cmp(&b.3))
+                .is_gt()
+        });
+        if better {
+            best = Some((r, s));
+        }
+    }
+    best.map(|(r, _)| r)
+}
