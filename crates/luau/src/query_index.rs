@@ -1,6 +1,6 @@
 //! The state of the spatial index of a world's parts that spatial queries
 //! (`classes/worldroot.rs`) build and use: which world, the scene's write count it was built
-//! at ([`crate::context::Ctx::query_epoch`]), the parts in pre-order with a sphere tree over
+//! at (`Ctx::query_epoch`), the parts in pre-order with a sphere tree over
 //! their bounding spheres. A query uses it only while nothing was written to the scene
 //! since; otherwise it scans the world, and the second query at one write count builds it (a
 //! script alternating writes and queries never pays for a build it cannot reuse).
