@@ -38,6 +38,61 @@ pub trait ResultCache: Send + Sync + std::fmt::Debug {
     fn kept(&self, _key: &[u8; 32]) {}
 }
 
+/// A result cache in memory, for one process (a front end that wants hits without a cache
+/// directory, and tests): unbounded, counting what happens to it.
+#[derive(Debug, Default)]
+pub struct MemoryCache {
+    entries: std::sync::Mutex<std::collections::BTreeMap<[u8; 32], Vec<u8>>>,
+    hits: std::sync::atomic::AtomicUsize,
+    kept: std::sync::atomic::AtomicUsize,
+    puts: std::sync::atomic::AtomicUsize,
+    rejected: std::sync::atomic::AtomicUsize,
+}
+
+impl MemoryCache {
+    /// Entries returned by `get`.
+    pub fn hits(&self) -> usize {
+        self.hits.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    /// Hits the engine served from results in place ([`ResultCache::kept`]).
+    pub fn kept(&self) -> usize {
+        self.kept.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    /// Entries stored.
+    pub fn puts(&self) -> usize {
+        self.puts.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    /// Entries the engine refused (damaged) and this cache dropped.
+    pub fn rejected(&self) -> usize {
+        self.rejected.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl ResultCache for MemoryCache {
+    fn get(&self, key: &[u8; 32]) -> Option<Vec<u8>> {
+        let entry = self.entries.lock().ok()?.get(key).cloned()?;
+        self.hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Some(entry)
+    }
+    fn put(&self, key: &[u8; 32], entry: &[u8]) {
+        if let Ok(mut e) = self.entries.lock() {
+            e.insert(*key, entry.to_vec());
+            self.puts.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+    fn reject(&self, key: &[u8; 32], _reason: &str) {
+        // A damaged entry is dropped, as a directory cache deletes it.
+        self.rejected
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if let Ok(mut e) = self.entries.lock() {
+            e.remove(key);
+        }
+    }
+    fn kept(&self, _key: &[u8; 32]) {
+        self.kept.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 /// Results a model has in place, made (by a run or a hit) while a result cache is on: a
 /// later hit for the same key keeps them instead of decoding the entry again, as long as
 /// nothing could have changed them since — the host counted no write to an instance in the

@@ -644,33 +644,12 @@ fn r12_4_a_damaged_scene_terrain_fails_the_model_naming_it() {
     assert!(placeholder);
 }
 
-/// A result cache in memory, counting hits.
-#[derive(Debug, Default)]
-struct MemCache {
-    entries: std::sync::Mutex<std::collections::BTreeMap<[u8; 32], Vec<u8>>>,
-    hits: std::sync::atomic::AtomicUsize,
-}
-
-impl procmodel_engine::ResultCache for MemCache {
-    fn get(&self, key: &[u8; 32]) -> Option<Vec<u8>> {
-        let e = self.entries.lock().unwrap().get(key).cloned()?;
-        self.hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Some(e)
-    }
-    fn put(&self, key: &[u8; 32], entry: &[u8]) {
-        self.entries.lock().unwrap().insert(*key, entry.to_vec());
-    }
-    fn reject(&self, key: &[u8; 32], reason: &str) {
-        panic!("entry {key:?} rejected: {reason}");
-    }
-}
-
 /// Results taken from the result cache carry their voxels like a run's: toggling an input
 /// back is a hit that writes the same terrain, and the model still gives back exactly what
 /// was under it afterwards (the hit must not bring back a stale record of what was under).
 #[test]
 fn r12_4_cache_hits_write_the_same_voxels_and_keep_ownership() {
-    let cache = std::sync::Arc::new(MemCache::default());
+    let cache = std::sync::Arc::new(procmodel_engine::MemoryCache::default());
     let mut e = Engine::new(
         procmodel_luau::runtime(),
         EngineConfig {
@@ -692,15 +671,12 @@ fn r12_4_cache_hits_write_the_same_voxels_and_keep_ownership() {
     assert_ne!(wide, narrow);
     set_num(&mut e, m, "Width", 16.0);
     ok(&e.step());
-    assert_eq!(
-        cache.hits.load(std::sync::atomic::Ordering::Relaxed),
-        1,
-        "Width 16 again is a hit"
-    );
+    assert_eq!(cache.hits(), 1, "Width 16 again is a hit");
     assert_eq!(grid(&e), wide, "a hit writes the run's voxels");
     set_num(&mut e, m, "Width", 8.0);
     ok(&e.step());
     assert_eq!(grid(&e), narrow, "a second hit over the first");
+    assert_eq!(cache.rejected(), 0, "no entry was refused");
     e.remove(m).unwrap();
     assert_eq!(
         grid(&e),

@@ -86,15 +86,7 @@ pub(crate) fn all_joints(
     if c.in_scene(part) {
         c.scene_query(|| format!("BasePart:{method}"))?;
     }
-    let mut top = part;
-    while let Some(p) = c
-        .dom
-        .get_by_ref(top)
-        .map(|i| i.parent())
-        .filter(|p| p.is_some())
-    {
-        top = p;
-    }
+    let top = tree_top(c, part);
     let mut out = Vec::new();
     procmodel_dom::preorder(&c.dom, &[top], |r, inst| {
         if let Some((parts, rigid)) = joined(c, inst) {
@@ -141,6 +133,20 @@ pub(crate) fn connected(
     Ok(order)
 }
 
+/// The top of the tree `part` is in: the DataModel for a part in the scene.
+fn tree_top(c: &Ctx, part: Ref) -> Ref {
+    let mut top = part;
+    while let Some(p) = c
+        .dom
+        .get_by_ref(top)
+        .map(|i| i.parent())
+        .filter(|p| p.is_some())
+    {
+        top = p;
+    }
+    top
+}
+
 /// The `Material` enum value of a part (its class default when unset).
 pub(crate) fn part_material(inst: &rbx_dom_weak::Instance) -> u32 {
     match inst.properties.get(&KEYS.0) {
@@ -177,15 +183,7 @@ pub(crate) fn anchored(inst: &rbx_dom_weak::Instance) -> bool {
 pub(crate) fn assembly(c: &Ctx, part: Ref, method: &str) -> mlua::Result<Vec<Ref>> {
     let mut parts = connected(c, part, true, method)?;
     if parts.len() > 1 {
-        let mut top = part;
-        while let Some(p) = c
-            .dom
-            .get_by_ref(top)
-            .map(|i| i.parent())
-            .filter(|p| p.is_some())
-        {
-            top = p;
-        }
+        let top = tree_top(c, part);
         let members: FxHashSet<Ref> = parts.iter().copied().collect();
         parts.clear();
         procmodel_dom::preorder(&c.dom, &[top], |r, _| {

@@ -706,30 +706,12 @@ async fn r13_3_a_module_reload_is_one_undo_step() {
     until(&mut a, |h| h["scene"]["parts"] == 4).await;
 }
 
-/// A result cache in memory that counts its hits.
-#[derive(Debug, Default)]
-struct MemCache {
-    entries: std::sync::Mutex<std::collections::BTreeMap<[u8; 32], Vec<u8>>>,
-    hits: std::sync::atomic::AtomicUsize,
-}
-
-impl procmodel_engine::ResultCache for MemCache {
-    fn get(&self, key: &[u8; 32]) -> Option<Vec<u8>> {
-        let e = self.entries.lock().unwrap().get(key).cloned()?;
-        self.hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Some(e)
-    }
-    fn put(&self, key: &[u8; 32], entry: &[u8]) {
-        self.entries.lock().unwrap().insert(*key, entry.to_vec());
-    }
-}
-
 /// With a result cache (as `procmodel studio` opens one), an attribute dragged back to a
 /// value it had is a hit: the frame has that value's parts without running the generator.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn r14_an_attribute_set_back_in_the_studio_is_a_cache_hit() {
     let (_dir, file) = common::fixture("cache");
-    let cache = std::sync::Arc::new(MemCache::default());
+    let cache = std::sync::Arc::new(procmodel_engine::MemoryCache::default());
     let mut o = procmodel_studio::Options::new(&file);
     o.cache = Some(cache.clone());
     let s = procmodel_studio::Studio::start(o).expect("the studio starts");
@@ -739,7 +721,7 @@ async fn r14_an_attribute_set_back_in_the_studio_is_a_cache_hit() {
         .as_str()
         .unwrap()
         .to_owned();
-    let hits = || cache.hits.load(std::sync::atomic::Ordering::Relaxed);
+    let hits = || cache.hits();
     for (seq, steps) in [(1u64, 30), (2, 10), (3, 30)] {
         send(
             &mut a,
