@@ -50,6 +50,16 @@ pub struct CacheArgs {
 }
 
 impl CacheArgs {
+    /// The cache for what a command opens: a generator file's keys also cover the Luau
+    /// files beside it (it may require them by path; none when they cannot be listed), a
+    /// scene's need nothing more.
+    pub fn open_for(&self, opened: Option<&Path>) -> Option<Arc<procmodel_lock::DirCache>> {
+        match opened {
+            Some(p) if is_generator(p) => files_salt(p).and_then(|s| self.open(Some(s))),
+            _ => self.open(None),
+        }
+    }
+
     /// The cache to use (None with --no-cache, or when there is no cache folder). `salt`
     /// adds what the engine cannot see to every key (files a generator may require by path).
     pub fn open(&self, salt: Option<[u8; 32]>) -> Option<Arc<procmodel_lock::DirCache>> {

@@ -24,6 +24,8 @@ pub struct Args {
     pub root: Option<PathBuf>,
     #[command(flatten)]
     pub limits: crate::limits::Limits,
+    #[command(flatten)]
+    pub cache: crate::lock::CacheArgs,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -33,6 +35,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
     };
     let mut engine = EngineConfig::default();
     args.limits.apply(&mut engine.host);
+    let cache = args.cache.open_for(args.scene.as_deref());
+    engine.cache = cache.clone().map(|c| c as _);
     // print/warn of generators go to stderr (stdout carries the protocol).
     engine.host.echo_output = true;
     let limits = args.limits.clone();
@@ -65,5 +69,6 @@ pub fn run(args: Args) -> Result<ExitCode> {
         max_frames: args.limits.max_frames(),
         writers,
     })?;
+    crate::lock::report_cache(&cache);
     Ok(ExitCode::SUCCESS)
 }

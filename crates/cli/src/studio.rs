@@ -29,13 +29,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     options.port = args.port;
     options.web_dir = args.web_dir;
     args.limits.apply(&mut options.host);
-    // As `generate` and `regen` do: a generator file's keys also cover the Luau files beside
-    // it (it may require them by path); a scene's need nothing more.
-    let cache = if crate::lock::is_generator(&args.path) {
-        crate::lock::files_salt(&args.path).and_then(|s| args.cache.open(Some(s)))
-    } else {
-        args.cache.open(None)
-    };
+    let cache = args.cache.open_for(Some(&args.path));
     options.cache = cache.clone().map(|c| c as _);
     let studio = procmodel_studio::Studio::start(options)?;
     let url = studio.url();
