@@ -150,7 +150,8 @@ fn child_or_new(c: &mut Ctx, parent: Ref, class: &str, what: &str) -> Option<Ref
         parent,
         rbx_dom_weak::InstanceBuilder::new(class).with_name(class),
     );
-    c.tree_changed();
+    // A new Terrain is part of the world queries see.
+    c.outside_change();
     Some(r)
 }
 
