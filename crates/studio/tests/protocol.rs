@@ -739,4 +739,12 @@ async fn r14_an_attribute_set_back_in_the_studio_is_a_cache_hit() {
         assert_eq!(h["scene"]["parts"], steps, "Steps = {steps}");
     }
     assert_eq!(hits(), 2, "10 and 30 again came from the cache");
+    // The Regenerate button on untouched results keeps them: no entry is read.
+    send(&mut a, json!({"type":"regenerate","seq":4,"model":model})).await;
+    let h = until(&mut a, |h| {
+        h["seqs"].as_array().unwrap().iter().any(|s| s["seq"] == 4)
+    })
+    .await;
+    assert_eq!(h["scene"]["parts"], 30);
+    assert_eq!((hits(), cache.kept()), (2, 1), "kept in place");
 }
