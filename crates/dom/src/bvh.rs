@@ -161,6 +161,18 @@ impl SphereTree {
     }
 }
 
+/// Whether the segment from `origin` to `origin + dir` comes within `radius` of `centre` (a
+/// bounding-sphere test of a ray or a sweep's centre line).
+pub fn segment_meets_sphere(origin: Vec3, dir: Vec3, centre: Vec3, radius: f32) -> bool {
+    let len2 = dir.length_squared();
+    let t = if len2 > 0.0 {
+        ((centre - origin).dot(dir) / len2).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    (origin + dir * t).distance_squared(centre) <= radius * radius
+}
+
 /// `meets` on the box grown by a little slack: the spheres are the callers' bounds, and an
 /// exact test on them must never lose a candidate to rounding here.
 fn meets_padded(meets: &impl Fn(Vec3, Vec3) -> bool, lo: Vec3, hi: Vec3) -> bool {
@@ -209,19 +221,13 @@ mod tests {
             .collect()
     }
 
-    /// Brute force on a fine sampling of the segment, against the exact sphere: what an
-    /// exact test accepts, which the tree's answer must contain.
+    /// Brute force: every sphere the segment comes within reach of, by the test queries
+    /// apply after the tree (the tree's answer must contain these).
     fn spheres_on_segment(spheres: &[(Vec3, f32)], o: Vec3, d: Vec3) -> Vec<u32> {
         (0..spheres.len() as u32)
             .filter(|&i| {
                 let (c, r) = spheres[i as usize];
-                let l2 = d.length_squared();
-                let t = if l2 > 0.0 {
-                    ((c - o).dot(d) / l2).clamp(0.0, 1.0)
-                } else {
-                    0.0
-                };
-                (o + d * t).distance_squared(c) <= r * r
+                segment_meets_sphere(o, d, c, r)
             })
             .collect()
     }

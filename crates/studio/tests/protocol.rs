@@ -141,6 +141,16 @@ async fn until(ws: &mut Ws, ok: impl Fn(&Value) -> bool) -> Value {
     }
 }
 
+/// The first scene message that echoes the edit `seq`.
+async fn until_seq(ws: &mut Ws, seq: u64) -> Value {
+    until(ws, |h| {
+        h["seqs"]
+            .as_array()
+            .is_some_and(|s| s.iter().any(|s| s["seq"] == seq))
+    })
+    .await
+}
+
 async fn send(ws: &mut Ws, v: Value) {
     ws.send(Message::Text(v.to_string().into())).await.unwrap();
 }
@@ -728,23 +738,13 @@ async fn r14_an_attribute_set_back_in_the_studio_is_a_cache_hit() {
             json!({"type":"set_attribute","seq":seq,"model":model,"name":"Steps","value":steps}),
         )
         .await;
-        let h = until(&mut a, |h| {
-            h["seqs"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|s| s["seq"] == seq)
-        })
-        .await;
+        let h = until_seq(&mut a, seq).await;
         assert_eq!(h["scene"]["parts"], steps, "Steps = {steps}");
     }
     assert_eq!(hits(), 2, "10 and 30 again came from the cache");
     // The Regenerate button on untouched results keeps them: no entry is read.
     send(&mut a, json!({"type":"regenerate","seq":4,"model":model})).await;
-    let h = until(&mut a, |h| {
-        h["seqs"].as_array().unwrap().iter().any(|s| s["seq"] == 4)
-    })
-    .await;
+    let h = until_seq(&mut a, 4).await;
     assert_eq!(h["scene"]["parts"], 30);
     assert_eq!((hits(), cache.kept()), (2, 1), "kept in place");
 }

@@ -452,14 +452,7 @@ impl Region {
     fn near(&self, centre: glam::Vec3, radius: f32) -> bool {
         match *self {
             Region::Segment(origin, dir) => {
-                // The segment's distance to the centre against the radius.
-                let len2 = dir.length_squared();
-                let t = if len2 > 0.0 {
-                    ((centre - origin).dot(dir) / len2).clamp(0.0, 1.0)
-                } else {
-                    0.0
-                };
-                (origin + dir * t).distance_squared(centre) <= radius * radius
+                procmodel_dom::bvh::segment_meets_sphere(origin, dir, centre, radius)
             }
             Region::Box(lo, hi) => sphere_touches_box(centre, radius, lo, hi),
         }
