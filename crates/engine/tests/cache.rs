@@ -242,20 +242,30 @@ fn force_all(e: &mut Engine, models: &[Ref]) {
 fn r14_5_forcing_untouched_results_keeps_them_without_reading_the_cache() {
     let (mut fresh, _) = scene(None, 1, 3);
     settle(&mut fresh);
-    let cache = Arc::new(Mem::default());
-    let (mut e, models) = scene(Some(cache.clone()), 1, 3);
-    settle(&mut e);
-    let before = result_refs(&e, &models);
-    force_all(&mut e, &models);
-    assert_eq!(cache.kept.load(Ordering::Relaxed), 3, "every model kept");
-    assert_eq!(cache.hits.load(Ordering::Relaxed), 0, "nothing read");
-    assert_eq!(result_refs(&e, &models), before, "the very same instances");
-    assert!(models.iter().all(|&m| !e.is_dirty(m)));
-    // Again: the kept results stay kept.
-    force_all(&mut e, &models);
-    assert_eq!(cache.kept.load(Ordering::Relaxed), 6);
-    for ext in ["rbxl", "rbxlx"] {
-        assert!(saved(&fresh, ext) == saved(&e, ext), "{ext}");
+    for jobs in [1, 2] {
+        let cache = Arc::new(Mem::default());
+        let (mut e, models) = scene(Some(cache.clone()), jobs, 3);
+        settle(&mut e);
+        let before = result_refs(&e, &models);
+        force_all(&mut e, &models);
+        assert_eq!(
+            cache.kept.load(Ordering::Relaxed),
+            3,
+            "jobs {jobs}: every model kept"
+        );
+        assert_eq!(
+            cache.hits.load(Ordering::Relaxed),
+            0,
+            "jobs {jobs}: nothing read"
+        );
+        assert_eq!(result_refs(&e, &models), before, "the very same instances");
+        assert!(models.iter().all(|&m| !e.is_dirty(m)));
+        // Again: the kept results stay kept.
+        force_all(&mut e, &models);
+        assert_eq!(cache.kept.load(Ordering::Relaxed), 6);
+        for ext in ["rbxl", "rbxlx"] {
+            assert!(saved(&fresh, ext) == saved(&e, ext), "jobs {jobs}: {ext}");
+        }
     }
 }
 
