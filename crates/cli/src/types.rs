@@ -610,6 +610,8 @@ fn method_signature(name: &str) -> &'static str {
         "GetConnectedParts" => "(self, recursive: boolean?): { BasePart }",
         "IsGrounded" => "(self): boolean",
         "GetRootPart" => "(self): BasePart",
+        "GetModelCFrame" => "(self): CFrame",
+        "GetModelSize" => "(self): Vector3",
         "GetCollisionGroupName" => "(self, id: number): string?",
         "SetPartCollisionGroup" => "(self, part: BasePart, name: string): ()",
         "CollisionGroupContainsPart" => "(self, name: string, part: BasePart): boolean",

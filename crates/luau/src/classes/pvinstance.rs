@@ -54,6 +54,23 @@ pub fn register(m: &mut MethodTable) {
             procmodel_luau_types::Vector3(size).value(),
         ))
     });
+    // Deprecated forms old scripts call: the bounding box's CFrame and size.
+    m.add_method("GetModelCFrame", |lua, this, ()| {
+        let c = ctx(lua)?;
+        let cf = procmodel_dom::bounding_box(&c.dom, this.r)
+            .map(|b| b.0)
+            .unwrap_or_else(|| procmodel_dom::get_pivot(&c.dom, this.r).unwrap_or_default());
+        drop(c);
+        cframe_value(lua, &cf)
+    });
+    m.add_method("GetModelSize", |lua, this, ()| {
+        let c = ctx(lua)?;
+        let size = procmodel_dom::bounding_box(&c.dom, this.r)
+            .map(|b| b.1)
+            .unwrap_or_default();
+        drop(c);
+        Ok(procmodel_luau_types::Vector3(size).value())
+    });
     m.add_method("GetExtentsSize", |lua, this, ()| {
         let c = ctx(lua)?;
         let size = procmodel_dom::bounding_box(&c.dom, this.r)
