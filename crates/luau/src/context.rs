@@ -86,6 +86,9 @@ pub struct Ctx {
     /// outside the Luau API ([`Ctx::outside_change`]): the spatial query index
     /// ([`Ctx::query_index`]) is used only while this stands where it was built.
     pub query_epoch: std::cell::Cell<u64>,
+    /// Set by the first spatial query: until then no index or scan exists to be dated, so
+    /// writes skip [`Ctx::note_write`] (a generator that never queries pays nothing for it).
+    pub query_watch: std::cell::Cell<bool>,
     /// The running generation parented an instance it created into the scene: from then on
     /// its writes to the instances it created may be writes to the scene.
     pub run_escaped: std::cell::Cell<bool>,
@@ -148,6 +151,7 @@ impl Ctx {
             touched_outside: std::cell::Cell::new(false),
             scene_writes: None,
             query_epoch: std::cell::Cell::new(0),
+            query_watch: std::cell::Cell::new(false),
             run_escaped: std::cell::Cell::new(false),
             run_container: std::cell::Cell::new(Ref::none()),
             query_index: Default::default(),
@@ -249,11 +253,13 @@ impl Ctx {
     pub fn check_write(&self, r: Ref, what: impl FnOnce() -> String) -> mlua::Result<()> {
         // An instance this run created is outside the scene unless the run parented it
         // there, and that write was checked (its new parent is in the scene).
-        let born = self.handles.born_in_run(r);
-        if !(born || r == self.run_container.get()) || self.run_escaped.get() {
+        if self.query_watch.get()
+            && (!(self.handles.born_in_run(r) || r == self.run_container.get())
+                || self.run_escaped.get())
+        {
             self.note_write(r);
         }
-        if !self.checks_writes() || born {
+        if !self.checks_writes() || self.handles.born_in_run(r) {
             return Ok(());
         }
         self.check_write_in_scene(r, what)

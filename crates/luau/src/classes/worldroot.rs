@@ -582,6 +582,8 @@ fn world(c: &Ctx, root: Ref, p: &QueryParams, skip: Option<Ref>, region: Region)
 /// finds the scene unchanged; None when there is no usable index (the caller walks). Only
 /// worlds in the scene are indexed: writes elsewhere do not move the write count.
 fn indexed_world(c: &Ctx, root: Ref, f: &Filters, region: Region) -> Option<World> {
+    // From now on writes date what this query scans or builds.
+    c.query_watch.set(true);
     let epoch = c.query_epoch.get();
     let mut state = c.query_index.borrow_mut();
     let fresh = |ix: &crate::query_index::QueryIndex| ix.root == root && ix.epoch == epoch;
