@@ -43,12 +43,7 @@ pub fn register(m: &mut MethodTable) {
     });
     m.class("Model");
     m.add_method("GetBoundingBox", |lua, this, ()| {
-        let c = ctx(lua)?;
-        let (cf, size) = procmodel_dom::bounding_box(&c.dom, this.r).unwrap_or((
-            procmodel_dom::get_pivot(&c.dom, this.r).unwrap_or_default(),
-            glam::Vec3::ZERO,
-        ));
-        drop(c);
+        let (cf, size) = model_box(lua, this.r)?;
         Ok((
             cframe_value(lua, &cf)?,
             procmodel_luau_types::Vector3(size).value(),
@@ -56,29 +51,13 @@ pub fn register(m: &mut MethodTable) {
     });
     // Deprecated forms old scripts call: the bounding box's CFrame and size.
     m.add_method("GetModelCFrame", |lua, this, ()| {
-        let c = ctx(lua)?;
-        let cf = procmodel_dom::bounding_box(&c.dom, this.r)
-            .map(|b| b.0)
-            .unwrap_or_else(|| procmodel_dom::get_pivot(&c.dom, this.r).unwrap_or_default());
-        drop(c);
-        cframe_value(lua, &cf)
+        cframe_value(lua, &model_box(lua, this.r)?.0)
     });
-    m.add_method("GetModelSize", |lua, this, ()| {
-        let c = ctx(lua)?;
-        let size = procmodel_dom::bounding_box(&c.dom, this.r)
-            .map(|b| b.1)
-            .unwrap_or_default();
-        drop(c);
-        Ok(procmodel_luau_types::Vector3(size).value())
-    });
-    m.add_method("GetExtentsSize", |lua, this, ()| {
-        let c = ctx(lua)?;
-        let size = procmodel_dom::bounding_box(&c.dom, this.r)
-            .map(|b| b.1)
-            .unwrap_or_default();
-        drop(c);
-        Ok(procmodel_luau_types::Vector3(size).value())
-    });
+    for name in ["GetExtentsSize", "GetModelSize"] {
+        m.add_method(name, |lua, this, ()| {
+            Ok(procmodel_luau_types::Vector3(model_box(lua, this.r)?.1).value())
+        });
+    }
     m.add_method("GetScale", |lua, this, ()| {
         let c = ctx(lua)?;
         Ok(c.dom
@@ -163,4 +142,14 @@ pub fn register(m: &mut MethodTable) {
             .insert(crate::keys::KEYS.primary_part, value);
         Ok(())
     });
+}
+
+/// A model's bounding box (`GetBoundingBox`): its CFrame and size; an empty model's is its
+/// pivot and size zero.
+fn model_box(lua: &mlua::Lua, r: rbx_types::Ref) -> mlua::Result<(glam::Affine3A, glam::Vec3)> {
+    let c = ctx(lua)?;
+    Ok(procmodel_dom::bounding_box(&c.dom, r).unwrap_or((
+        procmodel_dom::get_pivot(&c.dom, r).unwrap_or_default(),
+        glam::Vec3::ZERO,
+    )))
 }
