@@ -253,11 +253,8 @@ impl Ctx {
     pub fn check_write(&self, r: Ref, what: impl FnOnce() -> String) -> mlua::Result<()> {
         // An instance this run created is outside the scene unless the run parented it
         // there, and that write was checked (its new parent is in the scene).
-        if self.query_watch.get()
-            && (!(self.handles.born_in_run(r) || r == self.run_container.get())
-                || self.run_escaped.get())
-        {
-            self.note_write(r);
+        if self.query_watch.get() && (!self.own(r) || self.run_escaped.get()) {
+            self.note_write();
         }
         if !self.checks_writes() || self.handles.born_in_run(r) {
             return Ok(());
@@ -266,18 +263,25 @@ impl Ctx {
     }
 
     /// A write that may be to the scene: the spatial query index is out of date. (Not
-    /// narrowed down by a walk of `r`'s ancestors: a script's writes cost one addition, and
-    /// a generation's writes to its own instances do not get here.)
+    /// narrowed down by a walk of the instance's ancestors: a script's writes cost one
+    /// addition, and a generation's writes to its own instances do not get here.)
     #[inline]
-    fn note_write(&self, _r: Ref) {
+    fn note_write(&self) {
         self.query_epoch.set(self.query_epoch.get() + 1);
+    }
+
+    /// Whether `r` is the running generation's own: an instance it created, or its
+    /// targetContainer (outside the scene unless it parented one there, `run_escaped`).
+    #[inline]
+    fn own(&self, r: Ref) -> bool {
+        self.handles.born_in_run(r) || r == self.run_container.get()
     }
 
     /// A change of the DOM from outside the Luau API (anything may have moved): forgets what
     /// the write checks cached and puts the spatial query index out of date.
     pub fn outside_change(&self) {
         self.tree_changed();
-        self.query_epoch.set(self.query_epoch.get() + 1);
+        self.note_write();
     }
 
     /// [`Ctx::in_scene`], remembered for the last instance asked about until the tree's
@@ -300,14 +304,12 @@ impl Ctx {
     /// already happened.)
     #[inline]
     pub fn parented(&self, r: Ref, parent: Ref) {
-        let own =
-            |r: Ref| r.is_some() && (self.handles.born_in_run(r) || r == self.run_container.get());
-        if self.run_escaped.get() || parent.is_none() || !own(r) || own(parent) {
+        if self.run_escaped.get() || parent.is_none() || !self.own(r) || self.own(parent) {
             return;
         }
         if self.in_scene(parent) {
             self.run_escaped.set(true);
-            self.query_epoch.set(self.query_epoch.get() + 1);
+            self.note_write();
         }
     }
 
