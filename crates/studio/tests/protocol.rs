@@ -141,6 +141,15 @@ async fn until(ws: &mut Ws, ok: impl Fn(&Value) -> bool) -> Value {
     }
 }
 
+/// The id of the scene's first model, once the scene shows `parts` parts.
+async fn first_model(ws: &mut Ws, parts: u64) -> String {
+    let h = until(ws, |h| h["scene"]["parts"] == parts).await;
+    h["scene"]["models"][0]["id"]
+        .as_str()
+        .expect("a model id")
+        .to_owned()
+}
+
 /// The first scene message that echoes the edit `seq`.
 async fn until_seq(ws: &mut Ws, seq: u64) -> Value {
     until(ws, |h| {
@@ -292,11 +301,7 @@ async fn r13_cancel_stops_a_hanging_generator() {
     let (_dir, file) = common::fixture("cancel");
     let s = common::studio(&file);
     let mut a = connect(s.addr()).await;
-    let first = until(&mut a, |h| h["scene"]["parts"] == 10).await;
-    let model = first["scene"]["models"][0]["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let model = first_model(&mut a, 10).await;
     send(
         &mut a,
         json!({"type":"set_attribute","seq":1,"model":model,"name":"Hang","value":true}),
@@ -337,11 +342,7 @@ async fn r13_a_drag_is_one_undo_step() {
     let (_dir, file) = common::fixture("gesture");
     let s = common::studio(&file);
     let mut a = connect(s.addr()).await;
-    let first = until(&mut a, |h| h["scene"]["parts"] == 10).await;
-    let model = first["scene"]["models"][0]["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let model = first_model(&mut a, 10).await;
     // What a scrubbed number field sends: gesture_start, values as the pointer moves (some
     // regenerated before the next arrives), gesture_end.
     send(&mut a, json!({"type":"gesture_start","seq":1})).await;
@@ -407,11 +408,7 @@ async fn r13_an_edit_is_echoed_with_its_regenerated_frame() {
     let (_dir, file) = common::fixture("echo");
     let s = common::studio(&file);
     let mut a = connect(s.addr()).await;
-    let first = until(&mut a, |h| h["scene"]["parts"] == 10).await;
-    let model = first["scene"]["models"][0]["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let model = first_model(&mut a, 10).await;
     let echoed = |h: &Value, seq: u64| {
         h["seqs"]
             .as_array()
@@ -579,11 +576,7 @@ async fn r13_a_refused_edit_is_never_echoed() {
     let (_dir, file) = common::fixture("refused");
     let s = common::studio(&file);
     let mut a = connect(s.addr()).await;
-    let first = until(&mut a, |h| h["scene"]["parts"] == 10).await;
-    let model = first["scene"]["models"][0]["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let model = first_model(&mut a, 10).await;
     // Refused on the engine thread (the attribute is unknown there), not when parsed.
     send(
         &mut a,
@@ -726,11 +719,7 @@ async fn r14_an_attribute_set_back_in_the_studio_is_a_cache_hit() {
     o.cache = Some(cache.clone());
     let s = procmodel_studio::Studio::start(o).expect("the studio starts");
     let mut a = connect(s.addr()).await;
-    let first = until(&mut a, |h| h["scene"]["parts"] == 10).await;
-    let model = first["scene"]["models"][0]["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let model = first_model(&mut a, 10).await;
     let hits = || cache.hits();
     for (seq, steps) in [(1u64, 30), (2, 10), (3, 30)] {
         send(
