@@ -36,7 +36,7 @@ use rbx_dom_weak::{Instance, Ustr, WeakDom};
 use rbx_reflection::{DataType, PropertyKind, PropertySerialization};
 use rbx_types::{Color3uint8, ContentType, PhysicalProperties, Ref, Variant};
 use rustc_hash::FxHashMap;
-use std::cell::OnceCell;
+use std::sync::OnceLock;
 
 const DOMAIN: &[u8] = b"procmodel-content-v1\0";
 
@@ -211,14 +211,14 @@ fn hidden(dom: &WeakDom, root: Ref, r: Ref, inst: &Instance) -> bool {
 /// time a reference needs it (most subtrees hold none), by a walk of its own.
 struct Positions<'a> {
     tree: Option<(&'a WeakDom, Ref)>,
-    map: OnceCell<FxHashMap<Ref, u32>>,
+    map: OnceLock<FxHashMap<Ref, u32>>,
 }
 
 impl<'a> Positions<'a> {
     fn empty() -> Positions<'a> {
         Positions {
             tree: None,
-            map: OnceCell::new(),
+            map: OnceLock::new(),
         }
     }
 
@@ -245,6 +245,41 @@ impl<'a> Positions<'a> {
 /// Bytes the hasher gathers before handing them to BLAKE3 (large updates use its SIMD paths).
 const FLUSH_AT: usize = 64 * 1024;
 
+/// Child lists at least this long are encoded by two threads (see `Hasher::run`).
+const SPLIT_MIN_CHILDREN: usize = 16_384;
+
+/// Where encoded bytes go: gathered and handed to BLAKE3 in [`FLUSH_AT`] batches, or (on a
+/// helper thread, `hasher` None) kept for the hashing thread.
+struct Out<'h> {
+    buf: Vec<u8>,
+    hasher: Option<&'h mut blake3::Hasher>,
+}
+
+impl Out<'_> {
+    fn flush_if_full(&mut self) {
+        if self.buf.len() >= FLUSH_AT {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if let Some(h) = self.hasher.as_deref_mut() {
+            h.update(&self.buf);
+            self.buf.clear();
+        }
+    }
+
+    /// Appends bytes after a [`Self::flush`].
+    fn write(&mut self, bytes: &[u8]) {
+        match self.hasher.as_deref_mut() {
+            Some(h) => {
+                h.update(bytes);
+            }
+            None => self.buf.extend_from_slice(bytes),
+        }
+    }
+}
+
 struct Hasher<'a> {
     dom: &'a WeakDom,
     root: Ref,
@@ -254,6 +289,8 @@ struct Hasher<'a> {
     arena: Vec<u8>,
     /// …and per property its canonical name and its range in `arena`, sorted by name.
     props: Vec<(Ustr, u32, u32)>,
+    /// Child lists this long or longer are split between two threads.
+    split_min: usize,
 }
 
 impl<'a> Hasher<'a> {
@@ -263,63 +300,153 @@ impl<'a> Hasher<'a> {
             root,
             positions: Positions {
                 tree: Some((dom, root)),
-                map: OnceCell::new(),
+                map: OnceLock::new(),
             },
             rules: FxHashMap::default(),
             arena: Vec::new(),
             props: Vec::new(),
+            split_min: SPLIT_MIN_CHILDREN,
         }
     }
 
-    /// One pre-order walk ([`crate::preorder`]: memory in the depth of the tree).
+    /// One pre-order walk (memory in the depth of the tree). A child list of
+    /// [`SPLIT_MIN_CHILDREN`] or more (a generator's 100,000 parts) is encoded half on this
+    /// thread and half on a scoped helper, whose bytes are hashed after the first half's:
+    /// the hashed stream is the same bytes in the same order.
     fn run(mut self, with_root: bool) -> [u8; 32] {
         let (dom, root) = (self.dom, self.root);
+        let positions = std::mem::replace(&mut self.positions, Positions::empty());
         let mut h = blake3::Hasher::new();
         h.update(DOMAIN);
-        let mut buf = Vec::with_capacity(FLUSH_AT + 4096);
-        crate::preorder(dom, &[root], |r, inst| {
-            if hidden(dom, root, r, inst) {
-                return false;
-            }
-            if r == root && !with_root {
-                put_str(&mut buf, "");
-                put_str(&mut buf, "");
-                put_u32(&mut buf, 0);
-            } else {
-                put_str(&mut buf, &inst.class);
-                put_str(&mut buf, &inst.name);
-                self.encode_properties(inst);
-                put_u32(&mut buf, self.props.len() as u32);
-                for &(name, start, end) in &self.props {
-                    put_str(&mut buf, &name);
-                    buf.extend_from_slice(&self.arena[start as usize..end as usize]);
-                }
-            }
-            let children = inst.children();
-            let count = if hides_results(root, r, inst) {
-                children
-                    .iter()
-                    .filter(|&&c| {
-                        dom.get_by_ref(c)
-                            .is_some_and(|i| i.class != "GeneratedFolder")
-                    })
-                    .count()
-            } else {
-                children.len()
-            };
-            put_u32(&mut buf, count as u32);
-            if buf.len() >= FLUSH_AT {
-                h.update(&buf);
-                buf.clear();
-            }
-            true
-        });
-        h.update(&buf);
+        let mut out = Out {
+            buf: Vec::with_capacity(FLUSH_AT + 4096),
+            hasher: Some(&mut h),
+        };
+        if let Some(inst) = dom.get_by_ref(root) {
+            std::thread::scope(|scope| {
+                self.walk(&positions, root, inst, with_root, &mut out, Some(scope));
+            });
+        }
+        out.flush();
         *h.finalize().as_bytes()
     }
 
+    /// Encodes the subtree of `r` (its own record only when `with_record`, else the empty
+    /// record [`children_hash`] uses) into `out`. `split`: a scope the first long child list
+    /// may hand its second half to (taken by that list, so one helper at most).
+    fn walk<'s>(
+        &mut self,
+        positions: &'s Positions<'a>,
+        r: Ref,
+        inst: &'a Instance,
+        with_record: bool,
+        out: &mut Out<'_>,
+        mut split: Option<&'s std::thread::Scope<'s, '_>>,
+    ) where
+        'a: 's,
+    {
+        struct Frame<'a, 's> {
+            children: Vec<(Ref, &'a Instance)>,
+            next: usize,
+            /// Where this list's own share ends; the helper encoded the rest.
+            end: usize,
+            helper: Option<std::thread::ScopedJoinHandle<'s, Vec<u8>>>,
+        }
+        let mut stack: Vec<Frame<'a, 's>> = Vec::new();
+        let mut item = Some((r, inst, with_record));
+        loop {
+            if let Some((r, inst, with_record)) = item.take() {
+                let children = self.record(positions, r, inst, with_record, &mut out.buf);
+                out.flush_if_full();
+                let mut frame = Frame {
+                    end: children.len(),
+                    children,
+                    next: 0,
+                    helper: None,
+                };
+                if frame.end >= self.split_min
+                    && let Some(scope) = split.take()
+                {
+                    let mid = frame.end / 2;
+                    let tail: Vec<(Ref, &'a Instance)> = frame.children[mid..].to_vec();
+                    let (dom, root) = (self.dom, self.root);
+                    frame.end = mid;
+                    frame.helper = Some(scope.spawn(move || {
+                        let mut helper = Hasher::new(dom, root);
+                        let mut out = Out {
+                            buf: Vec::new(),
+                            hasher: None,
+                        };
+                        for (r, inst) in tail {
+                            helper.walk(positions, r, inst, true, &mut out, None);
+                        }
+                        out.buf
+                    }));
+                }
+                stack.push(frame);
+            }
+            let Some(top) = stack.last_mut() else { break };
+            if top.next < top.end {
+                let (r, inst) = top.children[top.next];
+                top.next += 1;
+                item = Some((r, inst, true));
+                continue;
+            }
+            if let Some(helper) = top.helper.take() {
+                // A panic in the helper is a bug of this module: surface it here.
+                let tail = helper.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+                out.flush();
+                out.write(&tail);
+            }
+            stack.pop();
+        }
+    }
+
+    /// Writes the record of `inst` (class, name, canonical properties, child count; or the
+    /// empty record) and returns the children to encode after it.
+    fn record(
+        &mut self,
+        positions: &Positions<'a>,
+        r: Ref,
+        inst: &'a Instance,
+        with_record: bool,
+        buf: &mut Vec<u8>,
+    ) -> Vec<(Ref, &'a Instance)> {
+        if with_record {
+            put_str(buf, &inst.class);
+            put_str(buf, &inst.name);
+            self.encode_properties(inst, positions);
+            put_u32(buf, self.props.len() as u32);
+            for &(name, start, end) in &self.props {
+                put_str(buf, &name);
+                buf.extend_from_slice(&self.arena[start as usize..end as usize]);
+            }
+        } else {
+            put_str(buf, "");
+            put_str(buf, "");
+            put_u32(buf, 0);
+        }
+        let dom = self.dom;
+        let hide = hides_results(self.root, r, inst);
+        let mut children = Vec::with_capacity(inst.children().len());
+        for &c in inst.children() {
+            if let Some(i) = dom.get_by_ref(c)
+                && !(hide && i.class == "GeneratedFolder")
+            {
+                children.push((c, i));
+            }
+        }
+        let count = if hide {
+            children.len()
+        } else {
+            inst.children().len()
+        };
+        put_u32(buf, count as u32);
+        children
+    }
+
     /// Encodes the instance's canonical properties into `arena`/`props`, sorted by name.
-    fn encode_properties(&mut self, inst: &Instance) {
+    fn encode_properties(&mut self, inst: &Instance, positions: &Positions<'_>) {
         self.arena.clear();
         self.props.clear();
         for (&key, value) in &inst.properties {
@@ -333,7 +460,7 @@ impl<'a> Hasher<'a> {
                 continue;
             }
             let start = self.arena.len();
-            encode(&mut self.arena, value, rule.quantize, &self.positions);
+            encode(&mut self.arena, value, rule.quantize, positions);
             if rule.default.as_deref() == Some(&self.arena[start..]) {
                 self.arena.truncate(start);
                 continue;
@@ -349,7 +476,9 @@ impl<'a> Hasher<'a> {
 
     /// The instance's canonical properties, sorted by name, each with its value's encoding.
     fn properties(&mut self, inst: &Instance) -> Vec<(String, Vec<u8>)> {
-        self.encode_properties(inst);
+        let positions = std::mem::replace(&mut self.positions, Positions::empty());
+        self.encode_properties(inst, &positions);
+        self.positions = positions;
         self.props
             .iter()
             .map(|&(name, start, end)| {
@@ -729,6 +858,62 @@ fn encode(buf: &mut Vec<u8>, v: &Variant, quantize: bool, positions: &Positions<
 mod tests {
     use super::*;
     use rbx_dom_weak::InstanceBuilder;
+
+    /// A long child list hashed by two threads is the stream one thread hashes: nested
+    /// results hidden on both sides of the split, references across it, and the first and
+    /// second halves' order all count.
+    #[test]
+    fn a_split_child_list_hashes_as_one_thread_does() {
+        let build = |swap: bool| {
+            let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+            let folder = dom.insert(dom.root_ref(), InstanceBuilder::new("GeneratedFolder"));
+            let n = 40;
+            let mut parts = Vec::new();
+            for i in 0..n {
+                let name = match (swap, i) {
+                    (true, 5) => "P30".to_owned(),
+                    (true, 30) => "P5".to_owned(),
+                    _ => format!("P{i}"),
+                };
+                parts.push(dom.insert(folder, InstanceBuilder::new("Part").with_name(name)));
+            }
+            // A nested model in each half, with results of its own (hidden from the hash).
+            for at in [3, 33] {
+                let m = dom.insert(parts[at], InstanceBuilder::new("ProceduralModel"));
+                let g = dom.insert(m, InstanceBuilder::new("GeneratedFolder"));
+                dom.insert(g, InstanceBuilder::new("Part").with_name("Inner"));
+            }
+            // References from the second half into the first and back.
+            let weld = dom.insert(
+                parts[35],
+                InstanceBuilder::new("WeldConstraint")
+                    .with_property("Part0", Variant::Ref(parts[1]))
+                    .with_property("Part1", Variant::Ref(parts[38])),
+            );
+            let _ = weld;
+            (dom, folder)
+        };
+        let hash = |dom: &WeakDom, r: Ref, split_min: usize, with_root: bool| {
+            let mut h = Hasher::new(dom, r);
+            h.split_min = split_min;
+            h.run(with_root)
+        };
+        let (dom, folder) = build(false);
+        for with_root in [true, false] {
+            let one = hash(&dom, folder, usize::MAX, with_root);
+            for split_min in [1, 2, 16, 40] {
+                assert_eq!(hash(&dom, folder, split_min, with_root), one, "{split_min}");
+            }
+            // The whole scene: the split happens one level down.
+            assert_eq!(
+                hash(&dom, dom.root_ref(), 16, with_root),
+                hash(&dom, dom.root_ref(), usize::MAX, with_root)
+            );
+        }
+        let (swapped, sf) = build(true);
+        assert_ne!(hash(&swapped, sf, 16, true), hash(&dom, folder, 16, true));
+        assert_ne!(hash(&swapped, sf, 16, true), hash(&swapped, sf, usize::MAX, false));
+    }
 
     #[test]
     fn hex_is_two_lower_case_digits_per_byte() {
