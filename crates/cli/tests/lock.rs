@@ -419,8 +419,9 @@ fn r14_5_two_processes_share_one_cache() {
         .unwrap());
     let v = json(&o);
     assert_eq!(v["cache"]["hits"], 3, "{v}");
-    // A new process cannot vouch for the results the file holds: every hit is read.
-    assert_eq!(v["cache"]["kept"], 0, "{v}");
+    // Every entry is read; the results the file holds hash to the content each records, so
+    // they stay.
+    assert_eq!(v["cache"]["kept"], 3, "{v}");
     let fresh = tmp("shared-fresh.rbxl");
     ok(bin()
         .args(["regen", s(&scene), "--force", "--no-cache", "-o", s(&fresh)])
@@ -430,6 +431,70 @@ fn r14_5_two_processes_share_one_cache() {
     for out in &outs {
         assert_eq!(std::fs::read(out).unwrap(), want, "{}", out.display());
     }
+    // One result edited in the file (written by another tool, which writes the edited
+    // property on every Part): that model's entry is decoded over it and the others' results
+    // stay. The results are a fresh run's by content hash; the file keeps the others' explicit
+    // default values, so its bytes are not compared.
+    let mut dom = rbx_binary::from_reader(std::fs::read(&scene).unwrap().as_slice()).unwrap();
+    let part = dom
+        .descendants()
+        .find(|i| i.name == "P2")
+        .map(|i| i.referent())
+        .unwrap();
+    dom.get_by_ref_mut(part)
+        .unwrap()
+        .properties
+        .insert("Transparency".into(), rbx_types::Variant::Float32(0.5));
+    let edited = tmp("shared-edited.rbxl");
+    let top = dom.root().children().to_vec();
+    rbx_binary::to_writer(std::fs::File::create(&edited).unwrap(), &dom, &top).unwrap();
+    let out = tmp("shared-edited-out.rbxl");
+    let o = ok(bin()
+        .args([
+            "regen",
+            s(&edited),
+            "--force",
+            "--json",
+            "--cache",
+            s(&cache),
+            "-o",
+            s(&out),
+        ])
+        .output()
+        .unwrap());
+    let v = json(&o);
+    assert_eq!(
+        (&v["cache"]["hits"], &v["cache"]["kept"]),
+        (&3.into(), &2.into()),
+        "{v}"
+    );
+    let hashes = |v: &serde_json::Value| -> Vec<serde_json::Value> {
+        v["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["content_hash"].clone())
+            .collect()
+    };
+    let first = json(&ok(bin()
+        .args(["regen", s(&scene), "--force", "--no-cache", "--json", "-o"])
+        .arg(tmp("shared-fresh-again.rbxl"))
+        .output()
+        .unwrap()));
+    assert_eq!(hashes(&v), hashes(&first));
+    let saved = rbx_binary::from_reader(std::fs::read(&out).unwrap().as_slice()).unwrap();
+    let transparencies: Vec<_> = saved
+        .descendants()
+        .filter(|i| i.class == "Part")
+        .filter_map(|i| match i.properties.get(&"Transparency".into()) {
+            Some(rbx_types::Variant::Float32(t)) => Some(*t),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        transparencies.iter().all(|&t| t == 0.0),
+        "{transparencies:?}"
+    );
     // Damage every entry: reported, ignored, the same bytes again.
     for sub in std::fs::read_dir(&cache).unwrap().flatten() {
         for f in std::fs::read_dir(sub.path()).unwrap().flatten() {

@@ -51,6 +51,24 @@ pub fn children_hash(dom: &WeakDom, parent: Ref) -> [u8; 32] {
     Hasher::new(dom, parent).run(false)
 }
 
+/// [`children_hash`], with the number of instances it covered (`parent` not counted) and
+/// of nested ProceduralModels among them (whose own results it leaves out).
+pub fn children_hash_counted(dom: &WeakDom, parent: Ref) -> ([u8; 32], usize, usize) {
+    Hasher::new(dom, parent).run_counted(false)
+}
+
+/// The digest of `r`'s own record, canonical as in [`content_hash`]: class, name and
+/// properties, without children (a Ref in its properties counts as "outside"). Two
+/// instances with equal records hash alike as roots of equal subtrees.
+pub fn record_digest(dom: &WeakDom, r: Ref) -> [u8; 32] {
+    let Some(inst) = dom.get_by_ref(r) else {
+        return *blake3::hash(b"").as_bytes();
+    };
+    let mut buf = Vec::new();
+    Hasher::new(dom, Ref::none()).own_record(&Positions::empty(), inst, &mut buf);
+    *blake3::hash(&buf).as_bytes()
+}
+
 /// The BLAKE3 digest of one value's canonical encoding (a Ref counts as "none" or
 /// "outside"): attribute values in input fingerprints and lockfiles.
 pub fn value_digest(v: &Variant) -> [u8; 32] {
@@ -291,6 +309,10 @@ struct Hasher<'a> {
     props: Vec<(Ustr, u32, u32)>,
     /// Child lists this long or longer are split between two threads.
     split_min: usize,
+    /// Records written (the empty record of [`children_hash`] not counted)…
+    instances: usize,
+    /// …and among them ProceduralModels whose results were left out.
+    nested: usize,
 }
 
 impl<'a> Hasher<'a> {
@@ -306,6 +328,8 @@ impl<'a> Hasher<'a> {
             arena: Vec::new(),
             props: Vec::new(),
             split_min: SPLIT_MIN_CHILDREN,
+            instances: 0,
+            nested: 0,
         }
     }
 
@@ -313,7 +337,12 @@ impl<'a> Hasher<'a> {
     /// [`SPLIT_MIN_CHILDREN`] or more (a generator's 100,000 parts) is encoded half on this
     /// thread and half on a scoped helper, whose bytes are hashed after the first half's:
     /// the hashed stream is the same bytes in the same order.
-    fn run(mut self, with_root: bool) -> [u8; 32] {
+    fn run(self, with_root: bool) -> [u8; 32] {
+        self.run_counted(with_root).0
+    }
+
+    /// [`Self::run`], with the instances hashed and the nested models among them.
+    fn run_counted(mut self, with_root: bool) -> ([u8; 32], usize, usize) {
         let (dom, root) = (self.dom, self.root);
         let positions = std::mem::replace(&mut self.positions, Positions::empty());
         let mut h = blake3::Hasher::new();
@@ -328,7 +357,7 @@ impl<'a> Hasher<'a> {
             });
         }
         out.flush();
-        *h.finalize().as_bytes()
+        (*h.finalize().as_bytes(), self.instances, self.nested)
     }
 
     /// Encodes the subtree of `r` (its own record only when `with_record`, else the empty
@@ -350,7 +379,7 @@ impl<'a> Hasher<'a> {
             next: usize,
             /// Where this list's own share ends; the helper encoded the rest.
             end: usize,
-            helper: Option<std::thread::ScopedJoinHandle<'s, Vec<u8>>>,
+            helper: Option<std::thread::ScopedJoinHandle<'s, (Vec<u8>, usize, usize)>>,
         }
         let mut stack: Vec<Frame<'a, 's>> = Vec::new();
         let mut item = Some((r, inst, with_record));
@@ -380,7 +409,7 @@ impl<'a> Hasher<'a> {
                         for (r, inst) in tail {
                             helper.walk(positions, r, inst, true, &mut out, None);
                         }
-                        out.buf
+                        (out.buf, helper.instances, helper.nested)
                     }));
                 }
                 stack.push(frame);
@@ -394,7 +423,11 @@ impl<'a> Hasher<'a> {
             }
             if let Some(helper) = top.helper.take() {
                 // A panic in the helper is a bug of this module: surface it here.
-                let tail = helper.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+                let (tail, instances, nested) = helper
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e));
+                self.instances += instances;
+                self.nested += nested;
                 out.flush();
                 out.write(&tail);
             }
@@ -413,14 +446,8 @@ impl<'a> Hasher<'a> {
         buf: &mut Vec<u8>,
     ) -> Vec<(Ref, &'a Instance)> {
         if with_record {
-            put_str(buf, &inst.class);
-            put_str(buf, &inst.name);
-            self.encode_properties(inst, positions);
-            put_u32(buf, self.props.len() as u32);
-            for &(name, start, end) in &self.props {
-                put_str(buf, &name);
-                buf.extend_from_slice(&self.arena[start as usize..end as usize]);
-            }
+            self.instances += 1;
+            self.own_record(positions, inst, buf);
         } else {
             put_str(buf, "");
             put_str(buf, "");
@@ -428,6 +455,7 @@ impl<'a> Hasher<'a> {
         }
         let dom = self.dom;
         let hide = hides_results(self.root, r, inst);
+        self.nested += usize::from(hide);
         let mut children = Vec::with_capacity(inst.children().len());
         for &c in inst.children() {
             if let Some(i) = dom.get_by_ref(c)
@@ -443,6 +471,18 @@ impl<'a> Hasher<'a> {
         };
         put_u32(buf, count as u32);
         children
+    }
+
+    /// Writes `inst`'s class, name and canonical properties.
+    fn own_record(&mut self, positions: &Positions<'_>, inst: &Instance, buf: &mut Vec<u8>) {
+        put_str(buf, &inst.class);
+        put_str(buf, &inst.name);
+        self.encode_properties(inst, positions);
+        put_u32(buf, self.props.len() as u32);
+        for &(name, start, end) in &self.props {
+            put_str(buf, &name);
+            buf.extend_from_slice(&self.arena[start as usize..end as usize]);
+        }
     }
 
     /// Encodes the instance's canonical properties into `arena`/`props`, sorted by name.
@@ -912,7 +952,64 @@ mod tests {
         }
         let (swapped, sf) = build(true);
         assert_ne!(hash(&swapped, sf, 16, true), hash(&dom, folder, 16, true));
-        assert_ne!(hash(&swapped, sf, 16, true), hash(&swapped, sf, usize::MAX, false));
+        assert_ne!(
+            hash(&swapped, sf, 16, true),
+            hash(&swapped, sf, usize::MAX, false)
+        );
+    }
+
+    #[test]
+    fn counted_hash_counts_instances_and_nested_models_and_records_compare_canonically() {
+        let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+        let folder = dom.insert(dom.root_ref(), InstanceBuilder::new("GeneratedFolder"));
+        let part = dom.insert(folder, InstanceBuilder::new("Part"));
+        let m = dom.insert(part, InstanceBuilder::new("ProceduralModel"));
+        let hidden = dom.insert(m, InstanceBuilder::new("GeneratedFolder"));
+        dom.insert(hidden, InstanceBuilder::new("Part"));
+        let (hash, instances, nested) = children_hash_counted(&dom, folder);
+        assert_eq!(hash, children_hash(&dom, folder));
+        assert_eq!(
+            (instances, nested),
+            (2, 1),
+            "the nested results are not counted"
+        );
+        // A record: a string attribute read back as a BinaryString, and a default value
+        // written out, are the same record; another name is not.
+        let record = |name: &str, attr: Variant, extra: Option<(&str, Variant)>| {
+            let mut a = rbx_types::Attributes::new();
+            a.insert("ProcmodelInputs".into(), attr);
+            let mut b = InstanceBuilder::new("Part")
+                .with_name(name)
+                .with_property("Attributes", Variant::Attributes(a));
+            if let Some((k, v)) = extra {
+                b = b.with_property(k, v);
+            }
+            let d = WeakDom::new(b);
+            record_digest(&d, d.root_ref())
+        };
+        let s = || Variant::String("v2 size=0".into());
+        let plain = record("F", s(), None);
+        assert_eq!(
+            plain,
+            record(
+                "F",
+                Variant::BinaryString(b"v2 size=0".to_vec().into()),
+                None
+            )
+        );
+        assert_eq!(
+            plain,
+            record("F", s(), Some(("Transparency", Variant::Float32(0.0))))
+        );
+        assert_ne!(plain, record("G", s(), None));
+        assert_ne!(
+            plain,
+            record("F", s(), Some(("Transparency", Variant::Float32(0.5))))
+        );
+        assert_ne!(
+            plain,
+            record("F", Variant::String("v2 size=1".into()), None)
+        );
     }
 
     #[test]

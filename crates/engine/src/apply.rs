@@ -384,7 +384,21 @@ pub fn apply_output(
     }
     // 4. replace the previous results
     replace_results(dom, model, folder, retire);
-    // 6. missing attributes get their defaults; PrimaryPart from SetPrimaryPart
+    settle_model(dom, model, &out.defaults, out.primary_part)?;
+    let (count, models) = procmodel_dom::count_and_find(dom, &[folder], "ProceduralModel");
+    nested.extend(models);
+    Ok(count.saturating_sub(1))
+}
+
+/// Steps 6–7 of applying results, on the model itself: missing attributes get their
+/// defaults, PrimaryPart is the one SetPrimaryPart chose (if any), the dirty flag and any old
+/// error are cleared. Returns whether an attribute was added.
+pub fn settle_model(
+    dom: &mut WeakDom,
+    model: Ref,
+    defaults: &[(String, Variant)],
+    primary_part: Option<Ref>,
+) -> Result<bool, GenerationFailure> {
     let inst = dom
         .get_by_ref_mut(model)
         .ok_or(GenerationFailure::ModelGone)?;
@@ -392,23 +406,22 @@ pub fn apply_output(
         Some(Variant::Attributes(a)) => a.clone(),
         _ => Attributes::new(),
     };
-    for (name, value) in &out.defaults {
+    let mut added = false;
+    for (name, value) in defaults {
         if attrs.get(name.as_str()).is_none() {
             attrs.insert(name.clone(), value.clone());
+            added = true;
         }
     }
     inst.properties
         .insert(KEYS.attributes, Variant::Attributes(attrs));
-    if let Some(pp) = out.primary_part {
+    if let Some(pp) = primary_part {
         inst.properties.insert(KEYS.primary_part, Variant::Ref(pp));
     }
-    // 7. clear the dirty flag and any old error
     inst.properties
         .insert(KEYS.generation_error, Variant::String(String::new()));
     inst.properties.insert(KEYS.dirty, Variant::Bool(false));
-    let (count, models) = procmodel_dom::count_and_find(dom, &[folder], "ProceduralModel");
-    nested.extend(models);
-    Ok(count.saturating_sub(1))
+    Ok(added)
 }
 
 /// Steps 2–3 of applying a run: PivotTo the model's pivot, then undo the scale normalisation.

@@ -158,6 +158,11 @@ pub struct Hit {
 /// `dom` (nothing is left there on an error). The results are the ones that were encoded,
 /// value for value, with their recorded content hash; nothing is re-hashed.
 pub fn decode_into(dom: &mut WeakDom, bytes: &[u8]) -> Result<Hit, String> {
+    decode_body_into(dom, entry_body(bytes)?)
+}
+
+/// An entry's body, once its magic and digest are checked.
+fn entry_body(bytes: &[u8]) -> Result<&[u8], String> {
     if bytes.len() < HEADER || &bytes[..8] != ENTRY_MAGIC {
         return Err(match bytes.get(..7) {
             Some(b"PMCACHE") => "an entry of another format version".into(),
@@ -168,6 +173,11 @@ pub fn decode_into(dom: &mut WeakDom, bytes: &[u8]) -> Result<Hit, String> {
     if blake3::hash(body).as_bytes() != &bytes[8..HEADER] {
         return Err("entry digest mismatch".into());
     }
+    Ok(body)
+}
+
+/// [`decode_into`] after [`entry_body`].
+fn decode_body_into(dom: &mut WeakDom, body: &[u8]) -> Result<Hit, String> {
     let mut r = codec::Reader::new(body);
     let primary_index = r.u32()?;
     let attributes = match r.value(&[])? {
@@ -198,6 +208,23 @@ pub fn decode_into(dom: &mut WeakDom, bytes: &[u8]) -> Result<Hit, String> {
         attributes,
         instances: refs.len(),
     })
+}
+
+/// The instance at pre-order position `n` of the subtree of `root` (the root is 0).
+fn nth_in_preorder(dom: &WeakDom, root: Ref, n: usize) -> Option<Ref> {
+    let mut seen = 0;
+    let mut found = None;
+    procmodel_dom::preorder(dom, &[root], |r, _| {
+        if found.is_some() {
+            return false;
+        }
+        if seen == n {
+            found = Some(r);
+        }
+        seen += 1;
+        found.is_none()
+    });
+    found
 }
 
 /// A decoded entry in a DOM of its own (for checks outside a scene, e.g. a bake's merge).
@@ -259,7 +286,16 @@ impl crate::Engine {
             return Some(self.conclude(model, Ok(instances), started.elapsed()));
         }
         if let Some(bytes) = cache.get(&key) {
-            match self.host.with_dom_mut(|d| decode_into(d, &bytes)) {
+            let body = entry_body(&bytes);
+            if let Ok(body) = body
+                && let Some(instances) = self.verified_in_place(model, key, body)
+            {
+                cache.kept(&key);
+                self.st().from_cache.insert(model);
+                self.st().kept.insert(model);
+                return Some(self.conclude(model, Ok(instances), started.elapsed()));
+            }
+            match body.and_then(|body| self.host.with_dom_mut(|d| decode_body_into(d, body))) {
                 Ok(hit) => {
                     let produced = crate::apply::Produced {
                         container: hit.folder,
@@ -299,6 +335,87 @@ impl crate::Engine {
                     .then_some(placed.instances)
                 })
             })
+    }
+
+    /// Keeps `model`'s results in place when they are, canonically, the results of the
+    /// entry `body` (already checked) for its inputs — a scene saved after a generation and
+    /// loaded by another process, or results the engine forgot it placed: the folder's own
+    /// record (its provenance attributes included) is the entry's, its children hash to the
+    /// content hash the entry records, and it holds as many instances, none of them a nested
+    /// ProceduralModel or terrain voxels (whose later generation or merge a decode redoes).
+    /// The scene file does not vouch for itself: the entry does, and the hash shows the
+    /// results are what decoding it would give. Then the model is settled as a hit settles
+    /// it, the results are recorded as placed, and their instance count is returned.
+    fn verified_in_place(&mut self, model: Ref, key: [u8; 32], body: &[u8]) -> Option<usize> {
+        let mut r = codec::Reader::new(body);
+        let primary_index = r.u32().ok()?;
+        let defaults: Vec<(String, Variant)> = match r.value(&[]).ok()? {
+            Variant::Attributes(a) => a.into_iter().collect(),
+            _ => return None,
+        };
+        let root = codec::peek_root(&mut r).ok()?;
+        let count = root.count;
+        let entry_record = {
+            let dom = WeakDom::new(root.builder);
+            procmodel_dom::hash::record_digest(&dom, dom.root_ref())
+        };
+        let (folder, primary_part) = self.host.with_dom_ref(|d| {
+            let folder = crate::apply::results_folder(d, model)?;
+            if procmodel_dom::hash::record_digest(d, folder) != entry_record
+                || crate::terrain::generated_region(d, folder).is_some()
+            {
+                return None;
+            }
+            // The folder's references into its results (a PrimaryPart) point where the
+            // entry's do.
+            let inst = d.get_by_ref(folder)?;
+            for (key, position) in &root.references {
+                match inst.properties.get(key) {
+                    Some(Variant::Ref(target))
+                        if nth_in_preorder(d, folder, *position) == Some(*target) => {}
+                    _ => return None,
+                }
+            }
+            let recorded = crate::provenance::string_attribute(d, folder, CONTENT_HASH_ATTRIBUTE)?;
+            let (hash, instances, nested) = procmodel_dom::hash::children_hash_counted(d, folder);
+            if nested != 0 || instances + 1 != count || to_hex(&hash) != recorded {
+                return None;
+            }
+            let primary_part = match primary_index {
+                u32::MAX => None,
+                n => Some(nth_in_preorder(d, folder, n as usize)?),
+            };
+            Some((folder, primary_part))
+        })?;
+        let settled = self.host.with_dom_mut(|d| {
+            crate::apply::pin_pivot(d, model);
+            crate::apply::settle_model(d, model, &defaults, primary_part)
+        });
+        // Defaults filled in change the inputs: the results are placed for the new ones.
+        let key = match settled.ok()? {
+            false => key,
+            true => {
+                let mut sources = self.take_sources();
+                let key = self.host.with_dom_ref(|d| {
+                    crate::provenance::Inputs::of_with(d, model, &mut sources).cache_key(d, model)
+                });
+                self.st().sources = sources;
+                key
+            }
+        };
+        let instances = count - 1;
+        if let Some(writes) = self.host.scene_writes() {
+            self.st().placed.insert(
+                model,
+                Placed {
+                    key,
+                    folder,
+                    writes,
+                    instances,
+                },
+            );
+        }
+        Some(instances)
     }
 
     /// Forgets the results in place of the models `model` is nested in: its own results

@@ -294,20 +294,15 @@ fn r14_5_a_script_edit_of_the_results_is_replaced_by_the_next_hit() {
         "the edit is in"
     );
     force_all(&mut e, &models);
-    assert_eq!(
-        cache.kept.load(Ordering::Relaxed),
-        0,
-        "nothing kept after a write"
-    );
-    assert_eq!(
-        cache.hits.load(Ordering::Relaxed),
-        2,
-        "both decoded from entries"
-    );
+    // After a write to the scene both entries are read; M1's results still hash to its
+    // entry's content and stay, M0's edited ones are replaced.
+    assert_eq!(cache.hits.load(Ordering::Relaxed), 2, "both entries read");
+    assert_eq!(cache.kept.load(Ordering::Relaxed), 1, "M1 kept, M0 decoded");
     assert!(results_hashes(&e, &models) == expected, "the edit is gone");
-    // Untouched since that hit: kept from now on.
+    // Untouched since that hit: kept from now on, without reading the entries.
     force_all(&mut e, &models);
-    assert_eq!(cache.kept.load(Ordering::Relaxed), 2);
+    assert_eq!(cache.kept.load(Ordering::Relaxed), 3);
+    assert_eq!(cache.hits.load(Ordering::Relaxed), 2);
 }
 
 #[test]
@@ -326,15 +321,158 @@ fn r14_5_an_edit_through_the_dom_or_undo_is_not_kept() {
     force_all(&mut e, &models);
     assert_eq!(cache.kept.load(Ordering::Relaxed), 0);
     assert!(saved(&fresh, "rbxl") == saved(&e, "rbxl"));
-    // Count 3 -> 9, then undo: the results of Count 3 come back from the history, and a
-    // forced regeneration of them decodes (the history does not vouch for them).
+    // Count 3 -> 9, then undo: the results of Count 3 come back from the history. The
+    // history does not vouch for them, the entry does: a forced regeneration reads it and
+    // keeps them, as they hash to its content.
     e.set_attribute(m, "Count", Some(Variant::Float64(9.0)))
         .unwrap();
     settle(&mut e);
     assert!(e.undo());
+    let hits = cache.hits.load(Ordering::Relaxed);
+    let before = result_refs(&e, &models);
     force_all(&mut e, &models);
-    assert_eq!(cache.kept.load(Ordering::Relaxed), 0);
+    assert_eq!(cache.hits.load(Ordering::Relaxed), hits + 1);
+    assert_eq!(cache.kept.load(Ordering::Relaxed), 1);
+    assert_eq!(result_refs(&e, &models), before);
     assert!(results_hashes(&fresh, &fresh_models) == results_hashes(&e, &models));
+}
+
+/// A scene saved after generating, loaded by another engine (another process): a forced
+/// regeneration reads every entry, finds the results in the file are its content, and keeps
+/// them; the saved scene is a fresh run's, in both formats and with any number of workers.
+#[test]
+fn r14_5_results_loaded_from_a_file_are_checked_against_the_entry_and_kept() {
+    let (mut fresh, _) = scene(None, 1, 4);
+    settle(&mut fresh);
+    let dir = std::env::temp_dir().join(format!("procmodel-loaded-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // An .rbxlx scene reads back without the GeneratedFolders' PrimaryPart (rbx_xml does not
+    // know the class), so its folders are not the entries' and are decoded.
+    for (jobs, ext, kept) in [(1, "rbxl", 4), (2, "rbxl", 4), (1, "rbxlx", 0)] {
+        let cache = Arc::new(Mem::default());
+        let (mut e, _) = scene(Some(cache.clone()), jobs, 4);
+        settle(&mut e);
+        let path = dir.join(format!("scene{jobs}.{ext}"));
+        e.save(&path).unwrap();
+        let mut loaded = Engine::load(
+            procmodel_luau::runtime(),
+            &path,
+            EngineConfig {
+                cache: Some(cache.clone()),
+                jobs,
+                ..EngineConfig::default()
+            },
+        )
+        .unwrap();
+        let models = loaded.models();
+        assert_eq!(models.len(), 4);
+        let before = result_refs(&loaded, &models);
+        force_all(&mut loaded, &models);
+        assert_eq!(
+            cache.hits.load(Ordering::Relaxed),
+            4,
+            "jobs {jobs}: every entry read"
+        );
+        assert_eq!(
+            cache.kept.load(Ordering::Relaxed),
+            kept,
+            "jobs {jobs} {ext}"
+        );
+        if kept == 0 {
+            assert!(saved(&fresh, ext) == saved(&loaded, ext), "{ext}");
+            continue;
+        }
+        assert_eq!(
+            result_refs(&loaded, &models),
+            before,
+            "the very same instances"
+        );
+        // PrimaryPart is the same part of the results as in the fresh run.
+        loaded.with_dom(|d| {
+            for &m in &models {
+                let pp = match d
+                    .get_by_ref(m)
+                    .unwrap()
+                    .properties
+                    .get(&"PrimaryPart".into())
+                {
+                    Some(Variant::Ref(r)) => *r,
+                    other => panic!("{other:?}"),
+                };
+                assert_eq!(d.get_by_ref(pp).unwrap().name, "P1");
+            }
+        });
+        assert!(
+            saved(&fresh, ext) == saved(&loaded, ext),
+            "jobs {jobs}: {ext}"
+        );
+        // Kept from now on without reading the entries again.
+        force_all(&mut loaded, &models);
+        assert_eq!(cache.kept.load(Ordering::Relaxed), 8);
+        assert_eq!(cache.hits.load(Ordering::Relaxed), 4);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Results in place that do not hash to the entry's content, or whose folder's record
+/// differs from the entry's, are replaced by the entry's.
+#[test]
+fn r14_5_results_that_differ_from_the_entry_in_any_way_are_decoded() {
+    let (mut fresh, fresh_models) = scene(None, 1, 1);
+    settle(&mut fresh);
+    let expected = saved(&fresh, "rbxl");
+    type Edit = fn(&mut rbx_dom_weak::WeakDom, Ref);
+    let edits: [(&str, Edit); 5] = [
+        ("a property deep in the results", |d, f| {
+            let inner = d.get_by_ref(f).unwrap().children()[0];
+            let p = d.get_by_ref(inner).unwrap().children()[0];
+            d.get_by_ref_mut(p)
+                .unwrap()
+                .properties
+                .insert("Transparency".into(), Variant::Float32(0.25));
+        }),
+        ("an instance added", |d, f| {
+            d.insert(f, InstanceBuilder::new("Part"));
+        }),
+        ("the folder's name", |d, f| {
+            d.get_by_ref_mut(f).unwrap().name = "Renamed".into();
+        }),
+        ("the recorded provenance", |d, f| {
+            let inst = d.get_by_ref_mut(f).unwrap();
+            if let Some(Variant::Attributes(a)) = inst.properties.get_mut(&"Attributes".into()) {
+                a.insert("ProcmodelInputs".into(), Variant::String("v2".into()));
+            }
+        }),
+        ("the folder's PrimaryPart", |d, f| {
+            let pole = d
+                .get_by_ref(f)
+                .unwrap()
+                .children()
+                .iter()
+                .copied()
+                .find(|&c| d.get_by_ref(c).unwrap().name == "Pole")
+                .unwrap();
+            d.get_by_ref_mut(f)
+                .unwrap()
+                .properties
+                .insert("PrimaryPart".into(), Variant::Ref(pole));
+        }),
+    ];
+    for (what, edit) in edits {
+        let cache = Arc::new(Mem::default());
+        let (mut e, models) = scene(Some(cache.clone()), 1, 1);
+        settle(&mut e);
+        let m = models[0];
+        e.with_dom_mut(|d| {
+            let f = procmodel_engine::provenance::results(d, m).unwrap();
+            edit(d, f);
+        });
+        force_all(&mut e, &models);
+        assert_eq!(cache.hits.load(Ordering::Relaxed), 1, "{what}");
+        assert_eq!(cache.kept.load(Ordering::Relaxed), 0, "{what}");
+        assert!(saved(&e, "rbxl") == expected, "{what}");
+        assert!(results_hashes(&e, &models) == results_hashes(&fresh, &fresh_models));
+    }
 }
 
 /// A generator whose results hold a nested ProceduralModel of the `Inner` generator.

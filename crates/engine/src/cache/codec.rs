@@ -217,7 +217,7 @@ impl<'a> Writer<'a> {
                 put_f32s(buf, &[r.min.x, r.min.y, r.max.x, r.max.y]);
             }
             Variant::Ref(r) => {
-                buf.push(21);
+                buf.push(REF_TAG);
                 self.reference(buf, *r)?;
             }
             Variant::Region3(r) => {
@@ -527,7 +527,7 @@ impl<'b> Reader<'b> {
                 let min = Vector2::new(self.f32()?, self.f32()?);
                 Variant::Rect(Rect::new(min, Vector2::new(self.f32()?, self.f32()?)))
             }
-            21 => Variant::Ref(self.reference(refs)?),
+            REF_TAG => Variant::Ref(self.reference(refs)?),
             22 => Variant::Region3(Region3::new(self.vec3()?, self.vec3()?)),
             23 => {
                 let min = Vector3int16::new(self.i16()?, self.i16()?, self.i16()?);
@@ -614,9 +614,11 @@ impl<'b> Reader<'b> {
     }
 }
 
-/// Decodes an encoded subtree ([`Writer::subtree`]) into `dom` as an orphan (no parent):
-/// its root's referent. On an error nothing is left in `dom`.
-pub fn subtree_into(dom: &mut WeakDom, r: &mut Reader<'_>) -> R<(Ref, Vec<Ref>)> {
+/// The tag of a `Ref` value.
+const REF_TAG: u8 = 21;
+
+/// The name table and instance count that open an encoded subtree.
+fn names_and_count(r: &mut Reader<'_>) -> R<(Vec<Ustr>, usize)> {
     let n = r.count(4)?;
     let mut names = Vec::with_capacity(n);
     for _ in 0..n {
@@ -627,6 +629,60 @@ pub fn subtree_into(dom: &mut WeakDom, r: &mut Reader<'_>) -> R<(Ref, Vec<Ref>)>
     if count == 0 {
         return Err("entry holds no results".into());
     }
+    Ok((names, count))
+}
+
+/// The root of an encoded subtree, read without decoding the rest.
+pub struct Root {
+    /// Class, name and properties (no children). A property that refers into the subtree
+    /// holds a fresh referent of no instance here ("outside", to the content hash)…
+    pub builder: InstanceBuilder,
+    /// …and is listed with its target's pre-order position (the root is 0).
+    pub references: Vec<(Ustr, usize)>,
+    /// Instances in the subtree, the root included.
+    pub count: usize,
+}
+
+/// Reads the root of an encoded subtree ([`Root`]). A reference nested in another value
+/// (a `Content`) is an error here.
+pub fn peek_root(r: &mut Reader<'_>) -> R<Root> {
+    let (names, count) = names_and_count(r)?;
+    let class = *names
+        .get(r.u32()? as usize)
+        .ok_or("a class name index is out of range")?;
+    let name = r.str()?.to_owned();
+    let _children = r.u32()?;
+    let nprops = r.count(5)?;
+    let mut builder = InstanceBuilder::empty().with_class(class).with_name(name);
+    let mut references = Vec::new();
+    for _ in 0..nprops {
+        let key = *names
+            .get(r.u32()? as usize)
+            .ok_or("a property name index is out of range")?;
+        if r.b.first() == Some(&REF_TAG) {
+            r.u8()?;
+            match r.u32()? {
+                0 => builder.add_property(key, Variant::Ref(Ref::none())),
+                n => {
+                    references.push((key, n as usize - 1));
+                    builder.add_property(key, Variant::Ref(Ref::new()));
+                }
+            }
+        } else {
+            builder.add_property(key, r.value(&[])?);
+        }
+    }
+    Ok(Root {
+        builder,
+        references,
+        count,
+    })
+}
+
+/// Decodes an encoded subtree ([`Writer::subtree`]) into `dom` as an orphan (no parent):
+/// its root's referent. On an error nothing is left in `dom`.
+pub fn subtree_into(dom: &mut WeakDom, r: &mut Reader<'_>) -> R<(Ref, Vec<Ref>)> {
+    let (names, count) = names_and_count(r)?;
     let refs: Vec<Ref> = (0..count).map(|_| Ref::new()).collect();
     let mut inserted = false;
     let result = (|| -> R<()> {
