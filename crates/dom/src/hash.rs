@@ -203,6 +203,9 @@ pub fn first_difference(
 /// How one (class, property) pair is canonicalised.
 struct Rule {
     canonical: Ustr,
+    /// The canonical name's first eight bytes, big-endian and zero-padded: ordering by it
+    /// orders by name wherever it differs.
+    order: u64,
     skip: bool,
     quantize: bool,
     /// The default value's encoding (a value encoding the same is left out).
@@ -298,6 +301,27 @@ impl Out<'_> {
     }
 }
 
+thread_local! {
+    /// The rules a thread worked out before, lent to its next [`Hasher`] (they depend only
+    /// on the reflection database): hashing many small subtrees (one per model) would
+    /// otherwise look every (class, property) pair up again each time.
+    static RULES: std::cell::RefCell<FxHashMap<(Ustr, Ustr), Rule>> = Default::default();
+}
+
+impl Drop for Hasher<'_> {
+    fn drop(&mut self) {
+        let rules = std::mem::take(&mut self.rules);
+        // A hasher alive beside another on this thread (`first_difference`) hands back the
+        // larger map.
+        let _ = RULES.try_with(|r| {
+            let mut r = r.borrow_mut();
+            if rules.len() >= r.len() {
+                *r = rules;
+            }
+        });
+    }
+}
+
 struct Hasher<'a> {
     dom: &'a WeakDom,
     root: Ref,
@@ -305,8 +329,9 @@ struct Hasher<'a> {
     rules: FxHashMap<(Ustr, Ustr), Rule>,
     /// The encodings of the instance's properties being hashed, back to back…
     arena: Vec<u8>,
-    /// …and per property its canonical name and its range in `arena`, sorted by name.
-    props: Vec<(Ustr, u32, u32)>,
+    /// …and per property its [`Rule::order`], canonical name and range in `arena`, sorted by
+    /// name.
+    props: Vec<(u64, Ustr, u32, u32)>,
     /// Child lists this long or longer are split between two threads.
     split_min: usize,
     /// Records written (the empty record of [`children_hash`] not counted)…
@@ -324,7 +349,7 @@ impl<'a> Hasher<'a> {
                 tree: Some((dom, root)),
                 map: OnceLock::new(),
             },
-            rules: FxHashMap::default(),
+            rules: RULES.with(|r| r.take()),
             arena: Vec::new(),
             props: Vec::new(),
             split_min: SPLIT_MIN_CHILDREN,
@@ -348,7 +373,7 @@ impl<'a> Hasher<'a> {
         let mut h = blake3::Hasher::new();
         h.update(DOMAIN);
         let mut out = Out {
-            buf: Vec::with_capacity(FLUSH_AT + 4096),
+            buf: Vec::new(),
             hasher: Some(&mut h),
         };
         if let Some(inst) = dom.get_by_ref(root) {
@@ -479,7 +504,7 @@ impl<'a> Hasher<'a> {
         put_str(buf, &inst.name);
         self.encode_properties(inst, positions);
         put_u32(buf, self.props.len() as u32);
-        for &(name, start, end) in &self.props {
+        for &(_, name, start, end) in &self.props {
             put_str(buf, &name);
             buf.extend_from_slice(&self.arena[start as usize..end as usize]);
         }
@@ -505,13 +530,19 @@ impl<'a> Hasher<'a> {
                 self.arena.truncate(start);
                 continue;
             }
-            self.props
-                .push((rule.canonical, start as u32, self.arena.len() as u32));
+            self.props.push((
+                rule.order,
+                rule.canonical,
+                start as u32,
+                self.arena.len() as u32,
+            ));
         }
         // Stable: of two spellings of one property (an alias beside its canonical name), the
         // first stays first, and dedup keeps it.
-        self.props.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
-        self.props.dedup_by(|b, a| a.0 == b.0);
+        // Most names differ in their first eight bytes: compared as one number first.
+        self.props
+            .sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.as_str().cmp(b.1.as_str())));
+        self.props.dedup_by(|b, a| a.1 == b.1);
     }
 
     /// The instance's canonical properties, sorted by name, each with its value's encoding.
@@ -521,7 +552,7 @@ impl<'a> Hasher<'a> {
         self.positions = positions;
         self.props
             .iter()
-            .map(|&(name, start, end)| {
+            .map(|&(_, name, start, end)| {
                 (
                     name.to_string(),
                     self.arena[start as usize..end as usize].to_vec(),
@@ -537,6 +568,7 @@ fn rule(class: &str, name: &str) -> Rule {
     if name == "Dirty" && crate::is_a(class, "ProceduralModel") {
         return Rule {
             canonical: Ustr::from(name),
+            order: order(name),
             skip: true,
             quantize: false,
             default: None,
@@ -545,6 +577,7 @@ fn rule(class: &str, name: &str) -> Rule {
     let Some(info) = crate::find_property(class, name) else {
         return Rule {
             canonical: Ustr::from(name),
+            order: order(name),
             skip: false,
             quantize: false,
             default: None,
@@ -573,10 +606,19 @@ fn rule(class: &str, name: &str) -> Rule {
     });
     Rule {
         canonical: Ustr::from(info.canonical),
+        order: order(info.canonical),
         skip,
         quantize,
         default,
     }
+}
+
+/// A name's first eight bytes as a big-endian number, zero-padded ([`Rule::order`]).
+fn order(name: &str) -> u64 {
+    let mut b = [0u8; 8];
+    let n = name.len().min(8);
+    b[..n].copy_from_slice(&name.as_bytes()[..n]);
+    u64::from_be_bytes(b)
 }
 
 fn put_u32(buf: &mut Vec<u8>, v: u32) {
@@ -1010,6 +1052,15 @@ mod tests {
             plain,
             record("F", Variant::String("v2 size=1".into()), None)
         );
+    }
+
+    proptest::proptest! {
+        /// Ordering by the eight-byte prefix, then by the name, is ordering by the name.
+        #[test]
+        fn prefix_order_is_name_order(a in "[A-Za-z0-9_ ]{0,12}", b in "[A-Za-z0-9_ ]{0,12}") {
+            let by_prefix = order(&a).cmp(&order(&b)).then_with(|| a.cmp(&b));
+            proptest::prop_assert_eq!(by_prefix, a.cmp(&b));
+        }
     }
 
     #[test]
