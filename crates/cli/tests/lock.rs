@@ -592,3 +592,43 @@ fn r14_6_one_lockfile_for_any_jobs() {
 
 /// Noise grids as parts (the fixture `scripts/determinism.sh` uses too).
 const NOISE_GRID: &str = include_str!("fixtures/NoiseGrid.luau");
+
+/// A generator that makes nested ProceduralModels (the Rojo city's towers, whose Generator is
+/// a module outside the results) is cached like any other: a second process over the saved
+/// place finds every model's results in place and keeps them, and saves a fresh run's bytes.
+#[test]
+fn r14_5_nested_generators_are_cached_and_kept_across_processes() {
+    let city = examples().join("rojo-city");
+    let cache = tmp("city-cache");
+    let _ = std::fs::remove_dir_all(&cache);
+    let first = tmp("city.rbxl");
+    let regen = |scene: &Path, out: &Path, cached: bool| {
+        let mut c = bin();
+        c.arg("regen").arg(scene).args(["--json", "-o"]).arg(out);
+        if scene != city.as_path() {
+            c.arg("--force");
+        }
+        match cached {
+            true => c.arg("--cache").arg(&cache),
+            false => c.arg("--no-cache"),
+        };
+        json(&ok(c.output().unwrap()))
+    };
+    let v = regen(&city, &first, true);
+    let models = v["models"].as_array().unwrap().len();
+    assert!(models > 1, "{v}");
+    assert_eq!(v["cache"]["stored"], models, "every model stored: {v}");
+    let again = tmp("city-again.rbxl");
+    let v = regen(&first, &again, true);
+    assert_eq!(
+        (&v["cache"]["hits"], &v["cache"]["kept"]),
+        (&models.into(), &models.into()),
+        "{v}"
+    );
+    let fresh = tmp("city-fresh.rbxl");
+    regen(&first, &fresh, false);
+    assert_eq!(
+        std::fs::read(&again).unwrap(),
+        std::fs::read(&fresh).unwrap()
+    );
+}

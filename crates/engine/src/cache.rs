@@ -13,8 +13,10 @@
 //! whatever store it came from: a damaged entry is refused and the model generated. The
 //! content hash the folder records was computed from the very tree the entry encodes, so a
 //! hit is not hashed again ([`decode`], for checks outside the engine, does recompute it).
-//! Results that refer to instances outside themselves are not cached (an entry cannot hold
-//! such a reference).
+//! Results may refer outside themselves only to ModuleScripts whose path from the DataModel
+//! is unambiguous (a nested ProceduralModel's Generator); the entry holds the path, found
+//! again when it is decoded (the modules' names and Sources are part of the key). Results
+//! with any other reference outside themselves are not cached.
 
 mod codec;
 
@@ -112,10 +114,10 @@ pub(crate) struct Placed {
     instances: usize,
 }
 
-/// Version 3: the results in `codec`'s exact encoding, checked by a digest of the entry's
+/// Version 4: the results in `codec`'s exact encoding, checked by a digest of the entry's
 /// bytes. Entries of other versions are never read: the format is part of every cache key
 /// (`provenance::CACHE_FORMAT`), and a stray one is refused by this magic.
-pub const ENTRY_MAGIC: &[u8; 8] = b"PMCACHE3";
+pub const ENTRY_MAGIC: &[u8; 8] = b"PMCACHE4";
 const HEADER: usize = 8 + 32;
 
 /// Encodes the applied results of `model` (its GeneratedFolder `folder`, with its
@@ -210,14 +212,33 @@ fn decode_body_into(dom: &mut WeakDom, body: &[u8]) -> Result<Hit, String> {
     })
 }
 
-/// The instance at pre-order position `n` of the subtree of `root` (the root is 0).
+/// The subtree of `root` in pre-order without the results of the ProceduralModels in it
+/// (what the content hash covers, and what an entry holds).
+/// `visit` returns whether to go on; once it says no, nothing more is visited.
+fn visible_preorder(
+    dom: &WeakDom,
+    root: Ref,
+    mut visit: impl FnMut(Ref, &rbx_dom_weak::Instance) -> bool,
+) {
+    let mut going = true;
+    procmodel_dom::preorder(dom, &[root], |r, i| {
+        let hidden = r != root
+            && i.class == "GeneratedFolder"
+            && dom
+                .get_by_ref(i.parent())
+                .is_some_and(|p| p.class == "ProceduralModel" && i.parent() != root);
+        if going && !hidden {
+            going = visit(r, i);
+        }
+        going && !hidden
+    });
+}
+
+/// The instance at position `n` of [`visible_preorder`] (the root is 0).
 fn nth_in_preorder(dom: &WeakDom, root: Ref, n: usize) -> Option<Ref> {
     let mut seen = 0;
     let mut found = None;
-    procmodel_dom::preorder(dom, &[root], |r, _| {
-        if found.is_some() {
-            return false;
-        }
+    visible_preorder(dom, root, |r, _| {
         if seen == n {
             found = Some(r);
         }
@@ -341,11 +362,13 @@ impl crate::Engine {
     /// entry `body` (already checked) for its inputs — a scene saved after a generation and
     /// loaded by another process, or results the engine forgot it placed: the folder's own
     /// record (its provenance attributes included) is the entry's, its children hash to the
-    /// content hash the entry records, and it holds as many instances, none of them a nested
-    /// ProceduralModel or terrain voxels (whose later generation or merge a decode redoes).
-    /// The scene file does not vouch for itself: the entry does, and the hash shows the
-    /// results are what decoding it would give. Then the model is settled as a hit settles
-    /// it, the results are recorded as placed, and their instance count is returned.
+    /// content hash the entry records, and it holds as many instances and no terrain voxels
+    /// (whose merge a decode redoes). The scene file does not vouch for itself: the entry
+    /// does, and the hash shows the results are what decoding it would give. Then the model
+    /// is settled as a hit settles it, the results are recorded as placed, and their instance
+    /// count is returned. Nested ProceduralModels in them are the entry's but their own
+    /// results are not part of it: they are marked dirty and looked at in the step's next
+    /// pass, as the nested models of a decoded hit are.
     fn verified_in_place(&mut self, model: Ref, key: [u8; 32], body: &[u8]) -> Option<usize> {
         let mut r = codec::Reader::new(body);
         let primary_index = r.u32().ok()?;
@@ -359,7 +382,7 @@ impl crate::Engine {
             let dom = WeakDom::new(root.builder);
             procmodel_dom::hash::record_digest(&dom, dom.root_ref())
         };
-        let (folder, primary_part) = self.host.with_dom_ref(|d| {
+        let (folder, primary_part, nested) = self.host.with_dom_ref(|d| {
             let folder = crate::apply::results_folder(d, model)?;
             if procmodel_dom::hash::record_digest(d, folder) != entry_record
                 || crate::terrain::generated_region(d, folder).is_some()
@@ -367,7 +390,16 @@ impl crate::Engine {
                 return None;
             }
             // The folder's references into its results (a PrimaryPart) point where the
-            // entry's do.
+            // entry's do, and references to modules outside (nested models' Generator) to
+            // the same modules.
+            for o in &root.outside {
+                let holder = nth_in_preorder(d, folder, o.position)?;
+                let target = codec::resolve_path(d, &o.path)?;
+                match d.get_by_ref(holder)?.properties.get(&o.key) {
+                    Some(Variant::Ref(t)) if *t == target => {}
+                    _ => return None,
+                }
+            }
             let inst = d.get_by_ref(folder)?;
             for (key, position) in &root.references {
                 match inst.properties.get(key) {
@@ -378,19 +410,35 @@ impl crate::Engine {
             }
             let recorded = crate::provenance::string_attribute(d, folder, CONTENT_HASH_ATTRIBUTE)?;
             let (hash, instances, nested) = procmodel_dom::hash::children_hash_counted(d, folder);
-            if nested != 0 || instances + 1 != count || to_hex(&hash) != recorded {
+            if instances + 1 != count || to_hex(&hash) != recorded {
                 return None;
             }
             let primary_part = match primary_index {
                 u32::MAX => None,
                 n => Some(nth_in_preorder(d, folder, n as usize)?),
             };
-            Some((folder, primary_part))
+            Some((folder, primary_part, nested))
         })?;
         let settled = self.host.with_dom_mut(|d| {
             crate::apply::pin_pivot(d, model);
             crate::apply::settle_model(d, model, &defaults, primary_part)
         });
+        if nested > 0 {
+            let models = self.host.with_dom_mut(|d| {
+                let mut models = Vec::new();
+                visible_preorder(d, folder, |r, i| {
+                    if r != folder && i.class == "ProceduralModel" {
+                        models.push(r);
+                    }
+                    true
+                });
+                for &m in &models {
+                    crate::apply::set_dirty(d, m, true);
+                }
+                models
+            });
+            self.st().found_nested.extend(models);
+        }
         // Defaults filled in change the inputs: the results are placed for the new ones.
         let key = match settled.ok()? {
             false => key,

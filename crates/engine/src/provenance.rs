@@ -33,7 +33,7 @@ pub const EPOCH: u32 = 2;
 
 /// The version of the result cache's entry format (`cache.rs`), part of every cache key:
 /// entries written in another format are never looked up, so never misread.
-pub const CACHE_FORMAT: u32 = 3;
+pub const CACHE_FORMAT: u32 = 4;
 
 /// Attribute of a GeneratedFolder: the inputs it was made from.
 pub const INPUTS_ATTRIBUTE: &str = "ProcmodelInputs";

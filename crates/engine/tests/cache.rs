@@ -337,6 +337,87 @@ fn r14_5_an_edit_through_the_dom_or_undo_is_not_kept() {
     assert!(results_hashes(&fresh, &fresh_models) == results_hashes(&e, &models));
 }
 
+/// Results holding a nested model are cached (its Generator, a module outside them, by
+/// path) and checked in place: the same module keeps them, and the nested model is looked
+/// at again; a nested model pointed at another module of the scene (the inputs and the hash
+/// alike) is not the entry's, so the entry is decoded.
+#[test]
+fn r14_5_nested_results_are_checked_in_place_by_their_modules() {
+    let cache = Arc::new(Mem::default());
+    let mut e = Engine::new(
+        procmodel_luau::runtime(),
+        EngineConfig {
+            cache: Some(cache.clone()),
+            ..EngineConfig::default()
+        },
+    )
+    .unwrap();
+    let ss = e.server_storage();
+    let module = |e: &mut Engine, name: &str, src: &str| {
+        e.insert(
+            ss,
+            InstanceBuilder::new("ModuleScript")
+                .with_name(name)
+                .with_property("Source", Variant::String(src.to_owned())),
+        )
+    };
+    let inner = module(&mut e, "Inner", INNER);
+    let other = module(&mut e, "Other", INNER);
+    // The nested model's inputs in full (generating it fills in nothing), so A's results
+    // stay what A's run made.
+    let outer = module(
+        &mut e,
+        "Outer",
+        &OUTER.replace(
+            "m.Parent = target",
+            "m:SetAttribute(\"Height\", 2)\n    m:PivotTo(CFrame.new())\n    m.Parent = target",
+        ),
+    );
+    let a = e.add_procedural_model("A", outer);
+    settle(&mut e);
+    assert_eq!(
+        cache.puts.load(Ordering::Relaxed),
+        2,
+        "A and its nested model, stored"
+    );
+    let nested = |e: &Engine| {
+        e.with_dom(|d| {
+            let f = procmodel_engine::provenance::results(d, a).unwrap();
+            d.get_by_ref(f).unwrap().children()[0]
+        })
+    };
+    let generator = |e: &Engine| {
+        e.with_dom(|d| {
+            d.get_by_ref(nested(e))
+                .unwrap()
+                .properties
+                .get(&"Generator".into())
+                .cloned()
+        })
+    };
+    let before = nested(&e);
+    // The engine forgets what it placed; A is checked against its entry and kept, and its
+    // nested model is looked at again (kept too).
+    e.with_dom_mut(|_| ());
+    assert!(e.force_generation(a));
+    let reports = e.settle(10);
+    assert_eq!(reports.len(), 2, "{reports:?}");
+    assert_eq!(cache.kept.load(Ordering::Relaxed), 2);
+    assert_eq!(nested(&e), before);
+    // Pointed at the other module: A's results hash the same, but are not the entry's.
+    let n = nested(&e);
+    e.with_dom_mut(|d| {
+        d.get_by_ref_mut(n)
+            .unwrap()
+            .properties
+            .insert("Generator".into(), Variant::Ref(other));
+    });
+    assert!(e.force_generation(a));
+    settle(&mut e);
+    assert_eq!(cache.kept.load(Ordering::Relaxed), 2, "decoded");
+    assert_eq!(generator(&e), Some(Variant::Ref(inner)));
+}
+
 /// A scene saved after generating, loaded by another engine (another process): a forced
 /// regeneration reads every entry, finds the results in the file are its content, and keeps
 /// them; the saved scene is a fresh run's, in both formats and with any number of workers.

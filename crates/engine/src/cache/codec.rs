@@ -1,4 +1,4 @@
-//! The bytes of a cache entry's results (entry format 3): a pre-order list of instances with
+//! The bytes of a cache entry's results (entry format 4): a pre-order list of instances with
 //! every property value stored exactly as it is in memory (float bit patterns, the value
 //! kind the generator left), decoded straight into the scene's DOM with no intermediate
 //! tree and no reflection look-ups. Lossless by construction: a decoded subtree is the one
@@ -7,13 +7,18 @@
 //! Layout (integers little-endian, strings a u32 byte length then UTF-8):
 //! - a table of class and property names (u32 count, then the strings), in order of first
 //!   use; instances and properties refer to it by u32 index;
+//! - the outside table (u32 count): per reference from the subtree to a ModuleScript outside
+//!   it (a nested ProceduralModel's Generator), the instance's pre-order position (u32), the
+//!   property's name index (u32) and the module's path from the DataModel (u32 count, then
+//!   the names, each unique among its siblings when written and when read);
 //! - u32 instance count, then per instance in pre-order: class index, name, child count
 //!   (u32), property count (u32), then per property its name index and value; properties
 //!   are written sorted by name, so one tree always encodes to the same bytes.
 //!
 //! A value is a one-byte tag (the order of `rbx_types::Variant`'s variants, as the content
-//! hash numbers them) and its fields in declaration order. A `Ref` is `0` (none) or the
-//! target's pre-order position plus one; a reference out of the subtree cannot be encoded.
+//! hash numbers them) and its fields in declaration order. A `Ref` is `0` (none), the
+//! target's pre-order position plus one, or (a property's own value only) `u32::MAX` for a
+//! module in the outside table; any other reference out of the subtree cannot be encoded.
 //!
 //! Owns: this encoding. Must never: resolve names through the reflection database or
 //! canonicalise a value (that is the content hash's job, `procmodel_dom::hash`).
@@ -38,6 +43,9 @@ pub struct Writer<'a> {
     names: Vec<Ustr>,
     name_index: HashMap<Ustr, u32>,
     body: Vec<u8>,
+    /// References to ModuleScripts outside the subtree: (instance position, property name
+    /// index, the module's path from the DataModel).
+    outside: Vec<(u32, u32, Vec<String>)>,
 }
 
 impl<'a> Writer<'a> {
@@ -55,6 +63,7 @@ impl<'a> Writer<'a> {
             positions,
             names: Vec::new(),
             name_index: HashMap::new(),
+            outside: Vec::new(),
         }
     }
 
@@ -84,6 +93,16 @@ impl<'a> Writer<'a> {
             for &(key, value) in &props {
                 let k = self.name(key);
                 put_u32(&mut body, k);
+                if let Variant::Ref(target) = value
+                    && target.is_some()
+                    && !self.positions.contains_key(target)
+                    && let Some(path) = module_path(dom, *target)
+                {
+                    body.push(REF_TAG);
+                    put_u32(&mut body, OUTSIDE);
+                    self.outside.push((self.positions[&r], k, path));
+                    continue;
+                }
                 if let Err(why) = self.value(&mut body, value) {
                     failed = Some(format!("{}.{key} {why}", procmodel_dom::full_name(dom, r)));
                     return false;
@@ -94,10 +113,19 @@ impl<'a> Writer<'a> {
         if let Some(why) = failed {
             return Err(why);
         }
-        let mut out = Vec::with_capacity(body.len() + 16 * self.names.len() + 4);
+        let mut out = Vec::with_capacity(body.len() + 16 * self.names.len() + 8);
         put_u32(&mut out, self.names.len() as u32);
         for n in &self.names {
             put_str(&mut out, n);
+        }
+        put_u32(&mut out, self.outside.len() as u32);
+        for (position, key, path) in &self.outside {
+            put_u32(&mut out, *position);
+            put_u32(&mut out, *key);
+            put_u32(&mut out, path.len() as u32);
+            for name in path {
+                put_str(&mut out, name);
+            }
         }
         out.extend_from_slice(&body);
         Ok(out)
@@ -617,19 +645,99 @@ impl<'b> Reader<'b> {
 /// The tag of a `Ref` value.
 const REF_TAG: u8 = 21;
 
-/// The name table and instance count that open an encoded subtree.
-fn names_and_count(r: &mut Reader<'_>) -> R<(Vec<Ustr>, usize)> {
+/// The sentinel a reference to a module outside the subtree is written as (its target is in
+/// the outside table).
+const OUTSIDE: u32 = u32::MAX;
+
+/// A reference from the subtree to a ModuleScript outside it (a nested ProceduralModel's
+/// Generator): the instance's pre-order position, the property and the module's path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outside {
+    pub position: usize,
+    pub key: Ustr,
+    /// Names from the DataModel down, each unique among its siblings.
+    pub path: Vec<String>,
+}
+
+/// The path of `module` from the DataModel, when it is a ModuleScript and every name on the
+/// way is unique among its siblings (so the path finds it again).
+fn module_path(dom: &WeakDom, module: Ref) -> Option<Vec<String>> {
+    let inst = dom.get_by_ref(module)?;
+    if inst.class != "ModuleScript" {
+        return None;
+    }
+    let mut path = Vec::new();
+    let mut cur = module;
+    while cur != dom.root_ref() {
+        let i = dom.get_by_ref(cur)?;
+        path.push(i.name.clone());
+        cur = i.parent();
+    }
+    path.reverse();
+    (resolve_path(dom, &path) == Some(module)).then_some(path)
+}
+
+/// The instance at `path` from the DataModel, when every step names exactly one child.
+pub fn resolve_path(dom: &WeakDom, path: &[String]) -> Option<Ref> {
+    let mut cur = dom.root_ref();
+    for name in path {
+        let mut found = None;
+        for &c in dom.get_by_ref(cur)?.children() {
+            if dom.get_by_ref(c).is_some_and(|i| i.name == *name) {
+                if found.is_some() {
+                    return None;
+                }
+                found = Some(c);
+            }
+        }
+        cur = found?;
+    }
+    Some(cur)
+}
+
+/// The name table, the outside table and the instance count that open an encoded subtree.
+fn names_and_count(r: &mut Reader<'_>) -> R<(Vec<Ustr>, Vec<Outside>, usize)> {
     let n = r.count(4)?;
     let mut names = Vec::with_capacity(n);
     for _ in 0..n {
         names.push(Ustr::from(r.str()?));
+    }
+    let n = r.count(12)?;
+    let mut outside = Vec::with_capacity(n);
+    for _ in 0..n {
+        let position = r.u32()? as usize;
+        let key = *names
+            .get(r.u32()? as usize)
+            .ok_or("a property name index is out of range")?;
+        let steps = r.count(4)?;
+        let mut path = Vec::with_capacity(steps);
+        for _ in 0..steps {
+            path.push(r.str()?.to_owned());
+        }
+        outside.push(Outside {
+            position,
+            key,
+            path,
+        });
     }
     // Class, name, children and properties: at least 16 bytes an instance.
     let count = r.count(16)?;
     if count == 0 {
         return Err("entry holds no results".into());
     }
-    Ok((names, count))
+    Ok((names, outside, count))
+}
+
+/// Whether the next value is a reference to a module outside the subtree (consumed if so).
+fn take_outside(r: &mut Reader<'_>) -> bool {
+    let mut sentinel = [REF_TAG, 0, 0, 0, 0];
+    sentinel[1..].copy_from_slice(&OUTSIDE.to_le_bytes());
+    if r.b.starts_with(&sentinel) {
+        r.b = &r.b[5..];
+        true
+    } else {
+        false
+    }
 }
 
 /// The root of an encoded subtree, read without decoding the rest.
@@ -639,6 +747,8 @@ pub struct Root {
     pub builder: InstanceBuilder,
     /// …and is listed with its target's pre-order position (the root is 0).
     pub references: Vec<(Ustr, usize)>,
+    /// References from anywhere in the subtree to modules outside it.
+    pub outside: Vec<Outside>,
     /// Instances in the subtree, the root included.
     pub count: usize,
 }
@@ -646,7 +756,7 @@ pub struct Root {
 /// Reads the root of an encoded subtree ([`Root`]). A reference nested in another value
 /// (a `Content`) is an error here.
 pub fn peek_root(r: &mut Reader<'_>) -> R<Root> {
-    let (names, count) = names_and_count(r)?;
+    let (names, outside, count) = names_and_count(r)?;
     let class = *names
         .get(r.u32()? as usize)
         .ok_or("a class name index is out of range")?;
@@ -659,7 +769,10 @@ pub fn peek_root(r: &mut Reader<'_>) -> R<Root> {
         let key = *names
             .get(r.u32()? as usize)
             .ok_or("a property name index is out of range")?;
-        if r.b.first() == Some(&REF_TAG) {
+        if take_outside(r) {
+            // Checked through `outside` by the caller.
+            builder.add_property(key, Variant::Ref(Ref::new()));
+        } else if r.b.first() == Some(&REF_TAG) {
             r.u8()?;
             match r.u32()? {
                 0 => builder.add_property(key, Variant::Ref(Ref::none())),
@@ -675,6 +788,7 @@ pub fn peek_root(r: &mut Reader<'_>) -> R<Root> {
     Ok(Root {
         builder,
         references,
+        outside,
         count,
     })
 }
@@ -682,14 +796,25 @@ pub fn peek_root(r: &mut Reader<'_>) -> R<Root> {
 /// Decodes an encoded subtree ([`Writer::subtree`]) into `dom` as an orphan (no parent):
 /// its root's referent. On an error nothing is left in `dom`.
 pub fn subtree_into(dom: &mut WeakDom, r: &mut Reader<'_>) -> R<(Ref, Vec<Ref>)> {
-    let (names, count) = names_and_count(r)?;
+    let (names, outside, count) = names_and_count(r)?;
+    // Modules outside the subtree are found before anything is inserted.
+    let mut targets: HashMap<(usize, Ustr), Ref> = HashMap::with_capacity(outside.len());
+    for o in &outside {
+        let target = resolve_path(dom, &o.path).ok_or_else(|| {
+            format!(
+                "the results refer to {}, which is not in the scene",
+                o.path.join(".")
+            )
+        })?;
+        targets.insert((o.position, o.key), target);
+    }
     let refs: Vec<Ref> = (0..count).map(|_| Ref::new()).collect();
     let mut inserted = false;
     let result = (|| -> R<()> {
         dom.reserve(count);
         // (instance, children still to come) of the open ancestors.
         let mut open: Vec<(Ref, u32)> = Vec::new();
-        for &referent in &refs {
+        for (position, &referent) in refs.iter().enumerate() {
             let parent = loop {
                 match open.last_mut() {
                     Some((p, left)) if *left > 0 => {
@@ -714,7 +839,15 @@ pub fn subtree_into(dom: &mut WeakDom, r: &mut Reader<'_>) -> R<(Ref, Vec<Ref>)>
                 let key = *names
                     .get(r.u32()? as usize)
                     .ok_or("a property name index is out of range")?;
-                props.push((key, r.value(&refs)?));
+                let value = if take_outside(r) {
+                    let target = targets
+                        .get(&(position, key))
+                        .ok_or("a reference outside the results is not in the entry's table")?;
+                    Variant::Ref(*target)
+                } else {
+                    r.value(&refs)?
+                };
+                props.push((key, value));
             }
             let mut b = InstanceBuilder::empty()
                 .with_referent(referent)
@@ -912,6 +1045,79 @@ mod tests {
         assert!(e.contains("refers outside the results"), "{e}");
     }
 
+    /// A nested model's Generator (a module outside the results) is stored by its path and
+    /// found again in another scene with that module; a module that is missing, ambiguous
+    /// or not a ModuleScript is not stored, or not found.
+    #[test]
+    fn a_reference_to_a_module_outside_is_stored_by_its_path() {
+        let scene = |extra: bool| {
+            let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+            let root = dom.root_ref();
+            let storage = dom.insert(root, InstanceBuilder::new("Folder").with_name("Storage"));
+            if extra {
+                dom.insert(root, InstanceBuilder::new("Folder").with_name("Other"));
+            }
+            let module = dom.insert(
+                storage,
+                InstanceBuilder::new("ModuleScript").with_name("Tower"),
+            );
+            (dom, module)
+        };
+        let (mut dom, module) = scene(false);
+        let root = dom.root_ref();
+        let folder = dom.insert(root, InstanceBuilder::new("Folder"));
+        let nested = dom.insert(
+            folder,
+            InstanceBuilder::new("ProceduralModel")
+                .with_name("T")
+                .with_property("Generator", Variant::Ref(module)),
+        );
+        dom.insert(nested, InstanceBuilder::new("Part"));
+        let bytes = Writer::new(&dom, folder).finish().unwrap();
+        // Another scene (a new process) whose module has another referent.
+        let (mut other, other_module) = scene(true);
+        let (copy, refs) = subtree_into(&mut other, &mut Reader::new(&bytes)).unwrap();
+        assert_eq!(refs.len(), 3);
+        let t = other.get_by_ref(copy).unwrap().children()[0];
+        assert_eq!(
+            other
+                .get_by_ref(t)
+                .unwrap()
+                .properties
+                .get(&"Generator".into()),
+            Some(&Variant::Ref(other_module))
+        );
+        let root_of = peek_root(&mut Reader::new(&bytes)).unwrap();
+        assert_eq!(
+            root_of.outside,
+            vec![Outside {
+                position: 1,
+                key: "Generator".into(),
+                path: vec!["Storage".into(), "Tower".into()],
+            }]
+        );
+        // Missing in the scene decoded into: refused, nothing left.
+        let mut empty = WeakDom::new(InstanceBuilder::new("DataModel"));
+        let e = subtree_into(&mut empty, &mut Reader::new(&bytes)).unwrap_err();
+        assert!(e.contains("Storage.Tower"), "{e}");
+        assert_eq!(empty.into_raw().1.len(), 1);
+        // Ambiguous (a namesake) or not a module: not stored.
+        let storage = dom.get_by_ref(module).unwrap().parent();
+        let twin = dom.insert(
+            storage,
+            InstanceBuilder::new("ModuleScript").with_name("Tower"),
+        );
+        assert!(Writer::new(&dom, folder).finish().is_err());
+        dom.destroy(twin);
+        assert!(Writer::new(&dom, folder).finish().is_ok());
+        let part = dom.insert(root, InstanceBuilder::new("Part"));
+        dom.get_by_ref_mut(nested)
+            .unwrap()
+            .properties
+            .insert("Generator".into(), Variant::Ref(part));
+        assert!(Writer::new(&dom, folder).finish().is_err());
+    }
+
     #[test]
     fn a_malformed_tree_leaves_nothing_behind() {
         let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
@@ -930,7 +1136,7 @@ mod tests {
         }
         // An instance count above what the child counts hold (a fifth instance after the
         // folder's three parts): refused, nothing left.
-        let at = 4 + (4 + "Folder".len()) + (4 + "Part".len());
+        let at = 4 + (4 + "Folder".len()) + (4 + "Part".len()) + 4;
         assert_eq!(bytes[at..at + 4], 4u32.to_le_bytes());
         let mut bad = bytes.clone();
         bad[at..at + 4].copy_from_slice(&5u32.to_le_bytes());
