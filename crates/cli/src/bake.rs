@@ -524,8 +524,15 @@ fn bake_shard(
         if status == UnitStatus::Failed {
             failed += 1;
         }
+        // The stored results' hash, as their entry records it: a model whose results hold
+        // nested models that fill in their own defaults when they generate is stored as
+        // it was applied, before they did (the merge decodes it and they generate again).
         let content_hash = if ok {
-            engine.with_dom(|d| crate::lock::stored_hash(d, u.model))
+            engine.with_dom(|d| {
+                provenance::results(d, u.model)
+                    .and_then(|f| provenance::string_attribute(d, f, CONTENT_HASH_ATTRIBUTE))
+                    .or_else(|| crate::lock::stored_hash(d, u.model))
+            })
         } else {
             None
         };

@@ -160,7 +160,7 @@ pub struct Hit {
 /// `dom` (nothing is left there on an error). The results are the ones that were encoded,
 /// value for value, with their recorded content hash; nothing is re-hashed.
 pub fn decode_into(dom: &mut WeakDom, bytes: &[u8]) -> Result<Hit, String> {
-    decode_body_into(dom, entry_body(bytes)?)
+    decode_body_into(dom, entry_body(bytes)?, codec::Modules::Find)
 }
 
 /// An entry's body, once its magic and digest are checked.
@@ -179,14 +179,18 @@ fn entry_body(bytes: &[u8]) -> Result<&[u8], String> {
 }
 
 /// [`decode_into`] after [`entry_body`].
-fn decode_body_into(dom: &mut WeakDom, body: &[u8]) -> Result<Hit, String> {
+fn decode_body_into(
+    dom: &mut WeakDom,
+    body: &[u8],
+    modules: codec::Modules,
+) -> Result<Hit, String> {
     let mut r = codec::Reader::new(body);
     let primary_index = r.u32()?;
     let attributes = match r.value(&[])? {
         Variant::Attributes(a) => a.into_iter().collect(),
         _ => return Err("the entry's model attributes are not attributes".into()),
     };
-    let (folder, refs) = codec::subtree_into(dom, &mut r)?;
+    let (folder, refs) = codec::subtree_into_with(dom, &mut r, modules)?;
     let fail = |dom: &mut WeakDom, why: &str| {
         dom.destroy(folder);
         Err(why.to_owned())
@@ -258,10 +262,11 @@ pub struct Decoded {
 }
 
 /// Decodes an entry and checks it fully: its digest, and the content hash of its results
-/// recomputed against the one it records.
+/// recomputed against the one it records. References to modules outside the results (a
+/// nested model's Generator) point at no instance of the DOM returned.
 pub fn decode(bytes: &[u8]) -> Result<Decoded, String> {
     let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
-    let hit = decode_into(&mut dom, bytes)?;
+    let hit = decode_body_into(&mut dom, entry_body(bytes)?, codec::Modules::Placeholder)?;
     let root = dom.root_ref();
     dom.transfer_within(hit.folder, root);
     let recorded = crate::provenance::string_attribute(&dom, hit.folder, CONTENT_HASH_ATTRIBUTE)
@@ -316,7 +321,10 @@ impl crate::Engine {
                 self.st().kept.insert(model);
                 return Some(self.conclude(model, Ok(instances), started.elapsed()));
             }
-            match body.and_then(|body| self.host.with_dom_mut(|d| decode_body_into(d, body))) {
+            match body.and_then(|body| {
+                self.host
+                    .with_dom_mut(|d| decode_body_into(d, body, codec::Modules::Find))
+            }) {
                 Ok(hit) => {
                     let produced = crate::apply::Produced {
                         container: hit.folder,

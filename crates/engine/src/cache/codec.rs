@@ -795,17 +795,40 @@ pub fn peek_root(r: &mut Reader<'_>) -> R<Root> {
 
 /// Decodes an encoded subtree ([`Writer::subtree`]) into `dom` as an orphan (no parent):
 /// its root's referent. On an error nothing is left in `dom`.
+#[cfg(test)]
 pub fn subtree_into(dom: &mut WeakDom, r: &mut Reader<'_>) -> R<(Ref, Vec<Ref>)> {
+    subtree_into_with(dom, r, Modules::Find)
+}
+
+/// What a reference to a module outside the subtree becomes when it is decoded.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Modules {
+    /// The module at its path in the DOM decoded into (an error when there is none).
+    Find,
+    /// A referent of no instance (outside the subtree, to the content hash): for checks of
+    /// an entry away from its scene.
+    Placeholder,
+}
+
+/// [`subtree_into`], with references to modules outside resolved as `modules` says.
+pub fn subtree_into_with(
+    dom: &mut WeakDom,
+    r: &mut Reader<'_>,
+    modules: Modules,
+) -> R<(Ref, Vec<Ref>)> {
     let (names, outside, count) = names_and_count(r)?;
     // Modules outside the subtree are found before anything is inserted.
     let mut targets: HashMap<(usize, Ustr), Ref> = HashMap::with_capacity(outside.len());
     for o in &outside {
-        let target = resolve_path(dom, &o.path).ok_or_else(|| {
-            format!(
-                "the results refer to {}, which is not in the scene",
-                o.path.join(".")
-            )
-        })?;
+        let target = match modules {
+            Modules::Find => resolve_path(dom, &o.path).ok_or_else(|| {
+                format!(
+                    "the results refer to {}, which is not in the scene",
+                    o.path.join(".")
+                )
+            })?,
+            Modules::Placeholder => Ref::new(),
+        };
         targets.insert((o.position, o.key), target);
     }
     let refs: Vec<Ref> = (0..count).map(|_| Ref::new()).collect();
