@@ -376,6 +376,8 @@ pub fn bake(args: BakeArgs) -> Result<ExitCode> {
 struct Capture {
     store: StoreHandle,
     entries: Mutex<BTreeMap<String, String>>,
+    /// Per key, the content hash its entry records.
+    hashes: Mutex<BTreeMap<String, Option<String>>>,
     errors: Mutex<Vec<String>>,
 }
 
@@ -403,6 +405,10 @@ impl ResultCache for Capture {
         match self.store.0.put(&file, entry) {
             Ok(()) => {
                 lock(&self.entries).insert(hex(key), file);
+                lock(&self.hashes).insert(
+                    hex(key),
+                    procmodel_engine::cache::recorded_content_hash(entry),
+                );
             }
             Err(e) => lock(&self.errors).push(e.to_string()),
         }
@@ -452,6 +458,7 @@ fn bake_shard(
     let capture = Arc::new(Capture {
         store: StoreHandle(store.clone()),
         entries: Mutex::new(BTreeMap::new()),
+        hashes: Mutex::new(BTreeMap::new()),
         errors: Mutex::new(Vec::new()),
     });
     let mut config = crate::lock::engine_config(&args.limits, args.jobs);
@@ -527,14 +534,10 @@ fn bake_shard(
         // The stored results' hash, as their entry records it: a model whose results hold
         // nested models that fill in their own defaults when they generate is stored as
         // it was applied, before they did (the merge decodes it and they generate again).
-        let content_hash = if ok {
-            engine.with_dom(|d| {
-                provenance::results(d, u.model)
-                    .and_then(|f| provenance::string_attribute(d, f, CONTENT_HASH_ATTRIBUTE))
-                    .or_else(|| crate::lock::stored_hash(d, u.model))
-            })
-        } else {
-            None
+        let content_hash = match (ok, lock(&capture.hashes).get(&key)) {
+            (false, _) => None,
+            (true, Some(h)) => h.clone(),
+            (true, None) => engine.with_dom(|d| crate::lock::stored_hash(d, u.model)),
         };
         if let Some(r) = report {
             timings

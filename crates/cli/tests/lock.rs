@@ -632,3 +632,61 @@ fn r14_5_nested_generators_are_cached_and_kept_across_processes() {
         std::fs::read(&fresh).unwrap()
     );
 }
+
+/// A model whose results hold a nested model that fills in its own default attributes when
+/// it generates: its recorded content hash is of its results as the step leaves them, so a
+/// freshly generated scene is fresh (it read "results edited since they were generated").
+#[test]
+fn r14_4_results_with_a_nested_model_filling_its_defaults_are_fresh() {
+    const NEST: &str = r#"
+local ss = game:GetService("ServerStorage")
+local inner = Instance.new("ModuleScript")
+inner.Name = "Inner"
+inner.Source = [[
+return { Attributes = { Height = 2 }, OnGenerate = function(params, target)
+    local p = Instance.new("Part")
+    p.Size = Vector3.new(1, params.Attributes.Height, 1)
+    p.Parent = target
+end }
+]]
+inner.Parent = ss
+local outer = Instance.new("ModuleScript")
+outer.Name = "Outer"
+outer.Source = [[
+return { OnGenerate = function(params, target)
+    local m = Instance.new("ProceduralModel")
+    m.Name = "Nested"
+    m.Generator = game.ServerStorage.Inner
+    m.Parent = target
+end }
+]]
+outer.Parent = ss
+local a = Instance.new("ProceduralModel")
+a.Name = "A"
+a.Generator = outer
+a.Parent = workspace
+"#;
+    let scene = tmp("nest.rbxl");
+    let sc = script("nest.luau", NEST);
+    ok(bin()
+        .args(["run", s(&sc), "--save", s(&scene)])
+        .output()
+        .unwrap());
+    let v = json(&ok(bin()
+        .args(["status", s(&scene), "--json"])
+        .output()
+        .unwrap()));
+    let statuses: Vec<(String, String)> = v["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["model"].as_str().unwrap().to_owned(),
+                m["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(statuses.len(), 2, "{v}");
+    assert!(statuses.iter().all(|(_, st)| st == "fresh"), "{statuses:?}");
+}

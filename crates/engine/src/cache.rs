@@ -252,6 +252,17 @@ fn nth_in_preorder(dom: &WeakDom, root: Ref, n: usize) -> Option<Ref> {
     found
 }
 
+/// The content hash an entry's results record (`ProcmodelContentHash` of its folder), read
+/// without decoding them; None for an entry that is not one.
+pub fn recorded_content_hash(bytes: &[u8]) -> Option<String> {
+    let mut r = codec::Reader::new(entry_body(bytes).ok()?);
+    r.u32().ok()?;
+    r.value(&[]).ok()?;
+    let root = codec::peek_root(&mut r).ok()?;
+    let dom = WeakDom::new(root.builder);
+    crate::provenance::string_attribute(&dom, dom.root_ref(), CONTENT_HASH_ATTRIBUTE)
+}
+
 /// A decoded entry in a DOM of its own (for checks outside a scene, e.g. a bake's merge).
 pub struct Decoded {
     pub dom: WeakDom,
@@ -476,9 +487,11 @@ impl crate::Engine {
 
     /// Forgets the results in place of the models `model` is nested in: its own results
     /// just changed inside theirs.
+    /// Also notes them for their content hash to be recorded again at the step's end.
     pub(crate) fn forget_enclosing(&mut self, model: Ref) {
         let mut st = self.st();
-        if st.placed.is_empty() {
+        let rerecord = st.config.records_provenance();
+        if st.placed.is_empty() && !rerecord {
             return;
         }
         self.host.with_dom_ref(|d| {
@@ -486,8 +499,27 @@ impl crate::Engine {
             while let Some(i) = d.get_by_ref(cur) {
                 if i.class == "ProceduralModel" {
                     st.placed.remove(&cur);
+                    if rerecord {
+                        st.rerecord.push(cur);
+                    }
                 }
                 cur = i.parent();
+            }
+        });
+    }
+
+    /// Records again the content hash of the models noted by [`Self::forget_enclosing`]
+    /// this step (their nested models are applied by now).
+    pub(crate) fn rerecord_enclosing(&mut self) {
+        let mut models = std::mem::take(&mut self.st().rerecord);
+        if models.is_empty() {
+            return;
+        }
+        let mut seen = std::collections::HashSet::new();
+        models.retain(|m| seen.insert(*m));
+        self.host.with_dom_mut(|d| {
+            for m in models {
+                crate::provenance::rerecord_hash(d, m);
             }
         });
     }

@@ -86,6 +86,7 @@ impl Engine {
             }
             scope = Some(std::mem::take(&mut self.st().found_nested));
         }
+        self.rerecord_enclosing();
         self.host.end_frame();
         self.st().step = None;
         reports

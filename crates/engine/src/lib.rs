@@ -184,6 +184,10 @@ pub(crate) struct EngineState {
     /// ProceduralModels in the results applied during the current nesting pass (pre-order
     /// per model, models in the order applied): the next pass's scope.
     found_nested: Vec<Ref>,
+    /// Models whose results hold a nested model applied this step: applying it may change
+    /// the nested model itself (its defaults, its pivot), so their content hash is recorded
+    /// again when the step ends.
+    rerecord: Vec<Ref>,
 }
 
 /// A scene with its engine. Not `Send`: the engine, its VM and its state live on one thread
@@ -243,6 +247,7 @@ impl Engine {
             steps: 0,
             precomputed: HashMap::new(),
             found_nested: Vec::new(),
+            rerecord: Vec::new(),
         }));
         if state.borrow().config.cache.is_some() {
             // Hits that keep results in place need to know nothing wrote to them since.

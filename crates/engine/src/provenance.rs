@@ -11,7 +11,10 @@
 //!   (every other ModuleScript of the scene outside results: name, Source, sandbox — what
 //!   the generator may require; procmodel does not yet track which ones it did).
 //! - `ProcmodelContentHash` (string, results only): the 64-hex content hash of the folder's
-//!   children (`procmodel_dom::hash::children_hash`).
+//!   children (`procmodel_dom::hash::children_hash`), recorded when the results are applied
+//!   and again at the end of a step in which a nested model in them was applied (that
+//!   fills in the nested model's defaults and pins its pivot, which the hash covers; a
+//!   cache entry keeps the hash of the results as they were applied).
 //!
 //! Unlike the in-process fingerprint, nothing here depends on referents, so digests compare
 //! across processes and machines (the cache keys and lockfiles rely on that).
@@ -358,6 +361,27 @@ pub(crate) fn record(
     };
     inst.properties
         .insert(KEYS.attributes, Variant::Attributes(attrs));
+}
+
+/// Records `model`'s content hash again when its results have one recorded and it changed
+/// (a nested model in them applied since, filling in its defaults or pinning its pivot).
+pub(crate) fn rerecord_hash(dom: &mut WeakDom, model: Ref) {
+    let Some(folder) = results_folder(dom, model) else {
+        return;
+    };
+    let Some(recorded) = string_attribute(dom, folder, CONTENT_HASH_ATTRIBUTE) else {
+        return;
+    };
+    let now = to_hex(&children_hash(dom, folder));
+    if now == recorded {
+        return;
+    }
+    let Some(inst) = dom.get_by_ref_mut(folder) else {
+        return;
+    };
+    if let Some(Variant::Attributes(a)) = inst.properties.get_mut(&KEYS.attributes) {
+        a.insert(CONTENT_HASH_ATTRIBUTE.to_owned(), Variant::String(now));
+    }
 }
 
 /// What `procmodel status` says about a model.
