@@ -1,11 +1,12 @@
 //! Fuzz target: `--attr Name=Value` parsing, against a default of each attribute type the
-//! parser knows (the parser is the command line's own file, compiled in here). Any text
-//! parses or is an error; a parsed value has the default's type.
+//! parser knows (the command line's own splitting, compiled in here, and the parser it and
+//! the MCP server share, `procmodel_dom::attrs`). Any text parses or is an error; a parsed
+//! value has the default's type.
 
 #![no_main]
 
 #[path = "../../crates/cli/src/attrs.rs"]
-#[allow(dead_code)]
+#[allow(dead_code, unused_imports)]
 mod attrs;
 
 use libfuzzer_sys::fuzz_target;
@@ -38,7 +39,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     for default in &defaults {
-        if let Ok(v) = attrs::parse(name, text, default) {
+        if let Ok(v) = procmodel_dom::attrs::parse(name, text, default) {
             assert_eq!(v.ty(), default.ty(), "{arg}");
             let _ = attrs::show(&v);
             let _ = attrs::to_json(&v);

@@ -701,6 +701,70 @@ mod tests {
         );
     }
 
+    /// Behind a correct digest (a store that signs what it is given, or a bug), any body
+    /// decodes or is refused: no panic, nothing left behind on a refusal, and the readers
+    /// that do not decode (the recorded hash, a check in place) agree it is an entry or not.
+    #[test]
+    fn any_body_behind_a_good_digest_decodes_or_is_refused_cleanly() {
+        let (mut dom, model, folder) = scene();
+        // A nested model whose Generator is a module outside the results (the outside
+        // table), and a reference inside them.
+        let storage = dom.insert(
+            dom.root_ref(),
+            InstanceBuilder::new("Folder").with_name("S"),
+        );
+        let module = dom.insert(storage, InstanceBuilder::new("ModuleScript").with_name("G"));
+        dom.insert(
+            folder,
+            InstanceBuilder::new("ProceduralModel")
+                .with_name("N")
+                .with_property("Generator", Variant::Ref(module)),
+        );
+        let bytes = encode(&dom, model, folder).unwrap();
+        let body = &bytes[HEADER..];
+        let sign = |body: &[u8]| {
+            let mut out = ENTRY_MAGIC.to_vec();
+            out.extend_from_slice(blake3::hash(body).as_bytes());
+            out.extend_from_slice(body);
+            out
+        };
+        let target = || {
+            let mut d = WeakDom::new(InstanceBuilder::new("DataModel"));
+            let s = d.insert(d.root_ref(), InstanceBuilder::new("Folder").with_name("S"));
+            d.insert(s, InstanceBuilder::new("ModuleScript").with_name("G"));
+            d
+        };
+        let before = instances(target());
+        let mut bodies: Vec<Vec<u8>> = Vec::new();
+        for n in 0..body.len() {
+            for flip in [0x01, 0x80, 0xff] {
+                let mut b = body.to_vec();
+                b[n] ^= flip;
+                bodies.push(b);
+            }
+            bodies.push(body[..n].to_vec());
+        }
+        let mut decoded = 0;
+        for b in &bodies {
+            let entry = sign(b);
+            let mut into = target();
+            match decode_into(&mut into, &entry) {
+                Ok(hit) => {
+                    decoded += 1;
+                    assert!(into.get_by_ref(hit.folder).is_some());
+                }
+                Err(_) => assert_eq!(instances(into), before),
+            }
+            let _ = decode(&entry);
+            let _ = recorded_content_hash(&entry);
+        }
+        assert!(
+            decoded > 0,
+            "some mutations (a name's letters, a float) still decode"
+        );
+        assert_eq!(recorded_content_hash(&bytes).map(|h| h.len()), Some(64));
+    }
+
     #[test]
     fn a_hash_that_does_not_match_the_results_is_caught_by_the_full_check() {
         // An entry whose digest is right but whose recorded content hash is not the one of
