@@ -16,6 +16,18 @@ impl_from_lua!(BrickColor => "BrickColor");
 /// `Medium stone grey`, what Roblox falls back to for unknown names and numbers.
 const DEFAULT_NUMBER: u16 = 194;
 
+/// The numbers of the 128 colours of `BrickColor.palette`, by palette index (Roblox's
+/// order, as its API reference lists each colour's palette index).
+const PALETTE: [u16; 128] = [
+    141, 301, 107, 26, 1012, 303, 1011, 304, 28, 1018, 302, 305, 306, 307, 308, 1021, 309, 310,
+    1019, 135, 102, 23, 1010, 312, 313, 37, 1022, 1020, 1027, 311, 315, 1023, 1031, 316, 151, 317,
+    318, 319, 1024, 314, 1013, 1006, 321, 322, 104, 1008, 119, 323, 324, 325, 320, 11, 1026, 1016,
+    1032, 1015, 327, 1005, 1009, 29, 328, 1028, 208, 45, 329, 330, 331, 1004, 21, 332, 333, 24,
+    334, 226, 1029, 335, 336, 342, 343, 338, 1007, 339, 133, 106, 340, 341, 1001, 1, 9, 1025, 337,
+    344, 345, 1014, 105, 346, 347, 348, 349, 1030, 125, 101, 350, 192, 351, 352, 353, 354, 1002, 5,
+    18, 217, 355, 356, 153, 357, 358, 359, 360, 38, 361, 362, 199, 194, 363, 364, 365, 1003,
+];
+
 /// Every BrickColor, in number order (built once; immutable data).
 fn all() -> &'static [rbx_types::BrickColor] {
     static ALL: OnceLock<Vec<rbx_types::BrickColor>> = OnceLock::new();
@@ -133,12 +145,28 @@ fn new(a: &Args) -> mlua::Result<BrickColor> {
     Err(a.bad(1, "string, number or Color3"))
 }
 
+/// `BrickColor.palette(index)`: the palette's colour at `index` (0–127, rounded to the
+/// nearest integer); Roblox's error otherwise.
+fn palette(a: &Args) -> mlua::Result<BrickColor> {
+    let x = a.number(1)?.round();
+    match (0.0..128.0).contains(&x).then(|| PALETTE[x as usize]) {
+        Some(n) => Ok(BrickColor::from_number(n)),
+        None => Err(mlua::Error::runtime(format!(
+            "palette index out of bounds ({x})"
+        ))),
+    }
+}
+
 /// Installs the `BrickColor` constructor table.
 pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
     let t = lua.create_table()?;
     t.raw_set(
         "new",
         lua.create_function(|_, a: MultiValue| new(&Args::new("new", a)))?,
+    )?;
+    t.raw_set(
+        "palette",
+        lua.create_function(|_, a: MultiValue| palette(&Args::new("palette", a)))?,
     )?;
     for (name, number) in [
         ("White", 1u16),
@@ -156,4 +184,18 @@ pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
         )?;
     }
     crate::args::install_global(lua, "BrickColor", t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_palette_colour_is_a_brick_colour_and_appears_once() {
+        let mut seen = std::collections::HashSet::new();
+        for n in PALETTE {
+            assert!(rbx_types::BrickColor::from_number(n).is_some(), "{n}");
+            assert!(seen.insert(n), "{n} twice");
+        }
+    }
 }
