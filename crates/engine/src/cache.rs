@@ -471,18 +471,22 @@ impl crate::Engine {
             }
         };
         let instances = count - 1;
-        if let Some(writes) = self.host.scene_writes() {
-            self.st().placed.insert(
-                model,
-                Placed {
-                    key,
-                    folder,
-                    writes,
-                    instances,
-                },
-            );
-        }
+        self.remember_placed(model, key, folder, instances);
         Some(instances)
+    }
+
+    /// Records `folder` as `model`'s results in place for `key` ([`Placed`]), at the host's
+    /// current count of scene writes (nothing, when the host does not count them).
+    fn remember_placed(&mut self, model: Ref, key: [u8; 32], folder: Ref, instances: usize) {
+        if let Some(writes) = self.host.scene_writes() {
+            let placed = Placed {
+                key,
+                folder,
+                writes,
+                instances,
+            };
+            self.st().placed.insert(model, placed);
+        }
     }
 
     /// Forgets the results in place of the models `model` is nested in: its own results
@@ -599,21 +603,12 @@ impl crate::Engine {
                 }
             }
         }
-        if let (true, Some(key), Some(writes)) = (placeable, applied_key, self.host.scene_writes())
+        if let (true, Some(key)) = (placeable, applied_key)
             && let Some(folder) = self
                 .host
                 .with_dom_ref(|d| crate::apply::results_folder(d, model))
         {
-            let instances = instances.unwrap_or(0);
-            self.st().placed.insert(
-                model,
-                Placed {
-                    key,
-                    folder,
-                    writes,
-                    instances,
-                },
-            );
+            self.remember_placed(model, key, folder, instances.unwrap_or(0));
         }
         self.st().sources = sources;
     }

@@ -337,6 +337,29 @@ fn r14_5_an_edit_through_the_dom_or_undo_is_not_kept() {
     assert!(results_hashes(&fresh, &fresh_models) == results_hashes(&e, &models));
 }
 
+/// An empty engine with `cache`.
+fn cached_engine(cache: &Arc<Mem>) -> Engine {
+    Engine::new(
+        procmodel_luau::runtime(),
+        EngineConfig {
+            cache: Some(cache.clone()),
+            ..EngineConfig::default()
+        },
+    )
+    .unwrap()
+}
+
+/// A ModuleScript named `name` in ServerStorage.
+fn module(e: &mut Engine, name: &str, src: &str) -> Ref {
+    let ss = e.server_storage();
+    e.insert(
+        ss,
+        InstanceBuilder::new("ModuleScript")
+            .with_name(name)
+            .with_property("Source", Variant::String(src.to_owned())),
+    )
+}
+
 /// Results holding a nested model are cached (its Generator, a module outside them, by
 /// path) and checked in place: the same module keeps them, and the nested model is looked
 /// at again; a nested model pointed at another module of the scene (the inputs and the hash
@@ -344,23 +367,7 @@ fn r14_5_an_edit_through_the_dom_or_undo_is_not_kept() {
 #[test]
 fn r14_5_nested_results_are_checked_in_place_by_their_modules() {
     let cache = Arc::new(Mem::default());
-    let mut e = Engine::new(
-        procmodel_luau::runtime(),
-        EngineConfig {
-            cache: Some(cache.clone()),
-            ..EngineConfig::default()
-        },
-    )
-    .unwrap();
-    let ss = e.server_storage();
-    let module = |e: &mut Engine, name: &str, src: &str| {
-        e.insert(
-            ss,
-            InstanceBuilder::new("ModuleScript")
-                .with_name(name)
-                .with_property("Source", Variant::String(src.to_owned())),
-        )
-    };
+    let mut e = cached_engine(&cache);
     let inner = module(&mut e, "Inner", INNER);
     let other = module(&mut e, "Other", INNER);
     // The nested model's inputs in full (generating it fills in nothing), so A's results
@@ -576,23 +583,7 @@ end }
 #[test]
 fn r14_5_results_with_a_changed_nested_model_are_not_kept() {
     let cache = Arc::new(Mem::default());
-    let mut e = Engine::new(
-        procmodel_luau::runtime(),
-        EngineConfig {
-            cache: Some(cache.clone()),
-            ..EngineConfig::default()
-        },
-    )
-    .unwrap();
-    let ss = e.server_storage();
-    let module = |e: &mut Engine, name: &str, src: &str| {
-        e.insert(
-            ss,
-            InstanceBuilder::new("ModuleScript")
-                .with_name(name)
-                .with_property("Source", Variant::String(src.to_owned())),
-        )
-    };
+    let mut e = cached_engine(&cache);
     module(&mut e, "Inner", INNER);
     let outer = module(&mut e, "Outer", OUTER);
     let a = e.add_procedural_model("A", outer);
