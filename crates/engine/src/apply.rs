@@ -114,7 +114,7 @@ pub fn nesting_depth(dom: &WeakDom, model: Ref) -> usize {
     depth
 }
 
-fn results_folders(dom: &WeakDom, model: Ref) -> Vec<Ref> {
+pub(crate) fn results_folders(dom: &WeakDom, model: Ref) -> Vec<Ref> {
     dom.get_by_ref(model)
         .map(|i| {
             i.children()

@@ -403,7 +403,9 @@ impl crate::Engine {
         };
         let (folder, primary_part, nested) = self.host.with_dom_ref(|d| {
             let folder = crate::apply::results_folder(d, model)?;
-            if procmodel_dom::hash::record_digest(d, folder) != entry_record
+            // A second GeneratedFolder beside them is one a decode would remove.
+            if crate::apply::results_folders(d, model).len() != 1
+                || procmodel_dom::hash::record_digest(d, folder) != entry_record
                 || crate::terrain::generated_region(d, folder).is_some()
             {
                 return None;

@@ -510,7 +510,7 @@ fn r14_5_results_that_differ_from_the_entry_in_any_way_are_decoded() {
     settle(&mut fresh);
     let expected = saved(&fresh, "rbxl");
     type Edit = fn(&mut rbx_dom_weak::WeakDom, Ref);
-    let edits: [(&str, Edit); 5] = [
+    let edits: [(&str, Edit); 6] = [
         ("a property deep in the results", |d, f| {
             let inner = d.get_by_ref(f).unwrap().children()[0];
             let p = d.get_by_ref(inner).unwrap().children()[0];
@@ -521,6 +521,10 @@ fn r14_5_results_that_differ_from_the_entry_in_any_way_are_decoded() {
         }),
         ("an instance added", |d, f| {
             d.insert(f, InstanceBuilder::new("Part"));
+        }),
+        ("a second GeneratedFolder beside the results", |d, f| {
+            let model = d.get_by_ref(f).unwrap().parent();
+            d.insert(model, InstanceBuilder::new("GeneratedFolder"));
         }),
         ("the folder's name", |d, f| {
             d.get_by_ref_mut(f).unwrap().name = "Renamed".into();
