@@ -255,12 +255,21 @@ fn nth_in_preorder(dom: &WeakDom, root: Ref, n: usize) -> Option<Ref> {
 /// The content hash an entry's results record (`ProcmodelContentHash` of its folder), read
 /// without decoding them; None for an entry that is not one.
 pub fn recorded_content_hash(bytes: &[u8]) -> Option<String> {
-    let mut r = codec::Reader::new(entry_body(bytes).ok()?);
-    r.u32().ok()?;
-    r.value(&[]).ok()?;
-    let root = codec::peek_root(&mut r).ok()?;
+    let (_, _, root) = entry_head(entry_body(bytes).ok()?)?;
     let dom = WeakDom::new(root.builder);
     crate::provenance::string_attribute(&dom, dom.root_ref(), CONTENT_HASH_ATTRIBUTE)
+}
+
+/// What opens an entry's body: the PrimaryPart's index, the model's attributes and the
+/// results' root ([`codec::peek_root`]), read without decoding the results.
+fn entry_head(body: &[u8]) -> Option<(u32, Vec<(String, Variant)>, codec::Root)> {
+    let mut r = codec::Reader::new(body);
+    let primary_index = r.u32().ok()?;
+    let defaults = match r.value(&[]).ok()? {
+        Variant::Attributes(a) => a.into_iter().collect(),
+        _ => return None,
+    };
+    Some((primary_index, defaults, codec::peek_root(&mut r).ok()?))
 }
 
 /// A decoded entry in a DOM of its own (for checks outside a scene, e.g. a bake's merge).
@@ -389,13 +398,7 @@ impl crate::Engine {
     /// results are not part of it: they are marked dirty and looked at in the step's next
     /// pass, as the nested models of a decoded hit are.
     fn verified_in_place(&mut self, model: Ref, key: [u8; 32], body: &[u8]) -> Option<usize> {
-        let mut r = codec::Reader::new(body);
-        let primary_index = r.u32().ok()?;
-        let defaults: Vec<(String, Variant)> = match r.value(&[]).ok()? {
-            Variant::Attributes(a) => a.into_iter().collect(),
-            _ => return None,
-        };
-        let root = codec::peek_root(&mut r).ok()?;
+        let (primary_index, defaults, root) = entry_head(body)?;
         let count = root.count;
         let entry_record = {
             let dom = WeakDom::new(root.builder);
