@@ -67,7 +67,7 @@ pub fn write(dom: &WeakDom, roots: &[Ref], format: Format, path: &Path) -> Resul
         }
         Format::Rbxmx | Format::Rbxlx => {
             return stream(path, |w| {
-                rbx_xml::to_writer_default(w, dom, roots)
+                procmodel_dom::encode_xml(w, dom, roots)
                     .context("cannot encode the XML Roblox file")
             });
         }

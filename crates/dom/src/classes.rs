@@ -27,6 +27,36 @@ pub fn decode_databases_in_background() {
         });
 }
 
+/// Decodes an XML Roblox file (`.rbxmx`/`.rbxlx`), keeping the properties the reflection
+/// database does not know for a class as they are written, as the binary decoder does (a
+/// GeneratedFolder's PrimaryPart, a newer Studio's properties): a round trip through XML
+/// loses nothing a round trip through the binary format keeps.
+pub fn decode_xml<R: std::io::Read>(
+    reader: R,
+) -> Result<rbx_dom_weak::WeakDom, rbx_xml::DecodeError> {
+    rbx_xml::from_reader(
+        reader,
+        rbx_xml::DecodeOptions::new()
+            .property_behavior(rbx_xml::DecodePropertyBehavior::ReadUnknown),
+    )
+}
+
+/// Encodes `roots` of `dom` as an XML Roblox file, writing properties the reflection database
+/// does not know for a class too (see [`decode_xml`]).
+pub fn encode_xml<W: std::io::Write>(
+    writer: W,
+    dom: &rbx_dom_weak::WeakDom,
+    roots: &[rbx_types::Ref],
+) -> Result<(), rbx_xml::EncodeError> {
+    rbx_xml::to_writer(
+        writer,
+        dom,
+        roots,
+        rbx_xml::EncodeOptions::new()
+            .property_behavior(rbx_xml::EncodePropertyBehavior::WriteUnknown),
+    )
+}
+
 /// Decodes a binary Roblox file (`.rbxm`/`.rbxl`) with the bundled database, giving each
 /// instance's property map only the room its properties need. rbx_binary sizes every map for
 /// all of the class's default properties (about 70 for a Part: a 10 KB map where the file
@@ -208,5 +238,40 @@ mod tests {
         assert_eq!(p.canonical, "Color");
         assert!(find_property("Part", "NoSuchProperty").is_none());
         assert_eq!(find_property("Part", "Shape").unwrap().declared_by, "Part");
+    }
+
+    /// A property the database does not know for its class survives an XML round trip, as
+    /// it survives a binary one (a GeneratedFolder's PrimaryPart was dropped on write and
+    /// on read).
+    #[test]
+    fn unknown_properties_survive_an_xml_round_trip() {
+        use rbx_dom_weak::{InstanceBuilder, WeakDom};
+        use rbx_types::Variant;
+        let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+        let folder = dom.insert(
+            dom.root_ref(),
+            InstanceBuilder::new("GeneratedFolder")
+                .with_property("FromANewerStudio", Variant::String("kept".into())),
+        );
+        let part = dom.insert(folder, InstanceBuilder::new("Part"));
+        dom.get_by_ref_mut(folder)
+            .unwrap()
+            .properties
+            .insert("PrimaryPart".into(), Variant::Ref(part));
+        assert!(find_property("GeneratedFolder", "PrimaryPart").is_none());
+        let mut bytes = Vec::new();
+        encode_xml(&mut bytes, &dom, &[folder]).unwrap();
+        let back = decode_xml(bytes.as_slice()).unwrap();
+        let folder = back.root().children()[0];
+        let inst = back.get_by_ref(folder).unwrap();
+        let part = inst.children()[0];
+        assert_eq!(
+            inst.properties.get(&"PrimaryPart".into()),
+            Some(&Variant::Ref(part))
+        );
+        assert_eq!(
+            inst.properties.get(&"FromANewerStudio".into()),
+            Some(&Variant::String("kept".into()))
+        );
     }
 }

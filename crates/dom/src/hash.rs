@@ -228,6 +228,22 @@ fn hidden(dom: &WeakDom, root: Ref, r: Ref, inst: &Instance) -> bool {
             .is_some_and(|p| hides_results(root, inst.parent(), p))
 }
 
+/// The subtree of `root` in pre-order without the results of the ProceduralModels nested in
+/// it: the instances the hash covers, in the order that numbers the targets of references
+/// (the root is 0). `visit` returns whether to go on; once it says no, nothing more is
+/// visited.
+pub fn visible_preorder(dom: &WeakDom, root: Ref, mut visit: impl FnMut(Ref, &Instance) -> bool) {
+    let mut going = true;
+    let roots = [root];
+    crate::preorder(dom, &roots, |r, i| {
+        let hidden = hidden(dom, root, r, i);
+        if going && !hidden {
+            going = visit(r, i);
+        }
+        going && !hidden
+    });
+}
+
 /// Pre-order positions of a subtree's instances, for `Ref` values; the map is built the first
 /// time a reference needs it (most subtrees hold none), by a walk of its own.
 struct Positions<'a> {
@@ -248,10 +264,7 @@ impl<'a> Positions<'a> {
             .get_or_init(|| {
                 let mut map = FxHashMap::default();
                 if let Some((dom, root)) = self.tree {
-                    crate::preorder(dom, &[root], |r, i| {
-                        if hidden(dom, root, r, i) {
-                            return false;
-                        }
+                    visible_preorder(dom, root, |r, _| {
                         map.insert(r, map.len() as u32);
                         true
                     });

@@ -15,8 +15,8 @@ pub mod spatial;
 mod transfer;
 
 pub use classes::{
-    PropertyInfo, db, db_default, decode_binary, decode_databases_in_background, find_property,
-    is_a, nearest_brick_color,
+    PropertyInfo, db, db_default, decode_binary, decode_databases_in_background, decode_xml,
+    encode_xml, find_property, is_a, nearest_brick_color,
 };
 pub use geometry::{affine_to_cframe, cframe_to_affine, from_vec3, to_vec3};
 pub use pivot::{

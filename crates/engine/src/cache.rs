@@ -21,7 +21,7 @@
 mod codec;
 
 use crate::provenance::CONTENT_HASH_ATTRIBUTE;
-use procmodel_dom::hash::{children_hash, to_hex};
+use procmodel_dom::hash::{children_hash, to_hex, visible_preorder};
 use rbx_dom_weak::{InstanceBuilder, WeakDom};
 use rbx_types::{Attributes, Ref, Variant};
 
@@ -214,28 +214,6 @@ fn decode_body_into(
         attributes,
         instances: refs.len(),
     })
-}
-
-/// The subtree of `root` in pre-order without the results of the ProceduralModels in it
-/// (what the content hash covers, and what an entry holds).
-/// `visit` returns whether to go on; once it says no, nothing more is visited.
-fn visible_preorder(
-    dom: &WeakDom,
-    root: Ref,
-    mut visit: impl FnMut(Ref, &rbx_dom_weak::Instance) -> bool,
-) {
-    let mut going = true;
-    procmodel_dom::preorder(dom, &[root], |r, i| {
-        let hidden = r != root
-            && i.class == "GeneratedFolder"
-            && dom
-                .get_by_ref(i.parent())
-                .is_some_and(|p| p.class == "ProceduralModel" && i.parent() != root);
-        if going && !hidden {
-            going = visit(r, i);
-        }
-        going && !hidden
-    });
 }
 
 /// The instance at position `n` of [`visible_preorder`] (the root is 0).

@@ -90,7 +90,7 @@ pub fn read_bytes(
             const WHAT: &str = "not a valid XML Roblox file";
             attributes::check_xml_attributes(&bytes)
                 .map_err(|(at, e)| err(format!("{WHAT}: AttributesSerialize at byte {at}: {e}")))?;
-            contain(|| rbx_xml::from_reader_default(bytes.as_slice()))
+            contain(|| procmodel_dom::decode_xml(bytes.as_slice()))
                 .map_err(|e| err(format!("{WHAT}: {e}")))?
                 .map_err(|e| err(format!("{WHAT}: {e}")))?
         }
@@ -123,7 +123,7 @@ pub fn write(dom: &WeakDom, path: &Path) -> Result<(), EngineError> {
                 procmodel_rbxm::to_writer(w, dom, &roots).map_err(|e| err(e.to_string()))
             }
             SceneFormat::Xml => {
-                rbx_xml::to_writer_default(w, dom, &roots).map_err(|e| err(e.to_string()))
+                procmodel_dom::encode_xml(w, dom, &roots).map_err(|e| err(e.to_string()))
             }
         },
         |e| err(format!("cannot write: {e}")),
