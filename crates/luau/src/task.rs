@@ -98,9 +98,18 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<Function> {
         .load(TASK_LUAU)
         .set_name("=task")
         .call((token, native))?;
+    // The legacy global `spawn` runs its function at the next resumption of the scheduler,
+    // as `task.delay(0, f)` does (Roblox's scheduling guide), not at once as `task.spawn`.
+    let legacy_spawn = lua.create_function(|lua, f: Value| {
+        let th = to_thread(lua, f, "spawn")?;
+        let mut s = sched(lua)?;
+        let at = s.now;
+        s.schedule(at, th, Resume::Args(MultiValue::new()));
+        Ok(())
+    })?;
     // The capitalised forms are the deprecated spellings old scripts still use.
     for (name, f) in [
-        ("spawn", task.get::<Function>("spawn")?),
+        ("spawn", legacy_spawn),
         ("delay", task.get::<Function>("delay")?),
         ("wait", wait),
     ] {
@@ -300,9 +309,45 @@ fn run_group(
     hooks(true);
     let first = drive(lua, main, Resume::Args(args));
     hooks(false);
-    if let Step::Finished(v) = first? {
-        return Ok(v);
+    let out = match first? {
+        Step::Finished(v) => v,
+        Step::Yielded => match step_group(lua, group, Some(main), hooks, frames)? {
+            Some(v) => v,
+            None => {
+                return Err(mlua::Error::runtime(
+                    "the script yielded and nothing will resume it (a coroutine.yield outside task.wait?)",
+                ));
+            }
+        },
+    };
+    if frames {
+        // A script's threads outlive its main chunk, as a Roblox Script's do: what it
+        // deferred, spawned or delayed runs before the run is over (a generation's leaked
+        // threads are ended instead, SPEC §4). Background threads still waiting at the
+        // run's --max-wait are ended with a warning: the script itself finished.
+        if let Err(e) = step_group(lua, group, None, hooks, frames) {
+            if !e.to_string().contains(crate::error::WAIT_LIMIT) {
+                return Err(e);
+            }
+            crate::context::ctx(lua)?.log(
+                crate::context::LogLevel::Warn,
+                format!("the script finished; its background threads were ended: {e}"),
+            );
+        }
     }
+    Ok(out)
+}
+
+/// Resumes the threads of `group` in scheduler order, stepping virtual time, until `main`
+/// finishes (its results), or — without a main thread — until none of them is waiting for
+/// anything (None; also when `main` waits for nothing).
+fn step_group(
+    lua: &Lua,
+    group: u32,
+    main: Option<&Thread>,
+    hooks: &dyn Fn(bool),
+    frames: bool,
+) -> mlua::Result<Option<MultiValue>> {
     // The time of the last empty frame stepped for frame signals: an entry due then does not
     // run the frame again.
     let mut stepped = f64::NAN;
@@ -315,9 +360,7 @@ fn run_group(
         }
         let next = sched(lua)?.pop(group);
         let Some((entry, frame)) = next else {
-            return Err(mlua::Error::runtime(
-                "the script yielded and nothing will resume it (a coroutine.yield outside task.wait?)",
-            ));
+            return Ok(None);
         };
         sched(lua)?.check_run(group)?;
         let now = sched(lua)?.now;
@@ -328,13 +371,13 @@ fn run_group(
             let dt = now - sched(lua)?.last_frame;
             fire_frame(lua, now, dt, None)?;
         }
-        let is_main = entry.thread == *main;
+        let is_main = main.is_some_and(|m| entry.thread == *m);
         sched(lua)?.current = group;
         hooks(true);
         let step = drive(lua, &entry.thread, entry.resume);
         hooks(false);
         match step {
-            Ok(Step::Finished(v)) if is_main => return Ok(v),
+            Ok(Step::Finished(v)) if is_main => return Ok(Some(v)),
             Ok(_) => {}
             Err(e) if is_main => return Err(e),
             Err(e) => {
@@ -342,7 +385,7 @@ fn run_group(
                 crate::context::ctx(lua)?.log(crate::context::LogLevel::Warn, e.to_string());
             }
         }
-        if main.status() != ThreadStatus::Resumable {
+        if main.is_some_and(|m| m.status() != ThreadStatus::Resumable) {
             return Err(mlua::Error::runtime(
                 "internal: main thread ended unexpectedly",
             ));

@@ -112,3 +112,45 @@ fn check(name: &str) {
         panic!("{}: {e}", path.display());
     }
 }
+
+/// A script's threads outlive its main chunk, as a Roblox Script's do: what it deferred,
+/// spawned with the legacy `spawn` or delayed runs before the run is over, in scheduler
+/// order; background threads still waiting at `max_wait` are ended, and the run succeeds.
+#[test]
+fn a_scripts_threads_run_after_its_main_chunk() {
+    let dir = std::env::temp_dir().join(format!("procmodel-after-main-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("after_main.luau");
+    std::fs::write(
+        &path,
+        r#"
+local order = Instance.new("StringValue")
+order.Name = "Order"
+order.Parent = workspace
+local function note(what) order.Value ..= what .. ";" end
+task.delay(2, note, "delay2")
+spawn(function() note("spawn") end)
+task.defer(note, "defer")
+task.spawn(function() while true do task.wait(1) end end)
+note("main")
+"#,
+    )
+    .unwrap();
+    let mut host = Host::new(HostConfig {
+        echo_output: false,
+        max_wait: 10.0,
+        ..HostConfig::default()
+    })
+    .unwrap();
+    host.run_script_file(&path).unwrap();
+    let value = host.with_dom_ref(|d| {
+        d.descendants().find(|i| i.name == "Order").and_then(|i| {
+            match i.properties.get(&"Value".into()) {
+                Some(rbx_types::Variant::String(s)) => Some(s.clone()),
+                _ => None,
+            }
+        })
+    });
+    assert_eq!(value.as_deref(), Some("main;defer;spawn;delay2;"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
