@@ -38,7 +38,8 @@ function task.synchronize() end
 function task.desynchronize() end
 local function wait(t)
     local elapsed = yield(TOKEN, "wait", t)
-    return elapsed, elapsed
+    -- The legacy wait returns the time waited and the time since the start (`elapsedTime`).
+    return elapsed, native.now()
 end
 local function pause()
     return yield(TOKEN, "pause")
@@ -86,6 +87,10 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<Function> {
             s.schedule(at, th.clone(), Resume::Args(args));
             Ok(th)
         })?,
+    )?;
+    native.set(
+        "now",
+        lua.create_function(|lua, ()| Ok(crate::sched::now(lua)))?,
     )?;
     native.set(
         "cancel",
