@@ -46,8 +46,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
             .max()
             .unwrap_or(4)
             .max(4);
+        let tw = attributes
+            .iter()
+            .map(|(_, v)| attrs::type_name(v).len())
+            .max()
+            .unwrap_or(0);
         for (n, v) in &attributes {
-            println!("  {n:<w$}  {:<10}  {}", attrs::type_name(v), attrs::show(v));
+            println!(
+                "  {n:<w$}  {:<tw$}  {}",
+                attrs::type_name(v),
+                attrs::show(v)
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

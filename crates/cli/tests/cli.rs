@@ -607,3 +607,72 @@ return G
     assert_eq!(err.matches("module body ran").count(), 1, "{err}");
     assert_eq!(err.matches("[OnceAtTop] generated 3").count(), 1, "{err}");
 }
+
+/// An EnumItem attribute (a generator's `Material = Enum.Material.Brick`) is shown as Roblox
+/// prints it and set from the command line by item name; a name the enum lacks is an error
+/// that lists the items.
+#[test]
+fn enum_item_attributes_are_shown_and_set_by_name() {
+    let generator = tmp("enum_attr.luau");
+    std::fs::write(
+        &generator,
+        r#"return {
+    Attributes = { Material = Enum.Material.Brick, Spread = NumberRange.new(1, 3) },
+    OnGenerate = function(params, target)
+        local p = Instance.new("Part")
+        p.Material = params.Attributes.Material
+        p.Size = Vector3.new(params.Attributes.Spread.Max, 1, 1)
+        p.Parent = target
+    end,
+}"#,
+    )
+    .unwrap();
+    let info = ok(bin().arg("info").arg(&generator).output().unwrap());
+    let text = String::from_utf8_lossy(&info.stdout);
+    assert!(
+        text.contains("Enum.Material.Brick") && text.contains("1,3"),
+        "{text}"
+    );
+    let out = tmp("enum_attr.rbxmx");
+    ok(bin()
+        .arg("generate")
+        .arg(&generator)
+        .args([
+            "--no-cache",
+            "--attr",
+            "Material=Enum.Material.Wood",
+            "--attr",
+            "Spread=2,5",
+            "-o",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap());
+    let dom = rbx_xml::from_reader_default(std::fs::File::open(&out).unwrap()).unwrap();
+    let part = dom.descendants().find(|i| i.class == "Part").unwrap();
+    assert_eq!(
+        part.properties.get(&"Material".into()),
+        Some(&rbx_types::Variant::Enum(rbx_types::Enum::from_u32(512)))
+    );
+    assert_eq!(
+        part.properties.get(&"Size".into()),
+        Some(&rbx_types::Variant::Vector3(rbx_types::Vector3::new(
+            5.0, 1.0, 1.0
+        )))
+    );
+    let bad = bin()
+        .arg("generate")
+        .arg(&generator)
+        .args(["--no-cache", "--attr", "Material=Lava", "-o"])
+        .arg(tmp("enum_attr_bad.rbxm"))
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("attribute Material")
+            && err.contains("has no item 'Lava'")
+            && err.contains("Wood"),
+        "{err}"
+    );
+}

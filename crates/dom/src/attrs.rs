@@ -4,7 +4,8 @@
 //! names the attribute and the expected form in the same words.
 
 use rbx_types::{
-    BrickColor, CFrame, Color3, Matrix3, NumberRange, Rect, UDim, UDim2, Variant, Vector2, Vector3,
+    BrickColor, CFrame, Color3, EnumItem, Matrix3, NumberRange, Rect, UDim, UDim2, Variant,
+    Vector2, Vector3,
 };
 
 /// A value that does not fit its attribute, or an attribute the generator does not declare.
@@ -93,7 +94,8 @@ pub fn syntax(v: &Variant) -> &'static str {
         Variant::NumberRange(_) => "min,max",
         Variant::Rect(_) => "minX,minY,maxX,maxY",
         Variant::CFrame(_) => "x,y,z or 12 numbers (position and rotation rows)",
-        _ => "(not settable from the command line)",
+        Variant::EnumItem(_) => "an item of its enum: Wood, Enum.Material.Wood or its number",
+        _ => "a value of a type the command line cannot set",
     }
 }
 
@@ -241,33 +243,126 @@ fn parse_inner(text: &str, default: &Variant) -> Parsed<Variant> {
             };
             Variant::CFrame(CFrame::new(Vector3::new(f(0), f(1), f(2)), orientation))
         }
+        Variant::EnumItem(item) => enum_item(&item.ty, t)?,
         _ => bail!("this attribute type cannot be set from the command line"),
     })
 }
 
-/// A short human-readable rendering of an attribute value.
+/// An item of `Enum.<ty>` named as Roblox prints it (`Enum.Material.Wood`), by its name
+/// alone (`Wood`, `Material.Wood`), or by its number.
+fn enum_item(ty: &str, t: &str) -> Parsed<Variant> {
+    let Some(e) = crate::db().enums.get(ty) else {
+        bail!("Enum.{ty} is not an enum this version knows");
+    };
+    let name = t.strip_prefix("Enum.").unwrap_or(t);
+    let name = name
+        .strip_prefix(ty)
+        .and_then(|r| r.strip_prefix('.'))
+        .unwrap_or(name);
+    let value = match name.parse::<u32>() {
+        Ok(n) if e.items.values().any(|&v| v == n) => Some(n),
+        _ => e.items.get(name).copied(),
+    };
+    let Some(value) = value else {
+        let mut items: Vec<(&u32, &str)> = e.items.iter().map(|(k, v)| (v, *k)).collect();
+        items.sort();
+        let names: Vec<&str> = items.iter().map(|(_, k)| *k).collect();
+        bail!(
+            "Enum.{ty} has no item '{name}' (it has: {})",
+            names.join(", ")
+        );
+    };
+    Ok(Variant::EnumItem(EnumItem {
+        ty: ty.to_owned(),
+        value,
+    }))
+}
+
+/// The name of an enum item, as Roblox prints it (`Enum.Material.Wood`).
+fn enum_item_name(item: &EnumItem) -> String {
+    let name = crate::db()
+        .enums
+        .get(item.ty.as_str())
+        .and_then(|e| e.items.iter().find(|(_, v)| **v == item.value))
+        .map(|(k, _)| k.to_string())
+        .unwrap_or_else(|| item.value.to_string());
+    format!("Enum.{}.{name}", item.ty)
+}
+
+/// The text [`parse`] reads back as `v` (what `--attr Name=TEXT` takes); None for a type the
+/// command line cannot set.
+pub fn text(v: &Variant) -> Option<String> {
+    let n = |x: f32| fmt_num(f64::from(x));
+    let join = |xs: &[f32]| xs.iter().map(|x| n(*x)).collect::<Vec<_>>().join(",");
+    Some(match v {
+        Variant::Bool(b) => b.to_string(),
+        Variant::Float64(x) => fmt_num(*x),
+        Variant::Float32(x) => n(*x),
+        Variant::Int32(x) => x.to_string(),
+        Variant::Int64(x) => x.to_string(),
+        Variant::String(s) => s.clone(),
+        Variant::Color3(c) => {
+            let b = |x: f32| (x.clamp(0.0, 1.0) * 255.0).round() as u8;
+            format!("{},{},{}", b(c.r), b(c.g), b(c.b))
+        }
+        Variant::Color3uint8(c) => format!("{},{},{}", c.r, c.g, c.b),
+        Variant::Vector3(v) => join(&[v.x, v.y, v.z]),
+        Variant::Vector2(v) => join(&[v.x, v.y]),
+        Variant::BrickColor(b) => b.to_string(),
+        Variant::EnumItem(item) => enum_item_name(item),
+        Variant::NumberRange(r) => join(&[r.min, r.max]),
+        Variant::UDim(u) => format!("{},{}", n(u.scale), u.offset),
+        Variant::UDim2(u) => format!(
+            "{},{},{},{}",
+            n(u.x.scale),
+            u.x.offset,
+            n(u.y.scale),
+            u.y.offset
+        ),
+        Variant::Rect(r) => join(&[r.min.x, r.min.y, r.max.x, r.max.y]),
+        Variant::CFrame(c) => {
+            let (p, o) = (c.position, c.orientation);
+            if o == Matrix3::identity() {
+                join(&[p.x, p.y, p.z])
+            } else {
+                join(&[
+                    p.x, p.y, p.z, o.x.x, o.x.y, o.x.z, o.y.x, o.y.y, o.y.z, o.z.x, o.z.y, o.z.z,
+                ])
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// A short human-readable rendering of an attribute value: its [`text`] (strings quoted),
+/// or a summary of a value the command line cannot set.
 pub fn show(v: &Variant) -> String {
     match v {
-        Variant::Bool(b) => b.to_string(),
-        Variant::Float64(n) => fmt_num(*n),
-        Variant::Float32(n) => fmt_num(*n as f64),
         Variant::String(s) => format!("{s:?}"),
-        Variant::Color3(c) => format!(
-            "{},{},{}",
-            (c.r * 255.0).round(),
-            (c.g * 255.0).round(),
-            (c.b * 255.0).round()
-        ),
-        Variant::Color3uint8(c) => format!("{},{},{}", c.r, c.g, c.b),
-        Variant::Vector3(v) => format!(
-            "{},{},{}",
-            fmt_num(v.x as f64),
-            fmt_num(v.y as f64),
-            fmt_num(v.z as f64)
-        ),
-        Variant::Vector2(v) => format!("{},{}", fmt_num(v.x as f64), fmt_num(v.y as f64)),
-        Variant::BrickColor(b) => b.to_string(),
-        other => format!("{other:?}"),
+        Variant::NumberSequence(seq) => {
+            let k: Vec<String> = seq
+                .keypoints
+                .iter()
+                .map(|k| format!("{}:{}", fmt_num(k.time as f64), fmt_num(k.value as f64)))
+                .collect();
+            format!("NumberSequence({})", k.join(" "))
+        }
+        Variant::ColorSequence(seq) => {
+            let k: Vec<String> = seq
+                .keypoints
+                .iter()
+                .map(|k| {
+                    format!(
+                        "{}:{}",
+                        fmt_num(k.time as f64),
+                        show(&Variant::Color3(k.color))
+                    )
+                })
+                .collect();
+            format!("ColorSequence({})", k.join(" "))
+        }
+        Variant::Font(f) => f.family.clone(),
+        other => text(other).unwrap_or_else(|| type_name(other).to_owned()),
     }
 }
 
@@ -316,6 +411,83 @@ mod tests {
             Variant::BrickColor(BrickColor::MediumStoneGrey),
             Variant::BrickColor(BrickColor::BrightRed),
         );
+    }
+
+    /// EnumItem attributes (a generator's `Material = Enum.Material.Brick`) are set by item
+    /// name, by Roblox's printed form or by number, and shown as Roblox prints them.
+    #[test]
+    fn enum_items_parse_by_name_and_number_and_show_as_roblox_prints_them() {
+        let brick = Variant::EnumItem(EnumItem {
+            ty: "Material".into(),
+            value: 848,
+        });
+        let wood = Variant::EnumItem(EnumItem {
+            ty: "Material".into(),
+            value: 512,
+        });
+        for text in [
+            "Wood",
+            "Enum.Material.Wood",
+            "Material.Wood",
+            "512",
+            " Wood ",
+        ] {
+            check(text, brick.clone(), wood.clone());
+        }
+        assert_eq!(show(&brick), "Enum.Material.Brick");
+        let e = parse("Material", "Lava", &brick).unwrap_err().to_string();
+        assert!(
+            e.contains("Enum.Material has no item 'Lava'") && e.contains("Wood, "),
+            "{e}"
+        );
+        // 9999 is no Material's number.
+        assert!(parse("Material", "9999", &brick).is_err());
+        assert_eq!(
+            show(&Variant::NumberRange(NumberRange::new(1.0, 3.5))),
+            "1,3.5"
+        );
+        assert_eq!(
+            show(&Variant::CFrame(CFrame::new(
+                Vector3::new(1.0, 2.0, 3.0),
+                Matrix3::identity()
+            ))),
+            "1,2,3"
+        );
+    }
+
+    /// Every value the command line can set reads back from its text as itself.
+    #[test]
+    fn text_parses_back_to_the_value() {
+        let values = [
+            Variant::Bool(true),
+            Variant::Float64(-2.5),
+            Variant::String("a, b".into()),
+            Variant::Color3(Color3::new(1.0, 0.2, 0.0)),
+            Variant::Vector3(Vector3::new(1.5, -2.0, 3.0)),
+            Variant::Vector2(Vector2::new(0.25, 4.0)),
+            Variant::BrickColor(BrickColor::BrightRed),
+            Variant::EnumItem(EnumItem {
+                ty: "Material".into(),
+                value: 512,
+            }),
+            Variant::NumberRange(NumberRange::new(1.0, 3.5)),
+            Variant::UDim(UDim::new(0.5, -3)),
+            Variant::UDim2(UDim2::new(UDim::new(0.5, 1), UDim::new(0.25, 2))),
+            Variant::Rect(Rect::new(Vector2::new(0.0, 1.0), Vector2::new(2.0, 3.0))),
+            Variant::CFrame(CFrame::new(
+                Vector3::new(1.0, 2.0, 3.0),
+                Matrix3::new(
+                    Vector3::new(0.0, 0.0, 1.0),
+                    Vector3::new(0.0, 1.0, 0.0),
+                    Vector3::new(-1.0, 0.0, 0.0),
+                ),
+            )),
+        ];
+        for v in values {
+            let t = text(&v).unwrap();
+            // (The colour's components are whole steps of 1/255, as the text's are.)
+            assert_eq!(parse("A", &t, &v).unwrap(), v, "{t}");
+        }
     }
 
     #[test]

@@ -242,36 +242,7 @@ pub fn enum_items(name: &str) -> Vec<(String, u32)> {
 
 /// The value as `procmodel generate --attr Name=VALUE` parses it (None: not expressible).
 pub fn cli_text(v: &Variant) -> Option<String> {
-    let n = |x: f64| {
-        if x == x.trunc() && x.abs() < 1e15 {
-            format!("{}", x as i64)
-        } else {
-            format!("{x}")
-        }
-    };
-    Some(match v {
-        Variant::Bool(b) => b.to_string(),
-        Variant::Float64(x) => n(*x),
-        Variant::Float32(x) => n(f64::from(*x)),
-        Variant::Int32(x) => x.to_string(),
-        Variant::Int64(x) => x.to_string(),
-        Variant::String(s) => s.clone(),
-        Variant::Color3(c) => {
-            let b = |x: f32| (x.clamp(0.0, 1.0) * 255.0).round() as u8;
-            format!("{},{},{}", b(c.r), b(c.g), b(c.b))
-        }
-        Variant::Color3uint8(c) => format!("{},{},{}", c.r, c.g, c.b),
-        Variant::Vector3(v) => format!(
-            "{},{},{}",
-            n(f64::from(v.x)),
-            n(f64::from(v.y)),
-            n(f64::from(v.z))
-        ),
-        Variant::Vector2(v) => format!("{},{}", n(f64::from(v.x)), n(f64::from(v.y))),
-        Variant::BrickColor(b) => b.to_string(),
-        Variant::NumberRange(r) => format!("{},{}", n(f64::from(r.min)), n(f64::from(r.max))),
-        _ => return None,
-    })
+    procmodel_dom::attrs::text(v)
 }
 
 /// Quotes a word for a POSIX shell when it needs it.
