@@ -40,6 +40,9 @@ pub struct PendingRun {
     escaped: bool,
 }
 
+/// Roblox's error for a module whose code returns no value or several.
+const NOT_ONE_VALUE: &str = "Module code did not return exactly one value";
+
 impl Host {
     /// Reads a script file and confines its string requires to the file's folder.
     fn read_script_file(&self, path: &Path) -> Result<(String, std::path::PathBuf), HostError> {
@@ -76,7 +79,14 @@ impl Host {
             file: origin.to_owned(),
             message,
         };
-        let value = self.require(module).map_err(|e| self.script_error(&e))?;
+        let value = self.require(module).map_err(|e| match self.script_error(&e) {
+            // The module's own code ran and returned nothing (or several values): said of
+            // the file, without the loader's traceback.
+            HostError::Script { message, .. } if message.contains(NOT_ONE_VALUE) => bad(format!(
+                "{NOT_ONE_VALUE}: a generator module must return a table with Attributes and OnGenerate"
+            )),
+            other => other,
+        })?;
         let Value::Table(t) = value else {
             return Err(bad(format!(
                 "a generator module must return a table with Attributes and OnGenerate, got {}",

@@ -132,6 +132,19 @@ fn missing_on_generate_is_a_clear_error() {
         .err()
         .unwrap();
     assert!(e.to_string().contains("must return a table"), "{e}");
+    // A module that returns nothing: Roblox's words, said of the file, with no traceback of
+    // the loader's own code.
+    let e = run("local x = 1", "returnsnothing", RunInputs::default(), 5000)
+        .err()
+        .unwrap();
+    let text = e.to_string();
+    assert!(
+        text.contains("returnsnothing")
+            && text.contains("Module code did not return exactly one value")
+            && text.contains("must return a table")
+            && !text.contains("require:"),
+        "{text}"
+    );
 }
 
 #[test]
