@@ -1,7 +1,9 @@
 //! Reflection-database look-ups: superclass checks and property descriptors, cached.
 
+use rbx_dom_weak::Ustr;
 use rbx_reflection::{
-    DataType, PropertyDescriptor, PropertyKind, ReflectionDatabase, Scriptability,
+    DataType, PropertyDescriptor, PropertyKind, PropertySerialization, ReflectionDatabase,
+    Scriptability,
 };
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
@@ -42,19 +44,75 @@ pub fn decode_xml<R: std::io::Read>(
 }
 
 /// Encodes `roots` of `dom` as an XML Roblox file, writing properties the reflection database
-/// does not know for a class too (see [`decode_xml`]).
+/// does not know for a class too (see [`decode_xml`]), and, as the binary writer does, not
+/// the ones it knows are not saved (`WeldConstraint.Enabled`): rbx_xml would write those as
+/// unknown ones. A tree holding any is written from a copy without them.
 pub fn encode_xml<W: std::io::Write>(
     writer: W,
     dom: &rbx_dom_weak::WeakDom,
     roots: &[rbx_types::Ref],
 ) -> Result<(), rbx_xml::EncodeError> {
-    rbx_xml::to_writer(
-        writer,
-        dom,
-        roots,
-        rbx_xml::EncodeOptions::new()
-            .property_behavior(rbx_xml::EncodePropertyBehavior::WriteUnknown),
-    )
+    let options = rbx_xml::EncodeOptions::new()
+        .property_behavior(rbx_xml::EncodePropertyBehavior::WriteUnknown);
+    let mut unsaved: FxHashMap<(Ustr, Ustr), bool> = FxHashMap::default();
+    let mut not_saved = |class: Ustr, name: Ustr| {
+        *unsaved
+            .entry((class, name))
+            .or_insert_with(|| known_but_not_saved(&class, &name))
+    };
+    let mut any = false;
+    crate::preorder(dom, roots, |_, i| {
+        any = any || i.properties.keys().any(|&k| not_saved(i.class, k));
+        !any
+    });
+    if !any {
+        return rbx_xml::to_writer(writer, dom, roots, options);
+    }
+    // The same referents, so references (inside the roots or not) are written as before.
+    fn copy(
+        dom: &rbx_dom_weak::WeakDom,
+        r: rbx_types::Ref,
+        not_saved: &mut dyn FnMut(Ustr, Ustr) -> bool,
+    ) -> rbx_dom_weak::InstanceBuilder {
+        let inst = dom.get_by_ref(r).expect("a child exists");
+        let props: Vec<(Ustr, rbx_types::Variant)> = inst
+            .properties
+            .iter()
+            .filter(|(k, _)| !not_saved(inst.class, **k))
+            .map(|(k, v)| (*k, v.clone()))
+            .collect();
+        let mut b = rbx_dom_weak::InstanceBuilder::new(inst.class)
+            .with_referent(r)
+            .with_name(inst.name.clone())
+            .with_properties(props);
+        for &c in inst.children() {
+            b.add_child(copy(dom, c, not_saved));
+        }
+        b
+    }
+    let mut filtered = rbx_dom_weak::WeakDom::new(rbx_dom_weak::InstanceBuilder::new("DataModel"));
+    let root = filtered.root_ref();
+    let mut copied = Vec::with_capacity(roots.len());
+    for &r in roots {
+        if dom.get_by_ref(r).is_some() {
+            copied.push(filtered.insert(root, copy(dom, r, &mut not_saved)));
+        }
+    }
+    rbx_xml::to_writer(writer, &filtered, &copied, options)
+}
+
+/// Whether the database knows `class.name` and says it is not saved in files.
+fn known_but_not_saved(class: &str, name: &str) -> bool {
+    find_property(class, name).is_some_and(|p| {
+        !matches!(
+            &p.descriptor.kind,
+            PropertyKind::Canonical {
+                serialization: PropertySerialization::Serializes
+                    | PropertySerialization::SerializesAs(_)
+                    | PropertySerialization::Migrate(_),
+            }
+        )
+    })
 }
 
 /// Decodes a binary Roblox file (`.rbxm`/`.rbxl`) with the bundled database, giving each
@@ -273,5 +331,47 @@ mod tests {
             inst.properties.get(&"FromANewerStudio".into()),
             Some(&Variant::String("kept".into()))
         );
+    }
+
+    /// A property the database knows and does not save (WeldConstraint.Enabled) is left out
+    /// of XML as of binary files; the rest of the tree, references included, is written.
+    #[test]
+    fn properties_that_are_not_saved_stay_out_of_xml() {
+        use rbx_dom_weak::{InstanceBuilder, WeakDom};
+        use rbx_types::Variant;
+        let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+        let model = dom.insert(dom.root_ref(), InstanceBuilder::new("Model"));
+        let part = dom.insert(model, InstanceBuilder::new("Part").with_name("P"));
+        dom.insert(
+            part,
+            InstanceBuilder::new("WeldConstraint")
+                .with_property("Enabled", Variant::Bool(false))
+                .with_property("Part0", Variant::Ref(part)),
+        );
+        dom.get_by_ref_mut(model)
+            .unwrap()
+            .properties
+            .insert("PrimaryPart".into(), Variant::Ref(part));
+        // Instances after the one holding it are looked at too, and do not hide it.
+        dom.insert(model, InstanceBuilder::new("Part").with_name("After"));
+        let mut bytes = Vec::new();
+        encode_xml(&mut bytes, &dom, &[model]).unwrap();
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        assert!(!text.contains("\"Enabled\""), "{text}");
+        let back = decode_xml(bytes.as_slice()).unwrap();
+        let model = back.get_by_ref(back.root().children()[0]).unwrap();
+        let part = model.children()[0];
+        assert_eq!(
+            model.properties.get(&"PrimaryPart".into()),
+            Some(&Variant::Ref(part))
+        );
+        let weld = back
+            .get_by_ref(back.get_by_ref(part).unwrap().children()[0])
+            .unwrap();
+        assert_eq!(
+            weld.properties.get(&"Part0".into()),
+            Some(&Variant::Ref(part))
+        );
+        assert!(!weld.properties.contains_key(&"Enabled".into()));
     }
 }
