@@ -24,6 +24,7 @@ use crate::provenance::CONTENT_HASH_ATTRIBUTE;
 use procmodel_dom::hash::{children_hash, to_hex, visible_preorder};
 use rbx_dom_weak::{InstanceBuilder, WeakDom};
 use rbx_types::{Attributes, Ref, Variant};
+use std::collections::HashMap;
 
 /// A store of cache entries. Implementations report their own I/O problems and corrupt
 /// entries (a corrupt entry is a miss, never a hit); they must be safe to share between
@@ -38,6 +39,14 @@ pub trait ResultCache: Send + Sync + std::fmt::Debug {
     /// Told of a hit the engine served without reading the store: the results for `key`
     /// were already in place, untouched ([`Placed`]).
     fn kept(&self, _key: &[u8; 32]) {}
+    /// A saved scene's record (which of its models' results were intact when it was saved,
+    /// [`SavedScene`]), kept beside the entries under a key of its own; not an entry, so not
+    /// counted as a hit or a store. Stores that keep none return None.
+    fn get_record(&self, _key: &[u8; 32]) -> Option<Vec<u8>> {
+        None
+    }
+    /// Stores a saved scene's record (atomically, as an entry).
+    fn put_record(&self, _key: &[u8; 32], _record: &[u8]) {}
 }
 
 /// A result cache in memory, for one process (a front end that wants hits without a cache
@@ -45,6 +54,7 @@ pub trait ResultCache: Send + Sync + std::fmt::Debug {
 #[derive(Debug, Default)]
 pub struct MemoryCache {
     entries: std::sync::Mutex<std::collections::BTreeMap<[u8; 32], Vec<u8>>>,
+    records: std::sync::Mutex<std::collections::BTreeMap<[u8; 32], Vec<u8>>>,
     hits: std::sync::atomic::AtomicUsize,
     kept: std::sync::atomic::AtomicUsize,
     puts: std::sync::atomic::AtomicUsize,
@@ -92,6 +102,14 @@ impl ResultCache for MemoryCache {
     }
     fn kept(&self, _key: &[u8; 32]) {
         self.kept.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    fn get_record(&self, key: &[u8; 32]) -> Option<Vec<u8>> {
+        self.records.lock().ok()?.get(key).cloned()
+    }
+    fn put_record(&self, key: &[u8; 32], record: &[u8]) {
+        if let Ok(mut r) = self.records.lock() {
+            r.insert(*key, record.to_vec());
+        }
     }
 }
 
@@ -281,6 +299,158 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded, String> {
         primary_part: hit.primary_part,
         attributes: hit.attributes,
     })
+}
+
+/// What a scene saved by the engine held intact: per model (by its position in the saved
+/// tree's pre-order, the DataModel 0) the cache key its results in place were for and their
+/// instance count — its [`Placed`] records at the save. Stored in the result cache under
+/// a key derived from the BLAKE3 digest of the file's bytes, so an engine that loads those
+/// very bytes (decoding is deterministic) knows the same results are in place without
+/// hashing them: a forced regeneration of an unchanged saved scene keeps them as a hit in
+/// the process that placed them would. A file changed by anything has another digest and
+/// no record; results then are checked in place against their entries.
+/// Layout: [`SCENE_MAGIC`], the BLAKE3 digest of the body, the body (u32 count; per model
+/// u32 position, 32-byte key, u64 instances; by position).
+pub struct SavedScene;
+
+const SCENE_MAGIC: &[u8; 8] = b"PMSCENE1";
+
+impl SavedScene {
+    /// The key of the record of a file whose bytes have digest `file`.
+    fn key(file: &[u8; 32]) -> [u8; 32] {
+        let mut h = blake3::Hasher::new_derive_key("procmodel saved scene record v1");
+        h.update(&crate::provenance::CACHE_FORMAT.to_le_bytes());
+        h.update(file);
+        *h.finalize().as_bytes()
+    }
+
+    fn encode(rows: &[(u32, [u8; 32], u64)]) -> Vec<u8> {
+        let mut body = Vec::with_capacity(4 + rows.len() * 44);
+        body.extend_from_slice(&(rows.len() as u32).to_le_bytes());
+        for (position, key, instances) in rows {
+            body.extend_from_slice(&position.to_le_bytes());
+            body.extend_from_slice(key);
+            body.extend_from_slice(&instances.to_le_bytes());
+        }
+        let mut out = Vec::with_capacity(40 + body.len());
+        out.extend_from_slice(SCENE_MAGIC);
+        out.extend_from_slice(blake3::hash(&body).as_bytes());
+        out.extend_from_slice(&body);
+        out
+    }
+
+    /// The rows of an intact record; None for anything else.
+    fn decode(bytes: &[u8]) -> Option<Vec<(u32, [u8; 32], u64)>> {
+        let rest = bytes.strip_prefix(SCENE_MAGIC)?;
+        let (digest, body) = rest.split_at_checked(32)?;
+        if blake3::hash(body).as_bytes() != digest {
+            return None;
+        }
+        let (count, mut rows) = body.split_at_checked(4)?;
+        let count = u32::from_le_bytes(count.try_into().ok()?) as usize;
+        if rows.len() != count.checked_mul(44)? {
+            return None;
+        }
+        let mut out = Vec::with_capacity(count);
+        while let Some((row, rest)) = rows.split_at_checked(44) {
+            let position = u32::from_le_bytes(row[..4].try_into().ok()?);
+            let key: [u8; 32] = row[4..36].try_into().ok()?;
+            let instances = u64::from_le_bytes(row[36..44].try_into().ok()?);
+            out.push((position, key, instances));
+            rows = rest;
+        }
+        Some(out)
+    }
+}
+
+impl crate::Engine {
+    /// After a save whose bytes have digest `file`: records in the result cache which models'
+    /// results were intact ([`SavedScene`]). Nothing when no cache is set, the host counts no
+    /// writes, or no results are known intact.
+    pub(crate) fn record_saved(&self, file: [u8; 32]) {
+        let Some(cache) = self.st().config.cache.clone() else {
+            return;
+        };
+        let Some(writes) = self.host.scene_writes() else {
+            return;
+        };
+        let placed: HashMap<Ref, Placed> = self
+            .st()
+            .placed
+            .iter()
+            .filter(|(_, p)| p.writes == writes)
+            .map(|(m, p)| (*m, *p))
+            .collect();
+        if placed.is_empty() {
+            return;
+        }
+        let mut rows = self.host.with_dom_ref(|d| {
+            let mut rows = Vec::new();
+            let mut position = 0u32;
+            procmodel_dom::preorder(d, &[d.root_ref()], |r, _| {
+                if let Some(p) = placed.get(&r)
+                    && crate::apply::results_folder(d, r) == Some(p.folder)
+                    && crate::terrain::generated_region(d, p.folder).is_none()
+                {
+                    rows.push((position, p.key, p.instances as u64));
+                }
+                position += 1;
+                true
+            });
+            rows
+        });
+        if rows.is_empty() {
+            return;
+        }
+        rows.sort_unstable_by_key(|r| r.0);
+        cache.put_record(&SavedScene::key(&file), &SavedScene::encode(&rows));
+    }
+
+    /// After loading a file whose bytes have digest `file`: the results its record says were
+    /// intact at the save are recorded as placed ([`Placed`]), so hits keep them. Rows that do
+    /// not name a ProceduralModel with results are skipped.
+    pub(crate) fn adopt_saved(&mut self, file: [u8; 32]) {
+        let Some(cache) = self.st().config.cache.clone() else {
+            return;
+        };
+        let Some(writes) = self.host.scene_writes() else {
+            return;
+        };
+        let Some(rows) = cache
+            .get_record(&SavedScene::key(&file))
+            .and_then(|b| SavedScene::decode(&b))
+        else {
+            return;
+        };
+        let wanted: HashMap<u32, ([u8; 32], u64)> =
+            rows.iter().map(|&(p, k, n)| (p, (k, n))).collect();
+        let found = self.host.with_dom_ref(|d| {
+            let mut found = Vec::new();
+            let mut position = 0u32;
+            procmodel_dom::preorder(d, &[d.root_ref()], |r, i| {
+                if let Some(&(key, instances)) = wanted.get(&position)
+                    && i.class == "ProceduralModel"
+                    && let Some(folder) = crate::apply::results_folder(d, r)
+                    && crate::terrain::generated_region(d, folder).is_none()
+                {
+                    found.push((r, key, folder, instances));
+                }
+                position += 1;
+                true
+            });
+            found
+        });
+        for (model, key, folder, instances) in found {
+            let instances = usize::try_from(instances).unwrap_or(usize::MAX);
+            let placed = Placed {
+                key,
+                folder,
+                writes,
+                instances,
+            };
+            self.st().placed.insert(model, placed);
+        }
+    }
 }
 
 /// The engine's side of the seam: look up before a run starts, fill after one succeeds.

@@ -215,10 +215,13 @@ impl Engine {
         path: &Path,
         config: EngineConfig,
     ) -> Result<Engine, EngineError> {
-        let dom = scene::read(path)?;
+        let (dom, digest) = scene::read_digested(path, config.cache.is_some())?;
         let host = new_host(&*runtime, &config.host, Some(dom))?;
         let mut engine = Engine::with_host(host, runtime, config);
         engine.adopt_loaded();
+        if let Some(digest) = digest {
+            engine.adopt_saved(digest);
+        }
         Ok(engine)
     }
 
@@ -300,7 +303,9 @@ impl Engine {
 
     /// Saves the scene atomically (temp file + rename). `Dirty` is saved as it is.
     pub fn save(&self, path: &Path) -> Result<(), EngineError> {
-        self.host.with_dom_ref(|dom| scene::write(dom, path))
+        let digest = self.host.with_dom_ref(|dom| scene::write(dom, path))?;
+        self.record_saved(digest);
+        Ok(())
     }
 
     /// Ends the engine and returns its scene. The VM, its handles and any worker VMs are

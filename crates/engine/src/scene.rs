@@ -38,14 +38,20 @@ impl SceneFormat {
     }
 }
 
-pub fn read(path: &Path) -> Result<WeakDom, EngineError> {
+/// Reads a scene file or a Rojo project, with (when `digest`) the BLAKE3 digest of the
+/// file's bytes; none for a Rojo project, which is many files.
+pub fn read_digested(
+    path: &Path,
+    digest: bool,
+) -> Result<(WeakDom, Option<[u8; 32]>), EngineError> {
     if procmodel_rojo::is_project(path) {
-        return read_project(path);
+        return read_project(path).map(|dom| (dom, None));
     }
     let format = SceneFormat::from_path(path)?;
     let bytes = std::fs::read(path)
         .map_err(|e| EngineError::file(path.display().to_string(), format!("cannot open: {e}")))?;
-    read_bytes(bytes, format, &path.display().to_string())
+    let hash = digest.then(|| *blake3::hash(&bytes).as_bytes());
+    read_bytes(bytes, format, &path.display().to_string()).map(|dom| (dom, hash))
 }
 
 /// A Rojo project (`*.project.json`, or a folder with `default.project.json`), built by
@@ -112,22 +118,49 @@ pub fn read_bytes(
     Ok(dom)
 }
 
-pub fn write(dom: &WeakDom, path: &Path) -> Result<(), EngineError> {
+/// Writes the scene (atomically) and returns the BLAKE3 digest of the bytes written.
+pub fn write(dom: &WeakDom, path: &Path) -> Result<[u8; 32], EngineError> {
     let format = SceneFormat::from_path(path)?;
     let err = |message: String| EngineError::file(path.display().to_string(), message);
     let roots = dom.root().children().to_vec();
+    let mut digest = [0; 32];
     write_atomic_with(
         path,
-        |w| match format {
-            SceneFormat::Binary => {
-                procmodel_rbxm::to_writer(w, dom, &roots).map_err(|e| err(e.to_string()))
+        |w| {
+            let mut w = Hashing {
+                inner: w,
+                hasher: blake3::Hasher::new(),
+            };
+            match format {
+                SceneFormat::Binary => procmodel_rbxm::to_writer(&mut w, dom, &roots)
+                    .map_err(|e| err(e.to_string()))?,
+                SceneFormat::Xml => procmodel_dom::encode_xml(&mut w, dom, &roots)
+                    .map_err(|e| err(e.to_string()))?,
             }
-            SceneFormat::Xml => {
-                procmodel_dom::encode_xml(w, dom, &roots).map_err(|e| err(e.to_string()))
-            }
+            digest = *w.hasher.finalize().as_bytes();
+            Ok(())
         },
         |e| err(format!("cannot write: {e}")),
-    )
+    )?;
+    Ok(digest)
+}
+
+/// A writer that hashes what passes through it.
+struct Hashing<'a, W: Write> {
+    inner: &'a mut W,
+    hasher: blake3::Hasher,
+}
+
+impl<W: Write> Write for Hashing<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// Temp file in the same folder, fsync, rename: a crash never leaves a half-written scene.

@@ -1129,3 +1129,82 @@ fn a_generators_queries_see_the_parts_it_put_in_the_scene_where_they_are_now() {
     });
     assert_eq!(seen, "nil,nil,nil,nil,Mine,Mine,nil,nil");
 }
+
+/// A scene the engine saved, loaded again by another engine sharing the cache: the save
+/// recorded which results were intact, the load finds the record by the file's digest, and
+/// a forced regeneration keeps every model's results without reading an entry or hashing
+/// the results (as in the process that placed them). The same bytes are saved. A file
+/// changed by anything else has no record: its results are checked against their entries.
+#[test]
+fn r14_5_an_unchanged_saved_scene_keeps_its_results_without_reading_entries() {
+    let dir = std::env::temp_dir().join(format!("procmodel-saved-record-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (jobs, ext) in [(1, "rbxl"), (2, "rbxlx")] {
+        let cache = Arc::new(procmodel_engine::MemoryCache::default());
+        let (mut e, _) = scene(Some(cache.clone()), jobs, 4);
+        settle(&mut e);
+        let path = dir.join(format!("saved{jobs}.{ext}"));
+        e.save(&path).unwrap();
+        let original = std::fs::read(&path).unwrap();
+        let load = || {
+            Engine::load(
+                procmodel_luau::runtime(),
+                &path,
+                EngineConfig {
+                    cache: Some(cache.clone()),
+                    jobs,
+                    ..EngineConfig::default()
+                },
+            )
+            .unwrap()
+        };
+        let mut loaded = load();
+        let models = loaded.models();
+        let before = result_refs(&loaded, &models);
+        let hits = cache.hits();
+        force_all(&mut loaded, &models);
+        assert_eq!(cache.hits(), hits, "jobs {jobs} {ext}: no entry read");
+        assert_eq!(cache.kept(), 4, "jobs {jobs} {ext}: every model kept");
+        assert_eq!(result_refs(&loaded, &models), before);
+        assert!(
+            saved(&loaded, ext) == original,
+            "jobs {jobs} {ext}: same bytes"
+        );
+        // Another tool's edit (a part renamed): no record for these bytes, so each entry is
+        // read and the edited model's results are decoded, the others kept in place.
+        let mut dom = if ext == "rbxl" {
+            rbx_binary::from_reader(original.as_slice()).unwrap()
+        } else {
+            procmodel_dom::decode_xml(original.as_slice()).unwrap()
+        };
+        let part = dom
+            .descendants()
+            .find(|i| i.class == "Part")
+            .map(|i| i.referent())
+            .unwrap();
+        dom.get_by_ref_mut(part).unwrap().name = "Edited".into();
+        let mut bytes = Vec::new();
+        let roots = dom.root().children().to_vec();
+        if ext == "rbxl" {
+            rbx_binary::to_writer(&mut bytes, &dom, &roots).unwrap();
+        } else {
+            procmodel_dom::encode_xml(&mut bytes, &dom, &roots).unwrap();
+        }
+        std::fs::write(&path, &bytes).unwrap();
+        let mut edited = load();
+        let models = edited.models();
+        let (hits, kept) = (cache.hits(), cache.kept());
+        force_all(&mut edited, &models);
+        assert_eq!(
+            cache.hits() - hits,
+            4,
+            "jobs {jobs} {ext}: every entry read"
+        );
+        assert_eq!(
+            cache.kept() - kept,
+            3,
+            "jobs {jobs} {ext}: the edited model decoded"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -5,7 +5,9 @@
 //! the results in place, as in a new process over a saved scene: the entry is read from a
 //! `DirCache` on disk and the results in place are hashed against it) and `hit_decoded` (an
 //! attribute toggled back: the results in place are another input's, so the entry is
-//! decoded into the scene). Target: a hit costs under 10% of a regeneration.
+//! decoded into the scene); and `hit_loaded`, a new engine over the scene the cached one
+//! saved (the save recorded its intact results under the file's digest). Target: a hit costs
+//! under 10% of a regeneration.
 //!
 //! Run: `cargo bench -p procmodel-lock --bench cache`
 
@@ -110,6 +112,45 @@ fn compare(c: &mut Criterion, group: &str, source: &str, models: usize, size: Ve
         "every entry read, every model kept"
     );
     g.bench_function("hit_verified", |b| b.iter(|| verify(&mut cached, &cm)));
+    // A new process over the scene this engine saved (`regen --force` of an unchanged
+    // place): the save recorded which results were intact, keyed by the file's digest, so
+    // the loaded engine keeps them without reading an entry or hashing them. Loading is
+    // outside the measurement (the same for a run without a cache).
+    let saved = dir.join("saved.rbxl");
+    cached.save(&saved).unwrap();
+    let load = || {
+        let e = Engine::load(
+            procmodel_luau::runtime(),
+            &saved,
+            EngineConfig {
+                cache: Some(cache.clone() as Arc<dyn ResultCache>),
+                ..EngineConfig::default()
+            },
+        )
+        .unwrap();
+        let models = e.models();
+        (e, models)
+    };
+    {
+        let (mut e, ms) = load();
+        let before = hits(&cache);
+        regenerate(&mut e, &ms);
+        assert_eq!(
+            (hits(&cache).0 - before.0, hits(&cache).1 - before.1),
+            (0, models as u64),
+            "no entry read, every model kept"
+        );
+    }
+    g.bench_function("hit_loaded", |b| {
+        b.iter_batched(
+            load,
+            |(mut e, ms)| {
+                regenerate(&mut e, &ms);
+                e
+            },
+            criterion::BatchSize::PerIteration,
+        )
+    });
     // An attribute toggled between two values seen before: the results in place are the
     // other value's, so each hit decodes its entry into the scene. (Written through the DOM,
     // not `set_attribute`, so no undo history grows with every replaced result.)

@@ -213,13 +213,14 @@ impl DirCache {
     }
 }
 
-impl ResultCache for DirCache {
-    fn get(&self, key: &[u8; 32]) -> Option<Vec<u8>> {
-        let path = self.entry_path(key);
+impl DirCache {
+    /// The payload of the file at `path` when it is intact (refreshed for eviction); Err
+    /// when there is none or it is damaged (reported and removed).
+    fn read_checked(&self, path: &Path) -> Result<Vec<u8>, ()> {
         // The header and the payload are read apart, so the payload is returned as it was
         // read (no copy of a large entry to drop its header).
         let read = || -> std::io::Result<(Vec<u8>, Vec<u8>)> {
-            let mut f = std::fs::File::open(&path)?;
+            let mut f = std::fs::File::open(path)?;
             let size = usize::try_from(f.metadata()?.len()).unwrap_or(usize::MAX);
             let mut head = vec![0; HEADER.min(size)];
             f.read_exact(&mut head)?;
@@ -233,8 +234,7 @@ impl ResultCache for DirCache {
                 if e.kind() != std::io::ErrorKind::NotFound {
                     self.warn(format!("cannot read cache entry {}: {e}", path.display()));
                 }
-                self.misses.fetch_add(1, Ordering::Relaxed);
-                return None;
+                return Err(());
             }
         };
         let check = || -> Result<(), String> {
@@ -254,36 +254,52 @@ impl ResultCache for DirCache {
             Ok(())
         };
         if let Err(why) = check() {
-            self.corrupt_entry(&path, &why);
-            self.misses.fetch_add(1, Ordering::Relaxed);
-            return None;
+            self.corrupt_entry(path, &why);
+            return Err(());
         }
         // Recently used: eviction goes by modification time.
-        if let Ok(f) = std::fs::File::options().append(true).open(&path) {
+        if let Ok(f) = std::fs::File::options().append(true).open(path) {
             let _ = f.set_modified(std::time::SystemTime::now());
         }
-        self.hits.fetch_add(1, Ordering::Relaxed);
-        Some(payload)
+        Ok(payload)
     }
 
-    fn put(&self, key: &[u8; 32], entry: &[u8]) {
+    /// Stores `payload` under `key`; false (with a warning) when it could not be written.
+    fn store(&self, key: &[u8; 32], payload: &[u8]) -> bool {
         let path = self.entry_path(key);
-        match self.write_entry(&path, entry) {
-            Ok(()) => {
-                self.stores.fetch_add(1, Ordering::Relaxed);
-            }
-            Err(e) => {
-                self.warn(format!(
-                    "cannot store results in the cache {}: {e}",
-                    self.dir.display()
-                ));
-                return;
-            }
+        if let Err(e) = self.write_entry(&path, payload) {
+            self.warn(format!(
+                "cannot store results in the cache {}: {e}",
+                self.dir.display()
+            ));
+            return false;
         }
         // The size is checked at the first store and every 32 after it.
         if self.since_check.fetch_add(1, Ordering::Relaxed) >= 31 {
             self.since_check.store(0, Ordering::Relaxed);
             self.evict();
+        }
+        true
+    }
+}
+
+impl ResultCache for DirCache {
+    fn get(&self, key: &[u8; 32]) -> Option<Vec<u8>> {
+        match self.read_checked(&self.entry_path(key)) {
+            Ok(payload) => {
+                self.hits.fetch_add(1, Ordering::Relaxed);
+                Some(payload)
+            }
+            Err(()) => {
+                self.misses.fetch_add(1, Ordering::Relaxed);
+                None
+            }
+        }
+    }
+
+    fn put(&self, key: &[u8; 32], entry: &[u8]) {
+        if self.store(key, entry) {
+            self.stores.fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -297,6 +313,14 @@ impl ResultCache for DirCache {
 
     fn kept(&self, _key: &[u8; 32]) {
         self.kept.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn get_record(&self, key: &[u8; 32]) -> Option<Vec<u8>> {
+        self.read_checked(&self.entry_path(key)).ok()
+    }
+
+    fn put_record(&self, key: &[u8; 32], record: &[u8]) {
+        self.store(key, record);
     }
 }
 
