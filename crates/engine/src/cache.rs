@@ -913,6 +913,26 @@ mod tests {
         assert_eq!(recorded_content_hash(&bytes).map(|h| h.len()), Some(64));
     }
 
+    /// A saved scene's record reads back as written; any flipped byte or truncation is
+    /// refused (never a panic, never other rows).
+    #[test]
+    fn a_saved_scene_record_round_trips_and_refuses_damage() {
+        let rows = vec![(3u32, [7u8; 32], 12u64), (40, [9; 32], 100_000)];
+        let bytes = SavedScene::encode(&rows);
+        assert_eq!(SavedScene::decode(&bytes), Some(rows.clone()));
+        for i in 0..bytes.len() {
+            let mut b = bytes.clone();
+            b[i] ^= 0x20;
+            assert_eq!(SavedScene::decode(&b), None, "byte {i}");
+            assert_eq!(SavedScene::decode(&bytes[..i]), None, "length {i}");
+        }
+        assert_eq!(
+            SavedScene::decode(&SavedScene::encode(&[])),
+            Some(Vec::new())
+        );
+        assert_ne!(SavedScene::key(&[1; 32]), SavedScene::key(&[2; 32]));
+    }
+
     #[test]
     fn a_hash_that_does_not_match_the_results_is_caught_by_the_full_check() {
         // An entry whose digest is right but whose recorded content hash is not the one of

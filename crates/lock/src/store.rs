@@ -334,6 +334,28 @@ mod tests {
         d
     }
 
+    /// Saved-scene records are stored and checked as entries are, but are not entries:
+    /// reading or storing one counts no hit, miss or store.
+    #[test]
+    fn records_are_checked_and_not_counted_as_entries() {
+        let dir = temp_dir("records");
+        let c = DirCache::new(&dir, DEFAULT_MAX_BYTES);
+        let k = [5u8; 32];
+        assert_eq!(c.get_record(&k), None);
+        c.put_record(&k, b"record");
+        assert_eq!(c.get_record(&k).as_deref(), Some(&b"record"[..]));
+        let s = c.stats();
+        assert_eq!((s.hits, s.misses, s.stores), (0, 0, 0));
+        let path = c.entry_path(&k);
+        let mut bytes = std::fs::read(&path).unwrap();
+        *bytes.last_mut().unwrap() ^= 1;
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(c.get_record(&k), None);
+        assert!(!path.exists());
+        assert_eq!(c.stats().corrupt, 1);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn stores_reads_and_ignores_corrupt_entries() {
         let dir = temp_dir("store");
