@@ -2,6 +2,7 @@
 //! sibling and renamed into place, so a failed run never leaves a half-written file.
 
 use anyhow::{Context, Result, bail};
+use procmodel_engine::Hashing;
 use procmodel_export::WarningKind;
 use rbx_dom_weak::WeakDom;
 use rbx_types::Ref;
@@ -101,44 +102,21 @@ pub fn write(dom: &WeakDom, roots: &[Ref], format: Format, path: &Path) -> Resul
 
 /// Writes what `encode` produces to `path` atomically, hashing it on the way.
 fn stream(path: &Path, encode: impl FnOnce(&mut Hashing<'_>) -> Result<()>) -> Result<Written> {
-    let mut hasher = blake3::Hasher::new();
-    let mut len = 0;
+    let mut written = None;
     procmodel_engine::write_atomic_with(
         path,
         |file| {
-            let mut w = Hashing {
-                inner: file,
-                hasher: &mut hasher,
-                len: &mut len,
-            };
-            encode(&mut w)
+            let mut w = Hashing::new(file);
+            encode(&mut w)?;
+            written = Some(Written {
+                len: w.len,
+                hash: w.hasher.finalize(),
+            });
+            Ok(())
         },
         |e| anyhow::Error::new(e).context(format!("cannot write {}", path.display())),
     )?;
-    Ok(Written {
-        len,
-        hash: hasher.finalize(),
-    })
-}
-
-/// A writer that hashes and counts what passes through it.
-struct Hashing<'a> {
-    inner: &'a mut dyn std::io::Write,
-    hasher: &'a mut blake3::Hasher,
-    len: &'a mut u64,
-}
-
-impl std::io::Write for Hashing<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.hasher.update(&buf[..n]);
-        *self.len += n as u64;
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
-    }
+    Ok(written.expect("set by a successful write"))
 }
 
 /// Sidecar files are named after the output: `stairs.gltf` → `stairs.bin`, `stairs.obj` → `stairs.mtl`.

@@ -413,9 +413,10 @@ impl crate::Engine {
         let Some(cache) = self.st().config.cache.clone() else {
             return;
         };
-        let Some(writes) = self.host.scene_writes() else {
+        // Without counted writes nothing can be recorded as placed.
+        if self.host.scene_writes().is_none() {
             return;
-        };
+        }
         let Some(rows) = cache
             .get_record(&SavedScene::key(&file))
             .and_then(|b| SavedScene::decode(&b))
@@ -442,13 +443,7 @@ impl crate::Engine {
         });
         for (model, key, folder, instances) in found {
             let instances = usize::try_from(instances).unwrap_or(usize::MAX);
-            let placed = Placed {
-                key,
-                folder,
-                writes,
-                instances,
-            };
-            self.st().placed.insert(model, placed);
+            self.remember_placed(model, key, folder, instances);
         }
     }
 }

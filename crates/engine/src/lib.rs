@@ -31,7 +31,7 @@ pub use declared::DeclaredDefaults;
 pub use error::EngineError;
 pub use report::{GenerationFailure, Report};
 pub use scene::{
-    AttributeBlobError, SceneFormat, check_attributes, read_bytes as read_scene_bytes,
+    AttributeBlobError, Hashing, SceneFormat, check_attributes, read_bytes as read_scene_bytes,
     remove_stale_temp_files, write_atomic, write_atomic_with,
 };
 

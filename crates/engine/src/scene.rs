@@ -127,10 +127,7 @@ pub fn write(dom: &WeakDom, path: &Path) -> Result<[u8; 32], EngineError> {
     write_atomic_with(
         path,
         |w| {
-            let mut w = Hashing {
-                inner: w,
-                hasher: blake3::Hasher::new(),
-            };
+            let mut w = Hashing::new(w);
             match format {
                 SceneFormat::Binary => procmodel_rbxm::to_writer(&mut w, dom, &roots)
                     .map_err(|e| err(e.to_string()))?,
@@ -145,16 +142,28 @@ pub fn write(dom: &WeakDom, path: &Path) -> Result<[u8; 32], EngineError> {
     Ok(digest)
 }
 
-/// A writer that hashes what passes through it.
-struct Hashing<'a, W: Write> {
-    inner: &'a mut W,
-    hasher: blake3::Hasher,
+/// A writer that hashes (BLAKE3) and counts what passes through it.
+pub struct Hashing<'a> {
+    inner: &'a mut dyn Write,
+    pub hasher: blake3::Hasher,
+    pub len: u64,
 }
 
-impl<W: Write> Write for Hashing<'_, W> {
+impl<'a> Hashing<'a> {
+    pub fn new(inner: &'a mut dyn Write) -> Hashing<'a> {
+        Hashing {
+            inner,
+            hasher: blake3::Hasher::new(),
+            len: 0,
+        }
+    }
+}
+
+impl Write for Hashing<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let n = self.inner.write(buf)?;
         self.hasher.update(&buf[..n]);
+        self.len += n as u64;
         Ok(n)
     }
 
