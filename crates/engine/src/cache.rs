@@ -313,7 +313,7 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded, String> {
 /// u32 position, 32-byte key, u64 instances; by position).
 pub struct SavedScene;
 
-const SCENE_MAGIC: &[u8; 8] = b"PMSCENE1";
+pub const SCENE_MAGIC: &[u8; 8] = b"PMSCENE1";
 
 impl SavedScene {
     /// The key of the record of a file whose bytes have digest `file`.
@@ -324,7 +324,8 @@ impl SavedScene {
         *h.finalize().as_bytes()
     }
 
-    fn encode(rows: &[(u32, [u8; 32], u64)]) -> Vec<u8> {
+    /// A record of `rows` (position, cache key, instances), as stored.
+    pub fn encode(rows: &[(u32, [u8; 32], u64)]) -> Vec<u8> {
         let mut body = Vec::with_capacity(4 + rows.len() * 44);
         body.extend_from_slice(&(rows.len() as u32).to_le_bytes());
         for (position, key, instances) in rows {
@@ -340,7 +341,7 @@ impl SavedScene {
     }
 
     /// The rows of an intact record; None for anything else.
-    fn decode(bytes: &[u8]) -> Option<Vec<(u32, [u8; 32], u64)>> {
+    pub fn decode(bytes: &[u8]) -> Option<Vec<(u32, [u8; 32], u64)>> {
         let rest = bytes.strip_prefix(SCENE_MAGIC)?;
         let (digest, body) = rest.split_at_checked(32)?;
         if blake3::hash(body).as_bytes() != digest {
