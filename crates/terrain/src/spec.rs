@@ -330,9 +330,7 @@ impl ZoneSpec {
             }
         };
         if let Some(m) = &z.material {
-            out.material = Some(
-                Material::from_name(m).map_err(|e| zone_err(index, "material", e.to_string()))?,
-            );
+            out.material = Some(terrain_material(m).map_err(|e| zone_err(index, "material", e))?);
         }
         out.validate(index)?;
         Ok(out)
@@ -408,9 +406,7 @@ impl ResourcesSpec {
             ],
             Some(v) => v
                 .iter()
-                .map(|m| {
-                    Material::from_name(m).map_err(|e| cfg_err("resources.trees_on", e.to_string()))
-                })
+                .map(|m| terrain_material(m).map_err(|e| cfg_err("resources.trees_on", e)))
                 .collect::<Result<_, _>>()?,
         };
         let config = ResourceConfig {
@@ -492,7 +488,7 @@ impl WorldSpec {
         if let Some(bs) = &f.bands {
             bands.rules.clear();
             for (i, b) in bs.iter().enumerate() {
-                let m = Material::from_name(&b.material).map_err(|e| TerrainError::Band {
+                let m = terrain_material(&b.material).map_err(|e| TerrainError::Band {
                     index: i,
                     reason: format!("material: {e}"),
                 })?;
@@ -509,8 +505,7 @@ impl WorldSpec {
             }
         }
         if let Some(m) = &f.default_material {
-            bands.default =
-                Material::from_name(m).map_err(|e| cfg_err("default_material", e.to_string()))?;
+            bands.default = terrain_material(m).map_err(|e| cfg_err("default_material", e))?;
         }
         for (i, r) in bands.rules.iter().enumerate() {
             let (BandRule::Above(_, m) | BandRule::Below(_, m)) = *r;
@@ -613,6 +608,15 @@ impl WorldPlan {
     }
 }
 
+/// A terrain material by its `Enum.Material` name; an error names it and lists the terrain
+/// materials.
+fn terrain_material(name: &str) -> Result<Material, String> {
+    Material::from_name(name).map_err(|e| {
+        let names: Vec<&str> = Material::ALL.iter().map(|m| m.name()).collect();
+        format!("{e} (terrain materials: {})", names.join(", "))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -712,7 +716,12 @@ mod tests {
                 r2: Some(20.0),
                 ..circle.clone()
             }),
-            "zone 0: material invalid terrain material \"Neon\""
+            format!(
+                "zone 0: material invalid terrain material \"Neon\" (terrain materials: {})",
+                "Air, Water, Grass, Slate, Concrete, Brick, Sand, WoodPlanks, Rock, Glacier, Snow, \
+                 Sandstone, Mud, Basalt, Ground, CrackedLava, Asphalt, Cobblestone, Ice, \
+                 LeafyGrass, Salt, Limestone, Pavement"
+            )
         );
         assert_eq!(
             zone(ZoneSpec {
