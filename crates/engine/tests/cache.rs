@@ -229,6 +229,20 @@ fn results_hashes(e: &Engine, models: &[Ref]) -> Vec<[u8; 32]> {
     })
 }
 
+/// An engine over the scene file `path`, with `cache` and `jobs` VMs.
+fn load_cached(path: &std::path::Path, cache: Arc<dyn ResultCache>, jobs: usize) -> Engine {
+    Engine::load(
+        procmodel_luau::runtime(),
+        path,
+        EngineConfig {
+            cache: Some(cache),
+            jobs,
+            ..EngineConfig::default()
+        },
+    )
+    .unwrap()
+}
+
 fn force_all(e: &mut Engine, models: &[Ref]) {
     for &m in models {
         assert!(e.force_generation(m));
@@ -440,16 +454,7 @@ fn r14_5_results_loaded_from_a_file_are_checked_against_the_entry_and_kept() {
         settle(&mut e);
         let path = dir.join(format!("scene{jobs}.{ext}"));
         e.save(&path).unwrap();
-        let mut loaded = Engine::load(
-            procmodel_luau::runtime(),
-            &path,
-            EngineConfig {
-                cache: Some(cache.clone()),
-                jobs,
-                ..EngineConfig::default()
-            },
-        )
-        .unwrap();
+        let mut loaded = load_cached(&path, cache.clone(), jobs);
         let models = loaded.models();
         assert_eq!(models.len(), 4);
         let before = result_refs(&loaded, &models);
@@ -1146,18 +1151,7 @@ fn r14_5_an_unchanged_saved_scene_keeps_its_results_without_reading_entries() {
         let path = dir.join(format!("saved{jobs}.{ext}"));
         e.save(&path).unwrap();
         let original = std::fs::read(&path).unwrap();
-        let load = || {
-            Engine::load(
-                procmodel_luau::runtime(),
-                &path,
-                EngineConfig {
-                    cache: Some(cache.clone()),
-                    jobs,
-                    ..EngineConfig::default()
-                },
-            )
-            .unwrap()
-        };
+        let load = || load_cached(&path, cache.clone(), jobs);
         let mut loaded = load();
         let models = loaded.models();
         let before = result_refs(&loaded, &models);
