@@ -69,33 +69,15 @@ pub fn encode_xml<W: std::io::Write>(
         return rbx_xml::to_writer(writer, dom, roots, options);
     }
     // The same referents, so references (inside the roots or not) are written as before.
-    fn copy(
-        dom: &rbx_dom_weak::WeakDom,
-        r: rbx_types::Ref,
-        not_saved: &mut dyn FnMut(Ustr, Ustr) -> bool,
-    ) -> rbx_dom_weak::InstanceBuilder {
-        let inst = dom.get_by_ref(r).expect("a child exists");
-        let props: Vec<(Ustr, rbx_types::Variant)> = inst
-            .properties
-            .iter()
-            .filter(|(k, _)| !not_saved(inst.class, **k))
-            .map(|(k, v)| (*k, v.clone()))
-            .collect();
-        let mut b = rbx_dom_weak::InstanceBuilder::new(inst.class)
-            .with_referent(r)
-            .with_name(inst.name.clone())
-            .with_properties(props);
-        for &c in inst.children() {
-            b.add_child(copy(dom, c, not_saved));
-        }
-        b
-    }
     let mut filtered = rbx_dom_weak::WeakDom::new(rbx_dom_weak::InstanceBuilder::new("DataModel"));
     let root = filtered.root_ref();
     let mut copied = Vec::with_capacity(roots.len());
     for &r in roots {
         if dom.get_by_ref(r).is_some() {
-            copied.push(filtered.insert(root, copy(dom, r, &mut not_saved)));
+            let copy = crate::copy_with_referents(dom, r, &mut |_, _| true, &mut |i, k| {
+                !not_saved(i.class, k)
+            });
+            copied.push(filtered.insert(root, copy));
         }
     }
     rbx_xml::to_writer(writer, &filtered, &copied, options)

@@ -124,6 +124,44 @@ pub fn preorder<'a>(
     }
 }
 
+/// A deep copy of the subtree of `r` as a builder that keeps every referent (references
+/// into or out of it mean what they meant), leaving out the children `keep_child` refuses
+/// (with their subtrees) and the properties `keep_property` refuses.
+pub fn copy_with_referents(
+    dom: &WeakDom,
+    r: Ref,
+    keep_child: &mut dyn FnMut(Ref, &Instance) -> bool,
+    keep_property: &mut dyn FnMut(&Instance, rbx_dom_weak::Ustr) -> bool,
+) -> rbx_dom_weak::InstanceBuilder {
+    fn copy(
+        dom: &WeakDom,
+        r: Ref,
+        inst: &Instance,
+        keep_child: &mut dyn FnMut(Ref, &Instance) -> bool,
+        keep_property: &mut dyn FnMut(&Instance, rbx_dom_weak::Ustr) -> bool,
+    ) -> rbx_dom_weak::InstanceBuilder {
+        let mut b = rbx_dom_weak::InstanceBuilder::new(inst.class)
+            .with_referent(r)
+            .with_name(inst.name.clone())
+            .with_properties(
+                inst.properties
+                    .iter()
+                    .filter(|(k, _)| keep_property(inst, **k))
+                    .map(|(k, v)| (*k, v.clone())),
+            );
+        for &c in inst.children() {
+            if let Some(i) = dom.get_by_ref(c)
+                && keep_child(r, i)
+            {
+                b.add_child(copy(dom, c, i, keep_child, keep_property));
+            }
+        }
+        b
+    }
+    let inst = dom.get_by_ref(r).expect("the subtree's root exists");
+    copy(dom, r, inst, keep_child, keep_property)
+}
+
 /// Child lists at least this long are split between two threads by [`count_and_find`].
 const SPLIT_MIN_CHILDREN: usize = 16_384;
 

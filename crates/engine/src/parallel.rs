@@ -24,27 +24,13 @@ pub type RunResult = Result<(Prepared, Produced), GenerationFailure>;
 /// worker), leaving out the old results of `regenerating` models (they are about to be
 /// replaced, and copying them is most of the cost).
 pub fn clone_scene(dom: &WeakDom, regenerating: &[Ref]) -> WeakDom {
-    fn builder(dom: &WeakDom, r: Ref, skip_results: &HashSet<Ref>) -> InstanceBuilder {
-        let inst = dom.get_by_ref(r).expect("child exists");
-        let mut b = InstanceBuilder::new(inst.class)
-            .with_referent(r)
-            .with_name(inst.name.clone())
-            .with_properties(inst.properties.iter().map(|(k, v)| (*k, v.clone())));
-        let skip_folders = skip_results.contains(&r);
-        for &c in inst.children() {
-            if skip_folders
-                && dom
-                    .get_by_ref(c)
-                    .is_some_and(|i| i.class == "GeneratedFolder")
-            {
-                continue;
-            }
-            b.add_child(builder(dom, c, skip_results));
-        }
-        b
-    }
     let skip: HashSet<Ref> = regenerating.iter().copied().collect();
-    WeakDom::new(builder(dom, dom.root_ref(), &skip))
+    WeakDom::new(procmodel_dom::copy_with_referents(
+        dom,
+        dom.root_ref(),
+        &mut |parent, child| !(child.class == "GeneratedFolder" && skip.contains(&parent)),
+        &mut |_, _| true,
+    ))
 }
 
 /// The models of one parallel step, handed out one at a time: each VM (the engine's own and
