@@ -132,6 +132,27 @@ pub(crate) struct Placed {
     instances: usize,
 }
 
+impl Placed {
+    /// Whether `model` in `d` still holds these results as placed: the same folder, and no
+    /// voxels in it (their merge into Terrain is redone by a decode). The write count is
+    /// the caller's to compare.
+    fn holds(&self, d: &WeakDom, model: Ref) -> bool {
+        crate::apply::results_folder(d, model) == Some(self.folder)
+            && crate::terrain::generated_region(d, self.folder).is_none()
+    }
+}
+
+/// Every instance of `d` in pre-order with its position (the DataModel is 0): how a saved
+/// scene's record names models ([`SavedScene`]).
+fn numbered_preorder(d: &WeakDom, mut visit: impl FnMut(u32, Ref, &rbx_dom_weak::Instance)) {
+    let mut position = 0u32;
+    procmodel_dom::preorder(d, &[d.root_ref()], |r, i| {
+        visit(position, r, i);
+        position += 1;
+        true
+    });
+}
+
 /// Version 4: the results in `codec`'s exact encoding, checked by a digest of the entry's
 /// bytes. Entries of other versions are never read: the format is part of every cache key
 /// (`provenance::CACHE_FORMAT`), and a stray one is refused by this magic.
@@ -387,16 +408,12 @@ impl crate::Engine {
         }
         let mut rows = self.host.with_dom_ref(|d| {
             let mut rows = Vec::new();
-            let mut position = 0u32;
-            procmodel_dom::preorder(d, &[d.root_ref()], |r, _| {
+            numbered_preorder(d, |position, r, _| {
                 if let Some(p) = placed.get(&r)
-                    && crate::apply::results_folder(d, r) == Some(p.folder)
-                    && crate::terrain::generated_region(d, p.folder).is_none()
+                    && p.holds(d, r)
                 {
                     rows.push((position, p.key, p.instances as u64));
                 }
-                position += 1;
-                true
             });
             rows
         });
@@ -428,8 +445,7 @@ impl crate::Engine {
             rows.iter().map(|&(p, k, n)| (p, (k, n))).collect();
         let found = self.host.with_dom_ref(|d| {
             let mut found = Vec::new();
-            let mut position = 0u32;
-            procmodel_dom::preorder(d, &[d.root_ref()], |r, i| {
+            numbered_preorder(d, |position, r, i| {
                 if let Some(&(key, instances)) = wanted.get(&position)
                     && i.class == "ProceduralModel"
                     && let Some(folder) = crate::apply::results_folder(d, r)
@@ -437,8 +453,6 @@ impl crate::Engine {
                 {
                     found.push((r, key, folder, instances));
                 }
-                position += 1;
-                true
             });
             found
         });
@@ -522,11 +536,8 @@ impl crate::Engine {
         (placed.key == *key && placed.writes == writes)
             .then_some(())
             .and_then(|()| {
-                self.host.with_dom_ref(|d| {
-                    (crate::apply::results_folder(d, model) == Some(placed.folder)
-                        && crate::terrain::generated_region(d, placed.folder).is_none())
-                    .then_some(placed.instances)
-                })
+                self.host
+                    .with_dom_ref(|d| placed.holds(d, model).then_some(placed.instances))
             })
     }
 
