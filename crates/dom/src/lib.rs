@@ -24,6 +24,6 @@ pub use pivot::{
     pivot_to, primary_part_of, scale_about, scale_to, size_at_scale,
 };
 pub use transfer::{
-    copy_with_referents, count_and_find, count_subtree, full_name, in_scene, move_into, preorder,
-    workspace_terrain,
+    copy_with_referents, count_and_find, count_subtree, full_name, in_scene, is_within, move_into,
+    preorder, workspace_terrain,
 };

@@ -75,10 +75,14 @@ pub fn workspace_terrain(dom: &WeakDom) -> Option<&rbx_dom_weak::Instance> {
 
 /// True when `r` is a descendant of the DataModel root (in the scene, not an orphan).
 pub fn in_scene(dom: &WeakDom, r: Ref) -> bool {
-    let root = dom.root_ref();
+    is_within(dom, r, dom.root_ref())
+}
+
+/// True when `r` is `ancestor` or one of its descendants.
+pub fn is_within(dom: &WeakDom, r: Ref, ancestor: Ref) -> bool {
     let mut cur = r;
     while cur.is_some() {
-        if cur == root {
+        if cur == ancestor {
             return true;
         }
         cur = dom

@@ -198,6 +198,10 @@ pub struct Produced {
     /// The run changed the scene outside its container (as far as it was watched): such a
     /// run is not kept in a result cache, whose hits would skip those changes.
     pub touched_outside: bool,
+    /// The number of result instances, when already known (results taken back from the
+    /// undo history, recorded when they were placed): applying them does not walk them to
+    /// count them or to find nested models (any there are found by the next step's scan).
+    pub counted: Option<usize>,
 }
 
 /// Reads the generator, params (Size normalised by Scale, attributes) and sandbox state.
@@ -276,6 +280,7 @@ pub fn produce(
         placed: false,
         delta: None,
         touched_outside: out.touched_outside,
+        counted: None,
     })
 }
 
@@ -306,6 +311,7 @@ pub fn start(
             placed: false,
             delta: None,
             touched_outside: out.touched_outside,
+            counted: None,
         }),
         procmodel_script::RunState::Suspended => Started::Pending(pending, defaults),
     })
@@ -367,6 +373,7 @@ pub fn apply_output(
     nested: &mut Vec<Ref>,
 ) -> Result<usize, GenerationFailure> {
     let folder = out.container;
+    let counted = out.counted;
     if !out.placed {
         place(dom, model, &out);
     }
@@ -385,6 +392,9 @@ pub fn apply_output(
     // 4. replace the previous results
     replace_results(dom, model, folder, retire);
     settle_model(dom, model, &out.defaults, out.primary_part)?;
+    if let Some(count) = counted {
+        return Ok(count);
+    }
     let (count, models) = procmodel_dom::count_and_find(dom, &[folder], "ProceduralModel");
     nested.extend(models);
     Ok(count.saturating_sub(1))

@@ -124,12 +124,14 @@ impl ResultCache for MemoryCache {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Placed {
     /// The cache key of the model's inputs once the results were applied.
-    key: [u8; 32],
-    folder: Ref,
+    pub(crate) key: [u8; 32],
+    pub(crate) folder: Ref,
     /// The host's count of scene writes when they were placed.
-    writes: u64,
+    pub(crate) writes: u64,
     /// Instances in the results (the folder excluded), as the run reported.
     instances: usize,
+    /// The model's PrimaryPart when it was one of the results.
+    pub(crate) primary: Option<Ref>,
 }
 
 impl Placed {
@@ -489,6 +491,10 @@ impl crate::Engine {
                 .with_dom_mut(|d| crate::apply::set_dirty(d, model, false));
             return Some(self.conclude(model, Ok(instances), started.elapsed()));
         }
+        if let Some(report) = self.reuse_held(model, &key, prepared, started) {
+            cache.kept(&key);
+            return Some(report);
+        }
         if let Some(bytes) = cache.get(&key) {
             let body = entry_body(&bytes);
             if let Ok(body) = body
@@ -511,6 +517,7 @@ impl crate::Engine {
                         placed: true,
                         delta: None,
                         touched_outside: false,
+                        counted: None,
                     };
                     // What placing would have done to the model itself.
                     self.host
@@ -526,6 +533,43 @@ impl crate::Engine {
         }
         self.st().cache_keys.insert(model, key);
         None
+    }
+
+    /// Applies results of `model` for `key` that the undo history holds, intact (an input
+    /// changed and then changed back): the very folder the earlier generation or hit placed
+    /// comes back, as undo would bring it back, and no entry is read or decoded. Its report,
+    /// as a hit's; None when the history holds no such results.
+    fn reuse_held(
+        &mut self,
+        model: Ref,
+        key: &[u8; 32],
+        prepared: &crate::apply::Prepared,
+        started: std::time::Instant,
+    ) -> Option<crate::Report> {
+        let writes = self.host.scene_writes()?;
+        let state = self.state.clone();
+        let record = self
+            .host
+            .with_dom_ref(|d| state.borrow_mut().undo.take_held(d, model, key, writes))?;
+        let produced = crate::apply::Produced {
+            container: record.folder,
+            primary_part: record.primary,
+            // The inputs are the ones the results were applied with: nothing to fill in.
+            defaults: Vec::new(),
+            placed: true,
+            delta: None,
+            touched_outside: false,
+            counted: Some(record.instances),
+        };
+        // What placing would have done to the model itself.
+        self.host
+            .with_dom_mut(|d| crate::apply::pin_pivot(d, model));
+        let outcome = self.apply_results(model, prepared, produced, None);
+        // The folder carries its provenance, for these inputs; its record stands (no write
+        // since, the same inputs).
+        self.st().from_cache.insert(model);
+        self.st().reused.insert(model, record);
+        Some(self.conclude(model, outcome, started.elapsed()))
     }
 
     /// The instance count of `model`'s results when they are the intact results of a
@@ -639,11 +683,22 @@ impl crate::Engine {
     /// current count of scene writes (nothing, when the host does not count them).
     fn remember_placed(&mut self, model: Ref, key: [u8; 32], folder: Ref, instances: usize) {
         if let Some(writes) = self.host.scene_writes() {
+            let primary = self.host.with_dom_ref(|d| {
+                match d
+                    .get_by_ref(model)?
+                    .properties
+                    .get(&procmodel_dom::keys::KEYS.primary_part)
+                {
+                    Some(Variant::Ref(p)) if procmodel_dom::is_within(d, *p, folder) => Some(*p),
+                    _ => None,
+                }
+            });
             let placed = Placed {
                 key,
                 folder,
                 writes,
                 instances,
+                primary,
             };
             self.st().placed.insert(model, placed);
         }
@@ -733,6 +788,14 @@ impl crate::Engine {
         let hit = self.st().from_cache.remove(&model);
         if self.st().kept.remove(&model) {
             // Kept in place: nothing changed but the record's write count, which is the same.
+            return;
+        }
+        let reused = self.st().reused.remove(&model);
+        if let Some(record) = reused {
+            // Taken back from the undo history: placed again, under the record they kept.
+            if ok {
+                self.st().placed.insert(model, record);
+            }
             return;
         }
         let placeable = ok && cache.is_some() && (hit || key.is_some());

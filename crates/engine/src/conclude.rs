@@ -73,7 +73,7 @@ impl Engine {
                 model,
                 prepared,
                 produced,
-                &mut |dom, old| state.borrow_mut().undo.retire(dom, model, old),
+                &mut |dom, old| retire(&state, dom, model, old),
                 &mut nested,
             );
             // The next nesting pass looks at exactly these (no second walk of the results).
@@ -117,7 +117,7 @@ impl Engine {
         let state = self.state.clone();
         self.host.with_dom_mut(|dom| {
             apply::place_error(dom, model, &message, &mut |dom, old| {
-                state.borrow_mut().undo.retire(dom, model, old)
+                retire(&state, dom, model, old)
             })
         });
         self.mark_retired();
@@ -198,4 +198,20 @@ impl Engine {
             Err(e) => Some(e),
         }
     }
+}
+
+/// Hands `model`'s replaced results `old` to the undo history, with their record when they
+/// were intact (a change of the model's inputs moved it to `superseded`).
+fn retire(
+    state: &std::rc::Rc<std::cell::RefCell<crate::EngineState>>,
+    dom: &mut rbx_dom_weak::WeakDom,
+    model: Ref,
+    old: Ref,
+) {
+    let mut st = state.borrow_mut();
+    let record = st
+        .superseded
+        .remove(&model)
+        .or_else(|| st.placed.get(&model).copied());
+    st.undo.retire(dom, model, old, record);
 }

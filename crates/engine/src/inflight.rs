@@ -68,6 +68,7 @@ impl Engine {
                         placed: false,
                         delta: None,
                         touched_outside: out.touched_outside,
+                        counted: None,
                     };
                     reports.push(self.complete(m, &f.prepared, produced, f.started));
                 }

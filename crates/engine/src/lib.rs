@@ -169,9 +169,16 @@ pub(crate) struct EngineState {
     /// Models whose results were just applied from the cache (their provenance came with
     /// them).
     from_cache: std::collections::HashSet<Ref>,
+    /// Models whose hit of this step took their results back from the undo history, with
+    /// the record those results keep (their inputs are the ones they were placed for).
+    reused: HashMap<Ref, cache::Placed>,
     /// Per model, the results a run or a hit put in place while a result cache is on, for
     /// hits that keep them (`cache.rs`).
     placed: HashMap<Ref, cache::Placed>,
+    /// The records of results in place whose model's inputs were changed since: the undo
+    /// step holding them when they are replaced keeps the record, so a regeneration back to
+    /// those inputs takes them from there.
+    superseded: HashMap<Ref, cache::Placed>,
     /// Models whose hit of this step kept the results in place.
     kept: std::collections::HashSet<Ref>,
     /// The step in progress (a number of its own per step), None between steps: stamps the
@@ -244,7 +251,9 @@ impl Engine {
             code_revision: 0,
             terrain: terrain::Book::default(),
             from_cache: std::collections::HashSet::new(),
+            reused: HashMap::new(),
             placed: HashMap::new(),
+            superseded: HashMap::new(),
             kept: std::collections::HashSet::new(),
             step: None,
             steps: 0,
@@ -427,7 +436,7 @@ impl Engine {
             )));
         }
         // The results are rescaled in place (nested models' with them).
-        self.st().placed.clear();
+        self.forget_placed();
         self.change(model, "scale", |dom| {
             // Size scales with the model, so Size ÷ Scale (the generator's input) is unchanged.
             procmodel_dom::scale_to(dom, model, scale);
@@ -592,8 +601,8 @@ impl Engine {
     /// Runs `f` on the scene DOM with write access. Not an undo waypoint: for setting up a
     /// scene before its first step (the mutations above are the undoable edits).
     pub fn with_dom_mut<R>(&mut self, f: impl FnOnce(&mut WeakDom) -> R) -> R {
-        // Anything may change: no results in place are known intact any more.
-        self.st().placed.clear();
+        // Anything may change: no results in place or held are known intact any more.
+        self.forget_intact();
         self.host.with_dom_mut(f)
     }
 
@@ -617,8 +626,8 @@ impl Engine {
 
     /// Inserts a new instance under `parent` (e.g. a ProceduralModel, a ModuleScript).
     pub fn insert(&mut self, parent: Ref, builder: rbx_dom_weak::InstanceBuilder) -> Ref {
-        // The parent may be in some model's results.
-        self.st().placed.clear();
+        // The parent may be in some model's results (in place or held for undo).
+        self.forget_intact();
         self.host.with_dom_mut(|dom| dom.insert(parent, builder))
     }
 
@@ -647,8 +656,8 @@ impl Engine {
 
     /// Removes an instance from the scene (cancels its generation if it is a model).
     pub fn remove(&mut self, inst: Ref) -> Result<(), EngineError> {
-        // The instance may be in some model's results.
-        self.st().placed.clear();
+        // The instance may be in some model's results (in place or held for undo).
+        self.forget_intact();
         self.host.with_dom_mut(|dom| {
             if inst == dom.root_ref() || dom.get_by_ref(inst).is_none() {
                 return Err(EngineError::invalid("cannot remove that instance"));
@@ -687,7 +696,12 @@ impl Engine {
         let before = self.st().undo.snapshot_all(&*self.host, &[model]);
         // Its inputs change (a different key from now on), and so do the results of the
         // models it is nested in.
-        self.st().placed.remove(&model);
+        {
+            let mut st = self.st();
+            if let Some(p) = st.placed.remove(&model) {
+                st.superseded.insert(model, p);
+            }
+        }
         self.forget_enclosing(model);
         self.host.with_dom_mut(f)?;
         let host = self.host.clone();
@@ -713,32 +727,61 @@ impl Engine {
     /// generator. Returns false when there is nothing to undo.
     pub fn undo(&mut self) -> bool {
         let host = self.host.clone();
-        let Some(states) = self.st().undo.undo(&*host) else {
+        let writes = self.host.scene_writes();
+        let states = {
+            let mut st = self.st();
+            let st = &mut *st;
+            st.undo.undo(&*host, &st.placed, writes)
+        };
+        let Some(restored) = states else {
             return false;
         };
         // Fails only when the VM's registry is gone, which the next run reports.
-        let _ = self.replace_code(&states);
+        let _ = self.replace_code(&restored.touched);
         self.sync_terrain(terrain::Discover::All);
-        self.resync(&states);
+        self.resync(&restored.touched);
+        // The results brought back are in place again, with their records.
+        self.st().placed.extend(restored.records);
         true
     }
 
     /// Redoes the last undone change.
     pub fn redo(&mut self) -> bool {
         let host = self.host.clone();
-        let Some(states) = self.st().undo.redo(&*host) else {
+        let writes = self.host.scene_writes();
+        let states = {
+            let mut st = self.st();
+            let st = &mut *st;
+            st.undo.redo(&*host, &st.placed, writes)
+        };
+        let Some(restored) = states else {
             return false;
         };
         // Fails only when the VM's registry is gone, which the next run reports.
-        let _ = self.replace_code(&states);
+        let _ = self.replace_code(&restored.touched);
         self.sync_terrain(terrain::Discover::All);
-        self.resync(&states);
+        self.resync(&restored.touched);
+        // The results brought back are in place again, with their records.
+        self.st().placed.extend(restored.records);
         true
+    }
+
+    /// Forgets which results in place are intact (the held ones keep their records).
+    fn forget_placed(&mut self) {
+        let mut st = self.st();
+        st.placed.clear();
+        st.superseded.clear();
+    }
+
+    /// Forgets which results, in place or held for undo, are intact.
+    fn forget_intact(&mut self) {
+        self.forget_placed();
+        self.st().undo.forget_records();
     }
 
     fn resync(&mut self, models: &[Ref]) {
         // Undo and redo swap results and restore inputs.
-        self.st().placed.clear();
+        self.forget_placed();
         for &m in models {
             let fp = self.fingerprint(m);
             let dirty = self.is_dirty(m);

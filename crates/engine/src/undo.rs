@@ -6,6 +6,7 @@
 
 use crate::Host;
 use crate::apply::results_folder;
+use crate::cache::Placed;
 use rbx_dom_weak::{UstrMap, WeakDom};
 use rbx_types::{Ref, Variant};
 use std::collections::HashMap;
@@ -13,30 +14,46 @@ use std::collections::HashMap;
 /// A results folder held outside the scene: an orphan (Parent nil) in the scene's own DOM,
 /// so references scripts hold into it keep answering reads, and undo brings back the very
 /// same instances.
+///
+/// With a result cache, a held folder whose results were intact when they were replaced
+/// keeps their record ([`Placed`]: the cache key of their inputs). A regeneration to those
+/// inputs again (an attribute toggled back) takes the folder instead of decoding a cache
+/// entry ([`History::take_held`]); its slot then keeps only the record, and restoring that
+/// slot takes the folder back from wherever it is held by then, or regenerates.
 struct Held {
-    folder: Ref,
+    /// None once the folder was taken by a regeneration.
+    folder: Option<Ref>,
+    record: Option<Placed>,
 }
 
 impl Held {
-    /// Detaches `folder` from the scene (it stays in the DOM as an orphan).
-    fn take(scene: &mut WeakDom, folder: Ref) -> Held {
+    /// Detaches `folder` from the scene (it stays in the DOM as an orphan). `record`: the
+    /// results' record, when it describes this very folder.
+    fn take(scene: &mut WeakDom, folder: Ref, record: Option<Placed>) -> Held {
         if scene
             .get_by_ref(folder)
             .is_some_and(|i| i.parent().is_some())
         {
             scene.transfer_within(folder, Ref::none());
         }
-        Held { folder }
-    }
-
-    /// Moves the folder back under `parent`.
-    fn restore(self, scene: &mut WeakDom, parent: Ref) {
-        if scene.get_by_ref(self.folder).is_some() {
-            scene.transfer_within(self.folder, parent);
+        Held {
+            folder: Some(folder),
+            record: record.filter(|r| r.folder == folder),
         }
     }
-}
 
+    /// The folder, when this slot holds the intact results `key` names (no Luau write since
+    /// they were placed, `writes` being the host's count now, and no voxels to merge again).
+    fn intact(&self, scene: &WeakDom, key: &[u8; 32], writes: u64) -> Option<Ref> {
+        let folder = self.folder?;
+        let record = self.record.as_ref()?;
+        (record.key == *key
+            && record.writes == writes
+            && scene.get_by_ref(folder).is_some()
+            && crate::terrain::generated_region(scene, folder).is_none())
+        .then_some(folder)
+    }
+}
 struct Entry {
     inst: Ref,
     before: UstrMap<Variant>,
@@ -46,6 +63,13 @@ struct Entry {
 }
 
 pub(crate) struct Pending(Vec<Entry>);
+
+/// What an undo or redo did: the instances it touched, and the records of the results it
+/// brought back (they are in place again, and still intact if no write came since).
+pub(crate) struct Restored {
+    pub touched: Vec<Ref>,
+    pub records: Vec<(Ref, Placed)>,
+}
 
 struct Waypoint {
     #[allow(dead_code)]
@@ -69,6 +93,9 @@ pub(crate) struct History {
     /// An open gesture (a drag in an editor): `Some(true)` once its first change pushed the
     /// waypoint that its later changes join.
     gesture: Option<bool>,
+    /// Models that may have held results with a record (a superset): [`History::take_held`]
+    /// looks through the steps only for these.
+    recorded: std::collections::HashSet<Ref>,
 }
 
 impl Waypoint {
@@ -76,8 +103,10 @@ impl Waypoint {
     fn release(self, dom: &mut WeakDom) {
         for e in self.entries {
             for held in [e.before_results, e.after_results].into_iter().flatten() {
-                if dom.get_by_ref(held.folder).is_some() {
-                    dom.destroy(held.folder);
+                if let Some(folder) = held.folder
+                    && dom.get_by_ref(folder).is_some()
+                {
+                    dom.destroy(folder);
                 }
             }
         }
@@ -178,12 +207,20 @@ impl History {
     }
 
     /// Old results of `model` being replaced by a regeneration: kept with the change that
-    /// caused it, or destroyed when no change is waiting for them.
-    pub fn retire(&mut self, dom: &mut WeakDom, model: Ref, old: Ref) {
+    /// caused it (with `record`, their record when they were intact), or destroyed when no
+    /// change is waiting for them.
+    pub fn retire(&mut self, dom: &mut WeakDom, model: Ref, old: Ref, record: Option<Placed>) {
         match self.open_entry(model) {
-            Some(e) if e.before_results.is_none() => e.before_results = Some(Held::take(dom, old)),
+            Some(e) if e.before_results.is_none() => {
+                let held = Held::take(dom, old, record);
+                let recorded = held.record.is_some();
+                e.before_results = Some(held);
+                if recorded {
+                    self.recorded.insert(model);
+                }
+            }
             _ => {
-                Held::take(dom, old);
+                Held::take(dom, old, None);
                 self.destroyed.push(old);
                 if let Some(previous) = self.replaced.insert(model, old)
                     && dom.get_by_ref(previous).is_some()
@@ -203,52 +240,164 @@ impl History {
         }
     }
 
-    /// Restores the inputs and results before the last change. Returns the touched instances.
-    pub fn undo(&mut self, host: &Host) -> Option<Vec<Ref>> {
+    /// Takes out of the history the results of `model` held for cache key `key`, intact
+    /// (`writes`: the host's count of Luau writes now), for a regeneration to those inputs to
+    /// use; the slot keeps their record, to find them again when it is restored.
+    pub fn take_held(
+        &mut self,
+        dom: &WeakDom,
+        model: Ref,
+        key: &[u8; 32],
+        writes: u64,
+    ) -> Option<Placed> {
+        if !self.recorded.contains(&model) {
+            return None;
+        }
+        let steps = self.undo.iter_mut().rev().chain(self.redo.iter_mut().rev());
+        for e in steps.flat_map(|w| w.entries.iter_mut()) {
+            if e.inst != model {
+                continue;
+            }
+            for held in [&mut e.before_results, &mut e.after_results]
+                .into_iter()
+                .flatten()
+            {
+                if held.intact(dom, key, writes).is_some() {
+                    held.folder = None;
+                    return held.record;
+                }
+            }
+        }
+        None
+    }
+
+    /// Forgets the records of every held result: they may have been changed by something
+    /// the host does not count (a front end's direct access to the DOM).
+    pub fn forget_records(&mut self) {
+        self.recorded.clear();
+        for e in self
+            .undo
+            .iter_mut()
+            .chain(self.redo.iter_mut())
+            .flat_map(|w| w.entries.iter_mut())
+        {
+            for held in [&mut e.before_results, &mut e.after_results]
+                .into_iter()
+                .flatten()
+            {
+                held.record = None;
+            }
+        }
+    }
+
+    /// Puts `held` back under `model`. A slot whose folder a regeneration took finds it
+    /// again elsewhere in the history by its record. None when the results are gone, else
+    /// their record, if any.
+    fn restore(
+        &mut self,
+        dom: &mut WeakDom,
+        model: Ref,
+        held: Held,
+        writes: Option<u64>,
+    ) -> Option<Option<Placed>> {
+        let (folder, record) = match held.folder {
+            Some(f) => (f, held.record),
+            None => {
+                let (record, writes) = held.record.zip(writes)?;
+                let found = self.take_held(dom, model, &record.key, writes)?;
+                (found.folder, Some(found))
+            }
+        };
+        dom.get_by_ref(folder)?;
+        dom.transfer_within(folder, model);
+        Some(record)
+    }
+
+    /// Swaps the results of one entry: the live ones go to `out` (with their record from
+    /// `placed`), `held` comes back. Results that cannot come back leave the model dirty,
+    /// to be generated again.
+    fn swap(
+        &mut self,
+        dom: &mut WeakDom,
+        model: Ref,
+        held: Held,
+        placed: &HashMap<Ref, Placed>,
+        writes: Option<u64>,
+    ) -> (Option<Held>, Option<Option<Placed>>) {
+        let out = results_folder(dom, model)
+            .map(|live| Held::take(dom, live, placed.get(&model).copied()));
+        if out.as_ref().is_some_and(|h| h.record.is_some()) {
+            self.recorded.insert(model);
+        }
+        (out, self.restore(dom, model, held, writes))
+    }
+
+    /// Restores the inputs and results before the last change. Returns the touched
+    /// instances and the records of the results brought back. `placed`: the records of the
+    /// results in place; `writes`: the host's count of Luau writes now.
+    pub fn undo(
+        &mut self,
+        host: &Host,
+        placed: &HashMap<Ref, Placed>,
+        writes: Option<u64>,
+    ) -> Option<Restored> {
         self.gesture = None;
         let mut wp = self.undo.pop()?;
+        let mut records = Vec::new();
         host.with_dom_mut(|dom| {
             for e in wp.entries.iter_mut().rev() {
                 if e.after.is_none() {
                     e.after = Some(props(dom, e.inst));
                 }
+                let mut lost = false;
                 if let Some(held) = e.before_results.take() {
-                    if let Some(live) = results_folder(dom, e.inst) {
-                        dom.transfer_within(live, Ref::none());
-                        e.after_results = Some(Held::take(dom, live));
-                    }
-                    held.restore(dom, e.inst);
+                    let (out, restored) = self.swap(dom, e.inst, held, placed, writes);
+                    e.after_results = out;
+                    lost = restored.is_none();
+                    records.extend(restored.flatten().map(|r| (e.inst, r)));
                 }
                 if let Some(i) = dom.get_by_ref_mut(e.inst) {
                     i.properties = e.before.clone();
+                }
+                if lost {
+                    crate::apply::set_dirty(dom, e.inst, true);
                 }
             }
         });
         let touched = wp.entries.iter().map(|e| e.inst).collect();
         self.redo.push(wp);
-        Some(touched)
+        Some(Restored { touched, records })
     }
 
     /// Re-applies the last undone change (inputs and results).
-    pub fn redo(&mut self, host: &Host) -> Option<Vec<Ref>> {
+    pub fn redo(
+        &mut self,
+        host: &Host,
+        placed: &HashMap<Ref, Placed>,
+        writes: Option<u64>,
+    ) -> Option<Restored> {
         self.gesture = None;
         let mut wp = self.redo.pop()?;
+        let mut records = Vec::new();
         host.with_dom_mut(|dom| {
             for e in wp.entries.iter_mut() {
+                let mut lost = false;
                 if let Some(held) = e.after_results.take() {
-                    if let Some(live) = results_folder(dom, e.inst) {
-                        dom.transfer_within(live, Ref::none());
-                        e.before_results = Some(Held::take(dom, live));
-                    }
-                    held.restore(dom, e.inst);
+                    let (out, restored) = self.swap(dom, e.inst, held, placed, writes);
+                    e.before_results = out;
+                    lost = restored.is_none();
+                    records.extend(restored.flatten().map(|r| (e.inst, r)));
                 }
                 if let (Some(after), Some(i)) = (&e.after, dom.get_by_ref_mut(e.inst)) {
                     i.properties = after.clone();
+                }
+                if lost {
+                    crate::apply::set_dirty(dom, e.inst, true);
                 }
             }
         });
         let touched = wp.entries.iter().map(|e| e.inst).collect();
         self.undo.push(wp);
-        Some(touched)
+        Some(Restored { touched, records })
     }
 }

@@ -190,17 +190,185 @@ fn r14_5_hits_on_workers_and_on_toggling_an_attribute_back() {
     settle(&mut b);
     assert_eq!(cache.hits.load(Ordering::Relaxed), 5);
     assert_eq!(saved(&fresh, "rbxl"), saved(&b, "rbxl"));
-    // Count 3 -> 9 -> 3: the third generation is a hit.
+    // Count 3 -> 9 -> 3: the third generation is a hit. The Count-3 results are still held
+    // by the undo step of the first change, intact: they come back from there, and no
+    // entry is read.
     let m = models[0];
     b.set_attribute(m, "Count", Some(Variant::Float64(9.0)))
         .unwrap();
     settle(&mut b);
-    let hits = cache.hits.load(Ordering::Relaxed);
+    let (hits, kept) = (
+        cache.hits.load(Ordering::Relaxed),
+        cache.kept.load(Ordering::Relaxed),
+    );
     b.set_attribute(m, "Count", Some(Variant::Float64(3.0)))
         .unwrap();
     settle(&mut b);
-    assert_eq!(cache.hits.load(Ordering::Relaxed), hits + 1);
+    assert_eq!(cache.hits.load(Ordering::Relaxed), hits);
+    assert_eq!(cache.kept.load(Ordering::Relaxed), kept + 1);
     assert_eq!(saved(&fresh, "rbxl"), saved(&b, "rbxl"));
+}
+
+/// An engine over `n` models of GEN with an in-memory cache, settled: the engine, the
+/// models, the cache and each model's results folder.
+fn toggled_scene(jobs: usize, n: usize) -> (Engine, Vec<Ref>, Arc<Mem>, Vec<Ref>) {
+    let cache = Arc::new(Mem::default());
+    let (mut e, models) = scene(Some(cache.clone()), jobs, n);
+    settle(&mut e);
+    let folders = folders(&e, &models);
+    (e, models, cache, folders)
+}
+
+fn folders(e: &Engine, models: &[Ref]) -> Vec<Ref> {
+    e.with_dom(|d| {
+        models
+            .iter()
+            .map(|&m| procmodel_engine::provenance::results(d, m).unwrap())
+            .collect()
+    })
+}
+
+fn counts(cache: &Mem) -> (usize, usize) {
+    (
+        cache.hits.load(Ordering::Relaxed),
+        cache.kept.load(Ordering::Relaxed),
+    )
+}
+
+fn set_count(e: &mut Engine, m: Ref, count: f64) {
+    e.set_attribute(m, "Count", Some(Variant::Float64(count)))
+        .unwrap();
+    settle(e);
+}
+
+#[test]
+fn r14_5_an_attribute_toggled_back_takes_its_results_back_from_the_undo_history() {
+    let (mut fresh, fresh_models) = scene(None, 1, 2);
+    settle(&mut fresh);
+    let three = results_hashes(&fresh, &fresh_models);
+    for jobs in [1, 2] {
+        let (mut e, models, cache, first) = toggled_scene(jobs, 2);
+        let m = models[0];
+        set_count(&mut e, m, 9.0);
+        let nine = folders(&e, &models)[0];
+        let nine_hash = results_hashes(&e, &models)[0];
+        // Back to 3: the very folder of the first generation, nothing read.
+        let before = counts(&cache);
+        set_count(&mut e, m, 3.0);
+        assert_eq!(counts(&cache), (before.0, before.1 + 1), "jobs {jobs}");
+        assert_eq!(
+            folders(&e, &models),
+            first,
+            "jobs {jobs}: the same instances"
+        );
+        assert!(results_hashes(&e, &models) == three, "jobs {jobs}");
+        assert!(!e.is_dirty(m));
+        assert_eq!(saved(&fresh, "rbxl"), saved(&e, "rbxl"), "jobs {jobs}");
+        // And to 9 again: the Count-9 folder, from the second change's undo step.
+        set_count(&mut e, m, 9.0);
+        assert_eq!(counts(&cache), (before.0, before.1 + 2), "jobs {jobs}");
+        assert_eq!(folders(&e, &models)[0], nine, "jobs {jobs}");
+        // Undo walks back through 3, 9, 3 and redo forward again, each step bringing back
+        // the results of its inputs, wherever the toggles moved them.
+        for (step, want) in [first[0], nine, first[0]].into_iter().enumerate() {
+            assert!(e.undo(), "jobs {jobs}: undo {step}");
+            assert_eq!(folders(&e, &models)[0], want, "jobs {jobs}: undo {step}");
+            assert!(!e.is_dirty(m), "jobs {jobs}: undo {step}");
+        }
+        assert!(results_hashes(&e, &models) == three);
+        for step in 0..3 {
+            assert!(e.redo(), "jobs {jobs}: redo {step}");
+            assert!(!e.is_dirty(m), "jobs {jobs}: redo {step}");
+        }
+        assert_eq!(folders(&e, &models)[0], nine);
+        assert!(results_hashes(&e, &models)[0] == nine_hash);
+        // Nothing was generated or read for any of it.
+        assert_eq!(counts(&cache).0, before.0, "jobs {jobs}");
+    }
+}
+
+#[test]
+fn r14_5_held_results_a_script_wrote_to_are_not_taken_back() {
+    let (mut fresh, fresh_models) = scene(None, 1, 2);
+    settle(&mut fresh);
+    let cache = Arc::new(Mem::default());
+    let (mut e, models) = scene(Some(cache.clone()), 1, 2);
+    // Scripts share state through a module.
+    let root = e.with_dom(|d| d.root_ref());
+    e.insert(
+        root,
+        InstanceBuilder::new("ModuleScript")
+            .with_name("Store")
+            .with_property("Source", Variant::String("return {}".into())),
+    );
+    settle(&mut e);
+    let first = folders(&e, &models);
+    // Untouched, M1's results toggled away and back come back from the undo history.
+    set_count(&mut e, models[1], 9.0);
+    let before = counts(&cache);
+    set_count(&mut e, models[1], 4.0);
+    assert_eq!(counts(&cache), (before.0, before.1 + 1));
+    assert_eq!(folders(&e, &models)[1], first[1]);
+    // A script keeps a part of M0's results, which a change then replaces (the undo step
+    // holds them), and renames it there.
+    let dir = std::env::temp_dir().join(format!("procmodel-held-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let keep = dir.join("keep.luau");
+    std::fs::write(
+        &keep,
+        "require(game.Store).kept = workspace.M0.GeneratedFolder.Pole\n",
+    )
+    .unwrap();
+    let edit = dir.join("edit.luau");
+    std::fs::write(&edit, "require(game.Store).kept.Name = 'Edited'\n").unwrap();
+    e.run_script(&keep).unwrap();
+    set_count(&mut e, models[0], 9.0);
+    e.run_script(&edit).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let edited = e.with_dom(|d| {
+        d.get_by_ref(first[0])
+            .unwrap()
+            .children()
+            .iter()
+            .any(|&c| d.get_by_ref(c).unwrap().name == "Edited")
+    });
+    assert!(edited, "the held results were written to");
+    // Back to 3: the held folder is not intact, the entry is decoded instead.
+    let before = counts(&cache);
+    set_count(&mut e, models[0], 3.0);
+    assert_eq!(counts(&cache), (before.0 + 1, before.1));
+    assert_ne!(folders(&e, &models)[0], first[0]);
+    assert!(results_hashes(&e, &models) == results_hashes(&fresh, &fresh_models));
+}
+
+#[test]
+fn r14_5_undo_regenerates_results_it_can_no_longer_bring_back() {
+    let (mut fresh, fresh_models) = scene(None, 1, 1);
+    settle(&mut fresh);
+    let (mut e, models, cache, first) = toggled_scene(1, 1);
+    let m = models[0];
+    set_count(&mut e, m, 9.0);
+    set_count(&mut e, m, 3.0);
+    assert_eq!(
+        folders(&e, &models),
+        first,
+        "taken back from the first undo step"
+    );
+    // A front end's direct access to the DOM: no held result is vouched for any more.
+    e.with_dom_mut(|_| ());
+    // Undo the second change (the Count-9 results come back from its step, as always),
+    // then the first: its results (Count 3) were taken, and the record that would find
+    // them again is forgotten. The model is left dirty and generated again.
+    assert!(e.undo());
+    assert!(!e.is_dirty(m));
+    assert!(e.undo());
+    assert!(e.is_dirty(m), "its results are to be generated again");
+    let before = counts(&cache);
+    settle(&mut e);
+    assert!(!e.is_dirty(m));
+    assert_eq!(counts(&cache).0, before.0 + 1, "a hit, decoded");
+    assert!(results_hashes(&e, &models) == results_hashes(&fresh, &fresh_models));
+    assert_eq!(saved(&fresh, "rbxl"), saved(&e, "rbxl"));
 }
 
 /// Every instance under each model's results folder, by model (pre-order referents).
@@ -320,7 +488,7 @@ fn r14_5_a_script_edit_of_the_results_is_replaced_by_the_next_hit() {
 }
 
 #[test]
-fn r14_5_an_edit_through_the_dom_or_undo_is_not_kept() {
+fn r14_5_an_edit_through_the_dom_is_not_kept_and_undone_results_are() {
     let cache = Arc::new(Mem::default());
     let (mut e, models) = scene(Some(cache.clone()), 1, 1);
     let m = models[0];
@@ -335,9 +503,9 @@ fn r14_5_an_edit_through_the_dom_or_undo_is_not_kept() {
     force_all(&mut e, &models);
     assert_eq!(cache.kept.load(Ordering::Relaxed), 0);
     assert!(saved(&fresh, "rbxl") == saved(&e, "rbxl"));
-    // Count 3 -> 9, then undo: the results of Count 3 come back from the history. The
-    // history does not vouch for them, the entry does: a forced regeneration reads it and
-    // keeps them, as they hash to its content.
+    // Count 3 -> 9, then undo: the results of Count 3 come back from the history, with the
+    // record of the hit that placed them and no Luau write since: a forced regeneration
+    // keeps them without reading the entry.
     e.set_attribute(m, "Count", Some(Variant::Float64(9.0)))
         .unwrap();
     settle(&mut e);
@@ -345,8 +513,19 @@ fn r14_5_an_edit_through_the_dom_or_undo_is_not_kept() {
     let hits = cache.hits.load(Ordering::Relaxed);
     let before = result_refs(&e, &models);
     force_all(&mut e, &models);
-    assert_eq!(cache.hits.load(Ordering::Relaxed), hits + 1);
+    assert_eq!(cache.hits.load(Ordering::Relaxed), hits);
     assert_eq!(cache.kept.load(Ordering::Relaxed), 1);
+    assert_eq!(result_refs(&e, &models), before);
+    // After an edit through the DOM the history vouches for nothing: undo and redo bring the
+    // results back, and a forced regeneration reads the entry and keeps them, as they hash
+    // to its content.
+    e.with_dom_mut(|_| ());
+    assert!(e.redo());
+    assert!(e.undo());
+    let before = result_refs(&e, &models);
+    force_all(&mut e, &models);
+    assert_eq!(cache.hits.load(Ordering::Relaxed), hits + 1);
+    assert_eq!(cache.kept.load(Ordering::Relaxed), 2);
     assert_eq!(result_refs(&e, &models), before);
     assert!(results_hashes(&fresh, &fresh_models) == results_hashes(&e, &models));
 }

@@ -1,13 +1,16 @@
 //! Issue 14's cache benchmark: a forced regeneration of an unchanged scene served by the
 //! result cache, against a full regeneration, on the 200-staircase scene and on the 100k-part
-//! generator (`bench/parts`). Three kinds of hit: `hit_kept` (the engine placed the results
+//! generator (`bench/parts`). The kinds of hit: `hit_kept` (the engine placed the results
 //! and knows them untouched: nothing is read), `hit_verified` (the engine cannot vouch for
-//! the results in place, as in a new process over a saved scene: the entry is read from a
-//! `DirCache` on disk and the results in place are hashed against it) and `hit_decoded` (an
-//! attribute toggled back: the results in place are another input's, so the entry is
-//! decoded into the scene); and `hit_loaded`, a new engine over the scene the cached one
-//! saved (the save recorded its intact results under the file's digest). Target: a hit costs
-//! under 10% of a regeneration.
+//! the results in place, as in a new process over a scene another tool saved: the entry is
+//! read from a `DirCache` on disk and the results in place are hashed against it),
+//! `hit_loaded` (a new engine over the scene the cached one saved: the save recorded its
+//! intact results under the file's digest), `hit_toggled` (an attribute toggled back through
+//! `set_attribute`, as the studio and the MCP server change it: the results of the value
+//! before are held by the undo history, intact, and come back from there) and `hit_decoded`
+//! (the same toggles written to the DOM directly, so no history holds the results: each hit
+//! decodes its entry into the scene, as on a machine that shares the cache but not the
+//! scene). Target: a hit costs under 10% of a regeneration.
 //!
 //! Run: `cargo bench -p procmodel-lock --bench cache`
 
@@ -151,12 +154,50 @@ fn compare(c: &mut Criterion, group: &str, source: &str, models: usize, size: Ve
             criterion::BatchSize::PerIteration,
         )
     });
-    // An attribute toggled between two values seen before: the results in place are the
-    // other value's, so each hit decodes its entry into the scene. (Written through the DOM,
-    // not `set_attribute`, so no undo history grows with every replaced result.)
-    let mut value = 0.0;
-    let mut toggle = |e: &mut Engine, ms: &[Ref]| {
-        value = 1.0 - value;
+    // An attribute toggled between two values seen before, as a user toggles it (one undo
+    // step per toggle, all models in one gesture): the results of the value before are
+    // held by the previous step, and come back from there. Its regeneration is the same
+    // toggle without a cache (`regenerate_toggled`: every toggle runs every generator).
+    // Each engine's value, flipped by every toggle (the cached engine's toggles through the
+    // DOM below start where these left off).
+    let value = std::cell::Cell::new(0.0);
+    let fresh_value = std::cell::Cell::new(0.0);
+    let flip = |v: &std::cell::Cell<f64>| {
+        v.set(1.0 - v.get());
+        v.get()
+    };
+    let toggle_undoable = |e: &mut Engine, ms: &[Ref], v: &std::cell::Cell<f64>| {
+        let value = flip(v);
+        e.begin_gesture();
+        for &m in ms {
+            e.set_attribute(m, "Variant", Some(Variant::Float64(value)))
+                .unwrap();
+        }
+        e.end_gesture();
+        let r = e.step();
+        assert_eq!(r.len(), ms.len());
+    };
+    g.bench_function("regenerate_toggled", |b| {
+        b.iter(|| toggle_undoable(&mut fresh, &fm, &fresh_value))
+    });
+    drop(fresh);
+    toggle_undoable(&mut cached, &cm, &value);
+    toggle_undoable(&mut cached, &cm, &value);
+    let before = hits(&cache);
+    toggle_undoable(&mut cached, &cm, &value);
+    assert_eq!(
+        (hits(&cache).0 - before.0, hits(&cache).1 - before.1),
+        (0, models as u64),
+        "every model's results back from the undo history"
+    );
+    g.bench_function("hit_toggled", |b| {
+        b.iter(|| toggle_undoable(&mut cached, &cm, &value))
+    });
+    // The same toggles written to the DOM directly: the results in place are the other
+    // value's and no history holds this value's, so each hit decodes its entry into the
+    // scene.
+    let toggle = |e: &mut Engine, ms: &[Ref]| {
+        let value = flip(&value);
         e.with_dom_mut(|d| {
             for &m in ms {
                 let props = &mut d.get_by_ref_mut(m).unwrap().properties;

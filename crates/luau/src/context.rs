@@ -78,8 +78,9 @@ pub struct Ctx {
     /// A watched run wrote (Note) or tried to write (Defer) outside its container, or
     /// queried the scene.
     pub touched_outside: std::cell::Cell<bool>,
-    /// Writes to instances in the scene so far, when counted ([`crate::Host::count_scene_writes`]):
-    /// the engine's test that results it placed are untouched. Every write path goes through
+    /// Writes to instances other than the running generation's own so far (in the scene or
+    /// outside it), when counted ([`crate::Host::count_scene_writes`]): the engine's test
+    /// that results it placed or holds are untouched. Every write path goes through
     /// [`Ctx::check_write`], which counts while this is on.
     pub scene_writes: Option<std::cell::Cell<u64>>,
     /// Bumped by every write to an instance in the scene and by every change of the DOM from
@@ -328,6 +329,15 @@ impl Ctx {
                 )));
             }
             return self.outside_write(what);
+        }
+        // Outside the scene, an instance that is not the running generation's own may be
+        // in results the engine holds (for undo, or replaced): counted too, so held
+        // results written to are never taken for intact ones. (Writes by scripts to their
+        // own new instances are counted as well; counting too many only costs a check.)
+        if r != self.run_container.get()
+            && let Some(n) = &self.scene_writes
+        {
+            n.set(n.get() + 1);
         }
         Ok(())
     }

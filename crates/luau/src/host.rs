@@ -241,8 +241,9 @@ impl Host {
         }
     }
 
-    /// Writes Luau code made to instances in the scene since [`Host::count_scene_writes`]
-    /// (None before it, or when the VM is gone).
+    /// Writes Luau code made since [`Host::count_scene_writes`] to instances other than a
+    /// running generation's own — in the scene, or outside it (results held for undo) — (None
+    /// before it, or when the VM is gone).
     pub fn scene_writes(&self) -> Option<u64> {
         crate::context::ctx_ref(&self.lua)
             .ok()

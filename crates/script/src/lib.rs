@@ -353,12 +353,13 @@ pub trait ScriptHost {
     /// Marks `destroyed` (and their descendants) destroyed, as `Destroy` does; `gone` were
     /// removed from the DOM since and are forgotten.
     fn mark_destroyed(&self, destroyed: &[Ref], gone: &[Ref]);
-    /// Starts counting the writes Luau code makes to instances in the scene (descendants of
-    /// the DataModel) for [`ScriptHost::scene_writes`]. A run's writes inside its own
-    /// targetContainer are not such writes: the container is outside the scene while it runs.
+    /// Starts counting the writes Luau code makes to instances other than a running
+    /// generation's own — in the scene (descendants of the DataModel) or outside it, where the
+    /// engine holds replaced results for undo — for [`ScriptHost::scene_writes`]. A run's
+    /// writes to the instances it created and to its own targetContainer are not counted.
     fn count_scene_writes(&self) {}
-    /// How many writes to instances in the scene Luau code has made since counting started
-    /// (every write path counts, allowed or refused); None when this host does not count.
+    /// How many such writes Luau code has made since counting started (every write path
+    /// counts, allowed or refused); None when this host does not count.
     fn scene_writes(&self) -> Option<u64> {
         None
     }

@@ -730,10 +730,23 @@ async fn r14_an_attribute_set_back_in_the_studio_is_a_cache_hit() {
         let h = until_seq(&mut a, seq).await;
         assert_eq!(h["scene"]["parts"], steps, "Steps = {steps}");
     }
-    assert_eq!(hits(), 2, "10 and 30 again came from the cache");
+    // The results of 10 and of 30 were held by the undo steps of the changes away from
+    // them, intact: they came back from there, and no entry was read.
+    assert_eq!(
+        (hits(), cache.kept()),
+        (0, 2),
+        "10 and 30 again were cache hits"
+    );
     // The Regenerate button on untouched results keeps them: no entry is read.
     send(&mut a, json!({"type":"regenerate","seq":4,"model":model})).await;
     let h = until_seq(&mut a, 4).await;
     assert_eq!(h["scene"]["parts"], 30);
-    assert_eq!((hits(), cache.kept()), (2, 1), "kept in place");
+    assert_eq!((hits(), cache.kept()), (0, 3), "kept in place");
+    // Undo goes back through 10 and 30 without generating or reading anything.
+    for (seq, steps) in [(5u64, 10), (6, 30)] {
+        send(&mut a, json!({"type":"undo","seq":seq})).await;
+        let h = until_seq(&mut a, seq).await;
+        assert_eq!(h["scene"]["parts"], steps, "undo to Steps = {steps}");
+    }
+    assert_eq!((hits(), cache.kept()), (0, 3));
 }
