@@ -129,7 +129,7 @@ pub(crate) struct Placed {
     /// The host's count of scene writes when they were placed.
     pub(crate) writes: u64,
     /// Instances in the results (the folder excluded), as the run reported.
-    instances: usize,
+    pub(crate) instances: usize,
     /// The model's PrimaryPart when it was one of the results.
     pub(crate) primary: Option<Ref>,
 }

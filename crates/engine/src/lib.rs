@@ -107,6 +107,10 @@ pub struct EngineConfig {
     /// without the folder's attributes. With a cache it is recorded anyway: entries carry it
     /// and are checked by it.
     pub provenance: bool,
+    /// Most result instances the undo history keeps aside (each costs about 1 KB): past it,
+    /// the results of the oldest steps are freed, and undoing such a step generates them
+    /// again (a cache hit when a cache is set). The inputs of every step are kept.
+    pub undo_instances: usize,
 }
 
 impl Default for EngineConfig {
@@ -122,6 +126,7 @@ impl Default for EngineConfig {
             run_limit: Duration::from_secs(60),
             cache: None,
             provenance: true,
+            undo_instances: 2_000_000,
         }
     }
 }
@@ -233,6 +238,7 @@ impl Engine {
     }
 
     fn with_host(host: Rc<Host>, runtime: Arc<dyn ScriptRuntime>, config: EngineConfig) -> Engine {
+        let undo_instances = config.undo_instances;
         // Runs are timed from their start: the reflection database (decoded at its first use,
         // possibly on another thread already) is made ready here, so the first run's report
         // does not include decoding it.
@@ -241,7 +247,7 @@ impl Engine {
             config,
             runtime,
             states: HashMap::new(),
-            undo: undo::History::default(),
+            undo: undo::History::new(undo_instances),
             required: HashMap::new(),
             sources: Default::default(),
             pool: Default::default(),

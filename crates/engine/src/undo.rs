@@ -2,7 +2,8 @@
 //! touched; the regeneration that change causes joins it (the most recent change of that
 //! model wins), and the replaced results are kept — moved, not copied, so references into
 //! them stay valid — so undo restores previous inputs *and* results without running the
-//! generator.
+//! generator. The results kept are bounded by an instance budget: past it the oldest steps'
+//! are freed, and undoing those marks the model dirty, to be generated again.
 
 use crate::Host;
 use crate::apply::results_folder;
@@ -21,9 +22,11 @@ use std::collections::HashMap;
 /// entry ([`History::take_held`]); its slot then keeps only the record, and restoring that
 /// slot takes the folder back from wherever it is held by then, or regenerates.
 struct Held {
-    /// None once the folder was taken by a regeneration.
+    /// None once the folder was taken by a regeneration or freed (the history's budget).
     folder: Option<Ref>,
     record: Option<Placed>,
+    /// Instances in the folder, itself included (0 once it is gone from this slot).
+    instances: usize,
 }
 
 impl Held {
@@ -36,10 +39,22 @@ impl Held {
         {
             scene.transfer_within(folder, Ref::none());
         }
+        let record = record.filter(|r| r.folder == folder);
+        let instances = match &record {
+            Some(r) => r.instances + 1,
+            None => procmodel_dom::count_subtree(scene, folder),
+        };
         Held {
             folder: Some(folder),
-            record: record.filter(|r| r.folder == folder),
+            record,
+            instances,
         }
+    }
+
+    /// Empties the slot (the folder was taken or freed); its record stays.
+    fn vacate(&mut self) -> usize {
+        self.folder = None;
+        std::mem::take(&mut self.instances)
     }
 
     /// The folder, when this slot holds the intact results `key` names (no Luau write since
@@ -77,7 +92,6 @@ struct Waypoint {
     entries: Vec<Entry>,
 }
 
-#[derive(Default)]
 pub(crate) struct History {
     undo: Vec<Waypoint>,
     redo: Vec<Waypoint>,
@@ -96,6 +110,10 @@ pub(crate) struct History {
     /// Models that may have held results with a record (a superset): [`History::take_held`]
     /// looks through the steps only for these.
     recorded: std::collections::HashSet<Ref>,
+    /// Instances in the folders the steps hold, and the most they may hold
+    /// ([`crate::EngineConfig::undo_instances`]).
+    held_instances: usize,
+    budget: usize,
 }
 
 impl Waypoint {
@@ -123,6 +141,46 @@ fn props(dom: &WeakDom, r: Ref) -> UstrMap<Variant> {
 }
 
 impl History {
+    /// An empty history that keeps at most `budget` result instances aside.
+    pub fn new(budget: usize) -> History {
+        History {
+            undo: Vec::new(),
+            redo: Vec::new(),
+            replaced: HashMap::new(),
+            destroyed: Vec::new(),
+            gone: Vec::new(),
+            gesture: None,
+            recorded: Default::default(),
+            held_instances: 0,
+            budget,
+        }
+    }
+
+    /// Frees the results of the oldest steps (then of the farthest redo steps) until the
+    /// history holds no more than its budget. Their slots keep their records: undoing them
+    /// finds the results elsewhere in the history, or generates them again.
+    fn trim(&mut self, dom: &mut WeakDom) {
+        if self.held_instances <= self.budget {
+            return;
+        }
+        let steps = self.undo.iter_mut().chain(self.redo.iter_mut());
+        for e in steps.flat_map(|w| w.entries.iter_mut()) {
+            for held in [&mut e.before_results, &mut e.after_results]
+                .into_iter()
+                .flatten()
+            {
+                if let Some(folder) = held.folder {
+                    self.held_instances = self.held_instances.saturating_sub(held.vacate());
+                    if dom.get_by_ref(folder).is_some() {
+                        dom.destroy(folder);
+                    }
+                    if self.held_instances <= self.budget {
+                        return;
+                    }
+                }
+            }
+        }
+    }
     /// Records the current properties of `refs` (call before changing them).
     pub fn snapshot_all(&self, host: &Host, refs: &[Ref]) -> Pending {
         Pending(host.with_dom_ref(|dom| {
@@ -177,6 +235,14 @@ impl History {
             dropped.push(self.undo.remove(0));
         }
         if !dropped.is_empty() {
+            let freed: usize = dropped
+                .iter()
+                .flat_map(|w| w.entries.iter())
+                .flat_map(|e| [&e.before_results, &e.after_results])
+                .flatten()
+                .map(|h| h.instances)
+                .sum();
+            self.held_instances = self.held_instances.saturating_sub(freed);
             host.with_dom_mut(|dom| {
                 for wp in dropped {
                     wp.release(dom);
@@ -213,11 +279,13 @@ impl History {
         match self.open_entry(model) {
             Some(e) if e.before_results.is_none() => {
                 let held = Held::take(dom, old, record);
-                let recorded = held.record.is_some();
+                let (recorded, instances) = (held.record.is_some(), held.instances);
                 e.before_results = Some(held);
                 if recorded {
                     self.recorded.insert(model);
                 }
+                self.held_instances += instances;
+                self.trim(dom);
             }
             _ => {
                 Held::take(dom, old, None);
@@ -263,7 +331,7 @@ impl History {
                 .flatten()
             {
                 if held.intact(dom, key, writes).is_some() {
-                    held.folder = None;
+                    self.held_instances = self.held_instances.saturating_sub(held.vacate());
                     return held.record;
                 }
             }
@@ -301,7 +369,10 @@ impl History {
         writes: Option<u64>,
     ) -> Option<Option<Placed>> {
         let (folder, record) = match held.folder {
-            Some(f) => (f, held.record),
+            Some(f) => {
+                self.held_instances = self.held_instances.saturating_sub(held.instances);
+                (f, held.record)
+            }
             None => {
                 let (record, writes) = held.record.zip(writes)?;
                 let found = self.take_held(dom, model, &record.key, writes)?;
@@ -326,8 +397,11 @@ impl History {
     ) -> (Option<Held>, Option<Option<Placed>>) {
         let out = results_folder(dom, model)
             .map(|live| Held::take(dom, live, placed.get(&model).copied()));
-        if out.as_ref().is_some_and(|h| h.record.is_some()) {
-            self.recorded.insert(model);
+        if let Some(out) = &out {
+            if out.record.is_some() {
+                self.recorded.insert(model);
+            }
+            self.held_instances += out.instances;
         }
         (out, self.restore(dom, model, held, writes))
     }
@@ -366,6 +440,7 @@ impl History {
         });
         let touched = wp.entries.iter().map(|e| e.inst).collect();
         self.redo.push(wp);
+        host.with_dom_mut(|dom| self.trim(dom));
         Some(Restored { touched, records })
     }
 
@@ -398,6 +473,7 @@ impl History {
         });
         let touched = wp.entries.iter().map(|e| e.inst).collect();
         self.undo.push(wp);
+        host.with_dom_mut(|dom| self.trim(dom));
         Some(Restored { touched, records })
     }
 }

@@ -1381,3 +1381,60 @@ fn r14_5_an_unchanged_saved_scene_keeps_its_results_without_reading_entries() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn undo_keeps_results_aside_up_to_its_budget_and_generates_the_rest_again() {
+    // Each result of GEN holds 2 × Count + 2 instances and its folder: Count 3 -> 9,
+    // 4 -> 11, 5 -> 13. A budget of 20 keeps the first two of them aside, not all three.
+    let (mut e, models) = scene_with(
+        EngineConfig {
+            undo_instances: 20,
+            ..EngineConfig::default()
+        },
+        1,
+    );
+    let m = models[0];
+    settle(&mut e);
+    let mut hashes = vec![results_hashes(&e, &models)[0]];
+    let mut folders_seen = vec![folders(&e, &models)[0]];
+    for count in [4.0, 5.0, 6.0] {
+        set_count(&mut e, m, count);
+        hashes.push(results_hashes(&e, &models)[0]);
+        folders_seen.push(folders(&e, &models)[0]);
+    }
+    // Holding the results of 3, 4 and 5 (9 + 11 + 13) is over budget: those of 3 and then
+    // of 4, the oldest steps', were freed.
+    assert!(e.with_dom(|d| d.get_by_ref(folders_seen[0]).is_none()));
+    assert!(e.with_dom(|d| d.get_by_ref(folders_seen[1]).is_none()));
+    assert!(e.with_dom(|d| d.get_by_ref(folders_seen[2]).is_some()));
+    // Undo to 5: its results are still aside, and come back as they were.
+    let runs = e.runs(m);
+    assert!(e.undo());
+    assert!(!e.is_dirty(m));
+    assert_eq!(folders(&e, &models)[0], folders_seen[2]);
+    // Undo to 4 and to 3: freed, so the model is left dirty and generated again, to the
+    // same content.
+    for want in [1, 0] {
+        assert!(e.undo());
+        assert!(e.is_dirty(m), "undo to {want}");
+        settle(&mut e);
+        assert!(
+            results_hashes(&e, &models)[0] == hashes[want],
+            "undo to {want}"
+        );
+    }
+    assert_eq!(
+        e.runs(m),
+        runs + 2,
+        "two generations, for the freed steps only"
+    );
+    // Redo all the way: every step's results are back (from the history, or generated).
+    for want in [1, 2, 3] {
+        assert!(e.redo());
+        settle(&mut e);
+        assert!(
+            results_hashes(&e, &models)[0] == hashes[want],
+            "redo to {want}"
+        );
+    }
+}
