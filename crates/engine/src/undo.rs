@@ -33,12 +33,7 @@ impl Held {
     /// Detaches `folder` from the scene (it stays in the DOM as an orphan). `record`: the
     /// results' record, when it describes this very folder.
     fn take(scene: &mut WeakDom, folder: Ref, record: Option<Placed>) -> Held {
-        if scene
-            .get_by_ref(folder)
-            .is_some_and(|i| i.parent().is_some())
-        {
-            scene.transfer_within(folder, Ref::none());
-        }
+        detach(scene, folder);
         let record = record.filter(|r| r.folder == folder);
         let instances = match &record {
             Some(r) => r.instances + 1,
@@ -69,6 +64,16 @@ impl Held {
         .then_some(folder)
     }
 }
+/// Takes `folder` out of the scene (it stays in the DOM as an orphan).
+fn detach(scene: &mut WeakDom, folder: Ref) {
+    if scene
+        .get_by_ref(folder)
+        .is_some_and(|i| i.parent().is_some())
+    {
+        scene.transfer_within(folder, Ref::none());
+    }
+}
+
 struct Entry {
     inst: Ref,
     before: UstrMap<Variant>,
@@ -288,7 +293,7 @@ impl History {
                 self.trim(dom);
             }
             _ => {
-                Held::take(dom, old, None);
+                detach(dom, old);
                 self.destroyed.push(old);
                 if let Some(previous) = self.replaced.insert(model, old)
                     && dom.get_by_ref(previous).is_some()
