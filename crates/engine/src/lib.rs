@@ -732,35 +732,28 @@ impl Engine {
     /// Undoes the last change: previous inputs and previous results, without running the
     /// generator. Returns false when there is nothing to undo.
     pub fn undo(&mut self) -> bool {
-        let host = self.host.clone();
-        let writes = self.host.scene_writes();
-        let states = {
-            let mut st = self.st();
-            let st = &mut *st;
-            st.undo.undo(&*host, &st.placed, writes)
-        };
-        let Some(restored) = states else {
-            return false;
-        };
-        // Fails only when the VM's registry is gone, which the next run reports.
-        let _ = self.replace_code(&restored.touched);
-        self.sync_terrain(terrain::Discover::All);
-        self.resync(&restored.touched);
-        // The results brought back are in place again, with their records.
-        self.st().placed.extend(restored.records);
-        true
+        self.travel(true)
     }
 
     /// Redoes the last undone change.
     pub fn redo(&mut self) -> bool {
+        self.travel(false)
+    }
+
+    /// Undoes (`back`) or redoes a change, then brings the engine's records in line.
+    fn travel(&mut self, back: bool) -> bool {
         let host = self.host.clone();
         let writes = self.host.scene_writes();
-        let states = {
+        let restored = {
             let mut st = self.st();
             let st = &mut *st;
-            st.undo.redo(&*host, &st.placed, writes)
+            if back {
+                st.undo.undo(&*host, &st.placed, writes)
+            } else {
+                st.undo.redo(&*host, &st.placed, writes)
+            }
         };
-        let Some(restored) = states else {
+        let Some(restored) = restored else {
             return false;
         };
         // Fails only when the VM's registry is gone, which the next run reports.

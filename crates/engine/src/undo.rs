@@ -389,9 +389,10 @@ impl History {
         Some(record)
     }
 
-    /// Swaps the results of one entry: the live ones go to `out` (with their record from
-    /// `placed`), `held` comes back. Results that cannot come back leave the model dirty,
-    /// to be generated again.
+    /// Swaps the results of one entry: `held` comes back under `model`, the live ones are
+    /// returned (with their record from `placed`) for the entry's other side, and the record
+    /// of what came back joins `records`. Results that cannot come back leave the model
+    /// dirty, to be generated again.
     fn swap(
         &mut self,
         dom: &mut WeakDom,
@@ -399,7 +400,8 @@ impl History {
         held: Held,
         placed: &HashMap<Ref, Placed>,
         writes: Option<u64>,
-    ) -> (Option<Held>, Option<Option<Placed>>) {
+        records: &mut Vec<(Ref, Placed)>,
+    ) -> Option<Held> {
         let out = results_folder(dom, model)
             .map(|live| Held::take(dom, live, placed.get(&model).copied()));
         if let Some(out) = &out {
@@ -408,7 +410,11 @@ impl History {
             }
             self.held_instances += out.instances;
         }
-        (out, self.restore(dom, model, held, writes))
+        match self.restore(dom, model, held, writes) {
+            Some(record) => records.extend(record.map(|r| (model, r))),
+            None => crate::apply::set_dirty(dom, model, true),
+        }
+        out
     }
 
     /// Restores the inputs and results before the last change. Returns the touched
@@ -428,25 +434,18 @@ impl History {
                 if e.after.is_none() {
                     e.after = Some(props(dom, e.inst));
                 }
-                let mut lost = false;
-                if let Some(held) = e.before_results.take() {
-                    let (out, restored) = self.swap(dom, e.inst, held, placed, writes);
-                    e.after_results = out;
-                    lost = restored.is_none();
-                    records.extend(restored.flatten().map(|r| (e.inst, r)));
-                }
+                let held = e.before_results.take();
+                // The inputs first: a model whose results cannot come back is marked dirty
+                // on top of them.
                 if let Some(i) = dom.get_by_ref_mut(e.inst) {
                     i.properties = e.before.clone();
                 }
-                if lost {
-                    crate::apply::set_dirty(dom, e.inst, true);
+                if let Some(held) = held {
+                    e.after_results = self.swap(dom, e.inst, held, placed, writes, &mut records);
                 }
             }
         });
-        let touched = wp.entries.iter().map(|e| e.inst).collect();
-        self.redo.push(wp);
-        host.with_dom_mut(|dom| self.trim(dom));
-        Some(Restored { touched, records })
+        Some(self.arrive(host, wp, false, records))
     }
 
     /// Re-applies the last undone change (inputs and results).
@@ -461,24 +460,34 @@ impl History {
         let mut records = Vec::new();
         host.with_dom_mut(|dom| {
             for e in wp.entries.iter_mut() {
-                let mut lost = false;
-                if let Some(held) = e.after_results.take() {
-                    let (out, restored) = self.swap(dom, e.inst, held, placed, writes);
-                    e.before_results = out;
-                    lost = restored.is_none();
-                    records.extend(restored.flatten().map(|r| (e.inst, r)));
-                }
+                let held = e.after_results.take();
                 if let (Some(after), Some(i)) = (&e.after, dom.get_by_ref_mut(e.inst)) {
                     i.properties = after.clone();
                 }
-                if lost {
-                    crate::apply::set_dirty(dom, e.inst, true);
+                if let Some(held) = held {
+                    e.before_results = self.swap(dom, e.inst, held, placed, writes, &mut records);
                 }
             }
         });
+        Some(self.arrive(host, wp, true, records))
+    }
+
+    /// Files an undone (onto the redo stack) or redone step, and keeps the history within its
+    /// budget.
+    fn arrive(
+        &mut self,
+        host: &Host,
+        wp: Waypoint,
+        redone: bool,
+        records: Vec<(Ref, Placed)>,
+    ) -> Restored {
         let touched = wp.entries.iter().map(|e| e.inst).collect();
-        self.undo.push(wp);
+        if redone {
+            self.undo.push(wp);
+        } else {
+            self.redo.push(wp);
+        }
         host.with_dom_mut(|dom| self.trim(dom));
-        Some(Restored { touched, records })
+        Restored { touched, records }
     }
 }

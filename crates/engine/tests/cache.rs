@@ -311,20 +311,12 @@ fn r14_5_held_results_a_script_wrote_to_are_not_taken_back() {
     assert_eq!(folders(&e, &models)[1], first[1]);
     // A script keeps a part of M0's results, which a change then replaces (the undo step
     // holds them), and renames it there.
-    let dir = std::env::temp_dir().join(format!("procmodel-held-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let keep = dir.join("keep.luau");
-    std::fs::write(
-        &keep,
-        "require(game.Store).kept = workspace.M0.GeneratedFolder.Pole\n",
-    )
-    .unwrap();
-    let edit = dir.join("edit.luau");
-    std::fs::write(&edit, "require(game.Store).kept.Name = 'Edited'\n").unwrap();
-    e.run_script(&keep).unwrap();
+    run_luau(
+        &mut e,
+        "require(game.Store).kept = workspace.M0.GeneratedFolder.Pole",
+    );
     set_count(&mut e, models[0], 9.0);
-    e.run_script(&edit).unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
+    run_luau(&mut e, "require(game.Store).kept.Name = 'Edited'");
     let edited = e.with_dom(|d| {
         d.get_by_ref(first[0])
             .unwrap()
@@ -411,6 +403,19 @@ fn load_cached(path: &std::path::Path, cache: Arc<dyn ResultCache>, jobs: usize)
     .unwrap()
 }
 
+/// Runs the Luau script `source` on the scene (from a file, as `procmodel run` does).
+fn run_luau(e: &mut Engine, source: &str) {
+    static SCRIPTS: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!("procmodel-engine-scripts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let n = SCRIPTS.fetch_add(1, Ordering::Relaxed);
+    let script = dir.join(format!("script{n}.luau"));
+    std::fs::write(&script, source).unwrap();
+    let result = e.run_script(&script);
+    let _ = std::fs::remove_file(&script);
+    result.unwrap();
+}
+
 fn force_all(e: &mut Engine, models: &[Ref]) {
     for &m in models {
         assert!(e.force_generation(m));
@@ -459,17 +464,11 @@ fn r14_5_a_script_edit_of_the_results_is_replaced_by_the_next_hit() {
     let (mut e, models) = scene(Some(cache.clone()), 1, 2);
     settle(&mut e);
     // A plugin-style script renames a part of M0's results and recolours the model's pole.
-    let dir = std::env::temp_dir().join(format!("procmodel-kept-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let script = dir.join("edit.luau");
-    std::fs::write(
-        &script,
-        "local f = workspace.M0.GeneratedFolder\nf.P1.Name = 'Edited'\nf.Pole.Color = Color3.new(1, 0, 0)\n",
-    )
-    .unwrap();
     let expected = results_hashes(&fresh, &fresh_models);
-    e.run_script(&script).unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
+    run_luau(
+        &mut e,
+        "local f = workspace.M0.GeneratedFolder\nf.P1.Name = 'Edited'\nf.Pole.Color = Color3.new(1, 0, 0)",
+    );
     let edited = results_hashes(&e, &models);
     assert!(
         edited[0] != expected[0] && edited[1] == expected[1],
