@@ -494,3 +494,57 @@ fn check_package(path: &Path) {
         .expect("a GeneratedFolder");
     assert_eq!(folder.children().len(), 9);
 }
+
+/// Calls a client sends without waiting for the answers are carried out in the order sent:
+/// the scene they leave does not depend on thread timing. (JSON-RPC lets the answers come
+/// in any order; each is matched by its id.)
+#[test]
+fn pipelined_calls_run_in_the_order_sent() {
+    let dir = root("pipelined");
+    let mut c = Client::start(&dir, None);
+    c.initialize();
+    c.ok(
+        "create_generator",
+        json!({ "name": "Stairs", "source": STAIRS, "size": "8,6,20", "attributes": { "Steps": 2 } }),
+    );
+    for round in 0..6u64 {
+        // Steps 3..=14, then three undos: 11 if every call ran in order.
+        let mut sent = Vec::new();
+        for n in 3..=14u64 {
+            sent.push(c.next_id);
+            c.send(&json!({
+                "jsonrpc": "2.0",
+                "id": c.next_id,
+                "method": "tools/call",
+                "params": { "name": "set_attributes", "arguments": { "model": "Stairs", "attributes": { "Steps": n + round } } }
+            }));
+            c.next_id += 1;
+        }
+        for _ in 0..3 {
+            sent.push(c.next_id);
+            c.send(&json!({ "jsonrpc": "2.0", "id": c.next_id, "method": "tools/call", "params": { "name": "undo", "arguments": {} } }));
+            c.next_id += 1;
+        }
+        let mut answered = Vec::new();
+        while answered.len() < sent.len() {
+            let line = c.lines.recv_timeout(GIVE_UP).expect("the server answers");
+            let v: Value = serde_json::from_str(&line).unwrap();
+            assert!(v["result"].is_object(), "{v}");
+            if let Some(id) = v["id"].as_u64() {
+                answered.push(id);
+            }
+        }
+        answered.sort_unstable();
+        assert_eq!(answered, sent, "round {round}: every call answered once");
+        let model = only_model(&mut c);
+        let steps = model["attributes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == "Steps")
+            .unwrap()["value"]
+            .clone();
+        assert_eq!(steps, json!((11 + round) as f64), "round {round}: {model}");
+    }
+    c.close();
+}

@@ -16,6 +16,11 @@ use std::sync::Arc;
 
 struct Handler {
     session: Arc<Session>,
+    /// Taken by each tool call before it runs: tokio's mutex queues waiters first come, first
+    /// served, so calls run one at a time in the order they arrived (a client that sends
+    /// several without waiting gets the scene they describe, whatever the blocking pool's
+    /// threads do).
+    turn: Arc<tokio::sync::Mutex<()>>,
 }
 
 const INSTRUCTIONS: &str = "procmodel runs Roblox ProceduralModel generators (Luau ModuleScripts returning { Attributes = {...}, OnGenerate = function(params, container) }) headless and sandboxed. Create one with create_generator, inspect with list_models/get_attributes, change inputs with set_attributes/set_size (each regenerates and reports), read failures with get_errors, undo/redo, then export (.glb/.rbxm) or pack for Studio. Files are written only under the server's root directory.";
@@ -52,9 +57,14 @@ impl ServerHandler for Handler {
         let session = self.session.clone();
         let name = request.name.to_string();
         let arguments = request.arguments.unwrap_or_default();
-        let outcome = tokio::task::spawn_blocking(move || session.call(&name, &arguments))
-            .await
-            .map_err(|e| ErrorData::internal_error(format!("tool call failed: {e}"), None))?;
+        let turn = self.turn.clone().lock_owned().await;
+        let outcome = tokio::task::spawn_blocking(move || {
+            let outcome = session.call(&name, &arguments);
+            drop(turn);
+            outcome
+        })
+        .await
+        .map_err(|e| ErrorData::internal_error(format!("tool call failed: {e}"), None))?;
         let text = serde_json::to_string_pretty(&outcome.value).unwrap_or_default();
         let mut result = if outcome.is_error {
             CallToolResult::error(vec![ContentBlock::text(text)])
@@ -82,6 +92,7 @@ pub fn run(session: Session) -> Result<(), crate::Error> {
         .map_err(|e| crate::Error::Transport(e.to_string()))?;
     let handler = Handler {
         session: Arc::new(session),
+        turn: Arc::new(tokio::sync::Mutex::new(())),
     };
     runtime.block_on(async move {
         let (wire, reader, writer) =
