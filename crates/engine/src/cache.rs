@@ -519,14 +519,7 @@ impl crate::Engine {
                         touched_outside: false,
                         counted: None,
                     };
-                    // What placing would have done to the model itself.
-                    self.host
-                        .with_dom_mut(|d| crate::apply::pin_pivot(d, model));
-                    let outcome = self.apply_results(model, prepared, produced, None);
-                    // The folder carries the provenance the filling run recorded, for the
-                    // same inputs: recording it again would re-hash the results for nothing.
-                    self.st().from_cache.insert(model);
-                    return Some(self.conclude(model, outcome, started.elapsed()));
+                    return Some(self.apply_hit(model, prepared, produced, started));
                 }
                 Err(reason) => cache.reject(&key, &reason),
             }
@@ -561,15 +554,27 @@ impl crate::Engine {
             touched_outside: false,
             counted: Some(record.instances),
         };
+        // Its record stands (no write since, the same inputs).
+        self.st().reused.insert(model, record);
+        Some(self.apply_hit(model, prepared, produced, started))
+    }
+
+    /// Applies a hit's results, which come placed for the model's pivot, and reports as a
+    /// run would. The folder carries the provenance the filling run recorded, for the same
+    /// inputs: recording it again would re-hash the results for nothing.
+    fn apply_hit(
+        &mut self,
+        model: Ref,
+        prepared: &crate::apply::Prepared,
+        produced: crate::apply::Produced,
+        started: std::time::Instant,
+    ) -> crate::Report {
         // What placing would have done to the model itself.
         self.host
             .with_dom_mut(|d| crate::apply::pin_pivot(d, model));
         let outcome = self.apply_results(model, prepared, produced, None);
-        // The folder carries its provenance, for these inputs; its record stands (no write
-        // since, the same inputs).
         self.st().from_cache.insert(model);
-        self.st().reused.insert(model, record);
-        Some(self.conclude(model, outcome, started.elapsed()))
+        self.conclude(model, outcome, started.elapsed())
     }
 
     /// The instance count of `model`'s results when they are the intact results of a

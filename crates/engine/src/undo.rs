@@ -46,24 +46,38 @@ impl Held {
         }
     }
 
-    /// Empties the slot (the folder was taken or freed); its record stays.
+    /// Empties the slot (the folder was taken or freed); its record stays. Returns the
+    /// instances it held.
     fn vacate(&mut self) -> usize {
         self.folder = None;
         std::mem::take(&mut self.instances)
     }
 
-    /// The folder, when this slot holds the intact results `key` names (no Luau write since
-    /// they were placed, `writes` being the host's count now, and no voxels to merge again).
-    fn intact(&self, scene: &WeakDom, key: &[u8; 32], writes: u64) -> Option<Ref> {
-        let folder = self.folder?;
-        let record = self.record.as_ref()?;
-        (record.key == *key
-            && record.writes == writes
-            && scene.get_by_ref(folder).is_some()
-            && crate::terrain::generated_region(scene, folder).is_none())
-        .then_some(folder)
+    /// Destroys the folder this slot holds, if any. Returns the instances it held.
+    fn free(&mut self, dom: &mut WeakDom) -> usize {
+        if let Some(folder) = self.folder
+            && dom.get_by_ref(folder).is_some()
+        {
+            dom.destroy(folder);
+        }
+        self.vacate()
+    }
+
+    /// Whether this slot holds the intact results `key` names (no Luau write since they
+    /// were placed, `writes` being the host's count now, and no voxels to merge again).
+    fn intact(&self, scene: &WeakDom, key: &[u8; 32], writes: u64) -> bool {
+        match (self.folder, &self.record) {
+            (Some(folder), Some(record)) => {
+                record.key == *key
+                    && record.writes == writes
+                    && scene.get_by_ref(folder).is_some()
+                    && crate::terrain::generated_region(scene, folder).is_none()
+            }
+            _ => false,
+        }
     }
 }
+
 /// Takes `folder` out of the scene (it stays in the DOM as an orphan).
 fn detach(scene: &mut WeakDom, folder: Ref) {
     if scene
@@ -122,17 +136,16 @@ pub(crate) struct History {
 }
 
 impl Waypoint {
-    /// Frees the results this step held (it is being forgotten).
-    fn release(self, dom: &mut WeakDom) {
+    /// Frees the results this step held (it is being forgotten). Returns the instances
+    /// they held.
+    fn release(self, dom: &mut WeakDom) -> usize {
+        let mut freed = 0;
         for e in self.entries {
-            for held in [e.before_results, e.after_results].into_iter().flatten() {
-                if let Some(folder) = held.folder
-                    && dom.get_by_ref(folder).is_some()
-                {
-                    dom.destroy(folder);
-                }
+            for mut held in [e.before_results, e.after_results].into_iter().flatten() {
+                freed += held.free(dom);
             }
         }
+        freed
     }
 }
 
@@ -174,11 +187,8 @@ impl History {
                 .into_iter()
                 .flatten()
             {
-                if let Some(folder) = held.folder {
-                    self.held_instances = self.held_instances.saturating_sub(held.vacate());
-                    if dom.get_by_ref(folder).is_some() {
-                        dom.destroy(folder);
-                    }
+                if held.folder.is_some() {
+                    self.held_instances = self.held_instances.saturating_sub(held.free(dom));
                     if self.held_instances <= self.budget {
                         return;
                     }
@@ -186,6 +196,18 @@ impl History {
             }
         }
     }
+
+    /// Places `folder` (`model`'s results) in the history's keeping, with `record` when it
+    /// describes that folder, and counts it.
+    fn hold(&mut self, dom: &mut WeakDom, model: Ref, folder: Ref, record: Option<Placed>) -> Held {
+        let held = Held::take(dom, folder, record);
+        if held.record.is_some() {
+            self.recorded.insert(model);
+        }
+        self.held_instances += held.instances;
+        held
+    }
+
     /// Records the current properties of `refs` (call before changing them).
     pub fn snapshot_all(&self, host: &Host, refs: &[Ref]) -> Pending {
         Pending(host.with_dom_ref(|dom| {
@@ -240,19 +262,9 @@ impl History {
             dropped.push(self.undo.remove(0));
         }
         if !dropped.is_empty() {
-            let freed: usize = dropped
-                .iter()
-                .flat_map(|w| w.entries.iter())
-                .flat_map(|e| [&e.before_results, &e.after_results])
-                .flatten()
-                .map(|h| h.instances)
-                .sum();
+            let freed: usize =
+                host.with_dom_mut(|dom| dropped.into_iter().map(|wp| wp.release(dom)).sum());
             self.held_instances = self.held_instances.saturating_sub(freed);
-            host.with_dom_mut(|dom| {
-                for wp in dropped {
-                    wp.release(dom);
-                }
-            });
         }
     }
 
@@ -281,26 +293,23 @@ impl History {
     /// caused it (with `record`, their record when they were intact), or destroyed when no
     /// change is waiting for them.
     pub fn retire(&mut self, dom: &mut WeakDom, model: Ref, old: Ref, record: Option<Placed>) {
-        match self.open_entry(model) {
-            Some(e) if e.before_results.is_none() => {
-                let held = Held::take(dom, old, record);
-                let (recorded, instances) = (held.record.is_some(), held.instances);
+        let kept = self
+            .open_entry(model)
+            .is_some_and(|e| e.before_results.is_none());
+        if kept {
+            let held = self.hold(dom, model, old, record);
+            if let Some(e) = self.open_entry(model) {
                 e.before_results = Some(held);
-                if recorded {
-                    self.recorded.insert(model);
-                }
-                self.held_instances += instances;
-                self.trim(dom);
             }
-            _ => {
-                detach(dom, old);
-                self.destroyed.push(old);
-                if let Some(previous) = self.replaced.insert(model, old)
-                    && dom.get_by_ref(previous).is_some()
-                {
-                    dom.destroy(previous);
-                    self.gone.push(previous);
-                }
+            self.trim(dom);
+        } else {
+            detach(dom, old);
+            self.destroyed.push(old);
+            if let Some(previous) = self.replaced.insert(model, old)
+                && dom.get_by_ref(previous).is_some()
+            {
+                dom.destroy(previous);
+                self.gone.push(previous);
             }
         }
     }
@@ -335,7 +344,7 @@ impl History {
                 .into_iter()
                 .flatten()
             {
-                if held.intact(dom, key, writes).is_some() {
+                if held.intact(dom, key, writes) {
                     self.held_instances = self.held_instances.saturating_sub(held.vacate());
                     return held.record;
                 }
@@ -403,13 +412,7 @@ impl History {
         records: &mut Vec<(Ref, Placed)>,
     ) -> Option<Held> {
         let out = results_folder(dom, model)
-            .map(|live| Held::take(dom, live, placed.get(&model).copied()));
-        if let Some(out) = &out {
-            if out.record.is_some() {
-                self.recorded.insert(model);
-            }
-            self.held_instances += out.instances;
-        }
+            .map(|live| self.hold(dom, model, live, placed.get(&model).copied()));
         match self.restore(dom, model, held, writes) {
             Some(record) => records.extend(record.map(|r| (model, r))),
             None => crate::apply::set_dirty(dom, model, true),
