@@ -88,10 +88,13 @@ fn build(a: &Args, family: String) -> mlua::Result<Font> {
 }
 
 /// `Font.fromEnum`'s table from the Roblox reference: each `Enum.Font` item's family file
-/// (under `rbxasset://fonts/families/`), weight and style.
-const FROM_ENUM: [(&str, &str, FontWeight, FontStyle); 46] = {
+/// (under `rbxasset://fonts/families/`), weight and style. The removed faces come last: the
+/// reference maps `Arial`/`ArialBold` to the Arimo family and the `Gotham` items to Montserrat,
+/// so a face of those families reads back as `Arimo`/`ArimoBold` ([`to_enum`] takes the first
+/// match) and as the `Gotham` item of its weight.
+const FROM_ENUM: [(&str, &str, FontWeight, FontStyle); 52] = {
     use FontStyle::{Italic, Normal};
-    use FontWeight::{Bold, ExtraBold, Light, Medium, Regular, SemiBold};
+    use FontWeight::{Bold, ExtraBold, Heavy, Light, Medium, Regular, SemiBold};
     [
         ("AmaticSC", "AmaticSC", Regular, Normal),
         ("Antique", "RomanAntique", Regular, Normal),
@@ -139,15 +142,34 @@ const FROM_ENUM: [(&str, &str, FontWeight, FontStyle); 46] = {
         ("SpecialElite", "SpecialElite", Regular, Normal),
         ("TitilliumWeb", "TitilliumWeb", Regular, Normal),
         ("Ubuntu", "Ubuntu", Regular, Normal),
+        ("Arial", "Arimo", Regular, Normal),
+        ("ArialBold", "Arimo", Bold, Normal),
+        ("Gotham", "Montserrat", Regular, Normal),
+        ("GothamMedium", "Montserrat", Medium, Normal),
+        ("GothamBold", "Montserrat", Bold, Normal),
+        ("GothamBlack", "Montserrat", Heavy, Normal),
     ]
 };
 
-/// `Font.fromEnum(item)`: `None` for `Enum.Font.Unknown` and the items the reference's table
-/// does not list (the deprecated Arial and Gotham faces).
+/// `Font.fromEnum(item)`: `None` for `Enum.Font.Unknown` and names that are no `Enum.Font`
+/// item.
 pub fn from_enum(name: &str) -> Option<Font> {
     let (_, file, weight, style) = FROM_ENUM.iter().find(|(n, ..)| *n == name)?;
     let family = format!("rbxasset://fonts/families/{file}.json");
     Some(Font(rbx_types::Font::new(&family, *weight, *style)))
+}
+
+/// The `Enum.Font` item whose face `font` is (what a text object's `Font` reads for its
+/// `FontFace`), or `None` for a face no item names (Roblox reads `Enum.Font.Unknown`).
+pub fn to_enum(font: &rbx_types::Font) -> Option<&'static str> {
+    let file = font
+        .family
+        .strip_prefix("rbxasset://fonts/families/")?
+        .strip_suffix(".json")?;
+    FROM_ENUM
+        .iter()
+        .find(|(_, f, w, s)| *f == file && *w == font.weight && *s == font.style)
+        .map(|(n, ..)| *n)
 }
 
 /// Installs the `Font` constructor table.

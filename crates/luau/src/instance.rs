@@ -143,6 +143,23 @@ fn index(lua: &Lua, h: &Value, key_bytes: &[u8], methods: &Methods) -> mlua::Res
             procmodel_luau_types::variant_to_lua(lua, &Variant::BrickColor(bc), None)
         }
         Prop::ClockTime => Ok(Value::Number(crate::props::lighting_hours(inst))),
+        Prop::FontEnum => {
+            let face = read_stored(
+                inst,
+                Ustr::from("FontFace"),
+                procmodel_dom::db_default(this.class.as_str(), "FontFace"),
+            );
+            let name = match &face {
+                Some(Variant::Font(f)) => procmodel_luau_types::font::to_enum(f),
+                _ => None,
+            };
+            let item =
+                procmodel_luau_types::enums::EnumItem::from_name("Font", name.unwrap_or("Unknown"))
+                    .ok_or_else(|| {
+                        mlua::Error::runtime("Enum.Font is missing from the database")
+                    })?;
+            procmodel_luau_types::enums::enum_item_value(lua, item)
+        }
         Prop::Inverted(k) => {
             let stored = read_stored(
                 inst,
@@ -575,6 +592,22 @@ fn newindex(
             ),
             _ => Err(assign_error(&key(), "finite number", &value)),
         },
+        Prop::FontEnum => {
+            let face = match procmodel_luau_types::lua_to_variant(&value, &DataType::Enum("Font")) {
+                Ok(Variant::Enum(e)) => {
+                    procmodel_luau_types::enums::EnumItem::from_value("Font", e.to_u32())
+                        .and_then(|item| procmodel_luau_types::font::from_enum(item.name))
+                }
+                _ => return Err(assign_error(&key(), "Enum.Font", &value)),
+            };
+            match face {
+                Some(f) => store(c, this, Ustr::from("FontFace"), Variant::Font(f.0)),
+                None => Err(mlua::Error::runtime(format!(
+                    "unable to assign property {}: Enum.Font.Unknown names no font face",
+                    key()
+                ))),
+            }
+        }
         Prop::Inverted(k) => match value {
             Value::Boolean(b) => store(c, this, *k, Variant::Bool(!b)),
             other => Err(assign_error(&key(), "boolean", &other)),

@@ -25,6 +25,9 @@ pub enum Prop {
     Inverted(Ustr),
     /// Lighting.ClockTime: hours, read from and written to the `TimeOfDay` string.
     ClockTime,
+    /// A text object's `Font`: the `Enum.Font` view of its saved `FontFace` (a write sets
+    /// the face `Font.fromEnum` gives; a face no item names reads `Enum.Font.Unknown`).
+    FontEnum,
     /// Model pivot (WorldPivotData or PrimaryPart).
     WorldPivot,
     /// Model scale: readable, changed only with ScaleTo.
@@ -144,6 +147,9 @@ fn resolve(class: &str, name: &str) -> Prop {
     }
     if name == "ClockTime" && is_a(class, "Lighting") {
         return Prop::ClockTime;
+    }
+    if name == "Font" && procmodel_dom::find_property(class, "FontFace").is_some() {
+        return Prop::FontEnum;
     }
     if let Some(target) = legacy(class, name) {
         return match target {

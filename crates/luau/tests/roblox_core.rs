@@ -3,3 +3,39 @@
 mod common;
 roblox_tests!("core": pivot_rules, model_moves, require_instance_tree, attachment,
     legacy_properties, joints, live_global_paths, assembly);
+
+/// A text object's `Font` written by a script is kept as the one `FontFace` files carry: an
+/// XML save holds a single `FontFace`, of the face the enum item maps to (a stored `Font` was
+/// written a second time, migrated by the XML writer to a family that does not exist).
+#[test]
+fn a_text_objects_font_is_saved_once_as_its_font_face() {
+    let dir = std::env::temp_dir().join(format!("procmodel-font-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("font.luau");
+    std::fs::write(
+        &script,
+        "local l = Instance.new('TextLabel')\nl.Font = Enum.Font.Arial\nl.Parent = workspace\n",
+    )
+    .unwrap();
+    let mut host = procmodel_luau::Host::new(procmodel_luau::HostConfig {
+        echo_output: false,
+        ..procmodel_luau::HostConfig::default()
+    })
+    .unwrap();
+    host.run_script_file(&script).unwrap();
+    let dom = host.take_dom();
+    let label = dom
+        .descendants()
+        .find(|i| i.class == "TextLabel")
+        .expect("the label");
+    assert!(!label.properties.contains_key(&"Font".into()));
+    let mut xml = Vec::new();
+    procmodel_dom::encode_xml(&mut xml, &dom, &[label.referent()]).unwrap();
+    let xml = String::from_utf8(xml).unwrap();
+    assert_eq!(xml.matches("name=\"FontFace\"").count(), 1, "{xml}");
+    assert!(
+        xml.contains("rbxasset://fonts/families/Arimo.json"),
+        "{xml}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
