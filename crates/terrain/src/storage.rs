@@ -301,6 +301,18 @@ impl Terrain {
         self.chunks.len()
     }
 
+    /// `Terrain:CountCells()`: how many cells hold anything (a solid or a liquid).
+    pub fn count_cells(&self) -> u64 {
+        self.chunks
+            .values()
+            .map(|c| match c {
+                Chunk::Uniform(v) if v.is_empty() => 0,
+                Chunk::Uniform(_) => CHUNK_VOXELS as u64,
+                Chunk::Dense(d) => d.iter().filter(|v| !v.is_empty()).count() as u64,
+            })
+            .sum()
+    }
+
     /// Number of stored chunks and how many of them are dense.
     pub fn chunk_counts(&self) -> (usize, usize) {
         let dense = self

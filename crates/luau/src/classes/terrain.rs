@@ -530,6 +530,11 @@ pub fn register(m: &mut MethodTable) {
             Ok(())
         })
     });
+    m.add_method("CountCells", |lua, this, ()| {
+        with_terrain(lua, this, "CountCells", false, |t| {
+            Ok(t.terrain.count_cells() as f64)
+        })
+    });
     m.add_method("ReadVoxels", |lua, this, (r, res): (Region3, f64)| {
         let cells = region(&r, VoxelCap::ReadWrite, res, "ReadVoxels")?;
         let b = with_terrain(lua, this, "ReadVoxels", false, |t| {
