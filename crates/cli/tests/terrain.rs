@@ -923,3 +923,50 @@ fn run_save_to_glb_carries_the_terrain_mesh_as_export_does() {
     );
     assert_eq!(tris, triangles(&exported, terrain_mesh_index(&exported)));
 }
+
+/// A place's water is exported as its own translucent primitive, in the Terrain's
+/// `WaterColor` with `1 − WaterTransparency` as alpha (water was left out of every mesh).
+#[test]
+fn export_draws_the_places_water_in_its_colour_and_transparency() {
+    let d = dir("water");
+    let script = d.join("pond.luau");
+    std::fs::write(
+        &script,
+        "local t = workspace.Terrain\n\
+         t:FillBlock(CFrame.new(0, -8, 0), Vector3.new(64, 16, 64), Enum.Material.Rock)\n\
+         t:FillBlock(CFrame.new(0, 4, 0), Vector3.new(16, 8, 16), Enum.Material.Water)\n\
+         t.WaterColor = Color3.fromRGB(255, 0, 0)\n\
+         t.WaterTransparency = 0.5\n",
+    )
+    .unwrap();
+    ok(bin()
+        .arg("run")
+        .arg(&script)
+        .arg("--save")
+        .arg(d.join("pond.rbxl"))
+        .output()
+        .unwrap());
+    ok(bin()
+        .arg("export")
+        .arg(d.join("pond.rbxl"))
+        .arg("-o")
+        .arg(d.join("pond.glb"))
+        .output()
+        .unwrap());
+    validate(&[d.join("pond.glb")]);
+    let doc = glb_json(&d.join("pond.glb"));
+    let tris = triangles(&doc, terrain_mesh_index(&doc));
+    let names: Vec<&str> = tris.iter().map(|t| t.0.as_str()).collect();
+    assert_eq!(names, ["Water", "Rock"], "{tris:?}");
+    let water = doc["materials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "Water")
+        .unwrap();
+    assert_eq!(water["alphaMode"], "BLEND");
+    assert_eq!(
+        water["pbrMetallicRoughness"]["baseColorFactor"],
+        serde_json::json!([1.0, 0.0, 0.0, 0.5])
+    );
+}

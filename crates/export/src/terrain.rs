@@ -20,6 +20,9 @@ pub struct TerrainPrimitive<'a> {
     pub name: &'a str,
     /// sRGB colour 0..255 (converted to linear for glTF).
     pub color: [u8; 3],
+    /// 1 for an opaque material; less (water: `1 − Terrain.WaterTransparency`) is written as
+    /// the base colour's alpha with blending.
+    pub opacity: f32,
     /// Positions (studs).
     pub positions: &'a [[f32; 3]],
     /// Unit normals, one per position.
@@ -142,14 +145,24 @@ pub fn terrain_glb(
             None,
         );
         let [r, g, b] = p.color.map(srgb_to_linear);
+        let opacity = if p.opacity.is_finite() {
+            p.opacity.clamp(0.0, 1.0)
+        } else {
+            1.0
+        };
         let mat = root.push(json::Material {
             name: Some(p.name.to_owned()),
             pbr_metallic_roughness: json::material::PbrMetallicRoughness {
-                base_color_factor: json::material::PbrBaseColorFactor([r, g, b, 1.0]),
+                base_color_factor: json::material::PbrBaseColorFactor([r, g, b, opacity]),
                 metallic_factor: json::material::StrengthFactor(0.0),
                 roughness_factor: json::material::StrengthFactor(1.0),
                 ..Default::default()
             },
+            alpha_mode: Valid(if opacity < 1.0 {
+                json::material::AlphaMode::Blend
+            } else {
+                json::material::AlphaMode::Opaque
+            }),
             ..Default::default()
         });
         prims.push((pa, na, ia, mat));
@@ -217,6 +230,7 @@ mod tests {
             TerrainPrimitive {
                 name: "Grass",
                 color: [106, 127, 63],
+                opacity: 1.0,
                 positions: &pos,
                 normals: &nrm,
                 indices: &[0, 1, 2],
@@ -224,6 +238,7 @@ mod tests {
             TerrainPrimitive {
                 name: "Rock",
                 color: [102, 108, 111],
+                opacity: 1.0,
                 positions: &pos,
                 normals: &nrm,
                 indices: &[],
@@ -231,6 +246,7 @@ mod tests {
             TerrainPrimitive {
                 name: "Sand",
                 color: [143, 126, 95],
+                opacity: 1.0,
                 positions: &pos,
                 normals: &nrm,
                 indices: &[0, 1, 2, 2, 1, 0],
@@ -258,6 +274,7 @@ mod tests {
         let p = TerrainPrimitive {
             name: "Mud",
             color: [0; 3],
+            opacity: 1.0,
             positions: &pos,
             normals: &nrm,
             indices: &[0, 1, 2],

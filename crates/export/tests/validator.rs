@@ -182,6 +182,7 @@ fn terrain_glb_passes_the_khronos_validator() {
     let prim = |name, color, indices| TerrainPrimitive {
         name,
         color,
+        opacity: if name == "Water" { 0.7 } else { 1.0 },
         positions: &corners,
         normals: &normals,
         indices,
@@ -191,6 +192,7 @@ fn terrain_glb_passes_the_khronos_validator() {
             prim("Grass", [106, 127, 63], &caps),
             prim("Rock", [102, 108, 111], &[]),
             prim("Ground", [102, 92, 59], &sides),
+            prim("Water", [12, 84, 92], &caps),
         ],
         0.28,
     )
@@ -200,6 +202,7 @@ fn terrain_glb_passes_the_khronos_validator() {
     let reports = validate(&[dir.join("terrain.glb")]);
     assert_valid(&reports[0]);
     let info = &reports[0]["report"]["info"];
-    assert_eq!(info["materialCount"], 2);
-    assert_eq!(info["totalTriangleCount"], 12);
+    // Grass, Ground and the translucent Water (blended, alpha 0.7).
+    assert_eq!(info["materialCount"], 3);
+    assert_eq!(info["totalTriangleCount"], 16);
 }

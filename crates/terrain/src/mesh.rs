@@ -18,7 +18,7 @@
 
 use crate::error::TerrainError;
 use crate::material::Material;
-use crate::storage::{CHUNK, CellRegion, Terrain};
+use crate::storage::{CHUNK, CellRegion, Chunk, Terrain};
 use glam::IVec3;
 
 /// Vertices and triangles of one material.
@@ -103,6 +103,42 @@ impl SampleBlock {
             occupancy,
             materials,
         }
+    }
+}
+
+impl SampleBlock {
+    /// The water samples of the same cells as [`SampleBlock::from_terrain`], or `None` when
+    /// none of them holds water. A sample's value is how full the cell is (the larger of its
+    /// solid and liquid occupancy) and its material `Water` where the liquid fills more of it
+    /// than the solid: meshed, the quads of `Water` are the water's surface against air, and
+    /// water against terrain has no surface (both sides are inside).
+    pub fn liquid_from_terrain(t: &Terrain, region: CellRegion) -> Option<SampleBlock> {
+        let padded = CellRegion {
+            min: region.min - IVec3::ONE,
+            max: region.max + IVec3::ONE,
+        };
+        let s = padded.size();
+        let dims = [s.x as usize, s.y as usize, s.z as usize];
+        let n = dims[0] * dims[1] * dims[2];
+        let mut b = SampleBlock {
+            dims,
+            origin: padded.min,
+            occupancy: vec![0f32; n],
+            materials: vec![Material::Air; n],
+        };
+        let mut wet = false;
+        t.visit(padded, |c, v| {
+            let l = c - padded.min;
+            let i = l.x as usize + dims[0] * (l.y as usize + dims[1] * l.z as usize);
+            b.occupancy[i] = f32::from(v.occupancy.max(v.liquid)) / 255.0;
+            b.materials[i] = if v.liquid > v.occupancy {
+                wet = true;
+                Material::Water
+            } else {
+                v.material
+            };
+        });
+        wet.then_some(b)
     }
 }
 
@@ -385,6 +421,24 @@ pub fn mesh_region(t: &Terrain, region: CellRegion) -> TerrainMesh {
     }
     let k0 = region.min.div_euclid(IVec3::splat(CHUNK));
     let k1 = (region.max - IVec3::ONE).div_euclid(IVec3::splat(CHUNK));
+    // Chunks holding water: most terrain has none, and then no second field is sampled.
+    let wet: Vec<(i32, i32, i32)> = t
+        .chunks
+        .iter()
+        .filter(|(_, c)| match c {
+            Chunk::Uniform(v) => v.liquid > 0,
+            // An OR over the chunk rather than an early exit: it vectorises.
+            Chunk::Dense(d) => d.iter().fold(0u8, |a, v| a | v.liquid) > 0,
+        })
+        .map(|(&k, _)| k)
+        .collect();
+    let wet_near = |r: CellRegion| {
+        let lo = (r.min - IVec3::ONE).div_euclid(IVec3::splat(CHUNK));
+        let hi = r.max.div_euclid(IVec3::splat(CHUNK));
+        wet.iter().any(|&(x, y, z)| {
+            (lo.x..=hi.x).contains(&x) && (lo.y..=hi.y).contains(&y) && (lo.z..=hi.z).contains(&z)
+        })
+    };
     for kz in k0.z..=k1.z {
         for ky in k0.y..=k1.y {
             for kx in k0.x..=k1.x {
@@ -399,6 +453,15 @@ pub fn mesh_region(t: &Terrain, region: CellRegion) -> TerrainMesh {
                 let block = SampleBlock::from_terrain(t, sub);
                 let d = block.dims;
                 if let Ok(m) = mesh_block(&block, [1, 1, 1], [d[0] - 1, d[1] - 1, d[2] - 1]) {
+                    mesh.append(m);
+                }
+                // Water's surface: a second field, of which only the Water quads are kept
+                // (its solid quads are the terrain's, meshed above from the solid field).
+                if wet_near(sub)
+                    && let Some(wet) = SampleBlock::liquid_from_terrain(t, sub)
+                    && let Ok(mut m) = mesh_block(&wet, [1, 1, 1], [d[0] - 1, d[1] - 1, d[2] - 1])
+                {
+                    m.parts.retain(|p| p.material == Material::Water);
                     mesh.append(m);
                 }
             }

@@ -36,6 +36,7 @@ fn world_mesh_to_glb() {
         .map(|p| TerrainPrimitive {
             name: p.material.name(),
             color: p.material.default_color(),
+            opacity: 1.0,
             positions: &p.positions,
             normals: &p.normals,
             indices: &p.indices,

@@ -159,3 +159,67 @@ fn sample_block_errors() {
     };
     assert!(mesh_block(&b, [1; 3], [64, 1, 1]).is_err());
 }
+
+/// Water has a surface of its own (it was not meshed at all): a pool straddling chunk borders
+/// is a closed `Water` surface where it meets air, none where it meets the rock it rests in,
+/// and the rock's mesh is the same with or without the water.
+#[test]
+fn water_is_meshed_where_it_meets_air_only() {
+    let mut rock = Terrain::new();
+    rock.fill_block(
+        Affine3A::from_translation(Vec3::new(0.0, -8.0, 0.0)),
+        Vec3::new(48.0, 16.0, 48.0),
+        Material::Rock,
+    )
+    .unwrap();
+    let mut pool = rock.clone();
+    // A water box on top of the rock, crossing the chunk borders at 0.
+    pool.fill_block(
+        Affine3A::from_translation(Vec3::new(0.0, 4.0, 0.0)),
+        Vec3::new(16.0, 8.0, 16.0),
+        Material::Water,
+    )
+    .unwrap();
+    let dry = mesh_terrain(&rock);
+    let wet = mesh_terrain(&pool);
+    assert!(dry.parts.iter().all(|p| p.material != Material::Water));
+    let water = wet
+        .parts
+        .iter()
+        .find(|p| p.material == Material::Water)
+        .expect("a Water part");
+    let solid = TerrainMesh {
+        parts: wet
+            .parts
+            .iter()
+            .filter(|p| p.material != Material::Water)
+            .cloned()
+            .collect(),
+    };
+    assert_eq!(triangles(&solid), triangles(&dry));
+    // No water face lies on the rock's top (y = 0): the pool's bottom is not drawn.
+    let on_floor = water
+        .indices
+        .chunks(3)
+        .filter(|t| {
+            t.iter()
+                .all(|&i| water.positions[i as usize][1].abs() < 1e-3)
+        })
+        .count();
+    assert_eq!(on_floor, 0);
+    // The top (y = 8) and the four sides are there.
+    assert!(water.positions.iter().any(|p| (p[1] - 8.0).abs() < 1e-3));
+    assert!(water.positions.iter().any(|p| (p[0] + 8.0).abs() < 1e-3));
+    // A floating water box is closed.
+    let mut blob = Terrain::new();
+    blob.fill_block(
+        Affine3A::from_translation(Vec3::new(0.0, 20.0, 0.0)),
+        Vec3::new(12.0, 8.0, 12.0),
+        Material::Water,
+    )
+    .unwrap();
+    let m = mesh_terrain(&blob);
+    assert_eq!(m.parts.len(), 1);
+    assert_eq!(m.parts[0].material, Material::Water);
+    assert_watertight(&m);
+}
