@@ -11,6 +11,7 @@ mod joints;
 mod physics;
 mod pvinstance;
 mod services;
+mod surface_joints;
 mod terrain;
 mod tween;
 mod worldroot;
@@ -33,6 +34,7 @@ pub fn register_all(m: &mut MethodTable) {
     physics::register(m);
     pvinstance::register(m);
     services::register(m);
+    surface_joints::register(m);
     terrain::register(m);
     tween::register(m);
     worldroot::register(m);

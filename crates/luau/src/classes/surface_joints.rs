@@ -1,0 +1,370 @@
+//! The deprecated surface joining old scripts still call: `Model:MakeJoints()`,
+//! `BasePart:MakeJoints()` and `Workspace:MakeJoints(parts)`. Per the reference, each joins
+//! the given parts to every part in the Workspace with a planar face touching one of theirs,
+//! by the two faces' `SurfaceType`s: Hinge a `Rotate`, Motor a `RotateV`, Weld a `Weld` (with
+//! any surface), Glue a `Glue`, and Studs, Inlet and Universal a `Snap` with one of the other
+//! two (Universal also with itself); Smooth alone joins nothing. Only box-shaped parts have
+//! planar faces here, and nothing happens to parts outside the Workspace (a generator's
+//! results, as in Studio). Each joint is parented to its `Part0` with `C0`/`C1` at the
+//! contact's centre; parts already joined are not joined again.
+
+use crate::context::{Ctx, ctx};
+use crate::methods::MethodTable;
+use glam::{Affine3A, Vec2, Vec3};
+use rbx_dom_weak::{InstanceBuilder, Ustr};
+use rbx_types::{Ref, Variant};
+
+/// `SurfaceType` values.
+const GLUE: u32 = 1;
+const WELD: u32 = 2;
+const STUDS: u32 = 3;
+const INLET: u32 = 4;
+const UNIVERSAL: u32 = 5;
+const HINGE: u32 = 6;
+const MOTOR: u32 = 7;
+const STEPPING_MOTOR: u32 = 8;
+
+/// The joint two touching faces make, by their surface types (either order).
+pub(crate) fn joint_class(a: u32, b: u32) -> Option<&'static str> {
+    let either = |s: &[u32]| s.contains(&a) || s.contains(&b);
+    if either(&[HINGE]) {
+        return Some("Rotate");
+    }
+    if either(&[MOTOR, STEPPING_MOTOR]) {
+        return Some("RotateV");
+    }
+    if either(&[WELD]) {
+        return Some("Weld");
+    }
+    if either(&[GLUE]) {
+        return Some("Glue");
+    }
+    let snaps = [STUDS, INLET, UNIVERSAL];
+    (snaps.contains(&a) && snaps.contains(&b) && !(a == b && a != UNIVERSAL)).then_some("Snap")
+}
+
+/// The surface properties of a box's six faces: (local axis, sign, property).
+const FACES: [(usize, f32, &str); 6] = [
+    (0, 1.0, "RightSurface"),
+    (0, -1.0, "LeftSurface"),
+    (1, 1.0, "TopSurface"),
+    (1, -1.0, "BottomSurface"),
+    (2, 1.0, "BackSurface"),
+    (2, -1.0, "FrontSurface"),
+];
+
+/// Distance (studs) within which two opposite faces count as touching.
+const TOUCH: f32 = 0.01;
+
+/// A box-shaped part: its frame, half size and the surface type of each of [`FACES`].
+struct Box3 {
+    frame: Affine3A,
+    half: Vec3,
+    surfaces: [u32; 6],
+}
+
+fn enum_prop(inst: &rbx_dom_weak::Instance, name: &str) -> u32 {
+    match inst
+        .properties
+        .get(&Ustr::from(name))
+        .or_else(|| procmodel_dom::db_default(inst.class.as_str(), name))
+    {
+        Some(Variant::Enum(e)) => e.to_u32(),
+        _ => 0,
+    }
+}
+
+/// The part as a box, if it is one (a Block-shaped Part, a VehicleSeat, a TrussPart).
+fn as_box(inst: &rbx_dom_weak::Instance) -> Option<Box3> {
+    let class = inst.class.as_str();
+    let boxy = (procmodel_dom::is_a(class, "Part") && enum_prop(inst, "Shape") == 1)
+        || class == "VehicleSeat"
+        || class == "TrussPart";
+    if !boxy {
+        return None;
+    }
+    let frame = match inst.properties.get(&procmodel_dom::keys::KEYS.cframe) {
+        Some(Variant::CFrame(cf)) => procmodel_dom::cframe_to_affine(cf),
+        _ => Affine3A::IDENTITY,
+    };
+    let size = match inst.properties.get(&procmodel_dom::keys::KEYS.size) {
+        Some(Variant::Vector3(v)) => Vec3::new(v.x, v.y, v.z),
+        _ => Vec3::new(4.0, 1.0, 2.0),
+    };
+    Some(Box3 {
+        frame,
+        half: size * 0.5,
+        surfaces: FACES.map(|(_, _, p)| enum_prop(inst, p)),
+    })
+}
+
+/// Area of a convex polygon.
+fn area(poly: &[Vec2]) -> f32 {
+    let n = poly.len();
+    (0..n)
+        .map(|i| poly[i].perp_dot(poly[(i + 1) % n]))
+        .sum::<f32>()
+        .abs()
+        * 0.5
+}
+
+/// The part of convex polygon `poly` inside the rectangle `[-h, h]` (Sutherland–Hodgman).
+fn clip(mut poly: Vec<Vec2>, h: Vec2) -> Vec<Vec2> {
+    for (axis, sign) in [(0, 1.0f32), (0, -1.0), (1, 1.0), (1, -1.0)] {
+        let inside = |p: Vec2| sign * p[axis] <= h[axis];
+        let mut out = Vec::with_capacity(poly.len() + 1);
+        for i in 0..poly.len() {
+            let (a, b) = (poly[i], poly[(i + 1) % poly.len()]);
+            if inside(a) {
+                out.push(a);
+            }
+            if inside(a) != inside(b) {
+                let t = (sign * h[axis] - a[axis]) / (b[axis] - a[axis]);
+                out.push(a + (b - a) * t);
+            }
+        }
+        poly = out;
+        if poly.is_empty() {
+            break;
+        }
+    }
+    poly
+}
+
+/// Where a face of `a` touches a face of `b`: (face of `a`, face of `b`, contact centre in
+/// world space), for the first pair of opposite faces that lie in one plane and overlap with
+/// a positive area.
+fn touching(a: &Box3, b: &Box3) -> Option<(usize, usize, Vec3)> {
+    let (ra, rb) = (a.frame.matrix3, b.frame.matrix3);
+    let (ta, tb) = (
+        Vec3::from(a.frame.translation),
+        Vec3::from(b.frame.translation),
+    );
+    // Bounding spheres first: most pairs are far apart.
+    if (ta - tb).length() > a.half.length() + b.half.length() + TOUCH {
+        return None;
+    }
+    for (i, &(ax, sa, _)) in FACES.iter().enumerate() {
+        let n = Vec3::from(ra.col(ax)) * sa;
+        let ca = ta + n * a.half[ax];
+        let (u_ax, v_ax) = ((ax + 1) % 3, (ax + 2) % 3);
+        let (u, v) = (Vec3::from(ra.col(u_ax)), Vec3::from(ra.col(v_ax)));
+        let h = Vec2::new(a.half[u_ax], a.half[v_ax]);
+        for (j, &(bx, sb, _)) in FACES.iter().enumerate() {
+            let m = Vec3::from(rb.col(bx)) * sb;
+            if n.dot(m) > -0.999 {
+                continue;
+            }
+            let cb = tb + m * b.half[bx];
+            if (cb - ca).dot(n).abs() > TOUCH {
+                continue;
+            }
+            let (bu, bv) = ((bx + 1) % 3, (bx + 2) % 3);
+            let eu = Vec3::from(rb.col(bu)) * b.half[bu];
+            let ev = Vec3::from(rb.col(bv)) * b.half[bv];
+            let corners = [cb - eu - ev, cb + eu - ev, cb + eu + ev, cb - eu + ev]
+                .map(|p| Vec2::new((p - ca).dot(u), (p - ca).dot(v)));
+            let poly = clip(corners.to_vec(), h);
+            if poly.len() < 3 || area(&poly) < 1e-4 {
+                continue;
+            }
+            let mid = poly.iter().copied().sum::<Vec2>() / poly.len() as f32;
+            return Some((i, j, ca + u * mid.x + v * mid.y));
+        }
+    }
+    None
+}
+
+/// Whether a joint already connects `a` and `b` (either way round).
+fn joined(c: &Ctx, top: Ref, a: Ref, b: Ref) -> bool {
+    let (p0, p1) = (Ustr::from("Part0"), Ustr::from("Part1"));
+    let mut found = false;
+    procmodel_dom::preorder(&c.dom, &[top], |_, inst| {
+        if procmodel_dom::is_a(inst.class.as_str(), "JointInstance") {
+            let get = |k| match inst.properties.get(k) {
+                Some(Variant::Ref(r)) => *r,
+                _ => Ref::none(),
+            };
+            let (x, y) = (get(&p0), get(&p1));
+            found |= (x == a && y == b) || (x == b && y == a);
+        }
+        !found
+    });
+    found
+}
+
+/// Joins `parts` (those in the Workspace) to every touching part of the Workspace.
+fn make_joints(c: &mut Ctx, parts: &[Ref], method: &str) -> mlua::Result<()> {
+    let Some(ws) = c
+        .dom
+        .root()
+        .children()
+        .iter()
+        .copied()
+        .find(|&r| c.dom.get_by_ref(r).is_some_and(|i| i.class == "Workspace"))
+    else {
+        return Ok(());
+    };
+    let mine: Vec<Ref> = parts
+        .iter()
+        .copied()
+        .filter(|&p| p != ws && procmodel_dom::is_within(&c.dom, p, ws))
+        .collect();
+    if mine.is_empty() {
+        return Ok(());
+    }
+    c.scene_query(|| method.to_owned())?;
+    let mut world: Vec<(Ref, Box3)> = Vec::new();
+    procmodel_dom::preorder(&c.dom, &[ws], |r, inst| {
+        if procmodel_dom::is_a(inst.class.as_str(), "BasePart")
+            && let Some(b) = as_box(inst)
+        {
+            world.push((r, b));
+        }
+        true
+    });
+    let index: std::collections::HashMap<Ref, usize> = world
+        .iter()
+        .enumerate()
+        .map(|(i, (r, _))| (*r, i))
+        .collect();
+    let given: std::collections::HashSet<Ref> = mine.iter().copied().collect();
+    let mut joints = Vec::new();
+    for &p in &mine {
+        let Some(&i) = index.get(&p) else { continue };
+        for (j, (q, qb)) in world.iter().enumerate() {
+            // A pair of given parts is looked at once, from the earlier one.
+            if *q == p || (given.contains(q) && j < i) {
+                continue;
+            }
+            let pb = &world[i].1;
+            let Some((fa, fb, at)) = touching(pb, qb) else {
+                continue;
+            };
+            let Some(class) = joint_class(pb.surfaces[fa], qb.surfaces[fb]) else {
+                continue;
+            };
+            if joined(c, ws, p, *q) {
+                continue;
+            }
+            // The joint's frame: the contact centre, in the first part's orientation.
+            let frame = Affine3A::from_mat3_translation(pb.frame.matrix3.into(), at);
+            let c0 = pb.frame.inverse() * frame;
+            let c1 = qb.frame.inverse() * frame;
+            joints.push((p, *q, class, c0, c1));
+        }
+    }
+    for (p0, p1, class, c0, c1) in joints {
+        c.check_write(p0, || {
+            format!("{method}: a joint under {}", c.full_name(p0))
+        })?;
+        let builder = InstanceBuilder::new(class)
+            .with_name(class)
+            .with_property("Part0", Variant::Ref(p0))
+            .with_property("Part1", Variant::Ref(p1))
+            .with_property("C0", Variant::CFrame(procmodel_dom::affine_to_cframe(&c0)))
+            .with_property("C1", Variant::CFrame(procmodel_dom::affine_to_cframe(&c1)));
+        let (r, _) = c.create(Ustr::from(class), builder);
+        c.dom.transfer_within(r, p0);
+    }
+    c.outside_change();
+    Ok(())
+}
+
+pub fn register(m: &mut MethodTable) {
+    m.class("Model");
+    m.add_method("MakeJoints", |lua, this, ()| {
+        let mut c = ctx(lua)?;
+        let mut parts = Vec::new();
+        procmodel_dom::preorder(&c.dom, &[this.r], |r, inst| {
+            if procmodel_dom::is_a(inst.class.as_str(), "BasePart") {
+                parts.push(r);
+            }
+            true
+        });
+        make_joints(&mut c, &parts, "Model:MakeJoints")
+    });
+    m.class("BasePart");
+    m.add_method("MakeJoints", |lua, this, ()| {
+        let mut c = ctx(lua)?;
+        make_joints(&mut c, &[this.r], "BasePart:MakeJoints")
+    });
+    m.class("Workspace");
+    m.add_method("MakeJoints", |lua, _this, parts: mlua::Table| {
+        let mut c = ctx(lua)?;
+        let mut refs = Vec::new();
+        for v in parts.sequence_values::<mlua::Value>() {
+            let v = v?;
+            match c.instance(&v) {
+                Some(i) if procmodel_dom::is_a(i.class.as_str(), "BasePart") => refs.push(i.r),
+                _ => {
+                    return Err(mlua::Error::runtime(
+                        "Workspace:MakeJoints: every item of the list must be a BasePart",
+                    ));
+                }
+            }
+        }
+        make_joints(&mut c, &refs, "Workspace:MakeJoints")
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn surface_pairs_join_as_the_reference_table_says() {
+        let (smooth, glue, weld, studs, inlet, universal) =
+            (0, GLUE, WELD, STUDS, INLET, UNIVERSAL);
+        assert_eq!(joint_class(smooth, smooth), None);
+        assert_eq!(joint_class(weld, smooth), Some("Weld"));
+        assert_eq!(joint_class(smooth, glue), Some("Glue"));
+        assert_eq!(joint_class(studs, inlet), Some("Snap"));
+        assert_eq!(joint_class(inlet, universal), Some("Snap"));
+        assert_eq!(joint_class(universal, universal), Some("Snap"));
+        assert_eq!(joint_class(studs, studs), None);
+        assert_eq!(joint_class(inlet, inlet), None);
+        assert_eq!(joint_class(studs, smooth), None);
+        assert_eq!(joint_class(studs, weld), Some("Weld"));
+        assert_eq!(joint_class(HINGE, smooth), Some("Rotate"));
+        assert_eq!(joint_class(inlet, MOTOR), Some("RotateV"));
+    }
+
+    #[test]
+    fn faces_touch_when_coplanar_opposite_and_overlapping() {
+        let block = |t: Vec3, size: Vec3| Box3 {
+            frame: Affine3A::from_translation(t),
+            half: size * 0.5,
+            surfaces: [0; 6],
+        };
+        let floor = block(Vec3::ZERO, Vec3::new(4.0, 1.0, 2.0));
+        // Stacked: the floor's top on the brick's bottom, contact at their overlap's centre.
+        let (fa, fb, at) = touching(
+            &floor,
+            &block(Vec3::new(1.0, 1.0, 0.0), Vec3::new(4.0, 1.0, 2.0)),
+        )
+        .unwrap();
+        assert_eq!((FACES[fa].2, FACES[fb].2), ("TopSurface", "BottomSurface"));
+        assert!((at - Vec3::new(0.5, 0.5, 0.0)).length() < 1e-5, "{at}");
+        // A gap, only an edge in common, or no overlap: not touching.
+        assert!(touching(&floor, &block(Vec3::new(0.0, 1.1, 0.0), Vec3::ONE)).is_none());
+        assert!(
+            touching(
+                &floor,
+                &block(Vec3::new(4.0, 1.0, 0.0), Vec3::new(4.0, 1.0, 2.0))
+            )
+            .is_none()
+        );
+        assert!(touching(&floor, &block(Vec3::new(10.0, 1.0, 0.0), Vec3::ONE)).is_none());
+        // Rotated about the shared normal, still touching.
+        let turned = Box3 {
+            frame: Affine3A::from_rotation_translation(
+                glam::Quat::from_rotation_y(0.6),
+                Vec3::new(0.0, 1.0, 0.0),
+            ),
+            half: Vec3::new(2.0, 0.5, 1.0),
+            surfaces: [0; 6],
+        };
+        assert!(touching(&floor, &turned).is_some());
+    }
+}
