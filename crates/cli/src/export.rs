@@ -81,14 +81,14 @@ pub(crate) fn write_with_terrain(
     main.ok_or_else(|| anyhow!("{}: nothing to write", path.display()))
 }
 
-/// `Terrain.WaterTransparency` of a new Terrain (Roblox's default).
-pub(crate) const WATER_TRANSPARENCY: f32 = 0.3;
+/// One minus `Terrain.WaterTransparency` of a new Terrain (Roblox's default 0.3).
+pub(crate) const WATER_OPACITY: f32 = 0.7;
 
 pub(crate) struct SceneTerrain {
     pub(crate) mesh: TerrainMesh,
     pub(crate) colors: procmodel_terrain::MaterialColors,
-    /// `Terrain.WaterTransparency`: the water surface's opacity is one minus it.
-    pub(crate) water_transparency: f32,
+    /// The water surface's opacity: one minus `Terrain.WaterTransparency`.
+    pub(crate) water_opacity: f32,
 }
 
 fn terrain_mesh(dom: &WeakDom, scene: &Path) -> Result<Option<SceneTerrain>> {
@@ -107,23 +107,13 @@ fn terrain_mesh(dom: &WeakDom, scene: &Path) -> Result<Option<SceneTerrain>> {
             .map_err(|e| anyhow!("{}: Workspace.Terrain.MaterialColors: {e}", scene.display()))?;
     }
     // Water's colour and transparency are the Terrain's own properties.
-    let db = |name: &str| procmodel_dom::db_default("Terrain", name);
-    let prop = |name: &str| terrain.properties.get(&name.into()).or_else(|| db(name));
-    if let Some(Variant::Color3(c)) = prop("WaterColor") {
-        let c8 = [c.r, c.g, c.b].map(|v| (v.clamp(0.0, 1.0) * 255.0).round() as u8);
-        colors.set(procmodel_terrain::Material::Water, c8);
-    } else if let Some(Variant::Color3uint8(c)) = prop("WaterColor") {
-        colors.set(procmodel_terrain::Material::Water, [c.r, c.g, c.b]);
-    }
-    let water_transparency = match prop("WaterTransparency") {
-        Some(Variant::Float32(t)) => *t,
-        _ => WATER_TRANSPARENCY,
-    };
+    let (water, water_opacity) = procmodel_dom::terrain_water(terrain);
+    colors.set(procmodel_terrain::Material::Water, water);
     let mesh = mesh_terrain(&voxels);
     Ok((mesh.triangle_count() > 0).then_some(SceneTerrain {
         mesh,
         colors,
-        water_transparency,
+        water_opacity,
     }))
 }
 
@@ -151,7 +141,7 @@ pub(crate) fn gltf_with_terrain(
             name,
             color: t.colors.get(p.material),
             opacity: match p.material {
-                procmodel_terrain::Material::Water => 1.0 - t.water_transparency,
+                procmodel_terrain::Material::Water => t.water_opacity,
                 _ => 1.0,
             },
             positions: &p.positions,

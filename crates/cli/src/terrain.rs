@@ -283,7 +283,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                         .whole_mesh()
                         .map_err(|e| anyhow!("{}: {e}", args.world.display()))?,
                     colors: MaterialColors::default(),
-                    water_transparency: crate::export::WATER_TRANSPARENCY,
+                    water_opacity: crate::export::WATER_OPACITY,
                 };
                 for (p, bytes) in gltf_with_terrain(&dom, &roots, &t, format, path)? {
                     write_bytes(&mut outs, &p, &bytes)?;

@@ -533,7 +533,7 @@ impl Bake<'_> {
             let st = crate::export::SceneTerrain {
                 mesh,
                 colors: procmodel_terrain::MaterialColors::default(),
-                water_transparency: crate::export::WATER_TRANSPARENCY,
+                water_opacity: crate::export::WATER_OPACITY,
             };
             for (p, bytes) in crate::export::gltf_with_terrain(
                 &dom,

@@ -25,5 +25,5 @@ pub use pivot::{
 };
 pub use transfer::{
     copy_with_referents, count_and_find, count_subtree, full_name, in_scene, is_within, move_into,
-    preorder, workspace_terrain,
+    preorder, terrain_water, workspace_terrain,
 };

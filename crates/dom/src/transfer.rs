@@ -73,6 +73,29 @@ pub fn workspace_terrain(dom: &WeakDom) -> Option<&rbx_dom_weak::Instance> {
     dom.get_by_ref(child(workspace, "Terrain")?)
 }
 
+/// A Terrain's water as drawn: its `WaterColor` (sRGB bytes) and opacity, one minus its
+/// `WaterTransparency` (the reflection database's defaults where unset).
+pub fn terrain_water(terrain: &rbx_dom_weak::Instance) -> ([u8; 3], f32) {
+    let prop = |name: &str| {
+        terrain
+            .properties
+            .get(&name.into())
+            .or_else(|| crate::db_default("Terrain", name))
+    };
+    let color = match prop("WaterColor") {
+        Some(rbx_types::Variant::Color3(c)) => {
+            [c.r, c.g, c.b].map(|v| (v.clamp(0.0, 1.0) * 255.0).round() as u8)
+        }
+        Some(rbx_types::Variant::Color3uint8(c)) => [c.r, c.g, c.b],
+        _ => [12, 84, 92],
+    };
+    let transparency = match prop("WaterTransparency") {
+        Some(rbx_types::Variant::Float32(t)) if t.is_finite() => t.clamp(0.0, 1.0),
+        _ => 0.3,
+    };
+    (color, 1.0 - transparency)
+}
+
 /// True when `r` is a descendant of the DataModel root (in the scene, not an orphan).
 pub fn in_scene(dom: &WeakDom, r: Ref) -> bool {
     is_within(dom, r, dom.root_ref())

@@ -18,8 +18,11 @@ use std::sync::Arc;
 pub struct TerrainPart {
     /// `Enum.Material` name.
     pub material: &'static str,
-    /// Linear RGB (the page's colour space) of the material's terrain colour.
+    /// Linear RGB (the page's colour space) of the material's terrain colour (water: the
+    /// Terrain's `WaterColor`).
     pub color: [f32; 3],
+    /// 1, or less for water (one minus `WaterTransparency`).
+    pub opacity: f32,
     pub vertices: usize,
     pub indices: usize,
 }
@@ -62,14 +65,19 @@ impl TerrainFrame {
 pub struct TerrainCache {
     grid: Vec<u8>,
     colors: Vec<u8>,
+    water: Water,
     frame: Arc<TerrainFrame>,
 }
+
+/// The Terrain's water colour and opacity ([`procmodel_dom::terrain_water`]).
+type Water = ([u8; 3], f32);
 
 impl Default for TerrainCache {
     fn default() -> Self {
         TerrainCache {
             grid: Vec::new(),
             colors: Vec::new(),
+            water: ([0; 3], 0.0),
             frame: Arc::new(TerrainFrame::empty(0)),
         }
     }
@@ -78,8 +86,8 @@ impl Default for TerrainCache {
 impl TerrainCache {
     /// The scene's terrain now (the same frame while the voxels are unchanged).
     pub fn update(&mut self, dom: &WeakDom) -> Arc<TerrainFrame> {
-        let (grid, colors) = inputs(dom);
-        if grid == self.grid && colors == self.colors {
+        let (grid, colors, water) = inputs(dom);
+        if grid == self.grid && colors == self.colors && water == self.water {
             return self.frame.clone();
         }
         let id = self.frame.id + 1;
@@ -87,7 +95,7 @@ impl TerrainCache {
             TerrainFrame::empty(id)
         } else {
             match mesh(&grid, &colors) {
-                Ok((mesh, colors)) => pack(id, &mesh, &colors),
+                Ok((mesh, colors)) => pack(id, &mesh, &colors, water),
                 Err(e) => TerrainFrame {
                     error: Some(e),
                     ..TerrainFrame::empty(id)
@@ -96,15 +104,16 @@ impl TerrainCache {
         };
         self.grid = grid;
         self.colors = colors;
+        self.water = water;
         self.frame = Arc::new(frame);
         self.frame.clone()
     }
 }
 
-/// `Workspace.Terrain`'s SmoothGrid and MaterialColors bytes (empty when absent).
-fn inputs(dom: &WeakDom) -> (Vec<u8>, Vec<u8>) {
+/// `Workspace.Terrain`'s SmoothGrid and MaterialColors bytes (empty when absent) and water.
+fn inputs(dom: &WeakDom) -> (Vec<u8>, Vec<u8>, Water) {
     let Some(terrain) = procmodel_dom::workspace_terrain(dom) else {
-        return (Vec::new(), Vec::new());
+        return (Vec::new(), Vec::new(), ([0; 3], 0.0));
     };
     let grid = match terrain.properties.get(&Ustr::from("SmoothGrid")) {
         Some(Variant::BinaryString(b)) => {
@@ -117,7 +126,12 @@ fn inputs(dom: &WeakDom) -> (Vec<u8>, Vec<u8>) {
         Some(Variant::MaterialColors(mc)) => mc.encode(),
         _ => Vec::new(),
     };
-    (grid, colors)
+    // Water matters only where there are voxels (no grid: the same empty frame).
+    let water = match grid.is_empty() {
+        true => ([0; 3], 0.0),
+        false => procmodel_dom::terrain_water(terrain),
+    };
+    (grid, colors, water)
 }
 
 fn mesh(grid: &[u8], colors: &[u8]) -> Result<(TerrainMesh, MaterialColors), String> {
@@ -132,14 +146,18 @@ fn mesh(grid: &[u8], colors: &[u8]) -> Result<(TerrainMesh, MaterialColors), Str
     Ok((mesh_terrain(&voxels), colors))
 }
 
-fn pack(id: u64, mesh: &TerrainMesh, colors: &MaterialColors) -> TerrainFrame {
+fn pack(id: u64, mesh: &TerrainMesh, colors: &MaterialColors, water: Water) -> TerrainFrame {
     let mut body = Vec::new();
     let mut parts = Vec::with_capacity(mesh.parts.len());
     for p in &mesh.parts {
-        let rgb = colors.get(p.material);
+        let (rgb, opacity) = match p.material {
+            procmodel_terrain::Material::Water => water,
+            m => (colors.get(m), 1.0),
+        };
         parts.push(TerrainPart {
             material: p.material.name(),
             color: rgb.map(|c| srgb_to_linear(f32::from(c) / 255.0)),
+            opacity,
             vertices: p.positions.len(),
             indices: p.indices.len(),
         });
@@ -226,6 +244,48 @@ mod tests {
         // Terrain removed: an empty frame with a new id (the page clears its mesh).
         let gone = cache.update(&scene(None));
         assert_eq!((gone.id, gone.triangles), (2, 0));
+    }
+
+    /// Water is drawn (it was not meshed) in the Terrain's WaterColor at one minus its
+    /// WaterTransparency, and a change of either is a new frame.
+    #[test]
+    fn water_is_drawn_in_the_terrains_water_colour_and_transparency() {
+        let mut t = Terrain::new();
+        for x in 0..4 {
+            for z in 0..4 {
+                t.set(glam::IVec3::new(x, 0, z), Voxel::solid(Material::Rock, 255));
+                t.set(
+                    glam::IVec3::new(x, 1, z),
+                    Voxel {
+                        material: Material::Air,
+                        occupancy: 0,
+                        liquid: 255,
+                    },
+                );
+            }
+        }
+        let mut dom = scene(Some(smoothgrid::encode(&t)));
+        let mut cache = TerrainCache::default();
+        let f = cache.update(&dom);
+        let water = f
+            .parts
+            .iter()
+            .find(|p| p.material == "Water")
+            .expect("water");
+        assert!((water.opacity - 0.7).abs() < 1e-6, "{water:?}");
+        let terrain = procmodel_dom::workspace_terrain(&dom).unwrap().referent();
+        let props = &mut dom.get_by_ref_mut(terrain).unwrap().properties;
+        props.insert(
+            "WaterColor".into(),
+            Variant::Color3(rbx_types::Color3::new(1.0, 0.0, 0.0)),
+        );
+        props.insert("WaterTransparency".into(), Variant::Float32(0.5));
+        let g = cache.update(&dom);
+        assert_eq!(g.id, f.id + 1);
+        let water = g.parts.iter().find(|p| p.material == "Water").unwrap();
+        assert_eq!((water.color, water.opacity), ([1.0, 0.0, 0.0], 0.5));
+        let rock = g.parts.iter().find(|p| p.material == "Rock").unwrap();
+        assert_eq!(rock.opacity, 1.0);
     }
 
     #[test]

@@ -233,7 +233,7 @@ function onTerrain(buf, dv) {
     g.setIndex(new THREE.BufferAttribute(new Uint32Array(buf.slice(off, off + p.indices * 4)), 1)); off += p.indices * 4;
     g.computeBoundingBox(); g.computeBoundingSphere();
     const water = p.material === 'Water';
-    const m = new THREE.MeshStandardMaterial({ color: new THREE.Color(...p.color), roughness: water ? 0.2 : 0.95, wireframe, transparent: water, opacity: water ? 0.6 : 1, depthWrite: !water });
+    const m = new THREE.MeshStandardMaterial({ color: new THREE.Color(...p.color), roughness: water ? 0.2 : 0.95, wireframe, transparent: p.opacity < 1, opacity: p.opacity, depthWrite: p.opacity >= 1 });
     const mesh = new THREE.Mesh(g, m);
     mesh.userData = { terrain: p.material };
     content.add(mesh);
