@@ -82,6 +82,35 @@ impl SampleBlock {
     /// The samples of cells `[region.min − 1, region.max + 1)` (the region plus a one-voxel
     /// border).
     pub fn from_terrain(t: &Terrain, region: CellRegion) -> SampleBlock {
+        SampleBlock::sampled(t, region, |v| (f32::from(v.occupancy) / 255.0, v.material))
+    }
+
+    /// The water samples of the same cells as [`SampleBlock::from_terrain`], or `None` when
+    /// none of them holds water. A sample's value is how full the cell is (the larger of its
+    /// solid and liquid occupancy) and its material `Water` where the liquid fills more of it
+    /// than the solid: meshed, the quads of `Water` are the water's surface against air, and
+    /// water against terrain has no surface (both sides are inside).
+    pub fn liquid_from_terrain(t: &Terrain, region: CellRegion) -> Option<SampleBlock> {
+        let mut wet = false;
+        let b = SampleBlock::sampled(t, region, |v| {
+            let full = f32::from(v.occupancy.max(v.liquid)) / 255.0;
+            if v.liquid > v.occupancy {
+                wet = true;
+                (full, Material::Water)
+            } else {
+                (full, v.material)
+            }
+        });
+        wet.then_some(b)
+    }
+
+    /// The cells of `region` plus a one-voxel border, each sampled by `sample` (empty cells
+    /// of absent chunks are 0 and Air).
+    fn sampled(
+        t: &Terrain,
+        region: CellRegion,
+        mut sample: impl FnMut(crate::storage::Voxel) -> (f32, Material),
+    ) -> SampleBlock {
         let padded = CellRegion {
             min: region.min - IVec3::ONE,
             max: region.max + IVec3::ONE,
@@ -94,8 +123,7 @@ impl SampleBlock {
         t.visit(padded, |c, v| {
             let l = c - padded.min;
             let i = l.x as usize + dims[0] * (l.y as usize + dims[1] * l.z as usize);
-            occupancy[i] = f32::from(v.occupancy) / 255.0;
-            materials[i] = v.material;
+            (occupancy[i], materials[i]) = sample(v);
         });
         SampleBlock {
             dims,
@@ -103,42 +131,6 @@ impl SampleBlock {
             occupancy,
             materials,
         }
-    }
-}
-
-impl SampleBlock {
-    /// The water samples of the same cells as [`SampleBlock::from_terrain`], or `None` when
-    /// none of them holds water. A sample's value is how full the cell is (the larger of its
-    /// solid and liquid occupancy) and its material `Water` where the liquid fills more of it
-    /// than the solid: meshed, the quads of `Water` are the water's surface against air, and
-    /// water against terrain has no surface (both sides are inside).
-    pub fn liquid_from_terrain(t: &Terrain, region: CellRegion) -> Option<SampleBlock> {
-        let padded = CellRegion {
-            min: region.min - IVec3::ONE,
-            max: region.max + IVec3::ONE,
-        };
-        let s = padded.size();
-        let dims = [s.x as usize, s.y as usize, s.z as usize];
-        let n = dims[0] * dims[1] * dims[2];
-        let mut b = SampleBlock {
-            dims,
-            origin: padded.min,
-            occupancy: vec![0f32; n],
-            materials: vec![Material::Air; n],
-        };
-        let mut wet = false;
-        t.visit(padded, |c, v| {
-            let l = c - padded.min;
-            let i = l.x as usize + dims[0] * (l.y as usize + dims[1] * l.z as usize);
-            b.occupancy[i] = f32::from(v.occupancy.max(v.liquid)) / 255.0;
-            b.materials[i] = if v.liquid > v.occupancy {
-                wet = true;
-                Material::Water
-            } else {
-                v.material
-            };
-        });
-        wet.then_some(b)
     }
 }
 
