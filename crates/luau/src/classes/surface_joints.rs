@@ -175,22 +175,23 @@ fn touching(a: &Box3, b: &Box3) -> Option<(usize, usize, Vec3)> {
     None
 }
 
-/// Whether a joint already connects `a` and `b` (either way round).
-fn joined(c: &Ctx, top: Ref, a: Ref, b: Ref) -> bool {
+/// The pairs of parts joints under `top` connect (each pair both ways round).
+fn joined_pairs(c: &Ctx, top: Ref) -> std::collections::HashSet<(Ref, Ref)> {
     let (p0, p1) = (Ustr::from("Part0"), Ustr::from("Part1"));
-    let mut found = false;
+    let mut pairs = std::collections::HashSet::new();
     procmodel_dom::preorder(&c.dom, &[top], |_, inst| {
         if procmodel_dom::is_a(inst.class.as_str(), "JointInstance") {
             let get = |k| match inst.properties.get(k) {
                 Some(Variant::Ref(r)) => *r,
                 _ => Ref::none(),
             };
-            let (x, y) = (get(&p0), get(&p1));
-            found |= (x == a && y == b) || (x == b && y == a);
+            let (a, b) = (get(&p0), get(&p1));
+            pairs.insert((a, b));
+            pairs.insert((b, a));
         }
-        !found
+        true
     });
-    found
+    pairs
 }
 
 /// Joins `parts` (those in the Workspace) to every touching part of the Workspace.
@@ -229,6 +230,7 @@ fn make_joints(c: &mut Ctx, parts: &[Ref], method: &str) -> mlua::Result<()> {
         .map(|(i, (r, _))| (*r, i))
         .collect();
     let given: std::collections::HashSet<Ref> = mine.iter().copied().collect();
+    let joined = joined_pairs(c, ws);
     let mut joints = Vec::new();
     for &p in &mine {
         let Some(&i) = index.get(&p) else { continue };
@@ -244,7 +246,7 @@ fn make_joints(c: &mut Ctx, parts: &[Ref], method: &str) -> mlua::Result<()> {
             let Some(class) = joint_class(pb.surfaces[fa], qb.surfaces[fb]) else {
                 continue;
             };
-            if joined(c, ws, p, *q) {
+            if joined.contains(&(p, *q)) {
                 continue;
             }
             // The joint's frame: the contact centre, in the first part's orientation.
