@@ -91,6 +91,16 @@ pub(crate) struct SceneTerrain {
     pub(crate) water_opacity: f32,
 }
 
+impl SceneTerrain {
+    /// How opaque a material's surface is drawn: water at its opacity, the rest fully.
+    fn opacity(&self, m: procmodel_terrain::Material) -> f32 {
+        match m {
+            procmodel_terrain::Material::Water => self.water_opacity,
+            _ => 1.0,
+        }
+    }
+}
+
 fn terrain_mesh(dom: &WeakDom, scene: &Path) -> Result<Option<SceneTerrain>> {
     let Some(terrain) = procmodel_dom::workspace_terrain(dom) else {
         return Ok(None);
@@ -140,10 +150,7 @@ pub(crate) fn gltf_with_terrain(
         .map(|(p, name)| TerrainPrimitive {
             name,
             color: t.colors.get(p.material),
-            opacity: match p.material {
-                procmodel_terrain::Material::Water => t.water_opacity,
-                _ => 1.0,
-            },
+            opacity: t.opacity(p.material),
             positions: &p.positions,
             normals: &p.normals,
             indices: &p.indices,
@@ -222,7 +229,7 @@ fn obj_with_terrain(
         let _ = writeln!(mtl, "Kd {} {} {}", num(r), num(g), num(b));
         let _ = writeln!(mtl, "Ks 0 0 0");
         let _ = writeln!(mtl, "Ns 0");
-        let _ = writeln!(mtl, "d 1");
+        let _ = writeln!(mtl, "d {}", num(t.opacity(p.material)));
         let _ = writeln!(mtl, "Pr 1");
         let _ = writeln!(mtl, "Pm 0");
         let _ = writeln!(mtl, "illum 1");

@@ -969,4 +969,26 @@ fn export_draws_the_places_water_in_its_colour_and_transparency() {
         water["pbrMetallicRoughness"]["baseColorFactor"],
         serde_json::json!([1.0, 0.0, 0.0, 0.5])
     );
+    // OBJ: the same colour, and the opacity as the MTL's dissolve.
+    ok(bin()
+        .arg("export")
+        .arg(d.join("pond.rbxl"))
+        .arg("-o")
+        .arg(d.join("pond.obj"))
+        .output()
+        .unwrap());
+    let mtl = std::fs::read_to_string(d.join("pond.mtl")).unwrap();
+    let water = mtl
+        .split("newmtl ")
+        .find(|m| m.starts_with("terrain_Water"))
+        .expect("a terrain_Water material");
+    assert!(
+        water.contains("Kd 1 0 0\n") && water.contains("d 0.5\n"),
+        "{water}"
+    );
+    let rock = mtl
+        .split("newmtl ")
+        .find(|m| m.starts_with("terrain_Rock"))
+        .unwrap();
+    assert!(rock.contains("d 1\n"), "{rock}");
 }
