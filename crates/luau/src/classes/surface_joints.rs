@@ -230,7 +230,7 @@ fn make_joints(c: &mut Ctx, parts: &[Ref], method: &str) -> mlua::Result<()> {
         .map(|(i, (r, _))| (*r, i))
         .collect();
     let given: std::collections::HashSet<Ref> = mine.iter().copied().collect();
-    let joined = joined_pairs(c, ws);
+    let mut joined = joined_pairs(c, ws);
     let mut joints = Vec::new();
     for &p in &mine {
         let Some(&i) = index.get(&p) else { continue };
@@ -246,9 +246,11 @@ fn make_joints(c: &mut Ctx, parts: &[Ref], method: &str) -> mlua::Result<()> {
             let Some(class) = joint_class(pb.surfaces[fa], qb.surfaces[fb]) else {
                 continue;
             };
-            if joined.contains(&(p, *q)) {
+            // Joined already (or just now: a part may be listed twice).
+            if !joined.insert((p, *q)) {
                 continue;
             }
+            joined.insert((*q, p));
             // The joint's frame: the contact centre, in the first part's orientation.
             let frame = Affine3A::from_mat3_translation(pb.frame.matrix3.into(), at);
             let c0 = pb.frame.inverse() * frame;
