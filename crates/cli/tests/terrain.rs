@@ -37,6 +37,18 @@ fn ok(out: Output) -> Output {
     out
 }
 
+/// `procmodel <verb> <input> <flag> <output>`, which must succeed (`run … --save`,
+/// `export … -o`).
+fn cli(verb: &str, input: &Path, flag: &str, output: &Path) -> Output {
+    ok(bin()
+        .arg(verb)
+        .arg(input)
+        .arg(flag)
+        .arg(output)
+        .output()
+        .unwrap())
+}
+
 /// Builds the village into `d` (.rbxl, .glb, .png) and returns the `--json` summary.
 fn build_village(d: &Path) -> serde_json::Value {
     build_village_threads(d, None)
@@ -445,13 +457,7 @@ fn export_renders_the_places_terrain() {
     let d = dir("export");
     build_village(&d);
     for out in ["scene.glb", "scene.gltf"] {
-        let run = ok(bin()
-            .arg("export")
-            .arg(d.join("village.rbxl"))
-            .arg("-o")
-            .arg(d.join(out))
-            .output()
-            .unwrap());
+        let run = cli("export", &d.join("village.rbxl"), "-o", &d.join(out));
         let err = String::from_utf8_lossy(&run.stderr);
         assert!(!err.contains("warning"), "{out}: {err}");
     }
@@ -482,13 +488,12 @@ fn export_renders_the_places_terrain() {
 fn export_obj_has_the_terrain_object_and_its_materials() {
     let d = dir("export-obj");
     build_village(&d);
-    let run = ok(bin()
-        .arg("export")
-        .arg(d.join("village.rbxl"))
-        .arg("-o")
-        .arg(d.join("scene.obj"))
-        .output()
-        .unwrap());
+    let run = cli(
+        "export",
+        &d.join("village.rbxl"),
+        "-o",
+        &d.join("scene.obj"),
+    );
     assert!(!String::from_utf8_lossy(&run.stderr).contains("warning"));
     let obj = std::fs::read_to_string(d.join("scene.obj")).unwrap();
     let mtl = std::fs::read_to_string(d.join("scene.mtl")).unwrap();
@@ -727,13 +732,12 @@ fn village_script_saves_the_terrain_of_the_world_file() {
         .arg(d.join("file.rbxl"))
         .output()
         .unwrap());
-    ok(bin()
-        .arg("run")
-        .arg(village().with_file_name("village.luau"))
-        .arg("--save")
-        .arg(d.join("script.rbxl"))
-        .output()
-        .unwrap());
+    cli(
+        "run",
+        &village().with_file_name("village.luau"),
+        "--save",
+        &d.join("script.rbxl"),
+    );
     let (file_dom, file_grid) = load_terrain(&d.join("file.rbxl"));
     let (script_dom, script_grid) = load_terrain(&d.join("script.rbxl"));
     assert!(file_grid.len() > 10_000);
@@ -891,29 +895,11 @@ fn run_save_to_glb_carries_the_terrain_mesh_as_export_does() {
          p.Parent = workspace\n",
     )
     .unwrap();
-    let run = ok(bin()
-        .arg("run")
-        .arg(&script)
-        .arg("--save")
-        .arg(d.join("run.glb"))
-        .output()
-        .unwrap());
+    let run = cli("run", &script, "--save", &d.join("run.glb"));
     let err = String::from_utf8_lossy(&run.stderr);
     assert!(!err.contains("warning"), "{err}");
-    ok(bin()
-        .arg("run")
-        .arg(&script)
-        .arg("--save")
-        .arg(d.join("hill.rbxl"))
-        .output()
-        .unwrap());
-    ok(bin()
-        .arg("export")
-        .arg(d.join("hill.rbxl"))
-        .arg("-o")
-        .arg(d.join("export.glb"))
-        .output()
-        .unwrap());
+    cli("run", &script, "--save", &d.join("hill.rbxl"));
+    cli("export", &d.join("hill.rbxl"), "-o", &d.join("export.glb"));
     let saved = glb_json(&d.join("run.glb"));
     let exported = glb_json(&d.join("export.glb"));
     let tris = triangles(&saved, terrain_mesh_index(&saved));
@@ -939,20 +925,8 @@ fn export_draws_the_places_water_in_its_colour_and_transparency() {
          t.WaterTransparency = 0.5\n",
     )
     .unwrap();
-    ok(bin()
-        .arg("run")
-        .arg(&script)
-        .arg("--save")
-        .arg(d.join("pond.rbxl"))
-        .output()
-        .unwrap());
-    ok(bin()
-        .arg("export")
-        .arg(d.join("pond.rbxl"))
-        .arg("-o")
-        .arg(d.join("pond.glb"))
-        .output()
-        .unwrap());
+    cli("run", &script, "--save", &d.join("pond.rbxl"));
+    cli("export", &d.join("pond.rbxl"), "-o", &d.join("pond.glb"));
     validate(&[d.join("pond.glb")]);
     let doc = glb_json(&d.join("pond.glb"));
     let tris = triangles(&doc, terrain_mesh_index(&doc));
@@ -970,13 +944,7 @@ fn export_draws_the_places_water_in_its_colour_and_transparency() {
         serde_json::json!([1.0, 0.0, 0.0, 0.5])
     );
     // OBJ: the same colour, and the opacity as the MTL's dissolve.
-    ok(bin()
-        .arg("export")
-        .arg(d.join("pond.rbxl"))
-        .arg("-o")
-        .arg(d.join("pond.obj"))
-        .output()
-        .unwrap());
+    cli("export", &d.join("pond.rbxl"), "-o", &d.join("pond.obj"));
     let mtl = std::fs::read_to_string(d.join("pond.mtl")).unwrap();
     let water = mtl
         .split("newmtl ")
