@@ -413,10 +413,9 @@ pub fn mesh_region(t: &Terrain, region: CellRegion) -> TerrainMesh {
     }
     let k0 = region.min.div_euclid(IVec3::splat(CHUNK));
     let k1 = (region.max - IVec3::ONE).div_euclid(IVec3::splat(CHUNK));
-    // Chunks holding water: most terrain has none, and then no second field is sampled.
-    let wet: Vec<(i32, i32, i32)> = t
-        .chunks
-        .iter()
+    // The region's chunks holding water: most terrain has none, and then no second field is
+    // sampled.
+    let wet: Vec<(i32, i32, i32)> = chunks_near(t, region)
         .filter(|(_, c)| match c {
             Chunk::Uniform(v) => v.liquid > 0,
             // An OR over the chunk rather than an early exit: it vectorises.
@@ -424,13 +423,6 @@ pub fn mesh_region(t: &Terrain, region: CellRegion) -> TerrainMesh {
         })
         .map(|(&k, _)| k)
         .collect();
-    let wet_near = |r: CellRegion| {
-        let lo = (r.min - IVec3::ONE).div_euclid(IVec3::splat(CHUNK));
-        let hi = r.max.div_euclid(IVec3::splat(CHUNK));
-        wet.iter().any(|&(x, y, z)| {
-            (lo.x..=hi.x).contains(&x) && (lo.y..=hi.y).contains(&y) && (lo.z..=hi.z).contains(&z)
-        })
-    };
     for kz in k0.z..=k1.z {
         for ky in k0.y..=k1.y {
             for kx in k0.x..=k1.x {
@@ -449,7 +441,8 @@ pub fn mesh_region(t: &Terrain, region: CellRegion) -> TerrainMesh {
                 }
                 // Water's surface: a second field, of which only the Water quads are kept
                 // (its solid quads are the terrain's, meshed above from the solid field).
-                if wet_near(sub)
+                let around = keys_near(sub);
+                if wet.iter().any(|&k| within(k, around))
                     && let Some(wet) = SampleBlock::liquid_from_terrain(t, sub)
                     && let Ok(mut m) = mesh_block(&wet, [1, 1, 1], [d[0] - 1, d[1] - 1, d[2] - 1])
                 {
@@ -462,15 +455,30 @@ pub fn mesh_region(t: &Terrain, region: CellRegion) -> TerrainMesh {
     mesh
 }
 
+/// The chunk keys `r` grown by one voxel touches: from `lo` to `hi` (inclusive) per axis.
+fn keys_near(r: CellRegion) -> (IVec3, IVec3) {
+    (
+        (r.min - IVec3::ONE).div_euclid(IVec3::splat(CHUNK)),
+        r.max.div_euclid(IVec3::splat(CHUNK)),
+    )
+}
+
+/// Whether chunk key `k` lies in `keys` ([`keys_near`]).
+fn within((x, y, z): (i32, i32, i32), (lo, hi): (IVec3, IVec3)) -> bool {
+    (lo.x..=hi.x).contains(&x) && (lo.y..=hi.y).contains(&y) && (lo.z..=hi.z).contains(&z)
+}
+
+/// The stored chunks `r` grown by one voxel touches.
+fn chunks_near(t: &Terrain, r: CellRegion) -> impl Iterator<Item = (&(i32, i32, i32), &Chunk)> {
+    let keys = keys_near(r);
+    t.chunks
+        .range((keys.0.x, i32::MIN, i32::MIN)..=(keys.1.x, i32::MAX, i32::MAX))
+        .filter(move |(k, _)| within(**k, keys))
+}
+
 /// Whether any stored chunk touches the region grown by one voxel.
 fn has_voxels_near(t: &Terrain, r: CellRegion) -> bool {
-    let lo = (r.min - IVec3::ONE).div_euclid(IVec3::splat(CHUNK));
-    let hi = r.max.div_euclid(IVec3::splat(CHUNK));
-    t.chunks
-        .range((lo.x, i32::MIN, i32::MIN)..=(hi.x, i32::MAX, i32::MAX))
-        .any(|(&(x, y, z), _)| {
-            (lo.x..=hi.x).contains(&x) && (lo.y..=hi.y).contains(&y) && (lo.z..=hi.z).contains(&z)
-        })
+    chunks_near(t, r).next().is_some()
 }
 
 /// Meshes every stored voxel.
