@@ -33,7 +33,7 @@ use std::sync::LazyLock;
 static KEYS: LazyLock<(rbx_dom_weak::Ustr, rbx_dom_weak::Ustr)> =
     LazyLock::new(|| (ustr("Material"), ustr("CustomPhysicalProperties")));
 
-fn ref_prop(inst: &rbx_dom_weak::Instance, name: &str) -> Ref {
+pub(crate) fn ref_prop(inst: &rbx_dom_weak::Instance, name: &str) -> Ref {
     match inst.properties.get(&ustr(name)) {
         Some(Variant::Ref(r)) => *r,
         _ => Ref::none(),

@@ -8,6 +8,7 @@
 //! results, as in Studio). Each joint is parented to its `Part0` with `C0`/`C1` at the
 //! contact's centre; parts already joined are not joined again.
 
+use crate::assembly::ref_prop;
 use crate::context::{Ctx, ctx};
 use crate::methods::MethodTable;
 use glam::{Affine3A, Vec2, Vec3};
@@ -175,35 +176,9 @@ fn touching(a: &Box3, b: &Box3) -> Option<(usize, usize, Vec3)> {
     None
 }
 
-/// The pairs of parts joints under `top` connect (each pair both ways round).
-fn joined_pairs(c: &Ctx, top: Ref) -> std::collections::HashSet<(Ref, Ref)> {
-    let (p0, p1) = (Ustr::from("Part0"), Ustr::from("Part1"));
-    let mut pairs = std::collections::HashSet::new();
-    procmodel_dom::preorder(&c.dom, &[top], |_, inst| {
-        if procmodel_dom::is_a(inst.class.as_str(), "JointInstance") {
-            let get = |k| match inst.properties.get(k) {
-                Some(Variant::Ref(r)) => *r,
-                _ => Ref::none(),
-            };
-            let (a, b) = (get(&p0), get(&p1));
-            pairs.insert((a, b));
-            pairs.insert((b, a));
-        }
-        true
-    });
-    pairs
-}
-
 /// Joins `parts` (those in the Workspace) to every touching part of the Workspace.
 fn make_joints(c: &mut Ctx, parts: &[Ref], method: &str) -> mlua::Result<()> {
-    let Some(ws) = c
-        .dom
-        .root()
-        .children()
-        .iter()
-        .copied()
-        .find(|&r| c.dom.get_by_ref(r).is_some_and(|i| i.class == "Workspace"))
-    else {
+    let Some(ws) = crate::services::find_service(c, "Workspace") else {
         return Ok(());
     };
     let mine: Vec<Ref> = parts
@@ -215,12 +190,20 @@ fn make_joints(c: &mut Ctx, parts: &[Ref], method: &str) -> mlua::Result<()> {
         return Ok(());
     }
     c.scene_query(|| method.to_owned())?;
+    // One walk of the Workspace: its box-shaped parts, and the pairs of parts its joints
+    // already connect (each pair both ways round).
     let mut world: Vec<(Ref, Box3)> = Vec::new();
+    let mut joined = std::collections::HashSet::new();
     procmodel_dom::preorder(&c.dom, &[ws], |r, inst| {
-        if procmodel_dom::is_a(inst.class.as_str(), "BasePart")
+        let class = inst.class.as_str();
+        if procmodel_dom::is_a(class, "BasePart")
             && let Some(b) = as_box(inst)
         {
             world.push((r, b));
+        } else if procmodel_dom::is_a(class, "JointInstance") {
+            let (a, b) = (ref_prop(inst, "Part0"), ref_prop(inst, "Part1"));
+            joined.insert((a, b));
+            joined.insert((b, a));
         }
         true
     });
@@ -230,7 +213,6 @@ fn make_joints(c: &mut Ctx, parts: &[Ref], method: &str) -> mlua::Result<()> {
         .map(|(i, (r, _))| (*r, i))
         .collect();
     let given: std::collections::HashSet<Ref> = mine.iter().copied().collect();
-    let mut joined = joined_pairs(c, ws);
     let mut joints = Vec::new();
     for &p in &mine {
         let Some(&i) = index.get(&p) else { continue };
