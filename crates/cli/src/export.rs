@@ -81,9 +81,6 @@ pub(crate) fn write_with_terrain(
     main.ok_or_else(|| anyhow!("{}: nothing to write", path.display()))
 }
 
-/// One minus `Terrain.WaterTransparency` of a new Terrain (Roblox's default 0.3).
-pub(crate) const WATER_OPACITY: f32 = 0.7;
-
 pub(crate) struct SceneTerrain {
     pub(crate) mesh: TerrainMesh,
     pub(crate) colors: procmodel_terrain::MaterialColors,
@@ -117,7 +114,7 @@ fn terrain_mesh(dom: &WeakDom, scene: &Path) -> Result<Option<SceneTerrain>> {
             .map_err(|e| anyhow!("{}: Workspace.Terrain.MaterialColors: {e}", scene.display()))?;
     }
     // Water's colour and transparency are the Terrain's own properties.
-    let (water, water_opacity) = procmodel_dom::terrain_water(terrain);
+    let (water, water_opacity) = procmodel_dom::terrain_water(Some(terrain));
     colors.set(procmodel_terrain::Material::Water, water);
     let mesh = mesh_terrain(&voxels);
     Ok((mesh.triangle_count() > 0).then_some(SceneTerrain {

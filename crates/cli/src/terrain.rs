@@ -283,7 +283,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                         .whole_mesh()
                         .map_err(|e| anyhow!("{}: {e}", args.world.display()))?,
                     colors: MaterialColors::default(),
-                    water_opacity: crate::export::WATER_OPACITY,
+                    water_opacity: procmodel_dom::terrain_water(None).1,
                 };
                 for (p, bytes) in gltf_with_terrain(&dom, &roots, &t, format, path)? {
                     write_bytes(&mut outs, &p, &bytes)?;

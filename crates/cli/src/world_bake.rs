@@ -533,7 +533,7 @@ impl Bake<'_> {
             let st = crate::export::SceneTerrain {
                 mesh,
                 colors: procmodel_terrain::MaterialColors::default(),
-                water_opacity: crate::export::WATER_OPACITY,
+                water_opacity: procmodel_dom::terrain_water(None).1,
             };
             for (p, bytes) in crate::export::gltf_with_terrain(
                 &dom,

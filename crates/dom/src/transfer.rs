@@ -74,12 +74,12 @@ pub fn workspace_terrain(dom: &WeakDom) -> Option<&rbx_dom_weak::Instance> {
 }
 
 /// A Terrain's water as drawn: its `WaterColor` (sRGB bytes) and opacity, one minus its
-/// `WaterTransparency` (the reflection database's defaults where unset).
-pub fn terrain_water(terrain: &rbx_dom_weak::Instance) -> ([u8; 3], f32) {
+/// `WaterTransparency` (the reflection database's defaults where unset, and for `None`: a
+/// new Terrain's water).
+pub fn terrain_water(terrain: Option<&rbx_dom_weak::Instance>) -> ([u8; 3], f32) {
     let prop = |name: &str| {
         terrain
-            .properties
-            .get(&name.into())
+            .and_then(|t| t.properties.get(&name.into()))
             .or_else(|| crate::db_default("Terrain", name))
     };
     let color = match prop("WaterColor") {

@@ -72,12 +72,15 @@ pub struct TerrainCache {
 /// The Terrain's water colour and opacity ([`procmodel_dom::terrain_water`]).
 type Water = ([u8; 3], f32);
 
+/// The water of a scene without terrain voxels (no water drawn).
+const NO_WATER: Water = ([0; 3], 0.0);
+
 impl Default for TerrainCache {
     fn default() -> Self {
         TerrainCache {
             grid: Vec::new(),
             colors: Vec::new(),
-            water: ([0; 3], 0.0),
+            water: NO_WATER,
             frame: Arc::new(TerrainFrame::empty(0)),
         }
     }
@@ -113,7 +116,7 @@ impl TerrainCache {
 /// `Workspace.Terrain`'s SmoothGrid and MaterialColors bytes (empty when absent) and water.
 fn inputs(dom: &WeakDom) -> (Vec<u8>, Vec<u8>, Water) {
     let Some(terrain) = procmodel_dom::workspace_terrain(dom) else {
-        return (Vec::new(), Vec::new(), ([0; 3], 0.0));
+        return (Vec::new(), Vec::new(), NO_WATER);
     };
     let grid = match terrain.properties.get(&Ustr::from("SmoothGrid")) {
         Some(Variant::BinaryString(b)) => {
@@ -128,8 +131,8 @@ fn inputs(dom: &WeakDom) -> (Vec<u8>, Vec<u8>, Water) {
     };
     // Water matters only where there are voxels (no grid: the same empty frame).
     let water = match grid.is_empty() {
-        true => ([0; 3], 0.0),
-        false => procmodel_dom::terrain_water(terrain),
+        true => NO_WATER,
+        false => procmodel_dom::terrain_water(Some(terrain)),
     };
     (grid, colors, water)
 }
