@@ -62,7 +62,7 @@ pub fn write(dom: &WeakDom, roots: &[Ref], format: Format, path: &Path) -> Resul
     let (bytes, warnings) = match format {
         Format::Rbxm | Format::Rbxl => {
             return stream(path, |w| {
-                procmodel_rbxm::to_writer(w, dom, roots)
+                procmodel_dom::encode_binary(w, dom, roots)
                     .context("cannot encode the binary Roblox file")
             });
         }

@@ -290,6 +290,71 @@ fn run_script_saves_a_place() {
     assert!(dom.descendants().any(|i| i.class == "Workspace"));
 }
 
+/// Studio leaves instances whose `Archivable` is false out of the files it saves, and a
+/// reference to one is saved as none: so do `run --save` and `generate -o`, in both formats,
+/// and the content hash `generate` reports is the hash of what the file gives back.
+#[test]
+fn non_archivable_instances_are_left_out_of_saved_files() {
+    let place = run_and_save(
+        "scratch.luau",
+        "local keep = Instance.new('Part') keep.Name = 'Kept' keep.Parent = workspace\n\
+         local temp = Instance.new('Part') temp.Name = 'Scratch' temp.Archivable = false temp.Parent = workspace\n\
+         local v = Instance.new('ObjectValue') v.Name = 'Pointer' v.Value = temp v.Parent = keep\n",
+        "scratch.rbxl",
+    );
+    let dom = read_rbxm(&place);
+    assert_eq!(count_named(&dom, "Kept"), 1);
+    assert_eq!(count_named(&dom, "Scratch"), 0, "not saved");
+    let pointer = dom.descendants().find(|i| i.name == "Pointer").unwrap();
+    assert_eq!(
+        pointer.properties.get(&"Value".into()),
+        Some(&rbx_types::Variant::Ref(rbx_types::Ref::none()))
+    );
+
+    let generator = tmp("scratch_gen.luau");
+    std::fs::write(
+        &generator,
+        "return { Attributes = {}, OnGenerate = function(_, out)\n\
+           local base = Instance.new('Part') base.Name = 'Base' base.Parent = out\n\
+           local guide = Instance.new('Part') guide.Name = 'Guide' guide.Archivable = false guide.Parent = base\n\
+           local w = Instance.new('WeldConstraint') w.Part0 = base w.Part1 = guide w.Parent = base\n\
+         end }",
+    )
+    .unwrap();
+    for ext in ["rbxm", "rbxmx"] {
+        let out = tmp(&format!("scratch_gen.{ext}"));
+        let o = ok(generate(&[
+            generator.to_str().unwrap(),
+            "--json",
+            "--no-cache",
+            "-o",
+            out.to_str().unwrap(),
+        ]));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let reported = v["content_hash"].as_str().unwrap().to_owned();
+        let bytes = std::fs::read(&out).unwrap();
+        let dom = if ext == "rbxm" {
+            rbx_binary::from_reader(bytes.as_slice()).unwrap()
+        } else {
+            rbx_xml::from_reader_default(bytes.as_slice()).unwrap()
+        };
+        assert_eq!(count_named(&dom, "Base"), 1, "{ext}");
+        assert_eq!(count_named(&dom, "Guide"), 0, "{ext}: not saved");
+        let weld = dom
+            .descendants()
+            .find(|i| i.class == "WeldConstraint")
+            .unwrap();
+        assert!(
+            !matches!(weld.properties.get(&"Part1Internal".into()), Some(rbx_types::Variant::Ref(r)) if r.is_some()),
+            "{ext}: the weld's Part1 is saved as none"
+        );
+        let model = dom.root().children()[0];
+        let reloaded =
+            procmodel_dom::hash::to_hex(&procmodel_dom::hash::children_hash(&dom, model));
+        assert_eq!(reloaded, reported, "{ext}: the reported hash is the file's");
+    }
+}
+
 #[test]
 fn scale_divides_params_size_and_scales_results() {
     let stairs = examples().join("SpiralStaircase.luau");

@@ -46,7 +46,7 @@ pub fn decode_xml<R: std::io::Read>(
 /// Encodes `roots` of `dom` as an XML Roblox file, writing properties the reflection database
 /// does not know for a class too (see [`decode_xml`]), and, as the binary writer does, not
 /// the ones it knows are not saved (`WeldConstraint.Enabled`): rbx_xml would write those as
-/// unknown ones. A tree holding any is written from a copy without them.
+/// unknown ones. Non-archivable instances are left out, as in [`encode_binary`].
 pub fn encode_xml<W: std::io::Write>(
     writer: W,
     dom: &rbx_dom_weak::WeakDom,
@@ -60,27 +60,81 @@ pub fn encode_xml<W: std::io::Write>(
             .entry((class, name))
             .or_insert_with(|| known_but_not_saved(&class, &name))
     };
+    as_saved(dom, roots, Some(&mut not_saved), |d, r| {
+        rbx_xml::to_writer(writer, d, r, options)
+    })
+}
+
+/// Encodes `roots` of `dom` as a binary Roblox file (`procmodel_rbxm`, rbx_binary's bytes)
+/// as Studio saves it: instances whose `Archivable` is false are left out with their
+/// subtrees, and references to them are written as none.
+pub fn encode_binary<W: std::io::Write>(
+    writer: W,
+    dom: &rbx_dom_weak::WeakDom,
+    roots: &[rbx_types::Ref],
+) -> Result<(), procmodel_rbxm::Error> {
+    as_saved(dom, roots, None, |d, r| {
+        procmodel_rbxm::to_writer(writer, d, r)
+    })
+}
+
+/// Hands `write` what a Roblox file keeps of `roots`: the tree itself when it holds no
+/// non-archivable instance (and, with `not_saved`, no property that says it is not saved),
+/// else a copy without them that keeps every referent, so references are written as before
+/// and those to a left-out instance are written as none.
+fn as_saved<T>(
+    dom: &rbx_dom_weak::WeakDom,
+    roots: &[rbx_types::Ref],
+    mut not_saved: Option<&mut dyn FnMut(Ustr, Ustr) -> bool>,
+    write: impl FnOnce(&rbx_dom_weak::WeakDom, &[rbx_types::Ref]) -> T,
+) -> T {
     let mut any = false;
     crate::preorder(dom, roots, |_, i| {
-        any = any || i.properties.keys().any(|&k| not_saved(i.class, k));
+        any = any
+            || !crate::is_archivable(i)
+            || not_saved
+                .as_mut()
+                .is_some_and(|f| i.properties.keys().any(|&k| f(i.class, k)));
         !any
     });
     if !any {
-        return rbx_xml::to_writer(writer, dom, roots, options);
+        return write(dom, roots);
     }
-    // The same referents, so references (inside the roots or not) are written as before.
     let mut filtered = rbx_dom_weak::WeakDom::new(rbx_dom_weak::InstanceBuilder::new("DataModel"));
     let root = filtered.root_ref();
     let mut copied = Vec::with_capacity(roots.len());
     for &r in roots {
-        if dom.get_by_ref(r).is_some() {
-            let copy = crate::copy_with_referents(dom, r, &mut |_, _| true, &mut |i, k| {
-                !not_saved(i.class, k)
-            });
+        if dom.get_by_ref(r).is_some_and(crate::is_archivable) {
+            let copy = crate::copy_with_referents(
+                dom,
+                r,
+                &mut |_, i| crate::is_archivable(i),
+                &mut |i, k| not_saved.as_mut().is_none_or(|f| !f(i.class, k)),
+            );
             copied.push(filtered.insert(root, copy));
         }
     }
-    rbx_xml::to_writer(writer, &filtered, &copied, options)
+    // A reference to an instance left out is none, as Studio writes it (rbx_xml would
+    // write the id of an instance the file does not hold).
+    let mut kept = Vec::new();
+    crate::preorder(&filtered, &copied, |r, _| {
+        kept.push(r);
+        true
+    });
+    for r in kept {
+        if let Some(inst) = filtered.get_by_ref_mut(r) {
+            for value in inst.properties.values_mut() {
+                if let rbx_types::Variant::Ref(target) = value
+                    && target.is_some()
+                    && dom.get_by_ref(*target).is_some()
+                    && !crate::is_saved(dom, *target)
+                {
+                    *target = rbx_types::Ref::none();
+                }
+            }
+        }
+    }
+    write(&filtered, &copied)
 }
 
 /// Whether the database knows `class.name` and says it is not saved in files.

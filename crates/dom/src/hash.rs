@@ -20,7 +20,10 @@
 //!   a nil `Ref` counts as unset too;
 //! - a Color3 stored as Color3uint8 (e.g. `BasePart.Color`) is hashed as its 8-bit form;
 //! - a CFrame rotation that the binary format stores as an axis-aligned rotation id
-//!   (`Matrix3::to_basic_rotation_id`) is hashed as that exact rotation.
+//!   (`Matrix3::to_basic_rotation_id`) is hashed as that exact rotation;
+//! - an instance whose `Archivable` is false is left out with its subtree (a saved file does
+//!   not keep it, nor does `Clone`), and a `Ref` to it, or to anything under it, counts as
+//!   unset (the file writes it as none); the child count is of the instances kept.
 //!
 //! Values are a one-byte tag (the order of [`Variant`]'s variants, see `tag`) and their fields
 //! in declaration order, little-endian. Floats are their bit patterns, with `-0.0` as `0.0`
@@ -125,18 +128,21 @@ pub fn first_difference(
     let mut hb = Hasher::new(b, b_parent);
     let (ia, ib) = (a.get_by_ref(a_parent)?, b.get_by_ref(b_parent)?);
     let mut stack: Vec<(Ref, Ref, String)> = Vec::new();
+    // The children the hash covers.
+    let covered = |dom: &WeakDom, root: Ref, i: &Instance| -> Vec<Ref> {
+        let list = i.children().iter().copied();
+        list.filter(|&c| dom.get_by_ref(c).is_none_or(|ci| !hidden(dom, root, c, ci)))
+            .collect()
+    };
     let children = |ia: &Instance, ib: &Instance, path: &str, stack: &mut Vec<_>| {
-        if ia.children().len() != ib.children().len() {
+        let (la, lb) = (covered(a, a_parent, ia), covered(b, b_parent, ib));
+        if la.len() != lb.len() {
             return Some(Difference {
                 path: path.to_owned(),
-                what: format!(
-                    "children ({} against {})",
-                    ia.children().len(),
-                    ib.children().len()
-                ),
+                what: format!("children ({} against {})", la.len(), lb.len()),
             });
         }
-        for (&ca, &cb) in ia.children().iter().zip(ib.children()).rev() {
+        for (&ca, &cb) in la.iter().zip(&lb).rev() {
             let name = a.get_by_ref(ca).map(|i| i.name.as_str()).unwrap_or("?");
             let p = if path.is_empty() {
                 name.to_owned()
@@ -219,13 +225,22 @@ fn hides_results(root: Ref, r: Ref, inst: &Instance) -> bool {
     r != root && inst.class == "ProceduralModel"
 }
 
-/// Whether `inst` (at `r`, not the root) is such a nested model's GeneratedFolder.
+/// Whether `inst` (at `r`, not the root) is left out with its subtree: a nested model's
+/// GeneratedFolder, or an instance that is not archivable (files do not keep it).
 fn hidden(dom: &WeakDom, root: Ref, r: Ref, inst: &Instance) -> bool {
     r != root
-        && inst.class == "GeneratedFolder"
-        && dom
-            .get_by_ref(inst.parent())
-            .is_some_and(|p| hides_results(root, inst.parent(), p))
+        && (!crate::is_archivable(inst)
+            || inst.class == "GeneratedFolder"
+                && dom
+                    .get_by_ref(inst.parent())
+                    .is_some_and(|p| hides_results(root, inst.parent(), p)))
+}
+
+/// Whether a reference to `target` survives a save: it is none in the file when `target`
+/// exists but is not archivable or lies under an instance that is not. A target that no
+/// longer exists counts as kept (it hashes as outside the subtree).
+fn saved_target(dom: &WeakDom, target: Ref) -> bool {
+    dom.get_by_ref(target).is_none() || crate::is_saved(dom, target)
 }
 
 /// The subtree of `root` in pre-order without the results of the ProceduralModels nested in
@@ -495,18 +510,17 @@ impl<'a> Hasher<'a> {
         let hide = hides_results(self.root, r, inst);
         self.nested += usize::from(hide);
         let mut children = Vec::with_capacity(inst.children().len());
+        let mut left_out = 0;
         for &c in inst.children() {
-            if let Some(i) = dom.get_by_ref(c)
-                && !(hide && i.class == "GeneratedFolder")
-            {
-                children.push((c, i));
+            if let Some(i) = dom.get_by_ref(c) {
+                if (hide && i.class == "GeneratedFolder") || !crate::is_archivable(i) {
+                    left_out += 1;
+                } else {
+                    children.push((c, i));
+                }
             }
         }
-        let count = if hide {
-            children.len()
-        } else {
-            inst.children().len()
-        };
+        let count = inst.children().len() - left_out;
         put_u32(buf, count as u32);
         children
     }
@@ -534,7 +548,10 @@ impl<'a> Hasher<'a> {
                 .or_insert_with(|| rule(&inst.class, &key));
             // A nil reference is the absence of one (the binary format writes it for every
             // instance of a class that lacks the property).
-            if rule.skip || matches!(value, Variant::Ref(r) if r.is_none()) {
+            // So is one to an instance files leave out (not archivable, or under one).
+            if rule.skip
+                || matches!(value, Variant::Ref(r) if r.is_none() || !saved_target(self.dom, *r))
+            {
                 continue;
             }
             let start = self.arena.len();

@@ -16,7 +16,7 @@ mod transfer;
 
 pub use classes::{
     PropertyInfo, db, db_default, decode_binary, decode_databases_in_background, decode_xml,
-    encode_xml, find_property, is_a, nearest_brick_color,
+    encode_binary, encode_xml, find_property, is_a, nearest_brick_color,
 };
 pub use geometry::{affine_to_cframe, cframe_to_affine, from_vec3, to_vec3};
 pub use pivot::{
@@ -24,6 +24,6 @@ pub use pivot::{
     pivot_to, primary_part_of, scale_about, scale_to, size_at_scale,
 };
 pub use transfer::{
-    copy_with_referents, count_and_find, count_subtree, full_name, in_scene, is_within, move_into,
-    preorder, terrain_water, workspace_terrain,
+    clone_archivable, copy_with_referents, count_and_find, count_subtree, full_name, in_scene,
+    is_archivable, is_saved, is_within, move_into, preorder, terrain_water, workspace_terrain,
 };

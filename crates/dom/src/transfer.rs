@@ -45,6 +45,83 @@ fn scrub_refs(dom: &mut WeakDom, order: &[Ref], within: &FxHashSet<Ref>) {
     }
 }
 
+/// Whether `inst` is archivable: kept when a place or model is saved, and when an ancestor
+/// is cloned (`Archivable`, true unless set to false).
+pub fn is_archivable(inst: &Instance) -> bool {
+    !matches!(
+        inst.properties.get(&crate::keys::KEYS.archivable),
+        Some(Variant::Bool(false))
+    )
+}
+
+/// Whether `r` exists and would be saved with the scene: neither it nor an ancestor is
+/// non-archivable.
+pub fn is_saved(dom: &WeakDom, mut r: Ref) -> bool {
+    while let Some(i) = dom.get_by_ref(r) {
+        if !is_archivable(i) {
+            return false;
+        }
+        r = i.parent();
+    }
+    r.is_none()
+}
+
+/// `Instance:Clone()` below the root's own check: a copy of `r`'s subtree (new referents,
+/// no parent) without the non-archivable descendants and their subtrees. References within
+/// the copy point into the copy; references to instances not copied, the left-out ones
+/// included, keep their targets, as the reference says.
+pub fn clone_archivable(dom: &mut WeakDom, r: Ref) -> Ref {
+    let mut any = false;
+    preorder(dom, &[r], |_, i| {
+        any = any || !is_archivable(i);
+        !any
+    });
+    let copy = dom.clone_within(r);
+    if !any {
+        return copy;
+    }
+    // The copy has the original's shape: pair them up, noting the copies to leave out and,
+    // for each copied instance in them, the original it stands for.
+    let mut left_out = Vec::new();
+    let mut original_of = rustc_hash::FxHashMap::default();
+    let mut stack = vec![(r, copy, false)];
+    while let Some((o, c, dropping)) = stack.pop() {
+        let (Some(oi), Some(ci)) = (dom.get_by_ref(o), dom.get_by_ref(c)) else {
+            continue;
+        };
+        if dropping {
+            original_of.insert(c, o);
+        }
+        for (&oc, &cc) in oi.children().iter().zip(ci.children()) {
+            let drop_here = !dropping && dom.get_by_ref(oc).is_some_and(|i| !is_archivable(i));
+            if drop_here {
+                left_out.push(cc);
+            }
+            stack.push((oc, cc, dropping || drop_here));
+        }
+    }
+    for c in left_out {
+        dom.destroy(c);
+    }
+    let mut kept = Vec::new();
+    preorder(dom, &[copy], |k, _| {
+        kept.push(k);
+        true
+    });
+    for k in kept {
+        if let Some(inst) = dom.get_by_ref_mut(k) {
+            for value in inst.properties.values_mut() {
+                if let Variant::Ref(target) = value
+                    && let Some(&o) = original_of.get(target)
+                {
+                    *target = o;
+                }
+            }
+        }
+    }
+    copy
+}
+
 /// `GetFullName`: names from the top ancestor below the DataModel, joined by dots.
 pub fn full_name(dom: &WeakDom, r: Ref) -> String {
     let root = dom.root_ref();

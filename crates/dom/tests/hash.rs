@@ -161,6 +161,85 @@ fn r14_1_refs_inside_outside_and_none_differ() {
     assert_ne!(content_hash(&dom, root), before);
 }
 
+/// Studio does not save an instance whose `Archivable` is false: the files we write leave it
+/// out with its subtree and write references to it as none, and the hash of the tree in
+/// memory is the hash of what the files give back (and of the tree built without it).
+#[test]
+fn non_archivable_instances_are_not_saved_and_not_hashed() {
+    let (mut dom, root) = sample(2);
+    let inner = dom
+        .descendants_of(root)
+        .find(|i| i.name == "Inner")
+        .map(|i| i.referent())
+        .unwrap();
+    let (without, _) = {
+        let (mut d, r) = sample(2);
+        let out = d
+            .descendants_of(r)
+            .find(|i| i.name == "Out")
+            .map(|i| i.referent())
+            .unwrap();
+        d.get_by_ref_mut(out)
+            .unwrap()
+            .properties
+            .insert("Value".into(), Variant::Ref(Ref::none()));
+        (content_hash(&d, r), r)
+    };
+    // A temporary instance with a child, and the ObjectValue pointing under it.
+    let temp = dom.insert(
+        root,
+        InstanceBuilder::new("Part")
+            .with_name("Temp")
+            .with_property("Archivable", false),
+    );
+    let under = dom.insert(temp, InstanceBuilder::new("Part").with_name("UnderTemp"));
+    let out = dom
+        .descendants_of(inner)
+        .find(|i| i.name == "Out")
+        .map(|i| i.referent())
+        .unwrap();
+    dom.get_by_ref_mut(out)
+        .unwrap()
+        .properties
+        .insert("Value".into(), Variant::Ref(under));
+    let memory = content_hash(&dom, root);
+    assert_eq!(
+        memory, without,
+        "the left-out subtree and the reference into it"
+    );
+
+    let mut binary = Vec::new();
+    procmodel_dom::encode_binary(&mut binary, &dom, &[root]).unwrap();
+    let mut xml = Vec::new();
+    procmodel_dom::encode_xml(&mut xml, &dom, &[root]).unwrap();
+    let text = String::from_utf8(xml.clone()).unwrap();
+    assert!(
+        !text.contains("Temp"),
+        "the XML file holds no non-archivable instance"
+    );
+    assert!(text.contains(r#"<Ref name="Value">null</Ref>"#), "{text}");
+    let b = procmodel_dom::decode_binary(binary.as_slice()).unwrap();
+    let x = procmodel_dom::decode_xml(xml.as_slice()).unwrap();
+    for (back, format) in [(&b, "rbxm"), (&x, "rbxmx")] {
+        let r = back.root().children()[0];
+        assert!(
+            back.descendants_of(r).all(|i| !i.name.contains("Temp")),
+            "{format}"
+        );
+        let value = back
+            .descendants_of(r)
+            .find(|i| i.name == "Out")
+            .unwrap()
+            .properties[&"Value".into()]
+            .clone();
+        assert_eq!(value, Variant::Ref(Ref::none()), "{format}");
+        assert_eq!(content_hash(back, r), memory, "{format} content hash");
+        assert_eq!(first_difference(&dom, root, back, r), None, "{format}");
+    }
+    // The tree itself is untouched by saving.
+    assert!(dom.get_by_ref(temp).is_some());
+}
+
 /// One single edit of a tree.
 #[derive(Debug, Clone)]
 enum Edit {

@@ -31,8 +31,9 @@ use rbx_types::{Ref, Variant};
 /// toolkit's algorithms, result application, the content-hash encoding). Cache entries and
 /// lockfiles of another epoch are never trusted. 2: each run's own virtual clock and
 /// `math.random` stream, Heartbeat in frame-stepped runs, writes outside the container on
-/// workers and in the cache.
-pub const EPOCH: u32 = 2;
+/// workers and in the cache. 3: a text object's `Font` is its `FontFace`; instances whose
+/// `Archivable` is false are not cloned, saved or hashed.
+pub const EPOCH: u32 = 3;
 
 /// The version of the result cache's entry format (`cache.rs`), part of every cache key:
 /// entries written in another format are never looked up, so never misread.

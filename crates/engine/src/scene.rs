@@ -129,7 +129,7 @@ pub fn write(dom: &WeakDom, path: &Path) -> Result<[u8; 32], EngineError> {
         |w| {
             let mut w = Hashing::new(w);
             match format {
-                SceneFormat::Binary => procmodel_rbxm::to_writer(&mut w, dom, &roots)
+                SceneFormat::Binary => procmodel_dom::encode_binary(&mut w, dom, &roots)
                     .map_err(|e| err(e.to_string()))?,
                 SceneFormat::Xml => procmodel_dom::encode_xml(&mut w, dom, &roots)
                     .map_err(|e| err(e.to_string()))?,

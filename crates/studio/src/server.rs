@@ -637,7 +637,7 @@ async fn export(State(app): State<Arc<App>>, UrlPath(format): UrlPath<String>) -
                     .map_err(|e| e.to_string())
             } else {
                 let mut out = Vec::new();
-                procmodel_rbxm::to_writer(&mut out, d, &roots)
+                procmodel_dom::encode_binary(&mut out, d, &roots)
                     .map(|()| out)
                     .map_err(|e| e.to_string())
             }

@@ -266,18 +266,17 @@ pub fn register(m: &mut MethodTable) {
     });
     m.add_method("Clone", |lua, this, ()| {
         let mut c = ctx(lua)?;
-        let archivable = !matches!(
-            c.dom
-                .get_by_ref(this.r)
-                .and_then(|i| i.properties.get(&crate::keys::KEYS.archivable)),
-            Some(Variant::Bool(false))
-        );
-        if !archivable {
+        // Not archivable: nothing is cloned. Non-archivable descendants are left out.
+        if !c
+            .dom
+            .get_by_ref(this.r)
+            .is_some_and(procmodel_dom::is_archivable)
+        {
             return Ok(Value::Nil);
         }
         let count = descendants(&c, this.r).len() + 1;
         check_limit(&mut c, count)?;
-        let copy = c.dom.clone_within(this.r);
+        let copy = procmodel_dom::clone_archivable(&mut c.dom, this.r);
         c.push(copy)
     });
     m.add_method("Destroy", |lua, this, ()| {
