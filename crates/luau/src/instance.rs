@@ -513,8 +513,23 @@ fn set_name(c: &mut Ctx, this: &Instance, name: String) -> mlua::Result<()> {
     Ok(())
 }
 
+/// The range of each of a part's dimensions (BasePart.Size, Roblox reference).
+const PART_SIZE_MIN: f32 = 0.001;
+const PART_SIZE_MAX: f32 = 2048.0;
+
 /// Stores a converted property value; an input of the managed class sets its flag.
 fn store(c: &mut Ctx, this: &Instance, k: Ustr, variant: Variant) -> mlua::Result<()> {
+    // A part's dimensions are kept within the reference's limits, as Roblox keeps them.
+    let variant = match variant {
+        Variant::Vector3(v)
+            if k == crate::keys::KEYS.size
+                && procmodel_dom::is_a(this.class.as_str(), "BasePart") =>
+        {
+            let clamp = |x: f32| x.clamp(PART_SIZE_MIN, PART_SIZE_MAX);
+            Variant::Vector3(rbx_types::Vector3::new(clamp(v.x), clamp(v.y), clamp(v.z)))
+        }
+        other => other,
+    };
     match &variant {
         Variant::String(s) => c.charge_bytes(s.len())?,
         Variant::BinaryString(b) => c.charge_bytes(AsRef::<[u8]>::as_ref(b).len())?,
