@@ -156,12 +156,14 @@ pub(crate) fn gltf_with_terrain(
     let (terrain_json, terrain_bin) = split_glb(&terrain_glb(&prims, opts.scale)?)?;
     let (mut doc, mut bin, warnings) = match format {
         Format::Glb => {
-            let e = procmodel_export::to_glb(dom, roots, &opts)?;
+            let e = procmodel_export::to_glb(dom, roots, &opts)
+                .with_context(|| format!("cannot export {}", path.display()))?;
             let (j, b) = split_glb(&e.output)?;
             (j, b, e.warnings)
         }
         Format::Gltf => {
-            let e = procmodel_export::to_gltf(dom, roots, &opts)?;
+            let e = procmodel_export::to_gltf(dom, roots, &opts)
+                .with_context(|| format!("cannot export {}", path.display()))?;
             let j = serde_json::from_str(&e.output.json).context("the exported glTF JSON")?;
             (j, e.output.bin, e.warnings)
         }
@@ -197,7 +199,8 @@ fn obj_with_terrain(
         mtl_name: format!("{stem}.mtl"),
         ..ExportOptions::default()
     };
-    let e = procmodel_export::to_obj(dom, roots, &opts)?;
+    let e = procmodel_export::to_obj(dom, roots, &opts)
+        .with_context(|| format!("cannot export {}", path.display()))?;
     output::print_warnings(&e.warnings, true);
     let (mut obj, mut mtl) = (e.output.obj, e.output.mtl);
     let mut next = 1 + obj.lines().filter(|l| l.starts_with("v ")).count();

@@ -2,7 +2,7 @@
 
 use crate::one_model::{Attrs, OneModel, Placement, Spec, one_model_scene};
 use crate::output;
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 use glam::Vec3;
 use procmodel_engine::EngineConfig;
 use rbx_dom_weak::{WeakDom, ustr};
@@ -208,8 +208,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         format,
         &args.output,
         &args.generator,
-    )
-    .with_context(|| format!("writing {}", args.output.display()))?;
+    )?;
     let hash = written.hash.to_hex().to_string();
     if args.json {
         let summary = serde_json::json!({

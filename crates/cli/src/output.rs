@@ -56,35 +56,38 @@ pub struct Written {
 
 /// Serialises `roots` of `dom` in `format` and writes them (and sidecar files) to `path`.
 /// Roblox files stream into the file (hashed on the way); the others are built in memory.
-/// Export warnings go to stderr.
+/// Export warnings go to stderr. Every error names the file it was writing.
 pub fn write(dom: &WeakDom, roots: &[Ref], format: Format, path: &Path) -> Result<Written> {
     let opts = export_options(path);
+    let exporting = || format!("cannot export {}", path.display());
     let (bytes, warnings) = match format {
         Format::Rbxm | Format::Rbxl => {
             return stream(path, |w| {
-                procmodel_dom::encode_binary(w, dom, roots)
-                    .context("cannot encode the binary Roblox file")
+                procmodel_dom::encode_binary(w, dom, roots).with_context(|| {
+                    format!("cannot encode {} as a binary Roblox file", path.display())
+                })
             });
         }
         Format::Rbxmx | Format::Rbxlx => {
             return stream(path, |w| {
-                procmodel_dom::encode_xml(w, dom, roots)
-                    .context("cannot encode the XML Roblox file")
+                procmodel_dom::encode_xml(w, dom, roots).with_context(|| {
+                    format!("cannot encode {} as an XML Roblox file", path.display())
+                })
             });
         }
         Format::Glb => {
-            let e = procmodel_export::to_glb(dom, roots, &opts)?;
+            let e = procmodel_export::to_glb(dom, roots, &opts).with_context(exporting)?;
             (e.output, e.warnings)
         }
         Format::Gltf => {
-            let e = procmodel_export::to_gltf(dom, roots, &opts)?;
+            let e = procmodel_export::to_gltf(dom, roots, &opts).with_context(exporting)?;
             if !e.output.bin.is_empty() {
                 write_atomic(&path.with_file_name(&opts.bin_name), &e.output.bin)?;
             }
             (e.output.json.into_bytes(), e.warnings)
         }
         Format::Obj => {
-            let e = procmodel_export::to_obj(dom, roots, &opts)?;
+            let e = procmodel_export::to_obj(dom, roots, &opts).with_context(exporting)?;
             write_atomic(
                 &path.with_file_name(&opts.mtl_name),
                 e.output.mtl.as_bytes(),

@@ -8,7 +8,7 @@
 
 use crate::one_model::{Attrs, OneModel, Placement, Spec, one_model_scene};
 use crate::output::{self, Format};
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 use glam::Vec3;
 use procmodel_engine::EngineConfig;
 use std::path::{Path, PathBuf};
@@ -145,8 +145,7 @@ pub fn pack(p: &Package<'_>) -> Result<Packed> {
     }
     let instances = outcome.instances;
     let dom = engine.into_dom();
-    let written = output::write(&dom, &[model], format, p.output)
-        .with_context(|| format!("writing {}", p.output.display()))?;
+    let written = output::write(&dom, &[model], format, p.output)?;
     Ok(Packed {
         instances,
         len: written.len,

@@ -355,6 +355,53 @@ fn non_archivable_instances_are_left_out_of_saved_files() {
     }
 }
 
+/// A generator file that cannot be read is one error that gives the cause once.
+#[test]
+fn an_unreadable_generator_names_the_cause_once() {
+    let junk = tmp("junk.luau");
+    std::fs::write(&junk, [0xff, 0xfe, 0x00, 0x80]).unwrap();
+    let out_file = tmp("junk.rbxm");
+    for command in ["info", "generate"] {
+        let mut cmd = bin();
+        cmd.arg(command).arg(&junk);
+        if command == "generate" {
+            cmd.arg("-o").arg(&out_file);
+        }
+        let out = cmd.output().unwrap();
+        assert!(!out.status.success(), "{command}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("cannot read") && err.contains("junk.luau"),
+            "{command}: {err}"
+        );
+        assert_eq!(
+            err.matches("did not contain valid UTF-8").count(),
+            1,
+            "{command}: {err}"
+        );
+    }
+}
+
+/// An output that cannot be written is one error naming the file once, whatever the format.
+#[test]
+fn an_unwritable_output_is_named_once() {
+    let stairs = examples().join("SpiralStaircase.luau");
+    let missing = tmp("no-such-folder");
+    for ext in ["rbxm", "rbxmx", "glb", "obj"] {
+        let out = missing.join(format!("stairs.{ext}"));
+        let o = generate(&[stairs.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+        assert!(!o.status.success(), "{ext}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("cannot write"), "{ext}: {err}");
+        // The file that failed (the `.obj`'s `.mtl` is written first), named once.
+        assert_eq!(
+            err.matches(missing.to_str().unwrap()).count(),
+            1,
+            "{ext}: {err}"
+        );
+    }
+}
+
 #[test]
 fn scale_divides_params_size_and_scales_results() {
     let stairs = examples().join("SpiralStaircase.luau");

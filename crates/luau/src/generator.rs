@@ -46,9 +46,9 @@ const NOT_ONE_VALUE: &str = "Module code did not return exactly one value";
 impl Host {
     /// Reads a script file and confines its string requires to the file's folder.
     fn read_script_file(&self, path: &Path) -> Result<(String, std::path::PathBuf), HostError> {
-        let source = std::fs::read_to_string(path).map_err(|source| HostError::Read {
+        let source = std::fs::read_to_string(path).map_err(|error| HostError::Read {
             path: path.to_path_buf(),
-            source,
+            error,
         })?;
         let abs = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
         if let Some(dir) = abs.parent() {

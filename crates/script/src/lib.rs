@@ -135,10 +135,12 @@ impl Limit {
 pub enum HostError {
     #[error("cannot start the Luau VM: {0}")]
     Vm(String),
-    #[error("cannot read {path}: {source}")]
+    /// The cause is part of the message, so it is not also a `source` (an error chain would
+    /// print it twice).
+    #[error("cannot read {path}: {error}")]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{file}: {message}")]
     BadGenerator { file: String, message: String },
