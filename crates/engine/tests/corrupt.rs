@@ -8,8 +8,8 @@ use proptest::prelude::*;
 use rbx_binary::CompressionType;
 use rbx_dom_weak::{InstanceBuilder, WeakDom};
 use rbx_types::{
-    Attributes, CFrame, Color3, ColorSequence, ColorSequenceKeypoint, Font, Matrix3, NumberRange,
-    NumberSequence, NumberSequenceKeypoint, PhysicalProperties, Variant, Vector3,
+    Attributes, CFrame, Color3, ColorSequence, ColorSequenceKeypoint, Content, Font, Matrix3,
+    NumberRange, NumberSequence, NumberSequenceKeypoint, PhysicalProperties, Variant, Vector3,
 };
 use std::sync::LazyLock;
 
@@ -102,6 +102,18 @@ fn scene() -> WeakDom {
             .with_property("Text", "hello")
             .with_property("FontFace", Font::default()),
     );
+    // Content values: two URIs and none (an ImageLabel's Image). An object source has no
+    // XML form (rbx_xml cannot write one), so this scene holds none.
+    for content in [
+        Content::from_uri("rbxassetid://1"),
+        Content::from_uri("rbxassetid://2"),
+        Content::none(),
+    ] {
+        dom.insert(
+            ws,
+            InstanceBuilder::new("ImageLabel").with_property("ImageContent", content),
+        );
+    }
     dom
 }
 

@@ -267,6 +267,7 @@ fn values(r: &mut Reader<'_>, ty: u8, n: u32, prop: &str) -> Result<(), String> 
         }
         // Content: source types, URIs, object referents, external object referents.
         // Each value of source type 1 (a URI) or 2 (an object) takes the next URI or object.
+        // The types are the format's interleaved i32s: big-endian bytes of the zigzag form.
         0x22 => {
             let at = r.at;
             r.array(n, 4, "source types")?;
@@ -274,12 +275,13 @@ fn values(r: &mut Reader<'_>, ty: u8, n: u32, prop: &str) -> Result<(), String> 
             let n = n as usize;
             let (mut want_uris, mut want_objects) = (0u64, 0u64);
             for j in 0..n {
-                let ty = u32::from_be_bytes([
+                let stored = u32::from_be_bytes([
                     types[j],
                     types[n + j],
                     types[2 * n + j],
                     types[3 * n + j],
                 ]);
+                let ty = (stored >> 1) as i32 ^ -((stored & 1) as i32);
                 match ty {
                     1 => want_uris += 1,
                     2 => want_objects += 1,
