@@ -60,7 +60,7 @@ pub fn encode_xml<W: std::io::Write>(
             .entry((class, name))
             .or_insert_with(|| known_but_not_saved(&class, &name))
     };
-    as_saved(dom, roots, Some(&mut not_saved), |d, r| {
+    as_saved(dom, roots, Some(&mut not_saved), true, |d, r| {
         rbx_xml::to_writer(writer, d, r, options)
     })
 }
@@ -73,28 +73,34 @@ pub fn encode_binary<W: std::io::Write>(
     dom: &rbx_dom_weak::WeakDom,
     roots: &[rbx_types::Ref],
 ) -> Result<(), procmodel_rbxm::Error> {
-    as_saved(dom, roots, None, |d, r| {
+    as_saved(dom, roots, None, false, |d, r| {
         procmodel_rbxm::to_writer(writer, d, r)
     })
 }
 
 /// Hands `write` what a Roblox file keeps of `roots`: the tree itself when it holds no
-/// non-archivable instance (and, with `not_saved`, no property that says it is not saved),
-/// else a copy without them that keeps every referent, so references are written as before
-/// and those to a left-out instance are written as none.
+/// non-archivable instance (and, with `not_saved`, no property that says it is not saved;
+/// with `xml`, no value the XML format has no form for), else a copy without them that keeps
+/// every referent, so references are written as before and those to a left-out instance are
+/// written as none. With `xml`, a Content value whose source is an object (runtime state such
+/// as an EditableImage, which rbx_xml cannot write) is written as none.
 fn as_saved<T>(
     dom: &rbx_dom_weak::WeakDom,
     roots: &[rbx_types::Ref],
     mut not_saved: Option<&mut dyn FnMut(Ustr, Ustr) -> bool>,
+    xml: bool,
     write: impl FnOnce(&rbx_dom_weak::WeakDom, &[rbx_types::Ref]) -> T,
 ) -> T {
+    use rbx_types::{ContentType, Variant};
+    let object_content = |v: &Variant| matches!(v, Variant::Content(c) if matches!(c.value(), ContentType::Object(_)));
     let mut any = false;
     crate::preorder(dom, roots, |_, i| {
         any = any
             || !crate::is_archivable(i)
             || not_saved
                 .as_mut()
-                .is_some_and(|f| i.properties.keys().any(|&k| f(i.class, k)));
+                .is_some_and(|f| i.properties.keys().any(|&k| f(i.class, k)))
+            || (xml && i.properties.values().any(object_content));
         !any
     });
     if !any {
@@ -124,12 +130,15 @@ fn as_saved<T>(
     for r in kept {
         if let Some(inst) = filtered.get_by_ref_mut(r) {
             for value in inst.properties.values_mut() {
-                if let rbx_types::Variant::Ref(target) = value
+                if let Variant::Ref(target) = value
                     && target.is_some()
                     && dom.get_by_ref(*target).is_some()
                     && !crate::is_saved(dom, *target)
                 {
                     *target = rbx_types::Ref::none();
+                }
+                if xml && object_content(value) {
+                    *value = Variant::Content(rbx_types::Content::none());
                 }
             }
         }

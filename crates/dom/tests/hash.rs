@@ -315,3 +315,48 @@ proptest! {
         prop_assert!(first_difference(&dom, root, &fresh, fresh_root).is_some());
     }
 }
+
+/// A Content value whose source is an object (runtime state, such as an EditableImage) has no
+/// XML form: rbx_xml panics on one. An XML save writes it as none instead, and a binary save
+/// keeps it.
+#[test]
+fn an_xml_save_writes_object_content_as_none() {
+    use rbx_types::Content;
+    let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+    let root = dom.root_ref();
+    let label = dom.insert(root, InstanceBuilder::new("ImageLabel").with_name("Source"));
+    let by_object = dom.insert(
+        root,
+        InstanceBuilder::new("ImageLabel")
+            .with_name("ByObject")
+            .with_property("ImageContent", Content::from_referent(label)),
+    );
+    let by_uri = dom.insert(
+        root,
+        InstanceBuilder::new("ImageLabel")
+            .with_name("ByUri")
+            .with_property("ImageContent", Content::from_uri("rbxassetid://7")),
+    );
+    let roots = [label, by_object, by_uri];
+    let mut xml = Vec::new();
+    procmodel_dom::encode_xml(&mut xml, &dom, &roots).unwrap();
+    let back = procmodel_dom::decode_xml(xml.as_slice()).unwrap();
+    let content = |d: &WeakDom, name: &str| {
+        d.descendants()
+            .find(|i| i.name == name)
+            .and_then(|i| i.properties.get(&"ImageContent".into()).cloned())
+    };
+    assert_eq!(
+        content(&back, "ByObject"),
+        Some(Variant::Content(Content::none()))
+    );
+    assert_eq!(
+        content(&back, "ByUri"),
+        Some(Variant::Content(Content::from_uri("rbxassetid://7")))
+    );
+    // The tree itself is unchanged.
+    assert_eq!(
+        content(&dom, "ByObject"),
+        Some(Variant::Content(Content::from_referent(label)))
+    );
+}
