@@ -402,6 +402,43 @@ fn an_unwritable_output_is_named_once() {
     }
 }
 
+/// A place whose images, decals and sounds were set by a script loads again, and a script on
+/// it reads the same asset ids back: the binary loader read Content source types wrongly and
+/// refused such files, and the ContentId names (`Image`, `SoundId`) read empty after a load.
+#[test]
+fn a_place_with_content_ids_saves_and_loads_them_back() {
+    let build = "local img = Instance.new('ImageLabel') img.Image = 'rbxassetid://123' img.Parent = workspace\n\
+                 local img2 = Instance.new('ImageLabel') img2.Name = 'Second' img2.Image = 'rbxassetid://124' img2.Parent = workspace\n\
+                 local s = Instance.new('Sound') s.SoundId = 'rbxassetid://9' s.Parent = workspace\n";
+    let check = tmp("content_check.luau");
+    std::fs::write(
+        &check,
+        "assert(workspace.ImageLabel.Image == 'rbxassetid://123', workspace.ImageLabel.Image)\n\
+         assert(workspace.Second.Image == 'rbxassetid://124')\n\
+         assert(workspace.Sound.SoundId == 'rbxassetid://9')\n\
+         print('ok')\n",
+    )
+    .unwrap();
+    for ext in ["rbxl", "rbxlx"] {
+        let place = run_and_save("content_build.luau", build, &format!("content.{ext}"));
+        let out = ok(bin()
+            .args([
+                "run",
+                check.to_str().unwrap(),
+                "--place",
+                place.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap());
+        let printed = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(printed.contains("] ok"), "{ext}: {printed}");
+    }
+}
+
 #[test]
 fn scale_divides_params_size_and_scales_results() {
     let stairs = examples().join("SpiralStaircase.luau");

@@ -160,6 +160,19 @@ fn index(lua: &Lua, h: &Value, key_bytes: &[u8], methods: &Methods) -> mlua::Res
                     })?;
             procmodel_luau_types::enums::enum_item_value(lua, item)
         }
+        Prop::ContentId { content, own, .. } => {
+            let uri = match inst.properties.get(content) {
+                Some(Variant::Content(v)) => match v.value() {
+                    rbx_types::ContentType::Uri(u) => u.as_str(),
+                    _ => "",
+                },
+                _ => match inst.properties.get(own) {
+                    Some(Variant::ContentId(id)) => id.as_str(),
+                    _ => "",
+                },
+            };
+            lua.create_string(uri).map(Value::String)
+        }
         Prop::Inverted(k) => {
             let stored = read_stored(
                 inst,
@@ -622,6 +635,34 @@ fn newindex(
                     key()
                 ))),
             }
+        }
+        Prop::ContentId {
+            content,
+            own,
+            writable,
+        } => {
+            if !writable {
+                return Err(mlua::Error::runtime(format!(
+                    "unable to assign property {}: property is read only",
+                    key()
+                )));
+            }
+            let data_type = DataType::Value(rbx_types::VariantType::ContentId);
+            let uri = match procmodel_luau_types::lua_to_variant(&value, &data_type) {
+                Ok(Variant::ContentId(id)) => id.as_str().to_owned(),
+                _ => return Err(assign_error(&key(), "string", &value)),
+            };
+            let v = if uri.is_empty() {
+                rbx_types::Content::none()
+            } else {
+                rbx_types::Content::from_uri(uri)
+            };
+            // One value: a ContentId a loaded file kept under the old name goes.
+            inst_mut(c, this)?.properties.remove(own);
+            if c.signals.watch.any {
+                crate::signals::prop_changed(c, this.r, own.as_str());
+            }
+            store(c, this, *content, Variant::Content(v))
         }
         Prop::Inverted(k) => match value {
             Value::Boolean(b) => store(c, this, *k, Variant::Bool(!b)),

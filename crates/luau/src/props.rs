@@ -28,6 +28,15 @@ pub enum Prop {
     /// A text object's `Font`: the `Enum.Font` view of its saved `FontFace` (a write sets
     /// the face `Font.fromEnum` gives; a face no item names reads `Enum.Font.Unknown`).
     FontEnum,
+    /// A ContentId property files keep as the Content it migrates to (ImageLabel.Image as
+    /// ImageContent, Sound.SoundId as AudioContent, MeshPart.MeshId as MeshContent, ...): it
+    /// reads the URI of the Content under `content` (or a ContentId a file kept under `own`)
+    /// and a write stores that Content, so both names show one value, loaded or not.
+    ContentId {
+        content: Ustr,
+        own: Ustr,
+        writable: bool,
+    },
     /// Model pivot (WorldPivotData or PrimaryPart).
     WorldPivot,
     /// Model scale: readable, changed only with ScaleTo.
@@ -193,6 +202,13 @@ fn resolve(class: &str, name: &str) -> Prop {
         Scriptability::Custom if custom_ok => (true, true),
         _ => return Prop::Missing,
     };
+    if let Some(content) = content_migration(class, &info) {
+        return Prop::ContentId {
+            content,
+            own: Ustr::from(info.canonical),
+            writable,
+        };
+    }
     let default = procmodel_dom::db().find_default_property(
         procmodel_dom::db()
             .classes
@@ -274,6 +290,27 @@ impl MethodIndex {
             .get(name)
             .is_some_and(|classes| classes.iter().any(|c| procmodel_dom::is_a(class, c)))
     }
+}
+
+/// The Content property a ContentId property migrates to in files, when it has one.
+fn content_migration(class: &str, info: &procmodel_dom::PropertyInfo) -> Option<Ustr> {
+    use rbx_reflection::{PropertyKind, PropertySerialization};
+    use rbx_types::VariantType;
+    if !matches!(info.data_type, DataType::Value(VariantType::ContentId)) {
+        return None;
+    }
+    let PropertyKind::Canonical {
+        serialization: PropertySerialization::Migrate(m),
+    } = &info.descriptor.kind
+    else {
+        return None;
+    };
+    let [target] = m.new_property_names() else {
+        return None;
+    };
+    procmodel_dom::find_property(class, target)
+        .filter(|t| matches!(t.data_type, DataType::Value(VariantType::Content)))
+        .map(|t| Ustr::from(t.canonical))
 }
 
 #[cfg(test)]
