@@ -33,7 +33,7 @@ use rbx_types::{Ref, Variant};
 /// `math.random` stream, Heartbeat in frame-stepped runs, writes outside the container on
 /// workers and in the cache. 3: a text object's `Font` is its `FontFace`; instances whose
 /// `Archivable` is false are not cloned, saved or hashed; a part's `Size` is kept within
-/// 0.001–2048 studs.
+/// 0.001–2048 studs; ContentId properties are stored as the Content files keep.
 pub const EPOCH: u32 = 3;
 
 /// The version of the result cache's entry format (`cache.rs`), part of every cache key:
