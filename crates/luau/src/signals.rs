@@ -619,6 +619,8 @@ const NEVER: &[(&str, &[&str])] = &[
         &["Ended", "Loaded", "Played", "Paused", "Resumed", "Stopped"],
     ),
     ("RemoteEvent", &["OnServerEvent", "OnClientEvent"]),
+    // A server's DataModel is loaded from the start (`IsLoaded` is true).
+    ("DataModel", &["Loaded"]),
     ("Explosion", &["Hit"]),
 ];
 

@@ -82,6 +82,9 @@ pub fn register(m: &mut MethodTable) {
             c.push(r)
         });
     }
+    // A headless session is a server: the place is loaded before any script runs, so the
+    // `if not game:IsLoaded() then game.Loaded:Wait() end` idiom goes straight on.
+    m.add_method("IsLoaded", |_lua, _this, ()| Ok(true));
     m.add_method("FindService", |lua, _this, name: String| {
         let mut c = ctx(lua)?;
         match find_service(&c, &name) {
