@@ -122,27 +122,18 @@ fn as_saved<T>(
     }
     // A reference to an instance left out is none, as Studio writes it (rbx_xml would
     // write the id of an instance the file does not hold).
-    let mut kept = Vec::new();
-    crate::preorder(&filtered, &copied, |r, _| {
-        kept.push(r);
-        true
-    });
-    for r in kept {
-        if let Some(inst) = filtered.get_by_ref_mut(r) {
-            for value in inst.properties.values_mut() {
-                if let Variant::Ref(target) = value
-                    && target.is_some()
-                    && dom.get_by_ref(*target).is_some()
-                    && !crate::is_saved(dom, *target)
-                {
-                    *target = rbx_types::Ref::none();
-                }
-                if xml && object_content(value) {
-                    *value = Variant::Content(rbx_types::Content::none());
-                }
-            }
+    crate::transfer::for_each_value(&mut filtered, &copied, |value| {
+        if let Variant::Ref(target) = value
+            && target.is_some()
+            && dom.get_by_ref(*target).is_some()
+            && !crate::is_saved(dom, *target)
+        {
+            *target = rbx_types::Ref::none();
         }
-    }
+        if xml && object_content(value) {
+            *value = Variant::Content(rbx_types::Content::none());
+        }
+    });
     write(&filtered, &copied)
 }
 

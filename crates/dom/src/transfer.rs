@@ -103,23 +103,29 @@ pub fn clone_archivable(dom: &mut WeakDom, r: Ref) -> Ref {
     for c in left_out {
         dom.destroy(c);
     }
-    let mut kept = Vec::new();
-    preorder(dom, &[copy], |k, _| {
-        kept.push(k);
+    for_each_value(dom, &[copy], |value| {
+        if let Variant::Ref(target) = value
+            && let Some(&o) = original_of.get(target)
+        {
+            *target = o;
+        }
+    });
+    copy
+}
+
+/// Calls `f` on every property value of the subtrees of `roots` (each instance is changed
+/// on its own, so the order of the walk never shows in the result).
+pub(crate) fn for_each_value(dom: &mut WeakDom, roots: &[Ref], mut f: impl FnMut(&mut Variant)) {
+    let mut all = Vec::new();
+    preorder(dom, roots, |r, _| {
+        all.push(r);
         true
     });
-    for k in kept {
-        if let Some(inst) = dom.get_by_ref_mut(k) {
-            for value in inst.properties.values_mut() {
-                if let Variant::Ref(target) = value
-                    && let Some(&o) = original_of.get(target)
-                {
-                    *target = o;
-                }
-            }
+    for r in all {
+        if let Some(inst) = dom.get_by_ref_mut(r) {
+            inst.properties.values_mut().for_each(&mut f);
         }
     }
-    copy
 }
 
 /// `GetFullName`: names from the top ancestor below the DataModel, joined by dots.

@@ -100,6 +100,22 @@ fn reload_xml(dom: &WeakDom, root: Ref) -> (WeakDom, Ref) {
     (back, r)
 }
 
+/// The first instance named `name` under `root`.
+fn named(dom: &WeakDom, root: Ref, name: &str) -> Ref {
+    dom.descendants_of(root)
+        .find(|i| i.name == name)
+        .map(|i| i.referent())
+        .unwrap_or_else(|| panic!("no {name}"))
+}
+
+/// Points the ObjectValue `r` at `target`.
+fn set_value(dom: &mut WeakDom, r: Ref, target: Ref) {
+    dom.get_by_ref_mut(r)
+        .unwrap()
+        .properties
+        .insert("Value".into(), Variant::Ref(target));
+}
+
 #[test]
 fn r14_1_same_hash_in_memory_rbxm_and_rbxmx() {
     let (dom, root) = sample(3);
@@ -140,23 +156,13 @@ fn r14_1_independent_of_referents() {
 fn r14_1_refs_inside_outside_and_none_differ() {
     let (mut dom, root) = sample(1);
     let before = content_hash(&dom, root);
-    let out = dom
-        .descendants_of(root)
-        .find(|i| i.name == "Out")
-        .map(|i| i.referent())
-        .unwrap();
-    dom.get_by_ref_mut(out)
-        .unwrap()
-        .properties
-        .insert("Value".into(), Variant::Ref(Ref::none()));
+    let out = named(&dom, root, "Out");
+    set_value(&mut dom, out, Ref::none());
     let none = content_hash(&dom, root);
     assert_ne!(none, before);
     // A file cannot hold a reference outside what it holds: in memory it is its own value.
     let elsewhere = dom.root().children()[0];
-    dom.get_by_ref_mut(out)
-        .unwrap()
-        .properties
-        .insert("Value".into(), Variant::Ref(elsewhere));
+    set_value(&mut dom, out, elsewhere);
     assert_ne!(content_hash(&dom, root), none);
     assert_ne!(content_hash(&dom, root), before);
 }
@@ -167,23 +173,11 @@ fn r14_1_refs_inside_outside_and_none_differ() {
 #[test]
 fn non_archivable_instances_are_not_saved_and_not_hashed() {
     let (mut dom, root) = sample(2);
-    let inner = dom
-        .descendants_of(root)
-        .find(|i| i.name == "Inner")
-        .map(|i| i.referent())
-        .unwrap();
-    let (without, _) = {
+    let without = {
         let (mut d, r) = sample(2);
-        let out = d
-            .descendants_of(r)
-            .find(|i| i.name == "Out")
-            .map(|i| i.referent())
-            .unwrap();
-        d.get_by_ref_mut(out)
-            .unwrap()
-            .properties
-            .insert("Value".into(), Variant::Ref(Ref::none()));
-        (content_hash(&d, r), r)
+        let out = named(&d, r, "Out");
+        set_value(&mut d, out, Ref::none());
+        content_hash(&d, r)
     };
     // A temporary instance with a child, and the ObjectValue pointing under it.
     let temp = dom.insert(
@@ -193,15 +187,8 @@ fn non_archivable_instances_are_not_saved_and_not_hashed() {
             .with_property("Archivable", false),
     );
     let under = dom.insert(temp, InstanceBuilder::new("Part").with_name("UnderTemp"));
-    let out = dom
-        .descendants_of(inner)
-        .find(|i| i.name == "Out")
-        .map(|i| i.referent())
-        .unwrap();
-    dom.get_by_ref_mut(out)
-        .unwrap()
-        .properties
-        .insert("Value".into(), Variant::Ref(under));
+    let out = named(&dom, root, "Out");
+    set_value(&mut dom, out, under);
     let memory = content_hash(&dom, root);
     assert_eq!(
         memory, without,

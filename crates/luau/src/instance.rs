@@ -516,6 +516,13 @@ pub fn write_direct(
     }
 }
 
+/// Roblox's error for a write to a read-only property.
+fn read_only(name: &str) -> mlua::Error {
+    mlua::Error::runtime(format!(
+        "unable to assign property {name}: property is read only"
+    ))
+}
+
 /// Renames an instance: the name counts against the output quota, and `Changed` fires.
 fn set_name(c: &mut Ctx, this: &Instance, name: String) -> mlua::Result<()> {
     c.charge_bytes(name.len())?;
@@ -642,10 +649,7 @@ fn newindex(
             writable,
         } => {
             if !writable {
-                return Err(mlua::Error::runtime(format!(
-                    "unable to assign property {}: property is read only",
-                    key()
-                )));
+                return Err(read_only(&key()));
             }
             let data_type = DataType::Value(rbx_types::VariantType::ContentId);
             let uri = match procmodel_luau_types::lua_to_variant(&value, &data_type) {
@@ -683,9 +687,7 @@ fn newindex(
         Prop::Scale => Err(mlua::Error::runtime(
             "unable to assign property Scale: use Model:ScaleTo(scale) to change a model's scale",
         )),
-        Prop::Mass | Prop::AssemblyMass | Prop::AssemblyRootPart => Err(mlua::Error::runtime(
-            format!("unable to assign property {}: property is read only", key()),
-        )),
+        Prop::Mass | Prop::AssemblyMass | Prop::AssemblyRootPart => Err(read_only(&key())),
         Prop::Attachment(d) => {
             let (ty, name) = if d.is_cframe() {
                 (rbx_types::VariantType::CFrame, "CFrame")
@@ -707,10 +709,7 @@ fn newindex(
             ..
         } => {
             if !writable {
-                return Err(mlua::Error::runtime(format!(
-                    "unable to assign property {}: property is read only",
-                    key()
-                )));
+                return Err(read_only(&key()));
             }
             if !saved && c.unsaved_warned.insert((this.class, *k)) {
                 c.log(
