@@ -431,6 +431,37 @@ fn a_place_with_content_ids_saves_and_loads_them_back() {
     }
 }
 
+/// `game:BindToClose` functions run when the session closes, after the script and its threads
+/// and before the place is saved, each in its own thread, for at most 30 s of virtual time:
+/// one that never finishes is ended with a warning, one that fails is reported, and the run
+/// still succeeds.
+#[test]
+fn bind_to_close_runs_before_the_place_is_saved() {
+    let script = tmp("close.luau");
+    std::fs::write(
+        &script,
+        "game:BindToClose(function() task.wait(2) local p = Instance.new('Part') p.Name = 'SavedOnClose' p.Parent = workspace end)\n\
+         game:BindToClose(function() error('a failing closer') end)\n\
+         game:BindToClose(function() while true do task.wait(1) end end)\n",
+    )
+    .unwrap();
+    let place = tmp("close.rbxl");
+    let out = ok(bin()
+        .arg("run")
+        .arg(&script)
+        .arg("--save")
+        .arg(&place)
+        .output()
+        .unwrap());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("a failing closer"), "{err}");
+    assert!(
+        err.contains("1 function(s) still running after 30 s"),
+        "{err}"
+    );
+    assert_eq!(count_named(&read_rbxm(&place), "SavedOnClose"), 1);
+}
+
 #[test]
 fn scale_divides_params_size_and_scales_results() {
     let stairs = examples().join("SpiralStaircase.luau");

@@ -4,7 +4,7 @@
 use crate::context::ctx;
 use crate::error::HostError;
 use crate::host::Host;
-use mlua::{Function, MultiValue, Table, Value};
+use mlua::{Function, IntoLuaMulti, MultiValue, Table, Value};
 use rbx_dom_weak::InstanceBuilder;
 use rbx_types::{Ref, Variant};
 use std::path::Path;
@@ -582,7 +582,48 @@ impl Host {
             crate::globals::module_loader(&self.lua, crate::context::Instance { r: script, class })
                 .map_err(|e| self.script_error(&e))?;
         self.run_thread_with(chunk, MultiValue::new(), true)
-            .map(|_| ())
-            .map_err(|e| self.script_error(&e))
+            .map_err(|e| self.script_error(&e))?;
+        self.close_session().map_err(|e| self.script_error(&e))
+    }
+
+    /// The session closes: the functions bound with `game:BindToClose` run, each in a thread
+    /// of its own, for at most 30 seconds of virtual time; those still running then are ended
+    /// with a warning. Their errors are reported as a spawned thread's are.
+    fn close_session(&mut self) -> mlua::Result<()> {
+        let Value::Table(bound) = self
+            .lua
+            .named_registry_value(crate::classes::services::CLOSE)?
+        else {
+            return Ok(());
+        };
+        if bound.raw_len() == 0 {
+            return Ok(());
+        }
+        self.lua
+            .set_named_registry_value(crate::classes::services::CLOSE, Value::Nil)?;
+        let task: mlua::Table = self.lua.globals().get("task")?;
+        let run = self
+            .lua
+            .load(crate::classes::services::CLOSE_LUAU)
+            .set_name("=BindToClose")
+            .into_function()?;
+        let args = (
+            bound,
+            task.get::<Value>("spawn")?,
+            task.get::<Value>("wait")?,
+            task.get::<Value>("cancel")?,
+        )
+            .into_lua_multi(&self.lua)?;
+        let (out, _) = self.run_thread_with(run, args, true)?;
+        let ended = out.front().and_then(Value::as_integer).unwrap_or(0);
+        if ended > 0 {
+            ctx(&self.lua)?.log(
+                crate::context::LogLevel::Warn,
+                format!(
+                    "BindToClose: {ended} function(s) still running after 30 s were ended, as a closing server ends them"
+                ),
+            );
+        }
+        Ok(())
     }
 }

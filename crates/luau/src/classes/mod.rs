@@ -10,7 +10,7 @@ mod instance;
 mod joints;
 mod physics;
 mod pvinstance;
-mod services;
+pub(crate) mod services;
 mod surface_joints;
 mod terrain;
 mod tween;

@@ -43,6 +43,45 @@ return function(item, lifetime)
 end
 "#;
 
+/// Registry name of the functions `game:BindToClose` bound, in the order they were bound.
+pub(crate) const CLOSE: &str = "procmodel.bind_to_close";
+
+/// Given the bound functions and `task.spawn`, `task.wait`, `task.cancel`: runs each function
+/// in a thread of its own and waits for them, as a closing server does, for at most 30 seconds
+/// (of virtual time); returns how many were still running then and were ended.
+pub(crate) const CLOSE_LUAU: &str = r#"
+local fns, spawn, wait, cancel = ...
+local threads = {}
+for i, f in fns do
+    threads[i] = spawn(f)
+end
+local waited = 0
+while true do
+    local running = false
+    for _, t in threads do
+        if coroutine.status(t) ~= "dead" then
+            running = true
+            break
+        end
+    end
+    if not running then
+        return 0
+    end
+    if waited >= 30 then
+        break
+    end
+    waited += wait()
+end
+local ended = 0
+for _, t in threads do
+    if coroutine.status(t) ~= "dead" then
+        cancel(t)
+        ended += 1
+    end
+end
+return ended
+"#;
+
 /// Registry name of the Selection service's list.
 const SELECTION: &str = "procmodel.selection";
 
@@ -82,6 +121,25 @@ pub fn register(m: &mut MethodTable) {
             c.push(r)
         });
     }
+    // Functions to run when the session closes: `procmodel run` calls them after the script
+    // and its threads are done (see `Host::close_session`).
+    m.add_method("BindToClose", |lua, _this, f: Value| {
+        let Value::Function(f) = f else {
+            return Err(mlua::Error::runtime(format!(
+                "BindToClose: Argument 1 must be a function, got {}",
+                procmodel_luau_types::type_name(&f)
+            )));
+        };
+        let list = match lua.named_registry_value(CLOSE)? {
+            Value::Table(t) => t,
+            _ => {
+                let t = lua.create_table()?;
+                lua.set_named_registry_value(CLOSE, t.clone())?;
+                t
+            }
+        };
+        list.raw_push(f)
+    });
     // A headless session is a server: the place is loaded before any script runs, so the
     // `if not game:IsLoaded() then game.Loaded:Wait() end` idiom goes straight on.
     m.add_method("IsLoaded", |_lua, _this, ()| Ok(true));
