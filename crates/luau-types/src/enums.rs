@@ -22,6 +22,87 @@ fn descriptor(enum_name: &str) -> Option<&'static EnumDescriptor<'static>> {
     database().enums.get(enum_name)
 }
 
+/// Enum items renamed by Roblox whose old names scripts still use and Roblox still accepts
+/// (the API dump's `LegacyNames`; the reflection database does not carry them): (enum,
+/// legacy name, the item's name now), sorted by enum and legacy name.
+const LEGACY_NAMES: &[(&str, &str, &str)] = &[
+    ("AccessoryType", "TeeShirt", "TShirt"),
+    ("AssetType", "TeeShirt", "TShirt"),
+    ("AssetType", "TeeShirtAccessory", "TShirtAccessory"),
+    ("AvatarAssetType", "TeeShirtAccessory", "TShirtAccessory"),
+    ("Axis", "Back", "Z"),
+    ("Axis", "Bottom", "Y"),
+    ("Axis", "Front", "Z"),
+    ("Axis", "Left", "X"),
+    ("Axis", "Right", "X"),
+    ("Axis", "Top", "Y"),
+    ("BinType", "Laser", "Script"),
+    ("BinType", "Rocket", "Script"),
+    ("BinType", "Slingshot", "Script"),
+    ("CatalogSortType", "RecentlyUpdated", "RecentlyCreated"),
+    ("ContextActionPriority", "Default", "Medium"),
+    ("ControlMode", "Mouse Lock Switch", "MouseLockSwitch"),
+    ("ExplosionType", "CratersAndDebris", "Craters"),
+    ("Font", "GothamSemibold", "GothamMedium"),
+    ("Font", "Montserrat", "Gotham"),
+    ("Font", "MontserratBlack", "GothamBlack"),
+    ("Font", "MontserratBold", "GothamBold"),
+    ("Font", "MontserratMedium", "GothamMedium"),
+    ("FormFactor", "Block", "Brick"),
+    ("InputType", "Action1", "NoInput"),
+    ("InputType", "Action2", "NoInput"),
+    ("InputType", "Action3", "NoInput"),
+    ("InputType", "Action4", "NoInput"),
+    ("InputType", "Action5", "NoInput"),
+    ("InputType", "LeftTread", "NoInput"),
+    ("InputType", "RightTread", "NoInput"),
+    ("InputType", "Steer", "NoInput"),
+    ("InputType", "Throtle", "NoInput"),
+    ("InputType", "Throttle", "NoInput"),
+    ("InputType", "UpDown", "NoInput"),
+    ("Material", "Aluminum", "Foil"),
+    ("Material", "Corroded Metal", "CorrodedMetal"),
+    ("ModelLevelOfDetail", "Enabled", "StreamingMesh"),
+    ("QualityLevel", "Level  1", "Level01"),
+    ("QualityLevel", "Level  2", "Level02"),
+    ("QualityLevel", "Level  3", "Level03"),
+    ("QualityLevel", "Level  4", "Level04"),
+    ("QualityLevel", "Level  5", "Level05"),
+    ("QualityLevel", "Level  6", "Level06"),
+    ("QualityLevel", "Level  7", "Level07"),
+    ("QualityLevel", "Level  8", "Level08"),
+    ("QualityLevel", "Level  9", "Level09"),
+    ("QualityLevel", "Level 10", "Level10"),
+    ("QualityLevel", "Level 11", "Level11"),
+    ("QualityLevel", "Level 12", "Level12"),
+    ("QualityLevel", "Level 13", "Level13"),
+    ("QualityLevel", "Level 14", "Level14"),
+    ("QualityLevel", "Level 15", "Level15"),
+    ("QualityLevel", "Level 16", "Level16"),
+    ("QualityLevel", "Level 17", "Level17"),
+    ("QualityLevel", "Level 18", "Level18"),
+    ("QualityLevel", "Level 19", "Level19"),
+    ("QualityLevel", "Level 20", "Level20"),
+    ("QualityLevel", "Level 21", "Level21"),
+    ("RaycastFilterType", "Blacklist", "Exclude"),
+    ("RaycastFilterType", "Whitelist", "Include"),
+    ("Style", "Alternating Supports", "AlternatingSupports"),
+    ("Style", "Bridge Style Supports", "BridgeStyleSupports"),
+    ("Style", "No Supports", "NoSupports"),
+    ("SurfaceType", "Bumps", "Glue"),
+    ("SurfaceType", "Spawn", "Smooth"),
+    ("SurfaceType", "Unjoinable", "Smooth"),
+    ("ThreadPoolConfig", "PartialThread", "Auto"),
+];
+
+/// The current name of `enum_name`'s item once called `legacy`.
+fn legacy_item(enum_name: &str, legacy: &str) -> Option<&'static str> {
+    LEGACY_NAMES
+        .binary_search_by(|&(e, l, _)| (e, l).cmp(&(enum_name, legacy)))
+        .ok()
+        .map(|i| LEGACY_NAMES[i].2)
+}
+
 /// One Roblox `EnumItem`, e.g. `Enum.Material.Plastic`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct EnumItem {
@@ -36,10 +117,14 @@ pub struct EnumItem {
 crate::tagged::impl_tagged!(EnumItem);
 
 impl EnumItem {
-    /// Looks up `Enum.<enum_name>.<name>`.
+    /// Looks up `Enum.<enum_name>.<name>`; a legacy name (`Enum.RaycastFilterType.Blacklist`)
+    /// gives the item that carries it now.
     pub fn from_name(enum_name: &str, name: &str) -> Option<Self> {
         let desc = descriptor(enum_name)?;
-        let (n, v) = desc.items.get_key_value(name)?;
+        let (n, v) = match desc.items.get_key_value(name) {
+            Some(found) => found,
+            None => desc.items.get_key_value(legacy_item(enum_name, name)?)?,
+        };
         Some(EnumItem {
             enum_name: desc.name,
             name: n,
@@ -299,4 +384,24 @@ pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
     crate::tagged::register::<LuaEnum>(lua, &[], crate::tagged::Index::Memo)?;
     crate::tagged::register::<Enums>(lua, &[], crate::tagged::Index::Memo)?;
     lua.globals().set("Enum", Enums)
+}
+
+#[cfg(test)]
+mod legacy_tests {
+    use super::*;
+
+    /// The table is sorted (the look-up is a binary search), and every legacy name leads to
+    /// an item the database has.
+    #[test]
+    fn legacy_names_are_sorted_and_lead_to_items() {
+        assert!(
+            LEGACY_NAMES
+                .windows(2)
+                .all(|w| (w[0].0, w[0].1) < (w[1].0, w[1].1))
+        );
+        for &(e, legacy, now) in LEGACY_NAMES {
+            let item = EnumItem::from_name(e, legacy);
+            assert!(item.is_some_and(|i| i.name == now), "Enum.{e}.{legacy}");
+        }
+    }
 }
