@@ -657,6 +657,9 @@ fn global_type(probe: &Probe, name: &str, kind: &str) -> String {
         ("typeof", "function") => "(value: any) -> string".into(),
         ("warn", "function") => "(...any) -> ()".into(),
         ("tick" | "time" | "elapsedTime", "function") => "() -> number".into(),
+        ("version", "function") => "() -> string".into(),
+        ("printidentity", "function") => "(prefix: string?) -> ()".into(),
+        ("stats", "function") => "() -> Instance".into(),
         ("wait", "function") => "(seconds: number?) -> (number, number)".into(),
         _ => value_type(kind),
     }

@@ -85,6 +85,9 @@ end
 return pcall, xpcall
 "#;
 
+/// The security identity `printidentity` reports: a game script's (Roblox's level 2).
+const GAME_SCRIPT_IDENTITY: u32 = 2;
+
 fn error_to_string(lua: &Lua, v: Value) -> mlua::Result<Value> {
     Ok(match v {
         Value::Error(e) => Value::String(lua.create_string(crate::error::script(&e).to_string())?),
@@ -205,6 +208,31 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
     globals.set("tick", lua.create_function(|lua, ()| Ok(now(lua)))?)?;
     globals.set("time", lua.create_function(|lua, ()| Ok(now(lua)))?)?;
     globals.set("elapsedTime", lua.create_function(|lua, ()| Ok(now(lua)))?)?;
+    // `version()`: the Roblox version whose API this engine implements (the bundled reflection
+    // database's), so the string is the same on every run and machine.
+    globals.set(
+        "version",
+        lua.create_function(|_, ()| {
+            let [generation, version, patch, commit] = procmodel_dom::db().version;
+            Ok(format!("{generation}.{version}.{patch}.{commit}"))
+        })?,
+    )?;
+    // `printidentity(prefix)`: scripts and generators run at a game script's security level.
+    globals.set(
+        "printidentity",
+        lua.create_function(|lua, prefix: Option<String>| {
+            let print: Function = lua.globals().get("print")?;
+            let prefix = prefix.unwrap_or_else(|| "Current identity is".to_owned());
+            print.call::<()>(format!("{prefix} {GAME_SCRIPT_IDENTITY}"))
+        })?,
+    )?;
+    // `stats()`: the Stats service, as `game:GetService("Stats")` gives it.
+    globals.set(
+        "stats",
+        lua.load("return game:GetService('Stats')")
+            .set_name("=stats")
+            .into_function()?,
+    )?;
 
     // require
     let results = lua.create_table()?;
