@@ -250,6 +250,16 @@ pub fn register(m: &mut MethodTable) {
         let found = find_ancestor(&c, this.r, |i| is_a(&i.class, &class));
         push_opt(&mut c, found)
     });
+    // The Actor this instance is, or its nearest Actor ancestor.
+    m.add_method("GetActor", |lua, this, ()| {
+        let mut c = ctx(lua)?;
+        let found = if is_a(&this.class, "Actor") {
+            Some(this.r)
+        } else {
+            find_ancestor(&c, this.r, |i| is_a(&i.class, "Actor"))
+        };
+        push_opt(&mut c, found)
+    });
     m.add_method("IsA", |_, this, class: String| {
         Ok(is_a(&this.class, &class))
     });

@@ -214,6 +214,16 @@ fn part_arg(c: &Ctx, v: &Value, method: &str) -> mlua::Result<Ref> {
 }
 
 pub fn register(m: &mut MethodTable) {
+    m.class("BasePart");
+    // Whether the two parts' collision groups collide (the reference: groups only).
+    m.add_method("CanCollideWith", |lua, this, other: Value| {
+        let c = ctx(lua)?;
+        let other = part_arg(&c, &other, "CanCollideWith")?;
+        let (Some(a), Some(b)) = (c.dom.get_by_ref(this.r), c.dom.get_by_ref(other)) else {
+            return Ok(false);
+        };
+        Ok(registry(&c).collide(group_of(a), group_of(b)))
+    });
     m.class("PhysicsService");
     for name in ["RegisterCollisionGroup", "CreateCollisionGroup"] {
         m.add_method(name, move |lua, _this, group: String| {
