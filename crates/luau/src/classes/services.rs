@@ -82,6 +82,50 @@ end
 return ended
 "#;
 
+/// Service methods that cannot run headless, by class, with the reason their error gives.
+const UNAVAILABLE: &[(&str, &[&str], &str)] = &[
+    (
+        "HttpService",
+        &["GetAsync", "PostAsync", "RequestAsync"],
+        "HTTP requests are not available (scripts have no network access)",
+    ),
+    (
+        "InsertService",
+        &[
+            "LoadAsset",
+            "LoadAssetVersion",
+            "GetFreeModels",
+            "GetFreeDecals",
+        ],
+        "assets cannot be loaded (scripts have no network access); put the model in the place or project and clone it",
+    ),
+    (
+        "DataStoreService",
+        &[
+            "GetDataStore",
+            "GetGlobalDataStore",
+            "GetOrderedDataStore",
+            "ListDataStoresAsync",
+        ],
+        "data stores are not available (a headless session has no experience to store for)",
+    ),
+    (
+        "MarketplaceService",
+        &[
+            "GetProductInfo",
+            "GetProductInfoAsync",
+            "UserOwnsGamePassAsync",
+            "PlayerOwnsAsset",
+        ],
+        "the marketplace is not available (scripts have no network access)",
+    ),
+    (
+        "TextService",
+        &["GetTextSize", "GetTextBoundsAsync", "FilterStringAsync"],
+        "text measuring and filtering are not available (procmodel has no font metrics or filter)",
+    ),
+];
+
 /// Registry name of the Selection service's list.
 const SELECTION: &str = "procmodel.selection";
 
@@ -332,12 +376,18 @@ pub fn register(m: &mut MethodTable) {
         }
         Ok(out)
     });
-    for name in ["GetAsync", "PostAsync", "RequestAsync"] {
-        m.add_method(name, move |_lua, _this, _: MultiValue| -> mlua::Result<()> {
-            Err(mlua::Error::runtime(format!(
-                "HttpService:{name}: HTTP requests are not available (scripts have no network access)"
-            )))
-        });
+    // Methods that need Roblox's servers or the client's fonts: each says why it cannot run
+    // here, rather than "not a valid member" of a class the reference gives it.
+    for &(class, methods, reason) in UNAVAILABLE {
+        m.class(class);
+        for &name in methods {
+            m.add_method(
+                name,
+                move |_lua, _this, _: MultiValue| -> mlua::Result<()> {
+                    Err(mlua::Error::runtime(format!("{class}:{name}: {reason}")))
+                },
+            );
+        }
     }
 
     m.class("Instance");
