@@ -191,6 +191,14 @@ fn index(lua: &Lua, h: &Value, key_bytes: &[u8], methods: &Methods) -> mlua::Res
         }
         Prop::Scale => Ok(Value::Number(procmodel_dom::model_scale(inst) as f64)),
         Prop::Mass => Ok(Value::Number(crate::assembly::mass(inst))),
+        Prop::ExtentsCFrame => {
+            let cf = procmodel_dom::part_cframe(inst);
+            procmodel_luau_types::variant_to_lua(lua, &Variant::CFrame(affine_to_cframe(&cf)), None)
+        }
+        Prop::ExtentsSize => {
+            let size = procmodel_dom::part_size(inst).max(Vec3::splat(PHYSICAL_SIZE_MIN));
+            Ok(procmodel_luau_types::Vector3(size).value())
+        }
         Prop::AssemblyMass => {
             let parts = crate::assembly::assembly(c, this.r, "AssemblyMass")?;
             let mut total = 0.0;
@@ -533,6 +541,9 @@ fn set_name(c: &mut Ctx, this: &Instance, name: String) -> mlua::Result<()> {
     Ok(())
 }
 
+/// The smallest dimension the physics engine gives a part (BasePart.Size, Roblox reference).
+const PHYSICAL_SIZE_MIN: f32 = 0.05;
+
 /// The range of each of a part's dimensions (BasePart.Size, Roblox reference).
 const PART_SIZE_MIN: f32 = 0.001;
 const PART_SIZE_MAX: f32 = 2048.0;
@@ -687,7 +698,11 @@ fn newindex(
         Prop::Scale => Err(mlua::Error::runtime(
             "unable to assign property Scale: use Model:ScaleTo(scale) to change a model's scale",
         )),
-        Prop::Mass | Prop::AssemblyMass | Prop::AssemblyRootPart => Err(read_only(&key())),
+        Prop::Mass
+        | Prop::ExtentsCFrame
+        | Prop::ExtentsSize
+        | Prop::AssemblyMass
+        | Prop::AssemblyRootPart => Err(read_only(&key())),
         Prop::Attachment(d) => {
             let (ty, name) = if d.is_cframe() {
                 (rbx_types::VariantType::CFrame, "CFrame")

@@ -46,6 +46,10 @@ pub enum Prop {
     /// BasePart.Mass, AssemblyMass and AssemblyRootPart: read-only, derived from the part,
     /// or from its assembly (`assembly.rs`).
     Mass,
+    /// BasePart.ExtentsCFrame and ExtentsSize, read-only: the part's physical centre (its
+    /// CFrame) and physical size (its Size, at least 0.05 studs on each axis).
+    ExtentsCFrame,
+    ExtentsSize,
     AssemblyMass,
     AssemblyRootPart,
     /// A property stored under its canonical key.
@@ -149,6 +153,8 @@ fn resolve(class: &str, name: &str) -> Prop {
             "Orientation" | "Rotation" => return Prop::Orientation,
             "BrickColor" | "brickColor" => return Prop::BrickColor(Ustr::from("Color")),
             "Mass" => return Prop::Mass,
+            "ExtentsCFrame" => return Prop::ExtentsCFrame,
+            "ExtentsSize" => return Prop::ExtentsSize,
             "AssemblyMass" => return Prop::AssemblyMass,
             "AssemblyRootPart" => return Prop::AssemblyRootPart,
             _ => {}

@@ -32,6 +32,11 @@ pub fn register(m: &mut MethodTable) {
             None => Ok(mlua::Value::Nil),
         }
     });
+    // The deprecated BreakJoints: destroys the JointInstances (Weld, Snap, Motor6D, ...)
+    // joining this part; a Model's breaks those of every part in it.
+    for name in ["BreakJoints", "breakJoints"] {
+        m.add_method(name, |lua, this, ()| break_joints(lua, &[this.r]));
+    }
     // Whether an anchored part holds its assembly in place.
     m.add_method("IsGrounded", |lua, this, ()| {
         let c = ctx(lua)?;
@@ -39,4 +44,50 @@ pub fn register(m: &mut MethodTable) {
             .iter()
             .any(|&r| c.dom.get_by_ref(r).is_some_and(crate::assembly::anchored)))
     });
+    m.class("Model");
+    for name in ["BreakJoints", "breakJoints"] {
+        m.add_method(name, |lua, this, ()| {
+            let parts = {
+                let c = ctx(lua)?;
+                let mut parts = Vec::new();
+                procmodel_dom::preorder(&c.dom, &[this.r], |r, i| {
+                    if procmodel_dom::is_a(&i.class, "BasePart") {
+                        parts.push(r);
+                    }
+                    true
+                });
+                parts
+            };
+            break_joints(lua, &parts)
+        });
+    }
+}
+
+/// Destroys the JointInstances that join any of `parts` (WeldConstraints and the other
+/// constraints are not surface joints and stay).
+fn break_joints(lua: &mlua::Lua, parts: &[Ref]) -> mlua::Result<()> {
+    let mut c = ctx(lua)?;
+    let Some(&first) = parts.first() else {
+        return Ok(());
+    };
+    // The parts share one tree (a part, or a model's parts): its joints are found once.
+    let parts: rustc_hash::FxHashSet<Ref> = parts.iter().copied().collect();
+    let doomed: Vec<Ref> = all_joints(&c, first, "BreakJoints")?
+        .into_iter()
+        .filter(|(joint, ends, _)| {
+            ends.iter().any(|e| parts.contains(e))
+                && c.dom
+                    .get_by_ref(*joint)
+                    .is_some_and(|j| procmodel_dom::is_a(&j.class, "JointInstance"))
+        })
+        .map(|(joint, _, _)| joint)
+        .collect();
+    for joint in doomed {
+        c.check_write(joint, || "BreakJoints".into())?;
+        if c.signals.watch.any {
+            crate::signals::destroying(&mut c, joint);
+        }
+        super::instance::destroy(&mut c, joint);
+    }
+    Ok(())
 }

@@ -224,6 +224,20 @@ pub fn register(m: &mut MethodTable) {
         };
         Ok(registry(&c).collide(group_of(a), group_of(b)))
     });
+    // The deprecated GetRenderCFrame: where the part is drawn, which headless is its CFrame.
+    m.add_method("GetRenderCFrame", |lua, this, ()| {
+        let c = ctx(lua)?;
+        let cf = c
+            .dom
+            .get_by_ref(this.r)
+            .map(procmodel_dom::part_cframe)
+            .unwrap_or_default();
+        procmodel_luau_types::variant_to_lua(
+            lua,
+            &Variant::CFrame(procmodel_dom::affine_to_cframe(&cf)),
+            None,
+        )
+    });
     m.class("PhysicsService");
     for name in ["RegisterCollisionGroup", "CreateCollisionGroup"] {
         m.add_method(name, move |lua, _this, group: String| {

@@ -120,6 +120,27 @@ const UNAVAILABLE: &[(&str, &[&str], &str)] = &[
         "the marketplace is not available (scripts have no network access)",
     ),
     (
+        "BasePart",
+        &[
+            "SetNetworkOwner",
+            "GetNetworkOwner",
+            "SetNetworkOwnershipAuto",
+            "GetNetworkOwnershipAuto",
+            "CanSetNetworkOwnership",
+        ],
+        "network ownership is not available (a headless session has no clients)",
+    ),
+    (
+        "BasePart",
+        &[
+            "ApplyImpulse",
+            "ApplyAngularImpulse",
+            "ApplyImpulseAtPosition",
+            "GetVelocityAtPosition",
+        ],
+        "physics is not simulated (procmodel builds scenes, it does not run them)",
+    ),
+    (
         "TextService",
         &["GetTextSize", "GetTextBoundsAsync", "FilterStringAsync"],
         "text measuring and filtering are not available (procmodel has no font metrics or filter)",
