@@ -531,8 +531,18 @@ fn read_only(name: &str) -> mlua::Error {
     ))
 }
 
+/// Roblox refuses a name this long or longer (its error quotes the limit; the reference's
+/// older "100 characters" no longer holds: longer names are kept whole).
+const NAME_MAX: usize = 200_000;
+
 /// Renames an instance: the name counts against the output quota, and `Changed` fires.
 fn set_name(c: &mut Ctx, this: &Instance, name: String) -> mlua::Result<()> {
+    if name.len() >= NAME_MAX {
+        return Err(mlua::Error::runtime(format!(
+            "Unable to assign property Name. Provided string length ({}) is greater than or equal to max length ({NAME_MAX})",
+            name.len()
+        )));
+    }
     c.charge_bytes(name.len())?;
     inst_mut(c, this)?.name = name;
     if c.signals.watch.any {
