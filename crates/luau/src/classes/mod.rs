@@ -10,6 +10,7 @@ mod instance;
 mod joints;
 mod physics;
 mod pvinstance;
+mod query;
 pub(crate) mod services;
 mod surface_joints;
 mod terrain;
@@ -33,6 +34,7 @@ pub fn register_all(m: &mut MethodTable) {
     joints::register(m);
     physics::register(m);
     pvinstance::register(m);
+    query::register(m);
     services::register(m);
     surface_joints::register(m);
     terrain::register(m);
