@@ -125,8 +125,7 @@ fn as_saved<T>(
     crate::transfer::for_each_value(&mut filtered, &copied, |value| {
         if let Variant::Ref(target) = value
             && target.is_some()
-            && dom.get_by_ref(*target).is_some()
-            && !crate::is_saved(dom, *target)
+            && !crate::keeps_reference(dom, *target)
         {
             *target = rbx_types::Ref::none();
         }

@@ -236,13 +236,6 @@ fn hidden(dom: &WeakDom, root: Ref, r: Ref, inst: &Instance) -> bool {
                     .is_some_and(|p| hides_results(root, inst.parent(), p)))
 }
 
-/// Whether a reference to `target` survives a save: it is none in the file when `target`
-/// exists but is not archivable or lies under an instance that is not. A target that no
-/// longer exists counts as kept (it hashes as outside the subtree).
-fn saved_target(dom: &WeakDom, target: Ref) -> bool {
-    dom.get_by_ref(target).is_none() || crate::is_saved(dom, target)
-}
-
 /// The subtree of `root` in pre-order without the results of the ProceduralModels nested in
 /// it: the instances the hash covers, in the order that numbers the targets of references
 /// (the root is 0). `visit` returns whether to go on; once it says no, nothing more is
@@ -507,13 +500,12 @@ impl<'a> Hasher<'a> {
             put_u32(buf, 0);
         }
         let dom = self.dom;
-        let hide = hides_results(self.root, r, inst);
-        self.nested += usize::from(hide);
+        self.nested += usize::from(hides_results(self.root, r, inst));
         let mut children = Vec::with_capacity(inst.children().len());
         let mut left_out = 0;
         for &c in inst.children() {
             if let Some(i) = dom.get_by_ref(c) {
-                if (hide && i.class == "GeneratedFolder") || !crate::is_archivable(i) {
+                if hidden(dom, self.root, c, i) {
                     left_out += 1;
                 } else {
                     children.push((c, i));
@@ -550,7 +542,7 @@ impl<'a> Hasher<'a> {
             // instance of a class that lacks the property).
             // So is one to an instance files leave out (not archivable, or under one).
             if rule.skip
-                || matches!(value, Variant::Ref(r) if r.is_none() || !saved_target(self.dom, *r))
+                || matches!(value, Variant::Ref(r) if r.is_none() || !crate::keeps_reference(self.dom, *r))
             {
                 continue;
             }

@@ -54,16 +54,19 @@ pub fn is_archivable(inst: &Instance) -> bool {
     )
 }
 
-/// Whether `r` exists and would be saved with the scene: neither it nor an ancestor is
-/// non-archivable.
-pub fn is_saved(dom: &WeakDom, mut r: Ref) -> bool {
+/// Whether a Roblox file written from `dom` keeps a reference to `target`: not when
+/// `target` exists and it or an ancestor is not archivable (the file writes the reference as
+/// none). A reference to nothing, or to an instance that no longer exists, is kept as it is.
+/// The content hash and the file encoders share this rule.
+pub fn keeps_reference(dom: &WeakDom, target: Ref) -> bool {
+    let mut r = target;
     while let Some(i) = dom.get_by_ref(r) {
         if !is_archivable(i) {
             return false;
         }
         r = i.parent();
     }
-    r.is_none()
+    true
 }
 
 /// `Instance:Clone()` below the root's own check: a copy of `r`'s subtree (new referents,
@@ -166,12 +169,11 @@ pub fn terrain_water(terrain: Option<&rbx_dom_weak::Instance>) -> ([u8; 3], f32)
             .or_else(|| crate::db_default("Terrain", name))
     };
     let color = match prop("WaterColor") {
-        Some(rbx_types::Variant::Color3(c)) => {
-            [c.r, c.g, c.b].map(|v| (v.clamp(0.0, 1.0) * 255.0).round() as u8)
-        }
-        Some(rbx_types::Variant::Color3uint8(c)) => [c.r, c.g, c.b],
-        _ => [12, 84, 92],
+        Some(rbx_types::Variant::Color3(c)) => rbx_types::Color3uint8::from(*c),
+        Some(rbx_types::Variant::Color3uint8(c)) => *c,
+        _ => rbx_types::Color3uint8::new(12, 84, 92),
     };
+    let color = [color.r, color.g, color.b];
     let transparency = match prop("WaterTransparency") {
         Some(rbx_types::Variant::Float32(t)) if t.is_finite() => t.clamp(0.0, 1.0),
         _ => 0.3,
