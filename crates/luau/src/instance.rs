@@ -181,20 +181,10 @@ fn index(lua: &Lua, h: &Value, key_bytes: &[u8], methods: &Methods) -> mlua::Res
             );
             Ok(Value::Boolean(!matches!(stored, Some(Variant::Bool(true)))))
         }
-        Prop::WorldPivot => {
-            let pivot = get_pivot(&c.dom, this.r).unwrap_or_default();
-            procmodel_luau_types::variant_to_lua(
-                lua,
-                &Variant::CFrame(affine_to_cframe(&pivot)),
-                None,
-            )
-        }
+        Prop::WorldPivot => cframe_value(lua, &get_pivot(&c.dom, this.r).unwrap_or_default()),
         Prop::Scale => Ok(Value::Number(procmodel_dom::model_scale(inst) as f64)),
         Prop::Mass => Ok(Value::Number(crate::assembly::mass(inst))),
-        Prop::ExtentsCFrame => {
-            let cf = procmodel_dom::part_cframe(inst);
-            procmodel_luau_types::variant_to_lua(lua, &Variant::CFrame(affine_to_cframe(&cf)), None)
-        }
+        Prop::ExtentsCFrame => cframe_value(lua, &procmodel_dom::part_cframe(inst)),
         Prop::ExtentsSize => {
             let size = procmodel_dom::part_size(inst).max(Vec3::splat(PHYSICAL_SIZE_MIN));
             Ok(procmodel_luau_types::Vector3(size).value())
@@ -522,6 +512,11 @@ pub fn write_direct(
         Ok((k, variant)) => done(store(c, this, k, variant)),
         Err(value) => Ok(Direct::General(*this, prop, value)),
     }
+}
+
+/// A scene transform as a Luau CFrame.
+pub(crate) fn cframe_value(lua: &Lua, a: &glam::Affine3A) -> mlua::Result<Value> {
+    procmodel_luau_types::variant_to_lua(lua, &Variant::CFrame(affine_to_cframe(a)), None)
 }
 
 /// Roblox's error for a write to a read-only property.

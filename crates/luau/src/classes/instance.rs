@@ -110,6 +110,17 @@ pub(crate) fn count_new_instance(c: &mut Ctx) -> mlua::Result<()> {
     check_limit(c, 1)
 }
 
+/// A script's destruction of `r` by `method`: the write is checked, `Destroying` fires, then
+/// [`destroy`].
+pub(crate) fn destroy_as(c: &mut Ctx, r: Ref, method: &str) -> mlua::Result<()> {
+    c.check_write(r, || method.into())?;
+    if c.signals.watch.any {
+        crate::signals::destroying(c, r);
+    }
+    destroy(c, r);
+    Ok(())
+}
+
 /// Marks `r` and its descendants destroyed and detaches `r`.
 pub(crate) fn destroy(c: &mut Ctx, r: Ref) {
     if r == c.dom.root_ref() || c.dom.get_by_ref(r).is_none() {
@@ -290,13 +301,7 @@ pub fn register(m: &mut MethodTable) {
         c.push(copy)
     });
     m.add_method("Destroy", |lua, this, ()| {
-        let mut c = ctx(lua)?;
-        c.check_write(this.r, || "Destroy".into())?;
-        if c.signals.watch.any {
-            crate::signals::destroying(&mut c, this.r);
-        }
-        destroy(&mut c, this.r);
-        Ok(())
+        destroy_as(&mut *ctx(lua)?, this.r, "Destroy")
     });
     m.add_method("ClearAllChildren", |lua, this, ()| {
         let mut c = ctx(lua)?;

@@ -83,11 +83,7 @@ fn break_joints(lua: &mlua::Lua, parts: &[Ref]) -> mlua::Result<()> {
         .map(|(joint, _, _)| joint)
         .collect();
     for joint in doomed {
-        c.check_write(joint, || "BreakJoints".into())?;
-        if c.signals.watch.any {
-            crate::signals::destroying(&mut c, joint);
-        }
-        super::instance::destroy(&mut c, joint);
+        super::instance::destroy_as(&mut c, joint, "BreakJoints")?;
     }
     Ok(())
 }

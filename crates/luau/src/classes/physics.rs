@@ -227,16 +227,8 @@ pub fn register(m: &mut MethodTable) {
     // The deprecated GetRenderCFrame: where the part is drawn, which headless is its CFrame.
     m.add_method("GetRenderCFrame", |lua, this, ()| {
         let c = ctx(lua)?;
-        let cf = c
-            .dom
-            .get_by_ref(this.r)
-            .map(procmodel_dom::part_cframe)
-            .unwrap_or_default();
-        procmodel_luau_types::variant_to_lua(
-            lua,
-            &Variant::CFrame(procmodel_dom::affine_to_cframe(&cf)),
-            None,
-        )
+        let cf = c.dom.get_by_ref(this.r).map(procmodel_dom::part_cframe);
+        crate::instance::cframe_value(lua, &cf.unwrap_or_default())
     });
     m.class("PhysicsService");
     for name in ["RegisterCollisionGroup", "CreateCollisionGroup"] {

@@ -3,15 +3,11 @@
 //! results container's pivot part).
 
 use crate::context::ctx;
-use crate::instance::{inst_mut, opt_instance};
+use crate::instance::{cframe_value, inst_mut, opt_instance};
 use crate::methods::MethodTable;
-use mlua::{Lua, Value};
-use procmodel_dom::{affine_to_cframe, cframe_to_affine, is_a};
+use mlua::Value;
+use procmodel_dom::{cframe_to_affine, is_a};
 use rbx_types::{Ref, Variant};
-
-fn cframe_value(lua: &Lua, a: &glam::Affine3A) -> mlua::Result<Value> {
-    procmodel_luau_types::variant_to_lua(lua, &Variant::CFrame(affine_to_cframe(a)), None)
-}
 
 /// The model's PrimaryPart, or Roblox's error for `method` without one.
 fn primary_part_or_error(

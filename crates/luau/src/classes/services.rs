@@ -151,11 +151,16 @@ const UNAVAILABLE: &[(&str, &[&str], &str)] = &[
 const SELECTION: &str = "procmodel.selection";
 
 fn selection(lua: &mlua::Lua) -> mlua::Result<mlua::Table> {
-    match lua.named_registry_value::<Value>(SELECTION)? {
+    registry_list(lua, SELECTION)
+}
+
+/// The list the registry keeps under `name`, made empty the first time it is asked for.
+fn registry_list(lua: &mlua::Lua, name: &str) -> mlua::Result<mlua::Table> {
+    match lua.named_registry_value::<Value>(name)? {
         Value::Table(t) => Ok(t),
         _ => {
             let t = lua.create_table()?;
-            lua.set_named_registry_value(SELECTION, &t)?;
+            lua.set_named_registry_value(name, &t)?;
             Ok(t)
         }
     }
@@ -195,15 +200,7 @@ pub fn register(m: &mut MethodTable) {
                 procmodel_luau_types::type_name(&f)
             )));
         };
-        let list = match lua.named_registry_value(CLOSE)? {
-            Value::Table(t) => t,
-            _ => {
-                let t = lua.create_table()?;
-                lua.set_named_registry_value(CLOSE, t.clone())?;
-                t
-            }
-        };
-        list.raw_push(f)
+        registry_list(lua, CLOSE)?.raw_push(f)
     });
     // A headless session is a server: the place is loaded before any script runs, so the
     // `if not game:IsLoaded() then game.Loaded:Wait() end` idiom goes straight on.
