@@ -157,13 +157,13 @@ pub(crate) fn gltf_with_terrain(
     let (mut doc, mut bin, warnings) = match format {
         Format::Glb => {
             let e = procmodel_export::to_glb(dom, roots, &opts)
-                .with_context(|| format!("cannot export {}", path.display()))?;
+                .with_context(output::cannot_export(path))?;
             let (j, b) = split_glb(&e.output)?;
             (j, b, e.warnings)
         }
         Format::Gltf => {
             let e = procmodel_export::to_gltf(dom, roots, &opts)
-                .with_context(|| format!("cannot export {}", path.display()))?;
+                .with_context(output::cannot_export(path))?;
             let j = serde_json::from_str(&e.output.json).context("the exported glTF JSON")?;
             (j, e.output.bin, e.warnings)
         }
@@ -199,8 +199,8 @@ fn obj_with_terrain(
         mtl_name: format!("{stem}.mtl"),
         ..ExportOptions::default()
     };
-    let e = procmodel_export::to_obj(dom, roots, &opts)
-        .with_context(|| format!("cannot export {}", path.display()))?;
+    let e =
+        procmodel_export::to_obj(dom, roots, &opts).with_context(output::cannot_export(path))?;
     output::print_warnings(&e.warnings, true);
     let (mut obj, mut mtl) = (e.output.obj, e.output.mtl);
     let mut next = 1 + obj.lines().filter(|l| l.starts_with("v ")).count();

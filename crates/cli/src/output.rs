@@ -54,12 +54,17 @@ pub struct Written {
     pub hash: blake3::Hash,
 }
 
+/// The context of an exporter's error: the file it was exporting.
+pub(crate) fn cannot_export(path: &Path) -> impl Fn() -> String + '_ {
+    move || format!("cannot export {}", path.display())
+}
+
 /// Serialises `roots` of `dom` in `format` and writes them (and sidecar files) to `path`.
 /// Roblox files stream into the file (hashed on the way); the others are built in memory.
 /// Export warnings go to stderr. Every error names the file it was writing.
 pub fn write(dom: &WeakDom, roots: &[Ref], format: Format, path: &Path) -> Result<Written> {
     let opts = export_options(path);
-    let exporting = || format!("cannot export {}", path.display());
+    let exporting = cannot_export(path);
     let (bytes, warnings) = match format {
         Format::Rbxm | Format::Rbxl => {
             return stream(path, |w| {
