@@ -55,7 +55,7 @@ enum Simple {
     Class(String),
     Tag(String),
     Name(String),
-    Property(String, Value),
+    Property(String, Value, PropertyKeys),
     HasAttribute(String),
     Attribute(String, Value),
     Not(Vec<Complex>),
@@ -258,7 +258,7 @@ impl Parser<'_> {
         Ok(if attribute {
             Simple::Attribute(name, value)
         } else {
-            Simple::Property(name, value)
+            Simple::Property(name, value, PropertyKeys::default())
         })
     }
 
@@ -358,7 +358,7 @@ fn matches_simple(dom: &WeakDom, root: Ref, r: Ref, inst: &Instance, s: &Simple)
         Simple::Name(n) => inst.name == *n,
         Simple::HasAttribute(a) => attribute(inst, a).is_some(),
         Simple::Attribute(a, v) => attribute(inst, a).is_some_and(|x| equal(x, v, None)),
-        Simple::Property(p, v) => property_equals(inst, p, v),
+        Simple::Property(p, v, keys) => property_equals(inst, p, v, keys),
         Simple::Not(list) => !matches_list(dom, root, r, list),
         Simple::Has(list) => {
             let mut found = false;
@@ -378,19 +378,38 @@ fn attribute<'a>(inst: &'a Instance, name: &str) -> Option<&'a Variant> {
     }
 }
 
-fn property_equals(inst: &Instance, name: &str, v: &Value) -> bool {
-    let Some(info) = procmodel_dom::find_property(&inst.class, name) else {
+/// Per class, where a `[Property = value]` selector finds its value: the canonical key, the
+/// class default and the enum the value names an item of (None: no such property). Worked
+/// out once per class in a query, not once per instance.
+type PropertyKeys = std::cell::RefCell<
+    rustc_hash::FxHashMap<
+        rbx_dom_weak::Ustr,
+        Option<(
+            rbx_dom_weak::Ustr,
+            Option<&'static Variant>,
+            Option<&'static str>,
+        )>,
+    >,
+>;
+
+fn property_equals(inst: &Instance, name: &str, v: &Value, keys: &PropertyKeys) -> bool {
+    let resolved = *keys.borrow_mut().entry(inst.class).or_insert_with(|| {
+        procmodel_dom::find_property(&inst.class, name).map(|info| {
+            let enum_name = match info.data_type {
+                DataType::Enum(e) => Some(*e),
+                _ => None,
+            };
+            let default = procmodel_dom::db_default(&inst.class, info.canonical);
+            (rbx_dom_weak::Ustr::from(info.canonical), default, enum_name)
+        })
+    });
+    let Some((key, default, enum_name)) = resolved else {
         return false;
     };
-    let value = inst
-        .properties
-        .get(&rbx_dom_weak::ustr(info.canonical))
-        .or_else(|| procmodel_dom::db_default(&inst.class, info.canonical));
-    let enum_name = match info.data_type {
-        DataType::Enum(e) => Some(*e),
-        _ => None,
-    };
-    value.is_some_and(|x| equal(x, v, enum_name))
+    inst.properties
+        .get(&key)
+        .or(default)
+        .is_some_and(|x| equal(x, v, enum_name))
 }
 
 fn equal(x: &Variant, v: &Value, enum_name: Option<&str>) -> bool {
