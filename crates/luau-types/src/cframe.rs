@@ -195,6 +195,40 @@ impl CFrame {
         (rx, ry, rz)
     }
 
+    /// `ToEulerAngles(order)`: the angles `(rx, ry, rz)` that [`CFrame::from_euler`] with
+    /// `order` turns back into this rotation; `None` for an order that is not a permutation
+    /// of XYZ. For `R = Ri(a)·Rj(b)·Rk(c)` (the order's letters i, j, k), with `s` = 1 when
+    /// (i, j, k) is an even permutation of (X, Y, Z) and −1 otherwise:
+    /// `b = asin(s·R[i][k])`, `a = atan2(−s·R[j][k], R[k][k])`, `c = atan2(−s·R[i][j], R[i][i])`.
+    pub fn to_euler(&self, order: &str) -> Option<(f32, f32, f32)> {
+        let axes: Vec<usize> = order
+            .chars()
+            .map(|c| match c {
+                'X' => Some(0),
+                'Y' => Some(1),
+                'Z' => Some(2),
+                _ => None,
+            })
+            .collect::<Option<_>>()?;
+        let &[i, j, k] = axes.as_slice() else {
+            return None;
+        };
+        if i == j || j == k || i == k {
+            return None;
+        }
+        let s = if (j + 3 - i) % 3 == 1 { 1.0 } else { -1.0 };
+        let c = self.components();
+        let m = |r: usize, col: usize| c[3 + 3 * r + col];
+        let b = (s * m(i, k)).clamp(-1.0, 1.0).asin();
+        let a = (-s * m(j, k)).atan2(m(k, k));
+        let cc = (-s * m(i, j)).atan2(m(i, i));
+        let mut out = [0.0f32; 3];
+        out[i] = a;
+        out[j] = b;
+        out[k] = cc;
+        Some((out[0], out[1], out[2]))
+    }
+
     /// Rotation as a unit quaternion.
     pub fn quat(&self) -> Quat {
         Quat::from_mat3(&self.rotation).normalize()
@@ -245,5 +279,34 @@ impl From<CFrame> for rbx_types::CFrame {
 impl From<CFrame> for Affine3A {
     fn from(c: CFrame) -> Self {
         c.to_affine()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CFrame;
+
+    #[test]
+    fn to_euler_inverts_from_euler_for_every_order() {
+        let orders = ["XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"];
+        for order in orders {
+            for &(rx, ry, rz) in &[(0.3f32, -0.7f32, 1.1f32), (-1.2, 0.4, -1.5), (0.0, 0.0, 0.0)] {
+                let c = CFrame::from_euler(order, rx, ry, rz).unwrap();
+                let (ax, ay, az) = c.to_euler(order).unwrap();
+                let back = CFrame::from_euler(order, ax, ay, az).unwrap();
+                let (p, q) = (c.components(), back.components());
+                for (x, y) in p.iter().zip(q) {
+                    assert!((x - y).abs() < 1e-5, "{order} ({rx}, {ry}, {rz}): {p:?} vs {q:?}");
+                }
+                // Away from gimbal lock the angles themselves come back.
+                assert!((ax - rx).abs() < 1e-5 && (ay - ry).abs() < 1e-5 && (az - rz).abs() < 1e-5);
+            }
+        }
+        // The two fixed orders agree with their own methods.
+        let c = CFrame::from_euler("YXZ", 0.2, 0.5, -0.3).unwrap();
+        assert_eq!(c.to_euler("YXZ"), Some(c.to_euler_yxz()));
+        assert_eq!(c.to_euler("XYZ").map(|_| ()), Some(()));
+        assert_eq!(c.to_euler("XXZ"), None);
+        assert_eq!(c.to_euler("XY"), None);
     }
 }

@@ -129,6 +129,11 @@ impl Tagged for CFrame {
         for name in ["ToEulerAnglesYXZ", "toEulerAnglesYXZ", "ToOrientation"] {
             m.add_method(name, |_, c, ()| Ok(c.to_euler_yxz()));
         }
+        m.add_method("ToEulerAngles", |_, c, a: MultiValue| {
+            let a = Args::new("ToEulerAngles", a);
+            let order = rotation_order(&a, 1)?;
+            c.to_euler(&order).ok_or_else(|| a.bad(1, "Enum.RotationOrder"))
+        });
         for name in ["ToAxisAngle", "toAxisAngle"] {
             m.add_method(name, |_, c, ()| {
                 let (axis, angle) = c.quat().to_axis_angle();
@@ -385,16 +390,7 @@ pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
     f("fromEulerAnglesYXZ", yxz)?;
     f("fromOrientation", yxz)?;
     f("fromEulerAngles", |a| {
-        let order = if a.is_nil(4) {
-            "XYZ".to_string()
-        } else {
-            a.ud::<EnumItem>(4, "Enum.RotationOrder")
-                .ok()
-                .filter(|e| e.enum_name == "RotationOrder")
-                .ok_or_else(|| a.bad(4, "Enum.RotationOrder"))?
-                .name
-                .to_string()
-        };
+        let order = rotation_order(&a, 4)?;
         let (rx, ry, rz) = (a.opt_f32(1, 0.0)?, a.opt_f32(2, 0.0)?, a.opt_f32(3, 0.0)?);
         CFrame::from_euler(&order, rx, ry, rz).ok_or_else(|| a.bad(4, "Enum.RotationOrder"))
     })?;
@@ -424,4 +420,17 @@ pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
     })?;
     t.raw_set("identity", CFrame::IDENTITY)?;
     crate::args::install_global(lua, "CFrame", t)
+}
+
+/// The optional `Enum.RotationOrder` argument at `i` by name (XYZ when nil).
+fn rotation_order(a: &Args, i: usize) -> mlua::Result<String> {
+    if a.is_nil(i) {
+        return Ok("XYZ".to_string());
+    }
+    Ok(a.ud::<EnumItem>(i, "Enum.RotationOrder")
+        .ok()
+        .filter(|e| e.enum_name == "RotationOrder")
+        .ok_or_else(|| a.bad(i, "Enum.RotationOrder"))?
+        .name
+        .to_string())
 }

@@ -14,6 +14,12 @@
 //!   does not collide with the query's `CollisionGroup` is not seen (`physics.rs`).
 //! - `FilterDescendantsInstances` with `FilterType` Exclude (default) or Include acts on the
 //!   listed instances and their descendants; Terrain counts as a descendant of `workspace`.
+//!   The newer `ExcludeInstances` and `IncludeInstances` (each nil by default) filter on
+//!   top of that: an instance under one listed in `ExcludeInstances` is never seen, and
+//!   when `IncludeInstances` is an array only instances under one listed in it are (an
+//!   empty array includes nothing). Exclusion wins over inclusion.
+//! - `OverlapParams.Tolerance` (clamped to 0–0.05 studs) grows the box of
+//!   `GetPartBoundsInBox` by it on every side and the radius of `GetPartBoundsInRadius`.
 //! - Rays detect the surfaces they enter: a ray starting inside a part does not hit it.
 //!   The direction's length is the ray's length, at most 15,000 studs (longer ones are cut).
 //! - Geometry: `procmodel_dom::spatial` (part shapes, AABBs, exact overlap); terrain:
@@ -86,6 +92,11 @@ pub struct QueryParams {
     brute_force: bool,
     /// OverlapParams only; 0 is no limit.
     max_parts: u32,
+    /// `ExcludeInstances` and `IncludeInstances`: None while nil.
+    exclude: Option<Vec<Ref>>,
+    include_only: Option<Vec<Ref>>,
+    /// OverlapParams only, 0–0.05 studs.
+    tolerance: f32,
 }
 
 impl QueryParams {
@@ -99,6 +110,9 @@ impl QueryParams {
             respect_can_collide: false,
             brute_force: false,
             max_parts: 0,
+            exclude: None,
+            include_only: None,
+            tolerance: 0.0,
         }
     }
 
@@ -207,6 +221,24 @@ impl<const OVERLAP: bool> UserData for Params<OVERLAP> {
                     Value::Table(t)
                 }
                 "FilterType" => enum_item_value(lua, filter_type_item(this.include))?,
+                "ExcludeInstances" | "IncludeInstances" => {
+                    let list = match key.as_str() {
+                        "ExcludeInstances" => &this.exclude,
+                        _ => &this.include_only,
+                    };
+                    let Some(list) = list else {
+                        return Ok(Value::Nil);
+                    };
+                    let mut c = ctx(lua)?;
+                    let t = lua.create_table_with_capacity(list.len(), 0)?;
+                    for &r in list {
+                        if c.dom.get_by_ref(r).is_some() {
+                            t.raw_push(c.push(r)?)?;
+                        }
+                    }
+                    Value::Table(t)
+                }
+                "Tolerance" if this.kind == Kind::Overlap => Value::Number(this.tolerance.into()),
                 "IgnoreWater" if this.kind == Kind::Raycast => Value::Boolean(this.ignore_water),
                 "CollisionGroup" => Value::String(lua.create_string(&this.collision_group)?),
                 "RespectCanCollide" => Value::Boolean(this.respect_can_collide),
@@ -229,6 +261,30 @@ impl<const OVERLAP: bool> UserData for Params<OVERLAP> {
                     "FilterDescendantsInstances" => {
                         let c = ctx(lua)?;
                         this.0.filter = instance_list(&c, &v, &format!("{name}.{key}"), false)?;
+                    }
+                    "ExcludeInstances" | "IncludeInstances" => {
+                        let list = match v {
+                            Value::Nil => None,
+                            _ => {
+                                let c = ctx(lua)?;
+                                Some(instance_list(&c, &v, &format!("{name}.{key}"), false)?)
+                            }
+                        };
+                        match key.as_str() {
+                            "ExcludeInstances" => this.exclude = list,
+                            _ => this.include_only = list,
+                        }
+                    }
+                    "Tolerance" if this.kind == Kind::Overlap => {
+                        let n = match v {
+                            Value::Integer(i) => i as f64,
+                            Value::Number(n) => n,
+                            _ => return Err(bad("a number")),
+                        };
+                        if n.is_nan() {
+                            return Err(bad("a number"));
+                        }
+                        this.tolerance = n.clamp(0.0, 0.05) as f32;
                     }
                     "FilterType" => {
                         let item = procmodel_luau_types::lua_to_variant(
@@ -479,6 +535,8 @@ fn bounding_sphere(inst: &rbx_dom_weak::Instance) -> (glam::Vec3, f32) {
 struct Filters<'a> {
     p: &'a QueryParams,
     filter: FxHashSet<Ref>,
+    exclude: FxHashSet<Ref>,
+    include_only: Option<FxHashSet<Ref>>,
     hidden: FxHashSet<Ref>,
     groups: super::physics::Registry,
     by_group: bool,
@@ -492,11 +550,36 @@ impl<'a> Filters<'a> {
         Filters {
             p,
             filter: p.filter.iter().copied().collect(),
+            exclude: p.exclude.iter().flatten().copied().collect(),
+            include_only: p.include_only.as_ref().map(|l| l.iter().copied().collect()),
             hidden: c.query_hidden.iter().copied().collect(),
             by_group: !groups.all_collide(),
             groups,
             skip,
         }
+    }
+
+    /// What the lists say of `r` itself, as [`Mark`] bits (an instance inherits its
+    /// ancestors' bits).
+    fn mark(&self, r: Ref) -> Mark {
+        let mut m = 0;
+        if self.filter.contains(&r) {
+            m |= LISTED;
+        }
+        if self.exclude.contains(&r) {
+            m |= EXCLUDED;
+        }
+        if self.include_only.as_ref().is_some_and(|l| l.contains(&r)) {
+            m |= INCLUDED;
+        }
+        m
+    }
+
+    /// Whether an instance with the bits `m` (its own and its ancestors') passes the lists.
+    fn passes(&self, m: Mark) -> bool {
+        (m & LISTED != 0) == self.p.include
+            && m & EXCLUDED == 0
+            && (self.include_only.is_none() || m & INCLUDED != 0)
     }
 
     /// Whether the part `inst` (already found in the region) is seen.
@@ -509,6 +592,13 @@ impl<'a> Filters<'a> {
                     .collide(super::physics::group_of(inst), &self.p.collision_group))
     }
 }
+
+/// Where an instance or an ancestor of it is listed: `FilterDescendantsInstances`,
+/// `ExcludeInstances`, `IncludeInstances`.
+type Mark = u8;
+const LISTED: Mark = 1;
+const EXCLUDED: Mark = 2;
+const INCLUDED: Mark = 4;
 
 /// The parts (and the Terrain) a query of the world rooted at `root` considers.
 struct World {
@@ -534,22 +624,22 @@ fn world(c: &Ctx, root: Ref, p: &QueryParams, skip: Option<Ref>, region: Region)
     };
     let root_is_workspace = is_a(&root_inst.class, "Workspace");
     // (instance, inside a filtered subtree)
-    let in_root = f.filter.contains(&root);
-    let mut stack: Vec<(Ref, bool)> = root_inst
+    let in_root = f.mark(root);
+    let mut stack: Vec<(Ref, Mark)> = root_inst
         .children()
         .iter()
         .rev()
         .map(|&r| (r, in_root))
         .collect();
-    while let Some((r, parent_in)) = stack.pop() {
+    while let Some((r, parent_mark)) = stack.pop() {
         if f.hidden.contains(&r) {
             continue;
         }
         let Some(inst) = c.dom.get_by_ref(r) else {
             continue;
         };
-        let listed = parent_in || f.filter.contains(&r);
-        let passes = listed == p.include;
+        let listed = parent_mark | f.mark(r);
+        let passes = f.passes(listed);
         if inst.class == "Terrain" {
             if root_is_workspace && passes {
                 out.terrain = Some(Instance {
@@ -601,16 +691,16 @@ fn indexed_world(c: &Ctx, root: Ref, f: &Filters, region: Region) -> Option<Worl
         parts: Vec::new(),
         terrain: None,
     };
-    // Whether `r` is seen by the filter lists: not under a hidden folder, and listed (it or
-    // an ancestor up to the root in FilterDescendantsInstances) as the filter type wants.
+    // Whether `r` is seen by the filter lists: not under a hidden folder, and what the lists
+    // say of it and its ancestors up to the root passes them.
     let passes = |r: Ref| {
-        let mut listed = false;
+        let mut listed = 0;
         let mut cur = r;
         loop {
             if f.hidden.contains(&cur) {
                 return false;
             }
-            listed |= f.filter.contains(&cur);
+            listed |= f.mark(cur);
             if cur == root {
                 break;
             }
@@ -619,7 +709,7 @@ fn indexed_world(c: &Ctx, root: Ref, f: &Filters, region: Region) -> Option<Worl
                 None => return false,
             }
         }
-        listed == f.p.include
+        f.passes(listed)
     };
     let mut candidates = Vec::new();
     region.candidates(&ix.tree, &mut candidates);
@@ -957,7 +1047,8 @@ pub fn register(m: &mut MethodTable) {
         |lua, this, (cf, size, params): (CFrame, Vector3, Value)| {
             let p = params_arg(params, Kind::Overlap, "GetPartBoundsInBox")?;
             let cf = procmodel_dom::cframe_to_affine(&rbx_types::CFrame::from(cf));
-            let size = finite(size.0, "GetPartBoundsInBox", "the size")?.abs();
+            let size = finite(size.0, "GetPartBoundsInBox", "the size")?.abs()
+                + glam::Vec3::splat(2.0 * p.tolerance);
             overlap(
                 lua,
                 this,
@@ -983,7 +1074,8 @@ pub fn register(m: &mut MethodTable) {
                     "GetPartBoundsInRadius: the radius must be a non-negative number, got {radius}"
                 )));
             }
-            let r = glam::Vec3::splat(radius as f32);
+            let radius = radius as f32 + p.tolerance;
+            let r = glam::Vec3::splat(radius);
             overlap(
                 lua,
                 this,
@@ -994,7 +1086,7 @@ pub fn register(m: &mut MethodTable) {
                 (center - r, center + r),
                 |b| {
                     let (lo, hi) = b.aabb();
-                    sphere_overlaps_aabb(center, radius as f32, lo, hi)
+                    sphere_overlaps_aabb(center, radius, lo, hi)
                 },
             )
         },
