@@ -390,7 +390,7 @@ pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
     f("fromEulerAnglesYXZ", yxz)?;
     f("fromOrientation", yxz)?;
     f("fromEulerAngles", |a| {
-        let order = rotation_order(&a, 4)?;
+        let order = rotation_order(a, 4)?;
         let (rx, ry, rz) = (a.opt_f32(1, 0.0)?, a.opt_f32(2, 0.0)?, a.opt_f32(3, 0.0)?);
         CFrame::from_euler(&order, rx, ry, rz).ok_or_else(|| a.bad(4, "Enum.RotationOrder"))
     })?;
