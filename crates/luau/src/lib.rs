@@ -11,6 +11,7 @@
 //! Must never: give scripts file, network, process or clock access, let a script error
 //! escape as a panic, or know an engine-managed class (ProceduralModel) by name.
 
+mod api;
 mod assembly;
 mod attachment;
 mod classes;

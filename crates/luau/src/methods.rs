@@ -11,7 +11,16 @@ use procmodel_dom::is_a;
 use rustc_hash::FxHashMap;
 
 /// The error for a member `key` that `this` does not have.
+/// A method Roblox's API gives the class (`api`) says so, rather than sending the author
+/// looking for a typo.
 pub fn not_member(c: &Ctx, this: &Instance, key: &str) -> mlua::Error {
+    if let Some(by) = crate::api::method(&this.class, key) {
+        return mlua::Error::runtime(format!(
+            "{by}:{key} is a Roblox method that procmodel does not implement (called on {} \"{}\")",
+            this.class,
+            c.full_name(this.r)
+        ));
+    }
     mlua::Error::runtime(format!(
         "{key} is not a valid member of {} \"{}\"",
         this.class,

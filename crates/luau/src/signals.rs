@@ -1,7 +1,8 @@
 //! `RBXScriptSignal` / `RBXScriptConnection`: instance events (Changed, property and attribute
 //! signals, ChildAdded/Removed, DescendantAdded/Removing, AncestryChanged, Destroying),
 //! BindableEvent's Event, RunService's frame signals, CollectionService's tag signals, and
-//! the input/physics events that exist but never fire headless; `Signal:Wait()` and
+//! the events of the outside world (input, physics, players, media: every one Roblox's API
+//! lists, `api`), which exist but never fire headless; `Signal:Wait()` and
 //! `Instance:WaitForChild`.
 //!
 //! Handlers run as in Roblox's deferred signal mode: a change only *records* an event (when
@@ -534,96 +535,6 @@ fn signal(
     .map(Value::UserData)
 }
 
-/// Input and physics events by the class that has them: they exist and never fire headless.
-/// (The reflection database carries no events, so the names are listed here.)
-const NEVER: &[(&str, &[&str])] = &[
-    (
-        "BasePart",
-        &[
-            "Touched",
-            "TouchEnded",
-            "LocalSimulationTouched",
-            "OutfitChanged",
-            "StoppedTouching",
-        ],
-    ),
-    (
-        "ProximityPrompt",
-        &[
-            "Triggered",
-            "TriggerEnded",
-            "PromptShown",
-            "PromptHidden",
-            "PromptButtonHoldBegan",
-            "PromptButtonHoldEnded",
-        ],
-    ),
-    (
-        "ClickDetector",
-        &[
-            "MouseClick",
-            "RightMouseClick",
-            "MouseHoverEnter",
-            "MouseHoverLeave",
-        ],
-    ),
-    ("DragDetector", &["DragStart", "DragContinue", "DragEnd"]),
-    (
-        "Humanoid",
-        &[
-            "Died",
-            "Running",
-            "Jumping",
-            "FreeFalling",
-            "StateChanged",
-            "HealthChanged",
-            "MoveToFinished",
-            "Touched",
-            "Seated",
-        ],
-    ),
-    ("Seat", &["Sat"]),
-    (
-        "GuiButton",
-        &[
-            "Activated",
-            "MouseButton1Click",
-            "MouseButton1Down",
-            "MouseButton1Up",
-            "MouseButton2Click",
-        ],
-    ),
-    (
-        "GuiObject",
-        &[
-            "InputBegan",
-            "InputChanged",
-            "InputEnded",
-            "MouseEnter",
-            "MouseLeave",
-        ],
-    ),
-    ("Players", &["PlayerAdded", "PlayerRemoving"]),
-    (
-        "RunService",
-        &[
-            "RenderStepped",
-            "PreRender",
-            "PreAnimation",
-            "PreSimulation",
-            "PostSimulation",
-        ],
-    ),
-    (
-        "Sound",
-        &["Ended", "Loaded", "Played", "Paused", "Resumed", "Stopped"],
-    ),
-    ("RemoteEvent", &["OnServerEvent", "OnClientEvent"]),
-    // A server's DataModel is loaded from the start (`IsLoaded` is true).
-    ("DataModel", &["Loaded"]),
-    ("Explosion", &["Hit"]),
-];
-
 /// The event `key` of `this`, if it has one (looked up after properties and methods).
 pub fn member(lua: &Lua, this: &Instance, key: &[u8]) -> mlua::Result<Option<Value>> {
     let Ok(key) = std::str::from_utf8(key) else {
@@ -644,21 +555,18 @@ pub fn member(lua: &Lua, this: &Instance, key: &[u8]) -> mlua::Result<Option<Val
         "Heartbeat" if is_a("RunService") => (Kind::Heartbeat, "Heartbeat"),
         "Stepped" if is_a("RunService") => (Kind::Stepped, "Stepped"),
         _ => {
-            let never = NEVER.iter().find_map(|(base, names)| {
-                if is_a(base) {
-                    names.iter().find(|n| **n == key).copied()
-                } else {
-                    None
+            return match crate::api::event(class, key) {
+                // Events of the outside world (input, physics, players, media) exist and
+                // never fire headless. The name is the filter: `GetTouchingParts` asks
+                // whether something listens to Touched (Roblox's TouchInterest).
+                crate::api::Event::Outside(name) => {
+                    signal(lua, this.r, Kind::Never, Some(Ustr::from(name)), name).map(Some)
                 }
-            });
-            match never {
-                // The name as the filter: `GetTouchingParts` asks whether something listens
-                // to Touched (Roblox's TouchInterest).
-                Some(n) => {
-                    return signal(lua, this.r, Kind::Never, Some(Ustr::from(n)), n).map(Some);
-                }
-                None => return Ok(None),
-            }
+                crate::api::Event::NotFired(by) => Err(mlua::Error::runtime(format!(
+                    "{by}.{key} is not available: procmodel does not fire it yet"
+                ))),
+                crate::api::Event::Unknown => Ok(None),
+            };
         }
     };
     signal(lua, this.r, kind, None, name).map(Some)

@@ -1,0 +1,103 @@
+//! What Roblox's API has that the host may not: every event and method of every class, by
+//! the class that declares it ([`members`], generated from the Roblox engine reference).
+//! The host asks it only after its own members missed, to connect a script to an event of
+//! the outside world (which never fires headless) and to tell a method procmodel does not
+//! implement from a misspelt member. It must never decide what an implemented member does.
+
+mod members;
+
+/// Events that Roblox fires for things that also happen headless (a tag first used, a
+/// print, an error, a property write), which procmodel does not fire yet: connecting to
+/// one is an error that says so, not a connection that silently never fires.
+const NOT_FIRED: &[(&str, &str)] = &[
+    ("CollectionService", "ItemAdded"),
+    ("CollectionService", "ItemRemoved"),
+    ("CollectionService", "TagAdded"),
+    ("CollectionService", "TagRemoved"),
+    ("DataModel", "ItemChanged"),
+    ("Lighting", "LightingChanged"),
+    ("LogService", "MessageOut"),
+    ("Path2D", "ControlPointChanged"),
+    ("ScriptContext", "Error"),
+    ("ServiceProvider", "Close"),
+    ("ServiceProvider", "ServiceAdded"),
+    ("ServiceProvider", "ServiceRemoving"),
+];
+
+/// The class in `class`'s superclass chain (itself first) whose entry in `table` lists
+/// `name`, and the table's copy of the name.
+fn declared_in(
+    table: &'static [(&'static str, &'static [&'static str])],
+    class: &str,
+    name: &str,
+) -> Option<(&'static str, &'static str)> {
+    let db = procmodel_dom::db();
+    let mut current = db.classes.get(class);
+    while let Some(c) = current {
+        if let Ok(i) = table.binary_search_by(|(k, _)| (*k).cmp(c.name))
+            && let Ok(j) = table[i].1.binary_search(&name)
+        {
+            return Some((table[i].0, table[i].1[j]));
+        }
+        current = c.superclass.and_then(|s| db.classes.get(s));
+    }
+    None
+}
+
+/// What Roblox's API says of an event name on a class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// The class has no such event.
+    Unknown,
+    /// An event of the outside world (input, physics, players, media, network): it exists
+    /// and never fires headless. Its name.
+    Outside(&'static str),
+    /// One that fires for things that happen headless, which procmodel does not fire yet
+    /// (declared by the class given).
+    NotFired(&'static str),
+}
+
+/// The event `name` of `class`, by Roblox's API.
+pub fn event(class: &str, name: &str) -> Event {
+    match declared_in(members::EVENTS, class, name) {
+        None => Event::Unknown,
+        Some((by, name)) if NOT_FIRED.contains(&(by, name)) => Event::NotFired(by),
+        Some((_, name)) => Event::Outside(name),
+    }
+}
+
+/// The class declaring `name` as a method of `class` (or a superclass), by Roblox's API.
+pub fn method(class: &str, name: &str) -> Option<&'static str> {
+    declared_in(members::METHODS, class, name).map(|(by, _)| by)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tables_are_sorted_for_binary_search() {
+        for table in [members::EVENTS, members::METHODS] {
+            assert!(table.windows(2).all(|w| w[0].0 < w[1].0));
+            for (class, names) in table {
+                assert!(names.windows(2).all(|w| w[0] < w[1]), "{class}");
+            }
+        }
+        for (class, name) in NOT_FIRED {
+            assert_eq!(event(class, name), Event::NotFired(class), "{class}.{name}");
+        }
+    }
+
+    #[test]
+    fn members_are_found_through_the_superclass_chain() {
+        assert_eq!(event("Part", "Touched"), Event::Outside("Touched"));
+        assert_eq!(event("Tool", "Activated"), Event::Outside("Activated"));
+        assert_eq!(event("Part", "Activated"), Event::Unknown);
+        assert_eq!(event("Workspace", "ServiceAdded"), Event::Unknown);
+        assert_eq!(event("DataModel", "Close"), Event::NotFired("ServiceProvider"));
+        assert_eq!(method("Humanoid", "MoveTo"), Some("Humanoid"));
+        assert_eq!(method("Part", "GetClosestPointOnSurface"), Some("BasePart"));
+        assert_eq!(method("Part", "GetChildren"), Some("Instance"));
+        assert_eq!(method("Part", "MoveToo"), None);
+    }
+}
