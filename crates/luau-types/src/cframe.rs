@@ -290,13 +290,20 @@ mod tests {
     fn to_euler_inverts_from_euler_for_every_order() {
         let orders = ["XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"];
         for order in orders {
-            for &(rx, ry, rz) in &[(0.3f32, -0.7f32, 1.1f32), (-1.2, 0.4, -1.5), (0.0, 0.0, 0.0)] {
+            for &(rx, ry, rz) in &[
+                (0.3f32, -0.7f32, 1.1f32),
+                (-1.2, 0.4, -1.5),
+                (0.0, 0.0, 0.0),
+            ] {
                 let c = CFrame::from_euler(order, rx, ry, rz).unwrap();
                 let (ax, ay, az) = c.to_euler(order).unwrap();
                 let back = CFrame::from_euler(order, ax, ay, az).unwrap();
                 let (p, q) = (c.components(), back.components());
                 for (x, y) in p.iter().zip(q) {
-                    assert!((x - y).abs() < 1e-5, "{order} ({rx}, {ry}, {rz}): {p:?} vs {q:?}");
+                    assert!(
+                        (x - y).abs() < 1e-5,
+                        "{order} ({rx}, {ry}, {rz}): {p:?} vs {q:?}"
+                    );
                 }
                 // Away from gimbal lock the angles themselves come back.
                 assert!((ax - rx).abs() < 1e-5 && (ay - ry).abs() < 1e-5 && (az - rz).abs() < 1e-5);

@@ -132,7 +132,8 @@ impl Tagged for CFrame {
         m.add_method("ToEulerAngles", |_, c, a: MultiValue| {
             let a = Args::new("ToEulerAngles", a);
             let order = rotation_order(&a, 1)?;
-            c.to_euler(&order).ok_or_else(|| a.bad(1, "Enum.RotationOrder"))
+            c.to_euler(&order)
+                .ok_or_else(|| a.bad(1, "Enum.RotationOrder"))
         });
         for name in ["ToAxisAngle", "toAxisAngle"] {
             m.add_method(name, |_, c, ()| {

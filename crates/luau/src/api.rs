@@ -94,7 +94,10 @@ mod tests {
         assert_eq!(event("Tool", "Activated"), Event::Outside("Activated"));
         assert_eq!(event("Part", "Activated"), Event::Unknown);
         assert_eq!(event("Workspace", "ServiceAdded"), Event::Unknown);
-        assert_eq!(event("DataModel", "Close"), Event::NotFired("ServiceProvider"));
+        assert_eq!(
+            event("DataModel", "Close"),
+            Event::NotFired("ServiceProvider")
+        );
         assert_eq!(method("Humanoid", "MoveTo"), Some("Humanoid"));
         assert_eq!(method("Part", "GetClosestPointOnSurface"), Some("BasePart"));
         assert_eq!(method("Part", "GetChildren"), Some("Instance"));

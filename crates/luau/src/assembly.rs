@@ -134,7 +134,7 @@ pub(crate) fn connected(
 }
 
 /// The top of the tree `part` is in: the DataModel for a part in the scene.
-fn tree_top(c: &Ctx, part: Ref) -> Ref {
+pub(crate) fn tree_top(c: &Ctx, part: Ref) -> Ref {
     let mut top = part;
     while let Some(p) = c
         .dom

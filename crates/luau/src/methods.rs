@@ -10,6 +10,24 @@ use mlua::{Lua, Value};
 use procmodel_dom::is_a;
 use rustc_hash::FxHashMap;
 
+/// The function a Luau chunk returns, for a method written in Luau: the chunk (`source`,
+/// named `name` in tracebacks) runs once per VM with the arguments `args` gives, and its
+/// result is kept in the registry under `key`.
+pub(crate) fn luau_function<A: mlua::IntoLuaMulti>(
+    lua: &Lua,
+    key: &str,
+    name: &str,
+    source: &str,
+    args: impl FnOnce() -> mlua::Result<A>,
+) -> mlua::Result<mlua::Function> {
+    if let Value::Function(f) = lua.named_registry_value::<Value>(key)? {
+        return Ok(f);
+    }
+    let f: mlua::Function = lua.load(source).set_name(name).call(args()?)?;
+    lua.set_named_registry_value(key, f.clone())?;
+    Ok(f)
+}
+
 /// The error for a member `key` that `this` does not have.
 /// A method Roblox's API gives the class (`api`) says so, rather than sending the author
 /// looking for a typo.

@@ -567,7 +567,9 @@ fn the_host_knows_no_managed_class_by_name() {
         .unwrap_err()
         .to_string();
     assert!(
-        err.contains("ProceduralModel:ForceGeneration is a Roblox method that procmodel does not implement"),
+        err.contains(
+            "ProceduralModel:ForceGeneration is a Roblox method that procmodel does not implement"
+        ),
         "{err}"
     );
 

@@ -29,6 +29,55 @@ fn descendants(c: &Ctx, r: Ref) -> Vec<Ref> {
     out
 }
 
+/// Registry name of the Luau half of `IsPropertyModified`/`ResetPropertyToDefault`.
+const DEFAULT_COMPARE: &str = "procmodel.default_compare";
+
+/// Given a function making a bare instance of an instance's class: a function of (instance,
+/// property, reset) that compares the property with, or sets it to, what a fresh instance of
+/// the class reads — through the ordinary property paths, so derived properties (Position,
+/// BrickColor, ClockTime, ...) and change signals behave as any read and write.
+const DEFAULT_COMPARE_LUAU: &str = r#"
+local bare = ...
+return function(self, name, reset)
+    local ok, fresh = pcall(Instance.new, self.ClassName)
+    if not ok then
+        fresh = bare(self)
+    end
+    local default = fresh[name]
+    fresh:Destroy()
+    if reset then
+        if self[name] ~= default then
+            self[name] = default
+        end
+        return nil
+    end
+    return self[name] ~= default
+end
+"#;
+
+fn default_compare(lua: &Lua) -> mlua::Result<mlua::Function> {
+    crate::methods::luau_function(
+        lua,
+        DEFAULT_COMPARE,
+        "=ResetPropertyToDefault",
+        DEFAULT_COMPARE_LUAU,
+        || {
+            lua.create_function(|lua, of: Value| {
+                let mut c = ctx(lua)?;
+                let class = c
+                    .instance(&of)
+                    .ok_or_else(|| mlua::Error::runtime("expected an Instance"))?
+                    .class;
+                count_new_instance(&mut c)?;
+                let builder = rbx_dom_weak::InstanceBuilder::empty()
+                    .with_class(class)
+                    .with_name(class.as_str());
+                Ok(c.create(class, builder).1)
+            })
+        },
+    )
+}
+
 /// A Luau array of handles to `refs`, in order.
 pub(super) fn push_list(lua: &Lua, c: &mut Ctx, refs: &[Ref]) -> mlua::Result<mlua::Table> {
     let t = lua.create_table_with_capacity(refs.len(), 0)?;
@@ -206,6 +255,43 @@ fn class_arg(name: &str, lua_fn: &str) -> mlua::Result<()> {
 
 pub fn register(m: &mut MethodTable) {
     m.class("Instance");
+    // IsPropertyModified / ResetPropertyToDefault: against the value a fresh instance of the
+    // class reads (what `Instance.new` gives; for a class scripts cannot create, a service,
+    // an instance of it with no properties set).
+    for (name, reset) in [
+        ("IsPropertyModified", false),
+        ("ResetPropertyToDefault", true),
+    ] {
+        m.add_method(name, move |lua, this, prop: Value| {
+            let Value::String(prop) = prop else {
+                return Err(mlua::Error::runtime(format!(
+                    "{name}: the property name must be a string, got {}",
+                    procmodel_luau_types::type_name(&prop)
+                )));
+            };
+            let handle = {
+                let mut c = ctx(lua)?;
+                let key = prop.as_bytes();
+                let known = matches!(&key[..], b"Name" | b"Parent")
+                    || std::str::from_utf8(&key).is_ok_and(|k| {
+                        procmodel_dom::find_property(this.class.as_str(), k).is_some()
+                    })
+                    || !matches!(
+                        *c.props.get(this.class, &key),
+                        crate::props::Prop::Missing | crate::props::Prop::Method
+                    );
+                if !known {
+                    return Err(mlua::Error::runtime(format!(
+                        "{name}: {} is not a valid property of {}",
+                        prop.to_string_lossy(),
+                        this.class
+                    )));
+                }
+                c.push(this.r)?
+            };
+            default_compare(lua)?.call::<Value>((handle, prop, reset))
+        });
+    }
     m.add_method("GetChildren", |lua, this, ()| {
         let mut c = ctx(lua)?;
         let refs = children(&c, this.r);

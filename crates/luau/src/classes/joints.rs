@@ -1,14 +1,53 @@
-//! `BasePart:GetJoints`, `GetConnectedParts`, `IsGrounded` and `GetRootPart`, over the
-//! assembly rules of `assembly.rs`.
+//! `BasePart:GetJoints`, `GetConnectedParts`, `IsGrounded`, `GetRootPart` and
+//! `GetNoCollisionConstraints`, and `Attachment:GetConstraints`, over the assembly rules of
+//! `assembly.rs` (joints count wherever they are in the part's tree, in pre-order).
 
 use super::instance::push_list;
-use crate::assembly::{all_joints, assembly, connected, root_part};
+use crate::assembly::{all_joints, assembly, connected, ref_prop, root_part, tree_top};
 use crate::context::ctx;
 use crate::methods::MethodTable;
 use rbx_types::Ref;
 
 pub fn register(m: &mut MethodTable) {
+    m.class("Attachment");
+    // The Constraints whose Attachment0 or Attachment1 is this attachment.
+    m.add_method("GetConstraints", |lua, this, ()| {
+        let mut c = ctx(lua)?;
+        if c.in_scene(this.r) {
+            c.scene_query(|| "Attachment:GetConstraints".to_string())?;
+        }
+        let mut found = Vec::new();
+        procmodel_dom::preorder(&c.dom, &[tree_top(&c, this.r)], |r, inst| {
+            if procmodel_dom::is_a(&inst.class, "Constraint")
+                && (ref_prop(inst, "Attachment0") == this.r
+                    || ref_prop(inst, "Attachment1") == this.r)
+            {
+                found.push(r);
+            }
+            true
+        });
+        push_list(lua, &mut c, &found)
+    });
     m.class("BasePart");
+    // The enabled NoCollisionConstraints naming this part as Part0 or Part1.
+    m.add_method("GetNoCollisionConstraints", |lua, this, ()| {
+        let mut c = ctx(lua)?;
+        let found: Vec<Ref> = all_joints(&c, this.r, "GetNoCollisionConstraints")?
+            .into_iter()
+            .filter(|(j, parts, _)| {
+                parts.contains(&this.r)
+                    && c.dom.get_by_ref(*j).is_some_and(|i| {
+                        procmodel_dom::is_a(&i.class, "NoCollisionConstraint")
+                            && !matches!(
+                                i.properties.get(&rbx_dom_weak::ustr("Enabled")),
+                                Some(rbx_types::Variant::Bool(false))
+                            )
+                    })
+            })
+            .map(|(j, _, _)| j)
+            .collect();
+        push_list(lua, &mut c, &found)
+    });
     m.add_method("GetJoints", |lua, this, ()| {
         let mut c = ctx(lua)?;
         let found: Vec<Ref> = all_joints(&c, this.r, "GetJoints")?

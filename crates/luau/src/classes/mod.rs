@@ -6,6 +6,8 @@
 //! line in [`register_all`].
 
 mod bindable;
+mod effects;
+mod humanoid;
 mod instance;
 mod joints;
 mod physics;
@@ -31,6 +33,8 @@ use mlua::Lua;
 pub fn register_all(m: &mut MethodTable) {
     instance::register(m);
     bindable::register(m);
+    effects::register(m);
+    humanoid::register(m);
     joints::register(m);
     physics::register(m);
     pvinstance::register(m);

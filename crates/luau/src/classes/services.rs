@@ -245,19 +245,17 @@ pub fn register(m: &mut MethodTable) {
                         "AddItem: lifetime must be a finite number, got {lifetime}"
                     )));
                 }
-                let add: mlua::Function = match lua.named_registry_value(DEBRIS_ADD)? {
-                    Value::Function(f) => f,
-                    _ => {
-                        let f: mlua::Function =
-                            lua.load(DEBRIS_ADD_LUAU).set_name("=Debris").call(
-                                lua.globals()
-                                    .get::<mlua::Table>("task")?
-                                    .get::<mlua::Function>("delay")?,
-                            )?;
-                        lua.set_named_registry_value(DEBRIS_ADD, f.clone())?;
-                        f
-                    }
-                };
+                let add = crate::methods::luau_function(
+                    lua,
+                    DEBRIS_ADD,
+                    "=Debris",
+                    DEBRIS_ADD_LUAU,
+                    || {
+                        lua.globals()
+                            .get::<mlua::Table>("task")?
+                            .get::<mlua::Function>("delay")
+                    },
+                )?;
                 add.call::<()>((item, lifetime.max(0.0)))
             },
         );

@@ -170,19 +170,17 @@ end
 "#;
 
 fn factory(lua: &mlua::Lua) -> mlua::Result<mlua::Function> {
-    if let Value::Function(f) = lua.named_registry_value(FACTORY)? {
-        return Ok(f);
-    }
-    let get_value = lua.create_function(|_, (alpha, style, direction): (f64, Value, Value)| {
-        Ok(get_value(alpha, &style, &direction))
-    })?;
-    let f: mlua::Function = lua.load(TWEEN_LUAU).set_name("=TweenService").call((
-        get_value,
-        lua.globals().get::<mlua::Table>("task")?,
-        lua.globals().get::<Value>("Enum")?,
-    ))?;
-    lua.set_named_registry_value(FACTORY, f.clone())?;
-    Ok(f)
+    crate::methods::luau_function(lua, FACTORY, "=TweenService", TWEEN_LUAU, || {
+        let get_value =
+            lua.create_function(|_, (alpha, style, direction): (f64, Value, Value)| {
+                Ok(get_value(alpha, &style, &direction))
+            })?;
+        Ok((
+            get_value,
+            lua.globals().get::<mlua::Table>("task")?,
+            lua.globals().get::<Value>("Enum")?,
+        ))
+    })
 }
 
 fn enum_name(v: &Value, enum_name: &'static str) -> Option<&'static str> {

@@ -1579,18 +1579,13 @@ fn result_value(lua: &Lua, hit: Option<Hit>) -> mlua::Result<Value> {
 
 /// `part.CFrame = cf` through the instance's own property write (its checks and events).
 fn set_cframe(lua: &Lua, part: Value, cf: Value) -> mlua::Result<()> {
-    const KEY: &str = "procmodel.set_cframe";
-    let f: mlua::Function = match lua.named_registry_value(KEY)? {
-        Value::Function(f) => f,
-        _ => {
-            let f: mlua::Function = lua
-                .load("return function(p, cf) p.CFrame = cf end")
-                .set_name("=BulkMoveTo")
-                .call(())?;
-            lua.set_named_registry_value(KEY, f.clone())?;
-            f
-        }
-    };
+    let f = crate::methods::luau_function(
+        lua,
+        "procmodel.set_cframe",
+        "=BulkMoveTo",
+        "return function(p, cf) p.CFrame = cf end",
+        || Ok(()),
+    )?;
     f.call((part, cf))
 }
 
