@@ -375,8 +375,26 @@ fn an_unreadable_generator_names_the_cause_once() {
             "{command}: {err}"
         );
         assert_eq!(
-            err.matches("did not contain valid UTF-8").count(),
+            err.matches("it is not UTF-8 text, not a Luau script")
+                .count(),
             1,
+            "{command}: {err}"
+        );
+    }
+    // A place passed where a script goes is named as one.
+    let place = tmp("a-place.rbxl");
+    let mut bytes = b"<roblox!\x89\xff\r\n\x1a\n".to_vec();
+    bytes.extend_from_slice(&[0xff; 16]);
+    std::fs::write(&place, bytes).unwrap();
+    for command in ["info", "run"] {
+        let out = bin().arg(command).arg(&place).output().unwrap();
+        assert!(!out.status.success(), "{command}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("a-place.rbxl")
+                && err.contains(
+                    "it is a binary Roblox place or model (.rbxl/.rbxm), not a Luau script"
+                ),
             "{command}: {err}"
         );
     }

@@ -46,9 +46,13 @@ const NOT_ONE_VALUE: &str = "Module code did not return exactly one value";
 impl Host {
     /// Reads a script file and confines its string requires to the file's folder.
     fn read_script_file(&self, path: &Path) -> Result<(String, std::path::PathBuf), HostError> {
-        let source = std::fs::read_to_string(path).map_err(|error| HostError::Read {
+        let bytes = std::fs::read(path).map_err(|error| HostError::Read {
             path: path.to_path_buf(),
             error,
+        })?;
+        let source = String::from_utf8(bytes).map_err(|e| HostError::Read {
+            path: path.to_path_buf(),
+            error: std::io::Error::new(std::io::ErrorKind::InvalidData, not_a_script(e.as_bytes())),
         })?;
         let abs = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
         if let Some(dir) = abs.parent() {
@@ -626,4 +630,17 @@ impl Host {
         }
         Ok(())
     }
+}
+
+/// Why bytes that are not UTF-8 are not a script, naming the Roblox files people pass by
+/// mistake (a place or model goes to `regen`, `status`, `export` or `studio`).
+fn not_a_script(bytes: &[u8]) -> String {
+    let kind = if bytes.starts_with(b"<roblox!") {
+        "a binary Roblox place or model (.rbxl/.rbxm)"
+    } else {
+        "not UTF-8 text"
+    };
+    format!(
+        "it is {kind}, not a Luau script (a place or model file is opened with `procmodel regen`, `status`, `export` or `studio`)"
+    )
 }
