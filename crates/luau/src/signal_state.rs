@@ -29,6 +29,9 @@ pub enum Kind {
     /// CollectionService:GetInstanceAddedSignal(tag) / Removed (target: none).
     TagAdded,
     TagRemoved,
+    /// An event of the instance's own that one of its methods fires (`Sound:Play` →
+    /// `Played`), named by the filter; handlers get the text recorded with it.
+    Named,
     /// Input and physics events: exist, never fire headless.
     Never,
 }
@@ -63,6 +66,8 @@ pub struct Fired {
     pub(crate) name: Option<Ustr>,
     pub(crate) a: Ref,
     pub(crate) b: Ref,
+    /// The string argument of a [`Kind::Named`] event.
+    pub(crate) text: Option<Box<str>>,
 }
 
 /// Signal state of the run context: the recorded events, the connections, callbacks.
@@ -166,6 +171,19 @@ impl SignalState {
             name,
             a,
             b,
+            text: None,
+        });
+    }
+
+    /// Records `target`'s [`Kind::Named`] event `name`, whose handlers get `text`.
+    pub(crate) fn record_named(&mut self, target: Ref, name: Ustr, text: String) {
+        self.events.push(Fired {
+            target,
+            kind: Kind::Named,
+            name: Some(name),
+            a: Ref::none(),
+            b: Ref::none(),
+            text: Some(text.into_boxed_str()),
         });
     }
 }

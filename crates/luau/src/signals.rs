@@ -91,6 +91,13 @@ fn ancestors(c: &Ctx, mut r: Ref) -> Vec<Ref> {
     out
 }
 
+/// `r`'s own event `name` fired by one of its methods, with the argument `text`.
+pub fn named(c: &mut Ctx, r: Ref, name: &str, text: String) {
+    if c.signals.watch.listens(r, Kind::Named.bit()) {
+        c.signals.record_named(r, Ustr::from(name), text);
+    }
+}
+
 /// `r` moved from `old` to `new` (already done in the DOM).
 pub fn reparented(c: &mut Ctx, r: Ref, old: Ref, new: Ref) {
     let kinds = c.signals.watch.kinds;
@@ -180,6 +187,7 @@ pub fn flush(lua: &Lua) -> mlua::Result<Vec<Ready>> {
                 Kind::Destroying => &Kind::Destroying,
                 Kind::TagAdded => &Kind::TagAdded,
                 Kind::TagRemoved => &Kind::TagRemoved,
+                Kind::Named => &Kind::Named,
                 _ => continue,
             }),
         };
@@ -200,6 +208,7 @@ pub fn flush(lua: &Lua) -> mlua::Result<Vec<Ready>> {
                         | Kind::AttributeChangedNamed
                         | Kind::TagAdded
                         | Kind::TagRemoved
+                        | Kind::Named
                 );
                 if named && conn.filter != ev.name {
                     continue;
@@ -211,6 +220,10 @@ pub fn flush(lua: &Lua) -> mlua::Result<Vec<Ready>> {
                         args.push_back(Value::String(lua.create_string(name)?));
                     }
                     Kind::PropertyChanged | Kind::AttributeChangedNamed | Kind::Destroying => {}
+                    Kind::Named => {
+                        let text = ev.text.as_deref().unwrap_or_default();
+                        args.push_back(Value::String(lua.create_string(text)?));
+                    }
                     Kind::AncestryChanged => {
                         args.push_back(push_opt(&mut c, ev.a)?);
                         args.push_back(push_opt(&mut c, ev.b)?);
@@ -553,6 +566,16 @@ pub fn member(lua: &Lua, this: &Instance, key: &[u8]) -> mlua::Result<Option<Val
         "Destroying" => (Kind::Destroying, "Destroying"),
         "Event" if is_a("BindableEvent") => (Kind::Event, "Event"),
         "Heartbeat" if is_a("RunService") => (Kind::Heartbeat, "Heartbeat"),
+        // Sound's events its methods fire (`classes/sound.rs`).
+        "Played" | "Paused" | "Resumed" | "Stopped" if is_a("Sound") => {
+            let name = match key {
+                "Played" => "Played",
+                "Paused" => "Paused",
+                "Resumed" => "Resumed",
+                _ => "Stopped",
+            };
+            return signal(lua, this.r, Kind::Named, Some(Ustr::from(name)), name).map(Some);
+        }
         "Stepped" if is_a("RunService") => (Kind::Stepped, "Stepped"),
         _ => {
             return match crate::api::event(class, key) {

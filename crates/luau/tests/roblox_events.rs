@@ -16,4 +16,5 @@ roblox_tests!("events":
     wait_for_child,
     stale_references,
     tweens,
+    sound,
 );

@@ -14,6 +14,7 @@ mod physics;
 mod pvinstance;
 mod query;
 pub(crate) mod services;
+mod sound;
 mod surface_joints;
 mod terrain;
 mod tween;
@@ -40,6 +41,7 @@ pub fn register_all(m: &mut MethodTable) {
     pvinstance::register(m);
     query::register(m);
     services::register(m);
+    sound::register(m);
     surface_joints::register(m);
     terrain::register(m);
     tween::register(m);
