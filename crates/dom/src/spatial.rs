@@ -210,6 +210,40 @@ impl Body {
         )
     }
 
+    /// The point of the solid nearest to `p` (world space): `p` itself when it is inside (or
+    /// not finite), else the nearest point of the surface — `BasePart:GetClosestPointOnSurface`.
+    pub fn closest_point(&self, p: Vec3) -> Vec3 {
+        if !p.is_finite() {
+            return p;
+        }
+        let origin = Vec3::from(self.cframe.translation).as_dvec3();
+        let s = Solid::at(self, origin);
+        let local = s.rot.transpose() * (p.as_dvec3() - origin);
+        let h = s.half;
+        let q = match s.shape {
+            PartShape::Block => local.clamp(-h, h),
+            PartShape::Ball => {
+                let r = h.min_element();
+                let len = local.length();
+                if len <= r { local } else { local * (r / len) }
+            }
+            PartShape::Cylinder => {
+                let r = h.y.min(h.z);
+                let radial = DVec2::new(local.y, local.z);
+                let len = radial.length();
+                let radial = if len <= r { radial } else { radial * (r / len) };
+                DVec3::new(local.x.clamp(-h.x, h.x), radial.x, radial.y)
+            }
+            PartShape::Wedge | PartShape::CornerWedge => {
+                closest_on_polyhedron(local, &planes(s.shape, h), &vertices(s.shape, h))
+            }
+        };
+        if q == local {
+            return p;
+        }
+        (origin + s.rot * q).as_vec3()
+    }
+
     /// The solid's farthest point along `d`, in world space (some point of the solid when `d`
     /// is zero).
     pub fn support(&self, d: Vec3) -> Vec3 {
@@ -560,6 +594,59 @@ fn vertices(shape: PartShape, h: DVec3) -> [DVec3; 6] {
         }
         _ => [b0, b1, b2, b3, v(h.x, h.y, h.z), v(-h.x, h.y, h.z)],
     }
+}
+
+/// The point of the convex polyhedron `planes` (with corners `corners`; repeats allowed)
+/// nearest to `p`: `p` when inside, else the nearest of the projections onto each face that
+/// land in the solid, the nearest points of its edges (two corners sharing two planes) and
+/// its corners — one of which is the answer for a convex solid.
+fn closest_on_polyhedron(p: DVec3, planes: &[Plane], corners: &[DVec3]) -> DVec3 {
+    const EPS: f64 = 1e-9;
+    let mut unique: Vec<Plane> = Vec::with_capacity(planes.len());
+    for pl in planes {
+        if !unique.iter().any(|u| u.n == pl.n && u.d == pl.d) {
+            unique.push(*pl);
+        }
+    }
+    let planes = unique.as_slice();
+    let inside = |q: DVec3, slack: f64| planes.iter().all(|pl| pl.n.dot(q) <= pl.d + slack);
+    let scale = corners
+        .iter()
+        .fold(1.0f64, |m, c| m.max(c.abs().max_element()));
+    if inside(p, 0.0) {
+        return p;
+    }
+    let mut best = corners[0];
+    let mut best_d = f64::INFINITY;
+    let mut consider = |q: DVec3| {
+        let d = q.distance_squared(p);
+        if d < best_d {
+            best_d = d;
+            best = q;
+        }
+    };
+    for pl in planes {
+        let q = p - pl.n * (pl.n.dot(p) - pl.d);
+        if inside(q, EPS * scale) {
+            consider(q);
+        }
+    }
+    let on = |c: DVec3, pl: &Plane| (pl.n.dot(c) - pl.d).abs() <= EPS * scale;
+    for (i, &a) in corners.iter().enumerate() {
+        consider(a);
+        for &b in &corners[i + 1..] {
+            if a == b {
+                continue;
+            }
+            let shared = planes.iter().filter(|pl| on(a, pl) && on(b, pl)).count();
+            if shared >= 2 {
+                let ab = b - a;
+                let t = ((p - a).dot(ab) / ab.length_squared()).clamp(0.0, 1.0);
+                consider(a + ab * t);
+            }
+        }
+    }
+    best
 }
 
 const GJK_ITERATIONS: usize = 64;
@@ -2444,5 +2531,111 @@ mod tests {
             let (a, b) = (at(PartShape::Ball, Vec3::splat(2.0 * r1), c1), at(PartShape::Ball, Vec3::splat(2.0 * r2), c2));
             prop_assert_eq!(overlaps(&a, &b), depth > f64::from(TOLERANCE), "depth {}", depth);
         }
+    }
+
+    #[test]
+    fn closest_point_is_on_the_solid_and_nearer_than_any_sampled_point_of_it() {
+        let shapes = [
+            PartShape::Block,
+            PartShape::Ball,
+            PartShape::Cylinder,
+            PartShape::Wedge,
+            PartShape::CornerWedge,
+        ];
+        let size = Vec3::new(4.0, 2.0, 6.0);
+        let cframe = Affine3A::from_rotation_translation(
+            glam::Quat::from_euler(glam::EulerRot::YXZ, 0.4, -0.3, 0.2),
+            Vec3::new(3.0, -1.0, 2.0),
+        );
+        // A deterministic spray of points around the part.
+        let mut seed = 12345u64;
+        let mut rnd = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) as f32 / (1u64 << 31) as f32) * 2.0 - 1.0
+        };
+        // Membership written from the shapes' definitions (`PartShape`), independently of the
+        // code under test, with `slack` studs of tolerance.
+        let h = size * 0.5;
+        let contains = |shape: PartShape, w: Vec3, slack: f32| {
+            let l = cframe.inverse().transform_point3(w);
+            let in_box = l.abs().cmple(h + slack).all();
+            match shape {
+                PartShape::Block => in_box,
+                PartShape::Ball => l.length() <= h.min_element() + slack,
+                PartShape::Cylinder => {
+                    l.x.abs() <= h.x + slack
+                        && (l.y * l.y + l.z * l.z).sqrt() <= h.y.min(h.z) + slack
+                }
+                PartShape::Wedge => in_box && l.y * h.z - l.z * h.y <= slack * size.length(),
+                PartShape::CornerWedge => {
+                    in_box
+                        && -h.y * l.x + h.x * l.y <= slack * size.length()
+                        && h.z * l.y + h.y * l.z <= slack * size.length()
+                }
+            }
+        };
+        for shape in shapes {
+            let body = Body::new(shape, cframe, size);
+            // Points of the solid, to compare distances with (a grid filtered by membership).
+            let mut samples = Vec::new();
+            let n = 24;
+            for i in 0..=n {
+                for j in 0..=n {
+                    for k in 0..=n {
+                        let l = Vec3::new(i as f32, j as f32, k as f32) / n as f32 - 0.5;
+                        let w = cframe.transform_point3(l * size);
+                        if contains(shape, w, 0.0) {
+                            samples.push(w);
+                            // Inside: returned as it is (well inside: exactly).
+                            let q = body.closest_point(w);
+                            assert!(q.distance(w) < 1e-4, "{shape:?} {w} {q}");
+                            if contains(shape, w, -1e-2) {
+                                assert_eq!(q, w, "{shape:?}");
+                            }
+                        }
+                    }
+                }
+            }
+            assert!(samples.len() > 100, "{shape:?}");
+            for _ in 0..200 {
+                let p = cframe.transform_point3(Vec3::new(rnd(), rnd(), rnd()) * size * 1.5);
+                let q = body.closest_point(p);
+                // On the solid (to rounding).
+                assert!(contains(shape, q, 1e-3), "{shape:?} {p} {q}");
+                let d = p.distance(q);
+                let nearest_sample = samples
+                    .iter()
+                    .map(|s| p.distance(*s))
+                    .fold(f32::INFINITY, f32::min);
+                assert!(
+                    d <= nearest_sample + 1e-3,
+                    "{shape:?} {p}: {d} > {nearest_sample}"
+                );
+            }
+        }
+        // A point inside comes back as it is; a point straight above a block's top lands on it.
+        let block = Body::new(
+            PartShape::Block,
+            Affine3A::IDENTITY,
+            Vec3::new(4.0, 2.0, 6.0),
+        );
+        assert_eq!(
+            block.closest_point(Vec3::new(0.5, 0.2, -1.0)),
+            Vec3::new(0.5, 0.2, -1.0)
+        );
+        assert_eq!(
+            block.closest_point(Vec3::new(1.0, 10.0, 2.0)),
+            Vec3::new(1.0, 1.0, 2.0)
+        );
+        // Above a wedge's slope, the nearest point is on the slope.
+        let wedge = Body::new(
+            PartShape::Wedge,
+            Affine3A::IDENTITY,
+            Vec3::new(2.0, 2.0, 2.0),
+        );
+        let q = wedge.closest_point(Vec3::new(0.0, 1.0, -1.0));
+        assert!((q - Vec3::new(0.0, 0.0, 0.0)).length() < 1e-5, "{q}");
     }
 }

@@ -1,7 +1,7 @@
 //! Spatial queries of WorldRoot (`Workspace`, `WorldModel`): `Raycast`,
 //! `GetPartBoundsInBox`, `GetPartBoundsInRadius`, `GetPartsInPart`, the deprecated
 //! `FindPartOnRay*`, `FindPartsInRegion3*` and `IsRegion3Empty*` old scripts use, the shape
-//! casts (`Spherecast`, `Blockcast`, `Shapecast`), `ArePartsTouchingOthers`, `BulkMoveTo`, `BasePart:GetTouchingParts` and `GetMass`, and
+//! casts (`Spherecast`, `Blockcast`, `Shapecast`), `ArePartsTouchingOthers`, `BulkMoveTo`, `BasePart:GetTouchingParts`, `GetMass` and `GetClosestPointOnSurface`, and
 //! `Model:MoveTo` (which climbs over what is in the way); with the `RaycastParams`,
 //! `OverlapParams` and `RaycastResult` datatypes they take and give.
 //!
@@ -1353,6 +1353,19 @@ pub fn register(m: &mut MethodTable) {
         },
     );
     m.class("BasePart");
+    // The point of the part's solid nearest to `position`: the position itself when inside,
+    // else the nearest point of its surface (MeshParts and unions as their boxes).
+    m.add_method(
+        "GetClosestPointOnSurface",
+        |lua, this, position: Vector3| {
+            let c = ctx(lua)?;
+            let p = finite(position.0, "GetClosestPointOnSurface", "the position")?;
+            let inst = c.dom.get_by_ref(this.r).ok_or_else(|| {
+                mlua::Error::runtime("GetClosestPointOnSurface: the part no longer exists")
+            })?;
+            Ok(Vector3(body(inst).closest_point(p)))
+        },
+    );
     // The parts this one shares volume with, in the world it is in (none outside a world);
     // adjacent parts do not touch.
     m.add_method("GetTouchingParts", |lua, this, ()| {
