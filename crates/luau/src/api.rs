@@ -6,14 +6,12 @@
 
 mod members;
 
-/// Events that Roblox fires for things that also happen headless (a tag first used, a
-/// print, an error, a property write), which procmodel does not fire yet: connecting to
+/// Events that Roblox fires for things that also happen headless (a print, an error, a
+/// property write, the session closing), which procmodel does not fire yet: connecting to
 /// one is an error that says so, not a connection that silently never fires.
 const NOT_FIRED: &[(&str, &str)] = &[
     ("CollectionService", "ItemAdded"),
     ("CollectionService", "ItemRemoved"),
-    ("CollectionService", "TagAdded"),
-    ("CollectionService", "TagRemoved"),
     ("DataModel", "ItemChanged"),
     ("Lighting", "LightingChanged"),
     ("LogService", "MessageOut"),

@@ -64,6 +64,40 @@ pub fn tag_changed(c: &mut Ctx, r: Ref, tag: &str, added: bool) {
         c.signals
             .record(Ref::none(), kind, Some(Ustr::from(tag)), r, Ref::none());
     }
+    // CollectionService.TagAdded / TagRemoved: the tag's first use in the place, or its last.
+    if c.signals.watch.kinds & Kind::Named.bit() != 0 && c.in_scene(r) {
+        let root = c.dom.root_ref();
+        let service = c.dom.get_by_ref(root).and_then(|g| {
+            g.children().iter().copied().find(|&s| {
+                c.dom
+                    .get_by_ref(s)
+                    .is_some_and(|i| i.class == "CollectionService")
+            })
+        });
+        if let Some(service) = service
+            && c.signals.watch.listens(service, Kind::Named.bit())
+        {
+            let mut users = 0usize;
+            procmodel_dom::preorder(&c.dom, &[root], |_, inst| {
+                if let Some(rbx_types::Variant::Tags(t)) =
+                    inst.properties.get(&crate::keys::KEYS.tags)
+                    && t.iter().any(|x| x == tag)
+                {
+                    users += 1;
+                }
+                users < 2
+            });
+            let (event, fires) = if added {
+                ("TagAdded", users == 1)
+            } else {
+                ("TagRemoved", users == 0)
+            };
+            if fires {
+                c.signals
+                    .record_named(service, Ustr::from(event), tag.to_owned());
+            }
+        }
+    }
 }
 
 fn subtree(c: &Ctx, r: Ref) -> Vec<Ref> {
@@ -566,6 +600,15 @@ pub fn member(lua: &Lua, this: &Instance, key: &[u8]) -> mlua::Result<Option<Val
         "Destroying" => (Kind::Destroying, "Destroying"),
         "Event" if is_a("BindableEvent") => (Kind::Event, "Event"),
         "Heartbeat" if is_a("RunService") => (Kind::Heartbeat, "Heartbeat"),
+        // A tag's first use in the place and its last (`tag_changed`).
+        "TagAdded" | "TagRemoved" if is_a("CollectionService") => {
+            let name = if key == "TagAdded" {
+                "TagAdded"
+            } else {
+                "TagRemoved"
+            };
+            return signal(lua, this.r, Kind::Named, Some(Ustr::from(name)), name).map(Some);
+        }
         // Sound's events its methods fire (`classes/sound.rs`).
         "Played" | "Paused" | "Resumed" | "Stopped" if is_a("Sound") => {
             let name = match key {
