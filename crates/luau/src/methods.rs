@@ -138,13 +138,28 @@ impl<'a> MethodTable<'a> {
 
     /// Makes `name` another name of the current class's method `existing`.
     pub fn alias(&mut self, name: &'static str, existing: &'static str) {
+        self.alias_in(self.class, name, existing);
+    }
+
+    /// Makes `name` another name of `class`'s method `existing` (added before); false when
+    /// there is no such method.
+    pub fn alias_in(
+        &mut self,
+        class: &'static str,
+        name: &'static str,
+        existing: &'static str,
+    ) -> bool {
         let found = self
             .entries
             .iter()
-            .find(|(c, n, _)| *c == self.class && *n == existing)
+            .find(|(c, n, _)| *c == class && *n == existing)
             .map(|e| e.2.clone());
-        if let Some(f) = found {
-            self.entries.push((self.class, name, f));
+        match found {
+            Some(f) => {
+                self.entries.push((class, name, f));
+                true
+            }
+            None => false,
         }
     }
 

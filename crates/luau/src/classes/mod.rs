@@ -5,6 +5,7 @@
 //! Adding a class with methods is one new module with a `register(&mut MethodTable)` and one
 //! line in [`register_all`].
 
+mod attachment;
 mod bindable;
 mod effects;
 mod humanoid;
@@ -33,6 +34,7 @@ use mlua::Lua;
 /// Every class module's methods.
 pub fn register_all(m: &mut MethodTable) {
     instance::register(m);
+    attachment::register(m);
     bindable::register(m);
     effects::register(m);
     humanoid::register(m);
@@ -46,7 +48,35 @@ pub fn register_all(m: &mut MethodTable) {
     terrain::register(m);
     tween::register(m);
     worldroot::register(m);
+    for &(class, name, existing) in LEGACY_NAMES {
+        let found = m.alias_in(class, name, existing);
+        debug_assert!(found, "{class}:{existing}");
+    }
 }
+
+/// Deprecated spellings of methods (Roblox reference) that old scripts still call, each
+/// another name of the method registered above: (class, old name, method).
+const LEGACY_NAMES: &[(&str, &str, &str)] = &[
+    ("BasePart", "getMass", "GetMass"),
+    ("BasePart", "makeJoints", "MakeJoints"),
+    ("BasePart", "resize", "Resize"),
+    ("Humanoid", "takeDamage", "TakeDamage"),
+    (
+        "Lighting",
+        "getMinutesAfterMidnight",
+        "GetMinutesAfterMidnight",
+    ),
+    (
+        "Lighting",
+        "setMinutesAfterMidnight",
+        "SetMinutesAfterMidnight",
+    ),
+    ("Model", "makeJoints", "MakeJoints"),
+    ("Model", "move", "MoveTo"),
+    ("Sound", "pause", "Pause"),
+    ("Sound", "play", "Play"),
+    ("Sound", "stop", "Stop"),
+];
 
 /// The methods of every class, for a new VM's instance metatable.
 pub fn methods(lua: &Lua) -> mlua::Result<Methods> {
@@ -65,4 +95,18 @@ pub fn method_names() -> Vec<(&'static str, &'static str)> {
     out.sort_unstable();
     out.dedup();
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_legacy_name_is_another_name_of_a_registered_method() {
+        let names = super::method_names();
+        for &(class, old, new) in super::LEGACY_NAMES {
+            assert!(names.contains(&(class, new)), "{class}:{new}");
+            assert!(names.contains(&(class, old)), "{class}:{old}");
+            // Roblox's API lists the old spelling (as deprecated) on the same class.
+            assert_eq!(crate::api::method(class, old), Some(class), "{class}:{old}");
+        }
+    }
 }
