@@ -104,7 +104,9 @@ pub fn variant_to_lua(lua: &Lua, v: &Variant, enum_name: Option<&str>) -> mlua::
             Value::Table(t)
         }
         Variant::UniqueId(id) => Value::String(lua.create_string(id.to_string())?),
-        Variant::SecurityCapabilities(c) => Value::Number(c.bits() as f64),
+        Variant::SecurityCapabilities(c) => {
+            crate::capabilities::SecurityCapabilities::from(*c).into_lua(lua)?
+        }
         Variant::Ref(_) => return Err(mlua::Error::runtime("Ref values are handled by the host")),
         other => crate::extras::variant_to_lua(lua, other)?,
     })
@@ -215,6 +217,9 @@ pub fn lua_to_variant(v: &Value, expected: &DataType) -> Result<Variant, Convert
             None => Variant::Enum(rbx_types::Enum::from_u32(number(v, "EnumItem")? as u32)),
         },
         VariantType::EnumItem => Variant::EnumItem(ud::<EnumItem>(v, "EnumItem")?.into()),
+        VariantType::SecurityCapabilities => Variant::SecurityCapabilities(
+            udt::<crate::capabilities::SecurityCapabilities>(v, ty)?.into(),
+        ),
         VariantType::Tags => {
             let Value::Table(t) = v else {
                 return Err(ConvertError::type_mismatch("table", v));

@@ -17,6 +17,7 @@
 
 mod args;
 pub mod brickcolor;
+pub mod capabilities;
 pub mod cframe;
 mod cframe_lua;
 pub mod color3;
@@ -87,6 +88,7 @@ pub fn register(lua: &mlua::Lua) -> mlua::Result<()> {
     content::register(lua)?;
     datetime::register(lua)?;
     tween::register(lua)?;
+    capabilities::register(lua)?;
     install_profiler_no_ops(lua)
 }
 

@@ -206,6 +206,9 @@ fn resolve(class: &str, name: &str) -> Prop {
         Scriptability::Read => (true, false),
         Scriptability::Write => (false, true),
         Scriptability::Custom if custom_ok => (true, true),
+        // The database marks it unscriptable; the reference lets scripts read and write it
+        // (the engine refuses results whose modules' capabilities exceed their generator's).
+        Scriptability::None if info.canonical == "Capabilities" => (true, true),
         _ => return Prop::Missing,
     };
     if let Some(content) = content_migration(class, &info) {
