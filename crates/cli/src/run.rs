@@ -29,6 +29,8 @@ pub struct Args {
     /// Print the generated models (status, error, content hash) as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub cache: crate::lock::CacheArgs,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -40,6 +42,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut config = EngineConfig::default();
     args.limits.apply(&mut config.host);
     config.host.echo_output = true;
+    // ProceduralModels the script creates are served from and stored in the result cache as
+    // `generate` and `regen` do; a place saved here is recorded with its intact results, so
+    // `regen --force` of it keeps them unread.
+    // Keys as `regen` makes them for the saved place (its modules are in the scene).
+    let cache = args.cache.open(None);
+    config.cache = cache.clone().map(|c| c as _);
     // Scripts are trusted local tools; ProceduralModels they create regenerate while they wait.
     let mut engine = match &args.place {
         Some(place) => Engine::load(procmodel_luau::runtime(), place, config)?,
@@ -95,6 +103,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
             dir.display()
         );
     }
+    // Which results are intact, for the saved place's record (taken now: the engine goes).
+    let record = match format {
+        Some(
+            output::Format::Rbxm
+            | output::Format::Rbxmx
+            | output::Format::Rbxl
+            | output::Format::Rbxlx,
+        ) => engine.saved_record(),
+        _ => None,
+    };
+    crate::lock::report_cache(&cache);
     // The scene outlives the VM: its memory is free for the save.
     let dom = engine.into_dom();
     if args.json {
@@ -118,7 +137,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if let (Some(path), Some(format)) = (&args.save, format) {
         let roots = dom.root().children().to_vec();
         // glTF and OBJ carry the Terrain's mesh, as `procmodel export` of the place does.
-        crate::export::write_with_terrain(&dom, &roots, format, path, &args.script)?;
+        let written = crate::export::write_with_terrain(&dom, &roots, format, path, &args.script)?;
+        if let Some(record) = record {
+            record.store(*written.hash.as_bytes());
+        }
         eprintln!("saved {}", path.display());
     }
     // The process ends now: freeing a scene of many instances one by one would only cost time.

@@ -693,3 +693,57 @@ a.Parent = workspace
     assert_eq!(statuses.len(), 2, "{v}");
     assert!(statuses.iter().all(|(_, st)| st == "fresh"), "{statuses:?}");
 }
+
+/// A place a script built and saved with `run --save` records its intact results, as a
+/// `regen` save does: `regen --force` of it in a new process keeps every model's results
+/// without reading an entry, and gives the bytes a run without the cache gives.
+#[test]
+fn a_place_saved_by_run_keeps_its_results_in_the_next_regen() {
+    let cache = tmp("run-save-cache");
+    let _ = std::fs::remove_dir_all(&cache);
+    let script = tmp("run-save-build.luau");
+    std::fs::write(
+        &script,
+        "local gen = Instance.new('ModuleScript')\n\
+         gen.Name = 'Tower'\n\
+         gen.Source = [[return { Attributes = { Floors = 3 }, OnGenerate = function(params, target)\n\
+           for i = 1, params.Attributes.Floors do local p = Instance.new('Part') p.Name = 'F' .. i p.Position = Vector3.new(0, i * 2, 0) p.Parent = target end\n\
+         end }]]\n\
+         gen.Parent = game:GetService('ServerStorage')\n\
+         for i = 1, 3 do\n\
+           local m = Instance.new('ProceduralModel') m.Name = 'Tower' .. i m.Generator = gen\n\
+           m:SetAttribute('Floors', i + 1) m.Parent = workspace\n\
+         end\n",
+    )
+    .unwrap();
+    let place = tmp("run-save-place.rbxl");
+    ok(bin()
+        .args(["run", s(&script), "--cache", s(&cache), "--save", s(&place)])
+        .output()
+        .unwrap());
+    let out = tmp("run-save-regen.rbxl");
+    let v = json(&ok(bin()
+        .args([
+            "regen",
+            s(&place),
+            "--force",
+            "--json",
+            "--cache",
+            s(&cache),
+            "-o",
+            s(&out),
+        ])
+        .output()
+        .unwrap()));
+    assert_eq!(
+        (&v["cache"]["hits"], &v["cache"]["kept"]),
+        (&0.into(), &3.into()),
+        "{v}"
+    );
+    let fresh = tmp("run-save-fresh.rbxl");
+    ok(bin()
+        .args(["regen", s(&place), "--force", "--no-cache", "-o", s(&fresh)])
+        .output()
+        .unwrap());
+    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&fresh).unwrap());
+}

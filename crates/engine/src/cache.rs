@@ -387,17 +387,37 @@ impl SavedScene {
     }
 }
 
+/// Which of a scene's models had their results intact, taken before the scene is written
+/// ([`crate::Engine::saved_record`]): stored under the digest of the written bytes once the
+/// file exists, so a caller may free the engine (and its VM) before a large save.
+pub struct SavedRecord {
+    cache: std::sync::Arc<dyn ResultCache>,
+    rows: Vec<(u32, [u8; 32], u64)>,
+}
+
+impl SavedRecord {
+    /// Stores the record for the file whose bytes have the BLAKE3 digest `file` (written
+    /// from the scene as it was when the record was taken).
+    pub fn store(self, file: [u8; 32]) {
+        self.cache
+            .put_record(&SavedScene::key(&file), &SavedScene::encode(&self.rows));
+    }
+}
+
 impl crate::Engine {
     /// After a save whose bytes have digest `file`: records in the result cache which models'
-    /// results were intact ([`SavedScene`]). Nothing when no cache is set, the host counts no
-    /// writes, or no results are known intact.
+    /// results were intact ([`SavedScene`]).
     pub(crate) fn record_saved(&self, file: [u8; 32]) {
-        let Some(cache) = self.st().config.cache.clone() else {
-            return;
-        };
-        let Some(writes) = self.host.scene_writes() else {
-            return;
-        };
+        if let Some(record) = self.saved_record() {
+            record.store(file);
+        }
+    }
+
+    /// Which models' results are intact now, for a save of the scene as it is ([`SavedScene`]):
+    /// None when no cache is set, the host counts no writes, or no results are known intact.
+    pub fn saved_record(&self) -> Option<SavedRecord> {
+        let cache = self.st().config.cache.clone()?;
+        let writes = self.host.scene_writes()?;
         let placed: HashMap<Ref, Placed> = self
             .st()
             .placed
@@ -406,7 +426,7 @@ impl crate::Engine {
             .map(|(m, p)| (*m, *p))
             .collect();
         if placed.is_empty() {
-            return;
+            return None;
         }
         let mut rows = self.host.with_dom_ref(|d| {
             let mut rows = Vec::new();
@@ -420,10 +440,10 @@ impl crate::Engine {
             rows
         });
         if rows.is_empty() {
-            return;
+            return None;
         }
         rows.sort_unstable_by_key(|r| r.0);
-        cache.put_record(&SavedScene::key(&file), &SavedScene::encode(&rows));
+        Some(SavedRecord { cache, rows })
     }
 
     /// After loading a file whose bytes have digest `file`: the results its record says were

@@ -26,7 +26,7 @@ mod undo;
 
 pub mod thread;
 
-pub use cache::{MemoryCache, ResultCache};
+pub use cache::{MemoryCache, ResultCache, SavedRecord};
 pub use declared::DeclaredDefaults;
 pub use error::EngineError;
 pub use report::{GenerationFailure, Report};
