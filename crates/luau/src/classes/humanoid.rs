@@ -13,6 +13,9 @@ local function shielded(at)
     return at ~= nil and at:FindFirstChildOfClass("ForceField") ~= nil
 end
 return function(self, amount)
+    if amount ~= amount then
+        return -- NaN is no amount: Health stays a number
+    end
     local parent = self.Parent
     if shielded(parent) then
         return
