@@ -321,6 +321,9 @@ pub fn register(m: &mut MethodTable) {
             .map_or(14.0, crate::props::lighting_hours);
         Ok(hours * 60.0)
     });
+    // "There is no way to change the moon's phase so this will always return 0.75" (the
+    // Roblox reference).
+    m.add_method("GetMoonPhase", |_, _, ()| Ok(0.75));
     m.add_method("SetMinutesAfterMidnight", |lua, this, minutes: f64| {
         if !minutes.is_finite() {
             return Err(mlua::Error::runtime(
