@@ -75,8 +75,8 @@ const LUAU_GLOBALS: &[&str] = &[
     "xpcall",
 ];
 
-/// Events the host may serve, by declaring class, checked in the VM before they are
-/// declared.
+/// Events the host serves besides those of Roblox's API (`procmodel_luau::declared_events`),
+/// by declaring class, checked in the VM before they are declared.
 const EVENT_CANDIDATES: &[(&str, &[&str])] = &[
     (
         "Instance",
@@ -111,6 +111,7 @@ fn is_event_candidate(class: &str, name: &str) -> bool {
     EVENT_CANDIDATES
         .iter()
         .any(|(c, names)| *c == class && names.contains(&name))
+        || procmodel_luau::declared_events(class).contains(&name)
 }
 
 /// Signal members the host may serve, checked in the VM on a real signal.
@@ -294,6 +295,13 @@ pub fn probe() -> Result<Probe> {
         for (c, names) in EVENT_CANDIDATES.iter().chain(YIELDING_CANDIDATES) {
             if c == a {
                 own.extend(names.iter().copied());
+            }
+        }
+        // Every event Roblox's API gives the class (the VM serves those of the outside world
+        // as signals that never fire; the probe keeps the ones it finds).
+        for e in procmodel_luau::declared_events(a) {
+            if !own.contains(e) {
+                own.push(e);
             }
         }
         let _ = writeln!(src, "[{}]={},", lua_string(a), lua_list(own));

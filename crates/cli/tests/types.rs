@@ -126,6 +126,16 @@ fn r15_4_types_parse_and_name_what_the_engine_implements() {
     }
     assert!(instance.contains(&"\tName: string"), "{instance:?}");
     assert!(instance.contains(&"\tChildAdded: RBXScriptSignal"));
+    // Every event of Roblox's API the VM serves is declared where the API declares it (those
+    // of the outside world never fire); one the VM refuses is not.
+    assert!(class_body(&defs, "Tool").contains(&"\tActivated: RBXScriptSignal"));
+    assert!(class_body(&defs, "BasePart").contains(&"\tTouched: RBXScriptSignal"));
+    assert!(class_body(&defs, "Sound").contains(&"\tPlayed: RBXScriptSignal"));
+    assert!(
+        !class_body(&defs, "LogService")
+            .iter()
+            .any(|l| l.contains("MessageOut"))
+    );
     let part = class_body(&defs, "BasePart");
     assert!(part.contains(&"\tSize: Vector3"), "{part:?}");
     assert!(part.contains(&"\tAnchored: boolean"));

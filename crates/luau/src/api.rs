@@ -64,6 +64,15 @@ pub fn event(class: &str, name: &str) -> Event {
     }
 }
 
+/// The events Roblox's API declares on `class` itself (not inherited), sorted: what editor
+/// definitions may declare, once a VM has shown each is a member.
+pub fn declared_events(class: &str) -> &'static [&'static str] {
+    match members::EVENTS.binary_search_by(|(k, _)| (*k).cmp(class)) {
+        Ok(i) => members::EVENTS[i].1,
+        Err(_) => &[],
+    }
+}
+
 /// The class declaring `name` as a method of `class` (or a superclass), by Roblox's API.
 pub fn method(class: &str, name: &str) -> Option<&'static str> {
     declared_in(members::METHODS, class, name).map(|(by, _)| by)
