@@ -28,6 +28,29 @@ pub(crate) fn luau_function<A: mlua::IntoLuaMulti>(
     Ok(f)
 }
 
+/// Calls a method written in Luau on `this`: the function of [`luau_function`] (`chunk` is
+/// its registry key, chunk name and source; `load` gives the chunk's arguments) with the
+/// instance's handle first, then `args`.
+pub(crate) fn call_luau_method<L, A, R>(
+    lua: &Lua,
+    this: &Instance,
+    chunk: (&str, &str, &str),
+    load: impl FnOnce() -> mlua::Result<L>,
+    args: A,
+) -> mlua::Result<R>
+where
+    L: mlua::IntoLuaMulti,
+    A: mlua::IntoLuaMulti,
+    R: mlua::FromLuaMulti,
+{
+    let handle = ctx(lua)?.push(this.r)?;
+    let (key, name, source) = chunk;
+    let f = luau_function(lua, key, name, source, load)?;
+    let mut all = args.into_lua_multi(lua)?;
+    all.push_front(handle);
+    f.call(all)
+}
+
 /// The error for a member `key` that `this` does not have.
 /// A method Roblox's API gives the class (`api`) says so, rather than sending the author
 /// looking for a typo.

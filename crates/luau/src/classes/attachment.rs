@@ -2,7 +2,6 @@
 //! `GetSecondaryAxis`/`SetSecondaryAxis`, the `Axis` and `SecondaryAxis` properties read
 //! and written through the ordinary property paths (derived from the saved CFrame).
 
-use crate::context::ctx;
 use crate::methods::MethodTable;
 use mlua::Value;
 
@@ -31,15 +30,13 @@ pub fn register(m: &mut MethodTable) {
                     procmodel_luau_types::type_name(&value)
                 )));
             }
-            let handle = ctx(lua)?.push(this.r)?;
-            let f = crate::methods::luau_function(
+            crate::methods::call_luau_method::<_, _, Value>(
                 lua,
-                "procmodel.attachment_axis",
-                "=Attachment",
-                AXIS_LUAU,
+                this,
+                ("procmodel.attachment_axis", "=Attachment", AXIS_LUAU),
                 || Ok(()),
-            )?;
-            f.call::<Value>((handle, property, if set { value } else { Value::Nil }))
+                (property, if set { value } else { Value::Nil }),
+            )
         });
     }
 }

@@ -1,6 +1,5 @@
 //! Humanoid methods that mean something without a simulation: `TakeDamage`.
 
-use crate::context::ctx;
 use crate::methods::MethodTable;
 use mlua::Value;
 
@@ -48,14 +47,12 @@ pub fn register(m: &mut MethodTable) {
                 )));
             }
         };
-        let handle = ctx(lua)?.push(this.r)?;
-        let f = crate::methods::luau_function(
+        crate::methods::call_luau_method::<_, _, ()>(
             lua,
-            "procmodel.take_damage",
-            "=TakeDamage",
-            TAKE_DAMAGE_LUAU,
+            this,
+            ("procmodel.take_damage", "=TakeDamage", TAKE_DAMAGE_LUAU),
             || Ok(()),
-        )?;
-        f.call::<()>((handle, amount))
+            amount,
+        )
     });
 }

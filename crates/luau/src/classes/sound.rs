@@ -34,12 +34,10 @@ pub fn register(m: &mut MethodTable) {
     m.class("Sound");
     for method in ["Play", "Stop", "Pause", "Resume"] {
         m.add_method(method, move |lua, this, ()| {
-            let handle = ctx(lua)?.push(this.r)?;
-            let f = crate::methods::luau_function(
+            crate::methods::call_luau_method::<_, _, ()>(
                 lua,
-                "procmodel.sound",
-                "=Sound",
-                SOUND_LUAU,
+                this,
+                ("procmodel.sound", "=Sound", SOUND_LUAU),
                 || {
                     lua.create_function(|lua, (sound, event, id): (mlua::Value, String, String)| {
                         let mut c = ctx(lua)?;
@@ -49,8 +47,8 @@ pub fn register(m: &mut MethodTable) {
                         Ok(())
                     })
                 },
-            )?;
-            f.call::<()>((handle, method))
+                method,
+            )
         });
     }
 }
