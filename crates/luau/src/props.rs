@@ -99,6 +99,16 @@ impl PropCache {
         self.hot.clear();
     }
 
+    /// Whether `name` is a property of `class` a script may name: `Name`, `Parent`,
+    /// `ClassName`, one of the reflection database's, or one this host resolves (derived or
+    /// legacy). `GetPropertyChangedSignal` and the property-default methods accept these.
+    pub fn is_property(&mut self, class: Ustr, name: &[u8]) -> bool {
+        matches!(name, b"Name" | b"Parent" | b"ClassName")
+            || std::str::from_utf8(name)
+                .is_ok_and(|n| procmodel_dom::find_property(class.as_str(), n).is_some())
+            || !matches!(*self.get(class, name), Prop::Missing | Prop::Method)
+    }
+
     pub fn get(&mut self, class: Ustr, name: &[u8]) -> Rc<Prop> {
         let addr = name.as_ptr() as usize;
         let slot = ((addr >> 3) ^ (class.as_char_ptr() as usize >> 4)) % HOT_SLOTS;

@@ -640,16 +640,7 @@ pub fn member(lua: &Lua, this: &Instance, key: &[u8]) -> mlua::Result<Option<Val
 
 /// `GetPropertyChangedSignal(name)`.
 pub fn property_signal(lua: &Lua, this: &Instance, name: &str) -> mlua::Result<Value> {
-    let known = matches!(name, "Name" | "Parent" | "ClassName")
-        || procmodel_dom::find_property(this.class.as_str(), name).is_some()
-        || {
-            let mut c = ctx(lua)?;
-            !matches!(
-                *c.props.get(this.class, name.as_bytes()),
-                crate::props::Prop::Missing | crate::props::Prop::Method
-            )
-        };
-    if !known {
+    if !ctx(lua)?.props.is_property(this.class, name.as_bytes()) {
         return Err(mlua::Error::runtime(format!(
             "{name} is not a valid property name."
         )));

@@ -271,16 +271,7 @@ pub fn register(m: &mut MethodTable) {
             };
             let handle = {
                 let mut c = ctx(lua)?;
-                let key = prop.as_bytes();
-                let known = matches!(&key[..], b"Name" | b"Parent")
-                    || std::str::from_utf8(&key).is_ok_and(|k| {
-                        procmodel_dom::find_property(this.class.as_str(), k).is_some()
-                    })
-                    || !matches!(
-                        *c.props.get(this.class, &key),
-                        crate::props::Prop::Missing | crate::props::Prop::Method
-                    );
-                if !known {
+                if !c.props.is_property(this.class, &prop.as_bytes()) {
                     return Err(mlua::Error::runtime(format!(
                         "{name}: {} is not a valid property of {}",
                         prop.to_string_lossy(),
