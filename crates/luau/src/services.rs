@@ -91,6 +91,14 @@ fn is_service(name: &str) -> bool {
         .is_some_and(|c| c.tags.contains(&ClassTag::Service))
 }
 
+/// Whether `inst` carries the CollectionService tag `tag`.
+pub(crate) fn has_tag(inst: &rbx_dom_weak::Instance, tag: &str) -> bool {
+    match inst.properties.get(&crate::keys::KEYS.tags) {
+        Some(rbx_types::Variant::Tags(t)) => t.iter().any(|x| x == tag),
+        _ => false,
+    }
+}
+
 pub(crate) fn find_service(c: &Ctx, class: &str) -> Option<Ref> {
     c.dom
         .root()

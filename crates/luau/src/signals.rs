@@ -65,37 +65,24 @@ pub fn tag_changed(c: &mut Ctx, r: Ref, tag: &str, added: bool) {
             .record(Ref::none(), kind, Some(Ustr::from(tag)), r, Ref::none());
     }
     // CollectionService.TagAdded / TagRemoved: the tag's first use in the place, or its last.
-    if c.signals.watch.kinds & Kind::Named.bit() != 0 && c.in_scene(r) {
-        let root = c.dom.root_ref();
-        let service = c.dom.get_by_ref(root).and_then(|g| {
-            g.children().iter().copied().find(|&s| {
-                c.dom
-                    .get_by_ref(s)
-                    .is_some_and(|i| i.class == "CollectionService")
-            })
+    if c.signals.watch.kinds & Kind::Named.bit() != 0
+        && c.in_scene(r)
+        && let Some(service) = crate::services::find_service(c, "CollectionService")
+        && c.signals.watch.listens(service, Kind::Named.bit())
+    {
+        let mut users = 0usize;
+        procmodel_dom::preorder(&c.dom, &[c.dom.root_ref()], |_, inst| {
+            users += usize::from(crate::services::has_tag(inst, tag));
+            users < 2
         });
-        if let Some(service) = service
-            && c.signals.watch.listens(service, Kind::Named.bit())
-        {
-            let mut users = 0usize;
-            procmodel_dom::preorder(&c.dom, &[root], |_, inst| {
-                if let Some(rbx_types::Variant::Tags(t)) =
-                    inst.properties.get(&crate::keys::KEYS.tags)
-                    && t.iter().any(|x| x == tag)
-                {
-                    users += 1;
-                }
-                users < 2
-            });
-            let (event, fires) = if added {
-                ("TagAdded", users == 1)
-            } else {
-                ("TagRemoved", users == 0)
-            };
-            if fires {
-                c.signals
-                    .record_named(service, Ustr::from(event), tag.to_owned());
-            }
+        let (event, fires) = if added {
+            ("TagAdded", users == 1)
+        } else {
+            ("TagRemoved", users == 0)
+        };
+        if fires {
+            c.signals
+                .record_named(service, Ustr::from(event), tag.to_owned());
         }
     }
 }

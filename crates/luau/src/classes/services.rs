@@ -461,10 +461,7 @@ pub fn register(m: &mut MethodTable) {
         let found: Vec<Ref> = c
             .dom
             .descendants_of(root)
-            .filter(|i| match i.properties.get(&crate::keys::KEYS.tags) {
-                Some(Variant::Tags(t)) => t.iter().any(|x| x == tag),
-                _ => false,
-            })
+            .filter(|i| crate::services::has_tag(i, &tag))
             .map(|i| i.referent())
             .collect();
         let t = lua.create_table_with_capacity(found.len(), 0)?;
