@@ -209,35 +209,16 @@ impl<const OVERLAP: bool> UserData for Params<OVERLAP> {
         });
         m.add_meta_method(MetaMethod::Index, |lua, this, key: String| {
             Ok(match key.as_str() {
-                "FilterDescendantsInstances" => {
-                    let mut c = ctx(lua)?;
-                    let t = lua.create_table_with_capacity(this.filter.len(), 0)?;
-                    for &r in &this.filter {
-                        // Destroyed instances drop out of the list.
-                        if c.dom.get_by_ref(r).is_some() {
-                            t.raw_push(c.push(r)?)?;
-                        }
-                    }
-                    Value::Table(t)
-                }
+                "FilterDescendantsInstances" => live_list(lua, &this.filter)?,
                 "FilterType" => enum_item_value(lua, filter_type_item(this.include))?,
-                "ExcludeInstances" | "IncludeInstances" => {
-                    let list = match key.as_str() {
-                        "ExcludeInstances" => &this.exclude,
-                        _ => &this.include_only,
-                    };
-                    let Some(list) = list else {
-                        return Ok(Value::Nil);
-                    };
-                    let mut c = ctx(lua)?;
-                    let t = lua.create_table_with_capacity(list.len(), 0)?;
-                    for &r in list {
-                        if c.dom.get_by_ref(r).is_some() {
-                            t.raw_push(c.push(r)?)?;
-                        }
-                    }
-                    Value::Table(t)
-                }
+                "ExcludeInstances" => match &this.exclude {
+                    Some(list) => live_list(lua, list)?,
+                    None => Value::Nil,
+                },
+                "IncludeInstances" => match &this.include_only {
+                    Some(list) => live_list(lua, list)?,
+                    None => Value::Nil,
+                },
                 "Tolerance" if this.kind == Kind::Overlap => Value::Number(this.tolerance.into()),
                 "IgnoreWater" if this.kind == Kind::Raycast => Value::Boolean(this.ignore_water),
                 "CollisionGroup" => Value::String(lua.create_string(&this.collision_group)?),
@@ -276,14 +257,9 @@ impl<const OVERLAP: bool> UserData for Params<OVERLAP> {
                         }
                     }
                     "Tolerance" if this.kind == Kind::Overlap => {
-                        let n = match v {
-                            Value::Integer(i) => i as f64,
-                            Value::Number(n) => n,
-                            _ => return Err(bad("a number")),
-                        };
-                        if n.is_nan() {
-                            return Err(bad("a number"));
-                        }
+                        let n = number_arg(&v)
+                            .filter(|n| !n.is_nan())
+                            .ok_or_else(|| bad("a number"))?;
                         this.tolerance = n.clamp(0.0, 0.05) as f32;
                     }
                     "FilterType" => {
@@ -312,11 +288,7 @@ impl<const OVERLAP: bool> UserData for Params<OVERLAP> {
                         _ => return Err(bad("a string")),
                     },
                     "MaxParts" if this.kind == Kind::Overlap => {
-                        let n = match v {
-                            Value::Integer(i) => i as f64,
-                            Value::Number(n) => n,
-                            _ => return Err(bad("a number")),
-                        };
+                        let n = number_arg(&v).ok_or_else(|| bad("a number"))?;
                         if !(n.is_finite() && n >= 0.0) {
                             return Err(mlua::Error::runtime(format!(
                                 "{name}.MaxParts must be a non-negative number, got {n}"
@@ -340,6 +312,27 @@ impl<const OVERLAP: bool> UserData for Params<OVERLAP> {
             ))
         });
     }
+}
+
+fn number_arg(v: &Value) -> Option<f64> {
+    match v {
+        Value::Integer(i) => Some(*i as f64),
+        Value::Number(n) => Some(*n),
+        _ => None,
+    }
+}
+
+/// A Luau array of handles to the instances of `list` that still exist (destroyed ones drop
+/// out of a params list).
+fn live_list(lua: &Lua, list: &[Ref]) -> mlua::Result<Value> {
+    let mut c = ctx(lua)?;
+    let t = lua.create_table_with_capacity(list.len(), 0)?;
+    for &r in list {
+        if c.dom.get_by_ref(r).is_some() {
+            t.raw_push(c.push(r)?)?;
+        }
+    }
+    Ok(Value::Table(t))
 }
 
 fn bool_arg(v: &Value) -> Option<bool> {
