@@ -30,16 +30,23 @@ fn declared_in(
     name: &str,
 ) -> Option<(&'static str, &'static str)> {
     let db = procmodel_dom::db();
-    let mut current = db.classes.get(class);
-    while let Some(c) = current {
-        if let Ok(i) = table.binary_search_by(|(k, _)| (*k).cmp(c.name))
-            && let Ok(j) = table[i].1.binary_search(&name)
-        {
-            return Some((table[i].0, table[i].1[j]));
-        }
-        current = c.superclass.and_then(|s| db.classes.get(s));
+    let start = db.classes.get(class)?;
+    db.superclasses_iter(start).find_map(|c| {
+        let names = own(table, c.name);
+        let j = names.binary_search(&name).ok()?;
+        Some((c.name, names[j]))
+    })
+}
+
+/// The names `table` lists for `class` itself (none when it has no entry).
+fn own(
+    table: &'static [(&'static str, &'static [&'static str])],
+    class: &str,
+) -> &'static [&'static str] {
+    match table.binary_search_by(|(k, _)| (*k).cmp(class)) {
+        Ok(i) => table[i].1,
+        Err(_) => &[],
     }
-    None
 }
 
 /// What Roblox's API says of an event name on a class.
@@ -67,10 +74,7 @@ pub fn event(class: &str, name: &str) -> Event {
 /// The events Roblox's API declares on `class` itself (not inherited), sorted: what editor
 /// definitions may declare, once a VM has shown each is a member.
 pub fn declared_events(class: &str) -> &'static [&'static str] {
-    match members::EVENTS.binary_search_by(|(k, _)| (*k).cmp(class)) {
-        Ok(i) => members::EVENTS[i].1,
-        Err(_) => &[],
-    }
+    own(members::EVENTS, class)
 }
 
 /// The class declaring `name` as a method of `class` (or a superclass), by Roblox's API.

@@ -40,14 +40,19 @@ pub(crate) fn ref_prop(inst: &rbx_dom_weak::Instance, name: &str) -> Ref {
     }
 }
 
+/// Whether a joint or constraint is enabled (`Enabled` not false).
+pub(crate) fn enabled(inst: &rbx_dom_weak::Instance) -> bool {
+    !matches!(
+        inst.properties.get(&ustr("Enabled")),
+        Some(Variant::Bool(false))
+    )
+}
+
 /// The parts a joint instance acts on (none, one or two), and whether it is rigid.
 fn joined(c: &Ctx, inst: &rbx_dom_weak::Instance) -> Option<([Ref; 2], bool)> {
     let class = inst.class.as_str();
     if is_a(class, "JointInstance") || is_a(class, "WeldConstraint") {
-        let enabled = !matches!(
-            inst.properties.get(&ustr("Enabled")),
-            Some(Variant::Bool(false))
-        );
+        let enabled = enabled(inst);
         let parts = if is_a(class, "WeldConstraint") {
             // Its Part0/Part1 are saved as Part0Internal/Part1Internal.
             let pick = |a: &str, b: &str| {

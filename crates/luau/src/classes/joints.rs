@@ -3,7 +3,7 @@
 //! `assembly.rs` (joints count wherever they are in the part's tree, in pre-order).
 
 use super::instance::push_list;
-use crate::assembly::{all_joints, assembly, connected, ref_prop, root_part, tree_top};
+use crate::assembly::{all_joints, assembly, connected, enabled, ref_prop, root_part, tree_top};
 use crate::context::ctx;
 use crate::methods::MethodTable;
 use rbx_types::Ref;
@@ -37,11 +37,7 @@ pub fn register(m: &mut MethodTable) {
             .filter(|(j, parts, _)| {
                 parts.contains(&this.r)
                     && c.dom.get_by_ref(*j).is_some_and(|i| {
-                        procmodel_dom::is_a(&i.class, "NoCollisionConstraint")
-                            && !matches!(
-                                i.properties.get(&rbx_dom_weak::ustr("Enabled")),
-                                Some(rbx_types::Variant::Bool(false))
-                            )
+                        procmodel_dom::is_a(&i.class, "NoCollisionConstraint") && enabled(i)
                     })
             })
             .map(|(j, _, _)| j)
