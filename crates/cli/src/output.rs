@@ -20,6 +20,14 @@ pub enum Format {
 }
 
 impl Format {
+    /// A Roblox file (`.rbxm`, `.rbxmx`, `.rbxl`, `.rbxlx`): one a scene can be saved as.
+    pub fn is_roblox(self) -> bool {
+        matches!(
+            self,
+            Format::Rbxm | Format::Rbxmx | Format::Rbxl | Format::Rbxlx
+        )
+    }
+
     pub fn from_path(path: &Path) -> Result<Format> {
         let ext = path
             .extension()

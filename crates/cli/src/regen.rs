@@ -50,10 +50,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         (None, None) => Some(args.scene.clone()),
     };
     if let Some(out) = &out
-        && !matches!(
-            Format::from_path(out)?,
-            Format::Rbxl | Format::Rbxlx | Format::Rbxm | Format::Rbxmx
-        )
+        && !Format::from_path(out)?.is_roblox()
     {
         bail!(
             "{}: a scene is saved as .rbxl, .rbxlx, .rbxm or .rbxmx",

@@ -105,12 +105,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     // Which results are intact, for the saved place's record (taken now: the engine goes).
     let record = match format {
-        Some(
-            output::Format::Rbxm
-            | output::Format::Rbxmx
-            | output::Format::Rbxl
-            | output::Format::Rbxlx,
-        ) => engine.saved_record(),
+        Some(f) if f.is_roblox() => engine.saved_record(),
         _ => None,
     };
     crate::lock::report_cache(&cache);
