@@ -35,14 +35,15 @@ fn bit(item: &EnumItem) -> u64 {
 /// The set the arguments of `func` name: `Enum.SecurityCapability` items (any number) or one
 /// `SecurityCapabilities`.
 fn set_of(func: &str, a: MultiValue) -> mlua::Result<u64> {
-    let args = Args::new(func, a.clone());
-    if a.len() == 1
+    let n = a.len();
+    let args = Args::new(func, a);
+    if n == 1
         && let Some(set) = as_ud::<SecurityCapabilities>(args.get(1))
     {
         return Ok(set.0);
     }
     let mut bits = 0;
-    for i in 1..=a.len() {
+    for i in 1..=n {
         match as_ud::<EnumItem>(args.get(i)) {
             Some(item) if item.enum_name == "SecurityCapability" => bits |= bit(&item),
             _ => return Err(args.bad(i, "Enum.SecurityCapability")),
