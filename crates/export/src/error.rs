@@ -87,6 +87,8 @@ pub enum WarningKind {
     UnknownMaterial { value: u32 },
     /// An `Enum.PartType` value the exporter does not know; Block is used.
     UnknownShape { value: u32 },
+    /// A MeshPart's script-built mesh attribute that is not a mesh; its bounding box is used.
+    InvalidMesh { reason: String },
 }
 
 impl fmt::Display for ExportWarning {
@@ -117,6 +119,11 @@ impl fmt::Display for ExportWarning {
             WarningKind::UnknownShape { value } => {
                 write!(f, "unknown Enum.PartType value {value}, exported as Block")
             }
+            WarningKind::InvalidMesh { reason } => write!(
+                f,
+                "its {} attribute is not a usable mesh ({reason}), exported as its bounding box",
+                procmodel_mesh::ATTRIBUTE
+            ),
         }
     }
 }

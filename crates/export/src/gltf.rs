@@ -89,6 +89,7 @@ fn uri_escape(name: &str) -> String {
 struct GeometryAccessors {
     positions: Index<json::Accessor>,
     normals: Index<json::Accessor>,
+    colors: Option<Index<json::Accessor>>,
     indices: Index<json::Accessor>,
 }
 
@@ -107,21 +108,22 @@ pub(crate) fn new_root() -> Root {
     }
 }
 
-/// The document's one buffer over `vertex_data` then `index_data`, with its two views (f32
-/// VEC3 attributes, stride 12; indices), given to every accessor already pushed: accessors
-/// of scalars read the index view, the others the vertex view. Returns the buffer's bytes
-/// (empty, and no buffer, when there is no vertex data).
+/// The document's one buffer over `vertex_data`, `index_data` and `color_data`, with a view
+/// for each (f32 VEC3 attributes, stride 12; indices; f32 VEC4 colors, stride 16, only when
+/// there are any), given to every accessor already pushed by its type. Returns the buffer's
+/// bytes (empty, and no buffer, when there is no vertex data).
 pub(crate) fn attach_buffer(
     root: &mut Root,
     vertex_data: Vec<u8>,
     index_data: Vec<u8>,
+    color_data: Vec<u8>,
     uri: Option<String>,
 ) -> Vec<u8> {
     if vertex_data.is_empty() {
         return Vec::new();
     }
     let buffer = root.push(json::Buffer {
-        byte_length: USize64::from(vertex_data.len() + index_data.len()),
+        byte_length: USize64::from(vertex_data.len() + index_data.len() + color_data.len()),
         name: None,
         uri,
         extensions: None,
@@ -142,12 +144,26 @@ pub(crate) fn attach_buffer(
         index_data.len(),
         json::buffer::Target::ElementArrayBuffer,
     ));
+    let color_view = (!color_data.is_empty()).then(|| {
+        let mut v = view(
+            buffer,
+            vertex_data.len() + index_data.len(),
+            color_data.len(),
+            json::buffer::Target::ArrayBuffer,
+        );
+        v.byte_stride = Some(json::buffer::Stride(16));
+        root.push(v)
+    });
     for accessor in &mut root.accessors {
-        let is_index = accessor.type_ == Valid(json::accessor::Type::Scalar);
-        accessor.buffer_view = Some(if is_index { index_view } else { vertex_view });
+        accessor.buffer_view = Some(match accessor.type_ {
+            Valid(json::accessor::Type::Scalar) => index_view,
+            Valid(json::accessor::Type::Vec4) => color_view.expect("colors have data"),
+            _ => vertex_view,
+        });
     }
     let mut bin = vertex_data;
     bin.extend_from_slice(&index_data);
+    bin.extend_from_slice(&color_data);
     bin
 }
 
@@ -183,16 +199,16 @@ fn document(scene: &Scene, bin_uri: Option<String>) -> (Root, Vec<u8>) {
 
     let mut vertex_data = Vec::new();
     let mut index_data = Vec::new();
+    let mut color_data = Vec::new();
     let mut accessors = Vec::with_capacity(scene.geometries.len());
     for geometry in &scene.geometries {
         accessors.push(push_geometry(
             &mut root,
             &geometry.mesh,
-            &mut vertex_data,
-            &mut index_data,
+            [&mut vertex_data, &mut index_data, &mut color_data],
         ));
     }
-    let bin = attach_buffer(&mut root, vertex_data, index_data, bin_uri);
+    let bin = attach_buffer(&mut root, vertex_data, index_data, color_data, bin_uri);
 
     for (index, appearance) in scene.appearances.iter().enumerate() {
         let pbr = appearance.pbr();
@@ -238,16 +254,20 @@ fn document(scene: &Scene, bin_uri: Option<String>) -> (Root, Vec<u8>) {
                             extras: Default::default(),
                             name: Some(format!(
                                 "{} {}x{}x{}",
-                                geometry.shape.name(),
-                                size.x,
-                                size.y,
-                                size.z
+                                geometry.name, size.x, size.y, size.z
                             )),
                             primitives: vec![json::mesh::Primitive {
-                                attributes: BTreeMap::from([
-                                    (Valid(json::mesh::Semantic::Positions), ids.positions),
-                                    (Valid(json::mesh::Semantic::Normals), ids.normals),
-                                ]),
+                                attributes: BTreeMap::from_iter(
+                                    [
+                                        (Valid(json::mesh::Semantic::Positions), ids.positions),
+                                        (Valid(json::mesh::Semantic::Normals), ids.normals),
+                                    ]
+                                    .into_iter()
+                                    .chain(
+                                        ids.colors
+                                            .map(|c| (Valid(json::mesh::Semantic::Colors(0)), c)),
+                                    ),
+                                ),
                                 extensions: None,
                                 extras: Default::default(),
                                 indices: Some(ids.indices),
@@ -313,11 +333,12 @@ fn view(
     }
 }
 
+/// Appends `mesh`'s positions and normals, indices and colors to the three data sections
+/// (`[vertex, index, color]`) and pushes their accessors.
 fn push_geometry(
     root: &mut Root,
     mesh: &MeshData,
-    vertex_data: &mut Vec<u8>,
-    index_data: &mut Vec<u8>,
+    [vertex_data, index_data, color_data]: [&mut Vec<u8>; 3],
 ) -> GeometryAccessors {
     let (min, max) = mesh.bounds();
     let floats = |values: [f32; 3]| Value::from(values.map(|v| f64::from(v + 0.0)).to_vec());
@@ -347,6 +368,15 @@ fn push_geometry(
         Some((floats(min.to_array()), floats(max.to_array()))),
     );
     let normals = accessor(normals_at, count, ComponentType::F32, Type::Vec3, None);
+    let colors = (!mesh.colors.is_empty()).then(|| {
+        let at = color_data.len();
+        for c in &mesh.colors {
+            for v in c {
+                color_data.extend_from_slice(&(v + 0.0).to_le_bytes());
+            }
+        }
+        accessor(at, count, ComponentType::F32, Type::Vec4, None)
+    });
 
     let indices_at = index_data.len();
     let component = if count < usize::from(u16::MAX) {
@@ -371,6 +401,7 @@ fn push_geometry(
     GeometryAccessors {
         positions,
         normals,
+        colors,
         indices,
     }
 }
@@ -384,13 +415,18 @@ mod tests {
     fn big_meshes_switch_to_u32_indices() {
         for (vertices, component, bytes_per_index) in [(65534, 5123, 2usize), (65535, 5125, 4)] {
             let mesh = MeshData {
+                colors: Vec::new(),
                 positions: vec![Vec3::ZERO; vertices],
                 normals: vec![Vec3::Y; vertices],
                 indices: vec![0, 1, vertices as u32 - 1],
             };
             let mut root = Root::default();
             let (mut vertex_data, mut index_data) = (Vec::new(), Vec::new());
-            let ids = push_geometry(&mut root, &mesh, &mut vertex_data, &mut index_data);
+            let ids = push_geometry(
+                &mut root,
+                &mesh,
+                [&mut vertex_data, &mut index_data, &mut Vec::new()],
+            );
             let accessor = serde_json::to_value(&root.accessors[ids.indices.value()]).unwrap();
             assert_eq!(accessor["componentType"], component);
             assert_eq!(index_data.len(), (3 * bytes_per_index).div_ceil(4) * 4);

@@ -126,7 +126,7 @@ pub(crate) fn material_name(value: u32) -> Option<&'static str> {
         .copied()
 }
 
-fn srgb_to_linear(c: f32) -> f32 {
+pub(crate) fn srgb_to_linear(c: f32) -> f32 {
     let c = c.clamp(0.0, 1.0);
     if c <= 0.040_45 {
         c / 12.92

@@ -19,6 +19,20 @@ const MIN_PART_SIZE: f32 = 0.001;
 /// `Enum.Material.Plastic`.
 const PLASTIC: u32 = 256;
 
+/// The text of a MeshPart's script-built mesh attribute ([`procmodel_mesh::ATTRIBUTE`]).
+fn script_mesh_attribute(instance: &Instance) -> Option<String> {
+    let Some(Variant::Attributes(attributes)) =
+        instance.properties.get(&rbx_dom_weak::ustr("Attributes"))
+    else {
+        return None;
+    };
+    match attributes.get(procmodel_mesh::ATTRIBUTE)? {
+        Variant::String(s) => Some(s.clone()),
+        Variant::BinaryString(b) => Some(String::from_utf8_lossy(b.as_ref()).into_owned()),
+        _ => None,
+    }
+}
+
 /// A rigid transform (rotation, then translation in output units).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Rigid {
@@ -77,7 +91,8 @@ pub(crate) struct PartGeometry {
 /// A mesh shared by every part with the same shape, effective size and mesh offset.
 #[derive(Debug, Clone)]
 pub(crate) struct Geometry {
-    pub shape: Shape,
+    /// What the mesh is named after: the shape's name, or `EditableMesh`.
+    pub name: &'static str,
     /// Effective size in output units.
     pub size: Vec3,
     pub mesh: MeshData,
@@ -178,6 +193,8 @@ enum Drawn {
     Shape(Shape),
     /// A part without usable geometry data: its bounding box, with a warning.
     BoundingBox,
+    /// A MeshPart carrying a mesh built by a script (its attribute's text).
+    Mesh(String),
     /// A part class we cannot draw at all: no mesh, with a warning.
     Skipped,
 }
@@ -187,6 +204,8 @@ struct Builder<'a> {
     opts: &'a ExportOptions,
     scene: Scene,
     geometry_ids: HashMap<(Shape, [u32; 3], [u32; 3]), usize>,
+    /// Script-built meshes by (attribute text, size in output units).
+    mesh_ids: HashMap<(String, [u32; 3]), usize>,
     appearance_ids: HashMap<([u32; 3], u32, u32), usize>,
     /// Mesh children drawn as their part's shape (no warning when visited).
     applied_meshes: HashSet<Ref>,
@@ -203,6 +222,7 @@ pub(crate) fn build(
         opts,
         scene: Scene::default(),
         geometry_ids: HashMap::new(),
+        mesh_ids: HashMap::new(),
         appearance_ids: HashMap::new(),
         applied_meshes: HashSet::new(),
     };
@@ -293,6 +313,31 @@ impl Builder<'_> {
             Some(ancestor) => ancestor.relative(&node.world),
             None => node.world,
         };
+        if let Drawn::Mesh(text) = &drawn {
+            match procmodel_mesh::TriangleMesh::from_attribute(text) {
+                Ok(mesh) if !mesh.triangles.is_empty() => {
+                    let size = props.size()?.max(Vec3::splat(MIN_PART_SIZE)) * self.opts.scale;
+                    let appearance = self.appearance(&props)?;
+                    node.part = Some(PartGeometry {
+                        geometry: self.script_mesh(text, &mesh, size),
+                        appearance: self.appearance_index(appearance),
+                    });
+                    return Ok(node);
+                }
+                Ok(_) => self.warn(
+                    &node.path,
+                    WarningKind::InvalidMesh {
+                        reason: "the mesh has no triangles".into(),
+                    },
+                ),
+                Err(e) => self.warn(
+                    &node.path,
+                    WarningKind::InvalidMesh {
+                        reason: e.to_string(),
+                    },
+                ),
+            }
+        }
         let mut applied_mesh = None;
         let shape = match drawn {
             Drawn::NotAPart => unreachable!("handled above"),
@@ -305,6 +350,7 @@ impl Builder<'_> {
                 }
                 None => shape,
             },
+            Drawn::Mesh(_) => Shape::Block,
             Drawn::BoundingBox => {
                 self.warn(
                     &node.path,
@@ -363,6 +409,10 @@ impl Builder<'_> {
             "CornerWedgePart" => Drawn::Shape(Shape::CornerWedge),
             "TrussPart" | "VehicleSeat" => Drawn::Shape(Shape::Block),
             "Terrain" | "NegateOperation" => Drawn::Skipped,
+            _ if is_a("MeshPart") => match script_mesh_attribute(instance) {
+                Some(text) => Drawn::Mesh(text),
+                None => Drawn::BoundingBox,
+            },
             _ if is_a("Part") => {
                 let props = Props { instance, path };
                 Drawn::Shape(self.part_type(&props)?)
@@ -423,9 +473,72 @@ impl Builder<'_> {
                     *p += offset;
                 }
             }
-            geometries.push(Geometry { shape, size, mesh });
+            geometries.push(Geometry {
+                name: shape.name(),
+                size,
+                mesh,
+            });
             geometries.len() - 1
         })
+    }
+
+    /// A script-built mesh drawn at `size` (output units): centred on the part, each axis
+    /// stretched from the mesh's extent to the part's (Roblox fits a mesh to its part's
+    /// Size); normals follow the stretch. Corners sharing a position, normal and color are
+    /// one vertex. Shared by parts with the same mesh and size.
+    fn script_mesh(
+        &mut self,
+        text: &str,
+        mesh: &procmodel_mesh::TriangleMesh,
+        size: Vec3,
+    ) -> usize {
+        let key = (text.to_owned(), size.to_array().map(f32::to_bits));
+        if let Some(&id) = self.mesh_ids.get(&key) {
+            return id;
+        }
+        let (lo, hi) = mesh.bounds().expect("a mesh with triangles has positions");
+        let (lo, hi) = (Vec3::from(lo), Vec3::from(hi));
+        let extent = hi - lo;
+        let center = (lo + hi) * 0.5;
+        let stretch = Vec3::select(extent.cmpgt(Vec3::ZERO), size / extent, Vec3::ONE);
+        let mut out = MeshData::default();
+        let mut corners: HashMap<(u32, u32, u32), u32> = HashMap::new();
+        for t in &mesh.triangles {
+            let p = t.vertices.map(|v| Vec3::from(mesh.positions[v as usize]));
+            let face = ((p[1] - p[0]) * stretch)
+                .cross((p[2] - p[0]) * stretch)
+                .normalize_or(Vec3::Y);
+            for (c, &pc) in p.iter().enumerate() {
+                let key = (t.vertices[c], t.normals[c], t.colors[c]);
+                let index = *corners.entry(key).or_insert_with(|| {
+                    let n = Vec3::from(mesh.normals[t.normals[c] as usize]);
+                    let normal = if n == Vec3::ZERO {
+                        face
+                    } else {
+                        (n / stretch).normalize_or(face)
+                    };
+                    let [r, g, b, a] = mesh.colors[t.colors[c] as usize];
+                    out.positions.push((pc - center) * stretch + Vec3::ZERO);
+                    out.normals.push(normal);
+                    out.colors.push([
+                        crate::material::srgb_to_linear(r.clamp(0.0, 1.0)),
+                        crate::material::srgb_to_linear(g.clamp(0.0, 1.0)),
+                        crate::material::srgb_to_linear(b.clamp(0.0, 1.0)),
+                        a.clamp(0.0, 1.0),
+                    ]);
+                    out.positions.len() as u32 - 1
+                });
+                out.indices.push(index);
+            }
+        }
+        self.scene.geometries.push(Geometry {
+            name: "EditableMesh",
+            size,
+            mesh: out,
+        });
+        let id = self.scene.geometries.len() - 1;
+        self.mesh_ids.insert(key, id);
+        id
     }
 
     fn appearance_index(&mut self, appearance: Appearance) -> usize {

@@ -85,6 +85,8 @@ impl Shape {
 pub(crate) struct MeshData {
     pub positions: Vec<Vec3>,
     pub normals: Vec<Vec3>,
+    /// Linear RGBA per vertex, or empty (the primitives have none).
+    pub colors: Vec<[f32; 4]>,
     pub indices: Vec<u32>,
 }
 

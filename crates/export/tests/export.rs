@@ -682,3 +682,133 @@ fn mesh_children_change_the_drawn_shape_size_and_offset() {
         "{lo:?} {hi:?}"
     );
 }
+
+/// Reads accessor `index` of a .glb's binary chunk as f32 tuples of `n`.
+fn accessor_floats(doc: &Value, bin: &[u8], index: u64, n: usize) -> Vec<Vec<f32>> {
+    let a = &doc["accessors"][index as usize];
+    let view = &doc["bufferViews"][a["bufferView"].as_u64().unwrap() as usize];
+    let start =
+        (view["byteOffset"].as_u64().unwrap_or(0) + a["byteOffset"].as_u64().unwrap_or(0)) as usize;
+    let count = a["count"].as_u64().unwrap() as usize;
+    (0..count)
+        .map(|i| {
+            (0..n)
+                .map(|k| {
+                    let at = start + 4 * (i * n + k);
+                    f32::from_le_bytes(bin[at..at + 4].try_into().unwrap())
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn a_mesh_built_by_a_script_is_drawn_centred_and_stretched_to_its_part() {
+    // The pyramid's mesh is 2 × 1 × 2; the part is 4 × 3 × 2 at (10, 0, 0).
+    let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+    let root = dom.root_ref();
+    let model = dom.insert(
+        root,
+        InstanceBuilder::new("Model")
+            .with_name("M")
+            .with_child(pyramid_part(
+                "Pyramid",
+                v3(4.0, 3.0, 2.0),
+                at(10.0, 0.0, 0.0),
+            )),
+    );
+    let export = to_glb(&dom, &[model], &ExportOptions::default()).unwrap();
+    assert!(export.warnings.is_empty(), "{:?}", export.warnings);
+    let (doc, bin) = parse_glb(&export.output);
+    assert_eq!(doc["meshes"][0]["name"], "EditableMesh 4x3x2");
+    let prim = &doc["meshes"][0]["primitives"][0];
+    let attrs = &prim["attributes"];
+    let positions = accessor_floats(&doc, &bin, attrs["POSITION"].as_u64().unwrap(), 3);
+    let normals = accessor_floats(&doc, &bin, attrs["NORMAL"].as_u64().unwrap(), 3);
+    let colors = accessor_floats(&doc, &bin, attrs["COLOR_0"].as_u64().unwrap(), 4);
+    // Corners sharing position, normal and color IDs are one vertex: each face has its own
+    // normal, so 6 faces × 3.
+    assert_eq!(positions.len(), 18);
+    assert_eq!(
+        doc["accessors"][prim["indices"].as_u64().unwrap() as usize]["count"],
+        18
+    );
+    let lo = (0..3).map(|k| positions.iter().map(|p| p[k]).fold(f32::MAX, f32::min));
+    let hi = (0..3).map(|k| positions.iter().map(|p| p[k]).fold(f32::MIN, f32::max));
+    assert_eq!(lo.collect::<Vec<_>>(), [-2.0, -1.5, -1.0]);
+    assert_eq!(hi.collect::<Vec<_>>(), [2.0, 1.5, 1.0]);
+    // The apex is red (linear), the base white; the base faces down.
+    for (p, c) in positions.iter().zip(&colors) {
+        let expected = if p[1] == 1.5 {
+            [1.0, 0.0, 0.0, 1.0]
+        } else {
+            [1.0; 4]
+        };
+        assert_eq!(c[..], expected[..], "{p:?}");
+    }
+    assert_eq!(
+        normals.iter().filter(|n| n[..] == [0.0, -1.0, 0.0]).count(),
+        6
+    );
+    // A stretched side's normal follows the stretch (divided by it, then normalised): the +X
+    // side of the 2-wide, 1-high mesh has normal (1, 1)/√2; stretched ×2 in X and ×3 in Y
+    // it becomes (1/2, 1/3) normalised = (0.832, 0.555).
+    let side = normals
+        .iter()
+        .find(|n| n[0] > 0.5 && n[2].abs() < 1e-6)
+        .expect("the +X side");
+    assert!(close(side, &[0.832_050_3, 0.554_700_2, 0.0]), "{side:?}");
+    assert!(close(
+        &floats(&node(&doc, "Pyramid")["translation"]),
+        &[10.0, 0.0, 0.0]
+    ));
+}
+
+#[test]
+fn a_broken_mesh_attribute_is_a_warning_and_a_box() {
+    let mut attributes = rbx_dom_weak::types::Attributes::new();
+    attributes.insert(
+        procmodel_mesh::ATTRIBUTE.to_owned(),
+        "UE1NMQ==".to_owned().into(),
+    );
+    let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+    let root = dom.root_ref();
+    let r = dom.insert(
+        root,
+        part("MeshPart", "Broken", v3(1.0, 2.0, 3.0), at(0.0, 0.0, 0.0))
+            .with_property("Attributes", attributes),
+    );
+    let export = to_glb(&dom, &[r], &ExportOptions::default()).unwrap();
+    assert_eq!(export.warnings.len(), 1);
+    let text = export.warnings[0].to_string();
+    assert!(
+        matches!(export.warnings[0].kind, WarningKind::InvalidMesh { .. })
+            && text.contains("ProcmodelMesh")
+            && text.contains("PMM1"),
+        "{text}"
+    );
+    let (doc, _) = parse_glb(&export.output);
+    assert_eq!(doc["meshes"][0]["name"], "Block 1x2x3");
+}
+
+#[test]
+fn parts_with_the_same_mesh_and_size_share_it() {
+    let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+    let root = dom.root_ref();
+    let model = dom.insert(
+        root,
+        InstanceBuilder::new("Model")
+            .with_name("M")
+            .with_child(pyramid_part("A", v3(2.0, 1.0, 2.0), at(0.0, 0.0, 0.0)))
+            .with_child(pyramid_part("B", v3(2.0, 1.0, 2.0), at(5.0, 0.0, 0.0)))
+            .with_child(pyramid_part("C", v3(4.0, 1.0, 2.0), at(9.0, 0.0, 0.0))),
+    );
+    let (doc, _) = parse_glb(
+        &to_glb(&dom, &[model], &ExportOptions::default())
+            .unwrap()
+            .output,
+    );
+    assert_eq!(node(&doc, "A")["mesh"], node(&doc, "B")["mesh"]);
+    assert_ne!(node(&doc, "A")["mesh"], node(&doc, "C")["mesh"]);
+    assert_eq!(doc["meshes"].as_array().unwrap().len(), 2);
+}

@@ -127,6 +127,12 @@ fn large_fine_and_empty_exports_pass_the_khronos_validator() {
             ),
         );
     }
+    // A script-built mesh (per-vertex colors), stretched and turned.
+    model.add_child(pyramid_part(
+        "Mesh",
+        v3(3.0, 2.0, 1.0),
+        turned_y(0.0, 5.0, 0.0, 45.0),
+    ));
     let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
     let root = dom.root_ref();
     let model = dom.insert(root, model);

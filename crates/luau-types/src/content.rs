@@ -1,14 +1,16 @@
-//! `Content`: a reference to asset content, either nothing or an asset URI.
+//! `Content`: a reference to asset content: nothing, an asset URI, or an object of the
+//! script's own (`Content.fromObject(editableMesh)`).
 //!
-//! `Content.fromObject` and object values need an Instance, which this crate never holds: the
-//! host handles `ContentType::Object` (reading one here is an error).
+//! An object Content lives only in the VM: `AssetService:CreateMeshPartAsync` reads its
+//! mesh; a property cannot hold one (Roblox files cannot keep the object either), so storing
+//! one in a property is an error.
 
 use mlua::{Lua, MetaMethod, MultiValue, UserData, UserDataFields, UserDataMethods, Value};
 
 use crate::args::{Args, impl_from_lua};
 use crate::enums::{EnumItem, enum_item_value};
 
-/// A Roblox `Content` value this crate can represent: `None` or a URI.
+/// A Roblox `Content` value this crate can represent: `None`, a URI or an object.
 #[derive(Clone, Debug, PartialEq, Eq, Default, Hash)]
 pub enum Content {
     /// `Content.none` (`SourceType` None).
@@ -16,6 +18,26 @@ pub enum Content {
     None,
     /// An asset URI (`SourceType` Uri).
     Uri(String),
+    /// `Content.fromObject` (`SourceType` Object): an `EditableMesh` of this VM.
+    Object(ObjectRef),
+}
+
+/// The object of an object [`Content`]; two are equal when they are the same object.
+#[derive(Clone, Debug)]
+pub struct ObjectRef(pub mlua::AnyUserData);
+
+impl PartialEq for ObjectRef {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.to_pointer() == other.0.to_pointer()
+    }
+}
+
+impl Eq for ObjectRef {}
+
+impl std::hash::Hash for ObjectRef {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.to_pointer().hash(state);
+    }
 }
 
 impl_from_lua!(Content => "Content");
@@ -35,15 +57,21 @@ impl Content {
         match self {
             Content::None => "None",
             Content::Uri(_) => "Uri",
+            Content::Object(_) => "Object",
         }
     }
 }
 
-impl From<Content> for rbx_types::Content {
-    fn from(c: Content) -> Self {
+impl TryFrom<Content> for rbx_types::Content {
+    type Error = crate::ConvertError;
+    fn try_from(c: Content) -> Result<Self, Self::Error> {
         match c {
-            Content::None => rbx_types::Content::none(),
-            Content::Uri(u) => rbx_types::Content::from_uri(u),
+            Content::None => Ok(rbx_types::Content::none()),
+            Content::Uri(u) => Ok(rbx_types::Content::from_uri(u)),
+            Content::Object(_) => Err(crate::ConvertError::message(
+                "a Content made by Content.fromObject cannot be stored in a property here (Roblox \
+                 files cannot keep the object); use AssetService:CreateMeshPartAsync",
+            )),
         }
     }
 }
@@ -73,11 +101,16 @@ impl UserData for Content {
         f.add_field_method_get("Uri", |_, c| {
             Ok(match c {
                 Content::Uri(u) => Some(u.clone()),
-                Content::None => None,
+                _ => None,
             })
         });
-        // Object and Opaque values are never made by this crate: both read nil.
-        f.add_field_method_get("Object", |_, _| Ok(Value::Nil));
+        f.add_field_method_get("Object", |_, c| {
+            Ok(match c {
+                Content::Object(o) => Value::UserData(o.0.clone()),
+                _ => Value::Nil,
+            })
+        });
+        // Opaque values are never made by this crate.
         f.add_field_method_get("Opaque", |_, _| Ok(Value::Nil));
     }
 
@@ -86,6 +119,7 @@ impl UserData for Content {
             Ok(match c {
                 Content::None => String::new(),
                 Content::Uri(u) => u.clone(),
+                Content::Object(_) => "Object".to_owned(),
             })
         });
         crate::args::value_meta::<Content, M>(m, "Content");
@@ -120,6 +154,18 @@ pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
                 format!("{id}")
             };
             Ok(Content::Uri(format!("rbxassetid://{text}")))
+        })?,
+    )?;
+    t.raw_set(
+        "fromObject",
+        lua.create_function(|_, a: MultiValue| {
+            let a = Args::new("fromObject", a);
+            match a.get(1) {
+                Value::UserData(ud) if ud.is::<crate::editable_mesh::EditableMesh>() => {
+                    Ok(Content::Object(ObjectRef(ud.clone())))
+                }
+                _ => Err(a.bad(1, "EditableMesh")),
+            }
         })?,
     )?;
     t.raw_set("none", Content::None)?;

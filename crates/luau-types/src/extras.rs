@@ -469,8 +469,14 @@ pub(crate) fn lua_to_variant(v: &Value, ty: VariantType) -> Result<Variant, Conv
         // Roblox takes a Content value; a plain URI string is accepted too (the legacy
         // ContentId form scripts still use).
         VariantType::Content => match v {
-            Value::String(s) => Variant::Content(Content::from_uri(s.to_string_lossy()).into()),
-            _ => Variant::Content(as_ud::<Content>(v).ok_or_else(|| want("Content"))?.into()),
+            Value::String(s) => {
+                Variant::Content(Content::from_uri(s.to_string_lossy()).try_into()?)
+            }
+            _ => Variant::Content(
+                as_ud::<Content>(v)
+                    .ok_or_else(|| want("Content"))?
+                    .try_into()?,
+            ),
         },
         other => {
             return Err(ConvertError::message(format!(

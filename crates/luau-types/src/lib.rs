@@ -24,6 +24,7 @@ pub mod color3;
 pub mod content;
 mod convert;
 pub mod datetime;
+pub mod editable_mesh;
 pub mod enums;
 pub mod extras;
 pub mod font;
@@ -39,6 +40,7 @@ mod vec_arith;
 pub mod vector2;
 pub mod vector3;
 
+pub use args::FromValue;
 pub use brickcolor::BrickColor;
 pub use cframe::CFrame;
 pub use color3::Color3;

@@ -588,6 +588,30 @@ fn store(c: &mut Ctx, this: &Instance, k: Ustr, variant: Variant) -> mlua::Resul
     Ok(())
 }
 
+/// Stores `variant` as property `name` of `this` whatever a script may write (methods that
+/// set read-only properties, as Roblox's own do).
+pub(crate) fn store_raw(
+    c: &mut Ctx,
+    this: &Instance,
+    name: &str,
+    variant: Variant,
+) -> mlua::Result<()> {
+    store(c, this, Ustr::from(name), variant)
+}
+
+/// Removes property `name` of `this` (back to its default), whatever a script may write.
+pub(crate) fn remove_raw(c: &mut Ctx, this: &Instance, name: &str) -> mlua::Result<()> {
+    if inst_mut(c, this)?
+        .properties
+        .remove(&Ustr::from(name))
+        .is_some()
+        && c.signals.watch.any
+    {
+        crate::signals::prop_changed(c, this.r, name);
+    }
+    Ok(())
+}
+
 /// The general write path: conversions by the property's type, derived properties, errors.
 fn newindex(
     c: &mut Ctx,

@@ -84,6 +84,11 @@ const STANDARD: &[&str] = &[
     "Debris",
 ];
 
+/// Services whose methods only compute (meshes, JSON, GUIDs, tween curves, the run
+/// context): a generator that may not write outside its container still gets them when the
+/// scene lacks them (see [`get_service`]).
+const STATELESS: &[&str] = &["AssetService", "HttpService", "RunService", "TweenService"];
+
 fn is_service(name: &str) -> bool {
     procmodel_dom::db()
         .classes
@@ -119,6 +124,17 @@ pub fn get_service(c: &mut Ctx, name: &str) -> mlua::Result<Ref> {
         return Ok(r);
     }
     if c.outside_write_locked {
+        if STATELESS.contains(&name) {
+            // A service that holds nothing a generator could change: made for this run,
+            // not archivable, so no file, content hash or lockfile ever sees it.
+            let root = c.dom.root_ref();
+            return Ok(c.dom.insert(
+                root,
+                InstanceBuilder::new(name)
+                    .with_name(name)
+                    .with_property("Archivable", false),
+            ));
+        }
         return Err(mlua::Error::runtime(format!(
             "GetService: '{name}' is not in the scene, and a generator may not create services (it may only modify its targetContainer)"
         )));

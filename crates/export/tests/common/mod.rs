@@ -137,3 +137,46 @@ pub fn parse_glb(glb: &[u8]) -> (serde_json::Value, Vec<u8>) {
     }
     (json.expect("no JSON chunk"), bin)
 }
+
+/// A MeshPart carrying a script-built mesh (the attribute an EditableMesh's part gets): a
+/// square pyramid on a 2 × 2 base, 1 high, apex red, base corners white, every face
+/// counter-clockwise seen from outside, one normal per face.
+pub fn pyramid_part(name: &str, size: Vector3, cframe: CFrame) -> InstanceBuilder {
+    use procmodel_mesh::{Triangle, TriangleMesh};
+    let base = [
+        [-1.0, 0.0, -1.0],
+        [1.0, 0.0, -1.0],
+        [1.0, 0.0, 1.0],
+        [-1.0, 0.0, 1.0],
+    ];
+    let mut mesh = TriangleMesh {
+        positions: base.to_vec(),
+        colors: vec![[1.0, 1.0, 1.0, 1.0], [1.0, 0.0, 0.0, 1.0]],
+        uvs: vec![[0.0, 0.0]],
+        ..TriangleMesh::default()
+    };
+    mesh.positions.push([0.0, 1.0, 0.0]);
+    let mut face = |v: [u32; 3]| {
+        let p = v.map(|i| glam::Vec3::from(mesh.positions[i as usize]));
+        let n = (p[1] - p[0]).cross(p[2] - p[0]).normalize();
+        mesh.normals.push(n.to_array());
+        let k = mesh.normals.len() as u32 - 1;
+        mesh.triangles.push(Triangle {
+            vertices: v,
+            normals: [k; 3],
+            uvs: [0; 3],
+            colors: v.map(|i| u32::from(i == 4)),
+        });
+    };
+    for i in 0..4u32 {
+        face([i, 4, (i + 1) % 4]);
+    }
+    face([0, 1, 2]);
+    face([0, 2, 3]);
+    let mut attributes = rbx_dom_weak::types::Attributes::new();
+    attributes.insert(
+        procmodel_mesh::ATTRIBUTE.to_owned(),
+        mesh.to_attribute().into(),
+    );
+    part("MeshPart", name, size, cframe).with_property("Attributes", attributes)
+}

@@ -11,6 +11,7 @@ mod effects;
 mod humanoid;
 mod instance;
 mod joints;
+mod mesh;
 mod physics;
 mod pvinstance;
 mod query;
@@ -39,6 +40,7 @@ pub fn register_all(m: &mut MethodTable) {
     effects::register(m);
     humanoid::register(m);
     joints::register(m);
+    mesh::register(m);
     physics::register(m);
     pvinstance::register(m);
     query::register(m);

@@ -1,0 +1,243 @@
+//! Meshes built by scripts (Roblox reference): `AssetService:CreateEditableMesh`,
+//! `AssetService:CreateMeshPartAsync` and `MeshPart:ApplyMesh`.
+//!
+//! The `EditableMesh` object is `procmodel_luau_types::editable_mesh`. A `MeshPart` made
+//! from one carries a snapshot of its triangles in the attribute
+//! [`procmodel_mesh::ATTRIBUTE`] (taken when the part is made or the mesh applied: later
+//! edits to the EditableMesh do not reach the part), sized to the mesh's bounding box; the
+//! glTF export draws it centred on the part and stretched to the part's `Size`. A MeshPart
+//! made from an asset URI gets that `MeshContent` and the default size: procmodel cannot
+//! fetch assets.
+
+use crate::context::ctx;
+use crate::methods::MethodTable;
+use mlua::{MultiValue, Value};
+use procmodel_luau_types::content::Content;
+use procmodel_luau_types::editable_mesh::{DEFAULT_BUDGET, EditableMesh, MeshBudget};
+use procmodel_luau_types::{EnumItem, Vector3};
+use rbx_types::Variant;
+
+/// The options `CreateMeshPartAsync` takes, each an item of the enum of the same name.
+const FIDELITIES: [&str; 3] = ["CollisionFidelity", "RenderFidelity", "FluidFidelity"];
+
+/// The MeshPart properties `ApplyMesh` copies besides the mesh (reference).
+const APPLIED: [&str; 6] = [
+    "MeshContent",
+    "TextureContent",
+    "CollisionFidelity",
+    "RenderFidelity",
+    "FluidFidelity",
+    "InitialSize",
+];
+
+const CREATE_LUAU: &str = r#"
+local check, apply, attribute = ...
+return function(service, content, options)
+    local size, mesh = check(content, options)
+    local part = Instance.new("MeshPart")
+    apply(part, content, options)
+    if mesh then
+        part.Size = size
+        part:SetAttribute(attribute, mesh)
+    end
+    return part
+end
+"#;
+
+const APPLY_LUAU: &str = r#"
+local copy, attribute = ...
+return function(target, source)
+    copy(target, source)
+    target:SetAttribute(attribute, source:GetAttribute(attribute))
+end
+"#;
+
+fn budget(lua: &mlua::Lua) -> MeshBudget {
+    if let Some(b) = lua.app_data_ref::<MeshBudget>() {
+        return b.clone();
+    }
+    let b = MeshBudget::new(DEFAULT_BUDGET);
+    lua.set_app_data(b.clone());
+    b
+}
+
+/// The fidelity options, checked: (property, item) pairs in [`FIDELITIES`] order.
+fn options(v: &Value) -> mlua::Result<Vec<(&'static str, EnumItem)>> {
+    let t = match v {
+        Value::Nil => return Ok(Vec::new()),
+        Value::Table(t) => t,
+        other => {
+            return Err(mlua::Error::runtime(format!(
+                "invalid argument #2 to 'CreateMeshPartAsync' (table expected, got {})",
+                procmodel_luau_types::type_name(other)
+            )));
+        }
+    };
+    for pair in t.pairs::<Value, Value>() {
+        let (k, _) = pair?;
+        let known = matches!(&k, Value::String(s) if FIDELITIES.iter().any(|f| s.as_bytes() == f.as_bytes()));
+        if !known {
+            return Err(mlua::Error::runtime(format!(
+                "CreateMeshPartAsync: unknown option {} (the options are {})",
+                match &k {
+                    Value::String(s) => format!("\"{}\"", s.to_string_lossy()),
+                    other => procmodel_luau_types::type_name(other),
+                },
+                FIDELITIES.join(", ")
+            )));
+        }
+    }
+    let mut out = Vec::new();
+    for name in FIDELITIES {
+        let v: Value = t.raw_get(name)?;
+        if v.is_nil() {
+            continue;
+        }
+        match procmodel_luau_types::FromValue::from_value(&v) {
+            Some(item @ EnumItem { enum_name, .. }) if enum_name == name => out.push((name, item)),
+            _ => {
+                return Err(mlua::Error::runtime(format!(
+                    "CreateMeshPartAsync: option {name} must be an Enum.{name} item, got {}",
+                    procmodel_luau_types::type_name(&v)
+                )));
+            }
+        }
+    }
+    Ok(out)
+}
+
+pub fn register(m: &mut MethodTable) {
+    m.class("AssetService");
+    m.add_method("CreateEditableMesh", |lua, _, a: MultiValue| {
+        match a.front() {
+            None | Some(Value::Nil) | Some(Value::Table(_)) => {}
+            Some(other) => {
+                return Err(mlua::Error::runtime(format!(
+                    "invalid argument #1 to 'CreateEditableMesh' (table expected, got {})",
+                    procmodel_luau_types::type_name(other)
+                )));
+            }
+        }
+        let budget = budget(lua);
+        if budget.remaining() == 0 {
+            // Meshes the script dropped give their elements back when collected.
+            lua.gc_collect()?;
+            lua.gc_collect()?;
+        }
+        if budget.remaining() == 0 {
+            // The reference: nil once the editable-memory budget is exhausted.
+            return Ok(Value::Nil);
+        }
+        lua.create_userdata(EditableMesh::new(budget))
+            .map(Value::UserData)
+    });
+    m.add_method("CreateMeshPartAsync", |lua, this, a: MultiValue| {
+        crate::methods::call_luau_method::<_, _, Value>(
+            lua,
+            this,
+            ("procmodel.mesh.create", "=AssetService", CREATE_LUAU),
+            || {
+                let check = lua.create_function(|lua, (content, opts): (Value, Value)| {
+                    options(&opts)?;
+                    let content = match procmodel_luau_types::FromValue::from_value(&content) {
+                        Some(c) => c,
+                        None => {
+                            return Err(mlua::Error::runtime(format!(
+                                "invalid argument #1 to 'CreateMeshPartAsync' (Content expected, got {})",
+                                procmodel_luau_types::type_name(&content)
+                            )));
+                        }
+                    };
+                    match content {
+                        Content::None => Err(mlua::Error::runtime(
+                            "CreateMeshPartAsync: the Content is empty (Content.none)",
+                        )),
+                        Content::Uri(_) => Ok((Value::Nil, Value::Nil)),
+                        Content::Object(o) => {
+                            let mesh = o.0.borrow::<EditableMesh>()?;
+                            if mesh.is_destroyed() {
+                                return Err(mlua::Error::runtime(
+                                    "CreateMeshPartAsync: the EditableMesh has been destroyed",
+                                ));
+                            }
+                            let snapshot = mesh.snapshot();
+                            let Some((lo, hi)) = snapshot.bounds() else {
+                                return Err(mlua::Error::runtime(
+                                    "CreateMeshPartAsync: the EditableMesh has no triangles",
+                                ));
+                            };
+                            let size = glam::Vec3::from(hi) - glam::Vec3::from(lo);
+                            Ok((
+                                mlua::IntoLua::into_lua(Vector3(size), lua)?,
+                                Value::String(lua.create_string(snapshot.to_attribute())?),
+                            ))
+                        }
+                    }
+                })?;
+                let apply = lua.create_function(|lua, (part, content, opts): (Value, Value, Value)| {
+                    let mut c = ctx(lua)?;
+                    let Some(part) = c.instance(&part) else {
+                        return Ok(());
+                    };
+                    if let Some(Content::Uri(uri)) =
+                        procmodel_luau_types::FromValue::from_value(&content)
+                    {
+                        crate::instance::store_raw(
+                            &mut c,
+                            &part,
+                            "MeshContent",
+                            Variant::Content(rbx_types::Content::from_uri(uri)),
+                        )?;
+                    }
+                    for (name, item) in options(&opts)? {
+                        crate::instance::store_raw(
+                            &mut c,
+                            &part,
+                            name,
+                            Variant::Enum(rbx_types::Enum::from_u32(item.value)),
+                        )?;
+                    }
+                    Ok(())
+                })?;
+                Ok((check, apply, procmodel_mesh::ATTRIBUTE))
+            },
+            a,
+        )
+    });
+    m.class("MeshPart");
+    m.add_method("ApplyMesh", |lua, this, a: MultiValue| {
+        crate::methods::call_luau_method::<_, _, ()>(
+            lua,
+            this,
+            ("procmodel.mesh.apply", "=MeshPart", APPLY_LUAU),
+            || {
+                let copy = lua.create_function(|lua, (target, source): (Value, Value)| {
+                    let mut c = ctx(lua)?;
+                    let target = c.instance(&target).expect("called on an instance");
+                    let source = match c.instance(&source) {
+                        Some(s) if procmodel_dom::is_a(s.class.as_str(), "MeshPart") => s,
+                        _ => {
+                            return Err(mlua::Error::runtime(format!(
+                                "invalid argument #1 to 'ApplyMesh' (MeshPart expected, got {})",
+                                procmodel_luau_types::type_name(&source)
+                            )));
+                        }
+                    };
+                    for name in APPLIED {
+                        let value = c
+                            .dom
+                            .get_by_ref(source.r)
+                            .and_then(|i| i.properties.get(&rbx_dom_weak::ustr(name)).cloned());
+                        match value {
+                            Some(v) => crate::instance::store_raw(&mut c, &target, name, v)?,
+                            None => crate::instance::remove_raw(&mut c, &target, name)?,
+                        }
+                    }
+                    Ok(())
+                })?;
+                Ok((copy, procmodel_mesh::ATTRIBUTE))
+            },
+            a,
+        )
+    });
+}

@@ -1,0 +1,313 @@
+//! The triangle mesh a `MeshPart` made from an `EditableMesh` carries through procmodel:
+//! its data model, its byte encoding and the string attribute it travels in.
+//!
+//! Roblox files cannot keep an `EditableMesh` (Studio drops it with the session). procmodel
+//! keeps a snapshot of its geometry on the `MeshPart` as the string attribute [`ATTRIBUTE`],
+//! so the content hash, the result cache, undo, parallel workers and every file format carry
+//! it like any other attribute, and the glTF exporter draws it. Studio shows the attribute and
+//! ignores it.
+//!
+//! Owns: [`TriangleMesh`], [`TriangleMesh::encode`]/[`TriangleMesh::decode`] and their
+//! checks. Must never: depend on Luau or the DOM, or accept bytes it has not checked — a
+//! decoded mesh has finite values and every index in range, so its users need no checks.
+//!
+//! # Encoding (version 1)
+//!
+//! `b"PMM1"`, then five u32 counts (positions, normals, UVs, colors, triangles), then the
+//! positions (3 × f32 each), normals (3 × f32), UVs (2 × f32), colors (r, g, b, alpha as
+//! f32) and triangles (12 × u32: three vertex, three normal, three UV and three color
+//! indices), all little-endian. The attribute holds the bytes in standard base64.
+
+use base64::Engine as _;
+
+/// The attribute of a `MeshPart` that holds its mesh (base64 of [`TriangleMesh::encode`]).
+pub const ATTRIBUTE: &str = "ProcmodelMesh";
+
+/// Roblox's limits for one `EditableMesh`: 60,000 vertices and 20,000 triangles.
+pub const MAX_VERTICES: usize = 60_000;
+/// See [`MAX_VERTICES`].
+pub const MAX_TRIANGLES: usize = 20_000;
+
+/// Normals, UVs and colors of one mesh: each triangle corner can have its own, so at most
+/// three per triangle are ever in use.
+pub const MAX_ATTRIBUTES: usize = 3 * MAX_TRIANGLES;
+
+const MAGIC: &[u8; 4] = b"PMM1";
+
+/// One triangle: for each of its three corners, in order, the index of its position,
+/// normal, UV and color. Counter-clockwise corners face the viewer (as in glTF).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Triangle {
+    pub vertices: [u32; 3],
+    pub normals: [u32; 3],
+    pub uvs: [u32; 3],
+    pub colors: [u32; 3],
+}
+
+/// An indexed triangle mesh in the mesh's own space (studs), with resolved normals (unit
+/// length or zero), UVs and colors (linear 0–1 RGB as Roblox's `Color3` holds them, and an
+/// alpha where 1 is opaque).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TriangleMesh {
+    pub positions: Vec<[f32; 3]>,
+    pub normals: Vec<[f32; 3]>,
+    pub uvs: Vec<[f32; 2]>,
+    pub colors: Vec<[f32; 4]>,
+    pub triangles: Vec<Triangle>,
+}
+
+/// Why bytes or an attribute are not a mesh.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MeshError {
+    #[error("the mesh attribute is not base64 ({0})")]
+    Base64(String),
+    #[error("the mesh data does not start with PMM1 (not a procmodel mesh, or a newer version)")]
+    Magic,
+    #[error("the mesh data is {got} bytes long where its counts need {expected}")]
+    Length { expected: u64, got: u64 },
+    #[error("the mesh has {count} {what}, more than the {limit} allowed")]
+    TooMany {
+        what: &'static str,
+        count: u64,
+        limit: usize,
+    },
+    #[error("triangle {triangle} refers to {what} {index}, but the mesh has {len}")]
+    Index {
+        what: &'static str,
+        triangle: usize,
+        index: u32,
+        len: usize,
+    },
+    #[error("{what} {index} of the mesh is not finite")]
+    NotFinite { what: &'static str, index: usize },
+}
+
+impl TriangleMesh {
+    /// The smallest and largest coordinate of every axis over all positions, or None for a
+    /// mesh without positions.
+    pub fn bounds(&self) -> Option<([f32; 3], [f32; 3])> {
+        let first = *self.positions.first()?;
+        Some(self.positions.iter().fold((first, first), |(lo, hi), p| {
+            (
+                [lo[0].min(p[0]), lo[1].min(p[1]), lo[2].min(p[2])],
+                [hi[0].max(p[0]), hi[1].max(p[1]), hi[2].max(p[2])],
+            )
+        }))
+    }
+
+    /// The version-1 bytes (module docs).
+    pub fn encode(&self) -> Vec<u8> {
+        let counts = [
+            self.positions.len(),
+            self.normals.len(),
+            self.uvs.len(),
+            self.colors.len(),
+            self.triangles.len(),
+        ];
+        let floats = 3 * counts[0] + 3 * counts[1] + 2 * counts[2] + 4 * counts[3];
+        let mut out = Vec::with_capacity(24 + 4 * (floats + 12 * counts[4]));
+        out.extend_from_slice(MAGIC);
+        for c in counts {
+            out.extend_from_slice(&(c as u32).to_le_bytes());
+        }
+        let mut f = |v: f32| out.extend_from_slice(&v.to_le_bytes());
+        self.positions.iter().flatten().for_each(|&v| f(v));
+        self.normals.iter().flatten().for_each(|&v| f(v));
+        self.uvs.iter().flatten().for_each(|&v| f(v));
+        self.colors.iter().flatten().for_each(|&v| f(v));
+        for t in &self.triangles {
+            for i in [t.vertices, t.normals, t.uvs, t.colors].iter().flatten() {
+                out.extend_from_slice(&i.to_le_bytes());
+            }
+        }
+        out
+    }
+
+    /// Reads version-1 bytes, checking the length against the counts, the counts against
+    /// the limits, every value finite and every index in range.
+    pub fn decode(bytes: &[u8]) -> Result<TriangleMesh, MeshError> {
+        if bytes.len() < 24 || &bytes[..4] != MAGIC {
+            return Err(MeshError::Magic);
+        }
+        let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
+        let counts: [u64; 5] = std::array::from_fn(|k| u64::from(word(4 + 4 * k)));
+        let limits = [
+            ("positions", MAX_VERTICES),
+            ("normals", MAX_ATTRIBUTES),
+            ("UVs", MAX_ATTRIBUTES),
+            ("colors", MAX_ATTRIBUTES),
+            ("triangles", MAX_TRIANGLES),
+        ];
+        for (&count, (what, limit)) in counts.iter().zip(limits) {
+            if count > limit as u64 {
+                return Err(MeshError::TooMany { what, count, limit });
+            }
+        }
+        let expected = 24
+            + 4 * (3 * counts[0] + 3 * counts[1] + 2 * counts[2] + 4 * counts[3] + 12 * counts[4]);
+        if bytes.len() as u64 != expected {
+            return Err(MeshError::Length {
+                expected,
+                got: bytes.len() as u64,
+            });
+        }
+        let mut at = 24;
+        let mut next = || {
+            let w = word(at);
+            at += 4;
+            w
+        };
+        fn floats<const N: usize>(
+            what: &'static str,
+            count: u64,
+            next: &mut impl FnMut() -> u32,
+        ) -> Result<Vec<[f32; N]>, MeshError> {
+            (0..count as usize)
+                .map(|index| {
+                    let v: [f32; N] = std::array::from_fn(|_| f32::from_bits(next()));
+                    if v.iter().all(|x| x.is_finite()) {
+                        Ok(v)
+                    } else {
+                        Err(MeshError::NotFinite { what, index })
+                    }
+                })
+                .collect()
+        }
+        let positions = floats::<3>("position", counts[0], &mut next)?;
+        let normals = floats::<3>("normal", counts[1], &mut next)?;
+        let uvs = floats::<2>("UV", counts[2], &mut next)?;
+        let colors = floats::<4>("color", counts[3], &mut next)?;
+        let lens = [positions.len(), normals.len(), uvs.len(), colors.len()];
+        let whats = ["position", "normal", "UV", "color"];
+        let mut triangles = Vec::with_capacity(counts[4] as usize);
+        for triangle in 0..counts[4] as usize {
+            let mut ids = [[0u32; 3]; 4];
+            for (k, corner) in ids.iter_mut().enumerate() {
+                for index in corner.iter_mut() {
+                    *index = next();
+                    if *index as usize >= lens[k] {
+                        return Err(MeshError::Index {
+                            what: whats[k],
+                            triangle,
+                            index: *index,
+                            len: lens[k],
+                        });
+                    }
+                }
+            }
+            triangles.push(Triangle {
+                vertices: ids[0],
+                normals: ids[1],
+                uvs: ids[2],
+                colors: ids[3],
+            });
+        }
+        Ok(TriangleMesh {
+            positions,
+            normals,
+            uvs,
+            colors,
+            triangles,
+        })
+    }
+
+    /// The attribute text: base64 of [`TriangleMesh::encode`].
+    pub fn to_attribute(&self) -> String {
+        base64::engine::general_purpose::STANDARD.encode(self.encode())
+    }
+
+    /// Reads the attribute text written by [`TriangleMesh::to_attribute`].
+    pub fn from_attribute(text: &str) -> Result<TriangleMesh, MeshError> {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(text.trim())
+            .map_err(|e| MeshError::Base64(e.to_string()))?;
+        TriangleMesh::decode(&bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn quad() -> TriangleMesh {
+        TriangleMesh {
+            positions: vec![
+                [0.0, 0.0, 0.0],
+                [1.0, 0.0, 0.0],
+                [1.0, 1.0, 0.0],
+                [0.0, 1.0, 0.0],
+            ],
+            normals: vec![[0.0, 0.0, 1.0]],
+            uvs: vec![[0.0, 0.0], [1.0, 1.0]],
+            colors: vec![[1.0, 0.5, 0.25, 1.0]],
+            triangles: vec![
+                Triangle {
+                    vertices: [0, 1, 2],
+                    normals: [0; 3],
+                    uvs: [0, 1, 1],
+                    colors: [0; 3],
+                },
+                Triangle {
+                    vertices: [0, 2, 3],
+                    normals: [0; 3],
+                    uvs: [0, 1, 0],
+                    colors: [0; 3],
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn a_mesh_survives_its_attribute() {
+        let m = quad();
+        let text = m.to_attribute();
+        assert!(text.is_ascii());
+        assert_eq!(TriangleMesh::from_attribute(&text).unwrap(), m);
+        assert_eq!(m.bounds(), Some(([0.0; 3], [1.0, 1.0, 0.0])));
+        assert_eq!(TriangleMesh::default().bounds(), None);
+    }
+
+    #[test]
+    fn bad_data_is_refused_with_what_is_wrong() {
+        let bytes = quad().encode();
+        assert_eq!(TriangleMesh::decode(&bytes[..10]), Err(MeshError::Magic));
+        let err = TriangleMesh::decode(&bytes[..bytes.len() - 1]).unwrap_err();
+        assert!(matches!(err, MeshError::Length { .. }), "{err}");
+        // The second triangle's first UV index (after 2 × 12 − 3 … words) out of range.
+        let mut b = bytes.clone();
+        let last_triangle = b.len() - 48;
+        b[last_triangle + 24..last_triangle + 28].copy_from_slice(&7u32.to_le_bytes());
+        let err = TriangleMesh::decode(&b).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "triangle 1 refers to UV 7, but the mesh has 2"
+        );
+        let mut b = bytes.clone();
+        b[24..28].copy_from_slice(&f32::NAN.to_le_bytes());
+        assert_eq!(
+            TriangleMesh::decode(&b).unwrap_err().to_string(),
+            "position 0 of the mesh is not finite"
+        );
+        let mut b = bytes;
+        b[20..24].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(matches!(
+            TriangleMesh::decode(&b),
+            Err(MeshError::TooMany { .. })
+        ));
+        assert!(matches!(
+            TriangleMesh::from_attribute("not base64!"),
+            Err(MeshError::Base64(_))
+        ));
+    }
+
+    proptest! {
+        #[test]
+        fn decode_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+            let mut b = MAGIC.to_vec();
+            b.extend(bytes);
+            let _ = TriangleMesh::decode(&b);
+        }
+    }
+}
