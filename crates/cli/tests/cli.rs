@@ -866,3 +866,118 @@ fn enum_item_attributes_are_shown_and_set_by_name() {
         "{err}"
     );
 }
+
+fn glb_json(path: &Path) -> serde_json::Value {
+    let glb = std::fs::read(path).unwrap();
+    assert_eq!(&glb[..4], b"glTF");
+    let len = u32::from_le_bytes(glb[12..16].try_into().unwrap()) as usize;
+    serde_json::from_slice(&glb[20..20 + len]).unwrap()
+}
+
+/// The EditableMesh example: its mesh reaches the glTF with vertex colors, the same bytes
+/// every run, and survives a Roblox file: exporting the saved model draws it the same.
+#[test]
+fn the_mesh_island_example_draws_its_editable_mesh() {
+    let island = examples().join("MeshIsland.luau");
+    let glb = tmp("island.glb");
+    let again = tmp("island-again.glb");
+    let rbxm = tmp("island.rbxm");
+    let exported = tmp("island-exported.glb");
+    for out in [&glb, &again, &rbxm] {
+        ok(generate(&[
+            island.to_str().unwrap(),
+            "--size",
+            "120,40,120",
+            "--attr",
+            "Resolution=40",
+            "-o",
+            out.to_str().unwrap(),
+        ]));
+    }
+    assert_eq!(std::fs::read(&glb).unwrap(), std::fs::read(&again).unwrap());
+    let doc = glb_json(&glb);
+    let meshes = doc["meshes"].as_array().unwrap();
+    let mesh = meshes
+        .iter()
+        .find(|m| m["name"].as_str().unwrap().starts_with("EditableMesh "))
+        .expect("the island's mesh");
+    assert_eq!(mesh["name"], "EditableMesh 120x16x120");
+    let prim = &mesh["primitives"][0];
+    assert!(prim["attributes"]["COLOR_0"].is_number(), "{prim}");
+    let indices = &doc["accessors"][prim["indices"].as_u64().unwrap() as usize];
+    assert_eq!(indices["count"], 40 * 40 * 2 * 3);
+    // The model file keeps the mesh (an attribute of the MeshPart): its export is the same.
+    let dom = read_rbxm(&rbxm);
+    let part = dom.descendants().find(|i| i.name == "Island").unwrap();
+    assert_eq!(part.class, "MeshPart");
+    ok(bin()
+        .args([
+            "export",
+            rbxm.to_str().unwrap(),
+            "-o",
+            exported.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap());
+    let from_file = glb_json(&exported);
+    let names = |d: &serde_json::Value| -> Vec<String> {
+        d["meshes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["name"].to_string())
+            .collect()
+    };
+    assert_eq!(names(&from_file), names(&doc));
+}
+
+/// A sandboxed generator may not write outside its container, yet gets AssetService: made
+/// for the run and never saved.
+#[test]
+fn a_sandboxed_mesh_generator_gets_asset_service_without_saving_it() {
+    let generator = tmp("SandboxedMesh.luau");
+    std::fs::write(
+        &generator,
+        r#"
+local Gen = {}
+Gen.Attributes = { Sides = 5 }
+function Gen.OnGenerate(params, target)
+    local AssetService = game:GetService("AssetService")
+    local em = AssetService:CreateEditableMesh()
+    local c = em:AddVertex(Vector3.new(0, 1, 0))
+    local ring = {}
+    for i = 1, params.Attributes.Sides do
+        local t = i / params.Attributes.Sides * math.pi * 2
+        ring[i] = em:AddVertex(Vector3.new(math.cos(t), 0, math.sin(t)))
+    end
+    for i = 1, #ring do
+        em:AddTriangle(c, ring[i % #ring + 1], ring[i])
+    end
+    AssetService:CreateMeshPartAsync(Content.fromObject(em)).Parent = target
+end
+return Gen
+"#,
+    )
+    .unwrap();
+    let package = tmp("sandboxed-mesh.rbxm");
+    let place = tmp("sandboxed-mesh.rbxlx");
+    ok(bin()
+        .args(["pack", generator.to_str().unwrap(), "--sandboxed", "-o"])
+        .arg(&package)
+        .output()
+        .unwrap());
+    ok(bin()
+        .args(["regen", package.to_str().unwrap(), "--force", "-o"])
+        .arg(&place)
+        .output()
+        .unwrap());
+    let xml = std::fs::read_to_string(&place).unwrap();
+    assert!(
+        xml.contains(r#"class="MeshPart""#),
+        "the mesh part is generated"
+    );
+    assert!(
+        !xml.contains(r#"class="AssetService""#),
+        "AssetService is not saved"
+    );
+}

@@ -56,7 +56,7 @@ use rbx_dom_weak::WeakDom;
 use rbx_dom_weak::types::Ref;
 
 pub use error::{ExportError, ExportWarning, WarningKind};
-pub use scene::{MeshChild, mesh_child};
+pub use scene::{MeshChild, mesh_child, script_mesh_text};
 pub use shapes::Shape;
 
 use error::ErrorKind;

@@ -19,16 +19,18 @@ const MIN_PART_SIZE: f32 = 0.001;
 /// `Enum.Material.Plastic`.
 const PLASTIC: u32 = 256;
 
-/// The text of a MeshPart's script-built mesh attribute ([`procmodel_mesh::ATTRIBUTE`]).
-fn script_mesh_attribute(instance: &Instance) -> Option<String> {
+/// The text of a part's script-built mesh attribute ([`procmodel_mesh::ATTRIBUTE`], what an
+/// EditableMesh's MeshPart carries), if it has one: the one rule for which parts draw a
+/// script-built mesh, which the studio's viewport follows too.
+pub fn script_mesh_text(instance: &Instance) -> Option<&str> {
     let Some(Variant::Attributes(attributes)) =
         instance.properties.get(&rbx_dom_weak::ustr("Attributes"))
     else {
         return None;
     };
     match attributes.get(procmodel_mesh::ATTRIBUTE)? {
-        Variant::String(s) => Some(s.clone()),
-        Variant::BinaryString(b) => Some(String::from_utf8_lossy(b.as_ref()).into_owned()),
+        Variant::String(s) => Some(s),
+        Variant::BinaryString(b) => std::str::from_utf8(b.as_ref()).ok(),
         _ => None,
     }
 }
@@ -409,8 +411,8 @@ impl Builder<'_> {
             "CornerWedgePart" => Drawn::Shape(Shape::CornerWedge),
             "TrussPart" | "VehicleSeat" => Drawn::Shape(Shape::Block),
             "Terrain" | "NegateOperation" => Drawn::Skipped,
-            _ if is_a("MeshPart") => match script_mesh_attribute(instance) {
-                Some(text) => Drawn::Mesh(text),
+            _ if is_a("MeshPart") => match script_mesh_text(instance) {
+                Some(text) => Drawn::Mesh(text.to_owned()),
                 None => Drawn::BoundingBox,
             },
             _ if is_a("Part") => {

@@ -84,10 +84,10 @@ const STANDARD: &[&str] = &[
     "Debris",
 ];
 
-/// Services whose methods only compute (meshes, JSON, GUIDs, tween curves, the run
-/// context): a generator that may not write outside its container still gets them when the
-/// scene lacks them (see [`get_service`]).
-const STATELESS: &[&str] = &["AssetService", "HttpService", "RunService", "TweenService"];
+/// Services whose methods only compute (meshes, tween curves, the run context) and that
+/// save nothing: when the scene lacks one, `GetService` makes it unarchivable, even for a
+/// generator that may not write outside its container (see [`get_service`]).
+const STATELESS: &[&str] = &["AssetService", "RunService", "TweenService"];
 
 fn is_service(name: &str) -> bool {
     procmodel_dom::db()
@@ -123,18 +123,21 @@ pub fn get_service(c: &mut Ctx, name: &str) -> mlua::Result<Ref> {
     if let Some(r) = find_service(c, name) {
         return Ok(r);
     }
+    // HttpService has a saved property (HttpEnabled) a tool script may set for the place;
+    // a generator could not write it anyway.
+    if STATELESS.contains(&name) || (c.outside_write_locked && name == "HttpService") {
+        // A service that holds nothing a script could change: made for this session, not
+        // archivable, so no file, content hash or lockfile ever sees it, and not a write
+        // outside a generator's container.
+        let root = c.dom.root_ref();
+        return Ok(c.dom.insert(
+            root,
+            InstanceBuilder::new(name)
+                .with_name(name)
+                .with_property("Archivable", false),
+        ));
+    }
     if c.outside_write_locked {
-        if STATELESS.contains(&name) {
-            // A service that holds nothing a generator could change: made for this run,
-            // not archivable, so no file, content hash or lockfile ever sees it.
-            let root = c.dom.root_ref();
-            return Ok(c.dom.insert(
-                root,
-                InstanceBuilder::new(name)
-                    .with_name(name)
-                    .with_property("Archivable", false),
-            ));
-        }
         return Err(mlua::Error::runtime(format!(
             "GetService: '{name}' is not in the scene, and a generator may not create services (it may only modify its targetContainer)"
         )));

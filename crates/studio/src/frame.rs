@@ -5,7 +5,10 @@
 //!
 //! Body layout (little-endian, 4-byte aligned), batch after batch in header order:
 //! `count × 16 f32` column-major instance matrices (unit shape scaled by the part's size),
-//! `count × 3 f32` linear RGB colours, `count × u32` tree-node indices (for picking).
+//! `count × 3 f32` linear RGB colours, `count × u32` tree-node indices (for picking); then
+//! the script-built meshes the `Mesh` batches draw (`meshes` in the header, in first-use
+//! order), each `vertices × 3 f32` positions in the unit box, `vertices × 3 f32` normals,
+//! `vertices × 3 f32` linear RGB vertex colours and `indices × u32` triangle indices.
 
 use procmodel_dom::keys::KEYS;
 use rbx_dom_weak::{Instance, Ustr, WeakDom};
@@ -29,6 +32,8 @@ pub enum Shape {
     Ellipsoid,
     /// A `CylinderMesh`: a cylinder along the part's Y axis.
     UprightCylinder,
+    /// A MeshPart's script-built mesh ([`Batch::mesh`] says which).
+    Mesh,
 }
 
 impl From<procmodel_export::Shape> for Shape {
@@ -63,6 +68,8 @@ pub struct Node {
 #[derive(Debug, Clone, Serialize)]
 pub struct Batch {
     pub shape: Shape,
+    /// For [`Shape::Mesh`]: the index of its mesh in [`Encoded::meshes`].
+    pub mesh: Option<u32>,
     /// `Enum.Material` value.
     pub material: u32,
     /// Transparency of every part in the batch (quantised to 1/20).
@@ -76,11 +83,77 @@ pub struct Batch {
 pub struct Encoded {
     pub nodes: Vec<Node>,
     pub batches: Vec<Batch>,
+    /// The script-built meshes, whose data follows the batches' in the body.
+    pub meshes: Vec<MeshInfo>,
     pub body: Vec<u8>,
     /// ProceduralModels in tree order, with their node index.
     pub models: Vec<(Ref, usize)>,
     pub parts: usize,
     pub instances: usize,
+}
+
+/// The sizes of one script-built mesh in the body.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct MeshInfo {
+    pub vertices: u32,
+    pub indices: u32,
+}
+
+/// A script-built mesh in the unit box (`procmodel_export::script_mesh_text`), as the body
+/// carries it: the instance matrix stretches it to its part's size.
+struct UnitMesh {
+    positions: Vec<f32>,
+    normals: Vec<f32>,
+    colors: Vec<f32>,
+    indices: Vec<u32>,
+}
+
+impl UnitMesh {
+    /// None for an attribute that is not a usable mesh (the part is drawn as its box).
+    fn new(text: &str) -> Option<UnitMesh> {
+        let mesh = procmodel_mesh::TriangleMesh::from_attribute(text).ok()?;
+        let (lo, hi) = mesh.bounds()?;
+        let (lo, hi) = (glam::Vec3::from(lo), glam::Vec3::from(hi));
+        let extent = hi - lo;
+        let center = (lo + hi) * 0.5;
+        let inv = glam::Vec3::select(
+            extent.cmpgt(glam::Vec3::ZERO),
+            extent.recip(),
+            glam::Vec3::ZERO,
+        );
+        let stretch = glam::Vec3::select(extent.cmpgt(glam::Vec3::ZERO), extent, glam::Vec3::ONE);
+        let mut out = UnitMesh {
+            positions: Vec::new(),
+            normals: Vec::new(),
+            colors: Vec::new(),
+            indices: Vec::new(),
+        };
+        let mut corners: HashMap<(u32, u32, u32), u32> = HashMap::new();
+        for t in &mesh.triangles {
+            let p = t
+                .vertices
+                .map(|v| glam::Vec3::from(mesh.positions[v as usize]));
+            let face = (p[1] - p[0]).cross(p[2] - p[0]).normalize_or(glam::Vec3::Y);
+            for (c, &pc) in p.iter().enumerate() {
+                let key = (t.vertices[c], t.normals[c], t.colors[c]);
+                let next = (out.positions.len() / 3) as u32;
+                let index = *corners.entry(key).or_insert(next);
+                if index == next {
+                    let n = glam::Vec3::from(mesh.normals[t.normals[c] as usize]);
+                    let n = if n == glam::Vec3::ZERO { face } else { n };
+                    // Into the unit box: positions shrink by the extent, normals grow by it.
+                    let n = (n * stretch).normalize_or(glam::Vec3::Y);
+                    out.positions.extend(((pc - center) * inv).to_array());
+                    out.normals.extend(n.to_array());
+                    let [r, g, b, _] = mesh.colors[t.colors[c] as usize];
+                    out.colors
+                        .extend([r, g, b].map(|v| srgb_to_linear(v.clamp(0.0, 1.0))));
+                }
+                out.indices.push(index);
+            }
+        }
+        Some(out)
+    }
 }
 
 #[derive(Default)]
@@ -106,7 +179,8 @@ static NAMES: LazyLock<Names> = LazyLock::new(|| Names {
     color3uint8: Ustr::from("Color3uint8"),
 });
 
-type BatchKey = (i64, Shape, u32, u32);
+/// (model, shape, mesh index or `u32::MAX`, material, transparency in 1/20).
+type BatchKey = (i64, Shape, u32, u32, u32);
 
 /// Builds frames, keeping its per-batch buffers from one frame to the next: a frame of
 /// 10,000 parts grew ~800 KB of fresh buffers, and faulting in and zeroing their pages was
@@ -114,6 +188,9 @@ type BatchKey = (i64, Shape, u32, u32);
 #[derive(Default)]
 pub struct Encoder {
     batches: BTreeMap<BatchKey, Acc>,
+    /// Script-built meshes by attribute text, kept while frames draw them (decoding one is
+    /// most of a frame's work for the part); None for text that is not a mesh.
+    unit_meshes: HashMap<String, Option<std::sync::Arc<UnitMesh>>>,
     /// Whether a class is a BasePart.
     part_classes: HashMap<Ustr, bool>,
 }
@@ -135,6 +212,10 @@ impl Encoder {
             acc.ids.clear();
         }
         let batches = &mut self.batches;
+        let unit_meshes = &mut self.unit_meshes;
+        // This frame's meshes in first-use order, and their indices by text.
+        let mut frame_meshes: Vec<std::sync::Arc<UnitMesh>> = Vec::new();
+        let mut mesh_index: HashMap<&str, u32> = HashMap::new();
         let mut parts = 0usize;
         let mut instances = 0usize;
         // (ref, nearest listed ancestor's node, owning model index, listed, inside results)
@@ -176,7 +257,26 @@ impl Encoder {
                 } else {
                     procmodel_export::mesh_child(dom, inst, "").ok().flatten()
                 };
-                let (shape, key) = part_key(inst, owner, mesh.map(|m| m.shape.into()));
+                let script_mesh = procmodel_export::script_mesh_text(inst).and_then(|text| {
+                    if let Some(&i) = mesh_index.get(text) {
+                        return Some(i);
+                    }
+                    let unit = unit_meshes
+                        .entry(text.to_owned())
+                        .or_insert_with(|| UnitMesh::new(text).map(std::sync::Arc::new))
+                        .clone()?;
+                    let i = frame_meshes.len() as u32;
+                    frame_meshes.push(unit);
+                    mesh_index.insert(text, i);
+                    Some(i)
+                });
+                let (shape, key) = match script_mesh {
+                    Some(i) => {
+                        let (_, (model, _, _, material, t)) = part_key(inst, owner, None);
+                        (Shape::Mesh, (model, Shape::Mesh, i, material, t))
+                    }
+                    None => part_key(inst, owner, mesh.map(|m| m.shape.into())),
+                };
                 let acc = batches.entry(key).or_default();
                 push_part(acc, inst, shape, mesh, me.max(0) as u32);
             }
@@ -193,9 +293,10 @@ impl Encoder {
         batches.retain(|_, acc| !acc.ids.is_empty());
         let mut body = Vec::with_capacity(parts * (16 + 3 + 1) * 4);
         let mut out_batches = Vec::with_capacity(batches.len());
-        for (&(model, shape, material, t), acc) in batches.iter() {
+        for (&(model, shape, mesh, material, t), acc) in batches.iter() {
             out_batches.push(Batch {
                 shape,
+                mesh: (mesh != u32::MAX).then_some(mesh),
                 material,
                 transparency: t as f32 / 20.0,
                 model,
@@ -208,9 +309,25 @@ impl Encoder {
                 body.extend_from_slice(&v.to_le_bytes());
             }
         }
+        let mut meshes = Vec::with_capacity(frame_meshes.len());
+        for m in &frame_meshes {
+            meshes.push(MeshInfo {
+                vertices: (m.positions.len() / 3) as u32,
+                indices: m.indices.len() as u32,
+            });
+            for v in m.positions.iter().chain(&m.normals).chain(&m.colors) {
+                body.extend_from_slice(&v.to_le_bytes());
+            }
+            for v in &m.indices {
+                body.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        // Meshes no part draws any more are forgotten.
+        unit_meshes.retain(|text, _| mesh_index.contains_key(text.as_str()));
         Encoded {
             nodes,
             batches: out_batches,
+            meshes,
             body,
             models,
             parts,
@@ -248,7 +365,7 @@ fn part_key(inst: &Instance, model: i64, mesh: Option<Shape>) -> (Shape, BatchKe
         _ => 0.0,
     };
     let t = (t.clamp(0.0, 1.0) * 20.0).round() as u32;
-    (shape, (model, shape, material, t))
+    (shape, (model, shape, u32::MAX, material, t))
 }
 
 fn push_part(
@@ -368,6 +485,68 @@ mod tests {
         assert_eq!(f(16 + 12), 1.0);
         assert_eq!(e.nodes.len(), 6);
         assert_eq!(e.nodes[1].class, "Workspace");
+    }
+
+    /// A MeshPart carrying a one-triangle mesh (spanning 2 × 1 × 0) as its attribute.
+    fn triangle_part(size: f32) -> InstanceBuilder {
+        use procmodel_mesh::{Triangle, TriangleMesh};
+        let mesh = TriangleMesh {
+            positions: vec![[0.0, 0.0, 0.0], [2.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
+            normals: vec![[0.0, 0.0, 1.0]],
+            uvs: vec![[0.0, 0.0]],
+            colors: vec![[1.0, 0.0, 0.0, 1.0]],
+            triangles: vec![Triangle {
+                vertices: [0, 1, 2],
+                ..Triangle::default()
+            }],
+        };
+        let mut attributes = rbx_types::Attributes::new();
+        attributes.insert(
+            procmodel_mesh::ATTRIBUTE.to_owned(),
+            mesh.to_attribute().into(),
+        );
+        InstanceBuilder::new("MeshPart")
+            .with_property("Size", rbx_types::Vector3::new(size, size, size))
+            .with_property("Attributes", attributes)
+    }
+
+    #[test]
+    fn meshparts_of_one_script_mesh_share_it_in_the_unit_box() {
+        let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+        let root = dom.root_ref();
+        let ws = dom.insert(root, InstanceBuilder::new("Workspace"));
+        dom.insert(ws, triangle_part(4.0));
+        dom.insert(ws, triangle_part(8.0));
+        dom.insert(ws, InstanceBuilder::new("MeshPart")); // an asset's: its box
+        let e = encode(&dom);
+        assert_eq!(e.parts, 3);
+        assert_eq!(e.batches.len(), 2);
+        assert_eq!(e.batches[0].shape, Shape::Block);
+        assert_eq!(
+            (e.batches[1].shape, e.batches[1].mesh),
+            (Shape::Mesh, Some(0))
+        );
+        assert_eq!(e.batches[1].count, 2);
+        assert_eq!(e.meshes.len(), 1);
+        assert_eq!((e.meshes[0].vertices, e.meshes[0].indices), (3, 3));
+        let parts = 3 * (16 + 3 + 1) * 4;
+        assert_eq!(e.body.len(), parts + (3 * 9 + 3) * 4);
+        let f = |i: usize| {
+            f32::from_le_bytes(e.body[parts + i * 4..parts + i * 4 + 4].try_into().unwrap())
+        };
+        // Positions centred in the unit box (Z has no extent), then the normals, then the
+        // colours (linear), then the indices.
+        assert_eq!([f(0), f(1), f(2)], [-0.5, -0.5, 0.0]);
+        assert_eq!([f(3), f(4)], [0.5, -0.5]);
+        assert_eq!([f(9), f(10), f(11)], [0.0, 0.0, 1.0]);
+        assert_eq!([f(18), f(19), f(20)], [1.0, 0.0, 0.0]);
+        // The second part's matrix (after the box's batch of 20 floats and the first
+        // matrix) stretches the unit mesh to its size.
+        let at = (20 + 16) * 4;
+        assert_eq!(
+            f32::from_le_bytes(e.body[at..at + 4].try_into().unwrap()),
+            8.0
+        );
     }
 
     #[test]

@@ -199,6 +199,7 @@ impl Publisher {
             "instances": encoded.instances,
             "nodes": encoded.nodes,
             "batches": encoded.batches,
+            "meshes": encoded.meshes,
             "terrain": terrain.summary(),
             "models": models,
             "enums": enums,

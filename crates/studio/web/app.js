@@ -94,6 +94,9 @@ const GEOMETRY = {
   Ellipsoid: new THREE.SphereGeometry(0.5, 24, 12),
   UprightCylinder: new THREE.CylinderGeometry(0.5, 0.5, 1, 24),
 };
+// The script-built meshes of the last frame (a Mesh batch's `mesh` indexes them).
+let meshGeometries = [];
+const geometryOf = (b) => b.geometry || GEOMETRY[b.shape] || GEOMETRY.Block;
 const TRIANGLES = Object.fromEntries(Object.entries(GEOMETRY).map(([k, g]) => [k, (g.index ? g.index.count : g.attributes.position.count) / 3]));
 
 // Enum.Material values → PBR approximations.
@@ -195,6 +198,19 @@ function onScene(buf, tMsg) {
     const ids = new Uint32Array(buf, off, n); off += n * 4;
     return { ...b, matrices, colors, ids };
   });
+  // Then the script-built meshes the Mesh batches draw (unit box; vertex colours).
+  for (const g of meshGeometries) g.dispose();
+  meshGeometries = (sc.meshes || []).map((m) => {
+    const g = new THREE.BufferGeometry();
+    const v = m.vertices;
+    g.setAttribute('position', new THREE.BufferAttribute(new Float32Array(buf.slice(off, off + v * 12)), 3)); off += v * 12;
+    g.setAttribute('normal', new THREE.BufferAttribute(new Float32Array(buf.slice(off, off + v * 12)), 3)); off += v * 12;
+    g.setAttribute('color', new THREE.BufferAttribute(new Float32Array(buf.slice(off, off + v * 12)), 3)); off += v * 12;
+    g.setIndex(new THREE.BufferAttribute(new Uint32Array(buf.slice(off, off + m.indices * 4)), 1)); off += m.indices * 4;
+    g.computeBoundingSphere();
+    return g;
+  });
+  for (const b of batches) if (b.shape === 'Mesh') b.geometry = meshGeometries[b.mesh];
   state = sc;
   // The last generation's time (a frame without one, e.g. an undo, keeps showing it).
   if (sc.reports.length) stats.generationMs = sc.timing.gen_ms;
@@ -358,12 +374,15 @@ function entryFor(key, b, ghost) {
     if (!e || e.capacity < b.count) {
       if (e) { content.remove(e.mesh); e.mesh.dispose(); }
       const capacity = Math.max(64, 2 ** Math.ceil(Math.log2(b.count)));
-      const mesh = new THREE.InstancedMesh(GEOMETRY[b.shape] || GEOMETRY.Block, new THREE.MeshStandardMaterial(materialOptions(b.material, b.transparency, ghost)), capacity);
+      const material = new THREE.MeshStandardMaterial(materialOptions(b.material, b.transparency, ghost));
+      material.vertexColors = b.shape === 'Mesh';
+      const mesh = new THREE.InstancedMesh(geometryOf(b), material, capacity);
       mesh.instanceColor = new THREE.InstancedBufferAttribute(new Float32Array(capacity * 3), 3);
       e = { mesh, pulled, capacity };
       pool.set(key, e);
     }
     const mesh = e.mesh;
+    mesh.geometry = geometryOf(b); // a script-built mesh is a new geometry every frame
     mesh.count = b.count;
     mesh.instanceMatrix.array.set(b.matrices);
     mesh.instanceMatrix.clearUpdateRanges();
@@ -377,7 +396,7 @@ function entryFor(key, b, ghost) {
   }
   e.mesh.material.wireframe = wireframe;
   // What bounds, framing and picking read (the same for both kinds).
-  e.mesh.userData = { ids: b.ids, ghost, shape: b.shape, matrices: b.matrices, count: b.count };
+  e.mesh.userData = { ids: b.ids, ghost, shape: b.shape, geometry: b.geometry, matrices: b.matrices, count: b.count };
   return e;
 }
 
@@ -397,7 +416,7 @@ function applyScene(sc, batches) {
   const draw = (b, ghost) => {
     if (b.count === 0) return;
     const model = b.model >= 0 ? sc.models[b.model].id : '-';
-    const key = `${model}/${b.shape}/${b.material}/${b.transparency}/${ghost}`;
+    const key = `${model}/${b.shape}/${b.mesh ?? ''}/${b.material}/${b.transparency}/${ghost}`;
     const e = entryFor(key, b, ghost);
     used.add(key);
     if (!e.mesh.parent) content.add(e.mesh);
@@ -418,7 +437,7 @@ function applyScene(sc, batches) {
   }
   meshes = [...pool.entries()].filter(([k]) => used.has(k)).map(([, e]) => e.mesh);
   stats.drawCalls = meshes.length;
-  stats.triangles = batches.reduce((t, b) => t + b.count * TRIANGLES[b.shape], 0);
+  stats.triangles = batches.reduce((t, b) => t + b.count * (b.geometry ? b.geometry.index.count / 3 : TRIANGLES[b.shape]), 0);
   if (!framedOnce && sc.parts > 0) { frameAll(); framedOnce = true; }
   updateSizeBox();
   updateSelectionBox();
@@ -793,7 +812,7 @@ renderer.domElement.addEventListener('pointerup', (e) => {
   // Every batch as an (undrawn) InstancedMesh of its unit shape: the raycaster's
   // instanceId is the part's index in the batch.
   const targets = meshes.filter((m) => !m.userData.ghost).map((m) => {
-    const u = m.userData, im = new THREE.InstancedMesh(GEOMETRY[u.shape] || GEOMETRY.Block, m.material, u.count);
+    const u = m.userData, im = new THREE.InstancedMesh(geometryOf(u), m.material, u.count);
     im.instanceMatrix.array.set(u.matrices.subarray(0, u.count * 16));
     im.userData = u;
     return im;
