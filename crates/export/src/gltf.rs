@@ -90,6 +90,7 @@ struct GeometryAccessors {
     positions: Index<json::Accessor>,
     normals: Index<json::Accessor>,
     colors: Option<Index<json::Accessor>>,
+    uvs: Option<Index<json::Accessor>>,
     indices: Index<json::Accessor>,
 }
 
@@ -108,22 +109,24 @@ pub(crate) fn new_root() -> Root {
     }
 }
 
-/// The document's one buffer over `vertex_data`, `index_data` and `color_data`, with a view
-/// for each (f32 VEC3 attributes, stride 12; indices; f32 VEC4 colors, stride 16, only when
-/// there are any), given to every accessor already pushed by its type. Returns the buffer's
-/// bytes (empty, and no buffer, when there is no vertex data).
+/// The document's one buffer over `vertex_data`, `index_data`, `color_data` and `uv_data`,
+/// with a view for each (f32 VEC3 attributes, stride 12; indices; f32 VEC4 colors, stride
+/// 16, and f32 VEC2 texture coordinates, stride 8, only when there are any), given to every
+/// accessor already pushed by its type. Returns the buffer's bytes (empty, and no buffer,
+/// when there is no vertex data).
 pub(crate) fn attach_buffer(
     root: &mut Root,
     vertex_data: Vec<u8>,
     index_data: Vec<u8>,
-    color_data: Vec<u8>,
+    [color_data, uv_data]: [Vec<u8>; 2],
     uri: Option<String>,
 ) -> Vec<u8> {
     if vertex_data.is_empty() {
         return Vec::new();
     }
+    let total = vertex_data.len() + index_data.len() + color_data.len() + uv_data.len();
     let buffer = root.push(json::Buffer {
-        byte_length: USize64::from(vertex_data.len() + index_data.len() + color_data.len()),
+        byte_length: USize64::from(total),
         name: None,
         uri,
         extensions: None,
@@ -135,7 +138,7 @@ pub(crate) fn attach_buffer(
         vertex_data.len(),
         json::buffer::Target::ArrayBuffer,
     );
-    // Every vertex attribute is a tightly packed f32 VEC3.
+    // Every VEC3 vertex attribute is a tightly packed f32 VEC3.
     vertex_view.byte_stride = Some(json::buffer::Stride(12));
     let vertex_view = root.push(vertex_view);
     let index_view = root.push(view(
@@ -144,26 +147,30 @@ pub(crate) fn attach_buffer(
         index_data.len(),
         json::buffer::Target::ElementArrayBuffer,
     ));
-    let color_view = (!color_data.is_empty()).then(|| {
-        let mut v = view(
-            buffer,
-            vertex_data.len() + index_data.len(),
-            color_data.len(),
-            json::buffer::Target::ArrayBuffer,
-        );
-        v.byte_stride = Some(json::buffer::Stride(16));
-        root.push(v)
-    });
+    let mut at = vertex_data.len() + index_data.len();
+    let mut strided = |root: &mut Root, data: &[u8], stride: usize| {
+        let start = at;
+        at += data.len();
+        (!data.is_empty()).then(|| {
+            let mut v = view(buffer, start, data.len(), json::buffer::Target::ArrayBuffer);
+            v.byte_stride = Some(json::buffer::Stride(stride));
+            root.push(v)
+        })
+    };
+    let color_view = strided(root, &color_data, 16);
+    let uv_view = strided(root, &uv_data, 8);
     for accessor in &mut root.accessors {
         accessor.buffer_view = Some(match accessor.type_ {
             Valid(json::accessor::Type::Scalar) => index_view,
             Valid(json::accessor::Type::Vec4) => color_view.expect("colors have data"),
+            Valid(json::accessor::Type::Vec2) => uv_view.expect("UVs have data"),
             _ => vertex_view,
         });
     }
     let mut bin = vertex_data;
     bin.extend_from_slice(&index_data);
     bin.extend_from_slice(&color_data);
+    bin.extend_from_slice(&uv_data);
     bin
 }
 
@@ -200,15 +207,27 @@ fn document(scene: &Scene, bin_uri: Option<String>) -> (Root, Vec<u8>) {
     let mut vertex_data = Vec::new();
     let mut index_data = Vec::new();
     let mut color_data = Vec::new();
+    let mut uv_data = Vec::new();
     let mut accessors = Vec::with_capacity(scene.geometries.len());
     for geometry in &scene.geometries {
         accessors.push(push_geometry(
             &mut root,
             &geometry.mesh,
-            [&mut vertex_data, &mut index_data, &mut color_data],
+            [
+                &mut vertex_data,
+                &mut index_data,
+                &mut color_data,
+                &mut uv_data,
+            ],
         ));
     }
-    let bin = attach_buffer(&mut root, vertex_data, index_data, color_data, bin_uri);
+    let bin = attach_buffer(
+        &mut root,
+        vertex_data,
+        index_data,
+        [color_data, uv_data],
+        bin_uri,
+    );
 
     for (index, appearance) in scene.appearances.iter().enumerate() {
         let pbr = appearance.pbr();
@@ -221,6 +240,7 @@ fn document(scene: &Scene, bin_uri: Option<String>) -> (Root, Vec<u8>) {
                 json::material::AlphaMode::Opaque
             }),
             name: Some(crate::obj::material_name(index, appearance)),
+            double_sided: appearance.double_sided,
             pbr_metallic_roughness: json::material::PbrMetallicRoughness {
                 base_color_factor: json::material::PbrBaseColorFactor([r, g, b, alpha]),
                 metallic_factor: json::material::StrengthFactor(pbr.metallic),
@@ -266,6 +286,11 @@ fn document(scene: &Scene, bin_uri: Option<String>) -> (Root, Vec<u8>) {
                                     .chain(
                                         ids.colors
                                             .map(|c| (Valid(json::mesh::Semantic::Colors(0)), c)),
+                                    )
+                                    .chain(
+                                        ids.uvs.map(|c| {
+                                            (Valid(json::mesh::Semantic::TexCoords(0)), c)
+                                        }),
                                     ),
                                 ),
                                 extensions: None,
@@ -333,12 +358,12 @@ fn view(
     }
 }
 
-/// Appends `mesh`'s positions and normals, indices and colors to the three data sections
-/// (`[vertex, index, color]`) and pushes their accessors.
+/// Appends `mesh`'s positions and normals, indices, colors and UVs to the four data
+/// sections (`[vertex, index, color, uv]`) and pushes their accessors.
 fn push_geometry(
     root: &mut Root,
     mesh: &MeshData,
-    [vertex_data, index_data, color_data]: [&mut Vec<u8>; 3],
+    [vertex_data, index_data, color_data, uv_data]: [&mut Vec<u8>; 4],
 ) -> GeometryAccessors {
     let (min, max) = mesh.bounds();
     let floats = |values: [f32; 3]| Value::from(values.map(|v| f64::from(v + 0.0)).to_vec());
@@ -377,6 +402,15 @@ fn push_geometry(
         }
         accessor(at, count, ComponentType::F32, Type::Vec4, None)
     });
+    let uvs = (!mesh.uvs.is_empty()).then(|| {
+        let at = uv_data.len();
+        for c in &mesh.uvs {
+            for v in c {
+                uv_data.extend_from_slice(&(v + 0.0).to_le_bytes());
+            }
+        }
+        accessor(at, count, ComponentType::F32, Type::Vec2, None)
+    });
 
     let indices_at = index_data.len();
     let component = if count < usize::from(u16::MAX) {
@@ -402,6 +436,7 @@ fn push_geometry(
         positions,
         normals,
         colors,
+        uvs,
         indices,
     }
 }
@@ -416,6 +451,7 @@ mod tests {
         for (vertices, component, bytes_per_index) in [(65534, 5123, 2usize), (65535, 5125, 4)] {
             let mesh = MeshData {
                 colors: Vec::new(),
+                uvs: Vec::new(),
                 positions: vec![Vec3::ZERO; vertices],
                 normals: vec![Vec3::Y; vertices],
                 indices: vec![0, 1, vertices as u32 - 1],
@@ -425,7 +461,12 @@ mod tests {
             let ids = push_geometry(
                 &mut root,
                 &mesh,
-                [&mut vertex_data, &mut index_data, &mut Vec::new()],
+                [
+                    &mut vertex_data,
+                    &mut index_data,
+                    &mut Vec::new(),
+                    &mut Vec::new(),
+                ],
             );
             let accessor = serde_json::to_value(&root.accessors[ids.indices.value()]).unwrap();
             assert_eq!(accessor["componentType"], component);

@@ -14,16 +14,19 @@ pub(crate) struct Appearance {
     pub transparency: f32,
     /// `Enum.Material` value.
     pub material: u32,
+    /// Both faces drawn (`MeshPart.DoubleSided`).
+    pub double_sided: bool,
 }
 
 impl Appearance {
     /// Bit-exact identity used to deduplicate materials.
-    pub fn key(&self) -> ([u32; 3], u32, u32) {
+    pub fn key(&self) -> ([u32; 3], u32, u32, bool) {
         // `+ 0.0` folds -0 into 0 so they share a material.
         (
             self.color.map(|c| (c + 0.0).to_bits()),
             (self.transparency + 0.0).to_bits(),
             self.material,
+            self.double_sided,
         )
     }
 
@@ -158,6 +161,7 @@ mod tests {
                 color: [1.0; 3],
                 transparency: 0.0,
                 material: by_name(name),
+                double_sided: false,
             }
             .pbr()
         };
@@ -181,6 +185,7 @@ mod tests {
             color: [163.0 / 255.0, 162.0 / 255.0, 165.0 / 255.0],
             transparency: 0.0,
             material: 256,
+            double_sided: false,
         };
         assert_eq!(a.hex(), "a3a2a5");
     }

@@ -208,7 +208,7 @@ struct Builder<'a> {
     geometry_ids: HashMap<(Shape, [u32; 3], [u32; 3]), usize>,
     /// Script-built meshes by (attribute text, size in output units).
     mesh_ids: HashMap<(String, [u32; 3]), usize>,
-    appearance_ids: HashMap<([u32; 3], u32, u32), usize>,
+    appearance_ids: HashMap<([u32; 3], u32, u32, bool), usize>,
     /// Mesh children drawn as their part's shape (no warning when visited).
     applied_meshes: HashSet<Ref>,
 }
@@ -454,6 +454,7 @@ impl Builder<'_> {
             color: props.color()?,
             transparency: props.transparency()?,
             material,
+            double_sided: matches!(props.get(&["DoubleSided"]), Some(Variant::Bool(true))),
         })
     }
 
@@ -486,8 +487,8 @@ impl Builder<'_> {
 
     /// A script-built mesh drawn at `size` (output units): centred on the part, each axis
     /// stretched from the mesh's extent to the part's (Roblox fits a mesh to its part's
-    /// Size); normals follow the stretch. Corners sharing a position, normal and color are
-    /// one vertex. Shared by parts with the same mesh and size.
+    /// Size); normals follow the stretch. Corners sharing a position, normal, color and UV
+    /// are one vertex. Shared by parts with the same mesh and size.
     fn script_mesh(
         &mut self,
         text: &str,
@@ -504,14 +505,14 @@ impl Builder<'_> {
         let center = (lo + hi) * 0.5;
         let stretch = Vec3::select(extent.cmpgt(Vec3::ZERO), size / extent, Vec3::ONE);
         let mut out = MeshData::default();
-        let mut corners: HashMap<(u32, u32, u32), u32> = HashMap::new();
+        let mut corners: HashMap<(u32, u32, u32, u32), u32> = HashMap::new();
         for t in &mesh.triangles {
             let p = t.vertices.map(|v| Vec3::from(mesh.positions[v as usize]));
             let face = ((p[1] - p[0]) * stretch)
                 .cross((p[2] - p[0]) * stretch)
                 .normalize_or(Vec3::Y);
             for (c, &pc) in p.iter().enumerate() {
-                let key = (t.vertices[c], t.normals[c], t.colors[c]);
+                let key = (t.vertices[c], t.normals[c], t.colors[c], t.uvs[c]);
                 let index = *corners.entry(key).or_insert_with(|| {
                     let n = Vec3::from(mesh.normals[t.normals[c] as usize]);
                     let normal = if n == Vec3::ZERO {
@@ -528,6 +529,7 @@ impl Builder<'_> {
                         crate::material::srgb_to_linear(b.clamp(0.0, 1.0)),
                         a.clamp(0.0, 1.0),
                     ]);
+                    out.uvs.push(mesh.uvs[t.uvs[c] as usize]);
                     out.positions.len() as u32 - 1
                 });
                 out.indices.push(index);

@@ -87,6 +87,8 @@ pub(crate) struct MeshData {
     pub normals: Vec<Vec3>,
     /// Linear RGBA per vertex, or empty (the primitives have none).
     pub colors: Vec<[f32; 4]>,
+    /// Texture coordinates per vertex, or empty (the primitives have none).
+    pub uvs: Vec<[f32; 2]>,
     pub indices: Vec<u32>,
 }
 

@@ -170,7 +170,13 @@ pub fn terrain_glb(
     if u32::try_from(vertex_data.len() + index_data.len() + 4096).is_err() {
         return Err(too_large());
     }
-    let mut bin = attach_buffer(&mut root, vertex_data, index_data, Vec::new(), None);
+    let mut bin = attach_buffer(
+        &mut root,
+        vertex_data,
+        index_data,
+        [Vec::new(), Vec::new()],
+        None,
+    );
     let mesh = (!prims.is_empty()).then(|| {
         root.push(json::Mesh {
             extensions: None,

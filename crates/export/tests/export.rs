@@ -762,6 +762,35 @@ fn a_mesh_built_by_a_script_is_drawn_centred_and_stretched_to_its_part() {
         &floats(&node(&doc, "Pyramid")["translation"]),
         &[10.0, 0.0, 0.0]
     ));
+    // Texture coordinates are kept; one-sided by default.
+    let uvs = accessor_floats(&doc, &bin, attrs["TEXCOORD_0"].as_u64().unwrap(), 2);
+    assert_eq!(uvs.len(), 18);
+    assert_eq!(doc["materials"][0]["doubleSided"], false);
+}
+
+#[test]
+fn a_double_sided_meshpart_gets_a_double_sided_material() {
+    let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+    let root = dom.root_ref();
+    let model = dom.insert(
+        root,
+        InstanceBuilder::new("Model")
+            .with_name("M")
+            .with_child(pyramid_part("One", v3(2.0, 1.0, 2.0), at(0.0, 0.0, 0.0)))
+            .with_child(
+                pyramid_part("Two", v3(2.0, 1.0, 2.0), at(5.0, 0.0, 0.0))
+                    .with_property("DoubleSided", true),
+            ),
+    );
+    let (doc, _) = parse_glb(
+        &to_glb(&dom, &[model], &ExportOptions::default())
+            .unwrap()
+            .output,
+    );
+    let materials = doc["materials"].as_array().unwrap();
+    assert_eq!(materials.len(), 2);
+    assert_eq!(materials[0]["doubleSided"], false);
+    assert_eq!(materials[1]["doubleSided"], true);
 }
 
 #[test]

@@ -173,6 +173,44 @@ end }"#;
         m.contains("output limit exceeded") && m.contains("64 MB"),
         "{m}"
     );
+    // Attribute text counts too, and so does the mesh of a MeshPart made by a script.
+    for (name, src) in [
+        (
+            "attrs",
+            r#"
+return { OnGenerate = function(params, target)
+    local big = string.rep("x", 1_000_000)
+    for i = 1, 10_000 do
+        local v = Instance.new("Folder")
+        v:SetAttribute("Blob", big)
+        v.Parent = target
+        params:Pause()
+    end
+end }"#,
+        ),
+        (
+            "meshes",
+            r#"
+local AssetService = game:GetService("AssetService")
+return { OnGenerate = function(params, target)
+    local em = AssetService:CreateEditableMesh()
+    local v = {}
+    for i = 1, 3000 do v[i] = em:AddVertex(Vector3.new(i, i % 7, i % 5)) end
+    for i = 1, 2998 do em:AddTriangle(v[i], v[i + 1], v[i + 2]) end
+    for i = 1, 10_000 do
+        AssetService:CreateMeshPartAsync(Content.fromObject(em)).Parent = target
+        params:Pause()
+    end
+end }"#,
+        ),
+    ] {
+        let config = HostConfig {
+            max_output_bytes: Some(64 << 20),
+            ..HostConfig::default()
+        };
+        let m = message(generate(name, src, config).unwrap_err());
+        assert!(m.contains("output limit exceeded"), "{name}: {m}");
+    }
     assert_eq!(
         HostConfig::default().instance_limit,
         Some(procmodel_luau::DEFAULT_MAX_INSTANCES),

@@ -426,6 +426,13 @@ pub fn register(m: &mut MethodTable) {
                 };
             let mut c = ctx(lua)?;
             c.check_write(this.r, || "SetAttribute".into())?;
+            // Text counts towards the output limit as a string property's does (a mesh's
+            // attribute can be megabytes).
+            match &variant {
+                Some(Variant::String(s)) => c.charge_bytes(s.len())?,
+                Some(Variant::BinaryString(b)) => c.charge_bytes(AsRef::<[u8]>::as_ref(b).len())?,
+                _ => {}
+            }
             let flag = c.managed_flag(this.class);
             let inst = inst_mut(&mut c, this)?;
             let mut attrs = attributes_of(inst).cloned().unwrap_or_default();
