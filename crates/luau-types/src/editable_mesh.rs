@@ -13,8 +13,9 @@
 //! IDs are numbers: the element's slot times 8 plus its kind. A removed element's slot is
 //! never reused, so an ID stays unique for the mesh's life.
 //!
-//! Not available: bones, FACS poses, the `Batch*` methods, `MergeVertices`, `RaycastLocal`
-//! and `FindClosestPointOnSurface` (they say so when called).
+//! The `Batch*` methods stop at the first bad ID after applying the elements before it, as
+//! the reference says. `RaycastLocal` takes the direction's length as the ray's, as
+//! `WorldRoot:Raycast` does. Not available: bones and FACS poses (they say so when called).
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -72,6 +73,53 @@ impl Kind {
 
 fn id(kind: Kind, slot: usize) -> f64 {
     (slot as u64 * 8 + kind as u64) as f64
+}
+
+/// The kind an ID names by its form (not whether it is live).
+fn kind_of(v: &Value) -> Option<Kind> {
+    let n = as_number(v)?;
+    if !(n.is_finite() && n >= 0.0 && n.fract() == 0.0 && n < 2f64.powi(53)) {
+        return None;
+    }
+    Some(match n as u64 % 8 {
+        1 => Kind::Vertex,
+        2 => Kind::Face,
+        3 => Kind::Normal,
+        4 => Kind::Uv,
+        5 => Kind::Color,
+        _ => return None,
+    })
+}
+
+/// Argument `pos` as an `Enum.MeshAttribute` item.
+fn mesh_attribute(a: &Args, pos: usize) -> R<Kind> {
+    match crate::args::as_ud::<crate::enums::EnumItem>(a.get(pos)) {
+        Some(item) if item.enum_name == "MeshAttribute" => Ok(match item.name {
+            "Vertex" => Kind::Vertex,
+            "Face" => Kind::Face,
+            "Normal" => Kind::Normal,
+            "UV" => Kind::Uv,
+            _ => Kind::Color,
+        }),
+        _ => Err(a.bad(pos, "Enum.MeshAttribute")),
+    }
+}
+
+/// The values of array argument `pos`, 1 to its length.
+fn array(a: &Args, pos: usize) -> R<Vec<Value>> {
+    let t = a.table(pos)?;
+    (1..=t.raw_len()).map(|i| t.raw_get::<Value>(i)).collect()
+}
+
+/// Element `i` (0-based) of an array argument as its own one-argument list, so the
+/// singular checks name it: `invalid argument #2 to 'BatchSetValues' (entry 3: …)`.
+fn entry_error(a: &Args, pos: usize, i: usize, e: mlua::Error) -> mlua::Error {
+    let text = e.to_string();
+    let detail = text
+        .split_once('(')
+        .and_then(|(_, rest)| rest.strip_suffix(')'))
+        .unwrap_or(&text);
+    a.error(pos, &format!("entry {}: {detail}", i + 1))
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -215,6 +263,123 @@ impl EditableMesh {
             pos,
             &format!("{} is not a {} ID of this mesh", fmt_id(n), kind.noun()),
         ))
+    }
+
+    /// The live slot `v` names, of `kind` (a one-value [`EditableMesh::slot`]).
+    fn slot_of(&self, v: &Value, kind: Kind) -> R<usize> {
+        self.slot(
+            &Args::new("", MultiValue::from_vec(vec![v.clone()])),
+            1,
+            kind,
+        )
+    }
+
+    /// Sets the `kind` IDs of face `f`'s corners (the vertex lists follow a vertex change).
+    fn set_face_ids(&mut self, f: usize, kind: Kind, ids: [u32; 3]) {
+        if kind == Kind::Vertex {
+            let old = self.faces[f].expect("live").vertices;
+            self.detach(f as u32, old);
+            self.attach(f as u32, ids);
+        }
+        *self.faces[f].as_mut().expect("live").ids_mut(kind) = ids;
+    }
+
+    fn remove_face(&mut self, f: usize) {
+        let face = self.faces[f].take().expect("live");
+        self.detach(f as u32, face.vertices);
+        self.live_faces -= 1;
+    }
+
+    /// The nearest face `origin + t·direction` (0 ≤ t ≤ 1) crosses, front or back (the
+    /// mesh's own space): (point, face slot, barycentric weights of its three vertices).
+    fn raycast(&self, origin: Vec3, direction: Vec3) -> Option<(Vec3, usize, Vec3)> {
+        let mut best: Option<(f32, usize, Vec3)> = None;
+        for (i, f) in self.live_faces_iter() {
+            let p = f.vertices.map(|v| self.vertices[v as usize].expect("live"));
+            // Möller–Trumbore.
+            let (e1, e2) = (p[1] - p[0], p[2] - p[0]);
+            let h = direction.cross(e2);
+            let det = e1.dot(h);
+            if det.abs() < 1e-12 {
+                continue;
+            }
+            let s = origin - p[0];
+            let u = s.dot(h) / det;
+            let q = s.cross(e1);
+            let v = direction.dot(q) / det;
+            let t = e2.dot(q) / det;
+            if !(0.0..=1.0).contains(&u) || v < 0.0 || u + v > 1.0 || !(0.0..=1.0).contains(&t) {
+                continue;
+            }
+            if best.is_none_or(|(bt, _, _)| t < bt) {
+                best = Some((t, i, Vec3::new(1.0 - u - v, u, v)));
+            }
+        }
+        best.map(|(t, i, w)| (origin + direction * t, i, w))
+    }
+
+    /// The point of the mesh's surface nearest `q`: (face slot, point, barycentric weights);
+    /// the first face in ID order wins a tie.
+    fn closest_point(&self, q: Vec3) -> Option<(usize, Vec3, Vec3)> {
+        let mut best: Option<(f32, usize, Vec3, Vec3)> = None;
+        for (i, f) in self.live_faces_iter() {
+            let p = f.vertices.map(|v| self.vertices[v as usize].expect("live"));
+            let (point, w) = closest_on_triangle(q, p);
+            let d = point.distance_squared(q);
+            if best.is_none_or(|(bd, ..)| d < bd) {
+                best = Some((d, i, point, w));
+            }
+        }
+        best.map(|(_, i, point, w)| (i, point, w))
+    }
+
+    /// Merges each vertex into the first earlier vertex (in ID order) still standing within
+    /// `tolerance`; faces take the kept vertex, their other attributes stay. Returns (merged
+    /// slot, kept slot) pairs.
+    fn merge_vertices(&mut self, tolerance: f32) -> Vec<(usize, usize)> {
+        let cell = tolerance.max(1e-6);
+        let key = |p: Vec3| (p / cell).floor().as_ivec3();
+        let mut grid: std::collections::HashMap<glam::IVec3, Vec<usize>> =
+            std::collections::HashMap::new();
+        let mut merged = Vec::new();
+        for i in 0..self.vertices.len() {
+            let Some(p) = self.vertices[i] else { continue };
+            let k = key(p);
+            let mut into: Option<usize> = None;
+            for dz in -1..=1 {
+                for dy in -1..=1 {
+                    for dx in -1..=1 {
+                        let near = grid.get(&(k + glam::IVec3::new(dx, dy, dz)));
+                        for &j in near.into_iter().flatten() {
+                            let q = self.vertices[j].expect("kept vertices are live");
+                            if q.distance(p) <= tolerance && into.is_none_or(|b| j < b) {
+                                into = Some(j);
+                            }
+                        }
+                    }
+                }
+            }
+            match into {
+                None => grid.entry(k).or_default().push(i),
+                Some(j) => {
+                    for f in std::mem::take(&mut self.vertex_faces[i]) {
+                        let face = self.faces[f as usize].as_mut().expect("live");
+                        for v in face.vertices.iter_mut() {
+                            if *v as usize == i {
+                                *v = j as u32;
+                            }
+                        }
+                        if !self.vertex_faces[j].contains(&f) {
+                            self.vertex_faces[j].push(f);
+                        }
+                    }
+                    self.vertices[i] = None;
+                    self.live_vertices -= 1;
+                    merged.push((i, j));
+                }
+            }
+        }
+        merged
     }
 
     /// Argument `pos` as an array of exactly three live IDs of `kind`.
@@ -547,12 +712,79 @@ impl EditableMesh {
     }
 }
 
+/// The point of triangle `p` nearest `q` and its barycentric weights (Ericson, Real-Time
+/// Collision Detection, 5.1.5).
+fn closest_on_triangle(q: Vec3, p: [Vec3; 3]) -> (Vec3, Vec3) {
+    let [a, b, c] = p;
+    let (ab, ac, ap) = (b - a, c - a, q - a);
+    let (d1, d2) = (ab.dot(ap), ac.dot(ap));
+    if d1 <= 0.0 && d2 <= 0.0 {
+        return (a, Vec3::X);
+    }
+    let bp = q - b;
+    let (d3, d4) = (ab.dot(bp), ac.dot(bp));
+    if d3 >= 0.0 && d4 <= d3 {
+        return (b, Vec3::Y);
+    }
+    let vc = d1 * d4 - d3 * d2;
+    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
+        let v = d1 / (d1 - d3);
+        return (a + ab * v, Vec3::new(1.0 - v, v, 0.0));
+    }
+    let cp = q - c;
+    let (d5, d6) = (ab.dot(cp), ac.dot(cp));
+    if d6 >= 0.0 && d5 <= d6 {
+        return (c, Vec3::Z);
+    }
+    let vb = d5 * d2 - d1 * d6;
+    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
+        let w = d2 / (d2 - d6);
+        return (a + ac * w, Vec3::new(1.0 - w, 0.0, w));
+    }
+    let va = d3 * d6 - d5 * d4;
+    if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
+        let w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+        return (b + (c - b) * w, Vec3::new(0.0, 1.0 - w, w));
+    }
+    let denom = 1.0 / (va + vb + vc);
+    let (v, w) = (vb * denom, vc * denom);
+    (a + ab * v + ac * w, Vec3::new(1.0 - v - w, v, w))
+}
+
 fn fmt_id(n: f64) -> String {
     if n.fract() == 0.0 && n.abs() < 1e15 {
         format!("{}", n as i64)
     } else {
         format!("{n}")
     }
+}
+
+/// A finite Vector3 value.
+fn vec3_value(v: &Value) -> Option<Vec3> {
+    crate::args::as_ud::<Vector3>(v)
+        .map(|v| v.0)
+        .filter(|v| v.is_finite())
+}
+
+/// The one kind the IDs of array argument `pos` name (None for an empty array).
+fn same_kind(a: &Args, pos: usize, ids: &[Value]) -> R<Option<Kind>> {
+    let mut kind = None;
+    for (i, v) in ids.iter().enumerate() {
+        let k =
+            kind_of(v).ok_or_else(|| a.error(pos, &format!("entry {} is not a mesh ID", i + 1)))?;
+        if kind.is_some_and(|first| first != k) {
+            return Err(a.error(
+                pos,
+                &format!(
+                    "entry {} is a {} ID; the others are not: one kind per call",
+                    i + 1,
+                    k.noun()
+                ),
+            ));
+        }
+        kind = Some(k);
+    }
+    Ok(kind)
 }
 
 fn vec3(a: &Args, pos: usize) -> R<Vec3> {
@@ -566,16 +798,6 @@ fn vec3(a: &Args, pos: usize) -> R<Vec3> {
 
 const NOT_AVAILABLE: &[&str] = &[
     "AddBone",
-    "BatchAdd",
-    "BatchGetFaceAttributes",
-    "BatchGetValues",
-    "BatchGetVertexAttributes",
-    "BatchGetVertexFaceAttributes",
-    "BatchRemove",
-    "BatchSetFaceAttributes",
-    "BatchSetValues",
-    "BatchSetVertexFaceAttributes",
-    "FindClosestPointOnSurface",
     "GetBoneByName",
     "GetBoneCFrame",
     "GetBoneIsVirtual",
@@ -588,8 +810,6 @@ const NOT_AVAILABLE: &[&str] = &[
     "GetFacsPoses",
     "GetVertexBones",
     "GetVertexBoneWeights",
-    "MergeVertices",
-    "RaycastLocal",
     "RemoveBone",
     "SetBoneCFrame",
     "SetBoneIsVirtual",
@@ -751,12 +971,7 @@ impl UserData for EditableMesh {
                 this.alive(set)?;
                 let f = this.slot(&a, 1, Kind::Face)?;
                 let ids = this.three(&a, 2, kind)?;
-                let old = this.faces[f].expect("live");
-                if kind == Kind::Vertex {
-                    this.detach(f as u32, old.vertices);
-                    this.attach(f as u32, ids);
-                }
-                *this.faces[f].as_mut().expect("live").ids_mut(kind) = ids;
+                this.set_face_ids(f, kind, ids);
                 Ok(())
             });
         }
@@ -872,9 +1087,7 @@ impl UserData for EditableMesh {
         });
         method!(m, "RemoveFace", |this, a| {
             let f = this.slot(&a, 1, Kind::Face)?;
-            let face = this.faces[f].take().expect("live");
-            this.detach(f as u32, face.vertices);
-            this.live_faces -= 1;
+            this.remove_face(f);
             Ok(())
         });
         method!(m, "RemoveUnused", |this, a| Ok(this.remove_unused()));
@@ -903,6 +1116,331 @@ impl UserData for EditableMesh {
                         .map(|_| id(Kind::Vertex, i))
                 })
                 .collect::<Vec<_>>())
+        });
+        method!(m, "RaycastLocal", |this, a| {
+            let (origin, direction) = (vec3(&a, 1)?, vec3(&a, 2)?);
+            Ok(match this.raycast(origin, direction) {
+                Some((p, f, w)) => (Some(Vector3(p)), Some(id(Kind::Face, f)), Some(Vector3(w))),
+                None => (None, None, None),
+            })
+        });
+        method!(m, "FindClosestPointOnSurface", |this, a| {
+            let q = vec3(&a, 1)?;
+            Ok(match this.closest_point(q) {
+                Some((f, p, w)) => (Some(id(Kind::Face, f)), Some(Vector3(p)), Some(Vector3(w))),
+                None => (None, None, None),
+            })
+        });
+        m.add_method_mut("MergeVertices", |lua, this, args: MultiValue| {
+            let a = Args::new("MergeVertices", args);
+            this.alive("MergeVertices")?;
+            let tolerance = a.f32(1)?;
+            if !(tolerance >= 0.0 && tolerance.is_finite()) {
+                return Err(a.error(1, "the tolerance must be a finite number, 0 or more"));
+            }
+            let map = lua.create_table()?;
+            for (from, to) in this.merge_vertices(tolerance) {
+                map.raw_set(id(Kind::Vertex, from), id(Kind::Vertex, to))?;
+            }
+            Ok(map)
+        });
+        method!(m, "BatchAdd", |this, a| {
+            let kind = mesh_attribute(&a, 1)?;
+            let data = array(&a, 2)?;
+            let alphas = if kind == Kind::Color && !a.is_nil(3) {
+                array(&a, 3)?
+            } else {
+                Vec::new()
+            };
+            let mut out = Vec::with_capacity(data.len());
+            for (i, v) in data.iter().enumerate() {
+                let bad = |what: &str| {
+                    a.error(
+                        2,
+                        &format!(
+                            "entry {}: {what} expected, got {}",
+                            i + 1,
+                            crate::type_name(v)
+                        ),
+                    )
+                };
+                let new = match kind {
+                    Kind::Vertex => {
+                        let p = vec3_value(v).ok_or_else(|| bad("finite Vector3"))?;
+                        this.push_vertex(p, "BatchAdd")?
+                    }
+                    Kind::Normal => {
+                        let n = vec3_value(v).ok_or_else(|| bad("finite Vector3"))?;
+                        id(
+                            Kind::Normal,
+                            this.push_normal(Some(n), "BatchAdd")? as usize,
+                        )
+                    }
+                    Kind::Uv => {
+                        let uv = crate::args::as_ud::<Vector2>(v)
+                            .ok_or_else(|| bad("Vector2"))?
+                            .0;
+                        id(Kind::Uv, this.push_uv(uv, "BatchAdd")? as usize)
+                    }
+                    Kind::Color => {
+                        let c = crate::args::as_ud::<Color3>(v).ok_or_else(|| bad("Color3"))?;
+                        let alpha = match alphas.get(i) {
+                            None | Some(Value::Nil) => 1.0,
+                            Some(x) => as_number(x).ok_or_else(|| {
+                                a.error(
+                                    3,
+                                    &format!(
+                                        "entry {}: number expected, got {}",
+                                        i + 1,
+                                        crate::type_name(x)
+                                    ),
+                                )
+                            })? as f32,
+                        };
+                        id(Kind::Color, this.push_color(c, alpha, "BatchAdd")? as usize)
+                    }
+                    Kind::Face => {
+                        let inner = Args::new("BatchAdd", MultiValue::from_vec(vec![v.clone()]));
+                        let vs = this
+                            .three(&inner, 1, Kind::Vertex)
+                            .map_err(|e| entry_error(&a, 2, i, e))?;
+                        this.add_triangle(vs, "BatchAdd")?
+                    }
+                };
+                out.push(new);
+            }
+            Ok(out)
+        });
+        m.add_method_mut("BatchGetValues", |lua, this, args: MultiValue| {
+            let a = Args::new("BatchGetValues", args);
+            this.alive("BatchGetValues")?;
+            let ids = array(&a, 1)?;
+            let kind = same_kind(&a, 1, &ids)?;
+            let values = lua.create_table()?;
+            let alphas = lua.create_table()?;
+            let normals = if kind == Some(Kind::Normal) {
+                this.resolved_normals()
+            } else {
+                Vec::new()
+            };
+            for (i, v) in ids.iter().enumerate() {
+                let kind = kind.expect("an entry has a kind");
+                let s = this
+                    .slot_of(v, kind)
+                    .map_err(|e| entry_error(&a, 1, i, e))?;
+                match kind {
+                    Kind::Vertex => {
+                        values.raw_set(i + 1, Vector3(this.vertices[s].expect("live")))?
+                    }
+                    Kind::Normal => values.raw_set(i + 1, Vector3(normals[s]))?,
+                    Kind::Uv => values.raw_set(i + 1, Vector2(this.uvs[s].expect("live")))?,
+                    Kind::Color => {
+                        let (c, alpha) = this.colors[s].expect("live");
+                        values.raw_set(i + 1, c)?;
+                        alphas.raw_set(i + 1, alpha)?;
+                    }
+                    Kind::Face => {
+                        return Err(a.error(1, "faces have no values (use BatchGetFaceAttributes)"));
+                    }
+                }
+            }
+            Ok((values, (kind == Some(Kind::Color)).then_some(alphas)))
+        });
+        method!(m, "BatchSetValues", |this, a| {
+            let ids = array(&a, 1)?;
+            let kind = same_kind(&a, 1, &ids)?;
+            let values = if a.is_nil(2) {
+                None
+            } else {
+                Some(array(&a, 2)?)
+            };
+            if values.as_ref().is_some_and(|v| v.len() != ids.len()) {
+                return Err(a.error(2, "the arrays must be the same length"));
+            }
+            if values.is_none() && kind.is_some_and(|k| k != Kind::Normal) {
+                return Err(a.bad(2, "table"));
+            }
+            let alphas = kind == Some(Kind::Color)
+                && values
+                    .as_ref()
+                    .and_then(|v| v.first())
+                    .is_some_and(|v| as_number(v).is_some());
+            for (i, v) in ids.iter().enumerate() {
+                let kind = kind.expect("an entry has a kind");
+                let s = this
+                    .slot_of(v, kind)
+                    .map_err(|e| entry_error(&a, 1, i, e))?;
+                let Some(values) = &values else {
+                    this.normals[s] = Some(None);
+                    continue;
+                };
+                let x = &values[i];
+                let bad = |what: &str| {
+                    a.error(
+                        2,
+                        &format!(
+                            "entry {}: {what} expected, got {}",
+                            i + 1,
+                            crate::type_name(x)
+                        ),
+                    )
+                };
+                match kind {
+                    Kind::Vertex => {
+                        this.vertices[s] = Some(vec3_value(x).ok_or_else(|| bad("finite Vector3"))?)
+                    }
+                    Kind::Normal => {
+                        this.normals[s] =
+                            Some(Some(vec3_value(x).ok_or_else(|| bad("finite Vector3"))?))
+                    }
+                    Kind::Uv => {
+                        this.uvs[s] = Some(
+                            crate::args::as_ud::<Vector2>(x)
+                                .ok_or_else(|| bad("Vector2"))?
+                                .0,
+                        )
+                    }
+                    Kind::Color if alphas => {
+                        this.colors[s].as_mut().expect("live").1 =
+                            as_number(x).ok_or_else(|| bad("number"))? as f32;
+                    }
+                    Kind::Color => {
+                        this.colors[s].as_mut().expect("live").0 =
+                            crate::args::as_ud::<Color3>(x).ok_or_else(|| bad("Color3"))?;
+                    }
+                    Kind::Face => {
+                        return Err(a.error(1, "faces have no values (use BatchSetFaceAttributes)"));
+                    }
+                }
+            }
+            Ok(())
+        });
+        method!(m, "BatchRemove", |this, a| {
+            for (i, v) in array(&a, 1)?.iter().enumerate() {
+                let f = this
+                    .slot_of(v, Kind::Face)
+                    .map_err(|e| entry_error(&a, 1, i, e))?;
+                this.remove_face(f);
+            }
+            Ok(())
+        });
+        method!(m, "BatchGetFaceAttributes", |this, a| {
+            let kind = mesh_attribute(&a, 1)?;
+            if kind == Kind::Face {
+                return Err(a.error(1, "a face's corners have vertices, normals, UVs and colors"));
+            }
+            let mut out = Vec::new();
+            for (i, v) in array(&a, 2)?.iter().enumerate() {
+                let f = this
+                    .slot_of(v, Kind::Face)
+                    .map_err(|e| entry_error(&a, 2, i, e))?;
+                let face = this.faces[f].expect("live");
+                out.push(face.ids(kind).map(|x| id(kind, x as usize)).to_vec());
+            }
+            Ok(out)
+        });
+        method!(m, "BatchSetFaceAttributes", |this, a| {
+            let faces = array(&a, 1)?;
+            let lists = array(&a, 2)?;
+            if faces.len() != lists.len() {
+                return Err(a.error(2, "the arrays must be the same length"));
+            }
+            for (i, (fv, list)) in faces.iter().zip(&lists).enumerate() {
+                let f = this
+                    .slot_of(fv, Kind::Face)
+                    .map_err(|e| entry_error(&a, 1, i, e))?;
+                let first = match list {
+                    Value::Table(t) => t.raw_get::<Value>(1)?,
+                    _ => Value::Nil,
+                };
+                let kind = kind_of(&first)
+                    .filter(|k| *k != Kind::Face)
+                    .ok_or_else(|| {
+                        a.error(
+                            2,
+                            &format!(
+                                "entry {}: an array of 3 vertex, normal, UV or color IDs expected",
+                                i + 1
+                            ),
+                        )
+                    })?;
+                let inner = Args::new(
+                    "BatchSetFaceAttributes",
+                    MultiValue::from_vec(vec![list.clone()]),
+                );
+                let ids = this
+                    .three(&inner, 1, kind)
+                    .map_err(|e| entry_error(&a, 2, i, e))?;
+                this.set_face_ids(f, kind, ids);
+            }
+            Ok(())
+        });
+        method!(m, "BatchGetVertexAttributes", |this, a| {
+            let kind = mesh_attribute(&a, 1)?;
+            let mut out = Vec::new();
+            for (i, v) in array(&a, 2)?.iter().enumerate() {
+                let s = this
+                    .slot_of(v, Kind::Vertex)
+                    .map_err(|e| entry_error(&a, 2, i, e))?;
+                out.push(match kind {
+                    Kind::Face => this.vertex_faces[s]
+                        .iter()
+                        .map(|&f| id(Kind::Face, f as usize))
+                        .collect(),
+                    Kind::Vertex => {
+                        return Err(a.error(1, "a vertex has faces, normals, UVs and colors"));
+                    }
+                    other => this.vertex_attributes(s, other),
+                });
+            }
+            Ok(out)
+        });
+        method!(m, "BatchGetVertexFaceAttributes", |this, a| {
+            let kind = mesh_attribute(&a, 1)?;
+            if kind == Kind::Face || kind == Kind::Vertex {
+                return Err(a.error(1, "a corner has a normal, a UV and a color"));
+            }
+            let (vs, fs) = (array(&a, 2)?, array(&a, 3)?);
+            if vs.len() != fs.len() {
+                return Err(a.error(3, "the arrays must be the same length"));
+            }
+            let mut out = Vec::new();
+            for (i, (v, f)) in vs.iter().zip(&fs).enumerate() {
+                let v = this
+                    .slot_of(v, Kind::Vertex)
+                    .map_err(|e| entry_error(&a, 2, i, e))?;
+                let f = this
+                    .slot_of(f, Kind::Face)
+                    .map_err(|e| entry_error(&a, 3, i, e))?;
+                let c = this.corner(&a, v, f)?;
+                out.push(id(kind, this.faces[f].expect("live").ids(kind)[c] as usize));
+            }
+            Ok(out)
+        });
+        method!(m, "BatchSetVertexFaceAttributes", |this, a| {
+            let (vs, fs, xs) = (array(&a, 1)?, array(&a, 2)?, array(&a, 3)?);
+            if vs.len() != fs.len() || vs.len() != xs.len() {
+                return Err(a.error(3, "the arrays must be the same length"));
+            }
+            let kind = same_kind(&a, 3, &xs)?;
+            if kind.is_some_and(|k| k == Kind::Face || k == Kind::Vertex) {
+                return Err(a.error(3, "a corner takes normal, UV or color IDs"));
+            }
+            for (i, ((v, f), x)) in vs.iter().zip(&fs).zip(&xs).enumerate() {
+                let kind = kind.expect("an entry has a kind");
+                let v = this
+                    .slot_of(v, Kind::Vertex)
+                    .map_err(|e| entry_error(&a, 1, i, e))?;
+                let f = this
+                    .slot_of(f, Kind::Face)
+                    .map_err(|e| entry_error(&a, 2, i, e))?;
+                let x = this
+                    .slot_of(x, kind)
+                    .map_err(|e| entry_error(&a, 3, i, e))? as u32;
+                let c = this.corner(&a, v, f)?;
+                this.faces[f].as_mut().expect("live").ids_mut(kind)[c] = x;
+            }
+            Ok(())
         });
         method!(m, "GetCenter", |this, a| Ok(Vector3(this.center())));
         method!(m, "GetSize", |this, a| Ok(Vector3(this.size())));
