@@ -981,3 +981,82 @@ return Gen
         "AssetService is not saved"
     );
 }
+
+/// A MeshPart shows its EditableMesh as it changes, as in Roblox: triangles added after the
+/// part was made are in the generated part; destroying the mesh leaves it the last ones.
+#[test]
+fn a_meshpart_shows_later_edits_of_its_editable_mesh() {
+    let generator = tmp("LiveMesh.luau");
+    std::fs::write(
+        &generator,
+        r#"
+local AssetService = game:GetService("AssetService")
+return { Attributes = {}, OnGenerate = function(params, target)
+    local em = AssetService:CreateEditableMesh()
+    local a, b, c = em:AddVertex(Vector3.zero), em:AddVertex(Vector3.xAxis), em:AddVertex(Vector3.yAxis)
+    em:AddTriangle(a, b, c)
+    local part = AssetService:CreateMeshPartAsync(Content.fromObject(em))
+    part.Parent = target
+    task.wait() -- the engine reads the scene between frames
+    local d = em:AddVertex(Vector3.new(1, 1, 0))
+    em:AddTriangle(b, d, c)
+    em:Destroy()
+end }
+"#,
+    )
+    .unwrap();
+    let glb = tmp("live-mesh.glb");
+    ok(generate(&[
+        generator.to_str().unwrap(),
+        "--no-cache",
+        "-o",
+        glb.to_str().unwrap(),
+    ]));
+    let doc = glb_json(&glb);
+    let prim = &doc["meshes"][0]["primitives"][0];
+    assert_eq!(doc["meshes"][0]["name"], "EditableMesh 1x1x0.001");
+    assert_eq!(
+        doc["accessors"][prim["indices"].as_u64().unwrap() as usize]["count"],
+        6
+    );
+}
+
+/// A mesh the script drops (and the VM collects) after changing it still reaches the parts
+/// showing it: the saved place has both triangles.
+#[test]
+fn a_collected_editable_mesh_leaves_its_last_state_to_its_parts() {
+    let script = tmp("collected_mesh.luau");
+    std::fs::write(
+        &script,
+        r#"
+local AssetService = game:GetService("AssetService")
+local em = AssetService:CreateEditableMesh()
+local a, b, c = em:AddVertex(Vector3.zero), em:AddVertex(Vector3.xAxis), em:AddVertex(Vector3.yAxis)
+em:AddTriangle(a, b, c)
+AssetService:CreateMeshPartAsync(Content.fromObject(em)).Parent = workspace
+em:AddTriangle(b, em:AddVertex(Vector3.new(1, 1, 0)), c)
+em = nil
+for i = 1, 2e6 do local t = { i } end -- garbage enough for the collector to run
+"#,
+    )
+    .unwrap();
+    let place = tmp("collected_mesh.rbxmx");
+    let glb = tmp("collected_mesh.glb");
+    ok(bin()
+        .args(["run", script.to_str().unwrap(), "--save", place.to_str().unwrap()])
+        .output()
+        .unwrap());
+    ok(bin()
+        .args(["export", place.to_str().unwrap(), "-o", glb.to_str().unwrap()])
+        .output()
+        .unwrap());
+    let doc = glb_json(&glb);
+    let mesh = doc["meshes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"].as_str().unwrap().starts_with("EditableMesh"))
+        .expect("the mesh");
+    let prim = &mesh["primitives"][0];
+    assert_eq!(doc["accessors"][prim["indices"].as_u64().unwrap() as usize]["count"], 6);
+}

@@ -35,18 +35,31 @@ use crate::vector3::Vector3;
 pub const DEFAULT_BUDGET: usize = 2_000_000;
 
 /// The element allowance every mesh of one VM draws on; a mesh gives its elements back
-/// when it is cleared, destroyed or collected.
+/// when it is cleared or collected. It also numbers the VM's meshes and keeps the last state
+/// of linked meshes collected before their parts were updated ([`MeshBudget::take_orphans`]).
 #[derive(Clone, Debug)]
-pub struct MeshBudget(Rc<Cell<usize>>);
+pub struct MeshBudget(Rc<Cell<usize>>, Rc<Shared>);
+
+#[derive(Debug, Default)]
+struct Shared {
+    next_uid: Cell<u64>,
+    orphans: std::cell::RefCell<Vec<(u64, TriangleMesh)>>,
+}
 
 impl MeshBudget {
     pub fn new(elements: usize) -> Self {
-        MeshBudget(Rc::new(Cell::new(elements)))
+        MeshBudget(Rc::new(Cell::new(elements)), Rc::default())
     }
 
     /// Elements still available.
     pub fn remaining(&self) -> usize {
         self.0.get()
+    }
+
+    /// The last state of each linked mesh that was collected with changes its parts have
+    /// not shown yet: (its [`EditableMesh::uid`], the mesh), in the order collected.
+    pub fn take_orphans(&self) -> Vec<(u64, TriangleMesh)> {
+        std::mem::take(&mut *self.1.orphans.borrow_mut())
     }
 }
 
@@ -166,6 +179,12 @@ pub struct EditableMesh {
     live_vertices: usize,
     live_faces: usize,
     destroyed: bool,
+    /// Counts the calls that may have changed the mesh (parts showing it re-read it).
+    version: u64,
+    /// This mesh's number in its VM.
+    uid: u64,
+    /// The version every part linked to it shows (`u64::MAX`: no part is linked).
+    shown: u64,
     budget: MeshBudget,
     /// Elements taken from the budget.
     charged: usize,
@@ -173,6 +192,12 @@ pub struct EditableMesh {
 
 impl Drop for EditableMesh {
     fn drop(&mut self) {
+        // Collected with changes the parts showing it have not taken: keep them for the
+        // host's next update of those parts.
+        if self.shown != u64::MAX && self.shown != self.version {
+            let last = self.snapshot();
+            self.budget.1.orphans.borrow_mut().push((self.uid, last));
+        }
         self.refund();
     }
 }
@@ -192,6 +217,13 @@ impl EditableMesh {
             live_vertices: 0,
             live_faces: 0,
             destroyed: false,
+            version: 0,
+            uid: {
+                let n = budget.1.next_uid.get() + 1;
+                budget.1.next_uid.set(n);
+                n
+            },
+            shown: u64::MAX,
             budget,
             charged: 0,
         }
@@ -227,13 +259,34 @@ impl EditableMesh {
         Ok(())
     }
 
-    fn alive(&self, func: &str) -> R<()> {
+    /// Refuses a destroyed mesh; counts a call that may change the mesh in [`Self::version`].
+    fn alive(&mut self, func: &str) -> R<()> {
         if self.destroyed {
             return Err(mlua::Error::runtime(format!(
                 "{func}: this EditableMesh has been destroyed"
             )));
         }
+        let reads = ["Get", "Find", "BatchGet", "RaycastLocal", "IdDebugString"];
+        if !reads.iter().any(|r| func.starts_with(r)) {
+            self.version += 1;
+        }
         Ok(())
+    }
+
+    /// Changes with every call that may have changed the mesh.
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// This mesh's number among its VM's meshes.
+    pub fn uid(&self) -> u64 {
+        self.uid
+    }
+
+    /// Records that every part showing this mesh shows its current version (the host calls
+    /// it when it links a part or updates the parts).
+    pub fn mark_shown(&mut self) {
+        self.shown = self.version;
     }
 
     fn exists(&self, kind: Kind, slot: usize) -> bool {
@@ -853,8 +906,9 @@ impl UserData for EditableMesh {
         m.add_method("IsA", |_, _, class: String| {
             Ok(class == "EditableMesh" || class == "Object")
         });
+        // The data stays until the mesh is collected: parts showing it take its last state
+        // (see `procmodel_luau`'s mesh links); its elements return to the budget then.
         m.add_method_mut("Destroy", |_, this, ()| {
-            this.clear();
             this.destroyed = true;
             Ok(())
         });

@@ -174,12 +174,16 @@ impl Host {
         f(&mut c.dom)
     }
 
-    /// Writes the voxels scripts changed back into their Terrain instances (`SmoothGrid`)
-    /// before the DOM is read from outside; `forget` drops the decoded copies too, before
-    /// the DOM is changed or replaced from outside.
+    /// Writes the voxels scripts changed back into their Terrain instances (`SmoothGrid`),
+    /// and changed EditableMeshes into the MeshParts showing them, before the DOM is read
+    /// from outside; `forget` drops the decoded voxels too, before the DOM is changed or
+    /// replaced from outside.
     fn flush_terrain(&self, forget: bool) {
         // Fails only if the context is borrowed, which these entry points never do.
         let _ = crate::classes::flush_terrain(&self.lua, forget);
+        // The same for MeshParts showing an EditableMesh that changed since (their links
+        // outlive changes to the DOM; `replace_dom` and `take_dom` drop them).
+        let _ = crate::classes::flush_meshes(&self.lua, false);
     }
 
     /// False when the DOM is known to hold no instance of the managed class (see
@@ -200,6 +204,7 @@ impl Host {
     /// required modules stay cached (the caller invalidates those whose Source changed).
     pub fn replace_dom(&self, dom: WeakDom) {
         self.flush_terrain(true);
+        let _ = crate::classes::flush_meshes(&self.lua, true);
         let mut c = ctx(&self.lua).expect("context installed");
         c.may_have_managed = c.has_managed(&dom, dom.root_ref());
         c.outside_change();
@@ -217,6 +222,7 @@ impl Host {
     /// results into the main scene.
     pub fn take_dom(&self) -> WeakDom {
         self.flush_terrain(true);
+        let _ = crate::classes::flush_meshes(&self.lua, true);
         let mut c = ctx(&self.lua).expect("context installed");
         c.may_have_managed = false;
         c.outside_change();

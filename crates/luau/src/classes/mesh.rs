@@ -3,11 +3,12 @@
 //!
 //! The `EditableMesh` object is `procmodel_luau_types::editable_mesh`. A `MeshPart` made
 //! from one carries a snapshot of its triangles in the attribute
-//! [`procmodel_mesh::ATTRIBUTE`] (taken when the part is made or the mesh applied: later
-//! edits to the EditableMesh do not reach the part), sized to the mesh's bounding box; the
-//! glTF export draws it centred on the part and stretched to the part's `Size`. A MeshPart
-//! made from an asset URI gets that `MeshContent` and the default size: procmodel cannot
-//! fetch assets.
+//! [`procmodel_mesh::ATTRIBUTE`], sized to the mesh's bounding box; the glTF export draws it
+//! centred on the part and stretched to the part's `Size`. The part shows the mesh as it
+//! changes, as in Roblox: the host links them and rewrites the attribute of a changed mesh
+//! whenever the DOM is read from outside ([`flush_meshes`]); a destroyed mesh leaves its
+//! parts its last state. A MeshPart made from an asset URI
+//! gets that `MeshContent` and the default size: procmodel cannot fetch assets.
 
 use crate::context::ctx;
 use crate::methods::MethodTable;
@@ -15,7 +16,114 @@ use mlua::{MultiValue, Value};
 use procmodel_luau_types::content::Content;
 use procmodel_luau_types::editable_mesh::{DEFAULT_BUDGET, EditableMesh, MeshBudget};
 use procmodel_luau_types::{EnumItem, Vector3};
-use rbx_types::Variant;
+use rbx_types::{Ref, Variant};
+
+/// The MeshParts showing an EditableMesh: (key of the mesh in the weak-valued registry table
+/// [`LINKED`], the mesh's uid, the part, the mesh version it shows). The table does not keep
+/// a mesh alive, so a link never holds a mesh's share of the budget; a mesh collected with
+/// changes its parts have not taken leaves them in the budget's orphans.
+#[derive(Default)]
+struct Links {
+    links: Vec<(i64, u64, Ref, u64)>,
+    next: i64,
+}
+
+/// Registry key of the weak-valued table of linked meshes.
+const LINKED: &str = "procmodel.mesh.linked";
+
+fn linked_table(lua: &mlua::Lua) -> mlua::Result<mlua::Table> {
+    if let Value::Table(t) = lua.named_registry_value::<Value>(LINKED)? {
+        return Ok(t);
+    }
+    let t = lua.create_table()?;
+    let meta = lua.create_table()?;
+    meta.raw_set("__mode", "v")?;
+    t.set_metatable(Some(meta))?;
+    lua.set_named_registry_value(LINKED, t.clone())?;
+    Ok(t)
+}
+
+/// Links `part` to `mesh`, which it shows as it is now.
+fn link(lua: &mlua::Lua, mesh: &mlua::AnyUserData, part: Ref) -> mlua::Result<()> {
+    let table = linked_table(lua)?;
+    let (uid, version) = {
+        let mut m = mesh.borrow_mut::<EditableMesh>()?;
+        m.mark_shown();
+        (m.uid(), m.version())
+    };
+    if lua.app_data_ref::<Links>().is_none() {
+        lua.set_app_data(Links::default());
+    }
+    let mut links = lua.app_data_mut::<Links>().expect("just set");
+    links.next += 1;
+    table.raw_set(links.next, mesh.clone())?;
+    let key = links.next;
+    links.links.push((key, uid, part, version));
+    Ok(())
+}
+
+/// Writes `mesh` into `part`'s mesh attribute.
+fn show(c: &mut crate::context::Ctx, part: Ref, mesh: &procmodel_mesh::TriangleMesh) {
+    let Some(inst) = c.dom.get_by_ref_mut(part) else {
+        return;
+    };
+    let mut attributes = match inst.properties.get(&crate::keys::KEYS.attributes) {
+        Some(Variant::Attributes(a)) => a.clone(),
+        _ => rbx_types::Attributes::new(),
+    };
+    attributes.insert(
+        procmodel_mesh::ATTRIBUTE.to_owned(),
+        mesh.to_attribute().into(),
+    );
+    inst.properties.insert(
+        crate::keys::KEYS.attributes,
+        Variant::Attributes(attributes),
+    );
+}
+
+/// Rewrites the mesh attribute of every linked MeshPart whose EditableMesh changed since
+/// (in link order; a collected mesh by its last state), and drops the links of parts no
+/// longer in the DOM, of destroyed or collected meshes and, with `forget` (the DOM is
+/// replaced), all of them.
+pub(crate) fn flush_meshes(lua: &mlua::Lua, forget: bool) -> mlua::Result<()> {
+    let Some(mut links) = lua.app_data_mut::<Links>() else {
+        return Ok(());
+    };
+    if links.links.is_empty() {
+        return Ok(());
+    }
+    let orphans = lua
+        .app_data_ref::<MeshBudget>()
+        .map(|b| b.take_orphans())
+        .unwrap_or_default();
+    let table = linked_table(lua)?;
+    let mut c = ctx(lua)?;
+    let mut kept = Vec::new();
+    for (key, uid, part, shown) in std::mem::take(&mut links.links) {
+        let alive = c.dom.get_by_ref(part).is_some();
+        let Value::UserData(ud) = table.raw_get::<Value>(key)? else {
+            // Collected: its last state, if its parts had not taken it.
+            if let Some((_, last)) = orphans.iter().rev().find(|(u, _)| *u == uid) {
+                show(&mut c, part, last);
+            }
+            continue;
+        };
+        let Ok(mut mesh) = ud.borrow_mut::<EditableMesh>() else {
+            continue;
+        };
+        if alive && mesh.version() != shown {
+            show(&mut c, part, &mesh.snapshot());
+        }
+        mesh.mark_shown();
+        if forget || !alive || mesh.is_destroyed() {
+            table.raw_set(key, Value::Nil)?;
+        } else {
+            kept.push((key, uid, part, mesh.version()));
+        }
+    }
+    links.links = kept;
+    Ok(())
+}
 
 /// The options `CreateMeshPartAsync` takes, each an item of the enum of the same name.
 const FIDELITIES: [&str; 3] = ["CollisionFidelity", "RenderFidelity", "FluidFidelity"];
@@ -179,15 +287,18 @@ pub fn register(m: &mut MethodTable) {
                     let Some(part) = c.instance(&part) else {
                         return Ok(());
                     };
-                    if let Some(Content::Uri(uri)) =
-                        procmodel_luau_types::FromValue::from_value(&content)
-                    {
-                        crate::instance::store_raw(
+                    match procmodel_luau_types::FromValue::from_value(&content) {
+                        Some(Content::Uri(uri)) => crate::instance::store_raw(
                             &mut c,
                             &part,
                             "MeshContent",
                             Variant::Content(rbx_types::Content::from_uri(uri)),
-                        )?;
+                        )?,
+                        Some(Content::Object(o)) => {
+                            // The part shows the mesh as it changes (see `flush_meshes`).
+                            link(lua, &o.0, part.r)?;
+                        }
+                        _ => {}
                     }
                     for (name, item) in options(&opts)? {
                         crate::instance::store_raw(

@@ -12,6 +12,7 @@ mod humanoid;
 mod instance;
 mod joints;
 mod mesh;
+pub(crate) use mesh::flush_meshes;
 mod physics;
 mod pvinstance;
 mod query;
