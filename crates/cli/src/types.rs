@@ -624,6 +624,9 @@ fn method_signature(name: &str) -> &'static str {
         "SetPartCollisionGroup" => "(self, part: BasePart, name: string): ()",
         "CollisionGroupContainsPart" => "(self, name: string, part: BasePart): boolean",
         "CreateEditableMesh" => "(self, options: { [string]: any }?): EditableMesh?",
+        "CreateEditableMeshAsync" => {
+            "(self, content: Content, options: { [string]: any }?): EditableMesh"
+        }
         "CreateMeshPartAsync" => "(self, content: Content, options: { [string]: any }?): MeshPart",
         "ApplyMesh" => "(self, meshPart: MeshPart): ()",
         _ => "(self, ...any): ...any",

@@ -1043,11 +1043,21 @@ for i = 1, 2e6 do local t = { i } end -- garbage enough for the collector to run
     let place = tmp("collected_mesh.rbxmx");
     let glb = tmp("collected_mesh.glb");
     ok(bin()
-        .args(["run", script.to_str().unwrap(), "--save", place.to_str().unwrap()])
+        .args([
+            "run",
+            script.to_str().unwrap(),
+            "--save",
+            place.to_str().unwrap(),
+        ])
         .output()
         .unwrap());
     ok(bin()
-        .args(["export", place.to_str().unwrap(), "-o", glb.to_str().unwrap()])
+        .args([
+            "export",
+            place.to_str().unwrap(),
+            "-o",
+            glb.to_str().unwrap(),
+        ])
         .output()
         .unwrap());
     let doc = glb_json(&glb);
@@ -1058,5 +1068,8 @@ for i = 1, 2e6 do local t = { i } end -- garbage enough for the collector to run
         .find(|m| m["name"].as_str().unwrap().starts_with("EditableMesh"))
         .expect("the mesh");
     let prim = &mesh["primitives"][0];
-    assert_eq!(doc["accessors"][prim["indices"].as_u64().unwrap() as usize]["count"], 6);
+    assert_eq!(
+        doc["accessors"][prim["indices"].as_u64().unwrap() as usize]["count"],
+        6
+    );
 }

@@ -229,6 +229,27 @@ impl EditableMesh {
         }
     }
 
+    /// A copy drawing on the same budget (`CreateEditableMeshAsync` of an object Content),
+    /// or None when the budget cannot hold it. IDs stay the same in the copy.
+    pub fn duplicate(&self) -> Option<EditableMesh> {
+        let left = self.budget.0.get();
+        if left < self.charged {
+            return None;
+        }
+        self.budget.0.set(left - self.charged);
+        let mut copy = EditableMesh::new(self.budget.clone());
+        copy.vertices = self.vertices.clone();
+        copy.normals = self.normals.clone();
+        copy.uvs = self.uvs.clone();
+        copy.colors = self.colors.clone();
+        copy.faces = self.faces.clone();
+        copy.vertex_faces = self.vertex_faces.clone();
+        copy.live_vertices = self.live_vertices;
+        copy.live_faces = self.live_faces;
+        copy.charged = self.charged;
+        Some(copy)
+    }
+
     fn refund(&mut self) {
         self.budget.0.set(self.budget.0.get() + self.charged);
         self.charged = 0;

@@ -239,6 +239,38 @@ pub fn register(m: &mut MethodTable) {
         lua.create_userdata(EditableMesh::new(budget))
             .map(Value::UserData)
     });
+    m.add_method("CreateEditableMeshAsync", |lua, _, a: MultiValue| {
+        let arg = a.front().cloned().unwrap_or(Value::Nil);
+        match procmodel_luau_types::FromValue::from_value(&arg) {
+            Some(Content::Object(o)) => {
+                let copy = {
+                    let mesh = o.0.borrow::<EditableMesh>()?;
+                    if mesh.is_destroyed() {
+                        return Err(mlua::Error::runtime(
+                            "CreateEditableMeshAsync: the EditableMesh has been destroyed",
+                        ));
+                    }
+                    mesh.duplicate()
+                };
+                match copy {
+                    Some(copy) => lua.create_userdata(copy).map(Value::UserData),
+                    None => Err(mlua::Error::runtime(
+                        "CreateEditableMeshAsync: the EditableMesh memory budget cannot hold a copy",
+                    )),
+                }
+            }
+            Some(Content::Uri(uri)) => Err(mlua::Error::runtime(format!(
+                "CreateEditableMeshAsync: cannot load {uri}: procmodel does not fetch assets (build the mesh with CreateEditableMesh)"
+            ))),
+            Some(Content::None) => Err(mlua::Error::runtime(
+                "CreateEditableMeshAsync: the Content is empty (Content.none)",
+            )),
+            None => Err(mlua::Error::runtime(format!(
+                "invalid argument #1 to 'CreateEditableMeshAsync' (Content expected, got {})",
+                procmodel_luau_types::type_name(&arg)
+            ))),
+        }
+    });
     m.add_method("CreateMeshPartAsync", |lua, this, a: MultiValue| {
         crate::methods::call_luau_method::<_, _, Value>(
             lua,
