@@ -1,10 +1,14 @@
 //! CLI integration tests: one binary, many small cases.
 
+mod common;
+
+use common::glb_json;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// The binary under test, with its own result cache (never the user's).
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_procmodel"))
+    common::bin()
 }
 
 fn examples() -> PathBuf {
@@ -865,13 +869,6 @@ fn enum_item_attributes_are_shown_and_set_by_name() {
             && err.contains("Wood"),
         "{err}"
     );
-}
-
-fn glb_json(path: &Path) -> serde_json::Value {
-    let glb = std::fs::read(path).unwrap();
-    assert_eq!(&glb[..4], b"glTF");
-    let len = u32::from_le_bytes(glb[12..16].try_into().unwrap()) as usize;
-    serde_json::from_slice(&glb[20..20 + len]).unwrap()
 }
 
 /// The EditableMesh example: its mesh reaches the glTF with vertex colors, the same bytes

@@ -1,6 +1,9 @@
 //! `procmodel terrain` tests: the village example builds into a place whose Terrain decodes,
 //! a validator-clean .glb and a linear 16-bit PNG; bad world files give named errors.
 
+mod common;
+
+use common::glb_json;
 use glam::IVec3;
 use procmodel_terrain::{Material, Terrain, smoothgrid};
 use rbx_dom_weak::WeakDom;
@@ -8,8 +11,9 @@ use rbx_types::Variant;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// The binary under test, with its own result cache (never the user's).
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_procmodel"))
+    common::bin()
 }
 
 fn village() -> PathBuf {
@@ -410,13 +414,6 @@ fn village_glb_passes_the_khronos_validator() {
     let info = validate(&[d.join("village.glb"), d.join("village.gltf")]);
     assert!(info[0]["totalTriangleCount"].as_u64().unwrap() > 10_000);
     assert_eq!(info[0]["totalTriangleCount"], info[1]["totalTriangleCount"]);
-}
-
-fn glb_json(path: &Path) -> serde_json::Value {
-    let glb = std::fs::read(path).unwrap();
-    assert_eq!(&glb[..4], b"glTF");
-    let len = u32::from_le_bytes(glb[12..16].try_into().unwrap()) as usize;
-    serde_json::from_slice(&glb[20..20 + len]).unwrap()
 }
 
 /// Triangles of each primitive of a mesh, by material name.

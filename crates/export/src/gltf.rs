@@ -393,24 +393,18 @@ fn push_geometry(
         Some((floats(min.to_array()), floats(max.to_array()))),
     );
     let normals = accessor(normals_at, count, ComponentType::F32, Type::Vec3, None);
-    let colors = (!mesh.colors.is_empty()).then(|| {
-        let at = color_data.len();
-        for c in &mesh.colors {
-            for v in c {
-                color_data.extend_from_slice(&(v + 0.0).to_le_bytes());
-            }
+    // The optional attributes, each appended to its own section: the offset it starts at.
+    fn section<const N: usize>(data: &mut Vec<u8>, values: &[[f32; N]]) -> Option<usize> {
+        let at = data.len();
+        for v in values.iter().flatten() {
+            data.extend_from_slice(&(v + 0.0).to_le_bytes());
         }
-        accessor(at, count, ComponentType::F32, Type::Vec4, None)
-    });
-    let uvs = (!mesh.uvs.is_empty()).then(|| {
-        let at = uv_data.len();
-        for c in &mesh.uvs {
-            for v in c {
-                uv_data.extend_from_slice(&(v + 0.0).to_le_bytes());
-            }
-        }
-        accessor(at, count, ComponentType::F32, Type::Vec2, None)
-    });
+        (!values.is_empty()).then_some(at)
+    }
+    let colors = section(color_data, &mesh.colors)
+        .map(|at| accessor(at, count, ComponentType::F32, Type::Vec4, None));
+    let uvs = section(uv_data, &mesh.uvs)
+        .map(|at| accessor(at, count, ComponentType::F32, Type::Vec2, None));
 
     let indices_at = index_data.len();
     let component = if count < usize::from(u16::MAX) {

@@ -112,3 +112,11 @@ pub fn run_side_by_side(commands: impl IntoIterator<Item = Command>) {
         assert_eq!(lines.last().unwrap()["event"], "done");
     }
 }
+
+/// The JSON chunk of a `.glb` file.
+pub fn glb_json(path: &Path) -> serde_json::Value {
+    let glb = std::fs::read(path).unwrap();
+    assert_eq!(&glb[..4], b"glTF");
+    let len = u32::from_le_bytes(glb[12..16].try_into().unwrap()) as usize;
+    serde_json::from_slice(&glb[20..20 + len]).unwrap()
+}
