@@ -192,11 +192,8 @@ pub struct EditableMesh {
 
 impl Drop for EditableMesh {
     fn drop(&mut self) {
-        // Collected with changes the parts showing it have not taken: keep them for the
-        // host's next update of those parts.
-        if self.shown != u64::MAX && self.shown != self.version {
-            let last = self.snapshot();
-            self.budget.1.orphans.borrow_mut().push((self.uid, last));
+        if !self.destroyed {
+            self.leave_last_state();
         }
         self.refund();
     }
@@ -302,6 +299,16 @@ impl EditableMesh {
     /// This mesh's number among its VM's meshes.
     pub fn uid(&self) -> u64 {
         self.uid
+    }
+
+    /// Destroyed or collected with changes the parts showing it have not taken: keeps them
+    /// in the budget's orphans for the host's next update of those parts.
+    fn leave_last_state(&mut self) {
+        if self.shown != u64::MAX && self.shown != self.version {
+            let last = self.snapshot();
+            self.budget.1.orphans.borrow_mut().push((self.uid, last));
+            self.shown = self.version;
+        }
     }
 
     /// Records that every part showing this mesh shows its current version (the host calls
@@ -927,10 +934,14 @@ impl UserData for EditableMesh {
         m.add_method("IsA", |_, _, class: String| {
             Ok(class == "EditableMesh" || class == "Object")
         });
-        // The data stays until the mesh is collected: parts showing it take its last state
-        // (see `procmodel_luau`'s mesh links); its elements return to the budget then.
+        // Parts showing the mesh keep its last state (see `procmodel_luau`'s mesh links);
+        // its elements return to the budget now.
         m.add_method_mut("Destroy", |_, this, ()| {
-            this.destroyed = true;
+            if !this.destroyed {
+                this.leave_last_state();
+                this.clear();
+                this.destroyed = true;
+            }
             Ok(())
         });
         method!(m, "Clear", |this, a| {

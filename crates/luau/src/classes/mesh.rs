@@ -6,8 +6,8 @@
 //! [`procmodel_mesh::ATTRIBUTE`], sized to the mesh's bounding box; the glTF export draws it
 //! centred on the part and stretched to the part's `Size`. The part shows the mesh as it
 //! changes, as in Roblox: the host links them and rewrites the attribute of a changed mesh
-//! whenever the DOM is read from outside ([`flush_meshes`]); a destroyed mesh leaves its
-//! parts its last state. A MeshPart made from an asset URI
+//! whenever the DOM is read from outside ([`flush_meshes`]); a mesh destroyed or collected
+//! first leaves its parts its last state. A MeshPart made from an asset URI
 //! gets that `MeshContent` and the default size: procmodel cannot fetch assets.
 
 use crate::context::ctx;
@@ -101,9 +101,16 @@ pub(crate) fn flush_meshes(lua: &mlua::Lua, forget: bool) -> mlua::Result<()> {
     let mut kept = Vec::new();
     for (key, uid, part, shown) in std::mem::take(&mut links.links) {
         let alive = c.dom.get_by_ref(part).is_some();
+        let orphan = || {
+            orphans
+                .iter()
+                .rev()
+                .find(|(u, _)| *u == uid)
+                .map(|(_, m)| m)
+        };
         let Value::UserData(ud) = table.raw_get::<Value>(key)? else {
             // Collected: its last state, if its parts had not taken it.
-            if let Some((_, last)) = orphans.iter().rev().find(|(u, _)| *u == uid) {
+            if let Some(last) = orphan() {
                 show(&mut c, part, last);
             }
             continue;
@@ -111,7 +118,12 @@ pub(crate) fn flush_meshes(lua: &mlua::Lua, forget: bool) -> mlua::Result<()> {
         let Ok(mut mesh) = ud.borrow_mut::<EditableMesh>() else {
             continue;
         };
-        if alive && mesh.version() != shown {
+        if mesh.is_destroyed() {
+            // Its last state before `Destroy`, if its parts had not taken it.
+            if let (true, Some(last)) = (alive, orphan()) {
+                show(&mut c, part, last);
+            }
+        } else if alive && mesh.version() != shown {
             show(&mut c, part, &mesh.snapshot());
         }
         mesh.mark_shown();
