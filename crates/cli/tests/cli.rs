@@ -997,6 +997,10 @@ return { Attributes = {}, OnGenerate = function(params, target)
     task.wait() -- the engine reads the scene between frames
     local d = em:AddVertex(Vector3.new(1, 1, 0))
     em:AddTriangle(b, d, c)
+    -- A second part of the same mesh, made after the change: the first part has still to
+    -- take it when the mesh is destroyed.
+    local second = AssetService:CreateMeshPartAsync(Content.fromObject(em))
+    second.Parent = target
     em:Destroy()
 end }
 "#,
@@ -1010,6 +1014,13 @@ end }
         glb.to_str().unwrap(),
     ]));
     let doc = glb_json(&glb);
+    // Both parts show the final mesh: one shared glTF mesh of two triangles.
+    assert_eq!(
+        doc["meshes"].as_array().unwrap().len(),
+        1,
+        "{}",
+        doc["meshes"]
+    );
     let prim = &doc["meshes"][0]["primitives"][0];
     assert_eq!(doc["meshes"][0]["name"], "EditableMesh 1x1x0.001");
     assert_eq!(

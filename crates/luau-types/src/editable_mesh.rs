@@ -183,7 +183,7 @@ pub struct EditableMesh {
     version: u64,
     /// This mesh's number in its VM.
     uid: u64,
-    /// The version every part linked to it shows (`u64::MAX`: no part is linked).
+    /// The oldest version a part linked to it shows (`u64::MAX`: no part is linked).
     shown: u64,
     budget: MeshBudget,
     /// Elements taken from the budget.
@@ -311,8 +311,16 @@ impl EditableMesh {
         }
     }
 
+    /// Records that a part now shows this mesh as it is, keeping track of parts linked
+    /// earlier that still show an older version.
+    pub fn note_linked(&mut self) {
+        if self.shown == u64::MAX {
+            self.shown = self.version;
+        }
+    }
+
     /// Records that every part showing this mesh shows its current version (the host calls
-    /// it when it links a part or updates the parts).
+    /// it when it has updated the parts).
     pub fn mark_shown(&mut self) {
         self.shown = self.version;
     }

@@ -48,7 +48,7 @@ fn link(lua: &mlua::Lua, mesh: &mlua::AnyUserData, part: Ref) -> mlua::Result<()
     let table = linked_table(lua)?;
     let (uid, version) = {
         let mut m = mesh.borrow_mut::<EditableMesh>()?;
-        m.mark_shown();
+        m.note_linked();
         (m.uid(), m.version())
     };
     if lua.app_data_ref::<Links>().is_none() {
