@@ -70,6 +70,8 @@ pub struct Batch {
     pub shape: Shape,
     /// For [`Shape::Mesh`]: the index of its mesh in [`Encoded::meshes`].
     pub mesh: Option<u32>,
+    /// Both faces drawn (`MeshPart.DoubleSided`, for script-built meshes).
+    pub double_sided: bool,
     /// `Enum.Material` value.
     pub material: u32,
     /// Transparency of every part in the batch (quantised to 1/20).
@@ -165,6 +167,7 @@ struct Acc {
 
 struct Names {
     shape: Ustr,
+    double_sided: Ustr,
     material: Ustr,
     transparency: Ustr,
     brick_color: Ustr,
@@ -173,14 +176,16 @@ struct Names {
 
 static NAMES: LazyLock<Names> = LazyLock::new(|| Names {
     shape: Ustr::from("Shape"),
+    double_sided: Ustr::from("DoubleSided"),
     material: Ustr::from("Material"),
     transparency: Ustr::from("Transparency"),
     brick_color: Ustr::from("BrickColor"),
     color3uint8: Ustr::from("Color3uint8"),
 });
 
-/// (model, shape, mesh index or `u32::MAX`, material, transparency in 1/20).
-type BatchKey = (i64, Shape, u32, u32, u32);
+/// (model, shape, mesh index or `u32::MAX`, both faces drawn, material, transparency in
+/// 1/20).
+type BatchKey = (i64, Shape, u32, bool, u32, u32);
 
 /// Builds frames, keeping its per-batch buffers from one frame to the next: a frame of
 /// 10,000 parts grew ~800 KB of fresh buffers, and faulting in and zeroing their pages was
@@ -272,8 +277,12 @@ impl Encoder {
                 });
                 let (shape, key) = match script_mesh {
                     Some(i) => {
-                        let (_, (model, _, _, material, t)) = part_key(inst, owner, None);
-                        (Shape::Mesh, (model, Shape::Mesh, i, material, t))
+                        let (_, (model, _, _, _, material, t)) = part_key(inst, owner, None);
+                        let double = matches!(
+                            inst.properties.get(&NAMES.double_sided),
+                            Some(Variant::Bool(true))
+                        );
+                        (Shape::Mesh, (model, Shape::Mesh, i, double, material, t))
                     }
                     None => part_key(inst, owner, mesh.map(|m| m.shape.into())),
                 };
@@ -293,10 +302,11 @@ impl Encoder {
         batches.retain(|_, acc| !acc.ids.is_empty());
         let mut body = Vec::with_capacity(parts * (16 + 3 + 1) * 4);
         let mut out_batches = Vec::with_capacity(batches.len());
-        for (&(model, shape, mesh, material, t), acc) in batches.iter() {
+        for (&(model, shape, mesh, double_sided, material, t), acc) in batches.iter() {
             out_batches.push(Batch {
                 shape,
                 mesh: (mesh != u32::MAX).then_some(mesh),
+                double_sided,
                 material,
                 transparency: t as f32 / 20.0,
                 model,
@@ -365,7 +375,7 @@ fn part_key(inst: &Instance, model: i64, mesh: Option<Shape>) -> (Shape, BatchKe
         _ => 0.0,
     };
     let t = (t.clamp(0.0, 1.0) * 20.0).round() as u32;
-    (shape, (model, shape, u32::MAX, material, t))
+    (shape, (model, shape, u32::MAX, false, material, t))
 }
 
 fn push_part(
@@ -521,6 +531,7 @@ mod tests {
         let e = encode(&dom);
         assert_eq!(e.parts, 3);
         assert_eq!(e.batches.len(), 2);
+        assert!(!e.batches[1].double_sided);
         assert_eq!(e.batches[0].shape, Shape::Block);
         assert_eq!(
             (e.batches[1].shape, e.batches[1].mesh),
@@ -547,6 +558,15 @@ mod tests {
             f32::from_le_bytes(e.body[at..at + 4].try_into().unwrap()),
             8.0
         );
+        // A double-sided one is a batch of its own, drawing the same mesh.
+        dom.insert(ws, triangle_part(4.0).with_property("DoubleSided", true));
+        let e = encode(&dom);
+        assert_eq!(e.batches.len(), 3);
+        assert_eq!(
+            (e.batches[2].mesh, e.batches[2].double_sided),
+            (Some(0), true)
+        );
+        assert_eq!(e.meshes.len(), 1);
     }
 
     #[test]

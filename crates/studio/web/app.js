@@ -376,6 +376,7 @@ function entryFor(key, b, ghost) {
       const capacity = Math.max(64, 2 ** Math.ceil(Math.log2(b.count)));
       const material = new THREE.MeshStandardMaterial(materialOptions(b.material, b.transparency, ghost));
       material.vertexColors = b.shape === 'Mesh';
+      if (b.double_sided) material.side = THREE.DoubleSide;
       const mesh = new THREE.InstancedMesh(geometryOf(b), material, capacity);
       mesh.instanceColor = new THREE.InstancedBufferAttribute(new Float32Array(capacity * 3), 3);
       e = { mesh, pulled, capacity };
@@ -416,7 +417,7 @@ function applyScene(sc, batches) {
   const draw = (b, ghost) => {
     if (b.count === 0) return;
     const model = b.model >= 0 ? sc.models[b.model].id : '-';
-    const key = `${model}/${b.shape}/${b.mesh ?? ''}/${b.material}/${b.transparency}/${ghost}`;
+    const key = `${model}/${b.shape}/${b.mesh ?? ''}/${b.double_sided}/${b.material}/${b.transparency}/${ghost}`;
     const e = entryFor(key, b, ghost);
     used.add(key);
     if (!e.mesh.parent) content.add(e.mesh);
