@@ -179,6 +179,9 @@ pub struct EditableMesh {
     live_vertices: usize,
     live_faces: usize,
     destroyed: bool,
+    /// Made by `CreateEditableMeshAsync` without `FixedSize = false`: values may change,
+    /// elements may not be added or removed.
+    fixed_size: bool,
     /// Counts the calls that may have changed the mesh (parts showing it re-read it).
     version: u64,
     /// This mesh's number in its VM.
@@ -214,6 +217,7 @@ impl EditableMesh {
             live_vertices: 0,
             live_faces: 0,
             destroyed: false,
+            fixed_size: false,
             version: 0,
             uid: {
                 let n = budget.1.next_uid.get() + 1;
@@ -227,8 +231,9 @@ impl EditableMesh {
     }
 
     /// A copy drawing on the same budget (`CreateEditableMeshAsync` of an object Content),
-    /// or None when the budget cannot hold it. IDs stay the same in the copy.
-    pub fn duplicate(&self) -> Option<EditableMesh> {
+    /// fixed-size or not, or None when the budget cannot hold it. IDs stay the same in the
+    /// copy.
+    pub fn duplicate(&self, fixed_size: bool) -> Option<EditableMesh> {
         let left = self.budget.0.get();
         if left < self.charged {
             return None;
@@ -244,6 +249,7 @@ impl EditableMesh {
         copy.live_vertices = self.live_vertices;
         copy.live_faces = self.live_faces;
         copy.charged = self.charged;
+        copy.fixed_size = fixed_size;
         Some(copy)
     }
 
@@ -282,6 +288,25 @@ impl EditableMesh {
         if self.destroyed {
             return Err(mlua::Error::runtime(format!(
                 "{func}: this EditableMesh has been destroyed"
+            )));
+        }
+        const TOPOLOGY: [&str; 11] = [
+            "AddVertex",
+            "AddTriangle",
+            "AddNormal",
+            "AddUV",
+            "AddColor",
+            "RemoveFace",
+            "RemoveUnused",
+            "Clear",
+            "BatchAdd",
+            "BatchRemove",
+            "MergeVertices",
+        ];
+        if self.fixed_size && TOPOLOGY.contains(&func) {
+            return Err(mlua::Error::runtime(format!(
+                "{func}: this EditableMesh is fixed-size (FixedSize): its values can change, but \
+                 nothing can be added or removed (make it with {{FixedSize = false}})"
             )));
         }
         let reads = ["Get", "Find", "BatchGet", "RaycastLocal", "IdDebugString"];
@@ -927,7 +952,7 @@ impl UserData for EditableMesh {
         // An Object, not an Instance (the engine reference's class tree).
         f.add_meta_field(MetaMethod::Type, "Object");
         f.add_field_method_get("ClassName", |_, _| Ok("EditableMesh"));
-        f.add_field_method_get("FixedSize", |_, _| Ok(false));
+        f.add_field_method_get("FixedSize", |_, this| Ok(this.fixed_size));
     }
 
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {

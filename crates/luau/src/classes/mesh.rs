@@ -253,6 +253,26 @@ pub fn register(m: &mut MethodTable) {
     });
     m.add_method("CreateEditableMeshAsync", |lua, _, a: MultiValue| {
         let arg = a.front().cloned().unwrap_or(Value::Nil);
+        // The reference: FixedSize (default true) keeps the topology.
+        let fixed_size = match a.get(1) {
+            None | Some(Value::Nil) => true,
+            Some(Value::Table(t)) => match t.raw_get::<Value>("FixedSize")? {
+                Value::Nil => true,
+                Value::Boolean(b) => b,
+                other => {
+                    return Err(mlua::Error::runtime(format!(
+                        "CreateEditableMeshAsync: option FixedSize must be a boolean, got {}",
+                        procmodel_luau_types::type_name(&other)
+                    )));
+                }
+            },
+            Some(other) => {
+                return Err(mlua::Error::runtime(format!(
+                    "invalid argument #2 to 'CreateEditableMeshAsync' (table expected, got {})",
+                    procmodel_luau_types::type_name(other)
+                )));
+            }
+        };
         match procmodel_luau_types::FromValue::from_value(&arg) {
             Some(Content::Object(o)) => {
                 let copy = {
@@ -262,13 +282,12 @@ pub fn register(m: &mut MethodTable) {
                             "CreateEditableMeshAsync: the EditableMesh has been destroyed",
                         ));
                     }
-                    mesh.duplicate()
+                    mesh.duplicate(fixed_size)
                 };
                 match copy {
                     Some(copy) => lua.create_userdata(copy).map(Value::UserData),
-                    None => Err(mlua::Error::runtime(
-                        "CreateEditableMeshAsync: the EditableMesh memory budget cannot hold a copy",
-                    )),
+                    // The reference: nil once the editable-memory budget is exhausted.
+                    None => Ok(Value::Nil),
                 }
             }
             Some(Content::Uri(uri)) => Err(mlua::Error::runtime(format!(
