@@ -702,21 +702,27 @@ fn accessor_floats(doc: &Value, bin: &[u8], index: u64, n: usize) -> Vec<Vec<f32
         .collect()
 }
 
-#[test]
-fn a_mesh_built_by_a_script_is_drawn_centred_and_stretched_to_its_part() {
-    // The pyramid's mesh is 2 × 1 × 2; the part is 4 × 3 × 2 at (10, 0, 0).
+/// A DataModel holding a Model "M" of `parts`, and the model.
+fn model_of(parts: Vec<InstanceBuilder>) -> (WeakDom, Ref) {
     let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
     let root = dom.root_ref();
     let model = dom.insert(
         root,
         InstanceBuilder::new("Model")
             .with_name("M")
-            .with_child(pyramid_part(
-                "Pyramid",
-                v3(4.0, 3.0, 2.0),
-                at(10.0, 0.0, 0.0),
-            )),
+            .with_children(parts),
     );
+    (dom, model)
+}
+
+#[test]
+fn a_mesh_built_by_a_script_is_drawn_centred_and_stretched_to_its_part() {
+    // The pyramid's mesh is 2 × 1 × 2; the part is 4 × 3 × 2 at (10, 0, 0).
+    let (dom, model) = model_of(vec![pyramid_part(
+        "Pyramid",
+        v3(4.0, 3.0, 2.0),
+        at(10.0, 0.0, 0.0),
+    )]);
     let export = to_glb(&dom, &[model], &ExportOptions::default()).unwrap();
     assert!(export.warnings.is_empty(), "{:?}", export.warnings);
     let (doc, bin) = parse_glb(&export.output);
@@ -770,18 +776,11 @@ fn a_mesh_built_by_a_script_is_drawn_centred_and_stretched_to_its_part() {
 
 #[test]
 fn a_double_sided_meshpart_gets_a_double_sided_material() {
-    let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
-    let root = dom.root_ref();
-    let model = dom.insert(
-        root,
-        InstanceBuilder::new("Model")
-            .with_name("M")
-            .with_child(pyramid_part("One", v3(2.0, 1.0, 2.0), at(0.0, 0.0, 0.0)))
-            .with_child(
-                pyramid_part("Two", v3(2.0, 1.0, 2.0), at(5.0, 0.0, 0.0))
-                    .with_property("DoubleSided", true),
-            ),
-    );
+    let (dom, model) = model_of(vec![
+        pyramid_part("One", v3(2.0, 1.0, 2.0), at(0.0, 0.0, 0.0)),
+        pyramid_part("Two", v3(2.0, 1.0, 2.0), at(5.0, 0.0, 0.0))
+            .with_property("DoubleSided", true),
+    ]);
     let (doc, _) = parse_glb(
         &to_glb(&dom, &[model], &ExportOptions::default())
             .unwrap()
@@ -822,16 +821,11 @@ fn a_broken_mesh_attribute_is_a_warning_and_a_box() {
 
 #[test]
 fn parts_with_the_same_mesh_and_size_share_it() {
-    let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
-    let root = dom.root_ref();
-    let model = dom.insert(
-        root,
-        InstanceBuilder::new("Model")
-            .with_name("M")
-            .with_child(pyramid_part("A", v3(2.0, 1.0, 2.0), at(0.0, 0.0, 0.0)))
-            .with_child(pyramid_part("B", v3(2.0, 1.0, 2.0), at(5.0, 0.0, 0.0)))
-            .with_child(pyramid_part("C", v3(4.0, 1.0, 2.0), at(9.0, 0.0, 0.0))),
-    );
+    let (dom, model) = model_of(vec![
+        pyramid_part("A", v3(2.0, 1.0, 2.0), at(0.0, 0.0, 0.0)),
+        pyramid_part("B", v3(2.0, 1.0, 2.0), at(5.0, 0.0, 0.0)),
+        pyramid_part("C", v3(4.0, 1.0, 2.0), at(9.0, 0.0, 0.0)),
+    ]);
     let (doc, _) = parse_glb(
         &to_glb(&dom, &[model], &ExportOptions::default())
             .unwrap()
