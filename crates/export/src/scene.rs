@@ -487,8 +487,8 @@ impl Builder<'_> {
 
     /// A script-built mesh drawn at `size` (output units): centred on the part, each axis
     /// stretched from the mesh's extent to the part's (Roblox fits a mesh to its part's
-    /// Size); normals follow the stretch. Corners sharing a position, normal, color and UV
-    /// are one vertex. Shared by parts with the same mesh and size.
+    /// Size); normals follow the stretch. The vertices are `TriangleMesh::indexed`'s.
+    /// Shared by parts with the same mesh and size.
     fn script_mesh(
         &mut self,
         text: &str,
@@ -499,41 +499,29 @@ impl Builder<'_> {
         if let Some(&id) = self.mesh_ids.get(&key) {
             return id;
         }
-        let (lo, hi) = mesh.bounds().expect("a mesh with triangles has positions");
-        let (lo, hi) = (Vec3::from(lo), Vec3::from(hi));
-        let extent = hi - lo;
-        let center = (lo + hi) * 0.5;
+        let (center, extent) = mesh
+            .center_and_size()
+            .expect("a mesh with triangles has positions");
+        let (center, extent) = (Vec3::from(center), Vec3::from(extent));
         let stretch = Vec3::select(extent.cmpgt(Vec3::ZERO), size / extent, Vec3::ONE);
-        let mut out = MeshData::default();
-        let mut corners: HashMap<(u32, u32, u32, u32), u32> = HashMap::new();
-        for t in &mesh.triangles {
-            let p = t.vertices.map(|v| Vec3::from(mesh.positions[v as usize]));
-            let face = ((p[1] - p[0]) * stretch)
-                .cross((p[2] - p[0]) * stretch)
-                .normalize_or(Vec3::Y);
-            for (c, &pc) in p.iter().enumerate() {
-                let key = (t.vertices[c], t.normals[c], t.colors[c], t.uvs[c]);
-                let index = *corners.entry(key).or_insert_with(|| {
-                    let n = Vec3::from(mesh.normals[t.normals[c] as usize]);
-                    let normal = if n == Vec3::ZERO {
-                        face
-                    } else {
-                        (n / stretch).normalize_or(face)
-                    };
-                    let [r, g, b, a] = mesh.colors[t.colors[c] as usize];
-                    out.positions.push((pc - center) * stretch + Vec3::ZERO);
-                    out.normals.push(normal);
-                    out.colors.push([
-                        crate::material::srgb_to_linear(r.clamp(0.0, 1.0)),
-                        crate::material::srgb_to_linear(g.clamp(0.0, 1.0)),
-                        crate::material::srgb_to_linear(b.clamp(0.0, 1.0)),
-                        a.clamp(0.0, 1.0),
-                    ]);
-                    out.uvs.push(mesh.uvs[t.uvs[c] as usize]);
-                    out.positions.len() as u32 - 1
-                });
-                out.indices.push(index);
-            }
+        let (vertices, indices) = mesh.indexed();
+        let mut out = MeshData {
+            indices,
+            ..MeshData::default()
+        };
+        for v in &vertices {
+            out.positions
+                .push((Vec3::from(v.position) - center) * stretch + Vec3::ZERO);
+            out.normals
+                .push((Vec3::from(v.normal) / stretch).normalize_or(Vec3::Y));
+            let [r, g, b, a] = v.color;
+            out.colors.push([
+                crate::material::srgb_to_linear(r.clamp(0.0, 1.0)),
+                crate::material::srgb_to_linear(g.clamp(0.0, 1.0)),
+                crate::material::srgb_to_linear(b.clamp(0.0, 1.0)),
+                a.clamp(0.0, 1.0),
+            ]);
+            out.uvs.push(v.uv);
         }
         self.scene.geometries.push(Geometry {
             name: "EditableMesh",

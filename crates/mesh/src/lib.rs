@@ -83,7 +83,56 @@ pub enum MeshError {
     NotFinite { what: &'static str, index: usize },
 }
 
+/// One vertex of [`TriangleMesh::indexed`]: what a renderer or exporter draws.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DrawVertex {
+    pub position: [f32; 3],
+    pub normal: [f32; 3],
+    pub color: [f32; 4],
+    pub uv: [f32; 2],
+}
+
 impl TriangleMesh {
+    /// The mesh as an indexed triangle list to draw: corners that share their position,
+    /// normal, color and UV indices are one vertex (numbered in first-use order, so the same
+    /// mesh gives the same list); a zero normal becomes its triangle's face normal (+Y for a
+    /// degenerate triangle). Returns the vertices and three indices per triangle.
+    pub fn indexed(&self) -> (Vec<DrawVertex>, Vec<u32>) {
+        let mut vertices = Vec::new();
+        let mut indices = Vec::with_capacity(3 * self.triangles.len());
+        let mut corners: std::collections::HashMap<[u32; 4], u32> =
+            std::collections::HashMap::new();
+        for t in &self.triangles {
+            let p = t.vertices.map(|v| self.positions[v as usize]);
+            let face = face_normal(p);
+            for (c, &position) in p.iter().enumerate() {
+                let key = [t.vertices[c], t.normals[c], t.colors[c], t.uvs[c]];
+                let index = *corners.entry(key).or_insert_with(|| {
+                    let n = self.normals[t.normals[c] as usize];
+                    vertices.push(DrawVertex {
+                        position,
+                        normal: if n == [0.0; 3] { face } else { n },
+                        color: self.colors[t.colors[c] as usize],
+                        uv: self.uvs[t.uvs[c] as usize],
+                    });
+                    vertices.len() as u32 - 1
+                });
+                indices.push(index);
+            }
+        }
+        (vertices, indices)
+    }
+
+    /// The centre and size of the box [`TriangleMesh::bounds`] gives: how a MeshPart places
+    /// its mesh (centred on the part, each axis stretched from the size to the part's).
+    pub fn center_and_size(&self) -> Option<([f32; 3], [f32; 3])> {
+        let (lo, hi) = self.bounds()?;
+        Some((
+            std::array::from_fn(|k| (lo[k] + hi[k]) * 0.5),
+            std::array::from_fn(|k| hi[k] - lo[k]),
+        ))
+    }
+
     /// The smallest and largest coordinate of every axis over all positions, or None for a
     /// mesh without positions.
     pub fn bounds(&self) -> Option<([f32; 3], [f32; 3])> {
@@ -226,6 +275,23 @@ impl TriangleMesh {
     }
 }
 
+/// The unit normal of triangle `p` (counter-clockwise front), +Y when it has no area.
+fn face_normal(p: [[f32; 3]; 3]) -> [f32; 3] {
+    let e1: [f32; 3] = std::array::from_fn(|k| p[1][k] - p[0][k]);
+    let e2: [f32; 3] = std::array::from_fn(|k| p[2][k] - p[0][k]);
+    let n = [
+        e1[1] * e2[2] - e1[2] * e2[1],
+        e1[2] * e2[0] - e1[0] * e2[2],
+        e1[0] * e2[1] - e1[1] * e2[0],
+    ];
+    let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+    if len > 0.0 && len.is_finite() {
+        n.map(|x| x / len)
+    } else {
+        [0.0, 1.0, 0.0]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -300,6 +366,27 @@ mod tests {
             TriangleMesh::from_attribute("not base64!"),
             Err(MeshError::Base64(_))
         ));
+    }
+
+    #[test]
+    fn indexed_shares_corners_that_agree_and_fills_in_zero_normals() {
+        let mut m = quad();
+        // Both triangles use normal 0, color 0; they share vertex 0 (UV 0) and vertex 2
+        // (UV 1); the second triangle's vertex 3 has UV 0.
+        let (v, i) = m.indexed();
+        assert_eq!(v.len(), 4);
+        assert_eq!(i, [0, 1, 2, 0, 2, 3]);
+        assert_eq!(v[3].uv, [0.0, 0.0]);
+        // Another UV for a shared corner splits it.
+        m.triangles[1].uvs = [1, 1, 0];
+        assert_eq!(m.indexed().0.len(), 5);
+        // A zero normal is the face's: counter-clockwise seen from +Z faces +Z.
+        m.normals[0] = [0.0; 3];
+        assert!(m.indexed().0.iter().all(|v| v.normal == [0.0, 0.0, 1.0]));
+        assert_eq!(
+            m.center_and_size(),
+            Some(([0.5, 0.5, 0.0], [1.0, 1.0, 0.0]))
+        );
     }
 
     proptest! {

@@ -114,45 +114,27 @@ impl UnitMesh {
     /// None for an attribute that is not a usable mesh (the part is drawn as its box).
     fn new(text: &str) -> Option<UnitMesh> {
         let mesh = procmodel_mesh::TriangleMesh::from_attribute(text).ok()?;
-        let (lo, hi) = mesh.bounds()?;
-        let (lo, hi) = (glam::Vec3::from(lo), glam::Vec3::from(hi));
-        let extent = hi - lo;
-        let center = (lo + hi) * 0.5;
-        let inv = glam::Vec3::select(
-            extent.cmpgt(glam::Vec3::ZERO),
-            extent.recip(),
-            glam::Vec3::ZERO,
-        );
-        let stretch = glam::Vec3::select(extent.cmpgt(glam::Vec3::ZERO), extent, glam::Vec3::ONE);
+        let (center, extent) = mesh.center_and_size()?;
+        let (center, extent) = (glam::Vec3::from(center), glam::Vec3::from(extent));
+        let has = extent.cmpgt(glam::Vec3::ZERO);
+        let inv = glam::Vec3::select(has, extent.recip(), glam::Vec3::ZERO);
+        let stretch = glam::Vec3::select(has, extent, glam::Vec3::ONE);
+        let (vertices, indices) = mesh.indexed();
         let mut out = UnitMesh {
-            positions: Vec::new(),
-            normals: Vec::new(),
-            colors: Vec::new(),
-            indices: Vec::new(),
+            positions: Vec::with_capacity(3 * vertices.len()),
+            normals: Vec::with_capacity(3 * vertices.len()),
+            colors: Vec::with_capacity(3 * vertices.len()),
+            indices,
         };
-        let mut corners: HashMap<(u32, u32, u32), u32> = HashMap::new();
-        for t in &mesh.triangles {
-            let p = t
-                .vertices
-                .map(|v| glam::Vec3::from(mesh.positions[v as usize]));
-            let face = (p[1] - p[0]).cross(p[2] - p[0]).normalize_or(glam::Vec3::Y);
-            for (c, &pc) in p.iter().enumerate() {
-                let key = (t.vertices[c], t.normals[c], t.colors[c]);
-                let next = (out.positions.len() / 3) as u32;
-                let index = *corners.entry(key).or_insert(next);
-                if index == next {
-                    let n = glam::Vec3::from(mesh.normals[t.normals[c] as usize]);
-                    let n = if n == glam::Vec3::ZERO { face } else { n };
-                    // Into the unit box: positions shrink by the extent, normals grow by it.
-                    let n = (n * stretch).normalize_or(glam::Vec3::Y);
-                    out.positions.extend(((pc - center) * inv).to_array());
-                    out.normals.extend(n.to_array());
-                    let [r, g, b, _] = mesh.colors[t.colors[c] as usize];
-                    out.colors
-                        .extend([r, g, b].map(|v| srgb_to_linear(v.clamp(0.0, 1.0))));
-                }
-                out.indices.push(index);
-            }
+        for v in &vertices {
+            // Into the unit box: positions shrink by the extent, normals grow by it.
+            let n = (glam::Vec3::from(v.normal) * stretch).normalize_or(glam::Vec3::Y);
+            out.positions
+                .extend(((glam::Vec3::from(v.position) - center) * inv).to_array());
+            out.normals.extend(n.to_array());
+            let [r, g, b, _] = v.color;
+            out.colors
+                .extend([r, g, b].map(|c| srgb_to_linear(c.clamp(0.0, 1.0))));
         }
         Some(out)
     }
