@@ -73,6 +73,17 @@ enum Kind {
 }
 
 impl Kind {
+    /// The letter `IdDebugString` names the kind by.
+    fn letter(self) -> &'static str {
+        match self {
+            Kind::Vertex => "v",
+            Kind::Face => "f",
+            Kind::Normal => "n",
+            Kind::Uv => "u",
+            Kind::Color => "c",
+        }
+    }
+
     fn noun(self) -> &'static str {
         match self {
             Kind::Vertex => "vertex",
@@ -86,6 +97,29 @@ impl Kind {
 
 fn id(kind: Kind, slot: usize) -> f64 {
     (slot as u64 * 8 + kind as u64) as f64
+}
+
+/// The IDs of `kind` of the live slots among `slots`, in ID order.
+fn live_ids<T>(slots: &[Option<T>], kind: Kind) -> Vec<f64> {
+    let live = slots.iter().enumerate().filter(|(_, s)| s.is_some());
+    live.map(|(i, _)| id(kind, i)).collect()
+}
+
+/// `slots` as IDs of `kind`, sorted.
+fn sorted_ids(kind: Kind, mut slots: Vec<u32>) -> Vec<f64> {
+    slots.sort_unstable();
+    slots.into_iter().map(|s| id(kind, s as usize)).collect()
+}
+
+/// The index `slot` of `map` renumbers to: the next index of `out` the first time (pushing
+/// `value()` there), its number since then.
+fn first_use<T>(map: &mut [u32], slot: u32, out: &mut Vec<T>, value: impl FnOnce() -> T) -> u32 {
+    let m = &mut map[slot as usize];
+    if *m == u32::MAX {
+        *m = out.len() as u32;
+        out.push(value());
+    }
+    *m
 }
 
 /// The kind an ID names by its form (not whether it is live).
@@ -152,6 +186,11 @@ impl Face {
             Kind::Color => self.colors,
             Kind::Face => unreachable!("a face has no face IDs"),
         }
+    }
+
+    /// The corner at vertex slot `v`, if it is one of this face's.
+    fn corner_of(&self, v: u32) -> Option<usize> {
+        self.vertices.iter().position(|&x| x == v)
     }
 
     fn ids_mut(&mut self, kind: Kind) -> &mut [u32; 3] {
@@ -351,12 +390,15 @@ impl EditableMesh {
     }
 
     fn exists(&self, kind: Kind, slot: usize) -> bool {
+        fn live<T>(slots: &[Option<T>], slot: usize) -> bool {
+            slots.get(slot).is_some_and(Option::is_some)
+        }
         match kind {
-            Kind::Vertex => self.vertices.get(slot).is_some_and(Option::is_some),
-            Kind::Face => self.faces.get(slot).is_some_and(Option::is_some),
-            Kind::Normal => self.normals.get(slot).is_some_and(Option::is_some),
-            Kind::Uv => self.uvs.get(slot).is_some_and(Option::is_some),
-            Kind::Color => self.colors.get(slot).is_some_and(Option::is_some),
+            Kind::Vertex => live(&self.vertices, slot),
+            Kind::Face => live(&self.faces, slot),
+            Kind::Normal => live(&self.normals, slot),
+            Kind::Uv => live(&self.uvs, slot),
+            Kind::Color => live(&self.colors, slot),
         }
     }
 
@@ -365,10 +407,8 @@ impl EditableMesh {
         let Some(n) = as_number(a.get(pos)) else {
             return Err(a.bad(pos, "number"));
         };
-        let valid = n.is_finite() && n >= 0.0 && n.fract() == 0.0 && n < 2f64.powi(53);
-        let raw = n as u64;
-        if valid && raw % 8 == kind as u64 {
-            let slot = (raw / 8) as usize;
+        if kind_of(a.get(pos)) == Some(kind) {
+            let slot = (n as u64 / 8) as usize;
             if self.exists(kind, slot) {
                 return Ok(slot);
             }
@@ -409,7 +449,7 @@ impl EditableMesh {
     fn raycast(&self, origin: Vec3, direction: Vec3) -> Option<(Vec3, usize, Vec3)> {
         let mut best: Option<(f32, usize, Vec3)> = None;
         for (i, f) in self.live_faces_iter() {
-            let p = f.vertices.map(|v| self.vertices[v as usize].expect("live"));
+            let p = self.corners(f);
             // Möller–Trumbore.
             let (e1, e2) = (p[1] - p[0], p[2] - p[0]);
             let h = direction.cross(e2);
@@ -437,7 +477,7 @@ impl EditableMesh {
     fn closest_point(&self, q: Vec3) -> Option<(usize, Vec3, Vec3)> {
         let mut best: Option<(f32, usize, Vec3, Vec3)> = None;
         for (i, f) in self.live_faces_iter() {
-            let p = f.vertices.map(|v| self.vertices[v as usize].expect("live"));
+            let p = self.corners(f);
             let (point, w) = closest_on_triangle(q, p);
             let d = point.distance_squared(q);
             if best.is_none_or(|(bd, ..)| d < bd) {
@@ -575,11 +615,7 @@ impl EditableMesh {
             // The corner this vertex has on another face (the first it was attached to).
             let shared = self.vertex_faces[vk as usize].first().map(|&f| {
                 let other = self.faces[f as usize].expect("vertex_faces lists live faces");
-                let c = other
-                    .vertices
-                    .iter()
-                    .position(|&x| x == vk)
-                    .expect("a corner");
+                let c = other.corner_of(vk).expect("a corner");
                 (other.normals[c], other.uvs[c], other.colors[c])
             });
             let (n, uv, c) = match shared {
@@ -626,11 +662,15 @@ impl EditableMesh {
             .filter_map(|(i, f)| f.as_ref().map(|f| (i, f)))
     }
 
+    /// The positions of face `f`'s corners.
+    fn corners(&self, f: &Face) -> [Vec3; 3] {
+        f.vertices
+            .map(|v| self.vertices[v as usize].expect("live face, live vertices"))
+    }
+
     /// The face normal (unnormalised: twice the area) of face `f`.
     fn face_normal(&self, f: &Face) -> Vec3 {
-        let p = f
-            .vertices
-            .map(|v| self.vertices[v as usize].expect("live face, live vertices"));
+        let p = self.corners(f);
         (p[1] - p[0]).cross(p[2] - p[0])
     }
 
@@ -688,34 +728,21 @@ impl EditableMesh {
         for (_, f) in self.live_faces_iter() {
             let mut t = Triangle::default();
             for c in 0..3 {
-                let (v, n, uv, col) = (f.vertices[c], f.normals[c], f.uvs[c], f.colors[c]);
-                let m = &mut maps[0][v as usize];
-                if *m == u32::MAX {
-                    *m = mesh.positions.len() as u32;
-                    mesh.positions
-                        .push(self.vertices[v as usize].expect("live").to_array());
-                }
-                t.vertices[c] = *m;
-                let m = &mut maps[1][n as usize];
-                if *m == u32::MAX {
-                    *m = mesh.normals.len() as u32;
-                    mesh.normals.push(normals[n as usize].to_array());
-                }
-                t.normals[c] = *m;
-                let m = &mut maps[2][uv as usize];
-                if *m == u32::MAX {
-                    *m = mesh.uvs.len() as u32;
-                    mesh.uvs
-                        .push(self.uvs[uv as usize].expect("live").to_array());
-                }
-                t.uvs[c] = *m;
-                let m = &mut maps[3][col as usize];
-                if *m == u32::MAX {
-                    *m = mesh.colors.len() as u32;
-                    let (c3, a) = self.colors[col as usize].expect("live");
-                    mesh.colors.push([c3.r, c3.g, c3.b, a]);
-                }
-                t.colors[c] = *m;
+                t.vertices[c] = first_use(&mut maps[0], f.vertices[c], &mut mesh.positions, || {
+                    self.vertices[f.vertices[c] as usize]
+                        .expect("live")
+                        .to_array()
+                });
+                t.normals[c] = first_use(&mut maps[1], f.normals[c], &mut mesh.normals, || {
+                    normals[f.normals[c] as usize].to_array()
+                });
+                t.uvs[c] = first_use(&mut maps[2], f.uvs[c], &mut mesh.uvs, || {
+                    self.uvs[f.uvs[c] as usize].expect("live").to_array()
+                });
+                t.colors[c] = first_use(&mut maps[3], f.colors[c], &mut mesh.colors, || {
+                    let (c3, a) = self.colors[f.colors[c] as usize].expect("live");
+                    [c3.r, c3.g, c3.b, a]
+                });
             }
             mesh.triangles.push(t);
         }
@@ -723,19 +750,13 @@ impl EditableMesh {
     }
 
     fn ids_of(&self, kind: Kind) -> Vec<f64> {
-        let flags: Vec<bool> = match kind {
-            Kind::Vertex => self.vertices.iter().map(Option::is_some).collect(),
-            Kind::Face => self.faces.iter().map(Option::is_some).collect(),
-            Kind::Normal => self.normals.iter().map(Option::is_some).collect(),
-            Kind::Uv => self.uvs.iter().map(Option::is_some).collect(),
-            Kind::Color => self.colors.iter().map(Option::is_some).collect(),
-        };
-        flags
-            .into_iter()
-            .enumerate()
-            .filter(|(_, live)| *live)
-            .map(|(i, _)| id(kind, i))
-            .collect()
+        match kind {
+            Kind::Vertex => live_ids(&self.vertices, kind),
+            Kind::Face => live_ids(&self.faces, kind),
+            Kind::Normal => live_ids(&self.normals, kind),
+            Kind::Uv => live_ids(&self.uvs, kind),
+            Kind::Color => live_ids(&self.colors, kind),
+        }
     }
 
     /// The faces whose corners use attribute `slot` of `kind`, in ID order.
@@ -755,18 +776,13 @@ impl EditableMesh {
                 }
             }
         }
-        out.sort_unstable();
-        out.into_iter()
-            .map(|v| id(Kind::Vertex, v as usize))
-            .collect()
+        sorted_ids(Kind::Vertex, out)
     }
 
     /// The corner of face `f` at vertex `v` (argument error if `v` is not a corner of it).
     fn corner(&self, a: &Args, v: usize, f: usize) -> R<usize> {
         let face = self.faces[f].expect("checked live");
-        face.vertices
-            .iter()
-            .position(|&x| x as usize == v)
+        face.corner_of(v as u32)
             .ok_or_else(|| a.error(1, &format!("vertex v{v} is not a corner of face f{f}")))
     }
 
@@ -788,13 +804,6 @@ impl EditableMesh {
             }
         }
         let mut removed = Vec::new();
-        for (i, v) in self.vertices.iter_mut().enumerate() {
-            if v.is_some() && !used[0][i] {
-                *v = None;
-                self.live_vertices -= 1;
-                removed.push(id(Kind::Vertex, i));
-            }
-        }
         fn sweep<T>(slots: &mut [Option<T>], used: &[bool], kind: Kind, removed: &mut Vec<f64>) {
             for (i, s) in slots.iter_mut().enumerate() {
                 if s.is_some() && !used[i] {
@@ -803,6 +812,8 @@ impl EditableMesh {
                 }
             }
         }
+        sweep(&mut self.vertices, &used[0], Kind::Vertex, &mut removed);
+        self.live_vertices -= removed.len();
         sweep(&mut self.normals, &used[1], Kind::Normal, &mut removed);
         sweep(&mut self.uvs, &used[2], Kind::Uv, &mut removed);
         sweep(&mut self.colors, &used[3], Kind::Color, &mut removed);
@@ -815,11 +826,7 @@ impl EditableMesh {
             .iter()
             .map(|&f| {
                 let face = self.faces[f as usize].expect("live");
-                let c = face
-                    .vertices
-                    .iter()
-                    .position(|&x| x as usize == v)
-                    .expect("corner");
+                let c = face.corner_of(v as u32).expect("corner");
                 id(kind, face.ids(kind)[c] as usize)
             })
             .collect()
@@ -1177,11 +1184,7 @@ impl UserData for EditableMesh {
                     }
                 }
             }
-            out.sort_unstable();
-            Ok(out
-                .into_iter()
-                .map(|w| id(Kind::Vertex, w as usize))
-                .collect::<Vec<_>>())
+            Ok(sorted_ids(Kind::Vertex, out))
         });
         method!(m, "GetAdjacentFaces", |this, a| {
             let f = this.slot(&a, 1, Kind::Face)?;
@@ -1198,11 +1201,7 @@ impl UserData for EditableMesh {
                     }
                 }
             }
-            out.sort_unstable();
-            Ok(out
-                .into_iter()
-                .map(|g| id(Kind::Face, g as usize))
-                .collect::<Vec<_>>())
+            Ok(sorted_ids(Kind::Face, out))
         });
         method!(m, "RemoveFace", |this, a| {
             let f = this.slot(&a, 1, Kind::Face)?;
@@ -1565,16 +1564,8 @@ impl UserData for EditableMesh {
         method!(m, "GetSize", |this, a| Ok(Vector3(this.size())));
         method!(m, "IdDebugString", |this, a| {
             let n = a.number(1)?;
-            let raw = n as u64;
-            let letter = match raw % 8 {
-                1 => "v",
-                2 => "f",
-                3 => "n",
-                4 => "u",
-                5 => "c",
-                _ => "?",
-            };
-            Ok(format!("{letter}{}", raw / 8))
+            let letter = kind_of(a.get(1)).map_or("?", Kind::letter);
+            Ok(format!("{letter}{}", n as u64 / 8))
         });
     }
 }
