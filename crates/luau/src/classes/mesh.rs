@@ -67,18 +67,19 @@ fn show(c: &mut crate::context::Ctx, part: Ref, mesh: &procmodel_mesh::TriangleM
     let Some(inst) = c.dom.get_by_ref_mut(part) else {
         return;
     };
-    let mut attributes = match inst.properties.get(&crate::keys::KEYS.attributes) {
-        Some(Variant::Attributes(a)) => a.clone(),
-        _ => rbx_types::Attributes::new(),
-    };
-    attributes.insert(
-        procmodel_mesh::ATTRIBUTE.to_owned(),
-        mesh.to_attribute().into(),
-    );
-    inst.properties.insert(
-        crate::keys::KEYS.attributes,
-        Variant::Attributes(attributes),
-    );
+    let text = mesh.to_attribute().into();
+    // In place: the part's other attributes are not copied.
+    match inst.properties.get_mut(&crate::keys::KEYS.attributes) {
+        Some(Variant::Attributes(a)) => {
+            a.insert(procmodel_mesh::ATTRIBUTE.to_owned(), text);
+        }
+        _ => {
+            let mut a = rbx_types::Attributes::new();
+            a.insert(procmodel_mesh::ATTRIBUTE.to_owned(), text);
+            inst.properties
+                .insert(crate::keys::KEYS.attributes, Variant::Attributes(a));
+        }
+    }
 }
 
 /// Rewrites the mesh attribute of every linked MeshPart whose EditableMesh changed since
