@@ -182,6 +182,13 @@ fn budget(lua: &mlua::Lua) -> MeshBudget {
     b
 }
 
+/// Meshes the script dropped give their elements back when collected: a full collection
+/// before the budget is said to be spent.
+fn collect_dropped_meshes(lua: &mlua::Lua) -> mlua::Result<()> {
+    lua.gc_collect()?;
+    lua.gc_collect()
+}
+
 /// The fidelity options, checked: (property, item) pairs in [`FIDELITIES`] order.
 fn options(v: &Value) -> mlua::Result<Vec<(&'static str, EnumItem)>> {
     let t = match v {
@@ -241,9 +248,7 @@ pub fn register(m: &mut MethodTable) {
         }
         let budget = budget(lua);
         if budget.remaining() == 0 {
-            // Meshes the script dropped give their elements back when collected.
-            lua.gc_collect()?;
-            lua.gc_collect()?;
+            collect_dropped_meshes(lua)?;
         }
         if budget.remaining() == 0 {
             // The reference: nil once the editable-memory budget is exhausted.
@@ -276,14 +281,21 @@ pub fn register(m: &mut MethodTable) {
         };
         match procmodel_luau_types::FromValue::from_value(&arg) {
             Some(Content::Object(o)) => {
-                let copy = {
+                let copy = || -> mlua::Result<Option<EditableMesh>> {
                     let mesh = o.0.borrow::<EditableMesh>()?;
                     if mesh.is_destroyed() {
                         return Err(mlua::Error::runtime(
                             "CreateEditableMeshAsync: the EditableMesh has been destroyed",
                         ));
                     }
-                    mesh.duplicate(fixed_size)
+                    Ok(mesh.duplicate(fixed_size))
+                };
+                let copy = match copy()? {
+                    Some(c) => Some(c),
+                    None => {
+                        collect_dropped_meshes(lua)?;
+                        copy()?
+                    }
                 };
                 match copy {
                     Some(copy) => lua.create_userdata(copy).map(Value::UserData),
