@@ -223,6 +223,13 @@ impl Ctx {
 
     /// Counts `bytes` of new DOM data against the run's output quota (error: [`crate::error::OUTPUT_LIMIT`]).
     #[inline]
+    /// Charges the text `v` holds (a string, binary string, or the string values of an
+    /// attribute map) towards the output limit: what a write or a copy of it adds beyond the
+    /// instance itself.
+    pub fn charge_text(&mut self, v: &Variant) -> mlua::Result<()> {
+        self.charge_bytes(text_bytes(v))
+    }
+
     pub fn charge_bytes(&mut self, bytes: usize) -> mlua::Result<()> {
         self.created_bytes += bytes;
         match self.output_limit {
@@ -720,6 +727,16 @@ impl NewClass {
             class: Ustr::from(name),
             size,
         })
+    }
+}
+
+/// The bytes of text `v` holds ([`Ctx::charge_text`]).
+pub fn text_bytes(v: &Variant) -> usize {
+    match v {
+        Variant::String(s) => s.len(),
+        Variant::BinaryString(b) => AsRef::<[u8]>::as_ref(b).len(),
+        Variant::Attributes(a) => a.iter().map(|(name, v)| name.len() + text_bytes(v)).sum(),
+        _ => 0,
     }
 }
 

@@ -566,11 +566,7 @@ fn store(c: &mut Ctx, this: &Instance, k: Ustr, variant: Variant) -> mlua::Resul
         }
         other => other,
     };
-    match &variant {
-        Variant::String(s) => c.charge_bytes(s.len())?,
-        Variant::BinaryString(b) => c.charge_bytes(AsRef::<[u8]>::as_ref(b).len())?,
-        _ => {}
-    }
+    c.charge_text(&variant)?;
     let flag = c
         .managed
         .as_ref()

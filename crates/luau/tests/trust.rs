@@ -173,8 +173,22 @@ end }"#;
         m.contains("output limit exceeded") && m.contains("64 MB"),
         "{m}"
     );
-    // Attribute text counts too, and so does the mesh of a MeshPart made by a script.
+    // Attribute text counts too, and so does the mesh of a MeshPart made by a script, and
+    // the text of what `Clone` copies.
     for (name, src) in [
+        (
+            "clones",
+            r#"
+return { OnGenerate = function(params, target)
+    local v = Instance.new("StringValue")
+    v.Value = string.rep("x", 1_000_000)
+    v:SetAttribute("Blob", string.rep("y", 1_000_000))
+    for i = 1, 10_000 do
+        v:Clone().Parent = target
+        params:Pause()
+    end
+end }"#,
+        ),
         (
             "attrs",
             r#"

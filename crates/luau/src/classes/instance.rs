@@ -372,8 +372,19 @@ pub fn register(m: &mut MethodTable) {
         {
             return Ok(Value::Nil);
         }
-        let count = descendants(&c, this.r).len() + 1;
-        check_limit(&mut c, count)?;
+        let mut subtree = descendants(&c, this.r);
+        subtree.push(this.r);
+        check_limit(&mut c, subtree.len())?;
+        // The copy's text (names, strings, attributes) counts as a write of it would.
+        let text: usize = subtree
+            .iter()
+            .filter_map(|&r| c.dom.get_by_ref(r))
+            .map(|i| {
+                let props = i.properties.values().map(crate::context::text_bytes);
+                i.name.len() + props.sum::<usize>()
+            })
+            .sum();
+        c.charge_bytes(text)?;
         let copy = procmodel_dom::clone_archivable(&mut c.dom, this.r);
         c.push(copy)
     });
@@ -428,10 +439,8 @@ pub fn register(m: &mut MethodTable) {
             c.check_write(this.r, || "SetAttribute".into())?;
             // Text counts towards the output limit as a string property's does (a mesh's
             // attribute can be megabytes).
-            match &variant {
-                Some(Variant::String(s)) => c.charge_bytes(s.len())?,
-                Some(Variant::BinaryString(b)) => c.charge_bytes(AsRef::<[u8]>::as_ref(b).len())?,
-                _ => {}
+            if let Some(v) = &variant {
+                c.charge_text(v)?;
             }
             let flag = c.managed_flag(this.class);
             let inst = inst_mut(&mut c, this)?;
