@@ -307,6 +307,12 @@ fn instance_from_existing(lua: &Lua, v: Value) -> mlua::Result<Value> {
         .map(|(k, v)| (*k, v.clone()))
         .collect();
     crate::classes::count_new_instance(c)?;
+    // The copy's text counts as `Clone`'s does.
+    let text: usize = props
+        .iter()
+        .map(|(_, v)| crate::context::text_bytes(v))
+        .sum();
+    c.charge_bytes(name.len() + text)?;
     let mut builder = InstanceBuilder::empty().with_class(class).with_name(name);
     builder.add_properties(props);
     Ok(c.create(class, builder).1)
