@@ -177,6 +177,18 @@ end }"#;
     // the text of what `Clone` copies.
     for (name, src) in [
         (
+            "copies",
+            r#"
+return { OnGenerate = function(params, target)
+    local v = Instance.new("StringValue")
+    v.Value = string.rep("x", 1_000_000)
+    for i = 1, 10_000 do
+        Instance.fromExisting(v).Parent = target
+        params:Pause()
+    end
+end }"#,
+        ),
+        (
             "clones",
             r#"
 return { OnGenerate = function(params, target)
