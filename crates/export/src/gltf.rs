@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::error::{ErrorKind, ExportError};
 use crate::scene::{Rigid, Scene};
-use crate::shapes::MeshData;
+use procmodel_mesh::shapes::MeshData;
 
 /// Writes a `.glb` (binary glTF) container.
 pub(crate) fn glb(scene: &Scene) -> Result<Vec<u8>, ExportError> {

@@ -49,7 +49,6 @@ mod gltf;
 mod material;
 mod obj;
 mod scene;
-mod shapes;
 pub mod terrain;
 
 use rbx_dom_weak::WeakDom;
@@ -57,7 +56,7 @@ use rbx_dom_weak::types::Ref;
 
 pub use error::{ExportError, ExportWarning, WarningKind};
 pub use scene::{MeshChild, mesh_child, script_mesh_text};
-pub use shapes::Shape;
+pub use procmodel_mesh::shapes::Shape;
 
 use error::ErrorKind;
 

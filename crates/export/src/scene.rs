@@ -12,16 +12,16 @@ use rbx_dom_weak::{Instance, WeakDom};
 use crate::ExportOptions;
 use crate::error::{ErrorKind, ExportError, ExportWarning, WarningKind};
 use crate::material::{Appearance, material_name};
-use crate::shapes::{self, MeshData, Shape};
+use procmodel_mesh::shapes::{self, MeshData, Shape};
 
 /// Roblox clamps part sizes to this minimum.
 const MIN_PART_SIZE: f32 = 0.001;
 /// `Enum.Material.Plastic`.
 const PLASTIC: u32 = 256;
 
-/// The text of a part's script-built mesh attribute ([`procmodel_mesh::ATTRIBUTE`], what an
-/// EditableMesh's MeshPart carries), if it has one: the one rule for which parts draw a
-/// script-built mesh, which the studio's viewport follows too.
+/// The text of a part's procmodel mesh attribute ([`procmodel_mesh::ATTRIBUTE`], what an
+/// EditableMesh's MeshPart and a solid-modelling result carry), if it has one: the one rule
+/// for which parts draw such a mesh, which the studio's viewport follows too.
 pub fn script_mesh_text(instance: &Instance) -> Option<&str> {
     let Some(Variant::Attributes(attributes)) =
         instance.properties.get(&rbx_dom_weak::ustr("Attributes"))

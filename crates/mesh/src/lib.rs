@@ -8,8 +8,10 @@
 //! ignores it.
 //!
 //! Owns: [`TriangleMesh`], [`TriangleMesh::encode`]/[`TriangleMesh::decode`] and their
-//! checks. Must never: depend on Luau or the DOM, or accept bytes it has not checked — a
-//! decoded mesh has finite values and every index in range, so its users need no checks.
+//! checks, and [`shapes`]: the triangles of Roblox's primitive part shapes, which the glTF
+//! export draws and solid modelling cuts. Must never: depend on Luau or the DOM, or accept
+//! bytes it has not checked — a decoded mesh has finite values and every index in range, so
+//! its users need no checks.
 //!
 //! # Encoding (version 1)
 //!
@@ -19,6 +21,8 @@
 //! indices), all little-endian. The attribute holds the bytes in standard base64.
 
 use base64::Engine as _;
+
+pub mod shapes;
 
 /// The attribute of a `MeshPart` that holds its mesh (base64 of [`TriangleMesh::encode`]).
 pub const ATTRIBUTE: &str = "ProcmodelMesh";

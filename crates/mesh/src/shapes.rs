@@ -64,7 +64,7 @@ impl Shape {
     /// The extents that actually determine the mesh: a ball only depends on
     /// `min(Size)`, a cylinder on its length and `min(Size.Y, Size.Z)`. Parts
     /// whose effective sizes are equal share one mesh.
-    pub(crate) fn effective_size(self, size: Vec3) -> Vec3 {
+    pub fn effective_size(self, size: Vec3) -> Vec3 {
         match self {
             Shape::Ball => Vec3::splat(size.min_element()),
             Shape::Cylinder => {
@@ -82,7 +82,7 @@ impl Shape {
 
 /// An indexed triangle list.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct MeshData {
+pub struct MeshData {
     pub positions: Vec<Vec3>,
     pub normals: Vec<Vec3>,
     /// Linear RGBA per vertex, or empty (the primitives have none).
@@ -125,7 +125,7 @@ impl MeshData {
 
 /// Builds the mesh of `shape` for a part of the given size. `segments` is the
 /// number of subdivisions around a ball or cylinder (at least 3).
-pub(crate) fn build(shape: Shape, size: Vec3, segments: u32) -> MeshData {
+pub fn build(shape: Shape, size: Vec3, segments: u32) -> MeshData {
     let h = size * 0.5;
     match shape {
         Shape::Block => block(h),
