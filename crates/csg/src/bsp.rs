@@ -58,7 +58,7 @@ impl Tree {
     ///
     /// Every node is on the plane of the first polygon that reaches an empty place in the
     /// tree, so the tree follows the input order.
-    pub fn new(polygons: &[Polygon]) -> Result<Tree, CsgError> {
+    pub fn new(polygons: &[Polygon], stop: &dyn Fn() -> bool) -> Result<Tree, CsgError> {
         let (mut lo, mut hi) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
         for p in polygons {
             let (plo, phi) = polygon_bounds(p);
@@ -86,6 +86,9 @@ impl Tree {
         });
         let mut stack: Vec<(u32, Vec<Polygon>)> = vec![(0, rest.to_vec())];
         while let Some((index, list)) = stack.pop() {
+            if stop() {
+                return Err(CsgError::Interrupted);
+            }
             live -= list.len();
             let plane = tree.nodes[index as usize].plane;
             let mut front = Vec::new();
@@ -150,7 +153,11 @@ impl Tree {
     /// A polygon the clip leaves whole in area (even if cut into pieces along the way) comes
     /// out as itself, so only polygons the solid really cuts are fragmented. Results follow
     /// the order of `polygons`.
-    pub fn clip(&self, polygons: &[Polygon]) -> Result<Vec<Polygon>, CsgError> {
+    pub fn clip(
+        &self,
+        polygons: &[Polygon],
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Vec<Polygon>, CsgError> {
         if polygons.len() > MAX_POLYGONS {
             return Err(too_complex());
         }
@@ -175,6 +182,9 @@ impl Tree {
             stack.push((0, routed));
         }
         while let Some((index, list)) = stack.pop() {
+            if stop() {
+                return Err(CsgError::Interrupted);
+            }
             let node = &self.nodes[index as usize];
             let mut front = Vec::new();
             let mut back = Vec::new();

@@ -46,6 +46,9 @@ pub enum CsgError {
     /// An operation's polygons grew past the limit (a generator must not hang the host).
     #[error("the solid grew to more than {limit} polygons")]
     TooComplex { limit: usize },
+    /// The caller's `stop` said to stop (a time limit, a cancellation).
+    #[error("the operation was stopped")]
+    Interrupted,
 }
 
 /// Polygons any one operation (and its intermediate trees) may hold.
@@ -123,49 +126,94 @@ impl Solid {
 
     /// Everything in either solid.
     pub fn union(&self, other: &Solid) -> Result<Solid, CsgError> {
-        // Disjoint (or empty) solids just sit side by side.
-        if !self.bounds_overlap(other) {
-            return concat(&self.polygons, &other.polygons);
-        }
-        let a_tree = Tree::new(&self.polygons)?;
-        let b_tree = Tree::new(&other.polygons)?;
-        let a = b_tree.clip(&self.polygons)?;
-        let b = a_tree.clip(&other.polygons)?;
-        // Of surfaces both solids have (in one plane, facing the same way), keep only
-        // `self`'s: turned around, `other`'s copy counts as inside `self`.
-        let b = flipped(a_tree.clip(&flipped(b))?);
-        finish(a, b, false)
+        self.union_until(other, &|| false)
     }
 
     /// What of `self` is not in `other`.
     pub fn subtract(&self, other: &Solid) -> Result<Solid, CsgError> {
-        if self.is_empty() || other.is_empty() || !self.bounds_overlap(other) {
-            return Ok(self.clone());
-        }
-        // self − other = ¬(¬self ∪ other).
-        let mut not_a = Tree::new(&self.polygons)?;
-        not_a.invert();
-        let b_tree = Tree::new(&other.polygons)?;
-        let a = b_tree.clip(&flipped(self.polygons.clone()))?;
-        let b = not_a.clip(&other.polygons)?;
-        let b = flipped(not_a.clip(&flipped(b))?);
-        finish(a, b, true)
+        self.subtract_until(other, &|| false)
     }
 
     /// What is in both solids.
     pub fn intersect(&self, other: &Solid) -> Result<Solid, CsgError> {
+        self.intersect_until(other, &|| false)
+    }
+
+    /// [`Solid::union`], stopping with [`CsgError::Interrupted`] as soon as `stop` returns
+    /// true (it is asked often: a time limit's flag is what it should read).
+    pub fn union_until(&self, other: &Solid, stop: &dyn Fn() -> bool) -> Result<Solid, CsgError> {
+        // Disjoint (or empty) solids just sit side by side.
+        if !self.bounds_overlap(other) {
+            return concat(&self.polygons, &other.polygons);
+        }
+        let a_tree = Tree::new(&self.polygons, stop)?;
+        let b_tree = Tree::new(&other.polygons, stop)?;
+        let a = b_tree.clip(&self.polygons, stop)?;
+        let b = a_tree.clip(&other.polygons, stop)?;
+        // Of surfaces both solids have (in one plane, facing the same way), keep only
+        // `self`'s: turned around, `other`'s copy counts as inside `self`.
+        let b = flipped(a_tree.clip(&flipped(b), stop)?);
+        finish(a, b, false)
+    }
+
+    /// [`Solid::subtract`], stopping as [`Solid::union_until`] does.
+    pub fn subtract_until(
+        &self,
+        other: &Solid,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Solid, CsgError> {
+        if self.is_empty() || other.is_empty() || !self.bounds_overlap(other) {
+            return Ok(self.clone());
+        }
+        // self − other = ¬(¬self ∪ other).
+        let mut not_a = Tree::new(&self.polygons, stop)?;
+        not_a.invert();
+        let b_tree = Tree::new(&other.polygons, stop)?;
+        let a = b_tree.clip(&flipped(self.polygons.clone()), stop)?;
+        let b = not_a.clip(&other.polygons, stop)?;
+        let b = flipped(not_a.clip(&flipped(b), stop)?);
+        finish(a, b, true)
+    }
+
+    /// [`Solid::intersect`], stopping as [`Solid::union_until`] does.
+    pub fn intersect_until(
+        &self,
+        other: &Solid,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Solid, CsgError> {
         if self.is_empty() || other.is_empty() || !self.bounds_overlap(other) {
             return Ok(Solid::default());
         }
         // self ∩ other = ¬(¬self ∪ ¬other).
-        let mut not_a = Tree::new(&self.polygons)?;
+        let mut not_a = Tree::new(&self.polygons, stop)?;
         not_a.invert();
-        let mut not_b = Tree::new(&other.polygons)?;
+        let mut not_b = Tree::new(&other.polygons, stop)?;
         not_b.invert();
-        let b = not_a.clip(&other.polygons)?;
-        let a = not_b.clip(&flipped(self.polygons.clone()))?;
-        let b = not_a.clip(&flipped(b))?;
+        let b = not_a.clip(&other.polygons, stop)?;
+        let a = not_b.clip(&flipped(self.polygons.clone()), stop)?;
+        let b = not_a.clip(&flipped(b), stop)?;
         finish(a, b, true)
+    }
+
+    /// The union of all `solids` (empty for none), merged pairwise in a balanced order:
+    /// each merge builds the trees of two solids of similar size, where merging one by one
+    /// would rebuild the tree of a growing result for every solid. Disjoint neighbours are
+    /// only put side by side. The result is the same solid as merging one by one, up to the
+    /// order of its polygons; this order is fixed by the order of `solids`.
+    pub fn union_all(solids: Vec<Solid>, stop: &dyn Fn() -> bool) -> Result<Solid, CsgError> {
+        let mut level = solids;
+        while level.len() > 1 {
+            let mut next = Vec::with_capacity(level.len().div_ceil(2));
+            let mut items = level.into_iter();
+            while let Some(a) = items.next() {
+                next.push(match items.next() {
+                    Some(b) => a.union_until(&b, stop)?,
+                    None => a,
+                });
+            }
+            level = next;
+        }
+        Ok(level.pop().unwrap_or_default())
     }
 
     pub fn is_empty(&self) -> bool {

@@ -602,6 +602,70 @@ fn a_row_of_balls_unions_without_fragmenting_the_rest() {
     assert_eq!(row.split_apart().len(), 1);
 }
 
+/// Merging in a balanced order gives the solid merging one by one gives: the same volume
+/// and bodies, for overlapping and disjoint neighbours alike; and subtracting the cutters'
+/// union is subtracting them one by one.
+#[test]
+fn union_all_is_the_union_one_by_one() {
+    let ball_mesh = build(Shape::Ball, Vec3::splat(4.0), 24);
+    let balls: Vec<Solid> = (0..7)
+        .map(|k| {
+            // Neighbours overlap, except across the gap after the fourth.
+            let x = 3.0 * f64::from(k) + if k > 3 { 5.0 } else { 0.0 };
+            Solid::from_shape(
+                &ball_mesh,
+                DAffine3::from_translation(DVec3::new(x, 0.0, 0.0)),
+                RED,
+            )
+        })
+        .collect();
+    let mut chained = Solid::default();
+    for b in &balls {
+        chained = chained.union(b).unwrap();
+    }
+    let all = Solid::union_all(balls.clone(), &|| false).unwrap();
+    let (va, vc) = (closed_volume(&all), closed_volume(&chained));
+    // Cut in another order: the same solid up to rounding.
+    assert!(close(va, vc, 1e-6 * vc), "{va} vs {vc}");
+    assert_eq!(all.split_apart().len(), 2);
+    assert_eq!(chained.split_apart().len(), 2);
+    assert!(Solid::union_all(Vec::new(), &|| false).unwrap().is_empty());
+
+    let (wall, openings, expected) = wall_openings();
+    let cutters = Solid::union_all(openings, &|| false).unwrap();
+    let cut = wall.subtract(&cutters).unwrap();
+    assert!(
+        close(closed_volume(&cut), expected, 1e-6),
+        "{}",
+        closed_volume(&cut)
+    );
+}
+
+/// A `stop` that says stop ends an operation with `Interrupted`, whatever its size; one that
+/// never does changes nothing.
+#[test]
+fn an_operation_stops_when_asked() {
+    let a = block([4.0, 4.0, 4.0], [0.0; 3]);
+    let b = block([2.0, 2.0, 10.0], [0.0; 3]);
+    let asked = std::cell::Cell::new(0u32);
+    let stop = || {
+        asked.set(asked.get() + 1);
+        true
+    };
+    assert_eq!(a.union_until(&b, &stop), Err(CsgError::Interrupted));
+    assert_eq!(a.subtract_until(&b, &stop), Err(CsgError::Interrupted));
+    assert_eq!(a.intersect_until(&b, &stop), Err(CsgError::Interrupted));
+    assert_eq!(
+        Solid::union_all(vec![a.clone(), b.clone()], &stop),
+        Err(CsgError::Interrupted)
+    );
+    assert!(asked.get() >= 4);
+    assert_eq!(
+        a.subtract_until(&b, &|| false).unwrap(),
+        a.subtract(&b).unwrap()
+    );
+}
+
 /// Axis-aligned boxes on a half-stud grid: faces are often exactly coplanar, edges and
 /// corners coincide, and the volumes are known exactly.
 fn grid_box() -> impl Strategy<Value = ([f64; 3], [f64; 3])> {
