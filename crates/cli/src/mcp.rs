@@ -55,6 +55,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 size: req.size,
                 attributes: Attrs::Values(req.attributes.clone()),
                 sandboxed: req.sandboxed,
+                capabilities: &[],
                 output: &req.output,
                 limits: &limits,
             })

@@ -30,7 +30,10 @@ pub enum Placement {
     /// Inside the ProceduralModel with no file behind it, as a package holds it: requires
     /// resolve through the instance tree only, exactly as it will run once inserted. The
     /// model is at the scene's root (as a model file holds it), not in Workspace.
-    InsideModel { sandboxed: bool },
+    /// `sandboxed`: the module's Capabilities when it is Sandboxed.
+    InsideModel {
+        sandboxed: Option<SecurityCapabilities>,
+    },
 }
 
 /// What a one-model scene is built from.
@@ -111,11 +114,7 @@ pub fn one_model_scene(config: EngineConfig, spec: Spec<'_>) -> Result<OneModel>
                 InstanceBuilder::new("ProceduralModel").with_name(name.clone()),
             );
             let module = engine.add_module_script(model, &name, &source, None);
-            let caps = if sandboxed {
-                Some(capabilities(&MINIMAL_CAPABILITIES)?)
-            } else {
-                None
-            };
+            let caps = sandboxed;
             engine.with_dom_mut(|dom| {
                 if let Some(m) = dom.get_by_ref_mut(module)
                     && let Some(caps) = caps

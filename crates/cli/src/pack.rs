@@ -6,7 +6,9 @@
 //! module itself (the module runs as it will from the package: no file behind it), nor
 //! write one that failed or is still dirty.
 
-use crate::one_model::{Attrs, OneModel, Placement, Spec, one_model_scene};
+use crate::one_model::{
+    Attrs, MINIMAL_CAPABILITIES, OneModel, Placement, Spec, capabilities, one_model_scene,
+};
 use crate::output::{self, Format};
 use anyhow::{Result, anyhow, bail};
 use glam::Vec3;
@@ -29,6 +31,10 @@ pub struct Args {
     /// RunServerScript, CreateInstances); the packed results are generated sandboxed too.
     #[arg(long)]
     pub sandboxed: bool,
+    /// With --sandboxed, grant one more capability (an `Enum.SecurityCapability` name, such
+    /// as CSG for solid modelling or AccessOutsideWrite); repeatable.
+    #[arg(long = "capability", value_name = "NAME", requires = "sandboxed")]
+    pub capabilities: Vec<String>,
     /// The package to write (.rbxm or .rbxmx).
     #[arg(short, long)]
     pub output: PathBuf,
@@ -43,6 +49,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         size: args.size.unwrap_or(Vec3::splat(12.0)),
         attributes: Attrs::Cli(&args.attrs),
         sandboxed: args.sandboxed,
+        capabilities: &args.capabilities,
         output: &args.output,
         limits: &args.limits,
     })?;
@@ -66,6 +73,8 @@ pub struct Package<'a> {
     pub size: Vec3,
     pub attributes: Attrs<'a>,
     pub sandboxed: bool,
+    /// Capabilities granted besides the minimal ones, when sandboxed.
+    pub capabilities: &'a [String],
     pub output: &'a Path,
     pub limits: &'a crate::limits::Limits,
 }
@@ -113,7 +122,13 @@ pub fn pack(p: &Package<'_>) -> Result<Packed> {
             scale: 1.0,
             attributes,
             placement: Placement::InsideModel {
-                sandboxed: p.sandboxed,
+                sandboxed: if p.sandboxed {
+                    let mut names: Vec<&str> = MINIMAL_CAPABILITIES.to_vec();
+                    names.extend(p.capabilities.iter().map(String::as_str));
+                    Some(capabilities(&names)?)
+                } else {
+                    None
+                },
             },
         },
     )?;

@@ -252,6 +252,7 @@ pub fn prepare(dom: &WeakDom, model: Ref) -> Result<Prepared, GenerationFailure>
             attributes,
             size,
             allow_outside_write: caps & capability_bit("AccessOutsideWrite") != 0,
+            allow_csg: caps & capability_bit("CSG") != 0,
             // Set by whoever runs it (the frame loop, a parallel step).
             watch_outside: procmodel_script::WatchOutside::Off,
             // The results this run replaces: its raycasts must not find them.

@@ -55,8 +55,8 @@ use rbx_dom_weak::WeakDom;
 use rbx_dom_weak::types::Ref;
 
 pub use error::{ExportError, ExportWarning, WarningKind};
-pub use scene::{MeshChild, mesh_child, script_mesh_text};
 pub use procmodel_mesh::shapes::Shape;
+pub use scene::{MeshChild, mesh_child, script_mesh_text};
 
 use error::ErrorKind;
 

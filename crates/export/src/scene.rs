@@ -195,8 +195,13 @@ enum Drawn {
     Shape(Shape),
     /// A part without usable geometry data: its bounding box, with a warning.
     BoundingBox,
-    /// A MeshPart carrying a mesh built by a script (its attribute's text).
-    Mesh(String),
+    /// A part carrying a procmodel mesh (its attribute's text): a MeshPart built from an
+    /// EditableMesh, or a solid-modelling result (`PartOperation`), whose face colours show
+    /// unless its `UsePartColor` is set.
+    Mesh {
+        text: String,
+        solid: bool,
+    },
     /// A part class we cannot draw at all: no mesh, with a warning.
     Skipped,
 }
@@ -207,7 +212,8 @@ struct Builder<'a> {
     scene: Scene,
     geometry_ids: HashMap<(Shape, [u32; 3], [u32; 3]), usize>,
     /// Script-built meshes by (attribute text, size in output units).
-    mesh_ids: HashMap<(String, [u32; 3]), usize>,
+    /// By (attribute text, size bits, face colours shown, a solid-modelling result).
+    mesh_ids: HashMap<(String, [u32; 3], bool, bool), usize>,
     appearance_ids: HashMap<([u32; 3], u32, u32, bool), usize>,
     /// Mesh children drawn as their part's shape (no warning when visited).
     applied_meshes: HashSet<Ref>,
@@ -315,13 +321,20 @@ impl Builder<'_> {
             Some(ancestor) => ancestor.relative(&node.world),
             None => node.world,
         };
-        if let Drawn::Mesh(text) = &drawn {
+        if let Drawn::Mesh { text, solid } = &drawn {
             match procmodel_mesh::TriangleMesh::from_attribute(text) {
                 Ok(mesh) if !mesh.triangles.is_empty() => {
                     let size = props.size()?.max(Vec3::splat(MIN_PART_SIZE)) * self.opts.scale;
-                    let appearance = self.appearance(&props)?;
+                    let mut appearance = self.appearance(&props)?;
+                    // A solid-modelling result shows its faces' colours (those of the parts
+                    // it was made from) unless UsePartColor paints it all in its Color.
+                    let face_colors = !*solid
+                        || !matches!(props.get(&["UsePartColor"]), Some(Variant::Bool(true)));
+                    if *solid && face_colors {
+                        appearance.color = [1.0; 3];
+                    }
                     node.part = Some(PartGeometry {
-                        geometry: self.script_mesh(text, &mesh, size),
+                        geometry: self.script_mesh(text, &mesh, size, face_colors, *solid),
                         appearance: self.appearance_index(appearance),
                     });
                     return Ok(node);
@@ -352,7 +365,7 @@ impl Builder<'_> {
                 }
                 None => shape,
             },
-            Drawn::Mesh(_) => Shape::Block,
+            Drawn::Mesh { .. } => Shape::Block,
             Drawn::BoundingBox => {
                 self.warn(
                     &node.path,
@@ -412,7 +425,19 @@ impl Builder<'_> {
             "TrussPart" | "VehicleSeat" => Drawn::Shape(Shape::Block),
             "Terrain" | "NegateOperation" => Drawn::Skipped,
             _ if is_a("MeshPart") => match script_mesh_text(instance) {
-                Some(text) => Drawn::Mesh(text.to_owned()),
+                Some(text) => Drawn::Mesh {
+                    text: text.to_owned(),
+                    solid: false,
+                },
+                None => Drawn::BoundingBox,
+            },
+            // Solid-modelling results made here carry their triangles; a union made in
+            // Studio keeps them in data only Roblox reads: its box.
+            _ if is_a("PartOperation") => match script_mesh_text(instance) {
+                Some(text) => Drawn::Mesh {
+                    text: text.to_owned(),
+                    solid: true,
+                },
                 None => Drawn::BoundingBox,
             },
             _ if is_a("Part") => {
@@ -485,17 +510,25 @@ impl Builder<'_> {
         })
     }
 
-    /// A script-built mesh drawn at `size` (output units): centred on the part, each axis
+    /// A procmodel mesh drawn at `size` (output units): centred on the part, each axis
     /// stretched from the mesh's extent to the part's (Roblox fits a mesh to its part's
-    /// Size); normals follow the stretch. The vertices are `TriangleMesh::indexed`'s.
-    /// Shared by parts with the same mesh and size.
+    /// Size); normals follow the stretch. The vertices are `TriangleMesh::indexed`'s; their
+    /// colours are white unless `face_colors`. Named for a solid-modelling result
+    /// (`solid`) or an EditableMesh. Shared by parts with the same mesh, size and flags.
     fn script_mesh(
         &mut self,
         text: &str,
         mesh: &procmodel_mesh::TriangleMesh,
         size: Vec3,
+        face_colors: bool,
+        solid: bool,
     ) -> usize {
-        let key = (text.to_owned(), size.to_array().map(f32::to_bits));
+        let key = (
+            text.to_owned(),
+            size.to_array().map(f32::to_bits),
+            face_colors,
+            solid,
+        );
         if let Some(&id) = self.mesh_ids.get(&key) {
             return id;
         }
@@ -514,7 +547,7 @@ impl Builder<'_> {
                 .push((Vec3::from(v.position) - center) * stretch + Vec3::ZERO);
             out.normals
                 .push((Vec3::from(v.normal) / stretch).normalize_or(Vec3::Y));
-            let [r, g, b, a] = v.color;
+            let [r, g, b, a] = if face_colors { v.color } else { [1.0; 4] };
             out.colors.push([
                 crate::material::srgb_to_linear(r.clamp(0.0, 1.0)),
                 crate::material::srgb_to_linear(g.clamp(0.0, 1.0)),
@@ -524,7 +557,11 @@ impl Builder<'_> {
             out.uvs.push(v.uv);
         }
         self.scene.geometries.push(Geometry {
-            name: "EditableMesh",
+            name: if solid {
+                "PartOperation"
+            } else {
+                "EditableMesh"
+            },
             size,
             mesh: out,
         });

@@ -774,6 +774,55 @@ fn a_mesh_built_by_a_script_is_drawn_centred_and_stretched_to_its_part() {
     assert_eq!(doc["materials"][0]["doubleSided"], false);
 }
 
+/// A solid-modelling result shows the colours of the parts it was made from (its mesh's
+/// face colours, on a white material) unless `UsePartColor` paints it all in its `Color`
+/// (solid modelling guide, "Colors and UVs").
+#[test]
+fn a_union_shows_its_face_colours_unless_it_uses_its_part_color() {
+    let union = |name: &str, use_part_color: bool| {
+        part("UnionOperation", name, v3(2.0, 1.0, 2.0), at(0.0, 0.0, 0.0))
+            .with_property("Attributes", pyramid_attributes())
+            .with_property("Color", rbx_dom_weak::types::Color3::new(0.0, 1.0, 0.0))
+            .with_property("UsePartColor", use_part_color)
+    };
+    for (use_part_color, base, apex) in [
+        (false, [1.0, 1.0, 1.0], [1.0, 0.0, 0.0, 1.0]),
+        (true, [0.0, 1.0, 0.0], [1.0; 4]),
+    ] {
+        let (dom, model) = model_of(vec![union("U", use_part_color)]);
+        let export = to_glb(&dom, &[model], &ExportOptions::default()).unwrap();
+        assert!(export.warnings.is_empty(), "{:?}", export.warnings);
+        let (doc, bin) = parse_glb(&export.output);
+        assert_eq!(doc["meshes"][0]["name"], "PartOperation 2x1x2");
+        let factor = floats(&doc["materials"][0]["pbrMetallicRoughness"]["baseColorFactor"]);
+        assert!(close(&factor[..3], &base), "{factor:?}");
+        let attrs = &doc["meshes"][0]["primitives"][0]["attributes"];
+        let positions = accessor_floats(&doc, &bin, attrs["POSITION"].as_u64().unwrap(), 3);
+        let colors = accessor_floats(&doc, &bin, attrs["COLOR_0"].as_u64().unwrap(), 4);
+        let at_apex = positions.iter().position(|p| p[1] == 0.5).unwrap();
+        assert_eq!(
+            colors[at_apex][..],
+            apex[..],
+            "UsePartColor {use_part_color}"
+        );
+    }
+    // A union made in Studio carries no triangles procmodel can read: its box.
+    let (dom, model) = model_of(vec![part(
+        "UnionOperation",
+        "Studio",
+        v3(2.0, 1.0, 2.0),
+        at(0.0, 0.0, 0.0),
+    )]);
+    let export = to_glb(&dom, &[model], &ExportOptions::default()).unwrap();
+    let (doc, _) = parse_glb(&export.output);
+    assert!(
+        doc["meshes"][0]["name"]
+            .as_str()
+            .unwrap()
+            .starts_with("Block ")
+    );
+}
+
 #[test]
 fn a_double_sided_meshpart_gets_a_double_sided_material() {
     let (dom, model) = model_of(vec![

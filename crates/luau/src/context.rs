@@ -73,6 +73,9 @@ pub struct Ctx {
     /// While a generator runs: writes to instances in the scene are refused (a generator may
     /// only modify its targetContainer and instances it created).
     pub outside_write_locked: bool,
+    /// True while a generator sandboxed without the CSG capability runs: solid modelling
+    /// is refused.
+    pub csg_locked: bool,
     /// While a generator that may write to the scene runs: whether such writes are watched.
     pub watch_outside: procmodel_script::WatchOutside,
     /// A watched run wrote (Note) or tried to write (Defer) outside its container, or
@@ -148,6 +151,7 @@ impl Ctx {
             new_classes: FxHashMap::default(),
             forced: Vec::new(),
             outside_write_locked: false,
+            csg_locked: false,
             watch_outside: procmodel_script::WatchOutside::Off,
             touched_outside: std::cell::Cell::new(false),
             scene_writes: None,

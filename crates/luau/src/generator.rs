@@ -30,6 +30,8 @@ pub struct PendingRun {
     created: usize,
     created_bytes: usize,
     allow_outside_write: bool,
+    /// [`RunInputs::allow_csg`].
+    allow_csg: bool,
     watch_outside: procmodel_script::WatchOutside,
     touched_outside: bool,
     /// [`RunInputs::hidden`].
@@ -147,6 +149,7 @@ impl Host {
             c.created = 0;
             c.created_bytes = 0;
             c.outside_write_locked = !inputs.allow_outside_write;
+            c.csg_locked = !inputs.allow_csg;
             c.watch_outside = inputs.watch_outside;
             c.touched_outside.set(false);
             c.query_hidden.clone_from(&inputs.hidden);
@@ -167,6 +170,7 @@ impl Host {
             Err(e) => {
                 if let Ok(mut c) = ctx(lua) {
                     c.outside_write_locked = false;
+                    c.csg_locked = false;
                     c.watch_outside = procmodel_script::WatchOutside::Off;
                     c.query_hidden.clear();
                     c.handles.set_run(0);
@@ -186,6 +190,7 @@ impl Host {
         let touched_outside = match ctx(lua) {
             Ok(mut c) => {
                 c.outside_write_locked = false;
+                c.csg_locked = false;
                 c.watch_outside = procmodel_script::WatchOutside::Off;
                 c.query_hidden.clear();
                 c.handles.set_run(0);
@@ -259,6 +264,7 @@ impl Host {
             created: 0,
             created_bytes: 0,
             allow_outside_write: inputs.allow_outside_write,
+            allow_csg: inputs.allow_csg,
             watch_outside: inputs.watch_outside,
             touched_outside: false,
             hidden: inputs.hidden.clone(),
@@ -327,6 +333,7 @@ impl Host {
             c.created = pending.created;
             c.created_bytes = pending.created_bytes;
             c.outside_write_locked = !pending.allow_outside_write;
+            c.csg_locked = !pending.allow_csg;
             c.watch_outside = pending.watch_outside;
             c.touched_outside.set(pending.touched_outside);
             c.query_hidden.clone_from(&pending.hidden);
@@ -342,6 +349,7 @@ impl Host {
             pending.touched_outside = c.touched_outside.get();
             pending.escaped = c.run_escaped.get();
             c.outside_write_locked = false;
+            c.csg_locked = false;
             c.watch_outside = procmodel_script::WatchOutside::Off;
             c.query_hidden.clear();
             c.handles.set_run(0);

@@ -83,16 +83,11 @@ impl Host {
         let watchdog = Watchdog::new();
         let probe = watchdog.probe();
         let limit = config.memory_limit;
+        // Long native work (solid modelling) reads the same flags.
+        lua.set_app_data(watchdog.probe());
         lua.set_interrupt(move |lua| {
-            if probe.cancelled() {
-                return Err(mlua::Error::runtime(crate::watchdog::CANCEL_MESSAGE));
-            }
-            if probe.expired() {
-                return Err(mlua::Error::runtime(if probe.run_limit_hit() {
-                    RUN_LIMIT_MESSAGE
-                } else {
-                    TIMEOUT_MESSAGE
-                }));
+            if let Some(message) = probe.stop_message() {
+                return Err(mlua::Error::runtime(message));
             }
             if probe.take_budget_spent()
                 && let Some(core) = lua.app_data_ref::<HostCore>()

@@ -87,7 +87,12 @@ const STANDARD: &[&str] = &[
 /// Services whose methods only compute (meshes, tween curves, the run context) and that
 /// save nothing: when the scene lacks one, `GetService` makes it unarchivable, even for a
 /// generator that may not write outside its container (see [`get_service`]).
-const STATELESS: &[&str] = &["AssetService", "RunService", "TweenService"];
+const STATELESS: &[&str] = &[
+    "AssetService",
+    "GeometryService",
+    "RunService",
+    "TweenService",
+];
 
 fn is_service(name: &str) -> bool {
     procmodel_dom::db()

@@ -173,6 +173,22 @@ impl Probe {
         self.0.cancelled.load(Ordering::Relaxed)
     }
 
+    /// The error that ends the running code when the run was cancelled or a time limit
+    /// passed (what the interrupt raises), or None.
+    pub fn stop_message(&self) -> Option<&'static str> {
+        if self.cancelled() {
+            Some(CANCEL_MESSAGE)
+        } else if self.expired() {
+            Some(if self.run_limit_hit() {
+                procmodel_script::RUN_LIMIT_MESSAGE
+            } else {
+                procmodel_script::TIMEOUT_MESSAGE
+            })
+        } else {
+            None
+        }
+    }
+
     /// Whether any flag is up (what the interrupt's fast path checks).
     #[inline]
     pub fn raised(&self) -> bool {

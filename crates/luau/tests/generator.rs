@@ -477,6 +477,8 @@ fn native_code_and_interpreter_build_the_same_examples() {
             let g = h.load_generator_file(&path, root).unwrap();
             let inputs = RunInputs {
                 size: glam::Vec3::new(24.0, 20.0, 24.0),
+                // Unsandboxed modules have every capability (CastleWall cuts solids).
+                allow_csg: true,
                 ..RunInputs::default()
             };
             let out = h.run_generator(&g, &inputs).unwrap();

@@ -296,3 +296,41 @@ fn r10_2_a_generator_pausing_forever_ends_with_its_own_limit() {
     assert!(m.contains("Run time limit"), "{m}");
     assert!(!m.contains("Script timeout"), "{m}");
 }
+
+/// Solid modelling is native work, out of the interrupt's reach: it reads the same timeout
+/// flag, so a generator unioning far too much stops at its timeout, not minutes later.
+#[test]
+fn r10_2_a_huge_solid_modelling_call_stops_at_the_timeout() {
+    let src = r#"
+return { OnGenerate = function(params, target)
+    local base = Instance.new("Part")
+    local balls = {}
+    for i = 1, 150 do
+        local b = Instance.new("Part")
+        b.Shape = Enum.PartType.Ball
+        b.Size = Vector3.new(3, 3, 3)
+        b.Position = Vector3.new(i * 1.5, math.sin(i) * 2, 0)
+        balls[i] = b
+    end
+    base:UnionAsync(balls, nil, Enum.RenderFidelity.Precise).Parent = target
+end }"#;
+    let path = dir("csg-timeout").join("Heavy.luau");
+    std::fs::write(&path, src).unwrap();
+    let mut h = host(HostConfig {
+        timeout: Duration::from_millis(200),
+        ..HostConfig::default()
+    });
+    let root = h.with_dom_ref(|d| d.root_ref());
+    let g = h.load_generator_file(&path, root).unwrap();
+    let start = std::time::Instant::now();
+    let inputs = RunInputs {
+        allow_csg: true,
+        ..RunInputs::default()
+    };
+    let e = h.run_generator(&g, &inputs).unwrap_err();
+    let spent = start.elapsed();
+    let m = message(e);
+    assert!(m.contains("Script timeout"), "{m}");
+    // Unstopped, the union takes minutes (150 balls of 48 sides, each cut by its neighbours).
+    assert!(spent < Duration::from_secs(20), "stopped after {spent:?}");
+}

@@ -213,6 +213,9 @@ pub struct RunInputs {
     /// Let the generator modify the scene outside its container (an unsandboxed module, or
     /// a sandboxed one granted AccessOutsideWrite). Off by default.
     pub allow_outside_write: bool,
+    /// Let the generator use solid modelling (`UnionAsync`, ...): an unsandboxed module, or a
+    /// sandboxed one granted the CSG capability.
+    pub allow_csg: bool,
     /// What the host does about such writes (when they are allowed) and about spatial
     /// queries of the scene (`workspace:Raycast`, ...).
     pub watch_outside: WatchOutside,

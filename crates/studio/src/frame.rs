@@ -112,7 +112,7 @@ struct UnitMesh {
 
 impl UnitMesh {
     /// None for an attribute that is not a usable mesh (the part is drawn as its box).
-    fn new(text: &str) -> Option<UnitMesh> {
+    fn new(text: &str, face_colors: bool) -> Option<UnitMesh> {
         let mesh = procmodel_mesh::TriangleMesh::from_attribute(text).ok()?;
         let (center, extent) = mesh.center_and_size()?;
         let (center, extent) = (glam::Vec3::from(center), glam::Vec3::from(extent));
@@ -132,7 +132,7 @@ impl UnitMesh {
             out.positions
                 .extend(((glam::Vec3::from(v.position) - center) * inv).to_array());
             out.normals.extend(n.to_array());
-            let [r, g, b, _] = v.color;
+            let [r, g, b, _] = if face_colors { v.color } else { [1.0; 4] };
             out.colors
                 .extend([r, g, b].map(|c| srgb_to_linear(c.clamp(0.0, 1.0))));
         }
@@ -150,6 +150,7 @@ struct Acc {
 struct Names {
     shape: Ustr,
     double_sided: Ustr,
+    use_part_color: Ustr,
     material: Ustr,
     transparency: Ustr,
     brick_color: Ustr,
@@ -159,6 +160,7 @@ struct Names {
 static NAMES: LazyLock<Names> = LazyLock::new(|| Names {
     shape: Ustr::from("Shape"),
     double_sided: Ustr::from("DoubleSided"),
+    use_part_color: Ustr::from("UsePartColor"),
     material: Ustr::from("Material"),
     transparency: Ustr::from("Transparency"),
     brick_color: Ustr::from("BrickColor"),
@@ -177,7 +179,8 @@ pub struct Encoder {
     batches: BTreeMap<BatchKey, Acc>,
     /// Script-built meshes by attribute text, kept while frames draw them (decoding one is
     /// most of a frame's work for the part); None for text that is not a mesh.
-    unit_meshes: HashMap<String, Option<std::sync::Arc<UnitMesh>>>,
+    /// By (attribute text, face colours shown).
+    unit_meshes: HashMap<(String, bool), Option<std::sync::Arc<UnitMesh>>>,
     /// Whether a class is a BasePart.
     part_classes: HashMap<Ustr, bool>,
 }
@@ -202,7 +205,7 @@ impl Encoder {
         let unit_meshes = &mut self.unit_meshes;
         // This frame's meshes in first-use order, and their indices by text.
         let mut frame_meshes: Vec<std::sync::Arc<UnitMesh>> = Vec::new();
-        let mut mesh_index: HashMap<&str, u32> = HashMap::new();
+        let mut mesh_index: HashMap<(&str, bool), u32> = HashMap::new();
         let mut parts = 0usize;
         let mut instances = 0usize;
         // (ref, nearest listed ancestor's node, owning model index, listed, inside results)
@@ -244,19 +247,30 @@ impl Encoder {
                 } else {
                     procmodel_export::mesh_child(dom, inst, "").ok().flatten()
                 };
+                // A solid-modelling result shows its faces' colours unless UsePartColor
+                // paints it in its Color; a MeshPart's Color tints its vertex colours.
+                let solid = procmodel_dom::is_a(inst.class.as_str(), "PartOperation");
+                let face_colors = !solid
+                    || !matches!(
+                        inst.properties.get(&NAMES.use_part_color),
+                        Some(Variant::Bool(true))
+                    );
                 let script_mesh = procmodel_export::script_mesh_text(inst).and_then(|text| {
-                    if let Some(&i) = mesh_index.get(text) {
+                    if let Some(&i) = mesh_index.get(&(text, face_colors)) {
                         return Some(i);
                     }
                     let unit = unit_meshes
-                        .entry(text.to_owned())
-                        .or_insert_with(|| UnitMesh::new(text).map(std::sync::Arc::new))
+                        .entry((text.to_owned(), face_colors))
+                        .or_insert_with(|| {
+                            UnitMesh::new(text, face_colors).map(std::sync::Arc::new)
+                        })
                         .clone()?;
                     let i = frame_meshes.len() as u32;
                     frame_meshes.push(unit);
-                    mesh_index.insert(text, i);
+                    mesh_index.insert((text, face_colors), i);
                     Some(i)
                 });
+                let white = script_mesh.is_some() && solid && face_colors;
                 let (shape, key) = match script_mesh {
                     Some(i) => {
                         let (_, (model, _, _, _, material, t)) = part_key(inst, owner, None);
@@ -269,7 +283,7 @@ impl Encoder {
                     None => part_key(inst, owner, mesh.map(|m| m.shape.into())),
                 };
                 let acc = batches.entry(key).or_default();
-                push_part(acc, inst, shape, mesh, me.max(0) as u32);
+                push_part(acc, inst, shape, mesh, me.max(0) as u32, white);
             }
             let is_results = inst.class == "GeneratedFolder";
             let children = inst.children();
@@ -315,7 +329,7 @@ impl Encoder {
             }
         }
         // Meshes no part draws any more are forgotten.
-        unit_meshes.retain(|text, _| mesh_index.contains_key(text.as_str()));
+        unit_meshes.retain(|(text, colors), _| mesh_index.contains_key(&(text.as_str(), *colors)));
         Encoded {
             nodes,
             batches: out_batches,
@@ -366,6 +380,7 @@ fn push_part(
     shape: Shape,
     mesh: Option<procmodel_export::MeshChild>,
     node: u32,
+    white: bool,
 ) {
     let cf = match inst.properties.get(&KEYS.cframe) {
         Some(Variant::CFrame(c)) => *c,
@@ -407,8 +422,8 @@ fn push_part(
     }
     let t = glam::Vec3::from(a.translation) + a.matrix3 * offset;
     acc.matrices.extend_from_slice(&[t.x, t.y, t.z, 1.0]);
-    acc.colors
-        .extend_from_slice(&color_of(inst).map(srgb_to_linear));
+    let color = if white { [1.0; 3] } else { color_of(inst) };
+    acc.colors.extend_from_slice(&color.map(srgb_to_linear));
     acc.ids.push(node);
 }
 
@@ -481,6 +496,11 @@ mod tests {
 
     /// A MeshPart carrying a one-triangle mesh (spanning 2 × 1 × 0) as its attribute.
     fn triangle_part(size: f32) -> InstanceBuilder {
+        triangle_part_of("MeshPart", size)
+    }
+
+    /// A part of `class` carrying the mesh of [`triangle_part`].
+    fn triangle_part_of(class: &str, size: f32) -> InstanceBuilder {
         use procmodel_mesh::{Triangle, TriangleMesh};
         let mesh = TriangleMesh {
             positions: vec![[0.0, 0.0, 0.0], [2.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
@@ -497,7 +517,7 @@ mod tests {
             procmodel_mesh::ATTRIBUTE.to_owned(),
             mesh.to_attribute().into(),
         );
-        InstanceBuilder::new("MeshPart")
+        InstanceBuilder::new(class)
             .with_property("Size", rbx_types::Vector3::new(size, size, size))
             .with_property("Attributes", attributes)
     }
@@ -549,6 +569,36 @@ mod tests {
             (Some(0), true)
         );
         assert_eq!(e.meshes.len(), 1);
+    }
+
+    /// A solid-modelling result shows its faces' colours (white instance colour, the mesh's
+    /// own) unless UsePartColor paints it in its Color (white mesh, the part's colour).
+    #[test]
+    fn a_union_shows_its_face_colours_unless_it_uses_its_part_color() {
+        for (use_part_color, instance, face) in [
+            (false, [1.0, 1.0, 1.0], [1.0, 0.0, 0.0]),
+            (true, [0.0, 1.0, 0.0], [1.0, 1.0, 1.0]),
+        ] {
+            let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+            let root = dom.root_ref();
+            let ws = dom.insert(root, InstanceBuilder::new("Workspace"));
+            let union = triangle_part_of("UnionOperation", 4.0)
+                .with_property("Color", rbx_types::Color3::new(0.0, 1.0, 0.0))
+                .with_property("UsePartColor", use_part_color);
+            dom.insert(ws, union);
+            let e = encode(&dom);
+            assert_eq!((e.batches.len(), e.meshes.len()), (1, 1));
+            assert_eq!(e.batches[0].shape, Shape::Mesh);
+            let f = |i: usize| f32::from_le_bytes(e.body[i * 4..i * 4 + 4].try_into().unwrap());
+            // One part: its matrix (16), its colour (3), its id; then the mesh's positions
+            // (9), normals (9) and colours.
+            assert_eq!(
+                [f(16), f(17), f(18)],
+                instance,
+                "UsePartColor {use_part_color}"
+            );
+            assert_eq!([f(38), f(39), f(40)], face, "UsePartColor {use_part_color}");
+        }
     }
 
     #[test]

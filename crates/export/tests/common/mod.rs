@@ -142,6 +142,11 @@ pub fn parse_glb(glb: &[u8]) -> (serde_json::Value, Vec<u8>) {
 /// square pyramid on a 2 × 2 base, 1 high, apex red, base corners white, every face
 /// counter-clockwise seen from outside, one normal per face.
 pub fn pyramid_part(name: &str, size: Vector3, cframe: CFrame) -> InstanceBuilder {
+    part("MeshPart", name, size, cframe).with_property("Attributes", pyramid_attributes())
+}
+
+/// Attributes holding the pyramid mesh of [`pyramid_part`].
+pub fn pyramid_attributes() -> rbx_dom_weak::types::Attributes {
     use procmodel_mesh::{Triangle, TriangleMesh};
     let base = [
         [-1.0, 0.0, -1.0],
@@ -178,5 +183,5 @@ pub fn pyramid_part(name: &str, size: Vector3, cframe: CFrame) -> InstanceBuilde
         procmodel_mesh::ATTRIBUTE.to_owned(),
         mesh.to_attribute().into(),
     );
-    part("MeshPart", name, size, cframe).with_property("Attributes", attributes)
+    attributes
 }

@@ -7,6 +7,7 @@
 
 mod attachment;
 mod bindable;
+mod csg;
 mod effects;
 mod humanoid;
 mod instance;
@@ -38,6 +39,7 @@ pub fn register_all(m: &mut MethodTable) {
     instance::register(m);
     attachment::register(m);
     bindable::register(m);
+    csg::register(m);
     effects::register(m);
     humanoid::register(m);
     joints::register(m);

@@ -1471,15 +1471,6 @@ pub fn register(m: &mut MethodTable) {
         }
         Ok(true)
     });
-    // Solid modelling needs Roblox's geometry service: say so, rather than "not a member".
-    for name in ["UnionAsync", "SubtractAsync", "IntersectAsync"] {
-        m.add_method(name, move |_lua, this, _: mlua::MultiValue| -> mlua::Result<()> {
-            Err(mlua::Error::runtime(format!(
-                "{}:{name} is not supported: procmodel has no solid modelling (CSG); build the shape from parts or a MeshPart",
-                this.class
-            )))
-        });
-    }
     m.class("Workspace");
     // The virtual clock, as `os.clock`/`time` (a headless session is its own server).
     m.add_method("GetServerTimeNow", |lua, _this, ()| {

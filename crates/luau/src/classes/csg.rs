@@ -1,0 +1,475 @@
+//! Solid modelling (Roblox reference): `BasePart:UnionAsync`/`SubtractAsync`/`IntersectAsync`
+//! and `GeometryService:UnionAsync`/`SubtractAsync`/`IntersectAsync`.
+//!
+//! The inputs' solids — primitive parts by their shape, and parts carrying a procmodel mesh
+//! (earlier results, script-built MeshParts) by that mesh — are combined by `procmodel_csg`
+//! in the main part's space. A result is a new part without a Parent: a `UnionOperation`
+//! (`IntersectOperation` for an intersection) for the `BasePart` methods, `PartOperation`s
+//! (`MeshPart`s when an input was one) for `GeometryService`, one per connected body unless
+//! `SplitApart = false`. It carries its triangles in the attribute
+//! [`procmodel_mesh::ATTRIBUTE`], like a MeshPart built from an EditableMesh: the export and
+//! the studio draw it, face colours from the inputs' colours unless `UsePartColor` is set;
+//! Roblox Studio, which keeps a union's geometry in data only Roblox can make, shows the
+//! part and ignores the attribute. Every other property goes through the ordinary paths.
+
+use crate::context::ctx;
+use crate::methods::MethodTable;
+use glam::{Affine3A, Vec3};
+use mlua::{MultiValue, Value};
+use procmodel_csg::{CsgError, DAffine3, Solid};
+use procmodel_luau_types::{EnumItem, Vector3};
+use procmodel_mesh::shapes::{self, Shape};
+use rbx_types::Variant;
+
+/// The method, for the result table's fields and the properties it copies.
+const CSG_LUAU: &str = r#"
+local solve, attribute = ...
+-- What every result takes from the main part (reference).
+local COPIED = { "Color", "Material", "MaterialVariant", "Reflectance", "Transparency",
+    "CanCollide", "AudioCanCollide", "Anchored", "CustomPhysicalProperties" }
+return function(method, main, parts, options, collisionFidelity, renderFidelity)
+    local results = solve(method, main, parts, options, collisionFidelity, renderFidelity)
+    local out = {}
+    for i, r in results do
+        local part = Instance.new(r.Class)
+        part.Name = r.Name
+        for _, name in COPIED do
+            part[name] = main[name]
+        end
+        part.Size = r.Size
+        part.CFrame = r.CFrame
+        if r.PivotOffset then
+            part.PivotOffset = r.PivotOffset
+        end
+        if r.CollisionFidelity then
+            part.CollisionFidelity = r.CollisionFidelity
+        end
+        if r.RenderFidelity then
+            part.RenderFidelity = r.RenderFidelity
+        end
+        if r.Class == "MeshPart" then
+            -- A MeshPart result shows its face colours tinted by Color (reference).
+            part.Color = Color3.new(1, 1, 1)
+        end
+        part:SetAttribute(attribute, r.Mesh)
+        out[i] = part
+    end
+    return out
+end
+"#;
+
+#[derive(Clone, Copy, PartialEq)]
+enum Op {
+    Union,
+    Subtract,
+    Intersect,
+}
+
+/// The options of a `GeometryService` method (reference), checked.
+struct Options {
+    collision: Option<EnumItem>,
+    render: Option<EnumItem>,
+    split_apart: bool,
+}
+
+fn enum_option(method: &str, name: &str, v: Value) -> mlua::Result<Option<EnumItem>> {
+    if v.is_nil() {
+        return Ok(None);
+    }
+    match procmodel_luau_types::FromValue::from_value(&v) {
+        Some(item @ EnumItem { enum_name, .. }) if enum_name == name => Ok(Some(item)),
+        _ => Err(mlua::Error::runtime(format!(
+            "{method}: {name} must be an Enum.{name} item, got {}",
+            procmodel_luau_types::type_name(&v)
+        ))),
+    }
+}
+
+const OPTIONS: [&str; 4] = [
+    "CollisionFidelity",
+    "RenderFidelity",
+    "FluidFidelity",
+    "SplitApart",
+];
+
+fn geometry_options(method: &str, v: &Value) -> mlua::Result<Options> {
+    let mut o = Options {
+        collision: None,
+        render: None,
+        split_apart: true,
+    };
+    let t = match v {
+        Value::Nil => return Ok(o),
+        Value::Table(t) => t,
+        other => {
+            return Err(mlua::Error::runtime(format!(
+                "invalid argument #3 to '{method}' (table expected, got {})",
+                procmodel_luau_types::type_name(other)
+            )));
+        }
+    };
+    for pair in t.pairs::<Value, Value>() {
+        let (k, _) = pair?;
+        let known =
+            matches!(&k, Value::String(s) if OPTIONS.iter().any(|f| s.as_bytes() == f.as_bytes()));
+        if !known {
+            return Err(mlua::Error::runtime(format!(
+                "{method}: unknown option {} (the options are {})",
+                match &k {
+                    Value::String(s) => format!("\"{}\"", s.to_string_lossy()),
+                    other => procmodel_luau_types::type_name(other),
+                },
+                OPTIONS.join(", ")
+            )));
+        }
+    }
+    o.collision = enum_option(method, "CollisionFidelity", t.raw_get("CollisionFidelity")?)?;
+    o.render = enum_option(method, "RenderFidelity", t.raw_get("RenderFidelity")?)?;
+    enum_option(method, "FluidFidelity", t.raw_get("FluidFidelity")?)?;
+    match t.raw_get::<Value>("SplitApart")? {
+        Value::Nil => {}
+        Value::Boolean(b) => o.split_apart = b,
+        other => {
+            return Err(mlua::Error::runtime(format!(
+                "{method}: SplitApart must be a boolean, got {}",
+                procmodel_luau_types::type_name(&other)
+            )));
+        }
+    }
+    Ok(o)
+}
+
+/// Segments around a ball or cylinder for a `RenderFidelity` (Automatic when unset).
+fn segments(render: Option<&EnumItem>) -> u32 {
+    match render.map(|r| r.name) {
+        Some("Precise") => 48,
+        Some("Performance") => 12,
+        _ => 24,
+    }
+}
+
+fn to_daffine(a: &Affine3A) -> DAffine3 {
+    DAffine3::from_cols_array(&a.to_cols_array().map(f64::from))
+}
+
+fn color_of(inst: &rbx_dom_weak::Instance) -> [f32; 4] {
+    let v = inst
+        .properties
+        .get(&rbx_dom_weak::ustr("Color"))
+        .or_else(|| procmodel_dom::db_default(inst.class.as_str(), "Color"));
+    match v {
+        Some(Variant::Color3uint8(c)) => [
+            f32::from(c.r) / 255.0,
+            f32::from(c.g) / 255.0,
+            f32::from(c.b) / 255.0,
+            1.0,
+        ],
+        Some(Variant::Color3(c)) => [c.r, c.g, c.b, 1.0],
+        _ => [163.0 / 255.0, 162.0 / 255.0, 165.0 / 255.0, 1.0],
+    }
+}
+
+/// The text of a part's mesh attribute, if it has one.
+fn mesh_text(inst: &rbx_dom_weak::Instance) -> Option<&str> {
+    match inst.properties.get(&crate::keys::KEYS.attributes) {
+        Some(Variant::Attributes(a)) => match a.get(procmodel_mesh::ATTRIBUTE)? {
+            Variant::String(s) => Some(s),
+            Variant::BinaryString(b) => std::str::from_utf8(b.as_ref()).ok(),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn uses_part_color(inst: &rbx_dom_weak::Instance) -> bool {
+    matches!(
+        inst.properties.get(&rbx_dom_weak::ustr("UsePartColor")),
+        Some(Variant::Bool(true))
+    )
+}
+
+/// One input part as a solid in the space `frame` (the main part's), or why it cannot be.
+fn solid_of(
+    c: &crate::context::Ctx,
+    r: rbx_types::Ref,
+    frame: &Affine3A,
+    segments: u32,
+    meshes_allowed: bool,
+) -> Result<(Solid, bool), String> {
+    let inst = c
+        .dom
+        .get_by_ref(r)
+        .ok_or_else(|| "has been destroyed".to_owned())?;
+    let class = inst.class.as_str();
+    let local = frame.inverse() * procmodel_dom::part_cframe(inst);
+    let size = procmodel_dom::part_size(inst);
+    let color = color_of(inst);
+    let is_mesh_part = procmodel_dom::is_a(class, "MeshPart");
+    if is_mesh_part || procmodel_dom::is_a(class, "PartOperation") {
+        if class == "NegateOperation" {
+            return Err("is a NegateOperation, which procmodel cannot combine".into());
+        }
+        if is_mesh_part && !meshes_allowed {
+            return Err("is a MeshPart: BasePart's solid modelling takes Parts and unions (GeometryService's takes MeshParts)".into());
+        }
+        let Some(text) = mesh_text(inst) else {
+            return Err(format!(
+                "is a {class} without geometry procmodel can read (only the results of solid modelling and EditableMeshes made here carry it)"
+            ));
+        };
+        let mesh = procmodel_mesh::TriangleMesh::from_attribute(text)
+            .map_err(|e| format!("has a broken {} attribute: {e}", procmodel_mesh::ATTRIBUTE))?;
+        let (center, extent) = mesh
+            .center_and_size()
+            .ok_or_else(|| "has a mesh without triangles".to_owned())?;
+        let (center, extent) = (Vec3::from(center), Vec3::from(extent));
+        // Drawn centred on the part and stretched to its Size, as the export draws it.
+        let stretch = Vec3::select(extent.cmpgt(Vec3::ZERO), size / extent, Vec3::ONE);
+        let fit = Affine3A::from_scale(stretch) * Affine3A::from_translation(-center);
+        let own_colors = !uses_part_color(inst) && !is_mesh_part;
+        let tint = (!own_colors).then_some(color);
+        return Ok((
+            Solid::from_triangle_mesh(&mesh, to_daffine(&(local * fit)), tint),
+            is_mesh_part,
+        ));
+    }
+    if !procmodel_dom::is_a(class, "BasePart") || class == "Terrain" {
+        return Err(format!("is a {class}, not a part"));
+    }
+    let shape = match procmodel_dom::spatial::part_shape(inst) {
+        procmodel_dom::spatial::PartShape::Ball => Shape::Ball,
+        procmodel_dom::spatial::PartShape::Cylinder => Shape::Cylinder,
+        procmodel_dom::spatial::PartShape::Wedge => Shape::Wedge,
+        procmodel_dom::spatial::PartShape::CornerWedge => Shape::CornerWedge,
+        procmodel_dom::spatial::PartShape::Block => Shape::Block,
+    };
+    let mesh = shapes::build(shape, size.max(Vec3::splat(0.001)), segments);
+    Ok((Solid::from_shape(&mesh, to_daffine(&local), color), false))
+}
+
+fn csg_error(method: &str, e: CsgError) -> mlua::Error {
+    mlua::Error::runtime(format!("{method}: {e}; use fewer or simpler parts"))
+}
+
+/// `solve(method, main, parts, options, collisionFidelity, renderFidelity)`: the results'
+/// fields, one table per result part.
+fn solve(lua: &mlua::Lua, a: MultiValue) -> mlua::Result<mlua::Table> {
+    let mut args = a.into_iter();
+    let method: String = match args.next() {
+        Some(Value::String(s)) => s.to_str()?.to_owned(),
+        _ => return Err(mlua::Error::runtime("solid modelling: no method name")),
+    };
+    let main_v = args.next().unwrap_or(Value::Nil);
+    let parts_v = args.next().unwrap_or(Value::Nil);
+    let options_v = args.next().unwrap_or(Value::Nil);
+    let collision_v = args.next().unwrap_or(Value::Nil);
+    let render_v = args.next().unwrap_or(Value::Nil);
+    let (service, name) = method.split_once(':').unwrap_or(("", method.as_str()));
+    let geometry_service = service == "GeometryService";
+    let op = match name {
+        "UnionAsync" => Op::Union,
+        "SubtractAsync" => Op::Subtract,
+        _ => Op::Intersect,
+    };
+    let options = if geometry_service {
+        geometry_options(&method, &options_v)?
+    } else {
+        Options {
+            collision: enum_option(&method, "CollisionFidelity", collision_v)?,
+            render: enum_option(&method, "RenderFidelity", render_v)?,
+            split_apart: false,
+        }
+    };
+    // The argument numbers as a script sees them.
+    let (main_arg, parts_arg) = if geometry_service { (1, 2) } else { (0, 1) };
+    let c = ctx(lua)?;
+    if c.csg_locked {
+        return Err(mlua::Error::runtime(format!(
+            "{method} needs the CSG capability: the generator is sandboxed without it (add CSG to its Capabilities)"
+        )));
+    }
+    let Some(main) = c.instance(&main_v) else {
+        return Err(mlua::Error::runtime(format!(
+            "invalid argument #{main_arg} to '{name}' (BasePart expected, got {})",
+            procmodel_luau_types::type_name(&main_v)
+        )));
+    };
+    let Value::Table(list) = &parts_v else {
+        return Err(mlua::Error::runtime(format!(
+            "invalid argument #{parts_arg} to '{name}' (array of parts expected, got {})",
+            procmodel_luau_types::type_name(&parts_v)
+        )));
+    };
+    let mut others = Vec::new();
+    for i in 1..=list.raw_len() {
+        let v: Value = list.raw_get(i)?;
+        match c.instance(&v) {
+            Some(p) => others.push((i, p)),
+            None => {
+                return Err(mlua::Error::runtime(format!(
+                    "{method}: parts[{i}] is not an Instance (got {})",
+                    procmodel_luau_types::type_name(&v)
+                )));
+            }
+        }
+    }
+    let main_inst = c.dom.get_by_ref(main.r).ok_or_else(|| {
+        mlua::Error::runtime(format!("{method}: the main part has been destroyed"))
+    })?;
+    let frame = procmodel_dom::part_cframe(main_inst);
+    let segments = segments(options.render.as_ref());
+    let describe = |r: rbx_types::Ref, what: &str, why: String| {
+        mlua::Error::runtime(format!(
+            "{method}: {what} ({} \"{}\") {why}",
+            c.dom.get_by_ref(r).map_or("Instance", |i| i.class.as_str()),
+            c.full_name(r)
+        ))
+    };
+    let (main_solid, mut any_mesh_part) = solid_of(&c, main.r, &frame, segments, geometry_service)
+        .map_err(|why| describe(main.r, "the main part", why))?;
+    let mut solids = Vec::with_capacity(others.len());
+    for (i, p) in &others {
+        let (other, mesh_part) = solid_of(&c, p.r, &frame, segments, geometry_service)
+            .map_err(|why| describe(p.r, &format!("parts[{i}]"), why))?;
+        any_mesh_part |= mesh_part;
+        solids.push(other);
+    }
+    drop(c);
+    // The time limits and cancellation stop the work as they stop Luau code.
+    let probe = lua
+        .app_data_ref::<crate::watchdog::Probe>()
+        .map(|p| p.clone());
+    let stop = || probe.as_ref().is_some_and(|p| p.stop_message().is_some());
+    let solid = match op {
+        // The other parts merged first, in a balanced order, then with the main part:
+        // A ∪ B ∪ C and A − B − C are A ∪ (B ∪ C) and A − (B ∪ C).
+        Op::Union => Solid::union_all(solids, &stop)
+            .and_then(|others| main_solid.union_until(&others, &stop)),
+        Op::Subtract => Solid::union_all(solids, &stop)
+            .and_then(|others| main_solid.subtract_until(&others, &stop)),
+        Op::Intersect => solids
+            .iter()
+            .try_fold(main_solid, |acc, other| acc.intersect_until(other, &stop)),
+    }
+    .map_err(
+        |e| match (e, probe.as_ref().and_then(|p| p.stop_message())) {
+            (CsgError::Interrupted, Some(message)) => mlua::Error::runtime(message),
+            (e, _) => csg_error(&method, e),
+        },
+    )?;
+    if solid.is_empty() {
+        return Err(mlua::Error::runtime(format!(
+            "{method}: the result would be empty{}",
+            match op {
+                Op::Subtract => " (the parts subtracted cover the whole main part)",
+                Op::Intersect => " (the parts do not all overlap)",
+                Op::Union => "",
+            }
+        )));
+    }
+    let bodies = if options.split_apart {
+        solid.split_apart()
+    } else {
+        vec![solid]
+    };
+    let (class, result_name) = match (geometry_service, any_mesh_part, op) {
+        (true, true, _) => ("MeshPart", "MeshPart"),
+        (true, false, _) => ("PartOperation", "PartOperation"),
+        (false, _, Op::Intersect) => ("IntersectOperation", "Intersection"),
+        (false, _, _) => ("UnionOperation", "Union"),
+    };
+    let out = lua.create_table()?;
+    for (k, body) in bodies.iter().enumerate() {
+        let Some((lo, hi)) = body.bounds() else {
+            continue;
+        };
+        let center = (lo + hi) * 0.5;
+        let body = body.transformed(DAffine3::from_translation(-center));
+        let mesh = body.to_triangle_mesh();
+        if mesh.triangles.len() > procmodel_mesh::MAX_TRIANGLES {
+            return Err(mlua::Error::runtime(format!(
+                "{method}: the result has {} triangles, more than the {} a part may have (Roblox simplifies it; procmodel does not): use fewer or simpler parts, or RenderFidelity Performance",
+                mesh.triangles.len(),
+                procmodel_mesh::MAX_TRIANGLES
+            )));
+        }
+        if mesh.positions.len() > procmodel_mesh::MAX_VERTICES {
+            return Err(mlua::Error::runtime(format!(
+                "{method}: the result has {} vertices, more than the {} a part may have",
+                mesh.positions.len(),
+                procmodel_mesh::MAX_VERTICES
+            )));
+        }
+        let size = (hi - lo).as_vec3();
+        let offset = Affine3A::from_translation(center.as_vec3());
+        let r = lua.create_table()?;
+        r.raw_set("Class", class)?;
+        r.raw_set("Name", result_name)?;
+        r.raw_set("Size", Vector3(size))?;
+        r.raw_set(
+            "CFrame",
+            crate::instance::cframe_value(lua, &(frame * offset))?,
+        )?;
+        if geometry_service {
+            // The results are in the main part's space: their pivot is its CFrame.
+            r.raw_set(
+                "PivotOffset",
+                crate::instance::cframe_value(lua, &offset.inverse())?,
+            )?;
+        }
+        if let Some(item) = &options.collision {
+            r.raw_set("CollisionFidelity", *item)?;
+        }
+        if let Some(item) = &options.render {
+            r.raw_set("RenderFidelity", *item)?;
+        }
+        r.raw_set("Mesh", lua.create_string(mesh.to_attribute())?)?;
+        out.raw_set(k + 1, r)?;
+    }
+    Ok(out)
+}
+
+fn call(lua: &mlua::Lua, method: String, args: MultiValue) -> mlua::Result<Value> {
+    let f =
+        crate::methods::luau_function(lua, "procmodel.csg", "=GeometryService", CSG_LUAU, || {
+            Ok((
+                lua.create_function(|lua, a: MultiValue| solve(lua, a))?,
+                procmodel_mesh::ATTRIBUTE,
+            ))
+        })?;
+    let mut all = args;
+    all.push_front(Value::String(lua.create_string(&method)?));
+    f.call(all)
+}
+
+pub fn register(m: &mut MethodTable) {
+    m.class("BasePart");
+    for name in ["UnionAsync", "SubtractAsync", "IntersectAsync"] {
+        m.add_method(name, move |lua, this, a: MultiValue| {
+            // part:UnionAsync(parts, collisionFidelity, renderFidelity)
+            let handle = ctx(lua)?.push(this.r)?;
+            let mut args = a.into_iter();
+            let parts = args.next().unwrap_or(Value::Nil);
+            let collision = args.next().unwrap_or(Value::Nil);
+            let render = args.next().unwrap_or(Value::Nil);
+            let all = MultiValue::from_iter([handle, parts, Value::Nil, collision, render]);
+            let results = call(lua, format!("BasePart:{name}"), all)?;
+            match results {
+                Value::Table(t) => t.raw_get::<Value>(1),
+                other => Ok(other),
+            }
+        });
+    }
+    m.class("GeometryService");
+    for name in ["UnionAsync", "SubtractAsync", "IntersectAsync"] {
+        m.add_method(name, move |lua, _this, a: MultiValue| {
+            // GeometryService:UnionAsync(part, parts, options)
+            let mut args = a.into_iter();
+            let main = args.next().unwrap_or(Value::Nil);
+            let parts = args.next().unwrap_or(Value::Nil);
+            let options = args.next().unwrap_or(Value::Nil);
+            let all = MultiValue::from_iter([main, parts, options]);
+            call(lua, format!("GeometryService:{name}"), all)
+        });
+    }
+}
