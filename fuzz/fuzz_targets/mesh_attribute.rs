@@ -1,6 +1,8 @@
-//! Fuzz target: the mesh a MeshPart built from an EditableMesh carries (`procmodel_mesh`).
-//! Decoding never panics; a mesh it accepts encodes back to the same bytes and exports to a
-//! glTF without panicking (the exporter trusts what `decode` accepted).
+//! Fuzz target: the mesh a MeshPart built from an EditableMesh or a solid-modelling result
+//! carries (`procmodel_mesh`). Decoding never panics; a mesh it accepts encodes back to the
+//! same bytes, exports to a glTF without panicking (the exporter trusts what `decode`
+//! accepted), and goes through solid modelling (any mesh, closed or not) without panicking,
+//! giving a mesh that decodes again.
 
 #![no_main]
 
@@ -24,4 +26,25 @@ fuzz_target!(|data: &[u8]| {
             .with_property("Attributes", attributes),
     );
     let _ = procmodel_export::to_glb(&dom, &[part], &procmodel_export::ExportOptions::default());
+
+    use procmodel_csg::{DAffine3, DVec3, Solid};
+    let solid = Solid::from_triangle_mesh(&mesh, DAffine3::IDENTITY, None);
+    let cube = procmodel_mesh::shapes::build(
+        procmodel_mesh::shapes::Shape::Block,
+        glam::Vec3::splat(1.0),
+        8,
+    );
+    let cube = Solid::from_shape(&cube, DAffine3::from_translation(DVec3::splat(0.25)), [1.0; 4]);
+    for result in [solid.union(&cube), solid.subtract(&cube), cube.intersect(&solid)] {
+        let Ok(result) = result else { continue };
+        for body in result.split_apart() {
+            let out = body.to_triangle_mesh();
+            if out.triangles.len() > procmodel_mesh::MAX_TRIANGLES
+                || out.positions.len() > procmodel_mesh::MAX_VERTICES
+            {
+                continue; // the caller refuses it (Luau: an error naming the count)
+            }
+            assert_eq!(TriangleMesh::decode(&out.encode()).as_ref(), Ok(&out));
+        }
+    }
 });

@@ -730,3 +730,54 @@ proptest! {
         prop_assert_eq!(cut.split_apart().len(), 1);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Any triangle soup (open, self-intersecting, degenerate, far away or tiny) goes through
+    /// every operation without panicking, and what comes out is a mesh the decoder accepts.
+    #[test]
+    fn any_triangle_soup_survives_every_operation(
+        corners in proptest::collection::vec(
+            prop_oneof![
+                [-3.0f32..3.0, -3.0..3.0, -3.0..3.0],
+                Just([0.0f32, 0.0, 0.0]),
+                [-1e-6f32..1e-6, -1e-6..1e-6, -1e-6..1e-6],
+                [-1e6f32..1e6, -1e6..1e6, -1e6..1e6],
+            ],
+            3..60,
+        )
+    ) {
+        let mut mesh = TriangleMesh {
+            positions: corners,
+            normals: vec![[0.0, 1.0, 0.0], [0.0; 3]],
+            uvs: vec![[0.0, 0.0]],
+            colors: vec![[1.0, 0.0, 0.0, 1.0]],
+            ..TriangleMesh::default()
+        };
+        let n = mesh.positions.len() as u32;
+        for k in 0..n / 3 {
+            mesh.triangles.push(Triangle {
+                vertices: [3 * k, 3 * k + 1, (3 * k + 2) % n],
+                normals: [0, 1, k % 2],
+                uvs: [0; 3],
+                colors: [0; 3],
+            });
+        }
+        let soup = Solid::from_triangle_mesh(&mesh, DAffine3::IDENTITY, None);
+        let cube = block([2.0, 2.0, 2.0], [0.5, 0.0, 0.0]);
+        for result in [
+            soup.union(&cube),
+            soup.subtract(&cube),
+            cube.subtract(&soup),
+            soup.intersect(&cube),
+            Solid::union_all(vec![soup.clone(), cube.clone(), soup.clone()], &|| false),
+        ] {
+            let result = result.unwrap();
+            for body in result.split_apart() {
+                let out = body.to_triangle_mesh();
+                prop_assert_eq!(TriangleMesh::decode(&out.encode()), Ok(out));
+            }
+        }
+    }
+}
