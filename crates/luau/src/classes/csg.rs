@@ -58,6 +58,20 @@ return function(method, main, parts, options, collisionFidelity, renderFidelity)
 end
 "#;
 
+/// `PartOperation:SubstituteGeometry(source)`: the geometry (triangles, Size, and the CFrame
+/// and PivotOffset that place them, so the pivot stays where the operation put it) from
+/// `source`; every other property, attribute, tag and child stays.
+const SUBSTITUTE_LUAU: &str = r#"
+local check, attribute = ...
+return function(target, source)
+    check(target, source)
+    target.Size = source.Size
+    target.CFrame = source.CFrame
+    target.PivotOffset = source.PivotOffset
+    target:SetAttribute(attribute, source:GetAttribute(attribute))
+end
+"#;
+
 #[derive(Clone, Copy, PartialEq)]
 enum Op {
     Union,
@@ -460,6 +474,41 @@ pub fn register(m: &mut MethodTable) {
             }
         });
     }
+    m.class("PartOperation");
+    m.add_method("SubstituteGeometry", |lua, this, a: MultiValue| {
+        crate::methods::call_luau_method::<_, _, ()>(
+            lua,
+            this,
+            ("procmodel.csg.substitute", "=PartOperation", SUBSTITUTE_LUAU),
+            || {
+                let check = lua.create_function(|lua, (_target, source): (Value, Value)| {
+                    let c = ctx(lua)?;
+                    if c.csg_locked {
+                        return Err(mlua::Error::runtime(
+                            "PartOperation:SubstituteGeometry needs the CSG capability: the generator is sandboxed without it (add CSG to its Capabilities)",
+                        ));
+                    }
+                    let Some(src) = c.instance(&source) else {
+                        return Err(mlua::Error::runtime(format!(
+                            "invalid argument #1 to 'SubstituteGeometry' (PartOperation expected, got {})",
+                            procmodel_luau_types::type_name(&source)
+                        )));
+                    };
+                    let has_mesh = c.dom.get_by_ref(src.r).and_then(mesh_text).is_some();
+                    if !procmodel_dom::is_a(src.class.as_str(), "PartOperation") || !has_mesh {
+                        return Err(mlua::Error::runtime(format!(
+                            "SubstituteGeometry: the source ({} \"{}\") is not a PartOperation made by solid modelling here",
+                            src.class,
+                            c.full_name(src.r)
+                        )));
+                    }
+                    Ok(())
+                })?;
+                Ok((check, procmodel_mesh::ATTRIBUTE))
+            },
+            a,
+        )
+    });
     m.class("GeometryService");
     for name in ["UnionAsync", "SubtractAsync", "IntersectAsync"] {
         m.add_method(name, move |lua, _this, a: MultiValue| {
