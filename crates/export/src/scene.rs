@@ -510,9 +510,10 @@ impl Builder<'_> {
         })
     }
 
-    /// A procmodel mesh drawn at `size` (output units): centred on the part, each axis
-    /// stretched from the mesh's extent to the part's (Roblox fits a mesh to its part's
-    /// Size); normals follow the stretch. The vertices are `TriangleMesh::indexed`'s; their
+    /// A procmodel mesh drawn at `size` (output units): each axis stretched from the mesh's
+    /// extent to the part's (Roblox fits a mesh to its part's Size), a MeshPart's mesh
+    /// centred on the part, a solid-modelling result's about the part's origin; normals
+    /// follow the stretch. The vertices are `TriangleMesh::indexed`'s; their
     /// colours are white unless `face_colors`. Named for a solid-modelling result
     /// (`solid`) or an EditableMesh. Shared by parts with the same mesh, size and flags.
     fn script_mesh(
@@ -536,6 +537,10 @@ impl Builder<'_> {
             .center_and_size()
             .expect("a mesh with triangles has positions");
         let (center, extent) = (Vec3::from(center), Vec3::from(extent));
+        // A solid-modelling result's triangles are in the part's own space (GeometryService
+        // leaves them where the operation put them, off the part's centre); a MeshPart's mesh
+        // is centred on the part.
+        let center = if solid { Vec3::ZERO } else { center };
         let stretch = Vec3::select(extent.cmpgt(Vec3::ZERO), size / extent, Vec3::ONE);
         let (vertices, indices) = mesh.indexed();
         let mut out = MeshData {
@@ -544,7 +549,7 @@ impl Builder<'_> {
         };
         for v in &vertices {
             out.positions
-                .push((Vec3::from(v.position) - center) * stretch + Vec3::ZERO);
+                .push((Vec3::from(v.position) - center) * stretch);
             out.normals
                 .push((Vec3::from(v.normal) / stretch).normalize_or(Vec3::Y));
             let [r, g, b, a] = if face_colors { v.color } else { [1.0; 4] };

@@ -799,7 +799,11 @@ fn a_union_shows_its_face_colours_unless_it_uses_its_part_color() {
         let attrs = &doc["meshes"][0]["primitives"][0]["attributes"];
         let positions = accessor_floats(&doc, &bin, attrs["POSITION"].as_u64().unwrap(), 3);
         let colors = accessor_floats(&doc, &bin, attrs["COLOR_0"].as_u64().unwrap(), 4);
-        let at_apex = positions.iter().position(|p| p[1] == 0.5).unwrap();
+        // A result's triangles are in the part's own space, not centred as a MeshPart's
+        // are: the pyramid's base stays at y = 0 and its apex at y = 1.
+        let lowest = positions.iter().map(|p| p[1]).fold(f32::MAX, f32::min);
+        assert_eq!(lowest, 0.0);
+        let at_apex = positions.iter().position(|p| p[1] == 1.0).unwrap();
         assert_eq!(
             colors[at_apex][..],
             apex[..],

@@ -112,10 +112,13 @@ struct UnitMesh {
 
 impl UnitMesh {
     /// None for an attribute that is not a usable mesh (the part is drawn as its box).
-    fn new(text: &str, face_colors: bool) -> Option<UnitMesh> {
+    /// `solid`: a solid-modelling result, whose triangles are in the part's own space (off
+    /// its centre for GeometryService's); a MeshPart's mesh is centred.
+    fn new(text: &str, face_colors: bool, solid: bool) -> Option<UnitMesh> {
         let mesh = procmodel_mesh::TriangleMesh::from_attribute(text).ok()?;
         let (center, extent) = mesh.center_and_size()?;
         let (center, extent) = (glam::Vec3::from(center), glam::Vec3::from(extent));
+        let center = if solid { glam::Vec3::ZERO } else { center };
         let has = extent.cmpgt(glam::Vec3::ZERO);
         let inv = glam::Vec3::select(has, extent.recip(), glam::Vec3::ZERO);
         let stretch = glam::Vec3::select(has, extent, glam::Vec3::ONE);
@@ -179,8 +182,8 @@ pub struct Encoder {
     batches: BTreeMap<BatchKey, Acc>,
     /// Script-built meshes by attribute text, kept while frames draw them (decoding one is
     /// most of a frame's work for the part); None for text that is not a mesh.
-    /// By (attribute text, face colours shown).
-    unit_meshes: HashMap<(String, bool), Option<std::sync::Arc<UnitMesh>>>,
+    /// By (attribute text, face colours shown, a solid-modelling result's).
+    unit_meshes: HashMap<(String, bool, bool), Option<std::sync::Arc<UnitMesh>>>,
     /// Whether a class is a BasePart.
     part_classes: HashMap<Ustr, bool>,
 }
@@ -205,7 +208,7 @@ impl Encoder {
         let unit_meshes = &mut self.unit_meshes;
         // This frame's meshes in first-use order, and their indices by text.
         let mut frame_meshes: Vec<std::sync::Arc<UnitMesh>> = Vec::new();
-        let mut mesh_index: HashMap<(&str, bool), u32> = HashMap::new();
+        let mut mesh_index: HashMap<(&str, bool, bool), u32> = HashMap::new();
         let mut parts = 0usize;
         let mut instances = 0usize;
         // (ref, nearest listed ancestor's node, owning model index, listed, inside results)
@@ -256,18 +259,18 @@ impl Encoder {
                         Some(Variant::Bool(true))
                     );
                 let script_mesh = procmodel_export::script_mesh_text(inst).and_then(|text| {
-                    if let Some(&i) = mesh_index.get(&(text, face_colors)) {
+                    if let Some(&i) = mesh_index.get(&(text, face_colors, solid)) {
                         return Some(i);
                     }
                     let unit = unit_meshes
-                        .entry((text.to_owned(), face_colors))
+                        .entry((text.to_owned(), face_colors, solid))
                         .or_insert_with(|| {
-                            UnitMesh::new(text, face_colors).map(std::sync::Arc::new)
+                            UnitMesh::new(text, face_colors, solid).map(std::sync::Arc::new)
                         })
                         .clone()?;
                     let i = frame_meshes.len() as u32;
                     frame_meshes.push(unit);
-                    mesh_index.insert((text, face_colors), i);
+                    mesh_index.insert((text, face_colors, solid), i);
                     Some(i)
                 });
                 let white = script_mesh.is_some() && solid && face_colors;
@@ -329,7 +332,9 @@ impl Encoder {
             }
         }
         // Meshes no part draws any more are forgotten.
-        unit_meshes.retain(|(text, colors), _| mesh_index.contains_key(&(text.as_str(), *colors)));
+        unit_meshes.retain(|(text, colors, solid), _| {
+            mesh_index.contains_key(&(text.as_str(), *colors, *solid))
+        });
         Encoded {
             nodes,
             batches: out_batches,

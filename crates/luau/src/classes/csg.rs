@@ -4,8 +4,10 @@
 //! The inputs' solids — primitive parts by their shape, and parts carrying a procmodel mesh
 //! (earlier results, script-built MeshParts) by that mesh — are combined by `procmodel_csg`
 //! in the main part's space. A result is a new part without a Parent: a `UnionOperation`
-//! (`IntersectOperation` for an intersection) for the `BasePart` methods, `PartOperation`s
-//! (`MeshPart`s when an input was one) for `GeometryService`, one per connected body unless
+//! (`IntersectOperation` for an intersection) at the centre of its bounds for the `BasePart`
+//! methods; for `GeometryService`, `PartOperation`s with the main part's CFrame and their
+//! triangles where the operation left them (`MeshPart`s when an input was one, centred as
+//! procmodel draws MeshParts, pivoted on the main part), one per connected body unless
 //! `SplitApart = false`. It carries its triangles in the attribute
 //! [`procmodel_mesh::ATTRIBUTE`], like a MeshPart built from an EditableMesh: the export and
 //! the studio draw it, face colours from the inputs' colours unless `UsePartColor` is set;
@@ -16,7 +18,7 @@ use crate::context::ctx;
 use crate::methods::MethodTable;
 use glam::{Affine3A, Vec3};
 use mlua::{MultiValue, Value};
-use procmodel_csg::{CsgError, DAffine3, Solid};
+use procmodel_csg::{CsgError, DAffine3, DVec3, Solid};
 use procmodel_luau_types::{EnumItem, Vector3};
 use procmodel_mesh::shapes::{self, Shape};
 use rbx_types::Variant;
@@ -237,9 +239,11 @@ fn solid_of(
             .center_and_size()
             .ok_or_else(|| "has a mesh without triangles".to_owned())?;
         let (center, extent) = (Vec3::from(center), Vec3::from(extent));
-        // Drawn centred on the part and stretched to its Size, as the export draws it.
+        // Placed as the export draws it: stretched to the part's Size, a MeshPart's mesh
+        // centred on the part, a PartOperation's from the part's origin.
         let stretch = Vec3::select(extent.cmpgt(Vec3::ZERO), size / extent, Vec3::ONE);
-        let fit = Affine3A::from_scale(stretch) * Affine3A::from_translation(-center);
+        let centre = if is_mesh_part { center } else { Vec3::ZERO };
+        let fit = Affine3A::from_scale(stretch) * Affine3A::from_translation(-centre);
         let own_colors = !uses_part_color(inst) && !is_mesh_part;
         let tint = (!own_colors).then_some(color);
         return Ok((
@@ -397,7 +401,17 @@ fn solve(lua: &mlua::Lua, a: MultiValue) -> mlua::Result<mlua::Table> {
         let Some((lo, hi)) = body.bounds() else {
             continue;
         };
-        let center = (lo + hi) * 0.5;
+        // GeometryService's PartOperations are in the main part's space (reference: their
+        // (0, 0, 0) need not be the centre of their body): its CFrame, the triangles where
+        // the operation left them. BasePart's results, and MeshParts (which procmodel
+        // always draws centred), sit at the centre of their bounds; a MeshPart from
+        // GeometryService keeps the main part's pivot through its PivotOffset.
+        let in_main_space = geometry_service && class == "PartOperation";
+        let center = if in_main_space {
+            DVec3::ZERO
+        } else {
+            (lo + hi) * 0.5
+        };
         let body = body.transformed(DAffine3::from_translation(-center));
         let mesh = body.to_triangle_mesh();
         if mesh.triangles.len() > procmodel_mesh::MAX_TRIANGLES {
@@ -424,8 +438,7 @@ fn solve(lua: &mlua::Lua, a: MultiValue) -> mlua::Result<mlua::Table> {
             "CFrame",
             crate::instance::cframe_value(lua, &(frame * offset))?,
         )?;
-        if geometry_service {
-            // The results are in the main part's space: their pivot is its CFrame.
+        if geometry_service && !in_main_space {
             r.raw_set(
                 "PivotOffset",
                 crate::instance::cframe_value(lua, &offset.inverse())?,
