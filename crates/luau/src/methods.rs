@@ -51,6 +51,60 @@ where
     f.call(all)
 }
 
+/// A method's options table (`arg` is its argument number as a script sees it): None for
+/// nil; an error for anything but a table, or for a key not in `known`.
+pub(crate) fn options_table(
+    method: &str,
+    arg: usize,
+    v: &Value,
+    known: &[&str],
+) -> mlua::Result<Option<mlua::Table>> {
+    let t = match v {
+        Value::Nil => return Ok(None),
+        Value::Table(t) => t,
+        other => {
+            return Err(mlua::Error::runtime(format!(
+                "invalid argument #{arg} to '{method}' (table expected, got {})",
+                procmodel_luau_types::type_name(other)
+            )));
+        }
+    };
+    for pair in t.pairs::<Value, Value>() {
+        let (k, _) = pair?;
+        if !matches!(&k, Value::String(s) if known.iter().any(|f| s.as_bytes() == f.as_bytes())) {
+            return Err(mlua::Error::runtime(format!(
+                "{method}: unknown option {} (the options are {})",
+                match &k {
+                    Value::String(s) => format!("\"{}\"", s.to_string_lossy()),
+                    other => procmodel_luau_types::type_name(other),
+                },
+                known.join(", ")
+            )));
+        }
+    }
+    Ok(Some(t.clone()))
+}
+
+/// An optional enum argument or option `name` of `method`: nil, or an item of `Enum.{name}`.
+pub(crate) fn enum_option(
+    method: &str,
+    name: &str,
+    v: &Value,
+) -> mlua::Result<Option<procmodel_luau_types::EnumItem>> {
+    if v.is_nil() {
+        return Ok(None);
+    }
+    match procmodel_luau_types::FromValue::from_value(v) {
+        Some(item @ procmodel_luau_types::EnumItem { enum_name, .. }) if enum_name == name => {
+            Ok(Some(item))
+        }
+        _ => Err(mlua::Error::runtime(format!(
+            "{method}: {name} must be an Enum.{name} item, got {}",
+            procmodel_luau_types::type_name(v)
+        ))),
+    }
+}
+
 /// The error for a member `key` that `this` does not have.
 /// A method Roblox's API gives the class (`api`) says so, rather than sending the author
 /// looking for a typo.

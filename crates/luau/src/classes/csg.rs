@@ -15,7 +15,7 @@
 //! part and ignores the attribute. Every other property goes through the ordinary paths.
 
 use crate::context::ctx;
-use crate::methods::MethodTable;
+use crate::methods::{MethodTable, enum_option};
 use glam::{Affine3A, Vec3};
 use mlua::{MultiValue, Value};
 use procmodel_csg::{CsgError, DAffine3, DVec3, Solid};
@@ -88,19 +88,6 @@ struct Options {
     split_apart: bool,
 }
 
-fn enum_option(method: &str, name: &str, v: Value) -> mlua::Result<Option<EnumItem>> {
-    if v.is_nil() {
-        return Ok(None);
-    }
-    match procmodel_luau_types::FromValue::from_value(&v) {
-        Some(item @ EnumItem { enum_name, .. }) if enum_name == name => Ok(Some(item)),
-        _ => Err(mlua::Error::runtime(format!(
-            "{method}: {name} must be an Enum.{name} item, got {}",
-            procmodel_luau_types::type_name(&v)
-        ))),
-    }
-}
-
 const OPTIONS: [&str; 4] = [
     "CollisionFidelity",
     "RenderFidelity",
@@ -114,34 +101,16 @@ fn geometry_options(method: &str, v: &Value) -> mlua::Result<Options> {
         render: None,
         split_apart: true,
     };
-    let t = match v {
-        Value::Nil => return Ok(o),
-        Value::Table(t) => t,
-        other => {
-            return Err(mlua::Error::runtime(format!(
-                "invalid argument #3 to '{method}' (table expected, got {})",
-                procmodel_luau_types::type_name(other)
-            )));
-        }
+    let Some(t) = crate::methods::options_table(method, 3, v, &OPTIONS)? else {
+        return Ok(o);
     };
-    for pair in t.pairs::<Value, Value>() {
-        let (k, _) = pair?;
-        let known =
-            matches!(&k, Value::String(s) if OPTIONS.iter().any(|f| s.as_bytes() == f.as_bytes()));
-        if !known {
-            return Err(mlua::Error::runtime(format!(
-                "{method}: unknown option {} (the options are {})",
-                match &k {
-                    Value::String(s) => format!("\"{}\"", s.to_string_lossy()),
-                    other => procmodel_luau_types::type_name(other),
-                },
-                OPTIONS.join(", ")
-            )));
-        }
-    }
-    o.collision = enum_option(method, "CollisionFidelity", t.raw_get("CollisionFidelity")?)?;
-    o.render = enum_option(method, "RenderFidelity", t.raw_get("RenderFidelity")?)?;
-    enum_option(method, "FluidFidelity", t.raw_get("FluidFidelity")?)?;
+    o.collision = enum_option(
+        method,
+        "CollisionFidelity",
+        &t.raw_get("CollisionFidelity")?,
+    )?;
+    o.render = enum_option(method, "RenderFidelity", &t.raw_get("RenderFidelity")?)?;
+    enum_option(method, "FluidFidelity", &t.raw_get("FluidFidelity")?)?;
     match t.raw_get::<Value>("SplitApart")? {
         Value::Nil => {}
         Value::Boolean(b) => o.split_apart = b,
@@ -293,8 +262,8 @@ fn solve(lua: &mlua::Lua, a: MultiValue) -> mlua::Result<mlua::Table> {
         geometry_options(&method, &options_v)?
     } else {
         Options {
-            collision: enum_option(&method, "CollisionFidelity", collision_v)?,
-            render: enum_option(&method, "RenderFidelity", render_v)?,
+            collision: enum_option(&method, "CollisionFidelity", &collision_v)?,
+            render: enum_option(&method, "RenderFidelity", &render_v)?,
             split_apart: false,
         }
     };

@@ -191,44 +191,14 @@ fn collect_dropped_meshes(lua: &mlua::Lua) -> mlua::Result<()> {
 
 /// The fidelity options, checked: (property, item) pairs in [`FIDELITIES`] order.
 fn options(v: &Value) -> mlua::Result<Vec<(&'static str, EnumItem)>> {
-    let t = match v {
-        Value::Nil => return Ok(Vec::new()),
-        Value::Table(t) => t,
-        other => {
-            return Err(mlua::Error::runtime(format!(
-                "invalid argument #2 to 'CreateMeshPartAsync' (table expected, got {})",
-                procmodel_luau_types::type_name(other)
-            )));
-        }
+    const METHOD: &str = "CreateMeshPartAsync";
+    let Some(t) = crate::methods::options_table(METHOD, 2, v, &FIDELITIES)? else {
+        return Ok(Vec::new());
     };
-    for pair in t.pairs::<Value, Value>() {
-        let (k, _) = pair?;
-        let known = matches!(&k, Value::String(s) if FIDELITIES.iter().any(|f| s.as_bytes() == f.as_bytes()));
-        if !known {
-            return Err(mlua::Error::runtime(format!(
-                "CreateMeshPartAsync: unknown option {} (the options are {})",
-                match &k {
-                    Value::String(s) => format!("\"{}\"", s.to_string_lossy()),
-                    other => procmodel_luau_types::type_name(other),
-                },
-                FIDELITIES.join(", ")
-            )));
-        }
-    }
     let mut out = Vec::new();
     for name in FIDELITIES {
-        let v: Value = t.raw_get(name)?;
-        if v.is_nil() {
-            continue;
-        }
-        match procmodel_luau_types::FromValue::from_value(&v) {
-            Some(item @ EnumItem { enum_name, .. }) if enum_name == name => out.push((name, item)),
-            _ => {
-                return Err(mlua::Error::runtime(format!(
-                    "CreateMeshPartAsync: option {name} must be an Enum.{name} item, got {}",
-                    procmodel_luau_types::type_name(&v)
-                )));
-            }
+        if let Some(item) = crate::methods::enum_option(METHOD, name, &t.raw_get(name)?)? {
+            out.push((name, item));
         }
     }
     Ok(out)
