@@ -629,6 +629,7 @@ fn method_signature(name: &str) -> &'static str {
         }
         "CreateMeshPartAsync" => "(self, content: Content, options: { [string]: any }?): MeshPart",
         "ApplyMesh" => "(self, meshPart: MeshPart): ()",
+        "SubstituteGeometry" => "(self, source: PartOperation): ()",
         _ => "(self, ...any): ...any",
     }
 }
