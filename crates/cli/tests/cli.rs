@@ -976,17 +976,7 @@ fn the_castle_wall_example_cuts_its_openings_with_solid_modelling() {
     let dom = read_rbxm(&rbxm);
     let wall = dom.descendants().find(|i| i.name == "Wall").unwrap();
     assert_eq!(wall.class, "PartOperation");
-    let Some(rbx_types::Variant::Attributes(a)) = wall.properties.get(&"Attributes".into()) else {
-        panic!("the wall has no attributes")
-    };
-    let text = match a.get(procmodel_mesh::ATTRIBUTE) {
-        Some(rbx_types::Variant::String(s)) => s.clone(),
-        Some(rbx_types::Variant::BinaryString(b)) => {
-            String::from_utf8(AsRef::<[u8]>::as_ref(b).to_vec()).unwrap()
-        }
-        other => panic!("the wall has no mesh: {other:?}"),
-    };
-    let mesh = procmodel_mesh::TriangleMesh::from_attribute(&text).unwrap();
+    let mesh = saved_mesh(&rbxm, "Wall");
     // A 40 x 16 wall (four fifths of 20), 2 studs thick. 4 windows: a 3 x 4.8 opening under a
     // half disc of radius 1.5 (a 24-sided cylinder: half of 24 triangles of area
     // r^2 sin(15 deg) / 2); 11 notches of 1.6 x 0.8.
@@ -1008,6 +998,71 @@ fn the_castle_wall_example_cuts_its_openings_with_solid_modelling() {
     // The wall, and the towers': one mesh both share, or two when the towers' f32 turns
     // round their crowns' places differently in the last bit.
     assert!((2..=3).contains(&solids), "{}", doc["meshes"]);
+}
+
+/// The mesh attribute of the instance named `name` in a saved place.
+fn saved_mesh(place: &Path, name: &str) -> procmodel_mesh::TriangleMesh {
+    let dom = read_rbxm(place);
+    let inst = dom.descendants().find(|i| i.name == name).unwrap();
+    let Some(rbx_types::Variant::Attributes(a)) = inst.properties.get(&"Attributes".into()) else {
+        panic!("{name} has no attributes")
+    };
+    let text = match a.get(procmodel_mesh::ATTRIBUTE) {
+        Some(rbx_types::Variant::String(s)) => s.clone(),
+        Some(rbx_types::Variant::BinaryString(b)) => {
+            String::from_utf8(AsRef::<[u8]>::as_ref(b).to_vec()).unwrap()
+        }
+        other => panic!("{name} has no mesh: {other:?}"),
+    };
+    procmodel_mesh::TriangleMesh::from_attribute(&text).unwrap()
+}
+
+/// A MeshPart shows its vertex colours tinted (multiplied) by its Color, so that is what its
+/// faces bring to a solid-modelling result (solid modelling guide, "Colors and UVs"): green
+/// vertices on a (1, 0.2, 1) MeshPart give (0, 0.2, 0) faces; the block's stay blue.
+#[test]
+fn a_meshpart_brings_its_tinted_colours_to_solid_modelling() {
+    let saved = run_and_save(
+        "TintedMesh.luau",
+        r#"
+local AssetService = game:GetService("AssetService")
+local GeometryService = game:GetService("GeometryService")
+local em = AssetService:CreateEditableMesh()
+local c = {}
+for i = 0, 7 do
+    c[i] = em:AddVertex(Vector3.new(i % 2 * 2 - 1, (i // 2) % 2 * 2 - 1, (i // 4) * 2 - 1))
+end
+for _, q in { {0, 2, 3, 1}, {4, 5, 7, 6}, {0, 1, 5, 4}, {2, 6, 7, 3}, {0, 4, 6, 2}, {1, 3, 7, 5} } do
+    em:AddTriangle(c[q[1]], c[q[2]], c[q[3]])
+    em:AddTriangle(c[q[1]], c[q[3]], c[q[4]])
+end
+for _, id in em:GetColors() do
+    em:SetColor(id, Color3.new(0, 1, 0))
+end
+local cube = AssetService:CreateMeshPartAsync(Content.fromObject(em))
+cube.Color = Color3.fromRGB(255, 51, 255)
+cube.Position = Vector3.new(1, 0, 0)
+local block = Instance.new("Part")
+block.Size = Vector3.new(2, 2, 2)
+block.Color = Color3.new(0, 0, 1)
+local result = GeometryService:UnionAsync(block, { cube })[1]
+result.Name = "Result"
+result.Parent = workspace
+"#,
+        "tinted.rbxm",
+    );
+    let mesh = saved_mesh(&saved, "Result");
+    let mut colors: Vec<[f32; 4]> = mesh.colors.clone();
+    colors.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    // The block's blue; the cube's green vertices times its (1, 0.2, 1).
+    let expected = [[0.0, 0.0, 1.0, 1.0], [0.0, 0.2, 0.0, 1.0]];
+    assert_eq!(colors.len(), 2, "{colors:?}");
+    for (got, want) in colors.iter().zip(expected) {
+        assert!(
+            got.iter().zip(want).all(|(g, w)| (g - w).abs() < 1e-6),
+            "{colors:?}"
+        );
+    }
 }
 
 /// A sandboxed generator needs the CSG capability for solid modelling, as in Roblox: without

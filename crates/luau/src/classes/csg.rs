@@ -188,6 +188,9 @@ fn solid_of(
     let class = inst.class.as_str();
     let local = frame.inverse() * procmodel_dom::part_cframe(inst);
     let size = procmodel_dom::part_size(inst);
+    if !size.is_finite() || !local.is_finite() {
+        return Err("has a Size or CFrame that is not finite".into());
+    }
     let color = color_of(inst);
     let is_mesh_part = procmodel_dom::is_a(class, "MeshPart");
     if is_mesh_part || procmodel_dom::is_a(class, "PartOperation") {
@@ -202,7 +205,7 @@ fn solid_of(
                 "is a {class} without geometry procmodel can read (only the results of solid modelling and EditableMeshes made here carry it)"
             ));
         };
-        let mesh = procmodel_mesh::TriangleMesh::from_attribute(text)
+        let mut mesh = procmodel_mesh::TriangleMesh::from_attribute(text)
             .map_err(|e| format!("has a broken {} attribute: {e}", procmodel_mesh::ATTRIBUTE))?;
         let (center, extent) = mesh
             .center_and_size()
@@ -213,8 +216,18 @@ fn solid_of(
         let stretch = Vec3::select(extent.cmpgt(Vec3::ZERO), size / extent, Vec3::ONE);
         let centre = if is_mesh_part { center } else { Vec3::ZERO };
         let fit = Affine3A::from_scale(stretch) * Affine3A::from_translation(-centre);
-        let own_colors = !uses_part_color(inst) && !is_mesh_part;
-        let tint = (!own_colors).then_some(color);
+        // Face colours: a union's own unless UsePartColor paints it in its Color; a
+        // MeshPart's vertex colours tinted (multiplied) by its Color, as it shows them.
+        let tint = if is_mesh_part {
+            for c in &mut mesh.colors {
+                for k in 0..3 {
+                    c[k] *= color[k];
+                }
+            }
+            None
+        } else {
+            uses_part_color(inst).then_some(color)
+        };
         return Ok((
             Solid::from_triangle_mesh(&mesh, to_daffine(&(local * fit)), tint),
             is_mesh_part,
