@@ -533,15 +533,12 @@ impl Builder<'_> {
         if let Some(&id) = self.mesh_ids.get(&key) {
             return id;
         }
-        let (center, extent) = mesh
-            .center_and_size()
+        // A MeshPart's mesh is centred on the part; a solid-modelling result's triangles are
+        // in the part's own space (GeometryService leaves them off the part's centre).
+        let (offset, stretch) = mesh
+            .fit(size.to_array(), !solid)
             .expect("a mesh with triangles has positions");
-        let (center, extent) = (Vec3::from(center), Vec3::from(extent));
-        // A solid-modelling result's triangles are in the part's own space (GeometryService
-        // leaves them where the operation put them, off the part's centre); a MeshPart's mesh
-        // is centred on the part.
-        let center = if solid { Vec3::ZERO } else { center };
-        let stretch = Vec3::select(extent.cmpgt(Vec3::ZERO), size / extent, Vec3::ONE);
+        let (offset, stretch) = (Vec3::from(offset), Vec3::from(stretch));
         let (vertices, indices) = mesh.indexed();
         let mut out = MeshData {
             indices,
@@ -549,7 +546,7 @@ impl Builder<'_> {
         };
         for v in &vertices {
             out.positions
-                .push((Vec3::from(v.position) - center) * stretch);
+                .push((Vec3::from(v.position) - offset) * stretch);
             out.normals
                 .push((Vec3::from(v.normal) / stretch).normalize_or(Vec3::Y));
             let [r, g, b, a] = if face_colors { v.color } else { [1.0; 4] };

@@ -26,6 +26,7 @@ mod instance;
 mod json;
 mod keys;
 mod managed;
+mod mesh_query;
 mod methods;
 mod props;
 mod query_index;

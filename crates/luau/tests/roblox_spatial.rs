@@ -3,4 +3,4 @@
 //! tests/roblox/spatial.
 mod common;
 roblox_tests!("spatial": raycast, query_params, overlap, deprecated_queries, terrain_raycast, move_to_and_mass, shapecasts,
-    resize, collision_groups, index, include_exclude);
+    resize, collision_groups, index, include_exclude, mesh_queries);

@@ -127,6 +127,25 @@ impl TriangleMesh {
         (vertices, indices)
     }
 
+    /// How a part of `size` draws this mesh: a drawn position is `(p - offset) * stretch`,
+    /// each axis stretched from the mesh's extent to the part's (an axis without extent is
+    /// not stretched), about the mesh's centre when `centred` (a MeshPart's mesh) or about
+    /// its origin (a solid-modelling result's triangles are in the part's own space). The
+    /// one rule the exporter, the studio, solid modelling and spatial queries follow. None
+    /// without positions.
+    pub fn fit(&self, size: [f32; 3], centred: bool) -> Option<([f32; 3], [f32; 3])> {
+        let (center, extent) = self.center_and_size()?;
+        let offset = if centred { center } else { [0.0; 3] };
+        let stretch = std::array::from_fn(|k| {
+            if extent[k] > 0.0 {
+                size[k] / extent[k]
+            } else {
+                1.0
+            }
+        });
+        Some((offset, stretch))
+    }
+
     /// The centre and size of the box [`TriangleMesh::bounds`] gives: how a MeshPart places
     /// its mesh (centred on the part, each axis stretched from the size to the part's).
     pub fn center_and_size(&self) -> Option<([f32; 3], [f32; 3])> {

@@ -116,12 +116,9 @@ impl UnitMesh {
     /// its centre for GeometryService's); a MeshPart's mesh is centred.
     fn new(text: &str, face_colors: bool, solid: bool) -> Option<UnitMesh> {
         let mesh = procmodel_mesh::TriangleMesh::from_attribute(text).ok()?;
-        let (center, extent) = mesh.center_and_size()?;
-        let (center, extent) = (glam::Vec3::from(center), glam::Vec3::from(extent));
-        let center = if solid { glam::Vec3::ZERO } else { center };
-        let has = extent.cmpgt(glam::Vec3::ZERO);
-        let inv = glam::Vec3::select(has, extent.recip(), glam::Vec3::ZERO);
-        let stretch = glam::Vec3::select(has, extent, glam::Vec3::ONE);
+        // Fitted to a part of size 1 (the instance matrix scales it to the part's Size).
+        let (offset, inv) = mesh.fit([1.0; 3], !solid)?;
+        let (offset, inv) = (glam::Vec3::from(offset), glam::Vec3::from(inv));
         let (vertices, indices) = mesh.indexed();
         let mut out = UnitMesh {
             positions: Vec::with_capacity(3 * vertices.len()),
@@ -131,9 +128,9 @@ impl UnitMesh {
         };
         for v in &vertices {
             // Into the unit box: positions shrink by the extent, normals grow by it.
-            let n = (glam::Vec3::from(v.normal) * stretch).normalize_or(glam::Vec3::Y);
+            let n = (glam::Vec3::from(v.normal) / inv).normalize_or(glam::Vec3::Y);
             out.positions
-                .extend(((glam::Vec3::from(v.position) - center) * inv).to_array());
+                .extend(((glam::Vec3::from(v.position) - offset) * inv).to_array());
             out.normals.extend(n.to_array());
             let [r, g, b, _] = if face_colors { v.color } else { [1.0; 4] };
             out.colors

@@ -154,18 +154,6 @@ fn color_of(inst: &rbx_dom_weak::Instance) -> [f32; 4] {
     }
 }
 
-/// The text of a part's mesh attribute, if it has one.
-fn mesh_text(inst: &rbx_dom_weak::Instance) -> Option<&str> {
-    match inst.properties.get(&crate::keys::KEYS.attributes) {
-        Some(Variant::Attributes(a)) => match a.get(procmodel_mesh::ATTRIBUTE)? {
-            Variant::String(s) => Some(s),
-            Variant::BinaryString(b) => std::str::from_utf8(b.as_ref()).ok(),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
 fn uses_part_color(inst: &rbx_dom_weak::Instance) -> bool {
     matches!(
         inst.properties.get(&rbx_dom_weak::ustr("UsePartColor")),
@@ -200,22 +188,20 @@ fn solid_of(
         if is_mesh_part && !meshes_allowed {
             return Err("is a MeshPart: BasePart's solid modelling takes Parts and unions (GeometryService's takes MeshParts)".into());
         }
-        let Some(text) = mesh_text(inst) else {
+        let Some(text) = crate::mesh_query::mesh_text(inst) else {
             return Err(format!(
                 "is a {class} without geometry procmodel can read (only the results of solid modelling and EditableMeshes made here carry it)"
             ));
         };
         let mut mesh = procmodel_mesh::TriangleMesh::from_attribute(text)
             .map_err(|e| format!("has a broken {} attribute: {e}", procmodel_mesh::ATTRIBUTE))?;
-        let (center, extent) = mesh
-            .center_and_size()
-            .ok_or_else(|| "has a mesh without triangles".to_owned())?;
-        let (center, extent) = (Vec3::from(center), Vec3::from(extent));
         // Placed as the export draws it: stretched to the part's Size, a MeshPart's mesh
         // centred on the part, a PartOperation's from the part's origin.
-        let stretch = Vec3::select(extent.cmpgt(Vec3::ZERO), size / extent, Vec3::ONE);
-        let centre = if is_mesh_part { center } else { Vec3::ZERO };
-        let fit = Affine3A::from_scale(stretch) * Affine3A::from_translation(-centre);
+        let (offset, stretch) = mesh
+            .fit(size.to_array(), is_mesh_part)
+            .ok_or_else(|| "has a mesh without triangles".to_owned())?;
+        let fit = Affine3A::from_scale(Vec3::from(stretch))
+            * Affine3A::from_translation(-Vec3::from(offset));
         // Face colours: a union's own unless UsePartColor paints it in its Color; a
         // MeshPart's vertex colours tinted (multiplied) by its Color, as it shows them.
         let tint = if is_mesh_part {
@@ -489,7 +475,7 @@ pub fn register(m: &mut MethodTable) {
                             procmodel_luau_types::type_name(&source)
                         )));
                     };
-                    let has_mesh = c.dom.get_by_ref(src.r).and_then(mesh_text).is_some();
+                    let has_mesh = c.dom.get_by_ref(src.r).and_then(crate::mesh_query::mesh_text).is_some();
                     if !procmodel_dom::is_a(src.class.as_str(), "PartOperation") || !has_mesh {
                         return Err(mlua::Error::runtime(format!(
                             "SubstituteGeometry: the source ({} \"{}\") is not a PartOperation made by solid modelling here",

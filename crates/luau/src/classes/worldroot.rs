@@ -518,10 +518,22 @@ impl Region {
 
 /// A part's bounding sphere (centre, radius), as queries test it first.
 fn bounding_sphere(inst: &rbx_dom_weak::Instance) -> (glam::Vec3, f32) {
+    // A part carrying a procmodel mesh: around the triangles it draws (a GeometryService
+    // piece's lie off its centre).
+    if let Some(p) = crate::mesh_query::placed(inst) {
+        let b = p.body();
+        return (b.cframe.translation.into(), b.size.length() * 0.5 + 1e-3);
+    }
     (
         procmodel_dom::part_cframe(inst).translation.into(),
         procmodel_dom::part_size(inst).abs().length() * 0.5 + 1e-3,
     )
+}
+
+/// The body a query tests a part against: its shape, or for a part carrying a procmodel mesh
+/// the box of the triangles it draws.
+fn query_body(inst: &rbx_dom_weak::Instance) -> Body {
+    crate::mesh_query::placed(inst).map_or_else(|| body(inst), |p| p.body())
 }
 
 /// The filters every query of one world applies, gathered once per query.
@@ -654,7 +666,7 @@ fn world(c: &Ctx, root: Ref, p: &QueryParams, skip: Option<Ref>, region: Region)
             }
             && f.sees(r, inst)
         {
-            out.parts.push((r, body(inst)));
+            out.parts.push((r, query_body(inst)));
         }
         stack.extend(inst.children().iter().rev().map(|&ch| (ch, listed)));
     }
@@ -713,7 +725,7 @@ fn indexed_world(c: &Ctx, root: Ref, f: &Filters, region: Region) -> Option<Worl
         };
         let (centre, radius) = bounding_sphere(inst);
         if region.near(centre, radius) && passes(r) && f.sees(r, inst) {
-            out.parts.push((r, body(inst)));
+            out.parts.push((r, query_body(inst)));
         }
     }
     if root_is_workspace {
@@ -825,7 +837,12 @@ fn cast(
         let w = world(&c, this.r, p, None, Region::Segment(origin, dir));
         let mut best: Option<Hit> = None;
         for (r, b) in &w.parts {
-            if let Some(h) = b.raycast(origin, dir) {
+            // A part carrying a procmodel mesh is hit where its triangles are.
+            let hit = match c.dom.get_by_ref(*r).and_then(crate::mesh_query::placed) {
+                Some(mesh) => mesh.raycast(origin, dir),
+                None => b.raycast(origin, dir),
+            };
+            if let Some(h) = hit {
                 Hit::keep_nearer(&mut best, Hit::part(&c, *r, &h, dir.length()));
             }
         }

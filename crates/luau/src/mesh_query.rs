@@ -1,0 +1,263 @@
+//! Spatial queries against parts that carry a procmodel mesh (a MeshPart built from an
+//! EditableMesh, a solid-modelling result): where the part draws its triangles
+//! ([`procmodel_mesh::TriangleMesh::fit`]), their bounds for the queries' boxes and spheres,
+//! and rays against the triangles themselves.
+//!
+//! Each attribute text is decoded once, with a sphere tree over its triangles, and kept in a
+//! per-thread cache that is checked against the text itself on every use (a text rewritten
+//! in place is never mistaken for the old one). The cache only saves time: an entry gives
+//! the answer decoding the text would.
+
+use glam::{Affine3A, Vec3};
+use procmodel_dom::bvh::SphereTree;
+use procmodel_dom::spatial::RayHit;
+use rbx_dom_weak::Instance;
+use rbx_types::{Ref, Variant};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// The text of a part's mesh attribute ([`procmodel_mesh::ATTRIBUTE`]), if it has one.
+pub(crate) fn mesh_text(inst: &Instance) -> Option<&str> {
+    match inst.properties.get(&crate::keys::KEYS.attributes) {
+        Some(Variant::Attributes(a)) => match a.get(procmodel_mesh::ATTRIBUTE)? {
+            Variant::String(s) => Some(s),
+            Variant::BinaryString(b) => std::str::from_utf8(b.as_ref()).ok(),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// One decoded mesh, in its own space.
+struct Shape {
+    text: String,
+    positions: Vec<Vec3>,
+    triangles: Vec<[u32; 3]>,
+    /// Over the triangles' bounding spheres; item `i` is `triangles[i]`.
+    tree: SphereTree,
+    mesh: procmodel_mesh::TriangleMesh,
+}
+
+/// Entries kept per thread; past it the cache starts again (it only saves time).
+const CACHE_LIMIT: usize = 256;
+
+thread_local! {
+    static CACHE: RefCell<rustc_hash::FxHashMap<Ref, Rc<Shape>>> = RefCell::default();
+}
+
+fn shape(r: Ref, text: &str) -> Option<Rc<Shape>> {
+    CACHE.with(|cache| {
+        if let Some(s) = cache.borrow().get(&r)
+            && s.text == text
+        {
+            return Some(s.clone());
+        }
+        let mesh = procmodel_mesh::TriangleMesh::from_attribute(text).ok()?;
+        if mesh.triangles.is_empty() {
+            return None;
+        }
+        let positions: Vec<Vec3> = mesh.positions.iter().map(|&p| Vec3::from(p)).collect();
+        let triangles: Vec<[u32; 3]> = mesh.triangles.iter().map(|t| t.vertices).collect();
+        let spheres: Vec<(Vec3, f32)> = triangles
+            .iter()
+            .map(|t| {
+                let [a, b, c] = t.map(|i| positions[i as usize]);
+                let (lo, hi) = (a.min(b).min(c), a.max(b).max(c));
+                ((lo + hi) * 0.5, (hi - lo).length() * 0.5)
+            })
+            .collect();
+        let shape = Rc::new(Shape {
+            text: text.to_owned(),
+            tree: SphereTree::build(&spheres),
+            positions,
+            triangles,
+            mesh,
+        });
+        let mut cache = cache.borrow_mut();
+        if cache.len() >= CACHE_LIMIT {
+            cache.clear();
+        }
+        cache.insert(r, shape.clone());
+        Some(shape)
+    })
+}
+
+/// A part's mesh where the part draws it.
+pub(crate) struct Placed {
+    shape: Rc<Shape>,
+    /// The part's CFrame (rotation made orthonormal, as the queries' bodies have it).
+    cframe: Affine3A,
+    offset: Vec3,
+    stretch: Vec3,
+}
+
+/// The mesh `inst` draws, if it is a MeshPart or a PartOperation carrying a usable one (a
+/// part without one, or with a broken one, is its box to the queries, as to the export).
+pub(crate) fn placed(inst: &Instance) -> Option<Placed> {
+    let class = inst.class.as_str();
+    let solid = matches!(
+        class,
+        "PartOperation" | "UnionOperation" | "IntersectOperation"
+    );
+    if !solid && class != "MeshPart" {
+        return None;
+    }
+    let text = mesh_text(inst)?;
+    let shape = shape(inst.referent(), text)?;
+    // Body::new makes the size and the rotation valid, as for every other part.
+    let body = procmodel_dom::spatial::body(inst);
+    let (offset, stretch) = shape.mesh.fit(body.size.to_array(), !solid)?;
+    Some(Placed {
+        shape,
+        cframe: body.cframe,
+        offset: Vec3::from(offset),
+        stretch: Vec3::from(stretch),
+    })
+}
+
+impl Placed {
+    /// The box of the drawn triangles in the part's space: (centre, full size).
+    pub(crate) fn local_box(&self) -> (Vec3, Vec3) {
+        let (lo, hi) = self
+            .shape
+            .mesh
+            .bounds()
+            .expect("a shape has triangles, so positions");
+        let lo = (Vec3::from(lo) - self.offset) * self.stretch;
+        let hi = (Vec3::from(hi) - self.offset) * self.stretch;
+        ((lo + hi) * 0.5, (hi - lo).abs())
+    }
+
+    /// The body queries test against as a box: the drawn triangles' bounds, turned with the
+    /// part.
+    pub(crate) fn body(&self) -> procmodel_dom::spatial::Body {
+        let (centre, size) = self.local_box();
+        procmodel_dom::spatial::Body::new(
+            procmodel_dom::spatial::PartShape::Block,
+            self.cframe * Affine3A::from_translation(centre),
+            size,
+        )
+    }
+
+    /// Where the ray from `origin` along `dir` first enters the triangles from their front
+    /// (counter-clockwise) side, as a ray enters a part's solid; the nearest, the lowest
+    /// triangle first on a tie.
+    pub(crate) fn raycast(&self, origin: Vec3, dir: Vec3) -> Option<RayHit> {
+        // Into the mesh's own space: the part's frame undone, then the stretch. The ray's
+        // parameter is the same in both spaces (the map is affine).
+        let inv = self.cframe.inverse();
+        let o = inv.transform_point3(origin) / self.stretch + self.offset;
+        let d = inv.transform_vector3(dir) / self.stretch;
+        let mut candidates = Vec::new();
+        self.shape.tree.query_segment(o, d, &mut candidates);
+        let mut best: Option<(f32, Vec3)> = None;
+        for i in candidates {
+            let [a, b, c] =
+                self.shape.triangles[i as usize].map(|k| self.shape.positions[k as usize]);
+            let Some((t, n)) = ray_triangle(o, d, a, b, c) else {
+                continue;
+            };
+            if best.is_none_or(|(bt, _)| t < bt) {
+                best = Some((t, n));
+            }
+        }
+        let (t, n) = best?;
+        // Normals go by the inverse transpose of the stretch, then the part's rotation.
+        let normal = (self.cframe.matrix3 * (n / self.stretch)).normalize_or(Vec3::Y);
+        Some(RayHit {
+            t,
+            position: origin + dir * t,
+            normal,
+        })
+    }
+}
+
+/// Where the segment `o + t d` (`t` in 0..=1) crosses triangle `a b c` from its front side:
+/// (t, the triangle's unnormalised normal). Möller and Trumbore's test.
+fn ray_triangle(o: Vec3, d: Vec3, a: Vec3, b: Vec3, c: Vec3) -> Option<(f32, Vec3)> {
+    let e1 = b - a;
+    let e2 = c - a;
+    let n = e1.cross(e2);
+    // Only the front: the ray must run against the normal.
+    if n.dot(d) >= 0.0 {
+        return None;
+    }
+    let p = d.cross(e2);
+    let det = e1.dot(p);
+    if det.abs() <= f32::EPSILON * e1.length() * e2.length() * d.length() {
+        return None;
+    }
+    let inv = 1.0 / det;
+    let s = o - a;
+    let u = s.dot(p) * inv;
+    if !(0.0..=1.0).contains(&u) {
+        return None;
+    }
+    let q = s.cross(e1);
+    let v = d.dot(q) * inv;
+    if v < 0.0 || u + v > 1.0 {
+        return None;
+    }
+    let t = e2.dot(q) * inv;
+    (0.0..=1.0).contains(&t).then_some((t, n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ray_meets_a_triangle_from_the_front_only() {
+        let (a, b, c) = (Vec3::ZERO, Vec3::X, Vec3::Y); // faces +Z
+        let down = ray_triangle(
+            Vec3::new(0.25, 0.25, 1.0),
+            Vec3::new(0.0, 0.0, -2.0),
+            a,
+            b,
+            c,
+        );
+        assert_eq!(down.map(|(t, _)| t), Some(0.5));
+        // From behind, past the edge, or too short: no hit.
+        assert!(
+            ray_triangle(
+                Vec3::new(0.25, 0.25, -1.0),
+                Vec3::new(0.0, 0.0, 2.0),
+                a,
+                b,
+                c
+            )
+            .is_none()
+        );
+        assert!(
+            ray_triangle(
+                Vec3::new(0.75, 0.75, 1.0),
+                Vec3::new(0.0, 0.0, -2.0),
+                a,
+                b,
+                c
+            )
+            .is_none()
+        );
+        assert!(
+            ray_triangle(
+                Vec3::new(0.25, 0.25, 1.0),
+                Vec3::new(0.0, 0.0, -0.5),
+                a,
+                b,
+                c
+            )
+            .is_none()
+        );
+        // Along its plane: no hit.
+        assert!(
+            ray_triangle(
+                Vec3::new(-1.0, 0.25, 0.0),
+                Vec3::new(3.0, 0.0, 0.0),
+                a,
+                b,
+                c
+            )
+            .is_none()
+        );
+    }
+}
