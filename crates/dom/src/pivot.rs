@@ -176,8 +176,9 @@ fn bounds_in(dom: &WeakDom, r: Ref, frame: Affine3A) -> Option<(Vec3, Vec3)> {
     let mut acc: Option<(Vec3, Vec3)> = None;
     for p in parts_of(dom, r) {
         let inst = dom.get_by_ref(p)?;
-        let local = inv * part_cframe(inst);
-        let half = part_size(inst) * 0.5;
+        let (cframe, size) = crate::drawn::drawn_box(inst);
+        let local = inv * cframe;
+        let half = size * 0.5;
         let (c, m) = (Vec3::from(local.translation), local.matrix3);
         // Extent of an oriented box along each axis: sum of |axis component| * half.
         let ext = Vec3::new(

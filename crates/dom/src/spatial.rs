@@ -36,7 +36,6 @@
 
 use crate::classes::{db_default, is_a};
 use crate::keys::KEYS;
-use crate::pivot::{part_cframe, part_size};
 use glam::{Affine3A, DMat3, DVec2, DVec3, Mat3A, Vec3};
 use rbx_dom_weak::Instance;
 use rbx_types::Variant;
@@ -109,9 +108,12 @@ pub struct Body {
     pub size: Vec3,
 }
 
-/// The solid of a part: [`part_shape`], its `CFrame` and `Size`, made valid by [`Body::new`].
+/// The solid of a part: [`part_shape`], its `CFrame` and `Size`, made valid by [`Body::new`];
+/// for a part carrying a procmodel mesh, the box of the triangles it draws
+/// ([`crate::drawn::drawn_box`]).
 pub fn body(inst: &Instance) -> Body {
-    Body::new(part_shape(inst), part_cframe(inst), part_size(inst))
+    let (cframe, size) = crate::drawn::drawn_box(inst);
+    Body::new(part_shape(inst), cframe, size)
 }
 
 /// Where a ray enters a solid.

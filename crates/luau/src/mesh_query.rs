@@ -1,7 +1,7 @@
-//! Spatial queries against parts that carry a procmodel mesh (a MeshPart built from an
-//! EditableMesh, a solid-modelling result): where the part draws its triangles
-//! ([`procmodel_mesh::TriangleMesh::fit`]), their bounds for the queries' boxes and spheres,
-//! and rays against the triangles themselves.
+//! Rays against the triangles of parts that carry a procmodel mesh (a MeshPart built from an
+//! EditableMesh, a solid-modelling result), where the part draws them
+//! ([`procmodel_mesh::TriangleMesh::fit`]). Every other query takes such a part as the box of
+//! those triangles (`procmodel_dom::drawn`, through `procmodel_dom::spatial::body`).
 //!
 //! Each attribute text is decoded once, with a sphere tree over its triangles, and kept in a
 //! per-thread cache that is checked against the text itself on every use (a text rewritten
@@ -12,21 +12,9 @@ use glam::{Affine3A, Vec3};
 use procmodel_dom::bvh::SphereTree;
 use procmodel_dom::spatial::RayHit;
 use rbx_dom_weak::Instance;
-use rbx_types::{Ref, Variant};
+use rbx_types::Ref;
 use std::cell::RefCell;
 use std::rc::Rc;
-
-/// The text of a part's mesh attribute ([`procmodel_mesh::ATTRIBUTE`]), if it has one.
-pub(crate) fn mesh_text(inst: &Instance) -> Option<&str> {
-    match inst.properties.get(&crate::keys::KEYS.attributes) {
-        Some(Variant::Attributes(a)) => match a.get(procmodel_mesh::ATTRIBUTE)? {
-            Variant::String(s) => Some(s),
-            Variant::BinaryString(b) => std::str::from_utf8(b.as_ref()).ok(),
-            _ => None,
-        },
-        _ => None,
-    }
-}
 
 /// One decoded mesh, in its own space.
 struct Shape {
@@ -94,19 +82,17 @@ pub(crate) struct Placed {
 /// The mesh `inst` draws, if it is a MeshPart or a PartOperation carrying a usable one (a
 /// part without one, or with a broken one, is its box to the queries, as to the export).
 pub(crate) fn placed(inst: &Instance) -> Option<Placed> {
-    let class = inst.class.as_str();
-    let solid = matches!(
-        class,
-        "PartOperation" | "UnionOperation" | "IntersectOperation"
-    );
-    if !solid && class != "MeshPart" {
-        return None;
-    }
-    let text = mesh_text(inst)?;
+    let centred = procmodel_dom::drawn::mesh_centred(inst.class.as_str())?;
+    let text = procmodel_dom::drawn::mesh_text(inst)?;
     let shape = shape(inst.referent(), text)?;
-    // Body::new makes the size and the rotation valid, as for every other part.
-    let body = procmodel_dom::spatial::body(inst);
-    let (offset, stretch) = shape.mesh.fit(body.size.to_array(), !solid)?;
+    // The part's own frame and size, made valid as every part's body is (not the body the
+    // queries use, which is the box of the triangles).
+    let body = procmodel_dom::spatial::Body::new(
+        procmodel_dom::spatial::PartShape::Block,
+        procmodel_dom::part_cframe(inst),
+        procmodel_dom::part_size(inst),
+    );
+    let (offset, stretch) = shape.mesh.fit(body.size.to_array(), centred)?;
     Some(Placed {
         shape,
         cframe: body.cframe,
@@ -116,29 +102,6 @@ pub(crate) fn placed(inst: &Instance) -> Option<Placed> {
 }
 
 impl Placed {
-    /// The box of the drawn triangles in the part's space: (centre, full size).
-    pub(crate) fn local_box(&self) -> (Vec3, Vec3) {
-        let (lo, hi) = self
-            .shape
-            .mesh
-            .bounds()
-            .expect("a shape has triangles, so positions");
-        let lo = (Vec3::from(lo) - self.offset) * self.stretch;
-        let hi = (Vec3::from(hi) - self.offset) * self.stretch;
-        ((lo + hi) * 0.5, (hi - lo).abs())
-    }
-
-    /// The body queries test against as a box: the drawn triangles' bounds, turned with the
-    /// part.
-    pub(crate) fn body(&self) -> procmodel_dom::spatial::Body {
-        let (centre, size) = self.local_box();
-        procmodel_dom::spatial::Body::new(
-            procmodel_dom::spatial::PartShape::Block,
-            self.cframe * Affine3A::from_translation(centre),
-            size,
-        )
-    }
-
     /// Where the ray from `origin` along `dir` first enters the triangles from their front
     /// (counter-clockwise) side, as a ray enters a part's solid; the nearest, the lowest
     /// triangle first on a tie.

@@ -188,7 +188,7 @@ fn solid_of(
         if is_mesh_part && !meshes_allowed {
             return Err("is a MeshPart: BasePart's solid modelling takes Parts and unions (GeometryService's takes MeshParts)".into());
         }
-        let Some(text) = crate::mesh_query::mesh_text(inst) else {
+        let Some(text) = procmodel_dom::drawn::mesh_text(inst) else {
             return Err(format!(
                 "is a {class} without geometry procmodel can read (only the results of solid modelling and EditableMeshes made here carry it)"
             ));
@@ -475,7 +475,7 @@ pub fn register(m: &mut MethodTable) {
                             procmodel_luau_types::type_name(&source)
                         )));
                     };
-                    let has_mesh = c.dom.get_by_ref(src.r).and_then(crate::mesh_query::mesh_text).is_some();
+                    let has_mesh = c.dom.get_by_ref(src.r).and_then(procmodel_dom::drawn::mesh_text).is_some();
                     if !procmodel_dom::is_a(src.class.as_str(), "PartOperation") || !has_mesh {
                         return Err(mlua::Error::runtime(format!(
                             "SubstituteGeometry: the source ({} \"{}\") is not a PartOperation made by solid modelling here",

@@ -518,22 +518,9 @@ impl Region {
 
 /// A part's bounding sphere (centre, radius), as queries test it first.
 fn bounding_sphere(inst: &rbx_dom_weak::Instance) -> (glam::Vec3, f32) {
-    // A part carrying a procmodel mesh: around the triangles it draws (a GeometryService
-    // piece's lie off its centre).
-    if let Some(p) = crate::mesh_query::placed(inst) {
-        let b = p.body();
-        return (b.cframe.translation.into(), b.size.length() * 0.5 + 1e-3);
-    }
-    (
-        procmodel_dom::part_cframe(inst).translation.into(),
-        procmodel_dom::part_size(inst).abs().length() * 0.5 + 1e-3,
-    )
-}
-
-/// The body a query tests a part against: its shape, or for a part carrying a procmodel mesh
-/// the box of the triangles it draws.
-fn query_body(inst: &rbx_dom_weak::Instance) -> Body {
-    crate::mesh_query::placed(inst).map_or_else(|| body(inst), |p| p.body())
+    // Around the box the part draws (a GeometryService piece's triangles lie off its CFrame).
+    let (cframe, size) = procmodel_dom::drawn::drawn_box(inst);
+    (cframe.translation.into(), size.abs().length() * 0.5 + 1e-3)
 }
 
 /// The filters every query of one world applies, gathered once per query.
@@ -666,7 +653,7 @@ fn world(c: &Ctx, root: Ref, p: &QueryParams, skip: Option<Ref>, region: Region)
             }
             && f.sees(r, inst)
         {
-            out.parts.push((r, query_body(inst)));
+            out.parts.push((r, body(inst)));
         }
         stack.extend(inst.children().iter().rev().map(|&ch| (ch, listed)));
     }
@@ -725,7 +712,7 @@ fn indexed_world(c: &Ctx, root: Ref, f: &Filters, region: Region) -> Option<Worl
         };
         let (centre, radius) = bounding_sphere(inst);
         if region.near(centre, radius) && passes(r) && f.sees(r, inst) {
-            out.parts.push((r, query_body(inst)));
+            out.parts.push((r, body(inst)));
         }
     }
     if root_is_workspace {

@@ -1,0 +1,182 @@
+//! The box a part draws: its CFrame and Size, or, for a part carrying a procmodel mesh (the
+//! `ProcmodelMesh` attribute of a MeshPart built from an EditableMesh or of a solid-modelling
+//! result), the box of the triangles it draws there ([`procmodel_mesh::TriangleMesh::fit`]).
+//! A GeometryService result's triangles lie off its CFrame (its CFrame is the main part's),
+//! so bounding boxes, pivots and spatial bodies go by this box.
+//!
+//! Each attribute text's bounds are decoded once and kept in a per-thread cache, checked
+//! against the text itself on every use; the cache only saves time.
+
+use crate::keys::KEYS;
+use crate::pivot::{part_cframe, part_size};
+use glam::{Affine3A, Vec3};
+use rbx_dom_weak::Instance;
+use rbx_types::{Ref, Variant};
+use std::cell::RefCell;
+
+/// The text of a part's mesh attribute ([`procmodel_mesh::ATTRIBUTE`]), if it has one.
+pub fn mesh_text(inst: &Instance) -> Option<&str> {
+    match inst.properties.get(&KEYS.attributes) {
+        Some(Variant::Attributes(a)) => match a.get(procmodel_mesh::ATTRIBUTE)? {
+            Variant::String(s) => Some(s),
+            Variant::BinaryString(b) => std::str::from_utf8(b.as_ref()).ok(),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether parts of `class` draw a procmodel mesh they carry, and how: `Some(true)` centred
+/// (MeshPart), `Some(false)` about the part's origin (a solid-modelling result), None not at
+/// all (every other class draws its own shape).
+pub fn mesh_centred(class: &str) -> Option<bool> {
+    match class {
+        "MeshPart" => Some(true),
+        "PartOperation" | "UnionOperation" | "IntersectOperation" => Some(false),
+        _ => None,
+    }
+}
+
+/// A mesh's bounds in its own space, by attribute text.
+struct Bounds {
+    text: String,
+    lo: Vec3,
+    hi: Vec3,
+    /// [`procmodel_mesh::TriangleMesh::fit`]'s inputs: the mesh's centre and extent.
+    center: Vec3,
+    extent: Vec3,
+}
+
+/// Entries kept per thread; past it the cache starts again.
+const CACHE_LIMIT: usize = 256;
+
+thread_local! {
+    static CACHE: RefCell<rustc_hash::FxHashMap<Ref, std::rc::Rc<Bounds>>> = RefCell::default();
+}
+
+fn bounds(r: Ref, text: &str) -> Option<std::rc::Rc<Bounds>> {
+    CACHE.with(|cache| {
+        if let Some(b) = cache.borrow().get(&r)
+            && b.text == text
+        {
+            return Some(b.clone());
+        }
+        let mesh = procmodel_mesh::TriangleMesh::from_attribute(text).ok()?;
+        if mesh.triangles.is_empty() {
+            return None;
+        }
+        let (lo, hi) = mesh.bounds()?;
+        let (center, extent) = mesh.center_and_size()?;
+        let b = std::rc::Rc::new(Bounds {
+            text: text.to_owned(),
+            lo: lo.into(),
+            hi: hi.into(),
+            center: center.into(),
+            extent: extent.into(),
+        });
+        let mut cache = cache.borrow_mut();
+        if cache.len() >= CACHE_LIMIT {
+            cache.clear();
+        }
+        cache.insert(r, b.clone());
+        Some(b)
+    })
+}
+
+/// The box of the triangles `inst` draws, in the part's space: (centre, full size); None for
+/// a part without a usable procmodel mesh (it draws its own shape: its CFrame and Size).
+pub fn mesh_box(inst: &Instance, size: Vec3) -> Option<(Vec3, Vec3)> {
+    let centred = mesh_centred(inst.class.as_str())?;
+    let b = bounds(inst.referent(), mesh_text(inst)?)?;
+    let offset = if centred { b.center } else { Vec3::ZERO };
+    let stretch = Vec3::select(b.extent.cmpgt(Vec3::ZERO), size / b.extent, Vec3::ONE);
+    let lo = (b.lo - offset) * stretch;
+    let hi = (b.hi - offset) * stretch;
+    Some(((lo + hi) * 0.5, (hi - lo).abs()))
+}
+
+/// The box `inst` draws in the world: (its centre and turn, full size) — its CFrame and Size,
+/// or the box of the procmodel mesh it carries ([`mesh_box`]).
+pub fn drawn_box(inst: &Instance) -> (Affine3A, Vec3) {
+    let (cframe, size) = (part_cframe(inst), part_size(inst));
+    match mesh_box(inst, size.abs()) {
+        Some((centre, size)) => (cframe * Affine3A::from_translation(centre), size),
+        None => (cframe, size),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use procmodel_mesh::{Triangle, TriangleMesh};
+    use rbx_dom_weak::{InstanceBuilder, WeakDom};
+
+    /// A one-triangle mesh spanning (1, 2, 3)..(3, 4, 3): off its origin, flat in Z.
+    fn attributes() -> rbx_types::Attributes {
+        let mesh = TriangleMesh {
+            positions: vec![[1.0, 2.0, 3.0], [3.0, 2.0, 3.0], [1.0, 4.0, 3.0]],
+            normals: vec![[0.0, 0.0, 1.0]],
+            uvs: vec![[0.0, 0.0]],
+            colors: vec![[1.0; 4]],
+            triangles: vec![Triangle {
+                vertices: [0, 1, 2],
+                ..Triangle::default()
+            }],
+        };
+        let mut a = rbx_types::Attributes::new();
+        a.insert(
+            procmodel_mesh::ATTRIBUTE.to_owned(),
+            mesh.to_attribute().into(),
+        );
+        a
+    }
+
+    #[test]
+    fn a_mesh_part_draws_the_box_of_its_triangles() {
+        let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+        let root = dom.root_ref();
+        let at = rbx_types::CFrame::new(
+            rbx_types::Vector3::new(10.0, 0.0, 0.0),
+            rbx_types::Matrix3::identity(),
+        );
+        let part = |class: &str| {
+            InstanceBuilder::new(class)
+                .with_property("Size", rbx_types::Vector3::new(4.0, 4.0, 1.0))
+                .with_property("CFrame", at)
+                .with_property("Attributes", attributes())
+        };
+        let meshpart = dom.insert(root, part("MeshPart"));
+        let union = dom.insert(root, part("UnionOperation"));
+        let plain = dom.insert(root, part("Part"));
+        let mut a = rbx_types::Attributes::new();
+        a.insert(
+            procmodel_mesh::ATTRIBUTE.to_owned(),
+            "garbage".to_owned().into(),
+        );
+        let broken = dom.insert(root, part("UnionOperation").with_property("Attributes", a));
+        let boxed = |r| {
+            let (cf, size) = drawn_box(dom.get_by_ref(r).unwrap());
+            (Vec3::from(cf.translation), size)
+        };
+        // Centred on the part, stretched ×2 in X and Y; Z has no extent: 0.
+        assert_eq!(
+            boxed(meshpart),
+            (Vec3::new(10.0, 0.0, 0.0), Vec3::new(4.0, 4.0, 0.0))
+        );
+        // About the part's origin: the triangles' centre (2, 3, 3), stretched.
+        assert_eq!(
+            boxed(union),
+            (Vec3::new(14.0, 6.0, 3.0), Vec3::new(4.0, 4.0, 0.0))
+        );
+        // A Part draws its own shape, whatever its attributes say.
+        assert_eq!(
+            boxed(plain),
+            (Vec3::new(10.0, 0.0, 0.0), Vec3::new(4.0, 4.0, 1.0))
+        );
+        // A broken attribute: the part's own box.
+        assert_eq!(
+            boxed(broken),
+            (Vec3::new(10.0, 0.0, 0.0), Vec3::new(4.0, 4.0, 1.0))
+        );
+    }
+}
