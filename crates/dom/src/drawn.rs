@@ -7,12 +7,28 @@
 //! Each attribute text's bounds are decoded once and kept in a per-thread cache, checked
 //! against the text itself on every use; the cache only saves time.
 
+use crate::geometry::{cframe_to_affine, to_vec3};
 use crate::keys::KEYS;
-use crate::pivot::{part_cframe, part_size};
 use glam::{Affine3A, Vec3};
 use rbx_dom_weak::Instance;
 use rbx_types::{Ref, Variant};
 use std::cell::RefCell;
+
+/// A part's CFrame (identity when unset).
+pub fn part_cframe(inst: &Instance) -> Affine3A {
+    match inst.properties.get(&KEYS.cframe) {
+        Some(Variant::CFrame(cf)) => cframe_to_affine(cf),
+        _ => Affine3A::IDENTITY,
+    }
+}
+
+/// A part's Size (Roblox default 4×1×2 when unset).
+pub fn part_size(inst: &Instance) -> Vec3 {
+    match inst.properties.get(&KEYS.size) {
+        Some(Variant::Vector3(v)) => to_vec3(*v),
+        _ => Vec3::new(4.0, 1.2, 2.0),
+    }
+}
 
 /// The text of a part's mesh attribute ([`procmodel_mesh::ATTRIBUTE`]), if it has one.
 pub fn mesh_text(inst: &Instance) -> Option<&str> {

@@ -19,10 +19,11 @@ pub use classes::{
     PropertyInfo, db, db_default, decode_binary, decode_databases_in_background, decode_xml,
     encode_binary, encode_xml, find_property, is_a, nearest_brick_color,
 };
+pub use drawn::{part_cframe, part_size};
 pub use geometry::{affine_to_cframe, cframe_to_affine, from_vec3, to_vec3};
 pub use pivot::{
-    bounding_box, get_pivot, input_size_key, model_scale, move_by, part_cframe, part_size,
-    pivot_to, primary_part_of, scale_about, scale_to, size_at_scale,
+    bounding_box, get_pivot, input_size_key, model_scale, move_by, pivot_to, primary_part_of,
+    scale_about, scale_to, size_at_scale,
 };
 pub use transfer::{
     clone_archivable, copy_with_referents, count_and_find, count_subtree, full_name, in_scene,

@@ -1,27 +1,12 @@
 //! Pivots, bounding boxes and scaling with Roblox semantics for BaseParts and Models.
 
 use crate::classes::is_a;
-use crate::geometry::{affine_to_cframe, cframe_to_affine, from_vec3, to_vec3};
+use crate::drawn::{part_cframe, part_size};
+use crate::geometry::{affine_to_cframe, cframe_to_affine, from_vec3};
 use crate::keys::KEYS;
 use glam::{Affine3A, Vec3};
 use rbx_dom_weak::{Instance, WeakDom};
 use rbx_types::{Ref, Variant};
-
-/// A part's CFrame (identity when unset).
-pub fn part_cframe(inst: &Instance) -> Affine3A {
-    match inst.properties.get(&KEYS.cframe) {
-        Some(Variant::CFrame(cf)) => cframe_to_affine(cf),
-        _ => Affine3A::IDENTITY,
-    }
-}
-
-/// A part's Size (Roblox default 4×1×2 when unset).
-pub fn part_size(inst: &Instance) -> Vec3 {
-    match inst.properties.get(&KEYS.size) {
-        Some(Variant::Vector3(v)) => to_vec3(*v),
-        _ => Vec3::new(4.0, 1.2, 2.0),
-    }
-}
 
 fn pivot_offset(inst: &Instance) -> Affine3A {
     match inst.properties.get(&KEYS.pivot_offset) {
