@@ -4,8 +4,9 @@
 //! A GeometryService result's triangles lie off its CFrame (its CFrame is the main part's),
 //! so bounding boxes, pivots and spatial bodies go by this box.
 //!
-//! Each attribute text's bounds are decoded once and kept in a per-thread cache, checked
-//! against the text itself on every use; the cache only saves time.
+//! Each attribute text is decoded once ([`carried`]) and kept in a per-thread cache, checked
+//! against the text itself on every use; the cache only saves time. The Luau host's rays
+//! against the triangles use the same decoded mesh and its sphere tree.
 
 use crate::geometry::{cframe_to_affine, to_vec3};
 use crate::keys::KEYS;
@@ -13,6 +14,7 @@ use glam::{Affine3A, Vec3};
 use rbx_dom_weak::Instance;
 use rbx_types::{Ref, Variant};
 use std::cell::RefCell;
+use std::rc::Rc;
 
 /// A part's CFrame (identity when unset).
 pub fn part_cframe(inst: &Instance) -> Affine3A {
@@ -53,61 +55,83 @@ pub fn mesh_centred(class: &str) -> Option<bool> {
     }
 }
 
-/// A mesh's bounds in its own space, by attribute text.
-struct Bounds {
+/// A part's procmodel mesh, decoded once per attribute text (see [`carried`]).
+pub struct CarriedMesh {
     text: String,
-    lo: Vec3,
-    hi: Vec3,
-    /// [`procmodel_mesh::TriangleMesh::fit`]'s inputs: the mesh's centre and extent.
-    center: Vec3,
-    extent: Vec3,
+    pub mesh: procmodel_mesh::TriangleMesh,
+    /// Over the triangles' bounding spheres (item `i` is triangle `i`), built the first time
+    /// a ray needs it.
+    tree: std::cell::OnceCell<crate::bvh::SphereTree>,
+}
+
+impl CarriedMesh {
+    /// The sphere tree over the triangles, in the mesh's own space.
+    pub fn tree(&self) -> &crate::bvh::SphereTree {
+        self.tree.get_or_init(|| {
+            let p = |i: u32| Vec3::from(self.mesh.positions[i as usize]);
+            let spheres: Vec<(Vec3, f32)> = self
+                .mesh
+                .triangles
+                .iter()
+                .map(|t| {
+                    let [a, b, c] = t.vertices.map(p);
+                    let (lo, hi) = (a.min(b).min(c), a.max(b).max(c));
+                    ((lo + hi) * 0.5, (hi - lo).length() * 0.5)
+                })
+                .collect();
+            crate::bvh::SphereTree::build(&spheres)
+        })
+    }
 }
 
 /// Entries kept per thread; past it the cache starts again.
 const CACHE_LIMIT: usize = 256;
 
 thread_local! {
-    static CACHE: RefCell<rustc_hash::FxHashMap<Ref, std::rc::Rc<Bounds>>> = RefCell::default();
+    static CACHE: RefCell<rustc_hash::FxHashMap<Ref, Rc<CarriedMesh>>> = RefCell::default();
 }
 
-fn bounds(r: Ref, text: &str) -> Option<std::rc::Rc<Bounds>> {
+/// The procmodel mesh `inst` draws and whether it draws it centred ([`mesh_centred`]): None
+/// for a class that draws its own shape, or a missing, broken or empty mesh. Decoded once per
+/// attribute text, kept in a per-thread cache checked against the text on every use (a text
+/// rewritten in place is never taken for the old one); the cache only saves time.
+pub fn carried(inst: &Instance) -> Option<(Rc<CarriedMesh>, bool)> {
+    let centred = mesh_centred(inst.class.as_str())?;
+    let text = mesh_text(inst)?;
+    let r = inst.referent();
     CACHE.with(|cache| {
-        if let Some(b) = cache.borrow().get(&r)
-            && b.text == text
+        if let Some(m) = cache.borrow().get(&r)
+            && m.text == text
         {
-            return Some(b.clone());
+            return Some((m.clone(), centred));
         }
         let mesh = procmodel_mesh::TriangleMesh::from_attribute(text).ok()?;
         if mesh.triangles.is_empty() {
             return None;
         }
-        let (lo, hi) = mesh.bounds()?;
-        let (center, extent) = mesh.center_and_size()?;
-        let b = std::rc::Rc::new(Bounds {
+        let m = Rc::new(CarriedMesh {
             text: text.to_owned(),
-            lo: lo.into(),
-            hi: hi.into(),
-            center: center.into(),
-            extent: extent.into(),
+            mesh,
+            tree: std::cell::OnceCell::new(),
         });
         let mut cache = cache.borrow_mut();
         if cache.len() >= CACHE_LIMIT {
             cache.clear();
         }
-        cache.insert(r, b.clone());
-        Some(b)
+        cache.insert(r, m.clone());
+        Some((m, centred))
     })
 }
 
 /// The box of the triangles `inst` draws, in the part's space: (centre, full size); None for
 /// a part without a usable procmodel mesh (it draws its own shape: its CFrame and Size).
 pub fn mesh_box(inst: &Instance, size: Vec3) -> Option<(Vec3, Vec3)> {
-    let centred = mesh_centred(inst.class.as_str())?;
-    let b = bounds(inst.referent(), mesh_text(inst)?)?;
-    let offset = if centred { b.center } else { Vec3::ZERO };
-    let stretch = Vec3::select(b.extent.cmpgt(Vec3::ZERO), size / b.extent, Vec3::ONE);
-    let lo = (b.lo - offset) * stretch;
-    let hi = (b.hi - offset) * stretch;
+    let (m, centred) = carried(inst)?;
+    let (offset, stretch) = m.mesh.fit(size.to_array(), centred)?;
+    let (lo, hi) = m.mesh.bounds()?;
+    let (offset, stretch) = (Vec3::from(offset), Vec3::from(stretch));
+    let lo = (Vec3::from(lo) - offset) * stretch;
+    let hi = (Vec3::from(hi) - offset) * stretch;
     Some(((lo + hi) * 0.5, (hi - lo).abs()))
 }
 

@@ -3,76 +3,18 @@
 //! ([`procmodel_mesh::TriangleMesh::fit`]). Every other query takes such a part as the box of
 //! those triangles (`procmodel_dom::drawn`, through `procmodel_dom::spatial::body`).
 //!
-//! Each attribute text is decoded once, with a sphere tree over its triangles, and kept in a
-//! per-thread cache that is checked against the text itself on every use (a text rewritten
-//! in place is never mistaken for the old one). The cache only saves time: an entry gives
-//! the answer decoding the text would.
+//! The decoded mesh and its sphere tree are `procmodel_dom::drawn::carried`'s (one per-thread
+//! cache, checked against the attribute text on every use).
 
 use glam::{Affine3A, Vec3};
-use procmodel_dom::bvh::SphereTree;
+use procmodel_dom::drawn::CarriedMesh;
 use procmodel_dom::spatial::RayHit;
 use rbx_dom_weak::Instance;
-use rbx_types::Ref;
-use std::cell::RefCell;
 use std::rc::Rc;
-
-/// One decoded mesh, in its own space.
-struct Shape {
-    text: String,
-    positions: Vec<Vec3>,
-    triangles: Vec<[u32; 3]>,
-    /// Over the triangles' bounding spheres; item `i` is `triangles[i]`.
-    tree: SphereTree,
-    mesh: procmodel_mesh::TriangleMesh,
-}
-
-/// Entries kept per thread; past it the cache starts again (it only saves time).
-const CACHE_LIMIT: usize = 256;
-
-thread_local! {
-    static CACHE: RefCell<rustc_hash::FxHashMap<Ref, Rc<Shape>>> = RefCell::default();
-}
-
-fn shape(r: Ref, text: &str) -> Option<Rc<Shape>> {
-    CACHE.with(|cache| {
-        if let Some(s) = cache.borrow().get(&r)
-            && s.text == text
-        {
-            return Some(s.clone());
-        }
-        let mesh = procmodel_mesh::TriangleMesh::from_attribute(text).ok()?;
-        if mesh.triangles.is_empty() {
-            return None;
-        }
-        let positions: Vec<Vec3> = mesh.positions.iter().map(|&p| Vec3::from(p)).collect();
-        let triangles: Vec<[u32; 3]> = mesh.triangles.iter().map(|t| t.vertices).collect();
-        let spheres: Vec<(Vec3, f32)> = triangles
-            .iter()
-            .map(|t| {
-                let [a, b, c] = t.map(|i| positions[i as usize]);
-                let (lo, hi) = (a.min(b).min(c), a.max(b).max(c));
-                ((lo + hi) * 0.5, (hi - lo).length() * 0.5)
-            })
-            .collect();
-        let shape = Rc::new(Shape {
-            text: text.to_owned(),
-            tree: SphereTree::build(&spheres),
-            positions,
-            triangles,
-            mesh,
-        });
-        let mut cache = cache.borrow_mut();
-        if cache.len() >= CACHE_LIMIT {
-            cache.clear();
-        }
-        cache.insert(r, shape.clone());
-        Some(shape)
-    })
-}
 
 /// A part's mesh where the part draws it.
 pub(crate) struct Placed {
-    shape: Rc<Shape>,
+    shape: Rc<CarriedMesh>,
     /// The part's CFrame (rotation made orthonormal, as the queries' bodies have it).
     cframe: Affine3A,
     offset: Vec3,
@@ -82,9 +24,7 @@ pub(crate) struct Placed {
 /// The mesh `inst` draws, if it is a MeshPart or a PartOperation carrying a usable one (a
 /// part without one, or with a broken one, is its box to the queries, as to the export).
 pub(crate) fn placed(inst: &Instance) -> Option<Placed> {
-    let centred = procmodel_dom::drawn::mesh_centred(inst.class.as_str())?;
-    let text = procmodel_dom::drawn::mesh_text(inst)?;
-    let shape = shape(inst.referent(), text)?;
+    let (shape, centred) = procmodel_dom::drawn::carried(inst)?;
     // The part's own frame and size, made valid as every part's body is (not the body the
     // queries use, which is the box of the triangles).
     let body = procmodel_dom::spatial::Body::new(
@@ -112,11 +52,13 @@ impl Placed {
         let o = inv.transform_point3(origin) / self.stretch + self.offset;
         let d = inv.transform_vector3(dir) / self.stretch;
         let mut candidates = Vec::new();
-        self.shape.tree.query_segment(o, d, &mut candidates);
+        self.shape.tree().query_segment(o, d, &mut candidates);
         let mut best: Option<(f32, Vec3)> = None;
+        let mesh = &self.shape.mesh;
         for i in candidates {
-            let [a, b, c] =
-                self.shape.triangles[i as usize].map(|k| self.shape.positions[k as usize]);
+            let [a, b, c] = mesh.triangles[i as usize]
+                .vertices
+                .map(|k| Vec3::from(mesh.positions[k as usize]));
             let Some((t, n)) = ray_triangle(o, d, a, b, c) else {
                 continue;
             };
