@@ -247,15 +247,20 @@ impl Encoder {
                 } else {
                     procmodel_export::mesh_child(dom, inst, "").ok().flatten()
                 };
-                // A solid-modelling result shows its faces' colours unless UsePartColor
-                // paints it in its Color; a MeshPart's Color tints its vertex colours.
-                let solid = procmodel_dom::is_a(inst.class.as_str(), "PartOperation");
+                // Only the classes that draw a procmodel mesh do (the export's and the
+                // queries' rule, `procmodel_dom::drawn`): a MeshPart centred, a
+                // solid-modelling result about its origin. A result shows its faces' colours
+                // unless UsePartColor paints it in its Color; a MeshPart's Color tints its
+                // vertex colours.
+                let centred = procmodel_dom::drawn::mesh_centred(inst.class.as_str());
+                let solid = centred == Some(false);
                 let face_colors = !solid
                     || !matches!(
                         inst.properties.get(&NAMES.use_part_color),
                         Some(Variant::Bool(true))
                     );
-                let script_mesh = procmodel_export::script_mesh_text(inst).and_then(|text| {
+                let text = centred.and_then(|_| procmodel_export::script_mesh_text(inst));
+                let script_mesh = text.and_then(|text| {
                     if let Some(&i) = mesh_index.get(&(text, face_colors, solid)) {
                         return Some(i);
                     }
@@ -571,6 +576,23 @@ mod tests {
             (Some(0), true)
         );
         assert_eq!(e.meshes.len(), 1);
+    }
+
+    /// A Part draws its own shape whatever its attributes hold, as the export draws it: only
+    /// MeshParts and solid-modelling results draw a procmodel mesh.
+    #[test]
+    fn a_part_carrying_a_mesh_attribute_draws_its_own_shape() {
+        let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+        let root = dom.root_ref();
+        let ws = dom.insert(root, InstanceBuilder::new("Workspace"));
+        dom.insert(ws, triangle_part_of("Part", 4.0));
+        let e = encode(&dom);
+        assert_eq!(e.batches.len(), 1);
+        assert_eq!(
+            (e.batches[0].shape, e.batches[0].mesh),
+            (Shape::Block, None)
+        );
+        assert!(e.meshes.is_empty());
     }
 
     /// A solid-modelling result shows its faces' colours (white instance colour, the mesh's
