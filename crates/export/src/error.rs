@@ -89,6 +89,9 @@ pub enum WarningKind {
     UnknownShape { value: u32 },
     /// A MeshPart's script-built mesh attribute that is not a mesh; its bounding box is used.
     InvalidMesh { reason: String },
+    /// A part's image attribute (an `EditableImage` it showed) that is not an image; the
+    /// part is drawn untextured.
+    InvalidTexture { attribute: String, reason: String },
 }
 
 impl fmt::Display for ExportWarning {
@@ -123,6 +126,10 @@ impl fmt::Display for ExportWarning {
                 f,
                 "its {} attribute is not a usable mesh ({reason}), exported as its bounding box",
                 procmodel_mesh::ATTRIBUTE
+            ),
+            WarningKind::InvalidTexture { attribute, reason } => write!(
+                f,
+                "its {attribute} attribute is not a usable image ({reason}), exported untextured"
             ),
         }
     }

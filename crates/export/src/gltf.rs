@@ -221,20 +221,22 @@ fn document(scene: &Scene, bin_uri: Option<String>) -> (Root, Vec<u8>) {
             ],
         ));
     }
-    let bin = attach_buffer(
+    let mut bin = attach_buffer(
         &mut root,
         vertex_data,
         index_data,
         [color_data, uv_data],
         bin_uri,
     );
+    attach_images(&mut root, &mut bin, &scene.textures);
 
     for (index, appearance) in scene.appearances.iter().enumerate() {
         let pbr = appearance.pbr();
         let [r, g, b] = appearance.linear_color();
         let alpha = appearance.alpha();
+        let see_through = matches!(appearance.texture, Some((_, true)));
         root.push(json::Material {
-            alpha_mode: Valid(if alpha < 1.0 {
+            alpha_mode: Valid(if alpha < 1.0 || see_through {
                 json::material::AlphaMode::Blend
             } else {
                 json::material::AlphaMode::Opaque
@@ -243,6 +245,12 @@ fn document(scene: &Scene, bin_uri: Option<String>) -> (Root, Vec<u8>) {
             double_sided: appearance.double_sided,
             pbr_metallic_roughness: json::material::PbrMetallicRoughness {
                 base_color_factor: json::material::PbrBaseColorFactor([r, g, b, alpha]),
+                base_color_texture: appearance.texture.map(|(t, _)| json::texture::Info {
+                    index: Index::new(t),
+                    tex_coord: 0,
+                    extensions: None,
+                    extras: Default::default(),
+                }),
                 metallic_factor: json::material::StrengthFactor(pbr.metallic),
                 roughness_factor: json::material::StrengthFactor(pbr.roughness),
                 ..Default::default()
@@ -329,6 +337,51 @@ fn document(scene: &Scene, bin_uri: Option<String>) -> (Root, Vec<u8>) {
     });
     root.scene = Some(scene_index);
     (root, bin)
+}
+
+/// Appends the scene's textures (PNG files) to the buffer `bin`, each in a view of its own
+/// (4-byte aligned), as glTF images with one shared sampler (linear filtering, repeating).
+/// Texture `i` is glTF texture `i`. Textures only paint meshes, so the buffer exists.
+fn attach_images(root: &mut Root, bin: &mut Vec<u8>, textures: &[Vec<u8>]) {
+    if textures.is_empty() {
+        return;
+    }
+    let buffer = Index::<json::Buffer>::new(0);
+    let sampler = root.push(json::texture::Sampler {
+        mag_filter: Some(Valid(json::texture::MagFilter::Linear)),
+        min_filter: Some(Valid(json::texture::MinFilter::LinearMipmapLinear)),
+        ..Default::default()
+    });
+    for (i, png) in textures.iter().enumerate() {
+        pad(bin, 0);
+        let mut v = view(
+            buffer,
+            bin.len(),
+            png.len(),
+            json::buffer::Target::ArrayBuffer,
+        );
+        // Image data is not vertex data: no target.
+        v.target = None;
+        let v = root.push(v);
+        bin.extend_from_slice(png);
+        let image = root.push(json::Image {
+            buffer_view: Some(v),
+            mime_type: Some(json::image::MimeType("image/png".to_owned())),
+            name: Some(format!("EditableImage {i}")),
+            uri: None,
+            extensions: None,
+            extras: Default::default(),
+        });
+        root.push(json::Texture {
+            name: None,
+            sampler: Some(sampler),
+            source: image,
+            extensions: None,
+            extras: Default::default(),
+        });
+    }
+    pad(bin, 0);
+    root.buffers[0].byte_length = USize64::from(bin.len());
 }
 
 /// Node rotation and translation, omitted when they are the identity.

@@ -16,17 +16,21 @@ pub(crate) struct Appearance {
     pub material: u32,
     /// Both faces drawn (`MeshPart.DoubleSided`).
     pub double_sided: bool,
+    /// The scene's texture painting it (an `EditableImage`'s pixels on a MeshPart), and
+    /// whether its alpha makes the part see-through (else it is composited over `color`).
+    pub texture: Option<(u32, bool)>,
 }
 
 impl Appearance {
     /// Bit-exact identity used to deduplicate materials.
-    pub fn key(&self) -> ([u32; 3], u32, u32, bool) {
+    pub fn key(&self) -> ([u32; 3], u32, u32, bool, Option<(u32, bool)>) {
         // `+ 0.0` folds -0 into 0 so they share a material.
         (
             self.color.map(|c| (c + 0.0).to_bits()),
             (self.transparency + 0.0).to_bits(),
             self.material,
             self.double_sided,
+            self.texture,
         )
     }
 
@@ -129,6 +133,13 @@ pub(crate) fn material_name(value: u32) -> Option<&'static str> {
         .copied()
 }
 
+/// The name of item `value` of enum `enum_name`, from the bundled reflection database.
+pub(crate) fn enum_item_name(enum_name: &str, value: u32) -> Option<&'static str> {
+    let db = rbx_reflection_database::get_bundled();
+    let e = db.enums.get(enum_name)?;
+    e.items.iter().find(|(_, v)| **v == value).map(|(n, _)| *n)
+}
+
 pub(crate) fn srgb_to_linear(c: f32) -> f32 {
     let c = c.clamp(0.0, 1.0);
     if c <= 0.040_45 {
@@ -162,6 +173,7 @@ mod tests {
                 transparency: 0.0,
                 material: by_name(name),
                 double_sided: false,
+                texture: None,
             }
             .pbr()
         };
@@ -186,6 +198,7 @@ mod tests {
             transparency: 0.0,
             material: 256,
             double_sided: false,
+            texture: None,
         };
         assert_eq!(a.hex(), "a3a2a5");
     }

@@ -23,12 +23,22 @@ const PLASTIC: u32 = 256;
 /// EditableMesh's MeshPart and a solid-modelling result carry), if it has one: the one rule
 /// for which parts draw such a mesh, which the studio's viewport follows too.
 pub fn script_mesh_text(instance: &Instance) -> Option<&str> {
+    attribute_text(instance, procmodel_mesh::ATTRIBUTE)
+}
+
+/// The attribute holding the image of Content property `property`.
+fn texture_attribute(property: &str) -> String {
+    procmodel_mesh::texture::attribute_name(property).expect("a Content property")
+}
+
+/// The text of string attribute `name` of `instance`.
+fn attribute_text<'a>(instance: &'a Instance, name: &str) -> Option<&'a str> {
     let Some(Variant::Attributes(attributes)) =
         instance.properties.get(&rbx_dom_weak::ustr("Attributes"))
     else {
         return None;
     };
-    match attributes.get(procmodel_mesh::ATTRIBUTE)? {
+    match attributes.get(name)? {
         Variant::String(s) => Some(s),
         Variant::BinaryString(b) => std::str::from_utf8(b.as_ref()).ok(),
         _ => None,
@@ -185,6 +195,8 @@ pub(crate) struct Scene {
     pub roots: Vec<usize>,
     pub geometries: Vec<Geometry>,
     pub appearances: Vec<Appearance>,
+    /// PNG files of the textures appearances refer to, in first-use order.
+    pub textures: Vec<Vec<u8>>,
     pub warnings: Vec<ExportWarning>,
 }
 
@@ -214,7 +226,9 @@ struct Builder<'a> {
     /// Script-built meshes by (attribute text, size in output units).
     /// By (attribute text, size bits, face colours shown, a solid-modelling result).
     mesh_ids: HashMap<(String, [u32; 3], bool, bool), usize>,
-    appearance_ids: HashMap<([u32; 3], u32, u32, bool), usize>,
+    appearance_ids: HashMap<([u32; 3], u32, u32, bool, Option<(u32, bool)>), usize>,
+    /// Textures by (attribute text, the colour under it when composited).
+    texture_ids: HashMap<(String, Option<[u32; 3]>), u32>,
     /// Mesh children drawn as their part's shape (no warning when visited).
     applied_meshes: HashSet<Ref>,
 }
@@ -232,6 +246,7 @@ pub(crate) fn build(
         geometry_ids: HashMap::new(),
         mesh_ids: HashMap::new(),
         appearance_ids: HashMap::new(),
+        texture_ids: HashMap::new(),
         applied_meshes: HashSet::new(),
     };
     for &root in roots {
@@ -332,6 +347,9 @@ impl Builder<'_> {
                         || !matches!(props.get(&["UsePartColor"]), Some(Variant::Bool(true)));
                     if *solid && face_colors {
                         appearance.color = [1.0; 3];
+                    }
+                    if !*solid {
+                        self.paint(instance, &node.path, &mut appearance);
                     }
                     node.part = Some(PartGeometry {
                         geometry: self.script_mesh(text, &mesh, size, face_colors, *solid),
@@ -480,6 +498,7 @@ impl Builder<'_> {
             transparency: props.transparency()?,
             material,
             double_sided: matches!(props.get(&["DoubleSided"]), Some(Variant::Bool(true))),
+            texture: None,
         })
     }
 
@@ -570,6 +589,67 @@ impl Builder<'_> {
         let id = self.scene.geometries.len() - 1;
         self.mesh_ids.insert(key, id);
         id
+    }
+
+    /// Paints a MeshPart's `appearance` with the image it shows, if it carries one: a
+    /// SurfaceAppearance child's ColorMap before the part's own TextureContent, as Roblox
+    /// draws them. The texture is composited over the part's Color (Roblox's Overlay alpha
+    /// mode, and a MeshPart texture's transparent pixels) unless the SurfaceAppearance's
+    /// AlphaMode is Transparency; then the colour factor is white.
+    fn paint(&mut self, instance: &Instance, path: &str, appearance: &mut Appearance) {
+        let surface = instance.children().iter().find_map(|&c| {
+            let child = self.dom.get_by_ref(c)?;
+            (child.class == "SurfaceAppearance").then_some(child)?;
+            let text = attribute_text(child, &texture_attribute("ColorMapContent"))?;
+            Some((child, text))
+        });
+        let (attribute, text, see_through) = match surface {
+            Some((child, text)) => {
+                self.applied_meshes.insert(child.referent());
+                let see_through = matches!(
+                    child.properties.get(&rbx_dom_weak::ustr("AlphaMode")),
+                    Some(Variant::Enum(e)) if crate::material::enum_item_name("AlphaMode", e.to_u32()) == Some("Transparency")
+                );
+                (texture_attribute("ColorMapContent"), text, see_through)
+            }
+            None => {
+                let attribute = texture_attribute("TextureContent");
+                match attribute_text(instance, &attribute) {
+                    Some(text) => (attribute, text, false),
+                    None => return,
+                }
+            }
+        };
+        let under = (!see_through).then(|| appearance.color.map(|c| (c + 0.0).to_bits()));
+        let key = (text.to_owned(), under);
+        let index = match self.texture_ids.get(&key) {
+            Some(&i) => i,
+            None => match procmodel_mesh::texture::Texture::from_attribute(text) {
+                Ok(t) => {
+                    let t = if see_through {
+                        t
+                    } else {
+                        t.over_color(appearance.color)
+                    };
+                    self.scene.textures.push(t.to_png());
+                    let i = self.scene.textures.len() as u32 - 1;
+                    self.texture_ids.insert(key, i);
+                    i
+                }
+                Err(e) => {
+                    self.warn(
+                        path,
+                        WarningKind::InvalidTexture {
+                            attribute,
+                            reason: e.to_string(),
+                        },
+                    );
+                    return;
+                }
+            },
+        };
+        appearance.texture = Some((index, see_through));
+        appearance.color = [1.0; 3];
     }
 
     fn appearance_index(&mut self, appearance: Appearance) -> usize {

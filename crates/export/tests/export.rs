@@ -888,3 +888,111 @@ fn parts_with_the_same_mesh_and_size_share_it() {
     assert_ne!(node(&doc, "A")["mesh"], node(&doc, "C")["mesh"]);
     assert_eq!(doc["meshes"].as_array().unwrap().len(), 2);
 }
+
+/// The texture a material paints with, decoded from the glb's buffer.
+fn material_texture(
+    doc: &serde_json::Value,
+    bin: &[u8],
+    material: usize,
+) -> Option<(u32, u32, Vec<u8>)> {
+    let info = &doc["materials"][material]["pbrMetallicRoughness"]["baseColorTexture"];
+    let texture = info["index"].as_u64()? as usize;
+    let image = doc["textures"][texture]["source"].as_u64().unwrap() as usize;
+    assert_eq!(doc["images"][image]["mimeType"], "image/png");
+    let view = &doc["bufferViews"][doc["images"][image]["bufferView"].as_u64().unwrap() as usize];
+    let start = view["byteOffset"].as_u64().unwrap() as usize;
+    let png = &bin[start..start + view["byteLength"].as_u64().unwrap() as usize];
+    let t = procmodel_mesh::texture::Texture::from_png(png).unwrap();
+    Some((t.width, t.height, t.rgba))
+}
+
+#[test]
+fn an_editable_image_paints_its_meshpart_over_the_part_colour() {
+    let blue = rbx_dom_weak::types::Color3::new(0.0, 0.0, 1.0);
+    let (dom, model) = model_of(vec![textured_pyramid("Painted", blue)]);
+    let export = to_glb(&dom, &[model], &ExportOptions::default()).unwrap();
+    assert!(export.warnings.is_empty(), "{:?}", export.warnings);
+    let (doc, bin) = parse_glb(&export.output);
+    let material = doc["meshes"][0]["primitives"][0]["material"]
+        .as_u64()
+        .unwrap() as usize;
+    let m = &doc["materials"][material];
+    // The texture carries the colour (white factor), opaque: clear pixels show Color.
+    assert_eq!(m["alphaMode"], "OPAQUE");
+    assert_eq!(
+        m["pbrMetallicRoughness"]["baseColorFactor"],
+        serde_json::json!([1.0, 1.0, 1.0, 1.0])
+    );
+    let (w, h, rgba) = material_texture(&doc, &bin, material).unwrap();
+    assert_eq!((w, h), (2, 2));
+    assert_eq!(
+        rgba,
+        vec![
+            255, 0, 0, 255, 0, 128, 127, 255, 0, 0, 255, 255, 0, 0, 255, 255
+        ]
+    );
+    // The mesh has the UVs the texture needs.
+    assert!(doc["meshes"][0]["primitives"][0]["attributes"]["TEXCOORD_0"].is_u64());
+    // The same bytes every time.
+    assert_eq!(
+        to_glb(&dom, &[model], &ExportOptions::default())
+            .unwrap()
+            .output,
+        export.output
+    );
+}
+
+#[test]
+fn a_surface_appearance_image_comes_first_and_its_transparency_mode_keeps_alpha() {
+    let white = rbx_dom_weak::types::Color3::new(1.0, 1.0, 1.0);
+    let mut attributes = rbx_dom_weak::types::Attributes::new();
+    let other = procmodel_mesh::texture::Texture::new(1, 1, vec![1, 2, 3, 4]).unwrap();
+    attributes.insert("ProcmodelColorMap".to_owned(), other.to_attribute().into());
+    let surface = InstanceBuilder::new("SurfaceAppearance")
+        .with_property("Attributes", attributes)
+        .with_property("AlphaMode", enum_item("AlphaMode", "Transparency"));
+    let (dom, model) = model_of(vec![
+        textured_pyramid("Surfaced", white).with_child(surface),
+    ]);
+    let export = to_glb(&dom, &[model], &ExportOptions::default()).unwrap();
+    // The SurfaceAppearance is applied, so not reported as ignored.
+    assert!(export.warnings.is_empty(), "{:?}", export.warnings);
+    let (doc, bin) = parse_glb(&export.output);
+    let material = doc["meshes"][0]["primitives"][0]["material"]
+        .as_u64()
+        .unwrap() as usize;
+    assert_eq!(doc["materials"][material]["alphaMode"], "BLEND");
+    assert_eq!(
+        material_texture(&doc, &bin, material).unwrap(),
+        (1, 1, vec![1, 2, 3, 4])
+    );
+}
+
+#[test]
+fn a_broken_image_attribute_is_a_warning_and_the_part_is_drawn_untextured() {
+    let red = rbx_dom_weak::types::Color3::new(1.0, 0.0, 0.0);
+    let mut attributes = pyramid_attributes();
+    attributes.insert("ProcmodelTexture".to_owned(), "aGVsbG8=".into());
+    let (dom, model) = model_of(vec![
+        part("MeshPart", "Broken", v3(2.0, 1.0, 2.0), at(0.0, 0.0, 0.0))
+            .with_property("Attributes", attributes)
+            .with_property("Color", red),
+    ]);
+    let export = to_glb(&dom, &[model], &ExportOptions::default()).unwrap();
+    assert_eq!(export.warnings.len(), 1, "{:?}", export.warnings);
+    let text = export.warnings[0].to_string();
+    assert!(
+        text.contains("M.Broken") && text.contains("ProcmodelTexture") && text.contains("PNG"),
+        "{text}"
+    );
+    let (doc, _) = parse_glb(&export.output);
+    assert!(doc.get("images").is_none());
+    assert_eq!(
+        doc["materials"][0]["pbrMetallicRoughness"]["baseColorFactor"][0],
+        1.0
+    );
+    assert_eq!(
+        doc["materials"][0]["pbrMetallicRoughness"]["baseColorFactor"][1],
+        0.0
+    );
+}

@@ -165,6 +165,45 @@ fn large_fine_and_empty_exports_pass_the_khronos_validator() {
 }
 
 #[test]
+fn textured_meshes_pass_the_khronos_validator() {
+    // A MeshPart painted by its TextureContent, one by a see-through SurfaceAppearance, and
+    // a plain part, as .glb and .gltf + .bin.
+    let mut attributes = rbx_dom_weak::types::Attributes::new();
+    attributes.insert("ProcmodelColorMap".to_owned(), image_attribute().into());
+    let surface = InstanceBuilder::new("SurfaceAppearance")
+        .with_property("Attributes", attributes)
+        .with_property("AlphaMode", enum_item("AlphaMode", "Transparency"));
+    let model = InstanceBuilder::new("Model")
+        .with_name("Painted")
+        .with_children([
+            textured_pyramid("A", rbx_dom_weak::types::Color3::new(0.2, 0.4, 0.6)),
+            textured_pyramid("B", rbx_dom_weak::types::Color3::new(1.0, 1.0, 1.0))
+                .with_child(surface),
+            part("Part", "Plain", v3(1.0, 1.0, 1.0), at(4.0, 0.0, 0.0)),
+        ]);
+    let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+    let root = dom.root_ref();
+    let model = dom.insert(root, model);
+    let dir = output_dir("textured");
+    let opts = ExportOptions {
+        bin_name: "painted.bin".to_owned(),
+        ..ExportOptions::default()
+    };
+    std::fs::write(
+        dir.join("painted.glb"),
+        to_glb(&dom, &[model], &opts).unwrap().output,
+    )
+    .unwrap();
+    let gltf = to_gltf(&dom, &[model], &opts).unwrap().output;
+    std::fs::write(dir.join("painted.gltf"), &gltf.json).unwrap();
+    std::fs::write(dir.join("painted.bin"), &gltf.bin).unwrap();
+    for entry in validate(&[dir.join("painted.glb"), dir.join("painted.gltf")]) {
+        assert_valid(&entry);
+        assert_eq!(entry["report"]["info"]["materialCount"], 3);
+    }
+}
+
+#[test]
 fn terrain_glb_passes_the_khronos_validator() {
     use procmodel_export::terrain::{TerrainPrimitive, terrain_glb};
     // A closed box split into two materials (top/bottom and sides) plus an empty primitive,

@@ -8,8 +8,9 @@
 //! ignores it.
 //!
 //! Owns: [`TriangleMesh`], [`TriangleMesh::encode`]/[`TriangleMesh::decode`] and their
-//! checks, and [`shapes`]: the triangles of Roblox's primitive part shapes, which the glTF
-//! export draws and solid modelling cuts. Must never: depend on Luau or the DOM, or accept
+//! checks, [`shapes`]: the triangles of Roblox's primitive part shapes, which the glTF
+//! export draws and solid modelling cuts, and [`texture`]: the image a part carries for an
+//! `EditableImage` (PNG in a string attribute). Must never: depend on Luau or the DOM, or accept
 //! bytes it has not checked — a decoded mesh has finite values and every index in range, so
 //! its users need no checks.
 //!
@@ -23,6 +24,7 @@
 use base64::Engine as _;
 
 pub mod shapes;
+pub mod texture;
 
 /// The attribute of a `MeshPart` that holds its mesh (base64 of [`TriangleMesh::encode`]).
 pub const ATTRIBUTE: &str = "ProcmodelMesh";

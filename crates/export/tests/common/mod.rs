@@ -26,9 +26,14 @@ pub fn upright(x: f32, y: f32, z: f32) -> CFrame {
     CFrame::new(v3(x, y, z), orientation)
 }
 
-pub fn material(name: &str) -> Enum {
+/// Item `name` of enum `enum_name`, from the bundled reflection database.
+pub fn enum_item(enum_name: &str, name: &str) -> Enum {
     let db = rbx_reflection_database::get_bundled();
-    Enum::from_u32(db.enums["Material"].items[name])
+    Enum::from_u32(db.enums[enum_name].items[name])
+}
+
+pub fn material(name: &str) -> Enum {
+    enum_item("Material", name)
 }
 
 pub fn part(class: &str, name: &str, size: Vector3, cframe: CFrame) -> InstanceBuilder {
@@ -184,4 +189,25 @@ pub fn pyramid_attributes() -> rbx_dom_weak::types::Attributes {
         mesh.to_attribute().into(),
     );
     attributes
+}
+
+/// A 2 × 2 image as the attribute an EditableImage's part gets: red, green (half
+/// transparent), blue, clear.
+pub fn image_attribute() -> String {
+    procmodel_mesh::texture::Texture::new(
+        2,
+        2,
+        vec![255, 0, 0, 255, 0, 255, 0, 128, 0, 0, 255, 255, 9, 9, 9, 0],
+    )
+    .unwrap()
+    .to_attribute()
+}
+
+/// [`pyramid_part`] showing [`image_attribute`] through its TextureContent.
+pub fn textured_pyramid(name: &str, color: rbx_dom_weak::types::Color3) -> InstanceBuilder {
+    let mut attributes = pyramid_attributes();
+    attributes.insert("ProcmodelTexture".to_owned(), image_attribute().into());
+    part("MeshPart", name, v3(2.0, 1.0, 2.0), at(0.0, 0.0, 0.0))
+        .with_property("Attributes", attributes)
+        .with_property("Color", color)
 }
