@@ -628,6 +628,10 @@ fn method_signature(name: &str) -> &'static str {
             "(self, content: Content, options: { [string]: any }?): EditableMesh"
         }
         "CreateMeshPartAsync" => "(self, content: Content, options: { [string]: any }?): MeshPart",
+        "CreateEditableImage" => "(self, options: { [string]: any }?): EditableImage?",
+        "CreateEditableImageAsync" => {
+            "(self, content: Content, options: { [string]: any }?): EditableImage?"
+        }
         "ApplyMesh" => "(self, meshPart: MeshPart): ()",
         "SubstituteGeometry" => "(self, source: PartOperation): ()",
         _ => "(self, ...any): ...any",

@@ -1065,6 +1065,103 @@ result.Parent = workspace
     }
 }
 
+/// A generator that paints its mesh with an EditableImage, through `generate` (the path
+/// users take): the part carries the image as it is when the run ends (drawn after it was
+/// assigned), the .rbxm keeps it, and the glb paints the mesh with it over the part's Color.
+#[test]
+fn a_generator_paints_its_mesh_with_an_editable_image() {
+    let generator = tmp("PaintedQuad.luau");
+    std::fs::write(
+        &generator,
+        r#"
+local AssetService = game:GetService("AssetService")
+local Quad = { Attributes = { Cells = 4 } }
+function Quad.OnGenerate(params, container)
+    local em = AssetService:CreateEditableMesh()
+    local corners = { Vector3.new(-1, 0, -1), Vector3.new(1, 0, -1), Vector3.new(1, 0, 1), Vector3.new(-1, 0, 1) }
+    local uvs = { Vector2.new(0, 0), Vector2.new(1, 0), Vector2.new(1, 1), Vector2.new(0, 1) }
+    local v, u = {}, {}
+    for i = 1, 4 do
+        v[i] = em:AddVertex(corners[i])
+        u[i] = em:AddUV(uvs[i])
+    end
+    em:SetFaceUVs(em:AddTriangle(v[1], v[3], v[2]), { u[1], u[3], u[2] })
+    em:SetFaceUVs(em:AddTriangle(v[1], v[4], v[3]), { u[1], u[4], u[3] })
+    local part = AssetService:CreateMeshPartAsync(Content.fromObject(em))
+    part.Color = Color3.new(0, 0, 1)
+    local image = AssetService:CreateEditableImage({ Size = Vector2.new(8, 8) })
+    part.TextureContent = Content.fromObject(image)
+    part.Parent = container
+    -- Drawn after it was assigned: the part shows it all the same.
+    local n = params.Attributes.Cells
+    local cell = 8 // n
+    for y = 0, n - 1 do
+        for x = 0, n - 1 do
+            if (x + y) % 2 == 0 then
+                image:DrawRectangle(Vector2.new(x * cell, y * cell), Vector2.new(cell, cell), Color3.new(1, 1, 0), 0, Enum.ImageCombineType.Overwrite)
+            end
+        end
+    end
+end
+return Quad
+"#,
+    )
+    .unwrap();
+    let glb = tmp("painted-quad.glb");
+    let rbxm = tmp("painted-quad.rbxm");
+    for out in [&glb, &rbxm] {
+        ok(generate(&[
+            generator.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]));
+    }
+    // The yellow cells, and the part's blue where the image is clear.
+    let expected: Vec<u8> = (0..64)
+        .flat_map(|i| {
+            let (x, y) = (i % 8 / 2, i / 8 / 2);
+            if (x + y) % 2 == 0 {
+                [255, 255, 0, 255]
+            } else {
+                [0, 0, 255, 255]
+            }
+        })
+        .collect();
+    let bytes = std::fs::read(&glb).unwrap();
+    let doc = glb_json(&glb);
+    let view = &doc["bufferViews"][doc["images"][0]["bufferView"].as_u64().unwrap() as usize];
+    let json_len = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    let bin = &bytes[20 + json_len + 8..];
+    let start = view["byteOffset"].as_u64().unwrap() as usize;
+    let png = &bin[start..start + view["byteLength"].as_u64().unwrap() as usize];
+    let texture = procmodel_mesh::texture::Texture::from_png(png).unwrap();
+    assert_eq!((texture.width, texture.height), (8, 8));
+    assert_eq!(texture.rgba, expected);
+    // The .rbxm keeps the image itself (clear where nothing was drawn).
+    let dom = read_rbxm(&rbxm);
+    let part = dom.descendants().find(|i| i.class == "MeshPart").unwrap();
+    let Some(rbx_types::Variant::Attributes(a)) = part.properties.get(&"Attributes".into()) else {
+        panic!("no attributes")
+    };
+    let text = match a.get("ProcmodelTexture") {
+        Some(rbx_types::Variant::String(s)) => s.clone(),
+        Some(rbx_types::Variant::BinaryString(b)) => {
+            String::from_utf8(AsRef::<[u8]>::as_ref(b).to_vec()).unwrap()
+        }
+        other => panic!("no image: {other:?}"),
+    };
+    let carried = procmodel_mesh::texture::Texture::from_attribute(&text).unwrap();
+    assert_eq!(&carried.rgba[..4], &[255, 255, 0, 255]);
+    assert_eq!(&carried.rgba[8..12], &[0, 0, 0, 0]);
+    // The same bytes every run.
+    ok(generate(&[
+        generator.to_str().unwrap(),
+        "-o",
+        glb.to_str().unwrap(),
+    ]));
+    assert_eq!(std::fs::read(&glb).unwrap(), bytes);
+}
+
 /// A sandboxed generator needs the CSG capability for solid modelling, as in Roblox: without
 /// it the run fails naming the capability; `pack --capability CSG` grants it.
 #[test]

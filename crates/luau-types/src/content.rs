@@ -1,5 +1,5 @@
 //! `Content`: a reference to asset content: nothing, an asset URI, or an object of the
-//! script's own (`Content.fromObject(editableMesh)`).
+//! script's own (`Content.fromObject(editableMesh)`, `Content.fromObject(editableImage)`).
 //!
 //! An object Content lives only in the VM: `AssetService:CreateMeshPartAsync` reads its
 //! mesh; a property cannot hold one (Roblox files cannot keep the object either), so storing
@@ -18,7 +18,8 @@ pub enum Content {
     None,
     /// An asset URI (`SourceType` Uri).
     Uri(String),
-    /// `Content.fromObject` (`SourceType` Object): an `EditableMesh` of this VM.
+    /// `Content.fromObject` (`SourceType` Object): an `EditableMesh` or `EditableImage` of
+    /// this VM.
     Object(ObjectRef),
 }
 
@@ -161,10 +162,13 @@ pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
         lua.create_function(|_, a: MultiValue| {
             let a = Args::new("fromObject", a);
             match a.get(1) {
-                Value::UserData(ud) if ud.is::<crate::editable_mesh::EditableMesh>() => {
+                Value::UserData(ud)
+                    if ud.is::<crate::editable_mesh::EditableMesh>()
+                        || ud.is::<crate::editable_image::EditableImage>() =>
+                {
                     Ok(Content::Object(ObjectRef(ud.clone())))
                 }
-                _ => Err(a.bad(1, "EditableMesh")),
+                _ => Err(a.bad(1, "EditableMesh or EditableImage")),
             }
         })?,
     )?;

@@ -24,6 +24,7 @@ pub mod color3;
 pub mod content;
 mod convert;
 pub mod datetime;
+pub mod editable_image;
 pub mod editable_mesh;
 pub mod enums;
 pub mod extras;

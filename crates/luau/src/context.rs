@@ -131,6 +131,8 @@ pub struct Ctx {
     scene_cache: std::cell::Cell<(Ref, bool)>,
     /// (class, property) pairs whose writes were warned about as not saved (once per VM).
     pub unsaved_warned: FxHashSet<(Ustr, Ustr)>,
+    /// Content properties showing an EditableImage (`classes::image`).
+    pub(crate) images: crate::classes::ImageLinks,
 }
 
 impl Ctx {
@@ -165,6 +167,7 @@ impl Ctx {
             may_have_managed: false,
             scene_cache: std::cell::Cell::new((Ref::none(), false)),
             unsaved_warned: FxHashSet::default(),
+            images: Default::default(),
             signals: Default::default(),
             dom,
         })

@@ -179,6 +179,7 @@ impl Host {
         // The same for MeshParts showing an EditableMesh that changed since (their links
         // outlive changes to the DOM; `replace_dom` and `take_dom` drop them).
         let _ = crate::classes::flush_meshes(&self.lua, false);
+        let _ = crate::classes::flush_images(&self.lua, false);
     }
 
     /// False when the DOM is known to hold no instance of the managed class (see
@@ -200,6 +201,7 @@ impl Host {
     pub fn replace_dom(&self, dom: WeakDom) {
         self.flush_terrain(true);
         let _ = crate::classes::flush_meshes(&self.lua, true);
+        let _ = crate::classes::flush_images(&self.lua, true);
         let mut c = ctx(&self.lua).expect("context installed");
         c.may_have_managed = c.has_managed(&dom, dom.root_ref());
         c.outside_change();
@@ -218,6 +220,7 @@ impl Host {
     pub fn take_dom(&self) -> WeakDom {
         self.flush_terrain(true);
         let _ = crate::classes::flush_meshes(&self.lua, true);
+        let _ = crate::classes::flush_images(&self.lua, true);
         let mut c = ctx(&self.lua).expect("context installed");
         c.may_have_managed = false;
         c.outside_change();

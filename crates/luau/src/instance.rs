@@ -230,6 +230,11 @@ fn index(lua: &Lua, h: &Value, key_bytes: &[u8], methods: &Methods) -> mlua::Res
                     c.full_name(this.r)
                 )));
             }
+            if data_type.ty() == rbx_types::VariantType::Content
+                && let Some(image) = crate::classes::image::shown(c, this.r, *k)
+            {
+                return mlua::IntoLua::into_lua(image, lua);
+            }
             let value = match inst.properties.get(k) {
                 Some(v) => v.clone(),
                 None => match default {
@@ -759,6 +764,12 @@ fn newindex(
                         this.class, k
                     ),
                 );
+            }
+            if data_type.ty() == rbx_types::VariantType::Content {
+                if let Some(image) = crate::classes::image::image_of(&value) {
+                    return crate::classes::image::assign(c, this.r, this.class, *k, image);
+                }
+                crate::classes::image::unlink(c, this.r, *k);
             }
             let variant = if data_type.ty() == rbx_types::VariantType::Ref {
                 let target = opt_instance(c, &value)

@@ -10,6 +10,8 @@ mod bindable;
 mod csg;
 mod effects;
 mod humanoid;
+pub(crate) mod image;
+pub(crate) use image::{ImageLinks, flush_images};
 mod instance;
 mod joints;
 mod mesh;
@@ -42,6 +44,7 @@ pub fn register_all(m: &mut MethodTable) {
     csg::register(m);
     effects::register(m);
     humanoid::register(m);
+    image::register(m);
     joints::register(m);
     mesh::register(m);
     physics::register(m);
