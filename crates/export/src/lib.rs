@@ -56,7 +56,7 @@ use rbx_dom_weak::types::Ref;
 
 pub use error::{ExportError, ExportWarning, WarningKind};
 pub use procmodel_mesh::shapes::Shape;
-pub use scene::{MeshChild, mesh_child, script_mesh_text};
+pub use scene::{CarriedTexture, MeshChild, carried_texture, mesh_child, script_mesh_text};
 
 use error::ErrorKind;
 

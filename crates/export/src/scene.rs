@@ -26,6 +26,52 @@ pub fn script_mesh_text(instance: &Instance) -> Option<&str> {
     attribute_text(instance, procmodel_mesh::ATTRIBUTE)
 }
 
+/// The image a MeshPart is painted with ([`carried_texture`]).
+pub struct CarriedTexture<'a> {
+    /// The attribute holding it.
+    pub attribute: String,
+    /// Its text (a PNG in base64, [`procmodel_mesh::texture::Texture::from_attribute`]).
+    pub text: &'a str,
+    /// Its alpha makes the part see-through (a SurfaceAppearance with AlphaMode
+    /// Transparency); otherwise it is shown over the part's Color.
+    pub see_through: bool,
+    /// The SurfaceAppearance child it came from.
+    pub surface: Option<Ref>,
+}
+
+/// The image a MeshPart carries for an EditableImage it shows, if any: a SurfaceAppearance
+/// child's ColorMap before the part's own TextureContent, as Roblox draws them. The one rule
+/// for which image paints a part, which the studio's viewport follows too.
+pub fn carried_texture<'a>(dom: &'a WeakDom, instance: &'a Instance) -> Option<CarriedTexture<'a>> {
+    let surface = instance.children().iter().find_map(|&c| {
+        let child = dom.get_by_ref(c)?;
+        (child.class == "SurfaceAppearance").then_some(child)?;
+        let text = attribute_text(child, &texture_attribute("ColorMapContent"))?;
+        Some((child, text))
+    });
+    Some(match surface {
+        Some((child, text)) => CarriedTexture {
+            attribute: texture_attribute("ColorMapContent"),
+            text,
+            see_through: matches!(
+                child.properties.get(&rbx_dom_weak::ustr("AlphaMode")),
+                Some(Variant::Enum(e)) if crate::material::enum_item_name("AlphaMode", e.to_u32()) == Some("Transparency")
+            ),
+            surface: Some(child.referent()),
+        },
+        None => {
+            let attribute = texture_attribute("TextureContent");
+            let text = attribute_text(instance, &attribute)?;
+            CarriedTexture {
+                attribute,
+                text,
+                see_through: false,
+                surface: None,
+            }
+        }
+    })
+}
+
 /// The attribute holding the image of Content property `property`.
 fn texture_attribute(property: &str) -> String {
     procmodel_mesh::texture::attribute_name(property).expect("a Content property")
@@ -597,29 +643,18 @@ impl Builder<'_> {
     /// mode, and a MeshPart texture's transparent pixels) unless the SurfaceAppearance's
     /// AlphaMode is Transparency; then the colour factor is white.
     fn paint(&mut self, instance: &Instance, path: &str, appearance: &mut Appearance) {
-        let surface = instance.children().iter().find_map(|&c| {
-            let child = self.dom.get_by_ref(c)?;
-            (child.class == "SurfaceAppearance").then_some(child)?;
-            let text = attribute_text(child, &texture_attribute("ColorMapContent"))?;
-            Some((child, text))
-        });
-        let (attribute, text, see_through) = match surface {
-            Some((child, text)) => {
-                self.applied_meshes.insert(child.referent());
-                let see_through = matches!(
-                    child.properties.get(&rbx_dom_weak::ustr("AlphaMode")),
-                    Some(Variant::Enum(e)) if crate::material::enum_item_name("AlphaMode", e.to_u32()) == Some("Transparency")
-                );
-                (texture_attribute("ColorMapContent"), text, see_through)
-            }
-            None => {
-                let attribute = texture_attribute("TextureContent");
-                match attribute_text(instance, &attribute) {
-                    Some(text) => (attribute, text, false),
-                    None => return,
-                }
-            }
+        let Some(CarriedTexture {
+            attribute,
+            text,
+            see_through,
+            surface,
+        }) = carried_texture(self.dom, instance)
+        else {
+            return;
         };
+        if let Some(surface) = surface {
+            self.applied_meshes.insert(surface);
+        }
         let under = (!see_through).then(|| appearance.color.map(|c| (c + 0.0).to_bits()));
         let key = (text.to_owned(), under);
         let index = match self.texture_ids.get(&key) {

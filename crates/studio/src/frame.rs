@@ -8,7 +8,9 @@
 //! `count × 3 f32` linear RGB colours, `count × u32` tree-node indices (for picking); then
 //! the script-built meshes the `Mesh` batches draw (`meshes` in the header, in first-use
 //! order), each `vertices × 3 f32` positions in the unit box, `vertices × 3 f32` normals,
-//! `vertices × 3 f32` linear RGB vertex colours and `indices × u32` triangle indices.
+//! `vertices × 3 f32` linear RGB vertex colours and `indices × u32` triangle indices; a
+//! textured mesh (`texture` bytes in its header entry) then has `vertices × 2 f32` UVs and
+//! its texture as a PNG file, padded to 4 bytes.
 
 use procmodel_dom::keys::KEYS;
 use rbx_dom_weak::{Instance, Ustr, WeakDom};
@@ -99,6 +101,26 @@ pub struct Encoded {
 pub struct MeshInfo {
     pub vertices: u32,
     pub indices: u32,
+    /// Bytes of its texture's PNG file (0: untextured, and no UVs follow).
+    pub texture: u32,
+    /// Its texture's alpha makes the part see-through.
+    pub see_through: bool,
+}
+
+/// What paints a script-built mesh: the attribute text of its image, and the part's colour
+/// (as bits) it is shown over, unless it is see-through
+/// ([`procmodel_export::carried_texture`]).
+type Paint = Option<(String, Option<[u32; 3]>)>;
+
+/// [`Paint`] borrowed from the scene.
+type PaintRef<'a> = Option<(&'a str, Option<[u32; 3]>)>;
+
+fn owned(paint: PaintRef<'_>) -> Paint {
+    paint.map(|(t, under)| (t.to_owned(), under))
+}
+
+fn borrowed(paint: &Paint) -> PaintRef<'_> {
+    paint.as_ref().map(|(t, under)| (t.as_str(), *under))
 }
 
 /// A script-built mesh in the unit box (`procmodel_export::script_mesh_text`), as the body
@@ -108,14 +130,26 @@ struct UnitMesh {
     normals: Vec<f32>,
     colors: Vec<f32>,
     indices: Vec<u32>,
+    /// For a textured mesh: its UVs and its texture's PNG file.
+    uvs: Vec<f32>,
+    png: Option<Vec<u8>>,
+    see_through: bool,
 }
 
 impl UnitMesh {
     /// None for an attribute that is not a usable mesh (the part is drawn as its box).
     /// `solid`: a solid-modelling result, whose triangles are in the part's own space (off
     /// its centre for GeometryService's); a MeshPart's mesh is centred.
-    fn new(text: &str, face_colors: bool, solid: bool) -> Option<UnitMesh> {
+    fn new(text: &str, face_colors: bool, solid: bool, paint: &Paint) -> Option<UnitMesh> {
         let mesh = procmodel_mesh::TriangleMesh::from_attribute(text).ok()?;
+        // A texture that is not an image leaves the mesh untextured (the export warns).
+        let texture = paint.as_ref().and_then(|(image, under)| {
+            let t = procmodel_mesh::texture::Texture::from_attribute(image).ok()?;
+            Some(match under {
+                Some(bits) => (t.over_color(bits.map(f32::from_bits)).to_png(), false),
+                None => (t.to_png(), true),
+            })
+        });
         // Fitted to a part of size 1 (the instance matrix scales it to the part's Size).
         let (offset, inv) = mesh.fit([1.0; 3], !solid)?;
         let (offset, inv) = (glam::Vec3::from(offset), glam::Vec3::from(inv));
@@ -125,6 +159,9 @@ impl UnitMesh {
             normals: Vec::with_capacity(3 * vertices.len()),
             colors: Vec::with_capacity(3 * vertices.len()),
             indices,
+            uvs: Vec::new(),
+            see_through: texture.as_ref().is_some_and(|t| t.1),
+            png: texture.map(|t| t.0),
         };
         for v in &vertices {
             // Into the unit box: positions shrink by the extent, normals grow by it.
@@ -135,6 +172,9 @@ impl UnitMesh {
             let [r, g, b, _] = if face_colors { v.color } else { [1.0; 4] };
             out.colors
                 .extend([r, g, b].map(|c| srgb_to_linear(c.clamp(0.0, 1.0))));
+            if out.png.is_some() {
+                out.uvs.extend(v.uv);
+            }
         }
         Some(out)
     }
@@ -179,8 +219,8 @@ pub struct Encoder {
     batches: BTreeMap<BatchKey, Acc>,
     /// Script-built meshes by attribute text, kept while frames draw them (decoding one is
     /// most of a frame's work for the part); None for text that is not a mesh.
-    /// By (attribute text, face colours shown, a solid-modelling result's).
-    unit_meshes: HashMap<(String, bool, bool), Option<std::sync::Arc<UnitMesh>>>,
+    /// By (attribute text, face colours shown, a solid-modelling result's, its paint).
+    unit_meshes: HashMap<(String, bool, bool, Paint), Option<std::sync::Arc<UnitMesh>>>,
     /// Whether a class is a BasePart.
     part_classes: HashMap<Ustr, bool>,
 }
@@ -205,7 +245,7 @@ impl Encoder {
         let unit_meshes = &mut self.unit_meshes;
         // This frame's meshes in first-use order, and their indices by text.
         let mut frame_meshes: Vec<std::sync::Arc<UnitMesh>> = Vec::new();
-        let mut mesh_index: HashMap<(&str, bool, bool), u32> = HashMap::new();
+        let mut mesh_index: HashMap<(&str, bool, bool, PaintRef), u32> = HashMap::new();
         let mut parts = 0usize;
         let mut instances = 0usize;
         // (ref, nearest listed ancestor's node, owning model index, listed, inside results)
@@ -260,22 +300,34 @@ impl Encoder {
                         Some(Variant::Bool(true))
                     );
                 let text = centred.and_then(|_| procmodel_export::script_mesh_text(inst));
+                // A MeshPart showing an EditableImage is painted with it, over its Color.
+                let paint: PaintRef = match (text, solid) {
+                    (Some(_), false) => procmodel_export::carried_texture(dom, inst).map(|t| {
+                        let under = (!t.see_through).then(|| color_of(inst).map(f32::to_bits));
+                        (t.text, under)
+                    }),
+                    _ => None,
+                };
+                let painted = paint.is_some();
                 let script_mesh = text.and_then(|text| {
-                    if let Some(&i) = mesh_index.get(&(text, face_colors, solid)) {
+                    let key = (text, face_colors, solid, paint);
+                    if let Some(&i) = mesh_index.get(&key) {
                         return Some(i);
                     }
                     let unit = unit_meshes
-                        .entry((text.to_owned(), face_colors, solid))
+                        .entry((text.to_owned(), face_colors, solid, owned(paint)))
                         .or_insert_with(|| {
-                            UnitMesh::new(text, face_colors, solid).map(std::sync::Arc::new)
+                            UnitMesh::new(text, face_colors, solid, &owned(paint))
+                                .map(std::sync::Arc::new)
                         })
                         .clone()?;
                     let i = frame_meshes.len() as u32;
                     frame_meshes.push(unit);
-                    mesh_index.insert((text, face_colors, solid), i);
+                    mesh_index.insert(key, i);
                     Some(i)
                 });
-                let white = script_mesh.is_some() && solid && face_colors;
+                // The texture carries the part's colour.
+                let white = script_mesh.is_some() && ((solid && face_colors) || painted);
                 let (shape, key) = match script_mesh {
                     Some(i) => {
                         let (_, (model, _, _, _, material, t)) = part_key(inst, owner, None);
@@ -325,6 +377,8 @@ impl Encoder {
             meshes.push(MeshInfo {
                 vertices: (m.positions.len() / 3) as u32,
                 indices: m.indices.len() as u32,
+                texture: m.png.as_ref().map_or(0, |p| p.len() as u32),
+                see_through: m.see_through,
             });
             for v in m.positions.iter().chain(&m.normals).chain(&m.colors) {
                 body.extend_from_slice(&v.to_le_bytes());
@@ -332,10 +386,19 @@ impl Encoder {
             for v in &m.indices {
                 body.extend_from_slice(&v.to_le_bytes());
             }
+            if let Some(png) = &m.png {
+                for v in &m.uvs {
+                    body.extend_from_slice(&v.to_le_bytes());
+                }
+                body.extend_from_slice(png);
+                while !body.len().is_multiple_of(4) {
+                    body.push(0);
+                }
+            }
         }
         // Meshes no part draws any more are forgotten.
-        unit_meshes.retain(|(text, colors, solid), _| {
-            mesh_index.contains_key(&(text.as_str(), *colors, *solid))
+        unit_meshes.retain(|(text, colors, solid, paint), _| {
+            mesh_index.contains_key(&(text.as_str(), *colors, *solid, borrowed(paint)))
         });
         Encoded {
             nodes,
@@ -508,6 +571,13 @@ mod tests {
 
     /// A part of `class` carrying the mesh of [`triangle_part`].
     fn triangle_part_of(class: &str, size: f32) -> InstanceBuilder {
+        InstanceBuilder::new(class)
+            .with_property("Size", rbx_types::Vector3::new(size, size, size))
+            .with_property("Attributes", triangle_attributes())
+    }
+
+    /// The attributes of [`triangle_part`].
+    fn triangle_attributes() -> rbx_types::Attributes {
         use procmodel_mesh::{Triangle, TriangleMesh};
         let mesh = TriangleMesh {
             positions: vec![[0.0, 0.0, 0.0], [2.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
@@ -524,9 +594,7 @@ mod tests {
             procmodel_mesh::ATTRIBUTE.to_owned(),
             mesh.to_attribute().into(),
         );
-        InstanceBuilder::new(class)
-            .with_property("Size", rbx_types::Vector3::new(size, size, size))
-            .with_property("Attributes", attributes)
+        attributes
     }
 
     #[test]
@@ -623,6 +691,57 @@ mod tests {
             );
             assert_eq!([f(38), f(39), f(40)], face, "UsePartColor {use_part_color}");
         }
+    }
+
+    /// A MeshPart showing an EditableImage: its mesh carries UVs and the image over the
+    /// part's Color (the export's rule), and the part's instance colour is white; two parts
+    /// of other colours draw two textures; a broken image leaves the mesh untextured.
+    #[test]
+    fn a_meshpart_showing_an_image_draws_it_over_its_colour() {
+        let image = procmodel_mesh::texture::Texture::new(1, 2, vec![9, 9, 9, 0, 10, 20, 30, 255])
+            .unwrap()
+            .to_attribute();
+        let painted = |color: rbx_types::Color3, text: &str| {
+            let mut attributes = triangle_attributes();
+            attributes.insert("ProcmodelTexture".to_owned(), text.into());
+            InstanceBuilder::new("MeshPart")
+                .with_property("Size", rbx_types::Vector3::new(4.0, 4.0, 4.0))
+                .with_property("Attributes", attributes)
+                .with_property("Color", color)
+        };
+        let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+        let root = dom.root_ref();
+        let ws = dom.insert(root, InstanceBuilder::new("Workspace"));
+        dom.insert(ws, painted(rbx_types::Color3::new(0.0, 0.0, 1.0), &image));
+        let e = encode(&dom);
+        assert_eq!(e.meshes.len(), 1);
+        let info = e.meshes[0];
+        assert!(info.texture > 0 && !info.see_through);
+        let f = |i: usize| f32::from_le_bytes(e.body[i * 4..i * 4 + 4].try_into().unwrap());
+        assert_eq!(
+            [f(16), f(17), f(18)],
+            [1.0; 3],
+            "the texture carries the colour"
+        );
+        // After the part (20 floats): positions, normals, colours (9 each), 3 indices, then
+        // 3 UVs and the PNG.
+        let uv_at = 20 + 27 + 3;
+        assert_eq!([f(uv_at), f(uv_at + 1)], [0.0, 0.0]);
+        let png_at = (uv_at + 6) * 4;
+        let png = &e.body[png_at..png_at + info.texture as usize];
+        let t = procmodel_mesh::texture::Texture::from_png(png).unwrap();
+        assert_eq!(t.rgba, vec![0, 0, 255, 255, 10, 20, 30, 255]);
+        assert!(e.body.len().is_multiple_of(4));
+        // Another colour is another texture; a broken image is no texture.
+        dom.insert(ws, painted(rbx_types::Color3::new(1.0, 0.0, 0.0), &image));
+        dom.insert(
+            ws,
+            painted(rbx_types::Color3::new(1.0, 0.0, 0.0), "not an image"),
+        );
+        let e = encode(&dom);
+        assert_eq!(e.meshes.len(), 3);
+        assert!(e.meshes[1].texture > 0);
+        assert_eq!(e.meshes[2].texture, 0);
     }
 
     #[test]

@@ -198,8 +198,12 @@ function onScene(buf, tMsg) {
     const ids = new Uint32Array(buf, off, n); off += n * 4;
     return { ...b, matrices, colors, ids };
   });
-  // Then the script-built meshes the Mesh batches draw (unit box; vertex colours).
-  for (const g of meshGeometries) g.dispose();
+  // Then the script-built meshes the Mesh batches draw (unit box; vertex colours; a textured
+  // one's UVs and PNG, decoded off the frame: it shows when the image is ready).
+  for (const g of meshGeometries) {
+    if (g.userData.map) g.userData.map.dispose();
+    g.dispose();
+  }
   meshGeometries = (sc.meshes || []).map((m) => {
     const g = new THREE.BufferGeometry();
     const v = m.vertices;
@@ -207,6 +211,22 @@ function onScene(buf, tMsg) {
     g.setAttribute('normal', new THREE.BufferAttribute(new Float32Array(buf.slice(off, off + v * 12)), 3)); off += v * 12;
     g.setAttribute('color', new THREE.BufferAttribute(new Float32Array(buf.slice(off, off + v * 12)), 3)); off += v * 12;
     g.setIndex(new THREE.BufferAttribute(new Uint32Array(buf.slice(off, off + m.indices * 4)), 1)); off += m.indices * 4;
+    if (m.texture > 0) {
+      g.setAttribute('uv', new THREE.BufferAttribute(new Float32Array(buf.slice(off, off + v * 8)), 2)); off += v * 8;
+      const png = new Blob([new Uint8Array(buf, off, m.texture)], { type: 'image/png' });
+      off += Math.ceil(m.texture / 4) * 4;
+      // UV (0, 0) is the image's top-left pixel (Roblox and glTF): no flip.
+      const map = new THREE.Texture();
+      map.flipY = false;
+      map.colorSpace = THREE.SRGBColorSpace;
+      map.userData.seeThrough = m.see_through;
+      g.userData.map = map;
+      createImageBitmap(png).then((bitmap) => {
+        map.image = bitmap;
+        map.needsUpdate = true;
+        needsRender = true;
+      }, () => toast('a texture in the frame is not an image'));
+    }
     g.computeBoundingSphere();
     return g;
   });
@@ -384,6 +404,16 @@ function entryFor(key, b, ghost) {
     }
     const mesh = e.mesh;
     mesh.geometry = geometryOf(b); // a script-built mesh is a new geometry every frame
+    if (b.shape === 'Mesh') {
+      // Its texture, if it has one (a new one every frame, as the geometry).
+      const map = mesh.geometry.userData.map || null;
+      if (mesh.material.map !== map) {
+        mesh.material.map = map;
+        const clear = map !== null && map.userData.seeThrough;
+        if (clear && !mesh.material.transparent) mesh.material.transparent = true;
+        mesh.material.needsUpdate = true;
+      }
+    }
     mesh.count = b.count;
     mesh.instanceMatrix.array.set(b.matrices);
     mesh.instanceMatrix.clearUpdateRanges();
