@@ -20,7 +20,7 @@ cp crates/cli/tests/fixtures/NoiseGrid.luau "$work/NoiseField.luau"
 # A multi-model scene: every example generator as a ProceduralModel, with non-default sizes.
 cat > "$work/scene.luau" <<'LUAU'
 local storage = game:GetService("ServerStorage")
-local names = { "CastleWall", "Cave", "LSystemTree", "MeshIsland", "NoiseField", "SpiralStaircase", "TableWithChairs", "WfcDungeon" }
+local names = { "CastleWall", "Cave", "LSystemTree", "MeshIsland", "NoiseField", "SpiralStaircase", "StoneCourtyard", "TableWithChairs", "WfcDungeon" }
 for i, name in names do
     local m = Instance.new("ModuleScript")
     m.Name = name

@@ -1162,6 +1162,55 @@ return Quad
     assert_eq!(std::fs::read(&glb).unwrap(), bytes);
 }
 
+/// The StoneCourtyard example paints its floor: the glb's one texture has the
+/// TextureSize asked for, is opaque and varied, and the floor mesh has UVs; the same bytes
+/// every run.
+#[test]
+fn the_stone_courtyard_example_paints_its_floor() {
+    let courtyard = examples().join("StoneCourtyard.luau");
+    let glb = tmp("courtyard.glb");
+    let run = || {
+        ok(generate(&[
+            courtyard.to_str().unwrap(),
+            "--size",
+            "40,8,40",
+            "--attr",
+            "TextureSize=64",
+            "-o",
+            glb.to_str().unwrap(),
+        ]));
+        std::fs::read(&glb).unwrap()
+    };
+    let bytes = run();
+    let doc = glb_json(&glb);
+    assert_eq!(doc["images"].as_array().map(Vec::len), Some(1));
+    let floor = doc["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == "Floor")
+        .expect("the floor");
+    let mesh = &doc["meshes"][floor["mesh"].as_u64().unwrap() as usize];
+    let primitive = &mesh["primitives"][0];
+    assert!(primitive["attributes"]["TEXCOORD_0"].is_u64());
+    let material = &doc["materials"][primitive["material"].as_u64().unwrap() as usize];
+    assert_eq!(
+        material["pbrMetallicRoughness"]["baseColorTexture"]["index"],
+        0
+    );
+    let view = &doc["bufferViews"][doc["images"][0]["bufferView"].as_u64().unwrap() as usize];
+    let json_len = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    let bin = &bytes[20 + json_len + 8..];
+    let start = view["byteOffset"].as_u64().unwrap() as usize;
+    let png = &bin[start..start + view["byteLength"].as_u64().unwrap() as usize];
+    let t = procmodel_mesh::texture::Texture::from_png(png).unwrap();
+    assert_eq!((t.width, t.height), (64, 64));
+    assert!(t.rgba.chunks(4).all(|p| p[3] == 255), "an opaque floor");
+    let distinct: std::collections::BTreeSet<&[u8]> = t.rgba.chunks(4).collect();
+    assert!(distinct.len() > 100, "{} colours", distinct.len());
+    assert_eq!(run(), bytes);
+}
+
 /// A sandboxed generator needs the CSG capability for solid modelling, as in Roblox: without
 /// it the run fails naming the capability; `pack --capability CSG` grants it.
 #[test]

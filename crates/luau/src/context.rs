@@ -132,7 +132,19 @@ pub struct Ctx {
     /// (class, property) pairs whose writes were warned about as not saved (once per VM).
     pub unsaved_warned: FxHashSet<(Ustr, Ustr)>,
     /// Content properties showing an EditableImage (`classes::image`).
-    pub(crate) images: crate::classes::ImageLinks,
+    pub(crate) images: ImageLinks,
+}
+
+/// The Content properties that show an EditableImage: (instance, property, the image, the
+/// image version its attribute holds), in the order they were set, so flushing is the same
+/// every run. Kept up to date by `classes::image`.
+#[derive(Default)]
+pub(crate) struct ImageLinks(pub(crate) Vec<(Ref, Ustr, mlua::AnyUserData, u64)>);
+
+impl ImageLinks {
+    pub(crate) fn position(&self, r: Ref, key: Ustr) -> Option<usize> {
+        self.0.iter().position(|l| l.0 == r && l.1 == key)
+    }
 }
 
 impl Ctx {

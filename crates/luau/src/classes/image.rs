@@ -20,18 +20,6 @@ use procmodel_luau_types::editable_image::{DEFAULT_BUDGET, EditableImage, ImageB
 use rbx_dom_weak::Ustr;
 use rbx_types::{Ref, Variant};
 
-/// The Content properties that show an EditableImage: (instance, property, the image, the
-/// image version its attribute holds), in the order they were set, so flushing is the same
-/// every run.
-#[derive(Default)]
-pub struct ImageLinks(Vec<(Ref, Ustr, AnyUserData, u64)>);
-
-impl ImageLinks {
-    fn position(&self, r: Ref, key: Ustr) -> Option<usize> {
-        self.0.iter().position(|l| l.0 == r && l.1 == key)
-    }
-}
-
 /// Content properties that do not take an image.
 const NOT_IMAGES: [&str; 3] = ["MeshContent", "AudioContent", "VideoContent"];
 

@@ -11,7 +11,7 @@ mod csg;
 mod effects;
 mod humanoid;
 pub(crate) mod image;
-pub(crate) use image::{ImageLinks, flush_images};
+pub(crate) use image::flush_images;
 mod instance;
 mod joints;
 mod mesh;
