@@ -1092,6 +1092,10 @@ function Quad.OnGenerate(params, container)
     local image = AssetService:CreateEditableImage({ Size = Vector2.new(8, 8) })
     part.TextureContent = Content.fromObject(image)
     part.Parent = container
+    -- A copy made now shows the same image, as it is drawn from here on.
+    local twin = part:Clone()
+    twin.Name = "Twin"
+    twin.Parent = container
     -- Drawn after it was assigned: the part shows it all the same.
     local n = params.Attributes.Cells
     local cell = 8 // n
@@ -1137,6 +1141,17 @@ return Quad
     let texture = procmodel_mesh::texture::Texture::from_png(png).unwrap();
     assert_eq!((texture.width, texture.height), (8, 8));
     assert_eq!(texture.rgba, expected);
+    // The copy is painted with the same texture (one image, one material for both).
+    assert_eq!(doc["images"].as_array().map(Vec::len), Some(1));
+    let drawn: Vec<_> = doc["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n["mesh"].as_u64())
+        .map(|m| doc["meshes"][m as usize]["primitives"][0]["material"].clone())
+        .collect();
+    assert_eq!(drawn.len(), 2);
+    assert_eq!(drawn[0], drawn[1]);
     // The .rbxm keeps the image itself (clear where nothing was drawn).
     let dom = read_rbxm(&rbxm);
     let part = dom.descendants().find(|i| i.class == "MeshPart").unwrap();

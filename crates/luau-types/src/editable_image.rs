@@ -299,6 +299,9 @@ impl EditableImage {
         self.version += 1;
     }
 
+    /// One pixel per step along the line's longer axis, both ends included, the other
+    /// coordinate rounded; only the steps inside the image are walked, so a line of any
+    /// length costs at most the image's side.
     pub fn draw_line(
         &mut self,
         p1: (i64, i64),
@@ -307,28 +310,26 @@ impl EditableImage {
         sa: f32,
         how: Combine,
     ) {
-        let (mut x, mut y) = p1;
-        let (dx, dy) = ((p2.0 - x).abs(), -(p2.1 - y).abs());
-        let (sx, sy) = ((p2.0 - x).signum(), (p2.1 - y).signum());
-        let mut err = dx + dy;
-        // Only the part that can reach the image is walked (a line may be very long).
-        let bound = 2 * (self.width.max(self.height) as i64) + dx.max(-dy).min(1 << 24);
-        for _ in 0..=bound {
-            self.plot(x, y, s, sa, how);
-            if (x, y) == p2 {
-                break;
-            }
-            let e2 = 2 * err;
-            if e2 >= dy {
-                err += dy;
-                x += sx;
-            }
-            if e2 <= dx {
-                err += dx;
-                y += sy;
-            }
-        }
         self.version += 1;
+        let (dx, dy) = (p2.0 - p1.0, p2.1 - p1.1);
+        // (major, minor) coordinates of the ends, and the image's side along the major axis.
+        let steep = dy.abs() > dx.abs();
+        let (a1, b1, a2, b2, side) = if steep {
+            (p1.1, p1.0, p2.1, p2.0, self.height)
+        } else {
+            (p1.0, p1.1, p2.0, p2.1, self.width)
+        };
+        let (lo, hi) = (a1.min(a2), a1.max(a2));
+        let slope = if a1 == a2 {
+            0.0
+        } else {
+            (b2 - b1) as f64 / (a2 - a1) as f64
+        };
+        for a in lo.max(0)..=hi.min(side as i64 - 1) {
+            let b = (b1 as f64 + (a - a1) as f64 * slope + 0.5).floor() as i64;
+            let (x, y) = if steep { (b, a) } else { (a, b) };
+            self.plot(x, y, s, sa, how);
+        }
     }
 
     /// Draws `src` (width, height, RGBA) with its top-left pixel at `pos`.
@@ -543,6 +544,11 @@ impl UserData for EditableImage {
         f.add_field_method_get("ClassName", |_, _| Ok("EditableImage"));
         f.add_field_method_get("Size", |_, this| {
             Ok(Vector2(Vec2::new(this.width as f32, this.height as f32)))
+        });
+        f.add_field_method_set("Size", |_, _, _: Value| -> R<()> {
+            Err(mlua::Error::runtime(
+                "unable to assign property Size: property is read only (make a new EditableImage and draw this one into it with DrawImageTransformed)",
+            ))
         });
     }
 
@@ -879,6 +885,29 @@ mod tests {
             Combine::Overwrite,
         );
         assert!(j.pixels.iter().all(|&b| b == 0));
+        // A steep one: one pixel per row; the same pixels drawn either way.
+        let mut k = image(10, 10);
+        k.draw_line((2, 0), (5, 9), [1.0; 3], 1.0, Combine::Overwrite);
+        for y in 0..10 {
+            assert_eq!(
+                (0..10).filter(|&x| at(&k, x, y)[3] == 255).count(),
+                1,
+                "row {y}"
+            );
+        }
+        let mut back = image(10, 10);
+        back.draw_line((5, 9), (2, 0), [1.0; 3], 1.0, Combine::Overwrite);
+        assert_eq!(back.pixels, k.pixels);
+        // A line crossing the image from far away draws the part inside.
+        let mut long = image(8, 8);
+        long.draw_line(
+            (-2_000_000_000, 4),
+            (2_000_000_000, 4),
+            [1.0; 3],
+            1.0,
+            Combine::Overwrite,
+        );
+        assert_eq!((0..8).filter(|&x| at(&long, x, 4)[3] == 255).count(), 8);
     }
 
     #[test]

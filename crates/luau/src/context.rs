@@ -137,9 +137,13 @@ pub struct Ctx {
 
 /// The Content properties that show an EditableImage: (instance, property, the image, the
 /// image version its attribute holds), in the order they were set, so flushing is the same
-/// every run. Kept up to date by `classes::image`.
+/// every run; and the attribute text last made, by (image uid, version), so an image shown by
+/// many instances is encoded once. Kept up to date by `classes::image`.
 #[derive(Default)]
-pub(crate) struct ImageLinks(pub(crate) Vec<(Ref, Ustr, mlua::AnyUserData, u64)>);
+pub(crate) struct ImageLinks(
+    pub(crate) Vec<(Ref, Ustr, mlua::AnyUserData, u64)>,
+    pub(crate) Option<((u64, u64), String)>,
+);
 
 impl ImageLinks {
     pub(crate) fn position(&self, r: Ref, key: Ustr) -> Option<usize> {

@@ -756,6 +756,13 @@ fn newindex(
             if !writable {
                 return Err(read_only(&key()));
             }
+            // An image is carried by an attribute whether or not files save the property.
+            if data_type.ty() == rbx_types::VariantType::Content {
+                if let Some(image) = crate::classes::image::image_of(&value) {
+                    return crate::classes::image::assign(c, this.r, this.class, *k, image);
+                }
+                crate::classes::image::unlink(c, this.r, *k);
+            }
             if !saved && c.unsaved_warned.insert((this.class, *k)) {
                 c.log(
                     crate::context::LogLevel::Warn,
@@ -764,12 +771,6 @@ fn newindex(
                         this.class, k
                     ),
                 );
-            }
-            if data_type.ty() == rbx_types::VariantType::Content {
-                if let Some(image) = crate::classes::image::image_of(&value) {
-                    return crate::classes::image::assign(c, this.r, this.class, *k, image);
-                }
-                crate::classes::image::unlink(c, this.r, *k);
             }
             let variant = if data_type.ty() == rbx_types::VariantType::Ref {
                 let target = opt_instance(c, &value)

@@ -10,7 +10,7 @@
 //! The glTF export paints a MeshPart's mesh with its `ProcmodelTexture`. As with meshes,
 //! the instance shows the image as it keeps changing: the host rewrites the attribute of a
 //! changed image whenever the DOM is read from outside ([`flush_images`]). A copy made by
-//! `Clone` carries the attribute as it was, not the link.
+//! `Clone` shows the same image ([`cloned`]), as the property copies its object in Roblox.
 
 use crate::context::{Ctx, ctx};
 use crate::methods::MethodTable;
@@ -68,16 +68,15 @@ pub(crate) fn assign(
                 "unable to assign property {key}: {class}.{key} does not take an EditableImage"
             ))
         })?;
-    let (texture, version) = {
+    let (text, version) = {
         let i = image.borrow::<EditableImage>()?;
-        let texture = i.snapshot().ok_or_else(|| {
+        let text = encoded(c, &i).ok_or_else(|| {
             mlua::Error::runtime(format!(
                 "unable to assign property {key}: the EditableImage has been destroyed"
             ))
         })?;
-        (texture, i.version())
+        (text, i.version())
     };
-    let text = texture.to_attribute();
     c.charge_bytes(text.len())?;
     if let Some(inst) = c.dom.get_by_ref_mut(r) {
         // The DOM keeps no object: files cannot.
@@ -105,6 +104,49 @@ pub(crate) fn unlink(c: &mut Ctx, r: Ref, key: Ustr) {
     if let Some(attribute) = procmodel_mesh::texture::attribute_name(key.as_str()) {
         carry_attribute(c, r, &attribute, None);
     }
+}
+
+/// `copy` was made by cloning `original`: its instances that stand for ones showing an image
+/// show it too (a Content property copies its object, as in Roblox), from the state their
+/// copied attribute holds.
+pub(crate) fn cloned(c: &mut Ctx, original: Ref, copy: Ref) {
+    if c.images.0.is_empty() {
+        return;
+    }
+    let mut added = Vec::new();
+    for (r, key, ud, shown) in &c.images.0 {
+        if let Some(twin) = counterpart(&c.dom, original, copy, *r) {
+            added.push((twin, *key, ud.clone(), *shown));
+        }
+    }
+    c.images.0.extend(added);
+}
+
+/// The instance of `copy` (a clone of `original`, without its non-archivable instances)
+/// that stands for `r`, when `r` is `original` or under it and was copied.
+fn counterpart(dom: &rbx_dom_weak::WeakDom, original: Ref, copy: Ref, r: Ref) -> Option<Ref> {
+    // The path from `original` down to `r`: each step's index among archivable siblings.
+    let mut path = Vec::new();
+    let mut at = r;
+    while at != original {
+        let inst = dom.get_by_ref(at)?;
+        if !procmodel_dom::is_archivable(inst) {
+            return None;
+        }
+        let parent = dom.get_by_ref(inst.parent())?;
+        let index = parent
+            .children()
+            .iter()
+            .filter(|&&s| dom.get_by_ref(s).is_some_and(procmodel_dom::is_archivable))
+            .position(|&s| s == at)?;
+        path.push(index);
+        at = inst.parent();
+    }
+    let mut twin = copy;
+    for &index in path.iter().rev() {
+        twin = *dom.get_by_ref(twin)?.children().get(index)?;
+    }
+    Some(twin)
 }
 
 /// The image Content property `key` of `r` shows, as a Content value.
@@ -138,12 +180,12 @@ pub(crate) fn flush_images(lua: &mlua::Lua, forget: bool) -> mlua::Result<()> {
         }
         let version = image.version();
         if version != shown
-            && let (Some(texture), Some(attribute)) = (
-                image.snapshot(),
+            && let (Some(text), Some(attribute)) = (
+                encoded(&mut c, &image),
                 procmodel_mesh::texture::attribute_name(key.as_str()),
             )
         {
-            carry_attribute(&mut c, r, &attribute, Some(texture.to_attribute()));
+            carry_attribute(&mut c, r, &attribute, Some(text));
         }
         drop(image);
         if !forget {
@@ -151,7 +193,23 @@ pub(crate) fn flush_images(lua: &mlua::Lua, forget: bool) -> mlua::Result<()> {
         }
     }
     c.images.0 = kept;
+    if forget {
+        c.images.1 = None;
+    }
     Ok(())
+}
+
+/// The attribute text of `image` as it is now (None once destroyed), made once per version.
+fn encoded(c: &mut Ctx, image: &EditableImage) -> Option<String> {
+    let key = (image.uid(), image.version());
+    if let Some((k, text)) = &c.images.1
+        && *k == key
+    {
+        return Some(text.clone());
+    }
+    let text = image.snapshot()?.to_attribute();
+    c.images.1 = Some((key, text.clone()));
+    Some(text)
 }
 
 fn budget(lua: &mlua::Lua) -> ImageBudget {

@@ -386,6 +386,7 @@ pub fn register(m: &mut MethodTable) {
             .sum();
         c.charge_bytes(text)?;
         let copy = procmodel_dom::clone_archivable(&mut c.dom, this.r);
+        crate::classes::image::cloned(&mut c, this.r, copy);
         c.push(copy)
     });
     m.add_method("Destroy", |lua, this, ()| {
