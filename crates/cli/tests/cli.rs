@@ -1226,6 +1226,41 @@ fn the_stone_courtyard_example_paints_its_floor() {
     assert_eq!(run(), bytes);
 }
 
+/// A copy of a MeshPart showing an EditableMesh shows it too: an edit made after `Clone`
+/// reaches both parts, as the mesh content is one object in Roblox.
+#[test]
+fn a_cloned_meshpart_follows_its_editable_mesh() {
+    let saved = run_and_save(
+        "ClonedMesh.luau",
+        r#"
+local AssetService = game:GetService("AssetService")
+local em = AssetService:CreateEditableMesh()
+local a = em:AddVertex(Vector3.new(0, 0, 0))
+local b = em:AddVertex(Vector3.new(1, 0, 0))
+local c = em:AddVertex(Vector3.new(0, 1, 0))
+em:AddTriangle(a, b, c)
+local part = AssetService:CreateMeshPartAsync(Content.fromObject(em))
+part.Name = "Original"
+part.Parent = workspace
+local model = Instance.new("Model")
+local inner = part:Clone()
+inner.Name = "Copy"
+inner.Parent = model
+model.Parent = workspace
+em:SetPosition(c, Vector3.new(0, 5, 0))
+"#,
+        "cloned-mesh.rbxm",
+    );
+    for name in ["Original", "Copy"] {
+        let mesh = saved_mesh(&saved, name);
+        assert!(
+            mesh.positions.contains(&[0.0, 5.0, 0.0]),
+            "{name}: {:?}",
+            mesh.positions
+        );
+    }
+}
+
 /// A sandboxed generator needs the CSG capability for solid modelling, as in Roblox: without
 /// it the run fails naming the capability; `pack --capability CSG` grants it.
 #[test]

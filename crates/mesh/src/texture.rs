@@ -233,6 +233,27 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        /// A damaged PNG (flipped bytes, a cut) is refused or decoded, never a panic; what
+        /// decodes is within the limits.
+        #[test]
+        fn damaged_images_never_panic(
+            flips in proptest::collection::vec((0usize..4096, 0u8..=255), 0..8),
+            cut in 0usize..4096,
+        ) {
+            let mut png = sample(23, 17).to_png();
+            for (at, byte) in flips {
+                let n = png.len();
+                png[at % n] ^= byte;
+            }
+            png.truncate(cut.max(8));
+            if let Ok(t) = Texture::from_png(&png) {
+                proptest::prop_assert!(t.width <= MAX_SIDE && t.height <= MAX_SIDE);
+                proptest::prop_assert_eq!(t.rgba.len(), t.width as usize * t.height as usize * 4);
+            }
+        }
+    }
+
     #[test]
     fn compositing_over_the_part_colour_keeps_opaque_pixels_and_fills_clear_ones() {
         let t = Texture::new(2, 1, vec![10, 20, 30, 255, 200, 200, 200, 0]).unwrap();

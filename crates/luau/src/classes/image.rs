@@ -124,7 +124,12 @@ pub(crate) fn cloned(c: &mut Ctx, original: Ref, copy: Ref) {
 
 /// The instance of `copy` (a clone of `original`, without its non-archivable instances)
 /// that stands for `r`, when `r` is `original` or under it and was copied.
-fn counterpart(dom: &rbx_dom_weak::WeakDom, original: Ref, copy: Ref, r: Ref) -> Option<Ref> {
+pub(crate) fn counterpart(
+    dom: &rbx_dom_weak::WeakDom,
+    original: Ref,
+    copy: Ref,
+    r: Ref,
+) -> Option<Ref> {
     // The path from `original` down to `r`: each step's index among archivable siblings.
     let mut path = Vec::new();
     let mut at = r;

@@ -387,7 +387,10 @@ pub fn register(m: &mut MethodTable) {
         c.charge_bytes(text)?;
         let copy = procmodel_dom::clone_archivable(&mut c.dom, this.r);
         crate::classes::image::cloned(&mut c, this.r, copy);
-        c.push(copy)
+        let value = c.push(copy);
+        drop(c);
+        crate::classes::cloned_meshes(lua, this.r, copy)?;
+        value
     });
     m.add_method("Destroy", |lua, this, ()| {
         destroy_as(&mut *ctx(lua)?, this.r, "Destroy")

@@ -64,22 +64,48 @@ fn link(lua: &mlua::Lua, mesh: &mlua::AnyUserData, part: Ref) -> mlua::Result<()
 
 /// Writes `mesh` into `part`'s mesh attribute.
 fn show(c: &mut crate::context::Ctx, part: Ref, mesh: &procmodel_mesh::TriangleMesh) {
-    let Some(inst) = c.dom.get_by_ref_mut(part) else {
-        return;
+    super::image::carry_attribute(
+        c,
+        part,
+        procmodel_mesh::ATTRIBUTE,
+        Some(mesh.to_attribute()),
+    );
+}
+
+/// `copy` was made by cloning `original`: its MeshParts that stand for ones showing an
+/// EditableMesh show it too (the mesh content is the same object, as in Roblox), from the
+/// state their copied attribute holds.
+pub(crate) fn cloned_meshes(lua: &mlua::Lua, original: Ref, copy: Ref) -> mlua::Result<()> {
+    let pairs: Vec<(Value, u64, Ref, u64)> = {
+        let Some(links) = lua.app_data_ref::<Links>() else {
+            return Ok(());
+        };
+        if links.links.is_empty() {
+            return Ok(());
+        }
+        let table = linked_table(lua)?;
+        let c = ctx(lua)?;
+        let mut out = Vec::new();
+        for &(key, uid, part, version) in &links.links {
+            if let Some(twin) = super::image::counterpart(&c.dom, original, copy, part) {
+                out.push((table.raw_get::<Value>(key)?, uid, twin, version));
+            }
+        }
+        out
     };
-    let text = mesh.to_attribute().into();
-    // In place: the part's other attributes are not copied.
-    match inst.properties.get_mut(&crate::keys::KEYS.attributes) {
-        Some(Variant::Attributes(a)) => {
-            a.insert(procmodel_mesh::ATTRIBUTE.to_owned(), text);
+    let table = linked_table(lua)?;
+    for (mesh, uid, twin, version) in pairs {
+        if mesh.is_nil() {
+            continue;
         }
-        _ => {
-            let mut a = rbx_types::Attributes::new();
-            a.insert(procmodel_mesh::ATTRIBUTE.to_owned(), text);
-            inst.properties
-                .insert(crate::keys::KEYS.attributes, Variant::Attributes(a));
-        }
+        let mut links = lua.app_data_mut::<Links>().expect("read above");
+        links.next += 1;
+        let key = links.next;
+        links.links.push((key, uid, twin, version));
+        drop(links);
+        table.raw_set(key, mesh)?;
     }
+    Ok(())
 }
 
 /// Rewrites the mesh attribute of every linked MeshPart whose EditableMesh changed since

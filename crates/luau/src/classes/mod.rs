@@ -15,7 +15,7 @@ pub(crate) use image::flush_images;
 mod instance;
 mod joints;
 mod mesh;
-pub(crate) use mesh::flush_meshes;
+pub(crate) use mesh::{cloned_meshes, flush_meshes};
 mod physics;
 mod pvinstance;
 mod query;
