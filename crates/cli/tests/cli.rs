@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::glb_json;
+use common::{glb_json, glb_texture};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -1133,12 +1133,7 @@ return Quad
         .collect();
     let bytes = std::fs::read(&glb).unwrap();
     let doc = glb_json(&glb);
-    let view = &doc["bufferViews"][doc["images"][0]["bufferView"].as_u64().unwrap() as usize];
-    let json_len = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
-    let bin = &bytes[20 + json_len + 8..];
-    let start = view["byteOffset"].as_u64().unwrap() as usize;
-    let png = &bin[start..start + view["byteLength"].as_u64().unwrap() as usize];
-    let texture = procmodel_mesh::texture::Texture::from_png(png).unwrap();
+    let texture = glb_texture(&glb, 0);
     assert_eq!((texture.width, texture.height), (8, 8));
     assert_eq!(texture.rgba, expected);
     // The copy is painted with the same texture (one image, one material for both).
@@ -1213,12 +1208,7 @@ fn the_stone_courtyard_example_paints_its_floor() {
         material["pbrMetallicRoughness"]["baseColorTexture"]["index"],
         0
     );
-    let view = &doc["bufferViews"][doc["images"][0]["bufferView"].as_u64().unwrap() as usize];
-    let json_len = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
-    let bin = &bytes[20 + json_len + 8..];
-    let start = view["byteOffset"].as_u64().unwrap() as usize;
-    let png = &bin[start..start + view["byteLength"].as_u64().unwrap() as usize];
-    let t = procmodel_mesh::texture::Texture::from_png(png).unwrap();
+    let t = glb_texture(&glb, 0);
     assert_eq!((t.width, t.height), (64, 64));
     assert!(t.rgba.chunks(4).all(|p| p[3] == 255), "an opaque floor");
     let distinct: std::collections::BTreeSet<&[u8]> = t.rgba.chunks(4).collect();

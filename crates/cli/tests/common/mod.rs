@@ -114,6 +114,18 @@ pub fn run_side_by_side(commands: impl IntoIterator<Item = Command>) {
 }
 
 /// The JSON chunk of a `.glb` file.
+/// Image `index` of the `.glb` at `path`, decoded from the PNG its buffer holds.
+pub fn glb_texture(path: &Path, index: usize) -> procmodel_mesh::texture::Texture {
+    let bytes = std::fs::read(path).unwrap();
+    let doc = glb_json(path);
+    let view = &doc["bufferViews"][doc["images"][index]["bufferView"].as_u64().unwrap() as usize];
+    let json_len = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    let bin = &bytes[20 + json_len + 8..];
+    let start = view["byteOffset"].as_u64().unwrap() as usize;
+    let png = &bin[start..start + view["byteLength"].as_u64().unwrap() as usize];
+    procmodel_mesh::texture::Texture::from_png(png).unwrap()
+}
+
 pub fn glb_json(path: &Path) -> serde_json::Value {
     let glb = std::fs::read(path).unwrap();
     assert_eq!(&glb[..4], b"glTF");
