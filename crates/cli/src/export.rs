@@ -203,6 +203,12 @@ fn obj_with_terrain(
         procmodel_export::to_obj(dom, roots, &opts).with_context(output::cannot_export(path))?;
     output::print_warnings(&e.warnings, true);
     let (mut obj, mut mtl) = (e.output.obj, e.output.mtl);
+    let textures: Vec<(PathBuf, Vec<u8>)> = e
+        .output
+        .textures
+        .into_iter()
+        .map(|(name, png)| (path.with_file_name(name), png))
+        .collect();
     let mut next = 1 + obj.lines().filter(|l| l.starts_with("v ")).count();
     let num = |v: f32| v + 0.0;
     // Writing to a String cannot fail.
@@ -234,10 +240,13 @@ fn obj_with_terrain(
         let _ = writeln!(mtl, "Pm 0");
         let _ = writeln!(mtl, "illum 1");
     }
-    Ok(vec![
+    // The OBJ first: the caller reports it as what was written.
+    let mut files = vec![
         (path.to_owned(), obj.into_bytes()),
         (path.with_file_name(&opts.mtl_name), mtl.into_bytes()),
-    ])
+    ];
+    files.extend(textures);
+    Ok(files)
 }
 
 /// A `.glb`'s JSON document and BIN chunk (empty when it has none).

@@ -101,6 +101,9 @@ pub fn write(dom: &WeakDom, roots: &[Ref], format: Format, path: &Path) -> Resul
         }
         Format::Obj => {
             let e = procmodel_export::to_obj(dom, roots, &opts).with_context(exporting)?;
+            for (name, png) in &e.output.textures {
+                write_atomic(&path.with_file_name(name), png)?;
+            }
             write_atomic(
                 &path.with_file_name(&opts.mtl_name),
                 e.output.mtl.as_bytes(),

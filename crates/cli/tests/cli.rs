@@ -1170,6 +1170,18 @@ return Quad
         glb.to_str().unwrap(),
     ]));
     assert_eq!(std::fs::read(&glb).unwrap(), bytes);
+    // OBJ: the texture is written beside the MTL that names it.
+    let obj = tmp("painted-quad.obj");
+    ok(generate(&[
+        generator.to_str().unwrap(),
+        "-o",
+        obj.to_str().unwrap(),
+    ]));
+    let mtl = std::fs::read_to_string(tmp("painted-quad.mtl")).unwrap();
+    assert!(mtl.contains("map_Kd painted-quad_texture0.png"), "{mtl}");
+    let png = std::fs::read(tmp("painted-quad_texture0.png")).unwrap();
+    let written = procmodel_mesh::texture::Texture::from_png(&png).unwrap();
+    assert_eq!(written.rgba, expected);
 }
 
 /// The StoneCourtyard example paints its floor: the glb's one texture has the

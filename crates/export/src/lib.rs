@@ -42,7 +42,8 @@
 //!
 //! OBJ output has one `o` per part with world-space vertices and normals and
 //! a `usemtl` per shared material; the MTL holds `Kd`, `d`, `Ns` and the PBR
-//! extension keys `Pr`/`Pm` (plus `Ke` for Neon).
+//! extension keys `Pr`/`Pm` (plus `Ke` for Neon), and `map_Kd` for a textured
+//! MeshPart (texture coordinates in the OBJ, the PNGs in [`ObjFiles::textures`]).
 
 mod error;
 mod gltf;
@@ -138,6 +139,8 @@ pub struct ObjFiles {
     pub obj: String,
     /// The `.mtl` text.
     pub mtl: String,
+    /// The textures the MTL names (`map_Kd`), to write beside it: (file name, PNG bytes).
+    pub textures: Vec<(String, Vec<u8>)>,
 }
 
 /// Exports `roots` (and their descendants) as a binary glTF (`.glb`).
@@ -178,8 +181,14 @@ pub fn to_obj(
 ) -> Result<Export<ObjFiles>, ExportError> {
     let scene = scene::build(dom, roots, opts)?;
     let (obj, mtl) = obj::write(&scene, &opts.mtl_name);
+    let textures = scene
+        .textures
+        .iter()
+        .enumerate()
+        .map(|(i, png)| (obj::texture_name(&opts.mtl_name, i), png.clone()))
+        .collect();
     Ok(Export {
-        output: ObjFiles { obj, mtl },
+        output: ObjFiles { obj, mtl, textures },
         warnings: scene.warnings,
     })
 }

@@ -996,3 +996,41 @@ fn a_broken_image_attribute_is_a_warning_and_the_part_is_drawn_untextured() {
         0.0
     );
 }
+
+#[test]
+fn obj_paints_a_textured_meshpart_with_map_kd_and_texture_coordinates() {
+    let blue = rbx_dom_weak::types::Color3::new(0.0, 0.0, 1.0);
+    let (dom, model) = model_of(vec![
+        textured_pyramid("Painted", blue),
+        part("Part", "Plain", v3(1.0, 1.0, 1.0), at(4.0, 0.0, 0.0)),
+    ]);
+    let opts = ExportOptions {
+        mtl_name: "court.mtl".to_owned(),
+        ..ExportOptions::default()
+    };
+    let export = procmodel_export::to_obj(&dom, &[model], &opts).unwrap();
+    let files = &export.output;
+    assert_eq!(files.textures.len(), 1);
+    assert_eq!(files.textures[0].0, "court_texture0.png");
+    let t = procmodel_mesh::texture::Texture::from_png(&files.textures[0].1).unwrap();
+    assert_eq!((t.width, t.height), (2, 2));
+    assert_eq!(files.mtl.matches("map_Kd court_texture0.png").count(), 1);
+    // Texture coordinates only for the textured part, v flipped (OBJ's v points up): the
+    // pyramid's single UV (0, 0) is (0, 1).
+    let vts: Vec<&str> = files.obj.lines().filter(|l| l.starts_with("vt ")).collect();
+    let positions_of_pyramid = 18;
+    assert_eq!(vts.len(), positions_of_pyramid);
+    assert!(vts.iter().all(|l| *l == "vt 0 1"));
+    let textured_faces = files
+        .obj
+        .lines()
+        .filter(|l| l.starts_with("f ") && !l.contains("//"));
+    assert_eq!(textured_faces.count(), 6);
+    assert!(
+        files
+            .obj
+            .lines()
+            .any(|l| l.starts_with("f ") && l.contains("//")),
+        "the plain part"
+    );
+}
