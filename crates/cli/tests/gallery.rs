@@ -152,6 +152,28 @@ fn check_picture(path: &Path) {
     }
 }
 
+/// StoneCourtyard's only red is its floor texture's mosaic (its parts are grey): red
+/// pixels in the picture show the viewport drew the EditableImage.
+fn assert_texture_drawn(path: &Path) {
+    let (_, _, pixels) = decode(path);
+    let red = pixels
+        .iter()
+        .filter(|[r, g, b]| {
+            *r > 110 && (*r as i32) > *g as i32 + 40 && (*r as i32) > *b as i32 + 40
+        })
+        .count();
+    assert!(
+        red > 200,
+        "{}: {red} red pixels: the floor's texture is not drawn",
+        path.display()
+    );
+}
+
+#[test]
+fn the_committed_courtyard_picture_shows_its_painted_floor() {
+    assert_texture_drawn(&committed_dir().join("StoneCourtyard.png"));
+}
+
 #[test]
 fn the_check_refuses_blank_and_uniform_pictures() {
     let n = (WIDTH * HEIGHT) as usize;
@@ -290,6 +312,9 @@ fn every_example_renders_in_the_studio_viewport() {
             String::from_utf8_lossy(&node.stdout)
         );
         check_picture(&out);
+        if e.name == "StoneCourtyard" {
+            assert_texture_drawn(&out);
+        }
         println!(
             "{}: {} in {:.1} s {}",
             e.name,
