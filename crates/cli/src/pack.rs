@@ -89,13 +89,15 @@ pub struct Packed {
 
 /// Generates `p` in a scene of its own and writes the package (atomically).
 pub fn pack(p: &Package<'_>) -> Result<Packed> {
-    let format = Format::from_path(p.output)?;
-    if !matches!(format, Format::Rbxm | Format::Rbxmx) {
-        bail!(
+    // Any other extension, known or not, gets the package's rule, not the list of formats
+    // `generate` writes.
+    let format = match Format::from_path(p.output) {
+        Ok(f @ (Format::Rbxm | Format::Rbxmx)) => f,
+        _ => bail!(
             "{}: a package is a model file (.rbxm or .rbxmx)",
             p.output.display()
-        );
-    }
+        ),
+    };
     if p.source.is_none() && !crate::lock::is_generator(p.generator) {
         bail!(
             "{}: pack takes a generator module (.luau or .lua)",

@@ -202,6 +202,12 @@ fn r15_7_pack_refuses_failures_and_bad_flags() {
     assert!(e.contains("a package is a model file"), "{e}");
     let e = run(&["-o", tmp("x.rbxl").to_str().unwrap()]);
     assert!(e.contains("a package is a model file"), "{e}");
+    // An extension no command writes gets the same rule, not `generate`'s list of formats.
+    let e = run(&["-o", tmp("x.zip").to_str().unwrap()]);
+    assert!(
+        e.contains("a package is a model file (.rbxm or .rbxmx)") && !e.contains(".glb"),
+        "{e}"
+    );
     let e = run(&["--attr", "Nope=1", "-o", tmp("x.rbxm").to_str().unwrap()]);
     assert!(
         e.contains("no attribute 'Nope'") && e.contains("StepSize"),
