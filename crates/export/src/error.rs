@@ -92,6 +92,9 @@ pub enum WarningKind {
     /// A part's image attribute (an `EditableImage` it showed) that is not an image; the
     /// part is drawn untextured.
     InvalidTexture { attribute: String, reason: String },
+    /// A light glTF has no exact counterpart for (a SurfaceLight on a part shines from a
+    /// whole face): exported as a spot light at the face's centre.
+    LightApproximated { class: String },
 }
 
 impl fmt::Display for ExportWarning {
@@ -130,6 +133,10 @@ impl fmt::Display for ExportWarning {
             WarningKind::InvalidTexture { attribute, reason } => write!(
                 f,
                 "its {attribute} attribute is not a usable image ({reason}), exported untextured"
+            ),
+            WarningKind::LightApproximated { class } => write!(
+                f,
+                "{class} shines from a whole face, exported as a spot light at the face's centre"
             ),
         }
     }

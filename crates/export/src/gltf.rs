@@ -328,6 +328,7 @@ fn document(scene: &Scene, bin_uri: Option<String>) -> (Root, Vec<u8>) {
             ..Default::default()
         });
     }
+    attach_lights(&mut nodes, &mut root, scene);
     root.nodes = nodes;
     let scene_index = root.push(json::Scene {
         extensions: None,
@@ -337,6 +338,63 @@ fn document(scene: &Scene, bin_uri: Option<String>) -> (Root, Vec<u8>) {
     });
     root.scene = Some(scene_index);
     (root, bin)
+}
+
+/// Gives each light a node of its own (appended after the scene's nodes, in DOM order),
+/// placed and turned under the node of the instance that is the light, and the document the
+/// lights (`KHR_lights_punctual`). A node of its own keeps the instance's node untouched for
+/// whatever is under it.
+fn attach_lights(nodes: &mut Vec<json::Node>, root: &mut Root, scene: &Scene) {
+    use json::extensions::scene::khr_lights_punctual as punctual;
+    if scene.lights.is_empty() {
+        return;
+    }
+    for (i, node) in scene.nodes.iter().enumerate() {
+        let Some((light, local)) = &node.light else {
+            continue;
+        };
+        let index = nodes.len() as u32;
+        let (rotation, translation) = trs(local);
+        nodes.push(json::Node {
+            name: Some(node.name.clone()),
+            rotation,
+            translation,
+            extensions: Some(json::extensions::scene::Node {
+                khr_lights_punctual: Some(punctual::KhrLightsPunctual {
+                    light: Index::new(*light as u32),
+                }),
+            }),
+            ..Default::default()
+        });
+        nodes[i]
+            .children
+            .get_or_insert_with(Vec::new)
+            .push(Index::new(index));
+    }
+    let lights = scene
+        .lights
+        .iter()
+        .map(|l| punctual::Light {
+            color: l.color,
+            extensions: None,
+            extras: Default::default(),
+            intensity: l.intensity,
+            name: Some(l.name.clone()),
+            range: Some(l.range),
+            spot: l.spot.map(|(inner, outer)| punctual::Spot {
+                inner_cone_angle: inner,
+                outer_cone_angle: outer,
+            }),
+            type_: Valid(match l.spot {
+                Some(_) => punctual::Type::Spot,
+                None => punctual::Type::Point,
+            }),
+        })
+        .collect();
+    root.extensions = Some(json::extensions::root::Root {
+        khr_lights_punctual: Some(json::extensions::root::KhrLightsPunctual { lights }),
+    });
+    root.extensions_used.push("KHR_lights_punctual".to_owned());
 }
 
 /// Appends the scene's textures (PNG files) to the buffer `bin`, each in a view of its own

@@ -40,6 +40,13 @@
 //!   glTF's `BLEND` alpha mode. glTF colours are linear (converted from
 //!   Roblox's sRGB `Color3`); MTL `Kd` keeps the sRGB values.
 //!
+//! - Lights: a `PointLight`, `SpotLight` or `SurfaceLight` that shines in Roblox (the
+//!   direct child of a part or of an attachment in a part, enabled, with a range and a
+//!   brightness) becomes a `KHR_lights_punctual` light on a node of its own under its
+//!   instance's node, placed where it shines from ([`light`](crate::light) has the rules
+//!   and how Brightness and Range map to candela); a SurfaceLight on a part is a spot light
+//!   at its face's centre, with a warning. OBJ has no lights.
+//!
 //! OBJ output has one `o` per part with world-space vertices and normals and
 //! a `usemtl` per shared material; the MTL holds `Kd`, `d`, `Ns` and the PBR
 //! extension keys `Pr`/`Pm` (plus `Ke` for Neon), and `map_Kd` for a textured
@@ -47,6 +54,7 @@
 
 mod error;
 mod gltf;
+mod light;
 mod material;
 mod obj;
 mod scene;

@@ -137,6 +137,11 @@ pub(crate) struct Node {
     /// relative to it.
     pub is_part: bool,
     pub part: Option<PartGeometry>,
+    /// The node of the instance's parent (None for a root).
+    pub parent: Option<usize>,
+    /// The light the instance shines ([`Scene::lights`] index) and where, relative to this
+    /// node: glTF gives it a node of its own under this one.
+    pub light: Option<(usize, Rigid)>,
 }
 
 /// The drawable of a part node.
@@ -243,6 +248,8 @@ pub(crate) struct Scene {
     pub appearances: Vec<Appearance>,
     /// PNG files of the textures appearances refer to, in first-use order.
     pub textures: Vec<Vec<u8>>,
+    /// The lights instances shine, in DOM order.
+    pub lights: Vec<crate::light::Light>,
     pub warnings: Vec<ExportWarning>,
 }
 
@@ -331,7 +338,11 @@ impl Builder<'_> {
                     None => self.dom.full_path_of(referent, "."),
                 }
             };
-            let node = self.node(instance, path, part_ancestor)?;
+            let mut node = self.node(instance, path, part_ancestor)?;
+            node.parent = parent;
+            if !node.is_part {
+                node.light = self.light(instance, &node.path, parent)?;
+            }
             let child_ancestor = if node.is_part {
                 Some(node.world)
             } else {
@@ -363,6 +374,8 @@ impl Builder<'_> {
             world: Rigid::IDENTITY,
             is_part: false,
             part: None,
+            parent: None,
+            light: None,
         };
         let drawn = self.classify(instance, &node.path)?;
         if matches!(drawn, Drawn::NotAPart) {
@@ -698,6 +711,84 @@ impl Builder<'_> {
             })
     }
 
+    /// The light `instance` shines, if it is one that does (see [`crate::light`]), added to
+    /// the scene: its index and its transform relative to the instance's node. `parent`:
+    /// the node of the instance's parent.
+    fn light(
+        &mut self,
+        instance: &Instance,
+        path: &str,
+        parent: Option<usize>,
+    ) -> Result<Option<(usize, Rigid)>, ExportError> {
+        use crate::light::{self, Class, Holder, Settings};
+        let (Some(class), Some(parent)) = (Class::of(&instance.class), parent) else {
+            return Ok(None);
+        };
+        let Some(holder) = self.dom.get_by_ref(instance.parent()) else {
+            return Ok(None);
+        };
+        let holder_node = &self.scene.nodes[parent];
+        let holder_props = Props {
+            instance: holder,
+            path: &holder_node.path,
+        };
+        let holder = if holder_node.is_part {
+            Holder::Part {
+                size: holder_props.size()?,
+            }
+        } else if holder.class == "Attachment"
+            && holder_node
+                .parent
+                .is_some_and(|p| self.scene.nodes[p].is_part)
+        {
+            // The attachment's node keeps no transform (not a part): its CFrame goes here.
+            let cframe = holder_props.cframe()?;
+            Holder::Attachment {
+                rotation: cframe.rotation,
+                translation: cframe.translation,
+            }
+        } else {
+            return Ok(None);
+        };
+        let props = Props { instance, path };
+        let spot = class != Class::Point;
+        let settings = Settings {
+            class,
+            enabled: !matches!(props.get(&["Enabled"]), Some(Variant::Bool(false))),
+            brightness: props.float("Brightness", 1.0)?,
+            color: props.color()?,
+            range: props.float("Range", 16.0)?,
+            angle: if spot {
+                props.float("Angle", 90.0)?
+            } else {
+                0.0
+            },
+            face: match props.get(&["Face"]) {
+                Some(v) if spot => props.enum_value("Face", v)?,
+                _ => 5,
+            },
+        };
+        let Some(placed) = light::place(&instance.name, &settings, holder, self.opts.scale) else {
+            return Ok(None);
+        };
+        if placed.approximated {
+            self.warn(
+                path,
+                WarningKind::LightApproximated {
+                    class: instance.class.to_string(),
+                },
+            );
+        }
+        self.scene.lights.push(placed.light);
+        Ok(Some((
+            self.scene.lights.len() - 1,
+            Rigid {
+                rotation: placed.rotation,
+                translation: placed.translation,
+            },
+        )))
+    }
+
     fn warn(&mut self, path: &str, kind: WarningKind) {
         self.scene.warnings.push(ExportWarning {
             path: path.to_owned(),
@@ -835,6 +926,20 @@ impl<'a> Props<'a> {
             Some(Variant::BrickColor(brick)) => Ok(from_u8(brick.to_color3uint8())),
             Some(other) => Err(self.type_error("Color", "Color3", other)),
         }
+    }
+
+    /// A float property (`default` when the class has none), finite.
+    fn float(&self, property: &'static str, default: f32) -> Result<f32, ExportError> {
+        let value = match self.get(&[property]) {
+            None => default,
+            Some(Variant::Float32(v)) => *v,
+            Some(Variant::Float64(v)) => *v as f32,
+            Some(other) => return Err(self.type_error(property, "float", other)),
+        };
+        if !value.is_finite() {
+            return Err(self.not_finite(property));
+        }
+        Ok(value)
     }
 
     fn transparency(&self) -> Result<f32, ExportError> {

@@ -1034,3 +1034,116 @@ fn obj_paints_a_textured_meshpart_with_map_kd_and_texture_coordinates() {
         "the plain part"
     );
 }
+
+/// The light node under `parent`'s node (the node carrying `KHR_lights_punctual`).
+fn light_of<'a>(doc: &'a Value, parent: &str) -> (&'a Value, &'a Value) {
+    let nodes = doc["nodes"].as_array().unwrap();
+    let holder = node(doc, parent);
+    let child = holder["children"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{parent} has no children"))
+        .iter()
+        .map(|i| &nodes[i.as_u64().unwrap() as usize])
+        .find(|n| n["extensions"]["KHR_lights_punctual"].is_object())
+        .unwrap_or_else(|| panic!("{parent} has no light node"));
+    let index = child["extensions"]["KHR_lights_punctual"]["light"]
+        .as_u64()
+        .unwrap() as usize;
+    (
+        child,
+        &doc["extensions"]["KHR_lights_punctual"]["lights"][index],
+    )
+}
+
+/// Where a node's −Z (a glTF light's direction) points, from its rotation.
+fn pointing(node: &Value) -> glam::Vec3 {
+    let q = match node.get("rotation") {
+        Some(r) => {
+            let r = floats(r);
+            glam::Quat::from_xyzw(r[0], r[1], r[2], r[3])
+        }
+        None => glam::Quat::IDENTITY,
+    };
+    q * glam::Vec3::NEG_Z
+}
+
+fn translation(node: &Value) -> glam::Vec3 {
+    node.get("translation")
+        .map(|t| glam::Vec3::from_slice(&floats(t)))
+        .unwrap_or(glam::Vec3::ZERO)
+}
+
+#[test]
+fn roblox_lights_become_gltf_punctual_lights_where_and_as_they_shine() {
+    let (dom, root) = lit_model();
+    let export = to_gltf(&dom, &[root], &ExportOptions::default()).unwrap();
+    let doc: Value = serde_json::from_str(&export.output.json).unwrap();
+    assert_eq!(
+        doc["extensionsUsed"],
+        serde_json::json!(["KHR_lights_punctual"])
+    );
+    // Four shine: the disabled one, the one of Range 0 and the one in a Model do not.
+    let lights = doc["extensions"]["KHR_lights_punctual"]["lights"]
+        .as_array()
+        .unwrap();
+    let names: Vec<&str> = lights.iter().map(|l| l["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["Glow", "Beam", "Panel", "Headlight"]);
+
+    // A PointLight: at its part's centre; colour linear; Brightness lux halfway to Range.
+    let (at_glow, glow) = light_of(&doc, "Glow");
+    assert_eq!(glow["type"], "point");
+    assert_eq!(translation(at_glow), glam::Vec3::ZERO);
+    assert_eq!(floats(&glow["color"])[0], 1.0);
+    assert!((floats(&glow["color"])[1] - 0.214_041).abs() < 1e-5);
+    assert_eq!(glow["range"], 12.0);
+    assert_eq!(glow["intensity"], 2.0 * 6.0 * 6.0);
+
+    // A SpotLight on the Top face: from the face's centre, upwards; Angle is the whole cone.
+    let (at_beam, beam) = light_of(&doc, "Beam");
+    assert_eq!(beam["type"], "spot");
+    assert!(translation(at_beam).abs_diff_eq(glam::Vec3::new(0.0, 1.0, 0.0), 1e-6));
+    assert!(pointing(at_beam).abs_diff_eq(glam::Vec3::Y, 1e-6));
+    let outer = beam["spot"]["outerConeAngle"].as_f64().unwrap();
+    assert!((outer - 30f64.to_radians()).abs() < 1e-6, "{outer}");
+    assert_eq!(beam["range"], 16.0, "the class default");
+
+    // A SurfaceLight on a part: a spot light at its face, and a warning saying so.
+    let (at_panel, panel) = light_of(&doc, "Panel");
+    assert_eq!(panel["type"], "spot");
+    assert!(translation(at_panel).abs_diff_eq(glam::Vec3::new(2.0, 0.0, 0.0), 1e-6));
+    assert!(pointing(at_panel).abs_diff_eq(glam::Vec3::X, 1e-6));
+    let warned: Vec<String> = export.warnings.iter().map(|w| w.to_string()).collect();
+    assert!(
+        export.warnings.iter().any(|w| w.path == "Lit.Box.Panel"
+            && matches!(&w.kind, WarningKind::LightApproximated { class } if class == "SurfaceLight")),
+        "{warned:?}"
+    );
+
+    // In an attachment: at the attachment's position, along its own Front (−Z) turned 90°
+    // about Y, which is −X.
+    let (at_head, _) = light_of(&doc, "Headlight");
+    assert!(translation(at_head).abs_diff_eq(glam::Vec3::new(0.0, 3.0, 0.0), 1e-6));
+    assert!(
+        pointing(at_head).abs_diff_eq(glam::Vec3::NEG_X, 1e-6),
+        "{}",
+        pointing(at_head)
+    );
+
+    // The instances' own nodes are unchanged: a light's node is a child of its node.
+    assert!(node(&doc, "Glow").get("translation").is_none());
+    // The same bytes every time.
+    let again = to_gltf(&dom, &[root], &ExportOptions::default()).unwrap();
+    assert_eq!(again.output.json, export.output.json);
+}
+
+#[test]
+fn a_tree_without_lights_declares_no_light_extension() {
+    let (dom, root) = sample();
+    let doc = gltf_json(&dom, root);
+    assert!(
+        doc.get("extensionsUsed").is_none(),
+        "{}",
+        doc["extensionsUsed"]
+    );
+    assert!(doc.get("extensions").is_none());
+}

@@ -204,6 +204,31 @@ fn textured_meshes_pass_the_khronos_validator() {
 }
 
 #[test]
+fn lights_pass_the_khronos_validator() {
+    // Point and spot lights (a SurfaceLight among them) on parts and in an attachment, as
+    // .glb and .gltf + .bin; the validator knows KHR_lights_punctual and checks its fields.
+    let (dom, model) = lit_model();
+    let dir = output_dir("lit");
+    let opts = ExportOptions {
+        bin_name: "lit.bin".to_owned(),
+        ..ExportOptions::default()
+    };
+    std::fs::write(
+        dir.join("lit.glb"),
+        to_glb(&dom, &[model], &opts).unwrap().output,
+    )
+    .unwrap();
+    let gltf = to_gltf(&dom, &[model], &opts).unwrap().output;
+    std::fs::write(dir.join("lit.gltf"), &gltf.json).unwrap();
+    std::fs::write(dir.join("lit.bin"), &gltf.bin).unwrap();
+    for entry in validate(&[dir.join("lit.glb"), dir.join("lit.gltf")]) {
+        assert_valid(&entry);
+        let used = &entry["report"]["info"]["extensionsUsed"];
+        assert_eq!(used, &serde_json::json!(["KHR_lights_punctual"]), "{used}");
+    }
+}
+
+#[test]
 fn terrain_glb_passes_the_khronos_validator() {
     use procmodel_export::terrain::{TerrainPrimitive, terrain_glb};
     // A closed box split into two materials (top/bottom and sides) plus an empty primitive,

@@ -211,3 +211,45 @@ pub fn textured_pyramid(name: &str, color: rbx_dom_weak::types::Color3) -> Insta
         .with_property("Attributes", attributes)
         .with_property("Color", color)
 }
+
+/// A Model of lit parts: a lamp (Ball) with a PointLight, a box with a SpotLight on its Top
+/// face and a SurfaceLight on its Right face, a post with an Attachment (3 studs up, turned
+/// 90° about Y) holding a SpotLight (Front), and lights that shine nothing: a disabled
+/// PointLight, one of Range 0, and one directly in the Model.
+pub fn lit_model() -> (WeakDom, Ref) {
+    let face = |name: &str| enum_item("NormalId", name);
+    let light = |class: &str, name: &str| InstanceBuilder::new(class).with_name(name);
+    let lamp = part("Part", "Lamp", v3(1.0, 1.0, 1.0), at(0.0, 5.0, 0.0))
+        .with_property("Shape", Enum::from_u32(0))
+        .with_child(
+            light("PointLight", "Glow")
+                .with_property("Range", 12.0f32)
+                .with_property("Brightness", 2.0f32)
+                .with_property("Color", Color3::new(1.0, 0.5, 0.0)),
+        )
+        .with_child(light("PointLight", "Off").with_property("Enabled", false))
+        .with_child(light("PointLight", "Short").with_property("Range", 0.0f32));
+    let crate_ = part("Part", "Box", v3(4.0, 2.0, 6.0), at(10.0, 1.0, 0.0))
+        .with_child(
+            light("SpotLight", "Beam")
+                .with_property("Face", face("Top"))
+                .with_property("Angle", 60.0f32),
+        )
+        .with_child(light("SurfaceLight", "Panel").with_property("Face", face("Right")));
+    let post = part("Part", "Post", v3(1.0, 6.0, 1.0), at(-10.0, 3.0, 0.0)).with_child(
+        InstanceBuilder::new("Attachment")
+            .with_name("Mount")
+            .with_property("CFrame", turned_y(0.0, 3.0, 0.0, 90.0))
+            .with_child(light("SpotLight", "Headlight")),
+    );
+    let model = InstanceBuilder::new("Model")
+        .with_name("Lit")
+        .with_child(lamp)
+        .with_child(crate_)
+        .with_child(post)
+        .with_child(light("PointLight", "Loose"));
+    let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+    let root = dom.root_ref();
+    let model = dom.insert(root, model);
+    (dom, model)
+}
