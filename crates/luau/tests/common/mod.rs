@@ -19,6 +19,10 @@ pub fn run_roblox_script(area: &str, name: &str) {
     let path = area_dir(area).join(format!("{name}.luau"));
     let mut host = Host::new(HostConfig {
         echo_output: false,
+        // The no-yield limit stops runaway scripts; these are not, and an unoptimised build
+        // on a busy machine runs the heavier ones (spatial/index.luau: about 9 s alone) past
+        // the default 10 s.
+        timeout: std::time::Duration::from_secs(120),
         ..HostConfig::default()
     })
     .expect("host");
