@@ -221,6 +221,44 @@ fn unwritable_output_and_unknown_format_fail_cleanly() {
 }
 
 #[test]
+fn an_error_object_without_a_message_saves_the_same_bytes_every_run() {
+    // error() given a table: its text was the table's heap address, different every run,
+    // and the error placeholder saved it.
+    let script = r#"
+local g = Instance.new("ModuleScript")
+g.Name = "Gen"
+g.Source = "return { Attributes = {}, OnGenerate = function(p, t) error({ code = 7 }) end }"
+g.Parent = game:GetService("ServerStorage")
+local pm = Instance.new("ProceduralModel")
+pm.Generator = g
+pm.Parent = workspace
+"#;
+    let a = run_and_save_failing("error_object.luau", script, "error_object_a.rbxlx");
+    let b = run_and_save_failing("error_object.luau", script, "error_object_b.rbxlx");
+    let (a, b) = (std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
+    assert!(a == b, "same inputs, same bytes");
+    let dom = rbx_xml::from_reader_default(&a[..]).unwrap();
+    let placeholder = dom
+        .descendants()
+        .find(|i| i.name == "GenerationErrorPlaceholder")
+        .unwrap();
+    let error = match placeholder.properties.get(&"Attributes".into()) {
+        Some(rbx_dom_weak::types::Variant::Attributes(a)) => match a.get("Error") {
+            Some(rbx_dom_weak::types::Variant::String(s)) => s.clone(),
+            Some(rbx_dom_weak::types::Variant::BinaryString(s)) => {
+                String::from_utf8_lossy(s.as_ref()).into_owned()
+            }
+            other => panic!("Error attribute: {other:?}"),
+        },
+        other => panic!("Attributes: {other:?}"),
+    };
+    assert!(
+        error.contains("was given a table, not a message") && !error.contains("0x"),
+        "{error}"
+    );
+}
+
+#[test]
 fn generator_errors_exit_nonzero_with_file_and_line() {
     let path = tmp("Broken.luau");
     std::fs::write(

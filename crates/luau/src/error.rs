@@ -99,15 +99,43 @@ fn split(e: &mlua::Error) -> (String, Option<String>) {
             let (m, t) = split(cause);
             (m, t.or_else(|| Some(traceback.clone())))
         }
-        mlua::Error::RuntimeError(m) | mlua::Error::SyntaxError { message: m, .. } => {
-            (m.clone(), None)
-        }
+        mlua::Error::RuntimeError(m) => (without_address(m), None),
+        mlua::Error::SyntaxError { message: m, .. } => (m.clone(), None),
         mlua::Error::MemoryError(m) => (format!("out of memory: {m}"), None),
         mlua::Error::WithContext { context, cause } => {
             let (m, t) = split(cause);
             (format!("{context}: {m}"), t)
         }
         other => (other.to_string(), None),
+    }
+}
+
+/// The text an error value that is not a string (and has no `__tostring`) arrives as: its
+/// type and heap address (`table: 0x…`, on the message's first line; a thread's traceback
+/// follows), which changes from run to run. Stored in an error placeholder it would make
+/// the same inputs save different bytes, so it becomes a fixed text naming the type.
+fn without_address(message: &str) -> String {
+    const KINDS: [&str; 5] = ["table", "function", "userdata", "thread", "buffer"];
+    let (first, rest) = match message.split_once('\n') {
+        Some((first, rest)) => (first, Some(rest)),
+        None => (message, None),
+    };
+    match first.split_once(": 0x") {
+        Some((kind, address))
+            if KINDS.contains(&kind)
+                && !address.is_empty()
+                && address.bytes().all(|b| b.is_ascii_hexdigit()) =>
+        {
+            let text = format!(
+                "error(...) was given a {kind}, not a message (a {kind} with a __tostring \
+                 metamethod shows its text)"
+            );
+            match rest {
+                Some(rest) => format!("{text}\n{rest}"),
+                None => text,
+            }
+        }
+        _ => message.to_owned(),
     }
 }
 
@@ -122,6 +150,31 @@ mod tests {
         mlua::Error::CallbackError {
             traceback: "stack traceback:\n  Gen:3".into(),
             cause: std::sync::Arc::new(mlua::Error::runtime(message)),
+        }
+    }
+
+    #[test]
+    fn an_error_value_without_a_message_loses_its_address() {
+        for kind in ["table", "function", "userdata", "thread", "buffer"] {
+            let m = without_address(&format!("{kind}: 0x00007f3a9c0b1e40"));
+            assert!(!m.contains("0x") && m.contains(kind), "{m}");
+        }
+        // A thread's error: the value's text, then its traceback, kept.
+        let m = without_address("table: 0x1f\nstack traceback:\n\tGen:1");
+        assert!(
+            m.starts_with("error(...) was given a table")
+                && m.ends_with("\nstack traceback:\n\tGen:1"),
+            "{m}"
+        );
+        // Messages that only look alike are kept as written.
+        for kept in [
+            "table: 0xzz",
+            "table: 0x",
+            "Gen:3: table: 0x1f",
+            "vector: 0x1f",
+            "attempt to index nil",
+        ] {
+            assert_eq!(without_address(kept), kept);
         }
     }
 
