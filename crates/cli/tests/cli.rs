@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{glb_json, glb_texture};
+use common::{glb_json, glb_texture, s};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -256,6 +256,65 @@ pm.Parent = workspace
         error.contains("was given a table, not a message") && !error.contains("0x"),
         "{error}"
     );
+}
+
+/// A set of parts keyed by the parts (`placed[part] = true`), walked with `pairs`: Luau
+/// orders such a table by the instances' handle values, which depended on what the VM had
+/// done before, so `--jobs 2` (another VM, another history) saved the parts in another order.
+#[test]
+fn instance_keyed_tables_iterate_the_same_on_every_vm() {
+    let script = r#"
+local g = Instance.new("ModuleScript")
+g.Name = "Scatter"
+g.Source = [==[
+return { Attributes = { Count = 40 }, OnGenerate = function(params, target)
+	local placed = {}
+	for i = 1, params.Attributes.Count do
+		local p = Instance.new("Part")
+		p.Name = "Rock" .. i
+		placed[p] = i
+	end
+	local order = 0
+	for part, i in pairs(placed) do
+		order += 1
+		part.Position = Vector3.new(order, i, 0)
+		part.Parent = target
+	end
+end }
+]==]
+g.Parent = game:GetService("ServerStorage")
+for i = 1, 6 do
+	local pm = Instance.new("ProceduralModel")
+	pm.Name = "Field" .. i
+	pm.Generator = g
+	pm:SetAttribute("Count", 30 + i)
+	pm.Parent = workspace
+end
+"#;
+    let scene = run_and_save("scatter_scene.luau", script, "scatter_scene.rbxl");
+    let regen = |jobs: &str, out: &str| {
+        let out = tmp(out);
+        ok(bin()
+            .args([
+                "regen",
+                s(&scene),
+                "--force",
+                "--no-cache",
+                "--jobs",
+                jobs,
+                "-o",
+            ])
+            .arg(&out)
+            .output()
+            .unwrap());
+        std::fs::read(out).unwrap()
+    };
+    let one = regen("1", "scatter_1.rbxl");
+    assert!(
+        one == regen("2", "scatter_2.rbxl"),
+        "--jobs 2 saves what --jobs 1 does"
+    );
+    assert!(one == regen("2", "scatter_3.rbxl"), "and again");
 }
 
 #[test]

@@ -463,12 +463,17 @@ impl Ctx {
 }
 
 /// Instance handles. Luau sees an instance as a light userdata whose pointer value is a
-/// handle: `generation << 32 | (slot + 1)`. One instance is one value while it lives, so `==`,
+/// handle: `(slot + 1) << 32 | key`. One instance is one value while it lives, so `==`,
 /// table keys and `rawequal` give identity for free and no Luau object exists per instance.
+///
+/// Luau places a light userdata table key by the low 32 bits of its value alone: the *key*.
+/// A generator run numbers the handles it makes 1, 2, 3, … (a script outside runs has its own
+/// count), so the iteration order of a table keyed by the instances a run made depends only
+/// on the run — not on the VM's history, which VM of a parallel step ran it, or the slots.
 /// Slots of instances that left the DOM (destroyed by the engine, moved into undo history)
-/// are reused with a new generation, so a stale handle is refused, never aliased. Slots are
-/// assigned and reused in a deterministic order (handle values decide the iteration order of
-/// instance-keyed tables).
+/// are reused only for a handle with a larger key than the slot's last one, so the keys of a
+/// slot's handles increase, no handle value is ever issued twice, and a stale handle is
+/// refused, never aliased.
 ///
 /// Instances this VM creates get a Ref *minted* from their handle (`tag << 64 | handle`,
 /// the tag unique to this `Handles`), so finding their handle again needs no map: only
@@ -476,7 +481,9 @@ impl Ctx {
 /// entry in `ids`. Refs are never written to files, so minted values change no output.
 pub struct Handles {
     slots: Vec<Slot>,
-    free: Vec<u32>,
+    /// Free slots with the key of the last handle each held (see above), the smallest key
+    /// (then the lowest slot) last. Only a prune frees slots, and it sorts them.
+    free: Vec<(u32, u32)>,
     ids: FxHashMap<Ref, u64>,
     /// The high 64 bits of every Ref minted here.
     tag: u64,
@@ -487,14 +494,20 @@ pub struct Handles {
     run: u32,
     /// The stamp the next run gets.
     next_run: u32,
+    /// The key of the running generation's next handle…
+    run_key: u32,
+    /// …and of the next handle made outside runs.
+    outside_key: u32,
 }
 
 /// 32 bytes: the Ref as two words keeps the slot 8-aligned (a `Ref` is 16-aligned).
 #[derive(Clone, Copy)]
 struct Slot {
     r: [u64; 2],
+    /// None while free.
     class: Option<Ustr>,
-    generation: u32,
+    /// The key of the slot's current (or, while free, last) handle.
+    key: u32,
     /// The run that created the instance ([`Handles::run`] then; it fits in the padding).
     born: u32,
 }
@@ -514,6 +527,8 @@ impl Default for Handles {
             prune_at: 4096,
             run: 0,
             next_run: 1,
+            run_key: 1,
+            outside_key: 1,
         }
     }
 }
@@ -523,15 +538,37 @@ impl Handles {
         crate::ffi::handle_value(h)
     }
 
-    /// A free slot (the lowest freed one first) holding `r` and `class`; returns the handle.
+    /// The key of the next handle: the running generation's count, or the count outside
+    /// runs. Past `u32::MAX` handles in one count the key stays there (every slot then is a
+    /// new one: no handle repeats).
+    fn next_key(&mut self) -> u32 {
+        let count = match self.run {
+            0 => &mut self.outside_key,
+            _ => &mut self.run_key,
+        };
+        let key = *count;
+        *count = count.saturating_add(1);
+        key
+    }
+
+    /// A slot holding `r` and `class` — a free one whose last key is below the new handle's
+    /// (the lowest such slot), else a new one; returns the handle.
     fn occupy(&mut self, r: u128, class: Ustr) -> u64 {
-        let slot = match self.free.pop() {
+        let key = self.next_key();
+        let reused = match self.free.last() {
+            Some(&(last, slot)) if last < key => {
+                self.free.pop();
+                Some(slot)
+            }
+            _ => None,
+        };
+        let slot = match reused {
             Some(s) => s,
             None => {
                 self.slots.push(Slot {
                     r: [0; 2],
                     class: None,
-                    generation: 0,
+                    key: 0,
                     born: 0,
                 });
                 (self.slots.len() - 1) as u32
@@ -540,9 +577,16 @@ impl Handles {
         let s = &mut self.slots[slot as usize];
         s.r = split(r);
         s.class = Some(class);
+        s.key = key;
         s.born = self.run;
         self.live += 1;
-        (s.generation as u64) << 32 | (slot as u64 + 1)
+        (slot as u64 + 1) << 32 | key as u64
+    }
+
+    /// The slot and key of handle `h`.
+    fn parts(h: u64) -> Option<(usize, u32)> {
+        let slot = (h >> 32).checked_sub(1)?;
+        Some((slot as usize, h as u32))
     }
 
     /// A handle for an instance whose Ref was not minted here.
@@ -557,7 +601,7 @@ impl Handles {
         // The slot is taken first: the Ref depends on the handle.
         let h = self.occupy(0, class);
         let r = (self.tag as u128) << 64 | h as u128;
-        let slot = (h & 0xffff_ffff) as usize - 1;
+        let slot = (h >> 32) as usize - 1;
         self.slots[slot].r = split(r);
         (h, Ref::some(r))
     }
@@ -570,8 +614,18 @@ impl Handles {
     }
 
     /// The run now executing (0 outside runs): the instances it creates carry its stamp.
-    pub fn set_run(&mut self, stamp: u32) {
+    /// `next_key`: the key its next handle gets — 1 when it starts, [`Handles::run_key`]
+    /// as it was when it last stopped when it resumes (ignored outside runs).
+    pub fn set_run(&mut self, stamp: u32, next_key: u32) {
         self.run = stamp;
+        if stamp != 0 {
+            self.run_key = next_key.max(1);
+        }
+    }
+
+    /// The key the running generation's next handle gets (to resume it with).
+    pub fn run_key(&self) -> u32 {
+        self.run_key
     }
 
     /// Whether `r` was created by this VM during the run now executing (a Ref minted here
@@ -585,13 +639,12 @@ impl Handles {
         if (bits >> 64) as u64 != self.tag {
             return false;
         }
-        let h = bits as u64;
-        let Some(slot) = (h & 0xffff_ffff).checked_sub(1) else {
+        let Some((slot, key)) = Self::parts(bits as u64) else {
             return false;
         };
         self.slots
-            .get(slot as usize)
-            .is_some_and(|s| s.generation as u64 == h >> 32 && s.born == self.run)
+            .get(slot)
+            .is_some_and(|s| s.class.is_some() && s.key == key && s.born == self.run)
     }
 
     /// The live handle of `r`, if it has one.
@@ -607,9 +660,9 @@ impl Handles {
     }
 
     fn get(&self, h: u64) -> Option<Instance> {
-        let slot = (h & 0xffff_ffff).checked_sub(1)? as usize;
+        let (slot, key) = Self::parts(h)?;
         let s = self.slots.get(slot)?;
-        if s.generation as u64 != h >> 32 {
+        if s.key != key {
             return None;
         }
         Some(Instance {
@@ -624,7 +677,8 @@ impl Handles {
         }
     }
 
-    /// Frees the handles of instances no longer in `dom`, in slot order.
+    /// Frees the handles of instances no longer in `dom`. Slots are handed out again
+    /// smallest last key first, then lowest slot first.
     pub fn prune(&mut self, dom: &WeakDom) {
         for (i, s) in self.slots.iter_mut().enumerate() {
             if s.class.is_some() {
@@ -632,13 +686,11 @@ impl Handles {
                 if dom.get_by_ref(r).is_none() {
                     self.ids.remove(&r);
                     s.class = None;
-                    s.generation = s.generation.wrapping_add(1);
-                    self.free.push(i as u32);
+                    self.free.push((s.key, i as u32));
                     self.live -= 1;
                 }
             }
         }
-        // Lowest slots first, whatever order they were freed in.
         self.free.sort_unstable_by(|a, b| b.cmp(a));
         self.prune_at = (self.live * 2).max(4096);
     }
@@ -767,6 +819,77 @@ pub fn text_bytes(v: &Variant) -> usize {
 mod tests {
     use super::*;
 
+    /// Creates `n` parts in a new run of `c`, returning their handles.
+    fn run_creating(c: &mut Ctx, n: usize) -> Vec<u64> {
+        let part = Ustr::from("Part");
+        let stamp = c.handles.new_run();
+        c.handles.set_run(stamp, 1);
+        let hs = (0..n)
+            .map(|_| {
+                let (_, v) = c.create(part, InstanceBuilder::new(part));
+                crate::ffi::handle_of(&v).unwrap()
+            })
+            .collect();
+        c.handles.set_run(0, 0);
+        hs
+    }
+
+    #[test]
+    fn a_runs_handles_hash_the_same_on_any_vm() {
+        // Luau places a light userdata key by the low 32 bits of its value: the keys of a
+        // run's handles must not depend on what the VM did before.
+        let mut fresh = Ctx::new(Ctx::new_datamodel()).unwrap();
+        let mut used = Ctx::new(Ctx::new_datamodel()).unwrap();
+        let part = Ustr::from("Part");
+        for _ in 0..37 {
+            used.create(part, InstanceBuilder::new(part));
+        }
+        let earlier = run_creating(&mut used, 500);
+        // Its results are destroyed: their slots come free.
+        for &h in &earlier {
+            let r = used.instance(&Handles::value(h)).unwrap().r;
+            used.dom.destroy(r);
+        }
+        used.handles.prune(&used.dom);
+        let a = run_creating(&mut fresh, 300);
+        let b = run_creating(&mut used, 300);
+        let keys = |hs: &[u64]| hs.iter().map(|&h| h as u32).collect::<Vec<_>>();
+        assert_eq!(keys(&a), keys(&b));
+        assert_eq!(keys(&a), (1..=300).collect::<Vec<u32>>());
+        // Every handle is new, and the stale ones are refused.
+        let all: FxHashSet<u64> = earlier.iter().chain(&b).copied().collect();
+        assert_eq!(all.len(), earlier.len() + b.len(), "no handle issued twice");
+        assert!(
+            b.iter().any(|&h| (h >> 32) <= 537),
+            "freed slots are reused"
+        );
+        for &h in &earlier {
+            assert!(used.instance(&Handles::value(h)).is_none(), "stale: {h:#x}");
+        }
+    }
+
+    #[test]
+    fn a_resumed_run_continues_its_keys_and_scripts_outside_runs_have_their_own() {
+        let mut c = Ctx::new(Ctx::new_datamodel()).unwrap();
+        let part = Ustr::from("Part");
+        let key = |c: &mut Ctx| {
+            let (_, v) = c.create(part, InstanceBuilder::new(part));
+            crate::ffi::handle_of(&v).unwrap() as u32
+        };
+        let (first, second) = (c.handles.new_run(), c.handles.new_run());
+        c.handles.set_run(first, 1);
+        assert_eq!((key(&mut c), key(&mut c)), (1, 2));
+        let resume_first = c.handles.run_key();
+        c.handles.set_run(second, 1);
+        assert_eq!(key(&mut c), 1, "another run counts from 1");
+        c.handles.set_run(0, 0);
+        let outside = key(&mut c);
+        c.handles.set_run(first, resume_first);
+        assert_eq!(key(&mut c), 3, "the first run goes on where it stopped");
+        c.handles.set_run(0, 0);
+        assert_eq!(key(&mut c), outside + 1);
+    }
+
     #[test]
     fn ref_bits_reads_the_value() {
         for v in [1u128, 0xdead_beef, u128::MAX, 1 << 64, (7 << 64) | 9] {
@@ -795,7 +918,7 @@ mod tests {
 
         // The part leaves this DOM: a prune frees its slot and the handle goes stale. When it
         // comes back (as undo does), it gets a fresh handle; the slot's next instance gets
-        // another generation, so no handle is ever aliased.
+        // a larger key, so no handle is ever aliased.
         let mut elsewhere = WeakDom::new(InstanceBuilder::new("Folder"));
         let dest = elsewhere.root_ref();
         c.dom.transfer(r, &mut elsewhere, dest);

@@ -38,6 +38,8 @@ pub struct PendingRun {
     hidden: Vec<Ref>,
     /// Stamps the instances the run creates ([`crate::context::Handles::set_run`]).
     stamp: u32,
+    /// The key of its next instance handle ([`crate::context::Handles::set_run`]).
+    next_key: u32,
     /// [`crate::context::Ctx::run_escaped`] at the end of its last frame.
     escaped: bool,
 }
@@ -153,8 +155,6 @@ impl Host {
             c.watch_outside = inputs.watch_outside;
             c.touched_outside.set(false);
             c.query_hidden.clone_from(&inputs.hidden);
-            let stamp = c.handles.new_run();
-            c.handles.set_run(stamp);
             // Its own instances start outside the scene.
             c.run_escaped.set(false);
             c.tree_changed();
@@ -173,7 +173,7 @@ impl Host {
                     c.csg_locked = false;
                     c.watch_outside = procmodel_script::WatchOutside::Off;
                     c.query_hidden.clear();
-                    c.handles.set_run(0);
+                    c.handles.set_run(0, 0);
                     c.run_container.set(Ref::none());
                 }
                 self.discard(container);
@@ -183,6 +183,14 @@ impl Host {
         let container_ud = self
             .instance_value(container)
             .map_err(|e| crate::error::script(&e))?;
+        // The run's own handles start here, after its container's and params' (as a stepped
+        // run's do): their keys, and so the order of tables keyed by its instances, are the
+        // same whichever way and on whichever VM it runs.
+        {
+            let mut c = ctx(lua).map_err(|e| crate::error::script(&e))?;
+            let stamp = c.handles.new_run();
+            c.handles.set_run(stamp, 1);
+        }
         let result = self.run_thread(
             generator.on_generate.clone(),
             MultiValue::from_iter([Value::Table(params), container_ud]),
@@ -193,7 +201,7 @@ impl Host {
                 c.csg_locked = false;
                 c.watch_outside = procmodel_script::WatchOutside::Off;
                 c.query_hidden.clear();
-                c.handles.set_run(0);
+                c.handles.set_run(0, 0);
                 c.run_container.set(Ref::none());
                 c.touched_outside.get()
             }
@@ -272,6 +280,7 @@ impl Host {
                 .map_err(|e| crate::error::script(&e))?
                 .handles
                 .new_run(),
+            next_key: 1,
             escaped: false,
         };
         let hooks = self.watchdog_hooks();
@@ -337,7 +346,7 @@ impl Host {
             c.watch_outside = pending.watch_outside;
             c.touched_outside.set(pending.touched_outside);
             c.query_hidden.clone_from(&pending.hidden);
-            c.handles.set_run(pending.stamp);
+            c.handles.set_run(pending.stamp, pending.next_key);
             c.run_escaped.set(pending.escaped);
             c.run_container.set(pending.container);
             c.tree_changed();
@@ -348,11 +357,12 @@ impl Host {
             pending.created_bytes = c.created_bytes;
             pending.touched_outside = c.touched_outside.get();
             pending.escaped = c.run_escaped.get();
+            pending.next_key = c.handles.run_key();
             c.outside_write_locked = false;
             c.csg_locked = false;
             c.watch_outside = procmodel_script::WatchOutside::Off;
             c.query_hidden.clear();
-            c.handles.set_run(0);
+            c.handles.set_run(0, 0);
             c.run_container.set(Ref::none());
         }
         r
