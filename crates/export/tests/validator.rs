@@ -55,6 +55,23 @@ fn validate(files: &[PathBuf]) -> Vec<Value> {
     reports
 }
 
+/// Exports `model` as `<name>.glb` and as `<name>.gltf` + `<name>.bin` into a fresh folder
+/// of its own; returns the two documents' paths.
+fn write_both(dom: &WeakDom, model: rbx_dom_weak::types::Ref, name: &str) -> [PathBuf; 2] {
+    let dir = output_dir(name);
+    let opts = ExportOptions {
+        bin_name: format!("{name}.bin"),
+        ..ExportOptions::default()
+    };
+    let glb = dir.join(format!("{name}.glb"));
+    std::fs::write(&glb, to_glb(dom, &[model], &opts).unwrap().output).unwrap();
+    let gltf = to_gltf(dom, &[model], &opts).unwrap().output;
+    let json = dir.join(format!("{name}.gltf"));
+    std::fs::write(&json, &gltf.json).unwrap();
+    std::fs::write(dir.join(&opts.bin_name), &gltf.bin).unwrap();
+    [glb, json]
+}
+
 /// Asserts a report has no errors; prints its warnings, infos and hints.
 fn assert_valid(entry: &Value) {
     let file = entry["file"].as_str().unwrap();
@@ -184,20 +201,7 @@ fn textured_meshes_pass_the_khronos_validator() {
     let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
     let root = dom.root_ref();
     let model = dom.insert(root, model);
-    let dir = output_dir("textured");
-    let opts = ExportOptions {
-        bin_name: "painted.bin".to_owned(),
-        ..ExportOptions::default()
-    };
-    std::fs::write(
-        dir.join("painted.glb"),
-        to_glb(&dom, &[model], &opts).unwrap().output,
-    )
-    .unwrap();
-    let gltf = to_gltf(&dom, &[model], &opts).unwrap().output;
-    std::fs::write(dir.join("painted.gltf"), &gltf.json).unwrap();
-    std::fs::write(dir.join("painted.bin"), &gltf.bin).unwrap();
-    for entry in validate(&[dir.join("painted.glb"), dir.join("painted.gltf")]) {
+    for entry in validate(&write_both(&dom, model, "painted")) {
         assert_valid(&entry);
         assert_eq!(entry["report"]["info"]["materialCount"], 3);
     }
@@ -208,20 +212,7 @@ fn lights_pass_the_khronos_validator() {
     // Point and spot lights (a SurfaceLight among them) on parts and in an attachment, as
     // .glb and .gltf + .bin; the validator knows KHR_lights_punctual and checks its fields.
     let (dom, model) = lit_model();
-    let dir = output_dir("lit");
-    let opts = ExportOptions {
-        bin_name: "lit.bin".to_owned(),
-        ..ExportOptions::default()
-    };
-    std::fs::write(
-        dir.join("lit.glb"),
-        to_glb(&dom, &[model], &opts).unwrap().output,
-    )
-    .unwrap();
-    let gltf = to_gltf(&dom, &[model], &opts).unwrap().output;
-    std::fs::write(dir.join("lit.gltf"), &gltf.json).unwrap();
-    std::fs::write(dir.join("lit.bin"), &gltf.bin).unwrap();
-    for entry in validate(&[dir.join("lit.glb"), dir.join("lit.gltf")]) {
+    for entry in validate(&write_both(&dom, model, "lit")) {
         assert_valid(&entry);
         let used = &entry["report"]["info"]["extensionsUsed"];
         assert_eq!(used, &serde_json::json!(["KHR_lights_punctual"]), "{used}");
