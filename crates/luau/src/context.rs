@@ -601,8 +601,9 @@ impl Handles {
         // The slot is taken first: the Ref depends on the handle.
         let h = self.occupy(0, class);
         let r = (self.tag as u128) << 64 | h as u128;
-        let slot = (h >> 32) as usize - 1;
-        self.slots[slot].r = split(r);
+        if let Some((slot, _)) = Self::parts(h) {
+            self.slots[slot].r = split(r);
+        }
         (h, Ref::some(r))
     }
 
@@ -615,12 +616,18 @@ impl Handles {
 
     /// The run now executing (0 outside runs): the instances it creates carry its stamp.
     /// `next_key`: the key its next handle gets — 1 when it starts, [`Handles::run_key`]
-    /// as it was when it last stopped when it resumes (ignored outside runs).
+    /// as it was when it last stopped when it resumes (ignored for stamp 0; see
+    /// [`Handles::leave_run`]).
     pub fn set_run(&mut self, stamp: u32, next_key: u32) {
         self.run = stamp;
         if stamp != 0 {
             self.run_key = next_key.max(1);
         }
+    }
+
+    /// Outside any run again: the instances made from now on belong to no generation.
+    pub fn leave_run(&mut self) {
+        self.run = 0;
     }
 
     /// The key the running generation's next handle gets (to resume it with).
@@ -830,7 +837,7 @@ mod tests {
                 crate::ffi::handle_of(&v).unwrap()
             })
             .collect();
-        c.handles.set_run(0, 0);
+        c.handles.leave_run();
         hs
     }
 
@@ -882,11 +889,11 @@ mod tests {
         let resume_first = c.handles.run_key();
         c.handles.set_run(second, 1);
         assert_eq!(key(&mut c), 1, "another run counts from 1");
-        c.handles.set_run(0, 0);
+        c.handles.leave_run();
         let outside = key(&mut c);
         c.handles.set_run(first, resume_first);
         assert_eq!(key(&mut c), 3, "the first run goes on where it stopped");
-        c.handles.set_run(0, 0);
+        c.handles.leave_run();
         assert_eq!(key(&mut c), outside + 1);
     }
 

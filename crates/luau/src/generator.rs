@@ -173,7 +173,7 @@ impl Host {
                     c.csg_locked = false;
                     c.watch_outside = procmodel_script::WatchOutside::Off;
                     c.query_hidden.clear();
-                    c.handles.set_run(0, 0);
+                    c.handles.leave_run();
                     c.run_container.set(Ref::none());
                 }
                 self.discard(container);
@@ -201,7 +201,7 @@ impl Host {
                 c.csg_locked = false;
                 c.watch_outside = procmodel_script::WatchOutside::Off;
                 c.query_hidden.clear();
-                c.handles.set_run(0, 0);
+                c.handles.leave_run();
                 c.run_container.set(Ref::none());
                 c.touched_outside.get()
             }
@@ -362,7 +362,7 @@ impl Host {
             c.csg_locked = false;
             c.watch_outside = procmodel_script::WatchOutside::Off;
             c.query_hidden.clear();
-            c.handles.set_run(0, 0);
+            c.handles.leave_run();
             c.run_container.set(Ref::none());
         }
         r
