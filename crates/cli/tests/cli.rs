@@ -1582,3 +1582,40 @@ for i = 1, 2e6 do local t = { i } end -- garbage enough for the collector to run
         6
     );
 }
+
+/// Text XML cannot hold (a control character in a Name or a string value) is refused when
+/// saving as .rbxmx, naming the instance and property, and the file already there stays; a
+/// binary file stores it. Before, the .rbxmx was written and no reader could load it back.
+#[test]
+fn text_xml_cannot_hold_is_refused_and_the_old_file_kept() {
+    let generator = tmp("control_chars.luau");
+    std::fs::write(
+        &generator,
+        r#"return { Attributes = { Bad = true }, OnGenerate = function(p, c)
+  local v = Instance.new("StringValue")
+  v.Name = "Note"
+  v.Value = if p.Attributes.Bad then "bell\7" else "fine"
+  v.Parent = c
+end }"#,
+    )
+    .unwrap();
+    let out = tmp("control_chars.rbxmx");
+    ok(generate(&[generator.to_str().unwrap(), "-o", out.to_str().unwrap(), "--attr", "Bad=false"]));
+    let before = std::fs::read(&out).unwrap();
+    let run = generate(&[generator.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success(), "{err}");
+    assert!(
+        err.contains("Note: Value holds the character U+0007") && err.contains(".rbxm"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), before, "the old file stays");
+    let bin_out = tmp("control_chars.rbxm");
+    ok(generate(&[generator.to_str().unwrap(), "-o", bin_out.to_str().unwrap()]));
+    let dom = read_rbxm(&bin_out);
+    let v = dom.descendants().find(|i| i.name == "Note").unwrap();
+    assert_eq!(
+        v.properties.get(&"Value".into()),
+        Some(&rbx_types::Variant::String("bell\u{7}".into()))
+    );
+}

@@ -47,11 +47,17 @@ pub fn decode_xml<R: std::io::Read>(
 /// does not know for a class too (see [`decode_xml`]), and, as the binary writer does, not
 /// the ones it knows are not saved (`WeldConstraint.Enabled`): rbx_xml would write those as
 /// unknown ones. Non-archivable instances are left out, as in [`encode_binary`].
+///
+/// Text XML cannot hold (control characters other than tab, line feed and carriage return,
+/// U+FFFE, U+FFFF) is refused with [`XmlEncodeError::NotXmlText`] before anything is
+/// written: rbx_xml would write it as it is, and no XML reader, ours included, reads such a
+/// file back.
 pub fn encode_xml<W: std::io::Write>(
     writer: W,
     dom: &rbx_dom_weak::WeakDom,
     roots: &[rbx_types::Ref],
-) -> Result<(), rbx_xml::EncodeError> {
+) -> Result<(), XmlEncodeError> {
+    check_xml_text(dom, roots)?;
     let options = rbx_xml::EncodeOptions::new()
         .property_behavior(rbx_xml::EncodePropertyBehavior::WriteUnknown);
     let mut unsaved: FxHashMap<(Ustr, Ustr), bool> = FxHashMap::default();
@@ -62,7 +68,102 @@ pub fn encode_xml<W: std::io::Write>(
     };
     as_saved(dom, roots, Some(&mut not_saved), true, |d, r| {
         rbx_xml::to_writer(writer, d, r, options)
+    })?;
+    Ok(())
+}
+
+/// Why [`encode_xml`] wrote nothing, or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum XmlEncodeError {
+    /// A string of the tree holds a character XML 1.0 cannot store.
+    #[error(
+        "{path}: {property} holds the character {ch}, which an XML Roblox file cannot store \
+         (no reader can load it back); save as .rbxm or .rbxl, or remove the character"
+    )]
+    NotXmlText {
+        /// The instance's full name, escaped (it may hold the character itself).
+        path: String,
+        /// The property (`Name`, `Tags`, `Attributes.Key`, …).
+        property: String,
+        /// The character, as `U+0001`.
+        ch: String,
+    },
+    /// rbx_xml refused the tree.
+    #[error(transparent)]
+    Encode(#[from] rbx_xml::EncodeError),
+}
+
+/// The first character of `s` XML 1.0 cannot hold (its `Char` production), if any.
+fn not_xml_char(s: &str) -> Option<char> {
+    s.chars().find(|&c| {
+        matches!(c, '\u{0}'..='\u{8}' | '\u{b}' | '\u{c}' | '\u{e}'..='\u{1f}' | '\u{fffe}' | '\u{ffff}')
     })
+}
+
+/// Refuses the first string of `roots`' archivable subtrees that an XML file cannot hold:
+/// names, string properties, tags, attribute names and string values, content URIs and
+/// font families (what rbx_xml writes as text).
+fn check_xml_text(
+    dom: &rbx_dom_weak::WeakDom,
+    roots: &[rbx_types::Ref],
+) -> Result<(), XmlEncodeError> {
+    use rbx_types::Variant;
+    let mut found: Option<(rbx_types::Ref, String, char)> = None;
+    crate::preorder(dom, roots, |r, i| {
+        if found.is_some() || !crate::is_archivable(i) {
+            return false;
+        }
+        if let Some(c) = not_xml_char(&i.name) {
+            found = Some((r, "Name".into(), c));
+            return false;
+        }
+        // The first offending property by name, so the error is the same on every run.
+        let mut hit: Option<(String, char)> = None;
+        for (name, v) in &i.properties {
+            let bad = match v {
+                Variant::String(s) => not_xml_char(s).map(|c| (name.to_string(), c)),
+                Variant::ContentId(s) => not_xml_char(s.as_str()).map(|c| (name.to_string(), c)),
+                Variant::Content(c) => match c.value() {
+                    rbx_types::ContentType::Uri(u) => {
+                        not_xml_char(u).map(|c| (name.to_string(), c))
+                    }
+                    _ => None,
+                },
+                Variant::Font(f) => not_xml_char(&f.family).map(|c| (name.to_string(), c)),
+                Variant::Tags(t) => t
+                    .iter()
+                    .find_map(not_xml_char)
+                    .map(|c| (name.to_string(), c)),
+                Variant::Attributes(a) => a.iter().find_map(|(k, v)| {
+                    not_xml_char(k)
+                        .or_else(|| match v {
+                            Variant::String(s) => not_xml_char(s),
+                            _ => None,
+                        })
+                        .map(|c| (format!("{name}.{k}"), c))
+                }),
+                _ => None,
+            };
+            if let Some(b) = bad
+                && hit.as_ref().is_none_or(|h| b.0 < h.0)
+            {
+                hit = Some(b);
+            }
+        }
+        if let Some((p, c)) = hit {
+            found = Some((r, p, c));
+            return false;
+        }
+        true
+    });
+    match found {
+        None => Ok(()),
+        Some((r, property, c)) => Err(XmlEncodeError::NotXmlText {
+            path: crate::full_name(dom, r).escape_debug().to_string(),
+            property,
+            ch: format!("U+{:04X}", c as u32),
+        }),
+    }
 }
 
 /// Encodes `roots` of `dom` as a binary Roblox file (`procmodel_rbxm`, rbx_binary's bytes)
@@ -287,6 +388,48 @@ pub fn nearest_brick_color(r: f32, g: f32, b: f32) -> rbx_types::BrickColor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A tree whose strings XML cannot hold is refused before a byte is written, naming the
+    /// instance and the property; tab, line feed and carriage return are kept; the binary
+    /// format, which stores any bytes, still writes it.
+    #[test]
+    fn xml_refuses_text_it_cannot_store() {
+        use rbx_dom_weak::{InstanceBuilder, WeakDom};
+        use rbx_types::{Attributes, Variant};
+        let write = |name: &str, value: &str, attr: &str| {
+            let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+            let model = dom.insert(dom.root_ref(), InstanceBuilder::new("Model").with_name("M"));
+            let mut attrs = Attributes::new();
+            attrs.insert("Note".into(), Variant::String(attr.into()));
+            dom.insert(
+                model,
+                InstanceBuilder::new("StringValue")
+                    .with_name(name)
+                    .with_property("Value", value)
+                    .with_property("Attributes", attrs),
+            );
+            let mut bytes = Vec::new();
+            let xml = encode_xml(&mut bytes, &dom, &[model]).map(|()| bytes);
+            let mut bin = Vec::new();
+            encode_binary(&mut bin, &dom, &[model]).expect("binary takes any text");
+            xml
+        };
+        let fine = write("a\tb", "line\nnext\r", "ok").expect("tab, LF and CR are XML text");
+        decode_xml(fine.as_slice()).expect("and read back");
+        let err = |name, value, attr| match write(name, value, attr) {
+            Err(e @ XmlEncodeError::NotXmlText { .. }) => e.to_string(),
+            other => panic!("{name:?} {value:?} {attr:?}: {other:?}"),
+        };
+        let e = err("a\u{1}b", "v", "ok");
+        assert!(e.starts_with(r"M.a\u{1}b: Name holds the character U+0001"), "{e}");
+        assert!(e.contains(".rbxm or .rbxl"), "{e}");
+        let e = err("S", "nul\0", "ok");
+        assert!(e.starts_with("M.S: Value holds the character U+0000"), "{e}");
+        let e = err("S", "v", "bell\u{7}");
+        assert!(e.starts_with("M.S: Attributes.Note holds the character U+0007"), "{e}");
+        let e = err("S", "v", "\u{ffff}");
+        assert!(e.contains("U+FFFF"), "{e}");
+    }
 
     #[test]
     fn superclass_chain() {

@@ -16,8 +16,8 @@ pub mod spatial;
 mod transfer;
 
 pub use classes::{
-    PropertyInfo, db, db_default, decode_binary, decode_databases_in_background, decode_xml,
-    encode_binary, encode_xml, find_property, is_a, nearest_brick_color,
+    PropertyInfo, XmlEncodeError, db, db_default, decode_binary, decode_databases_in_background,
+    decode_xml, encode_binary, encode_xml, find_property, is_a, nearest_brick_color,
 };
 pub use drawn::{part_cframe, part_size};
 pub use geometry::{affine_to_cframe, cframe_to_affine, from_vec3, to_vec3};
