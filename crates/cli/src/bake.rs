@@ -630,6 +630,30 @@ fn merge(url: &str, args: BakeArgs) -> Result<ExitCode> {
         .ok_or_else(|| {
             anyhow!("--merge needs -o place.rbxl (a scene) or -o DIR (a world's tiles): where the merge goes")
         })?;
+    let outputs: Vec<(&str, &Path)> = [
+        ("-o", Some(output.as_path())),
+        ("--lock", args.lock.as_deref()),
+        ("--summary", args.summary.as_deref()),
+    ]
+    .into_iter()
+    .filter_map(|(flag, p)| p.map(|p| (flag, p)))
+    .collect();
+    crate::output::distinct_outputs(&outputs)?;
+    let local = match url.split_once("://") {
+        None => Some(url),
+        Some(("file", rest)) => Some(rest),
+        Some(_) => None,
+    };
+    if let Some(dir) = local {
+        for (flag, p) in &outputs {
+            if crate::output::inside(p, Path::new(dir)) {
+                bail!(
+                    "{flag} {}: inside the bake at {url}, which the merge reads; write the merge outside it",
+                    p.display()
+                );
+            }
+        }
+    }
     let started = std::time::Instant::now();
     let store = procmodel_bake::open(url)?;
     let mut manifests = Vec::new();

@@ -71,13 +71,15 @@ pub(crate) fn write_with_terrain(
         gltf_with_terrain(dom, roots, &t, format, path)?
     };
     let mut main = None;
+    let mut batch = output::Batch::default();
     for (p, bytes) in files {
-        output::write_atomic(&p, &bytes)?;
+        batch.stage(&p, &bytes)?;
         main.get_or_insert(output::Written {
             len: bytes.len() as u64,
             hash: blake3::hash(&bytes),
         });
     }
+    batch.commit()?;
     main.ok_or_else(|| anyhow!("{}: nothing to write", path.display()))
 }
 

@@ -1,12 +1,14 @@
 //! Writing outputs: the format follows the extension; every file is written to a temporary
-//! sibling and renamed into place, so a failed run never leaves a half-written file.
+//! sibling and renamed into place, so a failed run never leaves a half-written file; files
+//! that belong together are renamed only once all of them are written ([`Batch`]).
 
 use anyhow::{Context, Result, bail};
 use procmodel_engine::Hashing;
 use procmodel_export::WarningKind;
 use rbx_dom_weak::WeakDom;
 use rbx_types::Ref;
-use std::path::Path;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -67,22 +69,37 @@ pub(crate) fn cannot_export(path: &Path) -> impl Fn() -> String + '_ {
     move || format!("cannot export {}", path.display())
 }
 
-/// Serialises `roots` of `dom` in `format` and writes them (and sidecar files) to `path`.
-/// Roblox files stream into the file (hashed on the way); the others are built in memory.
-/// Export warnings go to stderr. Every error names the file it was writing.
+/// Serialises `roots` of `dom` in `format` and writes them (and sidecar files) to `path`,
+/// all or nothing ([`Batch`]). Roblox files stream into the file (hashed on the way); the
+/// others are built in memory. Export warnings go to stderr. Every error names the file it
+/// was writing.
 pub fn write(dom: &WeakDom, roots: &[Ref], format: Format, path: &Path) -> Result<Written> {
+    let mut batch = Batch::default();
+    let written = stage(dom, roots, format, path, &mut batch)?;
+    batch.commit()?;
+    Ok(written)
+}
+
+/// [`write`] into `batch`: nothing replaces an old file until the batch is committed.
+pub fn stage(
+    dom: &WeakDom,
+    roots: &[Ref],
+    format: Format,
+    path: &Path,
+    batch: &mut Batch,
+) -> Result<Written> {
     let opts = export_options(path);
     let exporting = cannot_export(path);
     let (bytes, warnings) = match format {
         Format::Rbxm | Format::Rbxl => {
-            return stream(path, |w| {
+            return batch.stream(path, |w| {
                 procmodel_dom::encode_binary(w, dom, roots).with_context(|| {
                     format!("cannot encode {} as a binary Roblox file", path.display())
                 })
             });
         }
         Format::Rbxmx | Format::Rbxlx => {
-            return stream(path, |w| {
+            return batch.stream(path, |w| {
                 procmodel_dom::encode_xml(w, dom, roots).with_context(|| {
                     format!("cannot encode {} as an XML Roblox file", path.display())
                 })
@@ -95,16 +112,16 @@ pub fn write(dom: &WeakDom, roots: &[Ref], format: Format, path: &Path) -> Resul
         Format::Gltf => {
             let e = procmodel_export::to_gltf(dom, roots, &opts).with_context(exporting)?;
             if !e.output.bin.is_empty() {
-                write_atomic(&path.with_file_name(&opts.bin_name), &e.output.bin)?;
+                batch.stage(&path.with_file_name(&opts.bin_name), &e.output.bin)?;
             }
             (e.output.json.into_bytes(), e.warnings)
         }
         Format::Obj => {
             let e = procmodel_export::to_obj(dom, roots, &opts).with_context(exporting)?;
             for (name, png) in &e.output.textures {
-                write_atomic(&path.with_file_name(name), png)?;
+                batch.stage(&path.with_file_name(name), png)?;
             }
-            write_atomic(
+            batch.stage(
                 &path.with_file_name(&opts.mtl_name),
                 e.output.mtl.as_bytes(),
             )?;
@@ -112,30 +129,125 @@ pub fn write(dom: &WeakDom, roots: &[Ref], format: Format, path: &Path) -> Resul
         }
     };
     print_warnings(&warnings, false);
-    write_atomic(path, &bytes)?;
+    batch.stage(path, &bytes)?;
     Ok(Written {
         len: bytes.len() as u64,
         hash: blake3::hash(&bytes),
     })
 }
 
-/// Writes what `encode` produces to `path` atomically, hashing it on the way.
-fn stream(path: &Path, encode: impl FnOnce(&mut Hashing<'_>) -> Result<()>) -> Result<Written> {
-    let mut written = None;
-    procmodel_engine::write_atomic_with(
-        path,
-        |file| {
-            let mut w = Hashing::new(file);
-            encode(&mut w)?;
-            written = Some(Written {
-                len: w.len,
-                hash: w.hasher.finalize(),
-            });
-            Ok(())
-        },
-        |e| anyhow::Error::new(e).context(format!("cannot write {}", path.display())),
-    )?;
-    Ok(written.expect("set by a successful write"))
+/// Files that belong together (an output and its sidecars, every output of one command),
+/// each written and synced under a temp name beside its destination; [`Batch::commit`]
+/// renames them into place. If any fails to be written, none replaces an old file (a batch
+/// dropped uncommitted removes its temp files). Naming one destination twice is an error.
+#[derive(Default)]
+pub struct Batch {
+    staged: Vec<procmodel_engine::Staged>,
+}
+
+impl Batch {
+    /// Stages `bytes` for `path`.
+    pub fn stage(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
+        self.stream(path, |w| Ok(w.write_all(bytes)?)).map(|_| ())
+    }
+
+    /// Stages what `encode` writes for `path`, hashing it on the way.
+    pub fn stream(
+        &mut self,
+        path: &Path,
+        encode: impl FnOnce(&mut Hashing<'_>) -> Result<()>,
+    ) -> Result<Written> {
+        if self.staged.iter().any(|s| same_path(s.path(), path)) {
+            bail!("{}: named twice as an output", path.display());
+        }
+        if path.is_dir() {
+            bail!("cannot write {}: it is a folder", path.display());
+        }
+        let mut written = None;
+        let staged = procmodel_engine::stage_atomic_with(
+            path,
+            |file| {
+                let mut w = Hashing::new(file);
+                encode(&mut w)?;
+                written = Some(Written {
+                    len: w.len,
+                    hash: w.hasher.finalize(),
+                });
+                Ok(())
+            },
+            |e| anyhow::Error::new(e).context(format!("cannot write {}", path.display())),
+        )?;
+        self.staged.push(staged);
+        Ok(written.expect("set by a successful write"))
+    }
+
+    /// Renames every staged file into place, in the order staged.
+    pub fn commit(self) -> Result<()> {
+        for s in self.staged {
+            let path = s.path().to_path_buf();
+            s.commit()
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether `a` and `b` name the same file: the same file on disk when both exist, else the
+/// same absolute path once their folders are resolved (links, `..`).
+pub fn same_path(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+        use std::os::unix::fs::MetadataExt;
+        return x.dev() == y.dev() && x.ino() == y.ino();
+    }
+    resolved(a) == resolved(b)
+}
+
+/// `p` absolute, with its folder resolved when it exists (the file itself may not).
+fn resolved(p: &Path) -> PathBuf {
+    if let Ok(c) = p.canonicalize() {
+        return c;
+    }
+    let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    match (abs.parent(), abs.file_name()) {
+        (Some(dir), Some(name)) => dir
+            .canonicalize()
+            .map(|d| d.join(name))
+            .unwrap_or(abs.clone()),
+        _ => abs,
+    }
+}
+
+/// Whether `path` is `dir` or lies under it (folders resolved as in [`same_path`]).
+pub fn inside(path: &Path, dir: &Path) -> bool {
+    resolved(path).starts_with(resolved(dir))
+}
+
+/// Refuses outputs that name the same file twice: `outputs` are (flag, path) pairs.
+pub fn distinct_outputs(outputs: &[(&str, &Path)]) -> Result<()> {
+    for (i, (fa, a)) in outputs.iter().enumerate() {
+        if let Some((fb, _)) = outputs[i + 1..].iter().find(|(_, b)| same_path(a, b)) {
+            bail!(
+                "{fa} and {fb} name the same file, {}: one would overwrite the other",
+                a.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Refuses an output that names one of the command's inputs: `what` says which input
+/// (`"the generator"`, `"the scene"`), so nothing a command reads is replaced by what it writes.
+pub fn not_an_input(output: &Path, inputs: &[(&str, &Path)]) -> Result<()> {
+    for (what, input) in inputs {
+        if same_path(output, input) {
+            bail!(
+                "{}: is {what} this command reads; writing there would replace it (choose another output path)",
+                output.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Sidecar files are named after the output: `stairs.gltf` → `stairs.bin`, `stairs.obj` → `stairs.mtl`.

@@ -163,12 +163,28 @@ struct Out {
 
 fn write_bytes(outs: &mut Vec<Out>, path: &Path, bytes: &[u8]) -> Result<()> {
     output::write_atomic(path, bytes)?;
+    record(outs, path, bytes);
+    Ok(())
+}
+
+/// [`write_bytes`] into `batch`: renamed into place with the command's other whole outputs.
+fn stage_bytes(
+    batch: &mut output::Batch,
+    outs: &mut Vec<Out>,
+    path: &Path,
+    bytes: &[u8],
+) -> Result<()> {
+    batch.stage(path, bytes)?;
+    record(outs, path, bytes);
+    Ok(())
+}
+
+fn record(outs: &mut Vec<Out>, path: &Path, bytes: &[u8]) {
     outs.push(Out {
         path: path.to_owned(),
         len: bytes.len() as u64,
         hash: blake3::hash(bytes),
     });
-    Ok(())
 }
 
 /// Most columns an output built whole in memory may have (67,108,864: an 8192² world);
@@ -249,6 +265,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let bake = Bake::new(&plan.spec).map_err(|e| anyhow!("{}: {e}", args.world.display()))?;
 
     let mut outs = Vec::new();
+    // Every whole output is staged and renamed into place only once all of them (and the
+    // tiles, if any) are written: a failure leaves every old file as it was.
+    let mut batch = output::Batch::default();
     // Solid voxels, counted when a place is written (its SmoothGrid is built strip by strip).
     let mut voxels: Option<u64> = None;
     let placed: Vec<PlacedResource> = if whole {
@@ -267,7 +286,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 voxels = Some(n);
                 let dom = place_dom(grid, &placed);
                 let roots = dom.root().children().to_vec();
-                let written = output::write(&dom, &roots, format, path)?;
+                let written = output::stage(&dom, &roots, format, path, &mut batch)?;
                 outs.push(Out {
                     path: path.clone(),
                     len: written.len,
@@ -286,7 +305,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     water_opacity: procmodel_dom::terrain_water(None).1,
                 };
                 for (p, bytes) in gltf_with_terrain(&dom, &roots, &t, format, path)? {
-                    write_bytes(&mut outs, &p, &bytes)?;
+                    stage_bytes(&mut batch, &mut outs, &p, &bytes)?;
                 }
             }
             Kind::Png | Kind::R16 | Kind::R32 => {
@@ -301,10 +320,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     Kind::R16 => hm.r16(),
                     _ => hm.r32(),
                 };
-                write_bytes(&mut outs, path, &bytes)?;
+                stage_bytes(&mut batch, &mut outs, path, &bytes)?;
                 let mut json = hm.sidecar_json();
                 json.push('\n');
-                write_bytes(&mut outs, &sidecar_path(path), json.as_bytes())?;
+                stage_bytes(&mut batch, &mut outs, &sidecar_path(path), json.as_bytes())?;
             }
         }
     }
@@ -321,7 +340,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let mut index = Vec::new();
         for (i, (png, group)) in maps.iter().enumerate() {
             let name = format!("splat_{i}.png");
-            write_bytes(&mut outs, &dir.join(&name), png)?;
+            stage_bytes(&mut batch, &mut outs, &dir.join(&name), png)?;
             index.push(serde_json::json!({
                 "file": name,
                 "channels": group.iter().map(|m| m.name()).collect::<Vec<_>>(),
@@ -329,7 +348,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         let mut json = serde_json::to_string_pretty(&serde_json::json!({ "maps": index }))?;
         json.push('\n');
-        write_bytes(&mut outs, &dir.join("splat.json"), json.as_bytes())?;
+        stage_bytes(&mut batch, &mut outs, &dir.join("splat.json"), json.as_bytes())?;
     }
     let mut tiles_done = 0;
     let whole_outs = outs.len();
@@ -337,6 +356,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         tiles_done = write_tiles(&bake, dir, tile_cells, tk, world_text.as_bytes(), &mut outs)
             .map_err(|e| anyhow!("{}: {e}", args.world.display()))?;
     }
+    batch.commit()?;
     if args.json {
         let summary = serde_json::json!({
             "world": args.world.display().to_string(),

@@ -405,6 +405,44 @@ fn r16_bad_arguments_are_named() {
     );
 }
 
+/// The merge never writes over its own outputs or into the bake it reads: before, `-o`
+/// equal to `--lock` left the place replaced by the lockfile, and `-o` onto the bake's
+/// stored input made the bake unusable. Nothing is written, and the bake still merges.
+#[test]
+fn r16_merge_outputs_that_collide_are_refused() {
+    let scene = make_scene("collide.rbxl", 2, 0, false);
+    let out = tmp("collide-bake");
+    ok(shard_cmd(&scene, "0/1", s(&out)).output().unwrap());
+    let stored: Vec<PathBuf> = std::fs::read_dir(out.join("input"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let before = std::fs::read(&stored[0]).unwrap();
+    let same = tmp("collide-same.rbxl");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["bake", "--merge", s(&out), "-o", s(&same), "--lock", s(&same)],
+            "-o and --lock name the same file",
+        ),
+        (
+            vec!["bake", "--merge", s(&out), "-o", s(&same), "--summary", s(&same)],
+            "-o and --summary name the same file",
+        ),
+        (
+            vec!["bake", "--merge", s(&out), "-o", s(&stored[0])],
+            "inside the bake",
+        ),
+    ];
+    for (args, want) in cases {
+        let o = bin().args(&args).output().unwrap();
+        assert!(!o.status.success(), "{args:?} succeeded");
+        assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+    }
+    assert!(!same.exists(), "nothing written");
+    assert_eq!(std::fs::read(&stored[0]).unwrap(), before, "the bake's input kept");
+    ok(merge(s(&out), &tmp("collide-merged.rbxl"), &[]));
+}
+
 // ----- S3 against moto on loopback -----
 
 struct Moto(Child);

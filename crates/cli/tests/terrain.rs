@@ -957,3 +957,64 @@ fn export_draws_the_places_water_in_its_colour_and_transparency() {
         .unwrap();
     assert!(rock.contains("d 1\n"), "{rock}");
 }
+
+/// A heightmap and its sidecar are written together or not at all: when the sidecar cannot
+/// be written (a folder sits where it goes), the old heightmap stays byte for byte and no
+/// "wrote" line claims otherwise; the same for a place written beside it.
+#[test]
+fn outputs_that_cannot_all_be_written_leave_every_old_file() {
+    let d = dir("all_or_nothing");
+    let small = |seed: u32| {
+        let p = d.join(format!("w{seed}.toml"));
+        std::fs::write(&p, format!("columns = [40, 40]\nseed = {seed}\n")).unwrap();
+        p
+    };
+    let (png, place) = (d.join("h.png"), d.join("p.rbxl"));
+    ok(bin()
+        .arg("terrain")
+        .arg(small(1))
+        .arg("-o")
+        .arg(&png)
+        .arg("-o")
+        .arg(&place)
+        .output()
+        .unwrap());
+    let (old_png, old_place) = (std::fs::read(&png).unwrap(), std::fs::read(&place).unwrap());
+    let sidecar = d.join("h.png.json");
+    std::fs::remove_file(&sidecar).unwrap();
+    std::fs::create_dir(&sidecar).unwrap();
+    let out = bin()
+        .arg("terrain")
+        .arg(small(2))
+        .arg("-o")
+        .arg(&place)
+        .arg("-o")
+        .arg(&png)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("h.png.json") && err.contains("folder"), "{err}");
+    assert!(!err.contains("wrote"), "{err}");
+    assert_eq!(std::fs::read(&png).unwrap(), old_png, "heightmap replaced");
+    assert_eq!(std::fs::read(&place).unwrap(), old_place, "place replaced");
+    let left: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "temp files left: {left:?}");
+    // The same output named twice is refused before anything is written.
+    let out = bin()
+        .arg("terrain")
+        .arg(small(2))
+        .arg("-o")
+        .arg(&place)
+        .arg("-o")
+        .arg(d.join(".").join("p.rbxl"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("named twice"), "{err}");
+    assert_eq!(std::fs::read(&place).unwrap(), old_place, "place replaced");
+}

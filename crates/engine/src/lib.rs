@@ -32,7 +32,7 @@ pub use error::EngineError;
 pub use report::{GenerationFailure, Report};
 pub use scene::{
     AttributeBlobError, Hashing, SceneFormat, check_attributes, read_bytes as read_scene_bytes,
-    remove_stale_temp_files, write_atomic, write_atomic_with,
+    remove_stale_temp_files, stage_atomic_with, write_atomic, write_atomic_with, Staged,
 };
 
 use inflight::InFlight;

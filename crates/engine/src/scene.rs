@@ -185,21 +185,64 @@ pub fn write_atomic_with<E>(
     f: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> Result<(), E>,
     io_err: impl Fn(std::io::Error) -> E,
 ) -> Result<(), E> {
+    stage_atomic_with(path, f, &io_err)?
+        .commit()
+        .map_err(io_err)
+}
+
+/// The first half of [`write_atomic_with`]: the file written and synced under a temp name
+/// beside `path`, which [`Staged::commit`] renames into place. Several outputs that belong
+/// together (a heightmap and its sidecar, a `.gltf` and its `.bin`) are all staged before
+/// any is committed, so a failure leaves every old file as it was. A staged file that is
+/// dropped uncommitted is removed.
+pub fn stage_atomic_with<E>(
+    path: &Path,
+    f: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> Result<(), E>,
+    io_err: impl Fn(std::io::Error) -> E,
+) -> Result<Staged, E> {
     let (dir, name) = dir_and_name(path);
     remove_stale_temp_files(path);
-    let tmp = dir.join(temp_name(&name, std::process::id()));
-    let result = (|| {
-        let file = std::fs::File::create(&tmp).map_err(&io_err)?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 16, file);
-        f(&mut w)?;
-        let file = w.into_inner().map_err(|e| io_err(e.into_error()))?;
-        file.sync_all().map_err(&io_err)?;
-        std::fs::rename(&tmp, path).map_err(&io_err)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    let staged = Staged {
+        tmp: dir.join(temp_name(&name, std::process::id())),
+        path: path.to_path_buf(),
+        done: false,
+    };
+    let file = std::fs::File::create(&staged.tmp).map_err(&io_err)?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 16, file);
+    f(&mut w)?;
+    let file = w.into_inner().map_err(|e| io_err(e.into_error()))?;
+    file.sync_all().map_err(&io_err)?;
+    Ok(staged)
+}
+
+/// A file written under a temp name, waiting to be renamed into place ([`stage_atomic_with`]).
+#[derive(Debug)]
+pub struct Staged {
+    tmp: PathBuf,
+    path: PathBuf,
+    done: bool,
+}
+
+impl Staged {
+    /// Where the file goes.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
-    result
+
+    /// Renames the file into place (atomically replacing what was there).
+    pub fn commit(mut self) -> std::io::Result<()> {
+        std::fs::rename(&self.tmp, &self.path)?;
+        self.done = true;
+        Ok(())
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
 }
 
 /// A temp file untouched this long is stale even when a live process has its id (ids are
