@@ -221,7 +221,8 @@ impl Engine {
     }
 
     /// Loads a scene from `.rbxl`, `.rbxlx`, `.rbxm` or `.rbxmx`. Models saved dirty are
-    /// queued; `GenerationError` is not loaded.
+    /// queued, and so are models whose inputs differ from those their results record
+    /// (the file was edited elsewhere); `GenerationError` is not loaded.
     pub fn load(
         runtime: Arc<dyn ScriptRuntime>,
         path: &Path,
@@ -361,7 +362,12 @@ impl Engine {
         let book = self.host.with_dom_ref(terrain::Book::adopt);
         self.st().terrain = book;
         for m in self.models() {
-            let dirty = self.is_dirty(m);
+            // Saved dirty, or its inputs were edited in the file since its results were
+            // made (the provenance the results record says so): it regenerates.
+            let dirty = self.is_dirty(m)
+                || self
+                    .host
+                    .with_dom_ref(|d| provenance::recorded_inputs_differ(d, m));
             let fp = self.fingerprint(m);
             let mut state = self.st();
             let st = state.states.entry(m).or_default();

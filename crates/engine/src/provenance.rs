@@ -319,6 +319,23 @@ pub fn changes(now: &Inputs, recorded: &Recorded) -> Vec<String> {
     out
 }
 
+/// Whether the inputs recorded on `model`'s results differ from its inputs now — a scene file
+/// edited outside procmodel (a generator's Source, Size, an attribute), or made by another
+/// determinism epoch: what `status` calls stale because of an input. False when nothing (or
+/// nothing readable) is recorded, as in a file Studio saved.
+pub(crate) fn recorded_inputs_differ(dom: &WeakDom, model: Ref) -> bool {
+    let Some(folder) = crate::apply::results_folder(dom, model) else {
+        return false;
+    };
+    match string_attribute(dom, folder, INPUTS_ATTRIBUTE)
+        .as_deref()
+        .map(Recorded::parse)
+    {
+        Some(Some(rec)) => !changes(&Inputs::of(dom, model), &rec).is_empty(),
+        _ => false,
+    }
+}
+
 /// The provenance of a result computed where it was generated (a worker, over its copy of
 /// the scene), for the engine to record instead of computing it on its own thread.
 #[derive(Debug, Clone)]

@@ -292,6 +292,59 @@ fn bake_on_generator_nil_keeps_contents_and_stops_regenerating() {
     assert_eq!(results(&e, m).len(), 3);
 }
 
+/// Inputs edited in a saved file by another tool (the generator's Source, Size, an
+/// attribute) make the model dirty when the file is loaded, as `procmodel status` calls it
+/// stale: before, a plain `regen` regenerated nothing and `status` kept saying stale. An
+/// unedited file loads clean.
+#[test]
+fn inputs_edited_in_the_saved_file_make_the_model_dirty_on_load() {
+    let (mut e, _, _) = setup(ROW);
+    e.step();
+    let path = tmp("edited.rbxlx");
+    e.save(&path).unwrap();
+    let load = |p: &PathBuf| Engine::load(procmodel_luau::runtime(), p, EngineConfig::default()).unwrap();
+    assert!(load(&path).step().is_empty(), "an unedited file has nothing to regenerate");
+    type Edit = fn(&mut rbx_dom_weak::Instance);
+    let edits: [(&str, &str, Edit); 3] = [
+        ("Size", "ProceduralModel", |i| {
+            i.properties.insert("Size".into(), Variant::Vector3(Vector3::new(9.0, 8.0, 8.0)));
+        }),
+        ("attribute", "ProceduralModel", |i| {
+            let mut a = Attributes::new();
+            a.insert("Count".into(), Variant::Float64(5.0));
+            i.properties.insert("Attributes".into(), Variant::Attributes(a));
+        }),
+        ("Source", "ModuleScript", |i| {
+            let src = ROW.replace("Count = 3", "Count = 4");
+            i.properties.insert("Source".into(), Variant::String(src));
+        }),
+    ];
+    for (what, class, edit) in edits {
+        let mut dom =
+            procmodel_dom::decode_xml(std::fs::File::open(&path).unwrap()).unwrap();
+        let r = dom
+            .descendants()
+            .find(|i| i.class == class)
+            .map(|i| i.referent())
+            .unwrap();
+        edit(dom.get_by_ref_mut(r).unwrap());
+        let edited = tmp(&format!("edited-{what}.rbxlx"));
+        let roots = dom.root().children().to_vec();
+        procmodel_dom::encode_xml(std::fs::File::create(&edited).unwrap(), &dom, &roots)
+            .unwrap();
+        let mut loaded = load(&edited);
+        let lm = loaded.models()[0];
+        let stale = loaded.with_dom(|d| procmodel_engine::provenance::status(d, lm));
+        assert!(
+            matches!(stale, procmodel_engine::provenance::Status::Stale(_)),
+            "{what}: {stale:?}"
+        );
+        assert_eq!(loaded.step().len(), 1, "{what}: regenerated on load");
+        let now = loaded.with_dom(|d| procmodel_engine::provenance::status(d, lm));
+        assert_eq!(now, procmodel_engine::provenance::Status::Fresh, "{what}");
+    }
+}
+
 #[test]
 fn dirty_persists_across_save_and_load_and_generation_error_is_not_loaded() {
     let (mut e, _, m) = setup(ROW);
