@@ -97,6 +97,10 @@ fn split(e: &mlua::Error) -> (String, Option<String>) {
     match e {
         mlua::Error::CallbackError { traceback, cause } => {
             let (m, t) = split(cause);
+            let m = match &**cause {
+                mlua::Error::RuntimeError(_) => located(m, traceback),
+                _ => m,
+            };
             (m, t.or_else(|| Some(traceback.clone())))
         }
         mlua::Error::RuntimeError(m) => (without_address(m), None),
@@ -108,6 +112,53 @@ fn split(e: &mlua::Error) -> (String, Option<String>) {
         }
         other => (other.to_string(), None),
     }
+}
+
+/// `message` raised by a host function (an instance's missing member, a bad argument) with
+/// the place in the script that called it in front — `Gen.luau:3: X is not a valid member
+/// of …` — as Roblox prefixes errors its API raises. Kept as it is when it already starts
+/// with a place (`error` adds one), when the innermost frame is `error` itself (`error(m, 0)`
+/// asks for none), or when no Luau frame called it.
+fn located(message: String, traceback: &str) -> String {
+    let mut frames = traceback
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("stack traceback"));
+    let mut at = None;
+    for frame in frames.by_ref() {
+        if let Some(rest) = frame.strip_prefix("[C]:") {
+            if rest.contains("function 'error'") {
+                return message;
+            }
+            continue;
+        }
+        at = place(frame);
+        break;
+    }
+    match at {
+        Some(at) if place(&message).is_none() => format!("{at}: {message}"),
+        _ => message,
+    }
+}
+
+/// The `source:line` a text starts with (`Gen.luau:3: …`, a traceback frame
+/// `Gen.luau:3: in function 'f'`), if it does.
+fn place(text: &str) -> Option<&str> {
+    let first = text.lines().next()?;
+    let mut from = 0;
+    while let Some(i) = first[from..].find(':') {
+        let colon = from + i;
+        let digits = first[colon + 1..]
+            .bytes()
+            .take_while(u8::is_ascii_digit)
+            .count();
+        let end = colon + 1 + digits;
+        if colon > 0 && digits > 0 && first[end..].starts_with(':') {
+            return Some(&first[..end]);
+        }
+        from = colon + 1;
+    }
+    None
 }
 
 /// The text an error value that is not a string (and has no `__tostring`) arrives as: its
@@ -151,6 +202,46 @@ mod tests {
             traceback: "stack traceback:\n  Gen:3".into(),
             cause: std::sync::Arc::new(mlua::Error::runtime(message)),
         }
+    }
+
+    /// An error a host function raises names the place in the script that called it; one
+    /// that already names a place, or comes from `error(m, 0)`, is kept.
+    #[test]
+    fn host_errors_name_the_line_that_called_them() {
+        let lua = mlua::Lua::new();
+        let f = lua
+            .create_function(|_, ()| -> mlua::Result<()> {
+                Err(mlua::Error::runtime(
+                    "Nope is not a valid member of Model \"Workspace.M\"",
+                ))
+            })
+            .unwrap();
+        lua.globals().set("member", f).unwrap();
+        let run = |code: &str| {
+            let e = lua
+                .load(code)
+                .set_name("@Gen.luau")
+                .exec()
+                .expect_err("it raises");
+            // A plain VM appends the traceback to a script's own error: the first line is
+            // the message.
+            match script(&e) {
+                HostError::Script { message, .. } => message.lines().next().unwrap().to_owned(),
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(
+            run("local a = 1\nmember()"),
+            "Gen.luau:2: Nope is not a valid member of Model \"Workspace.M\""
+        );
+        assert_eq!(
+            run("local function f()\n  member()\nend\nf()"),
+            "Gen.luau:2: Nope is not a valid member of Model \"Workspace.M\""
+        );
+        assert_eq!(run("error('plain', 0)"), "plain");
+        assert_eq!(run("\nerror('placed')"), "Gen.luau:2: placed");
+        assert_eq!(place("C:\\x\\Gen.luau:12: in function 'f'"), Some("C:\\x\\Gen.luau:12"));
+        assert_eq!(place("no place: here"), None);
     }
 
     #[test]
