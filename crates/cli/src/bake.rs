@@ -273,9 +273,7 @@ pub fn plan(args: PlanArgs) -> Result<ExitCode> {
 // ----- sweep -----
 
 pub fn sweep(args: SweepArgs) -> Result<ExitCode> {
-    if !args.generator.is_file() {
-        bail!("{}: generator file not found", args.generator.display());
-    }
+    crate::one_model::generator_file_exists(&args.generator)?;
     procmodel_engine::SceneFormat::from_path(&args.output)?;
     let axes: Vec<Axis> = args
         .attrs

@@ -20,6 +20,24 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
+    let named = args.path.as_os_str().to_string_lossy();
+    if args.path.is_dir() || named.ends_with('/') || named.ends_with(std::path::MAIN_SEPARATOR) {
+        bail!(
+            "{}: is a folder; name the generator file to write (e.g. {})",
+            args.path.display(),
+            args.path.join("Generator.luau").display()
+        );
+    }
+    if args
+        .path
+        .file_stem()
+        .is_none_or(|s| s.to_string_lossy().starts_with('.'))
+    {
+        bail!(
+            "{}: name the generator file (e.g. Generator.luau)",
+            args.path.display()
+        );
+    }
     let path = if args.path.extension().is_none() {
         args.path.with_extension("luau")
     } else {

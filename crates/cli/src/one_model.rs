@@ -77,8 +77,8 @@ pub fn capabilities(names: &[&str]) -> Result<SecurityCapabilities> {
 /// Builds the one-model scene of `spec` (nothing has run but the module's top level, to
 /// read its declared attributes). The model is named after the file's stem.
 pub fn one_model_scene(config: EngineConfig, spec: Spec<'_>) -> Result<OneModel> {
-    if spec.source.is_none() && !spec.generator.is_file() {
-        bail!("{}: generator file not found", spec.generator.display());
+    if spec.source.is_none() {
+        crate::one_model::generator_file_exists(spec.generator)?;
     }
     let mut engine = Engine::new(procmodel_luau::runtime(), config)?;
     let name = spec
@@ -223,4 +223,20 @@ pub fn outcome(engine: &Engine, reports: &[procmodel_engine::Report], model: Ref
         }
     }
     out
+}
+
+/// Refuses a generator path that names no file: missing, or a folder (whose generator file
+/// the user has to name).
+pub fn generator_file_exists(path: &Path) -> Result<()> {
+    if path.is_dir() {
+        bail!(
+            "{}: is a folder; name the generator file in it (e.g. {})",
+            path.display(),
+            path.join("Generator.luau").display()
+        );
+    }
+    if !path.is_file() {
+        bail!("{}: generator file not found", path.display());
+    }
+    Ok(())
 }

@@ -50,7 +50,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         (None, None) => Some(args.scene.clone()),
     };
     if let Some(out) = &out
-        && !Format::from_path(out)?.is_roblox()
+        && !Format::from_path(out).is_ok_and(Format::is_roblox)
     {
         bail!(
             "{}: a scene is saved as .rbxl, .rbxlx, .rbxm or .rbxmx",

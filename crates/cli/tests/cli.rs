@@ -1619,3 +1619,28 @@ end }"#,
         Some(&rbx_types::Variant::String("bell\u{7}".into()))
     );
 }
+
+/// Paths that name no generator file get an error that says so: a folder given to
+/// `generate` or `new` (which wrote `pk.luau` beside the folder), a bare `.luau`, and a
+/// scene output of `regen` in a format a scene is not saved in (whose error listed glTF).
+#[test]
+fn paths_that_name_no_file_are_named_for_what_they_are() {
+    let folder = tmp("a_folder");
+    std::fs::create_dir_all(&folder).unwrap();
+    let err = |args: &[&str]| {
+        let o = bin().args(args).output().unwrap();
+        assert!(!o.status.success(), "{args:?} succeeded");
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let f = folder.to_str().unwrap();
+    let e = err(&["generate", f, "-o", tmp("x.rbxm").to_str().unwrap()]);
+    assert!(e.contains("is a folder") && e.contains("Generator.luau"), "{e}");
+    let e = err(&["new", &format!("{f}/")]);
+    assert!(e.contains("is a folder"), "{e}");
+    assert!(!tmp("a_folder.luau").exists(), "nothing written beside the folder");
+    let e = err(&["new", tmp(".luau").to_str().unwrap()]);
+    assert!(e.contains("name the generator file"), "{e}");
+    let scene = run_and_save("names_scene.luau", "Instance.new('Part', workspace)", "names.rbxl");
+    let e = err(&["regen", scene.to_str().unwrap(), "-o", tmp("r.txt").to_str().unwrap()]);
+    assert!(e.contains(".rbxl, .rbxlx, .rbxm or .rbxmx") && !e.contains(".glb"), "{e}");
+}
