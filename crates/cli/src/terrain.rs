@@ -354,7 +354,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let whole_outs = outs.len();
     if let (Some(dir), Some(tk)) = (&args.tiles, &tile_kinds) {
         tiles_done = write_tiles(&bake, dir, tile_cells, tk, world_text.as_bytes(), &mut outs)
-            .map_err(|e| anyhow!("{}: {e}", args.world.display()))?;
+            .map_err(|e| anyhow!("{}: {e:#}", args.world.display()))?;
     }
     batch.commit()?;
     if args.json {

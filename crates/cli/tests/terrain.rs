@@ -1017,4 +1017,9 @@ fn outputs_that_cannot_all_be_written_leave_every_old_file() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("named twice"), "{err}");
     assert_eq!(std::fs::read(&place).unwrap(), old_place, "place replaced");
+    // A tiles folder that cannot be made says why (the cause was dropped).
+    let world = small(3);
+    let out = bin().arg("terrain").arg(&world).arg("--tiles").arg(&world).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("os error"), "{err}");
 }
