@@ -215,10 +215,10 @@ pub fn coverage(expected: &[Unit], manifests: &[(String, Manifest)]) -> Coverage
         .filter(|i| !present.contains(i))
         .map(|index| Shard { index, count })
         .collect();
-    let mut holders: BTreeMap<&str, Vec<(&str, &UnitRecord)>> = BTreeMap::new();
+    let mut holders: BTreeMap<&str, Vec<(&str, &UnitRecord, &InputRef)>> = BTreeMap::new();
     for (name, m) in manifests {
         for (k, u) in &m.units {
-            holders.entry(k).or_default().push((name, u));
+            holders.entry(k).or_default().push((name, u, &m.input));
         }
     }
     let known: std::collections::BTreeSet<&str> = expected.iter().map(|u| u.key.as_str()).collect();
@@ -230,18 +230,21 @@ pub fn coverage(expected: &[Unit], manifests: &[(String, Manifest)]) -> Coverage
             ));
         }
         if hs.len() > 1 {
-            let (n0, u0) = hs[0];
-            for (n, u) in &hs[1..] {
-                if u.content_hash != u0.content_hash || u.status != u0.status {
+            let (n0, u0, i0) = hs[0];
+            for (n, u, i) in &hs[1..] {
+                // Manifests of different inputs are reported above, once: their units
+                // differing says nothing more.
+                if *i == i0 && (u.content_hash != u0.content_hash || u.status != u0.status) {
                     cov.conflicts.push(format!(
-                        "unit {k}: {n0} and {n} hold different results ({:?} vs {:?}); the generator is not deterministic or the shards ran different builds",
-                        u0.content_hash, u.content_hash
+                        "unit {k}: {n0} and {n} hold different results ({} vs {}) for the same inputs; the generator is not deterministic, or the shards ran different builds",
+                        outcome(u0),
+                        outcome(u)
                     ));
                 }
             }
             cov.duplicates.push((
                 k.to_string(),
-                hs.iter().map(|(n, _)| n.to_string()).collect(),
+                hs.iter().map(|(n, _, _)| n.to_string()).collect(),
             ));
         }
     }
@@ -258,6 +261,15 @@ pub fn coverage(expected: &[Unit], manifests: &[(String, Manifest)]) -> Coverage
         }
     }
     cov
+}
+
+/// A unit's outcome for people: its results' content hash, or that it failed and how.
+fn outcome(u: &UnitRecord) -> String {
+    match (&u.content_hash, &u.error) {
+        (Some(h), _) => format!("content hash {h}"),
+        (None, Some(e)) => format!("failed: {}", e.lines().next().unwrap_or(e)),
+        (None, None) => format!("{:?}, no results", u.status).to_lowercase(),
+    }
 }
 
 #[cfg(test)]
@@ -311,6 +323,35 @@ mod tests {
         assert!(e.contains("W.A"), "{e}");
     }
 
+    /// Two shards holding different results for one unit name both outcomes for people (not
+    /// as `Some("…")`); shards of another input are reported once, as such.
+    #[test]
+    fn conflicting_results_are_named_plainly() {
+        let expected = vec![Unit {
+            key: "W.A".into(),
+            size: 0,
+        }];
+        let a = ("m0".to_string(), manifest(0, 1, &[("W.A", "11")]));
+        let b = ("m1".to_string(), manifest(0, 1, &[("W.A", "22")]));
+        let cov = coverage(&expected, &[a.clone(), b]);
+        assert_eq!(cov.conflicts.len(), 1, "{:?}", cov.conflicts);
+        let c = &cov.conflicts[0];
+        assert!(
+            c.contains("(content hash 11 vs content hash 22) for the same inputs")
+                && !c.contains("Some("),
+            "{c}"
+        );
+        let mut other = manifest(0, 1, &[("W.A", "33")]);
+        other.input.fingerprint = "y".into();
+        let cov = coverage(&expected, &[a, ("m2".to_string(), other)]);
+        assert_eq!(cov.conflicts.len(), 1, "{:?}", cov.conflicts);
+        assert!(
+            cov.conflicts[0].contains("baked from input y"),
+            "{:?}",
+            cov.conflicts
+        );
+    }
+
     #[test]
     fn coverage_names_missing_shards_and_duplicates() {
         let expected: Vec<Unit> = ["W.A", "W.B", "W.C"]
@@ -351,3 +392,4 @@ mod tests {
         assert!(!clash.complete() || of(1).is_empty());
     }
 }
+

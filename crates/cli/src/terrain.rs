@@ -348,7 +348,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         let mut json = serde_json::to_string_pretty(&serde_json::json!({ "maps": index }))?;
         json.push('\n');
-        stage_bytes(&mut batch, &mut outs, &dir.join("splat.json"), json.as_bytes())?;
+        stage_bytes(
+            &mut batch,
+            &mut outs,
+            &dir.join("splat.json"),
+            json.as_bytes(),
+        )?;
     }
     let mut tiles_done = 0;
     let whole_outs = outs.len();

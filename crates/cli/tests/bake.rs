@@ -421,11 +421,27 @@ fn r16_merge_outputs_that_collide_are_refused() {
     let same = tmp("collide-same.rbxl");
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (
-            vec!["bake", "--merge", s(&out), "-o", s(&same), "--lock", s(&same)],
+            vec![
+                "bake",
+                "--merge",
+                s(&out),
+                "-o",
+                s(&same),
+                "--lock",
+                s(&same),
+            ],
             "-o and --lock name the same file",
         ),
         (
-            vec!["bake", "--merge", s(&out), "-o", s(&same), "--summary", s(&same)],
+            vec![
+                "bake",
+                "--merge",
+                s(&out),
+                "-o",
+                s(&same),
+                "--summary",
+                s(&same),
+            ],
             "-o and --summary name the same file",
         ),
         (
@@ -439,7 +455,11 @@ fn r16_merge_outputs_that_collide_are_refused() {
         assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
     }
     assert!(!same.exists(), "nothing written");
-    assert_eq!(std::fs::read(&stored[0]).unwrap(), before, "the bake's input kept");
+    assert_eq!(
+        std::fs::read(&stored[0]).unwrap(),
+        before,
+        "the bake's input kept"
+    );
     ok(merge(s(&out), &tmp("collide-merged.rbxl"), &[]));
 }
 

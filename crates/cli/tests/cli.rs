@@ -1600,7 +1600,13 @@ end }"#,
     )
     .unwrap();
     let out = tmp("control_chars.rbxmx");
-    ok(generate(&[generator.to_str().unwrap(), "-o", out.to_str().unwrap(), "--attr", "Bad=false"]));
+    ok(generate(&[
+        generator.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--attr",
+        "Bad=false",
+    ]));
     let before = std::fs::read(&out).unwrap();
     let run = generate(&[generator.to_str().unwrap(), "-o", out.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&run.stderr);
@@ -1611,7 +1617,11 @@ end }"#,
     );
     assert_eq!(std::fs::read(&out).unwrap(), before, "the old file stays");
     let bin_out = tmp("control_chars.rbxm");
-    ok(generate(&[generator.to_str().unwrap(), "-o", bin_out.to_str().unwrap()]));
+    ok(generate(&[
+        generator.to_str().unwrap(),
+        "-o",
+        bin_out.to_str().unwrap(),
+    ]));
     let dom = read_rbxm(&bin_out);
     let v = dom.descendants().find(|i| i.name == "Note").unwrap();
     assert_eq!(
@@ -1634,13 +1644,31 @@ fn paths_that_name_no_file_are_named_for_what_they_are() {
     };
     let f = folder.to_str().unwrap();
     let e = err(&["generate", f, "-o", tmp("x.rbxm").to_str().unwrap()]);
-    assert!(e.contains("is a folder") && e.contains("Generator.luau"), "{e}");
+    assert!(
+        e.contains("is a folder") && e.contains("Generator.luau"),
+        "{e}"
+    );
     let e = err(&["new", &format!("{f}/")]);
     assert!(e.contains("is a folder"), "{e}");
-    assert!(!tmp("a_folder.luau").exists(), "nothing written beside the folder");
+    assert!(
+        !tmp("a_folder.luau").exists(),
+        "nothing written beside the folder"
+    );
     let e = err(&["new", tmp(".luau").to_str().unwrap()]);
     assert!(e.contains("name the generator file"), "{e}");
-    let scene = run_and_save("names_scene.luau", "Instance.new('Part', workspace)", "names.rbxl");
-    let e = err(&["regen", scene.to_str().unwrap(), "-o", tmp("r.txt").to_str().unwrap()]);
-    assert!(e.contains(".rbxl, .rbxlx, .rbxm or .rbxmx") && !e.contains(".glb"), "{e}");
+    let scene = run_and_save(
+        "names_scene.luau",
+        "Instance.new('Part', workspace)",
+        "names.rbxl",
+    );
+    let e = err(&[
+        "regen",
+        scene.to_str().unwrap(),
+        "-o",
+        tmp("r.txt").to_str().unwrap(),
+    ]);
+    assert!(
+        e.contains(".rbxl, .rbxlx, .rbxm or .rbxmx") && !e.contains(".glb"),
+        "{e}"
+    );
 }

@@ -994,7 +994,10 @@ fn outputs_that_cannot_all_be_written_leave_every_old_file() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{err}");
-    assert!(err.contains("h.png.json") && err.contains("folder"), "{err}");
+    assert!(
+        err.contains("h.png.json") && err.contains("folder"),
+        "{err}"
+    );
     assert!(!err.contains("wrote"), "{err}");
     assert_eq!(std::fs::read(&png).unwrap(), old_png, "heightmap replaced");
     assert_eq!(std::fs::read(&place).unwrap(), old_place, "place replaced");
@@ -1015,11 +1018,20 @@ fn outputs_that_cannot_all_be_written_leave_every_old_file() {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("named twice"), "{err}");
+    assert!(
+        !out.status.success() && err.contains("named twice"),
+        "{err}"
+    );
     assert_eq!(std::fs::read(&place).unwrap(), old_place, "place replaced");
     // A tiles folder that cannot be made says why (the cause was dropped).
     let world = small(3);
-    let out = bin().arg("terrain").arg(&world).arg("--tiles").arg(&world).output().unwrap();
+    let out = bin()
+        .arg("terrain")
+        .arg(&world)
+        .arg("--tiles")
+        .arg(&world)
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("os error"), "{err}");
 }
