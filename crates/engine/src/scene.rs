@@ -201,6 +201,18 @@ pub fn stage_atomic_with<E>(
     io_err: impl Fn(std::io::Error) -> E,
 ) -> Result<Staged, E> {
     let (dir, name) = dir_and_name(path);
+    // A file made read-only is not replaced (a rename would, silently); a writable one
+    // keeps its permissions.
+    let keep = match std::fs::metadata(path) {
+        Ok(m) if m.is_file() && m.permissions().readonly() => {
+            return Err(io_err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                "the file is read-only (make it writable to replace it)",
+            )));
+        }
+        Ok(m) if m.is_file() => Some(m.permissions()),
+        _ => None,
+    };
     remove_stale_temp_files(path);
     let staged = Staged {
         tmp: dir.join(temp_name(&name, std::process::id())),
@@ -211,6 +223,9 @@ pub fn stage_atomic_with<E>(
     let mut w = std::io::BufWriter::with_capacity(1 << 16, file);
     f(&mut w)?;
     let file = w.into_inner().map_err(|e| io_err(e.into_error()))?;
+    if let Some(p) = keep {
+        file.set_permissions(p).map_err(&io_err)?;
+    }
     file.sync_all().map_err(&io_err)?;
     Ok(staged)
 }
@@ -386,6 +401,27 @@ mod tests {
             "{err}"
         );
         assert!(!err.contains("panicked"), "{err}");
+    }
+
+    /// A save keeps the permissions of the file it replaces and refuses a read-only one
+    /// (the rename replaced it silently, as 0644), leaving it as it was.
+    #[cfg(unix)]
+    #[test]
+    fn saves_keep_permissions_and_refuse_read_only_files() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("procmodel-perm-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("place.rbxl");
+        std::fs::write(&f, b"old").unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
+        write_atomic(&f, b"new").unwrap();
+        let mode = std::fs::metadata(&f).unwrap().permissions().mode() & 0o777;
+        assert_eq!((std::fs::read(&f).unwrap(), mode), (b"new".to_vec(), 0o600));
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o444)).unwrap();
+        let e = write_atomic(&f, b"newer").unwrap_err();
+        assert!(e.to_string().contains("read-only"), "{e}");
+        assert_eq!(std::fs::read(&f).unwrap(), b"new");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
