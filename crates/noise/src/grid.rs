@@ -6,6 +6,7 @@ use crate::error::NoiseError;
 use crate::generator::{Basis, Fractal, Noise, eval2, eval3};
 use crate::kernels;
 use crate::level::{SIMD_ENV, SimdLevel};
+use crate::pgrid::{self, PerlinRows};
 use crate::s3grid;
 use crate::simd::{CellLanes, Scalar, Simd};
 use rayon::prelude::*;
@@ -113,7 +114,7 @@ fn level(exec: Exec) -> Result<Path, NoiseError> {
 
 /// Stores one vector of a row at `out[i..]`, cutting it at the end of the row.
 #[inline(always)]
-fn put<S: Simd>(v: S::F, out: &mut [f32], i: usize) {
+pub(crate) fn put<S: Simd>(v: S::F, out: &mut [f32], i: usize) {
     if i + S::LANES <= out.len() {
         S::store(v, &mut out[i..]);
     } else {
@@ -133,7 +134,12 @@ fn xs<S: Simd>(x0: f32, dx: f32, i: usize) -> S::F {
 /// `pre` of the x coordinates of a row, vector by vector: the same for every row, so they
 /// are computed once per call instead of once per sample (the row loops only load them).
 #[inline(always)]
-fn row_xs<S: Simd>(x0: f32, dx: f32, nx: usize, pre: impl Fn(S::F) -> S::F) -> Vec<S::F> {
+pub(crate) fn row_xs<S: Simd>(
+    x0: f32,
+    dx: f32,
+    nx: usize,
+    pre: impl Fn(S::F) -> S::F,
+) -> Vec<S::F> {
     let mut xv = Vec::with_capacity(nx.div_ceil(S::LANES));
     for i in (0..nx).step_by(S::LANES) {
         xv.push(pre(xs::<S>(x0, dx, i)));
@@ -290,15 +296,20 @@ impl<S: CellLanes> S3Rows for S3Tables<S> {
 
 /// Rows `first..` of a 2D grid, `S` lanes per step. A single unwarped octave (the common
 /// case) gets a loop of its own per basis with the coordinates scaled by the frequency once
-/// per row; the values are those of [`eval2`] (same operations in the same order).
+/// per row; the values are those of [`eval2`] (same operations in the same order). Perlin
+/// goes by lattice cell where `P` has a cell path and the grid is fine enough
+/// ([`pgrid`]), otherwise through the reference kernel.
 #[inline(always)]
-fn rows2<S: Simd>(n: &Noise, g: &Grid2, first: usize, out: &mut [f32]) {
+fn rows2<S: Simd, P: PerlinRows>(n: &Noise, g: &Grid2, first: usize, out: &mut [f32]) {
     if n.cfg.fractal == Fractal::None && n.cfg.warp.is_none() {
         let o = &n.octaves[0];
         let fr = S::f(n.cfg.frequency);
         match n.cfg.basis {
             Basis::Perlin => {
                 let p = &*o.perm;
+                if P::rows2(p, n.cfg.frequency, g, first, out) {
+                    return;
+                }
                 return rows2_with::<S>(
                     g,
                     first,
@@ -336,14 +347,17 @@ fn rows2<S: Simd>(n: &Noise, g: &Grid2, first: usize, out: &mut [f32]) {
 }
 
 /// Rows `first..` (row = `k * ny + j`) of a 3D grid, `S` lanes per step (`S3` for a single
-/// octave of simplex, [`S3Rows`]); see [`rows2`].
+/// octave of simplex, [`S3Rows`]; `P` for one of Perlin, [`PerlinRows`]); see [`rows2`].
 #[inline(always)]
-fn rows3<S: Simd, S3: S3Rows>(n: &Noise, g: &Grid3, first: usize, out: &mut [f32]) {
+fn rows3<S: Simd, S3: S3Rows, P: PerlinRows>(n: &Noise, g: &Grid3, first: usize, out: &mut [f32]) {
     if n.cfg.fractal == Fractal::None && n.cfg.warp.is_none() {
         let o = &n.octaves[0];
         match n.cfg.basis {
             Basis::Perlin => {
                 let p = &*o.perm;
+                if P::rows3(p, n.cfg.frequency, g, first, out) {
+                    return;
+                }
                 let fr = S::f(n.cfg.frequency);
                 return rows3_with::<S>(
                     g,
@@ -383,11 +397,18 @@ mod entry {
     /// Four vectors per step.
     type Four<S> = X2<X2<S>>;
 
+    /// The single-octave Perlin path of the AVX-512 entry points: the reference kernel, not
+    /// [`pgrid`]'s cell path. With the permutation looked up in registers (`vpermi2b`,
+    /// `vpermt2d`) the hashing there is cheap, so the cell path would save much less than on
+    /// AVX2, where a lookup is sixteen byte shuffles; and it has not been measured on an
+    /// AVX-512 host. Swap in `pgrid::ByCell<Avx512<…>>` to try it there.
+    type Avx512Perlin = pgrid::Reference;
+
     pub(super) fn rows2_sse2(n: &Noise, g: &Grid2, first: usize, out: &mut [f32]) {
-        rows2::<Sse2>(n, g, first, out);
+        rows2::<Sse2, pgrid::ByCell<Sse2>>(n, g, first, out);
     }
     pub(super) fn rows3_sse2(n: &Noise, g: &Grid3, first: usize, out: &mut [f32]) {
-        rows3::<Sse2, S3Lookup<Sse2>>(n, g, first, out);
+        rows3::<Sse2, S3Lookup<Sse2>, pgrid::ByCell<Sse2>>(n, g, first, out);
     }
 
     macro_rules! entry {
@@ -402,41 +423,49 @@ mod entry {
             }
         };
     }
-    entry!(rows2_avx2, Avx2, "avx2", Grid2, rows2::<Four<Avx2>>);
+    // The cell path runs on the level's own vectors (8 lanes), not four per step: 32 lanes
+    // at the usual step span a whole cell, and one cell per vector is what makes it cheap.
+    entry!(
+        rows2_avx2,
+        Avx2,
+        "avx2",
+        Grid2,
+        rows2::<Four<Avx2>, pgrid::ByCell<Avx2>>
+    );
     entry!(
         rows3_avx2,
         Avx2,
         "avx2",
         Grid3,
-        rows3::<Four<Avx2>, S3Tables<Avx2>>
+        rows3::<Four<Avx2>, S3Tables<Avx2>, pgrid::ByCell<Avx2>>
     );
     entry!(
         rows2_avx512,
         Avx512<false>,
         "avx512f",
         Grid2,
-        rows2::<Four<Avx512<false>>>
+        rows2::<Four<Avx512<false>>, Avx512Perlin>
     );
     entry!(
         rows3_avx512,
         Avx512<false>,
         "avx512f",
         Grid3,
-        rows3::<Four<Avx512<false>>, S3Lookup<Avx512<false>>>
+        rows3::<Four<Avx512<false>>, S3Lookup<Avx512<false>>, Avx512Perlin>
     );
     entry!(
         rows2_avx512vbmi,
         Avx512<true>,
         "avx512f,avx512bw,avx512vbmi",
         Grid2,
-        rows2::<Four<Avx512<true>>>
+        rows2::<Four<Avx512<true>>, Avx512Perlin>
     );
     entry!(
         rows3_avx512vbmi,
         Avx512<true>,
         "avx512f,avx512bw,avx512vbmi",
         Grid3,
-        rows3::<Four<Avx512<true>>, S3Lookup<Avx512<true>>>
+        rows3::<Four<Avx512<true>>, S3Lookup<Avx512<true>>, Avx512Perlin>
     );
 }
 
@@ -477,7 +506,7 @@ impl Path {
 
 fn run2(p: Path, n: &Noise, g: &Grid2, first: usize, out: &mut [f32]) {
     match p {
-        Path::Scalar => rows2::<Scalar>(n, g, first, out),
+        Path::Scalar => rows2::<Scalar, pgrid::ByCell<Scalar>>(n, g, first, out),
         #[cfg(target_arch = "x86_64")]
         Path::Sse2 => entry::rows2_sse2(n, g, first, out),
         #[cfg(target_arch = "x86_64")]
@@ -491,7 +520,7 @@ fn run2(p: Path, n: &Noise, g: &Grid2, first: usize, out: &mut [f32]) {
 
 fn run3(p: Path, n: &Noise, g: &Grid3, first: usize, out: &mut [f32]) {
     match p {
-        Path::Scalar => rows3::<Scalar, S3Lookup<Scalar>>(n, g, first, out),
+        Path::Scalar => rows3::<Scalar, S3Lookup<Scalar>, pgrid::ByCell<Scalar>>(n, g, first, out),
         #[cfg(target_arch = "x86_64")]
         Path::Sse2 => entry::rows3_sse2(n, g, first, out),
         #[cfg(target_arch = "x86_64")]

@@ -32,13 +32,13 @@ pub(crate) const LUAU_PERM: [i32; 256] = [
 pub(crate) static LUAU: Perm = Perm::new(LUAU_PERM);
 
 /// Luau's `kPerlinGrad`, split by axis.
-const GX: [f32; 16] = [
+pub(crate) const GX: [f32; 16] = [
     1., -1., 1., -1., 1., -1., 1., -1., 0., 0., 0., 0., 1., 0., -1., 0.,
 ];
-const GY: [f32; 16] = [
+pub(crate) const GY: [f32; 16] = [
     1., 1., -1., -1., 0., 0., 0., 0., 1., -1., 1., -1., 1., -1., 1., -1.,
 ];
-const GZ: [f32; 16] = [
+pub(crate) const GZ: [f32; 16] = [
     0., 0., 0., 0., 1., 1., -1., -1., 1., 1., -1., -1., 0., 1., 0., -1.,
 ];
 
@@ -89,13 +89,15 @@ const SIMPLEX3_SCALE: f32 = 107.0;
 const OS2_2_SCALE: f32 = 97.0;
 const OS2_3_SCALE: f32 = 32.0;
 
+/// Perlin's fade curve `6t⁵ − 15t⁴ + 10t³`, evaluated as `t·t·t·(t·(6t − 15) + 10)`.
 #[inline(always)]
-fn fade<S: Simd>(t: S::F) -> S::F {
+pub(crate) fn fade<S: Simd>(t: S::F) -> S::F {
     t * t * t * (t * (t * S::f(6.0) - S::f(15.0)) + S::f(10.0))
 }
 
+/// `a + t·(b − a)`.
 #[inline(always)]
-fn lerp<S: Simd>(t: S::F, a: S::F, b: S::F) -> S::F {
+pub(crate) fn lerp<S: Simd>(t: S::F, a: S::F, b: S::F) -> S::F {
     a + t * (b - a)
 }
 

@@ -57,6 +57,9 @@
 //! The AVX2 3D simplex grid path reads corner gradients from per-cell tables (a per-thread
 //! cache keyed by the cell's hash) instead of hashing every corner: the same table entries,
 //! fed to the same operations (`s3grid.rs`).
+//! Single-octave Perlin grids on the portable, SSE2 and AVX2 paths hash once per row and x
+//! lattice cell instead of per sample, and feed the same gradients to the same operations
+//! (`pgrid.rs`).
 //! `tests/fingerprint.rs` pins whole-grid output of every config. Seeds of octaves and warp
 //! axes are derived with `procmodel_base::derive_seed*`, never `seed + i`.
 //!
@@ -97,6 +100,7 @@ mod generator;
 mod grid;
 mod kernels;
 mod level;
+mod pgrid;
 mod s3grid;
 mod simd;
 

@@ -175,6 +175,200 @@ fn fine_grids_are_identical_on_every_level() {
     }
 }
 
+/// Single-octave Perlin on fine grids, where the grid path goes by lattice cell along x
+/// (hashing once per row and cell, `pgrid.rs`) on the scalar, SSE2 and AVX2 levels: every
+/// level, serial and split across threads, gives `sample2` / `sample3` at every point. Steps
+/// with one cell per vector, lattice-aligned ones, negative ones, ones where a vector's lanes
+/// span three or more cells, coarse ones past the cell path's limits (the reference loop),
+/// rows through many lattice points (signs of zeros); origins near and far from 0; row
+/// lengths that are no multiple of 32.
+#[test]
+fn fine_perlin_grids_equal_samples_on_every_level() {
+    let grids = [
+        ([0.5, 0.25, 0.125], [0.031, 0.031, 0.031], [131, 5, 4]),
+        (
+            [-2.0, -1.0, -0.5],
+            [1.0 / 32.0, 1.0 / 16.0, 0.25],
+            [100, 6, 3],
+        ),
+        ([3.7, -0.2, 1.1], [-0.013, 0.07, -0.11], [77, 5, 4]),
+        ([0.0, 0.0, 0.0], [-1.0 / 32.0, -0.125, -0.5], [70, 5, 3]),
+        ([-1.3, 0.6, 2.2], [0.21, 0.17, 0.3], [45, 5, 3]),
+        ([-5.1, 2.3, 0.7], [0.37, 0.29, 0.53], [37, 4, 3]),
+        ([-9.9, 1.1, -3.3], [1.3, 0.9, 0.7], [29, 4, 3]),
+        ([1e4, -7.5e3, 2.5e3], [0.031, 0.5, 0.031], [67, 4, 3]),
+        (
+            [-300.5, 255.75, -256.0],
+            [0.031, 0.031, 1.0 / 32.0],
+            [97, 4, 3],
+        ),
+        ([-0.3, -0.3, -0.3], [0.011, 0.031, 0.031], [33, 4, 3]),
+        // Many lattice points (integer y and z on every row), where exact zeros meet.
+        ([-8.0, -8.0, -4.0], [0.125, 1.0, 1.0], [131, 6, 4]),
+    ];
+    let levels: Vec<SimdLevel> = SimdLevel::ALL
+        .into_iter()
+        .filter(|l| l.is_available())
+        .collect();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap();
+    for seed in [0, 3, 1_000_003] {
+        for frequency in [1.0, 0.37, 2.5, -1.5] {
+            let n = Noise::new(procmodel_noise::NoiseConfig {
+                basis: procmodel_noise::Basis::Perlin,
+                seed,
+                frequency,
+                ..Default::default()
+            })
+            .unwrap();
+            for &(origin, step, size) in &grids {
+                let g2 = Grid2 {
+                    origin: [origin[0], origin[1]],
+                    step: [step[0], step[1]],
+                    size: [size[0], size[1] * size[2]],
+                };
+                let g3 = Grid3 { origin, step, size };
+                let at = |i: usize, a: usize| origin[a] + (i as f32) * step[a];
+                let mut want2 = Vec::new();
+                for j in 0..g2.size[1] {
+                    for i in 0..size[0] {
+                        want2.push(n.sample2(at(i, 0), at(j, 1)).to_bits());
+                    }
+                }
+                let mut want3 = Vec::new();
+                for k in 0..size[2] {
+                    for j in 0..size[1] {
+                        for i in 0..size[0] {
+                            want3.push(n.sample3(at(i, 0), at(j, 1), at(k, 2)).to_bits());
+                        }
+                    }
+                }
+                for &l in &levels {
+                    for parallel in [false, true] {
+                        let exec = Exec {
+                            simd: Some(l),
+                            parallel,
+                        };
+                        let mut out2 = vec![0.0; want2.len()];
+                        let mut out3 = vec![0.0; want3.len()];
+                        pool.install(|| {
+                            n.fill2(&g2, &mut out2, exec).unwrap();
+                            n.fill3(&g3, &mut out3, exec).unwrap();
+                        });
+                        for (dim, got, want) in [(2, bits(&out2), &want2), (3, bits(&out3), &want3)]
+                        {
+                            let bad = got.iter().zip(want).position(|(a, b)| a != b);
+                            assert!(
+                                bad.is_none(),
+                                "{dim}D seed {seed} frequency {frequency} {l:?} parallel \
+                                 {parallel} origin {origin:?} step {step:?}: sample {bad:?} \
+                                 is {:#x}, sample{dim} {:#x}",
+                                got[bad.unwrap_or(0)],
+                                want[bad.unwrap_or(0)]
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Output bits with every NaN as the one quiet NaN `f32::NAN`.
+fn bits_nan_canonical(v: &[f32]) -> Vec<u32> {
+    v.iter()
+        .map(|x| if x.is_nan() { f32::NAN } else { *x }.to_bits())
+        .collect()
+}
+
+/// Non-finite coordinates on the Perlin grid path (NaN or infinite x, y or z, whole rows or
+/// single rows, and steps): every level, serial and parallel, gives the bits of `sample2` /
+/// `sample3`, except for the sign and payload of a NaN result. Where an x NaN (`∞ − ∞`, the
+/// negative default NaN) meets a y NaN (the positive input NaN) in an add, x86 returns the
+/// first operand's, and which operand is first is the compiler's choice for a commutative
+/// add (Rust leaves NaN bits unspecified): the 2D grid at `(∞, NaN)` already gave −NaN on AVX2
+/// against `sample2`'s +NaN before the cell path. Every other output is compared bit for bit.
+#[test]
+fn non_finite_perlin_grids_equal_samples_on_every_level() {
+    let (nan, inf) = (f32::NAN, f32::INFINITY);
+    let grids = [
+        ([nan, 0.25, 0.5], [0.031, 0.031, 0.031]),
+        ([inf, 0.25, 0.5], [0.031, 0.031, 0.031]),
+        ([-inf, 0.25, 0.5], [0.031, 0.031, 0.031]),
+        ([0.5, nan, 0.5], [0.031, 0.031, 0.031]),
+        ([0.5, inf, -inf], [0.031, 0.031, 0.031]),
+        ([0.5, 0.25, nan], [0.031, 0.031, 0.031]),
+        ([inf, nan, -inf], [0.031, 0.031, 0.031]),
+        ([0.5, 0.25, 0.5], [inf, 0.031, 0.031]),
+        ([0.5, 0.25, 0.5], [0.031, -inf, 0.031]),
+        ([3e38, -3e38, 0.5], [1e38, 0.031, 0.031]),
+        ([0.5, 0.25, 0.5], [0.031, 0.031, nan]),
+    ];
+    let size = [41, 3, 3];
+    let levels: Vec<SimdLevel> = SimdLevel::ALL
+        .into_iter()
+        .filter(|l| l.is_available())
+        .collect();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap();
+    let mut nans = 0;
+    for seed in [0, 3] {
+        let n = Noise::new(procmodel_noise::NoiseConfig {
+            basis: procmodel_noise::Basis::Perlin,
+            seed,
+            ..Default::default()
+        })
+        .unwrap();
+        for &(origin, step) in &grids {
+            let at = |i: usize, a: usize| origin[a] + (i as f32) * step[a];
+            let g2 = Grid2 {
+                origin: [origin[0], origin[1]],
+                step: [step[0], step[1]],
+                size: [size[0], size[1]],
+            };
+            let g3 = Grid3 { origin, step, size };
+            let mut want2 = Vec::new();
+            for j in 0..size[1] {
+                for i in 0..size[0] {
+                    want2.push(n.sample2(at(i, 0), at(j, 1)));
+                }
+            }
+            let mut want3 = Vec::new();
+            for k in 0..size[2] {
+                for j in 0..size[1] {
+                    for i in 0..size[0] {
+                        want3.push(n.sample3(at(i, 0), at(j, 1), at(k, 2)));
+                    }
+                }
+            }
+            nans += want2.iter().chain(&want3).filter(|v| v.is_nan()).count();
+            let (want2, want3) = (bits_nan_canonical(&want2), bits_nan_canonical(&want3));
+            for &l in &levels {
+                for parallel in [false, true] {
+                    let exec = Exec {
+                        simd: Some(l),
+                        parallel,
+                    };
+                    let mut out2 = vec![0.0; want2.len()];
+                    let mut out3 = vec![0.0; want3.len()];
+                    pool.install(|| {
+                        n.fill2(&g2, &mut out2, exec).unwrap();
+                        n.fill3(&g3, &mut out3, exec).unwrap();
+                    });
+                    let what = format!("seed {seed} {l:?} parallel {parallel} {origin:?} {step:?}");
+                    assert_eq!(bits_nan_canonical(&out2), want2, "2D {what}");
+                    assert_eq!(bits_nan_canonical(&out3), want3, "3D {what}");
+                }
+            }
+        }
+    }
+    assert!(nans > 0, "the grids reach NaN outputs");
+}
+
 #[test]
 fn grid_equals_single_samples() {
     for (name, cfg) in common::configs() {
