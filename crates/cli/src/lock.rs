@@ -154,12 +154,75 @@ pub fn generator_files(generator: &Path, base: &Path) -> Result<Vec<FileLock>> {
     Ok(files)
 }
 
-/// `path` relative to the folder `base` when it is inside it, else absolute; `/`-separated.
+/// `path` relative to the folder `base`, `/`-separated, with `..` where `path` is not
+/// inside it (a lockfile and its generator may be published side by side, or the lockfile
+/// in a folder below); absolute only when no relative path exists (another Windows drive).
+/// Both are made absolute first, symbolic links resolved as far as they exist.
 pub fn relative(path: &Path, base: &Path) -> String {
-    let abs = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-    let (p, b) = (abs(path), abs(base));
-    let rel = p.strip_prefix(&b).map(Path::to_path_buf).unwrap_or(p);
-    rel.to_string_lossy().replace('\\', "/")
+    let (p, b) = (absolute(path), absolute(base));
+    relative_between(&p, &b)
+        .unwrap_or(p)
+        .to_string_lossy()
+        .replace('\\', "/")
+}
+
+/// `path` made absolute: canonical for the part of it that exists (the rest appended, as
+/// for a lockfile about to be written in a folder not made yet).
+fn absolute(path: &Path) -> PathBuf {
+    if let Ok(p) = path.canonicalize() {
+        return p;
+    }
+    let full = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut rest = Vec::new();
+    let mut cur = full.as_path();
+    while let Some(parent) = cur.parent() {
+        rest.push(cur.file_name().map(PathBuf::from).unwrap_or_default());
+        if let Ok(p) = parent.canonicalize() {
+            return rest.iter().rev().fold(p, |acc, c| acc.join(c));
+        }
+        cur = parent;
+    }
+    full
+}
+
+/// The relative path from the folder `base` to `path`, both absolute; None when they have
+/// no common root (another drive).
+fn relative_between(path: &Path, base: &Path) -> Option<PathBuf> {
+    use std::path::Component;
+    /// Components without `.`, and `..` taken back lexically.
+    fn normal(p: &Path) -> Vec<Component<'_>> {
+        let mut out: Vec<Component<'_>> = Vec::new();
+        for c in p.components() {
+            match c {
+                Component::CurDir => {}
+                Component::ParentDir if matches!(out.last(), Some(Component::Normal(_))) => {
+                    out.pop();
+                }
+                c => out.push(c),
+            }
+        }
+        out
+    }
+    /// The drive and root the path starts from.
+    fn root<'a>(c: &[Component<'a>]) -> Vec<Component<'a>> {
+        c.iter()
+            .take_while(|c| matches!(c, Component::Prefix(_) | Component::RootDir))
+            .copied()
+            .collect()
+    }
+    let (p, b) = (normal(path), normal(base));
+    if root(&p) != root(&b) {
+        return None;
+    }
+    let common = p.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut out = PathBuf::new();
+    for _ in common..b.len() {
+        out.push("..");
+    }
+    for c in &p[common..] {
+        out.push(c.as_os_str());
+    }
+    Some(out)
 }
 
 /// The folder a lockfile's relative paths start from.
@@ -208,6 +271,12 @@ pub fn engine_config(limits: &crate::limits::Limits, jobs: usize) -> EngineConfi
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
+    let what = if is_generator(&args.input) {
+        "the generator"
+    } else {
+        "the scene"
+    };
+    crate::output::not_an_input(&args.output, &[(what, &args.input)])?;
     let base = base_of(&args.output);
     let config = engine_config(&args.limits, args.jobs);
     let (engine, source, files, stored) = if is_generator(&args.input) {

@@ -4,7 +4,7 @@
 //! and its regenerated results were compared.
 
 use crate::lock::{
-    base_of, engine_config, generator_files, models_by_path, regenerate_all, stored_hash,
+    base_of, engine_config, generator_files, models_by_path, regenerate_all, relative, stored_hash,
 };
 use crate::one_model::{Attrs, Placement, Spec, one_model_scene};
 use anyhow::{Context, Result, anyhow, bail};
@@ -50,15 +50,27 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut general: Vec<String> = Vec::new();
     if lock.source.kind == SourceKind::Generator {
         let now = generator_files(&source, &base)?;
-        for f in &lock.files {
-            match now.iter().find(|n| n.path == f.path) {
+        // Locked paths as `lock` writes them now (lockfiles of earlier versions may hold
+        // absolute ones, or `./`): relative to the lockfile's folder.
+        let locked: Vec<String> = lock
+            .files
+            .iter()
+            .map(|f| relative(&base.join(&f.path), &base))
+            .collect();
+        for (f, path) in lock.files.iter().zip(&locked) {
+            match now.iter().find(|n| n.path == f.path || &n.path == path) {
                 Some(n) if n.hash == f.hash => {}
                 Some(_) => general.push(format!("file {} changed", f.path)),
                 None => general.push(format!("file {} is missing", f.path)),
             }
         }
         for n in &now {
-            if !lock.files.iter().any(|f| f.path == n.path) {
+            if !lock
+                .files
+                .iter()
+                .zip(&locked)
+                .any(|(f, path)| f.path == n.path || path == &n.path)
+            {
                 general.push(format!("file {} is new beside the generator", n.path));
             }
         }
@@ -157,13 +169,21 @@ pub fn run(args: Args) -> Result<ExitCode> {
                         None
                     },
                 });
-            } else if locked.stored {
-                let saved_hash = saved.and_then(|(s, sm)| stored_hash(s, sm));
-                if saved_hash.as_deref() != Some(locked.content_hash.as_str()) {
-                    findings.push(Finding::Stored {
-                        difference: first_difference()
-                            .unwrap_or_else(|| "the scene holds no results for it".to_owned()),
+            } else {
+                if current.instances != locked.instances {
+                    findings.push(Finding::Instances {
+                        locked: locked.instances,
+                        now: current.instances,
                     });
+                }
+                if locked.stored {
+                    let saved_hash = saved.and_then(|(s, sm)| stored_hash(s, sm));
+                    if saved_hash.as_deref() != Some(locked.content_hash.as_str()) {
+                        findings.push(Finding::Stored {
+                            difference: first_difference()
+                                .unwrap_or_else(|| "the scene holds no results for it".to_owned()),
+                        });
+                    }
                 }
             }
             rows.push((

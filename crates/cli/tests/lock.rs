@@ -537,7 +537,10 @@ fn r14_6_one_lockfile_for_any_jobs() {
     // The SIMD levels only change noise code, and the scene draws none: a generator that
     // fills noise grids is locked at every level too. A level may be missing only because
     // this CPU lacks it.
-    let noisy = script("NoiseGrid.luau", NOISE_GRID);
+    // In a folder of its own: a generator's lockfile lists the Luau files beside it, and
+    // other tests write theirs into the shared temporary folder meanwhile.
+    std::fs::create_dir_all(tmp("noise-grid")).unwrap();
+    let noisy = script("noise-grid/NoiseGrid.luau", NOISE_GRID);
     let auto = tmp("noise-auto.lock");
     ok(lock(&noisy, &auto, &[]));
     let want = std::fs::read_to_string(&auto).unwrap();
@@ -746,4 +749,338 @@ fn a_place_saved_by_run_keeps_its_results_in_the_next_regen() {
         .output()
         .unwrap());
     assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&fresh).unwrap());
+}
+
+/// `text` edited as someone who knows the documented checksum rule would: the change
+/// made, the checksum recomputed.
+fn resealed(text: &str, edit: impl FnOnce(&mut procmodel_lock::Lockfile)) -> String {
+    let mut lock: procmodel_lock::Lockfile = toml::from_str(text).unwrap();
+    edit(&mut lock);
+    lock.checksum = lock.seal().unwrap();
+    toml::to_string(&lock).unwrap()
+}
+
+/// An input of a lock entry by name.
+fn input<'a>(
+    m: &'a mut procmodel_lock::ModelLock,
+    name: &str,
+) -> &'a mut procmodel_lock::InputLock {
+    m.inputs.iter_mut().find(|i| i.name == name).unwrap()
+}
+
+/// Verifies `text` written to `name`: refused (exit 1), nothing reported as matching, the
+/// error containing `expect`.
+fn refused(name: &str, text: &str, expect: &str) {
+    let p = tmp(name);
+    std::fs::write(&p, text).unwrap();
+    let o = verify(&p);
+    assert_eq!(o.status.code(), Some(1), "{name}: {}", stdout(&o));
+    let err = stderr(&o);
+    assert!(err.contains(expect), "{name}: {err}");
+    assert!(!stdout(&o).contains("match"), "{name}: {}", stdout(&o));
+}
+
+/// User test, item 1: values written in a lockfile (an attribute's value or type, Size,
+/// Scale) edited with the checksum recomputed verified as "all models match": verify
+/// compared only the digests beside them. Now an entry whose written values are not the
+/// ones its digests were made from is refused naming the model and the input, and values
+/// edited together with their digests are compared with the regenerated ones.
+#[test]
+fn verify_checks_the_values_written_in_the_lockfile() {
+    let scene = make_scene("written.rbxl");
+    let lockfile = tmp("written.lock");
+    ok(lock(&scene, &lockfile, &[]));
+    let text = std::fs::read_to_string(&lockfile).unwrap();
+    let row1 = "model Workspace.Row1: ";
+    refused(
+        "w-value.lock",
+        &resealed(&text, |l| {
+            input(&mut l.models[0], "attr.Count").value = Some(r#"{"Float64":8.0}"#.into())
+        }),
+        &format!(
+            "{row1}input attr.Count: the value written (Float64 8.0) is not the one its digest was made from: the lockfile was edited"
+        ),
+    );
+    refused(
+        "w-type.lock",
+        &resealed(&text, |l| {
+            input(&mut l.models[0], "attr.Count").ty = Some("Bogus".into())
+        }),
+        &format!(
+            "{row1}input attr.Count: type Bogus is not the type of the value written (Float64)"
+        ),
+    );
+    refused(
+        "w-size.lock",
+        &resealed(&text, |l| l.models[0].size = [91.0, 40.0, 90.0]),
+        &format!("{row1}input size: the value written ([91.0, 40.0, 90.0] at scale 1)"),
+    );
+    refused(
+        "w-scale.lock",
+        &resealed(&text, |l| l.models[0].scale = -1.0),
+        &format!("{row1}scale -1 is not a positive number"),
+    );
+    refused(
+        "w-nan.lock",
+        &resealed(&text, |l| l.models[0].scale = f64::NAN),
+        &format!("{row1}scale NaN is not a positive number"),
+    );
+    // A value edited with its digest: compared with the regenerated one.
+    let p = tmp("w-digest.lock");
+    std::fs::write(
+        &p,
+        resealed(&text, |l| {
+            let i = input(&mut l.models[0], "attr.Count");
+            let nine = rbx_types::Variant::Float64(9.0);
+            i.value = Some(serde_json::to_string(&nine).unwrap());
+            i.digest = procmodel_dom::hash::to_hex(&procmodel_dom::hash::value_digest(&nine));
+        }),
+    )
+    .unwrap();
+    let o = verify(&p);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout(&o).contains(
+            "MISMATCH  Workspace.Row1: input attr.Count differs: locked Float64 9.0, now Float64 3.0"
+        ),
+        "{}",
+        stdout(&o)
+    );
+    // Size and Scale edited together digest alike (the generator is given Size ÷ Scale):
+    // the written values are compared too.
+    let p = tmp("w-scaled.lock");
+    std::fs::write(
+        &p,
+        resealed(&text, |l| {
+            l.models[2].size = [10.0; 3];
+            l.models[2].scale = 1.0;
+        }),
+    )
+    .unwrap();
+    let o = verify(&p);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout(&o).contains(
+            "MISMATCH  Workspace.Tower: input size differs: locked [10.0, 10.0, 10.0] at scale 1, now [20.0, 20.0, 20.0] at scale 2"
+        ),
+        "{}",
+        stdout(&o)
+    );
+    // The instance count is compared too.
+    let p = tmp("w-count.lock");
+    std::fs::write(&p, resealed(&text, |l| l.models[0].instances += 1)).unwrap();
+    let o = verify(&p);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout(&o).contains("MISMATCH  Workspace.Row1: results differ: 3 instances, locked 4"),
+        "{}",
+        stdout(&o)
+    );
+    // Untouched, it still matches.
+    let o = ok(verify(&lockfile));
+    assert!(stdout(&o).contains("all 3 models match"), "{}", stdout(&o));
+}
+
+/// User test, item 2: a generator's lockfile with a value edited (checksum recomputed)
+/// reported `locked Float64 3.0, now Float64 3.0` (verify regenerates from the values
+/// written, then showed the edited value on both sides). The edited entry is refused naming
+/// the input and the value written; no message shows one value as both sides.
+#[test]
+fn an_edited_generator_lockfile_names_the_edited_value() {
+    let gdir = tmp("gen-edit");
+    std::fs::create_dir_all(&gdir).unwrap();
+    let g = gdir.join("T.luau");
+    std::fs::copy(examples().join("TableWithChairs.luau"), &g).unwrap();
+    let label = gdir.join("Label.luau");
+    std::fs::write(
+        &label,
+        r#"return {
+    Attributes = { Label = "x" },
+    OnGenerate = function(params, target)
+        local p = Instance.new("Part")
+        p.Name = params.Attributes.Label
+        p.Parent = target
+    end,
+}
+"#,
+    )
+    .unwrap();
+    let lockfile = gdir.join("t.lock");
+    ok(lock(&g, &lockfile, &[]));
+    let text = std::fs::read_to_string(&lockfile).unwrap();
+    let model = "model Workspace.T: ";
+    let spacing = |l: &mut procmodel_lock::Lockfile| {
+        input(&mut l.models[0], "attr.ChairSpacing")
+            .value
+            .clone()
+            .unwrap()
+    };
+    let was = spacing(&mut toml::from_str(&text).unwrap());
+    let other = if was.contains("2.0") { 3.0 } else { 2.0 };
+    let edited = resealed(&text, |l| {
+        input(&mut l.models[0], "attr.ChairSpacing").value =
+            Some(format!(r#"{{"Float64":{other:?}}}"#))
+    });
+    let p = gdir.join("t-value.lock");
+    std::fs::write(&p, &edited).unwrap();
+    let o = verify(&p);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!(
+            "{model}input attr.ChairSpacing: the value written (Float64 {other:?})"
+        )),
+        "{err}"
+    );
+    let same = format!("locked Float64 {other:?}, now Float64 {other:?}");
+    assert!(!stdout(&o).contains(&same) && !err.contains(&same), "{err}");
+    refused(
+        "gen-edit/t-size.lock",
+        &resealed(&text, |l| l.models[0].size = [12.0, 4.0, 12.0]),
+        &format!("{model}input size: the value written ([12.0, 4.0, 12.0] at scale 1)"),
+    );
+    let lockfile = gdir.join("label.lock");
+    ok(lock(&label, &lockfile, &[]));
+    let text = std::fs::read_to_string(&lockfile).unwrap();
+    refused(
+        "gen-edit/label-type.lock",
+        &resealed(&text, |l| {
+            input(&mut l.models[0], "attr.Label").ty = Some("Float64".into())
+        }),
+        "model Workspace.Label: input attr.Label: type Float64 is not the type of the value written (String)",
+    );
+}
+
+/// User test, item 3: `lock ut/sc/T.luau -o ut/sc/sub/x.lock` wrote absolute paths (only
+/// paths inside the lockfile's folder were made relative). Paths are relative to the
+/// lockfile's folder with `..` where needed, so the folder can be moved or published; a
+/// lockfile of an earlier version with absolute paths still verifies.
+#[test]
+fn lockfile_paths_are_relative_to_the_lockfile() {
+    let root = tmp("rel");
+    let _ = std::fs::remove_dir_all(&root);
+    let sc = root.join("ut/sc");
+    std::fs::create_dir_all(sc.join("sub")).unwrap();
+    std::fs::copy(examples().join("TableWithChairs.luau"), sc.join("T.luau")).unwrap();
+    std::fs::write(sc.join("Util.luau"), "return 1\n").unwrap();
+    // As a user types it: paths relative to the working folder.
+    let o = bin()
+        .current_dir(&root)
+        .args(["lock", "ut/sc/T.luau", "-o", "ut/sc/sub/x.lock"])
+        .output()
+        .unwrap();
+    ok(o);
+    let text = std::fs::read_to_string(sc.join("sub/x.lock")).unwrap();
+    let paths: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("path = \"") && l.contains(".luau"))
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "path = \"../T.luau\"",
+            "path = \"../T.luau\"",
+            "path = \"../Util.luau\""
+        ],
+        "{text}"
+    );
+    assert!(!text.contains(s(&root)), "{text}");
+    // Published elsewhere, the folder still verifies.
+    let moved = tmp("rel-moved");
+    let _ = std::fs::remove_dir_all(&moved);
+    std::fs::rename(&root, &moved).unwrap();
+    let lockfile = moved.join("ut/sc/sub/x.lock");
+    let o = ok(verify(&lockfile));
+    assert!(stdout(&o).contains("all 1 models match"), "{}", stdout(&o));
+    // A lockfile beside the generator, and one in a sibling folder.
+    let sib = moved.join("ut/other");
+    std::fs::create_dir_all(&sib).unwrap();
+    ok(lock(&moved.join("ut/sc/T.luau"), &sib.join("y.lock"), &[]));
+    let y = std::fs::read_to_string(sib.join("y.lock")).unwrap();
+    assert!(y.contains("path = \"../sc/T.luau\""), "{y}");
+    ok(verify(&sib.join("y.lock")));
+    // Absolute paths (as earlier versions wrote them) still verify.
+    let abs = resealed(&text, |l| {
+        let dir = moved.join("ut/sc").canonicalize().unwrap();
+        l.source.path = s(&dir.join("T.luau")).to_owned();
+        for f in &mut l.files {
+            f.path = s(&dir.join(f.path.trim_start_matches("../"))).to_owned();
+        }
+    });
+    std::fs::write(&lockfile, abs).unwrap();
+    let o = ok(verify(&lockfile));
+    assert!(stdout(&o).contains("all 1 models match"), "{}", stdout(&o));
+}
+
+/// User test, item 4: an intact cache entry copied over another key's file name was used
+/// for that key (`generate --size 12,12,12` gave the 20,12,20 results). It is reported as
+/// corrupt, removed and the model generated: the results are the fresh run's.
+#[test]
+fn a_cache_entry_under_another_keys_name_is_not_used() {
+    let cave = examples().join("Cave.luau");
+    let cache = tmp("wrong-key-cache");
+    let _ = std::fs::remove_dir_all(&cache);
+    let entries = || -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(&cache)
+            .unwrap()
+            .flatten()
+            .flat_map(|d| std::fs::read_dir(d.path()).unwrap().flatten())
+            .map(|e| e.path())
+            .collect();
+        v.sort();
+        v
+    };
+    let generate = |size: &str, cached: bool| {
+        let mut c = bin();
+        c.args(["generate", s(&cave), "--size", size, "--json", "-o"])
+            .arg(tmp("wrong-key.rbxm"));
+        match cached {
+            true => c.arg("--cache").arg(&cache),
+            false => c.arg("--no-cache"),
+        };
+        let o = ok(c.output().unwrap());
+        (
+            json(&o)["content_hash"].as_str().unwrap().to_owned(),
+            stderr(&o),
+        )
+    };
+    let (big, _) = generate("20,12,20", true);
+    let big_entries = entries();
+    let (small, _) = generate("12,12,12", true);
+    assert_ne!(big, small);
+    let small_entries: Vec<PathBuf> = entries()
+        .into_iter()
+        .filter(|e| !big_entries.contains(e))
+        .collect();
+    assert!(!small_entries.is_empty());
+    for e in &small_entries {
+        std::fs::copy(&big_entries[0], e).unwrap();
+    }
+    let (again, err) = generate("12,12,12", true);
+    assert!(
+        err.contains("is corrupt (stored under key") && err.contains("ignored and removed"),
+        "{err}"
+    );
+    assert_eq!(again, small, "the 12,12,12 results, not the 20,12,20 ones");
+    assert_eq!(generate("12,12,12", false).0, small);
+    // Stored again under its own key: a hit with no warning.
+    let (hit, err) = generate("12,12,12", true);
+    assert_eq!(hit, small);
+    assert!(!err.contains("corrupt"), "{err}");
+}
+
+/// `lock -o` naming the generator or scene it reads is refused and the input kept: before,
+/// the lockfile replaced the generator's source (or the scene) and the command succeeded.
+#[test]
+fn a_lockfile_never_replaces_its_input() {
+    let dir = tmp("lock-over-input");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let g = dir.join("T.luau");
+    std::fs::copy(examples().join("TableWithChairs.luau"), &g).unwrap();
+    let before = std::fs::read(&g).unwrap();
+    let o = bin().arg("lock").arg(&g).arg("-o").arg(dir.join(".").join("T.luau")).output().unwrap();
+    assert!(!o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is the generator this command reads"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&g).unwrap(), before);
 }

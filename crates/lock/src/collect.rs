@@ -21,7 +21,10 @@ pub fn model_lock(dom: &WeakDom, model: Ref, stored: bool) -> ModelLock {
     let generator = provenance::generator(dom, model);
     let ginst = generator.and_then(|g| dom.get_by_ref(g));
     let gprop = |k| ginst.and_then(|i| i.properties.get(&k));
-    let size = match prop(KEYS.size) {
+    // An unset Size is the class default a saved file gives it (as the inputs digest it).
+    let size_value =
+        prop(KEYS.size).or_else(|| inst.and_then(|i| procmodel_dom::db_default(&i.class, "Size")));
+    let size = match size_value {
         Some(Variant::Vector3(v)) => [v.x as f64, v.y as f64, v.z as f64],
         _ => [0.0; 3],
     };

@@ -1,7 +1,7 @@
 //! What differs between a locked model and the same model regenerated now: inputs first
 //! (which one, locked and current value), then the results.
 
-use crate::lockfile::ModelLock;
+use crate::lockfile::{InputLock, ModelLock};
 
 /// One reason a model does not match its lock entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,6 +22,9 @@ pub enum Finding {
         now: String,
         difference: Option<String>,
     },
+    /// The regenerated results hash as locked but are not as many instances as the lock
+    /// entry says.
+    Instances { locked: u64, now: u64 },
     /// The results saved in the scene file are not the locked ones (the file's output was
     /// edited): the first difference.
     Stored { difference: String },
@@ -49,6 +52,9 @@ impl std::fmt::Display for Finding {
                 }
                 Ok(())
             }
+            Finding::Instances { locked, now } => {
+                write!(f, "results differ: {now} instances, locked {locked}")
+            }
             Finding::Stored { difference } => write!(
                 f,
                 "the results saved in the scene are not the locked ones; first difference: {difference}"
@@ -61,7 +67,7 @@ impl std::fmt::Display for Finding {
 
 /// An attribute's value for people: the JSON of a `Variant` (`{"Float64":1.0}`) without
 /// its type tag (`1.0`).
-fn inner(json: &str) -> String {
+pub(crate) fn inner(json: &str) -> String {
     match serde_json::from_str::<serde_json::Value>(json) {
         Ok(serde_json::Value::Object(m)) if m.len() == 1 => m
             .values()
@@ -72,40 +78,61 @@ fn inner(json: &str) -> String {
     }
 }
 
+/// How an input of `m` is shown: attributes by type and value, the others by the fields
+/// that are their value (Size and Scale, the generator's name, ...), else by digest.
+fn shown(m: &ModelLock, i: &InputLock) -> String {
+    match (i.name.as_str(), &i.ty, &i.value) {
+        (_, Some(t), Some(v)) => crate::lockfile::shown_value(t, v),
+        ("size", _, _) => format!("{:?} at scale {}", m.size, m.scale),
+        ("generator", _, _) => m.generator.clone(),
+        ("source", _, _) => short(&m.source),
+        ("sandbox", _, _) => format!("sandboxed={} capabilities={}", m.sandboxed, m.capabilities),
+        _ => short(&i.digest),
+    }
+}
+
+fn short(digest: &str) -> String {
+    digest.get(..16).unwrap_or(digest).to_owned()
+}
+
+/// Whether the values written for input `l` of `lm` and `n` of `nm` differ (the digests
+/// aside): Size and Scale, an attribute's type and value, the generator's name, Source
+/// digest and sandbox state.
+fn written_differs(lm: &ModelLock, l: &InputLock, nm: &ModelLock, n: &InputLock) -> bool {
+    let value = |i: &InputLock| {
+        i.variant()
+            .map(|v| procmodel_dom::hash::value_digest(&v))
+            .ok_or_else(|| i.value.clone())
+    };
+    let caps = |m: &ModelLock| u64::from_str_radix(&m.capabilities, 16).ok();
+    match l.name.as_str() {
+        // Bit patterns: a NaN is never equal to anything but itself written the same way.
+        "size" => {
+            lm.size.map(f64::to_bits) != nm.size.map(f64::to_bits)
+                || lm.scale.to_bits() != nm.scale.to_bits()
+        }
+        "generator" => lm.generator != nm.generator,
+        "source" => lm.source != nm.source,
+        "sandbox" => lm.sandboxed != nm.sandboxed || caps(lm) != caps(nm),
+        _ => l.ty != n.ty || value(l) != value(n),
+    }
+}
+
 /// Inputs and modules of `now` that differ from `locked` (results are compared by the
-/// caller, who can find the first differing instance).
+/// caller, who can find the first differing instance). An input differs when its digest
+/// does or when the values written for it do; the finding shows the two values, and when
+/// they read alike (a difference below what is shown), the two digests as well.
 pub fn compare(locked: &ModelLock, now: &ModelLock) -> Vec<Finding> {
     let mut out = Vec::new();
-    let shown = |i: &crate::lockfile::InputLock| match (&i.ty, &i.value) {
-        (Some(t), Some(v)) => format!("{t} {}", inner(v)),
-        _ => match i.name.as_str() {
-            "size" => String::new(),
-            _ => i.digest[..16].to_owned(),
-        },
-    };
     for l in &locked.inputs {
         match now.inputs.iter().find(|n| n.name == l.name) {
-            Some(n) if n.digest == l.digest => {}
+            Some(n) if n.digest == l.digest && !written_differs(locked, l, now, n) => {}
             Some(n) => {
-                let (a, b) = match l.name.as_str() {
-                    "size" => (
-                        format!("{:?} at scale {}", locked.size, locked.scale),
-                        format!("{:?} at scale {}", now.size, now.scale),
-                    ),
-                    "generator" => (locked.generator.clone(), now.generator.clone()),
-                    "source" => (locked.source[..16].to_owned(), now.source[..16].to_owned()),
-                    "sandbox" => (
-                        format!(
-                            "sandboxed={} capabilities={}",
-                            locked.sandboxed, locked.capabilities
-                        ),
-                        format!(
-                            "sandboxed={} capabilities={}",
-                            now.sandboxed, now.capabilities
-                        ),
-                    ),
-                    _ => (shown(l), shown(n)),
-                };
+                let (mut a, mut b) = (shown(locked, l), shown(now, n));
+                if a == b {
+                    a = format!("{a} (digest {})", short(&l.digest));
+                    b = format!("{b} (digest {})", short(&n.digest));
+                }
                 out.push(Finding::Input {
                     name: l.name.clone(),
                     locked: a,
@@ -114,7 +141,7 @@ pub fn compare(locked: &ModelLock, now: &ModelLock) -> Vec<Finding> {
             }
             None => out.push(Finding::Input {
                 name: l.name.clone(),
-                locked: shown(l),
+                locked: shown(locked, l),
                 now: "absent".into(),
             }),
         }
@@ -124,7 +151,7 @@ pub fn compare(locked: &ModelLock, now: &ModelLock) -> Vec<Finding> {
             out.push(Finding::Input {
                 name: n.name.clone(),
                 locked: "absent".into(),
-                now: shown(n),
+                now: shown(now, n),
             });
         }
     }
@@ -150,4 +177,139 @@ pub fn compare(locked: &ModelLock, now: &ModelLock) -> Vec<Finding> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rbx_dom_weak::{InstanceBuilder, WeakDom};
+    use rbx_types::{Attributes, Variant, Vector3};
+
+    /// The lock entry of a model of `size` and `scale` with attribute `Spacing`.
+    fn entry(spacing: Variant, size: [f32; 3], scale: f32) -> ModelLock {
+        let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+        let root = dom.root_ref();
+        let generator = dom.insert(
+            root,
+            InstanceBuilder::new("ModuleScript")
+                .with_name("Table")
+                .with_property("Source", "return {}"),
+        );
+        let mut attrs = Attributes::new();
+        attrs.insert("Spacing".into(), spacing);
+        let model = dom.insert(
+            root,
+            InstanceBuilder::new("ProceduralModel")
+                .with_name("T")
+                .with_property("Generator", Variant::Ref(generator))
+                .with_property("Size", Vector3::new(size[0], size[1], size[2]))
+                .with_property("Scale", scale)
+                .with_property("Attributes", attrs),
+        );
+        crate::model_lock(&dom, model, false)
+    }
+
+    fn texts(locked: &ModelLock, now: &ModelLock) -> Vec<String> {
+        compare(locked, now)
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    /// User test, item 2: a mismatch showed the same value twice (the locked side shown from a
+    /// value that was not the one its digest was made from, or with the other type): the
+    /// two values shown are the ones that differ, and values that read alike come with
+    /// their digests.
+    #[test]
+    fn a_mismatch_shows_two_different_values() {
+        let two = entry(Variant::Float64(2.0), [12.0, 4.0, 12.0], 1.0);
+        let three = entry(Variant::Float64(3.0), [12.0, 4.0, 12.0], 1.0);
+        assert_eq!(
+            texts(&two, &three),
+            ["input Spacing differs: locked Float64 2.0, now Float64 3.0"
+                .replace("Spacing", "attr.Spacing")]
+        );
+        // A lock entry whose value was edited to the current one (its digest is still the
+        // old value's): not "locked Float64 3.0, now Float64 3.0".
+        let mut edited = two.clone();
+        let i = edited
+            .inputs
+            .iter()
+            .position(|i| i.name == "attr.Spacing")
+            .unwrap();
+        edited.inputs[i].value = three.inputs[i].value.clone();
+        let t = texts(&edited, &three);
+        assert_eq!(t.len(), 1, "{t:?}");
+        let (locked, now) = (
+            &edited.inputs[i].digest[..16],
+            &three.inputs[i].digest[..16],
+        );
+        assert_eq!(
+            t[0],
+            format!(
+                "input attr.Spacing differs: locked Float64 3.0 (digest {locked}), now Float64 3.0 (digest {now})"
+            )
+        );
+        // Another type of the same text.
+        let x = entry(Variant::String("x".into()), [12.0, 4.0, 12.0], 1.0);
+        let t = texts(&three, &x);
+        assert_eq!(
+            t,
+            ["input attr.Spacing differs: locked Float64 3.0, now String \"x\""]
+        );
+        // Size: the sizes that differ.
+        let big = entry(Variant::Float64(3.0), [12.0, 8.0, 12.0], 1.0);
+        assert_eq!(
+            texts(&three, &big),
+            [
+                "input size differs: locked [12.0, 4.0, 12.0] at scale 1, now [12.0, 8.0, 12.0] at scale 1"
+            ]
+        );
+        let mut edited = three.clone();
+        edited.size = big.size;
+        let t = texts(&edited, &big);
+        assert!(
+            t[0].starts_with("input size differs: locked [12.0, 8.0, 12.0] at scale 1 (digest "),
+            "{t:?}"
+        );
+    }
+
+    /// Values written differently under the same digest (Size and Scale scaled together
+    /// digest alike: the generator is given Size ÷ Scale) are a difference too: verify
+    /// compares what the lockfile shows, not only the digests.
+    #[test]
+    fn written_values_are_compared_besides_digests() {
+        let one = entry(Variant::Float64(3.0), [12.0, 4.0, 12.0], 1.0);
+        let two = entry(Variant::Float64(3.0), [24.0, 8.0, 24.0], 2.0);
+        let size = |m: &ModelLock| {
+            m.inputs
+                .iter()
+                .find(|i| i.name == "size")
+                .unwrap()
+                .digest
+                .clone()
+        };
+        assert_eq!(size(&one), size(&two));
+        assert_eq!(
+            texts(&two, &one),
+            [
+                "input size differs: locked [24.0, 8.0, 24.0] at scale 2, now [12.0, 4.0, 12.0] at scale 1"
+            ]
+        );
+        let mut renamed = one.clone();
+        renamed.generator = "ServerStorage.Other".into();
+        assert_eq!(
+            texts(&renamed, &one),
+            ["input generator differs: locked ServerStorage.Other, now Table"]
+        );
+        let mut caps = one.clone();
+        caps.capabilities = "1".into();
+        assert_eq!(
+            texts(&caps, &one),
+            [
+                "input sandbox differs: locked sandboxed=false capabilities=1, now sandboxed=false capabilities=0"
+            ]
+        );
+        assert!(texts(&one, &one.clone()).is_empty());
+    }
 }

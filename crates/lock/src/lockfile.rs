@@ -1,6 +1,8 @@
 //! The lockfile: TOML, one `[[model]]` table per ProceduralModel with every input and the
 //! content hash of its results, sealed by a checksum so an edited or truncated file is
-//! refused before anything is compared.
+//! refused before anything is compared; every value written for people to read is checked
+//! against the digest beside it ([`ModelLock::check`]), so one edited with the checksum
+//! recomputed is refused too.
 
 use crate::LockError;
 use procmodel_engine::provenance::EPOCH;
@@ -115,6 +117,149 @@ fn is_hex64(s: &str) -> bool {
     s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
+/// The 32 bytes of a 64-hex-digit digest (checked by [`is_hex64`] first).
+fn digest_bytes(s: &str) -> Option<[u8; 32]> {
+    let mut out = [0u8; 32];
+    for (o, pair) in out.iter_mut().zip(s.as_bytes().chunks(2)) {
+        *o = u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?;
+    }
+    (s.len() == 64).then_some(out)
+}
+
+fn hex_of(bytes: &[u8]) -> String {
+    procmodel_dom::hash::hex(bytes)
+}
+
+/// How a lockfile shows an attribute's value: its type and the value without the JSON
+/// type tag (`Float64 7.0`).
+pub(crate) fn shown_value(ty: &str, json: &str) -> String {
+    format!("{ty} {}", crate::diff::inner(json))
+}
+
+impl InputLock {
+    /// The attribute value written for this input, read back (None for an input that is
+    /// not an attribute, or a value that is not one).
+    pub fn variant(&self) -> Option<rbx_types::Variant> {
+        serde_json::from_str(self.value.as_deref()?).ok()
+    }
+}
+
+impl ModelLock {
+    /// Checks that every value the entry writes for people to read (Size and Scale, each
+    /// attribute's type and value, the generator's name, Source digest and sandbox state,
+    /// the module list) is the one its input digest was made from, as the engine's
+    /// provenance digests them. `verify` compares digests with the regenerated model; this
+    /// makes sure what an auditor reads in the lockfile is what was compared. Err names the
+    /// input and what is wrong.
+    pub fn check(&self) -> Result<(), String> {
+        let digest = |name: &str| {
+            self.inputs
+                .iter()
+                .find(|i| i.name == name)
+                .map(|i| i.digest.as_str())
+                .unwrap_or_default()
+        };
+        let edited = |name: &str, shown: &str| {
+            Err(format!(
+                "input {name}: the value written ({shown}) is not the one its digest was made from: the lockfile was edited"
+            ))
+        };
+        let hash = |b: &[u8]| hex_of(blake3::hash(b).as_bytes());
+        // Size and Scale: the engine digests Size ÷ Scale per axis (`input_size_key`).
+        let scale = self.scale as f32;
+        if !(scale.is_finite() && scale > 0.0) {
+            return Err(format!("scale {} is not a positive number", self.scale));
+        }
+        if self.size.iter().any(|c| !(*c as f32).is_finite()) {
+            return Err(format!("size {:?} is not a size", self.size));
+        }
+        let mut size = Vec::with_capacity(12);
+        for c in self.size {
+            size.extend_from_slice(&procmodel_dom::input_size_key(c as f32, scale).to_le_bytes());
+        }
+        // A model with no Size at all digests nothing and is locked as [0, 0, 0].
+        let no_size = self.size == [0.0; 3] && digest("size") == hash(b"");
+        if hash(&size) != digest("size") && !no_size {
+            return edited("size", &format!("{:?} at scale {}", self.size, self.scale));
+        }
+        for i in &self.inputs {
+            match i.name.as_str() {
+                "size" | "generator" | "source" | "sandbox" | "modules" => {
+                    if i.ty.is_some() || i.value.is_some() {
+                        return Err(format!(
+                            "input {}: has a type or value, which only attributes have",
+                            i.name
+                        ));
+                    }
+                }
+                name if name.starts_with("attr.") => {
+                    let (Some(ty), Some(json)) = (&i.ty, &i.value) else {
+                        return Err(format!(
+                            "input {name}: an attribute needs a type and a value"
+                        ));
+                    };
+                    let Some(v) = i.variant() else {
+                        return Err(format!(
+                            "input {name}: the value {json} cannot be read as an attribute value (NaN or infinity cannot be written in a lockfile)"
+                        ));
+                    };
+                    let actual = format!("{:?}", v.ty());
+                    if &actual != ty {
+                        return Err(format!(
+                            "input {name}: type {ty} is not the type of the value written ({actual}): the lockfile was edited"
+                        ));
+                    }
+                    if hex_of(&procmodel_dom::hash::value_digest(&v)) != i.digest {
+                        return edited(name, &shown_value(ty, json));
+                    }
+                }
+                name => return Err(format!("input {name} is not a known input")),
+            }
+        }
+        // The generator's full name; a model without one digests "\0none" and is locked
+        // with an empty name.
+        let generator_ok = hash(self.generator.as_bytes()) == digest("generator")
+            || (self.generator.is_empty() && hash(b"\0none") == digest("generator"));
+        if !generator_ok {
+            return edited("generator", &self.generator);
+        }
+        // The Source's digest; a generator without a Source is locked as the digest of "".
+        let source_ok = self.source == digest("source")
+            || (self.source == hash(b"") && hash(b"\0none") == digest("source"));
+        if !source_ok {
+            return edited("source", &self.source);
+        }
+        let caps = u64::from_str_radix(&self.capabilities, 16)
+            .map_err(|_| "capabilities is not a hex number".to_owned())?;
+        let mut sandbox = vec![u8::from(self.sandboxed)];
+        sandbox.extend_from_slice(&caps.to_le_bytes());
+        if hash(&sandbox) != digest("sandbox") {
+            return edited(
+                "sandbox",
+                &format!(
+                    "sandboxed={} capabilities={}",
+                    self.sandboxed, self.capabilities
+                ),
+            );
+        }
+        let mut modules = blake3::Hasher::new();
+        for m in &self.modules {
+            let d = digest_bytes(&m.digest)
+                .ok_or_else(|| format!("module {}: digest is not 64 hex digits", m.name))?;
+            modules.update(&(m.name.len() as u64).to_le_bytes());
+            modules.update(m.name.as_bytes());
+            modules.update(&d);
+        }
+        if hex_of(modules.finalize().as_bytes()) != digest("modules") {
+            return Err(
+                "input modules: the modules listed are not the ones its digest was made from: the lockfile was edited"
+                    .to_owned(),
+            );
+        }
+        Ok(())
+    }
+}
+
 impl Lockfile {
     /// A lockfile of this procmodel for `models` (sealed by [`Lockfile::to_toml`]).
     pub fn new(source: Source, files: Vec<FileLock>, models: Vec<ModelLock>) -> Lockfile {
@@ -142,8 +287,14 @@ impl Lockfile {
         Ok(blake3::hash(self.body()?.as_bytes()).to_hex().to_string())
     }
 
-    /// The file's text: a comment line, then the sealed TOML.
+    /// The file's text: a comment line, then the sealed TOML. Refuses entries whose
+    /// written values are not the ones their digests were made from ([`ModelLock::check`]):
+    /// `verify` would refuse them.
     pub fn to_toml(&self) -> Result<String, String> {
+        for m in &self.models {
+            m.check()
+                .map_err(|e| format!("model {}: cannot be locked: {e}", m.path))?;
+        }
         let mut sealed = self.clone();
         sealed.model_count = sealed.models.len();
         sealed.checksum = sealed.seal()?;
@@ -232,6 +383,12 @@ impl Lockfile {
                 "checksum does not match the content: the lockfile was edited or truncated".into(),
             ));
         }
+        // The checksum does not stop someone who recomputes it: every value written must
+        // still be the one its digest was made from.
+        for m in &lock.models {
+            m.check()
+                .map_err(|e| err(format!("model {}: {e}", m.path)))?;
+        }
         Ok(lock)
     }
 }
@@ -239,37 +396,55 @@ impl Lockfile {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rbx_dom_weak::{InstanceBuilder, WeakDom};
+    use rbx_types::{Attributes, Variant, Vector3};
+
+    /// A scene with a generator module, another module and a ProceduralModel with
+    /// attributes of three types, scaled; its lock entry as `lock` writes it.
+    fn entry() -> ModelLock {
+        let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+        let root = dom.root_ref();
+        let storage = dom.insert(root, InstanceBuilder::new("ServerStorage"));
+        let generator = dom.insert(
+            storage,
+            InstanceBuilder::new("ModuleScript")
+                .with_name("Stairs")
+                .with_property("Source", "return {}"),
+        );
+        dom.insert(
+            storage,
+            InstanceBuilder::new("ModuleScript")
+                .with_name("Util")
+                .with_property("Source", "return 1"),
+        );
+        let workspace = dom.insert(root, InstanceBuilder::new("Workspace"));
+        let mut attrs = Attributes::new();
+        attrs.insert("Seed".into(), Variant::Float64(7.0));
+        attrs.insert("Label".into(), Variant::String("x".into()));
+        attrs.insert(
+            "Offset".into(),
+            Variant::Vector3(Vector3::new(1.0, 2.5, -3.0)),
+        );
+        let model = dom.insert(
+            workspace,
+            InstanceBuilder::new("ProceduralModel")
+                .with_name("Stairs")
+                .with_property("Generator", Variant::Ref(generator))
+                .with_property("Size", Vector3::new(12.0, 12.5, 8.0))
+                .with_property("Scale", 2.0f32)
+                .with_property("Attributes", attrs),
+        );
+        crate::model_lock(&dom, model, false)
+    }
 
     fn sample() -> Lockfile {
-        let h = "ab".repeat(32);
-        let input = |n: &str| InputLock {
-            name: n.into(),
-            digest: h.clone(),
-            ty: None,
-            value: None,
-        };
         Lockfile::new(
             Source {
                 kind: SourceKind::Scene,
                 path: "scene.rbxl".into(),
             },
             Vec::new(),
-            vec![ModelLock {
-                path: "Workspace.Stairs".into(),
-                generator: "ServerStorage.Stairs".into(),
-                source: h.clone(),
-                sandboxed: false,
-                capabilities: "0".into(),
-                size: [12.0, 12.5, 1e-7],
-                scale: 1.0,
-                content_hash: h.clone(),
-                instances: 3,
-                stored: true,
-                inputs: ["size", "generator", "source", "sandbox", "modules"]
-                    .map(input)
-                    .to_vec(),
-                modules: Vec::new(),
-            }],
+            vec![entry()],
         )
     }
 
@@ -278,7 +453,7 @@ mod tests {
         let text = sample().to_toml().unwrap();
         let back = Lockfile::parse(&text, "x.lock").unwrap();
         assert_eq!(back.models, sample().models);
-        let tampered = text.replace("instances = 3", "instances = 4");
+        let tampered = text.replace("instances = 0", "instances = 4");
         assert_ne!(tampered, text);
         let e = Lockfile::parse(&tampered, "x.lock")
             .unwrap_err()
@@ -290,5 +465,131 @@ mod tests {
         let epoch = text.replace(&format!("epoch = {EPOCH}"), "epoch = 999");
         let e = Lockfile::parse(&epoch, "x.lock").unwrap_err().to_string();
         assert!(e.contains("unknown determinism epoch 999"), "{e}");
+    }
+
+    /// The text of `lock` with `edit` applied to its first model and the checksum
+    /// recomputed, as someone who knows the documented rule would; its parse error.
+    fn resealed(edit: impl FnOnce(&mut ModelLock)) -> String {
+        let mut lock = sample();
+        edit(&mut lock.models[0]);
+        lock.checksum = lock.seal().unwrap();
+        let text = toml::to_string(&lock).unwrap();
+        match Lockfile::parse(&text, "x.lock") {
+            Ok(_) => panic!("accepted: {text}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    /// User test, item 1: a value written in the lockfile edited with the checksum recomputed was
+    /// accepted (and `verify` then compared only digests, reporting a match). Every value
+    /// written must be the one its digest was made from.
+    #[test]
+    fn values_edited_with_the_checksum_recomputed_are_refused() {
+        let input = |m: &mut ModelLock, name: &str| -> usize {
+            m.inputs.iter().position(|i| i.name == name).unwrap()
+        };
+        let e = resealed(|m| {
+            let i = input(m, "attr.Seed");
+            m.inputs[i].value = Some(r#"{"Float64":8.0}"#.into());
+        });
+        assert!(
+            e.contains("model Workspace.Stairs: input attr.Seed: the value written (Float64 8.0) is not the one its digest was made from"),
+            "{e}"
+        );
+        let e = resealed(|m| {
+            let i = input(m, "attr.Seed");
+            m.inputs[i].ty = Some("Bogus".into());
+        });
+        assert!(
+            e.contains(
+                "input attr.Seed: type Bogus is not the type of the value written (Float64)"
+            ),
+            "{e}"
+        );
+        let e = resealed(|m| {
+            let i = input(m, "attr.Label");
+            m.inputs[i].ty = Some("Float64".into());
+            m.inputs[i].value = Some(r#"{"Float64":1.0}"#.into());
+        });
+        assert!(
+            e.contains("input attr.Label: the value written (Float64 1.0)"),
+            "{e}"
+        );
+        let e = resealed(|m| m.size = [91.0, 40.0, 90.0]);
+        assert!(
+            e.contains("input size: the value written ([91.0, 40.0, 90.0] at scale 2)"),
+            "{e}"
+        );
+        for (scale, shown) in [
+            (-1.0, "scale -1 "),
+            (f64::NAN, "scale NaN "),
+            (0.0, "scale 0 "),
+        ] {
+            let e = resealed(|m| m.scale = scale);
+            assert!(
+                e.contains(shown) && e.contains("is not a positive number"),
+                "{e}"
+            );
+        }
+        let e = resealed(|m| m.scale = 1.0);
+        assert!(e.contains("input size: the value written"), "{e}");
+        let e = resealed(|m| m.generator = "ServerStorage.Other".into());
+        assert!(
+            e.contains("input generator: the value written (ServerStorage.Other)"),
+            "{e}"
+        );
+        let e = resealed(|m| m.source = "cd".repeat(32));
+        assert!(e.contains("input source:"), "{e}");
+        let e = resealed(|m| m.sandboxed = true);
+        assert!(
+            e.contains("input sandbox: the value written (sandboxed=true"),
+            "{e}"
+        );
+        let e = resealed(|m| m.capabilities = "1f".into());
+        assert!(e.contains("input sandbox:"), "{e}");
+        let e = resealed(|m| m.modules[0].digest = "cd".repeat(32));
+        assert!(e.contains("input modules: the modules listed"), "{e}");
+        let e = resealed(|m| m.modules.clear());
+        assert!(e.contains("input modules: the modules listed"), "{e}");
+        let e = resealed(|m| {
+            let i = input(m, "source");
+            m.inputs[i].value = Some(r#"{"Float64":1.0}"#.into());
+        });
+        assert!(e.contains("input source: has a type or value"), "{e}");
+        let e = resealed(|m| {
+            let mut extra = m.inputs[0].clone();
+            extra.name = "colour".into();
+            m.inputs.push(extra);
+        });
+        assert!(e.contains("input colour is not a known input"), "{e}");
+        // The same value written another way (an integer for a float) is the same value.
+        let mut lock = sample();
+        let i = input(&mut lock.models[0], "attr.Seed");
+        lock.models[0].inputs[i].value = Some(r#"{"Float64":7}"#.into());
+        lock.checksum = lock.seal().unwrap();
+        Lockfile::parse(&toml::to_string(&lock).unwrap(), "x.lock").unwrap();
+    }
+
+    /// What `lock` collects from a scene is consistent by construction; a value a lockfile
+    /// cannot write exactly (NaN) is refused when writing, not at `verify`.
+    #[test]
+    fn collected_entries_check_and_unwritable_values_are_refused_at_lock() {
+        let m = entry();
+        m.check().unwrap();
+        assert_eq!(m.size, [12.0, 12.5, 8.0]);
+        assert_eq!(m.scale, 2.0);
+        assert_eq!(m.modules.len(), 1);
+        let mut nan = sample();
+        let i = nan.models[0]
+            .inputs
+            .iter()
+            .position(|i| i.name == "attr.Seed")
+            .unwrap();
+        nan.models[0].inputs[i].value = Some(r#"{"Float64":null}"#.into());
+        let e = nan.to_toml().unwrap_err();
+        assert!(
+            e.contains("model Workspace.Stairs: cannot be locked: input attr.Seed"),
+            "{e}"
+        );
     }
 }

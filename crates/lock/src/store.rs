@@ -1,10 +1,14 @@
 //! A content-addressed cache directory of generation results (the engine's `ResultCache`):
 //! `<dir>/<first 2 hex>/<64 hex>.entry`, each file `FILE_MAGIC`, the payload's length (u64
-//! LE), its BLAKE3 hash and the payload. Safe to share between processes and machines:
+//! LE), the 32 bytes its name is the hex of (the key it was stored under, salted), the
+//! payload's BLAKE3 hash and the payload. Safe to share between processes and machines:
 //! - writes go to a temporary file in the same folder, then are renamed into place, so a
 //!   reader sees a whole entry or none, and two writers of one key both leave a whole one;
-//! - every read checks the length and hash; a corrupt entry is reported, deleted and
-//!   treated as a miss, never used;
+//! - every read checks the length and hash, and that the file was stored under the key it
+//!   is read for (a file copied or renamed over another key's name is not that key's
+//!   entry); a corrupt or misplaced entry is reported, deleted and treated as a miss, never
+//!   used; a file of the earlier layout (`PMENTRY1`, no key) is a miss, replaced when the
+//!   results are stored again;
 //! - the total size is bounded: when it grows past the bound, the least recently used
 //!   entries (file modification time, refreshed on every hit) are deleted until it is 90%
 //!   of the bound. A file another process deletes meanwhile is simply a miss.
@@ -18,8 +22,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-pub const FILE_MAGIC: &[u8; 8] = b"PMENTRY1";
-const HEADER: usize = 8 + 8 + 32;
+/// 2: the header records the key (the file's name); 1 had none.
+pub const FILE_MAGIC: &[u8; 8] = b"PMENTRY2";
+const OLD_MAGIC: &[u8; 8] = b"PMENTRY1";
+const HEADER: usize = 8 + 8 + 32 + 32;
 /// Default bound on a cache directory's size.
 pub const DEFAULT_MAX_BYTES: u64 = 2 << 30;
 
@@ -108,15 +114,24 @@ impl DirCache {
 
     /// The file of an entry.
     pub fn entry_path(&self, key: &[u8; 32]) -> PathBuf {
-        let h = match &self.salt {
+        self.path_of(&self.file_key(key))
+    }
+
+    /// What the file of `key` is named after (and records in its header): the key, salted.
+    fn file_key(&self, key: &[u8; 32]) -> [u8; 32] {
+        match &self.salt {
             Some(salt) => {
                 let mut b = blake3::Hasher::new();
                 b.update(salt);
                 b.update(key);
-                procmodel_dom::hash::hex(b.finalize().as_bytes())
+                *b.finalize().as_bytes()
             }
-            None => procmodel_dom::hash::hex(key),
-        };
+            None => *key,
+        }
+    }
+
+    fn path_of(&self, file_key: &[u8; 32]) -> PathBuf {
+        let h = procmodel_dom::hash::hex(file_key);
         self.dir.join(&h[..2]).join(format!("{h}.entry"))
     }
 
@@ -152,7 +167,7 @@ impl DirCache {
         let _ = std::fs::remove_file(path);
     }
 
-    fn write_entry(&self, path: &Path, payload: &[u8]) -> std::io::Result<()> {
+    fn write_entry(&self, path: &Path, file_key: &[u8; 32], payload: &[u8]) -> std::io::Result<()> {
         let folder = path.parent().unwrap_or(&self.dir);
         std::fs::create_dir_all(folder)?;
         let n = self.temp_counter.fetch_add(1, Ordering::Relaxed);
@@ -161,6 +176,7 @@ impl DirCache {
             let mut f = std::fs::File::create(&temp)?;
             f.write_all(FILE_MAGIC)?;
             f.write_all(&(payload.len() as u64).to_le_bytes())?;
+            f.write_all(file_key)?;
             f.write_all(blake3::hash(payload).as_bytes())?;
             f.write_all(payload)?;
             f.sync_all()?;
@@ -214,9 +230,12 @@ impl DirCache {
 }
 
 impl DirCache {
-    /// The payload of the file at `path` when it is intact (refreshed for eviction); Err
-    /// when there is none or it is damaged (reported and removed).
-    fn read_checked(&self, path: &Path) -> Result<Vec<u8>, ()> {
+    /// The payload of the entry of `key` when it is intact and was stored under that key
+    /// (refreshed for eviction); Err when there is none or it is damaged or another key's
+    /// (reported and removed).
+    fn read_checked(&self, key: &[u8; 32]) -> Result<Vec<u8>, ()> {
+        let file_key = self.file_key(key);
+        let path = &self.path_of(&file_key);
         // The header and the payload are read apart, so the payload is returned as it was
         // read (no copy of a large entry to drop its header).
         let read = || -> std::io::Result<(Vec<u8>, Vec<u8>)> {
@@ -237,6 +256,12 @@ impl DirCache {
                 return Err(());
             }
         };
+        // The earlier layout cannot say which key it was stored under: a miss, replaced by
+        // the store that follows (never reported: a cache folder shared with an older
+        // procmodel holds them).
+        if head.get(..8) == Some(&OLD_MAGIC[..]) {
+            return Err(());
+        }
         let check = || -> Result<(), String> {
             if head.len() < HEADER || &head[..8] != FILE_MAGIC {
                 return Err("not a procmodel cache file".into());
@@ -248,7 +273,13 @@ impl DirCache {
                     payload.len()
                 ));
             }
-            if blake3::hash(&payload).as_bytes() != &head[16..48] {
+            if head[16..48] != file_key {
+                return Err(format!(
+                    "stored under key {}, not this one: another key's entry copied or renamed over it, or damaged",
+                    procmodel_dom::hash::hex(&head[16..48])
+                ));
+            }
+            if blake3::hash(&payload).as_bytes() != &head[48..80] {
                 return Err("payload hash mismatch".into());
             }
             Ok(())
@@ -266,8 +297,9 @@ impl DirCache {
 
     /// Stores `payload` under `key`; false (with a warning) when it could not be written.
     fn store(&self, key: &[u8; 32], payload: &[u8]) -> bool {
-        let path = self.entry_path(key);
-        if let Err(e) = self.write_entry(&path, payload) {
+        let file_key = self.file_key(key);
+        let path = self.path_of(&file_key);
+        if let Err(e) = self.write_entry(&path, &file_key, payload) {
             self.warn(format!(
                 "cannot store results in the cache {}: {e}",
                 self.dir.display()
@@ -285,7 +317,7 @@ impl DirCache {
 
 impl ResultCache for DirCache {
     fn get(&self, key: &[u8; 32]) -> Option<Vec<u8>> {
-        match self.read_checked(&self.entry_path(key)) {
+        match self.read_checked(key) {
             Ok(payload) => {
                 self.hits.fetch_add(1, Ordering::Relaxed);
                 Some(payload)
@@ -316,7 +348,7 @@ impl ResultCache for DirCache {
     }
 
     fn get_record(&self, key: &[u8; 32]) -> Option<Vec<u8>> {
-        self.read_checked(&self.entry_path(key)).ok()
+        self.read_checked(key).ok()
     }
 
     fn put_record(&self, key: &[u8; 32], record: &[u8]) {
@@ -379,6 +411,74 @@ mod tests {
         std::fs::write(&path, &bytes[..bytes.len() - 2]).unwrap();
         assert_eq!(c.get(&k), None);
         assert_eq!(c.stats().corrupt, 2);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// User test, item 4: an intact entry copied over another key's file was served for that
+    /// key (the file check covered only its own bytes). It is another key's entry: reported,
+    /// removed, a miss, like a corrupt one — with a salt too, and for saved-scene records.
+    #[test]
+    fn an_entry_under_another_keys_name_is_refused() {
+        let dir = temp_dir("wrong-key");
+        for salt in [None, Some([3u8; 32])] {
+            let _ = std::fs::remove_dir_all(&dir);
+            let c = DirCache::new(&dir, DEFAULT_MAX_BYTES);
+            let c = match salt {
+                Some(s) => c.with_salt(s),
+                None => c,
+            };
+            let (a, b) = ([1u8; 32], [2u8; 32]);
+            c.put(&a, b"results of a");
+            c.put(&b, b"results of b");
+            std::fs::copy(c.entry_path(&a), c.entry_path(&b)).unwrap();
+            assert_eq!(c.get(&b), None, "salt {salt:?}");
+            assert!(!c.entry_path(&b).exists());
+            let w = c.take_warnings();
+            assert!(
+                w.len() == 1
+                    && w[0].contains("is corrupt (stored under key")
+                    && w[0].contains("not this one"),
+                "{w:?}"
+            );
+            let s = c.stats();
+            assert_eq!((s.hits, s.misses, s.corrupt), (0, 1, 1));
+            // The original is still its own key's.
+            assert_eq!(c.get(&a).as_deref(), Some(&b"results of a"[..]));
+            // Records are read the same way.
+            c.put_record(&b, b"record of b");
+            std::fs::copy(c.entry_path(&a), c.entry_path(&b)).unwrap();
+            assert_eq!(c.get_record(&b), None);
+            assert_eq!(c.stats().corrupt, 2);
+        }
+        // The same files under another salt (another generator folder's keys) are not found.
+        let c = DirCache::new(&dir, DEFAULT_MAX_BYTES).with_salt([3; 32]);
+        let other = DirCache::new(&dir, DEFAULT_MAX_BYTES).with_salt([4; 32]);
+        std::fs::create_dir_all(other.entry_path(&[1; 32]).parent().unwrap()).unwrap();
+        std::fs::copy(c.entry_path(&[1; 32]), other.entry_path(&[1; 32])).unwrap();
+        assert_eq!(other.get(&[1; 32]), None);
+        assert_eq!(other.stats().corrupt, 1);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A file of the earlier layout (no key in its header) is a miss, not reported, and the
+    /// next store replaces it.
+    #[test]
+    fn an_entry_of_the_earlier_layout_is_a_quiet_miss() {
+        let dir = temp_dir("old-layout");
+        let c = DirCache::new(&dir, DEFAULT_MAX_BYTES);
+        let k = [9u8; 32];
+        let path = c.entry_path(&k);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let mut old = OLD_MAGIC.to_vec();
+        old.extend_from_slice(&3u64.to_le_bytes());
+        old.extend_from_slice(blake3::hash(b"old").as_bytes());
+        old.extend_from_slice(b"old");
+        std::fs::write(&path, &old).unwrap();
+        assert_eq!(c.get(&k), None);
+        assert!(c.take_warnings().is_empty());
+        assert_eq!(c.stats().corrupt, 0);
+        c.put(&k, b"new");
+        assert_eq!(c.get(&k).as_deref(), Some(&b"new"[..]));
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -79,14 +79,15 @@ fn entries(dir: &Path) -> Vec<PathBuf> {
 /// Flips one byte in the middle of every entry's payload; with `fix_file_hash`, also writes
 /// the store's file hash of the damaged payload, so only the engine's own digest can tell.
 fn damage(dir: &Path, fix_file_hash: bool) {
-    const FILE_HEADER: usize = 8 + 8 + 32;
+    // Magic, length, the key, the payload's hash.
+    const FILE_HEADER: usize = 8 + 8 + 32 + 32;
     for path in entries(dir) {
         let mut b = std::fs::read(&path).unwrap();
         let n = FILE_HEADER + (b.len() - FILE_HEADER) / 2;
         b[n] ^= 0x01;
         if fix_file_hash {
             let h = *blake3::hash(&b[FILE_HEADER..]).as_bytes();
-            b[16..48].copy_from_slice(&h);
+            b[48..80].copy_from_slice(&h);
         }
         std::fs::write(&path, &b).unwrap();
     }
