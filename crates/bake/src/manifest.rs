@@ -392,4 +392,3 @@ mod tests {
         assert!(!clash.complete() || of(1).is_empty());
     }
 }
-

@@ -1079,8 +1079,18 @@ fn a_lockfile_never_replaces_its_input() {
     let g = dir.join("T.luau");
     std::fs::copy(examples().join("TableWithChairs.luau"), &g).unwrap();
     let before = std::fs::read(&g).unwrap();
-    let o = bin().arg("lock").arg(&g).arg("-o").arg(dir.join(".").join("T.luau")).output().unwrap();
+    let o = bin()
+        .arg("lock")
+        .arg(&g)
+        .arg("-o")
+        .arg(dir.join(".").join("T.luau"))
+        .output()
+        .unwrap();
     assert!(!o.status.success(), "{}", stderr(&o));
-    assert!(stderr(&o).contains("is the generator this command reads"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("is the generator this command reads"),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(std::fs::read(&g).unwrap(), before);
 }

@@ -421,12 +421,21 @@ mod tests {
             other => panic!("{name:?} {value:?} {attr:?}: {other:?}"),
         };
         let e = err("a\u{1}b", "v", "ok");
-        assert!(e.starts_with(r"M.a\u{1}b: Name holds the character U+0001"), "{e}");
+        assert!(
+            e.starts_with(r"M.a\u{1}b: Name holds the character U+0001"),
+            "{e}"
+        );
         assert!(e.contains(".rbxm or .rbxl"), "{e}");
         let e = err("S", "nul\0", "ok");
-        assert!(e.starts_with("M.S: Value holds the character U+0000"), "{e}");
+        assert!(
+            e.starts_with("M.S: Value holds the character U+0000"),
+            "{e}"
+        );
         let e = err("S", "v", "bell\u{7}");
-        assert!(e.starts_with("M.S: Attributes.Note holds the character U+0007"), "{e}");
+        assert!(
+            e.starts_with("M.S: Attributes.Note holds the character U+0007"),
+            "{e}"
+        );
         let e = err("S", "v", "\u{ffff}");
         assert!(e.contains("U+FFFF"), "{e}");
     }

@@ -31,8 +31,9 @@ pub use declared::DeclaredDefaults;
 pub use error::EngineError;
 pub use report::{GenerationFailure, Report};
 pub use scene::{
-    AttributeBlobError, Hashing, SceneFormat, check_attributes, read_bytes as read_scene_bytes,
-    remove_stale_temp_files, stage_atomic_with, write_atomic, write_atomic_with, Staged,
+    AttributeBlobError, Hashing, SceneFormat, Staged, check_attributes,
+    read_bytes as read_scene_bytes, remove_stale_temp_files, stage_atomic_with, write_atomic,
+    write_atomic_with,
 };
 
 use inflight::InFlight;

@@ -302,17 +302,23 @@ fn inputs_edited_in_the_saved_file_make_the_model_dirty_on_load() {
     e.step();
     let path = tmp("edited.rbxlx");
     e.save(&path).unwrap();
-    let load = |p: &PathBuf| Engine::load(procmodel_luau::runtime(), p, EngineConfig::default()).unwrap();
-    assert!(load(&path).step().is_empty(), "an unedited file has nothing to regenerate");
+    let load =
+        |p: &PathBuf| Engine::load(procmodel_luau::runtime(), p, EngineConfig::default()).unwrap();
+    assert!(
+        load(&path).step().is_empty(),
+        "an unedited file has nothing to regenerate"
+    );
     type Edit = fn(&mut rbx_dom_weak::Instance);
     let edits: [(&str, &str, Edit); 3] = [
         ("Size", "ProceduralModel", |i| {
-            i.properties.insert("Size".into(), Variant::Vector3(Vector3::new(9.0, 8.0, 8.0)));
+            i.properties
+                .insert("Size".into(), Variant::Vector3(Vector3::new(9.0, 8.0, 8.0)));
         }),
         ("attribute", "ProceduralModel", |i| {
             let mut a = Attributes::new();
             a.insert("Count".into(), Variant::Float64(5.0));
-            i.properties.insert("Attributes".into(), Variant::Attributes(a));
+            i.properties
+                .insert("Attributes".into(), Variant::Attributes(a));
         }),
         ("Source", "ModuleScript", |i| {
             let src = ROW.replace("Count = 3", "Count = 4");
@@ -320,8 +326,7 @@ fn inputs_edited_in_the_saved_file_make_the_model_dirty_on_load() {
         }),
     ];
     for (what, class, edit) in edits {
-        let mut dom =
-            procmodel_dom::decode_xml(std::fs::File::open(&path).unwrap()).unwrap();
+        let mut dom = procmodel_dom::decode_xml(std::fs::File::open(&path).unwrap()).unwrap();
         let r = dom
             .descendants()
             .find(|i| i.class == class)
@@ -330,8 +335,7 @@ fn inputs_edited_in_the_saved_file_make_the_model_dirty_on_load() {
         edit(dom.get_by_ref_mut(r).unwrap());
         let edited = tmp(&format!("edited-{what}.rbxlx"));
         let roots = dom.root().children().to_vec();
-        procmodel_dom::encode_xml(std::fs::File::create(&edited).unwrap(), &dom, &roots)
-            .unwrap();
+        procmodel_dom::encode_xml(std::fs::File::create(&edited).unwrap(), &dom, &roots).unwrap();
         let mut loaded = load(&edited);
         let lm = loaded.models()[0];
         let stale = loaded.with_dom(|d| procmodel_engine::provenance::status(d, lm));

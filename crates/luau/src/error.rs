@@ -240,7 +240,10 @@ mod tests {
         );
         assert_eq!(run("error('plain', 0)"), "plain");
         assert_eq!(run("\nerror('placed')"), "Gen.luau:2: placed");
-        assert_eq!(place("C:\\x\\Gen.luau:12: in function 'f'"), Some("C:\\x\\Gen.luau:12"));
+        assert_eq!(
+            place("C:\\x\\Gen.luau:12: in function 'f'"),
+            Some("C:\\x\\Gen.luau:12")
+        );
         assert_eq!(place("no place: here"), None);
     }
 
