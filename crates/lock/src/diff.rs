@@ -65,19 +65,6 @@ impl std::fmt::Display for Finding {
     }
 }
 
-/// An attribute's value for people: the JSON of a `Variant` (`{"Float64":1.0}`) without
-/// its type tag (`1.0`).
-pub(crate) fn inner(json: &str) -> String {
-    match serde_json::from_str::<serde_json::Value>(json) {
-        Ok(serde_json::Value::Object(m)) if m.len() == 1 => m
-            .values()
-            .next()
-            .map(ToString::to_string)
-            .unwrap_or_default(),
-        _ => json.to_owned(),
-    }
-}
-
 /// How an input of `m` is shown: attributes by type and value, the others by the fields
 /// that are their value (Size and Scale, the generator's name, ...), else by digest.
 fn shown(m: &ModelLock, i: &InputLock) -> String {

@@ -133,7 +133,20 @@ fn hex_of(bytes: &[u8]) -> String {
 /// How a lockfile shows an attribute's value: its type and the value without the JSON
 /// type tag (`Float64 7.0`).
 pub(crate) fn shown_value(ty: &str, json: &str) -> String {
-    format!("{ty} {}", crate::diff::inner(json))
+    format!("{ty} {}", inner(json))
+}
+
+/// An attribute's value for people: the JSON of a `Variant` (`{"Float64":1.0}`) without
+/// its type tag (`1.0`).
+fn inner(json: &str) -> String {
+    match serde_json::from_str::<serde_json::Value>(json) {
+        Ok(serde_json::Value::Object(m)) if m.len() == 1 => m
+            .values()
+            .next()
+            .map(ToString::to_string)
+            .unwrap_or_default(),
+        _ => json.to_owned(),
+    }
 }
 
 impl InputLock {

@@ -5,6 +5,7 @@
 use crate::error::NoiseError;
 use crate::generator::{Basis, Fractal, Noise, eval2, eval3};
 use crate::kernels;
+use crate::layout::{Grid2, Grid3, put, row_xs};
 use crate::level::{SIMD_ENV, SimdLevel};
 use crate::pgrid::{self, PerlinRows};
 use crate::s3grid;
@@ -60,31 +61,6 @@ pub struct Exec {
     pub parallel: bool,
 }
 
-/// A 2D grid: sample `(i, j)` is at `x = origin[0] + (i as f32) * step[0]`,
-/// `y = origin[1] + (j as f32) * step[1]` (f32 arithmetic, no FMA) and is stored at
-/// `out[j * size[0] + i]` — row-major, x fastest.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Grid2 {
-    /// Coordinates of sample (0, 0).
-    pub origin: [f32; 2],
-    /// Spacing between samples per axis.
-    pub step: [f32; 2],
-    /// Samples per axis `[nx, ny]`.
-    pub size: [usize; 2],
-}
-
-/// A 3D grid: sample `(i, j, k)` is at `origin + (index as f32) * step` per axis and is
-/// stored at `out[(k * size[1] + j) * size[0] + i]` — x fastest, then y, then z.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Grid3 {
-    /// Coordinates of sample (0, 0, 0).
-    pub origin: [f32; 3],
-    /// Spacing between samples per axis.
-    pub step: [f32; 3],
-    /// Samples per axis `[nx, ny, nz]`.
-    pub size: [usize; 3],
-}
-
 const MAX_AXIS: usize = 1 << 24;
 /// Rows per rayon task (any split gives the same bytes).
 const ROWS_PER_TASK: usize = 4;
@@ -110,41 +86,6 @@ fn level(exec: Exec) -> Result<Path, NoiseError> {
         Some(l) => l,
     };
     Path::new(l).ok_or(NoiseError::Unavailable(l))
-}
-
-/// Stores one vector of a row at `out[i..]`, cutting it at the end of the row.
-#[inline(always)]
-pub(crate) fn put<S: Simd>(v: S::F, out: &mut [f32], i: usize) {
-    if i + S::LANES <= out.len() {
-        S::store(v, &mut out[i..]);
-    } else {
-        let mut tmp = [0.0f32; 64];
-        S::store(v, &mut tmp);
-        let n = out.len() - i;
-        out[i..].copy_from_slice(&tmp[..n]);
-    }
-}
-
-/// The x coordinates of lanes `i..i + LANES` of a row.
-#[inline(always)]
-fn xs<S: Simd>(x0: f32, dx: f32, i: usize) -> S::F {
-    S::f(x0) + (S::f(i as f32) + S::iota()) * S::f(dx)
-}
-
-/// `pre` of the x coordinates of a row, vector by vector: the same for every row, so they
-/// are computed once per call instead of once per sample (the row loops only load them).
-#[inline(always)]
-pub(crate) fn row_xs<S: Simd>(
-    x0: f32,
-    dx: f32,
-    nx: usize,
-    pre: impl Fn(S::F) -> S::F,
-) -> Vec<S::F> {
-    let mut xv = Vec::with_capacity(nx.div_ceil(S::LANES));
-    for i in (0..nx).step_by(S::LANES) {
-        xv.push(pre(xs::<S>(x0, dx, i)));
-    }
-    xv
 }
 
 /// Rows `first..` of a 2D grid into `out` (whole rows): `f(pre(x), pre(y))` per vector,

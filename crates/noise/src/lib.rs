@@ -99,6 +99,7 @@ mod error;
 mod generator;
 mod grid;
 mod kernels;
+mod layout;
 mod level;
 mod pgrid;
 mod s3grid;
@@ -106,8 +107,9 @@ mod simd;
 
 pub use error::NoiseError;
 pub use generator::{Basis, Cellular, Fractal, Noise, NoiseConfig, Warp};
-pub use grid::{Exec, Grid2, Grid3};
+pub use grid::Exec;
 pub use kernels::{CellDistance, CellReturn};
+pub use layout::{Grid2, Grid3};
 pub use level::{SIMD_ENV, SimdLevel};
 
 use kernels::LUAU;

@@ -31,8 +31,8 @@
 //! Zen 1 host (wall clock, noisy): at step 0.2 the AVX2 cell path is still 1.2–2× the
 //! reference loop, at 0.37 it was slower (0.7–1×), while the scalar level gains at 0.5 still.
 
-use crate::grid::{Grid2, Grid3, put, row_xs};
 use crate::kernels::{self, GX, GY, GZ, fade, lerp};
+use crate::layout::{Grid2, Grid3, put, row_xs};
 use crate::simd::{Perm, Scalar, Simd};
 
 /// How a level fills the rows of a single octave of Perlin noise: [`ByCell`] by lattice cell
