@@ -50,8 +50,11 @@ impl UserData for Random {
         m.add_method_mut("NextInteger", |_, r, a: MultiValue| {
             let a = Args::new("NextInteger", a);
             let (lo, hi) = (to_int(a.number(1)?), to_int(a.number(2)?));
+            // "If min is greater than max, the two values are swapped so the call still
+            // succeeds" (the reference); min ≤ max draws exactly as before.
+            let (lo, hi) = (lo.min(hi), lo.max(hi));
             r.0.next_range(lo, hi)
-                .ok_or_else(|| a.error(2, "interval is empty"))
+                .ok_or_else(|| a.error(2, "interval is too large"))
         });
         m.add_method_mut("NextNumber", |_, r, a: MultiValue| {
             let a = Args::new("NextNumber", a);
@@ -68,6 +71,13 @@ impl UserData for Random {
             let a = Args::new("Shuffle", a);
             let t = a.table(1)?;
             let n = t.raw_len();
+            // "If there are any nil holes in the array part of the table, Shuffle throws an
+            // error, since shuffling could change the length": a nil below the length.
+            for i in 1..n {
+                if t.raw_get::<Value>(i)?.is_nil() {
+                    return Err(a.error(1, "table has a nil hole in its array part"));
+                }
+            }
             for i in (2..=n).rev() {
                 let j =
                     r.0.next_range(1, i as i32)

@@ -125,6 +125,12 @@ fn index(lua: &Lua, h: &Value, key_bytes: &[u8], methods: &Methods) -> mlua::Res
             let deg = Vec3::new(x, y, z) * (180.0 / std::f32::consts::PI);
             Ok(procmodel_luau_types::Vector3(deg).value())
         }
+        Prop::Rotation => {
+            let cf = procmodel_dom::part_cframe(inst);
+            let (x, y, z) = Mat3::from(cf.matrix3).to_euler(EulerRot::XYZ);
+            let deg = Vec3::new(x, y, z) * (180.0 / std::f32::consts::PI);
+            Ok(procmodel_luau_types::Vector3(deg).value())
+        }
         Prop::BrickColor(color_key) => {
             let color = read_stored(
                 inst,
@@ -461,9 +467,10 @@ pub fn write_direct(
         (Prop::Position, FastValue::Vector3(v)) => {
             let inst = inst_mut(c, this)?;
             let mut cf = procmodel_dom::part_cframe(inst);
+            let same = cf.translation == v.0.into();
             cf.translation = v.0.into();
             let cf = Variant::CFrame(affine_to_cframe(&cf));
-            if c.signals.watch.any {
+            if c.signals.watch.any && !same {
                 crate::signals::prop_changed(c, this.r, "Position");
             }
             return done(store(c, this, crate::keys::KEYS.cframe, cf));
@@ -473,6 +480,14 @@ pub fn write_direct(
             let inst = inst_mut(c, this)?;
             let mut cf = procmodel_dom::part_cframe(inst);
             cf.matrix3 = Mat3::from_euler(EulerRot::YXZ, rad.y, rad.x, rad.z).into();
+            let cf = Variant::CFrame(affine_to_cframe(&cf));
+            return done(store(c, this, crate::keys::KEYS.cframe, cf));
+        }
+        (Prop::Rotation, FastValue::Vector3(v)) => {
+            let rad = v.0 * (std::f32::consts::PI / 180.0);
+            let inst = inst_mut(c, this)?;
+            let mut cf = procmodel_dom::part_cframe(inst);
+            cf.matrix3 = Mat3::from_euler(EulerRot::XYZ, rad.x, rad.y, rad.z).into();
             let cf = Variant::CFrame(affine_to_cframe(&cf));
             return done(store(c, this, crate::keys::KEYS.cframe, cf));
         }
@@ -544,8 +559,9 @@ fn set_name(c: &mut Ctx, this: &Instance, name: String) -> mlua::Result<()> {
         )));
     }
     c.charge_bytes(name.len())?;
-    inst_mut(c, this)?.name = name;
-    if c.signals.watch.any {
+    let old = std::mem::replace(&mut inst_mut(c, this)?.name, name);
+    // Roblox fires the change signals only for a change; comparing costs only a listener.
+    if c.signals.watch.any && inst_mut(c, this)?.name != old {
         crate::signals::prop_changed(c, this.r, "Name");
     }
     Ok(())
@@ -578,13 +594,26 @@ fn store(c: &mut Ctx, this: &Instance, k: Ustr, variant: Variant) -> mlua::Resul
         .filter(|m| m.class == this.class && m.inputs.contains(&k))
         .map(|m| m.flag);
     let inst = inst_mut(c, this)?;
-    inst.properties.insert(k, variant);
+    let old = inst.properties.insert(k, variant);
     if let Some(flag) = flag {
         // An input changed: the instance is processed at the next frame.
         inst.properties.insert(flag, Variant::Bool(true));
     }
-    if c.signals.watch.any {
-        crate::signals::prop_changed(c, this.r, k.as_str());
+    if c.signals.watch.any
+        && c.signals
+            .watch
+            .listens(this.r, crate::signals::PROPERTY_KINDS)
+    {
+        // Roblox fires the change signals only for a change (a value never written is the
+        // class default); the comparison costs only writes someone listens to.
+        let inst = inst_mut(c, this)?;
+        let new = inst.properties.get(&k);
+        let old = old
+            .as_ref()
+            .or_else(|| procmodel_dom::db_default(inst.class.as_str(), k.as_str()));
+        if old.is_none() || old != new {
+            crate::signals::prop_changed(c, this.r, k.as_str());
+        }
     }
     Ok(())
 }
@@ -641,7 +670,9 @@ fn newindex(
             set_parent(c, this.r, parent.map(|p| p.r).unwrap_or_else(Ref::none))
         }
         // A Vector3 took the fast path: anything else is the wrong type.
-        Prop::Position | Prop::Orientation => Err(assign_error(&key(), "Vector3", &value)),
+        Prop::Position | Prop::Orientation | Prop::Rotation => {
+            Err(assign_error(&key(), "Vector3", &value))
+        }
         Prop::BrickColor(color_key) => {
             let data_type = rbx_reflection::DataType::Value(rbx_types::VariantType::BrickColor);
             let bc = match procmodel_luau_types::lua_to_variant(&value, &data_type) {
@@ -856,6 +887,12 @@ pub fn set_parent(c: &mut Ctx, r: Ref, parent: Ref) -> mlua::Result<()> {
         .unwrap_or((Ref::none(), true, false));
     if current == parent {
         return Ok(());
+    }
+    // Services (the DataModel's children) keep their parent; a cheap test for the rest.
+    if current == c.dom.root_ref()
+        && let Some(e) = crate::services::locked_parent(c, r)
+    {
+        return Err(e);
     }
     c.may_have_managed |= model;
     if parent.is_some() {

@@ -16,8 +16,12 @@ pub enum Prop {
     Parent,
     /// Derived from CFrame (BasePart).
     Position,
-    /// Derived from CFrame: YXZ Euler angles in degrees (BasePart Orientation and Rotation).
+    /// Derived from CFrame: YXZ Euler angles in degrees (BasePart.Orientation,
+    /// `CFrame:ToOrientation`).
     Orientation,
+    /// Derived from CFrame: XYZ Euler angles in degrees (BasePart.Rotation,
+    /// `CFrame:ToEulerAnglesXYZ`, the angles `CFrame.Angles` takes).
+    Rotation,
     /// A BrickColor view of the Color3 property under this key (BasePart.BrickColor of
     /// Color; the legacy GUI, BodyColors and selection colours of their `...Color3`).
     BrickColor(Ustr),
@@ -160,7 +164,8 @@ fn resolve(class: &str, name: &str) -> Prop {
     if is_a(class, "BasePart") {
         match name {
             "Position" => return Prop::Position,
-            "Orientation" | "Rotation" => return Prop::Orientation,
+            "Orientation" => return Prop::Orientation,
+            "Rotation" => return Prop::Rotation,
             "BrickColor" | "brickColor" => return Prop::BrickColor(Ustr::from("Color")),
             "Mass" => return Prop::Mass,
             "ExtentsCFrame" => return Prop::ExtentsCFrame,
@@ -228,13 +233,15 @@ fn resolve(class: &str, name: &str) -> Prop {
             writable,
         };
     }
-    let default = procmodel_dom::db().find_default_property(
-        procmodel_dom::db()
-            .classes
-            .get(class)
-            .expect("class from database"),
-        info.canonical,
-    );
+    let default = procmodel_dom::db()
+        .find_default_property(
+            procmodel_dom::db()
+                .classes
+                .get(class)
+                .expect("class from database"),
+            info.canonical,
+        )
+        .or_else(|| unsaved_default(class, info.canonical));
     let saved = !matches!(
         info.descriptor.kind,
         rbx_reflection::PropertyKind::Canonical {
@@ -396,4 +403,12 @@ mod clock_tests {
         assert_eq!(time_of_day(23.99999999), "00:00:00");
         assert_eq!(clock_time(&time_of_day(17.25)), 17.25);
     }
+}
+
+/// Defaults the database has no value for because the property is not saved, where Roblox's
+/// is not the type's zero: a new WeldConstraint is enabled (the reference's examples make
+/// them without setting `Enabled`, and the joint code treats a missing value as enabled).
+fn unsaved_default(class: &str, name: &str) -> Option<&'static Variant> {
+    static TRUE: Variant = Variant::Bool(true);
+    (name == "Enabled" && procmodel_dom::is_a(class, "WeldConstraint")).then_some(&TRUE)
 }

@@ -10,12 +10,17 @@ use std::collections::{BTreeMap, VecDeque};
 /// One frame of virtual time.
 pub const FRAME: f64 = 1.0 / 60.0;
 
+/// Registry name of the Luau function (`task` installs it) that queues the running thread for
+/// `t` seconds and yields; the scheduler resumes it with the time waited.
+pub(crate) const WAIT_FOR: &str = "procmodel.wait_for";
+
 /// How a queued thread is resumed.
 pub(crate) enum Resume {
     /// Resume with these arguments.
     Args(MultiValue),
-    /// Resume with the elapsed virtual time since `since` (task.wait's return value).
-    Elapsed { since: f64 },
+    /// Resume with the elapsed virtual time since `since` (task.wait's return value), never
+    /// less than the `wait` asked for (`since + wait - since` may round below it).
+    Elapsed { since: f64, wait: f64 },
 }
 
 /// A queued thread.

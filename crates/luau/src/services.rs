@@ -94,11 +94,21 @@ const STATELESS: &[&str] = &[
     "TweenService",
 ];
 
-fn is_service(name: &str) -> bool {
+/// Whether `name` is a service class (the reflection database's `Service` tag).
+pub(crate) fn is_service(name: &str) -> bool {
     procmodel_dom::db()
         .classes
         .get(name)
         .is_some_and(|c| c.tags.contains(&ClassTag::Service))
+}
+
+/// Roblox's refusal to destroy or reparent the DataModel or a service in it: their Parent
+/// is locked (`workspace:Destroy()` fails with "The Parent property of Workspace is locked").
+pub(crate) fn locked_parent(c: &Ctx, r: Ref) -> Option<mlua::Error> {
+    let inst = c.dom.get_by_ref(r)?;
+    let root = c.dom.root_ref();
+    let locked = r == root || (inst.parent() == root && is_service(inst.class.as_str()));
+    locked.then(|| mlua::Error::runtime(format!("The Parent property of {} is locked", inst.name)))
 }
 
 /// Whether `inst` carries the CollectionService tag `tag`.

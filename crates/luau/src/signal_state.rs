@@ -6,7 +6,7 @@
 use mlua::{Function, Thread};
 use rbx_dom_weak::Ustr;
 use rbx_types::Ref;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeMap;
 
 /// What a signal reports.
@@ -35,6 +35,29 @@ pub enum Kind {
     /// Input and physics events: exist, never fire headless.
     Never,
 }
+
+/// Every kind, for walking a watch bit mask.
+const ALL_KINDS: [Kind; 17] = [
+    Kind::Changed,
+    Kind::PropertyChanged,
+    Kind::AttributeChanged,
+    Kind::AttributeChangedNamed,
+    Kind::ChildAdded,
+    Kind::ChildRemoved,
+    Kind::DescendantAdded,
+    Kind::DescendantRemoving,
+    Kind::AncestryChanged,
+    Kind::Destroying,
+    Kind::Event,
+    Kind::Heartbeat,
+    Kind::Stepped,
+    Kind::TagAdded,
+    Kind::TagRemoved,
+    Kind::Named,
+    Kind::Never,
+];
+// `Never` is the last kind: a kind added without its entry above fails to compile.
+const _: () = assert!(ALL_KINDS.len() == Kind::Never as usize + 1);
 
 impl Kind {
     pub(crate) const fn bit(self) -> u32 {
@@ -78,6 +101,13 @@ pub struct SignalState {
     pub(crate) conns: BTreeMap<u64, Conn>,
     pub(crate) index: FxHashMap<(Ref, Kind), Vec<u64>>,
     next_id: u64,
+    /// Connections `Destroy` cut (no longer `Connected`, reached by no new firing) that stay
+    /// in `conns` until the events recorded before the cut are dispatched: a destroyed
+    /// instance's `Destroying` (and its `AncestryChanged`) reach them at the next resumption
+    /// point, as Roblox's deferred events do.
+    pub(crate) cut: FxHashSet<u64>,
+    /// The cuts in order: (number of `events` recorded before it, the connections).
+    pub(crate) cuts: Vec<(usize, Vec<u64>)>,
     /// BindableFunction.OnInvoke callbacks.
     pub callbacks: FxHashMap<Ref, Function>,
 }
@@ -139,13 +169,72 @@ impl SignalState {
     }
 
     pub(crate) fn disconnect(&mut self, id: u64) {
-        if let Some(c) = self.conns.remove(&id) {
-            if let Some(ids) = self.index.get_mut(&(c.target, c.kind)) {
-                ids.retain(|&i| i != id);
-                if ids.is_empty() {
-                    self.index.remove(&(c.target, c.kind));
+        if self.remove(id) {
+            self.rewatch();
+        }
+    }
+
+    /// Removes connection `id` (the watch is not updated).
+    fn remove(&mut self, id: u64) -> bool {
+        let Some(c) = self.conns.remove(&id) else {
+            return false;
+        };
+        self.cut.remove(&id);
+        if let Some(ids) = self.index.get_mut(&(c.target, c.kind)) {
+            ids.retain(|&i| i != id);
+            if ids.is_empty() {
+                self.index.remove(&(c.target, c.kind));
+            }
+        }
+        true
+    }
+
+    /// Whether connection `id` is connected (`RBXScriptConnection.Connected`).
+    pub(crate) fn connected(&self, id: u64) -> bool {
+        self.conns.contains_key(&id) && !self.cut.contains(&id)
+    }
+
+    /// Cuts every connection to an event of `targets` (destroyed instances): at once they
+    /// are no longer connected and no new firing reaches them; they are removed once the
+    /// events recorded so far are dispatched ([`SignalState::apply_cuts`]). Costs a lookup
+    /// per target.
+    pub(crate) fn cut_targets(&mut self, targets: &[Ref]) {
+        let mut ids = Vec::new();
+        for r in targets {
+            let Some(&bits) = self.watch.refs.get(r) else {
+                continue;
+            };
+            for kind in ALL_KINDS {
+                if bits & kind.bit() == 0 {
+                    continue;
+                }
+                if let Some(list) = self.index.get(&(*r, kind)) {
+                    ids.extend(list.iter().copied().filter(|id| !self.cut.contains(id)));
                 }
             }
+        }
+        if ids.is_empty() {
+            return;
+        }
+        self.cut.extend(ids.iter().copied());
+        self.cuts.push((self.events.len(), ids));
+    }
+
+    /// Removes the connections of the cuts made before `events` events were recorded
+    /// (all of them for `usize::MAX`); `cuts` must be in order.
+    pub(crate) fn apply_cuts(
+        &mut self,
+        cuts: &mut std::collections::VecDeque<(usize, Vec<u64>)>,
+        events: usize,
+    ) {
+        let mut any = false;
+        while cuts.front().is_some_and(|(at, _)| *at <= events) {
+            let (_, ids) = cuts.pop_front().expect("checked");
+            for id in ids {
+                any |= self.remove(id);
+            }
+        }
+        if any {
             self.rewatch();
         }
     }

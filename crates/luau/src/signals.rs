@@ -23,9 +23,7 @@ use rbx_types::Ref;
 /// A property of `r` was written (`name`: the member name Roblox reports).
 pub fn prop_changed(c: &mut Ctx, r: Ref, name: &str) {
     let s = &mut c.signals;
-    if s.watch
-        .listens(r, Kind::Changed.bit() | Kind::PropertyChanged.bit())
-    {
+    if s.watch.listens(r, PROPERTY_KINDS) {
         s.record(
             r,
             Kind::Changed,
@@ -35,6 +33,12 @@ pub fn prop_changed(c: &mut Ctx, r: Ref, name: &str) {
         );
     }
 }
+
+/// The kinds a property change fires (`Changed`, `GetPropertyChangedSignal`).
+pub const PROPERTY_KINDS: u32 = Kind::Changed.bit() | Kind::PropertyChanged.bit();
+
+/// The kinds an attribute change fires (`AttributeChanged`, `GetAttributeChangedSignal`).
+pub const ATTRIBUTE_KINDS: u32 = Kind::AttributeChanged.bit() | Kind::AttributeChangedNamed.bit();
 
 /// An attribute of `r` was set or removed.
 pub fn attribute_changed(c: &mut Ctx, r: Ref, name: &str) {
@@ -60,7 +64,9 @@ pub fn tag_changed(c: &mut Ctx, r: Ref, tag: &str, added: bool) {
     } else {
         Kind::TagRemoved
     };
-    if c.signals.watch.listens(Ref::none(), kind.bit()) {
+    // GetInstanceAddedSignal / GetInstanceRemovedSignal: a tag assigned to or removed from
+    // an instance within the DataModel (out of it, parenting in or out fires them).
+    if c.signals.watch.listens(Ref::none(), kind.bit()) && c.in_scene(r) {
         c.signals
             .record(Ref::none(), kind, Some(Ustr::from(tag)), r, Ref::none());
     }
@@ -119,8 +125,42 @@ pub fn named(c: &mut Ctx, r: Ref, name: &str, text: String) {
     }
 }
 
+/// `r` and its descendants entered the DataModel (`added`) or left it: their tags'
+/// `GetInstanceAddedSignal`/`GetInstanceRemovedSignal` fire.
+fn tags_moved(c: &mut Ctx, r: Ref, added: bool) {
+    let kind = if added {
+        Kind::TagAdded
+    } else {
+        Kind::TagRemoved
+    };
+    if !c.signals.watch.listens(Ref::none(), kind.bit()) {
+        return;
+    }
+    for m in subtree(c, r) {
+        let tags: Vec<Ustr> = match c
+            .dom
+            .get_by_ref(m)
+            .and_then(|i| i.properties.get(&crate::keys::KEYS.tags))
+        {
+            Some(rbx_types::Variant::Tags(t)) => t.iter().map(Ustr::from).collect(),
+            _ => continue,
+        };
+        for tag in tags {
+            c.signals
+                .record(Ref::none(), kind, Some(tag), m, Ref::none());
+        }
+    }
+}
+
 /// `r` moved from `old` to `new` (already done in the DOM).
 pub fn reparented(c: &mut Ctx, r: Ref, old: Ref, new: Ref) {
+    if c.signals.watch.kinds & (Kind::TagAdded.bit() | Kind::TagRemoved.bit()) != 0 {
+        let was_in = old.is_some() && c.in_scene(old);
+        let is_in = new.is_some() && c.in_scene(new);
+        if was_in != is_in {
+            tags_moved(c, r, is_in);
+        }
+    }
     let kinds = c.signals.watch.kinds;
     let descendant = Kind::DescendantAdded.bit() | Kind::DescendantRemoving.bit();
     let moved = if kinds & (descendant | Kind::AncestryChanged.bit()) != 0 {
@@ -190,12 +230,15 @@ pub struct Ready {
 /// Turns the recorded events into ready handlers (the scheduler queues them as deferred).
 pub fn flush(lua: &Lua) -> mlua::Result<Vec<Ready>> {
     let mut c = ctx(lua)?;
-    if c.signals.events.is_empty() {
+    if c.signals.events.is_empty() && c.signals.cuts.is_empty() {
         return Ok(Vec::new());
     }
     let events = std::mem::take(&mut c.signals.events);
+    let mut cuts: std::collections::VecDeque<_> = std::mem::take(&mut c.signals.cuts).into();
     let mut out = Vec::new();
-    for ev in events {
+    for (i, ev) in events.into_iter().enumerate() {
+        // The connections a `Destroy` cut get the events recorded before it, no later ones.
+        c.signals.apply_cuts(&mut cuts, i);
         let kinds: &[Kind] = match ev.kind {
             Kind::Changed => &[Kind::Changed, Kind::PropertyChanged],
             Kind::AttributeChanged => &[Kind::AttributeChanged, Kind::AttributeChangedNamed],
@@ -255,6 +298,7 @@ pub fn flush(lua: &Lua) -> mlua::Result<Vec<Ready>> {
             }
         }
     }
+    c.signals.apply_cuts(&mut cuts, usize::MAX);
     Ok(out)
 }
 
@@ -306,6 +350,9 @@ fn fire_now_of(
         .unwrap_or_default();
     let mut out = Vec::with_capacity(ids.len());
     for id in ids {
+        if c.signals.cut.contains(&id) {
+            continue;
+        }
         if only.is_some_and(|g| c.signals.conns.get(&id).is_some_and(|conn| conn.group != g)) {
             continue;
         }
@@ -460,9 +507,7 @@ impl UserData for Signal {
 impl UserData for Connection {
     fn add_fields<F: mlua::UserDataFields<Self>>(f: &mut F) {
         f.add_meta_field(MetaMethod::Type, "RBXScriptConnection");
-        f.add_field_method_get("Connected", |lua, c| {
-            Ok(ctx(lua)?.signals.conns.contains_key(&c.0))
-        });
+        f.add_field_method_get("Connected", |lua, c| Ok(ctx(lua)?.signals.connected(c.0)));
     }
 
     fn add_methods<M: mlua::UserDataMethods<Self>>(m: &mut M) {
@@ -486,18 +531,20 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
             .connect(sig.key(), Callback::Thread(th), true, group);
         Ok(())
     })?;
-    let token: mlua::Table = lua.named_registry_value("procmodel.yield_token")?;
+    // The thread connects itself, then yields with no values: the scheduler resumes it
+    // with the event's arguments, whoever resumed it (a plain coroutine too).
     let wait: Function = lua
         .load(
-            "local register, TOKEN = ...\n\
-             local yield = coroutine.yield\n\
+            "local register = ...\n\
+             local yield, isyieldable = coroutine.yield, coroutine.isyieldable\n\
              return function(sig)\n\
+                 if not isyieldable() then return yield() end\n\
                  register(sig)\n\
-                 return yield(TOKEN, 'suspend')\n\
+                 return yield()\n\
              end",
         )
         .set_name("=RBXScriptSignal.Wait")
-        .call((register, token))?;
+        .call(register)?;
     lua.set_named_registry_value("procmodel.signal_wait", wait)?;
 
     // Instance:WaitForChild(name, timeout?) yields on virtual time, so it is Luau too.
@@ -523,20 +570,21 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
         );
         Ok(())
     })?;
-    let token: mlua::Table = lua.named_registry_value("procmodel.yield_token")?;
+    let wait_for: Function = lua.named_registry_value(crate::sched::WAIT_FOR)?;
+    let now = lua.create_function(|lua, ()| Ok(crate::sched::now(lua)))?;
     let wait_for_child: Function = lua
         .load(
-            "local find, warn, TOKEN = ...\n\
-             local yield = coroutine.yield\n\
+            "local find, warn, wait_for, now = ...\n\
              return function(self, name, timeout)\n\
                  if type(name) ~= 'string' then\n\
                      error('WaitForChild: Argument 1 missing or nil', 2)\n\
                  end\n\
                  local child = find(self, name)\n\
                  if child ~= nil then return child end\n\
-                 local waited, warned = 0, false\n\
+                 local start, warned = now(), false\n\
                  while true do\n\
-                     waited += yield(TOKEN, 'wait', 0)\n\
+                     wait_for(0)\n\
+                     local waited = now() - start\n\
                      child = find(self, name)\n\
                      if child ~= nil then return child end\n\
                      if timeout ~= nil then\n\
@@ -549,7 +597,7 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
              end",
         )
         .set_name("=WaitForChild")
-        .call((find, warn, token))?;
+        .call((find, warn, wait_for, now))?;
     lua.set_named_registry_value("procmodel.wait_for_child", wait_for_child)
 }
 

@@ -1,8 +1,12 @@
 //! The host's deterministic scheduler and the `task` library. Time is virtual: frames of
 //! 1/60 s advanced by the host, never read from a clock, so runs are reproducible.
 //!
-//! Luau-side wrappers yield a private token with a request (`wait`, `pause`); the driver reads
-//! the request when `resume` returns and queues the thread accordingly. At every resumption
+//! A yield to the scheduler (`task.wait`, `wait`, `params:Pause()`, `Signal:Wait()`,
+//! `WaitForChild`) first queues the running thread itself (`native.wait`/`native.pause`, or a
+//! signal's one-shot connection), then yields with no values. So a plain coroutine
+//! (`coroutine.create`/`wrap`) that waits is resumed by the scheduler like any thread it
+//! started, and the `coroutine.resume` that ran it returns just `true`, as in Roblox; the
+//! driver only resumes threads and reads nothing from what they yield. At every resumption
 //! point it dispatches the events `signals` recorded. Its state is in `sched`.
 
 use crate::sched::{Entry, FRAME, Resume, sched};
@@ -14,13 +18,23 @@ use mlua::{Function, Lua, MultiValue, Table, Thread, Value};
 /// [`crate::Host::set_frame_hook`], which takes a typed hook and wraps it in this.
 pub(crate) struct FrameHook(pub(crate) Box<dyn Fn(&Lua) -> mlua::Result<()>>);
 
-/// The Luau half of the library: wrappers that yield the host token.
+/// The Luau half of the library: wrappers that queue the running thread, then yield.
 const TASK_LUAU: &str = r#"
-local TOKEN, native = ...
+local native = ...
 local yield = coroutine.yield
+local isyieldable = coroutine.isyieldable
+local queue_wait, queue_pause = native.wait, native.pause
 local task = {}
+-- Queues the running thread to resume after `t` seconds (at least a frame) and yields; the
+-- scheduler resumes it with the time waited. Where no yield is possible the bare yield
+-- raises Luau's own error, before anything is queued.
+local function wait_for(t)
+    if not isyieldable() then return yield() end
+    queue_wait(t)
+    return yield()
+end
 function task.wait(t)
-    return yield(TOKEN, "wait", t)
+    return wait_for(t)
 end
 function task.spawn(f, ...)
     return native.spawn(f, ...)
@@ -37,22 +51,51 @@ end
 function task.synchronize() end
 function task.desynchronize() end
 local function wait(t)
-    local elapsed = yield(TOKEN, "wait", t)
+    local elapsed = wait_for(t)
     -- The legacy wait returns the time waited and the time since the start (`elapsedTime`).
     return elapsed, native.now()
 end
 local function pause()
-    return yield(TOKEN, "pause")
+    if not isyieldable() then return yield() end
+    queue_pause()
+    return yield()
 end
-return table.freeze(task), wait, pause
+return table.freeze(task), wait, pause, wait_for
 "#;
 
 /// Installs `task`, `wait`, `delay`, `spawn` and returns the pause function used by params.
 pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<Function> {
     lua.set_app_data(crate::sched::Sched::default());
-    let token = lua.create_table()?;
-    lua.set_named_registry_value("procmodel.yield_token", &token)?;
     let native = lua.create_table()?;
+    // The running thread waits `t` seconds (a frame at least): queued before it yields.
+    native.set(
+        "wait",
+        lua.create_function(|lua, t: Value| {
+            let t = t.as_number().or(t.as_integer().map(|i| i as f64));
+            let dt = t.unwrap_or(0.0).max(FRAME);
+            let th = lua.current_thread();
+            let mut s = sched(lua)?;
+            let since = s.now;
+            let at = s.now + dt;
+            s.schedule(at, th, Resume::Elapsed { since, wait: dt });
+            Ok(())
+        })?,
+    )?;
+    // The running thread resumes at the start of the next frame (`params:Pause()`).
+    native.set(
+        "pause",
+        lua.create_function(|lua, ()| {
+            let th = lua.current_thread();
+            let mut s = sched(lua)?;
+            let group = s.current;
+            s.next_frame.push_back(Entry {
+                thread: th,
+                resume: Resume::Args(MultiValue::new()),
+                group,
+            });
+            Ok(())
+        })?,
+    )?;
     native.set(
         "spawn",
         lua.create_function(|lua, (f, args): (Value, MultiValue)| {
@@ -99,10 +142,10 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<Function> {
             close(lua, &th)
         })?,
     )?;
-    let (task, wait, pause): (Table, Function, Function) = lua
-        .load(TASK_LUAU)
-        .set_name("=task")
-        .call((token, native))?;
+    let (task, wait, pause, wait_for): (Table, Function, Function, Function) =
+        lua.load(TASK_LUAU).set_name("=task").call(native)?;
+    // `WaitForChild` polls with it (`signals`).
+    lua.set_named_registry_value(crate::sched::WAIT_FOR, wait_for)?;
     // The legacy global `spawn` runs its function at the next resumption of the scheduler,
     // as `task.delay(0, f)` does (Roblox's scheduling guide), not at once as `task.spawn`.
     let legacy_spawn = lua.create_function(|lua, f: Value| {
@@ -231,10 +274,10 @@ pub enum Step {
 fn drive(lua: &Lua, th: &Thread, resume: Resume) -> mlua::Result<Step> {
     let args = match resume {
         Resume::Args(a) => a,
-        Resume::Elapsed { since } => {
+        Resume::Elapsed { since, wait } => {
             let now = sched(lua)?.now;
             let mut m = MultiValue::new();
-            m.push_back(Value::Number(now - since));
+            m.push_back(Value::Number((now - since).max(wait)));
             m
         }
     };
@@ -242,37 +285,8 @@ fn drive(lua: &Lua, th: &Thread, resume: Resume) -> mlua::Result<Step> {
     if th.status() != ThreadStatus::Resumable {
         return Ok(Step::Finished(out));
     }
-    let token: Table = lua.named_registry_value("procmodel.yield_token")?;
-    let mut it = out.iter();
-    let is_ours = matches!(it.next(), Some(Value::Table(t)) if *t == token);
-    if is_ours {
-        let kind = it.next().and_then(|v| {
-            v.as_string()
-                .and_then(|s| s.to_str().ok().map(|s| s.to_owned()))
-        });
-        let mut s = sched(lua)?;
-        match kind.as_deref() {
-            Some("wait") => {
-                let t = it
-                    .next()
-                    .and_then(|v| v.as_number().or(v.as_integer().map(|i| i as f64)));
-                let dt = t.unwrap_or(0.0).max(FRAME);
-                let since = s.now;
-                let at = s.now + dt;
-                s.schedule(at, th.clone(), Resume::Elapsed { since });
-            }
-            Some("pause") => {
-                let group = s.current;
-                s.next_frame.push_back(Entry {
-                    thread: th.clone(),
-                    resume: Resume::Args(MultiValue::new()),
-                    group,
-                })
-            }
-            _ => {}
-        }
-    }
-    // A plain coroutine.yield() suspends the thread until someone resumes it explicitly.
+    // A yield to the scheduler queued the thread before yielding; after a plain
+    // coroutine.yield() it stays suspended until someone resumes it explicitly.
     Ok(Step::Yielded)
 }
 
@@ -367,6 +381,10 @@ fn step_group(
         let Some((entry, frame)) = next else {
             return Ok(None);
         };
+        if entry.thread.status() != ThreadStatus::Resumable {
+            // A waiting coroutine that someone resumed by hand and that has ended since.
+            continue;
+        }
         sched(lua)?.check_run(group)?;
         let now = sched(lua)?.now;
         if frame && now != stepped {
@@ -511,6 +529,9 @@ fn pump_inner(lua: &Lua, run: &Run, frames: u32, hooks: &dyn Fn(bool)) -> mlua::
         let Some((entry, frame)) = sched(lua)?.pop(run.group) else {
             return Ok(Progress::Suspended);
         };
+        if entry.thread.status() != ThreadStatus::Resumable {
+            continue;
+        }
         paid = false;
         sched(lua)?.check_run(run.group)?;
         let now = sched(lua)?.now;

@@ -37,6 +37,11 @@ fn task() {
 }
 
 #[test]
+fn task_coroutines() {
+    check("task_coroutines");
+}
+
+#[test]
 fn toolkit_automata() {
     check("toolkit_automata");
 }
@@ -75,6 +80,7 @@ const LISTED: &[&str] = &[
     "instance",
     "pivot",
     "task",
+    "task_coroutines",
     "toolkit_automata",
     "toolkit_lsystem",
     "toolkit_noise",

@@ -17,4 +17,8 @@ roblox_tests!("events":
     stale_references,
     tweens,
     sound,
+    destroy,
+    services_locked,
+    no_change_no_signal,
+    collection_membership,
 );

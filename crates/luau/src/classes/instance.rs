@@ -159,29 +159,157 @@ pub(crate) fn count_new_instance(c: &mut Ctx) -> mlua::Result<()> {
     check_limit(c, 1)
 }
 
-/// A script's destruction of `r` by `method`: the write is checked, `Destroying` fires, then
-/// [`destroy`].
+/// A script's destruction of `r` by `method`: the write is checked, then [`destroy`].
 pub(crate) fn destroy_as(c: &mut Ctx, r: Ref, method: &str) -> mlua::Result<()> {
     c.check_write(r, || method.into())?;
-    if c.signals.watch.any {
-        crate::signals::destroying(c, r);
+    if let Some(e) = crate::services::locked_parent(c, r) {
+        return Err(e);
     }
     destroy(c, r);
     Ok(())
 }
 
-/// Marks `r` and its descendants destroyed and detaches `r`.
+/// `Instance:Destroy()` of `r`: `Destroying` fires for `r` and its descendants, `r`'s Parent
+/// is set to nil (with the events of that), and `r` and every descendant are left without
+/// a parent, their Parent locked and their connections cut (Roblox: Destroy "calls
+/// Destroy() on all children"). Linear in the size of the tree.
 pub(crate) fn destroy(c: &mut Ctx, r: Ref) {
     if r == c.dom.root_ref() || c.dom.get_by_ref(r).is_none() {
         return;
     }
+    let parent = c.dom.get_by_ref(r).map_or(Ref::none(), |i| i.parent());
+    if parent.is_some() {
+        c.dom.transfer_within(r, Ref::none());
+    }
     let mut all = descendants(c, r);
     all.push(r);
-    if c.dom.get_by_ref(r).is_some_and(|i| i.parent().is_some()) {
-        c.dom.transfer_within(r, Ref::none());
+    destroyed_tree(c, r, parent, &all);
+    orphan_tree(&mut c.dom, r, &all);
+    c.tree_changed();
+    c.destroyed.extend(all);
+}
+
+/// The signals of destroying the tree `all` of `r`, which had `parent` (`r` already
+/// detached): `Destroying`, the Parent change's events, and the connections cut.
+fn destroyed_tree(c: &mut Ctx, r: Ref, parent: Ref, all: &[Ref]) {
+    if !c.signals.watch.any {
+        return;
+    }
+    crate::signals::destroying(c, r);
+    if parent.is_some() {
+        crate::signals::reparented(c, r, parent, Ref::none());
+    }
+    c.signals.cut_targets(all);
+}
+
+/// Leaves every instance of the tree `all` of the parentless `root` without a parent.
+/// rbx-dom unlinks a child by a scan of its parent's children, quadratic for a wide tree, so
+/// such a tree is taken out of the DOM whole and its instances put back one by one as they
+/// were (same referents, names, classes and properties), parentless; a narrow one (a part
+/// and its welds) is unlinked child by child.
+fn orphan_tree(dom: &mut rbx_dom_weak::WeakDom, root: Ref, all: &[Ref]) {
+    if all.len() <= 1 {
+        return;
+    }
+    let scans: usize = all
+        .iter()
+        .filter_map(|&m| dom.get_by_ref(m))
+        .map(|i| i.children().len() * i.children().len())
+        .sum();
+    if scans <= 8 * all.len() {
+        for &m in all {
+            if m != root {
+                dom.transfer_within(m, Ref::none());
+            }
+        }
+        return;
+    }
+    let mut kept = Vec::with_capacity(all.len());
+    for &m in all {
+        let Some(inst) = dom.get_by_ref_mut(m) else {
+            continue;
+        };
+        let properties = std::mem::take(&mut inst.properties);
+        let name = std::mem::take(&mut inst.name);
+        kept.push((m, inst.class, name, properties));
+    }
+    dom.destroy(root);
+    for (m, class, name, properties) in kept {
+        let builder =
+            rbx_dom_weak::InstanceBuilder::with_property_capacity(class, properties.len())
+                .with_referent(m)
+                .with_name(name)
+                .with_properties(properties);
+        dom.insert(Ref::none(), builder);
+    }
+}
+
+/// `Instance:ClearAllChildren()`: destroys every child of `r` (see [`destroy`]), each with
+/// its events, in time linear in the size of the trees (and of `r`'s later siblings).
+fn clear_all_children(c: &mut Ctx, r: Ref) -> mlua::Result<()> {
+    c.check_write(r, || "ClearAllChildren".into())?;
+    let kids = children(c, r);
+    if kids.is_empty() {
+        return Ok(());
+    }
+    for &k in &kids {
+        c.check_write(k, || "ClearAllChildren".into())?;
+        if let Some(e) = crate::services::locked_parent(c, k) {
+            return Err(e);
+        }
+    }
+    let parent = c.dom.get_by_ref(r).map_or(Ref::none(), |i| i.parent());
+    let later: Vec<Ref> = c
+        .dom
+        .get_by_ref(parent)
+        .map(|p| {
+            let all = p.children();
+            let at = all.iter().position(|&x| x == r).unwrap_or(all.len());
+            all[(at + 1).min(all.len())..].to_vec()
+        })
+        .unwrap_or_default();
+    let siblings = c.dom.get_by_ref(parent).map_or(0, |p| p.children().len());
+    // Unlinking the children one by one scans `r`'s children each time; taking `r`'s whole
+    // tree out and putting `r` back in its place among its siblings scans those instead.
+    let n = kids.len();
+    let whole = r != c.dom.root_ref() && n > 16 && (later.len() + 1) * siblings < n * n / 2;
+    let mut all = descendants(c, r);
+    if whole {
+        // The events first, while `r` is in its place (DescendantRemoving of its ancestors).
+        for &k in &kids {
+            let tree = subtree_of(c, k);
+            destroyed_tree(c, k, r, &tree);
+        }
+        if parent.is_some() {
+            c.dom.transfer_within(r, Ref::none());
+        }
+        all.push(r);
+        orphan_tree(&mut c.dom, r, &all);
+        all.pop();
+        if parent.is_some() {
+            c.dom.transfer_within(r, parent);
+            for s in later {
+                c.dom.transfer_within(s, parent);
+            }
+        }
+    } else {
+        for &k in &kids {
+            c.dom.transfer_within(k, Ref::none());
+            let tree = subtree_of(c, k);
+            destroyed_tree(c, k, r, &tree);
+            orphan_tree(&mut c.dom, k, &tree);
+        }
     }
     c.tree_changed();
     c.destroyed.extend(all);
+    Ok(())
+}
+
+/// `r` and its descendants.
+fn subtree_of(c: &Ctx, r: Ref) -> Vec<Ref> {
+    let mut all = descendants(c, r);
+    all.push(r);
+    all
 }
 
 fn attributes_of(inst: &rbx_dom_weak::Instance) -> Option<&Attributes> {
@@ -396,12 +524,7 @@ pub fn register(m: &mut MethodTable) {
         destroy_as(&mut *ctx(lua)?, this.r, "Destroy")
     });
     m.add_method("ClearAllChildren", |lua, this, ()| {
-        let mut c = ctx(lua)?;
-        c.check_write(this.r, || "ClearAllChildren".into())?;
-        for ch in children(&c, this.r) {
-            destroy(&mut c, ch);
-        }
-        Ok(())
+        clear_all_children(&mut *ctx(lua)?, this.r)
     });
     m.add_method("GetAttribute", |lua, this, name: String| {
         let c = ctx(lua)?;
@@ -447,23 +570,25 @@ pub fn register(m: &mut MethodTable) {
                 c.charge_text(v)?;
             }
             let flag = c.managed_flag(this.class);
+            let listens = c.signals.watch.any
+                && c.signals
+                    .watch
+                    .listens(this.r, crate::signals::ATTRIBUTE_KINDS);
             let inst = inst_mut(&mut c, this)?;
             let mut attrs = attributes_of(inst).cloned().unwrap_or_default();
-            match variant {
-                Some(v) => {
-                    attrs.insert(name.clone(), v);
-                }
-                None => {
-                    attrs.remove(name.as_str());
-                }
-            }
+            let old = match variant {
+                Some(v) => attrs.insert(name.clone(), v),
+                None => attrs.remove(name.as_str()),
+            };
+            // Roblox fires the change signals only for a change.
+            let changed = listens && old.as_ref() != attrs.get(name.as_str());
             inst.properties
                 .insert(crate::keys::KEYS.attributes, Variant::Attributes(attrs));
             if let Some(flag) = flag {
                 // An input of the managed class changed: it is processed at the next frame.
                 inst.properties.insert(flag, Variant::Bool(true));
             }
-            if c.signals.watch.any {
+            if changed {
                 crate::signals::attribute_changed(&mut c, this.r, &name);
             }
             Ok(())
