@@ -91,6 +91,20 @@ pub struct Fired {
     pub(crate) b: Ref,
     /// The string argument of a [`Kind::Named`] event.
     pub(crate) text: Option<Box<str>>,
+    /// What a [`Kind::Changed`] event passes to `Changed` handlers.
+    pub(crate) changed: ChangedArg,
+}
+
+/// The argument `Changed` handlers get. Roblox's ValueBase objects (IntValue, ObjectValue,
+/// …) override `Changed`: it fires only when `Value` changes, with the new value; every
+/// other instance's `Changed` fires for any property, with the property's name.
+pub(crate) enum ChangedArg {
+    /// The property's name (`ev.name`).
+    Name,
+    /// A ValueBase's new Value, as it was when written.
+    Value(Box<rbx_types::Variant>),
+    /// A ValueBase property other than Value: no `Changed` (its property signal still fires).
+    Skip,
 }
 
 /// Signal state of the run context: the recorded events, the connections, callbacks.
@@ -261,6 +275,7 @@ impl SignalState {
             a,
             b,
             text: None,
+            changed: ChangedArg::Name,
         });
     }
 
@@ -273,6 +288,7 @@ impl SignalState {
             a: Ref::none(),
             b: Ref::none(),
             text: Some(text.into_boxed_str()),
+            changed: ChangedArg::Name,
         });
     }
 }

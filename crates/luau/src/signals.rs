@@ -13,24 +13,39 @@
 //! from `sched`, so this module sits below the `task` driver that calls it.
 
 use crate::context::{Ctx, Instance, ctx};
-use crate::signal_state::{Callback, Kind};
+use crate::signal_state::{Callback, ChangedArg, Kind};
 use mlua::{Function, Lua, MetaMethod, MultiValue, Thread, UserData, Value};
 use rbx_dom_weak::Ustr;
-use rbx_types::Ref;
+use rbx_types::{Ref, Variant};
 
 // ----- recording (called on the write paths only when `watch.any`) -----------------------
 
 /// A property of `r` was written (`name`: the member name Roblox reports).
 pub fn prop_changed(c: &mut Ctx, r: Ref, name: &str) {
+    if !c.signals.watch.listens(r, PROPERTY_KINDS) {
+        return;
+    }
+    let changed = match c.dom.get_by_ref(r) {
+        Some(i) if procmodel_dom::is_a(&i.class, "ValueBase") => {
+            if name == "Value" {
+                let v = i.properties.get(&Ustr::from("Value")).cloned();
+                v.map_or(ChangedArg::Name, |v| ChangedArg::Value(Box::new(v)))
+            } else {
+                ChangedArg::Skip
+            }
+        }
+        _ => ChangedArg::Name,
+    };
     let s = &mut c.signals;
-    if s.watch.listens(r, PROPERTY_KINDS) {
-        s.record(
-            r,
-            Kind::Changed,
-            Some(Ustr::from(name)),
-            Ref::none(),
-            Ref::none(),
-        );
+    s.record(
+        r,
+        Kind::Changed,
+        Some(Ustr::from(name)),
+        Ref::none(),
+        Ref::none(),
+    );
+    if let Some(ev) = s.events.last_mut() {
+        ev.changed = changed;
     }
 }
 
@@ -278,17 +293,23 @@ pub fn flush(lua: &Lua) -> mlua::Result<Vec<Ready>> {
                     continue;
                 }
                 let mut args = MultiValue::new();
-                match kind {
-                    Kind::Changed | Kind::AttributeChanged => {
+                match (kind, &ev.changed) {
+                    (Kind::Changed, ChangedArg::Skip) => continue,
+                    (Kind::Changed, ChangedArg::Value(v)) => args.push_back(match &**v {
+                        Variant::Ref(r) => push_opt(&mut c, *r)?,
+                        v => procmodel_luau_types::variant_to_lua(lua, v, None)?,
+                    }),
+                    (Kind::Changed | Kind::AttributeChanged, _) => {
                         let name = ev.name.map(|n| n.as_str()).unwrap_or_default();
                         args.push_back(Value::String(lua.create_string(name)?));
                     }
-                    Kind::PropertyChanged | Kind::AttributeChangedNamed | Kind::Destroying => {}
-                    Kind::Named => {
+                    (Kind::PropertyChanged | Kind::AttributeChangedNamed | Kind::Destroying, _) => {
+                    }
+                    (Kind::Named, _) => {
                         let text = ev.text.as_deref().unwrap_or_default();
                         args.push_back(Value::String(lua.create_string(text)?));
                     }
-                    Kind::AncestryChanged => {
+                    (Kind::AncestryChanged, _) => {
                         args.push_back(push_opt(&mut c, ev.a)?);
                         args.push_back(push_opt(&mut c, ev.b)?);
                     }

@@ -21,4 +21,5 @@ roblox_tests!("events":
     services_locked,
     no_change_no_signal,
     collection_membership,
+    value_changed,
 );
