@@ -14,7 +14,9 @@ pub struct Args {
     /// The script (.luau).
     pub script: PathBuf,
     /// Run the script against this place (.rbxl, .rbxlx, .rbxm, .rbxmx) instead of an empty
-    /// DataModel, as a Studio command bar or plugin works on an open place.
+    /// DataModel, as a Studio command bar or plugin works on an open place. A model file's
+    /// instances are put into Workspace, and `--save` to a model file saves Workspace's
+    /// contents.
     #[arg(long)]
     pub place: Option<PathBuf>,
     /// Save the resulting DataModel (.rbxl, .rbxlx; .rbxm/.rbxmx/.glb/.gltf/.obj also work).
@@ -49,10 +51,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let cache = args.cache.open(None);
     config.cache = cache.clone().map(|c| c as _);
     // Scripts are trusted local tools; ProceduralModels they create regenerate while they wait.
-    let mut engine = match &args.place {
-        Some(place) => Engine::load(procmodel_luau::runtime(), place, config)?,
-        None => Engine::new(procmodel_luau::runtime(), config)?,
+    // A model file's instances are put into Workspace, as Studio inserts a model.
+    let (mut engine, model_in_workspace) = match &args.place {
+        Some(place) => Engine::load_into_place(procmodel_luau::runtime(), place, config)?,
+        None => (Engine::new(procmodel_luau::runtime(), config)?, false),
     };
+    let workspace = engine.workspace();
     // The last outcome of each model, in the order models first reported.
     let outcomes: Rc<RefCell<Vec<Report>>> = Rc::default();
     let sink = outcomes.clone();
@@ -130,7 +134,20 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     crate::release_free_memory();
     if let (Some(path), Some(format)) = (&args.save, format) {
-        let roots = dom.root().children().to_vec();
+        // A model file edited in place is saved back as a model of Workspace's contents (not
+        // the services around them); anything else saves the whole DataModel.
+        let roots = if model_in_workspace
+            && matches!(format, output::Format::Rbxm | output::Format::Rbxmx)
+        {
+            dom.get_by_ref(workspace)
+                .map(|w| w.children().to_vec())
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|&r| dom.get_by_ref(r).is_some_and(|i| i.class != "Camera"))
+                .collect()
+        } else {
+            dom.root().children().to_vec()
+        };
         // glTF and OBJ carry the Terrain's mesh, as `procmodel export` of the place does.
         let written = crate::export::write_with_terrain(&dom, &roots, format, path, &args.script)?;
         if let Some(record) = record {

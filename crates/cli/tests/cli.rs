@@ -550,6 +550,78 @@ fn a_place_with_content_ids_saves_and_loads_them_back() {
     }
 }
 
+/// A model file given as `--place` opens as Studio inserts a model into a place: its
+/// instances are in Workspace (`workspace` was nil and the model sat beside the services),
+/// and `--save` to a model file writes the edited model, not the services around it.
+#[test]
+fn a_model_file_as_place_is_in_workspace_and_saves_back_as_the_model() {
+    let model = tmp("place_model.rbxm");
+    ok(generate(&[
+        examples().join("SpiralStaircase.luau").to_str().unwrap(),
+        "-o",
+        model.to_str().unwrap(),
+    ]));
+    let edit = tmp("place_model_edit.luau");
+    std::fs::write(
+        &edit,
+        "local m = workspace:FindFirstChild('SpiralStaircase')\n\
+         assert(m, 'the model is not in Workspace')\n\
+         local p = Instance.new('Part') p.Name = 'Added' p.Parent = m\n",
+    )
+    .unwrap();
+    for ext in ["rbxm", "rbxmx"] {
+        let saved = tmp(&format!("place_model_edited.{ext}"));
+        ok(bin()
+            .arg("run")
+            .arg(&edit)
+            .arg("--place")
+            .arg(&model)
+            .arg("--save")
+            .arg(&saved)
+            .output()
+            .unwrap());
+        let dom = if ext == "rbxm" {
+            read_rbxm(&saved)
+        } else {
+            rbx_xml::from_reader_default(std::fs::File::open(&saved).unwrap()).unwrap()
+        };
+        let top: Vec<&str> = dom
+            .root()
+            .children()
+            .iter()
+            .map(|&r| dom.get_by_ref(r).unwrap().name.as_str())
+            .collect();
+        assert_eq!(top, ["SpiralStaircase"], "{ext}");
+        assert_eq!(count_named(&dom, "Added"), 1, "{ext}");
+    }
+    // Saved as a place, the model is in the place's Workspace.
+    let place = tmp("place_model_edited.rbxl");
+    ok(bin()
+        .arg("run")
+        .arg(&edit)
+        .arg("--place")
+        .arg(&model)
+        .arg("--save")
+        .arg(&place)
+        .output()
+        .unwrap());
+    let dom = read_rbxm(&place);
+    let ws = dom
+        .root()
+        .children()
+        .iter()
+        .copied()
+        .find(|&r| dom.get_by_ref(r).unwrap().class == "Workspace")
+        .expect("a Workspace");
+    assert!(
+        dom.get_by_ref(ws)
+            .unwrap()
+            .children()
+            .iter()
+            .any(|&r| dom.get_by_ref(r).unwrap().name == "SpiralStaircase")
+    );
+}
+
 /// `game:BindToClose` functions run when the session closes, after the script and its threads
 /// and before the place is saved, each in its own thread, for at most 30 s of virtual time:
 /// one that never finishes is ended with a warning, one that fails is reported, and the run

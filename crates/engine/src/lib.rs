@@ -239,6 +239,43 @@ impl Engine {
         Ok(engine)
     }
 
+    /// Loads a scene for a script to work on, as Studio opens a file: a place (`.rbxl`,
+    /// `.rbxlx`, a Rojo project) as [`Engine::load`] does; a model file's (`.rbxm`, `.rbxmx`)
+    /// instances go into the Workspace of a new DataModel, as Studio inserts a model into
+    /// an open place (with the same referents). A model whose own top level already holds a
+    /// Workspace (a DataModel saved as a model) loads as it is. The flag says whether the
+    /// file's instances were put into Workspace.
+    pub fn load_into_place(
+        runtime: Arc<dyn ScriptRuntime>,
+        path: &Path,
+        config: EngineConfig,
+    ) -> Result<(Engine, bool), EngineError> {
+        let model_file = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| e.eq_ignore_ascii_case("rbxm") || e.eq_ignore_ascii_case("rbxmx"));
+        if !model_file {
+            return Ok((Engine::load(runtime, path, config)?, false));
+        }
+        let (mut loaded, _) = scene::read_digested(path, false)?;
+        let top = loaded.root().children().to_vec();
+        if top
+            .iter()
+            .any(|&r| loaded.get_by_ref(r).is_some_and(|i| i.class == "Workspace"))
+        {
+            return Ok((Engine::load(runtime, path, config)?, false));
+        }
+        let mut engine = Engine::new(runtime, config)?;
+        let workspace = engine.workspace();
+        engine.host.with_dom_mut(|dom| {
+            for r in top {
+                loaded.transfer(r, dom, workspace);
+            }
+        });
+        engine.adopt_loaded();
+        Ok((engine, true))
+    }
+
     fn with_host(host: Rc<Host>, runtime: Arc<dyn ScriptRuntime>, config: EngineConfig) -> Engine {
         let undo_instances = config.undo_instances;
         // Runs are timed from their start: the reflection database (decoded at its first use,
