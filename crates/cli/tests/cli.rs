@@ -569,17 +569,20 @@ fn a_model_file_as_place_is_in_workspace_and_saves_back_as_the_model() {
          local p = Instance.new('Part') p.Name = 'Added' p.Parent = m\n",
     )
     .unwrap();
-    for ext in ["rbxm", "rbxmx"] {
-        let saved = tmp(&format!("place_model_edited.{ext}"));
+    let edit_to = |saved: &Path| {
         ok(bin()
             .arg("run")
             .arg(&edit)
             .arg("--place")
             .arg(&model)
             .arg("--save")
-            .arg(&saved)
+            .arg(saved)
             .output()
-            .unwrap());
+            .unwrap())
+    };
+    for ext in ["rbxm", "rbxmx"] {
+        let saved = tmp(&format!("place_model_edited.{ext}"));
+        edit_to(&saved);
         let dom = if ext == "rbxm" {
             read_rbxm(&saved)
         } else {
@@ -596,15 +599,7 @@ fn a_model_file_as_place_is_in_workspace_and_saves_back_as_the_model() {
     }
     // Saved as a place, the model is in the place's Workspace.
     let place = tmp("place_model_edited.rbxl");
-    ok(bin()
-        .arg("run")
-        .arg(&edit)
-        .arg("--place")
-        .arg(&model)
-        .arg("--save")
-        .arg(&place)
-        .output()
-        .unwrap());
+    edit_to(&place);
     let dom = read_rbxm(&place);
     let ws = dom
         .root()

@@ -970,28 +970,23 @@ fn outputs_that_cannot_all_be_written_leave_every_old_file() {
         p
     };
     let (png, place) = (d.join("h.png"), d.join("p.rbxl"));
-    ok(bin()
-        .arg("terrain")
-        .arg(small(1))
-        .arg("-o")
-        .arg(&png)
-        .arg("-o")
-        .arg(&place)
-        .output()
-        .unwrap());
+    let terrain = |world: PathBuf, a: &Path, b: &Path| {
+        bin()
+            .arg("terrain")
+            .arg(world)
+            .arg("-o")
+            .arg(a)
+            .arg("-o")
+            .arg(b)
+            .output()
+            .unwrap()
+    };
+    ok(terrain(small(1), &png, &place));
     let (old_png, old_place) = (std::fs::read(&png).unwrap(), std::fs::read(&place).unwrap());
     let sidecar = d.join("h.png.json");
     std::fs::remove_file(&sidecar).unwrap();
     std::fs::create_dir(&sidecar).unwrap();
-    let out = bin()
-        .arg("terrain")
-        .arg(small(2))
-        .arg("-o")
-        .arg(&place)
-        .arg("-o")
-        .arg(&png)
-        .output()
-        .unwrap();
+    let out = terrain(small(2), &place, &png);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{err}");
     assert!(
@@ -1008,15 +1003,7 @@ fn outputs_that_cannot_all_be_written_leave_every_old_file() {
         .collect();
     assert!(left.is_empty(), "temp files left: {left:?}");
     // The same output named twice is refused before anything is written.
-    let out = bin()
-        .arg("terrain")
-        .arg(small(2))
-        .arg("-o")
-        .arg(&place)
-        .arg("-o")
-        .arg(d.join(".").join("p.rbxl"))
-        .output()
-        .unwrap();
+    let out = terrain(small(2), &place, &d.join(".").join("p.rbxl"));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         !out.status.success() && err.contains("named twice"),

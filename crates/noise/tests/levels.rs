@@ -48,6 +48,47 @@ fn fill3(n: &Noise, simd: SimdLevel, parallel: bool) -> Vec<u32> {
     bits(&out)
 }
 
+/// The SIMD levels this CPU has.
+fn available_levels() -> Vec<SimdLevel> {
+    SimdLevel::ALL
+        .into_iter()
+        .filter(|l| l.is_available())
+        .collect()
+}
+
+/// `g2` and `g3` filled on every available level, serially and split over a 3-thread pool:
+/// `(level, parallel, 2D samples, 3D samples)`.
+fn fills_everywhere(
+    n: &Noise,
+    g2: &Grid2,
+    g3: &Grid3,
+) -> Vec<(SimdLevel, bool, Vec<f32>, Vec<f32>)> {
+    static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
+    let pool = POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap()
+    });
+    let mut all = Vec::new();
+    for l in available_levels() {
+        for parallel in [false, true] {
+            let exec = Exec {
+                simd: Some(l),
+                parallel,
+            };
+            let mut out2 = vec![0.0; g2.size[0] * g2.size[1]];
+            let mut out3 = vec![0.0; g3.size[0] * g3.size[1] * g3.size[2]];
+            pool.install(|| {
+                n.fill2(g2, &mut out2, exec).unwrap();
+                n.fill3(g3, &mut out3, exec).unwrap();
+            });
+            all.push((l, parallel, out2, out3));
+        }
+    }
+    all
+}
+
 #[test]
 fn all_levels_and_threads_give_identical_bytes() {
     let levels: Vec<SimdLevel> = SimdLevel::ALL
@@ -206,14 +247,6 @@ fn fine_perlin_grids_equal_samples_on_every_level() {
         // Many lattice points (integer y and z on every row), where exact zeros meet.
         ([-8.0, -8.0, -4.0], [0.125, 1.0, 1.0], [131, 6, 4]),
     ];
-    let levels: Vec<SimdLevel> = SimdLevel::ALL
-        .into_iter()
-        .filter(|l| l.is_available())
-        .collect();
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(3)
-        .build()
-        .unwrap();
     for seed in [0, 3, 1_000_003] {
         for frequency in [1.0, 0.37, 2.5, -1.5] {
             let n = Noise::new(procmodel_noise::NoiseConfig {
@@ -245,30 +278,17 @@ fn fine_perlin_grids_equal_samples_on_every_level() {
                         }
                     }
                 }
-                for &l in &levels {
-                    for parallel in [false, true] {
-                        let exec = Exec {
-                            simd: Some(l),
-                            parallel,
-                        };
-                        let mut out2 = vec![0.0; want2.len()];
-                        let mut out3 = vec![0.0; want3.len()];
-                        pool.install(|| {
-                            n.fill2(&g2, &mut out2, exec).unwrap();
-                            n.fill3(&g3, &mut out3, exec).unwrap();
-                        });
-                        for (dim, got, want) in [(2, bits(&out2), &want2), (3, bits(&out3), &want3)]
-                        {
-                            let bad = got.iter().zip(want).position(|(a, b)| a != b);
-                            assert!(
-                                bad.is_none(),
-                                "{dim}D seed {seed} frequency {frequency} {l:?} parallel \
-                                 {parallel} origin {origin:?} step {step:?}: sample {bad:?} \
-                                 is {:#x}, sample{dim} {:#x}",
-                                got[bad.unwrap_or(0)],
-                                want[bad.unwrap_or(0)]
-                            );
-                        }
+                for (l, parallel, out2, out3) in fills_everywhere(&n, &g2, &g3) {
+                    for (dim, got, want) in [(2, bits(&out2), &want2), (3, bits(&out3), &want3)] {
+                        let bad = got.iter().zip(want).position(|(a, b)| a != b);
+                        assert!(
+                            bad.is_none(),
+                            "{dim}D seed {seed} frequency {frequency} {l:?} parallel \
+                             {parallel} origin {origin:?} step {step:?}: sample {bad:?} \
+                             is {:#x}, sample{dim} {:#x}",
+                            got[bad.unwrap_or(0)],
+                            want[bad.unwrap_or(0)]
+                        );
                     }
                 }
             }
@@ -307,14 +327,6 @@ fn non_finite_perlin_grids_equal_samples_on_every_level() {
         ([0.5, 0.25, 0.5], [0.031, 0.031, nan]),
     ];
     let size = [41, 3, 3];
-    let levels: Vec<SimdLevel> = SimdLevel::ALL
-        .into_iter()
-        .filter(|l| l.is_available())
-        .collect();
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(3)
-        .build()
-        .unwrap();
     let mut nans = 0;
     for seed in [0, 3] {
         let n = Noise::new(procmodel_noise::NoiseConfig {
@@ -347,22 +359,10 @@ fn non_finite_perlin_grids_equal_samples_on_every_level() {
             }
             nans += want2.iter().chain(&want3).filter(|v| v.is_nan()).count();
             let (want2, want3) = (bits_nan_canonical(&want2), bits_nan_canonical(&want3));
-            for &l in &levels {
-                for parallel in [false, true] {
-                    let exec = Exec {
-                        simd: Some(l),
-                        parallel,
-                    };
-                    let mut out2 = vec![0.0; want2.len()];
-                    let mut out3 = vec![0.0; want3.len()];
-                    pool.install(|| {
-                        n.fill2(&g2, &mut out2, exec).unwrap();
-                        n.fill3(&g3, &mut out3, exec).unwrap();
-                    });
-                    let what = format!("seed {seed} {l:?} parallel {parallel} {origin:?} {step:?}");
-                    assert_eq!(bits_nan_canonical(&out2), want2, "2D {what}");
-                    assert_eq!(bits_nan_canonical(&out3), want3, "3D {what}");
-                }
+            for (l, parallel, out2, out3) in fills_everywhere(&n, &g2, &g3) {
+                let what = format!("seed {seed} {l:?} parallel {parallel} {origin:?} {step:?}");
+                assert_eq!(bits_nan_canonical(&out2), want2, "2D {what}");
+                assert_eq!(bits_nan_canonical(&out3), want3, "3D {what}");
             }
         }
     }
