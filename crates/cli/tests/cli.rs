@@ -617,6 +617,26 @@ fn a_model_file_as_place_is_in_workspace_and_saves_back_as_the_model() {
     );
 }
 
+/// A truss's Style is saved: files keep it as `style` (the database marks `Style` unsaved,
+/// so the value was dropped with a warning).
+#[test]
+fn truss_style_is_saved() {
+    let place = run_and_save(
+        "truss.luau",
+        "local t = Instance.new('TrussPart') t.Style = Enum.Style.NoSupports t.Parent = workspace\n",
+        "truss.rbxm",
+    );
+    let dom = read_rbxm(&place);
+    let truss = dom
+        .descendants()
+        .find(|i| i.class == "TrussPart")
+        .expect("the truss");
+    assert_eq!(
+        truss.properties.get(&"style".into()),
+        Some(&rbx_types::Variant::Enum(rbx_types::Enum::from_u32(2)))
+    );
+}
+
 /// `game:BindToClose` functions run when the session closes, after the script and its threads
 /// and before the place is saved, each in its own thread, for at most 30 s of virtual time:
 /// one that never finishes is ended with a warning, one that fails is reported, and the run

@@ -298,6 +298,8 @@ fn legacy(class: &str, name: &str) -> Option<Legacy> {
         "Pitch" if is_a(class, "Sound") => Legacy::Same("PlaybackSpeed"),
         "Enabled" if is_a(class, "BaseScript") => Legacy::Inverted("Disabled"),
         "Health" if is_a(class, "Humanoid") => Legacy::Hidden("Health_XML"),
+        // Files keep a truss's style as `style`, a property of its own in the database.
+        "Style" if is_a(class, "TrussPart") => Legacy::Hidden("style"),
         _ => return None,
     })
 }
