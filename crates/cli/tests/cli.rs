@@ -336,6 +336,48 @@ fn generator_errors_exit_nonzero_with_file_and_line() {
     assert!(!err.contains("panicked"), "{err}");
 }
 
+/// A generator file written for Studio (`require(script.Parent.Util)`) names the file beside
+/// it that it meant and how to require it; a member with no such file gets the plain error.
+#[test]
+fn instance_requires_of_files_beside_a_generator_file_say_how() {
+    let d = tmp("beside");
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(d.join("Util.luau"), "return { n = 3 }\n").unwrap();
+    let run = |require: &str| {
+        std::fs::write(
+            d.join("Gen.luau"),
+            format!(
+                "local Util = require({require})\n\
+                 return {{ OnGenerate = function(p, t) Instance.new('Part').Parent = t end }}\n"
+            ),
+        )
+        .unwrap();
+        generate(&[
+            d.join("Gen.luau").to_str().unwrap(),
+            "-o",
+            d.join("out.rbxm").to_str().unwrap(),
+        ])
+    };
+    let o = run("script.Parent.Util");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains("Gen.luau:1: Util is not a valid member of ServerStorage")
+            && err.contains("require(\"./Util\") loads")
+            && err.contains("Util.luau"),
+        "{err}"
+    );
+    let o = run("script.Parent.Other");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("Other is not a valid member") && !err.contains("loads"),
+        "{err}"
+    );
+    // The way the message gives works.
+    ok(run("\"./Util\""));
+}
+
 #[test]
 fn new_template_generates_and_info_lists_attributes() {
     let path = tmp("Fresh.luau");

@@ -117,10 +117,53 @@ pub fn not_member(c: &Ctx, this: &Instance, key: &str) -> mlua::Error {
         ));
     }
     mlua::Error::runtime(format!(
-        "{key} is not a valid member of {} \"{}\"",
+        "{key} is not a valid member of {} \"{}\"{}",
         this.class,
-        c.full_name(this.r)
+        c.full_name(this.r),
+        file_beside(c, this.r, key)
+            .map(|(module, file)| format!(
+                " ({module} was loaded from a file, and the files beside it are not instances: \
+                 require(\"./{key}\") loads {}, or build the folder as a Rojo project)",
+                file.display()
+            ))
+            .unwrap_or_default()
     ))
+}
+
+/// For `script.Parent.X` / `script.X` in a module loaded from a file: the module's file name
+/// and the file the author most likely meant (`X.luau`, `X.lua` or `X/init.luau` beside the
+/// module's file; for `script.X`, in the folder of that name or of an `init` module).
+fn file_beside(c: &Ctx, r: rbx_types::Ref, key: &str) -> Option<(String, std::path::PathBuf)> {
+    let mut modules: Vec<(&rbx_types::Ref, &std::path::PathBuf)> = c.files.iter().collect();
+    modules.sort_by(|a, b| a.1.cmp(b.1));
+    for (&module, file) in modules {
+        let parent = c.dom.get_by_ref(module).map(|m| m.parent());
+        let dir = file.parent()?;
+        let stem = file.file_stem()?.to_string_lossy();
+        let folder = if module == r {
+            // `script.X`: a Rojo-style folder module keeps its children beside `init`.
+            if stem == "init" {
+                dir.to_path_buf()
+            } else {
+                dir.join(&*stem)
+            }
+        } else if parent == Some(r) {
+            dir.to_path_buf()
+        } else {
+            continue;
+        };
+        let candidates = [
+            folder.join(format!("{key}.luau")),
+            folder.join(format!("{key}.lua")),
+            folder.join(key).join("init.luau"),
+            folder.join(key).join("init.lua"),
+        ];
+        if let Some(found) = candidates.into_iter().find(|p| p.is_file()) {
+            let name = file.file_name()?.to_string_lossy().into_owned();
+            return Some((name, found));
+        }
+    }
+    None
 }
 
 /// Collects methods by (class, name). Methods are added for the class last named with
