@@ -679,6 +679,64 @@ fn truss_style_is_saved() {
     );
 }
 
+/// The script `run` runs is a Script in ServerScriptService while it runs (`script.Parent`),
+/// but not part of the place it saves: running a build script over a place again and again
+/// does not pile copies of it into the place.
+#[test]
+fn the_script_run_runs_is_not_saved_into_the_place() {
+    let place = run_and_save(
+        "first_build.luau",
+        "assert(script.Parent == game:GetService('ServerScriptService'))\n\
+         assert(script.ClassName == 'Script' and script.Name == 'first_build')\n\
+         local s = Instance.new('Script') s.Name = 'Kept' s.Parent = script.Parent\n\
+         Instance.new('Part', workspace)\n",
+        "no_script.rbxl",
+    );
+    let again = tmp("no_script_again.luau");
+    std::fs::write(
+        &again,
+        "local names = {}\n\
+         for _, c in game:GetService('ServerScriptService'):GetChildren() do table.insert(names, c.Name) end\n\
+         table.sort(names)\n\
+         assert(table.concat(names, ',') == 'Kept,no_script_again', table.concat(names, ','))\n",
+    )
+    .unwrap();
+    for _ in 0..2 {
+        ok(bin()
+            .arg("run")
+            .arg(&again)
+            .arg("--place")
+            .arg(&place)
+            .arg("--save")
+            .arg(&place)
+            .output()
+            .unwrap());
+    }
+    let dom = read_rbxm(&place);
+    let scripts: Vec<&str> = dom
+        .descendants()
+        .filter(|i| i.class == "Script")
+        .map(|i| i.name.as_str())
+        .collect();
+    assert_eq!(scripts, ["Kept"]);
+    // Saved as a model with nothing in ServerScriptService, the service made for the script
+    // is not saved either.
+    let model = run_and_save(
+        "only_part.luau",
+        "Instance.new('Part', workspace)\n",
+        "only_part.rbxm",
+    );
+    let dom = read_rbxm(&model);
+    assert!(
+        dom.descendants()
+            .all(|i| i.class != "ServerScriptService" && i.class != "Script"),
+        "{:?}",
+        dom.descendants()
+            .map(|i| i.class.as_str())
+            .collect::<Vec<_>>()
+    );
+}
+
 /// `game:BindToClose` functions run when the session closes, after the script and its threads
 /// and before the place is saved, each in its own thread, for at most 30 s of virtual time:
 /// one that never finishes is ended with a warning, one that fails is reported, and the run

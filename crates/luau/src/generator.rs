@@ -575,7 +575,7 @@ impl Host {
             .and_then(|s| s.to_str())
             .unwrap_or("Script")
             .to_owned();
-        let script = {
+        let (script, service, made_service) = {
             let mut c = ctx(&self.lua).map_err(|e| crate::error::script(&e))?;
             let root = c.dom.root_ref();
             let service = c.dom.root().children().iter().copied().find(|&r| {
@@ -583,6 +583,7 @@ impl Host {
                     .get_by_ref(r)
                     .is_some_and(|i| i.class == "ServerScriptService")
             });
+            let made_service = service.is_none();
             let service = service.unwrap_or_else(|| {
                 c.dom.insert(
                     root,
@@ -596,16 +597,40 @@ impl Host {
                     .with_property("Source", Variant::String(source)),
             );
             c.files.insert(r, abs);
-            r
+            (r, service, made_service)
         };
         let class =
             self.with_dom_ref(|d| d.get_by_ref(script).map(|i| i.class).unwrap_or_default());
-        let chunk =
+        let ran =
             crate::globals::module_loader(&self.lua, crate::context::Instance { r: script, class })
-                .map_err(|e| self.script_error(&e))?;
-        self.run_thread_with(chunk, MultiValue::new(), true)
-            .map_err(|e| self.script_error(&e))?;
-        self.close_session().map_err(|e| self.script_error(&e))
+                .and_then(|chunk| self.run_thread_with(chunk, MultiValue::new(), true))
+                .and_then(|_| self.close_session());
+        self.retire_script(script, service, made_service);
+        ran.map_err(|e| self.script_error(&e))
+    }
+
+    /// The script a run put in ServerScriptService is not part of the place it works on (as
+    /// the command bar's code is not): once it has run it is taken out again, and so is the
+    /// service if it was made for it and holds nothing else. A script that moved itself
+    /// elsewhere stays where it put itself.
+    fn retire_script(&mut self, script: Ref, service: Ref, made_service: bool) {
+        let Ok(mut c) = ctx(&self.lua) else {
+            return;
+        };
+        c.files.remove(&script);
+        if c.dom
+            .get_by_ref(script)
+            .is_some_and(|i| i.parent() == service)
+        {
+            crate::classes::destroy(&mut c, script);
+        }
+        let empty = c
+            .dom
+            .get_by_ref(service)
+            .is_some_and(|s| s.children().is_empty() && s.parent() == c.dom.root_ref());
+        if made_service && empty {
+            crate::classes::destroy(&mut c, service);
+        }
     }
 
     /// The session closes: the functions bound with `game:BindToClose` run, each in a thread

@@ -26,7 +26,7 @@ mod terrain;
 mod tween;
 mod worldroot;
 
-pub(crate) use instance::count_new_instance;
+pub(crate) use instance::{count_new_instance, destroy};
 pub use terrain::GENERATED_TERRAIN;
 pub(crate) use terrain::{
     edit_voxels, flush_terrain, generator_terrain, read_voxels, take_generator_terrain,
