@@ -213,6 +213,19 @@ pub(crate) fn workspace_camera(c: &mut Ctx, this: &Instance, key: &[u8]) -> Opti
     Some(camera)
 }
 
+/// The children every Roblox place has, found by name or class (`FindFirstChild`,
+/// `WaitForChild`, `FindFirstChildOfClass`, `FindFirstChildWhichIsA`) when the scene has
+/// none yet: the DataModel's standard services, and the Workspace's Terrain and Camera, made
+/// on first use as `game.Lighting`, `workspace.Terrain` and `workspace.CurrentCamera` make
+/// them (plain scripts only).
+pub(crate) fn always_there(c: &mut Ctx, this: &Instance, name: &str) -> Option<Ref> {
+    match name {
+        "Terrain" => workspace_terrain(c, this, b"Terrain"),
+        "Camera" => workspace_camera(c, this, b"CurrentCamera"),
+        _ => standard_child(c, this, name.as_bytes()),
+    }
+}
+
 /// `workspace.Terrain`: the Workspace's Terrain child; one is made on first use, as Roblox's
 /// Workspace always has one (plain scripts only: a generator cannot add to the scene).
 pub(crate) fn workspace_terrain(c: &mut Ctx, this: &Instance, key: &[u8]) -> Option<Ref> {

@@ -571,12 +571,16 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
     // Instance:WaitForChild(name, timeout?) yields on virtual time, so it is Luau too.
     let find = lua.create_function(|lua, (this, name): (Instance, String)| {
         let mut c = ctx(lua)?;
-        let found = c.dom.get_by_ref(this.r).and_then(|i| {
-            i.children()
-                .iter()
-                .copied()
-                .find(|&ch| c.dom.get_by_ref(ch).is_some_and(|x| x.name == name))
-        });
+        let found = c
+            .dom
+            .get_by_ref(this.r)
+            .and_then(|i| {
+                i.children()
+                    .iter()
+                    .copied()
+                    .find(|&ch| c.dom.get_by_ref(ch).is_some_and(|x| x.name == name))
+            })
+            .or_else(|| crate::services::always_there(&mut c, &this, &name));
         match found {
             Some(r) => c.push(r),
             None => Ok(Value::Nil),

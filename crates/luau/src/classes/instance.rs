@@ -425,13 +425,15 @@ pub fn register(m: &mut MethodTable) {
         "FindFirstChild",
         |lua, this, (name, recursive): (String, Option<bool>)| {
             let mut c = ctx(lua)?;
-            let found = find_child(&c, this.r, recursive.unwrap_or(false), |i| i.name == name);
+            let found = find_child(&c, this.r, recursive.unwrap_or(false), |i| i.name == name)
+                .or_else(|| crate::services::always_there(&mut c, this, &name));
             push_opt(&mut c, found)
         },
     );
     m.add_method("FindFirstChildOfClass", |lua, this, class: String| {
         let mut c = ctx(lua)?;
-        let found = find_child(&c, this.r, false, |i| i.class == class.as_str());
+        let found = find_child(&c, this.r, false, |i| i.class == class.as_str())
+            .or_else(|| crate::services::always_there(&mut c, this, &class));
         push_opt(&mut c, found)
     });
     m.add_method(
@@ -441,7 +443,8 @@ pub fn register(m: &mut MethodTable) {
             let mut c = ctx(lua)?;
             let found = find_child(&c, this.r, recursive.unwrap_or(false), |i| {
                 is_a(&i.class, &class)
-            });
+            })
+            .or_else(|| crate::services::always_there(&mut c, this, &class));
             push_opt(&mut c, found)
         },
     );
