@@ -64,6 +64,43 @@ fn digest(bytes: &[u8]) -> [u8; 32] {
     *blake3::hash(bytes).as_bytes()
 }
 
+/// The digest of a model's Size at its Scale (`None`: the model has no Size): what the
+/// `size` input is. Shared with the lockfile's check of the values it writes.
+pub fn size_digest(size: Option<[f32; 3]>, scale: f32) -> [u8; 32] {
+    let mut b = Vec::with_capacity(12);
+    for c in size.into_iter().flatten() {
+        b.extend_from_slice(&procmodel_dom::input_size_key(c, scale).to_le_bytes());
+    }
+    digest(&b)
+}
+
+/// The digest of a generator's full name (`None`: no generator), the `generator` input; a
+/// missing Source is this digest of `None` too.
+pub fn name_digest(name: Option<&str>) -> [u8; 32] {
+    digest(name.unwrap_or("\0none").as_bytes())
+}
+
+/// The digest of a module's sandbox state: `Sandboxed` and its capability bits.
+pub fn sandbox_state_digest(sandboxed: bool, capabilities: u64) -> [u8; 32] {
+    let mut b = vec![sandboxed as u8];
+    b.extend_from_slice(&capabilities.to_le_bytes());
+    digest(&b)
+}
+
+/// The digest of the scene's other modules (the `modules` input), each by full name and
+/// the digest of its Source and sandbox state, in the order given.
+pub fn module_list_digest<'a>(
+    modules: impl IntoIterator<Item = (&'a str, &'a [u8; 32])>,
+) -> [u8; 32] {
+    let mut h = blake3::Hasher::new();
+    for (name, d) in modules {
+        h.update(&(name.len() as u64).to_le_bytes());
+        h.update(name.as_bytes());
+        h.update(d);
+    }
+    *h.finalize().as_bytes()
+}
+
 fn short(d: &[u8; 32]) -> String {
     procmodel_dom::hash::hex(&d[..8])
 }
@@ -99,16 +136,14 @@ impl Inputs {
             Some(Variant::Float32(s)) if *s > 0.0 => *s,
             _ => 1.0,
         };
-        let mut size = Vec::new();
         // An unset Size is the class default a saved file gives it.
         let size_value =
             prop(inst, KEYS.size).or_else(|| procmodel_dom::db_default(&inst.class, "Size"));
-        if let Some(Variant::Vector3(s)) = size_value {
-            for c in [s.x, s.y, s.z] {
-                size.extend_from_slice(&procmodel_dom::input_size_key(c, scale).to_le_bytes());
-            }
-        }
-        push("size".into(), digest(&size));
+        let size = match size_value {
+            Some(Variant::Vector3(s)) => Some([s.x, s.y, s.z]),
+            _ => None,
+        };
+        push("size".into(), size_digest(size, scale));
         let attrs = match prop(inst, KEYS.attributes) {
             Some(Variant::Attributes(a)) => Some(a),
             _ => None,
@@ -131,14 +166,11 @@ impl Inputs {
         }
         let module = generator_of(dom, model);
         let name = module.map(|g| procmodel_dom::full_name(dom, g));
-        push(
-            "generator".into(),
-            digest(name.as_deref().unwrap_or("\0none").as_bytes()),
-        );
+        push("generator".into(), name_digest(name.as_deref()));
         let minst = module.and_then(|g| dom.get_by_ref(g));
         let source = match (module, minst.and_then(|i| prop(i, KEYS.source))) {
             (Some(g), Some(Variant::String(s))) => *sources.digest(g, s).as_bytes(),
-            _ => digest(b"\0none"),
+            _ => name_digest(None),
         };
         push("source".into(), source);
         push("sandbox".into(), sandbox_digest(minst));
@@ -191,9 +223,7 @@ fn sandbox_digest(module: Option<&rbx_dom_weak::Instance>) -> [u8; 32] {
         Some(Variant::SecurityCapabilities(c)) => c.bits(),
         _ => 0,
     };
-    let mut b = vec![sandboxed as u8];
-    b.extend_from_slice(&caps.to_le_bytes());
-    digest(&b)
+    sandbox_state_digest(sandboxed, caps)
 }
 
 /// Every ModuleScript of the scene outside GeneratedFolders except `generator`, by full
@@ -239,13 +269,8 @@ fn all_modules(dom: &WeakDom, sources: &mut SourceDigests) -> Vec<(String, [u8; 
 
 fn modules_digest(dom: &WeakDom, generator: Option<Ref>, sources: &mut SourceDigests) -> [u8; 32] {
     sources.modules_digest(generator, |sources| {
-        let mut h = blake3::Hasher::new();
-        for (name, d) in &modules_with(dom, generator, sources) {
-            h.update(&(name.len() as u64).to_le_bytes());
-            h.update(name.as_bytes());
-            h.update(d);
-        }
-        *h.finalize().as_bytes()
+        let modules = modules_with(dom, generator, sources);
+        module_list_digest(modules.iter().map(|(name, d)| (name.as_str(), d)))
     })
 }
 

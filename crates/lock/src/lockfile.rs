@@ -5,7 +5,10 @@
 //! recomputed is refused too.
 
 use crate::LockError;
-use procmodel_engine::provenance::EPOCH;
+use procmodel_dom::hash::hex;
+use procmodel_engine::provenance::{
+    EPOCH, module_list_digest, name_digest, sandbox_state_digest, size_digest,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
@@ -117,19 +120,6 @@ fn is_hex64(s: &str) -> bool {
     s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
-/// The 32 bytes of a 64-hex-digit digest (checked by [`is_hex64`] first).
-fn digest_bytes(s: &str) -> Option<[u8; 32]> {
-    let mut out = [0u8; 32];
-    for (o, pair) in out.iter_mut().zip(s.as_bytes().chunks(2)) {
-        *o = u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?;
-    }
-    (s.len() == 64).then_some(out)
-}
-
-fn hex_of(bytes: &[u8]) -> String {
-    procmodel_dom::hash::hex(bytes)
-}
-
 /// How a lockfile shows an attribute's value: its type and the value without the JSON
 /// type tag (`Float64 7.0`).
 pub(crate) fn shown_value(ty: &str, json: &str) -> String {
@@ -177,7 +167,6 @@ impl ModelLock {
                 "input {name}: the value written ({shown}) is not the one its digest was made from: the lockfile was edited"
             ))
         };
-        let hash = |b: &[u8]| hex_of(blake3::hash(b).as_bytes());
         // Size and Scale: the engine digests Size ÷ Scale per axis (`input_size_key`).
         let scale = self.scale as f32;
         if !(scale.is_finite() && scale > 0.0) {
@@ -186,13 +175,10 @@ impl ModelLock {
         if self.size.iter().any(|c| !(*c as f32).is_finite()) {
             return Err(format!("size {:?} is not a size", self.size));
         }
-        let mut size = Vec::with_capacity(12);
-        for c in self.size {
-            size.extend_from_slice(&procmodel_dom::input_size_key(c as f32, scale).to_le_bytes());
-        }
+        let size = hex(&size_digest(Some(self.size.map(|c| c as f32)), scale));
         // A model with no Size at all digests nothing and is locked as [0, 0, 0].
-        let no_size = self.size == [0.0; 3] && digest("size") == hash(b"");
-        if hash(&size) != digest("size") && !no_size {
+        let no_size = self.size == [0.0; 3] && digest("size") == hex(&size_digest(None, scale));
+        if size != digest("size") && !no_size {
             return edited("size", &format!("{:?} at scale {}", self.size, self.scale));
         }
         for i in &self.inputs {
@@ -222,7 +208,7 @@ impl ModelLock {
                             "input {name}: type {ty} is not the type of the value written ({actual}): the lockfile was edited"
                         ));
                     }
-                    if hex_of(&procmodel_dom::hash::value_digest(&v)) != i.digest {
+                    if hex(&procmodel_dom::hash::value_digest(&v)) != i.digest {
                         return edited(name, &shown_value(ty, json));
                     }
                 }
@@ -231,22 +217,21 @@ impl ModelLock {
         }
         // The generator's full name; a model without one digests "\0none" and is locked
         // with an empty name.
-        let generator_ok = hash(self.generator.as_bytes()) == digest("generator")
-            || (self.generator.is_empty() && hash(b"\0none") == digest("generator"));
+        let none = hex(&name_digest(None));
+        let generator_ok = hex(&name_digest(Some(&self.generator))) == digest("generator")
+            || (self.generator.is_empty() && none == digest("generator"));
         if !generator_ok {
             return edited("generator", &self.generator);
         }
         // The Source's digest; a generator without a Source is locked as the digest of "".
         let source_ok = self.source == digest("source")
-            || (self.source == hash(b"") && hash(b"\0none") == digest("source"));
+            || (self.source == hex(blake3::hash(b"").as_bytes()) && none == digest("source"));
         if !source_ok {
             return edited("source", &self.source);
         }
         let caps = u64::from_str_radix(&self.capabilities, 16)
             .map_err(|_| "capabilities is not a hex number".to_owned())?;
-        let mut sandbox = vec![u8::from(self.sandboxed)];
-        sandbox.extend_from_slice(&caps.to_le_bytes());
-        if hash(&sandbox) != digest("sandbox") {
+        if hex(&sandbox_state_digest(self.sandboxed, caps)) != digest("sandbox") {
             return edited(
                 "sandbox",
                 &format!(
@@ -255,15 +240,16 @@ impl ModelLock {
                 ),
             );
         }
-        let mut modules = blake3::Hasher::new();
-        for m in &self.modules {
-            let d = digest_bytes(&m.digest)
-                .ok_or_else(|| format!("module {}: digest is not 64 hex digits", m.name))?;
-            modules.update(&(m.name.len() as u64).to_le_bytes());
-            modules.update(m.name.as_bytes());
-            modules.update(&d);
-        }
-        if hex_of(modules.finalize().as_bytes()) != digest("modules") {
+        let modules = self
+            .modules
+            .iter()
+            .map(|m| {
+                blake3::Hash::from_hex(&m.digest)
+                    .map(|d| (m.name.as_str(), *d.as_bytes()))
+                    .map_err(|_| format!("module {}: digest is not 64 hex digits", m.name))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if hex(&module_list_digest(modules.iter().map(|(n, d)| (*n, d)))) != digest("modules") {
             return Err(
                 "input modules: the modules listed are not the ones its digest was made from: the lockfile was edited"
                     .to_owned(),
@@ -493,7 +479,7 @@ mod tests {
         }
     }
 
-    /// User test, item 1: a value written in the lockfile edited with the checksum recomputed was
+    /// Bug fixed: a value written in the lockfile edited with the checksum recomputed was
     /// accepted (and `verify` then compared only digests, reporting a match). Every value
     /// written must be the one its digest was made from.
     #[test]
