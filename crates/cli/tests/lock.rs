@@ -780,7 +780,7 @@ fn refused(name: &str, text: &str, expect: &str) {
     assert!(!stdout(&o).contains("match"), "{name}: {}", stdout(&o));
 }
 
-/// User test, item 1: values written in a lockfile (an attribute's value or type, Size,
+/// Bug fixed: values written in a lockfile (an attribute's value or type, Size,
 /// Scale) edited with the checksum recomputed verified as "all models match": verify
 /// compared only the digests beside them. Now an entry whose written values are not the
 /// ones its digests were made from is refused naming the model and the input, and values
@@ -881,7 +881,7 @@ fn verify_checks_the_values_written_in_the_lockfile() {
     assert!(stdout(&o).contains("all 3 models match"), "{}", stdout(&o));
 }
 
-/// User test, item 2: a generator's lockfile with a value edited (checksum recomputed)
+/// Bug fixed: a generator's lockfile with a value edited (checksum recomputed)
 /// reported `locked Float64 3.0, now Float64 3.0` (verify regenerates from the values
 /// written, then showed the edited value on both sides). The edited entry is refused naming
 /// the input and the value written; no message shows one value as both sides.
@@ -951,7 +951,7 @@ fn an_edited_generator_lockfile_names_the_edited_value() {
     );
 }
 
-/// User test, item 3: `lock ut/sc/T.luau -o ut/sc/sub/x.lock` wrote absolute paths (only
+/// Bug fixed: `lock ut/sc/T.luau -o ut/sc/sub/x.lock` wrote absolute paths (only
 /// paths inside the lockfile's folder were made relative). Paths are relative to the
 /// lockfile's folder with `..` where needed, so the folder can be moved or published; a
 /// lockfile of an earlier version with absolute paths still verifies.
@@ -1012,7 +1012,7 @@ fn lockfile_paths_are_relative_to_the_lockfile() {
     assert!(stdout(&o).contains("all 1 models match"), "{}", stdout(&o));
 }
 
-/// User test, item 4: an intact cache entry copied over another key's file name was used
+/// Bug fixed: an intact cache entry copied over another key's file name was used
 /// for that key (`generate --size 12,12,12` gave the 20,12,20 results). It is reported as
 /// corrupt, removed and the model generated: the results are the fresh run's.
 #[test]

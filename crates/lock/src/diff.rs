@@ -203,7 +203,7 @@ mod tests {
             .collect()
     }
 
-    /// User test, item 2: a mismatch showed the same value twice (the locked side shown from a
+    /// Bug fixed: a mismatch showed the same value twice (the locked side shown from a
     /// value that was not the one its digest was made from, or with the other type): the
     /// two values shown are the ones that differ, and values that read alike come with
     /// their digests.

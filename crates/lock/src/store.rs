@@ -414,7 +414,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
-    /// User test, item 4: an intact entry copied over another key's file was served for that
+    /// Bug fixed: an intact entry copied over another key's file was served for that
     /// key (the file check covered only its own bytes). It is another key's entry: reported,
     /// removed, a miss, like a corrupt one — with a salt too, and for saved-scene records.
     #[test]
