@@ -28,15 +28,28 @@ pub trait Store: Send + Sync {
     }
 }
 
+/// The folder a store location names on this machine: a local path or a `file://` URL
+/// (None for an object store).
+pub fn local_root(location: &str) -> Option<&str> {
+    match location.split_once("://") {
+        None => Some(location),
+        Some(("file", rest)) => Some(rest),
+        Some(_) => None,
+    }
+}
+
 /// Opens a store from a local path or an `s3://`, `gs://` or `az://` URL.
 pub fn open(location: &str) -> Result<Arc<dyn Store>> {
-    match location.split_once("://") {
-        None => Ok(Arc::new(LocalStore::new(location))),
-        Some(("file", rest)) => Ok(Arc::new(LocalStore::new(rest))),
-        Some((scheme @ ("s3" | "s3a" | "gs" | "az" | "abfs" | "abfss" | "azure"), _)) => {
+    if let Some(root) = local_root(location) {
+        return Ok(Arc::new(LocalStore::new(root)));
+    }
+    // Not local: the location has a scheme.
+    let scheme = location.split_once("://").map_or("", |(s, _)| s);
+    match scheme {
+        "s3" | "s3a" | "gs" | "az" | "abfs" | "abfss" | "azure" => {
             Ok(Arc::new(CloudStore::new(scheme, location)?))
         }
-        Some((scheme, _)) => Err(BakeError::new(format!(
+        _ => Err(BakeError::new(format!(
             "{location}: unsupported storage scheme '{scheme}' (use a local path, s3://, gs:// or az://)"
         ))),
     }

@@ -637,12 +637,7 @@ fn merge(url: &str, args: BakeArgs) -> Result<ExitCode> {
     .filter_map(|(flag, p)| p.map(|p| (flag, p)))
     .collect();
     crate::output::distinct_outputs(&outputs)?;
-    let local = match url.split_once("://") {
-        None => Some(url),
-        Some(("file", rest)) => Some(rest),
-        Some(_) => None,
-    };
-    if let Some(dir) = local {
+    if let Some(dir) = procmodel_bake::store::local_root(url) {
         for (flag, p) in &outputs {
             if crate::output::inside(p, Path::new(dir)) {
                 bail!(

@@ -159,30 +159,11 @@ pub fn generator_files(generator: &Path, base: &Path) -> Result<Vec<FileLock>> {
 /// in a folder below); absolute only when no relative path exists (another Windows drive).
 /// Both are made absolute first, symbolic links resolved as far as they exist.
 pub fn relative(path: &Path, base: &Path) -> String {
-    let (p, b) = (absolute(path), absolute(base));
+    let (p, b) = (crate::output::resolved(path), crate::output::resolved(base));
     relative_between(&p, &b)
         .unwrap_or(p)
         .to_string_lossy()
         .replace('\\', "/")
-}
-
-/// `path` made absolute: canonical for the part of it that exists (the rest appended, as
-/// for a lockfile about to be written in a folder not made yet).
-fn absolute(path: &Path) -> PathBuf {
-    if let Ok(p) = path.canonicalize() {
-        return p;
-    }
-    let full = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let mut rest = Vec::new();
-    let mut cur = full.as_path();
-    while let Some(parent) = cur.parent() {
-        rest.push(cur.file_name().map(PathBuf::from).unwrap_or_default());
-        if let Ok(p) = parent.canonicalize() {
-            return rest.iter().rev().fold(p, |acc, c| acc.join(c));
-        }
-        cur = parent;
-    }
-    full
 }
 
 /// The relative path from the folder `base` to `path`, both absolute; None when they have

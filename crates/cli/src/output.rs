@@ -193,7 +193,7 @@ impl Batch {
 }
 
 /// Whether `a` and `b` name the same file: the same file on disk when both exist, else the
-/// same absolute path once their folders are resolved (links, `..`).
+/// same absolute path once the folders that exist are resolved (links, `..`, [`resolved`]).
 pub fn same_path(a: &Path, b: &Path) -> bool {
     #[cfg(unix)]
     if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
@@ -203,19 +203,23 @@ pub fn same_path(a: &Path, b: &Path) -> bool {
     resolved(a) == resolved(b)
 }
 
-/// `p` absolute, with its folder resolved when it exists (the file itself may not).
-fn resolved(p: &Path) -> PathBuf {
-    if let Ok(c) = p.canonicalize() {
-        return c;
+/// `path` made absolute: canonical for the part of it that exists (the rest appended, as
+/// for an output about to be written in a folder not made yet).
+pub fn resolved(path: &Path) -> PathBuf {
+    if let Ok(p) = path.canonicalize() {
+        return p;
     }
-    let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-    match (abs.parent(), abs.file_name()) {
-        (Some(dir), Some(name)) => dir
-            .canonicalize()
-            .map(|d| d.join(name))
-            .unwrap_or(abs.clone()),
-        _ => abs,
+    let full = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut rest = Vec::new();
+    let mut cur = full.as_path();
+    while let Some(parent) = cur.parent() {
+        rest.push(cur.file_name().map(PathBuf::from).unwrap_or_default());
+        if let Ok(p) = parent.canonicalize() {
+            return rest.iter().rev().fold(p, |acc, c| acc.join(c));
+        }
+        cur = parent;
     }
+    full
 }
 
 /// Whether `path` is `dir` or lies under it (folders resolved as in [`same_path`]).
