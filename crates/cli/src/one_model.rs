@@ -78,7 +78,7 @@ pub fn capabilities(names: &[&str]) -> Result<SecurityCapabilities> {
 /// read its declared attributes). The model is named after the file's stem.
 pub fn one_model_scene(config: EngineConfig, spec: Spec<'_>) -> Result<OneModel> {
     if spec.source.is_none() {
-        crate::one_model::generator_file_exists(spec.generator)?;
+        generator_file_exists(spec.generator)?;
     }
     let mut engine = Engine::new(procmodel_luau::runtime(), config)?;
     let name = spec

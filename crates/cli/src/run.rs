@@ -139,12 +139,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let roots = if model_in_workspace
             && matches!(format, output::Format::Rbxm | output::Format::Rbxmx)
         {
-            dom.get_by_ref(workspace)
-                .map(|w| w.children().to_vec())
-                .unwrap_or_default()
-                .into_iter()
-                .filter(|&r| dom.get_by_ref(r).is_some_and(|i| i.class != "Camera"))
-                .collect()
+            dom.get_by_ref(workspace).map_or_else(Vec::new, |w| {
+                w.children()
+                    .iter()
+                    .copied()
+                    .filter(|&r| dom.get_by_ref(r).is_some_and(|i| i.class != "Camera"))
+                    .collect()
+            })
         } else {
             dom.root().children().to_vec()
         };

@@ -230,6 +230,17 @@ impl Engine {
         config: EngineConfig,
     ) -> Result<Engine, EngineError> {
         let (dom, digest) = scene::read_digested(path, config.cache.is_some())?;
+        Engine::over_loaded(runtime, dom, digest, config)
+    }
+
+    /// An engine over a scene read from a file whose bytes had `digest` (when the cache
+    /// records saved scenes).
+    fn over_loaded(
+        runtime: Arc<dyn ScriptRuntime>,
+        dom: WeakDom,
+        digest: Option<[u8; 32]>,
+        config: EngineConfig,
+    ) -> Result<Engine, EngineError> {
         let host = new_host(&*runtime, &config.host, Some(dom))?;
         let mut engine = Engine::with_host(host, runtime, config);
         engine.adopt_loaded();
@@ -257,13 +268,13 @@ impl Engine {
         if !model_file {
             return Ok((Engine::load(runtime, path, config)?, false));
         }
-        let (mut loaded, _) = scene::read_digested(path, false)?;
+        let (mut loaded, digest) = scene::read_digested(path, config.cache.is_some())?;
         let top = loaded.root().children().to_vec();
         if top
             .iter()
             .any(|&r| loaded.get_by_ref(r).is_some_and(|i| i.class == "Workspace"))
         {
-            return Ok((Engine::load(runtime, path, config)?, false));
+            return Ok((Engine::over_loaded(runtime, loaded, digest, config)?, false));
         }
         let mut engine = Engine::new(runtime, config)?;
         let workspace = engine.workspace();
