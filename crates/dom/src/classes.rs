@@ -120,20 +120,18 @@ fn check_xml_text(
         // The first offending property by name, so the error is the same on every run.
         let mut hit: Option<(String, char)> = None;
         for (name, v) in &i.properties {
-            let bad = match v {
-                Variant::String(s) => not_xml_char(s).map(|c| (name.to_string(), c)),
-                Variant::ContentId(s) => not_xml_char(s.as_str()).map(|c| (name.to_string(), c)),
+            let text = match v {
+                Variant::String(s) => not_xml_char(s),
+                Variant::ContentId(s) => not_xml_char(s.as_str()),
                 Variant::Content(c) => match c.value() {
-                    rbx_types::ContentType::Uri(u) => {
-                        not_xml_char(u).map(|c| (name.to_string(), c))
-                    }
+                    rbx_types::ContentType::Uri(u) => not_xml_char(u),
                     _ => None,
                 },
-                Variant::Font(f) => not_xml_char(&f.family).map(|c| (name.to_string(), c)),
-                Variant::Tags(t) => t
-                    .iter()
-                    .find_map(not_xml_char)
-                    .map(|c| (name.to_string(), c)),
+                Variant::Font(f) => not_xml_char(&f.family),
+                Variant::Tags(t) => t.iter().find_map(not_xml_char),
+                _ => None,
+            };
+            let bad = match v {
                 Variant::Attributes(a) => a.iter().find_map(|(k, v)| {
                     not_xml_char(k)
                         .or_else(|| match v {
@@ -142,7 +140,7 @@ fn check_xml_text(
                         })
                         .map(|c| (format!("{name}.{k}"), c))
                 }),
-                _ => None,
+                _ => text.map(|c| (name.to_string(), c)),
             };
             if let Some(b) = bad
                 && hit.as_ref().is_none_or(|h| b.0 < h.0)
