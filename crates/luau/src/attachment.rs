@@ -83,15 +83,34 @@ pub fn parent_frame(dom: &WeakDom, r: Ref) -> Affine3A {
     frame
 }
 
-/// YXZ Euler angles in degrees, as Roblox's Orientation.
-fn orientation(m: Mat3) -> Vec3 {
-    let (y, x, z) = m.to_euler(EulerRot::YXZ);
+/// How Roblox turns a rotation into three angles in degrees about X, Y and Z: applied Y,
+/// then X, then Z (`Orientation`, of parts and attachments) or X, then Y, then Z
+/// (`BasePart.Rotation`).
+#[derive(Clone, Copy)]
+pub(crate) enum Euler {
+    Orientation,
+    Rotation,
+}
+
+/// `m`'s angles in degrees, (x, y, z), in the `order` given.
+pub(crate) fn euler_degrees(m: Mat3, order: Euler) -> Vec3 {
+    let (x, y, z) = match order {
+        Euler::Orientation => {
+            let (y, x, z) = m.to_euler(EulerRot::YXZ);
+            (x, y, z)
+        }
+        Euler::Rotation => m.to_euler(EulerRot::XYZ),
+    };
     Vec3::new(x, y, z) * (180.0 / std::f32::consts::PI)
 }
 
-fn from_orientation(deg: Vec3) -> Mat3 {
+/// The rotation of the angles `deg` (x, y, z degrees) in `order`: [`euler_degrees`] inverted.
+pub(crate) fn from_euler_degrees(deg: Vec3, order: Euler) -> Mat3 {
     let r = deg * (std::f32::consts::PI / 180.0);
-    Mat3::from_euler(EulerRot::YXZ, r.y, r.x, r.z)
+    match order {
+        Euler::Orientation => Mat3::from_euler(EulerRot::YXZ, r.y, r.x, r.z),
+        Euler::Rotation => Mat3::from_euler(EulerRot::XYZ, r.x, r.y, r.z),
+    }
 }
 
 /// A rotation whose X axis is `x` and whose Y axis is as near `y` as it can be
@@ -121,7 +140,7 @@ pub fn read(dom: &WeakDom, r: Ref, d: Derived) -> Variant {
     let v = match d {
         Derived::WorldCFrame => return Variant::CFrame(procmodel_dom::affine_to_cframe(&f)),
         Derived::Position | Derived::WorldPosition => Vec3::from(f.translation),
-        Derived::Orientation | Derived::WorldOrientation => orientation(m),
+        Derived::Orientation | Derived::WorldOrientation => euler_degrees(m, Euler::Orientation),
         Derived::Axis | Derived::WorldAxis => m.x_axis,
         Derived::SecondaryAxis | Derived::WorldSecondaryAxis => m.y_axis,
     };
@@ -149,7 +168,7 @@ pub fn write(
             match d {
                 Derived::Position | Derived::WorldPosition => target.translation = v.into(),
                 Derived::Orientation | Derived::WorldOrientation => {
-                    target.matrix3 = from_orientation(v).into()
+                    target.matrix3 = from_euler_degrees(v, Euler::Orientation).into()
                 }
                 Derived::Axis | Derived::WorldAxis => {
                     target.matrix3 = from_axes(v, m.y_axis).ok_or_else(bad)?.into()

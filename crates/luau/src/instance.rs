@@ -5,11 +5,12 @@
 //! mlua functions here. Destroyed instances (and their descendants) keep answering reads;
 //! their Parent is locked.
 
+use crate::attachment::{Euler, euler_degrees, from_euler_degrees};
 use crate::context::{Ctx, Instance, ctx};
 use crate::ffi::{FastValue, Read};
 use crate::methods::{Methods, not_member};
 use crate::props::Prop;
-use glam::{EulerRot, Mat3, Vec3};
+use glam::{Mat3, Vec3};
 use mlua::{Lua, Value};
 use procmodel_dom::{affine_to_cframe, get_pivot};
 use procmodel_luau_types::raw::Key;
@@ -119,16 +120,9 @@ fn index(lua: &Lua, h: &Value, key_bytes: &[u8], methods: &Methods) -> mlua::Res
             let cf = procmodel_dom::part_cframe(inst);
             Ok(procmodel_luau_types::Vector3(Vec3::from(cf.translation)).value())
         }
-        Prop::Orientation => {
+        Prop::Orientation | Prop::Rotation => {
             let cf = procmodel_dom::part_cframe(inst);
-            let (y, x, z) = Mat3::from(cf.matrix3).to_euler(EulerRot::YXZ);
-            let deg = Vec3::new(x, y, z) * (180.0 / std::f32::consts::PI);
-            Ok(procmodel_luau_types::Vector3(deg).value())
-        }
-        Prop::Rotation => {
-            let cf = procmodel_dom::part_cframe(inst);
-            let (x, y, z) = Mat3::from(cf.matrix3).to_euler(EulerRot::XYZ);
-            let deg = Vec3::new(x, y, z) * (180.0 / std::f32::consts::PI);
+            let deg = euler_degrees(Mat3::from(cf.matrix3), euler_order(&prop));
             Ok(procmodel_luau_types::Vector3(deg).value())
         }
         Prop::BrickColor(color_key) => {
@@ -475,19 +469,10 @@ pub fn write_direct(
             }
             return done(store(c, this, crate::keys::KEYS.cframe, cf));
         }
-        (Prop::Orientation, FastValue::Vector3(v)) => {
-            let rad = v.0 * (std::f32::consts::PI / 180.0);
+        (Prop::Orientation | Prop::Rotation, FastValue::Vector3(v)) => {
             let inst = inst_mut(c, this)?;
             let mut cf = procmodel_dom::part_cframe(inst);
-            cf.matrix3 = Mat3::from_euler(EulerRot::YXZ, rad.y, rad.x, rad.z).into();
-            let cf = Variant::CFrame(affine_to_cframe(&cf));
-            return done(store(c, this, crate::keys::KEYS.cframe, cf));
-        }
-        (Prop::Rotation, FastValue::Vector3(v)) => {
-            let rad = v.0 * (std::f32::consts::PI / 180.0);
-            let inst = inst_mut(c, this)?;
-            let mut cf = procmodel_dom::part_cframe(inst);
-            cf.matrix3 = Mat3::from_euler(EulerRot::XYZ, rad.x, rad.y, rad.z).into();
+            cf.matrix3 = from_euler_degrees(v.0, euler_order(&prop)).into();
             let cf = Variant::CFrame(affine_to_cframe(&cf));
             return done(store(c, this, crate::keys::KEYS.cframe, cf));
         }
@@ -531,6 +516,14 @@ pub fn write_direct(
     match direct {
         Ok((k, variant)) => done(store(c, this, k, variant)),
         Err(value) => Ok(Direct::General(*this, prop, value)),
+    }
+}
+
+/// The angle order of a part's `Orientation` or `Rotation`.
+fn euler_order(prop: &Prop) -> Euler {
+    match prop {
+        Prop::Rotation => Euler::Rotation,
+        _ => Euler::Orientation,
     }
 }
 

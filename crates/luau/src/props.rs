@@ -258,6 +258,14 @@ fn resolve(class: &str, name: &str) -> Prop {
     }
 }
 
+/// Defaults the database has no value for because the property is not saved, where Roblox's
+/// is not the type's zero: a new WeldConstraint is enabled (the reference's examples make
+/// them without setting `Enabled`, and the joint code treats a missing value as enabled).
+fn unsaved_default(class: &str, name: &str) -> Option<&'static Variant> {
+    static TRUE: Variant = Variant::Bool(true);
+    (name == "Enabled" && procmodel_dom::is_a(class, "WeldConstraint")).then_some(&TRUE)
+}
+
 /// What a legacy property that files do not keep stands for.
 enum Legacy {
     /// A BrickColor form of this Color3 property.
@@ -405,12 +413,4 @@ mod clock_tests {
         assert_eq!(time_of_day(23.99999999), "00:00:00");
         assert_eq!(clock_time(&time_of_day(17.25)), 17.25);
     }
-}
-
-/// Defaults the database has no value for because the property is not saved, where Roblox's
-/// is not the type's zero: a new WeldConstraint is enabled (the reference's examples make
-/// them without setting `Enabled`, and the joint code treats a missing value as enabled).
-fn unsaved_default(class: &str, name: &str) -> Option<&'static Variant> {
-    static TRUE: Variant = Variant::Bool(true);
-    (name == "Enabled" && procmodel_dom::is_a(class, "WeldConstraint")).then_some(&TRUE)
 }

@@ -95,7 +95,7 @@ const STATELESS: &[&str] = &[
 ];
 
 /// Whether `name` is a service class (the reflection database's `Service` tag).
-pub(crate) fn is_service(name: &str) -> bool {
+fn is_service(name: &str) -> bool {
     procmodel_dom::db()
         .classes
         .get(name)

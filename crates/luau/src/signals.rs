@@ -58,10 +58,7 @@ pub const ATTRIBUTE_KINDS: u32 = Kind::AttributeChanged.bit() | Kind::AttributeC
 /// An attribute of `r` was set or removed.
 pub fn attribute_changed(c: &mut Ctx, r: Ref, name: &str) {
     let s = &mut c.signals;
-    if s.watch.listens(
-        r,
-        Kind::AttributeChanged.bit() | Kind::AttributeChangedNamed.bit(),
-    ) {
+    if s.watch.listens(r, ATTRIBUTE_KINDS) {
         s.record(
             r,
             Kind::AttributeChanged,

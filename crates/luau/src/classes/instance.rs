@@ -181,8 +181,7 @@ pub(crate) fn destroy(c: &mut Ctx, r: Ref) {
     if parent.is_some() {
         c.dom.transfer_within(r, Ref::none());
     }
-    let mut all = descendants(c, r);
-    all.push(r);
+    let all = subtree_of(c, r);
     destroyed_tree(c, r, parent, &all);
     orphan_tree(&mut c.dom, r, &all);
     c.tree_changed();
@@ -259,33 +258,28 @@ fn clear_all_children(c: &mut Ctx, r: Ref) -> mlua::Result<()> {
         }
     }
     let parent = c.dom.get_by_ref(r).map_or(Ref::none(), |i| i.parent());
-    let later: Vec<Ref> = c
-        .dom
-        .get_by_ref(parent)
-        .map(|p| {
-            let all = p.children();
-            let at = all.iter().position(|&x| x == r).unwrap_or(all.len());
-            all[(at + 1).min(all.len())..].to_vec()
-        })
-        .unwrap_or_default();
-    let siblings = c.dom.get_by_ref(parent).map_or(0, |p| p.children().len());
+    let (later, siblings) = c.dom.get_by_ref(parent).map_or((Vec::new(), 0), |p| {
+        let all = p.children();
+        let at = all.iter().position(|&x| x == r).unwrap_or(all.len());
+        (all[(at + 1).min(all.len())..].to_vec(), all.len())
+    });
     // Unlinking the children one by one scans `r`'s children each time; taking `r`'s whole
     // tree out and putting `r` back in its place among its siblings scans those instead.
     let n = kids.len();
     let whole = r != c.dom.root_ref() && n > 16 && (later.len() + 1) * siblings < n * n / 2;
-    let mut all = descendants(c, r);
+    // Each child's tree, walked once.
+    let trees: Vec<Vec<Ref>> = kids.iter().map(|&k| subtree_of(c, k)).collect();
     if whole {
         // The events first, while `r` is in its place (DescendantRemoving of its ancestors).
-        for &k in &kids {
-            let tree = subtree_of(c, k);
-            destroyed_tree(c, k, r, &tree);
+        for (&k, tree) in kids.iter().zip(&trees) {
+            destroyed_tree(c, k, r, tree);
         }
         if parent.is_some() {
             c.dom.transfer_within(r, Ref::none());
         }
+        let mut all = trees.concat();
         all.push(r);
         orphan_tree(&mut c.dom, r, &all);
-        all.pop();
         if parent.is_some() {
             c.dom.transfer_within(r, parent);
             for s in later {
@@ -293,15 +287,14 @@ fn clear_all_children(c: &mut Ctx, r: Ref) -> mlua::Result<()> {
             }
         }
     } else {
-        for &k in &kids {
+        for (&k, tree) in kids.iter().zip(&trees) {
             c.dom.transfer_within(k, Ref::none());
-            let tree = subtree_of(c, k);
-            destroyed_tree(c, k, r, &tree);
-            orphan_tree(&mut c.dom, k, &tree);
+            destroyed_tree(c, k, r, tree);
+            orphan_tree(&mut c.dom, k, tree);
         }
     }
     c.tree_changed();
-    c.destroyed.extend(all);
+    c.destroyed.extend(trees.into_iter().flatten());
     Ok(())
 }
 
