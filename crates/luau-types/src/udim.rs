@@ -72,8 +72,10 @@ impl From<UDim2> for rbx_types::UDim2 {
     }
 }
 
+/// `tostring(UDim)`: "0.5, 10", as Roblox prints it (a UDim2 wraps each axis in braces:
+/// "{0.5, 10}, {1, -20}", the form the reference documentation writes UDim2 values in).
 fn udim_str(u: &UDim) -> String {
-    format!("{{{}, {}}}", fmt_num(u.scale), u.offset)
+    format!("{}, {}", fmt_num(u.scale), u.offset)
 }
 
 /// Lua numbers → i32 offset (truncation, as Roblox's int conversion).
@@ -144,7 +146,7 @@ impl UserData for UDim2 {
             })
         });
         m.add_meta_method(MetaMethod::ToString, |_, u, ()| {
-            Ok(format!("{{{}, {}}}", udim_str(&u.x), udim_str(&u.y)))
+            Ok(format!("{{{}}}, {{{}}}", udim_str(&u.x), udim_str(&u.y)))
         });
         m.add_meta_function(MetaMethod::Eq, |_, (a, b): (Value, Value)| {
             Ok(matches!((as_ud::<UDim2>(&a), as_ud::<UDim2>(&b)), (Some(a), Some(b)) if a == b))
