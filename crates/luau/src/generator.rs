@@ -557,8 +557,21 @@ fn read_attributes(t: &Table) -> Result<Vec<(String, Variant)>, (String, String)
         };
         procmodel_luau_types::validate_attribute_name(&name)
             .map_err(|e| (name.clone(), e.to_string()))?;
-        let variant = procmodel_luau_types::lua_to_attribute(&v)
-            .map_err(|e| (name.clone(), e.to_string()))?;
+        let variant = procmodel_luau_types::lua_to_attribute(&v).map_err(|e| {
+            let mut message = e.to_string();
+            // A schema table ({ Type = "number", Default = 6 }), as other tools declare
+            // parameters: ProceduralModel takes the default value itself.
+            if let Value::Table(t) = &v {
+                message.push_str(
+                    "; Attributes maps each name to its default value \
+                     (Count = 6, Tint = Color3.new(1, 0, 0)), not to a table",
+                );
+                if t.contains_key("Default").unwrap_or(false) {
+                    message.push_str(&format!(": write {name} = <its Default>"));
+                }
+            }
+            (name.clone(), message)
+        })?;
         out.push((name, variant));
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));

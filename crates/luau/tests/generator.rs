@@ -161,6 +161,27 @@ fn bad_attribute_default_is_a_clear_error() {
 }
 
 #[test]
+fn a_schema_table_as_attribute_says_to_write_the_default() {
+    // Other tools declare parameters as { Type = ..., Default = ... }; ProceduralModel takes
+    // the default itself, and the error says so.
+    let e = run(
+        "return { Attributes = { Count = { Type = \"number\", Default = 6 } }, OnGenerate = function() end }",
+        "schema",
+        RunInputs::default(),
+        5000,
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(
+        e.contains("attribute Count")
+            && e.contains("maps each name to its default value")
+            && e.contains("write Count = <its Default>"),
+        "{e}"
+    );
+}
+
+#[test]
 fn infinite_loop_times_out_with_the_remedy_and_host_survives() {
     let src = "return { OnGenerate = function() while true do end end }";
     let path = write_generator("loop", src);
