@@ -118,9 +118,11 @@ fn check_xml_text(
             return false;
         }
         // The first offending property by name, so the error is the same on every run.
+        // Attributes and Tags are not text in XML (rbx_xml writes them as base64 of their
+        // binary form), so any character in them is stored.
         let mut hit: Option<(String, char)> = None;
         for (name, v) in &i.properties {
-            let text = match v {
+            let bad = match v {
                 Variant::String(s) => not_xml_char(s),
                 Variant::ContentId(s) => not_xml_char(s.as_str()),
                 Variant::Content(c) => match c.value() {
@@ -128,24 +130,12 @@ fn check_xml_text(
                     _ => None,
                 },
                 Variant::Font(f) => not_xml_char(&f.family),
-                Variant::Tags(t) => t.iter().find_map(not_xml_char),
                 _ => None,
             };
-            let bad = match v {
-                Variant::Attributes(a) => a.iter().find_map(|(k, v)| {
-                    not_xml_char(k)
-                        .or_else(|| match v {
-                            Variant::String(s) => not_xml_char(s),
-                            _ => None,
-                        })
-                        .map(|c| (format!("{name}.{k}"), c))
-                }),
-                _ => text.map(|c| (name.to_string(), c)),
-            };
-            if let Some(b) = bad
-                && hit.as_ref().is_none_or(|h| b.0 < h.0)
+            if let Some(c) = bad
+                && hit.as_ref().is_none_or(|h| name.as_str() < h.0.as_str())
             {
-                hit = Some(b);
+                hit = Some((name.to_string(), c));
             }
         }
         if let Some((p, c)) = hit {
@@ -389,7 +379,8 @@ mod tests {
 
     /// A tree whose strings XML cannot hold is refused before a byte is written, naming the
     /// instance and the property; tab, line feed and carriage return are kept; the binary
-    /// format, which stores any bytes, still writes it.
+    /// format, which stores any bytes, still writes it. Attributes (base64 in XML) hold any
+    /// text in both.
     #[test]
     fn xml_refuses_text_it_cannot_store() {
         use rbx_dom_weak::{InstanceBuilder, WeakDom};
@@ -429,13 +420,31 @@ mod tests {
             e.starts_with("M.S: Value holds the character U+0000"),
             "{e}"
         );
-        let e = err("S", "v", "bell\u{7}");
-        assert!(
-            e.starts_with("M.S: Attributes.Note holds the character U+0007"),
-            "{e}"
-        );
-        let e = err("S", "v", "\u{ffff}");
+        let e = err("S", "v\u{ffff}", "ok");
         assert!(e.contains("U+FFFF"), "{e}");
+        // Attributes are base64 of their binary form in XML: any character is stored, and
+        // read back as it was.
+        let bytes = write("S", "v", "bell\u{7}nul\0").expect("attributes hold any text");
+        let back = decode_xml(bytes.as_slice()).expect("and read back");
+        let s = back
+            .get_by_ref(back.root().children()[0])
+            .unwrap()
+            .children()[0];
+        match back
+            .get_by_ref(s)
+            .unwrap()
+            .properties
+            .get(&"Attributes".into())
+        {
+            // (The attribute format reads strings back as BinaryString.)
+            Some(Variant::Attributes(a)) => match a.get("Note") {
+                Some(Variant::BinaryString(b)) => {
+                    assert_eq!(AsRef::<[u8]>::as_ref(b), b"bell\x07nul\0")
+                }
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
