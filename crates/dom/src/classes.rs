@@ -260,6 +260,13 @@ pub fn decode_binary<R: std::io::Read>(
         .deserialize(reader)
 }
 
+/// Whether the reflection database tags `class` as a service (Workspace, Lighting, ...).
+pub fn is_service(class: &str) -> bool {
+    db().classes
+        .get(class)
+        .is_some_and(|c| c.tags.contains(&rbx_reflection::ClassTag::Service))
+}
+
 /// `IsA`: true when `class` is `base` or inherits from it.
 pub fn is_a(class: &str, base: &str) -> bool {
     // Each thread keeps the ancestry of the classes it asked about: pivot moves and bounding

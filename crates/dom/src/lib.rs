@@ -17,7 +17,7 @@ mod transfer;
 
 pub use classes::{
     PropertyInfo, XmlEncodeError, db, db_default, decode_binary, decode_databases_in_background,
-    decode_xml, encode_binary, encode_xml, find_property, is_a, nearest_brick_color,
+    decode_xml, encode_binary, encode_xml, find_property, is_a, is_service, nearest_brick_color,
 };
 pub use drawn::{part_cframe, part_size};
 pub use geometry::{affine_to_cframe, cframe_to_affine, from_vec3, to_vec3};

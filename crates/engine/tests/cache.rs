@@ -1437,3 +1437,114 @@ fn undo_keeps_results_aside_up_to_its_budget_and_generates_the_rest_again() {
         );
     }
 }
+
+/// A generator that clones a template it finds in ReplicatedStorage (reaching it through the
+/// service and a Folder, as creators keep their assets), tags its copies through
+/// CollectionService and reads its own module: what it builds depends on the template.
+const TEMPLATE: &str = r#"
+local CollectionService = game:GetService("CollectionService")
+local assets = game:GetService("ReplicatedStorage"):WaitForChild("Assets")
+local G = { Attributes = { K = 1 } }
+function G.OnGenerate(params, target)
+    assert(script.Name == "Gen")
+    local tree = assets:WaitForChild("Tree"):Clone()
+    tree:PivotTo(CFrame.new(params.Attributes.K * 8, 0, 0))
+    CollectionService:AddTag(tree, "Tree")
+    tree.Parent = target
+end
+return G
+"#;
+
+/// [`TEMPLATE`]'s scene: the template, a Part coloured `colour` in ReplicatedStorage.Assets.
+fn template_scene(cache: Option<Arc<dyn ResultCache>>, jobs: usize) -> Engine {
+    models_of(TEMPLATE, cache, jobs, 4, |e, _| {
+        let root = e.with_dom(|d| d.root_ref());
+        let storage = e.insert(root, InstanceBuilder::new("ReplicatedStorage"));
+        let assets = e.insert(storage, InstanceBuilder::new("Folder").with_name("Assets"));
+        e.insert(
+            assets,
+            InstanceBuilder::new("Part")
+                .with_name("Tree")
+                .with_property("Color", rbx_types::Color3::new(0.0, 1.0, 0.0)),
+        );
+    })
+}
+
+/// The colours of the copies of the template in the Workspace, in order.
+fn tree_colours(e: &Engine) -> Vec<String> {
+    e.with_dom(|d| {
+        d.descendants()
+            .filter(|i| i.name == "Tree" && i.class == "Part")
+            .filter(|i| procmodel_dom::in_scene(d, i.referent()))
+            .filter(|i| {
+                d.get_by_ref(i.parent())
+                    .is_some_and(|p| p.class == "GeneratedFolder")
+            })
+            .map(|i| format!("{:?}", i.properties.get(&"Color".into())))
+            .collect()
+    })
+}
+
+#[test]
+fn a_run_that_uses_the_scene_s_instances_is_not_cached() {
+    // Its results depend on the template as well as on its inputs: a hit after the template
+    // changed gave the old template's copies (`regen --force` kept last week's trees).
+    for jobs in [1, 2] {
+        let cache = Arc::new(Mem::default());
+        let mut e = template_scene(Some(cache.clone()), jobs);
+        settle(&mut e);
+        let green = tree_colours(&e);
+        assert_eq!(green.len(), 4, "jobs {jobs}: {green:?}");
+        assert_eq!(
+            cache.puts.load(Ordering::Relaxed),
+            0,
+            "jobs {jobs}: nothing stored"
+        );
+        e.with_dom_mut(|d| {
+            let tree = d
+                .descendants()
+                .find(|i| {
+                    i.name == "Tree" && d.get_by_ref(i.parent()).is_some_and(|p| p.name == "Assets")
+                })
+                .unwrap()
+                .referent();
+            d.get_by_ref_mut(tree)
+                .unwrap()
+                .properties
+                .insert("Color".into(), rbx_types::Color3::new(1.0, 1.0, 0.0).into());
+        });
+        for m in e.models() {
+            e.force_generation(m);
+        }
+        settle(&mut e);
+        let yellow = tree_colours(&e);
+        assert_eq!(yellow.len(), 4, "jobs {jobs}");
+        assert!(
+            yellow.iter().all(|c| !green.contains(c)),
+            "jobs {jobs}: the copies kept the old template's colour: {yellow:?}"
+        );
+        assert_eq!(cache.hits.load(Ordering::Relaxed), 0, "jobs {jobs}");
+    }
+}
+
+#[test]
+fn reaching_modules_services_and_folders_does_not_stop_caching() {
+    // A generator that only finds its way (game:GetService, script, a Folder of modules)
+    // and writes to its own results is cached as before.
+    const SOURCE: &str = r#"
+local CollectionService = game:GetService("CollectionService")
+local G = { Attributes = { K = 1 } }
+function G.OnGenerate(params, target)
+    assert(script.Parent ~= nil and workspace ~= nil)
+    local p = Instance.new("Part")
+    p.Name = "P" .. params.Attributes.K
+    CollectionService:AddTag(p, "Made")
+    p.Parent = target
+end
+return G
+"#;
+    let cache = Arc::new(Mem::default());
+    let mut e = models_of(SOURCE, Some(cache.clone()), 1, 3, |_, _| {});
+    settle(&mut e);
+    assert_eq!(cache.puts.load(Ordering::Relaxed), 3);
+}

@@ -81,6 +81,10 @@ pub struct Ctx {
     /// A watched run wrote (Note) or tried to write (Defer) outside its container, or
     /// queried the scene.
     pub touched_outside: std::cell::Cell<bool>,
+    /// A watched run used an instance of the scene that is not its own (a template it
+    /// clones, a value it reads): its results depend on more than its inputs, so a result
+    /// cache must not keep them ([`Ctx::note_read`]). Never a reason to defer a run.
+    pub read_outside: std::cell::Cell<bool>,
     /// Writes to instances other than the running generation's own so far (in the scene or
     /// outside it), when counted ([`crate::Host::count_scene_writes`]): the engine's test
     /// that results it placed or holds are untouched. Every write path goes through
@@ -172,6 +176,7 @@ impl Ctx {
             csg_locked: false,
             watch_outside: procmodel_script::WatchOutside::Off,
             touched_outside: std::cell::Cell::new(false),
+            read_outside: std::cell::Cell::new(false),
             scene_writes: None,
             query_epoch: std::cell::Cell::new(0),
             query_watch: std::cell::Cell::new(false),
@@ -224,7 +229,26 @@ impl Ctx {
 
     /// The instance behind a Luau value, if it is a live instance handle of this VM.
     pub fn instance(&self, v: &Value) -> Option<Instance> {
-        crate::ffi::handle_of(v).and_then(|h| self.handles.get(h))
+        let i = crate::ffi::handle_of(v).and_then(|h| self.handles.get(h))?;
+        if self.watch_outside != procmodel_script::WatchOutside::Off && !self.read_outside.get() {
+            self.note_read(i);
+        }
+        Some(i)
+    }
+
+    /// Notes a watched run's use of an instance of the scene that is not its own
+    /// ([`Ctx::read_outside`]). The DataModel, services, Folders, Configurations and
+    /// ModuleScripts are the ways to reach things (`game:GetService`, `script.Parent.Util`)
+    /// and do not count; what is reached through them (a template Model, a StringValue) does.
+    /// Instances outside the scene (the run's own, its params.Terrain) do not count either.
+    #[cold]
+    fn note_read(&self, i: Instance) {
+        if self.own(i.r) || only_leads_elsewhere(i.class.as_str()) {
+            return;
+        }
+        if self.in_scene_cached(i.r) {
+            self.read_outside.set(true);
+        }
     }
 
     /// `GetFullName`: names from the top ancestor below the DataModel, joined by dots.
@@ -786,6 +810,16 @@ pub struct NewClass {
     pub class: Ustr,
     /// Modern Studio parts are 4×1×2 (the database keeps the legacy 4×1.2×2).
     pub size: Option<rbx_types::Vector3>,
+}
+
+/// Whether using an instance of `class` tells a script nothing but where other instances are:
+/// the DataModel, a service, a Folder, a Configuration or a ModuleScript (whose Source a
+/// generator's inputs already cover). See [`Ctx::note_read`].
+fn only_leads_elsewhere(class: &str) -> bool {
+    matches!(
+        class,
+        "DataModel" | "Workspace" | "Folder" | "Configuration" | "ModuleScript"
+    ) || procmodel_dom::is_service(class)
 }
 
 impl NewClass {

@@ -34,6 +34,8 @@ pub struct PendingRun {
     allow_csg: bool,
     watch_outside: procmodel_script::WatchOutside,
     touched_outside: bool,
+    /// [`crate::context::Ctx::read_outside`] so far.
+    read_outside: bool,
     /// [`RunInputs::hidden`].
     hidden: Vec<Ref>,
     /// Stamps the instances the run creates ([`crate::context::Handles::set_run`]).
@@ -154,6 +156,7 @@ impl Host {
             c.csg_locked = !inputs.allow_csg;
             c.watch_outside = inputs.watch_outside;
             c.touched_outside.set(false);
+            c.read_outside.set(false);
             c.query_hidden.clone_from(&inputs.hidden);
             // Its own instances start outside the scene.
             c.run_escaped.set(false);
@@ -195,7 +198,7 @@ impl Host {
             generator.on_generate.clone(),
             MultiValue::from_iter([Value::Table(params), container_ud]),
         );
-        let touched_outside = match ctx(lua) {
+        let (touched_outside, read_outside) = match ctx(lua) {
             Ok(mut c) => {
                 c.outside_write_locked = false;
                 c.csg_locked = false;
@@ -203,9 +206,9 @@ impl Host {
                 c.query_hidden.clear();
                 c.handles.leave_run();
                 c.run_container.set(Ref::none());
-                c.touched_outside.get()
+                (c.touched_outside.get(), c.read_outside.get())
             }
-            Err(_) => false,
+            Err(_) => (false, false),
         };
         if touched_outside && inputs.watch_outside == procmodel_script::WatchOutside::Defer {
             // Whatever the script made of the refusal (it may have caught it), the run is
@@ -237,7 +240,8 @@ impl Host {
             container,
             primary_part,
             leaked_threads: leaked,
-            touched_outside,
+            // Reads of the scene do not defer a run, but its results are not the inputs' alone.
+            touched_outside: touched_outside || read_outside,
         })
     }
 
@@ -275,6 +279,7 @@ impl Host {
             allow_csg: inputs.allow_csg,
             watch_outside: inputs.watch_outside,
             touched_outside: false,
+            read_outside: false,
             hidden: inputs.hidden.clone(),
             stamp: ctx(&self.lua)
                 .map_err(|e| crate::error::script(&e))?
@@ -345,6 +350,7 @@ impl Host {
             c.csg_locked = !pending.allow_csg;
             c.watch_outside = pending.watch_outside;
             c.touched_outside.set(pending.touched_outside);
+            c.read_outside.set(pending.read_outside);
             c.query_hidden.clone_from(&pending.hidden);
             c.handles.set_run(pending.stamp, pending.next_key);
             c.run_escaped.set(pending.escaped);
@@ -356,6 +362,7 @@ impl Host {
             pending.created = c.created;
             pending.created_bytes = c.created_bytes;
             pending.touched_outside = c.touched_outside.get();
+            pending.read_outside = c.read_outside.get();
             pending.escaped = c.run_escaped.get();
             pending.next_key = c.handles.run_key();
             c.outside_write_locked = false;
@@ -397,7 +404,7 @@ impl Host {
                     container,
                     primary_part,
                     leaked_threads: leaked,
-                    touched_outside: pending.touched_outside,
+                    touched_outside: pending.touched_outside || pending.read_outside,
                 }))
             }
             Err(e) => {

@@ -8,7 +8,6 @@
 use crate::context::{Ctx, Instance};
 use mlua::Lua;
 use rbx_dom_weak::InstanceBuilder;
-use rbx_reflection::ClassTag;
 use rbx_types::Ref;
 
 pub use procmodel_script::HistoryRequest;
@@ -94,20 +93,13 @@ const STATELESS: &[&str] = &[
     "TweenService",
 ];
 
-/// Whether `name` is a service class (the reflection database's `Service` tag).
-fn is_service(name: &str) -> bool {
-    procmodel_dom::db()
-        .classes
-        .get(name)
-        .is_some_and(|c| c.tags.contains(&ClassTag::Service))
-}
-
 /// Roblox's refusal to destroy or reparent the DataModel or a service in it: their Parent
 /// is locked (`workspace:Destroy()` fails with "The Parent property of Workspace is locked").
 pub(crate) fn locked_parent(c: &Ctx, r: Ref) -> Option<mlua::Error> {
     let inst = c.dom.get_by_ref(r)?;
     let root = c.dom.root_ref();
-    let locked = r == root || (inst.parent() == root && is_service(inst.class.as_str()));
+    let locked =
+        r == root || (inst.parent() == root && procmodel_dom::is_service(inst.class.as_str()));
     locked.then(|| mlua::Error::runtime(format!("The Parent property of {} is locked", inst.name)))
 }
 
@@ -130,7 +122,7 @@ pub(crate) fn find_service(c: &Ctx, class: &str) -> Option<Ref> {
 
 /// `game:GetService(name)`: the DataModel's service of that class, created when missing.
 pub fn get_service(c: &mut Ctx, name: &str) -> mlua::Result<Ref> {
-    if !is_service(name) {
+    if !procmodel_dom::is_service(name) {
         return Err(mlua::Error::runtime(format!(
             "'{name}' is not a valid Service name"
         )));

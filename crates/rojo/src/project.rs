@@ -3,8 +3,6 @@
 
 use crate::files::{self, Ctx, read_json};
 use crate::{RojoError, Snap, glob::Glob, value};
-use procmodel_dom::db;
-use rbx_reflection::ClassTag;
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -316,11 +314,7 @@ fn node(
 /// The class of a description without `$className` or `$path`: a service named by its key,
 /// or one of the fixed children Rojo knows (Workspace.Terrain, StarterPlayer's script folders).
 fn infer_class(name: &str, parent_class: Option<&str>) -> Option<String> {
-    if db()
-        .classes
-        .get(name)
-        .is_some_and(|c| c.tags.contains(&ClassTag::Service))
-    {
+    if procmodel_dom::is_service(name) {
         return Some(name.to_owned());
     }
     match (parent_class, name) {

@@ -226,8 +226,10 @@ pub struct RunInputs {
 }
 
 /// How a run's dealings with the scene outside its container are watched: its writes there
-/// (when it may make them) and its spatial queries of the scene (`workspace:Raycast`,
-/// `GetPartBoundsInBox`, ...), whose answers depend on more than the run's inputs.
+/// (when it may make them), its spatial queries of the scene (`workspace:Raycast`,
+/// `GetPartBoundsInBox`, ...) and its uses of the scene's instances (a template it clones),
+/// whose answers depend on more than the run's inputs. Uses of instances are only noted,
+/// never deferred: a worker's copy of the scene holds them as they were.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum WatchOutside {
     /// Not at all (no cost on the write paths).
@@ -263,8 +265,8 @@ pub struct RunOutput {
     pub container: Ref,
     pub primary_part: Option<Ref>,
     pub leaked_threads: usize,
-    /// The run changed the scene outside its container, or queried it (watched with
-    /// [`WatchOutside::Note`]).
+    /// The run changed the scene outside its container, queried it, or used its instances
+    /// (watched with [`WatchOutside::Note`] or [`WatchOutside::Defer`]).
     pub touched_outside: bool,
 }
 
