@@ -228,9 +228,14 @@ impl Ctx {
     }
 
     /// The instance behind a Luau value, if it is a live instance handle of this VM.
+    #[inline]
     pub fn instance(&self, v: &Value) -> Option<Instance> {
-        let i = crate::ffi::handle_of(v).and_then(|h| self.handles.get(h))?;
-        if self.watch_outside != procmodel_script::WatchOutside::Off && !self.read_outside.get() {
+        let h = crate::ffi::handle_of(v)?;
+        if self.watch_outside == procmodel_script::WatchOutside::Off || self.read_outside.get() {
+            return self.handles.get(h);
+        }
+        let (i, born) = self.handles.get_born(h)?;
+        if !born {
             self.note_read(i);
         }
         Some(i)
@@ -243,7 +248,7 @@ impl Ctx {
     /// Instances outside the scene (the run's own, its params.Terrain) do not count either.
     #[cold]
     fn note_read(&self, i: Instance) {
-        if self.own(i.r) || only_leads_elsewhere(i.class.as_str()) {
+        if i.r == self.run_container.get() || only_leads_elsewhere(i.class.as_str()) {
             return;
         }
         if self.in_scene_cached(i.r) {
@@ -505,9 +510,10 @@ impl Ctx {
 /// entry in `ids`. Refs are never written to files, so minted values change no output.
 pub struct Handles {
     slots: Vec<Slot>,
-    /// Free slots with the key of the last handle each held (see above), the smallest key
-    /// (then the lowest slot) last. Only a prune frees slots, and it sorts them.
-    free: Vec<(u32, u32)>,
+    /// Free slots with the key of the last handle each held (see above), smallest key (then
+    /// lowest slot) first. Only a prune frees slots; a heap takes them without re-sorting
+    /// the ones already free (a worker VM frees a step's results on every step).
+    free: std::collections::BinaryHeap<std::cmp::Reverse<(u32, u32)>>,
     ids: FxHashMap<Ref, u64>,
     /// The high 64 bits of every Ref minted here.
     tag: u64,
@@ -544,7 +550,7 @@ impl Default for Handles {
         let tag = 0x706d_0000_0000_0000 | NEXT_TAG.fetch_add(1, Ordering::Relaxed);
         Handles {
             slots: Vec::new(),
-            free: Vec::new(),
+            free: std::collections::BinaryHeap::new(),
             ids: FxHashMap::default(),
             tag,
             live: 0,
@@ -579,8 +585,8 @@ impl Handles {
     /// (the lowest such slot), else a new one; returns the handle.
     fn occupy(&mut self, r: u128, class: Ustr) -> u64 {
         let key = self.next_key();
-        let reused = match self.free.last() {
-            Some(&(last, slot)) if last < key => {
+        let reused = match self.free.peek() {
+            Some(&std::cmp::Reverse((last, slot))) if last < key => {
                 self.free.pop();
                 Some(slot)
             }
@@ -690,6 +696,26 @@ impl Handles {
         self.ids.get(&r).copied()
     }
 
+    /// [`Handles::get`], and whether the running generation created the instance (as
+    /// [`Handles::born_in_run`] says, read from the same slot).
+    #[inline]
+    fn get_born(&self, h: u64) -> Option<(Instance, bool)> {
+        let (slot, key) = Self::parts(h)?;
+        let s = self.slots.get(slot)?;
+        if s.key != key {
+            return None;
+        }
+        let r = join(s.r);
+        let born = self.run != 0 && (r >> 64) as u64 == self.tag && s.born == self.run;
+        Some((
+            Instance {
+                r: Ref::some(r),
+                class: s.class?,
+            },
+            born,
+        ))
+    }
+
     fn get(&self, h: u64) -> Option<Instance> {
         let (slot, key) = Self::parts(h)?;
         let s = self.slots.get(slot)?;
@@ -717,12 +743,11 @@ impl Handles {
                 if dom.get_by_ref(r).is_none() {
                     self.ids.remove(&r);
                     s.class = None;
-                    self.free.push((s.key, i as u32));
+                    self.free.push(std::cmp::Reverse((s.key, i as u32)));
                     self.live -= 1;
                 }
             }
         }
-        self.free.sort_unstable_by(|a, b| b.cmp(a));
         self.prune_at = (self.live * 2).max(4096);
     }
 
