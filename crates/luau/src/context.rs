@@ -242,9 +242,10 @@ impl Ctx {
     }
 
     /// Notes a watched run's use of an instance of the scene that is not its own
-    /// ([`Ctx::read_outside`]). The DataModel, services, Folders, Configurations and
-    /// ModuleScripts are the ways to reach things (`game:GetService`, `script.Parent.Util`)
-    /// and do not count; what is reached through them (a template Model, a StringValue) does.
+    /// ([`Ctx::read_outside`]). The DataModel, services, Folders, Configurations,
+    /// ModuleScripts and ProceduralModels are the ways to reach things (`game:GetService`,
+    /// `script.Parent.Util`) and do not count ([`only_leads_elsewhere`]); what is reached
+    /// through them (a template Model, a StringValue, another model's results) does.
     /// Instances outside the scene (the run's own, its params.Terrain) do not count either.
     #[cold]
     fn note_read(&self, i: Instance) {
@@ -838,12 +839,14 @@ pub struct NewClass {
 }
 
 /// Whether using an instance of `class` tells a script nothing but where other instances are:
-/// the DataModel, a service, a Folder, a Configuration or a ModuleScript (whose Source a
-/// generator's inputs already cover). See [`Ctx::note_read`].
+/// the DataModel, a service, a Folder, a Configuration, a ModuleScript (whose Source a
+/// generator's inputs already cover) or a ProceduralModel (a module kept under its model
+/// reaches the model as `script.Parent`; the model's attributes and Size are its inputs).
+/// See [`Ctx::note_read`].
 fn only_leads_elsewhere(class: &str) -> bool {
     matches!(
         class,
-        "DataModel" | "Workspace" | "Folder" | "Configuration" | "ModuleScript"
+        "DataModel" | "Workspace" | "Folder" | "Configuration" | "ModuleScript" | "ProceduralModel"
     ) || procmodel_dom::is_service(class)
 }
 
