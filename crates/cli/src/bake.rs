@@ -257,8 +257,9 @@ pub fn plan(args: PlanArgs) -> Result<ExitCode> {
             }
         }
         eprintln!(
-            "{} units{}",
+            "{} units (columns: {}size in instances when planned, then key){}",
             units.len(),
+            if args.shards.is_some() { "shard, " } else { "" },
             if args.shards.is_some() {
                 format!(" over {count} shards: {per_shard:?} per shard")
             } else {

@@ -163,9 +163,10 @@ pub fn plan(input: &Path, shards: Option<u32>, json: bool, tiles: &TileArgs<'_>)
             }
         }
         eprintln!(
-            "{} tiles of {} studs (size: voxel columns){}",
+            "{} tiles of {} studs (columns: {}size in voxel columns, then key){}",
             units.len(),
             w.tile_studs,
+            if shards.is_some() { "shard, " } else { "" },
             if shards.is_some() {
                 format!(" over {count} shards: {per_shard:?} per shard")
             } else {
