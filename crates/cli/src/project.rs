@@ -29,8 +29,7 @@ pub fn source_files(scene: &Path) -> Result<BTreeSet<PathBuf>> {
             procmodel_engine::read_scene_bytes(bytes, format, &file.display().to_string())
                 .map_err(|e| e.to_string())
         };
-        let loaded = procmodel_rojo::load(scene, &read)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", e.path().display()))?;
+        let loaded = procmodel_rojo::load(scene, &read).map_err(|e| anyhow::anyhow!("{e}"))?;
         return Ok(loaded.files);
     }
     Ok([canonical(scene)].into_iter().collect())

@@ -284,3 +284,28 @@ pm.Parent = folder
     assert_eq!(folder.class, "GeneratedFolder");
     assert_eq!(folder.children().len(), 3);
 }
+
+#[test]
+fn a_broken_project_is_named_once_with_the_field_at_fault() {
+    // The error named the project file twice ("a.project.json: a.project.json: tree...").
+    let root = tmp("broken-project");
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let project = root.join("default.project.json");
+    std::fs::write(
+        &project,
+        r#"{ "name": "P", "tree": { "$className": "DataModel",
+             "ReplicatedStorage": { "Shared": { "$path": "src/missing" } } } }"#,
+    )
+    .unwrap();
+    let out = bin()
+        .args(["regen", s(&root), "-o", s(&root.join("out.rbxl"))])
+        .output()
+        .unwrap();
+    let err = failed(out);
+    assert!(
+        err.contains("tree.ReplicatedStorage.Shared.$path: no file or folder"),
+        "{err}"
+    );
+    assert_eq!(err.matches("default.project.json").count(), 1, "{err}");
+}
