@@ -186,7 +186,12 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
     // the same name would shadow the chunk's own.
     globals.raw_remove("print")?;
     globals.raw_remove("require")?;
-    globals.raw_remove("loadstring")?;
+    // `loadstring` as in a Roblox game with ServerScriptService.LoadStringEnabled off (its
+    // default, and the reference's advice): there, but it compiles nothing.
+    globals.set(
+        "loadstring",
+        lua.create_function(|_, _: MultiValue| Ok((Value::Nil, "loadstring() is not available")))?,
+    )?;
 
     // Virtual clock.
     let os = lua.create_table()?;
