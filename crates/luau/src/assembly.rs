@@ -91,7 +91,11 @@ pub(crate) fn all_joints(
     if c.in_scene(part) {
         c.scene_query(|| format!("BasePart:{method}"))?;
     }
-    let top = tree_top(c, part);
+    Ok(joints_under(c, tree_top(c, part)))
+}
+
+/// Every joint of the tree under `top`, in pre-order: (joint, parts, rigid).
+fn joints_under(c: &Ctx, top: Ref) -> Vec<(Ref, [Ref; 2], bool)> {
     let mut out = Vec::new();
     procmodel_dom::preorder(&c.dom, &[top], |r, inst| {
         if let Some((parts, rigid)) = joined(c, inst) {
@@ -99,7 +103,116 @@ pub(crate) fn all_joints(
         }
         true
     });
-    Ok(out)
+    out
+}
+
+/// Adds the parts that the rigid joints under `top` name to [`Ctx::jointed`] (a clone made
+/// joints without writing their Part0/Part1; MakeJoints made some).
+pub(crate) fn note_joints(c: &mut Ctx, top: Ref) {
+    let mut joints = Vec::new();
+    procmodel_dom::preorder(&c.dom, &[top], |r, inst| {
+        if joins_rigidly(inst.class.as_str()) {
+            joints.push(r);
+        }
+        true
+    });
+    for j in joints {
+        if let Some(([a, b], _)) = c.dom.get_by_ref(j).and_then(|i| joined(c, i)) {
+            c.jointed
+                .get_mut()
+                .extend([a, b].into_iter().filter(|p| p.is_some()));
+            c.joints.get_mut().insert(j);
+        }
+    }
+}
+
+/// Whether instances of `class` join the parts they name rigidly when enabled (a
+/// JointInstance or a WeldConstraint).
+pub(crate) fn joins_rigidly(class: &str) -> bool {
+    is_a(class, "JointInstance") || is_a(class, "WeldConstraint")
+}
+
+/// The reference's repositioning rule for welded parts (the Weld page): when a part's
+/// `CFrame` is set, "that part will move and all of the connected parts will also move,
+/// ensuring they maintain the same offset" (setting `Position` moves the part alone). Joints
+/// act in the Workspace only: `part` went from `old` to `new`, and when it is in the
+/// Workspace every other part of the Workspace rigidly connected to it moves by the same
+/// rigid motion. A generator's own parts, outside the scene while it runs, move alone.
+pub(crate) fn drag(
+    c: &mut Ctx,
+    part: crate::context::Instance,
+    old: glam::Affine3A,
+    new: glam::Affine3A,
+) -> mlua::Result<()> {
+    if c.jointed_stale.get() {
+        // Refill from the scene's joints (writes keep the set between such changes).
+        let root = c.dom.root_ref();
+        note_joints(c, root);
+        c.jointed_stale.set(false);
+    }
+    if !c.jointed.get_mut().contains(&part.r) {
+        return Ok(());
+    }
+    let Some(ws) = crate::services::find_service(c, "Workspace") else {
+        return Ok(());
+    };
+    if !procmodel_dom::is_within(&c.dom, part.r, ws) {
+        return Ok(());
+    }
+    let delta = new * old.inverse();
+    // The known rigid joints that act now: enabled, in the Workspace (their current parts).
+    let mut gone = Vec::new();
+    let mut joints = Vec::new();
+    let mut known: Vec<Ref> = c.joints.get_mut().iter().copied().collect();
+    known.sort_unstable_by_key(|r| crate::context::ref_bits(*r));
+    for j in known {
+        match c.dom.get_by_ref(j).and_then(|i| joined(c, i)) {
+            Some((parts, true)) if procmodel_dom::is_within(&c.dom, j, ws) => {
+                joints.push((j, parts, true));
+            }
+            Some(_) => {}
+            None => gone.push(j),
+        }
+    }
+    for j in gone {
+        c.joints.get_mut().remove(&j);
+    }
+    // The assembly: parts reached through enabled rigid joints, in the order reached.
+    let mut seen: FxHashSet<Ref> = [part.r].into_iter().collect();
+    let mut frontier = vec![part.r];
+    let mut others = Vec::new();
+    while let Some(p) = frontier.pop() {
+        for (_, [a, b], _) in &joints {
+            let other = if *a == p {
+                *b
+            } else if *b == p {
+                *a
+            } else {
+                continue;
+            };
+            let in_world = c
+                .dom
+                .get_by_ref(other)
+                .is_some_and(|i| is_a(i.class.as_str(), "BasePart"))
+                && procmodel_dom::is_within(&c.dom, other, ws);
+            if in_world && seen.insert(other) {
+                others.push(other);
+                frontier.push(other);
+            }
+        }
+    }
+    for q in others {
+        c.check_write(q, || "moving a welded part with its assembly".into())?;
+        let Some(inst) = c.dom.get_by_ref_mut(q) else {
+            continue;
+        };
+        let moved = delta * procmodel_dom::part_cframe(inst);
+        inst.properties.insert(
+            crate::keys::KEYS.cframe,
+            Variant::CFrame(procmodel_dom::affine_to_cframe(&moved)),
+        );
+    }
+    Ok(())
 }
 
 /// The parts rigidly connected to `part`: its neighbours, or (`recursive`) its whole

@@ -85,6 +85,15 @@ pub struct Ctx {
     /// clones, a value it reads): its results depend on more than its inputs, so a result
     /// cache must not keep them ([`Ctx::note_read`]). Never a reason to defer a run.
     pub read_outside: std::cell::Cell<bool>,
+    /// Parts some rigid joint (a JointInstance or WeldConstraint) named as its Part0 or Part1,
+    /// a superset kept as scripts write those properties, and refilled from the scene's
+    /// joints when `jointed_stale` says the DOM changed in ways the writes do not show (a
+    /// load, a clone of joints, MakeJoints): a CFrame write looks for an assembly to move
+    /// only for these (`assembly::drag`).
+    pub jointed: std::cell::RefCell<FxHashSet<Ref>>,
+    /// The rigid joints that named them (the ones gone are dropped when next looked at).
+    pub joints: std::cell::RefCell<FxHashSet<Ref>>,
+    pub jointed_stale: std::cell::Cell<bool>,
     /// Writes to instances other than the running generation's own so far (in the scene or
     /// outside it), when counted ([`crate::Host::count_scene_writes`]): the engine's test
     /// that results it placed or holds are untouched. Every write path goes through
@@ -177,6 +186,9 @@ impl Ctx {
             watch_outside: procmodel_script::WatchOutside::Off,
             touched_outside: std::cell::Cell::new(false),
             read_outside: std::cell::Cell::new(false),
+            jointed: Default::default(),
+            joints: Default::default(),
+            jointed_stale: std::cell::Cell::new(true),
             scene_writes: None,
             query_epoch: std::cell::Cell::new(0),
             query_watch: std::cell::Cell::new(false),
@@ -255,6 +267,13 @@ impl Ctx {
         if self.in_scene_cached(i.r) {
             self.read_outside.set(true);
         }
+    }
+
+    /// Whether `r` is one of the running generation's own instances while none of them is in
+    /// the scene (it parented none there): outside the scene for certain, without a walk.
+    #[inline]
+    pub fn unplaced_own(&self, r: Ref) -> bool {
+        !self.run_escaped.get() && self.handles.born_in_run(r)
     }
 
     /// `GetFullName`: names from the top ancestor below the DataModel, joined by dots.
@@ -341,6 +360,7 @@ impl Ctx {
     /// A change of the DOM from outside the Luau API (anything may have moved): forgets what
     /// the write checks cached and puts the spatial query index out of date.
     pub fn outside_change(&self) {
+        self.jointed_stale.set(true);
         self.tree_changed();
         self.note_write();
     }

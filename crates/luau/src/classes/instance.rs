@@ -511,6 +511,13 @@ pub fn register(m: &mut MethodTable) {
         c.charge_bytes(text)?;
         let copy = procmodel_dom::clone_archivable(&mut c.dom, this.r);
         crate::classes::image::cloned(&mut c, this.r, copy);
+        if subtree.iter().any(|&r| {
+            c.dom
+                .get_by_ref(r)
+                .is_some_and(|i| crate::assembly::joins_rigidly(i.class.as_str()))
+        }) {
+            crate::assembly::note_joints(&mut c, copy);
+        }
         let value = c.push(copy);
         drop(c);
         crate::classes::cloned_meshes(lua, this.r, copy)?;
