@@ -1217,9 +1217,14 @@ mod tests {
         match slow {
             Some(ts) if (p - (od + dd * ts)).length() <= 1e-2 => {}
             _ => {
-                // Thinner than the march's step: genuinely entering, and earlier.
-                let eps = 1e-4 * unit;
-                prop_assert!(!inside(p - eps) && inside(p + eps), "{h:?} vs {slow:?}");
+                // Thinner than the march's step: genuinely entering, and earlier. A ray that
+                // grazes a cube's edge is inside it for less than 1e-4 studs, so the test
+                // looks closer too (a case proptest found: o = (12.66, 3.28, 11.43),
+                // d = (-29.3, 31.8, -26.2) enters cell (2, 0, 2) 5e-5 below its top edge).
+                let entering = [1e-4, 1e-5, 1e-6]
+                    .iter()
+                    .any(|&e| !inside(p - e * unit) && inside(p + e * unit));
+                prop_assert!(entering, "{h:?} vs {slow:?} (o = {o:?}, d = {d:?})");
                 prop_assert!(
                     slow.is_none_or(|ts| f64::from(h.t) < ts),
                     "{h:?} vs {slow:?}"
