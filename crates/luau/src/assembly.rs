@@ -118,10 +118,8 @@ pub(crate) fn note_joints(c: &mut Ctx, top: Ref) {
     });
     for j in joints {
         if let Some(([a, b], _)) = c.dom.get_by_ref(j).and_then(|i| joined(c, i)) {
-            c.jointed
-                .get_mut()
-                .extend([a, b].into_iter().filter(|p| p.is_some()));
-            c.joints.get_mut().insert(j);
+            c.jointed.extend([a, b].into_iter().filter(|p| p.is_some()));
+            c.joints.insert(j);
         }
     }
 }
@@ -132,57 +130,70 @@ pub(crate) fn joins_rigidly(class: &str) -> bool {
     is_a(class, "JointInstance") || is_a(class, "WeldConstraint")
 }
 
-/// The reference's repositioning rule for welded parts (the Weld page): when a part's
-/// `CFrame` is set, "that part will move and all of the connected parts will also move,
-/// ensuring they maintain the same offset" (setting `Position` moves the part alone). Joints
-/// act in the Workspace only: `part` went from `old` to `new`, and when it is in the
-/// Workspace every other part of the Workspace rigidly connected to it moves by the same
-/// rigid motion. A generator's own parts, outside the scene while it runs, move alone.
-pub(crate) fn drag(
+/// Runs `write`, which sets `part`'s CFrame, under the reference's repositioning rule for
+/// welded parts (the Weld page): when a part's `CFrame` is set, "that part will move and all
+/// of the connected parts will also move, ensuring they maintain the same offset" (setting
+/// `Position` moves the part alone). A running generation's own parts are outside the scene
+/// (unless it parented one there), where joints do not act: for them, and for anything
+/// that is not a part, `write` is all (one check).
+pub(crate) fn moving(
     c: &mut Ctx,
     part: crate::context::Instance,
-    old: glam::Affine3A,
-    new: glam::Affine3A,
+    write: impl FnOnce(&mut Ctx) -> mlua::Result<()>,
 ) -> mlua::Result<()> {
+    if c.unplaced_own(part.r) || !is_a(part.class.as_str(), "BasePart") {
+        return write(c);
+    }
+    let cframe = |c: &Ctx| c.dom.get_by_ref(part.r).map(procmodel_dom::part_cframe);
+    let old = cframe(c);
+    write(c)?;
+    match (old, cframe(c)) {
+        (Some(old), Some(new)) if old != new => drag(c, part.r, old, new),
+        _ => Ok(()),
+    }
+}
+
+/// Joints act in the Workspace only: `part` went from `old` to `new`, and when it is in the
+/// Workspace every other part of the Workspace rigidly connected to it moves by the same
+/// rigid motion.
+fn drag(c: &mut Ctx, part: Ref, old: glam::Affine3A, new: glam::Affine3A) -> mlua::Result<()> {
     if c.jointed_stale.get() {
         // Refill from the scene's joints (writes keep the set between such changes).
         let root = c.dom.root_ref();
         note_joints(c, root);
         c.jointed_stale.set(false);
     }
-    if !c.jointed.get_mut().contains(&part.r) {
+    if !c.jointed.contains(&part) {
         return Ok(());
     }
     let Some(ws) = crate::services::find_service(c, "Workspace") else {
         return Ok(());
     };
-    if !procmodel_dom::is_within(&c.dom, part.r, ws) {
+    if !procmodel_dom::is_within(&c.dom, part, ws) {
         return Ok(());
     }
     let delta = new * old.inverse();
     // The known rigid joints that act now: enabled, in the Workspace (their current parts).
     let mut gone = Vec::new();
     let mut joints = Vec::new();
-    let mut known: Vec<Ref> = c.joints.get_mut().iter().copied().collect();
+    let mut known: Vec<Ref> = c.joints.iter().copied().collect();
     known.sort_unstable_by_key(|r| crate::context::ref_bits(*r));
     for j in known {
         match c.dom.get_by_ref(j).and_then(|i| joined(c, i)) {
-            Some((parts, true)) if procmodel_dom::is_within(&c.dom, j, ws) => {
-                joints.push((j, parts, true));
-            }
+            Some((parts, true)) if procmodel_dom::is_within(&c.dom, j, ws) => joints.push(parts),
             Some(_) => {}
             None => gone.push(j),
         }
     }
     for j in gone {
-        c.joints.get_mut().remove(&j);
+        c.joints.remove(&j);
     }
     // The assembly: parts reached through enabled rigid joints, in the order reached.
-    let mut seen: FxHashSet<Ref> = [part.r].into_iter().collect();
-    let mut frontier = vec![part.r];
+    let mut seen: FxHashSet<Ref> = [part].into_iter().collect();
+    let mut frontier = vec![part];
     let mut others = Vec::new();
     while let Some(p) = frontier.pop() {
-        for (_, [a, b], _) in &joints {
+        for [a, b] in &joints {
             let other = if *a == p {
                 *b
             } else if *b == p {

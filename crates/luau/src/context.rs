@@ -89,10 +89,10 @@ pub struct Ctx {
     /// a superset kept as scripts write those properties, and refilled from the scene's
     /// joints when `jointed_stale` says the DOM changed in ways the writes do not show (a
     /// load, a clone of joints, MakeJoints): a CFrame write looks for an assembly to move
-    /// only for these (`assembly::drag`).
-    pub jointed: std::cell::RefCell<FxHashSet<Ref>>,
+    /// only for these (`assembly::moving`).
+    pub jointed: FxHashSet<Ref>,
     /// The rigid joints that named them (the ones gone are dropped when next looked at).
-    pub joints: std::cell::RefCell<FxHashSet<Ref>>,
+    pub joints: FxHashSet<Ref>,
     pub jointed_stale: std::cell::Cell<bool>,
     /// Writes to instances other than the running generation's own so far (in the scene or
     /// outside it), when counted ([`crate::Host::count_scene_writes`]): the engine's test

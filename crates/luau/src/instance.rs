@@ -568,28 +568,16 @@ const PHYSICAL_SIZE_MIN: f32 = 0.05;
 const PART_SIZE_MIN: f32 = 0.001;
 const PART_SIZE_MAX: f32 = 2048.0;
 
-/// Stores a converted property value; an input of the managed class sets its flag.
 /// A write of the `CFrame` property itself (not Position or Orientation, which move only
 /// the part): a part in the Workspace brings the parts welded to it along
-/// ([`crate::assembly::drag`]).
+/// ([`crate::assembly::moving`]).
 fn store_cframe(c: &mut Ctx, this: &Instance, variant: Variant) -> mlua::Result<()> {
-    // A running generation's own parts are outside the scene (unless it parented one
-    // there), where joints do not act: the common case costs one check.
-    if c.unplaced_own(this.r) || !procmodel_dom::is_a(this.class.as_str(), "BasePart") {
-        return store(c, this, crate::keys::KEYS.cframe, variant);
-    }
-    let old = c.dom.get_by_ref(this.r).map(procmodel_dom::part_cframe);
-    let new = match &variant {
-        Variant::CFrame(cf) => Some(procmodel_dom::cframe_to_affine(cf)),
-        _ => None,
-    };
-    store(c, this, crate::keys::KEYS.cframe, variant)?;
-    match (old, new) {
-        (Some(old), Some(new)) if old != new => crate::assembly::drag(c, *this, old, new),
-        _ => Ok(()),
-    }
+    crate::assembly::moving(c, *this, |c| {
+        store(c, this, crate::keys::KEYS.cframe, variant)
+    })
 }
 
+/// Stores a converted property value; an input of the managed class sets its flag.
 fn store(c: &mut Ctx, this: &Instance, k: Ustr, variant: Variant) -> mlua::Result<()> {
     // A part's dimensions are kept within the reference's limits, as Roblox keeps them.
     let variant = match variant {
@@ -607,8 +595,8 @@ fn store(c: &mut Ctx, this: &Instance, k: Ustr, variant: Variant) -> mlua::Resul
         && target.is_some()
         && crate::assembly::joins_rigidly(this.class.as_str())
     {
-        c.jointed.get_mut().insert(*target);
-        c.joints.get_mut().insert(this.r);
+        c.jointed.insert(*target);
+        c.joints.insert(this.r);
     }
     let flag = c
         .managed

@@ -36,17 +36,10 @@ pub fn register(m: &mut MethodTable) {
         let target = cframe_to_affine(&rbx_types::CFrame::from(cf));
         // A part pivots by its CFrame, so its welded parts come along as with a CFrame
         // write; a model moves its own parts.
-        let may_drag =
-            !c.unplaced_own(this.r) && procmodel_dom::is_a(this.class.as_str(), "BasePart");
-        let before = may_drag.then(|| c.dom.get_by_ref(this.r).map(procmodel_dom::part_cframe));
-        procmodel_dom::pivot_to(&mut c.dom, this.r, target);
-        if let Some(Some(old)) = before
-            && let Some(new) = c.dom.get_by_ref(this.r).map(procmodel_dom::part_cframe)
-            && new != old
-        {
-            crate::assembly::drag(&mut c, *this, old, new)?;
-        }
-        Ok(())
+        crate::assembly::moving(&mut c, *this, |c| {
+            procmodel_dom::pivot_to(&mut c.dom, this.r, target);
+            Ok(())
+        })
     });
     m.class("Model");
     m.add_method("GetBoundingBox", |lua, this, ()| {
