@@ -245,30 +245,41 @@ pub fn plan(args: PlanArgs) -> Result<ExitCode> {
         }
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        for u in &units {
-            match args.shards {
-                Some(_) => println!(
-                    "{:>5}  {:>9}  {}",
-                    shard_of(&u.unit.key),
-                    u.unit.size,
-                    u.unit.key
-                ),
-                None => println!("{:>9}  {}", u.unit.size, u.unit.key),
-            }
-        }
-        eprintln!(
-            "{} units (columns: {}size in instances when planned, then key){}",
-            units.len(),
-            if args.shards.is_some() { "shard, " } else { "" },
-            if args.shards.is_some() {
-                format!(" over {count} shards: {per_shard:?} per shard")
-            } else {
-                String::new()
-            }
+        print_plan(
+            units.iter().map(|u| &u.unit),
+            &deal,
+            args.shards,
+            &format!("{} units", units.len()),
+            "instances when planned",
         );
     }
     std::mem::forget(engine);
     Ok(ExitCode::SUCCESS)
+}
+
+/// A plan as text: a line per unit on stdout (its shard when `shards` is given, its size,
+/// its key), then on stderr what was planned (`planned`), what the columns hold (a size
+/// counts `size_unit`) and, with shards, the units each shard gets.
+pub(crate) fn print_plan<'a>(
+    units: impl IntoIterator<Item = &'a Unit>,
+    deal: &Assignment,
+    shards: Option<u32>,
+    planned: &str,
+    size_unit: &str,
+) {
+    for Unit { key, size } in units {
+        match shards {
+            Some(_) => println!("{:>5}  {size:>9}  {key}", deal.shard(key).unwrap_or(0)),
+            None => println!("{size:>9}  {key}"),
+        }
+    }
+    match shards {
+        Some(count) => eprintln!(
+            "{planned} (columns: shard, size in {size_unit}, then key) over {count} shards: {:?} per shard",
+            deal.per_shard()
+        ),
+        None => eprintln!("{planned} (columns: size in {size_unit}, then key)"),
+    }
 }
 
 // ----- sweep -----

@@ -156,22 +156,12 @@ pub fn plan(input: &Path, shards: Option<u32>, json: bool, tiles: &TileArgs<'_>)
         }
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        for (_, Unit { key, size }) in &units {
-            match shards {
-                Some(_) => println!("{:>5}  {:>9}  {key}", shard_of(key), size),
-                None => println!("{size:>9}  {key}"),
-            }
-        }
-        eprintln!(
-            "{} tiles of {} studs (columns: {}size in voxel columns, then key){}",
-            units.len(),
-            w.tile_studs,
-            if shards.is_some() { "shard, " } else { "" },
-            if shards.is_some() {
-                format!(" over {count} shards: {per_shard:?} per shard")
-            } else {
-                String::new()
-            }
+        crate::bake::print_plan(
+            units.iter().map(|(_, u)| u),
+            &deal,
+            shards,
+            &format!("{} tiles of {} studs", units.len(), w.tile_studs),
+            "voxel columns",
         );
     }
     Ok(())
