@@ -91,10 +91,7 @@ fn fills_everywhere(
 
 #[test]
 fn all_levels_and_threads_give_identical_bytes() {
-    let levels: Vec<SimdLevel> = SimdLevel::ALL
-        .into_iter()
-        .filter(|l| l.is_available())
-        .collect();
+    let levels = available_levels();
     eprintln!("levels exercised: {levels:?}");
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(3)
@@ -143,7 +140,7 @@ fn lattice_aligned_grids_are_identical_on_every_level() {
                 bits(&out)
             };
             let want = fill(SimdLevel::Scalar);
-            for l in SimdLevel::ALL.into_iter().filter(|l| l.is_available()) {
+            for l in available_levels() {
                 let got = fill(l);
                 let bad = got.iter().zip(&want).position(|(a, b)| a != b);
                 assert!(
@@ -200,7 +197,7 @@ fn fine_grids_are_identical_on_every_level() {
                     bits(&out)
                 };
                 let want = fill(SimdLevel::Scalar, false);
-                for l in SimdLevel::ALL.into_iter().filter(|l| l.is_available()) {
+                for l in available_levels() {
                     for parallel in [false, true] {
                         let got = fill(l, parallel);
                         let bad = got.iter().zip(&want).position(|(a, b)| a != b);
