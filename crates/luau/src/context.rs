@@ -690,19 +690,8 @@ impl Handles {
     /// whose slot carries that run's stamp): no hashing, no walk.
     #[inline]
     pub fn born_in_run(&self, r: Ref) -> bool {
-        if self.run == 0 {
-            return false;
-        }
         let bits = ref_bits(r);
-        if (bits >> 64) as u64 != self.tag {
-            return false;
-        }
-        let Some((slot, key)) = Self::parts(bits as u64) else {
-            return false;
-        };
-        self.slots
-            .get(slot)
-            .is_some_and(|s| s.class.is_some() && s.key == key && s.born == self.run)
+        (bits >> 64) as u64 == self.tag && self.get_born(bits as u64).is_some_and(|(_, born)| born)
     }
 
     /// The live handle of `r`, if it has one.
@@ -717,8 +706,9 @@ impl Handles {
         self.ids.get(&r).copied()
     }
 
-    /// [`Handles::get`], and whether the running generation created the instance (as
-    /// [`Handles::born_in_run`] says, read from the same slot).
+    /// [`Handles::get`], and whether the running generation created the instance: a Ref
+    /// minted here whose slot carries that run's stamp (the test [`Handles::born_in_run`]
+    /// makes), read from the same slot.
     #[inline]
     fn get_born(&self, h: u64) -> Option<(Instance, bool)> {
         let (slot, key) = Self::parts(h)?;
