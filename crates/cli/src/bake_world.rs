@@ -156,7 +156,7 @@ pub fn plan(input: &Path, shards: Option<u32>, json: bool, tiles: &TileArgs<'_>)
         }
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        crate::bake::print_plan(
+        print_plan(
             units.iter().map(|(_, u)| u),
             &deal,
             shards,
@@ -165,6 +165,31 @@ pub fn plan(input: &Path, shards: Option<u32>, json: bool, tiles: &TileArgs<'_>)
         );
     }
     Ok(())
+}
+
+/// A plan as text: a line per unit on stdout (its shard when `shards` is given, its size,
+/// its key), then on stderr what was planned (`planned`), what the columns hold (a size
+/// counts `size_unit`) and, with shards, the units each shard gets.
+pub(crate) fn print_plan<'a>(
+    units: impl IntoIterator<Item = &'a Unit>,
+    deal: &Assignment,
+    shards: Option<u32>,
+    planned: &str,
+    size_unit: &str,
+) {
+    for Unit { key, size } in units {
+        match shards {
+            Some(_) => println!("{:>5}  {size:>9}  {key}", deal.shard(key).unwrap_or(0)),
+            None => println!("{size:>9}  {key}"),
+        }
+    }
+    match shards {
+        Some(count) => eprintln!(
+            "{planned} (columns: shard, size in {size_unit}, then key) over {count} shards: {:?} per shard",
+            deal.per_shard()
+        ),
+        None => eprintln!("{planned} (columns: size in {size_unit}, then key)"),
+    }
 }
 
 fn progress(v: serde_json::Value) {
