@@ -541,6 +541,25 @@ fn an_unreadable_generator_names_the_cause_once() {
             "{command}: {err}"
         );
     }
+    // So is an XML place, which is UTF-8 text Luau would only call a syntax error at `<`.
+    let xml = tmp("a-place.rbxlx");
+    std::fs::write(
+        &xml,
+        "\u{feff}<?xml version=\"1.0\"?>\n<roblox version=\"4\">\n</roblox>\n",
+    )
+    .unwrap();
+    for command in ["info", "run"] {
+        let out = bin().arg(command).arg(&xml).output().unwrap();
+        assert!(!out.status.success(), "{command}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("a-place.rbxlx")
+                && err.contains(
+                    "it is an XML Roblox place or model (.rbxlx/.rbxmx), not a Luau script"
+                ),
+            "{command}: {err}"
+        );
+    }
 }
 
 /// An output that cannot be written is one error naming the file once, whatever the format.

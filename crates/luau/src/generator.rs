@@ -60,6 +60,15 @@ impl Host {
             path: path.to_path_buf(),
             error: std::io::Error::new(std::io::ErrorKind::InvalidData, not_a_script(e.as_bytes())),
         })?;
+        if is_xml_roblox_file(&source) {
+            return Err(HostError::Read {
+                path: path.to_path_buf(),
+                error: std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    not_a_script(source.as_bytes()),
+                ),
+            });
+        }
         let abs = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
         if let Some(dir) = abs.parent() {
             self.lua
@@ -695,11 +704,23 @@ impl Host {
     }
 }
 
-/// Why bytes that are not UTF-8 are not a script, naming the Roblox files people pass by
+/// Whether `text` is an XML Roblox place or model (`<roblox …>`, perhaps after a byte-order
+/// mark, an XML declaration or blank space): Luau could only call it a syntax error at `<`.
+fn is_xml_roblox_file(text: &str) -> bool {
+    let mut rest = text.trim_start_matches('\u{feff}').trim_start();
+    if rest.starts_with("<?xml") {
+        rest = rest.find("?>").map_or("", |i| rest[i + 2..].trim_start());
+    }
+    rest.starts_with("<roblox ") || rest.starts_with("<roblox>")
+}
+
+/// Why bytes that are not a script are not one, naming the Roblox files people pass by
 /// mistake (a place or model goes to `regen`, `status`, `export` or `studio`).
 fn not_a_script(bytes: &[u8]) -> String {
     let kind = if bytes.starts_with(b"<roblox!") {
         "a binary Roblox place or model (.rbxl/.rbxm)"
+    } else if std::str::from_utf8(bytes).is_ok_and(is_xml_roblox_file) {
+        "an XML Roblox place or model (.rbxlx/.rbxmx)"
     } else {
         "not UTF-8 text"
     };
