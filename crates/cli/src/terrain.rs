@@ -68,24 +68,36 @@ pub(crate) struct Plan {
 /// The checked world and the file's text (whose hash the tile index records: the text read
 /// once is the text baked).
 fn parse_world(path: &Path) -> Result<(Plan, String)> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase)
         .unwrap_or_default();
+    // The format first: a place or a model passed here is named as such, not as bad UTF-8.
+    world_format(&ext, &path.display().to_string())?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let plan = parse_world_text(&text, &ext, &path.display().to_string())?;
     Ok((plan, text))
+}
+
+/// Refuses an extension that is not a world format (`toml`, `json`), naming the file `name`.
+fn world_format(ext: &str, name: &str) -> Result<()> {
+    match ext {
+        "toml" | "json" => Ok(()),
+        "" => bail!("{name}: a world is described in a .toml or .json file"),
+        _ => bail!("{name}: unknown world format '.{ext}' (use .toml or .json)"),
+    }
 }
 
 /// A world description's text in the format `ext` names (`toml` or `json`); `name` (the file)
 /// prefixes every error.
 pub(crate) fn parse_world_text(text: &str, ext: &str, name: &str) -> Result<Plan> {
-    let file: WorldSpec = match ext {
-        "toml" => toml::from_str(text).map_err(|e| anyhow!("{name}: {e}"))?,
-        "json" => serde_json::from_str(text).map_err(|e| anyhow!("{name}: {e}"))?,
-        _ => bail!("{name}: unknown world format '.{ext}' (use .toml or .json)"),
+    world_format(ext, name)?;
+    let file: WorldSpec = if ext == "toml" {
+        toml::from_str(text).map_err(|e| anyhow!("{name}: {e}"))?
+    } else {
+        serde_json::from_str(text).map_err(|e| anyhow!("{name}: {e}"))?
     };
     let spec = file.plan().map_err(|e| anyhow!("{name}: {e}"))?;
     let Some(rect) = spec.rect else {

@@ -699,6 +699,27 @@ fn bad_world_files_name_the_zone_and_field() {
     );
     check_bad("syntax.json", "{\"columns\": [8, 8],", "line 1");
     check_bad("world.yaml", HEAD, "unknown world format '.yaml'");
+    check_bad(
+        "world",
+        HEAD,
+        "a world is described in a .toml or .json file",
+    );
+    // A model passed by mistake is refused by its extension, not as text that is not UTF-8.
+    let d = dir("bad-model");
+    let model = d.join("tree.rbxm");
+    std::fs::write(&model, b"<roblox!\x89\xff\r\n\x1a\n\xff\xff").unwrap();
+    let out = bin()
+        .arg("terrain")
+        .arg(&model)
+        .arg("-o")
+        .arg(d.join("o.rbxl"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("tree.rbxm: unknown world format '.rbxm' (use .toml or .json)"),
+        "{err}"
+    );
 }
 
 #[test]
