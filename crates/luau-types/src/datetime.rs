@@ -484,6 +484,215 @@ pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
     crate::args::install_global(lua, "DateTime", t)
 }
 
+/// Luau's `os.time(table)`: the seconds since the epoch of a date read as universal time,
+/// fields carried over when out of range (month 13 is January of the next year), or None
+/// for a day before 1970-01-01 or a moment before the epoch, where Luau gives nil.
+pub fn os_time(year: i64, month: i64, day: i64, hour: i64, min: i64, sec: i64) -> Option<i64> {
+    let months = year.checked_mul(12)?.checked_add(month - 1)?;
+    let (y, m) = (months.div_euclid(12), months.rem_euclid(12) + 1);
+    let days = days_from_civil(y, m, 1).checked_add(day - 1)?;
+    let secs = days
+        .checked_mul(86_400)?
+        .checked_add(hour.checked_mul(3600)?)?
+        .checked_add(min.checked_mul(60)?)?
+        .checked_add(sec)?;
+    (days >= 0 && secs >= 0).then_some(secs)
+}
+
+/// The calendar fields of `t` seconds after the epoch (UTC), or None when its year is out
+/// of C's `int` range (where `gmtime` fails and Luau's `os.date` gives nil).
+pub fn os_fields(t: i64) -> Option<Fields> {
+    let f = DateTime(t.checked_mul(1000)?).fields();
+    i32::try_from(f.year - 1900).ok().map(|_| f)
+}
+
+/// The conversions Luau's `os.date` accepts after `%`.
+const OS_DATE_CONVERSIONS: &str = "aAbBcdHIjmMpSUwWxXyYzZ%";
+
+/// Luau's `os.date` format (`strftime` in the C locale) of `f`; `zone` is what `%Z` writes.
+/// A `%` before a character that is not a conversion is an error (that character); a `%`
+/// at the end is kept.
+pub fn os_strftime(format: &str, f: &Fields, zone: &str) -> Result<String, char> {
+    let mut out = String::new();
+    let mut chars = format.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        let Some(k) = chars.clone().next() else {
+            out.push('%');
+            break;
+        };
+        if !OS_DATE_CONVERSIONS.contains(k) {
+            return Err(k);
+        }
+        chars.next();
+        conversion(&mut out, k, f, zone);
+    }
+    Ok(out)
+}
+
+fn conversion(out: &mut String, k: char, f: &Fields, zone: &str) {
+    use std::fmt::Write;
+    let month = MONTHS[(f.month - 1) as usize];
+    let day = DAYS[f.weekday as usize];
+    let h12 = if f.hour % 12 == 0 { 12 } else { f.hour % 12 };
+    // Weeks of the year: the first Sunday (%U) or Monday (%W) starts week 1.
+    let yday0 = f.yearday - 1;
+    let _ = match k {
+        'a' => write!(out, "{}", &day[..3]),
+        'A' => write!(out, "{day}"),
+        'b' => write!(out, "{}", &month[..3]),
+        'B' => write!(out, "{month}"),
+        'c' => write!(
+            out,
+            "{} {} {:2} {:02}:{:02}:{:02} {}",
+            &day[..3],
+            &month[..3],
+            f.day,
+            f.hour,
+            f.minute,
+            f.second,
+            f.year
+        ),
+        'd' => write!(out, "{:02}", f.day),
+        'H' => write!(out, "{:02}", f.hour),
+        'I' => write!(out, "{h12:02}"),
+        'j' => write!(out, "{:03}", f.yearday),
+        'm' => write!(out, "{:02}", f.month),
+        'M' => write!(out, "{:02}", f.minute),
+        'p' => write!(out, "{}", if f.hour < 12 { "AM" } else { "PM" }),
+        'S' => write!(out, "{:02}", f.second),
+        'U' => write!(out, "{:02}", (yday0 + 7 - f.weekday) / 7),
+        'w' => write!(out, "{}", f.weekday),
+        'W' => write!(out, "{:02}", (yday0 + 7 - (f.weekday + 6) % 7) / 7),
+        'x' => write!(
+            out,
+            "{:02}/{:02}/{:02}",
+            f.month,
+            f.day,
+            f.year.rem_euclid(100)
+        ),
+        'X' => write!(out, "{:02}:{:02}:{:02}", f.hour, f.minute, f.second),
+        'y' => write!(out, "{:02}", f.year.rem_euclid(100)),
+        'Y' => write!(out, "{}", f.year),
+        'z' => write!(out, "+0000"),
+        'Z' => write!(out, "{zone}"),
+        _ => write!(out, "%"),
+    };
+}
+
+/// Luau's `os` library on a clock the host supplies (`now`, in seconds since the epoch):
+/// `clock`, `time`, `difftime` and `date`, with Luau's rules for date tables and formats.
+/// There is no time zone: local time is universal time (`%Z` writes `UTC`, and `GMT` after
+/// `!`, as glibc does with `TZ=UTC`).
+pub fn os_library(lua: &Lua, now: fn(&Lua) -> f64) -> mlua::Result<mlua::Table> {
+    let os = lua.create_table()?;
+    os.set("clock", lua.create_function(move |lua, ()| Ok(now(lua)))?)?;
+    os.set(
+        "time",
+        lua.create_function(move |lua, args: MultiValue| {
+            let args = Args::new("time", args);
+            if args.is_nil(1) {
+                return Ok(Some(now(lua).floor()));
+            }
+            let date = args.table(1)?;
+            let field = |key: &str, default: Option<i64>| -> mlua::Result<i64> {
+                let v: Value = date.raw_get(key)?;
+                match lua.coerce_number(v)? {
+                    // C's `(int)` of the number, as Luau's `lua_tointeger`.
+                    Some(n) => Ok(n.trunc().clamp(f64::from(i32::MIN), f64::from(i32::MAX)) as i64),
+                    None => default.ok_or_else(|| {
+                        mlua::Error::runtime(format!("field '{key}' missing in date table"))
+                    }),
+                }
+            };
+            let (sec, min, hour) = (
+                field("sec", Some(0))?,
+                field("min", Some(0))?,
+                field("hour", Some(12))?,
+            );
+            let (day, month, year) = (
+                field("day", None)?,
+                field("month", None)?,
+                field("year", None)?,
+            );
+            Ok(os_time(year, month, day, hour, min, sec).map(|t| t as f64))
+        })?,
+    )?;
+    os.set(
+        "difftime",
+        lua.create_function(|lua, args: MultiValue| {
+            let args = Args::new("difftime", args);
+            let a = os_number(lua, &args, 1)?;
+            let b = if args.is_nil(2) {
+                0.0
+            } else {
+                os_number(lua, &args, 2)?
+            };
+            Ok(a - b)
+        })?,
+    )?;
+    os.set(
+        "date",
+        lua.create_function(move |lua, args: MultiValue| {
+            let args = Args::new("date", args);
+            let format = match args.get(1) {
+                Value::Nil => "%c".to_owned(),
+                Value::String(s) => s.to_string_lossy(),
+                v @ (Value::Integer(_) | Value::Number(_)) => lua
+                    .coerce_string(v.clone())?
+                    .map(|s| s.to_string_lossy())
+                    .unwrap_or_default(),
+                _ => return Err(args.bad(1, "string")),
+            };
+            let t = if args.is_nil(2) {
+                now(lua).floor()
+            } else {
+                os_number(lua, &args, 2)?
+            };
+            let (format, utc) = match format.strip_prefix('!') {
+                Some(rest) => (rest, true),
+                None => (format.as_str(), false),
+            };
+            // C's `(time_t)` of the number; Luau gives nil for a local time before the epoch.
+            let fields = (t.is_finite() && t.abs() < 9.2e18)
+                .then(|| t.trunc() as i64)
+                .filter(|&t| utc || t >= 0)
+                .and_then(os_fields);
+            let Some(f) = fields else {
+                return Ok(Value::Nil);
+            };
+            if format == "*t" {
+                let t = lua.create_table_with_capacity(0, 9)?;
+                t.set("sec", f.second)?;
+                t.set("min", f.minute)?;
+                t.set("hour", f.hour)?;
+                t.set("day", f.day)?;
+                t.set("month", f.month)?;
+                t.set("year", f.year)?;
+                t.set("wday", f.weekday + 1)?;
+                t.set("yday", f.yearday)?;
+                t.set("isdst", false)?;
+                return Ok(Value::Table(t));
+            }
+            let zone = if utc { "GMT" } else { "UTC" };
+            match os_strftime(format, &f, zone) {
+                Ok(s) => Ok(Value::String(lua.create_string(s)?)),
+                Err(_) => Err(args.error(1, "invalid conversion specifier")),
+            }
+        })?,
+    )?;
+    Ok(os)
+}
+
+/// A number argument of the os library, which (as Luau's) takes numeric strings too.
+fn os_number(lua: &Lua, args: &Args, pos: usize) -> mlua::Result<f64> {
+    lua.coerce_number(args.get(pos).clone())?
+        .ok_or_else(|| args.bad(pos, "number"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -557,5 +766,55 @@ mod tests {
         assert_eq!(d.format("[unclosed"), "[unclosed");
         let midnight = DateTime::from_fields(2001, 1, 11, 0, 5, 0, 0).unwrap();
         assert_eq!(midnight.format("h hh k A Do"), "12 12 24 AM 11th");
+    }
+
+    #[test]
+    fn os_time_reads_a_date_as_universal_time() {
+        assert_eq!(os_time(1970, 1, 1, 0, 0, 0), Some(0));
+        assert_eq!(os_time(2020, 1, 1, 0, 0, 0), Some(1_577_836_800));
+        // Lua's default hour is noon; the caller passes it.
+        assert_eq!(os_time(2000, 2, 29, 12, 0, 0), Some(951_825_600));
+        // Out-of-range fields carry over.
+        assert_eq!(os_time(2019, 13, 1, 0, 0, 0), os_time(2020, 1, 1, 0, 0, 0));
+        assert_eq!(os_time(2020, 3, 0, 0, 0, 0), os_time(2020, 2, 29, 0, 0, 0));
+        assert_eq!(
+            os_time(2020, 1, 1, 0, 0, -1),
+            os_time(2019, 12, 31, 23, 59, 59)
+        );
+        assert_eq!(os_time(2020, -5, 1, 0, 0, 0), os_time(2019, 7, 1, 0, 0, 0));
+        // Before the epoch: nil, also for a day before it that hours bring past it.
+        assert_eq!(os_time(1969, 12, 31, 23, 59, 59), None);
+        assert_eq!(os_time(1969, 12, 31, 48, 0, 0), None);
+        assert_eq!(os_time(i64::MAX, 1, 1, 0, 0, 0), None);
+    }
+
+    #[test]
+    fn os_strftime_writes_the_c_locale() {
+        // 2021-03-04T05:06:07Z, a Thursday, day 63 of the year.
+        let f = os_fields(1_614_834_367).unwrap();
+        let all = "%a|%A|%b|%B|%c|%d|%H|%I|%j|%m|%M|%p|%S|%U|%w|%W|%x|%X|%y|%Y|%z|%Z|%%";
+        assert_eq!(
+            os_strftime(all, &f, "UTC").unwrap(),
+            "Thu|Thursday|Mar|March|Thu Mar  4 05:06:07 2021|04|05|05|063|03|06|AM|07|09|4|09|03/04/21|05:06:07|21|2021|+0000|UTC|%"
+        );
+        assert_eq!(
+            os_strftime("%Y-%m-%d %H:%M:%S", &os_fields(0).unwrap(), "GMT").unwrap(),
+            "1970-01-01 00:00:00"
+        );
+        // Noon and midnight on the 12-hour clock; weeks before the first Sunday/Monday.
+        let f = os_fields(os_time(2023, 1, 1, 12, 30, 0).unwrap()).unwrap();
+        assert_eq!(
+            os_strftime("%I %p %U %W %w", &f, "").unwrap(),
+            "12 PM 01 00 0"
+        );
+        let f = os_fields(os_time(2024, 12, 31, 0, 0, 0).unwrap()).unwrap();
+        assert_eq!(
+            os_strftime("%I %p %j %U %W", &f, "").unwrap(),
+            "12 AM 366 52 53"
+        );
+        assert_eq!(os_strftime("100%", &f, "").unwrap(), "100%");
+        assert_eq!(os_strftime("%Q", &f, ""), Err('Q'));
+        assert_eq!(os_strftime("%E", &f, ""), Err('E'));
+        assert!(os_fields(i64::MAX / 2).is_none());
     }
 }

@@ -133,12 +133,37 @@ fn located(message: String, traceback: &str) -> String {
             continue;
         }
         at = place(frame);
-        break;
+        match at.map(chunk_of) {
+            // Called by `pcall` itself, which Luau implements in C: no Luau caller.
+            Some("pcall") => return message,
+            // The host's own Luau wrappers (`require`, `task`, …) are not the caller.
+            Some(chunk) if WRAPPER_CHUNKS.contains(&chunk) => continue,
+            _ => break,
+        }
     }
     match at {
         Some(at) if place(&message).is_none() => format!("{at}: {message}"),
         _ => message,
     }
+}
+
+/// The chunks of the host's Luau wrappers around functions Roblox implements natively
+/// (`lua.load(…).set_name("=<chunk>")` in this crate), besides `pcall`'s: a host error
+/// passing through them is placed at the script line that called the wrapper.
+const WRAPPER_CHUNKS: [&str; 8] = [
+    "require",
+    "task",
+    "setfenv",
+    "stats",
+    "Pause",
+    "BindToClose",
+    "WaitForChild",
+    "RBXScriptSignal.Wait",
+];
+
+/// The chunk of a `source:line` place.
+fn chunk_of(place: &str) -> &str {
+    place.rsplit_once(':').map_or(place, |(chunk, _)| chunk)
 }
 
 /// The `source:line` a text starts with (`Gen.luau:3: …`, a traceback frame
@@ -237,6 +262,22 @@ mod tests {
         assert_eq!(
             run("local function f()\n  member()\nend\nf()"),
             "Gen.luau:2: Nope is not a valid member of Model \"Workspace.M\""
+        );
+        // Through the host's Luau wrappers: `pcall` calling the function itself gives no
+        // place (Luau's pcall is C), another wrapper is not the caller.
+        let wrap = |chunk: &str, code: &str| {
+            let f: mlua::Function = lua.load(code).set_name(chunk).eval().unwrap();
+            lua.globals().set(chunk.trim_start_matches('='), f).unwrap();
+        };
+        wrap("=pcall", "function(f, ...)\n  return (function(...) return ... end)(f(...))\nend");
+        wrap("=require", "function(...)\n  return member(...)\nend");
+        assert_eq!(
+            run("local a = 1\npcall(member)"),
+            "Nope is not a valid member of Model \"Workspace.M\""
+        );
+        assert_eq!(
+            run("local a = 1\n\nrequire(5)"),
+            "Gen.luau:3: Nope is not a valid member of Model \"Workspace.M\""
         );
         assert_eq!(run("error('plain', 0)"), "plain");
         assert_eq!(run("\nerror('placed')"), "Gen.luau:2: placed");

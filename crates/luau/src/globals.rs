@@ -194,22 +194,7 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
     )?;
 
     // Virtual clock.
-    let os = lua.create_table()?;
-    os.set("clock", lua.create_function(|lua, ()| Ok(now(lua)))?)?;
-    os.set("time", lua.create_function(|lua, ()| Ok(now(lua).floor()))?)?;
-    os.set(
-        "difftime",
-        lua.create_function(|_, (a, b): (f64, Option<f64>)| Ok(a - b.unwrap_or(0.0)))?,
-    )?;
-    os.set(
-        "date",
-        lua.create_function(|_, _: MultiValue| -> mlua::Result<()> {
-            Err(mlua::Error::runtime(
-                "os.date is not available: generators have no clock access (outputs must be reproducible)",
-            ))
-        })?,
-    )?;
-    globals.set("os", os)?;
+    globals.set("os", procmodel_luau_types::datetime::os_library(lua, now)?)?;
     globals.set("tick", lua.create_function(|lua, ()| Ok(now(lua)))?)?;
     globals.set("time", lua.create_function(|lua, ()| Ok(now(lua)))?)?;
     globals.set("elapsedTime", lua.create_function(|lua, ()| Ok(now(lua)))?)?;
