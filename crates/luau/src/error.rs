@@ -269,7 +269,10 @@ mod tests {
             let f: mlua::Function = lua.load(code).set_name(chunk).eval().unwrap();
             lua.globals().set(chunk.trim_start_matches('='), f).unwrap();
         };
-        wrap("=pcall", "function(f, ...)\n  return (function(...) return ... end)(f(...))\nend");
+        wrap(
+            "=pcall",
+            "function(f, ...)\n  return (function(...) return ... end)(f(...))\nend",
+        );
         wrap("=require", "function(...)\n  return member(...)\nend");
         assert_eq!(
             run("local a = 1\npcall(member)"),
