@@ -430,6 +430,20 @@ fn extension(path: &Path) -> Result<String> {
         .to_ascii_lowercase())
 }
 
+/// The bytes a shard stores as its input, and their extension: a scene file's own, or for a
+/// Rojo project the place it builds (binary), so the shards and the merge share one file.
+fn input_bytes(input: &Path) -> Result<(Vec<u8>, String)> {
+    if crate::project::is_project(input) {
+        let dom = procmodel_engine::read_scene(input)?;
+        let mut bytes = Vec::new();
+        procmodel_dom::encode_binary(&mut bytes, &dom, dom.root().children())
+            .with_context(|| format!("{}: cannot encode the place it builds", input.display()))?;
+        return Ok((bytes, "rbxl".to_owned()));
+    }
+    let bytes = std::fs::read(input).with_context(|| format!("cannot read {}", input.display()))?;
+    Ok((bytes, extension(input)?))
+}
+
 fn bake_shard(
     input: &Path,
     shard: Shard,
@@ -437,9 +451,9 @@ fn bake_shard(
     args: &BakeArgs,
 ) -> Result<ExitCode> {
     let started = std::time::Instant::now();
-    let bytes = std::fs::read(input).with_context(|| format!("cannot read {}", input.display()))?;
+    let (bytes, ext) = input_bytes(input)?;
     let fingerprint = digest_hex(&bytes);
-    let input_file = format!("input/{fingerprint}.{}", extension(input)?);
+    let input_file = format!("input/{fingerprint}.{ext}");
     let capture = Arc::new(Capture {
         store: StoreHandle(store.clone()),
         entries: Mutex::new(BTreeMap::new()),
@@ -491,7 +505,7 @@ fn bake_shard(
         );
     }
     // The input goes in too, so the merge needs nothing but the bake's location.
-    let bytes = std::fs::read(input).with_context(|| format!("cannot read {}", input.display()))?;
+    let (bytes, _) = input_bytes(input)?;
     if digest_hex(&bytes) != fingerprint {
         bail!("{}: the input changed while the shard ran", input.display());
     }

@@ -36,15 +36,16 @@ struct WorldInput {
 
 const INPUT_FORMAT: &str = "procmodel-world-bake/1";
 
-/// Whether `path` is a world description (by extension).
+/// Whether `path` is a world description (by extension; a Rojo `*.project.json` is a scene).
 pub fn is_world(path: &Path) -> bool {
-    matches!(
-        path.extension()
-            .and_then(|e| e.to_str())
-            .map(str::to_ascii_lowercase)
-            .as_deref(),
-        Some("toml" | "json")
-    )
+    !crate::project::is_project(path)
+        && matches!(
+            path.extension()
+                .and_then(|e| e.to_str())
+                .map(str::to_ascii_lowercase)
+                .as_deref(),
+            Some("toml" | "json")
+        )
 }
 
 /// Tile settings from the command line (defaults as `procmodel terrain --tiles`).

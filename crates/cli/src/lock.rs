@@ -285,11 +285,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 "--attr, --size and --scale are for a generator; a scene's models keep their own inputs"
             );
         }
-        let bytes = std::fs::read(&args.input)
-            .with_context(|| format!("cannot read {}", args.input.display()))?;
-        let format = procmodel_engine::SceneFormat::from_path(&args.input)?;
-        let stored =
-            procmodel_engine::read_scene_bytes(bytes, format, &args.input.display().to_string())?;
+        let stored = procmodel_engine::read_scene(&args.input)?;
         let engine = Engine::load(procmodel_luau::runtime(), &args.input, config)?;
         let source = Source {
             kind: SourceKind::Scene,
@@ -345,7 +341,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let lock = Lockfile::new(source, files, models);
     let text = lock.to_toml().map_err(|e| anyhow!(e))?;
     crate::output::write_atomic(&args.output, text.as_bytes())?;
-    if !unstored.is_empty() {
+    if !unstored.is_empty() && crate::project::is_project(&args.input) {
+        // A project is never written over, so there is no saving the results into it.
+        eprintln!(
+            "note: the project's files do not hold the results of {} (verify checks the results it regenerates)",
+            unstored.join(", ")
+        );
+    } else if !unstored.is_empty() {
         eprintln!(
             "note: the scene file does not hold the regenerated results of {} (run `procmodel regen --force` and lock again to have verify check the saved results too)",
             unstored.join(", ")

@@ -2,14 +2,14 @@
 //! changed), failed (with the error), never generated or baked, from the provenance its
 //! GeneratedFolder records. Reads the scene only; runs nothing.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use procmodel_engine::provenance::{Status, models, status};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The scene (.rbxl, .rbxlx, .rbxm, .rbxmx).
+    /// The scene (.rbxl, .rbxlx, .rbxm, .rbxmx, or a Rojo project).
     pub scene: PathBuf,
     /// Print the report as JSON.
     #[arg(long)]
@@ -17,14 +17,14 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
-    let name = args.scene.display().to_string();
-    let bytes = std::fs::read(&args.scene).with_context(|| format!("cannot read {name}"))?;
-    let format = procmodel_engine::SceneFormat::from_path(&args.scene)?;
-    let dom = procmodel_engine::read_scene_bytes(bytes, format, &name)?;
+    let dom = procmodel_engine::read_scene(&args.scene)?;
     let rows: Vec<(String, Status)> = models(&dom)
         .into_iter()
         .map(|m| (procmodel_dom::full_name(&dom, m), status(&dom, m)))
         .collect();
+    if rows.is_empty() && !args.json {
+        eprintln!("note: {} holds no ProceduralModel", args.scene.display());
+    }
     if args.json {
         let list: Vec<_> = rows
             .iter()

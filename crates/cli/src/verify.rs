@@ -78,11 +78,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let config = engine_config(&args.limits, args.jobs);
     let (mut engine, stored) = match lock.source.kind {
         SourceKind::Scene => {
-            let bytes = std::fs::read(&source)
-                .with_context(|| format!("cannot read {}", source.display()))?;
-            let format = procmodel_engine::SceneFormat::from_path(&source)?;
-            let stored =
-                procmodel_engine::read_scene_bytes(bytes, format, &source.display().to_string())?;
+            let stored = procmodel_engine::read_scene(&source)?;
             (
                 procmodel_engine::Engine::load(procmodel_luau::runtime(), &source, config)?,
                 Some(stored),

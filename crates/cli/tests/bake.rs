@@ -200,6 +200,61 @@ fn r16_scene_shards_side_by_side_merge_to_the_bytes_of_one_regen() {
     assert!(!tmp("town-tampered.rbxl").exists());
 }
 
+/// A Rojo project is baked as the place it builds: every shard stores the same input, and
+/// the merge gives the bytes of one `regen` of the project.
+#[test]
+fn a_rojo_project_bakes_in_shards_to_the_bytes_of_one_regen() {
+    let dir = tmp("rojo-bake");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    let models: Vec<String> = (1..=5)
+        .map(|i| {
+            format!(
+                r#""Row{i}": {{ "$className": "ProceduralModel",
+                "$attributes": {{ "Rojo_Target_Generator": "row", "Count": {i}, "Seed": {i} }} }}"#
+            )
+        })
+        .collect();
+    let project = dir.join("default.project.json");
+    std::fs::write(
+        &project,
+        format!(
+            r#"{{ "name": "Rows", "tree": {{ "$className": "DataModel",
+            "ServerStorage": {{ "Row": {{ "$path": "src/Row.luau", "$id": "row" }} }},
+            "Workspace": {{ {} }} }} }}"#,
+            models.join(",\n")
+        ),
+    )
+    .unwrap();
+    // The scene script's Row generator, as a file.
+    let script = scene_script(1, 0, false);
+    let row = script
+        .split("[[")
+        .nth(1)
+        .and_then(|r| r.split("]]").next())
+        .unwrap()
+        .replace("{{", "{")
+        .replace("}}", "}");
+    std::fs::write(dir.join("src/Row.luau"), row).unwrap();
+    let expected = regen(&project, "rojo-regen.rbxl");
+    // Row5 made five parts, P1 to P5 (names are stored as they are).
+    assert!(
+        expected.windows(2).any(|w| w == b"P5"),
+        "the models generated"
+    );
+    let out = dir.join("bake");
+    let out = s(&out);
+    bake_shards(&project, 2, &[0, 1], out, &[]);
+    let inputs: Vec<_> = std::fs::read_dir(dir.join("bake/input")).unwrap().collect();
+    assert_eq!(inputs.len(), 1, "one input for both shards");
+    let place = tmp("rojo-merged.rbxl");
+    ok(merge(out, &place, &[]));
+    assert!(
+        std::fs::read(&place).unwrap() == expected,
+        "merge differs from regen"
+    );
+}
+
 #[test]
 fn r16_sweep_shards_merge_to_the_bytes_of_one_regen_with_a_summary() {
     let generator = tmp("SweepRow.luau");

@@ -1094,3 +1094,62 @@ fn a_lockfile_never_replaces_its_input() {
     );
     assert_eq!(std::fs::read(&g).unwrap(), before);
 }
+
+/// A Rojo project is a scene to every command that reads one: `status` lists its models,
+/// `lock` and `verify` regenerate them from the project's files (and verify notices an
+/// edited source), `plan` lists its work units.
+#[test]
+fn a_rojo_project_is_a_scene_to_status_lock_verify_and_plan() {
+    let src = examples().join("rojo-city");
+    let city = tmp("rojo-city-lock");
+    let _ = std::fs::remove_dir_all(&city);
+    copy_dir(&src, &city);
+    let project = city.join("default.project.json");
+    let o = ok(bin()
+        .arg("status")
+        .arg(&project)
+        .arg("--json")
+        .output()
+        .unwrap());
+    let v = json(&o);
+    assert_eq!(v["models"][0]["model"], "Workspace.City", "{v}");
+    assert_eq!(v["models"][0]["status"], "never generated", "{v}");
+    let lockfile = tmp("rojo-city.lock");
+    let o = ok(lock(&project, &lockfile, &[]));
+    assert!(
+        stderr(&o).contains("the project's files do not hold"),
+        "{}",
+        stderr(&o)
+    );
+    let o = ok(verify(&lockfile));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("models match"));
+    let plan = ok(bin().arg("plan").arg(&project).output().unwrap());
+    assert!(
+        String::from_utf8_lossy(&plan.stdout).contains("Workspace.City"),
+        "{}",
+        String::from_utf8_lossy(&plan.stdout)
+    );
+    // An edited generator in the project is caught.
+    let util = city.join("src/generators/City/Tower.luau");
+    let text = std::fs::read_to_string(&util).unwrap();
+    std::fs::write(&util, text.replacen("local", "local _edited = 1\nlocal", 1)).unwrap();
+    let o = verify(&lockfile);
+    assert!(
+        !o.status.success(),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}

@@ -31,9 +31,9 @@ pub use declared::DeclaredDefaults;
 pub use error::EngineError;
 pub use report::{GenerationFailure, Report};
 pub use scene::{
-    AttributeBlobError, Hashing, SceneFormat, Staged, check_attributes,
-    read_bytes as read_scene_bytes, remove_stale_temp_files, stage_atomic_with, write_atomic,
-    write_atomic_with,
+    AttributeBlobError, Hashing, SceneFormat, Staged, check_attributes, is_rojo_project,
+    read as read_scene, read_bytes as read_scene_bytes, remove_stale_temp_files, stage_atomic_with,
+    write_atomic, write_atomic_with,
 };
 
 use inflight::InFlight;

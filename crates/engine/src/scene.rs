@@ -44,7 +44,7 @@ pub fn read_digested(
     path: &Path,
     digest: bool,
 ) -> Result<(WeakDom, Option<[u8; 32]>), EngineError> {
-    if procmodel_rojo::is_project(path) {
+    if is_rojo_project(path) {
         return read_project(path).map(|dom| (dom, None));
     }
     let format = SceneFormat::from_path(path)?;
@@ -52,6 +52,17 @@ pub fn read_digested(
         .map_err(|e| EngineError::file(path.display().to_string(), format!("cannot open: {e}")))?;
     let hash = digest.then(|| *blake3::hash(&bytes).as_bytes());
     read_bytes(bytes, format, &path.display().to_string()).map(|dom| (dom, hash))
+}
+
+/// Whether `path` is a Rojo project (`*.project.json`, or a folder with
+/// `default.project.json`), which [`crate::Engine::load`] builds as a scene.
+pub fn is_rojo_project(path: &Path) -> bool {
+    procmodel_rojo::is_project(path)
+}
+
+/// Reads a scene file or a Rojo project, as [`crate::Engine::load`] does.
+pub fn read(path: &Path) -> Result<WeakDom, EngineError> {
+    read_digested(path, false).map(|(dom, _)| dom)
 }
 
 /// A Rojo project (`*.project.json`, or a folder with `default.project.json`), built by

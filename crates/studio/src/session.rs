@@ -55,9 +55,34 @@ pub fn open(path: &Path, config: EngineConfig) -> Result<(Engine, Opened), Engin
             },
         ));
     }
+    if procmodel_engine::is_rojo_project(&file) {
+        // A project's files are sources, never written to: Save writes a place beside it,
+        // named after the project.
+        let engine = Engine::load(procmodel_luau::runtime(), &file, config)?;
+        let name = engine.with_dom(|d| d.root().name.clone());
+        let name = if name.is_empty() || name.contains(['/', '\\']) {
+            "place".to_owned()
+        } else {
+            name
+        };
+        let dir = if file.is_dir() {
+            file.clone()
+        } else {
+            file.parent().map(Path::to_path_buf).unwrap_or_default()
+        };
+        return Ok((
+            engine,
+            Opened {
+                save_path: dir.join(format!("{name}.rbxl")),
+                file,
+                generator_file: false,
+                sources: Vec::new(),
+            },
+        ));
+    }
     if ext != "luau" && ext != "lua" {
         return Err(EngineError::invalid(format!(
-            "{}: open a generator (.luau) or a scene (.rbxl, .rbxlx, .rbxm, .rbxmx)",
+            "{}: open a generator (.luau), a scene (.rbxl, .rbxlx, .rbxm, .rbxmx) or a Rojo project",
             path.display()
         )));
     }

@@ -8,6 +8,7 @@ use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::path::PathBuf;
 use std::time::Duration;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
@@ -323,6 +324,39 @@ async fn r13_cancel_stops_a_hanging_generator() {
         h["scene"]["models"][0]["error"].is_null() && h["scene"]["parts"] == 10
     })
     .await;
+}
+
+/// A Rojo project opens as its scene; Save writes a place beside it, named after the
+/// project, and leaves the project's files as they were.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rojo_project_opens_and_saves_beside_itself() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("studio-rojo-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    let project = dir.join("default.project.json");
+    let text_of_project = r#"{ "name": "Stairs", "tree": { "$className": "DataModel",
+        "ServerStorage": { "Staircase": { "$path": "src/Staircase.luau",
+            "$id": "stairs-generator" } },
+        "Workspace": { "Stairs": { "$className": "ProceduralModel",
+            "$properties": { "Size": [4, 4, 4] },
+            "$attributes": { "Rojo_Target_Generator": "stairs-generator" } } } } }"#;
+    std::fs::write(&project, text_of_project).unwrap();
+    std::fs::write(dir.join("src/Staircase.luau"), common::STAIRCASE).unwrap();
+    let s = common::studio(&project);
+    let mut a = connect(s.addr()).await;
+    let h = until(&mut a, |h| h["scene"]["parts"] == 10).await;
+    assert!(h["scene"]["models"][0]["error"].is_null(), "{h}");
+    send(&mut a, json!({"type":"save","seq":1})).await;
+    let saved = text(&mut a).await;
+    assert_eq!(saved["type"], "saved", "{saved}");
+    let path = PathBuf::from(saved["path"].as_str().unwrap());
+    assert_eq!(path.file_name().unwrap(), "Stairs.rbxl");
+    assert_eq!(
+        path.parent().unwrap().canonicalize().unwrap(),
+        dir.canonicalize().unwrap()
+    );
+    assert_eq!(std::fs::read_to_string(&project).unwrap(), text_of_project);
 }
 
 #[test]
