@@ -1548,3 +1548,56 @@ return G
     settle(&mut e);
     assert_eq!(cache.puts.load(Ordering::Relaxed), 3);
 }
+
+#[test]
+fn a_run_that_only_looks_for_something_in_the_scene_is_not_cached() {
+    // `if ReplicatedStorage:FindFirstChild("Tree") then` decides what it builds without ever
+    // using a handle: not finding the template (or finding it) is a fact about the scene. A
+    // hit after the template appeared gave the fallback (it was stored under the inputs).
+    const SOURCE: &str = r#"
+local G = { Attributes = { K = 1 } }
+function G.OnGenerate(params, target)
+    local storage = game:GetService("ReplicatedStorage")
+    local p = Instance.new("Part")
+    p.Name = if storage:FindFirstChild("Tree") then "FromTemplate" else "Fallback"
+    p.Parent = target
+    local tagged = #game:GetService("CollectionService"):GetTagged("Marker")
+    p:SetAttribute("Tagged", tagged)
+end
+return G
+"#;
+    let names = |e: &Engine| -> Vec<String> {
+        e.with_dom(|d| {
+            d.descendants()
+                .filter(|i| i.class == "Part" && procmodel_dom::in_scene(d, i.referent()))
+                .map(|i| i.name.to_string())
+                .collect()
+        })
+    };
+    for jobs in [1, 2] {
+        let cache = Arc::new(Mem::default());
+        let mut e = models_of(SOURCE, Some(cache.clone()), jobs, 2, |_, _| {});
+        settle(&mut e);
+        assert_eq!(names(&e), ["Fallback", "Fallback"], "jobs {jobs}");
+        assert_eq!(
+            cache.puts.load(Ordering::Relaxed),
+            0,
+            "jobs {jobs}: nothing stored"
+        );
+        let root = e.with_dom(|d| d.root_ref());
+        let storage = e.with_dom(|d| {
+            d.root().children().iter().copied().find(|&c| {
+                d.get_by_ref(c)
+                    .is_some_and(|i| i.class == "ReplicatedStorage")
+            })
+        });
+        let storage =
+            storage.unwrap_or_else(|| e.insert(root, InstanceBuilder::new("ReplicatedStorage")));
+        e.insert(storage, InstanceBuilder::new("Model").with_name("Tree"));
+        for m in e.models() {
+            e.force_generation(m);
+        }
+        settle(&mut e);
+        assert_eq!(names(&e), ["FromTemplate", "FromTemplate"], "jobs {jobs}");
+    }
+}

@@ -269,6 +269,33 @@ impl Ctx {
         }
     }
 
+    /// Notes a watched run's lookup from `receiver` (FindFirstChild and its kin, GetChildren,
+    /// WaitForChild), which found `found`. From an instance of the scene that is not the
+    /// run's own, finding nothing, or finding something other than a way to reach things
+    /// ([`only_leads_elsewhere`]), is a fact about the scene the run may act on without ever
+    /// using a handle — `if ReplicatedStorage:FindFirstChild("Tree") then … else … end` — so
+    /// it counts as a read ([`Ctx::read_outside`]).
+    pub fn note_lookup(&self, receiver: Ref, found: &[Ref]) {
+        if self.watch_outside == procmodel_script::WatchOutside::Off
+            || self.read_outside.get()
+            || self.own(receiver)
+        {
+            return;
+        }
+        let leads_elsewhere = |r: &Ref| {
+            self.own(*r)
+                || self
+                    .dom
+                    .get_by_ref(*r)
+                    .is_some_and(|i| only_leads_elsewhere(i.class.as_str()))
+        };
+        if (found.is_empty() || !found.iter().all(leads_elsewhere))
+            && self.in_scene_cached(receiver)
+        {
+            self.read_outside.set(true);
+        }
+    }
+
     /// Whether `r` is one of the running generation's own instances while none of them is in
     /// the scene (it parented none there): outside the scene for certain, without a walk.
     #[inline]

@@ -33,6 +33,7 @@ pub fn register(m: &mut MethodTable) {
             first = false;
             true
         });
+        c.note_lookup(this.r, &found);
         push_list(lua, &mut c, &found)
     });
 }
