@@ -1601,3 +1601,71 @@ return G
         assert_eq!(names(&e), ["FromTemplate", "FromTemplate"], "jobs {jobs}");
     }
 }
+
+#[test]
+fn a_run_that_reads_settings_kept_in_the_scene_is_not_cached() {
+    // Settings kept as a Configuration's attributes (or a service's properties) are scene
+    // state, though a Configuration is only a path to what it holds: a hit after the
+    // setting changed gave parts of the old height.
+    const SOURCE: &str = r#"
+local G = { Attributes = { K = 1 } }
+function G.OnGenerate(params, target)
+    local settings = game:GetService("ReplicatedStorage"):WaitForChild("Settings")
+    local p = Instance.new("Part")
+    p.Size = Vector3.new(1, settings:GetAttribute("Height"), 1)
+    p.Parent = target
+end
+return G
+"#;
+    let heights = |e: &Engine| -> Vec<f32> {
+        e.with_dom(|d| {
+            d.descendants()
+                .filter(|i| i.class == "Part" && procmodel_dom::in_scene(d, i.referent()))
+                .map(|i| procmodel_dom::part_size(i).y)
+                .collect()
+        })
+    };
+    let set_height = |e: &mut Engine, h: f64| {
+        e.with_dom_mut(|d| {
+            let settings = d
+                .descendants()
+                .find(|i| i.name == "Settings")
+                .unwrap()
+                .referent();
+            let mut attrs = rbx_types::Attributes::new();
+            attrs.insert("Height".into(), rbx_types::Variant::Float64(h));
+            d.get_by_ref_mut(settings)
+                .unwrap()
+                .properties
+                .insert("Attributes".into(), attrs.into());
+        });
+    };
+    for jobs in [1, 2] {
+        let cache = Arc::new(Mem::default());
+        let mut e = models_of(SOURCE, Some(cache.clone()), jobs, 2, |e, _| {
+            let root = e.with_dom(|d| d.root_ref());
+            let storage = e.insert(root, InstanceBuilder::new("ReplicatedStorage"));
+            e.insert(
+                storage,
+                InstanceBuilder::new("Configuration").with_name("Settings"),
+            );
+        });
+        set_height(&mut e, 2.0);
+        for m in e.models() {
+            e.force_generation(m);
+        }
+        settle(&mut e);
+        assert_eq!(heights(&e), [2.0, 2.0], "jobs {jobs}");
+        assert_eq!(
+            cache.puts.load(Ordering::Relaxed),
+            0,
+            "jobs {jobs}: nothing stored"
+        );
+        set_height(&mut e, 5.0);
+        for m in e.models() {
+            e.force_generation(m);
+        }
+        settle(&mut e);
+        assert_eq!(heights(&e), [5.0, 5.0], "jobs {jobs}");
+    }
+}

@@ -269,6 +269,30 @@ impl Ctx {
         }
     }
 
+    /// Notes a watched run's read of a property or an attribute of `i`. A handle's use already
+    /// counts for every instance but the paths ([`Ctx::instance`]); this covers the paths'
+    /// own state — `workspace.Gravity`, `Lighting.ClockTime`, a Configuration's or a
+    /// Folder's attributes — which a run may act on. Names, parents and references are
+    /// finding the way, and a ProceduralModel's properties and attributes are inputs.
+    #[inline]
+    pub fn note_state_read(&self, i: Instance) {
+        if self.watch_outside == procmodel_script::WatchOutside::Off || self.read_outside.get() {
+            return;
+        }
+        self.note_path_state_read(i);
+    }
+
+    #[cold]
+    fn note_path_state_read(&self, i: Instance) {
+        if i.class == "ProceduralModel" || !only_leads_elsewhere(i.class.as_str()) || self.own(i.r)
+        {
+            return;
+        }
+        if self.in_scene_cached(i.r) {
+            self.read_outside.set(true);
+        }
+    }
+
     /// Notes a watched run's lookup from `receiver` (FindFirstChild and its kin, GetChildren,
     /// WaitForChild), which found `found`. From an instance of the scene that is not the
     /// run's own, finding nothing, or finding something other than a way to reach things

@@ -142,7 +142,10 @@ fn index(lua: &Lua, h: &Value, key_bytes: &[u8], methods: &Methods) -> mlua::Res
             };
             procmodel_luau_types::variant_to_lua(lua, &Variant::BrickColor(bc), None)
         }
-        Prop::ClockTime => Ok(Value::Number(crate::props::lighting_hours(inst))),
+        Prop::ClockTime => {
+            c.note_state_read(*this);
+            Ok(Value::Number(crate::props::lighting_hours(inst)))
+        }
         Prop::FontEnum => {
             let face = read_stored(
                 inst,
@@ -280,6 +283,7 @@ fn index(lua: &Lua, h: &Value, key_bytes: &[u8], methods: &Methods) -> mlua::Res
                 }
                 return Ok(Value::Nil);
             }
+            c.note_state_read(*this);
             let enum_name = match data_type {
                 rbx_reflection::DataType::Enum(n) => Some(*n),
                 _ => None,
@@ -384,7 +388,7 @@ pub fn read_direct(c: &mut Ctx, h: &Value, key_bytes: &[u8]) -> mlua::Result<Opt
                     None => return Ok(None),
                 },
             };
-            match value {
+            let read = match value {
                 Variant::Bool(b) => Read::Bool(*b),
                 Variant::Float32(n) => Read::Number(*n as f64),
                 Variant::Float64(n) => Read::Number(*n),
@@ -396,7 +400,9 @@ pub fn read_direct(c: &mut Ctx, h: &Value, key_bytes: &[u8]) -> mlua::Result<Opt
                 Variant::Color3(c3) => Read::Color3((*c3).into()),
                 // References keep their rules (PrimaryPart) in one place: the general path.
                 _ => return Ok(None),
-            }
+            };
+            c.note_state_read(this);
+            read
         }
         Prop::Method => Read::Method,
         _ => return Ok(None),

@@ -540,6 +540,7 @@ pub fn register(m: &mut MethodTable) {
     });
     m.add_method("GetAttribute", |lua, this, name: String| {
         let c = ctx(lua)?;
+        c.note_state_read(*this);
         let inst = c
             .dom
             .get_by_ref(this.r)
@@ -551,6 +552,7 @@ pub fn register(m: &mut MethodTable) {
     });
     m.add_method("GetAttributes", |lua, this, ()| {
         let c = ctx(lua)?;
+        c.note_state_read(*this);
         let t = lua.create_table()?;
         if let Some(a) = c.dom.get_by_ref(this.r).and_then(attributes_of) {
             for (k, v) in a.iter() {
