@@ -443,6 +443,18 @@ fn resolve_target(lua: &Lua, base: &Value, target: &Value) -> mlua::Result<(Stri
                 ))),
             }
         }
+        // Roblox loads a published module by its asset id from its servers.
+        Value::Integer(_) | Value::Number(_) => {
+            let id = match target {
+                Value::Integer(i) => i.to_string(),
+                Value::Number(n) if n.fract() == 0.0 && n.abs() < 1e15 => (*n as i64).to_string(),
+                Value::Number(n) => n.to_string(),
+                _ => String::new(),
+            };
+            Err(mlua::Error::runtime(format!(
+                "require({id}): requiring a module by asset id needs Roblox's servers, which procmodel does not reach; put the module in the place (or a file beside the script) and require that"
+            )))
+        }
         other => Err(mlua::Error::runtime(format!(
             "attempted to call require with invalid argument(s): expected ModuleScript or string, got {}",
             procmodel_luau_types::type_name(other)
