@@ -4,8 +4,9 @@
 //! names the attribute and the expected form in the same words.
 
 use rbx_types::{
-    BrickColor, CFrame, Color3, EnumItem, Matrix3, NumberRange, Rect, UDim, UDim2, Variant,
-    Vector2, Vector3,
+    BrickColor, CFrame, Color3, ColorSequence, ColorSequenceKeypoint, EnumItem, Font, FontStyle,
+    FontWeight, Matrix3, NumberRange, NumberSequence, NumberSequenceKeypoint, Rect, UDim, UDim2,
+    Variant, Vector2, Vector3,
 };
 
 /// A value that does not fit its attribute, or an attribute the generator does not declare.
@@ -95,6 +96,15 @@ pub fn syntax(v: &Variant) -> &'static str {
         Variant::Rect(_) => "minX,minY,maxX,maxY",
         Variant::CFrame(_) => "x,y,z or 12 numbers (position and rotation rows)",
         Variant::EnumItem(_) => "an item of its enum: Wood, Enum.Material.Wood or its number",
+        Variant::NumberSequence(_) => {
+            "a number, start,end, or keypoints time:value[:envelope] (0:0 0.5:1 1:0)"
+        }
+        Variant::ColorSequence(_) => {
+            "a colour (#rrggbb or R,G,B), #start,#end, or keypoints time:colour (0:#ff0000 1:#0000ff)"
+        }
+        Variant::Font(_) => {
+            "Family[,Weight[,Style]]: a family name (Arimo) or rbxasset:// id, Bold or 700, Italic"
+        }
         _ => "a value of a type the command line cannot set",
     }
 }
@@ -244,8 +254,161 @@ fn parse_inner(text: &str, default: &Variant) -> Parsed<Variant> {
             Variant::CFrame(CFrame::new(Vector3::new(f(0), f(1), f(2)), orientation))
         }
         Variant::EnumItem(item) => enum_item(&item.ty, t)?,
+        Variant::NumberSequence(_) => Variant::NumberSequence(number_sequence(t)?),
+        Variant::ColorSequence(_) => Variant::ColorSequence(color_sequence(t)?),
+        Variant::Font(_) => Variant::Font(font(t)?),
         _ => bail!("this attribute type cannot be set from the command line"),
     })
+}
+
+/// A colour as `#rrggbb` or `R,G,B` (0-255).
+fn colour(t: &str) -> Parsed<Color3> {
+    match parse_inner(t, &Variant::Color3(Color3::new(0.0, 0.0, 0.0)))? {
+        Variant::Color3(c) => Ok(c),
+        _ => bail!("not a colour"),
+    }
+}
+
+/// Keypoints written `time:rest`, separated by spaces or `;`.
+fn keypoints(t: &str) -> Parsed<Vec<(f32, &str)>> {
+    t.split([';', ' ', '\t'])
+        .filter(|k| !k.is_empty())
+        .map(|k| {
+            let (time, rest) = k
+                .split_once(':')
+                .ok_or_else(|| format!("keypoint '{k}' is not time:value"))?;
+            let time: f64 = time
+                .trim()
+                .parse()
+                .ok()
+                .filter(|v: &f64| v.is_finite())
+                .ok_or_else(|| format!("keypoint '{k}': '{time}' is not a time"))?;
+            Ok((time as f32, rest.trim()))
+        })
+        .collect()
+}
+
+/// Roblox's rules for a sequence's keypoint times: 2-20 of them, from 0 to 1, ascending.
+fn check_times(times: &[f32]) -> Parsed<()> {
+    if times.len() > 20 {
+        bail!("at most 20 keypoints");
+    }
+    if times.first() != Some(&0.0) || times.last() != Some(&1.0) {
+        bail!("keypoint times must start at 0 and end at 1");
+    }
+    if times.windows(2).any(|w| w[1] < w[0]) {
+        bail!("keypoints must be ordered by time");
+    }
+    Ok(())
+}
+
+fn number(t: &str, what: &str) -> Parsed<f32> {
+    t.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
+        .map(|v| v as f32)
+        .ok_or_else(|| format!("'{t}' is not a number ({what})"))
+}
+
+fn number_sequence(t: &str) -> Parsed<NumberSequence> {
+    let points: Vec<NumberSequenceKeypoint> = if t.contains(':') {
+        let mut out = Vec::new();
+        for (time, rest) in keypoints(t)? {
+            let mut parts = rest.split(':');
+            let value = number(parts.next().unwrap_or(""), "a keypoint's value")?;
+            let envelope = match parts.next() {
+                Some(e) => number(e, "a keypoint's envelope")?,
+                None => 0.0,
+            };
+            if parts.next().is_some() || envelope < 0.0 {
+                bail!("a keypoint is time:value or time:value:envelope (envelope 0 or more)");
+            }
+            out.push(NumberSequenceKeypoint::new(time, value, envelope));
+        }
+        out
+    } else {
+        let v = match t.split(',').count() {
+            1 => numbers(t, 1, "a NumberSequence")?,
+            _ => numbers(t, 2, "a NumberSequence")?,
+        };
+        let (a, b) = (v[0] as f32, *v.last().unwrap_or(&v[0]) as f32);
+        vec![
+            NumberSequenceKeypoint::new(0.0, a, 0.0),
+            NumberSequenceKeypoint::new(1.0, b, 0.0),
+        ]
+    };
+    check_times(&points.iter().map(|k| k.time).collect::<Vec<_>>())?;
+    Ok(NumberSequence { keypoints: points })
+}
+
+fn color_sequence(t: &str) -> Parsed<ColorSequence> {
+    let points: Vec<ColorSequenceKeypoint> = if t.contains(':') {
+        keypoints(t)?
+            .into_iter()
+            .map(|(time, c)| Ok(ColorSequenceKeypoint::new(time, colour(c)?)))
+            .collect::<Parsed<_>>()?
+    } else {
+        let (a, b) = match t.split_once(',') {
+            Some((a, b)) if a.trim().starts_with('#') => (colour(a)?, colour(b)?),
+            _ => (colour(t)?, colour(t)?),
+        };
+        vec![
+            ColorSequenceKeypoint::new(0.0, a),
+            ColorSequenceKeypoint::new(1.0, b),
+        ]
+    };
+    check_times(&points.iter().map(|k| k.time).collect::<Vec<_>>())?;
+    Ok(ColorSequence { keypoints: points })
+}
+
+/// Where Roblox keeps the font families it ships (`Font.new`'s family ids).
+const FAMILIES: &str = "rbxasset://fonts/families/";
+
+const WEIGHTS: [(&str, FontWeight); 9] = [
+    ("Thin", FontWeight::Thin),
+    ("ExtraLight", FontWeight::ExtraLight),
+    ("Light", FontWeight::Light),
+    ("Regular", FontWeight::Regular),
+    ("Medium", FontWeight::Medium),
+    ("SemiBold", FontWeight::SemiBold),
+    ("Bold", FontWeight::Bold),
+    ("ExtraBold", FontWeight::ExtraBold),
+    ("Heavy", FontWeight::Heavy),
+];
+
+fn font(t: &str) -> Parsed<Font> {
+    let mut parts = t.split(',').map(str::trim);
+    let family = parts.next().unwrap_or("");
+    if family.is_empty() {
+        bail!("no font family");
+    }
+    let family = if family.contains("://") {
+        family.to_owned()
+    } else {
+        format!("{FAMILIES}{}.json", family.trim_end_matches(".json"))
+    };
+    let mut weight = FontWeight::Regular;
+    let mut style = FontStyle::Normal;
+    for part in parts {
+        let strip = |p: &'static str| part.strip_prefix(p).unwrap_or(part);
+        let name = strip("Enum.FontWeight.");
+        let named = WEIGHTS.iter().find(|(n, _)| n.eq_ignore_ascii_case(name));
+        if let Some((_, w)) = named {
+            weight = *w;
+        } else if let Some(w) = part.parse::<u16>().ok().and_then(FontWeight::from_u16) {
+            weight = w;
+        } else {
+            match strip("Enum.FontStyle.").to_ascii_lowercase().as_str() {
+                "italic" => style = FontStyle::Italic,
+                "normal" => style = FontStyle::Normal,
+                _ => bail!(
+                    "'{part}' is neither a FontWeight (Thin ... Heavy, or 100-900) nor a FontStyle (Normal, Italic)"
+                ),
+            }
+        }
+    }
+    Ok(Font::new(&family, weight, style))
 }
 
 /// An item of `Enum.<ty>` named as Roblox prints it (`Enum.Material.Wood`), by its name
@@ -330,8 +493,53 @@ pub fn text(v: &Variant) -> Option<String> {
                 ])
             }
         }
+        Variant::NumberSequence(seq) => {
+            let k: Vec<String> = seq
+                .keypoints
+                .iter()
+                .map(|k| match k.envelope {
+                    0.0 => format!("{}:{}", n(k.time), n(k.value)),
+                    e => format!("{}:{}:{}", n(k.time), n(k.value), n(e)),
+                })
+                .collect();
+            k.join(" ")
+        }
+        Variant::ColorSequence(seq) => {
+            let k: Vec<String> = seq
+                .keypoints
+                .iter()
+                .map(|k| format!("{}:{}", n(k.time), hex(k.color)))
+                .collect();
+            k.join(" ")
+        }
+        Variant::Font(f) => {
+            let family = f
+                .family
+                .strip_prefix(FAMILIES)
+                .and_then(|r| r.strip_suffix(".json"))
+                .filter(|r| !r.contains([',', '/']))
+                .unwrap_or(&f.family);
+            let weight = WEIGHTS
+                .iter()
+                .find(|(_, w)| *w == f.weight)
+                .map(|(n, _)| *n);
+            let mut out = family.to_owned();
+            if f.weight != FontWeight::Regular || f.style != FontStyle::Normal {
+                out += &format!(",{}", weight.unwrap_or("Regular"));
+            }
+            if f.style == FontStyle::Italic {
+                out += ",Italic";
+            }
+            out
+        }
         _ => return None,
     })
+}
+
+/// `#rrggbb` of a colour (components rounded to 0-255).
+fn hex(c: Color3) -> String {
+    let b = |x: f32| (x.clamp(0.0, 1.0) * 255.0).round() as u8;
+    format!("#{:02x}{:02x}{:02x}", b(c.r), b(c.g), b(c.b))
 }
 
 /// A short human-readable rendering of an attribute value: its [`text`] (strings quoted),
@@ -361,7 +569,6 @@ pub fn show(v: &Variant) -> String {
                 .collect();
             format!("ColorSequence({})", k.join(" "))
         }
-        Variant::Font(f) => f.family.clone(),
         other => text(other).unwrap_or_else(|| type_name(other).to_owned()),
     }
 }
@@ -533,5 +740,110 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("0-255"), "{e}");
+    }
+
+    /// NumberSequence, ColorSequence and Font attributes are set from text too (they were
+    /// "a type the command line cannot set"), and what [`text`] writes reads back.
+    #[test]
+    fn sequences_and_fonts_parse_and_read_back() {
+        let ns = |t: &str| {
+            parse(
+                "A",
+                t,
+                &Variant::NumberSequence(NumberSequence { keypoints: vec![] }),
+            )
+        };
+        let kp = |t, v, e| NumberSequenceKeypoint::new(t, v, e);
+        let seq = |k: Vec<NumberSequenceKeypoint>| {
+            Variant::NumberSequence(NumberSequence { keypoints: k })
+        };
+        assert_eq!(
+            ns("0.5").unwrap(),
+            seq(vec![kp(0.0, 0.5, 0.0), kp(1.0, 0.5, 0.0)])
+        );
+        assert_eq!(
+            ns("1, 3").unwrap(),
+            seq(vec![kp(0.0, 1.0, 0.0), kp(1.0, 3.0, 0.0)])
+        );
+        let three = ns("0:0 0.5:1:0.25;1:0").unwrap();
+        assert_eq!(
+            three,
+            seq(vec![
+                kp(0.0, 0.0, 0.0),
+                kp(0.5, 1.0, 0.25),
+                kp(1.0, 0.0, 0.0)
+            ])
+        );
+        assert_eq!(text(&three).unwrap(), "0:0 0.5:1:0.25 1:0");
+        assert_eq!(ns(&text(&three).unwrap()).unwrap(), three);
+        for (bad, why) in [
+            ("0:1 0.5:2", "start at 0 and end at 1"),
+            ("0:1 0.7:0 0.5:1 1:1", "ordered by time"),
+            ("0:x 1:1", "'x' is not a number"),
+            ("0:1:-1 1:1", "envelope 0 or more"),
+            ("zero", "comma-separated numbers"),
+        ] {
+            let e = ns(bad).unwrap_err().to_string();
+            assert!(
+                e.contains(why) && e.contains("NumberSequence"),
+                "{bad}: {e}"
+            );
+        }
+        let cs = |t: &str| {
+            parse(
+                "C",
+                t,
+                &Variant::ColorSequence(ColorSequence { keypoints: vec![] }),
+            )
+        };
+        let red = Color3::new(1.0, 0.0, 0.0);
+        let blue = Color3::new(0.0, 0.0, 1.0);
+        let cseq = |k: Vec<(f32, Color3)>| {
+            Variant::ColorSequence(ColorSequence {
+                keypoints: k
+                    .into_iter()
+                    .map(|(t, c)| ColorSequenceKeypoint::new(t, c))
+                    .collect(),
+            })
+        };
+        assert_eq!(cs("#ff0000").unwrap(), cseq(vec![(0.0, red), (1.0, red)]));
+        assert_eq!(cs("255,0,0").unwrap(), cseq(vec![(0.0, red), (1.0, red)]));
+        assert_eq!(
+            cs("#ff0000,#0000ff").unwrap(),
+            cseq(vec![(0.0, red), (1.0, blue)])
+        );
+        let two = cs("0:255,0,0; 1:#0000ff").unwrap();
+        assert_eq!(two, cseq(vec![(0.0, red), (1.0, blue)]));
+        assert_eq!(text(&two).unwrap(), "0:#ff0000 1:#0000ff");
+        assert_eq!(cs(&text(&two).unwrap()).unwrap(), two);
+        assert!(
+            cs("0:#ff0000")
+                .unwrap_err()
+                .to_string()
+                .contains("start at 0 and end at 1")
+        );
+        let f = |t: &str| parse("F", t, &Variant::Font(Font::default()));
+        let arimo_bold_italic = Variant::Font(Font::new(
+            "rbxasset://fonts/families/Arimo.json",
+            FontWeight::Bold,
+            FontStyle::Italic,
+        ));
+        assert_eq!(f("Arimo, Bold, Italic").unwrap(), arimo_bold_italic);
+        assert_eq!(
+            f("Arimo,700,Enum.FontStyle.Italic").unwrap(),
+            arimo_bold_italic
+        );
+        assert_eq!(text(&arimo_bold_italic).unwrap(), "Arimo,Bold,Italic");
+        let plain = f("rbxasset://fonts/families/Ubuntu.json").unwrap();
+        assert_eq!(text(&plain).unwrap(), "Ubuntu");
+        assert_eq!(f(&text(&plain).unwrap()).unwrap(), plain);
+        let other = f("rbxassetid://12187365364,Light").unwrap();
+        assert_eq!(f(&text(&other).unwrap()).unwrap(), other);
+        assert!(
+            f("Arimo,Wide")
+                .unwrap_err()
+                .to_string()
+                .contains("'Wide' is neither")
+        );
     }
 }
