@@ -110,6 +110,8 @@ pub fn type_name(v: &Variant) -> &'static str {
         Variant::BrickColor(_) => "BrickColor",
         Variant::NumberRange(_) => "NumberRange",
         Variant::EnumItem(_) => "EnumItem",
+        // Edited as `--attr` text (UDim, UDim2, Rect, CFrame, the sequences, Font).
+        v if procmodel_dom::attrs::text(v).is_some() => "text",
         _ => "other",
     }
 }
@@ -130,7 +132,10 @@ pub fn to_json(v: &Variant) -> Value {
         Variant::BrickColor(b) => json!(b.to_string()),
         Variant::NumberRange(r) => json!([r.min, r.max]),
         Variant::EnumItem(e) => json!({ "enum": e.ty, "value": e.value }),
-        other => json!(format!("{other:?}")),
+        // The text its field edits, or (a type no text sets) a rendering to read.
+        other => json!(
+            procmodel_dom::attrs::text(other).unwrap_or_else(|| procmodel_dom::attrs::show(other))
+        ),
     }
 }
 
@@ -219,6 +224,18 @@ pub fn from_json(v: &Value, like: &Variant) -> Result<Variant, String> {
                 ty: e.ty.clone(),
                 value,
             })
+        }
+        // The `--attr` syntax of the type, as the page's text field sends it.
+        other if type_name(other) == "text" => {
+            let text = v
+                .as_str()
+                .ok_or_else(|| format!("expected text, got {v}"))?;
+            procmodel_dom::attrs::parse("", text, other).map_err(|e| match e {
+                procmodel_dom::attrs::AttrError::Value { reason, syntax, .. } => {
+                    format!("{reason} (expected {syntax})")
+                }
+                e => e.to_string(),
+            })?
         }
         other => {
             return Err(format!(
@@ -331,6 +348,49 @@ mod tests {
             })),
         );
         check(e, json!(7), Err("no item with value 7"));
+        // The types the page edits as `--attr` text, shown as that text.
+        let udim2 = Variant::UDim2(rbx_types::UDim2::new(
+            rbx_types::UDim::new(0.5, 10),
+            rbx_types::UDim::new(1.0, -20),
+        ));
+        assert_eq!(type_name(&udim2), "text");
+        assert_eq!(to_json(&udim2), json!("0.5,10,1,-20"));
+        check(
+            udim2.clone(),
+            json!("0.25,4,1,0"),
+            Ok(Variant::UDim2(rbx_types::UDim2::new(
+                rbx_types::UDim::new(0.25, 4),
+                rbx_types::UDim::new(1.0, 0),
+            ))),
+        );
+        check(udim2, json!([1, 2]), Err("expected text"));
+        let seq = Variant::NumberSequence(rbx_types::NumberSequence { keypoints: vec![] });
+        check(
+            seq.clone(),
+            json!("0:1 1:0"),
+            Ok(Variant::NumberSequence(rbx_types::NumberSequence {
+                keypoints: vec![
+                    rbx_types::NumberSequenceKeypoint::new(0.0, 1.0, 0.0),
+                    rbx_types::NumberSequenceKeypoint::new(1.0, 0.0, 0.0),
+                ],
+            })),
+        );
+        check(
+            seq,
+            json!("0:1 0.5:0"),
+            Err("start at 0 and end at 1 (expected a number,"),
+        );
+        let font = Variant::Font(rbx_types::Font::default());
+        assert_eq!(type_name(&font), "text");
+        check(
+            font,
+            json!("Arimo,Bold"),
+            Ok(Variant::Font(rbx_types::Font::new(
+                "rbxasset://fonts/families/Arimo.json",
+                rbx_types::FontWeight::Bold,
+                rbx_types::FontStyle::Normal,
+            ))),
+        );
     }
 
     #[test]

@@ -729,6 +729,8 @@ function attributeWidget(model, a) {
     case 'Vector2': return textField(a.name, a.value.map(fmt).join(', '), parseList(2), set);
     case 'NumberRange': return textField(a.name, a.value.map(fmt).join(', '), parseList(2), set);
     case 'BrickColor': return textField(a.name, a.value, (s) => s, set);
+    // UDim, UDim2, Rect, CFrame, NumberSequence, ColorSequence, Font: their --attr text.
+    case 'text': return textField(a.name, a.value, (s) => s, set);
     case 'Color3': {
       const wrap = document.createElement('span');
       wrap.style.display = 'flex'; wrap.style.flex = '1'; wrap.style.gap = '4px';
