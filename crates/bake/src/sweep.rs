@@ -1,4 +1,4 @@
-//! Parameter sweeps: `--attr Name=1..100` / `--attr Name=a,b,c` axes, their points (the
+//! Parameter sweeps: `--attr Name=1..100` / `--attr Name=a,b,c` / `--attr Name=1,2,3;4,5,6` axes, their points (the
 //! Cartesian product, first axis slowest, in a fixed order) and the summary statistics a
 //! merge reports over the variants. Values stay text here; the command line types them by
 //! the generator's declared attributes.
@@ -17,7 +17,8 @@ pub struct Axis {
 }
 
 impl Axis {
-    /// Parses `Name=A..B` (whole numbers, inclusive, either direction) or `Name=v1,v2,...`.
+    /// Parses `Name=A..B` (whole numbers, inclusive, either direction), `Name=v1,v2,...`, or
+    /// `Name=v1;v2;...` when the values hold commas.
     pub fn parse(arg: &str) -> Result<Axis> {
         let (name, spec) = arg.split_once('=').ok_or_else(|| {
             BakeError::new(format!(
@@ -52,7 +53,9 @@ impl Axis {
                 (b..=a).rev().map(|v| v.to_string()).collect()
             }
         } else {
-            let v: Vec<String> = spec.split(',').map(|s| s.trim().to_owned()).collect();
+            // `;` separates values that hold commas themselves (colours, vectors: 255,0,0;0,0,255).
+            let sep = if spec.contains(';') { ';' } else { ',' };
+            let v: Vec<String> = spec.split(sep).map(|s| s.trim().to_owned()).collect();
             if v.iter().any(|s| s.is_empty()) {
                 return Err(BakeError::new(format!(
                     "--attr {arg}: an empty value in the list"
@@ -144,6 +147,11 @@ mod tests {
         assert_eq!(a.values, vec!["1", "2", "3"]);
         assert_eq!(Axis::parse("S=3..1").unwrap().values, vec!["3", "2", "1"]);
         assert_eq!(Axis::parse("F=2, 4,8").unwrap().values, vec!["2", "4", "8"]);
+        // Values holding commas are separated by `;`.
+        assert_eq!(
+            Axis::parse("Tint=255,0,0; #00ff00;0,0,255").unwrap().values,
+            vec!["255,0,0", "#00ff00", "0,0,255"]
+        );
         for bad in ["Seed", "=1", "S=1..x", "S=1,,2", "S=0..99999999"] {
             let e = Axis::parse(bad).unwrap_err().to_string();
             assert!(e.contains(bad), "{e}");

@@ -80,7 +80,7 @@ impl WorldTiles {
 pub struct SweepArgs {
     /// The generator module (.luau).
     pub generator: PathBuf,
-    /// A swept attribute: Name=A..B (whole numbers, inclusive) or Name=v1,v2,...
+    /// A swept attribute: Name=A..B (whole numbers, inclusive) or Name=v1,v2,... (Name=v1;v2;... when values hold commas, such as colours or vectors)
     /// (repeatable; the variants are every combination).
     #[arg(long = "attr", value_name = "NAME=VALUES")]
     pub attrs: Vec<String>,
