@@ -98,7 +98,7 @@ pub fn value_json(v: &Variant) -> Value {
         Variant::Int32(n) => json!(n),
         Variant::Int64(n) => json!(n),
         Variant::String(s) => json!(s),
-        other => json!(attrs::show(other)),
+        other => json!(attrs::text(other).unwrap_or_else(|| attrs::show(other))),
     }
 }
 
