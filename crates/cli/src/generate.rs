@@ -7,6 +7,7 @@ use glam::Vec3;
 use procmodel_engine::EngineConfig;
 use rbx_dom_weak::{WeakDom, ustr};
 use rbx_types::{Ref, Variant};
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -83,6 +84,7 @@ pub fn build(args: &Args) -> Result<Built> {
         .and_then(|s| s.to_str())
         .unwrap_or("Generated")
         .to_owned();
+    let before = engine.with_dom(|dom| scene_outside(dom, pm));
     let reports = engine.settle(args.limits.max_frames());
     crate::lock::report_cache(&cache);
     let report = reports
@@ -98,6 +100,23 @@ pub fn build(args: &Args) -> Result<Built> {
         );
     }
     let elapsed = report.elapsed;
+    let strays = engine.with_dom(|dom| strays(dom, pm, &before));
+    if !strays.is_empty() {
+        let shown: Vec<&str> = strays.iter().take(3).map(String::as_str).collect();
+        let more = match strays.len() {
+            n if n > 3 => format!(" and {} more", n - 3),
+            _ => String::new(),
+        };
+        eprintln!(
+            "warning: {}: the generator put {} outside its targetContainer ({}{more}), which `generate` does not write: parent what it builds to targetContainer, the second argument of OnGenerate",
+            args.generator.display(),
+            match strays.len() {
+                1 => "an instance".to_owned(),
+                n => format!("{n} instances"),
+            },
+            shown.join(", ")
+        );
+    }
     let outcome = crate::one_model::outcome(&engine, &reports, pm);
     let instances = outcome.instances;
 
@@ -147,6 +166,39 @@ pub fn build(args: &Args) -> Result<Built> {
         elapsed,
         nested_failures: outcome.nested_failures,
     })
+}
+
+/// The instances of the scene outside the model `pm` (a handful before a generation).
+fn scene_outside(dom: &WeakDom, pm: Ref) -> HashSet<Ref> {
+    let mut seen = HashSet::new();
+    procmodel_dom::preorder(dom, &[dom.root_ref()], |r, _| {
+        seen.insert(r);
+        r != pm
+    });
+    seen
+}
+
+/// What a generation added outside the model `pm` (the tops of new subtrees, by full name)
+/// beyond what the engine makes for any script (services, the Workspace's Terrain and
+/// Camera, instances files do not keep).
+fn strays(dom: &WeakDom, pm: Ref, before: &HashSet<Ref>) -> Vec<String> {
+    let mut out = Vec::new();
+    procmodel_dom::preorder(dom, &[dom.root_ref()], |r, i| {
+        if r == pm || !procmodel_dom::is_archivable(i) {
+            return false;
+        }
+        if before.contains(&r) {
+            return true;
+        }
+        let made_for_scripts = procmodel_dom::is_service(i.class.as_str())
+            || matches!(i.class.as_str(), "Terrain" | "Camera");
+        if !made_for_scripts {
+            out.push(procmodel_dom::full_name(dom, r));
+            return false;
+        }
+        true
+    });
+    out
 }
 
 /// Whether the scene's `Workspace.Terrain` holds voxels (what generators wrote).
@@ -224,8 +276,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
         eprintln!(
-            "generated {} instances in {:.1} ms -> {} ({} bytes)",
+            "generated {} instance{} in {:.1} ms -> {} ({} bytes)",
             built.instances,
+            if built.instances == 1 { "" } else { "s" },
             built.elapsed.as_secs_f64() * 1000.0,
             args.output.display(),
             written.len

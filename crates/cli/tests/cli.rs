@@ -1878,3 +1878,37 @@ fn paths_that_name_no_file_are_named_for_what_they_are() {
         "{e}"
     );
 }
+
+/// A generator that builds in the Workspace (old scripts' `Instance.new("Part", workspace)`)
+/// gets a warning naming what `generate` leaves out, instead of a silent empty model; the
+/// services and the Terrain the engine makes for any script are not named.
+#[test]
+fn generate_warns_about_instances_put_outside_the_target_container() {
+    let generator = tmp("Stray.luau");
+    std::fs::write(
+        &generator,
+        r#"return { Attributes = {}, OnGenerate = function(params, target)
+    for i = 1, 5 do Instance.new("Part", workspace).Name = "Stray" .. i end
+    local kept = Instance.new("Part")
+    kept.Parent = target
+    local _ = game:GetService("Lighting"), workspace.Terrain, workspace.CurrentCamera
+end }"#,
+    )
+    .unwrap();
+    let out = tmp("stray.rbxm");
+    let o = ok(generate(&[s(&generator), "-o", s(&out)]));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("the generator put 5 instances outside its targetContainer (Workspace.Stray1, Workspace.Stray2, Workspace.Stray3 and 2 more)"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("Lighting") && !err.contains("Terrain"),
+        "{err}"
+    );
+    assert!(err.contains("generated 1 instance in"), "{err}");
+    // A generator that builds only in its container gets no warning.
+    let stairs = examples().join("SpiralStaircase.luau");
+    let o = ok(generate(&[s(&stairs), "-o", s(&out)]));
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"));
+}
