@@ -1669,3 +1669,20 @@ return G
         assert_eq!(heights(&e), [5.0, 5.0], "jobs {jobs}");
     }
 }
+
+#[test]
+fn a_run_that_counts_tagged_instances_of_the_scene_is_not_cached() {
+    const SOURCE: &str = r#"
+local G = { Attributes = { K = 1 } }
+function G.OnGenerate(params, target)
+    local p = Instance.new("Part")
+    p:SetAttribute("Lamps", #game:GetService("CollectionService"):GetTagged("Lamp"))
+    p.Parent = target
+end
+return G
+"#;
+    let cache = Arc::new(Mem::default());
+    let mut e = models_of(SOURCE, Some(cache.clone()), 1, 2, |_, _| {});
+    settle(&mut e);
+    assert_eq!(cache.puts.load(Ordering::Relaxed), 0, "nothing stored");
+}
