@@ -47,6 +47,9 @@ pub struct Built {
     pub elapsed: Duration,
     /// Models nested in the results whose generation failed: (path, error).
     pub nested_failures: Vec<(String, String)>,
+    /// What the generator put outside its targetContainer (full names of the tops of new
+    /// subtrees), which a model file leaves out.
+    pub strays: Vec<String>,
 }
 
 /// Generates through the engine, exactly as a ProceduralModel in a scene regenerates: a
@@ -101,22 +104,6 @@ pub fn build(args: &Args) -> Result<Built> {
     }
     let elapsed = report.elapsed;
     let strays = engine.with_dom(|dom| strays(dom, pm, &before));
-    if !strays.is_empty() {
-        let shown: Vec<&str> = strays.iter().take(3).map(String::as_str).collect();
-        let more = match strays.len() {
-            n if n > 3 => format!(" and {} more", n - 3),
-            _ => String::new(),
-        };
-        eprintln!(
-            "warning: {}: the generator put {} outside its targetContainer ({}{more}), which `generate` does not write: parent what it builds to targetContainer, the second argument of OnGenerate",
-            args.generator.display(),
-            match strays.len() {
-                1 => "an instance".to_owned(),
-                n => format!("{n} instances"),
-            },
-            shown.join(", ")
-        );
-    }
     let outcome = crate::one_model::outcome(&engine, &reports, pm);
     let instances = outcome.instances;
 
@@ -165,6 +152,7 @@ pub fn build(args: &Args) -> Result<Built> {
         instances,
         elapsed,
         nested_failures: outcome.nested_failures,
+        strays,
     })
 }
 
@@ -241,6 +229,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let format = output::Format::from_path(&args.output)?;
     let mut built = build(&args)?;
     let has_terrain = terrain_in(&built.dom);
+    let is_place = matches!(format, output::Format::Rbxl | output::Format::Rbxlx);
     let roots = match format {
         // A place holds the model in its Workspace, beside the Terrain the generator wrote.
         output::Format::Rbxl | output::Format::Rbxlx => vec![as_place(&mut built)?],
@@ -254,6 +243,29 @@ pub fn run(args: Args) -> Result<ExitCode> {
             vec![built.model]
         }
     };
+    // A place holds the whole Workspace, so only what was put elsewhere is left out.
+    let left_out: Vec<&String> = built
+        .strays
+        .iter()
+        .filter(|p| !(is_place && p.starts_with("Workspace.")))
+        .collect();
+    if !left_out.is_empty() {
+        let shown: Vec<&str> = left_out.iter().take(3).map(|p| p.as_str()).collect();
+        let more = match left_out.len() {
+            n if n > 3 => format!(" and {} more", n - 3),
+            _ => String::new(),
+        };
+        eprintln!(
+            "warning: {}: the generator put {} outside its targetContainer ({}{more}), which {} does not hold: parent what it builds to targetContainer, the second argument of OnGenerate",
+            args.generator.display(),
+            match left_out.len() {
+                1 => "an instance".to_owned(),
+                n => format!("{n} instances"),
+            },
+            shown.join(", "),
+            args.output.display(),
+        );
+    }
     let written = crate::export::write_with_terrain(
         &built.dom,
         &roots,

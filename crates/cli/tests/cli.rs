@@ -1899,7 +1899,7 @@ end }"#,
     let o = ok(generate(&[s(&generator), "-o", s(&out)]));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("the generator put 5 instances outside its targetContainer (Workspace.Stray1, Workspace.Stray2, Workspace.Stray3 and 2 more)"),
+        err.contains("the generator put 5 instances outside its targetContainer (Workspace.Stray1, Workspace.Stray2, Workspace.Stray3 and 2 more), which"),
         "{err}"
     );
     assert!(
@@ -1907,6 +1907,14 @@ end }"#,
         "{err}"
     );
     assert!(err.contains("generated 1 instance in"), "{err}");
+    assert!(
+        err.contains("which") && err.contains("stray.rbxm does not hold"),
+        "{err}"
+    );
+    // A place holds the whole Workspace: nothing to warn about there.
+    let place = tmp("stray.rbxl");
+    let o = ok(generate(&[s(&generator), "-o", s(&place)]));
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"));
     // A generator that builds only in its container gets no warning.
     let stairs = examples().join("SpiralStaircase.luau");
     let o = ok(generate(&[s(&stairs), "-o", s(&out)]));
