@@ -846,4 +846,27 @@ mod tests {
                 .contains("'Wide' is neither")
         );
     }
+
+    proptest::proptest! {
+        /// Any valid NumberSequence (2-20 keypoints from 0 to 1 in order, any finite values
+        /// and envelopes) reads back from its text exactly: f32s are written as the f64 they
+        /// widen to, which parses back to the same f32.
+        #[test]
+        fn any_number_sequence_reads_back_from_its_text(
+            inner in proptest::collection::vec(
+                (0.0f32..=1.0, -1e6f32..1e6, 0.0f32..1e3),
+                0..18,
+            ),
+            ends in ((-1e6f32..1e6, 0.0f32..1e3), (-1e6f32..1e6, 0.0f32..1e3)),
+        ) {
+            let mut inner = inner;
+            inner.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let mut keypoints = vec![NumberSequenceKeypoint::new(0.0, ends.0.0, ends.0.1)];
+            keypoints.extend(inner.iter().map(|&(t, v, e)| NumberSequenceKeypoint::new(t, v, e)));
+            keypoints.push(NumberSequenceKeypoint::new(1.0, ends.1.0, ends.1.1));
+            let v = Variant::NumberSequence(NumberSequence { keypoints });
+            let t = text(&v).unwrap();
+            proptest::prop_assert_eq!(parse("A", &t, &v).unwrap(), v, "{}", t);
+        }
+    }
 }
