@@ -11,7 +11,8 @@ mod attrs;
 
 use libfuzzer_sys::fuzz_target;
 use rbx_types::{
-    BrickColor, CFrame, Color3, NumberRange, Rect, UDim, UDim2, Variant, Vector2, Vector3,
+    BrickColor, CFrame, Color3, ColorSequence, Font, NumberRange, NumberSequence, Rect, UDim,
+    UDim2, Variant, Vector2, Vector3,
 };
 
 fuzz_target!(|data: &[u8]| {
@@ -34,6 +35,9 @@ fuzz_target!(|data: &[u8]| {
         Variant::UDim(UDim::new(0.0, 0)),
         Variant::UDim2(UDim2::new(UDim::new(0.0, 0), UDim::new(0.0, 0))),
         Variant::Rect(Rect::new(Vector2::new(0.0, 0.0), Vector2::new(1.0, 1.0))),
+        Variant::NumberSequence(NumberSequence { keypoints: vec![] }),
+        Variant::ColorSequence(ColorSequence { keypoints: vec![] }),
+        Variant::Font(Font::default()),
     ];
     let Ok((name, text)) = attrs::split(arg) else {
         return;
@@ -43,6 +47,11 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(v.ty(), default.ty(), "{arg}");
             let _ = attrs::show(&v);
             let _ = attrs::to_json(&v);
+            // What the text form of a parsed value reads back as, it reads back as again.
+            if let Some(t) = procmodel_dom::attrs::text(&v) {
+                let again = procmodel_dom::attrs::parse(name, &t, default);
+                assert!(again.is_ok(), "{arg}: {t}");
+            }
         }
     }
 });

@@ -386,7 +386,11 @@ fn font(t: &str) -> Parsed<Font> {
     let family = if family.contains("://") {
         family.to_owned()
     } else {
-        format!("{FAMILIES}{}.json", family.trim_end_matches(".json"))
+        let name = family.trim_end_matches(".json").trim();
+        if name.is_empty() {
+            bail!("no font family");
+        }
+        format!("{FAMILIES}{name}.json")
     };
     let mut weight = FontWeight::Regular;
     let mut style = FontStyle::Normal;
@@ -845,6 +849,12 @@ mod tests {
                 .to_string()
                 .contains("'Wide' is neither")
         );
+        assert!(
+            f(".json")
+                .unwrap_err()
+                .to_string()
+                .contains("no font family")
+        );
     }
 
     proptest::proptest! {
@@ -867,6 +877,37 @@ mod tests {
             let v = Variant::NumberSequence(NumberSequence { keypoints });
             let t = text(&v).unwrap();
             proptest::prop_assert_eq!(parse("A", &t, &v).unwrap(), v, "{}", t);
+        }
+    }
+
+    proptest::proptest! {
+        /// Any text either parses or is an error for every type the command line sets, and
+        /// what a parsed value's text form is parses again (the fuzz target `attr_flag`
+        /// asks the same of arbitrary bytes).
+        #[test]
+        fn any_text_parses_or_is_an_error_and_parsed_values_read_back(
+            text_in in "[-0-9a-zA-Z#:;,. /]{0,40}",
+        ) {
+            let defaults = [
+                Variant::Bool(false),
+                Variant::Float64(1.0),
+                Variant::Vector3(Vector3::new(0.0, 0.0, 0.0)),
+                Variant::Color3(Color3::new(0.0, 0.0, 0.0)),
+                Variant::UDim2(UDim2::new(UDim::new(0.0, 0), UDim::new(0.0, 0))),
+                Variant::CFrame(CFrame::new(Vector3::new(0.0, 0.0, 0.0), Matrix3::identity())),
+                Variant::NumberRange(NumberRange::new(0.0, 1.0)),
+                Variant::NumberSequence(NumberSequence { keypoints: vec![] }),
+                Variant::ColorSequence(ColorSequence { keypoints: vec![] }),
+                Variant::Font(Font::default()),
+            ];
+            for default in &defaults {
+                if let Ok(v) = parse("A", &text_in, default) {
+                    proptest::prop_assert_eq!(v.ty(), default.ty());
+                    if let Some(t) = text(&v) {
+                        proptest::prop_assert!(parse("A", &t, default).is_ok(), "{} -> {}", text_in, t);
+                    }
+                }
+            }
         }
     }
 }
