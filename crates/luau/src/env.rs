@@ -34,7 +34,7 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
     lua.set_named_registry_value(BASE_KEY, globals)?;
     let setfenv: Function = globals.get("setfenv")?;
     let getfenv: Function = globals.get("getfenv")?;
-    let wrapped: Function = lua.load(SETFENV_LUAU).set_name("=setfenv").call((
+    let wrapped: Function = lua.load(SETFENV_LUAU).set_name("=[setfenv]").call((
         setfenv,
         getfenv,
         globals.clone(),

@@ -135,9 +135,10 @@ fn located(message: String, traceback: &str) -> String {
         at = place(frame);
         match at.map(chunk_of) {
             // Called by `pcall` itself, which Luau implements in C: no Luau caller.
-            Some("pcall") => return message,
-            // The host's own Luau wrappers (`require`, `task`, …) are not the caller.
-            Some(chunk) if WRAPPER_CHUNKS.contains(&chunk) => continue,
+            Some("[pcall]") => return message,
+            // The host's own Luau code (`require`, `task`, GeometryService, …) is not the
+            // caller.
+            Some(chunk) if is_internal_chunk(chunk) => continue,
             _ => break,
         }
     }
@@ -147,19 +148,12 @@ fn located(message: String, traceback: &str) -> String {
     }
 }
 
-/// The chunks of the host's Luau wrappers around functions Roblox implements natively
-/// (`lua.load(…).set_name("=<chunk>")` in this crate), besides `pcall`'s: a host error
-/// passing through them is placed at the script line that called the wrapper.
-const WRAPPER_CHUNKS: [&str; 8] = [
-    "require",
-    "task",
-    "setfenv",
-    "stats",
-    "Pause",
-    "BindToClose",
-    "WaitForChild",
-    "RBXScriptSignal.Wait",
-];
+/// Whether `chunk` is one of the host's own Luau chunks: they are named `=[Name]` (`[pcall]`,
+/// `[require]`, `[GeometryService]`, …), which no script's chunk is (scripts are named by
+/// their file or instance path).
+pub(crate) fn is_internal_chunk(chunk: &str) -> bool {
+    chunk.len() > 2 && chunk.starts_with('[') && chunk.ends_with(']') && chunk != "[C]"
+}
 
 /// The chunk of a `source:line` place.
 fn chunk_of(place: &str) -> &str {
@@ -267,13 +261,14 @@ mod tests {
         // place (Luau's pcall is C), another wrapper is not the caller.
         let wrap = |chunk: &str, code: &str| {
             let f: mlua::Function = lua.load(code).set_name(chunk).eval().unwrap();
-            lua.globals().set(chunk.trim_start_matches('='), f).unwrap();
+            let name = chunk.trim_start_matches("=[").trim_end_matches(']');
+            lua.globals().set(name, f).unwrap();
         };
         wrap(
-            "=pcall",
+            "=[pcall]",
             "function(f, ...)\n  return (function(...) return ... end)(f(...))\nend",
         );
-        wrap("=require", "function(...)\n  return member(...)\nend");
+        wrap("=[require]", "function(...)\n  return member(...)\nend");
         assert_eq!(
             run("local a = 1\npcall(member)"),
             "Nope is not a valid member of Model \"Workspace.M\""

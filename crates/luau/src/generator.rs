@@ -681,7 +681,7 @@ impl Host {
         let run = self
             .lua
             .load(crate::classes::services::CLOSE_LUAU)
-            .set_name("=BindToClose")
+            .set_name("=[BindToClose]")
             .into_function()?;
         let args = (
             bound,

@@ -129,11 +129,12 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
     )?;
     datetime.set_readonly(readonly);
     let rawpcall: Function = globals.get("pcall")?;
-    let (pcall, xpcall): (Function, Function) = lua.load(PCALL_LUAU).set_name("=pcall").call((
-        rawpcall.clone(),
-        globals.get::<Function>("xpcall")?,
-        lua.create_function(error_to_string)?,
-    ))?;
+    let (pcall, xpcall): (Function, Function) =
+        lua.load(PCALL_LUAU).set_name("=[pcall]").call((
+            rawpcall.clone(),
+            globals.get::<Function>("xpcall")?,
+            lua.create_function(error_to_string)?,
+        ))?;
     // `ypcall`: the old name of a pcall that may yield (every pcall may, in Luau).
     globals.set("ypcall", pcall.clone())?;
     globals.set("pcall", pcall)?;
@@ -220,7 +221,7 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
     globals.set(
         "stats",
         lua.load("return game:GetService('Stats')")
-            .set_name("=stats")
+            .set_name("=[stats]")
             .into_function()?,
     )?;
 
@@ -232,7 +233,7 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
     let load = lua.create_function(load)?;
     let factory: Function = lua
         .load(REQUIRE_LUAU)
-        .set_name("=require")
+        .set_name("=[require]")
         .call((resolve, load, results, loading, rawpcall))?;
     lua.set_named_registry_value("procmodel.require_factory", factory.clone())?;
     let builtin = lua.create_table()?;

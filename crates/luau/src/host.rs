@@ -517,7 +517,7 @@ fn install_globals(
             "local control, pause, touch = ...\n\
              return function() if control.requested then return pause() end touch() end",
         )
-        .set_name("=Pause")
+        .set_name("=[Pause]")
         .call((control.clone(), pause_yield, touch))?;
     Ok((pause, control))
 }

@@ -78,7 +78,7 @@ pub(crate) fn install(lua: &Lua, class: &ManagedClass) -> mlua::Result<()> {
                 return true
             end"#,
         )
-        .set_name(format!("={}", class.wait_method))
+        .set_name(format!("=[{}]", class.wait_method))
         .call((state, class.wait_method))?;
     lua.set_named_registry_value(MANAGED_WAIT, wait)
 }

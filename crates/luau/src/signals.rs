@@ -561,7 +561,7 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
                  return yield()\n\
              end",
         )
-        .set_name("=RBXScriptSignal.Wait")
+        .set_name("=[RBXScriptSignal.Wait]")
         .call(register)?;
     lua.set_named_registry_value("procmodel.signal_wait", wait)?;
 
@@ -619,7 +619,7 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
                  end\n\
              end",
         )
-        .set_name("=WaitForChild")
+        .set_name("=[WaitForChild]")
         .call((find, warn, wait_for, now))?;
     lua.set_named_registry_value("procmodel.wait_for_child", wait_for_child)
 }

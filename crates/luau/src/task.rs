@@ -143,7 +143,7 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<Function> {
         })?,
     )?;
     let (task, wait, pause, wait_for): (Table, Function, Function, Function) =
-        lua.load(TASK_LUAU).set_name("=task").call(native)?;
+        lua.load(TASK_LUAU).set_name("=[task]").call(native)?;
     // `WaitForChild` polls with it (`signals`).
     lua.set_named_registry_value(crate::sched::WAIT_FOR, wait_for)?;
     // The legacy global `spawn` runs its function at the next resumption of the scheduler,

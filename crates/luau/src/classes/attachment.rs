@@ -33,7 +33,7 @@ pub fn register(m: &mut MethodTable) {
             crate::methods::call_luau_method::<_, _, Value>(
                 lua,
                 this,
-                ("procmodel.attachment_axis", "=Attachment", AXIS_LUAU),
+                ("procmodel.attachment_axis", "=[Attachment]", AXIS_LUAU),
                 || Ok(()),
                 (property, if set { value } else { Value::Nil }),
             )

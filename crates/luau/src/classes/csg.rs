@@ -425,13 +425,18 @@ fn solve(lua: &mlua::Lua, a: MultiValue) -> mlua::Result<mlua::Table> {
 }
 
 fn call(lua: &mlua::Lua, method: String, args: MultiValue) -> mlua::Result<Value> {
-    let f =
-        crate::methods::luau_function(lua, "procmodel.csg", "=GeometryService", CSG_LUAU, || {
+    let f = crate::methods::luau_function(
+        lua,
+        "procmodel.csg",
+        "=[GeometryService]",
+        CSG_LUAU,
+        || {
             Ok((
                 lua.create_function(|lua, a: MultiValue| solve(lua, a))?,
                 procmodel_mesh::ATTRIBUTE,
             ))
-        })?;
+        },
+    )?;
     let mut all = args;
     all.push_front(Value::String(lua.create_string(&method)?));
     f.call(all)
@@ -460,7 +465,7 @@ pub fn register(m: &mut MethodTable) {
         crate::methods::call_luau_method::<_, _, ()>(
             lua,
             this,
-            ("procmodel.csg.substitute", "=PartOperation", SUBSTITUTE_LUAU),
+            ("procmodel.csg.substitute", "=[PartOperation]", SUBSTITUTE_LUAU),
             || {
                 let check = lua.create_function(|lua, (_target, source): (Value, Value)| {
                     let c = ctx(lua)?;

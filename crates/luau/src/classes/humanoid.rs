@@ -50,7 +50,7 @@ pub fn register(m: &mut MethodTable) {
         crate::methods::call_luau_method::<_, _, ()>(
             lua,
             this,
-            ("procmodel.take_damage", "=TakeDamage", TAKE_DAMAGE_LUAU),
+            ("procmodel.take_damage", "=[TakeDamage]", TAKE_DAMAGE_LUAU),
             || Ok(()),
             amount,
         )

@@ -59,7 +59,7 @@ fn default_compare(lua: &Lua) -> mlua::Result<mlua::Function> {
     crate::methods::luau_function(
         lua,
         DEFAULT_COMPARE,
-        "=ResetPropertyToDefault",
+        "=[ResetPropertyToDefault]",
         DEFAULT_COMPARE_LUAU,
         || {
             lua.create_function(|lua, of: Value| {

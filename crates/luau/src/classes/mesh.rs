@@ -315,7 +315,7 @@ pub fn register(m: &mut MethodTable) {
         crate::methods::call_luau_method::<_, _, Value>(
             lua,
             this,
-            ("procmodel.mesh.create", "=AssetService", CREATE_LUAU),
+            ("procmodel.mesh.create", "=[AssetService]", CREATE_LUAU),
             || {
                 let check = lua.create_function(|lua, (content, opts): (Value, Value)| {
                     options(&opts)?;
@@ -392,7 +392,7 @@ pub fn register(m: &mut MethodTable) {
         crate::methods::call_luau_method::<_, _, ()>(
             lua,
             this,
-            ("procmodel.mesh.apply", "=MeshPart", APPLY_LUAU),
+            ("procmodel.mesh.apply", "=[MeshPart]", APPLY_LUAU),
             || {
                 let copy = lua.create_function(|lua, (target, source): (Value, Value)| {
                     let mut c = ctx(lua)?;

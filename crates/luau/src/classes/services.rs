@@ -248,7 +248,7 @@ pub fn register(m: &mut MethodTable) {
                 let add = crate::methods::luau_function(
                     lua,
                     DEBRIS_ADD,
-                    "=Debris",
+                    "=[Debris]",
                     DEBRIS_ADD_LUAU,
                     || {
                         lua.globals()

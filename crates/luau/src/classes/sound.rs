@@ -37,7 +37,7 @@ pub fn register(m: &mut MethodTable) {
             crate::methods::call_luau_method::<_, _, ()>(
                 lua,
                 this,
-                ("procmodel.sound", "=Sound", SOUND_LUAU),
+                ("procmodel.sound", "=[Sound]", SOUND_LUAU),
                 || {
                     lua.create_function(|lua, (sound, event, id): (mlua::Value, String, String)| {
                         let mut c = ctx(lua)?;

@@ -170,7 +170,7 @@ end
 "#;
 
 fn factory(lua: &mlua::Lua) -> mlua::Result<mlua::Function> {
-    crate::methods::luau_function(lua, FACTORY, "=TweenService", TWEEN_LUAU, || {
+    crate::methods::luau_function(lua, FACTORY, "=[TweenService]", TWEEN_LUAU, || {
         let get_value =
             lua.create_function(|_, (alpha, style, direction): (f64, Value, Value)| {
                 Ok(get_value(alpha, &style, &direction))

@@ -1583,7 +1583,7 @@ fn set_cframe(lua: &Lua, part: Value, cf: Value) -> mlua::Result<()> {
     let f = crate::methods::luau_function(
         lua,
         "procmodel.set_cframe",
-        "=BulkMoveTo",
+        "=[BulkMoveTo]",
         "return function(p, cf) p.CFrame = cf end",
         || Ok(()),
     )?;
