@@ -557,20 +557,35 @@ impl Host {
     }
 }
 
-/// Reads and validates a module's `Attributes` table, sorted by name.
+/// Reads and validates a module's `Attributes` table, sorted by name; of several bad
+/// entries, the first by name is the one reported (whatever order the table keeps them in).
 fn read_attributes(t: &Table) -> Result<Vec<(String, Variant)>, (String, String)> {
-    let mut out = Vec::new();
+    let mut entries = Vec::new();
     for pair in t.pairs::<Value, Value>() {
         let (k, v) = pair.map_err(|e| ("?".to_owned(), e.to_string()))?;
         let name = match &k {
             Value::String(s) => s.to_string_lossy(),
             other => {
+                let key = match other {
+                    Value::Integer(i) => i.to_string(),
+                    Value::Number(n) => n.to_string(),
+                    Value::Boolean(b) => b.to_string(),
+                    _ => procmodel_luau_types::type_name(other).to_owned(),
+                };
                 return Err((
-                    format!("{other:?}"),
-                    "attribute names must be strings".into(),
+                    key,
+                    format!(
+                        "attribute names must be strings, and this key is a {} (Attributes maps names to default values: {{ Count = 6 }}, not a list)",
+                        procmodel_luau_types::type_name(other)
+                    ),
                 ));
             }
         };
+        entries.push((name, v));
+    }
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut out = Vec::with_capacity(entries.len());
+    for (name, v) in entries {
         procmodel_luau_types::validate_attribute_name(&name)
             .map_err(|e| (name.clone(), e.to_string()))?;
         let variant = procmodel_luau_types::lua_to_attribute(&v).map_err(|e| {
@@ -590,7 +605,6 @@ fn read_attributes(t: &Table) -> Result<Vec<(String, Variant)>, (String, String)
         })?;
         out.push((name, variant));
     }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(out)
 }
 

@@ -161,6 +161,39 @@ fn bad_attribute_default_is_a_clear_error() {
 }
 
 #[test]
+fn of_several_bad_attributes_the_first_by_name_is_reported_and_a_list_is_named_as_one() {
+    // Several bad names: the report does not depend on the order the table keeps them in.
+    let e = run(
+        "return { Attributes = { RBXThing = 2, ['Bad Name'] = 1, Zed = function() end }, OnGenerate = function() end }",
+        "badnames",
+        RunInputs::default(),
+        5000,
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(
+        e.contains("attribute Bad Name") && e.contains("invalid character ' '"),
+        "{e}"
+    );
+    // A list where a map belongs (`Attributes = { 1, 2 }`) names its key, not Integer(1).
+    let e = run(
+        "return { Attributes = { 1, 2 }, OnGenerate = function() end }",
+        "badlist",
+        RunInputs::default(),
+        5000,
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(
+        e.contains("attribute 1: attribute names must be strings, and this key is a number")
+            && e.contains("not a list"),
+        "{e}"
+    );
+}
+
+#[test]
 fn a_schema_table_as_attribute_says_to_write_the_default() {
     // Other tools declare parameters as { Type = ..., Default = ... }; ProceduralModel takes
     // the default itself, and the error says so.
