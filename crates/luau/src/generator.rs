@@ -117,7 +117,24 @@ impl Host {
             .map_err(|e| bad(e.to_string()))?
         {
             Value::Function(f) => f,
-            Value::Nil => return Err(bad("the module has no OnGenerate function".into())),
+            Value::Nil => {
+                // Names are case-sensitive: `onGenerate` or `Ongenerate` is not the function.
+                let near = t
+                    .pairs::<Value, Value>()
+                    .filter_map(Result::ok)
+                    .filter_map(|(k, _)| match k {
+                        Value::String(s) => Some(s.to_string_lossy()),
+                        _ => None,
+                    })
+                    .filter(|k| k.eq_ignore_ascii_case("OnGenerate"))
+                    .min();
+                return Err(bad(match near {
+                    Some(k) => format!(
+                        "the module has no OnGenerate function (it has {k}: names are case-sensitive)"
+                    ),
+                    None => "the module has no OnGenerate function".into(),
+                }));
+            }
             other => {
                 return Err(bad(format!(
                     "OnGenerate must be a function, got {}",

@@ -194,6 +194,23 @@ fn of_several_bad_attributes_the_first_by_name_is_reported_and_a_list_is_named_a
 }
 
 #[test]
+fn a_misspelt_on_generate_is_named() {
+    let e = run(
+        "return { Attributes = {}, onGenerate = function() end }",
+        "lowercase",
+        RunInputs::default(),
+        5000,
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(
+        e.contains("no OnGenerate function (it has onGenerate: names are case-sensitive)"),
+        "{e}"
+    );
+}
+
+#[test]
 fn a_schema_table_as_attribute_says_to_write_the_default() {
     // Other tools declare parameters as { Type = ..., Default = ... }; ProceduralModel takes
     // the default itself, and the error says so.
