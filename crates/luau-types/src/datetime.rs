@@ -1,6 +1,7 @@
 //! `DateTime`: a moment as whole milliseconds since the Unix epoch, with Roblox's
 //! constructors, `ToUniversalTime`/`ToLocalTime`, ISO 8601 (`ToIsoDate`, `fromIsoDate`) and
-//! the moment-style `FormatUniversalTime`/`FormatLocalTime`.
+//! the moment-style `FormatUniversalTime`/`FormatLocalTime`; and Luau's `os` library
+//! (`os.time` with a date table, `os.date`'s formats) over a clock the host passes in.
 //!
 //! Rules where the reference leaves room: there is no time zone, so local time *is*
 //! universal time (a generator's output must not depend on where it runs); names of months
@@ -487,7 +488,7 @@ pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
 /// Luau's `os.time(table)`: the seconds since the epoch of a date read as universal time,
 /// fields carried over when out of range (month 13 is January of the next year), or None
 /// for a day before 1970-01-01 or a moment before the epoch, where Luau gives nil.
-pub fn os_time(year: i64, month: i64, day: i64, hour: i64, min: i64, sec: i64) -> Option<i64> {
+fn os_time(year: i64, month: i64, day: i64, hour: i64, min: i64, sec: i64) -> Option<i64> {
     let months = year.checked_mul(12)?.checked_add(month - 1)?;
     let (y, m) = (months.div_euclid(12), months.rem_euclid(12) + 1);
     let days = days_from_civil(y, m, 1).checked_add(day - 1)?;
@@ -501,7 +502,7 @@ pub fn os_time(year: i64, month: i64, day: i64, hour: i64, min: i64, sec: i64) -
 
 /// The calendar fields of `t` seconds after the epoch (UTC), or None when its year is out
 /// of C's `int` range (where `gmtime` fails and Luau's `os.date` gives nil).
-pub fn os_fields(t: i64) -> Option<Fields> {
+fn os_fields(t: i64) -> Option<Fields> {
     let f = DateTime(t.checked_mul(1000)?).fields();
     i32::try_from(f.year - 1900).ok().map(|_| f)
 }
@@ -512,7 +513,7 @@ const OS_DATE_CONVERSIONS: &str = "aAbBcdHIjmMpSUwWxXyYzZ%";
 /// Luau's `os.date` format (`strftime` in the C locale) of `f`; `zone` is what `%Z` writes.
 /// A `%` before a character that is not a conversion is an error (that character); a `%`
 /// at the end is kept.
-pub fn os_strftime(format: &str, f: &Fields, zone: &str) -> Result<String, char> {
+fn os_strftime(format: &str, f: &Fields, zone: &str) -> Result<String, char> {
     let mut out = String::new();
     let mut chars = format.chars();
     while let Some(c) = chars.next() {
