@@ -354,8 +354,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         );
     }
     eprintln!(
-        "locked {} models -> {}",
+        "locked {} model{} -> {}",
         lock.models.len(),
+        if lock.models.len() == 1 { "" } else { "s" },
         args.output.display()
     );
     std::mem::forget(engine);
