@@ -119,14 +119,7 @@ fn syntax_error_names_file_and_line() {
 
 #[test]
 fn missing_on_generate_is_a_clear_error() {
-    let e = run(
-        "return { Attributes = {} }",
-        "noon",
-        RunInputs::default(),
-        5000,
-    )
-    .err()
-    .unwrap();
+    let e = generator_error("return { Attributes = {} }", "noon");
     assert!(e.to_string().contains("no OnGenerate function"), "{e}");
     let e = run("return 5", "notable", RunInputs::default(), 5000)
         .err()
@@ -147,45 +140,39 @@ fn missing_on_generate_is_a_clear_error() {
     );
 }
 
+/// The error a generator module's source gives when it is loaded and run once.
+fn generator_error(source: &str, name: &str) -> String {
+    run(source, name, RunInputs::default(), 5000)
+        .err()
+        .expect("the generator fails")
+        .to_string()
+}
+
 #[test]
 fn bad_attribute_default_is_a_clear_error() {
-    let e = run(
+    let e = generator_error(
         "return { Attributes = { Fn = function() end }, OnGenerate = function() end }",
         "badattr",
-        RunInputs::default(),
-        5000,
-    )
-    .err()
-    .unwrap();
-    assert!(e.to_string().contains("attribute Fn"), "{e}");
+    );
+    assert!(e.contains("attribute Fn"), "{e}");
 }
 
 #[test]
 fn of_several_bad_attributes_the_first_by_name_is_reported_and_a_list_is_named_as_one() {
     // Several bad names: the report does not depend on the order the table keeps them in.
-    let e = run(
+    let e = generator_error(
         "return { Attributes = { RBXThing = 2, ['Bad Name'] = 1, Zed = function() end }, OnGenerate = function() end }",
         "badnames",
-        RunInputs::default(),
-        5000,
-    )
-    .err()
-    .unwrap()
-    .to_string();
+    );
     assert!(
         e.contains("attribute Bad Name") && e.contains("invalid character ' '"),
         "{e}"
     );
     // A list where a map belongs (`Attributes = { 1, 2 }`) names its key, not Integer(1).
-    let e = run(
+    let e = generator_error(
         "return { Attributes = { 1, 2 }, OnGenerate = function() end }",
         "badlist",
-        RunInputs::default(),
-        5000,
-    )
-    .err()
-    .unwrap()
-    .to_string();
+    );
     assert!(
         e.contains("attribute 1: attribute names must be strings, and this key is a number")
             && e.contains("not a list"),
@@ -195,15 +182,10 @@ fn of_several_bad_attributes_the_first_by_name_is_reported_and_a_list_is_named_a
 
 #[test]
 fn a_misspelt_on_generate_is_named() {
-    let e = run(
+    let e = generator_error(
         "return { Attributes = {}, onGenerate = function() end }",
         "lowercase",
-        RunInputs::default(),
-        5000,
-    )
-    .err()
-    .unwrap()
-    .to_string();
+    );
     assert!(
         e.contains("no OnGenerate function (it has onGenerate: names are case-sensitive)"),
         "{e}"
@@ -214,15 +196,10 @@ fn a_misspelt_on_generate_is_named() {
 fn a_schema_table_as_attribute_says_to_write_the_default() {
     // Other tools declare parameters as { Type = ..., Default = ... }; ProceduralModel takes
     // the default itself, and the error says so.
-    let e = run(
+    let e = generator_error(
         "return { Attributes = { Count = { Type = \"number\", Default = 6 } }, OnGenerate = function() end }",
         "schema",
-        RunInputs::default(),
-        5000,
-    )
-    .err()
-    .unwrap()
-    .to_string();
+    );
     assert!(
         e.contains("attribute Count")
             && e.contains("maps each name to its default value")
