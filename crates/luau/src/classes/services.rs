@@ -214,11 +214,12 @@ pub fn register(m: &mut MethodTable) {
     });
 
     m.class("RunService");
-    // RunService: a headless Studio session (edit mode, server side).
+    // RunService: a headless Studio session in edit mode, where generators run; the
+    // reference's context table gives edit mode true for both IsServer and IsClient.
     for (name, answer) in [
         ("IsStudio", true),
         ("IsServer", true),
-        ("IsClient", false),
+        ("IsClient", true),
         ("IsRunning", false),
         ("IsRunMode", false),
         ("IsEdit", true),
