@@ -790,6 +790,32 @@ impl Handles {
         })
     }
 
+    /// The instances live handles lead to, in slot order.
+    pub fn live(&self) -> Vec<(Ref, Ustr)> {
+        self.slots
+            .iter()
+            .filter_map(|s| s.class.map(|c| (Ref::some(join(s.r)), c)))
+            .collect()
+    }
+
+    /// Makes the handle of `from` lead to `to` (a service of another copy of the scene),
+    /// unless `to` has a handle of its own or `from` none (then nothing changes).
+    pub fn retarget(&mut self, from: Ref, to: Ref) -> bool {
+        if self.find(to).is_some() {
+            return false;
+        }
+        let Some(h) = self.find(from) else {
+            return false;
+        };
+        let Some((slot, _)) = Self::parts(h) else {
+            return false;
+        };
+        self.slots[slot].r = split(ref_bits(to));
+        self.ids.remove(&from);
+        self.ids.insert(to, h);
+        true
+    }
+
     fn prune_if_due(&mut self, dom: &WeakDom) {
         if self.live >= self.prune_at {
             self.prune(dom);

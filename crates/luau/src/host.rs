@@ -205,7 +205,8 @@ impl Host {
         let mut c = ctx(&self.lua).expect("context installed");
         c.may_have_managed = c.has_managed(&dom, dom.root_ref());
         c.outside_change();
-        c.dom = dom;
+        let mut old = std::mem::replace(&mut c.dom, dom);
+        keep_own_instances(&mut c, &mut old);
         c.destroyed.clear();
         c.files.clear();
         c.forced.clear();
@@ -520,4 +521,50 @@ fn install_globals(
         .set_name("=[Pause]")
         .call((control.clone(), pause_yield, touch))?;
     Ok((pause, control))
+}
+
+/// What this VM's Luau may still hold of the tree a new copy of the scene replaces (a module
+/// runs once per VM, so its upvalues outlive the copy): trees outside the scene — a template
+/// part a module made when it loaded — move into the new tree, still outside the scene, and a
+/// service this VM made (`game:GetService` of one the scene lacked) leads from now on to the
+/// new copy's service of its class, or moves over when the copy has none. Everything else
+/// the new copy lacks (results being replaced) is gone, and its handles are pruned.
+fn keep_own_instances(c: &mut crate::context::Ctx, old: &mut rbx_dom_weak::WeakDom) {
+    let old_root = old.root_ref();
+    let new_root = c.dom.root_ref();
+    let mut moved: Vec<Ref> = Vec::new();
+    for (r, class) in c.handles.live() {
+        if c.dom.get_by_ref(r).is_some() || moved.contains(&r) {
+            continue;
+        }
+        let Some(inst) = old.get_by_ref(r) else {
+            continue;
+        };
+        // The top of the tree `r` is in, and whether that tree is the scene.
+        let (mut top, mut parent) = (r, inst.parent());
+        while parent.is_some() && parent != old_root {
+            top = parent;
+            parent = old.get_by_ref(parent).map_or(Ref::none(), |i| i.parent());
+        }
+        if parent.is_none() && top != old_root {
+            if !moved.contains(&top) && c.dom.get_by_ref(top).is_none() {
+                old.transfer(top, &mut c.dom, new_root);
+                c.dom.transfer_within(top, Ref::none());
+                moved.push(top);
+            }
+        } else if top == r && procmodel_dom::is_service(class.as_str()) {
+            let same = c
+                .dom
+                .root()
+                .children()
+                .iter()
+                .copied()
+                .find(|&s| c.dom.get_by_ref(s).is_some_and(|i| i.class == class));
+            let retargeted = same.is_some_and(|s| c.handles.retarget(r, s));
+            if !retargeted && same.is_none() {
+                old.transfer(r, &mut c.dom, new_root);
+                moved.push(r);
+            }
+        }
+    }
 }

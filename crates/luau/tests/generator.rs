@@ -739,3 +739,74 @@ fn reading_an_attribute_from_params_itself_warns_once_and_gives_nil() {
         "one warning per run, none for a name that is no attribute"
     );
 }
+
+/// A worker VM runs its models over a new copy of the scene every step, while a module runs
+/// once per VM: what the module made when it loaded must outlive the copy it was made in. A
+/// template part it keeps outside the scene, and a service it asked for that the scene did
+/// not have, failed the next step with "instance no longer exists" (an `--jobs 2` flake).
+#[test]
+fn a_module_s_own_instances_and_services_outlive_a_new_copy_of_the_scene() {
+    let src = r#"
+local CollectionService = game:GetService("CollectionService")
+local template = Instance.new("Part")
+template.Name = "Template"
+template.Size = Vector3.new(2, 3, 4)
+return { OnGenerate = function(params, target)
+    local p = template:Clone()
+    CollectionService:AddTag(p, "Made")
+    p.Parent = target
+end }
+"#;
+    let path = write_generator("outlive", src);
+    let mut h = host(5000);
+    let root = h.with_dom_ref(|d| d.root_ref());
+    let g = h.load_generator_file(&path, root).unwrap();
+    h.run_generator(&g, &RunInputs::default()).unwrap();
+    // The next step's copy: the scene as the engine has it, without the service this VM made.
+    let copy = h.with_dom_ref(|d| {
+        rbx_dom_weak::WeakDom::new(procmodel_dom::copy_with_referents(
+            d,
+            d.root_ref(),
+            &mut |_, child| child.class != "CollectionService",
+            &mut |_, _| true,
+        ))
+    });
+    h.replace_dom(copy);
+    let out = h.run_generator(&g, &RunInputs::default()).unwrap();
+    let made = h.with_dom_ref(|d| {
+        let part = d.get_by_ref(out.container).unwrap().children()[0];
+        let p = d.get_by_ref(part).unwrap();
+        (p.name.to_string(), procmodel_dom::part_size(p))
+    });
+    assert_eq!(made.0, "Template");
+    assert_eq!(made.1, glam::Vec3::new(2.0, 3.0, 4.0));
+    // With the service back in the copy (the engine made one meanwhile), its handle leads
+    // there.
+    let copy = h.with_dom_ref(|d| {
+        let mut copy = rbx_dom_weak::WeakDom::new(procmodel_dom::copy_with_referents(
+            d,
+            d.root_ref(),
+            &mut |_, child| child.class != "CollectionService",
+            &mut |_, _| true,
+        ));
+        let root = copy.root_ref();
+        copy.insert(
+            root,
+            rbx_dom_weak::InstanceBuilder::new("CollectionService").with_name("CollectionService"),
+        );
+        copy
+    });
+    h.replace_dom(copy);
+    h.run_generator(&g, &RunInputs::default()).unwrap();
+    let services = h.with_dom_ref(|d| {
+        d.root()
+            .children()
+            .iter()
+            .filter(|&&c| {
+                d.get_by_ref(c)
+                    .is_some_and(|i| i.class == "CollectionService")
+            })
+            .count()
+    });
+    assert_eq!(services, 1);
+}
