@@ -320,6 +320,17 @@ impl Ctx {
         }
     }
 
+    /// A lookup's answer from `receiver` as a Luau value (the handle of `found`, or nil),
+    /// noted as a read of the scene ([`Ctx::note_lookup`]): what FindFirstChild and its kin,
+    /// and WaitForChild, return.
+    pub fn push_found(&mut self, receiver: Ref, found: Option<Ref>) -> mlua::Result<Value> {
+        self.note_lookup(receiver, found.as_slice());
+        match found {
+            Some(r) => self.push(r),
+            None => Ok(Value::Nil),
+        }
+    }
+
     /// Whether `r` is one of the running generation's own instances while none of them is in
     /// the scene (it parented none there): outside the scene for certain, without a walk.
     #[inline]

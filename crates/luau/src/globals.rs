@@ -446,12 +446,10 @@ fn resolve_target(lua: &Lua, base: &Value, target: &Value) -> mlua::Result<(Stri
         }
         // Roblox loads a published module by its asset id from its servers.
         Value::Integer(_) | Value::Number(_) => {
-            let id = match target {
-                Value::Integer(i) => i.to_string(),
-                Value::Number(n) if n.fract() == 0.0 && n.abs() < 1e15 => (*n as i64).to_string(),
-                Value::Number(n) => n.to_string(),
-                _ => String::new(),
-            };
+            // As Luau writes the number (a whole id has no ".0").
+            let id = lua
+                .coerce_string(target.clone())?
+                .map_or_else(String::new, |s| s.to_string_lossy());
             Err(mlua::Error::runtime(format!(
                 "require({id}): requiring a module by asset id needs Roblox's servers, which procmodel does not reach; put the module in the place (or a file beside the script) and require that"
             )))

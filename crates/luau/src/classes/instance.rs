@@ -87,13 +87,6 @@ pub(super) fn push_list(lua: &Lua, c: &mut Ctx, refs: &[Ref]) -> mlua::Result<ml
     Ok(t)
 }
 
-/// A lookup's result from `from` as a Luau value, noted as a read of the scene
-/// ([`Ctx::note_lookup`]).
-fn push_found(c: &mut Ctx, from: Ref, r: Option<Ref>) -> mlua::Result<Value> {
-    c.note_lookup(from, r.as_slice());
-    push_opt(c, r)
-}
-
 fn push_opt(c: &mut Ctx, r: Option<Ref>) -> mlua::Result<Value> {
     match r {
         Some(r) => c.push(r),
@@ -429,14 +422,14 @@ pub fn register(m: &mut MethodTable) {
             let mut c = ctx(lua)?;
             let found = find_child(&c, this.r, recursive.unwrap_or(false), |i| i.name == name)
                 .or_else(|| crate::services::always_there(&mut c, this, &name));
-            push_found(&mut c, this.r, found)
+            c.push_found(this.r, found)
         },
     );
     m.add_method("FindFirstChildOfClass", |lua, this, class: String| {
         let mut c = ctx(lua)?;
         let found = find_child(&c, this.r, false, |i| i.class == class.as_str())
             .or_else(|| crate::services::always_there(&mut c, this, &class));
-        push_found(&mut c, this.r, found)
+        c.push_found(this.r, found)
     });
     m.add_method(
         "FindFirstChildWhichIsA",
@@ -447,29 +440,29 @@ pub fn register(m: &mut MethodTable) {
                 is_a(&i.class, &class)
             })
             .or_else(|| crate::services::always_there(&mut c, this, &class));
-            push_found(&mut c, this.r, found)
+            c.push_found(this.r, found)
         },
     );
     m.add_method("FindFirstDescendant", |lua, this, name: String| {
         let mut c = ctx(lua)?;
         let found = find_child(&c, this.r, true, |i| i.name == name);
-        push_found(&mut c, this.r, found)
+        c.push_found(this.r, found)
     });
     m.add_method("FindFirstAncestor", |lua, this, name: String| {
         let mut c = ctx(lua)?;
         let found = find_ancestor(&c, this.r, |i| i.name == name);
-        push_found(&mut c, this.r, found)
+        c.push_found(this.r, found)
     });
     m.add_method("FindFirstAncestorOfClass", |lua, this, class: String| {
         let mut c = ctx(lua)?;
         let found = find_ancestor(&c, this.r, |i| i.class == class.as_str());
-        push_found(&mut c, this.r, found)
+        c.push_found(this.r, found)
     });
     m.add_method("FindFirstAncestorWhichIsA", |lua, this, class: String| {
         class_arg(&class, "FindFirstAncestorWhichIsA")?;
         let mut c = ctx(lua)?;
         let found = find_ancestor(&c, this.r, |i| is_a(&i.class, &class));
-        push_found(&mut c, this.r, found)
+        c.push_found(this.r, found)
     });
     // The Actor this instance is, or its nearest Actor ancestor.
     m.add_method("GetActor", |lua, this, ()| {
