@@ -65,7 +65,9 @@ use rbx_dom_weak::types::Ref;
 
 pub use error::{ExportError, ExportWarning, WarningKind};
 pub use procmodel_mesh::shapes::Shape;
-pub use scene::{CarriedTexture, MeshChild, carried_texture, mesh_child, script_mesh_text};
+pub use scene::{
+    CarriedTexture, MeshChild, carried_texture, draws_no_shape, mesh_child, script_mesh_text,
+};
 
 use error::ErrorKind;
 

@@ -19,6 +19,12 @@ const MIN_PART_SIZE: f32 = 0.001;
 /// `Enum.Material.Plastic`.
 const PLASTIC: u32 = 256;
 
+/// BaseParts that draw no shape of their own: Terrain (drawn from its voxels) and a
+/// NegateOperation (only subtracted from other parts; Studio shows it only while editing).
+pub fn draws_no_shape(class: &str) -> bool {
+    matches!(class, "Terrain" | "NegateOperation")
+}
+
 /// The text of a part's procmodel mesh attribute ([`procmodel_mesh::ATTRIBUTE`], what an
 /// EditableMesh's MeshPart and a solid-modelling result carry), if it has one: the one rule
 /// for which parts draw such a mesh, which the studio's viewport follows too.
@@ -500,7 +506,7 @@ impl Builder<'_> {
             "WedgePart" => Drawn::Shape(Shape::Wedge),
             "CornerWedgePart" => Drawn::Shape(Shape::CornerWedge),
             "TrussPart" | "VehicleSeat" => Drawn::Shape(Shape::Block),
-            "Terrain" | "NegateOperation" => Drawn::Skipped,
+            class if draws_no_shape(class) => Drawn::Skipped,
             _ if is_a("MeshPart") => match script_mesh_text(instance) {
                 Some(text) => Drawn::Mesh {
                     text: text.to_owned(),

@@ -221,7 +221,7 @@ pub struct Encoder {
     /// most of a frame's work for the part); None for text that is not a mesh.
     /// By (attribute text, face colours shown, a solid-modelling result's, its paint).
     unit_meshes: HashMap<(String, bool, bool, Paint), Option<std::sync::Arc<UnitMesh>>>,
-    /// Whether a class is a BasePart.
+    /// Whether a class is a BasePart that draws a shape of its own (not Terrain).
     part_classes: HashMap<Ustr, bool>,
 }
 
@@ -274,10 +274,10 @@ impl Encoder {
             } else if parent >= 0 {
                 nodes[parent as usize].hidden += 1;
             }
-            let is_part = *self
-                .part_classes
-                .entry(inst.class)
-                .or_insert_with(|| procmodel_dom::is_a(inst.class.as_str(), "BasePart"));
+            let is_part = *self.part_classes.entry(inst.class).or_insert_with(|| {
+                procmodel_dom::is_a(inst.class.as_str(), "BasePart")
+                    && !procmodel_export::draws_no_shape(inst.class.as_str())
+            });
             if is_part {
                 parts += 1;
                 // A mesh child draws the part the way the glTF export does; a bad Scale or
@@ -562,6 +562,23 @@ mod tests {
         assert_eq!(f(16 + 12), 1.0);
         assert_eq!(e.nodes.len(), 6);
         assert_eq!(e.nodes[1].class, "Workspace");
+    }
+
+    #[test]
+    fn terrain_and_negative_parts_draw_no_box() {
+        // Terrain is drawn from its voxels: as a part it has no Size of its own, and drew
+        // a 4 × 1 × 2 brick at the origin of every scene with terrain.
+        let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+        let root = dom.root_ref();
+        let ws = dom.insert(root, InstanceBuilder::new("Workspace"));
+        dom.insert(ws, InstanceBuilder::new("Terrain"));
+        dom.insert(ws, InstanceBuilder::new("NegateOperation"));
+        dom.insert(ws, InstanceBuilder::new("Part"));
+        let e = encode(&dom);
+        assert_eq!(e.parts, 1);
+        assert_eq!(e.batches.len(), 1);
+        assert_eq!(e.batches[0].count, 1);
+        assert_eq!(e.nodes.len(), 5, "the tree still lists them");
     }
 
     /// A MeshPart carrying a one-triangle mesh (spanning 2 × 1 × 0) as its attribute.
