@@ -78,7 +78,7 @@ impl WorldTiles {
 
 #[derive(clap::Args)]
 pub struct SweepArgs {
-    /// The generator module (.luau).
+    /// The generator module (.luau, or a folder with init.luau and its child modules).
     pub generator: PathBuf,
     /// A swept attribute: Name=A..B (whole numbers, inclusive) or Name=v1,v2,... (Name=v1;v2;... when values hold commas, such as colours or vectors)
     /// (repeatable; the variants are every combination).

@@ -14,7 +14,9 @@ use std::time::Duration;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The generator module (.luau) returning { Attributes = {...}, OnGenerate = function }.
+    /// The generator module (.luau) returning { Attributes = {...}, OnGenerate = function },
+    /// or a folder whose init.luau is the module and whose other files are its children
+    /// (Rojo's layout: `require(script.Util)` finds Util.luau).
     pub generator: PathBuf,
     /// The model's Size, the box to generate in: X,Y,Z (default 12,12,12 as in Studio).
     #[arg(long, allow_hyphen_values = true, value_parser = crate::flags::size)]

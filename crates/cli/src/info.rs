@@ -2,13 +2,12 @@
 
 use crate::attrs;
 use anyhow::Result;
-use procmodel_luau::{Host, HostConfig};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The generator module (.luau).
+    /// The generator module (.luau, or a folder with init.luau and its child modules).
     pub generator: PathBuf,
     /// Print JSON instead of a table.
     #[arg(long)]
@@ -16,11 +15,15 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
-    let mut host = Host::new(HostConfig::default())?;
-    // The generator's top-level code sees ProceduralModels as the engine runs them.
-    host.manage(procmodel_engine::PROCEDURAL_MODEL)?;
-    let root = host.with_dom_ref(|d| d.root_ref());
-    let generator = host.load_generator_file(&args.generator, root)?;
+    crate::one_model::generator_file_exists(&args.generator)?;
+    // Loaded as the engine loads it (its top-level code sees ProceduralModels as a run does,
+    // and a module folder gets its children).
+    let mut engine = procmodel_engine::Engine::new(
+        procmodel_luau::runtime(),
+        procmodel_engine::EngineConfig::default(),
+    )?;
+    let storage = engine.server_storage();
+    let generator = engine.load_generator_file(&args.generator, storage)?;
     let attributes = generator.attributes.clone().unwrap_or_default();
     if args.json {
         let list: Vec<serde_json::Value> = attributes

@@ -16,7 +16,8 @@ use std::sync::Arc;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A scene (.rbxl, .rbxlx, .rbxm, .rbxmx) or a generator module (.luau, .lua).
+    /// A scene (.rbxl, .rbxlx, .rbxm, .rbxmx, a Rojo project) or a generator module (.luau,
+    /// .lua, or a folder with init.luau).
     pub input: PathBuf,
     /// For a generator: set an attribute, Name=Value, parsed to the type of its default.
     #[arg(long = "attr", value_name = "NAME=VALUE")]
@@ -101,6 +102,8 @@ pub fn cache_json(cache: &Option<Arc<procmodel_lock::DirCache>>) -> serde_json::
     }
 }
 
+/// A generator file (`.luau`, `.lua`), or a module folder (an `init.luau` and its children,
+/// as Rojo lays them out) that is not a Rojo project.
 pub fn is_generator(path: &Path) -> bool {
     matches!(
         path.extension()
@@ -108,7 +111,8 @@ pub fn is_generator(path: &Path) -> bool {
             .map(str::to_ascii_lowercase)
             .as_deref(),
         Some("luau" | "lua")
-    )
+    ) || (procmodel_engine::module_folder(path).is_some()
+        && !procmodel_engine::is_rojo_project(path))
 }
 
 /// Luau files a generator file may require by path: those under its folder (sorted, at

@@ -81,12 +81,7 @@ pub fn one_model_scene(config: EngineConfig, spec: Spec<'_>) -> Result<OneModel>
         generator_file_exists(spec.generator)?;
     }
     let mut engine = Engine::new(procmodel_luau::runtime(), config)?;
-    let name = spec
-        .generator
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("Generated")
-        .to_owned();
+    let name = generator_name(spec.generator);
     let (generator, model) = match spec.placement {
         Placement::ServerStorage => {
             let workspace = engine.workspace();
@@ -101,11 +96,6 @@ pub fn one_model_scene(config: EngineConfig, spec: Spec<'_>) -> Result<OneModel>
             (g, model)
         }
         Placement::InsideModel { sandboxed } => {
-            let source = match spec.source {
-                Some(s) => s.to_owned(),
-                None => std::fs::read_to_string(spec.generator)
-                    .with_context(|| format!("cannot read {}", spec.generator.display()))?,
-            };
             // At the scene's root, where a model file puts it when it is loaded again: the
             // provenance names the generator by its full name, the same now as after reload.
             let root = engine.with_dom(|dom| dom.root_ref());
@@ -113,7 +103,15 @@ pub fn one_model_scene(config: EngineConfig, spec: Spec<'_>) -> Result<OneModel>
                 root,
                 InstanceBuilder::new("ProceduralModel").with_name(name.clone()),
             );
-            let module = engine.add_module_script(model, &name, &source, None);
+            let module = match (spec.source, procmodel_engine::module_folder(spec.generator)) {
+                (Some(s), _) => engine.add_module_script(model, &name, s, None),
+                (None, Some(dir)) => engine.add_module_folder(&dir, model)?,
+                (None, None) => {
+                    let source = std::fs::read_to_string(spec.generator)
+                        .with_context(|| format!("cannot read {}", spec.generator.display()))?;
+                    engine.add_module_script(model, &name, &source, None)
+                }
+            };
             let caps = sandboxed;
             engine.with_dom_mut(|dom| {
                 if let Some(m) = dom.get_by_ref_mut(module)
@@ -225,17 +223,29 @@ pub fn outcome(engine: &Engine, reports: &[procmodel_engine::Report], model: Ref
     out
 }
 
-/// Refuses a generator path that names no file: missing, or a folder (whose generator file
-/// the user has to name).
+/// The name a generator's model and module take: a file's stem, a module folder's name.
+pub fn generator_name(path: &Path) -> String {
+    let folder = procmodel_engine::module_folder(path).map(|dir| dir.canonicalize().unwrap_or(dir));
+    folder
+        .as_deref()
+        .and_then(Path::file_name)
+        .or_else(|| path.file_stem())
+        .and_then(|s| s.to_str())
+        .unwrap_or("Generated")
+        .to_owned()
+}
+
+/// Refuses a generator path that names no file: missing, or a folder that is not a module
+/// folder (an `init.luau` and its children, as Rojo lays them out).
 pub fn generator_file_exists(path: &Path) -> Result<()> {
-    if path.is_dir() {
+    if path.is_dir() && procmodel_engine::module_folder(path).is_none() {
         bail!(
-            "{}: is a folder; name the generator file in it (e.g. {})",
+            "{}: is a folder without an init.luau; name the generator file in it (e.g. {}), or make the folder a module with init.luau",
             path.display(),
             path.join("Generator.luau").display()
         );
     }
-    if !path.is_file() {
+    if !path.is_file() && !path.is_dir() {
         bail!("{}: generator file not found", path.display());
     }
     Ok(())

@@ -18,8 +18,9 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The generator module (.luau, .lua). It is packed as one ModuleScript: it may require
-    /// ModuleScripts through the instance tree, not other files.
+    /// The generator module (.luau, .lua), packed as one ModuleScript; or a folder with
+    /// init.luau, packed as that ModuleScript with the folder's files as its children. It may
+    /// require ModuleScripts through the instance tree, not files by path.
     pub generator: PathBuf,
     /// The model's Size: X,Y,Z (default 12,12,12 as in Studio).
     #[arg(long, allow_hyphen_values = true, value_parser = crate::flags::size)]
@@ -100,7 +101,7 @@ pub fn pack(p: &Package<'_>) -> Result<Packed> {
     };
     if p.source.is_none() && !crate::lock::is_generator(p.generator) {
         bail!(
-            "{}: pack takes a generator module (.luau or .lua)",
+            "{}: pack takes a generator module (.luau or .lua, or a folder with init.luau)",
             p.generator.display()
         );
     }

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A generator module (.luau, opened as a one-model scene) or a scene (.rbxl, .rbxlx,
-    /// .rbxm, .rbxmx, opened as it is).
+    /// A generator module (.luau, or a folder with init.luau; opened as a one-model scene) or
+    /// a scene (.rbxl, .rbxlx, .rbxm, .rbxmx, a Rojo project; opened as it is).
     pub path: PathBuf,
     /// Port on 127.0.0.1 (0 picks a free one).
     #[arg(long, default_value = "7878")]

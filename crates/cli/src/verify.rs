@@ -36,12 +36,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let lock = Lockfile::parse(&text, &name)?;
     let base = base_of(&args.lockfile);
     let source = base.join(&lock.source.path);
-    if !source.is_file() {
+    // A file, or a folder: a Rojo project's or a module folder generator's.
+    if !source.exists() {
         bail!(
             "{name}: source: the {} {} is missing",
             match lock.source.kind {
                 SourceKind::Scene => "scene",
-                SourceKind::Generator => "generator file",
+                SourceKind::Generator => "generator",
             },
             source.display()
         );

@@ -255,7 +255,7 @@ fn r14_3_lock_and_verify_a_generator_with_attributes() {
     let o = verify(&lockfile);
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        stderr(&o).contains("source: the generator file") && stderr(&o).contains("is missing"),
+        stderr(&o).contains("source: the generator") && stderr(&o).contains("is missing"),
         "{}",
         stderr(&o)
     );

@@ -32,8 +32,8 @@ pub use error::EngineError;
 pub use report::{GenerationFailure, Report};
 pub use scene::{
     AttributeBlobError, Hashing, SceneFormat, Staged, check_attributes, is_rojo_project,
-    read as read_scene, read_bytes as read_scene_bytes, remove_stale_temp_files, stage_atomic_with,
-    write_atomic, write_atomic_with,
+    module_folder, read as read_scene, read_bytes as read_scene_bytes, remove_stale_temp_files,
+    stage_atomic_with, write_atomic, write_atomic_with,
 };
 
 use inflight::InFlight;
@@ -596,11 +596,19 @@ impl Engine {
     /// Adds the generator file `path` as a ModuleScript under `parent` (relative string
     /// requires resolve beside the file) and loads it as a run does: its top-level code runs
     /// once, here, and the first run uses the module it returned.
+    ///
+    /// A module folder ([`module_folder`]: a folder with an `init.luau`, or that file) is
+    /// built as Rojo builds it, a ModuleScript with the folder's other files as children, so
+    /// `require(script.Util)` finds them; errors name each module's file.
     pub fn load_generator_file(
         &mut self,
         path: &Path,
         parent: Ref,
     ) -> Result<LoadedGenerator, EngineError> {
+        if let Some(dir) = module_folder(path) {
+            let module = self.add_module_folder(&dir, parent)?;
+            return self.load_generator(module, &path.display().to_string());
+        }
         let g = self.host.load_generator_file(path, parent)?;
         // Record the Source it was required with, as every load through the engine does:
         // without it the first run would require the module (and run its top-level code)
@@ -613,6 +621,27 @@ impl Engine {
             module: g.module,
             attributes: g.attributes,
         })
+    }
+
+    /// Adds the module folder `dir` ([`module_folder`]) under `parent` as Rojo builds it (a
+    /// ModuleScript named after the folder, the folder's other files its children), without
+    /// loading it; errors name each module's file.
+    pub fn add_module_folder(&mut self, dir: &Path, parent: Ref) -> Result<Ref, EngineError> {
+        let mut built = scene::read_module_folder(dir)?;
+        let top = built.top;
+        self.forget_intact();
+        self.host
+            .with_dom_mut(|d| procmodel_dom::move_into(&mut built.dom, &[top], d, parent));
+        for (module, file) in &built.scripts {
+            let file = file.canonicalize().unwrap_or_else(|_| file.clone());
+            self.host.set_module_file(*module, &file);
+        }
+        // String requires stay among the files beside the folder, as beside a file.
+        let abs = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+        if let Some(beside) = abs.parent() {
+            self.host.set_require_root(beside);
+        }
+        Ok(top)
     }
 
     /// Loads the ModuleScript `module` as a generator, as a run does (again only when its

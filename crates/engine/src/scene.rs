@@ -68,22 +68,72 @@ pub fn read(path: &Path) -> Result<WeakDom, EngineError> {
 /// A Rojo project (`*.project.json`, or a folder with `default.project.json`), built by
 /// procmodel-rojo; its model files are checked and decoded as scene files are.
 fn read_project(path: &Path) -> Result<WeakDom, EngineError> {
-    let read_model = |file: &Path, bytes: Vec<u8>| match SceneFormat::from_path(file)
+    let loaded = procmodel_rojo::load(path, &read_model_file).map_err(rojo_error)?;
+    Ok(loaded.dom)
+}
+
+/// A model file inside a Rojo tree, checked and decoded as scene files are.
+fn read_model_file(file: &Path, bytes: Vec<u8>) -> Result<WeakDom, String> {
+    match SceneFormat::from_path(file)
         .and_then(|format| read_bytes(bytes, format, &file.display().to_string()))
     {
         Ok(dom) => Ok(dom),
         Err(e) => Err(e
             .file_message()
             .map_or_else(|| e.to_string(), str::to_owned)),
+    }
+}
+
+fn rojo_error(e: procmodel_rojo::RojoError) -> EngineError {
+    let message = match e.field_name() {
+        Some(field) => format!("{field}: {}", e.message()),
+        None => e.message().to_owned(),
     };
-    let loaded = procmodel_rojo::load(path, &read_model).map_err(|e| {
-        let message = match e.field_name() {
-            Some(field) => format!("{field}: {}", e.message()),
-            None => e.message().to_owned(),
-        };
-        EngineError::file(e.path().display().to_string(), message)
-    })?;
-    Ok(loaded.dom)
+    EngineError::file(e.path().display().to_string(), message)
+}
+
+/// The names of the script Rojo makes a folder's ModuleScript from.
+const MODULE_INITS: [&str; 2] = ["init.luau", "init.lua"];
+
+/// The folder of a generator written the way Rojo lays out a module with children: `path`
+/// itself when it is a folder holding an `init.luau` (or `init.lua`), or the folder of such
+/// a file named directly. None for any other path.
+pub fn module_folder(path: &Path) -> Option<std::path::PathBuf> {
+    if path.is_dir() {
+        return MODULE_INITS
+            .iter()
+            .any(|init| path.join(init).is_file())
+            .then(|| path.to_path_buf());
+    }
+    let name = path.file_name()?.to_str()?;
+    if !MODULE_INITS.contains(&name) {
+        return None;
+    }
+    let dir = path.parent()?;
+    Some(if dir.as_os_str().is_empty() {
+        std::path::PathBuf::from(".")
+    } else {
+        dir.to_path_buf()
+    })
+}
+
+/// Builds a module folder ([`module_folder`]) as Rojo does: a ModuleScript named after the
+/// folder, its Source from the init script, the folder's other files its children.
+pub fn read_module_folder(dir: &Path) -> Result<procmodel_rojo::LoadedPath, EngineError> {
+    let loaded = procmodel_rojo::load_path(dir, &read_model_file).map_err(rojo_error)?;
+    let class = loaded
+        .dom
+        .get_by_ref(loaded.top)
+        .map_or("nothing", |i| i.class.as_str());
+    if class != "ModuleScript" {
+        return Err(EngineError::file(
+            dir.display().to_string(),
+            format!(
+                "builds a {class}, not a ModuleScript: a generator folder's init script is init.luau (init.server.luau and init.client.luau make scripts, and init.meta.json must not change its class)"
+            ),
+        ));
+    }
+    Ok(loaded)
 }
 
 /// Decodes the bytes of a scene file; `name` (the file's path) is what errors name.

@@ -288,6 +288,13 @@ impl Host {
         r
     }
 
+    /// Records that the Source of `module` was read from `file` (errors name the file;
+    /// relative string requires resolve beside it).
+    pub fn set_module_file(&self, module: Ref, file: &Path) {
+        let mut c = ctx(&self.lua).expect("context installed");
+        c.files.insert(module, file.to_path_buf());
+    }
+
     /// Runs a function in a new thread to completion under the scheduler and the watchdog,
     /// then ends the threads it leaked. Returns the results and how many threads were ended.
     pub fn run_thread(&self, f: Function, args: MultiValue) -> mlua::Result<(MultiValue, usize)> {

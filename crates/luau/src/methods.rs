@@ -123,7 +123,8 @@ pub fn not_member(c: &Ctx, this: &Instance, key: &str) -> mlua::Error {
         file_beside(c, this.r, key)
             .map(|(module, file)| format!(
                 " ({module} was loaded from a file, and the files beside it are not instances: \
-                 require(\"./{key}\") loads {}, or build the folder as a Rojo project)",
+                 require(\"./{key}\") loads {}; or lay the generator out as Rojo does, a \
+                 folder with init.luau beside {key}, and give procmodel the folder)",
                 file.display()
             ))
             .unwrap_or_default()

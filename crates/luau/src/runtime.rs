@@ -123,6 +123,10 @@ impl ScriptHost for Host {
         Host::add_module_script(self, parent, name, source, file)
     }
 
+    fn set_module_file(&self, module: Ref, file: &Path) {
+        Host::set_module_file(self, module, file)
+    }
+
     fn module_files(&self) -> Vec<PathBuf> {
         Host::module_files(self)
     }

@@ -19,6 +19,7 @@ mod value;
 pub use error::RojoError;
 
 use rbx_dom_weak::WeakDom;
+use rbx_types::Ref;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -68,6 +69,42 @@ pub fn load(path: &Path, read_model: &ModelReader<'_>) -> Result<Loaded, RojoErr
     let dom = link::link_refs(link::instantiate(snap)?)?;
     Ok(Loaded {
         dom,
+        files: ctx.files,
+    })
+}
+
+/// A file or folder built as Rojo builds it outside a project: a folder with an
+/// `init.luau` is a ModuleScript whose children are the folder's other files.
+pub struct LoadedPath {
+    /// A DataModel root holding the built instance as its only child.
+    pub dom: WeakDom,
+    /// The built instance.
+    pub top: Ref,
+    /// Each script of the tree and the file its Source was read from, breadth first.
+    pub scripts: Vec<(Ref, PathBuf)>,
+    /// Every file the tree was built from (canonical paths, sorted).
+    pub files: BTreeSet<PathBuf>,
+}
+
+/// Builds the file or folder at `path` with Rojo's file rules (a folder's
+/// `default.project.json` included). Model files are decoded by `read_model`.
+pub fn load_path(path: &Path, read_model: &ModelReader<'_>) -> Result<LoadedPath, RojoError> {
+    let mut ctx = files::Ctx::new(read_model, project::load);
+    let snap = files::snapshot_path(&mut ctx, path, None)?
+        .ok_or_else(|| RojoError::file(path, "Rojo builds nothing from this path"))?;
+    let place = snap.class == "DataModel" && snap.model.is_none();
+    let linked = link::instantiate(snap)?;
+    let scripts = linked.script_files();
+    let dom = link::link_refs(linked)?;
+    // The built instance: the root itself when the path built a place (a DataModel).
+    let top = match dom.root().children() {
+        [only] if !place => *only,
+        _ => dom.root_ref(),
+    };
+    Ok(LoadedPath {
+        dom,
+        top,
+        scripts,
         files: ctx.files,
     })
 }

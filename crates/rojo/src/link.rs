@@ -55,6 +55,24 @@ pub(crate) struct Linked {
     build: Build,
 }
 
+impl Linked {
+    /// The scripts of the tree and the script files their Source came from, breadth first.
+    pub(crate) fn script_files(&self) -> Vec<(Ref, PathBuf)> {
+        let script_file = |p: &PathBuf| {
+            p.extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("luau") || e.eq_ignore_ascii_case("lua"))
+        };
+        self.dom
+            .descendants()
+            .filter(|i| procmodel_dom::is_a(i.class.as_str(), "LuaSourceContainer"))
+            .filter_map(|i| {
+                let f = self.build.files.get(&i.referent())?;
+                script_file(f).then(|| (i.referent(), f.clone()))
+            })
+            .collect()
+    }
+}
+
 #[derive(Default)]
 struct Build {
     /// id → (instance, the file that gave the id).

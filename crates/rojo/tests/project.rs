@@ -574,3 +574,47 @@ fn r15_1_errors_name_the_file_and_the_field() {
         }
     }
 }
+
+#[test]
+fn a_module_folder_builds_outside_a_project_with_each_script_s_file() {
+    let dir = project(
+        "module-folder",
+        &[
+            ("Gen/init.luau", "return require(script.Util)"),
+            ("Gen/Util.luau", "return 1"),
+            ("Gen/Parts/init.lua", "return 2"),
+            ("Gen/Parts/Size.luau", "return 3"),
+            ("Gen/Data.json", "[1, 2]"),
+            ("Gen/Empty/Readme.txt", "text"),
+        ],
+    );
+    let loaded = procmodel_rojo::load_path(&dir.join("Gen"), &reader).unwrap();
+    let top = loaded.dom.get_by_ref(loaded.top).unwrap();
+    assert_eq!(
+        (top.name.as_str(), top.class.as_str()),
+        ("Gen", "ModuleScript")
+    );
+    let names: Vec<(String, String)> = loaded
+        .scripts
+        .iter()
+        .map(|(r, file)| {
+            let i = loaded.dom.get_by_ref(*r).unwrap();
+            let rel = file.strip_prefix(dir.join("Gen")).unwrap();
+            (i.name.clone(), rel.display().to_string())
+        })
+        .collect();
+    // Every script made from a Luau file (breadth first), the file it came from; the JSON
+    // module is built from data, not a script file, so it is not listed.
+    assert_eq!(
+        names,
+        [
+            ("Gen", "init.luau"),
+            ("Parts", "Parts/init.lua"),
+            ("Util", "Util.luau"),
+            ("Size", "Parts/Size.luau"),
+        ]
+        .map(|(a, b)| (a.to_owned(), b.to_owned()))
+    );
+    let data = loaded.dom.get_by_ref(top.children()[0]).unwrap();
+    assert_eq!(data.name, "Data");
+}

@@ -375,6 +375,9 @@ pub trait ScriptHost {
     fn set_require_root(&self, root: &Path);
     /// Creates a ModuleScript holding `source` under `parent` (`file`: where it came from).
     fn add_module_script(&self, parent: Ref, name: &str, source: &str, file: Option<&Path>) -> Ref;
+    /// Records that the Source of `module`, already in the scene, was read from `file`
+    /// (errors name the file; relative requires resolve beside it).
+    fn set_module_file(&self, module: Ref, file: &Path);
     /// The files modules were loaded from, sorted, without repeats.
     fn module_files(&self) -> Vec<PathBuf>;
     /// The ModuleScript loaded from the file at `path`, if any.

@@ -80,9 +80,37 @@ pub fn open(path: &Path, config: EngineConfig) -> Result<(Engine, Opened), Engin
             },
         ));
     }
+    if let Some(dir) = procmodel_engine::module_folder(&file) {
+        // A module folder (init.luau and its children, as Rojo lays them out): every file
+        // of it is watched, each as the ModuleScript it made.
+        let dir = dir.canonicalize().unwrap_or(dir);
+        let mut engine = Engine::new(procmodel_luau::runtime(), config)?;
+        let storage = engine.server_storage();
+        let module = engine.add_module_folder(&dir, storage)?;
+        let sources = engine
+            .module_files()
+            .into_iter()
+            .filter_map(|f| engine.file_module(&f).map(|m| (f, m)))
+            .collect();
+        let name = dir
+            .file_name()
+            .and_then(|s| s.to_str())
+            .unwrap_or("Generated")
+            .to_owned();
+        engine.add_procedural_model(&name, module);
+        return Ok((
+            engine,
+            Opened {
+                save_path: dir.with_file_name(format!("{name}.rbxl")),
+                file: dir,
+                generator_file: true,
+                sources,
+            },
+        ));
+    }
     if ext != "luau" && ext != "lua" {
         return Err(EngineError::invalid(format!(
-            "{}: open a generator (.luau), a scene (.rbxl, .rbxlx, .rbxm, .rbxmx) or a Rojo project",
+            "{}: open a generator (.luau, or a folder with init.luau), a scene (.rbxl, .rbxlx, .rbxm, .rbxmx) or a Rojo project",
             path.display()
         )));
     }

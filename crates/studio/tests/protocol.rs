@@ -602,6 +602,41 @@ return {
     assert_eq!(h["scene"]["revision"].as_u64().unwrap(), revision + 1);
 }
 
+/// A module folder (init.luau and its children, as Rojo lays them out) opens as one
+/// generator, and saving one of its children regenerates with the new code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_module_folder_opens_and_its_children_reload() {
+    let (root, _) = common::fixture("module-folder");
+    let dir = root.join("Rows");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("init.luau"),
+        r#"local Count = require(script.Count)
+return {
+    Attributes = {},
+    OnGenerate = function(params, target)
+        for i = 1, Count do
+            local p = Instance.new("Part")
+            p.Position = Vector3.new(i * 2, 0, 0)
+            p.Parent = target
+        end
+    end,
+}
+"#,
+    )
+    .unwrap();
+    std::fs::write(dir.join("Count.luau"), "return 2\n").unwrap();
+    let s = common::studio(&dir);
+    let mut a = connect(s.addr()).await;
+    let h = until(&mut a, |h| h["scene"]["parts"] == 2).await;
+    assert!(h["scene"]["models"][0]["error"].is_null(), "{h}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let tmp = dir.join(".Count.tmp");
+    std::fs::write(&tmp, "return 4\n").unwrap();
+    std::fs::rename(&tmp, dir.join("Count.luau")).unwrap();
+    until(&mut a, |h| h["scene"]["parts"] == 4).await;
+}
+
 /// An edit the engine refuses is answered by its error alone: no later scene message echoes
 /// its seq (it used to be echoed by the next publication, whatever caused it, so a page
 /// measured the latency of an edit that never happened against an unrelated frame).

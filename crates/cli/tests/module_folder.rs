@@ -1,0 +1,214 @@
+//! A generator written as a module folder, the way Rojo lays out a ModuleScript with
+//! children: `Gen/init.luau` is the module, `Gen/Util.luau` its child `script.Util`.
+
+mod common;
+
+use common::{bin, failed, ok, s, stderr, stdout, tmp};
+use std::path::{Path, PathBuf};
+
+/// A module folder named `name` whose generator builds `Floors` parts with the help of two
+/// child modules (one found with `script.Util`, one with `WaitForChild`), and a nested one.
+fn tower(name: &str) -> PathBuf {
+    let dir = tmp(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("Shapes")).unwrap();
+    std::fs::write(
+        dir.join("init.luau"),
+        r#"local Util = require(script.Util)
+local Shapes = require(script:WaitForChild("Shapes"))
+local Tower = {}
+Tower.Attributes = { Floors = 3, Style = "Stone" }
+function Tower.OnGenerate(params, container)
+	for f = 1, params.Attributes.Floors do
+		local p = Shapes.slab(f)
+		p.Material = Util.material(params.Attributes.Style)
+		p:SetAttribute("Modules", `{script.Name} {script.Util:GetFullName()} {#script:GetChildren()}`)
+		p.Parent = container
+	end
+end
+return Tower
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("Util.luau"),
+        r#"local Util = {}
+local materials = { Stone = Enum.Material.Slate, Wood = Enum.Material.WoodPlanks }
+function Util.material(style)
+	return materials[style] or error(`unknown Style "{style}"`)
+end
+return Util
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("Shapes/init.luau"),
+        r#"local Size = require(script.Size)
+return {
+	slab = function(f)
+		local p = Instance.new("Part")
+		p.Name = "Floor" .. f
+		p.Size = Size
+		p.Position = Vector3.new(0, f * 2, 0)
+		return p
+	end,
+}
+"#,
+    )
+    .unwrap();
+    std::fs::write(dir.join("Shapes/Size.lua"), "return Vector3.new(8, 1, 8)\n").unwrap();
+    dir
+}
+
+/// The `Modules` attribute and the part names the generator wrote into `out` (read back by
+/// a script run over the file).
+fn read_back(out: &Path) -> String {
+    let script = out.with_extension("read.luau");
+    std::fs::write(
+        &script,
+        r#"local m = workspace:FindFirstChildOfClass("Model") or workspace:GetChildren()[1]
+local names, modules = {}, nil
+for _, d in m:GetDescendants() do
+	if d:IsA("BasePart") then
+		table.insert(names, d.Name .. ":" .. d.Material.Name)
+		modules = d:GetAttribute("Modules")
+	end
+end
+table.sort(names)
+print(modules, table.concat(names, ","))
+"#,
+    )
+    .unwrap();
+    let o = ok(bin()
+        .args(["run", s(&script), "--place", s(out)])
+        .output()
+        .unwrap());
+    stdout(&o) + &stderr(&o)
+}
+
+#[test]
+fn a_module_folder_is_a_generator_whose_files_are_its_children() {
+    let dir = tower("Tower");
+    for named in [dir.clone(), dir.join("init.luau")] {
+        let out = tmp("tower.rbxm");
+        let o = ok(bin()
+            .args(["generate", s(&named), "-o", s(&out), "--attr", "Floors=2"])
+            .output()
+            .unwrap());
+        assert!(
+            stderr(&o).contains("generated 2 instances"),
+            "{}",
+            stderr(&o)
+        );
+        let seen = read_back(&out);
+        assert!(
+            seen.contains("Tower ServerStorage.Tower.Util 2")
+                && seen.contains("Floor1:Slate,Floor2:Slate"),
+            "{named:?}: {seen}"
+        );
+    }
+}
+
+#[test]
+fn errors_in_a_child_module_name_its_file_and_line() {
+    let dir = tower("TowerBad");
+    let e = failed(
+        bin()
+            .args([
+                "generate",
+                s(&dir),
+                "-o",
+                s(&tmp("bad.rbxm")),
+                "--attr",
+                "Style=Glass",
+            ])
+            .output()
+            .unwrap(),
+    );
+    let util = dir.join("Util.luau").canonicalize().unwrap();
+    assert!(
+        e.contains(&format!("{}:4: unknown Style \"Glass\"", util.display())),
+        "{e}"
+    );
+}
+
+#[test]
+fn info_lock_verify_and_pack_take_a_module_folder() {
+    let dir = tower("TowerLock");
+    let o = ok(bin().args(["info", s(&dir)]).output().unwrap());
+    assert!(
+        stdout(&o).contains("Floors") && stdout(&o).contains("Style"),
+        "{}",
+        stdout(&o)
+    );
+    let lock = dir.with_extension("lock");
+    ok(bin()
+        .args(["lock", s(&dir), "-o", s(&lock)])
+        .output()
+        .unwrap());
+    let o = ok(bin().args(["verify", s(&lock)]).output().unwrap());
+    assert!(stdout(&o).contains("all 1 models match"), "{}", stdout(&o));
+    // A change to a child module is caught by verify.
+    let size = dir.join("Shapes/Size.lua");
+    std::fs::write(&size, "return Vector3.new(9, 1, 8)\n").unwrap();
+    let o = bin().args(["verify", s(&lock)]).output().unwrap();
+    assert!(!o.status.success());
+    assert!(
+        stdout(&o).contains("ServerStorage.TowerLock.Shapes.Size changed"),
+        "{}",
+        stdout(&o)
+    );
+    // A package holds the module with its children.
+    let pkg = tmp("tower-pkg.rbxm");
+    ok(bin()
+        .args(["pack", s(&dir), "-o", s(&pkg)])
+        .output()
+        .unwrap());
+    let script = tmp("pkg.luau");
+    std::fs::write(
+        &script,
+        r#"local pm = workspace:FindFirstChildOfClass("ProceduralModel")
+local m = pm.Generator
+print(m.Name, m.Util.ClassName, m.Shapes.Size.ClassName)
+"#,
+    )
+    .unwrap();
+    let o = ok(bin()
+        .args(["run", s(&script), "--place", s(&pkg)])
+        .output()
+        .unwrap());
+    let said = stdout(&o) + &stderr(&o);
+    assert!(
+        said.contains("TowerLock ModuleScript ModuleScript"),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_folder_without_an_init_script_says_what_to_do() {
+    let dir = tmp("NoInit");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("Gen.luau"), "return {}").unwrap();
+    let e = failed(
+        bin()
+            .args(["generate", s(&dir), "-o", s(&tmp("x.rbxm"))])
+            .output()
+            .unwrap(),
+    );
+    assert!(
+        e.contains("is a folder without an init.luau") && e.contains("Generator.luau"),
+        "{e}"
+    );
+    // An init script that makes a Script, not a ModuleScript, is named.
+    let dir = tmp("ServerInit");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("init.server.luau"), "print(1)").unwrap();
+    std::fs::write(dir.join("init.luau"), "return {}").unwrap();
+    let e = failed(
+        bin()
+            .args(["generate", s(&dir), "-o", s(&tmp("y.rbxm"))])
+            .output()
+            .unwrap(),
+    );
+    assert!(e.contains("one init script"), "{e}");
+}
