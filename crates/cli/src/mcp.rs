@@ -14,8 +14,9 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A scene (.rbxl, .rbxlx, .rbxm, .rbxmx) or a generator (.luau) to open; without one,
-    /// the scene starts empty and the client creates generators.
+    /// A scene (.rbxl, .rbxlx, .rbxm, .rbxmx, a Rojo project) or a generator (.luau, or a
+    /// folder with init.luau) to open; without one, the scene starts empty and the client
+    /// creates generators.
     #[arg(value_name = "SCENE-OR-GENERATOR")]
     pub scene: Option<PathBuf>,
     /// The only directory the server writes to (exports, packages, saves); default: the

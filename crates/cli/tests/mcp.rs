@@ -453,6 +453,31 @@ fn r15_8_opens_a_generator_file() {
     c.close();
 }
 
+/// A module folder (init.luau requiring its child) and a Rojo project open too.
+#[test]
+fn opens_a_module_folder_and_a_rojo_project() {
+    let dir = root("open-folder");
+    let gen_dir = dir.join("Rows");
+    std::fs::create_dir_all(&gen_dir).unwrap();
+    std::fs::write(
+        gen_dir.join("init.luau"),
+        "local N = require(script.Count)\nreturn { Attributes = {}, OnGenerate = function(_, t)\n\tfor i = 1, N do Instance.new(\"Part\", t) end\nend }\n",
+    )
+    .unwrap();
+    std::fs::write(gen_dir.join("Count.luau"), "return 3\n").unwrap();
+    let mut c = Client::start(&dir, Some(&gen_dir));
+    c.initialize();
+    let m = only_model(&mut c);
+    assert_eq!(m["path"], "Workspace.Rows", "{m}");
+    assert_eq!(parts(&m), 3, "{m}");
+    c.close();
+    let mut c = Client::start(&dir, Some(&examples().join("rojo-city")));
+    c.initialize();
+    let list = c.ok("list_models", json!({}));
+    assert!(!list["models"].as_array().unwrap().is_empty(), "{list}");
+    c.close();
+}
+
 fn check_glb(glb: &[u8]) {
     assert!(glb.len() > 20);
     assert_eq!(&glb[0..4], b"glTF");

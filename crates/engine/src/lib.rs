@@ -644,6 +644,45 @@ impl Engine {
         Ok(top)
     }
 
+    /// Adds the generator at `path` (a file, or a module folder: [`module_folder`]) to
+    /// ServerStorage without requiring it, and a ProceduralModel named after it that uses it:
+    /// a one-model scene whose generator, if it fails to load, shows its error on the model.
+    /// Returns the model and each module's file (the generator's and, for a folder, its
+    /// children's), for a front end to watch.
+    pub fn add_generator_model(
+        &mut self,
+        path: &Path,
+    ) -> Result<(Ref, Vec<(std::path::PathBuf, Ref)>), EngineError> {
+        let storage = self.server_storage();
+        let (module, name) = match module_folder(path) {
+            Some(dir) => {
+                let dir = dir.canonicalize().unwrap_or(dir);
+                let module = self.add_module_folder(&dir, storage)?;
+                let name = dir.file_name().and_then(|s| s.to_str()).map(str::to_owned);
+                (module, name)
+            }
+            None => {
+                let source = std::fs::read_to_string(path)
+                    .map_err(|e| EngineError::file(path.display().to_string(), e.to_string()))?;
+                let file = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+                if let Some(dir) = file.parent() {
+                    self.set_require_root(dir);
+                }
+                let name = file.file_stem().and_then(|s| s.to_str()).map(str::to_owned);
+                let stem = name.as_deref().unwrap_or("Generator");
+                let module = self.add_module_script(storage, stem, &source, Some(&file));
+                (module, name)
+            }
+        };
+        let model = self.add_procedural_model(name.as_deref().unwrap_or("Generated"), module);
+        let sources = self
+            .module_files()
+            .into_iter()
+            .filter_map(|f| self.file_module(&f).map(|m| (f, m)))
+            .collect();
+        Ok((model, sources))
+    }
+
     /// Loads the ModuleScript `module` as a generator, as a run does (again only when its
     /// Source changed since it was last loaded); `origin` names it in errors.
     pub fn load_generator(

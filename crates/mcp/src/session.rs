@@ -538,9 +538,9 @@ fn is_place(p: &Path) -> bool {
     matches!(ext.as_str(), "rbxl" | "rbxlx" | "rbxm" | "rbxmx")
 }
 
-/// Builds the engine on its thread: a place as it is, a generator file as a one-model scene
-/// (the module added without being required, so one that fails still opens and its model
-/// shows the error), or an empty scene.
+/// Builds the engine on its thread: a place (or a Rojo project) as it is, a generator file
+/// or module folder as a one-model scene (the module added without being required, so one
+/// that fails still opens and its model shows the error), or an empty scene.
 fn open(
     scene: Option<&Path>,
     config: procmodel_engine::EngineConfig,
@@ -548,24 +548,11 @@ fn open(
     let Some(file) = scene else {
         return Engine::new(procmodel_luau::runtime(), config);
     };
-    if is_place(file) {
+    if is_place(file) || procmodel_engine::is_rojo_project(file) {
         return Engine::load(procmodel_luau::runtime(), file, config);
     }
-    let source = std::fs::read_to_string(file)
-        .map_err(|e| EngineError::file(file.display().to_string(), e.to_string()))?;
-    let file = file.canonicalize().unwrap_or_else(|_| file.to_path_buf());
     let mut engine = Engine::new(procmodel_luau::runtime(), config)?;
-    if let Some(dir) = file.parent() {
-        engine.set_require_root(dir);
-    }
-    let stem = file
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("Generator")
-        .to_owned();
-    let storage = engine.server_storage();
-    let module = engine.add_module_script(storage, &stem, &source, Some(&file));
-    engine.add_procedural_model(&stem, module);
+    engine.add_generator_model(file)?;
     Ok(engine)
 }
 

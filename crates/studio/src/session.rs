@@ -80,68 +80,28 @@ pub fn open(path: &Path, config: EngineConfig) -> Result<(Engine, Opened), Engin
             },
         ));
     }
-    if let Some(dir) = procmodel_engine::module_folder(&file) {
-        // A module folder (init.luau and its children, as Rojo lays them out): every file
-        // of it is watched, each as the ModuleScript it made.
-        let dir = dir.canonicalize().unwrap_or(dir);
-        let mut engine = Engine::new(procmodel_luau::runtime(), config)?;
-        let storage = engine.server_storage();
-        let module = engine.add_module_folder(&dir, storage)?;
-        let sources = engine
-            .module_files()
-            .into_iter()
-            .filter_map(|f| engine.file_module(&f).map(|m| (f, m)))
-            .collect();
-        let name = dir
-            .file_name()
-            .and_then(|s| s.to_str())
-            .unwrap_or("Generated")
-            .to_owned();
-        engine.add_procedural_model(&name, module);
-        return Ok((
-            engine,
-            Opened {
-                save_path: dir.with_file_name(format!("{name}.rbxl")),
-                file: dir,
-                generator_file: true,
-                sources,
-            },
-        ));
-    }
-    if ext != "luau" && ext != "lua" {
+    if ext != "luau" && ext != "lua" && procmodel_engine::module_folder(&file).is_none() {
         return Err(EngineError::invalid(format!(
             "{}: open a generator (.luau, or a folder with init.luau), a scene (.rbxl, .rbxlx, .rbxm, .rbxmx) or a Rojo project",
             path.display()
         )));
     }
     let mut engine = Engine::new(procmodel_luau::runtime(), config)?;
-    let storage = engine.server_storage();
     // The module is added without being required: a generator that fails to load still
-    // opens, and its model shows the error the engine reports.
-    let source = std::fs::read_to_string(&file)
-        .map_err(|e| EngineError::file(file.display().to_string(), e.to_string()))?;
+    // opens, and its model shows the error the engine reports. Every file of a module
+    // folder is watched, each as the ModuleScript it made.
+    let (model, sources) = engine.add_generator_model(&file)?;
+    let name = engine.with_dom(|d| d.get_by_ref(model).map(|m| m.name.clone()));
+    let file = procmodel_engine::module_folder(&file).unwrap_or(file);
     let file = file.canonicalize().unwrap_or(file);
-    if let Some(dir) = file.parent() {
-        engine.set_require_root(dir);
-    }
-    let stem = file
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("Generator");
-    let module = engine.add_module_script(storage, stem, &source, Some(&file));
-    let name = file
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("Generated")
-        .to_owned();
-    engine.add_procedural_model(&name, module);
     Ok((
         engine,
         Opened {
-            save_path: file.with_file_name(format!("{name}.rbxl")),
-            file: file.clone(),
+            save_path: file
+                .with_file_name(format!("{}.rbxl", name.as_deref().unwrap_or("Generated"))),
+            file,
             generator_file: true,
-            sources: vec![(file, module)],
+            sources,
         },
     ))
 }
