@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 /// A module folder named `name` whose generator builds `Floors` parts with the help of two
 /// child modules (one found with `script.Util`, one with `WaitForChild`), and a nested one.
 fn tower(name: &str) -> PathBuf {
-    let dir = tmp(name);
+    // In a folder of its own: a lock records every Luau file beside the generator's folder,
+    // and the tests run side by side.
+    let dir = tmp(&format!("{name}-beside")).join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("Shapes")).unwrap();
     std::fs::write(
@@ -105,6 +107,24 @@ fn a_module_folder_is_a_generator_whose_files_are_its_children() {
             seen.contains("Tower ServerStorage.Tower.Util 2")
                 && seen.contains("Floor1:Slate,Floor2:Slate"),
             "{named:?}: {seen}"
+        );
+    }
+}
+
+#[test]
+fn the_folder_named_from_inside_it_is_named_after_itself() {
+    let dir = tower("TowerHere");
+    for named in [".", "init.luau"] {
+        let out = tmp("here.rbxm");
+        ok(bin()
+            .current_dir(&dir)
+            .args(["generate", named, "-o", s(&out)])
+            .output()
+            .unwrap());
+        let seen = read_back(&out);
+        assert!(
+            seen.contains("TowerHere ServerStorage.TowerHere.Util 2"),
+            "{named}: {seen}"
         );
     }
 }

@@ -627,6 +627,8 @@ impl Engine {
     /// ModuleScript named after the folder, the folder's other files its children), without
     /// loading it; errors name each module's file.
     pub fn add_module_folder(&mut self, dir: &Path, parent: Ref) -> Result<Ref, EngineError> {
+        // Named after the folder: `.` (or `init.luau` named in it) is the folder it stands for.
+        let dir = &dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
         let mut built = scene::read_module_folder(dir)?;
         let top = built.top;
         self.forget_intact();
@@ -637,8 +639,7 @@ impl Engine {
             self.host.set_module_file(*module, &file);
         }
         // String requires stay among the files beside the folder, as beside a file.
-        let abs = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-        if let Some(beside) = abs.parent() {
+        if let Some(beside) = dir.parent() {
             self.host.set_require_root(beside);
         }
         Ok(top)
@@ -656,9 +657,8 @@ impl Engine {
         let storage = self.server_storage();
         let (module, name) = match module_folder(path) {
             Some(dir) => {
-                let dir = dir.canonicalize().unwrap_or(dir);
                 let module = self.add_module_folder(&dir, storage)?;
-                let name = dir.file_name().and_then(|s| s.to_str()).map(str::to_owned);
+                let name = self.with_dom(|d| d.get_by_ref(module).map(|m| m.name.clone()));
                 (module, name)
             }
             None => {
