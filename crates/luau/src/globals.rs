@@ -461,6 +461,11 @@ fn resolve_target(lua: &Lua, base: &Value, target: &Value) -> mlua::Result<(Stri
     }
 }
 
+/// Whether `file` is a folder's module (`init.luau`, `init.lua`): the module is the folder.
+fn is_init(file: &Path) -> bool {
+    file.file_stem().and_then(|s| s.to_str()) == Some("init")
+}
+
 fn resolve_path(lua: &Lua, from: &Path, spec: &str) -> mlua::Result<PathBuf> {
     let dir = from.parent().unwrap_or(Path::new("."));
     let (mut joined, rel) = if let Some(rest) = spec.strip_prefix("@self/") {
@@ -475,7 +480,14 @@ fn resolve_path(lua: &Lua, from: &Path, spec: &str) -> mlua::Result<PathBuf> {
         let (alias, rest) = aliased.split_once('/').unwrap_or((aliased, ""));
         (luaurc_alias(dir, alias, spec)?, rest)
     } else {
-        (dir.to_path_buf(), spec.strip_prefix("./").unwrap_or(spec))
+        // Relative to the module: a folder's init.luau is the folder, so `./X` is beside the
+        // folder and its own files are `@self/X` (Luau's require-by-string, as Roblox's
+        // instance tree has it).
+        let base = match dir.parent() {
+            Some(up) if is_init(from) => up,
+            _ => dir,
+        };
+        (base.to_path_buf(), spec.strip_prefix("./").unwrap_or(spec))
     };
     for comp in Path::new(rel).components() {
         match comp {
@@ -646,8 +658,14 @@ fn file_module(lua: &Lua, path: &Path) -> mlua::Result<Instance> {
     }
     let source = std::fs::read_to_string(path)
         .map_err(|e| mlua::Error::runtime(format!("cannot read {}: {e}", path.display())))?;
-    let name = path
-        .file_stem()
+    // A folder's init.luau is the folder's module, named after it (as Rojo and Roblox's
+    // instance tree name it).
+    let named = if is_init(path) {
+        path.parent().and_then(Path::file_name)
+    } else {
+        path.file_stem()
+    };
+    let name = named
         .and_then(|s| s.to_str())
         .unwrap_or("Module")
         .to_owned();

@@ -121,9 +121,9 @@ pub fn not_member(c: &Ctx, this: &Instance, key: &str) -> mlua::Error {
         this.class,
         c.full_name(this.r),
         file_beside(c, this.r, key)
-            .map(|(module, file)| format!(
+            .map(|(module, file, spec)| format!(
                 " ({module} was loaded from a file, and the files beside it are not instances: \
-                 require(\"./{key}\") loads {}; or lay the generator out as Rojo does, a \
+                 require(\"{spec}\") loads {}; or lay the generator out as Rojo does, a \
                  folder with init.luau beside {key}, and give procmodel the folder)",
                 file.display()
             ))
@@ -131,25 +131,32 @@ pub fn not_member(c: &Ctx, this: &Instance, key: &str) -> mlua::Error {
     ))
 }
 
-/// For `script.Parent.X` / `script.X` in a module loaded from a file: the module's file name
-/// and the file the author most likely meant (`X.luau`, `X.lua` or `X/init.luau` beside the
-/// module's file; for `script.X`, in the folder of that name or of an `init` module).
-fn file_beside(c: &Ctx, r: rbx_types::Ref, key: &str) -> Option<(String, std::path::PathBuf)> {
+/// For `script.Parent.X` / `script.X` in a module loaded from a file: the module's file name,
+/// the file the author most likely meant and the string require that loads it. `script.X` is
+/// `@self/X`: in the folder of an `init` module, or the folder named after the module's file;
+/// `script.Parent.X` is `./X`, beside the module (beside the folder of an `init` module).
+fn file_beside(
+    c: &Ctx,
+    r: rbx_types::Ref,
+    key: &str,
+) -> Option<(String, std::path::PathBuf, String)> {
     let mut modules: Vec<(&rbx_types::Ref, &std::path::PathBuf)> = c.files.iter().collect();
     modules.sort_by(|a, b| a.1.cmp(b.1));
     for (&module, file) in modules {
         let parent = c.dom.get_by_ref(module).map(|m| m.parent());
         let dir = file.parent()?;
         let stem = file.file_stem()?.to_string_lossy();
-        let folder = if module == r {
-            // `script.X`: a Rojo-style folder module keeps its children beside `init`.
-            if stem == "init" {
+        let init = stem == "init";
+        let (folder, spec) = if module == r {
+            let own = if init {
                 dir.to_path_buf()
             } else {
                 dir.join(&*stem)
-            }
+            };
+            (own, format!("@self/{key}"))
         } else if parent == Some(r) {
-            dir.to_path_buf()
+            let beside = if init { dir.parent()? } else { dir };
+            (beside.to_path_buf(), format!("./{key}"))
         } else {
             continue;
         };
@@ -161,7 +168,7 @@ fn file_beside(c: &Ctx, r: rbx_types::Ref, key: &str) -> Option<(String, std::pa
         ];
         if let Some(found) = candidates.into_iter().find(|p| p.is_file()) {
             let name = file.file_name()?.to_string_lossy().into_owned();
-            return Some((name, found));
+            return Some((name, found, spec));
         }
     }
     None

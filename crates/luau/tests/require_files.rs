@@ -126,3 +126,40 @@ fn requirers_of_a_file_module_and_invalidation_reload_its_edit() {
     assert_eq!(n(g), rbx_types::Variant::Float64(2.0));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_folder_module_is_the_folder_its_dot_slash_is_beside_it() {
+    // Luau's require-by-string: `Lib/init.luau` is the module `Lib`, so `./Sibling` is
+    // beside the folder and `@self/Helper` inside it; `script.Name` is the folder's name.
+    let dir = tree(&[
+        (
+            "main.luau",
+            "local Lib = require('./Lib')\nassert(Lib.name == 'Lib', Lib.name)\nassert(Lib.value == 21 + 100, tostring(Lib.value))",
+        ),
+        (
+            "Lib/init.luau",
+            "return { name = script.Name, value = require('@self/Helper') + require('./Sibling') }",
+        ),
+        ("Lib/Helper.luau", "return 21"),
+        ("Lib/Sibling.luau", "return 1"),
+        ("Sibling.luau", "return 100"),
+    ]);
+    run(&dir.join("main.luau")).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn script_children_of_a_file_module_point_at_the_string_require() {
+    let dir = tree(&[
+        ("main.luau", "return require('./Lib')"),
+        ("Lib/init.luau", "return require(script.Helper)"),
+        ("Lib/Helper.luau", "return 1"),
+    ]);
+    let e = run(&dir.join("main.luau")).unwrap_err();
+    assert!(
+        e.contains("Helper is not a valid member of ModuleScript \"Lib\"")
+            && e.contains("require(\"@self/Helper\") loads"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
