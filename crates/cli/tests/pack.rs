@@ -267,3 +267,48 @@ fn r15_7_pack_refuses_failures_and_bad_flags() {
     );
     assert!(e.contains("Helper"), "{e}");
 }
+
+/// A package's generator uses the scene as it would inside any place: `workspace` (nil in a
+/// model file's scene before, an error) and services it asks for (saved into the model file
+/// before, so the regenerated package had an HttpService). It regenerates to the same bytes.
+#[test]
+fn a_package_using_workspace_and_services_regenerates_to_the_same_bytes() {
+    let generator = tmp("WorldUser.luau");
+    std::fs::write(
+        &generator,
+        r#"local HttpService = game:GetService("HttpService")
+return {
+    Attributes = { N = 2 },
+    OnGenerate = function(params, target)
+        local hit = workspace:Raycast(Vector3.new(0, 50, 0), Vector3.new(0, -100, 0))
+        local lighting = game.Lighting
+        for i = 1, params.Attributes.N do
+            local p = Instance.new("Part")
+            p.Name = HttpService:JSONEncode({ i = i, hit = hit ~= nil, lit = lighting ~= nil })
+            p.Parent = target
+        end
+    end,
+}
+"#,
+    )
+    .unwrap();
+    let packed = tmp("WorldUser.rbxm");
+    ok(bin()
+        .args(["pack", s(&generator), "-o", s(&packed)])
+        .output()
+        .unwrap());
+    let again = tmp("WorldUser-regen.rbxm");
+    regen(&packed, &again, true);
+    let dom = decode(&again);
+    let top: Vec<&str> = dom
+        .root()
+        .children()
+        .iter()
+        .map(|&r| dom.get_by_ref(r).unwrap().class.as_str())
+        .collect();
+    assert_eq!(top, ["ProceduralModel"]);
+    assert_eq!(
+        std::fs::read(&packed).unwrap(),
+        std::fs::read(&again).unwrap()
+    );
+}

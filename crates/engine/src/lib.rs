@@ -237,10 +237,27 @@ impl Engine {
     /// records saved scenes).
     fn over_loaded(
         runtime: Arc<dyn ScriptRuntime>,
-        dom: WeakDom,
+        mut dom: WeakDom,
         digest: Option<[u8; 32]>,
         config: EngineConfig,
     ) -> Result<Engine, EngineError> {
+        // A model file (a package) holds no Workspace, but its generators may use `workspace`
+        // as they would inside any place: the scene gets one for the session, not archivable,
+        // so no save, content hash or lockfile ever sees it.
+        let root = dom.root_ref();
+        let has_workspace = dom
+            .root()
+            .children()
+            .iter()
+            .any(|&r| dom.get_by_ref(r).is_some_and(|i| i.class == "Workspace"));
+        if !has_workspace {
+            dom.insert(
+                root,
+                rbx_dom_weak::InstanceBuilder::new("Workspace")
+                    .with_name("Workspace")
+                    .with_property("Archivable", false),
+            );
+        }
         let host = new_host(&*runtime, &config.host, Some(dom))?;
         let mut engine = Engine::with_host(host, runtime, config);
         engine.adopt_loaded();

@@ -151,8 +151,17 @@ pub fn get_service(c: &mut Ctx, name: &str) -> mlua::Result<Ref> {
     }
     c.outside_write(|| format!("GetService('{name}')"))?;
     let root = c.dom.root_ref();
-    Ok(c.dom
-        .insert(root, InstanceBuilder::new(name).with_name(name)))
+    let mut builder = InstanceBuilder::new(name).with_name(name);
+    // A model file (a package) has no services of its own: its scene's Workspace is made
+    // for the session, not archivable, and so is any service asked for there (saving the
+    // model must not add a service to it).
+    let session = find_service(c, "Workspace")
+        .and_then(|w| c.dom.get_by_ref(w))
+        .is_some_and(|w| !procmodel_dom::is_archivable(w));
+    if session {
+        builder = builder.with_property("Archivable", false);
+    }
+    Ok(c.dom.insert(root, builder))
 }
 
 /// `game.<Name>` for a standard service the scene does not hold yet (plain scripts only).
