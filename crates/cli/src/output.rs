@@ -44,6 +44,10 @@ impl Format {
             "glb" => Format::Glb,
             "gltf" => Format::Gltf,
             "obj" => Format::Obj,
+            "" => bail!(
+                "{}: the output format is the file's extension, and it has none (use .rbxm, .rbxmx, .rbxl, .rbxlx, .glb, .gltf or .obj)",
+                path.display()
+            ),
             _ => bail!(
                 "{}: unknown output format '.{ext}' (use .rbxm, .rbxmx, .rbxl, .rbxlx, .glb, .gltf or .obj)",
                 path.display()

@@ -218,6 +218,14 @@ fn unwritable_output_and_unknown_format_fail_cleanly() {
     let o = generate(&[stairs.to_str().unwrap(), "-o", "x.fbx"]);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("unknown output format"));
+    // No extension at all (it said "unknown output format '.'").
+    let o = generate(&[stairs.to_str().unwrap(), "-o", "/dev/null"]);
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("/dev/null: the output format is the file's extension, and it has none"),
+        "{e}"
+    );
 }
 
 #[test]
