@@ -145,6 +145,10 @@ fn kind(path: &Path) -> Result<Kind> {
         "png" => Kind::Png,
         "r16" => Kind::R16,
         "r32" => Kind::R32,
+        "" => bail!(
+            "{}: the output format is the file's extension, and it has none (use .rbxl, .rbxlx, .glb, .gltf, .png, .r16 or .r32)",
+            path.display()
+        ),
         _ => bail!(
             "{}: unknown terrain output '.{ext}' (use .rbxl, .rbxlx, .glb, .gltf, .png, .r16 or .r32)",
             path.display()
