@@ -41,6 +41,12 @@ impl Engine {
             self.host
                 .with_dom_mut(|dom| apply::set_dirty(dom, forced, true));
         }
+        // Module code a script replaced: it and what required it are required afresh (the
+        // host already flagged the models that use it).
+        let code = self.host.take_code_changes();
+        if let Err(e) = self.replace_code(&code) {
+            eprintln!("procmodel: cannot reload changed module code: {e}");
+        }
         let (max_depth, jobs, budget) = {
             let st = self.st();
             (

@@ -54,12 +54,14 @@ pub(crate) type Host = dyn ScriptHost;
 
 /// The engine's rules for ProceduralModel, installed into every host it makes (its own and
 /// its workers'): a script's write to Size, Generator or an attribute, and a new model, set
-/// Dirty; `ForceGeneration` queues the model; `WaitForGenerationAsync` waits until it is
+/// Dirty, and so does a change of its generator's Source (or of a module that generator
+/// required); `ForceGeneration` queues the model; `WaitForGenerationAsync` waits until it is
 /// not dirty.
 pub const PROCEDURAL_MODEL: ManagedClass = ManagedClass {
     class: "ProceduralModel",
     flag: "Dirty",
     inputs: &["Size", "Generator"],
+    code: Some("Generator"),
     force_method: "ForceGeneration",
     wait_method: "WaitForGenerationAsync",
 };
@@ -568,7 +570,7 @@ impl Engine {
 
     /// The ModuleScripts among `touched` got other code: they and every module that required
     /// them are required afresh at the next run.
-    fn replace_code(&mut self, touched: &[Ref]) -> Result<(), EngineError> {
+    pub(crate) fn replace_code(&mut self, touched: &[Ref]) -> Result<(), EngineError> {
         let modules: Vec<Ref> = self.host.with_dom_ref(|d| {
             touched
                 .iter()

@@ -1686,3 +1686,55 @@ return G
     settle(&mut e);
     assert_eq!(cache.puts.load(Ordering::Relaxed), 0, "nothing stored");
 }
+
+#[test]
+fn a_script_s_change_of_required_code_is_a_miss_and_runs_the_new_code() {
+    // A module the generator required is part of the key; a script that changes its Source
+    // gets a regeneration with the new code, and a later step with the old Source again is a
+    // hit on the first entry, never on results made with stale code.
+    for jobs in [1, 2] {
+        let cache = Arc::new(Mem::default());
+        let mut e = Engine::new(
+            procmodel_luau::runtime(),
+            EngineConfig {
+                cache: Some(cache.clone()),
+                jobs,
+                ..EngineConfig::default()
+            },
+        )
+        .unwrap();
+        run_luau(
+            &mut e,
+            r#"
+            local shape = Instance.new("ModuleScript")
+            shape.Name = "Shape"
+            shape.Source = "return 'Part'"
+            shape.Parent = game
+            local gen = Instance.new("ModuleScript")
+            gen.Source = "local Shape = require(game.Shape) return { Attributes = {}, OnGenerate = function(p, t) Instance.new(Shape, t) end }"
+            gen.Parent = game
+            local m = Instance.new("ProceduralModel")
+            m.Generator = gen
+            m.Parent = workspace
+            m:WaitForGenerationAsync()
+            local function class() return m.GeneratedFolder:GetChildren()[1].ClassName end
+            assert(class() == "Part")
+            shape.Source = "return 'WedgePart'"
+            m:WaitForGenerationAsync()
+            assert(class() == "WedgePart", class())
+            m:ForceGeneration()
+            m:WaitForGenerationAsync()
+            assert(class() == "WedgePart", "forced: " .. class())
+            shape.Source = "return 'Part'"
+            m:WaitForGenerationAsync()
+            assert(class() == "Part", "back: " .. class())
+            "#,
+        );
+        let entries = cache.entries.lock().unwrap().len();
+        assert_eq!(entries, 2, "one entry per code (jobs {jobs})");
+        assert!(
+            counts(&cache).0 >= 1,
+            "the old code again is a hit (jobs {jobs})"
+        );
+    }
+}

@@ -119,6 +119,8 @@ pub struct Ctx {
     pub query_hidden: Vec<Ref>,
     /// Models whose `ForceGeneration()` was called, in call order.
     pub forced: Vec<Ref>,
+    /// ModuleScripts whose Source a script changed, each once, in the order first changed.
+    pub code_changed: Vec<Ref>,
     /// `Instance.new` class resolutions (None: not creatable).
     pub new_classes: FxHashMap<Box<str>, Option<NewClass>>,
     /// ModuleScripts loaded from files, for relative string requires.
@@ -181,6 +183,7 @@ impl Ctx {
             required_by: FxHashMap::default(),
             new_classes: FxHashMap::default(),
             forced: Vec::new(),
+            code_changed: Vec::new(),
             outside_write_locked: false,
             csg_locked: false,
             watch_outside: procmodel_script::WatchOutside::Off,
@@ -535,6 +538,7 @@ pub struct Managed {
     pub class: Ustr,
     pub flag: Ustr,
     pub inputs: Vec<Ustr>,
+    pub code: Option<Ustr>,
     pub force_method: &'static str,
     pub wait_method: &'static str,
 }
@@ -549,6 +553,7 @@ impl Managed {
             class: Ustr::from(m.class),
             flag: Ustr::from(m.flag),
             inputs: m.inputs.iter().map(|&p| Ustr::from(p)).collect(),
+            code: m.code.map(Ustr::from),
             force_method: m.force_method,
             wait_method: m.wait_method,
         }

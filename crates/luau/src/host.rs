@@ -464,6 +464,13 @@ impl Host {
         }
     }
 
+    /// Takes the ModuleScripts whose Source scripts changed (see
+    /// [`procmodel_script::ScriptHost::take_code_changes`]).
+    pub fn take_code_changes(&self) -> Vec<Ref> {
+        let mut c = ctx(&self.lua).expect("context installed");
+        std::mem::take(&mut c.code_changed)
+    }
+
     /// Takes the set of models scripts asked to regenerate with `ForceGeneration()`.
     pub fn take_forced(&self) -> Vec<Ref> {
         let mut c = ctx(&self.lua).expect("context installed");

@@ -615,6 +615,20 @@ fn store(c: &mut Ctx, this: &Instance, k: Ustr, variant: Variant) -> mlua::Resul
         // An input changed: the instance is processed at the next frame.
         inst.properties.insert(flag, Variant::Bool(true));
     }
+    // A module the running generation made is code no model has run yet (a nested model
+    // that uses it is new, so dirty): only other modules' changes are looked into.
+    let code_changed = k == crate::keys::KEYS.source
+        && procmodel_dom::is_a(this.class.as_str(), "ModuleScript")
+        && inst.properties.get(&k) != old.as_ref()
+        && !c.handles.born_in_run(this.r);
+    if code_changed {
+        if !c.code_changed.contains(&this.r) {
+            c.code_changed.push(this.r);
+        }
+        if c.managed.as_ref().is_some_and(|m| m.code.is_some()) {
+            flag_code_users(c, this.r);
+        }
+    }
     if c.signals.watch.any
         && c.signals
             .watch
@@ -632,6 +646,40 @@ fn store(c: &mut Ctx, this: &Instance, k: Ustr, variant: Variant) -> mlua::Resul
         }
     }
     Ok(())
+}
+
+/// A script changed the Source of `module`: every instance of the managed class whose code
+/// property names it, or names a module that required it (directly or through others), is
+/// flagged now, so a wait that follows waits for it (the engine would find the change only
+/// at its next frame). The scene is walked once; Source writes are rare.
+fn flag_code_users(c: &mut Ctx, module: Ref) {
+    let Some(m) = c.managed.as_ref() else { return };
+    let (class, flag, Some(code)) = (m.class, m.flag, m.code) else {
+        return;
+    };
+    let mut affected: rustc_hash::FxHashSet<Ref> = [module].into_iter().collect();
+    let mut stack = vec![module];
+    while let Some(r) = stack.pop() {
+        for &by in c.required_by.get(&r).into_iter().flatten() {
+            if affected.insert(by) {
+                stack.push(by);
+            }
+        }
+    }
+    let users: Vec<Ref> = c
+        .dom
+        .descendants()
+        .filter(|i| i.class == class)
+        .filter(
+            |i| matches!(i.properties.get(&code), Some(Variant::Ref(g)) if affected.contains(g)),
+        )
+        .map(|i| i.referent())
+        .collect();
+    for r in users {
+        if let Some(i) = c.dom.get_by_ref_mut(r) {
+            i.properties.insert(flag, Variant::Bool(true));
+        }
+    }
 }
 
 /// Stores `variant` as property `name` of `this` whatever a script may write (methods that

@@ -163,6 +163,10 @@ impl ScriptHost for Host {
         Host::take_history_requests(self)
     }
 
+    fn take_code_changes(&self) -> Vec<Ref> {
+        Host::take_code_changes(self)
+    }
+
     fn take_forced(&self) -> Vec<Ref> {
         Host::take_forced(self)
     }

@@ -551,6 +551,7 @@ const PROCEDURAL_MODEL: procmodel_luau::ManagedClass = procmodel_luau::ManagedCl
     class: "ProceduralModel",
     flag: "Dirty",
     inputs: &["Size", "Generator"],
+    code: Some("Generator"),
     force_method: "ForceGeneration",
     wait_method: "WaitForGenerationAsync",
 };
@@ -631,6 +632,7 @@ fn the_host_knows_no_managed_class_by_name() {
         class: "Part",
         flag: "Stale",
         inputs: &["Size"],
+        code: None,
         force_method: "Rebuild",
         wait_method: "WaitUntilBuilt",
     })

@@ -327,6 +327,9 @@ pub struct ManagedClass {
     pub flag: &'static str,
     /// Properties whose writes by a script set `flag` (attributes always do).
     pub inputs: &'static [&'static str],
+    /// A Ref property naming the ModuleScript whose code is an input too: a script's change
+    /// of that module's Source, or of one it required, sets `flag` at once.
+    pub code: Option<&'static str>,
     /// A method that sets `flag`, queues the instance for [`ScriptHost::take_forced`] and
     /// returns true (false when the instance is not in the scene).
     pub force_method: &'static str,
@@ -400,6 +403,10 @@ pub trait ScriptHost {
     fn take_history_requests(&self) -> Vec<HistoryRequest>;
     /// Takes the instances scripts called the managed class's `force_method` on.
     fn take_forced(&self) -> Vec<Ref>;
+    /// Takes the ModuleScripts whose Source scripts changed since the last call (each once,
+    /// in the order first changed): their code, and the code of every module that required
+    /// them, must be required afresh.
+    fn take_code_changes(&self) -> Vec<Ref>;
 
     /// Runs a plain script file (a `Script` in ServerScriptService) to completion.
     fn run_script_file(&self, path: &Path) -> Result<(), HostError>;
