@@ -17,6 +17,8 @@ fn tower(name: &str) -> PathBuf {
     std::fs::write(
         dir.join("init.luau"),
         r#"local Util = require(script.Util)
+-- The same module by string: the same value (one cache entry per module).
+assert(require("@self/Util") == Util)
 local Shapes = require(script:WaitForChild("Shapes"))
 local Tower = {}
 Tower.Attributes = { Floors = 3, Style = "Stone" }

@@ -74,6 +74,12 @@ pub(crate) fn new_host(
 ) -> Result<Rc<Host>, HostError> {
     let host = runtime.new_host(config, dom)?;
     host.manage(PROCEDURAL_MODEL)?;
+    // A folder a string require reaches is built as a module folder generator is.
+    host.set_module_folder_loader(Box::new(|dir| {
+        scene::read_module_folder(dir)
+            .map(|built| (built.dom, built.top, built.scripts))
+            .map_err(|e| e.to_string())
+    }));
     Ok(host)
 }
 

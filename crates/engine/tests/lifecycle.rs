@@ -1509,3 +1509,33 @@ return G
         "the saved scenes differ between --jobs 1 and 2"
     );
 }
+
+#[test]
+fn a_folder_a_string_require_reaches_is_a_module_with_its_children() {
+    // `require("./Lib")` from a generator file reaches Lib/init.luau: the folder is one
+    // module (named Lib) whose files are its children, so `script.Helper` in it is found, and
+    // `@self/Helper` is that same child (required once).
+    let dir = tmp("string-folder");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("Lib")).unwrap();
+    std::fs::write(
+        dir.join("Gen.luau"),
+        "local Lib = require('./Lib')\nreturn { Attributes = {}, OnGenerate = function(_, t)\n\tlocal p = Instance.new('Part')\n\tp.Name = Lib.name .. Lib.value\n\tp.Parent = t\nend }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("Lib/init.luau"),
+        "local H = require(script.Helper)\nassert(require('@self/Helper') == H)\nreturn { name = script.Name, value = H.n * 2 }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("Lib/Helper.luau"), "return { n = 21 }\n").unwrap();
+    let mut e = Engine::new(procmodel_luau::runtime(), EngineConfig::default()).unwrap();
+    let storage = e.server_storage();
+    let g = e
+        .load_generator_file(&dir.join("Gen.luau"), storage)
+        .unwrap();
+    let m = model(&mut e, g.module, &[]);
+    let r = e.step();
+    assert!(r.iter().all(|r| r.is_ok()), "{r:?}");
+    assert_eq!(results(&e, m), ["Lib42"]);
+}

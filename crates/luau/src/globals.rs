@@ -385,14 +385,15 @@ fn resolve(lua: &Lua, (base, target): (Value, Value)) -> mlua::Result<(String, V
             c.required_by.entry(to.r).or_default().insert(from.r);
         }
     }
-    let label = match key.strip_prefix("file:") {
-        Some(path) => path.to_owned(),
-        None => {
-            let c = ctx(lua)?;
-            match c.instance(&what) {
-                Some(i) => c.full_name(i.r),
-                None => key.clone(),
-            }
+    // A module read from a file is named by its path (a require chain names files).
+    let label = {
+        let c = ctx(lua)?;
+        match c.instance(&what) {
+            Some(i) => match c.files.get(&i.r) {
+                Some(path) => path.display().to_string(),
+                None => c.full_name(i.r),
+            },
+            None => key.clone(),
         }
     };
     Ok((key, what, label))
@@ -429,8 +430,10 @@ fn resolve_target(lua: &Lua, base: &Value, target: &Value) -> mlua::Result<(Stri
                 // A script loaded from a file: relative to the file, as Luau's CLI resolves.
                 (Some(file), _) => {
                     let path = resolve_path(lua, &file, &spec)?;
-                    let key = format!("file:{}", path.display());
                     let module = file_module(lua, &path)?;
+                    // Cached under the module, however it is reached: `require(script.X)`
+                    // and `require("@self/X")` give the same value, as in Roblox.
+                    let key = format!("instance:{}", module.r);
                     Ok((key, ctx(lua)?.push(module.r)?))
                 }
                 // A script of a place or project: relative to its instance, as Roblox does.
@@ -649,10 +652,28 @@ fn luaurc_alias(dir: &Path, alias: &str, spec: &str) -> mlua::Result<PathBuf> {
 /// The folder string requires may not leave (app data).
 pub struct RequireRoot(pub PathBuf);
 
+/// How a folder reached by a string require is built (app data; see
+/// [`procmodel_script::ScriptHost::set_module_folder_loader`]).
+pub struct FolderLoader(pub procmodel_script::ModuleFolderLoader);
+
 /// A ModuleScript instance for a file, created once per path next to the generator.
 fn file_module(lua: &Lua, path: &Path) -> mlua::Result<Instance> {
     let mut c = ctx(lua)?;
     if let Some((&r, _)) = c.files.iter().find(|(_, p)| p.as_path() == path) {
+        let class = c.dom.get_by_ref(r).map(|i| i.class).unwrap_or_default();
+        return Ok(Instance { r, class });
+    }
+    if is_init(path)
+        && let Some(dir) = path.parent()
+        && let Some(loader) = lua.app_data_ref::<FolderLoader>()
+    {
+        // The folder is one module with its files as children, as Rojo and Roblox have it.
+        let (tree, top, scripts) = (loader.0)(dir).map_err(mlua::Error::runtime)?;
+        let builder = builder_keeping_refs(&tree, top);
+        let r = c.dom.insert(Ref::none(), builder);
+        for (module, file) in scripts {
+            c.files.insert(module, file);
+        }
         let class = c.dom.get_by_ref(r).map(|i| i.class).unwrap_or_default();
         return Ok(Instance { r, class });
     }
@@ -678,6 +699,22 @@ fn file_module(lua: &Lua, path: &Path) -> mlua::Result<Instance> {
     c.files.insert(r, path.to_path_buf());
     let class = c.dom.get_by_ref(r).map(|i| i.class).unwrap_or_default();
     Ok(Instance { r, class })
+}
+
+/// `r` and its descendants, taken out of `tree` as builders that keep their referents.
+fn builder_keeping_refs(tree: &rbx_dom_weak::WeakDom, r: Ref) -> InstanceBuilder {
+    let Some(inst) = tree.get_by_ref(r) else {
+        return InstanceBuilder::new("Folder");
+    };
+    let children = inst.children().to_vec();
+    let mut builder = InstanceBuilder::new(inst.class)
+        .with_referent(r)
+        .with_name(inst.name.clone())
+        .with_properties(inst.properties.iter().map(|(k, v)| (*k, v.clone())));
+    for c in children {
+        builder = builder.with_child(builder_keeping_refs(tree, c));
+    }
+    builder
 }
 
 /// Compiles a ModuleScript's Source with its own environment (`script`, `require`, printers).

@@ -399,11 +399,7 @@ impl Host {
     /// (possibly edited) Source again.
     pub fn invalidate_module(&self, module: Ref) -> mlua::Result<()> {
         let results: Table = self.lua.named_registry_value("procmodel.require_results")?;
-        // A module loaded from a file is cached under its path when a string require
-        // reached it, under its instance when it was required directly.
-        if let Some(path) = ctx(&self.lua)?.files.get(&module) {
-            results.raw_set(format!("file:{}", path.display()), Value::Nil)?;
-        }
+        // Every require of a module (by instance or by string) caches under its instance.
         results.raw_set(format!("instance:{module}"), Value::Nil)
     }
 

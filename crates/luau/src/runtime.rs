@@ -119,6 +119,11 @@ impl ScriptHost for Host {
         Host::set_require_root(&mut self.clone(), root)
     }
 
+    fn set_module_folder_loader(&self, loader: procmodel_script::ModuleFolderLoader) {
+        self.lua()
+            .set_app_data(crate::globals::FolderLoader(loader));
+    }
+
     fn add_module_script(&self, parent: Ref, name: &str, source: &str, file: Option<&Path>) -> Ref {
         Host::add_module_script(self, parent, name, source, file)
     }

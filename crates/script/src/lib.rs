@@ -338,6 +338,12 @@ pub struct ManagedClass {
     pub wait_method: &'static str,
 }
 
+/// Builds the module folder at a path (a folder whose `init.luau` is the module): a DOM whose
+/// root holds it, the module, and each of its scripts with the file its Source came from;
+/// or the error, naming the file.
+pub type ModuleFolderLoader =
+    Box<dyn Fn(&Path) -> Result<(WeakDom, Ref, Vec<(Ref, PathBuf)>), String>>;
+
 /// One VM with one scene DOM, as the engine drives it. Object safe: the engine holds an
 /// `Rc<dyn ScriptHost>`; the generic helpers are on `dyn ScriptHost` below. Not `Send`: a
 /// host lives on the thread that made it.
@@ -376,6 +382,10 @@ pub trait ScriptHost {
 
     /// Restricts string `require`s of modules without a file to files under `root`.
     fn set_require_root(&self, root: &Path);
+    /// How a string `require` that reaches a folder's `init.luau` builds the folder: as one
+    /// ModuleScript with the folder's other files as its children (so `script.Child` finds
+    /// them), the way the front end builds a module folder generator.
+    fn set_module_folder_loader(&self, loader: ModuleFolderLoader);
     /// Creates a ModuleScript holding `source` under `parent` (`file`: where it came from).
     fn add_module_script(&self, parent: Ref, name: &str, source: &str, file: Option<&Path>) -> Ref;
     /// Records that the Source of `module`, already in the scene, was read from `file`
