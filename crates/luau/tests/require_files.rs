@@ -5,10 +5,13 @@ use procmodel_luau::{Host, HostConfig};
 use std::path::{Path, PathBuf};
 
 fn tree(files: &[(&str, &str)]) -> PathBuf {
+    // A folder per call: the tests run side by side, and two trees named after their sizes
+    // collided (each test removed or overwrote the other's files).
+    static TREES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let dir = std::env::temp_dir().join(format!(
         "procmodel-require-{}-{}",
         std::process::id(),
-        files.len() * 7919 + files.iter().map(|f| f.1.len()).sum::<usize>()
+        TREES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     ));
     let _ = std::fs::remove_dir_all(&dir);
     for (path, text) in files {
