@@ -323,6 +323,22 @@ impl Ctx {
         }
     }
 
+    /// The modules whose code required `module`, directly or through other modules, as
+    /// recorded at every `require` ([`Ctx::required_by`]); `module` itself only when it is
+    /// part of a cycle.
+    pub fn requirers(&self, module: Ref) -> FxHashSet<Ref> {
+        let mut seen: FxHashSet<Ref> = Default::default();
+        let mut stack = vec![module];
+        while let Some(m) = stack.pop() {
+            for &r in self.required_by.get(&m).into_iter().flatten() {
+                if seen.insert(r) {
+                    stack.push(r);
+                }
+            }
+        }
+        seen
+    }
+
     /// A lookup's answer from `receiver` as a Luau value (the handle of `found`, or nil),
     /// noted as a read of the scene ([`Ctx::note_lookup`]): what FindFirstChild and its kin,
     /// and WaitForChild, return.

@@ -437,16 +437,7 @@ impl Host {
         let Ok(c) = ctx(&self.lua) else {
             return Vec::new();
         };
-        let mut seen: rustc_hash::FxHashSet<Ref> = Default::default();
-        let mut stack = vec![module];
-        while let Some(m) = stack.pop() {
-            for &r in c.required_by.get(&m).into_iter().flatten() {
-                if seen.insert(r) {
-                    stack.push(r);
-                }
-            }
-        }
-        let mut out: Vec<Ref> = seen.into_iter().collect();
+        let mut out: Vec<Ref> = c.requirers(module).into_iter().collect();
         out.sort_by_key(|r| r.to_string());
         out
     }

@@ -657,15 +657,8 @@ fn flag_code_users(c: &mut Ctx, module: Ref) {
     let (class, flag, Some(code)) = (m.class, m.flag, m.code) else {
         return;
     };
-    let mut affected: rustc_hash::FxHashSet<Ref> = [module].into_iter().collect();
-    let mut stack = vec![module];
-    while let Some(r) = stack.pop() {
-        for &by in c.required_by.get(&r).into_iter().flatten() {
-            if affected.insert(by) {
-                stack.push(by);
-            }
-        }
-    }
+    let mut affected = c.requirers(module);
+    affected.insert(module);
     let users: Vec<Ref> = c
         .dom
         .descendants()
