@@ -1688,21 +1688,28 @@ return G
 }
 
 #[test]
-fn a_script_s_change_of_required_code_is_a_miss_and_runs_the_new_code() {
-    // A module the generator required is part of the key; a script that changes its Source
-    // gets a regeneration with the new code, and a later step with the old Source again is a
-    // hit on the first entry, never on results made with stale code.
-    for jobs in [1, 2] {
+fn a_script_s_change_of_generator_code_is_waited_for_and_runs_the_new_code() {
+    // The generator's Source, and the Source of a module it required, are inputs: a wait
+    // right after a script changes them waits for the regeneration with the new code (it
+    // returned at once with the old results, and a required module's change was never seen,
+    // so even a forced run used the old code). With a cache each code has its own entry and
+    // the old code again is a hit; a model whose generator uses none of it runs once.
+    for (cached, jobs) in [(false, 1), (true, 1), (true, 2)] {
         let cache = Arc::new(Mem::default());
         let mut e = Engine::new(
             procmodel_luau::runtime(),
             EngineConfig {
-                cache: Some(cache.clone()),
+                cache: cached.then(|| cache.clone() as Arc<dyn ResultCache>),
                 jobs,
                 ..EngineConfig::default()
             },
         )
         .unwrap();
+        let reports = Arc::new(Mutex::new(Vec::new()));
+        let sink = reports.clone();
+        e.on_report(Some(Box::new(move |r: &procmodel_engine::Report| {
+            sink.lock().unwrap().push(r.path.clone())
+        })));
         run_luau(
             &mut e,
             r#"
@@ -1713,14 +1720,22 @@ fn a_script_s_change_of_required_code_is_a_miss_and_runs_the_new_code() {
             local gen = Instance.new("ModuleScript")
             gen.Source = "local Shape = require(game.Shape) return { Attributes = {}, OnGenerate = function(p, t) Instance.new(Shape, t) end }"
             gen.Parent = game
+            local other = Instance.new("ModuleScript")
+            other.Source = "return { Attributes = {}, OnGenerate = function(p, t) Instance.new('Part', t) end }"
+            other.Parent = game
             local m = Instance.new("ProceduralModel")
+            m.Name = "Uses"
             m.Generator = gen
             m.Parent = workspace
-            m:WaitForGenerationAsync()
+            local o = Instance.new("ProceduralModel")
+            o.Name = "Other"
+            o.Generator = other
+            o.Parent = workspace
+            assert(m:WaitForGenerationAsync() and o:WaitForGenerationAsync())
             local function class() return m.GeneratedFolder:GetChildren()[1].ClassName end
             assert(class() == "Part")
             shape.Source = "return 'WedgePart'"
-            m:WaitForGenerationAsync()
+            assert(m:WaitForGenerationAsync() == true)
             assert(class() == "WedgePart", class())
             m:ForceGeneration()
             m:WaitForGenerationAsync()
@@ -1728,13 +1743,27 @@ fn a_script_s_change_of_required_code_is_a_miss_and_runs_the_new_code() {
             shape.Source = "return 'Part'"
             m:WaitForGenerationAsync()
             assert(class() == "Part", "back: " .. class())
+            gen.Source = gen.Source:gsub("Instance.new%(Shape, t%)", "Instance.new('TrussPart', t)")
+            assert(m:WaitForGenerationAsync() == true)
+            assert(class() == "TrussPart", class())
             "#,
         );
-        let entries = cache.entries.lock().unwrap().len();
-        assert_eq!(entries, 2, "one entry per code (jobs {jobs})");
-        assert!(
-            counts(&cache).0 >= 1,
-            "the old code again is a hit (jobs {jobs})"
-        );
+        e.on_report(None);
+        let other_runs = reports
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|p| p.as_str() == "Workspace.Other")
+            .count();
+        assert_eq!(other_runs, 1, "cache {cached}, jobs {jobs}");
+        if cached {
+            // Part, WedgePart and TrussPart for Uses, Part for Other.
+            let entries = cache.entries.lock().unwrap().len();
+            assert_eq!(entries, 4, "one entry per code (jobs {jobs})");
+            assert!(
+                counts(&cache).0 >= 1,
+                "the old code again is a hit (jobs {jobs})"
+            );
+        }
     }
 }

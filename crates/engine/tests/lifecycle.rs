@@ -696,58 +696,6 @@ fn luau_script_drives_the_engine_with_wait_for_generation() {
     assert_eq!(results(&e, m).len(), 4);
 }
 
-#[test]
-fn a_script_s_change_of_generator_code_is_waited_for_at_once() {
-    // The generator's Source, and the Source of a module it required, are inputs: a wait
-    // right after a script changes them waits for the regeneration (it returned at once,
-    // before the engine's next frame noticed the change, with the old results).
-    let script = tmp("code-tool.luau");
-    std::fs::write(
-        &script,
-        r#"
-        local shape = Instance.new("ModuleScript")
-        shape.Name = "Shape"
-        shape.Source = "return 'Part'"
-        shape.Parent = game
-        local gen = Instance.new("ModuleScript")
-        gen.Name = "Gen"
-        gen.Source = "local Shape = require(game.Shape) return { Attributes = {}, OnGenerate = function(p, t) Instance.new(Shape, t) end }"
-        gen.Parent = game
-        local other = Instance.new("ModuleScript")
-        other.Source = "return { Attributes = {}, OnGenerate = function(p, t) Instance.new('Part', t) end }"
-        other.Parent = game
-        local m = Instance.new("ProceduralModel")
-        m.Generator = gen
-        m.Parent = workspace
-        local o = Instance.new("ProceduralModel")
-        o.Generator = other
-        o.Parent = workspace
-        assert(m:WaitForGenerationAsync() and o:WaitForGenerationAsync())
-        local function class(model) return model.GeneratedFolder:GetChildren()[1].ClassName end
-        assert(class(m) == "Part")
-        shape.Source = "return 'WedgePart'"
-        assert(m:WaitForGenerationAsync() == true)
-        assert(class(m) == "WedgePart", class(m))
-        gen.Source = gen.Source:gsub("Instance.new%(Shape, t%)", "Instance.new('TrussPart', t)")
-        assert(m:WaitForGenerationAsync() == true)
-        assert(class(m) == "TrussPart", class(m))
-        "#,
-    )
-    .unwrap();
-    let mut e = Engine::new(procmodel_luau::runtime(), EngineConfig::default()).unwrap();
-    let runs = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
-    let sink = runs.clone();
-    e.on_report(Some(Box::new(move |r: &procmodel_engine::Report| {
-        sink.borrow_mut().push(r.path.clone())
-    })));
-    e.run_script(&script).unwrap();
-    e.on_report(None);
-    // The model of the other generator ran once: a change of code it does not use is none of
-    // its inputs.
-    let runs = runs.borrow();
-    assert_eq!(runs.len(), 4, "{runs:?}");
-}
-
 #[allow(dead_code)]
 fn _dom_type_check(_: &WeakDom) {}
 
