@@ -1749,13 +1749,17 @@ fn a_script_s_change_of_generator_code_is_waited_for_and_runs_the_new_code() {
             "#,
         );
         e.on_report(None);
-        let other_runs = reports
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|p| p.as_str() == "Workspace.Other")
-            .count();
-        assert_eq!(other_runs, 1, "cache {cached}, jobs {jobs}");
+        let runs = |path: &str| {
+            reports
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|p| *p == path)
+                .count()
+        };
+        // Uses: the first run and one per change or force (no run more, none less).
+        assert_eq!(runs("Workspace.Uses"), 5, "cache {cached}, jobs {jobs}");
+        assert_eq!(runs("Workspace.Other"), 1, "cache {cached}, jobs {jobs}");
         if cached {
             // Part, WedgePart and TrussPart for Uses, Part for Other.
             let entries = cache.entries.lock().unwrap().len();
