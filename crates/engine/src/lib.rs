@@ -687,15 +687,8 @@ impl Engine {
                 (module, name)
             }
             None => {
-                let source = std::fs::read_to_string(path)
-                    .map_err(|e| EngineError::file(path.display().to_string(), e.to_string()))?;
-                let file = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-                if let Some(dir) = file.parent() {
-                    self.set_require_root(dir);
-                }
-                let name = file.file_stem().and_then(|s| s.to_str()).map(str::to_owned);
-                let stem = name.as_deref().unwrap_or("Generator");
-                let module = self.add_module_script(storage, stem, &source, Some(&file));
+                let module = self.host.add_generator_file(path, storage)?;
+                let name = path.file_stem().and_then(|s| s.to_str()).map(str::to_owned);
                 (module, name)
             }
         };

@@ -83,13 +83,19 @@ impl Host {
         path: &Path,
         parent: Ref,
     ) -> Result<Generator, HostError> {
+        let module = self.add_generator_file(path, parent)?;
+        self.load_generator(module, &path.display().to_string())
+    }
+
+    /// Reads a generator file into a ModuleScript under `parent` (named after the file, its
+    /// file recorded, string requires kept beside it) without requiring it.
+    pub fn add_generator_file(&self, path: &Path, parent: Ref) -> Result<Ref, HostError> {
         let (source, abs) = self.read_script_file(path)?;
         let name = path
             .file_stem()
             .and_then(|s| s.to_str())
             .unwrap_or("Generator");
-        let module = self.add_module_script(parent, name, &source, Some(&abs));
-        self.load_generator(module, &path.display().to_string())
+        Ok(self.add_module_script(parent, name, &source, Some(&abs)))
     }
 
     /// Requires a ModuleScript and checks it is a generator.

@@ -184,6 +184,10 @@ impl ScriptHost for Host {
         Host::load_generator_file(&mut self.clone(), path, parent).map(wrap_generator)
     }
 
+    fn add_generator_file(&self, path: &Path, parent: Ref) -> Result<Ref, HostError> {
+        Host::add_generator_file(self, path, parent)
+    }
+
     fn load_generator(&self, module: Ref, origin: &str) -> Result<Generator, HostError> {
         Host::load_generator(self, module, origin).map(wrap_generator)
     }

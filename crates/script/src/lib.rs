@@ -422,6 +422,9 @@ pub trait ScriptHost {
     fn run_script_file(&self, path: &Path) -> Result<(), HostError>;
     /// Reads a generator file into a ModuleScript under `parent` and loads it.
     fn load_generator_file(&self, path: &Path, parent: Ref) -> Result<Generator, HostError>;
+    /// Reads a generator file into a ModuleScript under `parent` without requiring it
+    /// (named after the file, the file recorded, string requires kept beside it).
+    fn add_generator_file(&self, path: &Path, parent: Ref) -> Result<Ref, HostError>;
     /// Requires a ModuleScript and checks it is a generator (`origin` names it in errors).
     fn load_generator(&self, module: Ref, origin: &str) -> Result<Generator, HostError>;
     /// Runs `OnGenerate` once, to completion. Results stay in the returned orphan folder.
