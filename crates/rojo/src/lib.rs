@@ -82,8 +82,6 @@ pub struct LoadedPath {
     pub top: Ref,
     /// Each script of the tree and the file its Source was read from, breadth first.
     pub scripts: Vec<(Ref, PathBuf)>,
-    /// Every file the tree was built from (canonical paths, sorted).
-    pub files: BTreeSet<PathBuf>,
 }
 
 /// Builds the file or folder at `path` with Rojo's file rules (a folder's
@@ -101,12 +99,7 @@ pub fn load_path(path: &Path, read_model: &ModelReader<'_>) -> Result<LoadedPath
         [only] if !place => *only,
         _ => dom.root_ref(),
     };
-    Ok(LoadedPath {
-        dom,
-        top,
-        scripts,
-        files: ctx.files,
-    })
+    Ok(LoadedPath { dom, top, scripts })
 }
 
 /// One instance to build, before it is placed in the DOM.
