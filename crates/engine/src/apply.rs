@@ -23,6 +23,14 @@ pub fn set_prop(dom: &mut WeakDom, r: Ref, key: Ustr, value: Variant) -> Result<
     Ok(())
 }
 
+/// The attribute `name` of `inst`, if it has one.
+pub fn attribute<'a>(inst: &'a Instance, name: &str) -> Option<&'a Variant> {
+    match prop(inst, KEYS.attributes) {
+        Some(Variant::Attributes(a)) => a.get(name),
+        _ => None,
+    }
+}
+
 pub fn set_attribute(
     dom: &mut WeakDom,
     model: Ref,

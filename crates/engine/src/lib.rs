@@ -40,7 +40,7 @@ use inflight::InFlight;
 use procmodel_dom::keys::KEYS;
 pub use procmodel_script::{HostConfig, Limit, ScriptRuntime};
 use procmodel_script::{HostError, ManagedClass, ScriptHost};
-use rbx_dom_weak::WeakDom;
+use rbx_dom_weak::{Ustr, WeakDom};
 use rbx_types::{Ref, Variant};
 use std::cell::{RefCell, RefMut};
 use std::collections::HashMap;
@@ -470,7 +470,8 @@ impl Engine {
         sources
     }
 
-    // ----- mutations (each is an undo waypoint) -----
+    // ----- mutations (each is an undo waypoint; setting the value an input already has is
+    // no change: no waypoint, nothing regenerates) -----
 
     /// Sets an attribute on a model (an explicit input).
     pub fn set_attribute(
@@ -479,6 +480,13 @@ impl Engine {
         name: &str,
         value: Option<Variant>,
     ) -> Result<(), EngineError> {
+        let same = self.host.with_dom_ref(|d| {
+            d.get_by_ref(model)
+                .is_some_and(|i| apply::attribute(i, name) == value.as_ref())
+        });
+        if same && self.is_model(model) {
+            return Ok(());
+        }
         self.change(model, "set attribute", |dom| {
             apply::set_attribute(dom, model, name, value)
         })
@@ -491,26 +499,24 @@ impl Engine {
                 "Size must be finite and not negative, got {size}"
             )));
         }
+        let value = Variant::Vector3(procmodel_dom::from_vec3(size));
+        if self.prop_is(model, KEYS.size, &value) {
+            return Ok(());
+        }
         self.change(model, "set Size", |dom| {
-            apply::set_prop(
-                dom,
-                model,
-                KEYS.size,
-                Variant::Vector3(procmodel_dom::from_vec3(size)),
-            )
+            apply::set_prop(dom, model, KEYS.size, value)
         })
     }
 
     /// Points the model at a generator module, or bakes it with `None` (keeps the results,
     /// stops regenerating).
     pub fn set_generator(&mut self, model: Ref, module: Option<Ref>) -> Result<(), EngineError> {
+        let value = Variant::Ref(module.unwrap_or_else(Ref::none));
+        if self.prop_is(model, KEYS.generator, &value) {
+            return Ok(());
+        }
         self.change(model, "set Generator", |dom| {
-            apply::set_prop(
-                dom,
-                model,
-                KEYS.generator,
-                Variant::Ref(module.unwrap_or_else(Ref::none)),
-            )
+            apply::set_prop(dom, model, KEYS.generator, value)
         })
     }
 
@@ -520,6 +526,12 @@ impl Engine {
             return Err(EngineError::invalid(format!(
                 "Scale must be positive, got {scale}"
             )));
+        }
+        let current = self
+            .host
+            .with_dom_ref(|d| d.get_by_ref(model).map(procmodel_dom::model_scale));
+        if current == Some(scale) && self.is_model(model) {
+            return Ok(());
         }
         // The results are rescaled in place (nested models' with them).
         self.forget_placed();
@@ -825,17 +837,30 @@ impl Engine {
         Ok(())
     }
 
+    fn is_model(&self, model: Ref) -> bool {
+        self.host.with_dom_ref(|d| {
+            d.get_by_ref(model)
+                .is_some_and(|i| i.class == "ProceduralModel")
+        })
+    }
+
+    /// Whether the ProceduralModel `model` already holds `value` under `key`: setting it
+    /// again changes nothing, so it is no undo step and no input change.
+    fn prop_is(&self, model: Ref, key: Ustr, value: &Variant) -> bool {
+        self.is_model(model)
+            && self.host.with_dom_ref(|d| {
+                d.get_by_ref(model)
+                    .is_some_and(|i| apply::prop(i, key) == Some(value))
+            })
+    }
+
     fn change(
         &mut self,
         model: Ref,
         what: &str,
         f: impl FnOnce(&mut WeakDom) -> Result<(), EngineError>,
     ) -> Result<(), EngineError> {
-        let is_model = self.host.with_dom_ref(|d| {
-            d.get_by_ref(model)
-                .is_some_and(|i| i.class == "ProceduralModel")
-        });
-        if !is_model {
+        if !self.is_model(model) {
             return Err(EngineError::invalid(format!(
                 "{what}: not a ProceduralModel"
             )));

@@ -491,6 +491,39 @@ fn undo_restores_inputs_and_results_without_running_and_redo_reapplies() {
 }
 
 #[test]
+fn setting_an_input_to_the_value_it_has_is_no_change_and_no_undo_step() {
+    // An editor commits a typed value on Enter and again on the change event that follows:
+    // the second, equal write must not become an undo step that the first Undo spends.
+    let (mut e, _, m) = setup(ROW);
+    e.step();
+    e.set_attribute(m, "Count", Some(Variant::Float64(5.0)))
+        .unwrap();
+    e.step();
+    let runs = e.runs(m);
+    e.set_attribute(m, "Count", Some(Variant::Float64(5.0)))
+        .unwrap();
+    let size = match prop(&e, m, "Size") {
+        Some(Variant::Vector3(v)) => glam::Vec3::new(v.x, v.y, v.z),
+        other => panic!("{other:?}"),
+    };
+    e.set_size(m, size).unwrap();
+    e.scale_to(m, 1.0).unwrap();
+    let generator =
+        e.with_dom(
+            |d| match d.get_by_ref(m).unwrap().properties.get(&"Generator".into()) {
+                Some(Variant::Ref(r)) => *r,
+                other => panic!("{other:?}"),
+            },
+        );
+    e.set_generator(m, Some(generator)).unwrap();
+    assert!(e.step().is_empty(), "nothing changed, nothing regenerates");
+    assert_eq!(e.runs(m), runs);
+    assert!(e.undo(), "the one real change is the last step");
+    assert_eq!(results(&e, m).len(), 3);
+    assert!(!e.undo(), "and the only one");
+}
+
+#[test]
 fn r13_a_gesture_is_one_undo_step_whatever_it_regenerated_on_the_way() {
     let (mut e, _, m) = setup(ROW);
     e.step();

@@ -695,11 +695,16 @@ function textField(label, text, parse, commit) {
   input.type = 'text';
   input.value = text;
   input.setAttribute('aria-label', label);
+  // Enter and the change event that follows it (and a blur) all land here: each text is
+  // committed once, so one edit is one message and one undo step.
+  let tried = text;
   const go = () => {
+    if (input.value === tried) return;
+    tried = input.value;
     const r = parse(input.value);
     if (r === undefined) { input.classList.add('bad'); toast(`${label}: cannot read '${input.value}'`); return; }
     input.classList.remove('bad');
-    if (input.value !== text) commit(r);
+    commit(r);
   };
   input.addEventListener('keydown', (e) => { if (e.key === 'Enter') { go(); input.blur(); } });
   input.addEventListener('change', go);

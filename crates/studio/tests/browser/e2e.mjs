@@ -184,6 +184,26 @@ log('undo/redo ok');
   log('drag 10 -> 20 steps undone in one step');
 }
 
+// ----- a typed value is one undo step (Enter and the change event after it commit once) -
+{
+  const offsetIs = (v) => page.waitForFunction((v) => window.__studio.state.models[0].attributes
+    .find((a) => a.name === 'Offset').value.join(',') === v, v, { timeout: 10000 });
+  await page.evaluate(() => {
+    window.__sent = [];
+    const send = WebSocket.prototype.send;
+    WebSocket.prototype.send = function (m) { window.__sent.push(String(m)); return send.call(this, m); };
+  });
+  const field = page.getByLabel('Offset', { exact: true });
+  await field.fill('0, 5, 0');
+  await field.press('Enter');
+  await offsetIs('0,5,0');
+  const sets = await page.evaluate(() => window.__sent.filter((m) => m.includes('"set_attribute"')).length);
+  assert.equal(sets, 1, 'one edit, one message');
+  await page.getByRole('button', { name: 'Undo' }).click();
+  await offsetIs('0,0,0');
+  log('typed Offset undone in one step');
+}
+
 // ----- bad input: an error shown, the connection and scene kept ------------------------
 const errorsBefore = await page.evaluate(() => window.__studio.stats.errors.length);
 await page.evaluate(() => {
