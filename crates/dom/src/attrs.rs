@@ -459,7 +459,7 @@ fn enum_item_name(item: &EnumItem) -> String {
 /// The text [`parse`] reads back as `v` (what `--attr Name=TEXT` takes); None for a type the
 /// command line cannot set.
 pub fn text(v: &Variant) -> Option<String> {
-    let n = |x: f32| fmt_num(f64::from(x));
+    let n = fmt_f32;
     let join = |xs: &[f32]| xs.iter().map(|x| n(*x)).collect::<Vec<_>>().join(",");
     Some(match v {
         Variant::Bool(b) => b.to_string(),
@@ -574,6 +574,21 @@ pub fn show(v: &Variant) -> String {
             format!("ColorSequence({})", k.join(" "))
         }
         other => text(other).unwrap_or_else(|| type_name(other).to_owned()),
+    }
+}
+
+/// An f32 in the fewest digits that read back (as the parser reads them: an f64 rounded to
+/// f32) to the same value: `0.70710677`, not the f64 expansion `0.7071067690849304`.
+fn fmt_f32(x: f32) -> String {
+    let short = fmt_num(f64::from(x));
+    if x.fract() == 0.0 {
+        return short;
+    }
+    let s = format!("{x}");
+    if s.parse::<f64>().is_ok_and(|d| d as f32 == x) && s.len() < short.len() {
+        s
+    } else {
+        short
     }
 }
 
@@ -859,8 +874,7 @@ mod tests {
 
     proptest::proptest! {
         /// Any valid NumberSequence (2-20 keypoints from 0 to 1 in order, any finite values
-        /// and envelopes) reads back from its text exactly: f32s are written as the f64 they
-        /// widen to, which parses back to the same f32.
+        /// and envelopes) reads back from its text exactly.
         #[test]
         fn any_number_sequence_reads_back_from_its_text(
             inner in proptest::collection::vec(
@@ -877,6 +891,41 @@ mod tests {
             let v = Variant::NumberSequence(NumberSequence { keypoints });
             let t = text(&v).unwrap();
             proptest::prop_assert_eq!(parse("A", &t, &v).unwrap(), v, "{}", t);
+        }
+    }
+
+    #[test]
+    fn f32s_are_written_in_their_shortest_form() {
+        let turn = Variant::CFrame(CFrame::new(
+            Vector3::new(1.0, 2.0, 3.0),
+            Matrix3::new(
+                Vector3::new(0.70710677, 0.0, 0.70710677),
+                Vector3::new(0.0, 1.0, 0.0),
+                Vector3::new(-0.70710677, 0.0, 0.70710677),
+            ),
+        ));
+        assert_eq!(
+            text(&turn).unwrap(),
+            "1,2,3,0.70710677,0,0.70710677,0,1,0,-0.70710677,0,0.70710677"
+        );
+        assert_eq!(
+            text(&Variant::Vector2(Vector2::new(0.1, -1e-7))).unwrap(),
+            "0.1,-0.0000001"
+        );
+    }
+
+    proptest::proptest! {
+        /// Any finite f32 (every bit pattern, subnormals included) reads back exactly from
+        /// its text, which is never longer than the f64 expansion.
+        #[test]
+        fn any_f32_reads_back_from_its_shortest_text(bits in proptest::prelude::any::<[u32; 3]>()) {
+            let [x, y, z] = bits.map(f32::from_bits);
+            proptest::prop_assume!(x.is_finite() && y.is_finite() && z.is_finite());
+            let v = Variant::Vector3(Vector3::new(x, y, z));
+            let t = text(&v).unwrap();
+            proptest::prop_assert_eq!(parse("A", &t, &v).unwrap(), v, "{}", t);
+            let long = [x, y, z].map(|c| fmt_num(f64::from(c))).join(",");
+            proptest::prop_assert!(t.len() <= long.len(), "{} longer than {}", t, long);
         }
     }
 
