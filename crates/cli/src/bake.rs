@@ -91,6 +91,12 @@ pub struct SweepArgs {
     /// Size of every variant's model (X,Y,Z studs).
     #[arg(long, value_parser = crate::flags::size)]
     pub size: Option<Vec3>,
+    /// Lay the variants out side by side in a square grid on the X/Z plane, GAP studs
+    /// apart (default 4), to look at them together in Studio or an export. Without it every
+    /// variant sits at the origin, so equal results have equal content hashes in a merge's
+    /// summary; with it each variant's place is part of its results.
+    #[arg(long, value_name = "GAP", num_args = 0..=1, default_missing_value = "4")]
+    pub grid: Option<f32>,
 }
 
 #[derive(clap::Args)]
@@ -269,6 +275,13 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode> {
         .collect::<Result<_, _>>()?;
     let points = procmodel_bake::sweep::points(&axes)?;
     let size = args.size.unwrap_or(Vec3::splat(12.0));
+    if let Some(gap) = args.grid
+        && !(gap.is_finite() && gap >= 0.0)
+    {
+        bail!("--grid: the gap must be a number of studs, 0 or more (got {gap})");
+    }
+    // Columns of the square grid (`--grid`): the variants fill rows along X, rows along Z.
+    let columns = (points.len() as f64).sqrt().ceil().max(1.0) as usize;
     let mut engine = Engine::new(procmodel_luau::runtime(), EngineConfig::default())?;
     let storage = engine.server_storage();
     let g = engine.load_generator_file(&args.generator, storage)?;
@@ -295,15 +308,19 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode> {
         for (n, v) in crate::one_model::resolve_attrs(&g, &texts)? {
             attrs.insert(n, v);
         }
-        let variant = engine.insert(
-            folder,
-            InstanceBuilder::new("ProceduralModel")
-                .with_name(format!("{stem}_{i:0width$}"))
-                .with_property("Generator", Variant::Ref(g.module))
-                .with_property("Size", rbx_types::Vector3::new(size.x, size.y, size.z))
-                .with_property("Scale", Variant::Float32(1.0))
-                .with_property("Attributes", Variant::Attributes(attrs)),
-        );
+        let mut builder = InstanceBuilder::new("ProceduralModel")
+            .with_name(format!("{stem}_{i:0width$}"))
+            .with_property("Generator", Variant::Ref(g.module))
+            .with_property("Size", rbx_types::Vector3::new(size.x, size.y, size.z))
+            .with_property("Scale", Variant::Float32(1.0))
+            .with_property("Attributes", Variant::Attributes(attrs));
+        if let Some(gap) = args.grid {
+            let (column, row) = ((i % columns) as f32, (i / columns) as f32);
+            let at = rbx_types::Vector3::new(column * (size.x + gap), 0.0, row * (size.z + gap));
+            let pivot = rbx_types::CFrame::new(at, rbx_types::Matrix3::identity());
+            builder = builder.with_property("WorldPivotData", Variant::OptionalCFrame(Some(pivot)));
+        }
+        let variant = engine.insert(folder, builder);
         // Saved dirty: a plain `regen` of the sweep generates every variant.
         engine.force_generation(variant);
     }

@@ -334,6 +334,33 @@ return {
     assert_eq!(rows[0]["attributes"]["Floors"], 2.0);
     assert_eq!(rows[0]["content_hash"].as_str().unwrap().len(), 64);
     assert!(rows[0]["bounding_box"]["size"].is_array());
+    // `--grid 3`: the variants side by side, 12 + 3 studs apart, two columns for four.
+    let grid = tmp("sweep-grid.rbxl");
+    ok(bin()
+        .args(["sweep", s(&generator), "--attr", "Seed=1..4", "--grid", "3"])
+        .args(["-o", s(&grid)])
+        .output()
+        .unwrap());
+    let out = tmp("sweep-grid-bake");
+    bake_shards(&grid, 1, &[0], s(&out), &[]);
+    let report = json(&ok(merge(s(&out), &tmp("sweep-grid-merged.rbxl"), &[])));
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(report["summary"].as_str().unwrap()).unwrap())
+            .unwrap();
+    let centres: Vec<(f64, f64)> = summary["per_variant"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let c = &r["bounding_box"]["center"];
+            (c[0].as_f64().unwrap(), c[2].as_f64().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        centres,
+        [(0.0, 0.0), (15.0, 0.0), (0.0, 15.0), (15.0, 15.0)],
+        "{centres:?}"
+    );
     // A bad axis is named.
     let o = bin()
         .args([
