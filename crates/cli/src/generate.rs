@@ -52,6 +52,8 @@ pub struct Built {
     /// What the generator put outside its targetContainer (full names of the tops of new
     /// subtrees), which a model file leaves out.
     pub strays: Vec<String>,
+    /// The results came from the result cache: the generator did not run (nor print).
+    pub cached: bool,
 }
 
 /// Generates through the engine, exactly as a ProceduralModel in a scene regenerates: a
@@ -105,6 +107,7 @@ pub fn build(args: &Args) -> Result<Built> {
         );
     }
     let elapsed = report.elapsed;
+    let cached = report.cached;
     let strays = engine.with_dom(|dom| strays(dom, pm, &before));
     let outcome = crate::one_model::outcome(&engine, &reports, pm);
     let instances = outcome.instances;
@@ -155,6 +158,7 @@ pub fn build(args: &Args) -> Result<Built> {
         elapsed,
         nested_failures: outcome.nested_failures,
         strays,
+        cached,
     })
 }
 
@@ -282,6 +286,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             "output": args.output.display().to_string(),
             "instances": built.instances,
             "time_ms": built.elapsed.as_secs_f64() * 1000.0,
+            "cached": built.cached,
             "bytes": written.len,
             "blake3": hash,
             "content_hash": procmodel_dom::hash::to_hex(&procmodel_dom::hash::children_hash(&built.dom, built.model)),
@@ -289,10 +294,18 @@ pub fn run(args: Args) -> Result<ExitCode> {
         });
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
+        let plural = if built.instances == 1 { "" } else { "s" };
+        let how = if built.cached {
+            // Nothing ran, so nothing printed: say why, and how to run it.
+            format!(
+                "{} instance{plural} from the result cache (generated before with these inputs; --no-cache runs the generator)",
+                built.instances
+            )
+        } else {
+            format!("generated {} instance{plural}", built.instances)
+        };
         eprintln!(
-            "generated {} instance{} in {:.1} ms -> {} ({} bytes)",
-            built.instances,
-            if built.instances == 1 { "" } else { "s" },
+            "{how} in {:.1} ms -> {} ({} bytes)",
             built.elapsed.as_secs_f64() * 1000.0,
             args.output.display(),
             written.len

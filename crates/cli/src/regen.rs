@@ -115,7 +115,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             .map(|r| {
                 serde_json::json!({
                     "model": r.path, "ok": r.is_ok(), "ms": r.elapsed.as_secs_f64() * 1000.0,
-                    "instances": r.instances, "error": r.error(),
+                    "instances": r.instances, "cached": r.cached, "error": r.error(),
                     "failure": r.failure().map(|f| f.kind()),
                     "content_hash": engine.with_dom(|d| crate::lock::stored_hash(d, r.model)).filter(|_| r.is_ok()),
                 })
@@ -148,7 +148,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
             println!(
                 "{:<w$}  {:<6}  {:>9.1}  {:>9}  {}",
                 r.path,
-                if r.is_ok() { "ok" } else { "FAILED" },
+                match (r.is_ok(), r.cached) {
+                    (true, false) => "ok",
+                    (true, true) => "cached",
+                    (false, _) => "FAILED",
+                },
                 r.elapsed.as_secs_f64() * 1000.0,
                 r.instances,
                 first_line
@@ -162,8 +166,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 dir.display()
             ));
         }
+        let cached = reports.iter().filter(|r| r.cached).count();
+        let from_cache = match cached {
+            0 => String::new(),
+            n => format!(" ({n} from the result cache)"),
+        };
         eprintln!(
-            "{} regenerated, {failed} failed -> {}",
+            "{} regenerated{from_cache}, {failed} failed -> {}",
             reports.len(),
             to.join(", ")
         );

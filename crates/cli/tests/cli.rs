@@ -982,9 +982,9 @@ fn a_cache_hit_writes_the_same_rbxmx_bytes_as_the_run_that_filled_it() {
     let stairs = examples().join("SpiralStaircase.luau");
     let cache = tmp("hit-cache");
     let _ = std::fs::remove_dir_all(&cache);
-    let run = |name: &str| {
+    let run = |name: &str, said: &str| {
         let out = tmp(name);
-        ok(generate(&[
+        let o = ok(generate(&[
             stairs.to_str().unwrap(),
             "--size",
             "12,3,12",
@@ -993,14 +993,35 @@ fn a_cache_hit_writes_the_same_rbxmx_bytes_as_the_run_that_filled_it() {
             "-o",
             out.to_str().unwrap(),
         ]));
+        // A hit runs nothing (and prints nothing from the generator): it says so.
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(said), "{err}");
         std::fs::read(out).unwrap()
     };
-    let fresh = run("miss.rbxmx");
+    let fresh = run("miss.rbxmx", "generated 8 instances in");
     assert!(
         std::fs::read_dir(&cache).unwrap().next().is_some(),
         "the run filled the cache"
     );
-    assert_eq!(run("hit.rbxmx"), fresh);
+    assert_eq!(
+        run(
+            "hit.rbxmx",
+            "8 instances from the result cache (generated before with these inputs; --no-cache runs the generator)"
+        ),
+        fresh
+    );
+    let o = ok(generate(&[
+        stairs.to_str().unwrap(),
+        "--size",
+        "12,3,12",
+        "--cache",
+        cache.to_str().unwrap(),
+        "-o",
+        tmp("hit2.rbxm").to_str().unwrap(),
+        "--json",
+    ]));
+    let summary: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(summary["cached"], true, "{summary}");
 }
 
 /// A tower of `Levels` nested models, each adding two parts; the innermost errors when

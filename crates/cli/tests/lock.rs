@@ -422,6 +422,21 @@ fn r14_5_two_processes_share_one_cache() {
     // the same bytes): every model keeps its results and no entry is read.
     assert_eq!(v["cache"]["hits"], 0, "{v}");
     assert_eq!(v["cache"]["kept"], 3, "{v}");
+    let rows = v["models"].as_array().unwrap();
+    assert!(rows.iter().all(|r| r["cached"] == true), "{v}");
+    // The table says it too.
+    let o = ok(bin()
+        .args(["regen", s(&scene), "--force", "--cache", s(&cache)])
+        .args(["-o", s(&tmp("shared-table.rbxl"))])
+        .output()
+        .unwrap());
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(table.matches("  cached  ").count(), 3, "{table}");
+    assert!(
+        stderr(&o).contains("3 regenerated (3 from the result cache), 0 failed"),
+        "{}",
+        stderr(&o)
+    );
     let fresh = tmp("shared-fresh.rbxl");
     ok(bin()
         .args(["regen", s(&scene), "--force", "--no-cache", "-o", s(&fresh)])

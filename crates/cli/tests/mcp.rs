@@ -249,6 +249,7 @@ fn r15_8_scripted_session() {
     );
     assert_eq!(created["ok"], true, "{created}");
     assert_eq!(created["generated"][0]["instances"], 4, "{created}");
+    assert_eq!(created["generated"][0]["cached"], false, "{created}");
     let hash = created["generated"][0]["content_hash"]
         .as_str()
         .unwrap()

@@ -142,6 +142,12 @@ impl Engine {
             (_, outcome) => outcome,
         };
         self.forget_enclosing(model);
+        let cached = outcome.is_ok() && {
+            let st = self.st();
+            st.from_cache.contains(&model)
+                || st.kept.contains(&model)
+                || st.reused.contains_key(&model)
+        };
         self.record_and_fill(model, outcome.as_ref().ok().copied());
         let fp = self.fingerprint(model);
         self.st().states.entry(model).or_default().applied = Some(fp);
@@ -157,6 +163,7 @@ impl Engine {
             outcome,
             elapsed,
             instances,
+            cached,
         };
         // Take the callback out while it runs, so it may not re-enter the engine state.
         let callback = self.st().on_report.take();

@@ -22,6 +22,9 @@ pub struct Report {
     pub elapsed: Duration,
     /// Instances in the model's results after the run (1, the placeholder, for a failure).
     pub instances: usize,
+    /// The results came from the result cache (an entry, results kept in place, or the
+    /// undo history's): the generator did not run, so it printed nothing.
+    pub cached: bool,
 }
 
 impl Report {
@@ -297,6 +300,7 @@ mod tests {
             outcome: Ok(()),
             elapsed: Duration::ZERO,
             instances: 3,
+            cached: false,
         };
         assert!(ok.is_ok() && ok.failure().is_none() && ok.error().is_none());
         let failed = Report {

@@ -149,9 +149,15 @@ fn saved(e: &Engine, ext: &str) -> Vec<u8> {
 
 static SAVES: AtomicUsize = AtomicUsize::new(0);
 
-fn settle(e: &mut Engine) {
+fn settle(e: &mut Engine) -> Vec<procmodel_engine::Report> {
     let reports = e.settle(100);
     assert!(reports.iter().all(|r| r.is_ok()), "{reports:?}");
+    reports
+}
+
+/// Whether each report says its results came from the cache.
+fn cached(reports: &[procmodel_engine::Report]) -> Vec<bool> {
+    reports.iter().map(|r| r.cached).collect()
 }
 
 #[test]
@@ -160,12 +166,16 @@ fn r14_5_a_hit_saves_the_same_bytes_as_a_fresh_run() {
     settle(&mut fresh);
     let cache = Arc::new(Mem::default());
     let (mut filling, _) = scene(Some(cache.clone()), 1, 4);
-    settle(&mut filling);
+    assert_eq!(
+        cached(&settle(&mut filling)),
+        [false; 4],
+        "runs are not hits"
+    );
     // Under the inputs it started from and, defaults filled in, the ones it leaves.
     assert_eq!(cache.puts.load(Ordering::Relaxed), 8, "every run stored");
     assert_eq!(cache.hits.load(Ordering::Relaxed), 0);
     let (mut hit, _) = scene(Some(cache.clone()), 1, 4);
-    settle(&mut hit);
+    assert_eq!(cached(&settle(&mut hit)), [true; 4], "hits say so");
     assert_eq!(cache.hits.load(Ordering::Relaxed), 4, "every model a hit");
     assert_eq!(cache.rejected.load(Ordering::Relaxed), 0);
     for ext in ["rbxl", "rbxlx"] {
@@ -235,10 +245,10 @@ fn counts(cache: &Mem) -> (usize, usize) {
     )
 }
 
-fn set_count(e: &mut Engine, m: Ref, count: f64) {
+fn set_count(e: &mut Engine, m: Ref, count: f64) -> Vec<procmodel_engine::Report> {
     e.set_attribute(m, "Count", Some(Variant::Float64(count)))
         .unwrap();
-    settle(e);
+    settle(e)
 }
 
 #[test]
@@ -249,12 +259,12 @@ fn r14_5_an_attribute_toggled_back_takes_its_results_back_from_the_undo_history(
     for jobs in [1, 2] {
         let (mut e, models, cache, first) = toggled_scene(jobs, 2);
         let m = models[0];
-        set_count(&mut e, m, 9.0);
+        assert_eq!(cached(&set_count(&mut e, m, 9.0)), [false], "jobs {jobs}");
         let nine = folders(&e, &models)[0];
         let nine_hash = results_hashes(&e, &models)[0];
         // Back to 3: the very folder of the first generation, nothing read.
         let before = counts(&cache);
-        set_count(&mut e, m, 3.0);
+        assert_eq!(cached(&set_count(&mut e, m, 3.0)), [true], "jobs {jobs}");
         assert_eq!(counts(&cache), (before.0, before.1 + 1), "jobs {jobs}");
         assert_eq!(
             folders(&e, &models),

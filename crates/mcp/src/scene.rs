@@ -230,6 +230,7 @@ pub fn reports_json(engine: &Engine, reports: &[Report]) -> (Value, bool) {
                 "ok": r.is_ok(),
                 "instances": r.instances,
                 "ms": (r.elapsed.as_secs_f64() * 1e6).round() / 1e3,
+                "cached": r.cached,
                 "content_hash": hash,
                 "error": r.error(),
                 "failure": r.failure().map(|f| f.kind()),

@@ -798,6 +798,9 @@ async fn r14_an_attribute_set_back_in_the_studio_is_a_cache_hit() {
         .await;
         let h = until_seq(&mut a, seq).await;
         assert_eq!(h["scene"]["parts"], steps, "Steps = {steps}");
+        // The page is told which results came from the cache (the generator did not run).
+        let cached = h["scene"]["reports"][0]["cached"].clone();
+        assert_eq!(cached, json!(seq != 1), "Steps = {steps}: {h}");
     }
     // The results of 10 and of 30 were held by the undo steps of the changes away from
     // them, intact: they came back from there, and no entry was read.

@@ -123,7 +123,7 @@ let meshes = [];            // the meshes drawn now (entries of `pool`)
 const stats = {
   frames: 0, renderer: rendererName, instances: 0, parts: 0, triangles: 0, drawCalls: 0,
   revision: 0, seqSent: 0, seqApplied: 0, seqPresented: 0, history: [], errors: [], fps: 0,
-  terrain: { id: 0, triangles: 0, parts: 0 }, renders: 0, generationMs: 0,
+  terrain: { id: 0, triangles: 0, parts: 0 }, renders: 0, generationMs: 0, generationCached: false,
 };
 const timings = new Map(); // seq → timestamps
 const outstanding = new Map(); // seq → send time, until a frame or an answer includes it
@@ -233,7 +233,11 @@ function onScene(buf, tMsg) {
   for (const b of batches) if (b.shape === 'Mesh') b.geometry = meshGeometries[b.mesh];
   state = sc;
   // The last generation's time (a frame without one, e.g. an undo, keeps showing it).
-  if (sc.reports.length) stats.generationMs = sc.timing.gen_ms;
+  if (sc.reports.length) {
+    stats.generationMs = sc.timing.gen_ms;
+    // Results from the result cache: nothing ran (and nothing printed).
+    stats.generationCached = sc.reports.every((r) => r.cached);
+  }
   reselect();
   stats.revision = sc.revision;
   stats.instances = sc.instances;
@@ -586,7 +590,7 @@ function status(text) {
   const el = $('status');
   if (text) { el.textContent = text; return; }
   if (!state) { el.textContent = 'connecting…'; return; }
-  el.textContent = `instances ${state.instances} · parts ${state.parts} · triangles ${stats.triangles}${stats.terrain.triangles ? ` · terrain ${stats.terrain.triangles} triangles` : ''} · draw calls ${stats.drawCalls} · generation ${stats.generationMs.toFixed(1)} ms · ${stats.fps.toFixed(0)} fps · rev ${state.revision}`;
+  el.textContent = `instances ${state.instances} · parts ${state.parts} · triangles ${stats.triangles}${stats.terrain.triangles ? ` · terrain ${stats.terrain.triangles} triangles` : ''} · draw calls ${stats.drawCalls} · generation ${stats.generationMs.toFixed(1)} ms${stats.generationCached ? ' (from the cache)' : ''} · ${stats.fps.toFixed(0)} fps · rev ${state.revision}`;
   $('file').textContent = state.file;
 }
 
