@@ -61,7 +61,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 limits: &limits,
             })
             .map_err(|e| format!("{e:#}"))?;
-            Ok(json!({ "bytes": packed.len, "instances": packed.instances }))
+            let warning = packed.toolkit_warning(&generator);
+            Ok(json!({ "bytes": packed.len, "instances": packed.instances, "warning": warning }))
         }),
     };
     procmodel_mcp::serve_stdio(Config {

@@ -54,6 +54,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         output: &args.output,
         limits: &args.limits,
     })?;
+    if let Some(w) = packed.toolkit_warning(&args.generator) {
+        eprintln!("warning: {w}");
+    }
     eprintln!(
         "packed {} ({} generated instances{}) -> {} ({} bytes)",
         args.generator.display(),
@@ -86,6 +89,39 @@ pub struct Packed {
     pub instances: usize,
     /// Bytes written.
     pub len: u64,
+    /// The `@procmodel/*` toolkit modules the packed code names (sorted): they exist only in
+    /// procmodel, so Roblox Studio keeps the packed results but cannot regenerate them.
+    pub toolkit: Vec<String>,
+}
+
+impl Packed {
+    /// The warning for a package whose code needs the toolkit, if it does.
+    pub fn toolkit_warning(&self, generator: &Path) -> Option<String> {
+        let names = self.toolkit.join(", ");
+        (!self.toolkit.is_empty()).then(|| format!(
+            "{} requires {names}, which only procmodel has: the package carries the results generated here, but Roblox Studio cannot regenerate it (its require fails there); for a package that regenerates in Studio, use Roblox's own APIs (math.noise, Random, ...)",
+            generator.display()
+        ))
+    }
+}
+
+/// The `@procmodel/<name>` modules named in the Source of the ModuleScripts under `root`
+/// (their string requires; a literal is how the toolkit is reached).
+fn toolkit_modules(dom: &rbx_dom_weak::WeakDom, root: rbx_types::Ref) -> Vec<String> {
+    let mut names = std::collections::BTreeSet::new();
+    for inst in dom.descendants_of(root) {
+        let Some(rbx_types::Variant::String(source)) = inst.properties.get(&"Source".into()) else {
+            continue;
+        };
+        for (at, _) in source.match_indices("@procmodel/") {
+            let rest = &source[at..];
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || "@/_-".contains(c)))
+                .unwrap_or(rest.len());
+            names.insert(rest[..end].to_owned());
+        }
+    }
+    names.into_iter().collect()
 }
 
 /// Generates `p` in a scene of its own and writes the package (atomically).
@@ -163,9 +199,11 @@ pub fn pack(p: &Package<'_>) -> Result<Packed> {
     }
     let instances = outcome.instances;
     let dom = engine.into_dom();
+    let toolkit = toolkit_modules(&dom, model);
     let written = output::write(&dom, &[model], format, p.output)?;
     Ok(Packed {
         instances,
         len: written.len,
+        toolkit,
     })
 }

@@ -312,3 +312,33 @@ return {
         std::fs::read(&again).unwrap()
     );
 }
+
+#[test]
+fn packing_a_generator_that_needs_the_toolkit_warns_that_studio_cannot_regenerate_it() {
+    // The toolkit is procmodel's own: Studio keeps the packed results but its require fails.
+    let out = tmp("cave-package.rbxm");
+    let o = ok(bin()
+        .arg("pack")
+        .arg(examples().join("Cave.luau"))
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap());
+    let err = stderr(&o);
+    assert!(
+        err.contains("warning: ")
+            && err.contains("Cave.luau requires @procmodel/automata, which only procmodel has")
+            && err.contains("Roblox Studio cannot regenerate it"),
+        "{err}"
+    );
+    assert!(out.exists(), "the package is still written");
+    // A generator on Roblox's own APIs packs without it.
+    let o = ok(bin()
+        .arg("pack")
+        .arg(examples().join("SpiralStaircase.luau"))
+        .arg("-o")
+        .arg(tmp("stairs-package.rbxm"))
+        .output()
+        .unwrap());
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+}
