@@ -60,6 +60,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .source()
         .replace("__FILE__", &path.display().to_string());
     write_atomic(&path, text.as_bytes())?;
-    eprintln!("wrote {}", path.display());
+    // Say up front where a toolkit template runs (pack says it again).
+    match text.find("require(\"@procmodel/") {
+        Some(at) => {
+            let module = text[at + 9..].split('"').next().unwrap_or("@procmodel");
+            eprintln!(
+                "wrote {} (it requires {module}: it runs in procmodel, not in Roblox Studio)",
+                path.display()
+            );
+        }
+        None => eprintln!("wrote {}", path.display()),
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -33,11 +33,18 @@ fn names(dom: &WeakDom) -> Vec<String> {
 fn check(template: &str, size: &str, min_instances: u64) -> Vec<String> {
     let path = dir().join(format!("T_{template}"));
     let _ = std::fs::remove_file(path.with_extension("luau"));
-    ok(bin()
+    let o = ok(bin()
         .args(["new", "--template", template])
         .arg(&path)
         .output()
         .unwrap());
+    // A toolkit template says it runs in procmodel only; the blank one is Studio's too.
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        said.contains("it runs in procmodel, not in Roblox Studio"),
+        template != "blank",
+        "{template}: {said}"
+    );
     let file = path.with_extension("luau");
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(
