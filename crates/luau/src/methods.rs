@@ -252,9 +252,8 @@ impl<'a> MethodTable<'a> {
                 if class != "Instance" && !is_a(&this.class, class) {
                     return Err(not_member(&*ctx(lua)?, &this, name));
                 }
-                let a = A::from_lua_multi(args, lua).map_err(|e| {
-                    mlua::Error::runtime(format!("{name}: {}", crate::error::script(&e)))
-                })?;
+                let a =
+                    A::from_lua_args(args, 1, Some(name), lua).map_err(|e| arg_error(name, &e))?;
                 f(lua, &this, a)
             });
         let func = match (func, raw) {
@@ -358,4 +357,33 @@ impl Methods {
                 _ => None,
             })
     }
+}
+
+/// The error for a method's argument that does not convert, worded as Roblox words it: a
+/// missing one is "Argument N missing or nil", a wrong one names the Luau type expected.
+fn arg_error(method: &str, e: &mlua::Error) -> mlua::Error {
+    let mlua::Error::BadArgument { pos, cause, .. } = e else {
+        return mlua::Error::runtime(format!("{method}: {}", crate::error::script(e)));
+    };
+    let text = match cause.as_ref() {
+        mlua::Error::FromLuaConversionError { from: "nil", .. } => {
+            format!("Argument {pos} missing or nil")
+        }
+        mlua::Error::FromLuaConversionError { from, to, .. } => {
+            let expected = match to.as_str() {
+                "String" | "str" | "BorrowedStr" => "string",
+                "bool" => "boolean",
+                "f32" | "f64" | "i8" | "i16" | "i32" | "i64" | "u8" | "u16" | "u32" | "u64"
+                | "usize" | "isize" | "Number" | "Integer" => "number",
+                "Table" => "table",
+                "Function" => "function",
+                other => other,
+            };
+            // Luau's native vector is Roblox's Vector3.
+            let got = if *from == "vector" { "Vector3" } else { from };
+            format!("argument #{pos} expects a {expected}, got {got}")
+        }
+        other => format!("argument #{pos}: {}", crate::error::script(other)),
+    };
+    mlua::Error::runtime(format!("{method}: {text}"))
 }
