@@ -265,7 +265,20 @@ fn make_printer(lua: &Lua, level: LogLevel, script: String) -> mlua::Result<Func
     })
 }
 
-fn instance_new(lua: &Lua, (class, parent): (mlua::LuaString, Value)) -> mlua::Result<Value> {
+fn instance_new(lua: &Lua, (class, parent): (Value, Value)) -> mlua::Result<Value> {
+    let class = match class {
+        Value::Nil => return Err(mlua::Error::runtime("Argument 1 missing or nil")),
+        // A number names a class as its text does (and none is one).
+        Value::String(_) | Value::Integer(_) | Value::Number(_) => {
+            <mlua::LuaString as mlua::FromLua>::from_lua(class, lua)?
+        }
+        other => {
+            return Err(mlua::Error::runtime(format!(
+                "invalid argument #1 to 'new' (string expected, got {})",
+                procmodel_luau_types::type_name(&other)
+            )));
+        }
+    };
     let class = class.to_str()?;
     new_instance(&mut *ctx(lua)?, &class, &parent)
 }
