@@ -241,6 +241,23 @@ impl Engine {
         Engine::over_loaded(runtime, dom, digest, config)
     }
 
+    /// [`Engine::load`] of a Rojo project, with each of its scripts and the Luau file it was
+    /// read from (canonical paths): what a front end watches to put an edited file back
+    /// into its script ([`Engine::set_source`]).
+    pub fn load_project(
+        runtime: Arc<dyn ScriptRuntime>,
+        path: &Path,
+        config: EngineConfig,
+    ) -> Result<(Engine, Vec<(std::path::PathBuf, Ref)>), EngineError> {
+        let (dom, scripts) = scene::read_project_scripts(path)?;
+        let engine = Engine::over_loaded(runtime, dom, None, config)?;
+        let scripts = scripts
+            .into_iter()
+            .map(|(r, f)| (f.canonicalize().unwrap_or(f), r))
+            .collect();
+        Ok((engine, scripts))
+    }
+
     /// An engine over a scene read from a file whose bytes had `digest` (when the cache
     /// records saved scenes).
     fn over_loaded(

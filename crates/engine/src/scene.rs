@@ -9,6 +9,7 @@ pub use attributes::{AttributeBlobError, check_attributes};
 
 use crate::EngineError;
 use rbx_dom_weak::WeakDom;
+use rbx_types::Ref;
 use std::cell::Cell;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -68,8 +69,15 @@ pub fn read(path: &Path) -> Result<WeakDom, EngineError> {
 /// A Rojo project (`*.project.json`, or a folder with `default.project.json`), built by
 /// procmodel-rojo; its model files are checked and decoded as scene files are.
 fn read_project(path: &Path) -> Result<WeakDom, EngineError> {
+    read_project_scripts(path).map(|(dom, _)| dom)
+}
+
+/// [`read_project`], with each script of the tree and the Luau file it was read from.
+pub(crate) fn read_project_scripts(
+    path: &Path,
+) -> Result<(WeakDom, Vec<(Ref, std::path::PathBuf)>), EngineError> {
     let loaded = procmodel_rojo::load(path, &read_model_file).map_err(rojo_error)?;
-    Ok(loaded.dom)
+    Ok((loaded.dom, loaded.scripts))
 }
 
 /// A model file inside a Rojo tree, checked and decoded as scene files are.

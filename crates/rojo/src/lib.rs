@@ -34,6 +34,9 @@ pub struct Loaded {
     /// Every file the project was built from (canonical paths, sorted): the sources a
     /// writer must never overwrite.
     pub files: BTreeSet<PathBuf>,
+    /// Each script of the tree and the Luau file its Source was read from, breadth first:
+    /// what a front end watches to put an edited file back into its script.
+    pub scripts: Vec<(Ref, PathBuf)>,
 }
 
 /// The project file `path` names: itself when it ends in `.project.json`, or the
@@ -66,10 +69,13 @@ pub fn load(path: &Path, read_model: &ModelReader<'_>) -> Result<Loaded, RojoErr
     let mut ctx = files::Ctx::new(read_model, project::load);
     let snap = project::load(&mut ctx, &file, None)?
         .ok_or_else(|| RojoError::field(&file, "tree", "the project's tree is empty"))?;
-    let dom = link::link_refs(link::instantiate(snap)?)?;
+    let linked = link::instantiate(snap)?;
+    let scripts = linked.script_files();
+    let dom = link::link_refs(linked)?;
     Ok(Loaded {
         dom,
         files: ctx.files,
+        scripts,
     })
 }
 

@@ -26,7 +26,8 @@ pub struct Opened {
     pub generator_file: bool,
     /// Where Save writes by default: the place itself, or `<stem>.rbxl` beside a generator.
     pub save_path: PathBuf,
-    /// Generator files on disk and the ModuleScripts loaded from them (hot reload).
+    /// Script files on disk and the scripts loaded from them, watched for hot reload: a
+    /// generator's (and its module folder's), or every script of a Rojo project.
     pub sources: Vec<(PathBuf, Ref)>,
 }
 
@@ -57,8 +58,9 @@ pub fn open(path: &Path, config: EngineConfig) -> Result<(Engine, Opened), Engin
     }
     if procmodel_engine::is_rojo_project(&file) {
         // A project's files are sources, never written to: Save writes a place beside it,
-        // named after the project.
-        let engine = Engine::load(procmodel_luau::runtime(), &file, config)?;
+        // named after the project. Its scripts' files are watched: an edit is put back into
+        // its script, and the models using that code regenerate.
+        let (engine, sources) = Engine::load_project(procmodel_luau::runtime(), &file, config)?;
         let name = engine.with_dom(|d| d.root().name.clone());
         let name = if name.is_empty() || name.contains(['/', '\\']) {
             "place".to_owned()
@@ -76,7 +78,7 @@ pub fn open(path: &Path, config: EngineConfig) -> Result<(Engine, Opened), Engin
                 save_path: dir.join(format!("{name}.rbxl")),
                 file,
                 generator_file: false,
-                sources: Vec::new(),
+                sources,
             },
         ));
     }

@@ -359,6 +359,52 @@ async fn a_rojo_project_opens_and_saves_beside_itself() {
     assert_eq!(std::fs::read_to_string(&project).unwrap(), text_of_project);
 }
 
+/// The scripts of a Rojo project hot-reload: saving a module the generator requires (from
+/// another folder of the project, reached through the instance tree) regenerates with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rojo_project_s_scripts_reload() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("studio-rojo-reload-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("src/gen")).unwrap();
+    std::fs::create_dir_all(dir.join("src/shared")).unwrap();
+    std::fs::write(
+        dir.join("default.project.json"),
+        r#"{ "name": "Rows", "tree": { "$className": "DataModel",
+        "ReplicatedStorage": { "Shared": { "$path": "src/shared" } },
+        "ServerStorage": { "Gen": { "$path": "src/gen" } },
+        "Workspace": { "Rows": { "$className": "ProceduralModel",
+            "$attributes": { "Rojo_Target_Generator": "rows" } } } } }"#,
+    )
+    .unwrap();
+    std::fs::write(dir.join("src/gen/Rows.meta.json"), r#"{ "id": "rows" }"#).unwrap();
+    std::fs::write(
+        dir.join("src/gen/Rows.luau"),
+        r#"local Count = require(game:GetService("ReplicatedStorage").Shared.Count)
+return { Attributes = {}, OnGenerate = function(params, target)
+    for i = 1, Count do
+        local p = Instance.new("Part")
+        p.Position = Vector3.new(i * 2, 0, 0)
+        p.Parent = target
+    end
+end }
+"#,
+    )
+    .unwrap();
+    let count = dir.join("src/shared/Count.luau");
+    std::fs::write(&count, "return 2\n").unwrap();
+    let s = common::studio(&dir);
+    let mut a = connect(s.addr()).await;
+    let h = until(&mut a, |h| h["scene"]["parts"] == 2).await;
+    assert!(h["scene"]["models"][0]["error"].is_null(), "{h}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Saved the way editors save: a new file renamed over the old one.
+    let tmp = dir.join("src/shared/.Count.tmp");
+    std::fs::write(&tmp, "return 5\n").unwrap();
+    std::fs::rename(&tmp, &count).unwrap();
+    until(&mut a, |h| h["scene"]["parts"] == 5).await;
+}
+
 #[test]
 fn r13_bad_files_are_errors() {
     let e = procmodel_studio::Studio::start(procmodel_studio::Options::new("/nonexistent/x.luau"))
