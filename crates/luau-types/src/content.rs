@@ -54,6 +54,15 @@ impl Content {
         }
     }
 
+    /// A `Content` argument: a Content, or a string asset URI (a ContentId, as these
+    /// methods took before Roblox introduced Content, and as older scripts still pass).
+    pub fn from_arg(v: &mlua::Value) -> Option<Content> {
+        match v {
+            mlua::Value::String(s) => Some(Content::from_uri(s.to_string_lossy())),
+            other => crate::FromValue::from_value(other),
+        }
+    }
+
     fn source_type(&self) -> &'static str {
         match self {
             Content::None => "None",

@@ -268,7 +268,7 @@ pub fn register(m: &mut MethodTable) {
                 )));
             }
         }
-        match procmodel_luau_types::FromValue::from_value(&arg) {
+        match Content::from_arg(&arg) {
             Some(Content::Object(o)) if o.0.is::<EditableImage>() => {
                 let source = o.0.borrow::<EditableImage>()?;
                 if source.is_destroyed() {

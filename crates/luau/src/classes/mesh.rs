@@ -275,7 +275,7 @@ pub fn register(m: &mut MethodTable) {
                 )));
             }
         };
-        match procmodel_luau_types::FromValue::from_value(&arg) {
+        match Content::from_arg(&arg) {
             Some(Content::Object(o)) => {
                 let copy = || -> mlua::Result<Option<EditableMesh>> {
                     let mesh = o.0.borrow::<EditableMesh>()?;
@@ -319,7 +319,7 @@ pub fn register(m: &mut MethodTable) {
             || {
                 let check = lua.create_function(|lua, (content, opts): (Value, Value)| {
                     options(&opts)?;
-                    let content = match procmodel_luau_types::FromValue::from_value(&content) {
+                    let content = match Content::from_arg(&content) {
                         Some(c) => c,
                         None => {
                             return Err(mlua::Error::runtime(format!(
@@ -359,7 +359,7 @@ pub fn register(m: &mut MethodTable) {
                     let Some(part) = c.instance(&part) else {
                         return Ok(());
                     };
-                    match procmodel_luau_types::FromValue::from_value(&content) {
+                    match Content::from_arg(&content) {
                         Some(Content::Uri(uri)) => crate::instance::store_raw(
                             &mut c,
                             &part,
