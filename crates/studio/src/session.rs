@@ -185,6 +185,7 @@ impl Publisher {
                         declared.as_deref(),
                         &self.opened,
                         engine.is_generating(r),
+                        terrain.triangles > 0,
                         &mut enums,
                     )
                 })
@@ -277,6 +278,7 @@ fn model_json(
     declared: Option<&[(String, Variant)]>,
     opened: &Opened,
     generating: bool,
+    with_terrain: bool,
     enums: &mut BTreeMap<String, Value>,
 ) -> Value {
     let inst = d.get_by_ref(r).expect("a model of the walk");
@@ -354,8 +356,10 @@ fn model_json(
         .file_stem()
         .and_then(|s| s.to_str())
         .unwrap_or("model");
+    // A model file cannot hold terrain (generate warns and leaves it out): a place can.
+    let ext = if with_terrain { "rbxl" } else { "rbxm" };
     cli.push("-o".into());
-    cli.push(shell_quote(&format!("{stem}.rbxm")));
+    cli.push(shell_quote(&format!("{stem}.{ext}")));
     json!({
         "id": r.to_string(),
         "node": node,

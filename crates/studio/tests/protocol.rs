@@ -96,7 +96,8 @@ async fn connect(addr: std::net::SocketAddr) -> Ws {
     tokio_tungstenite::connect_async(req).await.unwrap().0
 }
 
-/// The next scene message's header (skipping text messages, which go to `texts`).
+/// The next scene message's header (skipping text messages, which go to `texts`, and
+/// terrain meshes).
 async fn scene(ws: &mut Ws, texts: &mut Vec<Value>) -> (Value, usize) {
     loop {
         let msg = tokio::time::timeout(Duration::from_secs(30), ws.next())
@@ -105,6 +106,7 @@ async fn scene(ws: &mut Ws, texts: &mut Vec<Value>) -> (Value, usize) {
             .expect("open")
             .expect("ok");
         match msg {
+            Message::Binary(b) if &b[..4] == b"PMT1" => {}
             Message::Binary(b) => {
                 assert_eq!(&b[..4], b"PMF1");
                 let n = u32::from_le_bytes(b[4..8].try_into().unwrap()) as usize;
@@ -525,6 +527,39 @@ async fn r13_an_edit_is_echoed_with_its_regenerated_frame() {
             "{name} = {value}: the echoing frame reports the model's run: {reports:?}"
         );
     }
+}
+
+/// A generator that writes terrain gets a "Copy as CLI" line writing a place: a model file
+/// cannot hold terrain (generate would warn and leave it out).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terrain_generator_s_cli_line_writes_a_place() {
+    let (dir, _) = common::fixture("terrain-cli");
+    let file = dir.join("Hill.luau");
+    std::fs::write(
+        &file,
+        r#"return { Attributes = { Radius = 8 }, OnGenerate = function(params, target)
+    params.Terrain:FillBall(Vector3.zero, params.Attributes.Radius, Enum.Material.Grass)
+    local p = Instance.new("Part")
+    p.Parent = target
+end }
+"#,
+    )
+    .unwrap();
+    let s = common::studio(&file);
+    let mut a = connect(s.addr()).await;
+    let h = until(&mut a, |h| {
+        h["scene"]["terrain"]["triangles"].as_u64() > Some(0)
+    })
+    .await;
+    let cli = h["scene"]["models"][0]["cli"].as_str().unwrap().to_owned();
+    assert!(cli.ends_with(" -o Hill.rbxl"), "{cli}");
+    // The staircase, without terrain, keeps its model file.
+    let (_, stairs) = common::fixture("no-terrain-cli");
+    let s = common::studio(&stairs);
+    let mut a = connect(s.addr()).await;
+    let h = until(&mut a, |h| h["scene"]["parts"] == 10).await;
+    let cli = h["scene"]["models"][0]["cli"].as_str().unwrap().to_owned();
+    assert!(cli.ends_with(" -o Staircase.rbxm"), "{cli}");
 }
 
 /// A place with `Workspace.Terrain` voxels: the page is sent the terrain's mesh (a `PMT1`
