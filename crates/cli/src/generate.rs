@@ -54,6 +54,8 @@ pub struct Built {
     pub strays: Vec<String>,
     /// The results came from the result cache: the generator did not run (nor print).
     pub cached: bool,
+    /// The run made instances but left its results empty ([`procmodel_engine::Report::warning`]).
+    pub warning: Option<String>,
 }
 
 /// Generates through the engine, exactly as a ProceduralModel in a scene regenerates: a
@@ -108,6 +110,7 @@ pub fn build(args: &Args) -> Result<Built> {
     }
     let elapsed = report.elapsed;
     let cached = report.cached;
+    let warning = report.warning();
     let strays = engine.with_dom(|dom| strays(dom, pm, &before));
     let outcome = crate::one_model::outcome(&engine, &reports, pm);
     let instances = outcome.instances;
@@ -159,6 +162,7 @@ pub fn build(args: &Args) -> Result<Built> {
         nested_failures: outcome.nested_failures,
         strays,
         cached,
+        warning,
     })
 }
 
@@ -255,6 +259,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .iter()
         .filter(|p| !(is_place && p.starts_with("Workspace.")))
         .collect();
+    // Instances put elsewhere in the scene are named below instead.
+    if let Some(w) = built.warning.as_ref().filter(|_| built.strays.is_empty()) {
+        eprintln!("warning: {}: {w}", args.generator.display());
+    }
     if !left_out.is_empty() {
         let shown: Vec<&str> = left_out.iter().take(3).map(|p| p.as_str()).collect();
         let more = match left_out.len() {

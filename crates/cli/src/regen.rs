@@ -98,6 +98,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
     engine.on_report(None);
     bar.finish_and_clear();
     crate::lock::report_cache(&cache);
+    for r in &reports {
+        if let Some(w) = r.warning() {
+            eprintln!("warning: {}: {w}", r.path);
+        }
+    }
     if let Some(out) = &out {
         engine.save(out)?;
     }
@@ -117,6 +122,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     "model": r.path, "ok": r.is_ok(), "ms": r.elapsed.as_secs_f64() * 1000.0,
                     "instances": r.instances, "cached": r.cached, "error": r.error(),
                     "failure": r.failure().map(|f| f.kind()),
+                    "warning": r.warning(),
                     "content_hash": engine.with_dom(|d| crate::lock::stored_hash(d, r.model)).filter(|_| r.is_ok()),
                 })
             })

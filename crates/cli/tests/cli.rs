@@ -1949,3 +1949,75 @@ end }"#,
     let o = ok(generate(&[s(&stairs), "-o", s(&out)]));
     assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"));
 }
+
+/// A generator whose parts never reach targetContainer (a misspelled `target` is a nil
+/// global in Luau, so `p.Parent = targett` unparents them) is told so, by generate and by
+/// regen; one that fills its results is not.
+#[test]
+fn empty_results_of_a_run_that_made_instances_are_warned_about() {
+    let g = tmp("Typo.luau");
+    std::fs::write(
+        &g,
+        r#"return { Attributes = { Posts = 5 }, OnGenerate = function(params, target)
+    for i = 1, params.Attributes.Posts do
+        local p = Instance.new("Part")
+        p.Parent = targett
+    end
+end }
+"#,
+    )
+    .unwrap();
+    let o = ok(generate(&[s(&g), "--no-cache", "-o", s(&tmp("typo.rbxm"))]));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("Typo.luau: the generator created 5 instances but its results are empty")
+            && err.contains("targetContainer"),
+        "{err}"
+    );
+    let o = ok(generate(&[
+        s(&examples().join("CastleWall.luau")),
+        "--no-cache",
+        "-o",
+        s(&tmp("wall.rbxm")),
+    ]));
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"));
+    // regen says it per model, and --json carries it.
+    let scene = tmp("typo-scene.rbxl");
+    let script = tmp("typo-scene.luau");
+    std::fs::write(
+        &script,
+        format!(
+            r#"local m = Instance.new("ModuleScript")
+m.Name = "Typo"
+m.Source = [==[{}]==]
+m.Parent = game:GetService("ServerStorage")
+local pm = Instance.new("ProceduralModel")
+pm.Name = "Posts"
+pm.Generator = m
+pm.Parent = workspace
+"#,
+            std::fs::read_to_string(&g).unwrap()
+        ),
+    )
+    .unwrap();
+    ok(bin()
+        .args(["run", s(&script), "--save", s(&scene)])
+        .output()
+        .unwrap());
+    let o = ok(bin()
+        .args(["regen", s(&scene), "--force", "--no-cache", "--json"])
+        .output()
+        .unwrap());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("warning: Workspace.Posts: the generator created 5 instances"),
+        "{err}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        v["models"][0]["warning"]
+            .as_str()
+            .is_some_and(|w| w.contains("results are empty")),
+        "{v}"
+    );
+}

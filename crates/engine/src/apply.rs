@@ -210,6 +210,9 @@ pub struct Produced {
     /// undo history, recorded when they were placed): applying them does not walk them to
     /// count them or to find nested models (any there are found by the next step's scan).
     pub counted: Option<usize>,
+    /// Instances the run created ([`procmodel_script::RunOutput::created`]); 0 for results
+    /// that came from a cache or the undo history.
+    pub created: usize,
 }
 
 /// Reads the generator, params (Size normalised by Scale, attributes) and sandbox state.
@@ -290,6 +293,7 @@ pub fn produce(
         delta: None,
         touched_outside: out.touched_outside,
         counted: None,
+        created: out.created,
     })
 }
 
@@ -321,6 +325,7 @@ pub fn start(
             delta: None,
             touched_outside: out.touched_outside,
             counted: None,
+            created: out.created,
         }),
         procmodel_script::RunState::Suspended => Started::Pending(pending, defaults),
     })

@@ -538,6 +538,7 @@ impl crate::Engine {
                         delta: None,
                         touched_outside: false,
                         counted: None,
+                        created: 0,
                     };
                     return Some(self.apply_hit(model, prepared, produced, started));
                 }
@@ -573,6 +574,7 @@ impl crate::Engine {
             delta: None,
             touched_outside: false,
             counted: Some(record.instances),
+            created: 0,
         };
         // Its record stands (no write since, the same inputs).
         self.st().reused.insert(model, record);

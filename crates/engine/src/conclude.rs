@@ -36,6 +36,7 @@ impl Engine {
             self.st().cache_keys.remove(&model);
         }
         let state = self.state.clone();
+        self.st().created.insert(model, produced.created);
         let mut produced = produced;
         let result = self.host.with_dom_mut(|dom| {
             if let Some(mut held) = held {
@@ -148,6 +149,7 @@ impl Engine {
                 || st.kept.contains(&model)
                 || st.reused.contains_key(&model)
         };
+        let created = self.st().created.remove(&model).unwrap_or(0);
         self.record_and_fill(model, outcome.as_ref().ok().copied());
         let fp = self.fingerprint(model);
         self.st().states.entry(model).or_default().applied = Some(fp);
@@ -164,6 +166,7 @@ impl Engine {
             elapsed,
             instances,
             cached,
+            created,
         };
         // Take the callback out while it runs, so it may not re-enter the engine state.
         let callback = self.st().on_report.take();

@@ -69,6 +69,7 @@ impl Engine {
                         delta: None,
                         touched_outside: out.touched_outside,
                         counted: None,
+                        created: out.created,
                     };
                     reports.push(self.complete(m, &f.prepared, produced, f.started));
                 }

@@ -186,6 +186,8 @@ pub(crate) struct EngineState {
     /// Models whose hit of this step took their results back from the undo history, with
     /// the record those results keep (their inputs are the ones they were placed for).
     reused: HashMap<Ref, cache::Placed>,
+    /// Instances each model's run being applied created (taken by its report).
+    created: HashMap<Ref, usize>,
     /// Per model, the results a run or a hit put in place while a result cache is on, for
     /// hits that keep them (`cache.rs`).
     placed: HashMap<Ref, cache::Placed>,
@@ -350,6 +352,7 @@ impl Engine {
             terrain: terrain::Book::default(),
             from_cache: std::collections::HashSet::new(),
             reused: HashMap::new(),
+            created: HashMap::new(),
             placed: HashMap::new(),
             superseded: HashMap::new(),
             kept: std::collections::HashSet::new(),

@@ -25,6 +25,9 @@ pub struct Report {
     /// The results came from the result cache (an entry, results kept in place, or the
     /// undo history's): the generator did not run, so it printed nothing.
     pub cached: bool,
+    /// Instances the run created, wherever they ended up (0 when nothing ran). More than
+    /// none with no results usually means they were never parented to targetContainer.
+    pub created: usize,
 }
 
 impl Report {
@@ -41,6 +44,19 @@ impl Report {
     /// The failure's text (what `GenerationError` holds), when it failed.
     pub fn error(&self) -> Option<String> {
         self.failure().map(|f| f.to_string())
+    }
+
+    /// What to tell the user about a run that succeeded with no results although it created
+    /// instances: they were never parented to the container (often a misspelled name, which
+    /// Luau reads as a nil global).
+    pub fn warning(&self) -> Option<String> {
+        (self.is_ok() && self.instances == 0 && self.created > 0).then(|| {
+            format!(
+                "the generator created {} instance{} but its results are empty: parent what it builds to targetContainer, the second argument of OnGenerate (a misspelled name there reads as nil)",
+                self.created,
+                if self.created == 1 { "" } else { "s" }
+            )
+        })
     }
 }
 
@@ -301,6 +317,7 @@ mod tests {
             elapsed: Duration::ZERO,
             instances: 3,
             cached: false,
+            created: 3,
         };
         assert!(ok.is_ok() && ok.failure().is_none() && ok.error().is_none());
         let failed = Report {

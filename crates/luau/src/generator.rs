@@ -230,7 +230,7 @@ impl Host {
             generator.on_generate.clone(),
             MultiValue::from_iter([Value::Table(params), container_ud]),
         );
-        let (touched_outside, read_outside) = match ctx(lua) {
+        let (touched_outside, read_outside, created) = match ctx(lua) {
             Ok(mut c) => {
                 c.outside_write_locked = false;
                 c.csg_locked = false;
@@ -238,9 +238,9 @@ impl Host {
                 c.query_hidden.clear();
                 c.handles.leave_run();
                 c.run_container.set(Ref::none());
-                (c.touched_outside.get(), c.read_outside.get())
+                (c.touched_outside.get(), c.read_outside.get(), c.created)
             }
-            Err(_) => (false, false),
+            Err(_) => (false, false, 0),
         };
         if touched_outside && inputs.watch_outside == procmodel_script::WatchOutside::Defer {
             // Whatever the script made of the refusal (it may have caught it), the run is
@@ -274,6 +274,7 @@ impl Host {
             leaked_threads: leaked,
             // Reads of the scene do not defer a run, but its results are not the inputs' alone.
             touched_outside: touched_outside || read_outside,
+            created,
         })
     }
 
@@ -437,6 +438,7 @@ impl Host {
                     primary_part,
                     leaked_threads: leaked,
                     touched_outside: pending.touched_outside || pending.read_outside,
+                    created: pending.created,
                 }))
             }
             Err(e) => {

@@ -234,6 +234,7 @@ pub fn reports_json(engine: &Engine, reports: &[Report]) -> (Value, bool) {
                 "content_hash": hash,
                 "error": r.error(),
                 "failure": r.failure().map(|f| f.kind()),
+                "warning": r.warning(),
                 "location": r.error().as_deref().and_then(location).map(|(f, l)| json!({ "file": f, "line": l })),
             })
         })

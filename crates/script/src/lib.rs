@@ -268,6 +268,8 @@ pub struct RunOutput {
     /// The run changed the scene outside its container, queried it, or used its instances
     /// (watched with [`WatchOutside::Note`] or [`WatchOutside::Defer`]).
     pub touched_outside: bool,
+    /// Instances the run created (`Instance.new`, `Clone`, ...), wherever they ended up.
+    pub created: usize,
 }
 
 /// A ChangeHistoryService request a script made (the engine maps them onto its undo).
