@@ -202,7 +202,7 @@ impl Publisher {
                 json!({
                     "model": r.model.to_string(), "path": r.path, "ok": r.is_ok(),
                     "error": r.error(), "ms": ms(r.elapsed), "instances": r.instances,
-                    "cached": r.cached,
+                    "cached": r.cached, "warning": r.warning(),
                 })
             })
             .collect();

@@ -562,6 +562,38 @@ end }
     assert!(cli.ends_with(" -o Staircase.rbxm"), "{cli}");
 }
 
+/// A run that made parts but never parented them to targetContainer is reported with a
+/// warning the page shows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_with_empty_results_that_made_parts_is_warned_about() {
+    let (dir, _) = common::fixture("typo");
+    let file = dir.join("Typo.luau");
+    std::fs::write(
+        &file,
+        r#"return { Attributes = {}, OnGenerate = function(params, target)
+    local p = Instance.new("Part")
+    p.Parent = targett
+end }
+"#,
+    )
+    .unwrap();
+    let s = common::studio(&file);
+    let mut a = connect(s.addr()).await;
+    let h = until(&mut a, |h| {
+        h["scene"]["reports"]
+            .as_array()
+            .is_some_and(|r| !r.is_empty())
+    })
+    .await;
+    let warning = h["scene"]["reports"][0]["warning"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        warning.contains("created 1 instance but its results are empty"),
+        "{h}"
+    );
+}
+
 /// A place with `Workspace.Terrain` voxels: the page is sent the terrain's mesh (a `PMT1`
 /// message, before the scene message that presents with it) once, not with every scene.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

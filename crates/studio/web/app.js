@@ -237,6 +237,9 @@ function onScene(buf, tMsg) {
     stats.generationMs = sc.timing.gen_ms;
     // Results from the result cache: nothing ran (and nothing printed).
     stats.generationCached = sc.reports.every((r) => r.cached);
+    // A run that made instances but left its results empty (a misspelled targetContainer).
+    const warned = sc.reports.find((r) => r.warning);
+    if (warned) toast(`${warned.path}: ${warned.warning}`);
   }
   reselect();
   stats.revision = sc.revision;
