@@ -571,10 +571,18 @@ impl Host {
                 traceback,
             } => HostError::Limit {
                 limit: procmodel_script::Limit::Timeout,
-                message: format!(
-                    "{message} (no yield for {:.1} s): call params:Pause() inside long loops so the engine can yield",
-                    self.config().timeout.as_secs_f64()
-                ),
+                message: {
+                    // The limit as given: 1.0 s, 0.25 s (not rounded to 0.2).
+                    let t = self.config().timeout.as_secs_f64();
+                    let t = if t.fract() == 0.0 {
+                        format!("{t:.1}")
+                    } else {
+                        format!("{t}")
+                    };
+                    format!(
+                        "{message} (no yield for {t} s): call params:Pause() inside long loops so the engine can yield"
+                    )
+                },
                 traceback,
             },
             other => other,
