@@ -208,6 +208,27 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
             Ok(format!("{generation}.{version}.{patch}.{commit}"))
         })?,
     )?;
+    // The deprecated capitalised spellings Roblox still has.
+    let elapsed: Value = globals.get("elapsedTime")?;
+    globals.set("ElapsedTime", elapsed)?;
+    let version: Value = globals.get("version")?;
+    globals.set("Version", version)?;
+    // Roblox globals with nothing behind them here (client and Studio settings, plugin
+    // managers, datatypes of engine systems procmodel does not run): using one says so,
+    // instead of "attempt to call a nil value".
+    for (name, what) in MISSING_GLOBALS {
+        let message = format!("{name} is {what}, which procmodel does not have");
+        let raise = lua.create_function(move |_, _: MultiValue| {
+            Err::<(), _>(mlua::Error::runtime(message.clone()))
+        })?;
+        let stand_in = lua.create_table()?;
+        let meta = lua.create_table()?;
+        meta.raw_set("__index", raise.clone())?;
+        meta.raw_set("__call", raise)?;
+        meta.raw_set("__metatable", "The metatable is locked")?;
+        stand_in.set_metatable(Some(meta))?;
+        globals.set(*name, stand_in)?;
+    }
     // `printidentity(prefix)`: scripts and generators run at a game script's security level.
     globals.set(
         "printidentity",
@@ -246,6 +267,30 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
     )?;
     Ok(())
 }
+
+/// Roblox globals procmodel has no counterpart of, and what each is ([`install`]).
+const MISSING_GLOBALS: &[(&str, &str)] = &[
+    ("settings", "Roblox's client settings (GlobalSettings)"),
+    ("UserSettings", "a Roblox player's settings (UserSettings)"),
+    ("PluginManager", "a Studio plugin API"),
+    ("DebuggerManager", "Studio's debugger"),
+    ("DockWidgetPluginGuiInfo", "a Studio plugin datatype"),
+    ("PathWaypoint", "a datatype of Roblox's pathfinding"),
+    (
+        "SharedTable",
+        "a datatype of Roblox's parallel Luau (Actors)",
+    ),
+    (
+        "CatalogSearchParams",
+        "a datatype of Roblox's avatar catalog",
+    ),
+    ("FloatCurveKey", "a datatype of Roblox's animation curves"),
+    (
+        "RotationCurveKey",
+        "a datatype of Roblox's animation curves",
+    ),
+    ("Path2DControlPoint", "a datatype of Roblox's Path2D UI"),
+];
 
 fn make_printer(lua: &Lua, level: LogLevel, script: String) -> mlua::Result<Function> {
     // Luau's own tostring, so values print as in Roblox (`__tostring` of datatypes and
