@@ -808,6 +808,9 @@ pub fn definitions(probe: &Probe) -> Result<String> {
     s.push_str("-- Globals ---------------------------------------------------------------------------\n\n");
     for (name, kind) in &probe.globals {
         if LUAU_GLOBALS.contains(&name.as_str())
+            || procmodel_luau::MISSING_GLOBALS
+                .iter()
+                .any(|(g, _)| g == name)
             || !is_identifier(name)
             || DATATYPES.contains(&format!("declare {name}:"))
             || TOOLKIT.contains(&format!("declare {name}:"))

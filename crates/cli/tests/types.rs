@@ -164,6 +164,8 @@ fn r15_4_types_parse_and_name_what_the_engine_implements() {
     assert!(defs.contains("declare RaycastParams: { new: () -> RaycastParams }"));
     // Luau's own globals are luau-lsp's, not declared again.
     assert!(!defs.contains("declare math:") && !defs.contains("declare print:"));
+    // Globals that only say procmodel does not have them are not declared usable.
+    assert!(!defs.contains("declare settings:") && !defs.contains("declare SharedTable:"));
 
     // The same bytes every time.
     assert_eq!(types(&dir().join("editor2")), defs);

@@ -225,6 +225,13 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
         let meta = lua.create_table()?;
         meta.raw_set("__index", raise.clone())?;
         meta.raw_set("__call", raise)?;
+        // Iterating it goes over nothing (a generic `for` would otherwise call `__call`).
+        let next: Value = lua.globals().get("next")?;
+        let empty = lua.create_table()?;
+        meta.raw_set(
+            "__iter",
+            lua.create_function(move |_, _: Value| Ok((next.clone(), empty.clone())))?,
+        )?;
         meta.raw_set("__metatable", "The metatable is locked")?;
         stand_in.set_metatable(Some(meta))?;
         globals.set(*name, stand_in)?;
@@ -268,8 +275,9 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
     Ok(())
 }
 
-/// Roblox globals procmodel has no counterpart of, and what each is ([`install`]).
-const MISSING_GLOBALS: &[(&str, &str)] = &[
+/// Roblox globals procmodel has no counterpart of, and what each is ([`install`]): each is a
+/// stand-in that raises on use, which editor definitions leave out.
+pub const MISSING_GLOBALS: &[(&str, &str)] = &[
     ("settings", "Roblox's client settings (GlobalSettings)"),
     ("UserSettings", "a Roblox player's settings (UserSettings)"),
     ("PluginManager", "a Studio plugin API"),

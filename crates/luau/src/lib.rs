@@ -45,6 +45,7 @@ pub use classes::method_names as instance_methods;
 pub use context::{Instance, LogLevel, LogLine};
 pub use error::HostError;
 pub use generator::{Generator, PendingRun, RunInputs, RunOutput, RunState};
+pub use globals::MISSING_GLOBALS;
 pub use host::{
     DEFAULT_MAX_INSTANCES, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_TERRAIN_BYTES, FrameHook, Host,
     HostConfig, MEMORY_MESSAGE, RUN_LIMIT_MESSAGE, TIMEOUT_MESSAGE,
