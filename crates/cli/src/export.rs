@@ -36,7 +36,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         EngineConfig::default(),
     )?;
     engine.with_dom(|dom| {
-        let roots = dom.root().children().to_vec();
+        let roots = world_roots(dom);
         write_with_terrain(dom, &roots, format, &args.output, &args.scene).map(|_| ())
     })?;
     eprintln!(
@@ -47,7 +47,34 @@ pub fn run(args: Args) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The mesh of the scene's `Workspace.Terrain` and its material colours, when it has voxels.
+/// What a scene shows: a place's Workspace (what Roblox renders; templates kept in
+/// ReplicatedStorage or ServerStorage are not in the world), without its Camera and Terrain
+/// (the terrain is meshed on its own); a model file's top instances.
+fn world_roots(dom: &WeakDom) -> Vec<rbx_types::Ref> {
+    let top = dom.root().children();
+    let workspace = top.iter().copied().find(|&r| {
+        dom.get_by_ref(r)
+            .is_some_and(|i| i.class == "Workspace" && procmodel_dom::is_archivable(i))
+    });
+    match workspace.and_then(|w| dom.get_by_ref(w)) {
+        Some(w) => w
+            .children()
+            .iter()
+            .copied()
+            .filter(|&c| {
+                dom.get_by_ref(c)
+                    .is_some_and(|i| i.class != "Camera" && i.class != "Terrain")
+            })
+            .collect(),
+        // A package loads with a Workspace for the session only (not archivable).
+        None => top
+            .iter()
+            .copied()
+            .filter(|&r| dom.get_by_ref(r).is_some_and(procmodel_dom::is_archivable))
+            .collect(),
+    }
+}
+
 /// Writes `roots` of `dom` to `path` in `format`; glTF and OBJ get the scene's
 /// `Workspace.Terrain` mesh in the same document when it has voxels (`scene` names the source
 /// in errors). Returns the main file's size and hash.
@@ -83,6 +110,7 @@ pub(crate) fn write_with_terrain(
     main.ok_or_else(|| anyhow!("{}: nothing to write", path.display()))
 }
 
+/// The mesh of the scene's `Workspace.Terrain` and its material colours, when it has voxels.
 pub(crate) struct SceneTerrain {
     pub(crate) mesh: TerrainMesh,
     pub(crate) colors: procmodel_terrain::MaterialColors,

@@ -2021,3 +2021,47 @@ pm.Parent = workspace
         "{v}"
     );
 }
+
+/// `export` of a place writes what the world shows: the Workspace's contents (its Terrain
+/// meshed on its own), not the templates kept in ReplicatedStorage or ServerStorage, which
+/// would otherwise pile up at their stored positions.
+#[test]
+fn export_of_a_place_writes_the_workspace_not_the_storage() {
+    let script = tmp("export-storage.luau");
+    std::fs::write(
+        &script,
+        r#"local template = Instance.new("Part")
+template.Name = "Template"
+template.Parent = game:GetService("ReplicatedStorage")
+local stored = Instance.new("Part")
+stored.Name = "Stored"
+stored.Parent = game:GetService("ServerStorage")
+local shown = Instance.new("Part")
+shown.Name = "Shown"
+shown.Parent = workspace
+"#,
+    )
+    .unwrap();
+    let place = tmp("export-storage.rbxl");
+    ok(bin()
+        .args(["run", s(&script), "--save", s(&place)])
+        .output()
+        .unwrap());
+    let glb = tmp("export-storage.glb");
+    ok(bin()
+        .args(["export", s(&place), "-o", s(&glb)])
+        .output()
+        .unwrap());
+    let json = glb_json(&glb);
+    let roots: Vec<&str> = json["scenes"][0]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            json["nodes"][n.as_u64().unwrap() as usize]["name"]
+                .as_str()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(roots, ["Shown"], "{json}");
+}
