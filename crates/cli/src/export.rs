@@ -47,25 +47,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// What a scene shows: a place's Workspace (what Roblox renders; templates kept in
-/// ReplicatedStorage or ServerStorage are not in the world), without its Camera and Terrain
-/// (the terrain is meshed on its own); a model file's top instances.
+/// What a scene shows: a place's Workspace (what Roblox renders, its Terrain meshed on its
+/// node; templates kept in ReplicatedStorage or ServerStorage are not in the world), or a
+/// model file's top instances.
 fn world_roots(dom: &WeakDom) -> Vec<rbx_types::Ref> {
     let top = dom.root().children();
     let workspace = top.iter().copied().find(|&r| {
         dom.get_by_ref(r)
             .is_some_and(|i| i.class == "Workspace" && procmodel_dom::is_archivable(i))
     });
-    match workspace.and_then(|w| dom.get_by_ref(w)) {
-        Some(w) => w
-            .children()
-            .iter()
-            .copied()
-            .filter(|&c| {
-                dom.get_by_ref(c)
-                    .is_some_and(|i| i.class != "Camera" && i.class != "Terrain")
-            })
-            .collect(),
+    match workspace {
+        Some(w) => vec![w],
         // A package loads with a Workspace for the session only (not archivable).
         None => top
             .iter()

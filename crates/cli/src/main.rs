@@ -65,7 +65,7 @@ enum Command {
     Run(run::Args),
     /// Regenerate the dirty (or all) ProceduralModels of a scene and save it.
     Regen(regen::Args),
-    /// Export what a scene shows as .glb, .gltf or .obj: a place's Workspace and Terrain (not the templates in its storage services), or a model file's instances.
+    /// Export what a scene shows as .glb, .gltf or .obj: a place's Workspace with its Terrain (not the templates in its storage services), or a model file's instances.
     Export(export::Args),
     /// Build a heightmap world (TOML/JSON) as a place with Terrain, a .glb and heightmaps.
     Terrain(terrain::Args),

@@ -2063,5 +2063,15 @@ shown.Parent = workspace
                 .unwrap()
         })
         .collect();
-    assert_eq!(roots, ["Shown"], "{json}");
+    assert_eq!(roots, ["Workspace"], "{json}");
+    let names: Vec<&str> = json["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"Shown") && !names.contains(&"Template") && !names.contains(&"Stored"),
+        "{names:?}"
+    );
 }
