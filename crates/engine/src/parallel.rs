@@ -92,6 +92,10 @@ pub struct Finished {
     /// folder without changing what is in it, so the content hash is that of the applied
     /// results; the inputs are the model's after applying fills in default attributes.
     pub provenance: Option<Precomputed>,
+    /// Every require the worker's VM has recorded ((module, requirer) pairs): the engine's
+    /// VM adds them to its own record, so a later change of a module reaches the models
+    /// whose generators required it on a worker.
+    pub requires: Vec<(Ref, Ref)>,
 }
 
 /// One step's work for a worker: a copy of the scene, the shared queue, where to send results.
@@ -101,6 +105,9 @@ struct Job {
     tx: Sender<Finished>,
     /// Whether to compute each model's provenance ([`Finished::provenance`]).
     hash: bool,
+    /// The engine's code revision ([`Engine::code_revision`]): a worker whose VM required
+    /// modules under an older one requires every module afresh.
+    code_revision: u64,
 }
 
 /// Long-lived worker threads, each with its own VM, kept from step to step: a step pays for
@@ -124,6 +131,7 @@ impl Pool {
         queue: &Arc<Queue>,
         tx: &Sender<Finished>,
         hash: bool,
+        code_revision: u64,
     ) {
         let same_runtime = self
             .runtime
@@ -140,6 +148,7 @@ impl Pool {
                 queue: queue.clone(),
                 tx: tx.clone(),
                 hash,
+                code_revision,
             };
             // A worker that died (a bug) is replaced; a new one is started when missing.
             if let Some((jobs, _)) = self.workers.get(i) {
@@ -207,10 +216,18 @@ fn worker(runtime: &dyn ScriptRuntime, config: HostConfig, jobs: Receiver<Job>) 
     )> = None;
     let mut required = HashMap::new();
     let mut sources = SourceDigests::default();
+    let mut revision = 0;
     for job in jobs {
         let identity = scene_identity(&job.dom);
         match &vm {
-            Some((Ok(host), bound)) if *bound == identity => host.replace_dom(job.dom),
+            Some((Ok(host), bound)) if *bound == identity => {
+                host.replace_dom(job.dom);
+                if job.code_revision != revision {
+                    // Code changed since this VM last required anything: what it cached
+                    // may be old code, whichever modules the change reached.
+                    forget_required(&**host, &mut required);
+                }
+            }
             _ => {
                 required.clear();
                 sources = SourceDigests::default();
@@ -219,6 +236,7 @@ fn worker(runtime: &dyn ScriptRuntime, config: HostConfig, jobs: Receiver<Job>) 
                 vm = Some((host, identity));
             }
         }
+        revision = job.code_revision;
         let host = &vm.as_ref().expect("set above").0;
         let host = match host {
             Ok(h) => h,
@@ -230,6 +248,7 @@ fn worker(runtime: &dyn ScriptRuntime, config: HostConfig, jobs: Receiver<Job>) 
                         result: Err(msg.clone()),
                         elapsed: Duration::ZERO,
                         provenance: None,
+                        requires: Vec::new(),
                     });
                 }
                 continue;
@@ -251,6 +270,7 @@ fn worker(runtime: &dyn ScriptRuntime, config: HostConfig, jobs: Receiver<Job>) 
                 host.with_dom_mut(|d| d.transfer(o.container, &mut held, root));
                 (p, o, Some(held))
             });
+            let requires = host.require_edges();
             if job
                 .tx
                 .send(Finished {
@@ -258,6 +278,7 @@ fn worker(runtime: &dyn ScriptRuntime, config: HostConfig, jobs: Receiver<Job>) 
                     result,
                     elapsed,
                     provenance,
+                    requires,
                 })
                 .is_err()
             {
@@ -265,6 +286,20 @@ fn worker(runtime: &dyn ScriptRuntime, config: HostConfig, jobs: Receiver<Job>) 
             }
         }
     }
+}
+
+/// Drops every module result `host`'s require cache holds, and the record of them.
+fn forget_required(host: &Host, required: &mut HashMap<Ref, String>) {
+    let modules: Vec<Ref> = host.with_dom_ref(|d| {
+        d.descendants()
+            .filter(|i| procmodel_dom::is_a(i.class.as_str(), "ModuleScript"))
+            .map(|i| i.referent())
+            .collect()
+    });
+    for m in modules {
+        let _ = host.invalidate_module(m);
+    }
+    required.clear();
 }
 
 // ----- the engine side: dispatching a pass and applying its results in order -----
@@ -316,7 +351,8 @@ impl Engine {
         let (tx, rx) = std::sync::mpsc::channel::<Finished>();
         let mut pool = std::mem::take(&mut self.st().pool);
         let hash = self.st().config.records_provenance();
-        pool.dispatch(&runtime, &host_config, copies, &queue, &tx, hash);
+        let revision = self.st().code_revision;
+        pool.dispatch(&runtime, &host_config, copies, &queue, &tx, hash, revision);
         self.st().pool = pool;
         drop(tx);
         let mut required = std::mem::take(&mut self.st().required);
@@ -370,6 +406,7 @@ impl Engine {
     /// Queues a worker's run for applying in order, keeping the provenance it computed for
     /// recording.
     fn take_finished(&mut self, order: &mut InOrder<'_>, f: Finished) {
+        self.host.note_requires(&f.requires);
         if let Some(p) = f.provenance {
             self.st().precomputed.insert(f.model, p);
         }

@@ -442,6 +442,30 @@ impl Host {
         out
     }
 
+    /// Every (module, the module whose code required it) recorded, sorted.
+    pub fn require_edges(&self) -> Vec<(Ref, Ref)> {
+        let Ok(c) = ctx(&self.lua) else {
+            return Vec::new();
+        };
+        let mut out: Vec<(Ref, Ref)> = c
+            .required_by
+            .iter()
+            .flat_map(|(&m, by)| by.iter().map(move |&r| (m, r)))
+            .collect();
+        out.sort_by_key(|(m, r)| (m.to_string(), r.to_string()));
+        out
+    }
+
+    /// Records requires another VM of the same scene made ([`Host::require_edges`]).
+    pub fn note_requires(&self, edges: &[(Ref, Ref)]) {
+        let Ok(mut c) = ctx(&self.lua) else {
+            return;
+        };
+        for &(module, by) in edges {
+            c.required_by.entry(module).or_default().insert(by);
+        }
+    }
+
     /// Takes the ChangeHistoryService requests scripts made since the last call, in order
     /// (the engine drains them at each frame of a script run).
     pub fn take_history_requests(&self) -> Vec<procmodel_script::HistoryRequest> {

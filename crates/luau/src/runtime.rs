@@ -144,6 +144,14 @@ impl ScriptHost for Host {
         Host::requirers(self, module)
     }
 
+    fn require_edges(&self) -> Vec<(Ref, Ref)> {
+        Host::require_edges(self)
+    }
+
+    fn note_requires(&self, edges: &[(Ref, Ref)]) {
+        Host::note_requires(self, edges)
+    }
+
     fn invalidate_module(&self, module: Ref) -> Result<(), HostError> {
         Host::invalidate_module(self, module).map_err(|e| crate::error::script(&e))
     }

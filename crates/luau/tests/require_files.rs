@@ -114,6 +114,15 @@ fn requirers_of_a_file_module_and_invalidation_reload_its_edit() {
     assert_eq!(host.requirers(util), vec![generator]);
     assert!(host.requirers(generator).is_empty());
     assert_eq!(host.module_files().len(), 3);
+    // Another VM of the scene (the engine's, for a worker's runs) learns these requires.
+    let edges = host.require_edges();
+    assert!(edges.contains(&(deep, util)) && edges.contains(&(util, generator)));
+    assert_eq!(edges.len(), 2, "direct requires: {edges:?}");
+    let other = Host::new(HostConfig::default()).unwrap();
+    assert!(other.requirers(deep).is_empty());
+    other.note_requires(&edges);
+    assert_eq!(other.requirers(deep), host.requirers(deep));
+    assert_eq!(other.requirers(util), vec![generator]);
 
     // An edit of Deep's file: its Source, then it and what required it are required afresh.
     host.with_dom_mut(|d| {

@@ -399,6 +399,12 @@ pub trait ScriptHost {
     fn file_module(&self, path: &Path) -> Option<Ref>;
     /// The modules whose code required `module`, directly or through others, sorted.
     fn requirers(&self, module: Ref) -> Vec<Ref>;
+    /// Every (module, the module whose code required it) this VM recorded, sorted: what
+    /// another VM of the same scene adds with [`ScriptHost::note_requires`].
+    fn require_edges(&self) -> Vec<(Ref, Ref)>;
+    /// Records requires another VM of the same scene made (a worker's), so a change of the
+    /// required code reaches the models whose generators required it there.
+    fn note_requires(&self, edges: &[(Ref, Ref)]);
     /// Forgets the cached result of requiring `module` (its Source changed).
     fn invalidate_module(&self, module: Ref) -> Result<(), HostError>;
 
