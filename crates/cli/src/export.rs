@@ -67,6 +67,24 @@ fn world_roots(dom: &WeakDom) -> Vec<rbx_types::Ref> {
     }
 }
 
+/// `roots` of `dom` as `.glb` bytes with the scene's `Workspace.Terrain` mesh, as `export`
+/// writes them (the studio's Export .glb).
+pub(crate) fn glb_bytes(dom: &WeakDom, roots: &[rbx_types::Ref]) -> Result<Vec<u8>> {
+    let scene = Path::new("scene.glb");
+    match terrain_mesh(dom, scene)? {
+        Some(t) => {
+            let mut files = gltf_with_terrain(dom, roots, &t, Format::Glb, scene)?;
+            Ok(files.swap_remove(0).1)
+        }
+        None => {
+            let e = procmodel_export::to_glb(dom, roots, &ExportOptions::default())
+                .with_context(output::cannot_export(scene))?;
+            output::print_warnings(&e.warnings, true);
+            Ok(e.output)
+        }
+    }
+}
+
 /// Writes `roots` of `dom` to `path` in `format`; glTF and OBJ get the scene's
 /// `Workspace.Terrain` mesh in the same document when it has voxels (`scene` names the source
 /// in errors). Returns the main file's size and hash.

@@ -31,6 +31,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
     args.limits.apply(&mut options.host);
     let cache = args.cache.open_for(Some(&args.path));
     options.cache = cache.clone().map(|c| c as _);
+    // Export .glb carries the scene's Terrain as `procmodel export` does.
+    options.glb = Some(procmodel_studio::GlbWriter(std::sync::Arc::new(
+        |dom, roots| crate::export::glb_bytes(dom, roots).map_err(|e| format!("{e:#}")),
+    )));
     let studio = procmodel_studio::Studio::start(options)?;
     let url = studio.url();
     println!(

@@ -1043,3 +1043,59 @@ fn outputs_that_cannot_all_be_written_leave_every_old_file() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("os error"), "{err}");
 }
+
+/// The studio's Export .glb of a place with terrain carries the Terrain's mesh, the same
+/// triangles `procmodel export` writes (it exported the parts alone).
+#[test]
+fn the_studios_glb_export_carries_the_terrain() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let d = dir("studio-export");
+    build_village(&d);
+    let mut child = bin()
+        .args(["studio"])
+        .arg(d.join("village.rbxl"))
+        .args(["--port", "0"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .trim_end_matches('/')
+        .to_owned();
+    let host = url.trim_start_matches("http://").to_owned();
+    let mut s = std::net::TcpStream::connect(&host).unwrap();
+    write!(
+        s,
+        "GET /export/glb HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = Vec::new();
+    s.read_to_end(&mut response).unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    let split = response.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&response[..split]).to_lowercase();
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+    assert!(!head.contains("chunked"), "{head}");
+    let glb = d.join("studio.glb");
+    std::fs::write(&glb, &response[split + 4..]).unwrap();
+    let doc = glb_json(&glb);
+    let node = doc["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == "Terrain")
+        .expect("a Terrain node");
+    let mesh = node["mesh"].as_u64().unwrap() as usize;
+    let alone = glb_json(&d.join("village.glb"));
+    assert_eq!(
+        triangles(&doc, mesh),
+        triangles(&alone, terrain_mesh_index(&alone))
+    );
+}

@@ -33,6 +33,24 @@ pub struct Options {
     pub web_dir: Option<PathBuf>,
     /// The result cache the engine looks results up in and fills (None: always generate).
     pub cache: Option<std::sync::Arc<dyn procmodel_engine::ResultCache>>,
+    /// Writes Export .glb: the given instances of the scene as a `.glb` (the binary passes
+    /// the one that adds the scene's Terrain as a mesh; None: the instances alone).
+    pub glb: Option<GlbWriter>,
+}
+
+/// Writes instances of a scene as `.glb` bytes ([`Options::glb`]).
+#[derive(Clone)]
+pub struct GlbWriter(
+    #[allow(clippy::type_complexity)]
+    pub  std::sync::Arc<
+        dyn Fn(&rbx_dom_weak::WeakDom, &[rbx_types::Ref]) -> Result<Vec<u8>, String> + Send + Sync,
+    >,
+);
+
+impl std::fmt::Debug for GlbWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("GlbWriter")
+    }
 }
 
 impl Options {
@@ -46,6 +64,7 @@ impl Options {
             },
             web_dir: None,
             cache: None,
+            glb: None,
         }
     }
 }

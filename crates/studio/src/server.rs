@@ -47,6 +47,7 @@ pub(crate) struct App {
     hosts: Vec<String>,
     origins: Vec<String>,
     web_dir: Option<PathBuf>,
+    glb: Option<crate::GlbWriter>,
 }
 
 pub(crate) fn start(options: Options) -> Result<Studio, StudioError> {
@@ -116,6 +117,7 @@ pub(crate) fn start(options: Options) -> Result<Studio, StudioError> {
             format!("http://localhost:{port}"),
         ],
         web_dir: options.web_dir.clone(),
+        glb: options.glb.clone(),
     });
     // The app is reached weakly: the watcher must not keep the server alive.
     let weak = Arc::downgrade(&app);
@@ -615,6 +617,7 @@ async fn export(State(app): State<Arc<App>>, UrlPath(format): UrlPath<String>) -
         }
     };
     let (tx, rx) = tokio::sync::oneshot::channel::<Result<Vec<u8>, String>>();
+    let writer = app.glb.clone();
     let command = Command::Query(Box::new(move |engine: &mut Engine| {
         let ws = engine.workspace();
         let bytes = engine.with_dom(|d| {
@@ -632,9 +635,12 @@ async fn export(State(app): State<Arc<App>>, UrlPath(format): UrlPath<String>) -
                 })
                 .unwrap_or_default();
             if glb {
-                procmodel_export::to_glb(d, &roots, &Default::default())
-                    .map(|e| e.output)
-                    .map_err(|e| e.to_string())
+                match &writer {
+                    Some(write) => (write.0)(d, &roots),
+                    None => procmodel_export::to_glb(d, &roots, &Default::default())
+                        .map(|e| e.output)
+                        .map_err(|e| e.to_string()),
+                }
             } else {
                 let mut out = Vec::new();
                 procmodel_dom::encode_binary(&mut out, d, &roots)
