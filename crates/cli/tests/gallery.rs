@@ -16,10 +16,10 @@ mod common;
 
 use browser_env::{CHROMIUM, browser_dir, missing};
 
-use common::{bin, examples, ok, s};
-use std::io::{BufRead, BufReader};
+use common::{Studio, bin, examples, ok, s};
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Instant;
 
 /// The studio viewport's background, `0x30343b` (crates/studio/web/app.js).
@@ -205,39 +205,6 @@ fn every_example_has_a_committed_picture_that_shows_it() {
             names.iter().any(|n| n == stem),
             "docs/gallery/{file} is no example's picture"
         );
-    }
-}
-
-/// `procmodel studio` on a free port, stopped when dropped.
-struct Studio {
-    child: Child,
-    url: String,
-}
-
-impl Studio {
-    fn start(scene: &Path) -> Studio {
-        let mut child = bin()
-            .args(["studio", s(scene), "--port", "0", "--timeout", "60"])
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("procmodel studio starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_else(|| panic!("no URL in the studio's first line: {line:?}"))
-            .to_string();
-        Studio { child, url }
-    }
-}
-
-impl Drop for Studio {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -1048,27 +1048,15 @@ fn outputs_that_cannot_all_be_written_leave_every_old_file() {
 /// triangles `procmodel export` writes (it exported the parts alone).
 #[test]
 fn the_studios_glb_export_carries_the_terrain() {
-    use std::io::{BufRead, BufReader, Read, Write};
+    use std::io::{Read, Write};
     let d = dir("studio-export");
     build_village(&d);
-    let mut child = bin()
-        .args(["studio"])
-        .arg(d.join("village.rbxl"))
-        .args(["--port", "0"])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap()
+    let studio = common::Studio::start(&d.join("village.rbxl"));
+    let host = studio
+        .url
+        .trim_start_matches("http://")
         .trim_end_matches('/')
         .to_owned();
-    let host = url.trim_start_matches("http://").to_owned();
     let mut s = std::net::TcpStream::connect(&host).unwrap();
     write!(
         s,
@@ -1077,8 +1065,7 @@ fn the_studios_glb_export_carries_the_terrain() {
     .unwrap();
     let mut response = Vec::new();
     s.read_to_end(&mut response).unwrap();
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(studio);
     let split = response.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
     let head = String::from_utf8_lossy(&response[..split]).to_lowercase();
     assert!(head.starts_with("http/1.1 200"), "{head}");

@@ -529,14 +529,23 @@ async fn r13_an_edit_is_echoed_with_its_regenerated_frame() {
     }
 }
 
+/// A studio on the generator `source`, saved as `name` in a fixture folder of its own, and a
+/// page connected to it.
+async fn open_generator(name: &str, source: &str) -> (procmodel_studio::Studio, Ws) {
+    let (dir, _) = common::fixture(name.trim_end_matches(".luau"));
+    let file = dir.join(name);
+    std::fs::write(&file, source).unwrap();
+    let s = common::studio(&file);
+    let a = connect(s.addr()).await;
+    (s, a)
+}
+
 /// A generator that writes terrain gets a "Copy as CLI" line writing a place: a model file
 /// cannot hold terrain (generate would warn and leave it out).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_terrain_generator_s_cli_line_writes_a_place() {
-    let (dir, _) = common::fixture("terrain-cli");
-    let file = dir.join("Hill.luau");
-    std::fs::write(
-        &file,
+    let (_s, mut a) = open_generator(
+        "Hill.luau",
         r#"return { Attributes = { Radius = 8 }, OnGenerate = function(params, target)
     params.Terrain:FillBall(Vector3.zero, params.Attributes.Radius, Enum.Material.Grass)
     local p = Instance.new("Part")
@@ -544,9 +553,7 @@ async fn a_terrain_generator_s_cli_line_writes_a_place() {
 end }
 "#,
     )
-    .unwrap();
-    let s = common::studio(&file);
-    let mut a = connect(s.addr()).await;
+    .await;
     let h = until(&mut a, |h| {
         h["scene"]["terrain"]["triangles"].as_u64() > Some(0)
     })
@@ -566,19 +573,15 @@ end }
 /// warning the page shows.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_with_empty_results_that_made_parts_is_warned_about() {
-    let (dir, _) = common::fixture("typo");
-    let file = dir.join("Typo.luau");
-    std::fs::write(
-        &file,
+    let (_s, mut a) = open_generator(
+        "Typo.luau",
         r#"return { Attributes = {}, OnGenerate = function(params, target)
     local p = Instance.new("Part")
     p.Parent = targett
 end }
 "#,
     )
-    .unwrap();
-    let s = common::studio(&file);
-    let mut a = connect(s.addr()).await;
+    .await;
     let h = until(&mut a, |h| {
         h["scene"]["reports"]
             .as_array()

@@ -132,3 +132,38 @@ pub fn glb_json(path: &Path) -> serde_json::Value {
     let len = u32::from_le_bytes(glb[12..16].try_into().unwrap()) as usize;
     serde_json::from_slice(&glb[20..20 + len]).unwrap()
 }
+
+/// `procmodel studio` on a free port, stopped when dropped.
+pub struct Studio {
+    child: std::process::Child,
+    /// The page's address, as the studio's first line gives it.
+    pub url: String,
+}
+
+impl Studio {
+    pub fn start(scene: &Path) -> Studio {
+        use std::io::{BufRead, BufReader};
+        let mut child = bin()
+            .args(["studio", s(scene), "--port", "0", "--timeout", "60"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("procmodel studio starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no URL in the studio's first line: {line:?}"))
+            .to_string();
+        Studio { child, url }
+    }
+}
+
+impl Drop for Studio {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
