@@ -1982,11 +1982,9 @@ end }
     ]));
     assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"));
     // regen says it per model, and --json carries it.
-    let scene = tmp("typo-scene.rbxl");
-    let script = tmp("typo-scene.luau");
-    std::fs::write(
-        &script,
-        format!(
+    let scene = run_and_save(
+        "typo-scene.luau",
+        &format!(
             r#"local m = Instance.new("ModuleScript")
 m.Name = "Typo"
 m.Source = [==[{}]==]
@@ -1998,12 +1996,8 @@ pm.Parent = workspace
 "#,
             std::fs::read_to_string(&g).unwrap()
         ),
-    )
-    .unwrap();
-    ok(bin()
-        .args(["run", s(&script), "--save", s(&scene)])
-        .output()
-        .unwrap());
+        "typo-scene.rbxl",
+    );
     let o = ok(bin()
         .args(["regen", s(&scene), "--force", "--no-cache", "--json"])
         .output()
@@ -2027,9 +2021,8 @@ pm.Parent = workspace
 /// would otherwise pile up at their stored positions.
 #[test]
 fn export_of_a_place_writes_the_workspace_not_the_storage() {
-    let script = tmp("export-storage.luau");
-    std::fs::write(
-        &script,
+    let place = run_and_save(
+        "export-storage.luau",
         r#"local template = Instance.new("Part")
 template.Name = "Template"
 template.Parent = game:GetService("ReplicatedStorage")
@@ -2040,13 +2033,8 @@ local shown = Instance.new("Part")
 shown.Name = "Shown"
 shown.Parent = workspace
 "#,
-    )
-    .unwrap();
-    let place = tmp("export-storage.rbxl");
-    ok(bin()
-        .args(["run", s(&script), "--save", s(&place)])
-        .output()
-        .unwrap());
+        "export-storage.rbxl",
+    );
     let glb = tmp("export-storage.glb");
     ok(bin()
         .args(["export", s(&place), "-o", s(&glb)])
