@@ -982,9 +982,8 @@ fn a_cache_hit_writes_the_same_rbxmx_bytes_as_the_run_that_filled_it() {
     let stairs = examples().join("SpiralStaircase.luau");
     let cache = tmp("hit-cache");
     let _ = std::fs::remove_dir_all(&cache);
-    let run = |name: &str, said: &str| {
-        let out = tmp(name);
-        let o = ok(generate(&[
+    let cached = |out: &Path, extra: &[&str]| {
+        let mut args = vec![
             stairs.to_str().unwrap(),
             "--size",
             "12,3,12",
@@ -992,7 +991,13 @@ fn a_cache_hit_writes_the_same_rbxmx_bytes_as_the_run_that_filled_it() {
             cache.to_str().unwrap(),
             "-o",
             out.to_str().unwrap(),
-        ]));
+        ];
+        args.extend_from_slice(extra);
+        ok(generate(&args))
+    };
+    let run = |name: &str, said: &str| {
+        let out = tmp(name);
+        let o = cached(&out, &[]);
         // A hit runs nothing (and prints nothing from the generator): it says so.
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(said), "{err}");
@@ -1010,16 +1015,7 @@ fn a_cache_hit_writes_the_same_rbxmx_bytes_as_the_run_that_filled_it() {
         ),
         fresh
     );
-    let o = ok(generate(&[
-        stairs.to_str().unwrap(),
-        "--size",
-        "12,3,12",
-        "--cache",
-        cache.to_str().unwrap(),
-        "-o",
-        tmp("hit2.rbxm").to_str().unwrap(),
-        "--json",
-    ]));
+    let o = cached(&tmp("hit2.rbxm"), &["--json"]);
     let summary: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(summary["cached"], true, "{summary}");
 }
