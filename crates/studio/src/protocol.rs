@@ -139,6 +139,20 @@ pub fn to_json(v: &Variant) -> Value {
     }
 }
 
+/// A page value as an error message shows it: its JSON, cut short past 80 characters (a
+/// page may send megabytes of it).
+struct Shown<'a>(&'a Value);
+
+impl std::fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = self.0.to_string();
+        match text.char_indices().nth(80) {
+            Some((at, _)) => write!(f, "{}… ({} bytes)", &text[..at], text.len()),
+            None => f.write_str(&text),
+        }
+    }
+}
+
 /// A page value converted to the type of `like` (the attribute's current value). Errors name
 /// the expected form; NaN and infinities are refused.
 pub fn from_json(v: &Value, like: &Variant) -> Result<Variant, String> {
@@ -146,27 +160,28 @@ pub fn from_json(v: &Value, like: &Variant) -> Result<Variant, String> {
         match v.as_f64() {
             Some(n) if n.is_finite() => Ok(n),
             Some(_) => Err("numbers must be finite".into()),
-            None => Err(format!("expected a number, got {v}")),
+            None => Err(format!("expected a number, got {}", Shown(v))),
         }
     };
     let nums = |v: &Value, n: usize, what: &str| -> Result<Vec<f64>, String> {
         match v.as_array() {
             Some(a) if a.len() == n => a.iter().map(num).collect(),
             _ => Err(format!(
-                "expected {what} as an array of {n} numbers, got {v}"
+                "expected {what} as an array of {n} numbers, got {}",
+                Shown(v)
             )),
         }
     };
     Ok(match like {
         Variant::Bool(_) => Variant::Bool(
             v.as_bool()
-                .ok_or_else(|| format!("expected true or false, got {v}"))?,
+                .ok_or_else(|| format!("expected true or false, got {}", Shown(v)))?,
         ),
         Variant::Float64(_) | Variant::Int32(_) | Variant::Int64(_) => Variant::Float64(num(v)?),
         Variant::Float32(_) => Variant::Float32(num(v)? as f32),
         Variant::String(_) => Variant::String(
             v.as_str()
-                .ok_or_else(|| format!("expected text, got {v}"))?
+                .ok_or_else(|| format!("expected text, got {}", Shown(v)))?
                 .to_owned(),
         ),
         Variant::Color3(_) | Variant::Color3uint8(_) => {
@@ -215,7 +230,7 @@ pub fn from_json(v: &Value, like: &Variant) -> Result<Variant, String> {
                     .and_then(|n| u32::try_from(n).ok()),
                 _ => None,
             }
-            .ok_or_else(|| format!("expected an Enum.{} value, got {v}", e.ty))?;
+            .ok_or_else(|| format!("expected an Enum.{} value, got {}", e.ty, Shown(v)))?;
             let known = enum_items(&e.ty).iter().any(|(_, n)| *n == value);
             if !known {
                 return Err(format!("Enum.{} has no item with value {value}", e.ty));
@@ -229,7 +244,7 @@ pub fn from_json(v: &Value, like: &Variant) -> Result<Variant, String> {
         other if type_name(other) == "text" => {
             let text = v
                 .as_str()
-                .ok_or_else(|| format!("expected text, got {v}"))?;
+                .ok_or_else(|| format!("expected text, got {}", Shown(v)))?;
             procmodel_dom::attrs::parse("", text, other).map_err(|e| match e {
                 procmodel_dom::attrs::AttrError::Value { reason, syntax, .. } => {
                     format!("{reason} (expected {syntax})")
@@ -307,6 +322,12 @@ mod tests {
             (Err(got), Err(want)) => assert!(got.contains(want), "{got}"),
             (got, want) => panic!("{input}: got {got:?}, want {want:?}"),
         }
+    }
+
+    #[test]
+    fn a_long_bad_value_is_shown_cut_short() {
+        let e = from_json(&json!("x".repeat(100_000)), &Variant::Float64(1.0)).unwrap_err();
+        assert!(e.len() < 200 && e.contains("… (100002 bytes)"), "{e}");
     }
 
     #[test]

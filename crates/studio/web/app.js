@@ -130,6 +130,7 @@ const outstanding = new Map(); // seq → send time, until a frame or an answer 
 const waiters = [];
 let seq = 0;
 let ws = null;
+const MAX_MESSAGE = 1 << 20; // the server's limit (server.rs)
 let retry = 250;
 
 function connect() {
@@ -151,7 +152,12 @@ function send(msg) {
   timings.set(msg.seq, tm);
   stats.seqSent = msg.seq;
   outstanding.set(msg.seq, tm.t_send);
-  if (ws && ws.readyState === 1) ws.send(JSON.stringify(msg));
+  const text = JSON.stringify(msg);
+  // The server takes messages up to 1 MiB and drops the connection on a larger one.
+  if (text.length > MAX_MESSAGE) {
+    outstanding.delete(msg.seq);
+    toast(`the edit was not sent: ${Math.round(text.length / 1024)} KiB is more than the studio takes (1 MiB)`);
+  } else if (ws && ws.readyState === 1) ws.send(text);
   else toast('not connected: the edit was not sent');
   return msg.seq;
 }

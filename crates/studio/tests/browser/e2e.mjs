@@ -224,6 +224,12 @@ assert.ok(errors.some((e) => e.includes('stale selection')));
 assert.ok(await page.locator('#toast').isVisible(), 'the error is on the page');
 await change(page, 'Steps', 12);
 assert.equal(await parts(page), 12, 'the connection still works');
+// A value past the server's message limit is refused on the page, which stays connected.
+await page.evaluate(() => { const st = window.__studio; st.setAttribute(st.state.models[0].id, 'Label', 'x'.repeat(2_000_000)); });
+assert.match(await page.locator('#toast').textContent(), /not sent: .* more than the studio takes/);
+await change(page, 'Steps', 13);
+assert.equal(await parts(page), 13, 'still connected after an oversized edit');
+await change(page, 'Steps', 12);
 
 // ----- two pages see each other's edits -------------------------------------------------
 const page2 = await open();
