@@ -115,8 +115,13 @@ pub fn is_generator(path: &Path) -> bool {
         && !procmodel_engine::is_rojo_project(path))
 }
 
+/// How many files and folders [`generator_files`] looks at beside a generator before it
+/// gives up (a generator named in a home folder or `/tmp` would otherwise walk all of it).
+const MAX_ENTRIES_BESIDE: usize = 20_000;
+
 /// Luau files a generator file may require by path: those under its folder (sorted, at
-/// most 1000), each with its BLAKE3 hash; paths relative to `base`.
+/// most 1000, among at most [`MAX_ENTRIES_BESIDE`] entries; linked folders not followed),
+/// each with its BLAKE3 hash; paths relative to `base`.
 pub fn generator_files(generator: &Path, base: &Path) -> Result<Vec<FileLock>> {
     let dir = generator
         .parent()
@@ -124,6 +129,7 @@ pub fn generator_files(generator: &Path, base: &Path) -> Result<Vec<FileLock>> {
         .unwrap_or(Path::new("."));
     let mut found = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
+    let mut seen = 0usize;
     while let Some(d) = stack.pop() {
         let entries =
             std::fs::read_dir(&d).with_context(|| format!("cannot list {}", d.display()))?;
@@ -133,7 +139,16 @@ pub fn generator_files(generator: &Path, base: &Path) -> Result<Vec<FileLock>> {
             if name.to_string_lossy().starts_with('.') {
                 continue;
             }
-            if p.is_dir() {
+            seen += 1;
+            if seen > MAX_ENTRIES_BESIDE {
+                bail!(
+                    "{}: more than {MAX_ENTRIES_BESIDE} files and folders beside the generator; keep it in a folder of its own",
+                    dir.display()
+                );
+            }
+            // A linked folder is not followed: it may lead back up (a loop) or anywhere.
+            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+            if is_dir {
                 stack.push(p);
             } else if is_generator(&p) {
                 found.push(p);
@@ -383,7 +398,16 @@ pub fn files_salt(generator: &Path) -> Option<[u8; 32]> {
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     // Paths relative to the generator's folder: the same files elsewhere are the same key.
-    let files = generator_files(generator, dir).ok()?;
+    let files = match generator_files(generator, dir) {
+        Ok(files) => files,
+        Err(e) => {
+            // Only the cache is lost: say so, once, and generate.
+            if generator.exists() {
+                eprintln!("warning: {e:#}: the result cache is off for this run");
+            }
+            return None;
+        }
+    };
     let mut h = blake3::Hasher::new();
     h.update(b"procmodel-files\0");
     for f in &files {

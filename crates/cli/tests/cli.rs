@@ -2059,3 +2059,43 @@ shown.Parent = workspace
         "{names:?}"
     );
 }
+
+/// The files beside a generator key its cache entries (it may require them by path): the
+/// walk over them does not follow a linked folder (a link back up made it go round until
+/// the path was too long, and the cache was off), and a folder too big to walk says so.
+#[test]
+fn the_files_beside_a_generator_are_walked_without_following_links() {
+    let dir = tmp("linked-folder");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("lib")).unwrap();
+    std::fs::copy(examples().join("CastleWall.luau"), dir.join("Wall.luau")).unwrap();
+    std::fs::write(dir.join("lib/Util.luau"), "return 1\n").unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("..", dir.join("lib/up")).unwrap();
+    let cache = tmp("linked-folder-cache");
+    let _ = std::fs::remove_dir_all(&cache);
+    let run = || {
+        ok(generate(&[
+            s(&dir.join("Wall.luau")),
+            "--cache",
+            s(&cache),
+            "-o",
+            s(&tmp("linked-wall.rbxm")),
+        ]))
+    };
+    let first = String::from_utf8_lossy(&run().stderr).to_string();
+    assert!(!first.contains("warning"), "{first}");
+    let second = String::from_utf8_lossy(&run().stderr).to_string();
+    assert!(second.contains("from the result cache"), "{second}");
+    // Too many Luau files beside it to key the cache: it generates, and says the cache is off.
+    for i in 0..1001 {
+        std::fs::write(dir.join(format!("lib/M{i}.luau")), "return 0\n").unwrap();
+    }
+    let crowded = String::from_utf8_lossy(&run().stderr).to_string();
+    assert!(
+        crowded.contains("more than 1000 Luau files beside the generator")
+            && crowded.contains("the result cache is off for this run")
+            && crowded.contains("generated 3 instances"),
+        "{crowded}"
+    );
+}
