@@ -734,9 +734,12 @@ fn file_module(lua: &Lua, path: &Path) -> mlua::Result<Instance> {
         && let Some(loader) = lua.app_data_ref::<FolderLoader>()
     {
         // The folder is one module with its files as children, as Rojo and Roblox have it.
-        let (tree, top, scripts) = (loader.0)(dir).map_err(mlua::Error::runtime)?;
-        let builder = builder_keeping_refs(&tree, top);
-        let r = c.dom.insert(Ref::none(), builder);
+        let (mut tree, top, scripts) = (loader.0)(dir).map_err(mlua::Error::runtime)?;
+        // Moved in whole, referents kept, parented to nil (as the host moves any tree in).
+        let root = c.dom.root_ref();
+        tree.transfer(top, &mut c.dom, root);
+        c.dom.transfer_within(top, Ref::none());
+        let r = top;
         for (module, file) in scripts {
             c.files.insert(module, file);
         }
@@ -765,22 +768,6 @@ fn file_module(lua: &Lua, path: &Path) -> mlua::Result<Instance> {
     c.files.insert(r, path.to_path_buf());
     let class = c.dom.get_by_ref(r).map(|i| i.class).unwrap_or_default();
     Ok(Instance { r, class })
-}
-
-/// `r` and its descendants, taken out of `tree` as builders that keep their referents.
-fn builder_keeping_refs(tree: &rbx_dom_weak::WeakDom, r: Ref) -> InstanceBuilder {
-    let Some(inst) = tree.get_by_ref(r) else {
-        return InstanceBuilder::new("Folder");
-    };
-    let children = inst.children().to_vec();
-    let mut builder = InstanceBuilder::new(inst.class)
-        .with_referent(r)
-        .with_name(inst.name.clone())
-        .with_properties(inst.properties.iter().map(|(k, v)| (*k, v.clone())));
-    for c in children {
-        builder = builder.with_child(builder_keeping_refs(tree, c));
-    }
-    builder
 }
 
 /// Compiles a ModuleScript's Source with its own environment (`script`, `require`, printers).
