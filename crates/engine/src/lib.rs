@@ -40,7 +40,7 @@ use inflight::InFlight;
 use procmodel_dom::keys::KEYS;
 pub use procmodel_script::{HostConfig, Limit, ScriptRuntime};
 use procmodel_script::{HostError, ManagedClass, ScriptHost};
-use rbx_dom_weak::{Ustr, WeakDom};
+use rbx_dom_weak::WeakDom;
 use rbx_types::{Ref, Variant};
 use std::cell::{RefCell, RefMut};
 use std::collections::HashMap;
@@ -500,11 +500,7 @@ impl Engine {
         name: &str,
         value: Option<Variant>,
     ) -> Result<(), EngineError> {
-        let same = self.host.with_dom_ref(|d| {
-            d.get_by_ref(model)
-                .is_some_and(|i| apply::attribute(i, name) == value.as_ref())
-        });
-        if same && self.is_model(model) {
+        if self.model_holds(model, |i| apply::attribute(i, name) == value.as_ref()) {
             return Ok(());
         }
         self.change(model, "set attribute", |dom| {
@@ -520,7 +516,7 @@ impl Engine {
             )));
         }
         let value = Variant::Vector3(procmodel_dom::from_vec3(size));
-        if self.prop_is(model, KEYS.size, &value) {
+        if self.model_holds(model, |i| apply::prop(i, KEYS.size) == Some(&value)) {
             return Ok(());
         }
         self.change(model, "set Size", |dom| {
@@ -532,7 +528,7 @@ impl Engine {
     /// stops regenerating).
     pub fn set_generator(&mut self, model: Ref, module: Option<Ref>) -> Result<(), EngineError> {
         let value = Variant::Ref(module.unwrap_or_else(Ref::none));
-        if self.prop_is(model, KEYS.generator, &value) {
+        if self.model_holds(model, |i| apply::prop(i, KEYS.generator) == Some(&value)) {
             return Ok(());
         }
         self.change(model, "set Generator", |dom| {
@@ -547,10 +543,7 @@ impl Engine {
                 "Scale must be positive, got {scale}"
             )));
         }
-        let current = self
-            .host
-            .with_dom_ref(|d| d.get_by_ref(model).map(procmodel_dom::model_scale));
-        if current == Some(scale) && self.is_model(model) {
+        if self.model_holds(model, |i| procmodel_dom::model_scale(i) == scale) {
             return Ok(());
         }
         // The results are rescaled in place (nested models' with them).
@@ -857,21 +850,14 @@ impl Engine {
         Ok(())
     }
 
-    fn is_model(&self, model: Ref) -> bool {
+    /// Whether `model` is a ProceduralModel of the scene for which `test` holds: an input
+    /// already holding the value a mutation would set is no change (no undo step, no
+    /// regeneration).
+    fn model_holds(&self, model: Ref, test: impl FnOnce(&rbx_dom_weak::Instance) -> bool) -> bool {
         self.host.with_dom_ref(|d| {
             d.get_by_ref(model)
-                .is_some_and(|i| i.class == "ProceduralModel")
+                .is_some_and(|i| i.class == "ProceduralModel" && test(i))
         })
-    }
-
-    /// Whether the ProceduralModel `model` already holds `value` under `key`: setting it
-    /// again changes nothing, so it is no undo step and no input change.
-    fn prop_is(&self, model: Ref, key: Ustr, value: &Variant) -> bool {
-        self.is_model(model)
-            && self.host.with_dom_ref(|d| {
-                d.get_by_ref(model)
-                    .is_some_and(|i| apply::prop(i, key) == Some(value))
-            })
     }
 
     fn change(
@@ -880,7 +866,7 @@ impl Engine {
         what: &str,
         f: impl FnOnce(&mut WeakDom) -> Result<(), EngineError>,
     ) -> Result<(), EngineError> {
-        if !self.is_model(model) {
+        if !self.model_holds(model, |_| true) {
             return Err(EngineError::invalid(format!(
                 "{what}: not a ProceduralModel"
             )));
