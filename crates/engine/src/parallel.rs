@@ -92,9 +92,10 @@ pub struct Finished {
     /// folder without changing what is in it, so the content hash is that of the applied
     /// results; the inputs are the model's after applying fills in default attributes.
     pub provenance: Option<Precomputed>,
-    /// Every require the worker's VM has recorded ((module, requirer) pairs): the engine's
-    /// VM adds them to its own record, so a later change of a module reaches the models
-    /// whose generators required it on a worker.
+    /// Every require the worker's VM has recorded ((module, requirer) pairs), when they
+    /// changed since its last result (else empty): the engine's VM adds them to its own
+    /// record, so a later change of a module reaches the models whose generators required it
+    /// on a worker.
     pub requires: Vec<(Ref, Ref)>,
 }
 
@@ -217,6 +218,8 @@ fn worker(runtime: &dyn ScriptRuntime, config: HostConfig, jobs: Receiver<Job>) 
     let mut required = HashMap::new();
     let mut sources = SourceDigests::default();
     let mut revision = 0;
+    // The requires last sent to the engine (it keeps them: only changes are sent again).
+    let mut sent: Vec<(Ref, Ref)> = Vec::new();
     for job in jobs {
         let identity = scene_identity(&job.dom);
         match &vm {
@@ -270,7 +273,13 @@ fn worker(runtime: &dyn ScriptRuntime, config: HostConfig, jobs: Receiver<Job>) 
                 host.with_dom_mut(|d| d.transfer(o.container, &mut held, root));
                 (p, o, Some(held))
             });
-            let requires = host.require_edges();
+            let edges = host.require_edges();
+            let requires = if edges == sent {
+                Vec::new()
+            } else {
+                sent.clone_from(&edges);
+                edges
+            };
             if job
                 .tx
                 .send(Finished {

@@ -452,7 +452,7 @@ impl Host {
             .iter()
             .flat_map(|(&m, by)| by.iter().map(move |&r| (m, r)))
             .collect();
-        out.sort_by_key(|(m, r)| (m.to_string(), r.to_string()));
+        out.sort_by_cached_key(|(m, r)| (m.to_string(), r.to_string()));
         out
     }
 
