@@ -61,15 +61,15 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .replace("__FILE__", &path.display().to_string());
     write_atomic(&path, text.as_bytes())?;
     // Say up front where a toolkit template runs (pack says it again).
-    match text.find("require(\"@procmodel/") {
-        Some(at) => {
-            let module = text[at + 9..].split('"').next().unwrap_or("@procmodel");
-            eprintln!(
-                "wrote {} (it requires {module}: it runs in procmodel, not in Roblox Studio)",
-                path.display()
-            );
-        }
-        None => eprintln!("wrote {}", path.display()),
+    let toolkit = crate::pack::toolkit_requires(&text);
+    if toolkit.is_empty() {
+        eprintln!("wrote {}", path.display());
+    } else {
+        eprintln!(
+            "wrote {} (it requires {}: it runs in procmodel, not in Roblox Studio)",
+            path.display(),
+            toolkit.join(", ")
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -110,18 +110,26 @@ impl Packed {
 fn toolkit_modules(dom: &rbx_dom_weak::WeakDom, root: rbx_types::Ref) -> Vec<String> {
     let mut names = std::collections::BTreeSet::new();
     for inst in dom.descendants_of(root) {
-        let Some(rbx_types::Variant::String(source)) = inst.properties.get(&"Source".into()) else {
-            continue;
-        };
-        for (at, _) in source.match_indices("@procmodel/") {
-            let rest = &source[at..];
-            let end = rest
-                .find(|c: char| !(c.is_ascii_alphanumeric() || "@/_-".contains(c)))
-                .unwrap_or(rest.len());
-            names.insert(rest[..end].to_owned());
+        if let Some(rbx_types::Variant::String(source)) = inst.properties.get(&"Source".into()) {
+            names.extend(toolkit_requires(source));
         }
     }
     names.into_iter().collect()
+}
+
+/// The `@procmodel/<name>` modules Luau `source` names, in order, each once.
+pub(crate) fn toolkit_requires(source: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for (at, _) in source.match_indices("@procmodel/") {
+        let rest = &source[at..];
+        let end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || "@/_-".contains(c)))
+            .unwrap_or(rest.len());
+        if !names.iter().any(|n| n == &rest[..end]) {
+            names.push(rest[..end].to_owned());
+        }
+    }
+    names
 }
 
 /// Generates `p` in a scene of its own and writes the package (atomically).
