@@ -328,11 +328,16 @@ fn number_sequence(t: &str) -> Parsed<NumberSequence> {
         }
         out
     } else {
-        let v = match t.split(',').count() {
-            1 => numbers(t, 1, "a NumberSequence")?,
-            _ => numbers(t, 2, "a NumberSequence")?,
+        let (a, b) = match t.split(',').count() {
+            1 => {
+                let v = number(t, "a NumberSequence's constant value")?;
+                (v, v)
+            }
+            _ => {
+                let v = numbers(t, 2, "a NumberSequence")?;
+                (v[0] as f32, v[1] as f32)
+            }
         };
-        let (a, b) = (v[0] as f32, *v.last().unwrap_or(&v[0]) as f32);
         vec![
             NumberSequenceKeypoint::new(0.0, a, 0.0),
             NumberSequenceKeypoint::new(1.0, b, 0.0),
@@ -547,32 +552,10 @@ fn hex(c: Color3) -> String {
 }
 
 /// A short human-readable rendering of an attribute value: its [`text`] (strings quoted),
-/// or a summary of a value the command line cannot set.
+/// the form `--attr` takes, or the type's name for a value the command line cannot set.
 pub fn show(v: &Variant) -> String {
     match v {
         Variant::String(s) => format!("{s:?}"),
-        Variant::NumberSequence(seq) => {
-            let k: Vec<String> = seq
-                .keypoints
-                .iter()
-                .map(|k| format!("{}:{}", fmt_num(k.time as f64), fmt_num(k.value as f64)))
-                .collect();
-            format!("NumberSequence({})", k.join(" "))
-        }
-        Variant::ColorSequence(seq) => {
-            let k: Vec<String> = seq
-                .keypoints
-                .iter()
-                .map(|k| {
-                    format!(
-                        "{}:{}",
-                        fmt_num(k.time as f64),
-                        show(&Variant::Color3(k.color))
-                    )
-                })
-                .collect();
-            format!("ColorSequence({})", k.join(" "))
-        }
         other => text(other).unwrap_or_else(|| type_name(other).to_owned()),
     }
 }
@@ -678,6 +661,37 @@ mod tests {
                 Matrix3::identity()
             ))),
             "1,2,3"
+        );
+    }
+
+    /// What `info` shows of a sequence is what `--attr` takes (it once printed
+    /// `NumberSequence(0:0 1:1)`, which the parser refused).
+    #[test]
+    fn shown_sequences_parse_back() {
+        let values = [
+            Variant::NumberSequence(NumberSequence {
+                keypoints: vec![
+                    NumberSequenceKeypoint::new(0.0, 0.0, 0.0),
+                    NumberSequenceKeypoint::new(0.5, 2.5, 0.25),
+                    NumberSequenceKeypoint::new(1.0, 1.0, 0.0),
+                ],
+            }),
+            Variant::ColorSequence(ColorSequence {
+                keypoints: vec![
+                    ColorSequenceKeypoint::new(0.0, Color3::new(0.0, 0.0, 0.0)),
+                    ColorSequenceKeypoint::new(1.0, Color3::new(1.0, 0.2, 0.0)),
+                ],
+            }),
+        ];
+        for v in values {
+            let shown = show(&v);
+            assert_eq!(parse("A", &shown, &v).unwrap(), v, "{shown}");
+        }
+        let ns = Variant::NumberSequence(NumberSequence { keypoints: vec![] });
+        let e = parse("A", "0 1", &ns).unwrap_err().to_string();
+        assert!(
+            e.contains("'0 1' is not a number") && !e.contains("1 comma"),
+            "{e}"
         );
     }
 
@@ -800,7 +814,7 @@ mod tests {
             ("0:1 0.7:0 0.5:1 1:1", "ordered by time"),
             ("0:x 1:1", "'x' is not a number"),
             ("0:1:-1 1:1", "envelope 0 or more"),
-            ("zero", "comma-separated numbers"),
+            ("zero", "'zero' is not a number"),
         ] {
             let e = ns(bad).unwrap_err().to_string();
             assert!(
