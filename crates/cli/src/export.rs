@@ -100,7 +100,8 @@ pub(crate) fn write_with_terrain(
         _ => None,
     };
     let Some(t) = t else {
-        return output::write(dom, roots, format, path);
+        // No terrain voxels to draw (none, or an empty Terrain): nothing to warn about.
+        return output::write(dom, roots, format, path, true);
     };
     let files = if format == Format::Obj {
         obj_with_terrain(dom, roots, &t, path)?

@@ -76,10 +76,17 @@ pub(crate) fn cannot_export(path: &Path) -> impl Fn() -> String + '_ {
 /// Serialises `roots` of `dom` in `format` and writes them (and sidecar files) to `path`,
 /// all or nothing ([`Batch`]). Roblox files stream into the file (hashed on the way); the
 /// others are built in memory. Export warnings go to stderr. Every error names the file it
-/// was writing.
-pub fn write(dom: &WeakDom, roots: &[Ref], format: Format, path: &Path) -> Result<Written> {
+/// was writing. `terrain_meshed`: the caller meshed `Workspace.Terrain` itself or found it
+/// empty, so the exporter's "Terrain has no geometry" warning says nothing true.
+pub fn write(
+    dom: &WeakDom,
+    roots: &[Ref],
+    format: Format,
+    path: &Path,
+    terrain_meshed: bool,
+) -> Result<Written> {
     let mut batch = Batch::default();
-    let written = stage(dom, roots, format, path, &mut batch)?;
+    let written = stage(dom, roots, format, path, &mut batch, terrain_meshed)?;
     batch.commit()?;
     Ok(written)
 }
@@ -91,6 +98,7 @@ pub fn stage(
     format: Format,
     path: &Path,
     batch: &mut Batch,
+    terrain_meshed: bool,
 ) -> Result<Written> {
     let opts = export_options(path);
     let exporting = cannot_export(path);
@@ -132,7 +140,7 @@ pub fn stage(
             (e.output.obj.into_bytes(), e.warnings)
         }
     };
-    print_warnings(&warnings, false);
+    print_warnings(&warnings, terrain_meshed);
     batch.stage(path, &bytes)?;
     Ok(Written {
         len: bytes.len() as u64,

@@ -208,7 +208,7 @@ pub fn pack(p: &Package<'_>) -> Result<Packed> {
     let instances = outcome.instances;
     let dom = engine.into_dom();
     let toolkit = toolkit_modules(&dom, model);
-    let written = output::write(&dom, &[model], format, p.output)?;
+    let written = output::write(&dom, &[model], format, p.output, false)?;
     Ok(Packed {
         instances,
         len: written.len,

@@ -140,7 +140,7 @@ pub fn write_generated(
     }
     let mut written = Vec::new();
     for (path, folder) in checked {
-        output::write(dom, &[folder], Format::Rbxm, &path)?;
+        output::write(dom, &[folder], Format::Rbxm, &path, false)?;
         written.push(path);
     }
     Ok(written)

@@ -302,7 +302,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 voxels = Some(n);
                 let dom = place_dom(grid, &placed);
                 let roots = dom.root().children().to_vec();
-                let written = output::stage(&dom, &roots, format, path, &mut batch)?;
+                let written = output::stage(&dom, &roots, format, path, &mut batch, false)?;
                 outs.push(Out {
                     path: path.clone(),
                     len: written.len,

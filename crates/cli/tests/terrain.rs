@@ -928,6 +928,25 @@ fn run_save_to_glb_carries_the_terrain_mesh_as_export_does() {
     assert_eq!(tris, triangles(&exported, terrain_mesh_index(&exported)));
 }
 
+/// A place whose Terrain holds no voxels (every new place in Studio) exports without a
+/// warning: it warned "Terrain geometry is not supported" though nothing was left out.
+#[test]
+fn export_of_a_place_with_empty_terrain_does_not_warn() {
+    let d = dir("empty-terrain");
+    let script = d.join("part.luau");
+    std::fs::write(
+        &script,
+        "local _ = workspace.Terrain\nInstance.new('Part').Parent = workspace\n",
+    )
+    .unwrap();
+    cli("run", &script, "--save", &d.join("place.rbxl"));
+    for out in ["place.glb", "place.gltf", "place.obj"] {
+        let export = cli("export", &d.join("place.rbxl"), "-o", &d.join(out));
+        let err = String::from_utf8_lossy(&export.stderr);
+        assert!(!err.contains("warning"), "{out}: {err}");
+    }
+}
+
 /// A place's water is exported as its own translucent primitive, in the Terrain's
 /// `WaterColor` with `1 − WaterTransparency` as alpha (water was left out of every mesh).
 #[test]
