@@ -267,8 +267,12 @@ pub fn is_service(class: &str) -> bool {
         .is_some_and(|c| c.tags.contains(&rbx_reflection::ClassTag::Service))
 }
 
-/// `IsA`: true when `class` is `base` or inherits from it.
+/// `IsA`: true when `class` is `base` or inherits from it. A class the database lacks (one
+/// newer than it, read from a file a newer Studio saved) is an `Instance` and itself.
 pub fn is_a(class: &str, base: &str) -> bool {
+    if class == base {
+        return true;
+    }
     // Each thread keeps the ancestry of the classes it asked about: pivot moves and bounding
     // boxes ask for every instance, and walking the database's (SipHash) class map level by
     // level cost ~750 instructions a call; this is one FxHash look-up and a scan of a few
@@ -289,7 +293,8 @@ pub fn is_a(class: &str, base: &str) -> bool {
     })
 }
 
-/// `class` and its superclasses, nearest first (empty for a class the database lacks).
+/// `class` and its superclasses, nearest first (`Instance` alone for a class the database
+/// lacks: every instance is one).
 fn ancestry(class: &str) -> Box<[&'static str]> {
     let db = db();
     let mut chain = Vec::new();
@@ -297,6 +302,9 @@ fn ancestry(class: &str) -> Box<[&'static str]> {
     while let Some(c) = current {
         chain.push(c.name);
         current = c.superclass.and_then(|s| db.classes.get(s));
+    }
+    if chain.is_empty() {
+        chain.push("Instance");
     }
     chain.into_boxed_slice()
 }
@@ -461,7 +469,10 @@ mod tests {
         assert!(is_a("ProceduralModel", "Model"));
         assert!(is_a("GeneratedFolder", "Folder"));
         assert!(!is_a("Folder", "BasePart"));
-        assert!(!is_a("NoSuchClass", "Instance"));
+        // A class newer than the database (read from a file) is an Instance, and itself.
+        assert!(is_a("NoSuchClass", "Instance"));
+        assert!(is_a("NoSuchClass", "NoSuchClass"));
+        assert!(!is_a("NoSuchClass", "BasePart"));
         assert!(!is_a("Part", "NoSuchClass"));
     }
 

@@ -40,3 +40,68 @@ fn a_text_objects_font_is_saved_once_as_its_font_face() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An instance of a class newer than the reflection database (a place a newer Studio saved
+/// holds some: `UIInlineLayout` in rbx-test-files' all-instances place) is still an
+/// Instance: `IsA` and the other Instance methods work on it. A script walking
+/// `game:GetDescendants()` with `IsA` stopped with "IsA is not a valid member of
+/// UIInlineLayout".
+#[test]
+fn an_instance_of_a_class_the_database_lacks_has_the_instance_methods() {
+    let dir = std::env::temp_dir().join(format!("procmodel-newclass-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("walk.luau");
+    std::fs::write(
+        &script,
+        r#"
+local w = workspace:FindFirstChild("Widget")
+assert(w, "the widget")
+assert(w:IsA("Instance") and w:IsA("FutureWidget") and not w:IsA("BasePart"))
+assert(w.ClassName == "FutureWidget")
+assert(w:GetFullName() == "Workspace.Widget", w:GetFullName())
+assert(w:FindFirstChild("Inner"):IsDescendantOf(w))
+w:SetAttribute("Seen", true)
+assert(w:GetAttribute("Seen") == true)
+local parts = 0
+for _, d in game:GetDescendants() do
+    if d:IsA("BasePart") then parts += 1 end
+end
+assert(parts == 0, parts)
+local copy = w:Clone()
+copy.Parent = workspace
+w:Destroy()
+assert(workspace:FindFirstChild("Widget") == copy)
+"#,
+    )
+    .unwrap();
+    let mut host = procmodel_luau::Host::new(procmodel_luau::HostConfig {
+        echo_output: false,
+        ..procmodel_luau::HostConfig::default()
+    })
+    .unwrap();
+    host.with_dom_mut(|d| {
+        let root = d.root_ref();
+        let workspace = d
+            .root()
+            .children()
+            .iter()
+            .copied()
+            .find(|&c| d.get_by_ref(c).is_some_and(|i| i.class == "Workspace"))
+            .unwrap_or_else(|| {
+                d.insert(
+                    root,
+                    rbx_dom_weak::InstanceBuilder::new("Workspace").with_name("Workspace"),
+                )
+            });
+        let widget = d.insert(
+            workspace,
+            rbx_dom_weak::InstanceBuilder::new("FutureWidget").with_name("Widget"),
+        );
+        d.insert(
+            widget,
+            rbx_dom_weak::InstanceBuilder::new("Folder").with_name("Inner"),
+        );
+    });
+    host.run_script_file(&script).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
