@@ -339,9 +339,16 @@ pub fn find_property(class: &str, name: &str) -> Option<PropertyInfo> {
     found
 }
 
+/// A class the database describes: `class`, or `Instance` for one newer than the database
+/// (what every instance is; see [`is_a`]).
+fn described(class: &str) -> Option<&'static rbx_reflection::ClassDescriptor<'static>> {
+    let db = db();
+    db.classes.get(class).or_else(|| db.classes.get("Instance"))
+}
+
 fn lookup(class: &str, name: &str) -> Option<PropertyInfo> {
     let db = db();
-    let mut current = db.classes.get(class);
+    let mut current = described(class);
     while let Some(c) = current {
         if let Some(p) = c.properties.get(name) {
             let canonical_desc = match &p.kind {
@@ -363,8 +370,7 @@ fn lookup(class: &str, name: &str) -> Option<PropertyInfo> {
 
 /// The database default of a property for a class (walking superclasses).
 pub fn db_default(class: &str, property: &str) -> Option<&'static rbx_types::Variant> {
-    let db = db();
-    db.find_default_property(db.classes.get(class)?, property)
+    db().find_default_property(described(class)?, property)
 }
 
 /// The BrickColor whose colour is nearest (squared RGB distance; lowest number wins ties).

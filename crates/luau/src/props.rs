@@ -233,14 +233,7 @@ fn resolve(class: &str, name: &str) -> Prop {
             writable,
         };
     }
-    let default = procmodel_dom::db()
-        .find_default_property(
-            procmodel_dom::db()
-                .classes
-                .get(class)
-                .expect("class from database"),
-            info.canonical,
-        )
+    let default = procmodel_dom::db_default(class, info.canonical)
         .or_else(|| unsaved_default(class, info.canonical));
     let saved = !matches!(
         info.descriptor.kind,

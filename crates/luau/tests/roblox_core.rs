@@ -43,7 +43,8 @@ fn a_text_objects_font_is_saved_once_as_its_font_face() {
 
 /// An instance of a class newer than the reflection database (a place a newer Studio saved
 /// holds some: `UIInlineLayout` in rbx-test-files' all-instances place) is still an
-/// Instance: `IsA` and the other Instance methods work on it. A script walking
+/// Instance: `IsA`, the other Instance methods and Instance's properties work on it (reading
+/// `Archivable` then panicked on the missing class's defaults). A script walking
 /// `game:GetDescendants()` with `IsA` stopped with "IsA is not a valid member of
 /// UIInlineLayout".
 #[test]
@@ -58,6 +59,7 @@ local w = workspace:FindFirstChild("Widget")
 assert(w, "the widget")
 assert(w:IsA("Instance") and w:IsA("FutureWidget") and not w:IsA("BasePart"))
 assert(w.ClassName == "FutureWidget")
+assert(w.Archivable == true)
 assert(w:GetFullName() == "Workspace.Widget", w:GetFullName())
 assert(w:FindFirstChild("Inner"):IsDescendantOf(w))
 w:SetAttribute("Seen", true)
