@@ -51,15 +51,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
 /// node; templates kept in ReplicatedStorage or ServerStorage are not in the world), or a
 /// model file's top instances.
 fn world_roots(dom: &WeakDom) -> Vec<rbx_types::Ref> {
-    let top = dom.root().children();
-    let workspace = top.iter().copied().find(|&r| {
-        dom.get_by_ref(r)
-            .is_some_and(|i| i.class == "Workspace" && procmodel_dom::is_archivable(i))
-    });
-    match workspace {
+    match procmodel_dom::world(dom) {
         Some(w) => vec![w],
-        // A package loads with a Workspace for the session only (not archivable).
-        None => top
+        None => dom
+            .root()
+            .children()
             .iter()
             .copied()
             .filter(|&r| dom.get_by_ref(r).is_some_and(procmodel_dom::is_archivable))

@@ -28,5 +28,5 @@ pub use pivot::{
 pub use transfer::{
     clone_archivable, copy_with_referents, count_and_find, count_subtree, full_name, in_scene,
     is_archivable, is_within, keeps_reference, move_into, preorder, terrain_water,
-    workspace_terrain,
+    workspace_terrain, world,
 };

@@ -145,6 +145,17 @@ pub fn full_name(dom: &WeakDom, r: Ref) -> String {
     parts.join(".")
 }
 
+/// The part of a scene Roblox renders: a place's Workspace (the root's archivable
+/// Workspace child). None for a model file's instances (all of them are shown; a package
+/// opened for editing gets a Workspace for the session only, not archivable). Templates in
+/// ReplicatedStorage or ServerStorage are not in the world.
+pub fn world(dom: &WeakDom) -> Option<Ref> {
+    dom.root().children().iter().copied().find(|&r| {
+        dom.get_by_ref(r)
+            .is_some_and(|i| i.class == "Workspace" && crate::is_archivable(i))
+    })
+}
+
 /// The scene's `Workspace.Terrain`: the first Terrain child of the root's first Workspace
 /// child (where Roblox keeps the one Terrain a place has), if there is one.
 pub fn workspace_terrain(dom: &WeakDom) -> Option<&rbx_dom_weak::Instance> {

@@ -248,10 +248,14 @@ impl Encoder {
         let mut mesh_index: HashMap<(&str, bool, bool, PaintRef), u32> = HashMap::new();
         let mut parts = 0usize;
         let mut instances = 0usize;
-        // (ref, nearest listed ancestor's node, owning model index, listed, inside results)
-        let mut stack: Vec<(Ref, i64, i64, bool, bool)> =
-            vec![(dom.root_ref(), -1, -1, true, false)];
-        while let Some((r, parent, model, listed, in_results)) = stack.pop() {
+        // Only the world is drawn (what Roblox renders, what the glTF export writes): a
+        // place's Workspace, not the templates kept in its storage services.
+        let world = procmodel_dom::world(dom);
+        // (ref, nearest listed ancestor's node, owning model index, listed, inside results,
+        // in the world)
+        let mut stack: Vec<(Ref, i64, i64, bool, bool, bool)> =
+            vec![(dom.root_ref(), -1, -1, true, false, world.is_none())];
+        while let Some((r, parent, model, listed, in_results, drawn)) = stack.pop() {
             let Some(inst) = dom.get_by_ref(r) else {
                 continue;
             };
@@ -274,10 +278,11 @@ impl Encoder {
             } else if parent >= 0 {
                 nodes[parent as usize].hidden += 1;
             }
-            let is_part = *self.part_classes.entry(inst.class).or_insert_with(|| {
-                procmodel_dom::is_a(inst.class.as_str(), "BasePart")
-                    && !procmodel_export::draws_no_shape(inst.class.as_str())
-            });
+            let is_part = drawn
+                && *self.part_classes.entry(inst.class).or_insert_with(|| {
+                    procmodel_dom::is_a(inst.class.as_str(), "BasePart")
+                        && !procmodel_export::draws_no_shape(inst.class.as_str())
+                });
             if is_part {
                 parts += 1;
                 // A mesh child draws the part the way the glTF export does; a bad Scale or
@@ -348,7 +353,15 @@ impl Encoder {
                 // Inside results, only the folder's first children are listed (not their
                 // subtrees).
                 let child_listed = listed && !in_results && (!is_results || i < LISTED_RESULTS);
-                stack.push((c, me, owner, child_listed, in_results || is_results));
+                let child_drawn = drawn || Some(c) == world;
+                stack.push((
+                    c,
+                    me,
+                    owner,
+                    child_listed,
+                    in_results || is_results,
+                    child_drawn,
+                ));
             }
         }
         // Batches this frame has no part of are dropped (with their buffers).
@@ -528,6 +541,30 @@ fn srgb_to_linear(c: f32) -> f32 {
 mod tests {
     use super::*;
     use rbx_dom_weak::InstanceBuilder;
+
+    /// A place shows its Workspace only: a template kept in ReplicatedStorage was drawn over
+    /// the world (Roblox does not render it, the glTF export leaves it out). It is still
+    /// listed in the tree. A model file's instances (no Workspace) are all drawn.
+    #[test]
+    fn only_the_workspace_of_a_place_is_drawn() {
+        let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+        let root = dom.root_ref();
+        let ws = dom.insert(root, InstanceBuilder::new("Workspace"));
+        let storage = dom.insert(root, InstanceBuilder::new("ReplicatedStorage"));
+        let model = dom.insert(ws, InstanceBuilder::new("Model"));
+        dom.insert(model, InstanceBuilder::new("Part"));
+        dom.insert(storage, InstanceBuilder::new("Part").with_name("Template"));
+        let e = encode(&dom);
+        assert_eq!(e.parts, 1);
+        assert_eq!(e.batches.iter().map(|b| b.count).sum::<usize>(), 1);
+        assert!(e.nodes.iter().any(|n| n.name == "Template"));
+        let mut file = WeakDom::new(InstanceBuilder::new("DataModel"));
+        let root = file.root_ref();
+        let m = file.insert(root, InstanceBuilder::new("Model"));
+        file.insert(m, InstanceBuilder::new("Part"));
+        file.insert(root, InstanceBuilder::new("Part"));
+        assert_eq!(encode(&file).parts, 2);
+    }
 
     #[test]
     fn parts_batch_by_shape_and_material_with_their_matrices() {
