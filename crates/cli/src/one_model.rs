@@ -7,7 +7,7 @@
 //! files: the commands decide what to keep of the scene.
 
 use crate::attrs;
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use glam::Vec3;
 use procmodel_dom::attrs::AttrError;
 use procmodel_engine::{Engine, EngineConfig};
@@ -107,8 +107,7 @@ pub fn one_model_scene(config: EngineConfig, spec: Spec<'_>) -> Result<OneModel>
                 (Some(s), _) => engine.add_module_script(model, &name, s, None),
                 (None, Some(dir)) => engine.add_module_folder(&dir, model)?,
                 (None, None) => {
-                    let source = std::fs::read_to_string(spec.generator)
-                        .with_context(|| format!("cannot read {}", spec.generator.display()))?;
+                    let source = procmodel_luau::read_script_text(spec.generator)?;
                     engine.add_module_script(model, &name, &source, None)
                 }
             };

@@ -52,23 +52,7 @@ const NOT_ONE_VALUE: &str = "Module code did not return exactly one value";
 impl Host {
     /// Reads a script file and confines its string requires to the file's folder.
     fn read_script_file(&self, path: &Path) -> Result<(String, std::path::PathBuf), HostError> {
-        let bytes = std::fs::read(path).map_err(|error| HostError::Read {
-            path: path.to_path_buf(),
-            error,
-        })?;
-        let source = String::from_utf8(bytes).map_err(|e| HostError::Read {
-            path: path.to_path_buf(),
-            error: std::io::Error::new(std::io::ErrorKind::InvalidData, not_a_script(e.as_bytes())),
-        })?;
-        if is_xml_roblox_file(&source) {
-            return Err(HostError::Read {
-                path: path.to_path_buf(),
-                error: std::io::Error::new(
-                    std::io::ErrorKind::InvalidData,
-                    not_a_script(source.as_bytes()),
-                ),
-            });
-        }
+        let source = read_script_text(path)?;
         let abs = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
         if let Some(dir) = abs.parent() {
             self.lua
@@ -759,6 +743,24 @@ fn is_xml_roblox_file(text: &str) -> bool {
         rest = rest.find("?>").map_or("", |i| rest[i + 2..].trim_start());
     }
     rest.starts_with("<roblox ") || rest.starts_with("<roblox>")
+}
+
+/// The text of a Luau script file; a file that is not one (not UTF-8, or a Roblox place or
+/// model passed by mistake) is an error that says what it is.
+pub fn read_script_text(path: &Path) -> Result<String, HostError> {
+    let bad = |bytes: &[u8]| HostError::Read {
+        path: path.to_path_buf(),
+        error: std::io::Error::new(std::io::ErrorKind::InvalidData, not_a_script(bytes)),
+    };
+    let bytes = std::fs::read(path).map_err(|error| HostError::Read {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    let source = String::from_utf8(bytes).map_err(|e| bad(e.as_bytes()))?;
+    if is_xml_roblox_file(&source) {
+        return Err(bad(source.as_bytes()));
+    }
+    Ok(source)
 }
 
 /// Why bytes that are not a script are not one, naming the Roblox files people pass by

@@ -44,7 +44,7 @@ pub use classes::GENERATED_TERRAIN;
 pub use classes::method_names as instance_methods;
 pub use context::{Instance, LogLevel, LogLine};
 pub use error::HostError;
-pub use generator::{Generator, PendingRun, RunInputs, RunOutput, RunState};
+pub use generator::{Generator, PendingRun, RunInputs, RunOutput, RunState, read_script_text};
 pub use globals::MISSING_GLOBALS;
 pub use host::{
     DEFAULT_MAX_INSTANCES, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_TERRAIN_BYTES, FrameHook, Host,
