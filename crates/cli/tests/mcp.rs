@@ -574,3 +574,32 @@ fn pipelined_calls_run_in_the_order_sent() {
     }
     c.close();
 }
+
+/// A tool result carries what the generators printed (an assistant reads no stderr, where
+/// it went alone): lines since the last call, once.
+#[test]
+fn a_tool_result_carries_what_the_generator_printed() {
+    let dir = root("printed");
+    let mut c = Client::start(&dir, None);
+    c.initialize();
+    let created = c.ok(
+        "create_generator",
+        json!({ "name": "Chatty", "source": "return { Attributes = { N = 1 }, OnGenerate = function(params, target)\n    print('n is', params.Attributes.N)\n    warn('careful')\nend }\n" }),
+    );
+    assert_eq!(
+        created["output"],
+        json!([
+            { "level": "print", "text": "[Chatty] n is 1" },
+            { "level": "warn", "text": "[Chatty] careful" },
+        ]),
+        "{created}"
+    );
+    assert_eq!(created["output_omitted"], 0);
+    let set = c.ok(
+        "set_attributes",
+        json!({ "model": "Workspace.Chatty", "attributes": { "N": "2" } }),
+    );
+    assert_eq!(set["output"][0]["text"], "[Chatty] n is 2", "{set}");
+    assert_eq!(set["output"].as_array().unwrap().len(), 2, "{set}");
+    c.close();
+}

@@ -38,7 +38,7 @@ pub use scene::{
 
 use inflight::InFlight;
 use procmodel_dom::keys::KEYS;
-pub use procmodel_script::{HostConfig, Limit, ScriptRuntime};
+pub use procmodel_script::{HostConfig, Limit, LogLevel, LogLine, ScriptRuntime};
 use procmodel_script::{HostError, ManagedClass, ScriptHost};
 use rbx_dom_weak::WeakDom;
 use rbx_types::{Ref, Variant};
@@ -758,6 +758,14 @@ impl Engine {
     /// The folder relative string requires of scene modules without a file resolve in.
     pub fn set_require_root(&mut self, root: &Path) {
         self.host.set_require_root(root);
+    }
+
+    /// Takes the `print`/`warn` lines scripts and generators wrote since the last call, on
+    /// the engine's VM and (as their results are applied) on workers' — what a front end
+    /// shows as its output. Bounded: the newest lines are kept, with a line saying how many
+    /// earlier ones were not.
+    pub fn take_output(&self) -> Vec<procmodel_script::LogLine> {
+        self.host.take_output()
     }
 
     /// The files the scene's ModuleScripts were loaded from (sorted, without repeats).

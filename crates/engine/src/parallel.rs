@@ -97,6 +97,8 @@ pub struct Finished {
     /// record, so a later change of a module reaches the models whose generators required it
     /// on a worker.
     pub requires: Vec<(Ref, Ref)>,
+    /// The `print`/`warn` lines the run wrote on the worker's VM, for the engine's output.
+    pub output: Vec<procmodel_script::LogLine>,
 }
 
 /// One step's work for a worker: a copy of the scene, the shared queue, where to send results.
@@ -252,6 +254,7 @@ fn worker(runtime: &dyn ScriptRuntime, config: HostConfig, jobs: Receiver<Job>) 
                         elapsed: Duration::ZERO,
                         provenance: None,
                         requires: Vec::new(),
+                        output: Vec::new(),
                     });
                 }
                 continue;
@@ -288,6 +291,7 @@ fn worker(runtime: &dyn ScriptRuntime, config: HostConfig, jobs: Receiver<Job>) 
                     elapsed,
                     provenance,
                     requires,
+                    output: host.take_output(),
                 })
                 .is_err()
             {
@@ -416,6 +420,7 @@ impl Engine {
     /// recording.
     fn take_finished(&mut self, order: &mut InOrder<'_>, f: Finished) {
         self.host.note_requires(&f.requires);
+        self.host.push_output(f.output);
         if let Some(p) = f.provenance {
             self.st().precomputed.insert(f.model, p);
         }

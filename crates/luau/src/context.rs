@@ -33,18 +33,13 @@ impl mlua::FromLua for Instance {
     }
 }
 
-/// Where `print`/`warn` output goes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LogLine {
-    pub level: LogLevel,
-    pub message: String,
-}
+pub use procmodel_script::{LogLevel, LogLine};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LogLevel {
-    Print,
-    Warn,
-}
+/// Lines of output kept until they are taken ([`Ctx::take_log`]); older ones are dropped
+/// (a long-running front end that never takes them must not grow without bound).
+pub const LOG_LINES_KEPT: usize = 10_000;
+/// Bytes of one kept line (the echo to stderr prints it whole).
+pub const LOG_LINE_BYTES: usize = 4096;
 
 /// What one instance costs in the DOM, for the output quota: its property map, its entry in
 /// the instance table and its handle, measured for parts at about 0.9 KB.
@@ -67,8 +62,11 @@ pub struct Ctx {
     pub output_limit: Option<usize>,
     /// [`crate::HostConfig::max_terrain_bytes`].
     pub terrain_limit: Option<usize>,
-    /// Captured output; also echoed to stderr when `echo` is set.
-    pub log: Vec<LogLine>,
+    /// Captured output, the newest [`LOG_LINES_KEPT`] lines; also echoed to stderr when
+    /// `echo` is set.
+    pub log: std::collections::VecDeque<LogLine>,
+    /// Lines dropped from the front of `log` since it was last taken.
+    pub log_dropped: usize,
     pub echo: bool,
     /// While a generator runs: writes to instances in the scene are refused (a generator may
     /// only modify its targetContainer and instances it created).
@@ -177,7 +175,8 @@ impl Ctx {
             created_bytes: 0,
             output_limit: None,
             terrain_limit: None,
-            log: Vec::new(),
+            log: Default::default(),
+            log_dropped: 0,
             echo: true,
             files: FxHashMap::default(),
             required_by: FxHashMap::default(),
@@ -545,7 +544,39 @@ impl Ctx {
                 LogLevel::Warn => eprintln!("warning: {message}"),
             }
         }
-        self.log.push(LogLine { level, message });
+        let mut message = message;
+        if message.len() > LOG_LINE_BYTES {
+            let mut end = LOG_LINE_BYTES;
+            while !message.is_char_boundary(end) {
+                end -= 1;
+            }
+            let more = message.len() - end;
+            message.truncate(end);
+            message.push_str(&format!("… ({more} more bytes)"));
+        }
+        if self.log.len() == LOG_LINES_KEPT {
+            self.log.pop_front();
+            self.log_dropped += 1;
+        }
+        self.log.push_back(LogLine { level, message });
+    }
+
+    /// The output captured since the last call, oldest first; when lines were dropped, a
+    /// first line says how many.
+    pub fn take_log(&mut self) -> Vec<LogLine> {
+        let mut out = Vec::with_capacity(self.log.len() + 1);
+        if self.log_dropped > 0 {
+            out.push(LogLine {
+                level: LogLevel::Warn,
+                message: format!(
+                    "{} earlier lines of output were not kept (the newest {LOG_LINES_KEPT} are)",
+                    self.log_dropped
+                ),
+            });
+            self.log_dropped = 0;
+        }
+        out.extend(self.log.drain(..));
+        out
     }
 }
 

@@ -255,10 +255,20 @@ impl Host {
             .and_then(|c| c.scene_writes.as_ref().map(std::cell::Cell::get))
     }
 
-    /// Takes the captured print/warn output.
+    /// Takes the captured print/warn output (see [`crate::context::Ctx::take_log`]).
     pub fn take_log(&self) -> Vec<crate::LogLine> {
-        let mut c = ctx(&self.lua).expect("context installed");
-        std::mem::take(&mut c.log)
+        ctx(&self.lua).map(|mut c| c.take_log()).unwrap_or_default()
+    }
+
+    /// Adds lines another VM captured after this VM's own (no echo: that VM echoed them).
+    pub fn push_log(&self, lines: Vec<crate::LogLine>) {
+        if let Ok(mut c) = ctx(&self.lua) {
+            for line in lines {
+                let echo = std::mem::replace(&mut c.echo, false);
+                c.log(line.level, line.message);
+                c.echo = echo;
+            }
+        }
     }
 
     /// Restricts string `require`s to files under `root`.

@@ -152,6 +152,14 @@ impl ScriptHost for Host {
         Host::note_requires(self, edges)
     }
 
+    fn take_output(&self) -> Vec<procmodel_script::LogLine> {
+        Host::take_log(self)
+    }
+
+    fn push_output(&self, lines: Vec<procmodel_script::LogLine>) {
+        Host::push_log(self, lines)
+    }
+
     fn invalidate_module(&self, module: Ref) -> Result<(), HostError> {
         Host::invalidate_module(self, module).map_err(|e| crate::error::script(&e))
     }

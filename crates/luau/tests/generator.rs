@@ -812,3 +812,33 @@ end }
     });
     assert_eq!(services, 1);
 }
+
+/// The captured output is bounded: a front end that runs for hours (the studio, the MCP
+/// server) kept every line ever printed. The newest lines are kept, with a first line
+/// saying how many earlier ones were not, and a huge line is cut.
+#[test]
+fn captured_output_keeps_the_newest_lines_and_cuts_huge_ones() {
+    let src = r#"return { OnGenerate = function(params, target)
+        for i = 1, 10005 do print(i) end
+        print(string.rep("x", 100000))
+    end }"#;
+    let (h, _) = run(src, "Loud", RunInputs::default(), 2000).unwrap();
+    let log = h.take_log();
+    assert_eq!(log.len(), 10_001);
+    assert_eq!(log[0].level, procmodel_luau::LogLevel::Warn);
+    assert!(
+        log[0]
+            .message
+            .starts_with("6 earlier lines of output were not kept"),
+        "{}",
+        log[0].message
+    );
+    assert_eq!(log[1].message, "[Loud] 7");
+    let last = &log[10_000].message;
+    assert!(
+        last.len() < 5000 && last.ends_with("more bytes)"),
+        "{}",
+        &last[last.len() - 40..]
+    );
+    assert!(h.take_log().is_empty(), "taken once");
+}

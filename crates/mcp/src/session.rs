@@ -453,11 +453,28 @@ fn text(e: EngineError) -> String {
     e.to_string()
 }
 
-/// Steps until no model is dirty; the reports of what ran.
+/// Lines of output a tool result carries at most (the newest; the count of the others is
+/// given).
+const OUTPUT_LINES: usize = 200;
+
+/// Steps until no model is dirty; the reports of what ran and what the generators printed
+/// since the last tool call (an assistant reads no stderr).
 fn settle(engine: &mut Engine, frames: usize) -> Value {
     let reports = engine.settle(frames);
     let (list, failed) = scene::reports_json(engine, &reports);
-    json!({ "ok": !failed, "generated": list })
+    let printed = engine.take_output();
+    let omitted = printed.len().saturating_sub(OUTPUT_LINES);
+    let output: Vec<Value> = printed[omitted..]
+        .iter()
+        .map(|l| {
+            let level = match l.level {
+                procmodel_engine::LogLevel::Print => "print",
+                procmodel_engine::LogLevel::Warn => "warn",
+            };
+            json!({ "level": level, "text": l.message })
+        })
+        .collect();
+    json!({ "ok": !failed, "generated": list, "output": output, "output_omitted": omitted })
 }
 
 /// Resolves attribute texts against the model's declared defaults (all before any is set).

@@ -346,6 +346,20 @@ pub struct ManagedClass {
 pub type ModuleFolderLoader =
     Box<dyn Fn(&Path) -> Result<(WeakDom, Ref, Vec<(Ref, PathBuf)>), String>>;
 
+/// One line scripts wrote with `print` or `warn` (also echoed to stderr when
+/// [`HostConfig::echo_output`] is set).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogLine {
+    pub level: LogLevel,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogLevel {
+    Print,
+    Warn,
+}
+
 /// One VM with one scene DOM, as the engine drives it. Object safe: the engine holds an
 /// `Rc<dyn ScriptHost>`; the generic helpers are on `dyn ScriptHost` below. Not `Send`: a
 /// host lives on the thread that made it.
@@ -407,6 +421,11 @@ pub trait ScriptHost {
     fn note_requires(&self, edges: &[(Ref, Ref)]);
     /// Forgets the cached result of requiring `module` (its Source changed).
     fn invalidate_module(&self, module: Ref) -> Result<(), HostError>;
+    /// Takes the `print`/`warn` lines scripts wrote since the last call (a bounded number:
+    /// the newest are kept, with a line saying how many earlier ones were not).
+    fn take_output(&self) -> Vec<LogLine>;
+    /// Adds lines another VM of the same scene captured (a worker's), after this VM's own.
+    fn push_output(&self, lines: Vec<LogLine>);
 
     /// A `Send` handle that stops this VM's running code from another thread.
     fn canceller(&self) -> Canceller;

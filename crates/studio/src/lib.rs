@@ -8,6 +8,7 @@
 //! block the server on a generator, or lose the connection or the scene on a bad message.
 
 mod frame;
+mod output;
 pub mod protocol;
 mod server;
 mod session;

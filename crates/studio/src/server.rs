@@ -2,6 +2,7 @@
 //! files, so another site or a DNS-rebound name must not reach it), one WebSocket per page
 //! (edits in, latest snapshot out), and the export downloads.
 
+use crate::output::SharedOutput;
 use crate::protocol::{self, ClientMessage};
 use crate::session::{self, Defaults, Opened, Published, Publisher, SharedDefaults};
 use crate::{Options, Studio, StudioError, watch};
@@ -48,6 +49,7 @@ pub(crate) struct App {
     origins: Vec<String>,
     web_dir: Option<PathBuf>,
     glb: Option<crate::GlbWriter>,
+    output: SharedOutput,
 }
 
 pub(crate) fn start(options: Options) -> Result<Studio, StudioError> {
@@ -74,6 +76,8 @@ pub(crate) fn start(options: Options) -> Result<Studio, StudioError> {
     let watcher: Arc<OnceLock<Arc<watch::Watcher>>> = Arc::new(OnceLock::new());
     let publisher_watcher = watcher.clone();
     let mut publisher: Option<Publisher> = None;
+    let output: SharedOutput = Arc::default();
+    let publisher_output = output.clone();
     let (open_tx2, open_rx2) = std::sync::mpsc::channel::<Opened>();
     let engine = EngineThread::spawn(
         move || {
@@ -89,6 +93,7 @@ pub(crate) fn start(options: Options) -> Result<Studio, StudioError> {
                     opened,
                     publisher_defaults.clone(),
                     publisher_watcher.clone(),
+                    publisher_output.clone(),
                 )
             });
             p.publish(engine, step)
@@ -118,6 +123,7 @@ pub(crate) fn start(options: Options) -> Result<Studio, StudioError> {
         ],
         web_dir: options.web_dir.clone(),
         glb: options.glb.clone(),
+        output,
     });
     // The app is reached weakly: the watcher must not keep the server alive.
     let weak = Arc::downgrade(&app);
@@ -316,6 +322,8 @@ async fn connection(app: Arc<App>, mut socket: WebSocket) {
 struct Sent {
     revision: u64,
     terrain: u64,
+    /// The number of the next Output line the page has not been sent.
+    output: u64,
 }
 
 async fn send_latest(
@@ -367,7 +375,13 @@ async fn send_latest(
         p.scene
     );
     let bytes = protocol::scene_message(&header, &p.body);
-    socket.send(Message::Binary(bytes.into())).await
+    socket.send(Message::Binary(bytes.into())).await?;
+    // What was printed up to this snapshot (a page that skipped snapshots gets it all).
+    let output = lock(&app.output).message_since(&mut sent.output);
+    match output {
+        Some(text) => socket.send(Message::Text(text.into())).await,
+        None => Ok(()),
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

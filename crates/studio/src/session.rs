@@ -3,6 +3,7 @@
 //! every change (the viewport frame plus the JSON the page builds its panels from).
 
 use crate::frame;
+use crate::output::SharedOutput;
 use crate::protocol::{cli_text, enum_items, shell_quote, to_json, type_name};
 use crate::terrain::{TerrainCache, TerrainFrame};
 use crate::watch::Watcher;
@@ -136,6 +137,8 @@ pub struct Publisher {
     encoder: frame::Encoder,
     max_command: u64,
     gen_total_ms: f64,
+    /// What the pages' Output panel shows.
+    output: SharedOutput,
 }
 
 impl Publisher {
@@ -143,11 +146,13 @@ impl Publisher {
         opened: Opened,
         defaults: SharedDefaults,
         watcher: Arc<OnceLock<Arc<Watcher>>>,
+        output: SharedOutput,
     ) -> Publisher {
         Publisher {
             opened,
             defaults,
             watcher,
+            output,
             terrain: TerrainCache::default(),
             encoder: frame::Encoder::default(),
             max_command: 0,
@@ -163,6 +168,10 @@ impl Publisher {
         if let Some(w) = self.watcher.get() {
             w.watch_folders_of(&engine.module_files());
         }
+        self.output
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .add(engine.take_output(), &step.reports);
         let encoded = engine.with_dom(|d| self.encoder.encode(d));
         let encode_ms = ms(t.elapsed());
         let terrain = engine.with_dom(|d| self.terrain.update(d));

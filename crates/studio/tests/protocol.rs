@@ -938,3 +938,82 @@ async fn r14_an_attribute_set_back_in_the_studio_is_a_cache_hit() {
     }
     assert_eq!((hits(), cache.kept()), (0, 3));
 }
+
+/// The next `output` text message (skipping scene and terrain messages).
+async fn output(ws: &mut Ws) -> Value {
+    loop {
+        let t = text(ws).await;
+        if t["type"] == "output" {
+            return t;
+        }
+    }
+}
+
+/// What a generator prints and warns, and why a run failed, reach every page's Output panel
+/// (the studio showed none of it): in order, each line once, and to a page that connects
+/// later too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn printed_lines_and_errors_reach_the_output_panel() {
+    let (s, mut a) = open_generator(
+        "Chatty.luau",
+        r#"return { Attributes = { Fail = false }, OnGenerate = function(params, target)
+    print("hello from the generator", 42)
+    warn("careful")
+    if params.Attributes.Fail then error("boom") end
+    local p = Instance.new("Part")
+    p.Parent = target
+end }
+"#,
+    )
+    .await;
+    let o = output(&mut a).await;
+    let lines: Vec<(String, String)> = o["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            (
+                l["level"].as_str().unwrap().into(),
+                l["text"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            (
+                "print".into(),
+                "[Chatty] hello from the generator 42".into()
+            ),
+            ("warn".into(), "[Chatty] careful".into()),
+        ],
+        "{o}"
+    );
+    // (The scene came before its output: ask for it again for the model's id.)
+    send(&mut a, serde_json::json!({"type": "resync", "seq": 1})).await;
+    let model = first_model(&mut a, 1).await;
+    send(
+        &mut a,
+        serde_json::json!({"type": "set_attribute", "seq": 2, "model": model, "name": "Fail", "value": true}),
+    )
+    .await;
+    let o = output(&mut a).await;
+    let texts: Vec<&str> = o["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        texts[..2],
+        ["[Chatty] hello from the generator 42", "[Chatty] careful"]
+    );
+    let error = o["lines"].as_array().unwrap().last().unwrap();
+    assert_eq!(error["level"], "error", "{o}");
+    assert!(error["text"].as_str().unwrap().contains("boom"), "{o}");
+    // A page that opens now gets the lines kept so far, once.
+    let mut b = connect(s.addr()).await;
+    let o = output(&mut b).await;
+    assert_eq!(o["lines"].as_array().unwrap().len(), 5, "{o}");
+    assert_eq!(o["skipped"], 0);
+}

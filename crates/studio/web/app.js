@@ -124,6 +124,7 @@ const stats = {
   frames: 0, renderer: rendererName, instances: 0, parts: 0, triangles: 0, drawCalls: 0,
   revision: 0, seqSent: 0, seqApplied: 0, seqPresented: 0, history: [], errors: [], fps: 0,
   terrain: { id: 0, triangles: 0, parts: 0 }, renders: 0, generationMs: 0, generationCached: false,
+  output: 0,
 };
 const timings = new Map(); // seq → timestamps
 const outstanding = new Map(); // seq → send time, until a frame or an answer includes it
@@ -136,7 +137,8 @@ let retry = 250;
 function connect() {
   ws = new WebSocket(`ws://${location.host}/ws`);
   ws.binaryType = 'arraybuffer';
-  ws.onopen = () => { retry = 250; status(); };
+  // A new connection is sent every Output line the server keeps: start the panel afresh.
+  ws.onopen = () => { retry = 250; status(); $('output-lines').replaceChildren(); };
   ws.onclose = () => { outstanding.clear(); status('disconnected — reconnecting…'); setTimeout(connect, retry); retry = Math.min(retry * 2, 4000); };
   ws.onmessage = (ev) => {
     const t = performance.now();
@@ -174,8 +176,42 @@ function onText(m) {
     stats.saved = m.path;
   } else if (m.type === 'info') {
     toast(m.message, true);
+  } else if (m.type === 'output') {
+    onOutput(m);
   }
 }
+
+// The Output panel: what generators printed and why a generation failed, as Roblox
+// Studio's Output window shows them (the newest OUTPUT_KEPT lines).
+const OUTPUT_KEPT = 1000;
+let outputUnseen = 0;
+function outputLine(cls, text) {
+  const el = document.createElement('div');
+  el.className = cls;
+  el.textContent = text;
+  return el;
+}
+function onOutput(m) {
+  const box = $('output-lines');
+  const atEnd = box.scrollTop + box.clientHeight >= box.scrollHeight - 4;
+  const frag = document.createDocumentFragment();
+  if (m.skipped > 0) frag.appendChild(outputLine('skipped', `… ${m.skipped} earlier lines not kept`));
+  for (const l of m.lines) frag.appendChild(outputLine(l.level, l.text));
+  box.appendChild(frag);
+  while (box.childElementCount > OUTPUT_KEPT) box.firstElementChild.remove();
+  stats.output += m.lines.length;
+  if ($('output').classList.contains('collapsed')) {
+    outputUnseen += m.lines.length;
+    $('output-count').textContent = `(${outputUnseen} new)`;
+  }
+  if (atEnd) box.scrollTop = box.scrollHeight;
+}
+$('output-toggle').onclick = () => {
+  const panel = $('output');
+  panel.classList.toggle('collapsed');
+  if (!panel.classList.contains('collapsed')) { outputUnseen = 0; $('output-count').textContent = ''; }
+};
+$('output-clear').onclick = () => { $('output-lines').replaceChildren(); outputUnseen = 0; $('output-count').textContent = ''; };
 
 let toastTimer = 0;
 function toast(text, ok) {

@@ -248,6 +248,8 @@ log('overlay:', overlay.split('\n').slice(0, 2).join(' | '));
 assert.match(overlay, /the staircase broke/);
 assert.match(overlay, /:\d+/, 'the message has a line number');
 assert.ok(await page.evaluate(() => window.__studio.stats.ghosts) === 7, 'the last good result is ghosted');
+// The Output panel has the error too, in red, as Roblox Studio's Output window does.
+await page.waitForFunction(() => [...document.querySelectorAll('#output-lines .error')].some((e) => e.textContent.includes('the staircase broke')), null, { timeout: 30000 });
 await screenshot(page, 'error-ghost');
 renameSave(original.replace('Steps = 10', 'Steps = 10, Extra = 1'));
 await page.waitForFunction(() => document.getElementById('overlay').hidden, null, { timeout: 30000 });
