@@ -17,7 +17,7 @@ try {
   page.on('pageerror', (e) => { console.error('[page error]', e.message); process.exitCode = 1; });
   await page.goto(process.env.STUDIO_URL);
   // Only the viewport: no toolbar, tree, properties or status line.
-  await page.addStyleTag({ content: '#toolbar, #tree, #properties, #status, #toast { display: none !important; } #viewport { position: fixed; inset: 0; }' });
+  await page.addStyleTag({ content: '#toolbar, #tree, #properties, #output, #status, #toast { display: none !important; } #viewport { position: fixed; inset: 0; }' });
   // Settled: nothing generating, every model generated without error, parts (and terrain) drawn.
   await page.waitForFunction((terrain) => {
     const st = window.__studio;
