@@ -806,6 +806,9 @@ async fn r13_a_hot_reload_does_not_reload_forever() {
     .unwrap();
     std::fs::rename(&tmp, &file).unwrap();
     until(&mut a, |h| !h["scene"]["models"][0]["error"].is_null()).await;
+    // The error's line for the Output panel follows the scene that shows it.
+    let o = output(&mut a).await;
+    assert!(o.to_string().contains("edited"), "{o}");
     // Nothing changes from now on: no scene message may arrive.
     let next = tokio::time::timeout(Duration::from_millis(1500), a.next()).await;
     assert!(
