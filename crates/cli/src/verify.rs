@@ -228,6 +228,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         if ok {
             println!("all {} models match", rows.len());
+        } else if bad == 0 {
+            // The results are the locked ones; the inputs on disk are not.
+            println!(
+                "all {} models match, but the Luau files beside the generator are not the locked ones (any of them may be required): lock again if the change is meant",
+                rows.len()
+            );
         } else {
             println!(
                 "{bad} of {} models do not match{}",
@@ -235,7 +241,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 if general.is_empty() {
                     ""
                 } else {
-                    "; files differ"
+                    "; files beside the generator differ too"
                 }
             );
         }

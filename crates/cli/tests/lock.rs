@@ -238,6 +238,24 @@ fn r14_3_lock_and_verify_a_generator_with_attributes() {
     assert!(text.contains("path = \"Stairs.luau\""), "{text}");
     let o = ok(verify(&lockfile));
     assert!(stdout(&o).contains("all 1 models match"), "{}", stdout(&o));
+    // Another Luau file beside it (it might be required): the model matches, the files do
+    // not, and the summary says both (it said "0 of 1 models do not match; files differ").
+    let other = gdir.join("Other.luau");
+    std::fs::write(&other, "return 1\n").unwrap();
+    let o = verify(&lockfile);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(
+        out.contains("file Other.luau is new beside the generator"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "all 1 models match, but the Luau files beside the generator are not the locked ones"
+        ),
+        "{out}"
+    );
+    std::fs::remove_file(&other).unwrap();
     // The generator changes: verify says which input.
     let src = std::fs::read_to_string(&g).unwrap();
     std::fs::write(
