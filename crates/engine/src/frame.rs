@@ -45,7 +45,8 @@ impl Engine {
         // host already flagged the models that use it).
         let code = self.host.take_code_changes();
         if let Err(e) = self.replace_code(&code) {
-            eprintln!("procmodel: cannot reload changed module code: {e}");
+            self.host
+                .warn(format!("cannot reload changed module code: {e}"));
         }
         let (max_depth, jobs, budget) = {
             let st = self.st();

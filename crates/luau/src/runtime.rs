@@ -160,6 +160,10 @@ impl ScriptHost for Host {
         Host::push_log(self, lines)
     }
 
+    fn warn(&self, message: String) {
+        Host::log(self, procmodel_script::LogLevel::Warn, message)
+    }
+
     fn invalidate_module(&self, module: Ref) -> Result<(), HostError> {
         Host::invalidate_module(self, module).map_err(|e| crate::error::script(&e))
     }

@@ -426,6 +426,9 @@ pub trait ScriptHost {
     fn take_output(&self) -> Vec<LogLine>;
     /// Adds lines another VM of the same scene captured (a worker's), after this VM's own.
     fn push_output(&self, lines: Vec<LogLine>);
+    /// Writes a warning of the engine's own to the output, as a script's `warn` goes
+    /// (echoed to stderr when [`HostConfig::echo_output`] is set).
+    fn warn(&self, message: String);
 
     /// A `Send` handle that stops this VM's running code from another thread.
     fn canceller(&self) -> Canceller;
