@@ -25,9 +25,11 @@
 //!   `Terrain` and `NegateOperation` get no mesh (warning).
 //! - A part's first mesh child draws it instead of its own shape ([`mesh_child`]):
 //!   `BlockMesh`, `CylinderMesh` (upright), and `SpecialMesh` of MeshType Brick,
-//!   Wedge, Sphere (an ellipsoid filling the size), Cylinder and CornerWedge, at
-//!   `Size × Scale`, displaced by `Offset` in the part's space. FileMesh, Head and
-//!   Torso meshes, Decal, Texture and SurfaceAppearance are ignored (warning).
+//!   Wedge, Sphere (an ellipsoid filling the size), Cylinder, CornerWedge and Head (an
+//!   upright cylinder with rounded edges of diameter min(X, Z), an approximation of
+//!   Roblox's head mesh), at
+//!   `Size × Scale`, displaced by `Offset` in the part's space. FileMesh and Torso
+//!   meshes, Decal, Texture and SurfaceAppearance are ignored (warning).
 //! - Missing properties take the class defaults of the bundled reflection
 //!   database (never a local override, so output is machine-independent).
 //! - Meshes are baked at the part's size (not unit meshes + node scale, which

@@ -228,6 +228,7 @@ pub fn mesh_child(
             // Enum.MeshType: Head 0, Torso 1, Wedge 2, Sphere 3, Cylinder 4,
             // FileMesh 5, Brick 6, (deprecated 7–10), CornerWedge 11.
             match mesh_type {
+                0 => Shape::Head,
                 2 => Shape::Wedge,
                 3 => Shape::Ellipsoid,
                 4 => Shape::Cylinder,

@@ -608,6 +608,16 @@ fn mesh_children_change_the_drawn_shape_size_and_offset() {
                 zero,
             )),
         )
+        // SpecialMesh Head (it drew the part's block): an upright rounded cylinder in
+        // Size × Scale, its diameter the smaller of X and Z (round on the classic 2 × 1 × 1).
+        .with_child(
+            part("Part", "Head", v3(2.0, 1.0, 1.0), at(60.0, 0.0, 0.0)).with_child(mesh(
+                "SpecialMesh",
+                Some(0),
+                v3(1.25, 1.25, 1.25),
+                zero,
+            )),
+        )
         // The offset is in the part's space: it turns with the part.
         .with_child(
             part(
@@ -649,6 +659,11 @@ fn mesh_children_change_the_drawn_shape_size_and_offset() {
         close(&lo, &[-3.0, -1.0, -1.0]) && close(&hi, &[3.0, 1.0, 1.0]),
         "{lo:?} {hi:?}"
     );
+    let (lo, hi) = mesh_bounds(&doc, "Head");
+    assert!(
+        close(&lo, &[-0.625; 3]) && close(&hi, &[0.625; 3]),
+        "{lo:?} {hi:?}"
+    );
     let (lo, hi) = mesh_bounds(&doc, "Statue");
     assert!(
         close(&lo, &[-1.0; 3]) && close(&hi, &[1.0; 3]),
@@ -668,6 +683,7 @@ fn mesh_children_change_the_drawn_shape_size_and_offset() {
         names.iter().any(|n| n.starts_with("UprightCylinder ")),
         "{names:?}"
     );
+    assert!(names.iter().any(|n| n.starts_with("Head ")), "{names:?}");
     // The applied meshes stay nodes of their own (the DOM hierarchy is kept).
     assert!(node(&doc, "Mesh").get("mesh").is_none());
 

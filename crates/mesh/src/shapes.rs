@@ -45,6 +45,11 @@ pub enum Shape {
     Ellipsoid,
     /// A cylinder along local Y (a `CylinderMesh`).
     UprightCylinder,
+    /// A cylinder along local Y with rounded top and bottom edges, its diameter the smaller
+    /// of `Size.X` and `Size.Z` (a `SpecialMesh` of MeshType Head, the classic character
+    /// head, round seen from above on its 2 × 1 × 1 part; its rounding is an approximation
+    /// of Roblox's mesh: half the radius and a quarter of the height).
+    Head,
 }
 
 impl Shape {
@@ -58,6 +63,7 @@ impl Shape {
             Shape::CornerWedge => "CornerWedge",
             Shape::Ellipsoid => "Ellipsoid",
             Shape::UprightCylinder => "UprightCylinder",
+            Shape::Head => "Head",
         }
     }
 
@@ -71,7 +77,7 @@ impl Shape {
                 let d = size.y.min(size.z);
                 Vec3::new(size.x, d, d)
             }
-            Shape::UprightCylinder => {
+            Shape::UprightCylinder | Shape::Head => {
                 let d = size.x.min(size.z);
                 Vec3::new(d, size.y, d)
             }
@@ -141,6 +147,10 @@ pub fn build(shape: Shape, size: Vec3, segments: u32) -> MeshData {
                 *n = (*n / h).normalize();
             }
             mesh
+        }
+        Shape::Head => {
+            let r = h.x.min(h.z);
+            head(Vec3::new(r, h.y, r), segments)
         }
         Shape::UprightCylinder => {
             // The X-axis cylinder turned a quarter about Z: (x, y, z) → (−y, x, z).
@@ -282,6 +292,59 @@ fn ball(radius: f32, segments: u32) -> MeshData {
     mesh
 }
 
+/// Quarter-circle steps of each rounded edge of [`Shape::Head`].
+const HEAD_ARC_STEPS: u32 = 4;
+
+/// [`Shape::Head`] in the box of half-extents `h`: a surface of revolution about Y built in
+/// the unit cylinder (radius 1, half-height 1) and stretched, its normals by the inverse
+/// stretch. The profile runs from the bottom pole along a quarter circle (centre r 0.5,
+/// y −0.5, radius 0.5) to the side, up the side, and along the mirrored arc to the top pole
+/// (flat discs of radius 0.5 around the poles).
+fn head(h: Vec3, segments: u32) -> MeshData {
+    // (r, y, normal r, normal y) of the profile's rings, bottom to top, poles excluded.
+    let mut profile: Vec<(f32, f32, f32, f32)> = Vec::new();
+    for (centre_y, from, to) in [
+        (-0.5, -std::f32::consts::FRAC_PI_2, 0.0),
+        (0.5, 0.0, std::f32::consts::FRAC_PI_2),
+    ] {
+        for step in 0..=HEAD_ARC_STEPS {
+            let a = from + (to - from) * step as f32 / HEAD_ARC_STEPS as f32;
+            let (sin, cos) = a.sin_cos();
+            profile.push((0.5 + 0.5 * cos, centre_y + 0.5 * sin, cos, sin));
+        }
+    }
+    let mut mesh = MeshData::default();
+    let stretch = |p: Vec3| p * h;
+    let normal = |n: Vec3| (n / h).normalize();
+    let bottom = mesh.push_vertex(stretch(Vec3::NEG_Y), normal(Vec3::NEG_Y));
+    for &(r, y, nr, ny) in &profile {
+        for seg in 0..segments {
+            let azimuth = std::f32::consts::TAU * seg as f32 / segments as f32;
+            let (sin_a, cos_a) = azimuth.sin_cos();
+            let p = Vec3::new(r * cos_a, y, -r * sin_a);
+            let n = Vec3::new(nr * cos_a, ny, -nr * sin_a);
+            mesh.push_vertex(stretch(p), normal(n));
+        }
+    }
+    let top = mesh.push_vertex(stretch(Vec3::Y), normal(Vec3::Y));
+    let rings = profile.len() as u32;
+    let at = |ring: u32, seg: u32| 1 + ring * segments + seg % segments;
+    for seg in 0..segments {
+        mesh.indices.extend([bottom, at(0, seg + 1), at(0, seg)]);
+        mesh.indices
+            .extend([top, at(rings - 1, seg), at(rings - 1, seg + 1)]);
+    }
+    for ring in 0..rings - 1 {
+        for seg in 0..segments {
+            // Ring `ring` is below ring `ring + 1`.
+            let (a, b) = (at(ring + 1, seg), at(ring + 1, seg + 1));
+            let (c, d) = (at(ring, seg), at(ring, seg + 1));
+            mesh.indices.extend([a, c, d, a, d, b]);
+        }
+    }
+    mesh
+}
+
 fn cylinder(half_length: f32, radius: f32, segments: u32) -> MeshData {
     let mut mesh = MeshData::default();
     let ring: Vec<(f32, f32)> = (0..segments)
@@ -327,7 +390,7 @@ mod tests {
     use super::*;
     use std::collections::BTreeMap;
 
-    const ALL: [Shape; 7] = [
+    const ALL: [Shape; 8] = [
         Shape::Block,
         Shape::Ball,
         Shape::Cylinder,
@@ -335,6 +398,7 @@ mod tests {
         Shape::CornerWedge,
         Shape::Ellipsoid,
         Shape::UprightCylinder,
+        Shape::Head,
     ];
 
     /// Every triangle faces away from the solid's interior, its vertex normals
@@ -406,6 +470,34 @@ mod tests {
         assert!(min.abs_diff_eq(lo, 1e-5), "{shape:?} min {min} != {lo}");
         assert!(max.abs_diff_eq(hi, 1e-5), "{shape:?} max {max} != {hi}");
         check_solid(&mesh);
+    }
+
+    #[test]
+    fn head_fills_the_whole_size_with_rounded_edges() {
+        // The classic head's part: round, its diameter the smaller of X and Z.
+        let size = Vec3::new(2., 1., 1.);
+        let fills = Vec3::new(1., 1., 1.);
+        // 2 poles + 10 rings of 24; 2 fans of 24 + 9 bands of 48 triangles.
+        check(
+            Shape::Head,
+            size,
+            2 + 10 * 24,
+            48 + 9 * 48,
+            -fills / 2.,
+            fills / 2.,
+        );
+        let mesh = build(Shape::Head, size, 24);
+        // Vertical sides between a quarter and three quarters of the height, rounded above
+        // and below: the widest point at the top is half the radius from the axis.
+        let widest = |at_y: f32| {
+            mesh.positions
+                .iter()
+                .filter(|p| (p.y - at_y).abs() < 1e-4)
+                .map(|p| p.x.abs())
+                .fold(0.0f32, f32::max)
+        };
+        assert!((widest(0.25) - 0.5).abs() < 1e-5 && (widest(-0.25) - 0.5).abs() < 1e-5);
+        assert!((widest(0.5) - 0.25).abs() < 1e-5, "{}", widest(0.5));
     }
 
     #[test]
@@ -525,7 +617,8 @@ mod tests {
             // An ellipsoid at 3 or 5 segments is a bipyramid on one ring: at this
             // aspect its faces lean away from the ellipsoid's normals at that ring.
             let counts: &[u32] = match shape {
-                Shape::Ellipsoid => &[4, 7, 64],
+                // (A head stretched this far leans the same way at 3 segments.)
+                Shape::Ellipsoid | Shape::Head => &[4, 7, 64],
                 _ => &[3, 7, 64],
             };
             for &segments in counts {
@@ -541,6 +634,7 @@ mod tests {
         assert_eq!(Shape::Cylinder.effective_size(size), Vec3::new(3., 4., 4.));
         assert_eq!(Shape::Wedge.effective_size(size), size);
         assert_eq!(Shape::Ellipsoid.effective_size(size), size);
+        assert_eq!(Shape::Head.effective_size(size), Vec3::new(3., 5., 3.));
         assert_eq!(
             Shape::UprightCylinder.effective_size(size),
             Vec3::new(3., 5., 3.)

@@ -34,6 +34,9 @@ pub enum Shape {
     Ellipsoid,
     /// A `CylinderMesh`: a cylinder along the part's Y axis.
     UprightCylinder,
+    /// A `SpecialMesh` of MeshType Head: an upright cylinder with rounded edges, its
+    /// diameter the smaller of the part's X and Z.
+    Head,
     /// A MeshPart's script-built mesh ([`Batch::mesh`] says which).
     Mesh,
 }
@@ -49,6 +52,7 @@ impl From<procmodel_export::Shape> for Shape {
             E::CornerWedge => Shape::CornerWedge,
             E::Ellipsoid => Shape::Ellipsoid,
             E::UprightCylinder => Shape::UprightCylinder,
+            E::Head => Shape::Head,
         }
     }
 }
@@ -488,7 +492,7 @@ fn push_part(
             let d = size.y.min(size.z);
             glam::Vec3::new(size.x, d, d)
         }
-        Shape::UprightCylinder => {
+        Shape::UprightCylinder | Shape::Head => {
             let d = size.x.min(size.z);
             glam::Vec3::new(d, size.y, d)
         }
@@ -858,9 +862,20 @@ mod tests {
                 .with_property("Size", rbx_types::Vector3::new(3.0, 0.5, 2.0))
                 .with_child(InstanceBuilder::new("CylinderMesh")),
         );
+        // A SpecialMesh of MeshType Head (it drew the part's own block).
+        dom.insert(
+            ws,
+            InstanceBuilder::new("Part").with_child(
+                InstanceBuilder::new("SpecialMesh")
+                    .with_property("MeshType", rbx_types::Enum::from_u32(0)),
+            ),
+        );
         let e = encode(&dom);
         let shapes: Vec<Shape> = e.batches.iter().map(|b| b.shape).collect();
-        assert_eq!(shapes, [Shape::Ellipsoid, Shape::UprightCylinder]);
+        assert_eq!(
+            shapes,
+            [Shape::Ellipsoid, Shape::UprightCylinder, Shape::Head]
+        );
         let f = |i: usize| f32::from_le_bytes(e.body[i * 4..i * 4 + 4].try_into().unwrap());
         // The ellipsoid: columns scaled by (2, 2, 6), at (10, 0, −3).
         let x_axis = [f(0), f(1), f(2)];

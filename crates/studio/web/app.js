@@ -82,6 +82,21 @@ function wedgeGeometry(corner) {
   g.computeVertexNormals();
   return g;
 }
+// A SpecialMesh Head in the unit box: the profile procmodel-mesh's `head` revolves (flat
+// discs of half the radius, quarter-circle edges, straight sides over half the height).
+function headGeometry() {
+  const points = [new THREE.Vector2(0, -0.5)];
+  for (const [cy, from, to] of [[-0.25, -Math.PI / 2, 0], [0.25, 0, Math.PI / 2]]) {
+    for (let i = 0; i <= 4; i++) {
+      const a = from + ((to - from) * i) / 4;
+      points.push(new THREE.Vector2(0.25 + 0.25 * Math.cos(a), cy + 0.25 * Math.sin(a)));
+    }
+  }
+  points.push(new THREE.Vector2(0, 0.5));
+  const g = new THREE.LatheGeometry(points, 24);
+  g.computeVertexNormals();
+  return g;
+}
 const cylinder = new THREE.CylinderGeometry(0.5, 0.5, 1, 24);
 cylinder.rotateZ(-Math.PI / 2);
 const GEOMETRY = {
@@ -93,6 +108,7 @@ const GEOMETRY = {
   // Mesh children (SpecialMesh Sphere, CylinderMesh): the instance matrix stretches these.
   Ellipsoid: new THREE.SphereGeometry(0.5, 24, 12),
   UprightCylinder: new THREE.CylinderGeometry(0.5, 0.5, 1, 24),
+  Head: headGeometry(),
 };
 // The script-built meshes of the last frame (a Mesh batch's `mesh` indexes them).
 let meshGeometries = [];
