@@ -1520,3 +1520,34 @@ fn a_folder_a_string_require_reaches_is_a_module_with_its_children() {
     assert!(r.iter().all(|r| r.is_ok()), "{r:?}");
     assert_eq!(results(&e, m), ["Lib42"]);
 }
+
+#[test]
+fn what_runs_on_worker_vms_print_reaches_the_engines_output() {
+    // With jobs > 1 most runs happen on workers: their print lines come back with their
+    // results, so a front end's Output shows every model's (the studio's panel, MCP).
+    let src = r#"return { Attributes = { N = 0 }, OnGenerate = function(params, target)
+        print("model", params.Attributes.N)
+    end }"#;
+    let mut e = Engine::new(
+        procmodel_luau::runtime(),
+        EngineConfig {
+            jobs: 2,
+            host: procmodel_luau::HostConfig {
+                echo_output: false,
+                ..procmodel_luau::HostConfig::default()
+            },
+            ..EngineConfig::default()
+        },
+    )
+    .unwrap();
+    let g = module(&mut e, "Printer", src);
+    for i in 0..8 {
+        model(&mut e, g, &[("N", Variant::Float64(f64::from(i)))]);
+    }
+    assert!(e.step().iter().all(|r| r.is_ok()));
+    let mut lines: Vec<String> = e.take_output().into_iter().map(|l| l.message).collect();
+    lines.sort();
+    let want: Vec<String> = (0..8).map(|i| format!("[Printer] model {i}")).collect();
+    assert_eq!(lines, want);
+    assert!(e.take_output().is_empty(), "taken once");
+}

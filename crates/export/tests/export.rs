@@ -324,7 +324,13 @@ fn warnings_for_what_cannot_be_exported_faithfully() {
             part("Part", "Odd", v3(1.0, 1.0, 1.0), at(3.0, 0.0, 0.0))
                 .with_property("Material", Enum::from_u32(9999))
                 .with_property("Shape", Enum::from_u32(42))
-                .with_child(InstanceBuilder::new("SpecialMesh").with_name("Mesh")),
+                // A FileMesh (an asset): not drawn. (A SpecialMesh's default MeshType is
+                // Head, which is.)
+                .with_child(
+                    InstanceBuilder::new("SpecialMesh")
+                        .with_name("Mesh")
+                        .with_property("MeshType", Enum::from_u32(5)),
+                ),
         )
         .with_child(part(
             "NegateOperation",
