@@ -173,6 +173,28 @@ pub fn generator_files(generator: &Path, base: &Path) -> Result<Vec<FileLock>> {
     Ok(files)
 }
 
+/// The files of `beside` (the Luau files beside a generator, relative to `base`) that a run
+/// loaded (`loaded`, absolute: [`procmodel_engine::Engine::module_files`]): the generator
+/// itself, what its string requires loaded on any VM, and a module folder generator's own
+/// files. A file beside it that nothing required is not an input of its results.
+pub fn loaded_files(
+    beside: Vec<FileLock>,
+    base: &Path,
+    generator: &Path,
+    loaded: &[PathBuf],
+) -> Vec<FileLock> {
+    let loaded: std::collections::BTreeSet<PathBuf> =
+        loaded.iter().map(|p| crate::output::resolved(p)).collect();
+    let generator = crate::output::resolved(generator);
+    beside
+        .into_iter()
+        .filter(|f| {
+            let p = crate::output::resolved(&base.join(&f.path));
+            loaded.contains(&p) || p.starts_with(&generator)
+        })
+        .collect()
+}
+
 /// `path` relative to the folder `base`, `/`-separated, with `..` where `path` is not
 /// inside it (a lockfile and its generator may be published side by side, or the lockfile
 /// in a folder below); absolute only when no relative path exists (another Windows drive).
@@ -314,6 +336,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
     };
     let mut engine = engine;
     let reports = regenerate_all(&mut engine, &args.limits);
+    // Of the files beside a generator, those its run loaded are inputs of its results.
+    let files = loaded_files(files, &base, &args.input, &engine.module_files());
     let failed: Vec<&Report> = reports.iter().filter(|r| !r.is_ok()).collect();
     if let Some(r) = failed.first() {
         bail!(

@@ -4,7 +4,8 @@
 //! and its regenerated results were compared.
 
 use crate::lock::{
-    base_of, engine_config, generator_files, models_by_path, regenerate_all, relative, stored_hash,
+    base_of, engine_config, generator_files, loaded_files, models_by_path, regenerate_all,
+    relative, stored_hash,
 };
 use crate::one_model::{Attrs, Placement, Spec, one_model_scene};
 use anyhow::{Context, Result, anyhow, bail};
@@ -47,7 +48,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             source.display()
         );
     }
-    // Files the results depend on (a generator and what it may require by path).
+    // Files the results depend on: the generator and the files its run required, as locked.
     let mut general: Vec<String> = Vec::new();
     if lock.source.kind == SourceKind::Generator {
         let now = generator_files(&source, &base)?;
@@ -63,16 +64,6 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 Some(n) if n.hash == f.hash => {}
                 Some(_) => general.push(format!("file {} changed", f.path)),
                 None => general.push(format!("file {} is missing", f.path)),
-            }
-        }
-        for n in &now {
-            if !lock
-                .files
-                .iter()
-                .zip(&locked)
-                .any(|(f, path)| f.path == n.path || path == &n.path)
-            {
-                general.push(format!("file {} is new beside the generator", n.path));
             }
         }
     }
@@ -121,6 +112,29 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
     };
     let reports = regenerate_all(&mut engine, &args.limits);
+    if lock.source.kind == SourceKind::Generator {
+        // A file the run loaded now that the lockfile does not list: the generator requires
+        // something it did not when it was locked.
+        let now = generator_files(&source, &base)?;
+        let locked: Vec<String> = lock
+            .files
+            .iter()
+            .map(|f| relative(&base.join(&f.path), &base))
+            .collect();
+        for n in loaded_files(now, &base, &source, &engine.module_files()) {
+            if !lock
+                .files
+                .iter()
+                .zip(&locked)
+                .any(|(f, path)| f.path == n.path || path == &n.path)
+            {
+                general.push(format!(
+                    "file {} is required now and not in the lockfile",
+                    n.path
+                ));
+            }
+        }
+    }
     let failed: BTreeMap<String, String> = reports
         .iter()
         .filter(|r| !r.is_ok())
@@ -231,7 +245,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         } else if bad == 0 {
             // The results are the locked ones; the inputs on disk are not.
             println!(
-                "all {} models match, but the Luau files beside the generator are not the locked ones (any of them may be required): lock again if the change is meant",
+                "all {} models match, but the files the generator requires are not the locked ones: lock again if the change is meant",
                 rows.len()
             );
         } else {
@@ -241,7 +255,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 if general.is_empty() {
                     ""
                 } else {
-                    "; files beside the generator differ too"
+                    "; the files the generator requires differ too"
                 }
             );
         }

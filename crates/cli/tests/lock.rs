@@ -222,6 +222,89 @@ fn r14_3_verify_catches_an_edited_input() {
     );
 }
 
+/// A generator's lockfile lists the files its run required (string requires, through
+/// other modules too), not every Luau file beside it: a sibling generator edited in the same
+/// folder is no mismatch, an edited required module is, and so is a file the generator
+/// requires now that the lockfile does not list.
+#[test]
+fn a_generators_lockfile_lists_the_files_it_required() {
+    let gdir = tmp("required-files");
+    let _ = std::fs::remove_dir_all(&gdir);
+    std::fs::create_dir_all(gdir.join("lib")).unwrap();
+    let g = gdir.join("Gen.luau");
+    std::fs::write(
+        &g,
+        "local Util = require(\"./lib/Util\")\nreturn { Attributes = { N = 2 }, OnGenerate = function(params, target)\n    for i = 1, params.Attributes.N do Util.block(target, i) end\nend }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        gdir.join("lib/Util.luau"),
+        "local Size = require(\"./Size\")\nreturn { block = function(target, i) local p = Instance.new(\"Part\"); p.Size = Size; p.Position = Vector3.new(i * 3, 0, 0); p.Parent = target end }\n",
+    )
+    .unwrap();
+    std::fs::write(gdir.join("lib/Size.luau"), "return Vector3.new(2, 2, 2)\n").unwrap();
+    std::fs::write(
+        gdir.join("Sibling.luau"),
+        "return { OnGenerate = function() end }\n",
+    )
+    .unwrap();
+    let lockfile = gdir.join("procmodel.lock");
+    ok(lock(&g, &lockfile, &[]));
+    let text = std::fs::read_to_string(&lockfile).unwrap();
+    let paths: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("path = \""))
+        .filter(|p| p.ends_with(".luau\""))
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "Gen.luau\"",
+            "Gen.luau\"",
+            "lib/Size.luau\"",
+            "lib/Util.luau\""
+        ],
+        "{text}"
+    );
+    // The sibling generator changes: not an input.
+    std::fs::write(gdir.join("Sibling.luau"), "return 2\n").unwrap();
+    let o = ok(verify(&lockfile));
+    assert!(stdout(&o).contains("all 1 models match"), "{}", stdout(&o));
+    // A module required through another changes: named, and the results differ.
+    std::fs::write(gdir.join("lib/Size.luau"), "return Vector3.new(3, 2, 2)\n").unwrap();
+    let o = verify(&lockfile);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout(&o).contains("file lib/Size.luau changed"),
+        "{}",
+        stdout(&o)
+    );
+    std::fs::write(gdir.join("lib/Size.luau"), "return Vector3.new(2, 2, 2)\n").unwrap();
+    ok(verify(&lockfile));
+    // The module requires a new file (its text changes too): both are named.
+    std::fs::write(gdir.join("lib/Extra.luau"), "return 0\n").unwrap();
+    let util = std::fs::read_to_string(gdir.join("lib/Util.luau")).unwrap();
+    std::fs::write(
+        gdir.join("lib/Util.luau"),
+        format!("local _ = require(\"./Extra\")\n{util}"),
+    )
+    .unwrap();
+    let o = verify(&lockfile);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(out.contains("file lib/Util.luau changed"), "{out}");
+    assert!(
+        out.contains("file lib/Extra.luau is required now and not in the lockfile"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "all 1 models match, but the files the generator requires are not the locked ones"
+        ),
+        "{out}"
+    );
+}
+
 #[test]
 fn r14_3_lock_and_verify_a_generator_with_attributes() {
     let gdir = tmp("gen");
@@ -238,23 +321,12 @@ fn r14_3_lock_and_verify_a_generator_with_attributes() {
     assert!(text.contains("path = \"Stairs.luau\""), "{text}");
     let o = ok(verify(&lockfile));
     assert!(stdout(&o).contains("all 1 models match"), "{}", stdout(&o));
-    // Another Luau file beside it (it might be required): the model matches, the files do
-    // not, and the summary says both (it said "0 of 1 models do not match; files differ").
+    // Another Luau file beside it that nothing requires is no input: it still matches (it
+    // failed with "file Other.luau is new beside the generator").
     let other = gdir.join("Other.luau");
     std::fs::write(&other, "return 1\n").unwrap();
-    let o = verify(&lockfile);
-    assert_eq!(o.status.code(), Some(1));
-    let out = stdout(&o);
-    assert!(
-        out.contains("file Other.luau is new beside the generator"),
-        "{out}"
-    );
-    assert!(
-        out.contains(
-            "all 1 models match, but the Luau files beside the generator are not the locked ones"
-        ),
-        "{out}"
-    );
+    let o = ok(verify(&lockfile));
+    assert!(stdout(&o).contains("all 1 models match"), "{}", stdout(&o));
     std::fs::remove_file(&other).unwrap();
     // The generator changes: verify says which input.
     let src = std::fs::read_to_string(&g).unwrap();
@@ -994,7 +1066,13 @@ fn lockfile_paths_are_relative_to_the_lockfile() {
     let _ = std::fs::remove_dir_all(&root);
     let sc = root.join("ut/sc");
     std::fs::create_dir_all(sc.join("sub")).unwrap();
-    std::fs::copy(examples().join("TableWithChairs.luau"), sc.join("T.luau")).unwrap();
+    // (A module it requires is listed with it.)
+    let table = std::fs::read_to_string(examples().join("TableWithChairs.luau")).unwrap();
+    std::fs::write(
+        sc.join("T.luau"),
+        format!("local _ = require(\"./Util\")\n{table}"),
+    )
+    .unwrap();
     std::fs::write(sc.join("Util.luau"), "return 1\n").unwrap();
     // As a user types it: paths relative to the working folder.
     let o = bin()

@@ -188,6 +188,8 @@ pub(crate) struct EngineState {
     reused: HashMap<Ref, cache::Placed>,
     /// Instances each model's run being applied created (taken by its report).
     created: HashMap<Ref, usize>,
+    /// The files worker VMs loaded modules from ([`Engine::module_files`]).
+    worker_files: std::collections::BTreeSet<std::path::PathBuf>,
     /// Per model, the results a run or a hit put in place while a result cache is on, for
     /// hits that keep them (`cache.rs`).
     placed: HashMap<Ref, cache::Placed>,
@@ -353,6 +355,7 @@ impl Engine {
             from_cache: std::collections::HashSet::new(),
             reused: HashMap::new(),
             created: HashMap::new(),
+            worker_files: Default::default(),
             placed: HashMap::new(),
             superseded: HashMap::new(),
             kept: std::collections::HashSet::new(),
@@ -768,9 +771,14 @@ impl Engine {
         self.host.take_output()
     }
 
-    /// The files the scene's ModuleScripts were loaded from (sorted, without repeats).
+    /// The files the scene's ModuleScripts were loaded from, on the engine's VM and on
+    /// workers' (a generator's file, what string requires loaded): sorted, without repeats.
     pub fn module_files(&self) -> Vec<std::path::PathBuf> {
-        self.host.module_files()
+        let mut files = self.host.module_files();
+        files.extend(self.st().worker_files.iter().cloned());
+        files.sort();
+        files.dedup();
+        files
     }
 
     /// The ModuleScript loaded from `path`, if one was.

@@ -99,6 +99,9 @@ pub struct Finished {
     pub requires: Vec<(Ref, Ref)>,
     /// The `print`/`warn` lines the run wrote on the worker's VM, for the engine's output.
     pub output: Vec<procmodel_script::LogLine>,
+    /// The files the worker's VM has loaded modules from, when they changed since its last
+    /// result (else empty): [`Engine::module_files`] lists them with the engine VM's own.
+    pub files: Vec<std::path::PathBuf>,
 }
 
 /// One step's work for a worker: a copy of the scene, the shared queue, where to send results.
@@ -220,8 +223,10 @@ fn worker(runtime: &dyn ScriptRuntime, config: HostConfig, jobs: Receiver<Job>) 
     let mut required = HashMap::new();
     let mut sources = SourceDigests::default();
     let mut revision = 0;
-    // The requires last sent to the engine (it keeps them: only changes are sent again).
+    // The requires and module files last sent to the engine (it keeps them: only changes
+    // are sent again).
     let mut sent: Vec<(Ref, Ref)> = Vec::new();
+    let mut sent_files: Vec<std::path::PathBuf> = Vec::new();
     for job in jobs {
         let identity = scene_identity(&job.dom);
         match &vm {
@@ -255,6 +260,7 @@ fn worker(runtime: &dyn ScriptRuntime, config: HostConfig, jobs: Receiver<Job>) 
                         provenance: None,
                         requires: Vec::new(),
                         output: Vec::new(),
+                        files: Vec::new(),
                     });
                 }
                 continue;
@@ -283,6 +289,13 @@ fn worker(runtime: &dyn ScriptRuntime, config: HostConfig, jobs: Receiver<Job>) 
                 sent.clone_from(&edges);
                 edges
             };
+            let loaded = host.module_files();
+            let files = if loaded == sent_files {
+                Vec::new()
+            } else {
+                sent_files.clone_from(&loaded);
+                loaded
+            };
             if job
                 .tx
                 .send(Finished {
@@ -292,6 +305,7 @@ fn worker(runtime: &dyn ScriptRuntime, config: HostConfig, jobs: Receiver<Job>) 
                     provenance,
                     requires,
                     output: host.take_output(),
+                    files,
                 })
                 .is_err()
             {
@@ -421,6 +435,7 @@ impl Engine {
     fn take_finished(&mut self, order: &mut InOrder<'_>, f: Finished) {
         self.host.note_requires(&f.requires);
         self.host.push_output(f.output);
+        self.st().worker_files.extend(f.files);
         if let Some(p) = f.provenance {
             self.st().precomputed.insert(f.model, p);
         }
