@@ -50,21 +50,29 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     // Files the results depend on: the generator and the files its run required, as locked.
     let mut general: Vec<String> = Vec::new();
-    if lock.source.kind == SourceKind::Generator {
-        let now = generator_files(&source, &base)?;
-        // Locked paths as `lock` writes them now (lockfiles of earlier versions may hold
-        // absolute ones, or `./`): relative to the lockfile's folder.
-        let locked: Vec<String> = lock
-            .files
+    // Locked paths as `lock` writes them now (lockfiles of earlier versions may hold
+    // absolute ones, or `./`): relative to the lockfile's folder.
+    let locked: Vec<String> = lock
+        .files
+        .iter()
+        .map(|f| relative(&base.join(&f.path), &base))
+        .collect();
+    let is_locked = |path: &str| {
+        lock.files
             .iter()
-            .map(|f| relative(&base.join(&f.path), &base))
-            .collect();
-        for (f, path) in lock.files.iter().zip(&locked) {
-            match now.iter().find(|n| n.path == f.path || &n.path == path) {
-                Some(n) if n.hash == f.hash => {}
-                Some(_) => general.push(format!("file {} changed", f.path)),
-                None => general.push(format!("file {} is missing", f.path)),
-            }
+            .zip(&locked)
+            .any(|(f, l)| f.path == path || l == path)
+    };
+    // The Luau files beside the generator now.
+    let beside = match lock.source.kind {
+        SourceKind::Generator => generator_files(&source, &base)?,
+        SourceKind::Scene => Vec::new(),
+    };
+    for (f, path) in lock.files.iter().zip(&locked) {
+        match beside.iter().find(|n| n.path == f.path || &n.path == path) {
+            Some(n) if n.hash == f.hash => {}
+            Some(_) => general.push(format!("file {} changed", f.path)),
+            None => general.push(format!("file {} is missing", f.path)),
         }
     }
     let config = engine_config(&args.limits, args.jobs);
@@ -112,27 +120,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
     };
     let reports = regenerate_all(&mut engine, &args.limits);
-    if lock.source.kind == SourceKind::Generator {
-        // A file the run loaded now that the lockfile does not list: the generator requires
-        // something it did not when it was locked.
-        let now = generator_files(&source, &base)?;
-        let locked: Vec<String> = lock
-            .files
-            .iter()
-            .map(|f| relative(&base.join(&f.path), &base))
-            .collect();
-        for n in loaded_files(now, &base, &source, &engine.module_files()) {
-            if !lock
-                .files
-                .iter()
-                .zip(&locked)
-                .any(|(f, path)| f.path == n.path || path == &n.path)
-            {
-                general.push(format!(
-                    "file {} is required now and not in the lockfile",
-                    n.path
-                ));
-            }
+    // A file the run loaded now that the lockfile does not list: the generator requires
+    // something it did not when it was locked.
+    for n in loaded_files(beside, &base, &source, &engine.module_files()) {
+        if !is_locked(&n.path) {
+            general.push(format!(
+                "file {} is required now and not in the lockfile",
+                n.path
+            ));
         }
     }
     let failed: BTreeMap<String, String> = reports
