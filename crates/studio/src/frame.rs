@@ -57,6 +57,25 @@ impl From<procmodel_export::Shape> for Shape {
     }
 }
 
+impl Shape {
+    /// The primitive shape the page's unit geometry of `self` is (None for a script-built
+    /// mesh): its rules for which extents count are the export's.
+    fn primitive(self) -> Option<procmodel_export::Shape> {
+        use procmodel_export::Shape as E;
+        Some(match self {
+            Shape::Block => E::Block,
+            Shape::Ball => E::Ball,
+            Shape::Cylinder => E::Cylinder,
+            Shape::Wedge => E::Wedge,
+            Shape::CornerWedge => E::CornerWedge,
+            Shape::Ellipsoid => E::Ellipsoid,
+            Shape::UprightCylinder => E::UprightCylinder,
+            Shape::Head => E::Head,
+            Shape::Mesh => return None,
+        })
+    }
+}
+
 /// One node of the scene tree.
 #[derive(Debug, Clone, Serialize)]
 pub struct Node {
@@ -486,18 +505,8 @@ fn push_part(
         Some(m) => (size * m.scale, m.offset),
         None => (size, glam::Vec3::ZERO),
     };
-    let scale = match shape {
-        Shape::Ball => glam::Vec3::splat(size.min_element()),
-        Shape::Cylinder => {
-            let d = size.y.min(size.z);
-            glam::Vec3::new(size.x, d, d)
-        }
-        Shape::UprightCylinder | Shape::Head => {
-            let d = size.x.min(size.z);
-            glam::Vec3::new(d, size.y, d)
-        }
-        _ => size,
-    };
+    // The unit geometry stretched to the extents the shape uses (a ball its smallest one).
+    let scale = shape.primitive().map_or(size, |p| p.effective_size(size));
     let a = procmodel_dom::cframe_to_affine(&cf);
     let cols = [
         a.matrix3.x_axis * scale.x,
