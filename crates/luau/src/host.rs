@@ -263,11 +263,11 @@ impl Host {
     /// Adds lines another VM captured after this VM's own (no echo: that VM echoed them).
     pub fn push_log(&self, lines: Vec<crate::LogLine>) {
         if let Ok(mut c) = ctx(&self.lua) {
+            let echo = std::mem::replace(&mut c.echo, false);
             for line in lines {
-                let echo = std::mem::replace(&mut c.echo, false);
                 c.log(line.level, line.message);
-                c.echo = echo;
             }
+            c.echo = echo;
         }
     }
 

@@ -466,13 +466,7 @@ fn settle(engine: &mut Engine, frames: usize) -> Value {
     let omitted = printed.len().saturating_sub(OUTPUT_LINES);
     let output: Vec<Value> = printed[omitted..]
         .iter()
-        .map(|l| {
-            let level = match l.level {
-                procmodel_engine::LogLevel::Print => "print",
-                procmodel_engine::LogLevel::Warn => "warn",
-            };
-            json!({ "level": level, "text": l.message })
-        })
+        .map(|l| json!({ "level": l.level.name(), "text": l.message }))
         .collect();
     json!({ "ok": !failed, "generated": list, "output": output, "output_omitted": omitted })
 }

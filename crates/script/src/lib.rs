@@ -360,6 +360,16 @@ pub enum LogLevel {
     Warn,
 }
 
+impl LogLevel {
+    /// The level's name in front ends' output (`print`, `warn`).
+    pub fn name(self) -> &'static str {
+        match self {
+            LogLevel::Print => "print",
+            LogLevel::Warn => "warn",
+        }
+    }
+}
+
 /// One VM with one scene DOM, as the engine drives it. Object safe: the engine holds an
 /// `Rc<dyn ScriptHost>`; the generic helpers are on `dyn ScriptHost` below. Not `Send`: a
 /// host lives on the thread that made it.

@@ -2,7 +2,7 @@
 //! failed generation's error, numbered in order and kept in a bounded log that every page
 //! reads from its own cursor (a page that skips snapshots still gets every line kept).
 
-use procmodel_engine::{LogLevel, LogLine, Report};
+use procmodel_engine::{LogLine, Report};
 use serde_json::json;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -33,11 +33,7 @@ impl Output {
     /// Adds what a step printed, then its reports' errors and warnings.
     pub fn add(&mut self, printed: Vec<LogLine>, reports: &[Report]) {
         for line in printed {
-            let level = match line.level {
-                LogLevel::Print => "print",
-                LogLevel::Warn => "warn",
-            };
-            self.push(level, line.message);
+            self.push(line.level.name(), line.message);
         }
         for r in reports {
             if let Some(e) = r.error() {
@@ -72,6 +68,7 @@ impl Output {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use procmodel_engine::LogLevel;
 
     fn printed(n: usize) -> Vec<LogLine> {
         (0..n)
