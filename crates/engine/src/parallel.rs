@@ -282,20 +282,8 @@ fn worker(runtime: &dyn ScriptRuntime, config: HostConfig, jobs: Receiver<Job>) 
                 host.with_dom_mut(|d| d.transfer(o.container, &mut held, root));
                 (p, o, Some(held))
             });
-            let edges = host.require_edges();
-            let requires = if edges == sent {
-                Vec::new()
-            } else {
-                sent.clone_from(&edges);
-                edges
-            };
-            let loaded = host.module_files();
-            let files = if loaded == sent_files {
-                Vec::new()
-            } else {
-                sent_files.clone_from(&loaded);
-                loaded
-            };
+            let requires = if_changed(host.require_edges(), &mut sent);
+            let files = if_changed(host.module_files(), &mut sent_files);
             if job
                 .tx
                 .send(Finished {
@@ -312,6 +300,17 @@ fn worker(runtime: &dyn ScriptRuntime, config: HostConfig, jobs: Receiver<Job>) 
                 break;
             }
         }
+    }
+}
+
+/// `now` when it differs from what was `sent` last (which becomes `now`), else empty: the
+/// engine keeps what a worker sent, so only changes are sent again.
+fn if_changed<T: PartialEq + Clone>(now: Vec<T>, sent: &mut Vec<T>) -> Vec<T> {
+    if now == *sent {
+        Vec::new()
+    } else {
+        sent.clone_from(&now);
+        now
     }
 }
 
