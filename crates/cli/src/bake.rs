@@ -415,6 +415,19 @@ impl ResultCache for Capture {
             Err(e) => lock(&self.errors).push(e.to_string()),
         }
     }
+
+    /// Which modules the results of a base key required: kept in the store for the merge,
+    /// whose scene has no results to say.
+    fn put_record(&self, key: &[u8; 32], record: &[u8]) {
+        if let Err(e) = self.store.0.put(&requires_file(key), record) {
+            lock(&self.errors).push(e.to_string());
+        }
+    }
+}
+
+/// The store file of a record of the modules the results of a base key required.
+fn requires_file(key: &[u8; 32]) -> String {
+    format!("requires/{}", hex(key))
 }
 
 fn progress(v: serde_json::Value) {
@@ -496,11 +509,8 @@ fn bake_shard(
             }
         }
     });
-    let mut keys = HashMap::new();
     for u in &mine {
         engine.force_generation(u.model);
-        let k = engine.with_dom(|d| provenance::Inputs::of(d, u.model).cache_key(d, u.model));
-        keys.insert(u.model, hex(&k));
     }
     progress(serde_json::json!({
         "event": "start", "shard": shard.to_string(), "input": input.display().to_string(),
@@ -513,6 +523,15 @@ fn bake_shard(
         }));
     })));
     let reports = last_reports(engine.settle(args.limits.max_frames()));
+    // The key each unit's results were stored under: its inputs as applied, with the
+    // modules its run required (recorded on its results).
+    let keys: HashMap<Ref, String> = mine
+        .iter()
+        .map(|u| {
+            let k = engine.with_dom(|d| provenance::Inputs::of(d, u.model).cache_key(d, u.model));
+            (u.model, hex(&k))
+        })
+        .collect();
     engine.on_report(None);
     let errors = lock(&capture.errors).clone();
     if let Some(e) = errors.first() {
@@ -633,6 +652,11 @@ impl ResultCache for Merged {
     }
 
     fn put(&self, _key: &[u8; 32], _entry: &[u8]) {}
+
+    /// A shard's record of the modules results required (a wrong one is only a miss).
+    fn get_record(&self, key: &[u8; 32]) -> Option<Vec<u8>> {
+        self.store.0.get(&requires_file(key)).ok().flatten()
+    }
 
     fn reject(&self, key: &[u8; 32], reason: &str) {
         lock(&self.problems).push(format!("entry {}: {reason}", hex(key)));

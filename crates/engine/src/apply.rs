@@ -213,6 +213,9 @@ pub struct Produced {
     /// Instances the run created ([`procmodel_script::RunOutput::created`]); 0 for results
     /// that came from a cache or the undo history.
     pub created: usize,
+    /// The modules the run depended on ([`procmodel_script::RunOutput::requires`]); None
+    /// for results that came from a cache or the undo history (theirs record them).
+    pub requires: Option<Vec<Ref>>,
 }
 
 /// Reads the generator, params (Size normalised by Scale, attributes) and sandbox state.
@@ -294,6 +297,7 @@ pub fn produce(
         touched_outside: out.touched_outside,
         counted: None,
         created: out.created,
+        requires: Some(out.requires),
     })
 }
 
@@ -326,6 +330,7 @@ pub fn start(
             touched_outside: out.touched_outside,
             counted: None,
             created: out.created,
+            requires: Some(out.requires),
         }),
         procmodel_script::RunState::Suspended => Started::Pending(pending, defaults),
     })

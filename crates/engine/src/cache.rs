@@ -498,9 +498,9 @@ impl crate::Engine {
     ) -> Option<crate::Report> {
         let cache = self.st().config.cache.clone()?;
         let mut sources = self.take_sources();
-        let key = self.host.with_dom_ref(|d| {
-            crate::provenance::Inputs::of_with(d, model, &mut sources).cache_key(d, model)
-        });
+        let (base, key) = self
+            .host
+            .with_dom_ref(|d| lookup_keys(d, model, &mut sources, &*cache));
         self.st().sources = sources;
         if let Some(instances) = self.kept_in_place(model, &key) {
             cache.kept(&key);
@@ -539,13 +539,14 @@ impl crate::Engine {
                         touched_outside: false,
                         counted: None,
                         created: 0,
+                        requires: None,
                     };
                     return Some(self.apply_hit(model, prepared, produced, started));
                 }
                 Err(reason) => cache.reject(&key, &reason),
             }
         }
-        self.st().cache_keys.insert(model, key);
+        self.st().cache_keys.insert(model, base);
         None
     }
 
@@ -575,6 +576,7 @@ impl crate::Engine {
             touched_outside: false,
             counted: Some(record.instances),
             created: 0,
+            requires: None,
         };
         // Its record stands (no write since, the same inputs).
         self.st().reused.insert(model, record);
@@ -810,7 +812,8 @@ impl crate::Engine {
     /// results, None when the run failed.
     pub(crate) fn record_and_fill(&mut self, model: Ref, instances: Option<usize>) {
         let ok = instances.is_some();
-        let key = self.st().cache_keys.remove(&model);
+        let base = self.st().cache_keys.remove(&model);
+        let requires = self.st().run_requires.remove(&model);
         let cache = self.st().config.cache.clone();
         let hit = self.st().from_cache.remove(&model);
         if self.st().kept.remove(&model) {
@@ -825,23 +828,40 @@ impl crate::Engine {
             }
             return;
         }
-        let placeable = ok && cache.is_some() && (hit || key.is_some());
+        let placeable = ok && cache.is_some() && (hit || base.is_some());
         self.st().placed.remove(&model);
         let ahead = self.st().precomputed.remove(&model);
         let mut sources = self.take_sources();
         if self.st().config.records_provenance() && !(hit && ok) {
-            self.host
-                .with_dom_mut(|d| crate::provenance::record(d, model, ok, ahead, &mut sources));
+            self.host.with_dom_mut(|d| {
+                crate::provenance::record(d, model, ok, ahead, requires.as_deref(), &mut sources)
+            });
         }
         // The inputs as they are now: applying filled in the generator's default attributes,
-        // and a run from these inputs gives the same results.
-        let fill = key.zip(cache).filter(|_| ok);
-        let applied_key = (fill.is_some() || placeable).then(|| {
+        // and a run from these inputs gives the same results. Its modules are the ones the
+        // run required (a hit's results name theirs).
+        let fill = base.zip(cache).filter(|_| ok);
+        let applied = (fill.is_some() || placeable).then(|| {
             self.host.with_dom_ref(|d| {
-                crate::provenance::Inputs::of_with(d, model, &mut sources).cache_key(d, model)
+                let names = requires
+                    .as_deref()
+                    .map(|r| crate::provenance::names_of(d, r));
+                let modules = names
+                    .as_deref()
+                    .map_or(crate::provenance::Modules::Recorded, |n| {
+                        crate::provenance::Modules::Named(n)
+                    });
+                let inputs =
+                    crate::provenance::Inputs::after_defaults(d, model, &[], modules, &mut sources);
+                (inputs.base_key(d, model), inputs.modules_digest(), names)
             })
         });
-        if let (Some((key, cache)), Some(applied_key)) = (fill, applied_key) {
+        let applied_key = applied
+            .as_ref()
+            .map(|(base, modules, _)| crate::provenance::keyed(base, modules));
+        if let (Some((base, cache)), Some((applied_base, modules, names))) = (fill, &applied) {
+            let key = crate::provenance::keyed(&base, modules);
+            let applied_key = crate::provenance::keyed(applied_base, modules);
             let entry = self.host.with_dom_ref(|d| {
                 crate::apply::results_folder(d, model).map(|f| encode(d, model, f))
             });
@@ -850,6 +870,16 @@ impl crate::Engine {
                 cache.put(&key, &bytes);
                 if applied_key != key {
                     cache.put(&applied_key, &bytes);
+                }
+                // Which modules to look the entry up with, from these inputs (before the
+                // run, a process with no results in its scene knows nothing else of them).
+                // None is what a lookup assumes without a record: nothing to store.
+                if let Some(names) = names.as_ref().filter(|n| !n.is_empty()) {
+                    let record = crate::provenance::encode_names(names).into_bytes();
+                    cache.put_record(&crate::provenance::requires_key(&base), &record);
+                    if *applied_base != base {
+                        cache.put_record(&crate::provenance::requires_key(applied_base), &record);
+                    }
                 }
             }
         }
@@ -862,6 +892,39 @@ impl crate::Engine {
         }
         self.st().sources = sources;
     }
+}
+
+/// The keys to look `model`'s results up under: its base key and the full key with the
+/// modules its results name, or when it has none, the modules the cache's record for the
+/// base key names (none when it has no record: a generator requiring nothing).
+fn lookup_keys(
+    d: &WeakDom,
+    model: Ref,
+    sources: &mut crate::fingerprint::SourceDigests,
+    cache: &dyn ResultCache,
+) -> ([u8; 32], [u8; 32]) {
+    use crate::provenance::{Inputs, Modules};
+    let recorded = crate::provenance::recorded_names(d, model);
+    let named = recorded.as_deref().unwrap_or(&[]);
+    let inputs = Inputs::after_defaults(d, model, &[], Modules::Named(named), sources);
+    let base = inputs.base_key(d, model);
+    if recorded.is_some() {
+        return (
+            base,
+            crate::provenance::keyed(&base, &inputs.modules_digest()),
+        );
+    }
+    let names = cache
+        .get_record(&crate::provenance::requires_key(&base))
+        .and_then(|b| String::from_utf8(b).ok())
+        .and_then(|s| crate::provenance::decode_names(&s));
+    let modules = match names {
+        Some(names) if !names.is_empty() => {
+            Inputs::after_defaults(d, model, &[], Modules::Named(&names), sources).modules_digest()
+        }
+        _ => inputs.modules_digest(),
+    };
+    (base, crate::provenance::keyed(&base, &modules))
 }
 
 #[cfg(test)]

@@ -38,6 +38,10 @@ impl Engine {
         let state = self.state.clone();
         self.st().created.insert(model, produced.created);
         let mut produced = produced;
+        match produced.requires.take() {
+            Some(r) => self.st().run_requires.insert(model, r),
+            None => self.st().run_requires.remove(&model),
+        };
         let result = self.host.with_dom_mut(|dom| {
             if let Some(mut held) = held {
                 // Move the results (referents kept) next to the model, then apply.

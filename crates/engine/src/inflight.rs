@@ -70,6 +70,7 @@ impl Engine {
                         touched_outside: out.touched_outside,
                         counted: None,
                         created: out.created,
+                        requires: Some(out.requires),
                     };
                     reports.push(self.complete(m, &f.prepared, produced, f.started));
                 }

@@ -174,8 +174,11 @@ pub(crate) struct EngineState {
     in_flight: HashMap<Ref, InFlight>,
     /// Called with every report as it is made (progress display).
     on_report: Option<Box<dyn FnMut(&Report)>>,
-    /// Cache keys of runs in progress (filled when they succeed).
+    /// Base cache keys (`provenance::Inputs::base_key`) of runs in progress, for filling
+    /// the cache when they succeed.
     cache_keys: HashMap<Ref, [u8; 32]>,
+    /// The modules each run applied since its provenance was recorded depended on.
+    run_requires: HashMap<Ref, Vec<Ref>>,
     /// Bumped whenever a ModuleScript's code is replaced (see [`Engine::code_revision`]).
     code_revision: u64,
     /// The models' voxels merged into the scene's Terrain (`terrain.rs`).
@@ -350,6 +353,7 @@ impl Engine {
             on_report: None,
             in_flight: HashMap::new(),
             cache_keys: HashMap::new(),
+            run_requires: HashMap::new(),
             code_revision: 0,
             terrain: terrain::Book::default(),
             from_cache: std::collections::HashSet::new(),

@@ -6,7 +6,7 @@ use crate::Engine;
 use crate::Host;
 use crate::apply::{self, Prepared, Produced};
 use crate::fingerprint::SourceDigests;
-use crate::provenance::{Inputs, Precomputed};
+use crate::provenance::{Inputs, Modules, Precomputed};
 use crate::report::{GenerationFailure, Report};
 use procmodel_script::{HostConfig, ScriptRuntime, WatchOutside};
 use rbx_dom_weak::{InstanceBuilder, WeakDom};
@@ -269,10 +269,21 @@ fn worker(runtime: &dyn ScriptRuntime, config: HostConfig, jobs: Receiver<Job>) 
         while let Some(m) = job.queue.take() {
             let (model, result, elapsed) = run_one(&**host, m, &mut required, WatchOutside::Defer);
             let provenance = match (&result, job.hash) {
-                (Ok((_, o)), true) => Some(host.with_dom_ref(|d| Precomputed {
-                    hash: procmodel_dom::hash::children_hash(d, o.container),
-                    inputs:
-                        Inputs::after_defaults(d, model, &o.defaults, &mut sources).to_attribute(),
+                (Ok((_, o)), true) => Some(host.with_dom_ref(|d| {
+                    let names =
+                        crate::provenance::names_of(d, o.requires.as_deref().unwrap_or(&[]));
+                    let inputs = Inputs::after_defaults(
+                        d,
+                        model,
+                        &o.defaults,
+                        Modules::Named(&names),
+                        &mut sources,
+                    );
+                    Precomputed {
+                        hash: procmodel_dom::hash::children_hash(d, o.container),
+                        inputs: inputs.to_attribute(),
+                        modules: names,
+                    }
                 })),
                 _ => None,
             };

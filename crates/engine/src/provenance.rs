@@ -8,8 +8,13 @@
 //!   `size` (Size ÷ Scale, rounded as the fingerprint rounds it), `attr.<Name>` per attribute
 //!   (its type and value, `procmodel_dom::hash::value_digest`), `generator` (the module's
 //!   full name), `source` (its Source), `sandbox` (Sandboxed and Capabilities), `modules`
-//!   (every other ModuleScript of the scene outside results: name, Source, sandbox — what
-//!   the generator may require; procmodel does not yet track which ones it did).
+//!   (the other ModuleScripts of the scene, outside results, that the run depended on —
+//!   `ProcmodelModules` names them — each by full name, Source and sandbox state).
+//! - `ProcmodelModules` (string): the full names of those modules, one per line (a `\`
+//!   or line break in a name escaped as `\\` or `\n`): what a run required, directly or
+//!   through other modules (`procmodel_script::RunOutput::requires`), so editing a module
+//!   no generator requires leaves every model fresh. Results recorded without it (older
+//!   files, failed runs) count every ModuleScript of the scene.
 //! - `ProcmodelContentHash` (string, results only): the 64-hex content hash of the folder's
 //!   children (`procmodel_dom::hash::children_hash`), recorded when the results are applied
 //!   and again at the end of a step in which a nested model in them was applied (that
@@ -33,17 +38,111 @@ use rbx_types::{Ref, Variant};
 /// `math.random` stream, Heartbeat in frame-stepped runs, writes outside the container on
 /// workers and in the cache. 3: a text object's `Font` is its `FontFace`; instances whose
 /// `Archivable` is false are not cloned, saved or hashed; a part's `Size` is kept within
-/// 0.001–2048 studs; ContentId properties are stored as the Content files keep.
-pub const EPOCH: u32 = 3;
+/// 0.001–2048 studs; ContentId properties are stored as the Content files keep. 4: the
+/// `modules` input covers the modules a run required (`ProcmodelModules`), not every
+/// ModuleScript of the scene.
+pub const EPOCH: u32 = 4;
 
 /// The version of the result cache's entry format (`cache.rs`), part of every cache key:
 /// entries written in another format are never looked up, so never misread.
-pub const CACHE_FORMAT: u32 = 4;
+pub const CACHE_FORMAT: u32 = 5;
 
 /// Attribute of a GeneratedFolder: the inputs it was made from.
 pub const INPUTS_ATTRIBUTE: &str = "ProcmodelInputs";
 /// Attribute of a GeneratedFolder: the content hash of its children.
 pub const CONTENT_HASH_ATTRIBUTE: &str = "ProcmodelContentHash";
+/// Attribute of a GeneratedFolder: the modules its generation depended on.
+pub const MODULES_ATTRIBUTE: &str = "ProcmodelModules";
+
+/// Which of the scene's modules a model's `modules` input covers.
+#[derive(Debug, Clone, Copy)]
+pub enum Modules<'a> {
+    /// The ones its results name (`ProcmodelModules`); every ModuleScript of the scene when
+    /// they name none (results recorded before procmodel named them, or a failed run's).
+    Recorded,
+    /// These, by full name (what a run depended on, [`names_of`]).
+    Named(&'a [String]),
+}
+
+/// A `ProcmodelModules` value: one name per line, `\` and line breaks escaped.
+pub fn encode_names(names: &[String]) -> String {
+    let mut out = String::new();
+    for (i, n) in names.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        for c in n.chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                c => out.push(c),
+            }
+        }
+    }
+    out
+}
+
+/// The names a `ProcmodelModules` value lists ([`encode_names`]); None when it is not one.
+pub fn decode_names(s: &str) -> Option<Vec<String>> {
+    if s.is_empty() {
+        return Some(Vec::new());
+    }
+    s.split('\n')
+        .map(|line| {
+            let mut name = String::with_capacity(line.len());
+            let mut chars = line.chars();
+            while let Some(c) = chars.next() {
+                match (c, c == '\\') {
+                    (_, false) => name.push(c),
+                    (_, true) => match chars.next()? {
+                        '\\' => name.push('\\'),
+                        'n' => name.push('\n'),
+                        _ => return None,
+                    },
+                }
+            }
+            Some(name)
+        })
+        .collect()
+}
+
+/// The full names of the ModuleScripts among `requires` that a `modules` input counts (in
+/// the scene, outside results), sorted, each once.
+pub fn names_of(dom: &WeakDom, requires: &[Ref]) -> Vec<String> {
+    let mut names: Vec<String> = requires
+        .iter()
+        .copied()
+        .filter(|&r| {
+            dom.get_by_ref(r).is_some_and(|i| i.class == "ModuleScript")
+                && in_scene_outside_results(dom, r)
+        })
+        .map(|r| procmodel_dom::full_name(dom, r))
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Whether `r` is under the DataModel and not inside a GeneratedFolder (where
+/// [`all_modules`] looks).
+fn in_scene_outside_results(dom: &WeakDom, r: Ref) -> bool {
+    let mut cur = r;
+    loop {
+        if cur == dom.root_ref() {
+            return true;
+        }
+        match dom.get_by_ref(cur) {
+            Some(i) if i.class != "GeneratedFolder" => cur = i.parent(),
+            _ => return false,
+        }
+    }
+}
+
+/// The names `model`'s results record in `ProcmodelModules` (None: none recorded).
+pub fn recorded_names(dom: &WeakDom, model: Ref) -> Option<Vec<String>> {
+    let folder = results_folder(dom, model)?;
+    decode_names(&string_attribute(dom, folder, MODULES_ATTRIBUTE)?)
+}
 
 /// One input of a generation and its digest.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,7 +205,8 @@ fn short(d: &[u8; 32]) -> String {
 }
 
 impl Inputs {
-    /// The inputs of `model` as the scene holds them now.
+    /// The inputs of `model` as the scene holds them now, its modules as its results
+    /// record them ([`Modules::Recorded`]).
     pub fn of(dom: &WeakDom, model: Ref) -> Inputs {
         Inputs::of_with(dom, model, &mut SourceDigests::default())
     }
@@ -114,7 +214,12 @@ impl Inputs {
     /// [`Inputs::of`], digesting each module's Source through `sources` (the engine's, so a
     /// scene of many models sharing modules hashes each Source once, not once per model).
     pub(crate) fn of_with(dom: &WeakDom, model: Ref, sources: &mut SourceDigests) -> Inputs {
-        Inputs::after_defaults(dom, model, &[], sources)
+        Inputs::after_defaults(dom, model, &[], Modules::Recorded, sources)
+    }
+
+    /// The inputs of `model` with its `modules` input covering `modules`.
+    pub fn with_modules(dom: &WeakDom, model: Ref, modules: Modules<'_>) -> Inputs {
+        Inputs::after_defaults(dom, model, &[], modules, &mut SourceDigests::default())
     }
 
     /// The inputs `model` will have once a run's results are applied: applying fills in
@@ -125,6 +230,7 @@ impl Inputs {
         dom: &WeakDom,
         model: Ref,
         defaults: &[(String, Variant)],
+        modules: Modules<'_>,
         sources: &mut SourceDigests,
     ) -> Inputs {
         let mut parts = Vec::new();
@@ -174,18 +280,47 @@ impl Inputs {
         };
         push("source".into(), source);
         push("sandbox".into(), sandbox_digest(minst));
-        push("modules".into(), modules_digest(dom, module, sources));
+        let recorded;
+        let names = match modules {
+            Modules::Named(names) => Some(names),
+            Modules::Recorded => {
+                recorded = recorded_names(dom, model);
+                recorded.as_deref()
+            }
+        };
+        let modules = match names {
+            Some(names) => named_modules_digest(dom, module, names, sources),
+            None => modules_digest(dom, module, sources),
+        };
+        push("modules".into(), modules);
         Inputs { parts }
     }
 
+    /// The digest of the `modules` input (zeros when there is none).
+    pub fn modules_digest(&self) -> [u8; 32] {
+        self.parts
+            .iter()
+            .find(|p| p.name == "modules")
+            .map_or([0; 32], |p| p.digest)
+    }
+
     /// The cache key of a generation from these inputs placed at `model`'s pivot and scale
-    /// (the cached results are the applied ones), in this epoch.
+    /// (the cached results are the applied ones), in this epoch: [`keyed`] over
+    /// [`Inputs::base_key`] and the `modules` input.
     pub fn cache_key(&self, dom: &WeakDom, model: Ref) -> [u8; 32] {
+        keyed(&self.base_key(dom, model), &self.modules_digest())
+    }
+
+    /// Every input but `modules`, the placement and the epoch: what a generation's cache
+    /// key is made from before knowing which modules it requires. Under
+    /// [`requires_key`] of it the cache keeps the names of the modules the last run
+    /// from it required.
+    pub fn base_key(&self, dom: &WeakDom, model: Ref) -> [u8; 32] {
         let mut h = blake3::Hasher::new();
         h.update(b"procmodel-cache-key\0");
         h.update(&EPOCH.to_le_bytes());
         h.update(&CACHE_FORMAT.to_le_bytes());
-        for p in &self.parts {
+        for p in self.parts.iter().filter(|p| p.name != "modules") {
             h.update(&(p.name.len() as u64).to_le_bytes());
             h.update(p.name.as_bytes());
             h.update(&p.digest);
@@ -214,6 +349,25 @@ impl Inputs {
     }
 }
 
+/// A cache key: a [`Inputs::base_key`] with the digest of the modules the generation
+/// required.
+pub fn keyed(base: &[u8; 32], modules: &[u8; 32]) -> [u8; 32] {
+    let mut h = blake3::Hasher::new();
+    h.update(b"procmodel-cache-key-modules\0");
+    h.update(base);
+    h.update(modules);
+    *h.finalize().as_bytes()
+}
+
+/// The key under which a cache keeps, for a [`Inputs::base_key`], the names of the modules
+/// the last generation from it required ([`encode_names`]).
+pub fn requires_key(base: &[u8; 32]) -> [u8; 32] {
+    let mut h = blake3::Hasher::new();
+    h.update(b"procmodel-cache-requires\0");
+    h.update(base);
+    *h.finalize().as_bytes()
+}
+
 fn sandbox_digest(module: Option<&rbx_dom_weak::Instance>) -> [u8; 32] {
     let sandboxed = matches!(
         module.and_then(|i| prop(i, KEYS.sandboxed)),
@@ -226,10 +380,46 @@ fn sandbox_digest(module: Option<&rbx_dom_weak::Instance>) -> [u8; 32] {
     sandbox_state_digest(sandboxed, caps)
 }
 
-/// Every ModuleScript of the scene outside GeneratedFolders except `generator`, by full
-/// name (then digest, for namesakes), each with the digest of its Source and sandbox state.
-pub fn modules(dom: &WeakDom, generator: Option<Ref>) -> Vec<(String, [u8; 32])> {
-    modules_with(dom, generator, &mut SourceDigests::default())
+/// The modules `model`'s `modules` input covers ([`Modules::Recorded`]) except its
+/// generator, by full name (then digest, for namesakes), each with the digest of its Source
+/// and sandbox state.
+pub fn required_modules(dom: &WeakDom, model: Ref) -> Vec<(String, [u8; 32])> {
+    let generator = generator_of(dom, model);
+    let mut sources = SourceDigests::default();
+    match recorded_names(dom, model) {
+        Some(names) => named_modules(dom, generator, &names, &mut sources),
+        None => modules_with(dom, generator, &mut sources),
+    }
+}
+
+/// The scene's modules (outside results, except `generator`) whose full name is among
+/// `names`, as [`required_modules`] lists them.
+fn named_modules(
+    dom: &WeakDom,
+    generator: Option<Ref>,
+    names: &[String],
+    sources: &mut SourceDigests,
+) -> Vec<(String, [u8; 32])> {
+    if names.is_empty() {
+        return Vec::new();
+    }
+    let wanted: std::collections::BTreeSet<&str> = names.iter().map(String::as_str).collect();
+    sources
+        .modules(|sources| all_modules(dom, sources))
+        .into_iter()
+        .filter(|(name, _, r)| Some(*r) != generator && wanted.contains(name.as_str()))
+        .map(|(name, d, _)| (name, d))
+        .collect()
+}
+
+fn named_modules_digest(
+    dom: &WeakDom,
+    generator: Option<Ref>,
+    names: &[String],
+    sources: &mut SourceDigests,
+) -> [u8; 32] {
+    let modules = named_modules(dom, generator, names, sources);
+    module_list_digest(modules.iter().map(|(name, d)| (name.as_str(), d)))
 }
 
 fn modules_with(
@@ -369,27 +559,34 @@ pub(crate) struct Precomputed {
     pub hash: [u8; 32],
     /// The `ProcmodelInputs` value, from [`Inputs::after_defaults`].
     pub inputs: String,
+    /// The modules the run depended on ([`names_of`]).
+    pub modules: Vec<String>,
 }
 
 /// Records provenance on the model's current GeneratedFolder (after a run was applied or
-/// failed): the inputs, and for results their content hash — both as the worker that ran
-/// the model computed them (`ahead`, used only for applied results), else computed here.
+/// failed): the inputs, the modules the run depended on (`requires`, known for applied
+/// results) and for results their content hash — as the worker that ran the model computed
+/// them (`ahead`, used only for applied results), else computed here.
 pub(crate) fn record(
     dom: &mut WeakDom,
     model: Ref,
     ok: bool,
     ahead: Option<Precomputed>,
+    requires: Option<&[Ref]>,
     sources: &mut SourceDigests,
 ) {
     let Some(folder) = results_folder(dom, model) else {
         return;
     };
-    let (inputs, hash) = match (ok, ahead) {
-        (true, Some(a)) => (a.inputs, Some(to_hex(&a.hash))),
-        (ok, _) => (
-            Inputs::of_with(dom, model, sources).to_attribute(),
-            ok.then(|| to_hex(&children_hash(dom, folder))),
-        ),
+    let (inputs, hash, names) = match (ok, ahead) {
+        (true, Some(a)) => (a.inputs, Some(to_hex(&a.hash)), Some(a.modules)),
+        (ok, _) => {
+            let names = requires.filter(|_| ok).map(|r| names_of(dom, r));
+            let modules = names.as_deref().map_or(Modules::Recorded, Modules::Named);
+            let inputs = Inputs::after_defaults(dom, model, &[], modules, sources);
+            let hash = ok.then(|| to_hex(&children_hash(dom, folder)));
+            (inputs.to_attribute(), hash, names)
+        }
     };
     let Some(inst) = dom.get_by_ref_mut(folder) else {
         return;
@@ -402,6 +599,13 @@ pub(crate) fn record(
     match hash {
         Some(h) => attrs.insert(CONTENT_HASH_ATTRIBUTE.to_owned(), Variant::String(h)),
         None => attrs.remove(CONTENT_HASH_ATTRIBUTE),
+    };
+    match names {
+        Some(n) => attrs.insert(
+            MODULES_ATTRIBUTE.to_owned(),
+            Variant::String(encode_names(&n)),
+        ),
+        None => attrs.remove(MODULES_ATTRIBUTE),
     };
     inst.properties
         .insert(KEYS.attributes, Variant::Attributes(attrs));
@@ -574,5 +778,32 @@ mod tests {
             changes(&j, &rec),
             vec!["attribute Seed (removed)".to_owned()]
         );
+    }
+
+    #[test]
+    fn module_names_round_trip_whatever_they_hold() {
+        for names in [
+            vec![],
+            vec![String::new()],
+            vec![
+                "ServerStorage.Lib".to_owned(),
+                "a\\b\nc\\n".to_owned(),
+                "".to_owned(),
+            ],
+            vec!["\\".to_owned(), "\n\n".to_owned()],
+        ] {
+            let text = encode_names(&names);
+            assert_eq!(
+                decode_names(&text).as_ref(),
+                // One empty name and none read alike: no generator requires a module of
+                // no name and empty ancestors.
+                Some(&names)
+                    .filter(|n| n.as_slice() != [String::new()])
+                    .or(Some(&vec![])),
+                "{text:?}"
+            );
+        }
+        assert_eq!(decode_names("a\\x"), None, "an unknown escape");
+        assert_eq!(decode_names("a\\"), None, "a cut escape");
     }
 }

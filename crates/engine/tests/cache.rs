@@ -890,8 +890,8 @@ fn r14_4_status_names_every_stale_reason() {
     let r = stale(&e);
     assert!(r.contains(&"generator".to_owned()), "{r:?}");
     e.set_generator(m, Some(g)).unwrap();
-    // Another module the generator may require (Gen2 is one now).
-    assert_eq!(stale(&e), ["modules"]);
+    // Another module, which the generator does not require: no input of it.
+    assert_eq!(e.with_dom(|d| status(d, m)), Status::Fresh);
     e.remove(g2).unwrap();
     assert_eq!(e.with_dom(|d| status(d, m)), Status::Fresh);
     // Results edited by hand.
@@ -1780,4 +1780,149 @@ fn a_script_s_change_of_generator_code_is_waited_for_and_runs_the_new_code() {
             );
         }
     }
+}
+
+/// A generator requiring `Lib` when it loads and `Lazy` only from OnGenerate, only when its
+/// model's `Tall` is true.
+const REQUIRING: &str = r#"
+local Lib = require(game:GetService("ServerStorage").Lib)
+return {
+    Attributes = { Tall = false },
+    OnGenerate = function(params, target)
+        local h = 1
+        if params.Attributes.Tall then
+            h = require(game:GetService("ServerStorage").Lazy).h
+        end
+        local p = Instance.new("Part")
+        p.Size = Vector3.new(Lib.w, h, 1)
+        p.Parent = target
+    end,
+}
+"#;
+
+/// An engine of `jobs` VMs over four models of REQUIRING (Tall false, true, false, true),
+/// and modules Lib, Lazy and Other (which nothing requires).
+fn requiring_scene(jobs: usize, cache: Option<Arc<dyn ResultCache>>) -> (Engine, Vec<Ref>) {
+    let mut e = Engine::new(
+        procmodel_luau::runtime(),
+        EngineConfig {
+            jobs,
+            cache,
+            ..EngineConfig::default()
+        },
+    )
+    .unwrap();
+    module(&mut e, "Lib", "return { w = 2 }");
+    module(&mut e, "Lazy", "return { h = 3 }");
+    module(&mut e, "Other", "return {}");
+    let g = module(&mut e, "Gen", REQUIRING);
+    let ws = e.workspace();
+    let models = (0..4)
+        .map(|i| {
+            let mut a = Attributes::new();
+            a.insert("Tall".into(), Variant::Bool(i % 2 == 1));
+            e.insert(
+                ws,
+                InstanceBuilder::new("ProceduralModel")
+                    .with_name(format!("M{i}"))
+                    .with_property("Generator", Variant::Ref(g))
+                    .with_property("Attributes", Variant::Attributes(a)),
+            )
+        })
+        .collect();
+    (e, models)
+}
+
+fn recorded_modules(e: &Engine, m: Ref) -> Option<Vec<String>> {
+    e.with_dom(|d| procmodel_engine::provenance::recorded_names(d, m))
+}
+
+/// Sets a module's Source behind the engine's back (as an edit of the saved file would).
+fn edit_module(e: &mut Engine, name: &str, src: &str) {
+    let ss = e.server_storage();
+    e.with_dom_mut(|d| {
+        let r = d
+            .get_by_ref(ss)
+            .unwrap()
+            .children()
+            .iter()
+            .copied()
+            .find(|&r| d.get_by_ref(r).unwrap().name == name)
+            .unwrap();
+        d.get_by_ref_mut(r)
+            .unwrap()
+            .properties
+            .insert("Source".into(), Variant::String(src.to_owned()));
+    });
+}
+
+/// The `modules` input covers what each run required — at load (remembered when the module
+/// is already loaded) and from OnGenerate (that run's own requires, not another's on the
+/// same VM) — the same on any number of VMs; editing a module makes stale exactly the
+/// models whose runs required it.
+#[test]
+fn r14_4_the_modules_input_is_what_each_run_required() {
+    let lib = "ServerStorage.Lib".to_owned();
+    let lazy = "ServerStorage.Lazy".to_owned();
+    let mut recorded = Vec::new();
+    for jobs in [1, 2] {
+        let (mut e, models) = requiring_scene(jobs, None);
+        settle(&mut e);
+        let names: Vec<_> = models.iter().map(|&m| recorded_modules(&e, m)).collect();
+        assert_eq!(
+            names,
+            [
+                Some(vec![lib.clone()]),
+                Some(vec![lazy.clone(), lib.clone()]),
+                Some(vec![lib.clone()]),
+                Some(vec![lazy.clone(), lib.clone()]),
+            ],
+            "jobs {jobs}"
+        );
+        recorded.push(saved(&e, "rbxlx"));
+        let fresh = |e: &Engine| -> Vec<bool> {
+            models
+                .iter()
+                .map(|&m| e.with_dom(|d| status(d, m)) == Status::Fresh)
+                .collect()
+        };
+        edit_module(&mut e, "Other", "return { x = 1 }");
+        assert_eq!(fresh(&e), [true; 4], "a module no run required");
+        edit_module(&mut e, "Lazy", "return { h = 4 }");
+        assert_eq!(fresh(&e), [true, false, true, false]);
+        assert_eq!(
+            e.with_dom(|d| status(d, models[1])),
+            Status::Stale(vec!["modules".into()])
+        );
+        edit_module(&mut e, "Lazy", "return { h = 3 }");
+        edit_module(&mut e, "Lib", "return { w = 5 }");
+        assert_eq!(fresh(&e), [false; 4]);
+    }
+    assert!(
+        recorded[0] == recorded[1],
+        "jobs 1 and 2 save the same scene"
+    );
+}
+
+/// A process whose scene holds no results finds the entries of runs that required modules:
+/// the cache records which modules the runs from each inputs required.
+#[test]
+fn r14_5_results_of_runs_that_required_modules_hit_in_a_scene_without_results() {
+    let cache = Arc::new(procmodel_engine::MemoryCache::default());
+    let (mut first, _) = requiring_scene(1, Some(cache.clone()));
+    settle(&mut first);
+    let (mut second, _) = requiring_scene(1, Some(cache.clone()));
+    let reports = settle(&mut second);
+    assert_eq!(cached(&reports), [true; 4]);
+    assert_eq!(saved(&first, "rbxl"), saved(&second, "rbxl"));
+    // A required module edited: the entries are not for it (M3, with M1's inputs, finds the
+    // entry M1's run just stored).
+    let (mut third, _) = requiring_scene(1, Some(cache.clone()));
+    edit_module(&mut third, "Lazy", "return { h = 9 }");
+    let reports = settle(&mut third);
+    assert_eq!(cached(&reports), [true, false, true, true]);
+    let (mut fourth, _) = requiring_scene(1, None);
+    edit_module(&mut fourth, "Lazy", "return { h = 9 }");
+    settle(&mut fourth);
+    assert_eq!(saved(&third, "rbxl"), saved(&fourth, "rbxl"));
 }

@@ -74,7 +74,7 @@ pub fn model_lock(dom: &WeakDom, model: Ref, stored: bool) -> ModelLock {
             .unwrap_or(0),
         stored,
         inputs,
-        modules: provenance::modules(dom, generator)
+        modules: provenance::required_modules(dom, model)
             .into_iter()
             .map(|(name, d)| ModuleLock {
                 name,

@@ -126,6 +126,14 @@ pub struct Ctx {
     /// Module → the modules whose code required it (recorded at every `require`, so a
     /// front end can find what an edited module file affects).
     pub required_by: FxHashMap<Ref, FxHashSet<Ref>>,
+    /// Modules whose code is loading now (their top-level code runs inside a `require`),
+    /// with how many loads of each are under way.
+    pub loading_modules: FxHashMap<Ref, u32>,
+    /// Module → the modules its code required while it loaded: what a run that finds the
+    /// module already loaded depends on through it. Forgotten when its code is replaced.
+    pub load_requires: FxHashMap<Ref, FxHashSet<Ref>>,
+    /// While a generation runs: every module a `require` reached (loaded or cached).
+    pub run_requires: Option<FxHashSet<Ref>>,
     /// The class the engine manages, if it installed one ([`crate::Host::manage`]).
     pub managed: Option<Managed>,
     /// False while the DOM is known to hold no instance of the managed class: the engine
@@ -180,6 +188,9 @@ impl Ctx {
             echo: true,
             files: FxHashMap::default(),
             required_by: FxHashMap::default(),
+            loading_modules: FxHashMap::default(),
+            load_requires: FxHashMap::default(),
+            run_requires: None,
             new_classes: FxHashMap::default(),
             forced: Vec::new(),
             code_changed: Vec::new(),
@@ -336,6 +347,28 @@ impl Ctx {
             }
         }
         seen
+    }
+
+    /// The modules a generation of `generator` depended on, given the modules `reached` by
+    /// requires during the run: those, the generator's and theirs required while each
+    /// loaded, and so on — the same set whichever VM ran it and whatever that VM loaded
+    /// before. The generator itself is not listed. Sorted by referent.
+    pub fn run_dependencies(&self, generator: Ref, reached: &FxHashSet<Ref>) -> Vec<Ref> {
+        let mut seen: FxHashSet<Ref> = reached.clone();
+        let mut stack: Vec<Ref> = std::iter::once(generator)
+            .chain(reached.iter().copied())
+            .collect();
+        while let Some(m) = stack.pop() {
+            for &r in self.load_requires.get(&m).into_iter().flatten() {
+                if seen.insert(r) {
+                    stack.push(r);
+                }
+            }
+        }
+        seen.remove(&generator);
+        let mut out: Vec<Ref> = seen.into_iter().collect();
+        out.sort_by_cached_key(|r| r.to_string());
+        out
     }
 
     /// A lookup's answer from `receiver` as a Luau value (the handle of `found`, or nil),

@@ -44,6 +44,10 @@ pub struct PendingRun {
     next_key: u32,
     /// [`crate::context::Ctx::run_escaped`] at the end of its last frame.
     escaped: bool,
+    /// The generator module.
+    module: Ref,
+    /// [`crate::context::Ctx::run_requires`] so far.
+    reached: rustc_hash::FxHashSet<Ref>,
 }
 
 /// Roblox's error for a module whose code returns no value or several.
@@ -174,6 +178,7 @@ impl Host {
             c.touched_outside.set(false);
             c.read_outside.set(false);
             c.query_hidden.clone_from(&inputs.hidden);
+            c.run_requires = Some(Default::default());
             // Its own instances start outside the scene.
             c.run_escaped.set(false);
             c.tree_changed();
@@ -194,6 +199,7 @@ impl Host {
                     c.query_hidden.clear();
                     c.handles.leave_run();
                     c.run_container.set(Ref::none());
+                    c.run_requires = None;
                 }
                 self.discard(container);
                 return Err(self.script_error(&e));
@@ -214,7 +220,7 @@ impl Host {
             generator.on_generate.clone(),
             MultiValue::from_iter([Value::Table(params), container_ud]),
         );
-        let (touched_outside, read_outside, created) = match ctx(lua) {
+        let (touched_outside, read_outside, created, requires) = match ctx(lua) {
             Ok(mut c) => {
                 c.outside_write_locked = false;
                 c.csg_locked = false;
@@ -222,9 +228,16 @@ impl Host {
                 c.query_hidden.clear();
                 c.handles.leave_run();
                 c.run_container.set(Ref::none());
-                (c.touched_outside.get(), c.read_outside.get(), c.created)
+                let reached = c.run_requires.take().unwrap_or_default();
+                let requires = c.run_dependencies(generator.module, &reached);
+                (
+                    c.touched_outside.get(),
+                    c.read_outside.get(),
+                    c.created,
+                    requires,
+                )
             }
-            Err(_) => (false, false, 0),
+            Err(_) => (false, false, 0, Vec::new()),
         };
         if touched_outside && inputs.watch_outside == procmodel_script::WatchOutside::Defer {
             // Whatever the script made of the refusal (it may have caught it), the run is
@@ -259,6 +272,7 @@ impl Host {
             // Reads of the scene do not defer a run, but its results are not the inputs' alone.
             touched_outside: touched_outside || read_outside,
             created,
+            requires,
         })
     }
 
@@ -304,6 +318,8 @@ impl Host {
                 .new_run(),
             next_key: 1,
             escaped: false,
+            module: generator.module,
+            reached: Default::default(),
         };
         let hooks = self.watchdog_hooks();
         let f = generator.on_generate.clone();
@@ -372,6 +388,7 @@ impl Host {
             c.handles.set_run(pending.stamp, pending.next_key);
             c.run_escaped.set(pending.escaped);
             c.run_container.set(pending.container);
+            c.run_requires = Some(std::mem::take(&mut pending.reached));
             c.tree_changed();
         }
         let r = f();
@@ -382,6 +399,7 @@ impl Host {
             pending.read_outside = c.read_outside.get();
             pending.escaped = c.run_escaped.get();
             pending.next_key = c.handles.run_key();
+            pending.reached = c.run_requires.take().unwrap_or_default();
             c.outside_write_locked = false;
             c.csg_locked = false;
             c.watch_outside = procmodel_script::WatchOutside::Off;
@@ -417,12 +435,16 @@ impl Host {
                         _ => None,
                     }
                 });
+                let requires = ctx(&self.lua)
+                    .map(|c| c.run_dependencies(pending.module, &pending.reached))
+                    .unwrap_or_default();
                 Ok(RunState::Done(RunOutput {
                     container,
                     primary_part,
                     leaked_threads: leaked,
                     touched_outside: pending.touched_outside || pending.read_outside,
                     created: pending.created,
+                    requires,
                 }))
             }
             Err(e) => {

@@ -18,7 +18,7 @@ use rbx_types::{Ref, Variant};
 use std::path::{Component, Path, PathBuf};
 
 const REQUIRE_LUAU: &str = r#"
-local resolve, load, results, loading, rawpcall = ...
+local resolve, load, results, loading, rawpcall, mark = ...
 local chain = {}
 local function run(what)
     return load(what)()
@@ -42,8 +42,10 @@ return function(base)
         end
         loading[key] = true
         table.insert(chain, { key, label })
+        mark(what, true)
         -- A module whose code fails is not "loading" any more: a later require runs it again.
         local packed = table.pack(rawpcall(run, what))
+        mark(what, false)
         table.remove(chain)
         loading[key] = nil
         if not packed[1] then
@@ -259,10 +261,11 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
     let loading = lua.create_table()?;
     let resolve = lua.create_function(resolve)?;
     let load = lua.create_function(load)?;
+    let mark = lua.create_function(mark_loading)?;
     let factory: Function = lua
         .load(REQUIRE_LUAU)
         .set_name("=[require]")
-        .call((resolve, load, results, loading, rawpcall))?;
+        .call((resolve, load, results, loading, rawpcall, mark))?;
     lua.set_named_registry_value("procmodel.require_factory", factory.clone())?;
     let builtin = lua.create_table()?;
     crate::toolkit::install(lua, &builtin, crate::classes::edit_voxels)?;
@@ -441,14 +444,41 @@ fn load(lua: &Lua, what: Value) -> mlua::Result<Function> {
     }
 }
 
+/// `mark(what, loading)`: a ModuleScript's code starts (true) or ends (false) loading.
+fn mark_loading(lua: &Lua, (what, on): (Value, bool)) -> mlua::Result<()> {
+    let mut c = ctx(lua)?;
+    let Some(module) = c.instance(&what) else {
+        return Ok(());
+    };
+    let count = c.loading_modules.entry(module.r).or_default();
+    if on {
+        *count += 1;
+    } else {
+        *count = count.saturating_sub(1);
+        if *count == 0 {
+            c.loading_modules.remove(&module.r);
+        }
+    }
+    Ok(())
+}
+
 /// `resolve(base, target)`: returns (cache key, what `load` turns into the loader).
 fn resolve(lua: &Lua, (base, target): (Value, Value)) -> mlua::Result<(String, Value, String)> {
     let (key, what) = resolve_target(lua, &base, &target)?;
-    // Every require (cached or not) records who required what, for `Host::requirers`.
+    // Every require (cached or not) records who required what, for `Host::requirers`,
+    // what a loading module required, and what the running generation reached.
     {
         let mut c = ctx(lua)?;
-        if let (Some(from), Some(to)) = (opt_instance(&c, &base)?, c.instance(&what)) {
-            c.required_by.entry(to.r).or_default().insert(from.r);
+        if let Some(to) = c.instance(&what) {
+            if let Some(from) = opt_instance(&c, &base)? {
+                c.required_by.entry(to.r).or_default().insert(from.r);
+                if c.loading_modules.contains_key(&from.r) {
+                    c.load_requires.entry(from.r).or_default().insert(to.r);
+                }
+            }
+            if let Some(run) = c.run_requires.as_mut() {
+                run.insert(to.r);
+            }
         }
     }
     // A module read from a file is named by its path (a require chain names files).

@@ -408,6 +408,10 @@ impl Host {
     /// Forgets the cached result of requiring `module`, so the next require runs its
     /// (possibly edited) Source again.
     pub fn invalidate_module(&self, module: Ref) -> mlua::Result<()> {
+        if let Ok(mut c) = ctx(&self.lua) {
+            // Its new code may require other modules when it loads.
+            c.load_requires.remove(&module);
+        }
         let results: Table = self.lua.named_registry_value("procmodel.require_results")?;
         // Every require of a module (by instance or by string) caches under its instance.
         results.raw_set(format!("instance:{module}"), Value::Nil)

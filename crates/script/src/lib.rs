@@ -270,6 +270,10 @@ pub struct RunOutput {
     pub touched_outside: bool,
     /// Instances the run created (`Instance.new`, `Clone`, ...), wherever they ended up.
     pub created: usize,
+    /// The ModuleScripts the run depended on: every module a `require` reached during it
+    /// and, through each module's own requires when it loaded, what those required (the
+    /// same list whichever VM ran it). The generator itself is not listed.
+    pub requires: Vec<Ref>,
 }
 
 /// A ChangeHistoryService request a script made (the engine maps them onto its undo).
