@@ -1971,6 +1971,22 @@ end }
             && err.contains("targetContainer"),
         "{err}"
     );
+    // With a cache, every time: such results are not cached, so no hit hides the mistake.
+    let cache = tmp("typo-cache");
+    for _ in 0..2 {
+        let o = ok(generate(&[
+            s(&g),
+            "--cache",
+            s(&cache),
+            "-o",
+            s(&tmp("typo.rbxm")),
+        ]));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("created 5 instances but its results are empty"),
+            "{err}"
+        );
+    }
     let o = ok(generate(&[
         s(&examples().join("CastleWall.luau")),
         "--no-cache",

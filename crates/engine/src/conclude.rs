@@ -154,6 +154,11 @@ impl Engine {
                 || st.reused.contains_key(&model)
         };
         let created = self.st().created.remove(&model).unwrap_or(0);
+        if created > 0 && matches!(outcome, Ok(0)) {
+            // Empty results of a run that made instances are a mistake the report warns
+            // about (`Report::warning`); a hit would hide it, so they are not cached.
+            self.st().cache_keys.remove(&model);
+        }
         self.record_and_fill(model, outcome.as_ref().ok().copied());
         let fp = self.fingerprint(model);
         self.st().states.entry(model).or_default().applied = Some(fp);
