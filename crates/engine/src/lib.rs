@@ -31,9 +31,9 @@ pub use declared::DeclaredDefaults;
 pub use error::EngineError;
 pub use report::{GenerationFailure, Report};
 pub use scene::{
-    AttributeBlobError, Hashing, SceneFormat, Staged, check_attributes, is_rojo_project,
-    module_folder, read as read_scene, read_bytes as read_scene_bytes, remove_stale_temp_files,
-    stage_atomic_with, write_atomic, write_atomic_with,
+    AttributeBlobError, Hashing, ProjectFiles, SceneFormat, Staged, check_attributes,
+    is_rojo_project, module_folder, read as read_scene, read_bytes as read_scene_bytes,
+    remove_stale_temp_files, stage_atomic_with, write_atomic, write_atomic_with,
 };
 
 use inflight::InFlight;
@@ -65,6 +65,26 @@ pub const PROCEDURAL_MODEL: ManagedClass = ManagedClass {
     force_method: "ForceGeneration",
     wait_method: "WaitForGenerationAsync",
 };
+
+/// A model file (a package) holds no Workspace, but its generators may use `workspace` as
+/// they would inside any place: the scene gets one for the session, not archivable, so no
+/// save, content hash or lockfile ever sees it.
+fn ensure_workspace(dom: &mut WeakDom) {
+    let root = dom.root_ref();
+    let has_workspace = dom
+        .root()
+        .children()
+        .iter()
+        .any(|&r| dom.get_by_ref(r).is_some_and(|i| i.class == "Workspace"));
+    if !has_workspace {
+        dom.insert(
+            root,
+            rbx_dom_weak::InstanceBuilder::new("Workspace")
+                .with_name("Workspace")
+                .with_property("Archivable", false),
+        );
+    }
+}
 
 /// A host from `runtime` with the engine's ProceduralModel rules installed.
 pub(crate) fn new_host(
@@ -248,21 +268,54 @@ impl Engine {
         Engine::over_loaded(runtime, dom, digest, config)
     }
 
-    /// [`Engine::load`] of a Rojo project, with each of its scripts and the Luau file it was
-    /// read from (canonical paths): what a front end watches to put an edited file back
-    /// into its script ([`Engine::set_source`]).
+    /// [`Engine::load`] of a Rojo project, with the files it was built from: what a front
+    /// end watches to put an edited script back ([`Engine::set_source`]) or to read the
+    /// project again ([`Engine::reload_project`]).
     pub fn load_project(
         runtime: Arc<dyn ScriptRuntime>,
         path: &Path,
         config: EngineConfig,
-    ) -> Result<(Engine, Vec<(std::path::PathBuf, Ref)>), EngineError> {
-        let (dom, scripts) = scene::read_project_scripts(path)?;
+    ) -> Result<(Engine, scene::ProjectFiles), EngineError> {
+        let (dom, files) = scene::read_project_files(path)?;
         let engine = Engine::over_loaded(runtime, dom, None, config)?;
-        let scripts = scripts
-            .into_iter()
-            .map(|(r, f)| (f.canonicalize().unwrap_or(f), r))
-            .collect();
-        Ok((engine, scripts))
+        Ok((engine, files))
+    }
+
+    /// Reads the Rojo project at `path` again (its structure changed on disk: the project
+    /// file, a meta or model file, a script added or removed) and makes it the scene, on
+    /// the same VM, so a [`Canceller`](procmodel_script::Canceller) taken before still
+    /// reaches its runs. Runs in flight are cancelled; the undo history and what the engine
+    /// knew of the results start afresh; the project's models generate at the next step as
+    /// a project's do (they are dirty; with a cache, unchanged ones hit). Returns the files
+    /// it was built from, as [`Engine::load_project`] does. A project that does not build
+    /// is an error and leaves the scene as it was.
+    pub fn reload_project(&mut self, path: &Path) -> Result<scene::ProjectFiles, EngineError> {
+        let (mut dom, files) = scene::read_project_files(path)?;
+        ensure_workspace(&mut dom);
+        // `game` and `workspace` are bound to the scene's DataModel and Workspace.
+        let (root, workspace) = self.host.with_dom_ref(|d| {
+            let ws = d
+                .root()
+                .children()
+                .iter()
+                .copied()
+                .find(|&r| d.get_by_ref(r).is_some_and(|i| i.class == "Workspace"));
+            (d.root_ref(), ws)
+        });
+        let dom = scene::rekey_top(dom, root, workspace);
+        let flights: Vec<Ref> = self.st().in_flight.keys().copied().collect();
+        for m in flights {
+            self.cancel(m);
+        }
+        self.host.replace_dom(dom);
+        let (config, runtime, on_report) = {
+            let mut st = self.st();
+            (st.config.clone(), st.runtime.clone(), st.on_report.take())
+        };
+        *self = Engine::with_host(self.host.clone(), runtime, config);
+        self.st().on_report = on_report;
+        self.adopt_loaded();
+        Ok(files)
     }
 
     /// An engine over a scene read from a file whose bytes had `digest` (when the cache
@@ -273,23 +326,7 @@ impl Engine {
         digest: Option<[u8; 32]>,
         config: EngineConfig,
     ) -> Result<Engine, EngineError> {
-        // A model file (a package) holds no Workspace, but its generators may use `workspace`
-        // as they would inside any place: the scene gets one for the session, not archivable,
-        // so no save, content hash or lockfile ever sees it.
-        let root = dom.root_ref();
-        let has_workspace = dom
-            .root()
-            .children()
-            .iter()
-            .any(|&r| dom.get_by_ref(r).is_some_and(|i| i.class == "Workspace"));
-        if !has_workspace {
-            dom.insert(
-                root,
-                rbx_dom_weak::InstanceBuilder::new("Workspace")
-                    .with_name("Workspace")
-                    .with_property("Archivable", false),
-            );
-        }
+        ensure_workspace(&mut dom);
         let host = new_host(&*runtime, &config.host, Some(dom))?;
         let mut engine = Engine::with_host(host, runtime, config);
         engine.adopt_loaded();

@@ -69,18 +69,91 @@ pub fn read(path: &Path) -> Result<WeakDom, EngineError> {
 /// A Rojo project (`*.project.json`, or a folder with `default.project.json`), built by
 /// procmodel-rojo; its model files are checked and decoded as scene files are.
 fn read_project(path: &Path) -> Result<WeakDom, EngineError> {
-    read_project_scripts(path).map(|(dom, _)| dom)
+    read_project_files(path).map(|(dom, _)| dom)
 }
 
-/// [`read_project`], with each script of the tree and the Luau file it was read from.
-pub(crate) fn read_project_scripts(
-    path: &Path,
-) -> Result<(WeakDom, Vec<(Ref, std::path::PathBuf)>), EngineError> {
+/// What a Rojo project was built from, for a front end to watch.
+#[derive(Debug, Clone, Default)]
+pub struct ProjectFiles {
+    /// Each script of the tree and the Luau file it was read from (canonical paths): what
+    /// a front end watches to put an edited file back into its script
+    /// ([`crate::Engine::set_source`]).
+    pub scripts: Vec<(PathBuf, Ref)>,
+    /// Every file the project was built from (the project files, scripts, meta, model and
+    /// data files), sorted: a change of one that is not a script's text changes the
+    /// project's structure.
+    pub files: Vec<PathBuf>,
+}
+
+/// [`read_project`], with what it was built from.
+pub(crate) fn read_project_files(path: &Path) -> Result<(WeakDom, ProjectFiles), EngineError> {
     let loaded = procmodel_rojo::load(path, &read_model_file).map_err(rojo_error)?;
-    Ok((loaded.dom, loaded.scripts))
+    let scripts = loaded
+        .scripts
+        .into_iter()
+        .map(|(r, f)| (f.canonicalize().unwrap_or(f), r))
+        .collect();
+    Ok((
+        loaded.dom,
+        ProjectFiles {
+            scripts,
+            files: loaded.files.into_iter().collect(),
+        },
+    ))
 }
 
 /// A model file inside a Rojo tree, checked and decoded as scene files are.
+/// `dom` with its DataModel under the referent `root` and its (first) Workspace under
+/// `workspace`, every other instance keeping its own, and references to the two following
+/// them: a scene read again can replace the one a VM holds while `game` and `workspace`,
+/// bound to those referents, still reach it.
+pub(crate) fn rekey_top(mut dom: WeakDom, root: Ref, workspace: Option<Ref>) -> WeakDom {
+    use rbx_dom_weak::InstanceBuilder;
+    use rbx_types::Variant;
+    let builder = |i: &rbx_dom_weak::Instance, referent: Ref| {
+        InstanceBuilder::new(i.class)
+            .with_name(i.name.clone())
+            .with_properties(i.properties.iter().map(|(k, v)| (*k, v.clone())))
+            .with_referent(referent)
+    };
+    let old_root = dom.root_ref();
+    let mut out = WeakDom::new(builder(dom.root(), root));
+    let mut moved = vec![(old_root, root)];
+    let mut workspace = workspace;
+    for child in dom.root().children().to_vec() {
+        let Some(i) = dom.get_by_ref(child) else {
+            continue;
+        };
+        match workspace.take_if(|_| i.class == "Workspace") {
+            Some(ws) => {
+                let grandchildren = i.children().to_vec();
+                out.insert(root, builder(i, ws));
+                for g in grandchildren {
+                    dom.transfer(g, &mut out, ws);
+                }
+                moved.push((child, ws));
+            }
+            None => dom.transfer(child, &mut out, root),
+        }
+    }
+    let mut fixes = Vec::new();
+    for i in out.descendants() {
+        for (k, v) in &i.properties {
+            if let Variant::Ref(r) = v
+                && let Some(&(_, to)) = moved.iter().find(|(from, _)| from == r)
+            {
+                fixes.push((i.referent(), *k, to));
+            }
+        }
+    }
+    for (r, k, to) in fixes {
+        if let Some(i) = out.get_by_ref_mut(r) {
+            i.properties.insert(k, Variant::Ref(to));
+        }
+    }
+    out
+}
+
 fn read_model_file(file: &Path, bytes: Vec<u8>) -> Result<WeakDom, String> {
     match SceneFormat::from_path(file)
         .and_then(|format| read_bytes(bytes, format, &file.display().to_string()))
@@ -434,6 +507,35 @@ fn contain<T>(f: impl FnOnce() -> T) -> Result<T, String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_rekeyed_scene_keeps_its_tree_and_follows_references_to_its_top() {
+        use rbx_dom_weak::InstanceBuilder;
+        use rbx_types::Variant;
+        let mut dom = WeakDom::new(InstanceBuilder::new("DataModel").with_name("Game"));
+        let root = dom.root_ref();
+        let rs = dom.insert(root, InstanceBuilder::new("ReplicatedStorage"));
+        let ws = dom.insert(
+            root,
+            InstanceBuilder::new("Workspace").with_name("Workspace"),
+        );
+        let part = dom.insert(ws, InstanceBuilder::new("Part").with_name("P"));
+        let value = dom.insert(
+            rs,
+            InstanceBuilder::new("ObjectValue")
+                .with_property("Value", Variant::Ref(ws))
+                .with_property("Other", Variant::Ref(part)),
+        );
+        let (new_root, new_ws) = (Ref::new(), Ref::new());
+        let out = rekey_top(dom, new_root, Some(new_ws));
+        assert_eq!(out.root_ref(), new_root);
+        assert_eq!(out.root().name, "Game");
+        assert_eq!(out.root().children(), [rs, new_ws], "the order kept");
+        assert_eq!(out.get_by_ref(new_ws).unwrap().children(), [part]);
+        let v = &out.get_by_ref(value).unwrap().properties;
+        assert_eq!(v.get(&"Value".into()), Some(&Variant::Ref(new_ws)));
+        assert_eq!(v.get(&"Other".into()), Some(&Variant::Ref(part)));
+    }
+
     use super::*;
 
     /// The child half of [`contained_panics_are_quiet`].

@@ -22,7 +22,8 @@ pub struct Output {
 }
 
 impl Output {
-    fn push(&mut self, level: &'static str, text: String) {
+    /// Adds a line of the studio's own: `level` is `print`, `warn` or `error`.
+    pub(crate) fn push(&mut self, level: &'static str, text: String) {
         if self.lines.len() == KEPT {
             self.lines.pop_front();
         }

@@ -50,6 +50,10 @@ pub(crate) struct App {
     web_dir: Option<PathBuf>,
     glb: Option<crate::GlbWriter>,
     output: SharedOutput,
+    /// The script files watched and their scripts (a project read again replaces them).
+    sources: watch::Sources,
+    /// Hot reload, once it runs.
+    watcher: Arc<OnceLock<Arc<watch::Watcher>>>,
 }
 
 pub(crate) fn start(options: Options) -> Result<Studio, StudioError> {
@@ -124,18 +128,33 @@ pub(crate) fn start(options: Options) -> Result<Studio, StudioError> {
         web_dir: options.web_dir.clone(),
         glb: options.glb.clone(),
         output,
+        sources: Arc::new(Mutex::new(opened.sources.clone())),
+        watcher: watcher.clone(),
     });
     // The app is reached weakly: the watcher must not keep the server alive.
     let weak = Arc::downgrade(&app);
-    let watching = watch::start(&opened.sources, move |changes| {
-        let Some(app) = weak.upgrade() else { return };
-        for change in changes {
-            match change {
-                watch::Change::Generator(file, module) => reload(&app, file, module),
-                watch::Change::Required(path) => reload_required(&app, path),
-            }
+    let project = procmodel_engine::is_rojo_project(&opened.file).then(|| {
+        if opened.file.is_dir() {
+            opened.file.join("default.project.json")
+        } else {
+            opened.file.clone()
         }
     });
+    let watching = watch::start(
+        app.sources.clone(),
+        project,
+        &opened.project_files,
+        move |changes| {
+            let Some(app) = weak.upgrade() else { return };
+            for change in changes {
+                match change {
+                    watch::Change::Generator(file, module) => reload(&app, file, module),
+                    watch::Change::Required(path) => reload_required(&app, path),
+                    watch::Change::Structure => reload_project(&app),
+                }
+            }
+        },
+    );
     if let Some(w) = &watching {
         let _ = watcher.set(w.clone());
         // The folders of the files the first generations required (later publications add
@@ -717,6 +736,46 @@ fn reload_required(app: &App, path: PathBuf) {
     let _ = app.engine.submit(
         Command::With(Box::new(move |engine: &mut Engine| {
             session::reload_required(engine, &path).map(Reply::Changed)
+        })),
+        None,
+    );
+}
+
+/// Reads the Rojo project again after its structure changed on disk (called by the
+/// watcher): the scene is the project as it is now, its models generate, and the watcher
+/// follows its scripts. A project that does not build leaves the scene as it was and says
+/// why in the Output panel.
+fn reload_project(app: &App) {
+    let file = app.opened.file.clone();
+    let sources = app.sources.clone();
+    let watcher = app.watcher.clone();
+    let defaults = app.defaults.clone();
+    let output = app.output.clone();
+    let _ = app.engine.submit(
+        Command::With(Box::new(move |engine: &mut Engine| {
+            let shown = file.display().to_string();
+            let mut out = output.lock().unwrap_or_else(|e| e.into_inner());
+            match engine.reload_project(&file) {
+                Ok(project) => {
+                    *defaults.lock().unwrap_or_else(|e| e.into_inner()) = Defaults::default();
+                    if let Some(w) = watcher.get() {
+                        w.watch_folders_of(&project.files);
+                    }
+                    *sources.lock().unwrap_or_else(|e| e.into_inner()) = project.scripts;
+                    out.push(
+                        "print",
+                        format!("{shown}: the project changed on disk and was read again"),
+                    );
+                    Ok(Reply::Changed(true))
+                }
+                Err(e) => {
+                    out.push(
+                        "error",
+                        format!("{shown}: the project changed on disk and does not build: {e}"),
+                    );
+                    Ok(Reply::Changed(true))
+                }
+            }
         })),
         None,
     );

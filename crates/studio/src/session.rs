@@ -30,6 +30,9 @@ pub struct Opened {
     /// Script files on disk and the scripts loaded from them, watched for hot reload: a
     /// generator's (and its module folder's), or every script of a Rojo project.
     pub sources: Vec<(PathBuf, Ref)>,
+    /// Every file a Rojo project was built from (their folders are watched for changes of
+    /// its structure); none for a generator or a place.
+    pub project_files: Vec<PathBuf>,
 }
 
 pub use procmodel_engine::DeclaredDefaults as Defaults;
@@ -54,6 +57,7 @@ pub fn open(path: &Path, config: EngineConfig) -> Result<(Engine, Opened), Engin
                 file,
                 generator_file: false,
                 sources: Vec::new(),
+                project_files: Vec::new(),
             },
         ));
     }
@@ -61,7 +65,7 @@ pub fn open(path: &Path, config: EngineConfig) -> Result<(Engine, Opened), Engin
         // A project's files are sources, never written to: Save writes a place beside it,
         // named after the project. Its scripts' files are watched: an edit is put back into
         // its script, and the models using that code regenerate.
-        let (engine, sources) = Engine::load_project(procmodel_luau::runtime(), &file, config)?;
+        let (engine, project) = Engine::load_project(procmodel_luau::runtime(), &file, config)?;
         let name = engine.with_dom(|d| d.root().name.clone());
         let name = if name.is_empty() || name.contains(['/', '\\']) {
             "place".to_owned()
@@ -79,7 +83,8 @@ pub fn open(path: &Path, config: EngineConfig) -> Result<(Engine, Opened), Engin
                 save_path: dir.join(format!("{name}.rbxl")),
                 file,
                 generator_file: false,
-                sources,
+                sources: project.scripts,
+                project_files: project.files,
             },
         ));
     }
@@ -105,6 +110,7 @@ pub fn open(path: &Path, config: EngineConfig) -> Result<(Engine, Opened), Engin
             file,
             generator_file: true,
             sources,
+            project_files: Vec::new(),
         },
     ))
 }

@@ -2,9 +2,12 @@
 //! required (not the files: editors that save by writing a new file and renaming it over
 //! the old one end a watch on the file itself), debounced. A changed generator is re-read
 //! into its ModuleScript's Source; a changed module file regenerates the models whose
-//! generators required it, directly or through other modules.
+//! generators required it, directly or through other modules. For a Rojo project, a change
+//! of its structure — the project file, a meta, model or data file, a script or folder added
+//! or removed — reads the project again.
 
-use notify_debouncer_full::notify::{RecommendedWatcher, RecursiveMode};
+use notify_debouncer_full::notify::event::{CreateKind, RemoveKind};
+use notify_debouncer_full::notify::{EventKind, RecommendedWatcher, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
 use rbx_types::Ref;
 use std::collections::BTreeSet;
@@ -18,7 +21,13 @@ pub(crate) enum Change {
     Generator(PathBuf, Ref),
     /// Another Luau file changed (a module some generator may have required).
     Required(PathBuf),
+    /// The Rojo project's structure changed: read it again (reported alone).
+    Structure,
 }
+
+/// The script files watched and the scripts read from them; a project read again replaces
+/// them.
+pub(crate) type Sources = Arc<Mutex<Vec<(PathBuf, Ref)>>>;
 
 /// Editors write in bursts (temp file, rename, attributes); one reload per burst.
 const DEBOUNCE: Duration = Duration::from_millis(60);
@@ -52,31 +61,50 @@ impl Watcher {
     }
 }
 
-/// Starts watching the folders of `sources` (generator files and their ModuleScripts) and
-/// reports each burst's changes to `on_change`, generators first; `None` when there is
+/// Starts watching the folders of `sources` (generator files and their ModuleScripts; with
+/// `project`, a Rojo project's scripts) and of `also` (the files a project was built from)
+/// and reports each burst's changes to `on_change`, generators first; `None` when there is
 /// nothing to watch or the platform refuses (the studio works without hot reload then, and
 /// says so on stderr).
 pub(crate) fn start(
-    sources: &[(PathBuf, Ref)],
+    sources: Sources,
+    project: Option<PathBuf>,
+    also: &[PathBuf],
     on_change: impl Fn(Vec<Change>) + Send + 'static,
 ) -> Option<Arc<Watcher>> {
-    if sources.is_empty() {
+    let mut files: Vec<PathBuf> = lock(&sources).iter().map(|(p, _)| p.clone()).collect();
+    files.extend(project.iter().cloned());
+    files.extend(also.iter().cloned());
+    if files.is_empty() {
         return None;
     }
-    let files: Vec<PathBuf> = sources.iter().map(|(p, _)| p.clone()).collect();
-    let sources = sources.to_vec();
     let handler = move |result: DebounceEventResult| {
         let Ok(events) = result else { return };
         let mut touched: BTreeSet<PathBuf> = BTreeSet::new();
+        let mut folders_changed = false;
         // Reads are reported too (inotify's open/close): the reload's own read of the file
         // must not count as a change, or every reload schedules the next.
         for e in events
             .iter()
             .filter(|e| !e.kind.is_access() && !e.kind.is_other())
         {
+            folders_changed |= matches!(
+                e.kind,
+                EventKind::Create(CreateKind::Folder) | EventKind::Remove(RemoveKind::Folder)
+            );
             touched.extend(e.paths.iter().cloned());
         }
+        let sources = lock(&sources).clone();
         let same = |a: &Path, b: &Path| a.file_name() == b.file_name() && a.parent() == b.parent();
+        if let Some(project) = &project
+            && (folders_changed
+                || touched
+                    .iter()
+                    .any(|p| changes_structure(p, project, &sources, &same)))
+        {
+            on_change(vec![Change::Structure]);
+            return;
+        }
         let mut changes = Vec::new();
         let mut others = Vec::new();
         for path in &touched {
@@ -105,6 +133,38 @@ pub(crate) fn start(
     };
     watcher.watch_folders_of(&files);
     Some(Arc::new(watcher))
+}
+
+/// Whether a change of `path` changes the structure of `project`: the project file, a file
+/// Rojo builds instances from other than a script (meta, model, JSON, TOML, text, CSV,
+/// Roblox model files), a script that is not one of the project's (added) or one that is
+/// gone (removed). Editors' temporary and backup files are none of these.
+fn changes_structure(
+    path: &Path,
+    project: &Path,
+    sources: &[(PathBuf, Ref)],
+    same: &impl Fn(&Path, &Path) -> bool,
+) -> bool {
+    if same(path, project) {
+        return true;
+    }
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    match ext.as_str() {
+        "json" | "jsonc" | "toml" | "txt" | "csv" | "rbxm" | "rbxmx" => true,
+        "luau" | "lua" => {
+            let known = sources.iter().any(|(f, _)| same(f, path));
+            known != path.exists()
+        }
+        _ => false,
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn is_luau(path: &Path) -> bool {

@@ -407,6 +407,93 @@ end }
     until(&mut a, |h| h["scene"]["parts"] == 5).await;
 }
 
+/// A Rojo project's structure hot-reloads, as `rojo serve` syncs it: a model added to the
+/// project file appears and generates, a required script removed fails its generator with
+/// the error saying so, a project file that does not build keeps the scene and says why in
+/// the Output panel, and the fixed file is read again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rojo_project_s_structure_reloads() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("studio-rojo-structure-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("src/gen")).unwrap();
+    std::fs::create_dir_all(dir.join("src/shared")).unwrap();
+    let project = |models: &[&str]| {
+        let models: Vec<String> = models
+            .iter()
+            .map(|m| {
+                format!(
+                    r#""{m}": {{ "$className": "ProceduralModel",
+                    "$attributes": {{ "Rojo_Target_Generator": "rows" }} }}"#
+                )
+            })
+            .collect();
+        format!(
+            r#"{{ "name": "Rows", "tree": {{ "$className": "DataModel",
+            "ReplicatedStorage": {{ "Shared": {{ "$path": "src/shared" }} }},
+            "ServerStorage": {{ "Gen": {{ "$path": "src/gen" }} }},
+            "Workspace": {{ {} }} }} }}"#,
+            models.join(",")
+        )
+    };
+    let project_file = dir.join("default.project.json");
+    std::fs::write(&project_file, project(&["Rows"])).unwrap();
+    std::fs::write(dir.join("src/gen/Rows.meta.json"), r#"{ "id": "rows" }"#).unwrap();
+    std::fs::write(
+        dir.join("src/gen/Rows.luau"),
+        r#"local Count = require(game:GetService("ReplicatedStorage").Shared.Count)
+return { Attributes = {}, OnGenerate = function(params, target)
+    for i = 1, Count do
+        local p = Instance.new("Part")
+        p.Position = Vector3.new(i * 2, 0, 0)
+        p.Parent = target
+    end
+end }
+"#,
+    )
+    .unwrap();
+    let count = dir.join("src/shared/Count.luau");
+    std::fs::write(&count, "return 2\n").unwrap();
+    let s = common::studio(&dir);
+    let mut a = connect(s.addr()).await;
+    until(&mut a, |h| h["scene"]["parts"] == 2).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // A model added to the project file.
+    std::fs::write(&project_file, project(&["Rows", "More"])).unwrap();
+    let h = until(&mut a, |h| h["scene"]["parts"] == 4).await;
+    let names: Vec<&str> = h["scene"]["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["More", "Rows"], "{h}");
+    // A script the generator requires, removed.
+    std::fs::remove_file(&count).unwrap();
+    let h = until(&mut a, |h| h["scene"]["models"][0]["error"].is_string()).await;
+    let error = h["scene"]["models"][0]["error"].as_str().unwrap();
+    assert!(error.contains("Count"), "{error}");
+    // A project file that does not build: the scene stays, the Output panel says why.
+    std::fs::write(&project_file, "{ not json").unwrap();
+    loop {
+        let o = output(&mut a).await;
+        let text = o.to_string();
+        if text.contains("does not build") {
+            assert!(
+                text.contains("default.project.json") || text.contains("studio-rojo-structure"),
+                "{o}"
+            );
+            break;
+        }
+    }
+    std::fs::write(&count, "return 3\n").unwrap();
+    std::fs::write(&project_file, project(&["Rows"])).unwrap();
+    until(&mut a, |h| {
+        h["scene"]["parts"] == 3 && h["scene"]["models"][0]["error"].is_null()
+    })
+    .await;
+}
+
 #[test]
 fn r13_bad_files_are_errors() {
     let e = procmodel_studio::Studio::start(procmodel_studio::Options::new("/nonexistent/x.luau"))
