@@ -853,13 +853,16 @@ impl crate::Engine {
                     });
                 let inputs =
                     crate::provenance::Inputs::after_defaults(d, model, &[], modules, &mut sources);
-                (inputs.base_key(d, model), inputs.modules_digest(), names)
+                let generator = crate::apply::generator_of(d, model);
+                let entries =
+                    names.map(|n| crate::provenance::named_modules(d, generator, &n, &mut sources));
+                (inputs.base_key(d, model), inputs.modules_digest(), entries)
             })
         });
         let applied_key = applied
             .as_ref()
             .map(|(base, modules, _)| crate::provenance::keyed(base, modules));
-        if let (Some((base, cache)), Some((applied_base, modules, names))) = (fill, &applied) {
+        if let (Some((base, cache)), Some((applied_base, modules, entries))) = (fill, &applied) {
             let key = crate::provenance::keyed(&base, modules);
             let applied_key = crate::provenance::keyed(applied_base, modules);
             let entry = self.host.with_dom_ref(|d| {
@@ -874,8 +877,8 @@ impl crate::Engine {
                 // Which modules to look the entry up with, from these inputs (before the
                 // run, a process with no results in its scene knows nothing else of them).
                 // None is what a lookup assumes without a record: nothing to store.
-                if let Some(names) = names.as_ref().filter(|n| !n.is_empty()) {
-                    let record = crate::provenance::encode_names(names).into_bytes();
+                if let Some(entries) = entries.as_ref().filter(|e| !e.is_empty()) {
+                    let record = crate::provenance::encode_modules(entries).into_bytes();
                     cache.put_record(&crate::provenance::requires_key(&base), &record);
                     if *applied_base != base {
                         cache.put_record(&crate::provenance::requires_key(applied_base), &record);

@@ -279,10 +279,16 @@ fn worker(runtime: &dyn ScriptRuntime, config: HostConfig, jobs: Receiver<Job>) 
                         Modules::Named(&names),
                         &mut sources,
                     );
+                    let generator = crate::apply::generator_of(d, model);
                     Precomputed {
                         hash: procmodel_dom::hash::children_hash(d, o.container),
                         inputs: inputs.to_attribute(),
-                        modules: names,
+                        modules: crate::provenance::named_modules(
+                            d,
+                            generator,
+                            &names,
+                            &mut sources,
+                        ),
                     }
                 })),
                 _ => None,

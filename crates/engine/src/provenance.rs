@@ -64,14 +64,18 @@ pub enum Modules<'a> {
     Named(&'a [String]),
 }
 
-/// A `ProcmodelModules` value: one name per line, `\` and line breaks escaped.
-pub fn encode_names(names: &[String]) -> String {
+/// A `ProcmodelModules` value: one line per module, the first 16 hex digits of its digest
+/// (Source and sandbox state), a space and its full name (`\\` and line breaks in it
+/// escaped as `\\\\` and `\\n`).
+pub fn encode_modules(modules: &[(String, [u8; 32])]) -> String {
     let mut out = String::new();
-    for (i, n) in names.iter().enumerate() {
+    for (i, (name, digest)) in modules.iter().enumerate() {
         if i > 0 {
             out.push('\n');
         }
-        for c in n.chars() {
+        out.push_str(&short(digest));
+        out.push(' ');
+        for c in name.chars() {
             match c {
                 '\\' => out.push_str("\\\\"),
                 '\n' => out.push_str("\\n"),
@@ -82,15 +86,20 @@ pub fn encode_names(names: &[String]) -> String {
     out
 }
 
-/// The names a `ProcmodelModules` value lists ([`encode_names`]); None when it is not one.
-pub fn decode_names(s: &str) -> Option<Vec<String>> {
+/// The (full name, 16 hex digits) pairs a `ProcmodelModules` value lists
+/// ([`encode_modules`]); None when it is not one.
+pub fn decode_modules(s: &str) -> Option<Vec<(String, String)>> {
     if s.is_empty() {
         return Some(Vec::new());
     }
     s.split('\n')
         .map(|line| {
-            let mut name = String::with_capacity(line.len());
-            let mut chars = line.chars();
+            let (digest, escaped) = line.split_once(' ')?;
+            if digest.len() != 16 || !digest.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return None;
+            }
+            let mut name = String::with_capacity(escaped.len());
+            let mut chars = escaped.chars();
             while let Some(c) = chars.next() {
                 match (c, c == '\\') {
                     (_, false) => name.push(c),
@@ -101,9 +110,18 @@ pub fn decode_names(s: &str) -> Option<Vec<String>> {
                     },
                 }
             }
-            Some(name)
+            Some((name, digest.to_owned()))
         })
         .collect()
+}
+
+/// The full names a `ProcmodelModules` value lists, sorted, each once; None when it is not
+/// one.
+pub fn decode_names(s: &str) -> Option<Vec<String>> {
+    let mut names: Vec<String> = decode_modules(s)?.into_iter().map(|(n, _)| n).collect();
+    names.sort();
+    names.dedup();
+    Some(names)
 }
 
 /// The full names of the ModuleScripts among `requires` that a `modules` input counts (in
@@ -360,7 +378,7 @@ pub fn keyed(base: &[u8; 32], modules: &[u8; 32]) -> [u8; 32] {
 }
 
 /// The key under which a cache keeps, for a [`Inputs::base_key`], the names of the modules
-/// the last generation from it required ([`encode_names`]).
+/// the last generation from it required ([`encode_modules`]).
 pub fn requires_key(base: &[u8; 32]) -> [u8; 32] {
     let mut h = blake3::Hasher::new();
     h.update(b"procmodel-cache-requires\0");
@@ -394,7 +412,7 @@ pub fn required_modules(dom: &WeakDom, model: Ref) -> Vec<(String, [u8; 32])> {
 
 /// The scene's modules (outside results, except `generator`) whose full name is among
 /// `names`, as [`required_modules`] lists them.
-fn named_modules(
+pub(crate) fn named_modules(
     dom: &WeakDom,
     generator: Option<Ref>,
     names: &[String],
@@ -559,8 +577,8 @@ pub(crate) struct Precomputed {
     pub hash: [u8; 32],
     /// The `ProcmodelInputs` value, from [`Inputs::after_defaults`].
     pub inputs: String,
-    /// The modules the run depended on ([`names_of`]).
-    pub modules: Vec<String>,
+    /// The modules the run depended on ([`names_of`]) with their digests.
+    pub modules: Vec<(String, [u8; 32])>,
 }
 
 /// Records provenance on the model's current GeneratedFolder (after a run was applied or
@@ -578,14 +596,16 @@ pub(crate) fn record(
     let Some(folder) = results_folder(dom, model) else {
         return;
     };
-    let (inputs, hash, names) = match (ok, ahead) {
+    let (inputs, hash, modules) = match (ok, ahead) {
         (true, Some(a)) => (a.inputs, Some(to_hex(&a.hash)), Some(a.modules)),
         (ok, _) => {
             let names = requires.filter(|_| ok).map(|r| names_of(dom, r));
             let modules = names.as_deref().map_or(Modules::Recorded, Modules::Named);
             let inputs = Inputs::after_defaults(dom, model, &[], modules, sources);
             let hash = ok.then(|| to_hex(&children_hash(dom, folder)));
-            (inputs.to_attribute(), hash, names)
+            let generator = generator_of(dom, model);
+            let modules = names.map(|n| named_modules(dom, generator, &n, sources));
+            (inputs.to_attribute(), hash, modules)
         }
     };
     let Some(inst) = dom.get_by_ref_mut(folder) else {
@@ -600,10 +620,10 @@ pub(crate) fn record(
         Some(h) => attrs.insert(CONTENT_HASH_ATTRIBUTE.to_owned(), Variant::String(h)),
         None => attrs.remove(CONTENT_HASH_ATTRIBUTE),
     };
-    match names {
-        Some(n) => attrs.insert(
+    match modules {
+        Some(m) => attrs.insert(
             MODULES_ATTRIBUTE.to_owned(),
-            Variant::String(encode_names(&n)),
+            Variant::String(encode_modules(&m)),
         ),
         None => attrs.remove(MODULES_ATTRIBUTE),
     };
@@ -630,6 +650,49 @@ pub(crate) fn rerecord_hash(dom: &mut WeakDom, model: Ref) {
     if let Some(Variant::Attributes(a)) = inst.properties.get_mut(&KEYS.attributes) {
         a.insert(CONTENT_HASH_ATTRIBUTE.to_owned(), Variant::String(now));
     }
+}
+
+/// Which of the modules `folder` records (`ProcmodelModules`) changed since, for people:
+/// `module X` (its Source or sandbox state) or `module X (removed)`; empty when it records
+/// none, or none of them changed (then their set did: a namesake appeared).
+fn module_changes(dom: &WeakDom, model: Ref, folder: Ref) -> Vec<String> {
+    let Some(recorded) = string_attribute(dom, folder, MODULES_ATTRIBUTE)
+        .as_deref()
+        .and_then(decode_modules)
+    else {
+        return Vec::new();
+    };
+    let mut names: Vec<&str> = recorded.iter().map(|(n, _)| n.as_str()).collect();
+    names.sort();
+    names.dedup();
+    let owned: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
+    let now = named_modules(
+        dom,
+        generator_of(dom, model),
+        &owned,
+        &mut SourceDigests::default(),
+    );
+    let mut out = Vec::new();
+    for name in names {
+        let mut was: Vec<&str> = recorded
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, d)| d.as_str())
+            .collect();
+        let mut is: Vec<String> = now
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, d)| short(d))
+            .collect();
+        was.sort_unstable();
+        is.sort_unstable();
+        if is.is_empty() {
+            out.push(format!("module {name} (removed)"));
+        } else if was != is {
+            out.push(format!("module {name}"));
+        }
+    }
+    out
 }
 
 /// What `procmodel status` says about a model.
@@ -690,6 +753,12 @@ pub fn status(dom: &WeakDom, model: Ref) -> Status {
         Some(Some(rec)) => reasons.extend(changes(&Inputs::of(dom, model), &rec)),
         Some(None) => reasons.push(format!("{INPUTS_ATTRIBUTE} is damaged")),
         None => reasons.push("no provenance recorded".to_owned()),
+    }
+    if let Some(at) = reasons.iter().position(|r| r == "modules") {
+        let detail = module_changes(dom, model, folder);
+        if !detail.is_empty() {
+            reasons.splice(at..=at, detail);
+        }
     }
     if crate::apply::dirty_flag(dom, model) {
         reasons.push("Dirty is set".to_owned());
@@ -781,29 +850,38 @@ mod tests {
     }
 
     #[test]
-    fn module_names_round_trip_whatever_they_hold() {
-        for names in [
-            vec![],
-            vec![String::new()],
-            vec![
-                "ServerStorage.Lib".to_owned(),
-                "a\\b\nc\\n".to_owned(),
-                "".to_owned(),
-            ],
-            vec!["\\".to_owned(), "\n\n".to_owned()],
-        ] {
-            let text = encode_names(&names);
-            assert_eq!(
-                decode_names(&text).as_ref(),
-                // One empty name and none read alike: no generator requires a module of
-                // no name and empty ancestors.
-                Some(&names)
-                    .filter(|n| n.as_slice() != [String::new()])
-                    .or(Some(&vec![])),
-                "{text:?}"
-            );
+    fn module_lists_round_trip_whatever_the_names_hold() {
+        let names = ["ServerStorage.Lib", "a\\b\nc\\n", "", "\\", "\n\n", "x y"];
+        for n in 0..=names.len() {
+            let entries: Vec<(String, [u8; 32])> = names[..n]
+                .iter()
+                .enumerate()
+                .map(|(i, name)| ((*name).to_owned(), [i as u8 * 17; 32]))
+                .collect();
+            let text = encode_modules(&entries);
+            let back: Vec<(String, String)> = entries
+                .iter()
+                .map(|(name, d)| (name.clone(), short(d)))
+                .collect();
+            assert_eq!(decode_modules(&text), Some(back), "{text:?}");
         }
-        assert_eq!(decode_names("a\\x"), None, "an unknown escape");
-        assert_eq!(decode_names("a\\"), None, "a cut escape");
+        let text = encode_modules(&[
+            ("B".to_owned(), [1; 32]),
+            ("A".to_owned(), [2; 32]),
+            ("B".to_owned(), [3; 32]),
+        ]);
+        assert_eq!(
+            decode_names(&text),
+            Some(vec!["A".to_owned(), "B".to_owned()])
+        );
+        for bad in [
+            "0123456789abcdef a\\x",
+            "0123456789abcdef a\\",
+            "no-digest",
+            "0123 short",
+            "0123456789abcdeg not hex",
+        ] {
+            assert_eq!(decode_modules(bad), None, "{bad:?}");
+        }
     }
 }

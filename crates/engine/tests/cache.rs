@@ -1892,11 +1892,31 @@ fn r14_4_the_modules_input_is_what_each_run_required() {
         assert_eq!(fresh(&e), [true, false, true, false]);
         assert_eq!(
             e.with_dom(|d| status(d, models[1])),
-            Status::Stale(vec!["modules".into()])
+            Status::Stale(vec!["module ServerStorage.Lazy".into()])
         );
         edit_module(&mut e, "Lazy", "return { h = 3 }");
         edit_module(&mut e, "Lib", "return { w = 5 }");
         assert_eq!(fresh(&e), [false; 4]);
+        // A required module gone.
+        let ss = e.server_storage();
+        e.with_dom_mut(|d| {
+            let lazy = d
+                .get_by_ref(ss)
+                .unwrap()
+                .children()
+                .iter()
+                .copied()
+                .find(|&r| d.get_by_ref(r).unwrap().name == "Lazy")
+                .unwrap();
+            d.destroy(lazy);
+        });
+        assert_eq!(
+            e.with_dom(|d| status(d, models[1])),
+            Status::Stale(vec![
+                "module ServerStorage.Lazy (removed)".into(),
+                "module ServerStorage.Lib".into()
+            ])
+        );
     }
     assert!(
         recorded[0] == recorded[1],

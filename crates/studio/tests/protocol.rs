@@ -361,22 +361,38 @@ async fn a_rojo_project_opens_and_saves_beside_itself() {
     assert_eq!(std::fs::read_to_string(&project).unwrap(), text_of_project);
 }
 
-/// The scripts of a Rojo project hot-reload: saving a module the generator requires (from
-/// another folder of the project, reached through the instance tree) regenerates with it.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_rojo_project_s_scripts_reload() {
+/// The text of a Rojo project whose `models` use the Rows generator (id `rows`).
+fn rows_project_file(models: &[&str]) -> String {
+    let models: Vec<String> = models
+        .iter()
+        .map(|m| {
+            format!(
+                r#""{m}": {{ "$className": "ProceduralModel",
+                "$attributes": {{ "Rojo_Target_Generator": "rows" }} }}"#
+            )
+        })
+        .collect();
+    format!(
+        r#"{{ "name": "Rows", "tree": {{ "$className": "DataModel",
+        "ReplicatedStorage": {{ "Shared": {{ "$path": "src/shared" }} }},
+        "ServerStorage": {{ "Gen": {{ "$path": "src/gen" }} }},
+        "Workspace": {{ {} }} }} }}"#,
+        models.join(",")
+    )
+}
+
+/// A Rojo project in a new folder named after `name`: one model, `Rows`, whose generator
+/// (in src/gen) makes as many parts as the module `Count` (in another folder, src/shared,
+/// reached through the instance tree) returns: 2. Returns the folder.
+fn rows_project(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("studio-rojo-reload-{}", std::process::id()));
+        .join(format!("studio-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("src/gen")).unwrap();
     std::fs::create_dir_all(dir.join("src/shared")).unwrap();
     std::fs::write(
         dir.join("default.project.json"),
-        r#"{ "name": "Rows", "tree": { "$className": "DataModel",
-        "ReplicatedStorage": { "Shared": { "$path": "src/shared" } },
-        "ServerStorage": { "Gen": { "$path": "src/gen" } },
-        "Workspace": { "Rows": { "$className": "ProceduralModel",
-            "$attributes": { "Rojo_Target_Generator": "rows" } } } } }"#,
+        rows_project_file(&["Rows"]),
     )
     .unwrap();
     std::fs::write(dir.join("src/gen/Rows.meta.json"), r#"{ "id": "rows" }"#).unwrap();
@@ -393,8 +409,16 @@ end }
 "#,
     )
     .unwrap();
+    std::fs::write(dir.join("src/shared/Count.luau"), "return 2\n").unwrap();
+    dir
+}
+
+/// The scripts of a Rojo project hot-reload: saving a module the generator requires (from
+/// another folder of the project, reached through the instance tree) regenerates with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rojo_project_s_scripts_reload() {
+    let dir = rows_project("rojo-reload");
     let count = dir.join("src/shared/Count.luau");
-    std::fs::write(&count, "return 2\n").unwrap();
     let s = common::studio(&dir);
     let mut a = connect(s.addr()).await;
     let h = until(&mut a, |h| h["scene"]["parts"] == 2).await;
@@ -413,53 +437,15 @@ end }
 /// the Output panel, and the fixed file is read again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rojo_project_s_structure_reloads() {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("studio-rojo-structure-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("src/gen")).unwrap();
-    std::fs::create_dir_all(dir.join("src/shared")).unwrap();
-    let project = |models: &[&str]| {
-        let models: Vec<String> = models
-            .iter()
-            .map(|m| {
-                format!(
-                    r#""{m}": {{ "$className": "ProceduralModel",
-                    "$attributes": {{ "Rojo_Target_Generator": "rows" }} }}"#
-                )
-            })
-            .collect();
-        format!(
-            r#"{{ "name": "Rows", "tree": {{ "$className": "DataModel",
-            "ReplicatedStorage": {{ "Shared": {{ "$path": "src/shared" }} }},
-            "ServerStorage": {{ "Gen": {{ "$path": "src/gen" }} }},
-            "Workspace": {{ {} }} }} }}"#,
-            models.join(",")
-        )
-    };
+    let dir = rows_project("rojo-structure");
     let project_file = dir.join("default.project.json");
-    std::fs::write(&project_file, project(&["Rows"])).unwrap();
-    std::fs::write(dir.join("src/gen/Rows.meta.json"), r#"{ "id": "rows" }"#).unwrap();
-    std::fs::write(
-        dir.join("src/gen/Rows.luau"),
-        r#"local Count = require(game:GetService("ReplicatedStorage").Shared.Count)
-return { Attributes = {}, OnGenerate = function(params, target)
-    for i = 1, Count do
-        local p = Instance.new("Part")
-        p.Position = Vector3.new(i * 2, 0, 0)
-        p.Parent = target
-    end
-end }
-"#,
-    )
-    .unwrap();
     let count = dir.join("src/shared/Count.luau");
-    std::fs::write(&count, "return 2\n").unwrap();
     let s = common::studio(&dir);
     let mut a = connect(s.addr()).await;
     until(&mut a, |h| h["scene"]["parts"] == 2).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     // A model added to the project file.
-    std::fs::write(&project_file, project(&["Rows", "More"])).unwrap();
+    std::fs::write(&project_file, rows_project_file(&["Rows", "More"])).unwrap();
     let h = until(&mut a, |h| h["scene"]["parts"] == 4).await;
     let names: Vec<&str> = h["scene"]["models"]
         .as_array()
@@ -487,7 +473,7 @@ end }
         }
     }
     std::fs::write(&count, "return 3\n").unwrap();
-    std::fs::write(&project_file, project(&["Rows"])).unwrap();
+    std::fs::write(&project_file, rows_project_file(&["Rows"])).unwrap();
     until(&mut a, |h| {
         h["scene"]["parts"] == 3 && h["scene"]["models"][0]["error"].is_null()
     })
