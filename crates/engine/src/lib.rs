@@ -293,15 +293,7 @@ impl Engine {
         let (mut dom, files) = scene::read_project_files(path)?;
         ensure_workspace(&mut dom);
         // `game` and `workspace` are bound to the scene's DataModel and Workspace.
-        let (root, workspace) = self.host.with_dom_ref(|d| {
-            let ws = d
-                .root()
-                .children()
-                .iter()
-                .copied()
-                .find(|&r| d.get_by_ref(r).is_some_and(|i| i.class == "Workspace"));
-            (d.root_ref(), ws)
-        });
+        let (root, workspace) = self.host.with_dom_ref(parallel::scene_identity);
         let dom = scene::rekey_top(dom, root, workspace);
         let flights: Vec<Ref> = self.st().in_flight.keys().copied().collect();
         for m in flights {

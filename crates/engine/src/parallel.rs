@@ -198,7 +198,7 @@ impl Drop for Pool {
 }
 
 /// The DataModel and Workspace a scene copy's `game` and `workspace` are.
-fn scene_identity(dom: &WeakDom) -> (Ref, Option<Ref>) {
+pub(crate) fn scene_identity(dom: &WeakDom) -> (Ref, Option<Ref>) {
     let root = dom.root_ref();
     let workspace = dom
         .root()

@@ -1837,18 +1837,24 @@ fn recorded_modules(e: &Engine, m: Ref) -> Option<Vec<String>> {
     e.with_dom(|d| procmodel_engine::provenance::recorded_names(d, m))
 }
 
-/// Sets a module's Source behind the engine's back (as an edit of the saved file would).
-fn edit_module(e: &mut Engine, name: &str, src: &str) {
+/// The module named `name` in ServerStorage.
+fn stored_module(e: &Engine, name: &str) -> Ref {
     let ss = e.server_storage();
-    e.with_dom_mut(|d| {
-        let r = d
-            .get_by_ref(ss)
+    e.with_dom(|d| {
+        d.get_by_ref(ss)
             .unwrap()
             .children()
             .iter()
             .copied()
             .find(|&r| d.get_by_ref(r).unwrap().name == name)
-            .unwrap();
+            .unwrap()
+    })
+}
+
+/// Sets a module's Source behind the engine's back (as an edit of the saved file would).
+fn edit_module(e: &mut Engine, name: &str, src: &str) {
+    let r = stored_module(e, name);
+    e.with_dom_mut(|d| {
         d.get_by_ref_mut(r)
             .unwrap()
             .properties
@@ -1898,18 +1904,8 @@ fn r14_4_the_modules_input_is_what_each_run_required() {
         edit_module(&mut e, "Lib", "return { w = 5 }");
         assert_eq!(fresh(&e), [false; 4]);
         // A required module gone.
-        let ss = e.server_storage();
-        e.with_dom_mut(|d| {
-            let lazy = d
-                .get_by_ref(ss)
-                .unwrap()
-                .children()
-                .iter()
-                .copied()
-                .find(|&r| d.get_by_ref(r).unwrap().name == "Lazy")
-                .unwrap();
-            d.destroy(lazy);
-        });
+        let lazy = stored_module(&e, "Lazy");
+        e.with_dom_mut(|d| d.destroy(lazy));
         assert_eq!(
             e.with_dom(|d| status(d, models[1])),
             Status::Stale(vec![
