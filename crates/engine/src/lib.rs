@@ -731,6 +731,54 @@ impl Engine {
         Ok(top)
     }
 
+    /// Reads a generator's module folder ([`module_folder`]) again — a file added to it or
+    /// removed, a meta file changed — in place of the module read from it before: the
+    /// models using that module use the new one and regenerate (their attributes stay), and
+    /// the undo history starts afresh (its steps name the modules replaced). Returns each
+    /// module's file, as [`Engine::add_generator_model`] does. A folder that does not build
+    /// is an error and leaves the scene as it was.
+    pub fn reload_module_folder(
+        &mut self,
+        dir: &Path,
+    ) -> Result<Vec<(std::path::PathBuf, Ref)>, EngineError> {
+        let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+        let old = scene::MODULE_INITS
+            .iter()
+            .find_map(|init| self.file_module(&dir.join(init)))
+            .ok_or_else(|| {
+                EngineError::invalid(format!(
+                    "{}: no module was read from this folder",
+                    dir.display()
+                ))
+            })?;
+        let parent = self
+            .with_dom(|d| d.get_by_ref(old).map(|i| i.parent()))
+            .unwrap_or_else(|| self.server_storage());
+        let new = self.add_module_folder(&dir, parent)?;
+        let models = self.models();
+        self.with_dom_mut(|d| {
+            for m in models {
+                if apply::generator_of(d, m) == Some(old) {
+                    let _ = apply::set_prop(d, m, KEYS.generator, Variant::Ref(new));
+                    apply::set_dirty(d, m, true);
+                }
+            }
+            d.destroy(old);
+        });
+        let undo_instances = self.st().config.undo_instances;
+        self.st().undo = undo::History::new(undo_instances);
+        self.st().code_revision += 1;
+        Ok(self.module_sources())
+    }
+
+    /// Each file modules were read from, with the module read from it.
+    fn module_sources(&self) -> Vec<(std::path::PathBuf, Ref)> {
+        self.module_files()
+            .into_iter()
+            .filter_map(|f| self.file_module(&f).map(|m| (f, m)))
+            .collect()
+    }
+
     /// Adds the generator at `path` (a file, or a module folder: [`module_folder`]) to
     /// ServerStorage without requiring it, and a ProceduralModel named after it that uses it:
     /// a one-model scene whose generator, if it fails to load, shows its error on the model.
@@ -754,12 +802,7 @@ impl Engine {
             }
         };
         let model = self.add_procedural_model(name.as_deref().unwrap_or("Generated"), module);
-        let sources = self
-            .module_files()
-            .into_iter()
-            .filter_map(|f| self.file_module(&f).map(|m| (f, m)))
-            .collect();
-        Ok((model, sources))
+        Ok((model, self.module_sources()))
     }
 
     /// Loads the ModuleScript `module` as a generator, as a run does (again only when its

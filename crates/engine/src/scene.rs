@@ -174,7 +174,7 @@ fn rojo_error(e: procmodel_rojo::RojoError) -> EngineError {
 }
 
 /// The names of the script Rojo makes a folder's ModuleScript from.
-const MODULE_INITS: [&str; 2] = ["init.luau", "init.lua"];
+pub(crate) const MODULE_INITS: [&str; 2] = ["init.luau", "init.lua"];
 
 /// The folder of a generator written the way Rojo lays out a module with children: `path`
 /// itself when it is a folder holding an `init.luau` (or `init.lua`), or the folder of such

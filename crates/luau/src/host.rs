@@ -428,6 +428,8 @@ impl Host {
             .iter()
             .filter(|(_, p)| p.as_path() == path || canon(p) == want)
             .map(|(&r, _)| r)
+            // A module read from the file again replaced the one destroyed.
+            .filter(|&r| c.dom.get_by_ref(r).is_some())
             .collect();
         found.sort_by_key(|r| r.to_string());
         found.first().copied()

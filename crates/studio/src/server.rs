@@ -133,16 +133,11 @@ pub(crate) fn start(options: Options) -> Result<Studio, StudioError> {
     });
     // The app is reached weakly: the watcher must not keep the server alive.
     let weak = Arc::downgrade(&app);
-    let project = procmodel_engine::is_rojo_project(&opened.file).then(|| {
-        if opened.file.is_dir() {
-            opened.file.join("default.project.json")
-        } else {
-            opened.file.clone()
-        }
-    });
+    let project = procmodel_engine::is_rojo_project(&opened.file);
+    let folder = opened.generator_file && procmodel_engine::module_folder(&opened.file).is_some();
     let watching = watch::start(
         app.sources.clone(),
-        project,
+        project || folder,
         &opened.project_files,
         move |changes| {
             let Some(app) = weak.upgrade() else { return };
@@ -150,7 +145,8 @@ pub(crate) fn start(options: Options) -> Result<Studio, StudioError> {
                 match change {
                     watch::Change::Generator(file, module) => reload(&app, file, module),
                     watch::Change::Required(path) => reload_required(&app, path),
-                    watch::Change::Structure => reload_project(&app),
+                    watch::Change::Structure if project => reload_project(&app),
+                    watch::Change::Structure => reload_module_folder(&app),
                 }
             }
         },
@@ -776,6 +772,37 @@ fn reload_project(app: &App) {
                     Ok(Reply::Changed(true))
                 }
             }
+        })),
+        None,
+    );
+}
+
+/// Reads the generator's module folder again after a file was added to it or removed
+/// (called by the watcher): the model uses the module as it is now and regenerates, its
+/// attributes kept. A folder that does not build leaves the scene as it was and says why in
+/// the Output panel.
+fn reload_module_folder(app: &App) {
+    let dir = app.opened.file.clone();
+    let sources = app.sources.clone();
+    let output = app.output.clone();
+    let _ = app.engine.submit(
+        Command::With(Box::new(move |engine: &mut Engine| {
+            let shown = dir.display().to_string();
+            let mut out = output.lock().unwrap_or_else(|e| e.into_inner());
+            match engine.reload_module_folder(&dir) {
+                Ok(scripts) => {
+                    *sources.lock().unwrap_or_else(|e| e.into_inner()) = scripts;
+                    out.push(
+                        "print",
+                        format!("{shown}: the module folder changed on disk and was read again"),
+                    );
+                }
+                Err(e) => out.push(
+                    "error",
+                    format!("{shown}: the module folder changed on disk and does not build: {e}"),
+                ),
+            }
+            Ok(Reply::Changed(true))
         })),
         None,
     );

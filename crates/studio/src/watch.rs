@@ -2,9 +2,9 @@
 //! required (not the files: editors that save by writing a new file and renaming it over
 //! the old one end a watch on the file itself), debounced. A changed generator is re-read
 //! into its ModuleScript's Source; a changed module file regenerates the models whose
-//! generators required it, directly or through other modules. For a Rojo project, a change
-//! of its structure — the project file, a meta, model or data file, a script or folder added
-//! or removed — reads the project again.
+//! generators required it, directly or through other modules. For a Rojo project or a
+//! generator's module folder, a change of its structure — the project file, a meta, model or
+//! data file, a script or folder added or removed — reads it again.
 
 use notify_debouncer_full::notify::event::{CreateKind, RemoveKind};
 use notify_debouncer_full::notify::{EventKind, RecommendedWatcher, RecursiveMode};
@@ -21,7 +21,8 @@ pub(crate) enum Change {
     Generator(PathBuf, Ref),
     /// Another Luau file changed (a module some generator may have required).
     Required(PathBuf),
-    /// The Rojo project's structure changed: read it again (reported alone).
+    /// The structure of the Rojo project or module folder changed: read it again (reported
+    /// alone).
     Structure,
 }
 
@@ -61,19 +62,19 @@ impl Watcher {
     }
 }
 
-/// Starts watching the folders of `sources` (generator files and their ModuleScripts; with
-/// `project`, a Rojo project's scripts) and of `also` (the files a project was built from)
-/// and reports each burst's changes to `on_change`, generators first; `None` when there is
-/// nothing to watch or the platform refuses (the studio works without hot reload then, and
-/// says so on stderr).
+/// Starts watching the folders of `sources` (generator files and their ModuleScripts, or a
+/// Rojo project's scripts) and of `also` (the files a project was built from) and reports
+/// each burst's changes to `on_change`, generators first; with `structured` (a project or a
+/// module folder, whose files make its tree), a change of the structure alone. `None` when
+/// there is nothing to watch or the platform refuses (the studio works without hot reload
+/// then, and says so on stderr).
 pub(crate) fn start(
     sources: Sources,
-    project: Option<PathBuf>,
+    structured: bool,
     also: &[PathBuf],
     on_change: impl Fn(Vec<Change>) + Send + 'static,
 ) -> Option<Arc<Watcher>> {
     let mut files: Vec<PathBuf> = lock(&sources).iter().map(|(p, _)| p.clone()).collect();
-    files.extend(project.iter().cloned());
     files.extend(also.iter().cloned());
     if files.is_empty() {
         return None;
@@ -96,11 +97,11 @@ pub(crate) fn start(
         }
         let sources = lock(&sources).clone();
         let same = |a: &Path, b: &Path| a.file_name() == b.file_name() && a.parent() == b.parent();
-        if let Some(project) = &project
+        if structured
             && (folders_changed
                 || touched
                     .iter()
-                    .any(|p| changes_structure(p, project, &sources, &same)))
+                    .any(|p| changes_structure(p, &sources, &same)))
         {
             on_change(vec![Change::Structure]);
             return;
@@ -135,19 +136,15 @@ pub(crate) fn start(
     Some(Arc::new(watcher))
 }
 
-/// Whether a change of `path` changes the structure of `project`: the project file, a file
-/// Rojo builds instances from other than a script (meta, model, JSON, TOML, text, CSV,
-/// Roblox model files), a script that is not one of the project's (added) or one that is
-/// gone (removed). Editors' temporary and backup files are none of these.
+/// Whether a change of `path` changes the structure of a project or module folder: a file
+/// Rojo builds instances from other than a script (the project file, meta, model, JSON,
+/// TOML, text, CSV, Roblox model files), a script that is not one of its own (added) or
+/// one that is gone (removed). Editors' temporary and backup files are none of these.
 fn changes_structure(
     path: &Path,
-    project: &Path,
     sources: &[(PathBuf, Ref)],
     same: &impl Fn(&Path, &Path) -> bool,
 ) -> bool {
-    if same(path, project) {
-        return true;
-    }
     let ext = path
         .extension()
         .and_then(|e| e.to_str())

@@ -792,7 +792,8 @@ return {
 }
 
 /// A module folder (init.luau and its children, as Rojo lays them out) opens as one
-/// generator, and saving one of its children regenerates with the new code.
+/// generator, and saving one of its children regenerates with the new code; a child file
+/// added or removed is read into the module's tree, the model's attributes kept.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_module_folder_opens_and_its_children_reload() {
     let (root, _) = common::fixture("module-folder");
@@ -802,9 +803,11 @@ async fn a_module_folder_opens_and_its_children_reload() {
         dir.join("init.luau"),
         r#"local Count = require(script.Count)
 return {
-    Attributes = {},
+    Attributes = { More = 0 },
     OnGenerate = function(params, target)
-        for i = 1, Count do
+        local extra = script:FindFirstChild("Extra")
+        local n = Count + params.Attributes.More + (if extra then require(extra) else 0)
+        for i = 1, n do
             local p = Instance.new("Part")
             p.Position = Vector3.new(i * 2, 0, 0)
             p.Parent = target
@@ -819,11 +822,27 @@ return {
     let mut a = connect(s.addr()).await;
     let h = until(&mut a, |h| h["scene"]["parts"] == 2).await;
     assert!(h["scene"]["models"][0]["error"].is_null(), "{h}");
+    let model = h["scene"]["models"][0]["id"].as_str().unwrap().to_owned();
     tokio::time::sleep(Duration::from_millis(300)).await;
     let tmp = dir.join(".Count.tmp");
     std::fs::write(&tmp, "return 4\n").unwrap();
     std::fs::rename(&tmp, dir.join("Count.luau")).unwrap();
     until(&mut a, |h| h["scene"]["parts"] == 4).await;
+    send(
+        &mut a,
+        json!({"type":"set_attribute","seq":1,"model":model,"name":"More","value":1}),
+    )
+    .await;
+    until(&mut a, |h| h["scene"]["parts"] == 5).await;
+    // A child added, then removed: the module's tree follows the folder.
+    std::fs::write(dir.join("Extra.luau"), "return 3\n").unwrap();
+    until(&mut a, |h| h["scene"]["parts"] == 8).await;
+    std::fs::remove_file(dir.join("Extra.luau")).unwrap();
+    let h = until(&mut a, |h| h["scene"]["parts"] == 5).await;
+    assert!(h["scene"]["models"][0]["error"].is_null(), "{h}");
+    // Its children still reload after the folder was read again.
+    std::fs::write(dir.join("Count.luau"), "return 1\n").unwrap();
+    until(&mut a, |h| h["scene"]["parts"] == 2).await;
 }
 
 /// An edit the engine refuses is answered by its error alone: no later scene message echoes
