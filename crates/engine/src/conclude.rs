@@ -112,6 +112,14 @@ impl Engine {
         }
     }
 
+    /// Keeps what `model`'s run that just failed on the scene's VM depended on, for its
+    /// provenance (`ProcmodelModules` on the error placeholder).
+    pub(crate) fn note_failed_requires(&mut self, model: Ref) {
+        if let Some(r) = self.host.take_failed_requires() {
+            self.st().run_requires.insert(model, r);
+        }
+    }
+
     pub(crate) fn fail(
         &mut self,
         model: Ref,

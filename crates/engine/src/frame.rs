@@ -221,7 +221,10 @@ impl Engine {
                 );
                 None
             }
-            Err(failure) => Some(self.fail(model, failure, started.elapsed())),
+            Err(failure) => {
+                self.note_failed_requires(model);
+                Some(self.fail(model, failure, started.elapsed()))
+            }
         }
     }
 }

@@ -76,6 +76,7 @@ impl Engine {
                 }
                 Err(e) => {
                     let failure = GenerationFailure::from(&e);
+                    self.note_failed_requires(m);
                     reports.push(self.fail(m, failure, f.started.elapsed()));
                 }
             }

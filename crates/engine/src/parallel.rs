@@ -97,6 +97,9 @@ pub struct Finished {
     /// record, so a later change of a module reaches the models whose generators required it
     /// on a worker.
     pub requires: Vec<(Ref, Ref)>,
+    /// What the run depended on when it failed with a script error
+    /// ([`ScriptHost::take_failed_requires`](procmodel_script::ScriptHost::take_failed_requires)).
+    pub failed_requires: Option<Vec<Ref>>,
     /// The `print`/`warn` lines the run wrote on the worker's VM, for the engine's output.
     pub output: Vec<procmodel_script::LogLine>,
     /// The files the worker's VM has loaded modules from, when they changed since its last
@@ -259,6 +262,7 @@ fn worker(runtime: &dyn ScriptRuntime, config: HostConfig, jobs: Receiver<Job>) 
                         elapsed: Duration::ZERO,
                         provenance: None,
                         requires: Vec::new(),
+                        failed_requires: None,
                         output: Vec::new(),
                         files: Vec::new(),
                     });
@@ -299,6 +303,10 @@ fn worker(runtime: &dyn ScriptRuntime, config: HostConfig, jobs: Receiver<Job>) 
                 host.with_dom_mut(|d| d.transfer(o.container, &mut held, root));
                 (p, o, Some(held))
             });
+            let failed_requires = result
+                .is_err()
+                .then(|| host.take_failed_requires())
+                .flatten();
             let requires = if_changed(host.require_edges(), &mut sent);
             let files = if_changed(host.module_files(), &mut sent_files);
             if job
@@ -309,6 +317,7 @@ fn worker(runtime: &dyn ScriptRuntime, config: HostConfig, jobs: Receiver<Job>) 
                     elapsed,
                     provenance,
                     requires,
+                    failed_requires,
                     output: host.take_output(),
                     files,
                 })
@@ -413,6 +422,9 @@ impl Engine {
             // again when its turn to be applied comes, so they reach the scene in the
             // models' order, whichever VM took them.
             let (m, result, elapsed) = run_one(&*host, m, &mut required, WatchOutside::Defer);
+            if result.is_err() {
+                self.note_failed_requires(m);
+            }
             order
                 .ready
                 .insert(m, (result.map(|(p, o)| (p, o, None)), elapsed));
@@ -450,6 +462,9 @@ impl Engine {
     /// recording.
     fn take_finished(&mut self, order: &mut InOrder<'_>, f: Finished) {
         self.host.note_requires(&f.requires);
+        if let Some(r) = f.failed_requires {
+            self.st().run_requires.insert(f.model, r);
+        }
         self.host.push_output(f.output);
         self.st().worker_files.extend(f.files);
         if let Some(p) = f.provenance {
@@ -477,6 +492,9 @@ impl Engine {
                     let host = self.host.clone();
                     let watch = self.watch_outside();
                     let (_, result, more) = run_one(&*host, m, required, watch);
+                    if result.is_err() {
+                        self.note_failed_requires(m);
+                    }
                     (result.map(|(p, o)| (p, o, None)), elapsed + more)
                 }
                 other => (other, elapsed),

@@ -58,7 +58,8 @@ pub const MODULES_ATTRIBUTE: &str = "ProcmodelModules";
 #[derive(Debug, Clone, Copy)]
 pub enum Modules<'a> {
     /// The ones its results name (`ProcmodelModules`); every ModuleScript of the scene when
-    /// they name none (results recorded before procmodel named them, or a failed run's).
+    /// they name none (results recorded before procmodel named them, or a run that failed
+    /// before its code ran, as a generator that does not load).
     Recorded,
     /// These, by full name (what a run depended on, [`names_of`]).
     Named(&'a [String]),
@@ -582,8 +583,8 @@ pub(crate) struct Precomputed {
 }
 
 /// Records provenance on the model's current GeneratedFolder (after a run was applied or
-/// failed): the inputs, the modules the run depended on (`requires`, known for applied
-/// results) and for results their content hash — as the worker that ran the model computed
+/// failed): the inputs, the modules the run depended on (`requires`: known for applied
+/// results and for runs that failed in their code) and for results their content hash — as the worker that ran the model computed
 /// them (`ahead`, used only for applied results), else computed here.
 pub(crate) fn record(
     dom: &mut WeakDom,
@@ -599,7 +600,7 @@ pub(crate) fn record(
     let (inputs, hash, modules) = match (ok, ahead) {
         (true, Some(a)) => (a.inputs, Some(to_hex(&a.hash)), Some(a.modules)),
         (ok, _) => {
-            let names = requires.filter(|_| ok).map(|r| names_of(dom, r));
+            let names = requires.map(|r| names_of(dom, r));
             let modules = names.as_deref().map_or(Modules::Recorded, Modules::Named);
             let inputs = Inputs::after_defaults(dom, model, &[], modules, sources);
             let hash = ok.then(|| to_hex(&children_hash(dom, folder)));

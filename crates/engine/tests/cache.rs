@@ -1942,3 +1942,45 @@ fn r14_5_results_of_runs_that_required_modules_hit_in_a_scene_without_results() 
     settle(&mut fourth);
     assert_eq!(saved(&third, "rbxl"), saved(&fourth, "rbxl"));
 }
+
+/// A run that fails in its code records the modules it required on its error placeholder, on
+/// the scene's VM and on a worker: an edit of another module leaves it failed, an edit of
+/// one it required makes it stale.
+#[test]
+fn r14_4_a_failed_run_names_the_modules_it_required() {
+    for jobs in [1, 2] {
+        let (mut e, models) = requiring_scene(jobs, None);
+        let g = procmodel_engine::provenance::generator;
+        let gen_ = e.with_dom(|d| g(d, models[0]).unwrap());
+        // Tall models fail after requiring Lazy (Lib is required when the module loads).
+        let failing = REQUIRING.replace(
+            "h = require(game:GetService(\"ServerStorage\").Lazy).h",
+            "h = require(game:GetService(\"ServerStorage\").Lazy).h\n            error(\"too tall\")",
+        );
+        assert_ne!(failing, REQUIRING);
+        e.with_dom_mut(|d| {
+            d.get_by_ref_mut(gen_)
+                .unwrap()
+                .properties
+                .insert("Source".into(), Variant::String(failing));
+        });
+        e.settle(100);
+        let status_of = |e: &Engine, m: Ref| e.with_dom(|d| status(d, m));
+        assert!(
+            matches!(status_of(&e, models[1]), Status::Failed(ref m) if m.contains("too tall")),
+            "jobs {jobs}: {:?}",
+            status_of(&e, models[1])
+        );
+        edit_module(&mut e, "Other", "return { x = 2 }");
+        assert!(
+            matches!(status_of(&e, models[1]), Status::Failed(_)),
+            "jobs {jobs}: a module the run did not require"
+        );
+        edit_module(&mut e, "Lazy", "return { h = 5 }");
+        assert_eq!(
+            status_of(&e, models[1]),
+            Status::Stale(vec!["module ServerStorage.Lazy".into()]),
+            "jobs {jobs}"
+        );
+    }
+}

@@ -134,6 +134,9 @@ pub struct Ctx {
     pub load_requires: FxHashMap<Ref, FxHashSet<Ref>>,
     /// While a generation runs: every module a `require` reached (loaded or cached).
     pub run_requires: Option<FxHashSet<Ref>>,
+    /// What the last generation that failed with a script error depended on
+    /// ([`Ctx::run_dependencies`]), until taken.
+    pub failed_requires: Option<Vec<Ref>>,
     /// The class the engine manages, if it installed one ([`crate::Host::manage`]).
     pub managed: Option<Managed>,
     /// False while the DOM is known to hold no instance of the managed class: the engine
@@ -191,6 +194,7 @@ impl Ctx {
             loading_modules: FxHashMap::default(),
             load_requires: FxHashMap::default(),
             run_requires: None,
+            failed_requires: None,
             new_classes: FxHashMap::default(),
             forced: Vec::new(),
             code_changed: Vec::new(),

@@ -179,6 +179,7 @@ impl Host {
             c.read_outside.set(false);
             c.query_hidden.clone_from(&inputs.hidden);
             c.run_requires = Some(Default::default());
+            c.failed_requires = None;
             // Its own instances start outside the scene.
             c.run_escaped.set(false);
             c.tree_changed();
@@ -252,6 +253,9 @@ impl Host {
             Err(e) => {
                 let err = self.script_error(&e);
                 self.discard(container);
+                if let Ok(mut c) = ctx(lua) {
+                    c.failed_requires = Some(requires);
+                }
                 return Err(err);
             }
         };
@@ -321,6 +325,9 @@ impl Host {
             module: generator.module,
             reached: Default::default(),
         };
+        if let Ok(mut c) = ctx(&self.lua) {
+            c.failed_requires = None;
+        }
         let hooks = self.watchdog_hooks();
         let f = generator.on_generate.clone();
         let args = MultiValue::from_iter([Value::Table(params), container_ud]);
@@ -340,6 +347,7 @@ impl Host {
                 }
                 self.discard(container);
                 let _ = self.lua.gc_collect();
+                self.note_failed(&pending);
                 return Err(err);
             }
         };
@@ -410,6 +418,14 @@ impl Host {
         r
     }
 
+    /// Keeps what a stepped run that failed in its code depended on
+    /// ([`Host::take_failed_requires`]).
+    fn note_failed(&self, pending: &PendingRun) {
+        if let Ok(mut c) = ctx(&self.lua) {
+            c.failed_requires = Some(c.run_dependencies(pending.module, &pending.reached));
+        }
+    }
+
     fn finish_step(
         &self,
         pending: &mut PendingRun,
@@ -454,6 +470,7 @@ impl Host {
                 }
                 self.discard(pending.container);
                 let _ = self.lua.gc_collect();
+                self.note_failed(pending);
                 Err(err)
             }
         }

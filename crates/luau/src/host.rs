@@ -472,6 +472,12 @@ impl Host {
         out
     }
 
+    /// What the last generation that failed with a script error depended on (as
+    /// `RunOutput::requires` says for one that succeeded), once.
+    pub fn take_failed_requires(&self) -> Option<Vec<Ref>> {
+        ctx(&self.lua).ok()?.failed_requires.take()
+    }
+
     /// Records requires another VM of the same scene made ([`Host::require_edges`]).
     pub fn note_requires(&self, edges: &[(Ref, Ref)]) {
         let Ok(mut c) = ctx(&self.lua) else {

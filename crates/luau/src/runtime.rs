@@ -148,6 +148,10 @@ impl ScriptHost for Host {
         Host::require_edges(self)
     }
 
+    fn take_failed_requires(&self) -> Option<Vec<Ref>> {
+        Host::take_failed_requires(self)
+    }
+
     fn note_requires(&self, edges: &[(Ref, Ref)]) {
         Host::note_requires(self, edges)
     }

@@ -433,6 +433,10 @@ pub trait ScriptHost {
     /// Records requires another VM of the same scene made (a worker's), so a change of the
     /// required code reaches the models whose generators required it there.
     fn note_requires(&self, edges: &[(Ref, Ref)]);
+    /// What the last run that failed with a script error depended on (as
+    /// [`RunOutput::requires`] says of one that succeeded), once; None when no run failed so
+    /// since the last call.
+    fn take_failed_requires(&self) -> Option<Vec<Ref>>;
     /// Forgets the cached result of requiring `module` (its Source changed).
     fn invalidate_module(&self, module: Ref) -> Result<(), HostError>;
     /// Takes the `print`/`warn` lines scripts wrote since the last call (a bounded number:
