@@ -52,6 +52,8 @@ pub(crate) struct App {
     output: SharedOutput,
     /// The script files watched and their scripts (a project read again replaces them).
     sources: watch::Sources,
+    /// The files a Rojo project was built from (a project read again replaces them).
+    built: watch::Built,
     /// Hot reload, once it runs.
     watcher: Arc<OnceLock<Arc<watch::Watcher>>>,
 }
@@ -129,6 +131,7 @@ pub(crate) fn start(options: Options) -> Result<Studio, StudioError> {
         glb: options.glb.clone(),
         output,
         sources: Arc::new(Mutex::new(opened.sources.clone())),
+        built: Arc::new(Mutex::new(opened.project_files.clone())),
         watcher: watcher.clone(),
     });
     // The app is reached weakly: the watcher must not keep the server alive.
@@ -138,7 +141,7 @@ pub(crate) fn start(options: Options) -> Result<Studio, StudioError> {
     let watching = watch::start(
         app.sources.clone(),
         project || folder,
-        &opened.project_files,
+        app.built.clone(),
         move |changes| {
             let Some(app) = weak.upgrade() else { return };
             for change in changes {
@@ -744,6 +747,7 @@ fn reload_required(app: &App, path: PathBuf) {
 fn reload_project(app: &App) {
     let file = app.opened.file.clone();
     let sources = app.sources.clone();
+    let built = app.built.clone();
     let watcher = app.watcher.clone();
     let defaults = app.defaults.clone();
     let output = app.output.clone();
@@ -758,6 +762,7 @@ fn reload_project(app: &App) {
                         w.watch_folders_of(&project.files);
                     }
                     *sources.lock().unwrap_or_else(|e| e.into_inner()) = project.scripts;
+                    *built.lock().unwrap_or_else(|e| e.into_inner()) = project.files;
                     out.push(
                         "print",
                         format!("{shown}: the project changed on disk and was read again"),

@@ -30,6 +30,10 @@ pub(crate) enum Change {
 /// them.
 pub(crate) type Sources = Arc<Mutex<Vec<(PathBuf, Ref)>>>;
 
+/// Every file a Rojo project was built from (scripts, meta, model and data files, the
+/// project files); a project read again replaces them.
+pub(crate) type Built = Arc<Mutex<Vec<PathBuf>>>;
+
 /// Editors write in bursts (temp file, rename, attributes); one reload per burst.
 const DEBOUNCE: Duration = Duration::from_millis(60);
 
@@ -63,7 +67,7 @@ impl Watcher {
 }
 
 /// Starts watching the folders of `sources` (generator files and their ModuleScripts, or a
-/// Rojo project's scripts) and of `also` (the files a project was built from) and reports
+/// Rojo project's scripts) and of the files a project was built from (`built`) and reports
 /// each burst's changes to `on_change`, generators first; with `structured` (a project or a
 /// module folder, whose files make its tree), a change of the structure alone. `None` when
 /// there is nothing to watch or the platform refuses (the studio works without hot reload
@@ -71,41 +75,45 @@ impl Watcher {
 pub(crate) fn start(
     sources: Sources,
     structured: bool,
-    also: &[PathBuf],
+    built: Built,
     on_change: impl Fn(Vec<Change>) + Send + 'static,
 ) -> Option<Arc<Watcher>> {
     let mut files: Vec<PathBuf> = lock(&sources).iter().map(|(p, _)| p.clone()).collect();
-    files.extend(also.iter().cloned());
+    files.extend(lock(&built).iter().cloned());
     if files.is_empty() {
         return None;
     }
     let handler = move |result: DebounceEventResult| {
         let Ok(events) = result else { return };
         let mut touched: BTreeSet<PathBuf> = BTreeSet::new();
-        let mut folders_changed = false;
+        let mut folders: BTreeSet<PathBuf> = BTreeSet::new();
         // Reads are reported too (inotify's open/close): the reload's own read of the file
         // must not count as a change, or every reload schedules the next.
         for e in events
             .iter()
             .filter(|e| !e.kind.is_access() && !e.kind.is_other())
         {
-            folders_changed |= matches!(
+            if matches!(
                 e.kind,
                 EventKind::Create(CreateKind::Folder) | EventKind::Remove(RemoveKind::Folder)
-            );
+            ) {
+                folders.extend(e.paths.iter().cloned());
+            }
             touched.extend(e.paths.iter().cloned());
         }
         let sources = lock(&sources).clone();
-        let same = |a: &Path, b: &Path| a.file_name() == b.file_name() && a.parent() == b.parent();
+        let tree = Tree {
+            sources: &sources,
+            built: &lock(&built).clone(),
+        };
         if structured
-            && (folders_changed
-                || touched
-                    .iter()
-                    .any(|p| changes_structure(p, &sources, &same)))
+            && (folders.iter().any(|f| tree.builds_from(f))
+                || touched.iter().any(|p| tree.changed_by(p)))
         {
             on_change(vec![Change::Structure]);
             return;
         }
+        let same = |a: &Path, b: &Path| a.file_name() == b.file_name() && a.parent() == b.parent();
         let mut changes = Vec::new();
         let mut others = Vec::new();
         for path in &touched {
@@ -136,27 +144,63 @@ pub(crate) fn start(
     Some(Arc::new(watcher))
 }
 
-/// Whether a change of `path` changes the structure of a project or module folder: a file
-/// Rojo builds instances from other than a script (the project file, meta, model, JSON,
-/// TOML, text, CSV, Roblox model files), a script that is not one of its own (added) or
-/// one that is gone (removed). Editors' temporary and backup files are none of these.
-fn changes_structure(
-    path: &Path,
-    sources: &[(PathBuf, Ref)],
-    same: &impl Fn(&Path, &Path) -> bool,
-) -> bool {
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    match ext.as_str() {
-        "json" | "jsonc" | "toml" | "txt" | "csv" | "rbxm" | "rbxmx" => true,
-        "luau" | "lua" => {
-            let known = sources.iter().any(|(f, _)| same(f, path));
-            known != path.exists()
+/// What a project or module folder was built from, to tell which changes of files change
+/// its tree.
+struct Tree<'a> {
+    sources: &'a [(PathBuf, Ref)],
+    built: &'a [PathBuf],
+}
+
+impl Tree<'_> {
+    fn same(a: &Path, b: &Path) -> bool {
+        a.file_name() == b.file_name() && a.parent() == b.parent()
+    }
+
+    fn known(&self, path: &Path) -> bool {
+        self.sources.iter().any(|(f, _)| Self::same(f, path))
+            || self.built.iter().any(|f| Self::same(f, path))
+    }
+
+    /// Whether something added or removed at `path` is part of the tree: it is in a folder
+    /// a script or data file of the tree came from. (A project's own folder, which holds
+    /// only project files, is not: `sourcemap.json`, a build script or `node_modules` there
+    /// are not part of the tree.)
+    fn builds_from(&self, path: &Path) -> bool {
+        let dir = path.parent();
+        self.sources.iter().any(|(f, _)| f.parent() == dir)
+            || self.built.iter().any(|f| {
+                f.parent() == dir
+                    && !f
+                        .file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.ends_with(".project.json"))
+            })
+    }
+
+    /// Whether a change of `path` changes the tree's structure: a file it was built from other
+    /// than a script changed or gone (the project file, a meta, model or data file), a script
+    /// of it gone, or a file Rojo builds instances from added where the tree comes from.
+    /// Editors' temporary and backup files are none of these.
+    fn changed_by(&self, path: &Path) -> bool {
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let script = matches!(ext.as_str(), "luau" | "lua");
+        let data = matches!(
+            ext.as_str(),
+            "json" | "jsonc" | "toml" | "txt" | "csv" | "rbxm" | "rbxmx"
+        );
+        if !script && !data {
+            return false;
         }
-        _ => false,
+        let exists = path.exists();
+        if self.known(path) {
+            // A script's new text is put back into it; anything else is structure.
+            return !script || !exists;
+        }
+        exists && self.builds_from(path)
     }
 }
 

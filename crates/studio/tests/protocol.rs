@@ -444,6 +444,19 @@ async fn a_rojo_project_s_structure_reloads() {
     let mut a = connect(s.addr()).await;
     until(&mut a, |h| h["scene"]["parts"] == 2).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
+    // Files beside the project file that are not part of its tree (what `rojo sourcemap
+    // --watch` writes, a build script) are not a change of its structure: a script saved
+    // after them only reloads that script.
+    std::fs::write(dir.join("sourcemap.json"), r#"{ "name": "Rows" }"#).unwrap();
+    std::fs::write(dir.join("build.luau"), "print(1)\n").unwrap();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    std::fs::write(&count, "return 3\n").unwrap();
+    let mut texts = Vec::new();
+    while scene(&mut a, &mut texts).await.0["scene"]["parts"] != 3 {}
+    let said: Vec<String> = texts.iter().map(|t| t.to_string()).collect();
+    assert!(!said.iter().any(|t| t.contains("read again")), "{said:?}");
+    std::fs::write(&count, "return 2\n").unwrap();
+    until(&mut a, |h| h["scene"]["parts"] == 2).await;
     // A model added to the project file.
     std::fs::write(&project_file, rows_project_file(&["Rows", "More"])).unwrap();
     let h = until(&mut a, |h| h["scene"]["parts"] == 4).await;
