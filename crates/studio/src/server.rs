@@ -148,8 +148,8 @@ pub(crate) fn start(options: Options) -> Result<Studio, StudioError> {
                 match change {
                     watch::Change::Generator(file, module) => reload(&app, file, module),
                     watch::Change::Required(path) => reload_required(&app, path),
-                    watch::Change::Structure if project => reload_project(&app),
-                    watch::Change::Structure => reload_module_folder(&app),
+                    watch::Change::Structure if project => reread(&app, Tree::Project),
+                    watch::Change::Structure => reread(&app, Tree::ModuleFolder),
                 }
             }
         },
@@ -740,11 +740,20 @@ fn reload_required(app: &App, path: PathBuf) {
     );
 }
 
-/// Reads the Rojo project again after its structure changed on disk (called by the
-/// watcher): the scene is the project as it is now, its models generate, and the watcher
-/// follows its scripts. A project that does not build leaves the scene as it was and says
-/// why in the Output panel.
-fn reload_project(app: &App) {
+/// What the studio opened whose structure its files make: read again when it changes.
+#[derive(Clone, Copy)]
+enum Tree {
+    /// A Rojo project ([`Engine::reload_project`]).
+    Project,
+    /// A generator's module folder ([`Engine::reload_module_folder`]).
+    ModuleFolder,
+}
+
+/// Reads the project or module folder again after its structure changed on disk (called by
+/// the watcher): the scene is the project as it is now (or the model uses the module as it
+/// is now, its attributes kept), its models generate, and the watcher follows its files. One
+/// that does not build leaves the scene as it was and says why in the Output panel.
+fn reread(app: &App, tree: Tree) {
     let file = app.opened.file.clone();
     let sources = app.sources.clone();
     let built = app.built.clone();
@@ -753,58 +762,37 @@ fn reload_project(app: &App) {
     let output = app.output.clone();
     let _ = app.engine.submit(
         Command::With(Box::new(move |engine: &mut Engine| {
+            let (what, read) = match tree {
+                Tree::Project => (
+                    "project",
+                    engine.reload_project(&file).map(|p| (p.scripts, p.files)),
+                ),
+                Tree::ModuleFolder => (
+                    "module folder",
+                    engine.reload_module_folder(&file).map(|s| (s, Vec::new())),
+                ),
+            };
             let shown = file.display().to_string();
             let mut out = output.lock().unwrap_or_else(|e| e.into_inner());
-            match engine.reload_project(&file) {
-                Ok(project) => {
+            match read {
+                Ok((scripts, files)) => {
                     *defaults.lock().unwrap_or_else(|e| e.into_inner()) = Defaults::default();
                     if let Some(w) = watcher.get() {
-                        w.watch_folders_of(&project.files);
+                        let script_files: Vec<PathBuf> =
+                            scripts.iter().map(|(p, _)| p.clone()).collect();
+                        w.watch_folders_of(&script_files);
+                        w.watch_folders_of(&files);
                     }
-                    *sources.lock().unwrap_or_else(|e| e.into_inner()) = project.scripts;
-                    *built.lock().unwrap_or_else(|e| e.into_inner()) = project.files;
-                    out.push(
-                        "print",
-                        format!("{shown}: the project changed on disk and was read again"),
-                    );
-                    Ok(Reply::Changed(true))
-                }
-                Err(e) => {
-                    out.push(
-                        "error",
-                        format!("{shown}: the project changed on disk and does not build: {e}"),
-                    );
-                    Ok(Reply::Changed(true))
-                }
-            }
-        })),
-        None,
-    );
-}
-
-/// Reads the generator's module folder again after a file was added to it or removed
-/// (called by the watcher): the model uses the module as it is now and regenerates, its
-/// attributes kept. A folder that does not build leaves the scene as it was and says why in
-/// the Output panel.
-fn reload_module_folder(app: &App) {
-    let dir = app.opened.file.clone();
-    let sources = app.sources.clone();
-    let output = app.output.clone();
-    let _ = app.engine.submit(
-        Command::With(Box::new(move |engine: &mut Engine| {
-            let shown = dir.display().to_string();
-            let mut out = output.lock().unwrap_or_else(|e| e.into_inner());
-            match engine.reload_module_folder(&dir) {
-                Ok(scripts) => {
                     *sources.lock().unwrap_or_else(|e| e.into_inner()) = scripts;
+                    *built.lock().unwrap_or_else(|e| e.into_inner()) = files;
                     out.push(
                         "print",
-                        format!("{shown}: the module folder changed on disk and was read again"),
+                        format!("{shown}: the {what} changed on disk and was read again"),
                     );
                 }
                 Err(e) => out.push(
                     "error",
-                    format!("{shown}: the module folder changed on disk and does not build: {e}"),
+                    format!("{shown}: the {what} changed on disk and does not build: {e}"),
                 ),
             }
             Ok(Reply::Changed(true))
