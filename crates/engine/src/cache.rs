@@ -843,19 +843,15 @@ impl crate::Engine {
         let fill = base.zip(cache).filter(|_| ok);
         let applied = (fill.is_some() || placeable).then(|| {
             self.host.with_dom_ref(|d| {
-                let names = requires
+                use crate::provenance::Modules;
+                let entries = requires
                     .as_deref()
-                    .map(|r| crate::provenance::names_of(d, r));
-                let modules = names
+                    .map(|r| crate::provenance::run_modules(d, model, r, &mut sources));
+                let covered = entries
                     .as_deref()
-                    .map_or(crate::provenance::Modules::Recorded, |n| {
-                        crate::provenance::Modules::Named(n)
-                    });
+                    .map_or(Modules::Recorded, Modules::Listed);
                 let inputs =
-                    crate::provenance::Inputs::after_defaults(d, model, &[], modules, &mut sources);
-                let generator = crate::apply::generator_of(d, model);
-                let entries =
-                    names.map(|n| crate::provenance::named_modules(d, generator, &n, &mut sources));
+                    crate::provenance::Inputs::after_defaults(d, model, &[], covered, &mut sources);
                 (inputs.base_key(d, model), inputs.modules_digest(), entries)
             })
         });
@@ -923,7 +919,8 @@ fn lookup_keys(
         .and_then(|s| crate::provenance::decode_names(&s));
     let modules = match names {
         Some(names) if !names.is_empty() => {
-            Inputs::after_defaults(d, model, &[], Modules::Named(&names), sources).modules_digest()
+            let generator = crate::apply::generator_of(d, model);
+            crate::provenance::named_modules_digest(d, generator, &names, sources)
         }
         _ => inputs.modules_digest(),
     };

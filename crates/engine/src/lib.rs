@@ -70,13 +70,8 @@ pub const PROCEDURAL_MODEL: ManagedClass = ManagedClass {
 /// they would inside any place: the scene gets one for the session, not archivable, so no
 /// save, content hash or lockfile ever sees it.
 fn ensure_workspace(dom: &mut WeakDom) {
-    let root = dom.root_ref();
-    let has_workspace = dom
-        .root()
-        .children()
-        .iter()
-        .any(|&r| dom.get_by_ref(r).is_some_and(|i| i.class == "Workspace"));
-    if !has_workspace {
+    let (root, workspace) = parallel::scene_identity(dom);
+    if workspace.is_none() {
         dom.insert(
             root,
             rbx_dom_weak::InstanceBuilder::new("Workspace")

@@ -274,25 +274,19 @@ fn worker(runtime: &dyn ScriptRuntime, config: HostConfig, jobs: Receiver<Job>) 
             let (model, result, elapsed) = run_one(&**host, m, &mut required, WatchOutside::Defer);
             let provenance = match (&result, job.hash) {
                 (Ok((_, o)), true) => Some(host.with_dom_ref(|d| {
-                    let names =
-                        crate::provenance::names_of(d, o.requires.as_deref().unwrap_or(&[]));
+                    let requires = o.requires.as_deref().unwrap_or(&[]);
+                    let modules = crate::provenance::run_modules(d, model, requires, &mut sources);
                     let inputs = Inputs::after_defaults(
                         d,
                         model,
                         &o.defaults,
-                        Modules::Named(&names),
+                        Modules::Listed(&modules),
                         &mut sources,
                     );
-                    let generator = crate::apply::generator_of(d, model);
                     Precomputed {
                         hash: procmodel_dom::hash::children_hash(d, o.container),
                         inputs: inputs.to_attribute(),
-                        modules: crate::provenance::named_modules(
-                            d,
-                            generator,
-                            &names,
-                            &mut sources,
-                        ),
+                        modules,
                     }
                 })),
                 _ => None,

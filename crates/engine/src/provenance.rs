@@ -2,7 +2,7 @@
 //! the per-input digests that let `status` say *which* input changed since (the engine's own
 //! fingerprint in `fingerprint.rs` is one number, for dirty tracking within a process).
 //!
-//! Two attributes on every GeneratedFolder the engine applies (results or error placeholder):
+//! Attributes on every GeneratedFolder the engine applies (results or error placeholder):
 //! - `ProcmodelInputs` (string): `v<epoch>` then one `name=digest` token per input, space
 //!   separated; a digest is the first 16 hex digits of the input's BLAKE3 digest. Inputs:
 //!   `size` (Size ÷ Scale, rounded as the fingerprint rounds it), `attr.<Name>` per attribute
@@ -10,11 +10,12 @@
 //!   full name), `source` (its Source), `sandbox` (Sandboxed and Capabilities), `modules`
 //!   (the other ModuleScripts of the scene, outside results, that the run depended on —
 //!   `ProcmodelModules` names them — each by full name, Source and sandbox state).
-//! - `ProcmodelModules` (string): the full names of those modules, one per line (a `\`
-//!   or line break in a name escaped as `\\` or `\n`): what a run required, directly or
+//! - `ProcmodelModules` (string): those modules, one per line, each the first 16 hex digits
+//!   of its digest and its full name ([`encode_modules`]): what a run required, directly or
 //!   through other modules (`procmodel_script::RunOutput::requires`), so editing a module
-//!   no generator requires leaves every model fresh. Results recorded without it (older
-//!   files, failed runs) count every ModuleScript of the scene.
+//!   no generator requires leaves every model fresh, and `status` names the one that
+//!   changed. Results recorded without it (older files, a run that failed before its code
+//!   ran) count every ModuleScript of the scene.
 //! - `ProcmodelContentHash` (string, results only): the 64-hex content hash of the folder's
 //!   children (`procmodel_dom::hash::children_hash`), recorded when the results are applied
 //!   and again at the end of a step in which a nested model in them was applied (that
@@ -61,13 +62,15 @@ pub enum Modules<'a> {
     /// they name none (results recorded before procmodel named them, or a run that failed
     /// before its code ran, as a generator that does not load).
     Recorded,
-    /// These, by full name (what a run depended on, [`names_of`]).
+    /// These, by full name (modules a cache record names).
     Named(&'a [String]),
+    /// These, as [`run_modules`] lists what a run depended on.
+    Listed(&'a [(String, [u8; 32])]),
 }
 
 /// A `ProcmodelModules` value: one line per module, the first 16 hex digits of its digest
-/// (Source and sandbox state), a space and its full name (`\\` and line breaks in it
-/// escaped as `\\\\` and `\\n`).
+/// (Source and sandbox state), a space and its full name (`\` and line breaks in it
+/// escaped as `\\` and `\n`).
 pub fn encode_modules(modules: &[(String, [u8; 32])]) -> String {
     let mut out = String::new();
     for (i, (name, digest)) in modules.iter().enumerate() {
@@ -236,11 +239,6 @@ impl Inputs {
         Inputs::after_defaults(dom, model, &[], Modules::Recorded, sources)
     }
 
-    /// The inputs of `model` with its `modules` input covering `modules`.
-    pub fn with_modules(dom: &WeakDom, model: Ref, modules: Modules<'_>) -> Inputs {
-        Inputs::after_defaults(dom, model, &[], modules, &mut SourceDigests::default())
-    }
-
     /// The inputs `model` will have once a run's results are applied: applying fills in
     /// each of the generator's `defaults` the model has no attribute for (as
     /// `apply::apply_output` does), which is all it changes among the inputs. A worker
@@ -299,17 +297,13 @@ impl Inputs {
         };
         push("source".into(), source);
         push("sandbox".into(), sandbox_digest(minst));
-        let recorded;
-        let names = match modules {
-            Modules::Named(names) => Some(names),
-            Modules::Recorded => {
-                recorded = recorded_names(dom, model);
-                recorded.as_deref()
-            }
-        };
-        let modules = match names {
-            Some(names) => named_modules_digest(dom, module, names, sources),
-            None => modules_digest(dom, module, sources),
+        let modules = match modules {
+            Modules::Listed(list) => module_list_digest(list.iter().map(|(n, d)| (n.as_str(), d))),
+            Modules::Named(names) => named_modules_digest(dom, module, names, sources),
+            Modules::Recorded => match recorded_names(dom, model) {
+                Some(names) => named_modules_digest(dom, module, &names, sources),
+                None => modules_digest(dom, module, sources),
+            },
         };
         push("modules".into(), modules);
         Inputs { parts }
@@ -431,7 +425,23 @@ pub(crate) fn named_modules(
         .collect()
 }
 
-fn named_modules_digest(
+/// What a run of `model`'s generator that required `requires` depended on, as its
+/// `ProcmodelModules` lists them ([`Modules::Listed`]).
+pub(crate) fn run_modules(
+    dom: &WeakDom,
+    model: Ref,
+    requires: &[Ref],
+    sources: &mut SourceDigests,
+) -> Vec<(String, [u8; 32])> {
+    named_modules(
+        dom,
+        generator_of(dom, model),
+        &names_of(dom, requires),
+        sources,
+    )
+}
+
+pub(crate) fn named_modules_digest(
     dom: &WeakDom,
     generator: Option<Ref>,
     names: &[String],
@@ -584,8 +594,9 @@ pub(crate) struct Precomputed {
 
 /// Records provenance on the model's current GeneratedFolder (after a run was applied or
 /// failed): the inputs, the modules the run depended on (`requires`: known for applied
-/// results and for runs that failed in their code) and for results their content hash — as the worker that ran the model computed
-/// them (`ahead`, used only for applied results), else computed here.
+/// results and for runs that failed in their code) and for results their content hash —
+/// as the worker that ran the model computed them (`ahead`, used only for applied
+/// results), else computed here.
 pub(crate) fn record(
     dom: &mut WeakDom,
     model: Ref,
@@ -600,12 +611,12 @@ pub(crate) fn record(
     let (inputs, hash, modules) = match (ok, ahead) {
         (true, Some(a)) => (a.inputs, Some(to_hex(&a.hash)), Some(a.modules)),
         (ok, _) => {
-            let names = requires.map(|r| names_of(dom, r));
-            let modules = names.as_deref().map_or(Modules::Recorded, Modules::Named);
-            let inputs = Inputs::after_defaults(dom, model, &[], modules, sources);
+            let modules = requires.map(|r| run_modules(dom, model, r, sources));
+            let covered = modules
+                .as_deref()
+                .map_or(Modules::Recorded, Modules::Listed);
+            let inputs = Inputs::after_defaults(dom, model, &[], covered, sources);
             let hash = ok.then(|| to_hex(&children_hash(dom, folder)));
-            let generator = generator_of(dom, model);
-            let modules = names.map(|n| named_modules(dom, generator, &n, sources));
             (inputs.to_attribute(), hash, modules)
         }
     };

@@ -102,7 +102,6 @@ pub(crate) fn read_project_files(path: &Path) -> Result<(WeakDom, ProjectFiles),
     ))
 }
 
-/// A model file inside a Rojo tree, checked and decoded as scene files are.
 /// `dom` with its DataModel under the referent `root` and its (first) Workspace under
 /// `workspace`, every other instance keeping its own, and references to the two following
 /// them: a scene read again can replace the one a VM holds while `game` and `workspace`,
@@ -154,6 +153,7 @@ pub(crate) fn rekey_top(mut dom: WeakDom, root: Ref, workspace: Option<Ref>) -> 
     out
 }
 
+/// A model file inside a Rojo tree, checked and decoded as scene files are.
 fn read_model_file(file: &Path, bytes: Vec<u8>) -> Result<WeakDom, String> {
     match SceneFormat::from_path(file)
         .and_then(|format| read_bytes(bytes, format, &file.display().to_string()))
@@ -507,6 +507,8 @@ fn contain<T>(f: impl FnOnce() -> T) -> Result<T, String> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn a_rekeyed_scene_keeps_its_tree_and_follows_references_to_its_top() {
         use rbx_dom_weak::InstanceBuilder;
@@ -535,8 +537,6 @@ mod tests {
         assert_eq!(v.get(&"Value".into()), Some(&Variant::Ref(new_ws)));
         assert_eq!(v.get(&"Other".into()), Some(&Variant::Ref(part)));
     }
-
-    use super::*;
 
     /// The child half of [`contained_panics_are_quiet`].
     const CHILD: &str = "PROCMODEL_CONTAIN_CHILD";

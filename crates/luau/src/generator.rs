@@ -418,11 +418,19 @@ impl Host {
         r
     }
 
+    /// What a stepped run depended on so far (`RunOutput::requires`).
+    fn dependencies(&self, pending: &PendingRun) -> Vec<Ref> {
+        ctx(&self.lua)
+            .map(|c| c.run_dependencies(pending.module, &pending.reached))
+            .unwrap_or_default()
+    }
+
     /// Keeps what a stepped run that failed in its code depended on
     /// ([`Host::take_failed_requires`]).
     fn note_failed(&self, pending: &PendingRun) {
+        let requires = self.dependencies(pending);
         if let Ok(mut c) = ctx(&self.lua) {
-            c.failed_requires = Some(c.run_dependencies(pending.module, &pending.reached));
+            c.failed_requires = Some(requires);
         }
     }
 
@@ -451,9 +459,7 @@ impl Host {
                         _ => None,
                     }
                 });
-                let requires = ctx(&self.lua)
-                    .map(|c| c.run_dependencies(pending.module, &pending.reached))
-                    .unwrap_or_default();
+                let requires = self.dependencies(pending);
                 Ok(RunState::Done(RunOutput {
                     container,
                     primary_part,

@@ -434,7 +434,7 @@ pub trait ScriptHost {
     /// required code reaches the models whose generators required it there.
     fn note_requires(&self, edges: &[(Ref, Ref)]);
     /// What the last run that failed with a script error depended on (as
-    /// [`RunOutput::requires`] says of one that succeeded), once; None when no run failed so
+    /// [`RunOutput::requires`] says of one that succeeded), once; None when no run failed
     /// since the last call.
     fn take_failed_requires(&self) -> Option<Vec<Ref>>;
     /// Forgets the cached result of requiring `module` (its Source changed).

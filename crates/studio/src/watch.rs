@@ -113,11 +113,10 @@ pub(crate) fn start(
             on_change(vec![Change::Structure]);
             return;
         }
-        let same = |a: &Path, b: &Path| a.file_name() == b.file_name() && a.parent() == b.parent();
         let mut changes = Vec::new();
         let mut others = Vec::new();
         for path in &touched {
-            if let Some((file, module)) = sources.iter().find(|(f, _)| same(f, path)) {
+            if let Some((file, module)) = sources.iter().find(|(f, _)| same_file(f, path)) {
                 if file.exists() {
                     changes.push(Change::Generator(file.clone(), *module));
                 }
@@ -151,14 +150,15 @@ struct Tree<'a> {
     built: &'a [PathBuf],
 }
 
-impl Tree<'_> {
-    fn same(a: &Path, b: &Path) -> bool {
-        a.file_name() == b.file_name() && a.parent() == b.parent()
-    }
+/// Whether `a` and `b` name one file (the same name in the same folder).
+fn same_file(a: &Path, b: &Path) -> bool {
+    a.file_name() == b.file_name() && a.parent() == b.parent()
+}
 
+impl Tree<'_> {
     fn known(&self, path: &Path) -> bool {
-        self.sources.iter().any(|(f, _)| Self::same(f, path))
-            || self.built.iter().any(|f| Self::same(f, path))
+        self.sources.iter().any(|(f, _)| same_file(f, path))
+            || self.built.iter().any(|f| same_file(f, path))
     }
 
     /// Whether something added or removed at `path` is part of the tree: it is in a folder
