@@ -1,0 +1,41 @@
+//! Fuzz target: world descriptions (`procmodel terrain world.toml`, `bake` of a world). The
+//! first byte picks TOML or JSON, the rest is the file. Any text is refused with an error or
+//! plans a world; a planned world's columns (noise, bands, zones) and resource area are worked out without a
+//! panic (building the voxels is bounded by the planner's limits, not tried here).
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use procmodel_terrain::WorldSpec;
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&pick, rest)) = data.split_first() else {
+        return;
+    };
+    let Ok(text) = std::str::from_utf8(rest) else {
+        return;
+    };
+    let spec: WorldSpec = if pick & 1 == 0 {
+        match toml::from_str(text) {
+            Ok(s) => s,
+            Err(_) => return,
+        }
+    } else {
+        match serde_json::from_str(text) {
+            Ok(s) => s,
+            Err(_) => return,
+        }
+    };
+    let Ok(plan) = spec.plan() else {
+        return;
+    };
+    let _ = plan.cells();
+    let _ = plan.resource_area();
+    // A few columns of the world: its noise, bands and zones with whatever parameters passed.
+    for (i, j) in [(0, 0), (-7, 3), (1 << 20, -(1 << 20)), (i64::MAX / 4, 5)] {
+        let _ = plan.world.column(i, j);
+        let _ = plan.world.row_zones(j);
+    }
+    let _ = plan.world.surface_at(0.5, -2.25);
+    let _ = plan.world.material_at(1e9, -1e9);
+});
