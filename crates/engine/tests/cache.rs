@@ -1560,6 +1560,76 @@ return G
 }
 
 #[test]
+fn a_service_the_scene_lacks_is_no_change_a_run_makes() {
+    // Every service exists in Roblox; a scene built elsewhere (a Rojo project, `generate`'s
+    // one-model scene) holds a few. A run asking for a missing one made it, which counted as
+    // a write outside its container: the run was never cached, and at --jobs 2 each run of
+    // the step was refused on the worker and ran again on the scene's VM, one after another.
+    // (A sandboxed generator got an error.) Now the service is made for the session: out of
+    // saved files while empty, kept once something is put in it.
+    const SOURCE: &str = r#"
+local G = { Attributes = { K = 1 } }
+function G.OnGenerate(params, target)
+    print("run", params.Attributes.K)
+    local tags = game:GetService("CollectionService")
+    local http = game:GetService("HttpService")
+    local p = Instance.new("Part")
+    p.Name = "P" .. http:JSONEncode({ params.Attributes.K })
+    tags:AddTag(p, "Made")
+    p.Parent = target
+    if params.Attributes.K == 2 then
+        local note = Instance.new("StringValue")
+        note.Name = "Note"
+        note.Parent = game:GetService("ReplicatedStorage")
+    end
+end
+return G
+"#;
+    let mut saved = Vec::new();
+    for jobs in [1, 2] {
+        let cache = Arc::new(Mem::default());
+        let mut e = models_of(SOURCE, Some(cache.clone()), jobs, 4, |_, _| {});
+        settle(&mut e);
+        // (The run writing outside its container may run twice: refused on a worker.)
+        let mut runs: Vec<String> = e
+            .take_output()
+            .into_iter()
+            .map(|l| l.message)
+            .filter(|m| m.contains("run") && !m.ends_with(" 2"))
+            .collect();
+        runs.sort();
+        assert_eq!(
+            runs,
+            ["[Gen] run 0", "[Gen] run 1", "[Gen] run 3"],
+            "jobs {jobs}: each model ran once"
+        );
+        // The run that put a value in ReplicatedStorage wrote outside its container.
+        assert_eq!(cache.puts.load(Ordering::Relaxed), 3, "jobs {jobs}");
+        let path = std::env::temp_dir().join(format!(
+            "procmodel-session-services-{jobs}-{}.rbxlx",
+            std::process::id()
+        ));
+        e.save(&path).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        assert!(
+            !text.contains("class=\"CollectionService\"")
+                && !text.contains("class=\"HttpService\""),
+            "{text}"
+        );
+        assert!(
+            text.contains("class=\"ReplicatedStorage\"") && text.contains(">Note<"),
+            "{text}"
+        );
+        saved.push(text);
+    }
+    assert_eq!(
+        saved[0], saved[1],
+        "the saved scenes differ between --jobs 1 and 2"
+    );
+}
+
+#[test]
 fn a_run_that_only_looks_for_something_in_the_scene_is_not_cached() {
     // `if ReplicatedStorage:FindFirstChild("Tree") then` decides what it builds without ever
     // using a handle: not finding the template (or finding it) is a fact about the scene. A

@@ -770,6 +770,29 @@ fn access_outside_write_lets_a_sandboxed_generator_touch_the_scene() {
 }
 
 #[test]
+fn a_sandboxed_generator_may_ask_for_a_service_the_scene_lacks() {
+    // Every service exists in Roblox, so GetService is no write: a sandboxed generator
+    // without AccessOutsideWrite got "a generator may not create services" in a scene that
+    // had no CollectionService (a Rojo project's, `generate`'s). Putting something in the
+    // service is still a write outside its container.
+    let src = r#"return { Attributes = { Into = false }, OnGenerate = function(params, target)
+        local tags = game:GetService("CollectionService")
+        local p = Instance.new("Part")
+        tags:AddTag(p, "Made")
+        p.Parent = if params.Attributes.Into then game.Lighting else target
+    end }"#;
+    let (mut e, g, m) = setup(src);
+    sandbox(&mut e, g, &["Basic", "RunServerScript", "CreateInstances"]);
+    let r = e.step();
+    assert!(r[0].is_ok(), "{r:?}");
+    assert_eq!(results(&e, m), ["Part"]);
+    e.set_attribute(m, "Into", Some(Variant::Bool(true))).unwrap();
+    let r = e.step();
+    let error = r[0].error().unwrap_or_default();
+    assert!(error.contains("AccessOutsideWrite"), "{r:?}");
+}
+
+#[test]
 fn parallel_generation_saves_the_same_bytes_as_sequential() {
     let build = |jobs: usize| {
         let mut e = Engine::new(

@@ -110,6 +110,9 @@ pub struct Ctx {
     /// The running generation's targetContainer (none between runs): its instance and the
     /// ones the run created are its own (see [`Ctx::parented`]).
     pub run_container: std::cell::Cell<Ref>,
+    /// Services a generator asked for that the scene lacked, made for the session (not
+    /// archivable) until something is put in or set on them ([`Ctx::keep_session_services`]).
+    pub session_services: Vec<Ref>,
     /// The spatial index of a world's parts and what the last query without one scanned.
     pub query_index: std::cell::RefCell<crate::query_index::IndexState>,
     /// While a generator runs: the instances its spatial queries do not see
@@ -211,6 +214,7 @@ impl Ctx {
             query_watch: std::cell::Cell::new(false),
             run_escaped: std::cell::Cell::new(false),
             run_container: std::cell::Cell::new(Ref::none()),
+            session_services: Vec::new(),
             query_index: Default::default(),
             query_hidden: Vec::new(),
             managed: None,
@@ -480,6 +484,40 @@ impl Ctx {
         self.jointed_stale.set(true);
         self.tree_changed();
         self.note_write();
+    }
+
+    /// Ends the running generation's limits and watch (between runs, and around the
+    /// scripts that run between a stepped run's frames, nothing is limited or watched).
+    pub fn leave_run(&mut self) {
+        self.outside_write_locked = false;
+        self.csg_locked = false;
+        self.watch_outside = procmodel_script::WatchOutside::Off;
+        self.query_hidden.clear();
+        self.handles.leave_run();
+        self.run_container.set(Ref::none());
+        self.keep_session_services();
+    }
+
+    /// Makes the session services something was put in or set on (a child, a property, an
+    /// attribute, a tag) archivable, so a saved file keeps what was written there; the empty
+    /// ones stay out of files, as if they had always been there (every service exists in
+    /// Roblox).
+    pub fn keep_session_services(&mut self) {
+        if self.session_services.is_empty() {
+            return;
+        }
+        let archivable = rbx_dom_weak::ustr("Archivable");
+        let dom = &mut self.dom;
+        self.session_services.retain(|&r| {
+            let Some(i) = dom.get_by_ref_mut(r) else {
+                return false;
+            };
+            let written = !i.children().is_empty() || i.properties.keys().any(|&k| k != archivable);
+            if written {
+                i.properties.remove(&archivable);
+            }
+            !written
+        });
     }
 
     /// [`Ctx::in_scene`], remembered for the last instance asked about until the tree's

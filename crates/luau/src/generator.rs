@@ -194,12 +194,7 @@ impl Host {
             Ok(p) => p,
             Err(e) => {
                 if let Ok(mut c) = ctx(lua) {
-                    c.outside_write_locked = false;
-                    c.csg_locked = false;
-                    c.watch_outside = procmodel_script::WatchOutside::Off;
-                    c.query_hidden.clear();
-                    c.handles.leave_run();
-                    c.run_container.set(Ref::none());
+                    c.leave_run();
                     c.run_requires = None;
                 }
                 self.discard(container);
@@ -223,12 +218,7 @@ impl Host {
         );
         let (touched_outside, read_outside, created, requires) = match ctx(lua) {
             Ok(mut c) => {
-                c.outside_write_locked = false;
-                c.csg_locked = false;
-                c.watch_outside = procmodel_script::WatchOutside::Off;
-                c.query_hidden.clear();
-                c.handles.leave_run();
-                c.run_container.set(Ref::none());
+                c.leave_run();
                 let reached = c.run_requires.take().unwrap_or_default();
                 let requires = c.run_dependencies(generator.module, &reached);
                 (
@@ -408,12 +398,7 @@ impl Host {
             pending.escaped = c.run_escaped.get();
             pending.next_key = c.handles.run_key();
             pending.reached = c.run_requires.take().unwrap_or_default();
-            c.outside_write_locked = false;
-            c.csg_locked = false;
-            c.watch_outside = procmodel_script::WatchOutside::Off;
-            c.query_hidden.clear();
-            c.handles.leave_run();
-            c.run_container.set(Ref::none());
+            c.leave_run();
         }
         r
     }
@@ -736,6 +721,8 @@ impl Host {
         if made_service && empty {
             crate::classes::destroy(&mut c, service);
         }
+        // What the script put in the services its generators asked for is saved with them.
+        c.keep_session_services();
     }
 
     /// The session closes: the functions bound with `game:BindToClose` run, each in a thread

@@ -130,13 +130,11 @@ pub fn get_service(c: &mut Ctx, name: &str) -> mlua::Result<Ref> {
     if let Some(r) = find_service(c, name) {
         return Ok(r);
     }
-    // HttpService has a saved property (HttpEnabled) a tool script may set for the place;
-    // a generator could not write it anyway.
-    if STATELESS.contains(&name) || (c.outside_write_locked && name == "HttpService") {
+    let root = c.dom.root_ref();
+    if STATELESS.contains(&name) {
         // A service that holds nothing a script could change: made for this session, not
         // archivable, so no file, content hash or lockfile ever sees it, and not a write
         // outside a generator's container.
-        let root = c.dom.root_ref();
         return Ok(c.dom.insert(
             root,
             InstanceBuilder::new(name)
@@ -144,13 +142,21 @@ pub fn get_service(c: &mut Ctx, name: &str) -> mlua::Result<Ref> {
                 .with_property("Archivable", false),
         ));
     }
-    if c.outside_write_locked {
-        return Err(mlua::Error::runtime(format!(
-            "GetService: '{name}' is not in the scene, and a generator may not create services (it may only modify its targetContainer)"
-        )));
+    if c.run_container.get().is_some() {
+        // A generator's run: every service exists in Roblox, so the one the scene lacks is
+        // no change a run makes to it (not a write outside its container, refused to no
+        // sandbox, no reason to defer the run or to leave it out of a result cache). It is
+        // made for the session, out of files until something is put in or set on it.
+        let r = c.dom.insert(
+            root,
+            InstanceBuilder::new(name)
+                .with_name(name)
+                .with_property("Archivable", false),
+        );
+        c.session_services.push(r);
+        return Ok(r);
     }
     c.outside_write(|| format!("GetService('{name}')"))?;
-    let root = c.dom.root_ref();
     let mut builder = InstanceBuilder::new(name).with_name(name);
     // A model file (a package) has no services of its own: its scene's Workspace is made
     // for the session, not archivable, and so is any service asked for there (saving the
@@ -164,9 +170,9 @@ pub fn get_service(c: &mut Ctx, name: &str) -> mlua::Result<Ref> {
     Ok(c.dom.insert(root, builder))
 }
 
-/// `game.<Name>` for a standard service the scene does not hold yet (plain scripts only).
+/// `game.<Name>` for a standard service the scene does not hold yet ([`get_service`]).
 pub fn standard_child(c: &mut Ctx, this: &Instance, key: &[u8]) -> Option<Ref> {
-    if this.r != c.dom.root_ref() || c.outside_write_locked {
+    if this.r != c.dom.root_ref() {
         return None;
     }
     let name = STANDARD.iter().find(|n| n.as_bytes() == key)?;
