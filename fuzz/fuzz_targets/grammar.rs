@@ -10,13 +10,9 @@ use procmodel_automata::Rule;
 use procmodel_lsystem::{LString, LSystem, Limits, ShapeGrammar};
 use procmodel_wfc::NeighborRule;
 
-fuzz_target!(|data: &[u8]| {
-    let Some((&pick, rest)) = data.split_first() else {
-        return;
-    };
-    let Ok(text) = std::str::from_utf8(rest) else {
-        return;
-    };
+// The first byte, then the rest as text (`arbitrary` takes the rest for the last element).
+fuzz_target!(|input: (u8, &str)| {
+    let (pick, text) = input;
     match pick % 5 {
         0 => {
             if let Ok(system) = LSystem::parse(text) {

@@ -8,13 +8,9 @@
 use libfuzzer_sys::fuzz_target;
 use procmodel_terrain::WorldSpec;
 
-fuzz_target!(|data: &[u8]| {
-    let Some((&pick, rest)) = data.split_first() else {
-        return;
-    };
-    let Ok(text) = std::str::from_utf8(rest) else {
-        return;
-    };
+// The first byte, then the rest as text (`arbitrary` takes the rest for the last element).
+fuzz_target!(|input: (u8, &str)| {
+    let (pick, text) = input;
     let spec: WorldSpec = if pick & 1 == 0 {
         match toml::from_str(text) {
             Ok(s) => s,
