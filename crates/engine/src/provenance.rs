@@ -297,6 +297,9 @@ impl Inputs {
         };
         push("source".into(), source);
         push("sandbox".into(), sandbox_digest(minst));
+        if let Some(carried) = module.and_then(|g| carried_digest(dom, g)) {
+            push("carried".into(), carried);
+        }
         let modules = match modules {
             Modules::Listed(list) => module_list_digest(list.iter().map(|(n, d)| (n.as_str(), d))),
             Modules::Named(names) => named_modules_digest(dom, module, names, sources),
@@ -360,6 +363,26 @@ impl Inputs {
         }
         s
     }
+}
+
+/// What the generator module carries besides its Source, which its code reaches through
+/// `script` — children (templates to clone, values, data) and attributes — as the `carried`
+/// input: their canonical content hash and attributes' digest. None when it carries nothing
+/// (most modules: no `carried` input at all).
+pub fn carried_digest(dom: &WeakDom, module: Ref) -> Option<[u8; 32]> {
+    let inst = dom.get_by_ref(module)?;
+    let attributes = match prop(inst, KEYS.attributes) {
+        Some(v @ Variant::Attributes(a)) if !a.is_empty() => Some(value_digest(v)),
+        _ => None,
+    };
+    if inst.children().is_empty() && attributes.is_none() {
+        return None;
+    }
+    let mut h = blake3::Hasher::new();
+    h.update(b"procmodel-carried\0");
+    h.update(&children_hash(dom, module));
+    h.update(&attributes.unwrap_or([0; 32]));
+    Some(*h.finalize().as_bytes())
 }
 
 /// A cache key: a [`Inputs::base_key`] with the digest of the modules the generation
@@ -534,7 +557,8 @@ impl Recorded {
 }
 
 /// Which inputs differ between what the results were made from and the scene now, named
-/// for people: `Size`, `attribute X`, `Source`, `sandbox`, `generator`, `modules`, `epoch`.
+/// for people: `Size`, `attribute X`, `Source`, `sandbox`, `generator`, what the generator
+/// module holds, `modules`, `epoch`.
 pub fn changes(now: &Inputs, recorded: &Recorded) -> Vec<String> {
     let mut out = Vec::new();
     if recorded.epoch != EPOCH {
@@ -543,6 +567,7 @@ pub fn changes(now: &Inputs, recorded: &Recorded) -> Vec<String> {
     let human = |name: &str| match name {
         "size" => "Size".to_owned(),
         "source" => "Source".to_owned(),
+        "carried" => "what the generator module holds".to_owned(),
         n => match n.strip_prefix("attr.") {
             Some(a) => format!("attribute {a}"),
             None => n.to_owned(),

@@ -1630,6 +1630,103 @@ return G
 }
 
 #[test]
+fn what_the_generator_module_holds_is_an_input_not_a_read() {
+    // A generator that clones a template kept under its own module (a package's assets, a
+    // Rojo folder module's `.model.json` children) or reads the module's attributes counted
+    // as reading the scene: it was never cached (`generate` of a folder generator missed
+    // every time). What the module holds is now the `carried` input: cached, and an edit to
+    // the template or an attribute is a miss with the new results, and `status` says why.
+    const SOURCE: &str = r#"
+local G = { Attributes = { K = 1 } }
+function G.OnGenerate(params, target)
+    local tree = script:FindFirstChild("Tree"):Clone()
+    tree.Name = "Tree" .. params.Attributes.K .. (script:GetAttribute("Suffix") or "")
+    tree.Parent = target
+end
+return G
+"#;
+    let tree_size = |e: &Engine| -> Vec<f32> {
+        e.with_dom(|d| {
+            d.descendants()
+                .filter(|i| i.name.len() > 4 && i.name.starts_with("Tree"))
+                .map(|i| match i.properties.get(&rbx_dom_weak::ustr("Size")) {
+                    Some(Variant::Vector3(v)) => v.y,
+                    _ => -1.0,
+                })
+                .collect()
+        })
+    };
+    let mut saved = Vec::new();
+    for jobs in [1, 2] {
+        let cache = Arc::new(Mem::default());
+        let mut e = models_of(SOURCE, Some(cache.clone()), jobs, 3, |_, _| {});
+        let module = e.with_dom(|d| {
+            d.root()
+                .children()
+                .iter()
+                .copied()
+                .find(|&c| d.get_by_ref(c).unwrap().name == "Gen")
+                .unwrap()
+        });
+        let tree = e.insert(
+            module,
+            InstanceBuilder::new("Part")
+                .with_name("Tree")
+                .with_property("Size", Vector3::new(1.0, 6.0, 1.0)),
+        );
+        settle(&mut e);
+        assert_eq!(
+            cache.puts.load(Ordering::Relaxed),
+            3,
+            "jobs {jobs}: every run cached"
+        );
+        assert_eq!(tree_size(&e), [6.0; 3]);
+        let models = e.models();
+        let force = |e: &mut Engine| {
+            e.with_dom_mut(|_| {});
+            for &m in &models {
+                e.force_generation(m);
+            }
+            settle(e)
+        };
+        assert_eq!(cached(&force(&mut e)), [true; 3], "jobs {jobs}: hits");
+        // The template edited: stale, then a miss with the new template.
+        e.with_dom_mut(|d| {
+            d.get_by_ref_mut(tree)
+                .unwrap()
+                .properties
+                .insert("Size".into(), Variant::Vector3(Vector3::new(1.0, 9.0, 1.0)));
+        });
+        assert_eq!(
+            e.with_dom(|d| status(d, models[0])),
+            Status::Stale(vec!["what the generator module holds".into()])
+        );
+        assert_eq!(cached(&force(&mut e)), [false; 3], "jobs {jobs}: misses");
+        assert_eq!(tree_size(&e), [9.0; 3]);
+        // An attribute of the module, the same.
+        e.with_dom_mut(|d| {
+            let mut a = Attributes::new();
+            a.insert("Suffix".into(), Variant::String("x".into()));
+            d.get_by_ref_mut(module)
+                .unwrap()
+                .properties
+                .insert("Attributes".into(), Variant::Attributes(a));
+        });
+        assert_eq!(cached(&force(&mut e)), [false; 3], "jobs {jobs}: misses");
+        let names: Vec<String> = e.with_dom(|d| {
+            d.descendants()
+                .filter(|i| i.name.len() > 4 && i.name.starts_with("Tree"))
+                .map(|i| i.name.to_string())
+                .collect()
+        });
+        assert_eq!(names, ["Tree0x", "Tree1x", "Tree2x"]);
+        assert_eq!(cached(&force(&mut e)), [true; 3], "jobs {jobs}: hits");
+        saved.push(e.with_dom(|d| procmodel_dom::hash::content_hash(d, d.root_ref())));
+    }
+    assert_eq!(saved[0], saved[1], "jobs 1 and 2 give the same scene");
+}
+
+#[test]
 fn a_run_that_only_looks_for_something_in_the_scene_is_not_cached() {
     // `if ReplicatedStorage:FindFirstChild("Tree") then` decides what it builds without ever
     // using a handle: not finding the template (or finding it) is a fact about the scene. A

@@ -786,7 +786,8 @@ fn a_sandboxed_generator_may_ask_for_a_service_the_scene_lacks() {
     let r = e.step();
     assert!(r[0].is_ok(), "{r:?}");
     assert_eq!(results(&e, m), ["Part"]);
-    e.set_attribute(m, "Into", Some(Variant::Bool(true))).unwrap();
+    e.set_attribute(m, "Into", Some(Variant::Bool(true)))
+        .unwrap();
     let r = e.step();
     let error = r[0].error().unwrap_or_default();
     assert!(error.contains("AccessOutsideWrite"), "{r:?}");

@@ -110,6 +110,9 @@ pub struct Ctx {
     /// The running generation's targetContainer (none between runs): its instance and the
     /// ones the run created are its own (see [`Ctx::parented`]).
     pub run_container: std::cell::Cell<Ref>,
+    /// The running generation's generator module (none between runs): what it carries
+    /// (children, attributes) is an input of the run, so using it is no read of the scene.
+    pub run_module: std::cell::Cell<Ref>,
     /// Services a generator asked for that the scene lacked, made for the session (not
     /// archivable) until something is put in or set on them ([`Ctx::keep_session_services`]).
     pub session_services: Vec<Ref>,
@@ -214,6 +217,7 @@ impl Ctx {
             query_watch: std::cell::Cell::new(false),
             run_escaped: std::cell::Cell::new(false),
             run_container: std::cell::Cell::new(Ref::none()),
+            run_module: std::cell::Cell::new(Ref::none()),
             session_services: Vec::new(),
             query_index: Default::default(),
             query_hidden: Vec::new(),
@@ -282,12 +286,32 @@ impl Ctx {
     /// Instances outside the scene (the run's own, its params.Terrain) do not count either.
     #[cold]
     fn note_read(&self, i: Instance) {
-        if i.r == self.run_container.get() || only_leads_elsewhere(i.class.as_str()) {
+        if i.r == self.run_container.get()
+            || only_leads_elsewhere(i.class.as_str())
+            || self.carried(i.r)
+        {
             return;
         }
         if self.in_scene_cached(i.r) {
             self.read_outside.set(true);
         }
+    }
+
+    /// Whether `r` is the running generator's module or under it: what the module carries
+    /// is the run's `carried` input (the engine's provenance), not a fact about the scene.
+    fn carried(&self, r: Ref) -> bool {
+        let module = self.run_module.get();
+        if module.is_none() {
+            return false;
+        }
+        let mut cur = r;
+        while cur.is_some() {
+            if cur == module {
+                return true;
+            }
+            cur = self.dom.get_by_ref(cur).map_or(Ref::none(), |i| i.parent());
+        }
+        false
     }
 
     /// Notes a watched run's read of a property or an attribute of `i`. A handle's use already
@@ -305,7 +329,10 @@ impl Ctx {
 
     #[cold]
     fn note_path_state_read(&self, i: Instance) {
-        if i.class == "ProceduralModel" || !only_leads_elsewhere(i.class.as_str()) || self.own(i.r)
+        if i.class == "ProceduralModel"
+            || !only_leads_elsewhere(i.class.as_str())
+            || self.own(i.r)
+            || self.carried(i.r)
         {
             return;
         }
@@ -324,6 +351,7 @@ impl Ctx {
         if self.watch_outside == procmodel_script::WatchOutside::Off
             || self.read_outside.get()
             || self.own(receiver)
+            || self.carried(receiver)
         {
             return;
         }
@@ -495,6 +523,7 @@ impl Ctx {
         self.query_hidden.clear();
         self.handles.leave_run();
         self.run_container.set(Ref::none());
+        self.run_module.set(Ref::none());
         self.keep_session_services();
     }
 

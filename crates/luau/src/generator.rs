@@ -188,6 +188,7 @@ impl Host {
                 InstanceBuilder::new("GeneratedFolder").with_name("GeneratedFolder"),
             );
             c.run_container.set(container);
+            c.run_module.set(generator.module);
             container
         };
         let params = match self.build_params(generator, inputs, container) {
@@ -386,6 +387,7 @@ impl Host {
             c.handles.set_run(pending.stamp, pending.next_key);
             c.run_escaped.set(pending.escaped);
             c.run_container.set(pending.container);
+            c.run_module.set(pending.module);
             c.run_requires = Some(std::mem::take(&mut pending.reached));
             c.tree_changed();
         }
