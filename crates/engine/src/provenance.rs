@@ -366,8 +366,8 @@ impl Inputs {
 }
 
 /// What the generator module carries besides its Source, which its code reaches through
-/// `script` — children (templates to clone, values, data) and attributes — as the `carried`
-/// input: their canonical content hash and attributes' digest. None when it carries nothing
+/// `script` — children (templates to clone, values, data), attributes and tags — as the
+/// `carried` input: their canonical content hash and digests. None when it carries nothing
 /// (most modules: no `carried` input at all).
 pub fn carried_digest(dom: &WeakDom, module: Ref) -> Option<[u8; 32]> {
     let inst = dom.get_by_ref(module)?;
@@ -375,13 +375,18 @@ pub fn carried_digest(dom: &WeakDom, module: Ref) -> Option<[u8; 32]> {
         Some(v @ Variant::Attributes(a)) if !a.is_empty() => Some(value_digest(v)),
         _ => None,
     };
-    if inst.children().is_empty() && attributes.is_none() {
+    let tags = match prop(inst, KEYS.tags) {
+        Some(v @ Variant::Tags(t)) if t.iter().next().is_some() => Some(value_digest(v)),
+        _ => None,
+    };
+    if inst.children().is_empty() && attributes.is_none() && tags.is_none() {
         return None;
     }
     let mut h = blake3::Hasher::new();
     h.update(b"procmodel-carried\0");
     h.update(&children_hash(dom, module));
     h.update(&attributes.unwrap_or([0; 32]));
+    h.update(&tags.unwrap_or([0; 32]));
     Some(*h.finalize().as_bytes())
 }
 

@@ -1721,6 +1721,16 @@ return G
         });
         assert_eq!(names, ["Tree0x", "Tree1x", "Tree2x"]);
         assert_eq!(cached(&force(&mut e)), [true; 3], "jobs {jobs}: hits");
+        // A tag on the module (`script:HasTag`), the same.
+        e.with_dom_mut(|d| {
+            let tags: rbx_types::Tags = vec!["Night".to_owned()].into();
+            d.get_by_ref_mut(module)
+                .unwrap()
+                .properties
+                .insert("Tags".into(), Variant::Tags(tags));
+        });
+        assert_eq!(cached(&force(&mut e)), [false; 3], "jobs {jobs}: misses");
+        assert_eq!(cached(&force(&mut e)), [true; 3], "jobs {jobs}: hits");
         saved.push(e.with_dom(|d| procmodel_dom::hash::content_hash(d, d.root_ref())));
     }
     assert_eq!(saved[0], saved[1], "jobs 1 and 2 give the same scene");
