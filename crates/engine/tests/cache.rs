@@ -1645,17 +1645,19 @@ function G.OnGenerate(params, target)
 end
 return G
 "#;
-    let tree_size = |e: &Engine| -> Vec<f32> {
+    // The clones in the results (the template itself is named "Tree"): name and height.
+    let trees = |e: &Engine| -> Vec<(String, f32)> {
         e.with_dom(|d| {
             d.descendants()
                 .filter(|i| i.name.len() > 4 && i.name.starts_with("Tree"))
                 .map(|i| match i.properties.get(&rbx_dom_weak::ustr("Size")) {
-                    Some(Variant::Vector3(v)) => v.y,
-                    _ => -1.0,
+                    Some(Variant::Vector3(v)) => (i.name.clone(), v.y),
+                    _ => (i.name.clone(), -1.0),
                 })
                 .collect()
         })
     };
+    let tree_size = |e: &Engine| -> Vec<f32> { trees(e).into_iter().map(|t| t.1).collect() };
     let mut saved = Vec::new();
     for jobs in [1, 2] {
         let cache = Arc::new(Mem::default());
@@ -1713,12 +1715,7 @@ return G
                 .insert("Attributes".into(), Variant::Attributes(a));
         });
         assert_eq!(cached(&force(&mut e)), [false; 3], "jobs {jobs}: misses");
-        let names: Vec<String> = e.with_dom(|d| {
-            d.descendants()
-                .filter(|i| i.name.len() > 4 && i.name.starts_with("Tree"))
-                .map(|i| i.name.to_string())
-                .collect()
-        });
+        let names: Vec<String> = trees(&e).into_iter().map(|t| t.0).collect();
         assert_eq!(names, ["Tree0x", "Tree1x", "Tree2x"]);
         assert_eq!(cached(&force(&mut e)), [true; 3], "jobs {jobs}: hits");
         // A tag on the module (`script:HasTag`), the same.
