@@ -131,29 +131,23 @@ pub fn get_service(c: &mut Ctx, name: &str) -> mlua::Result<Ref> {
         return Ok(r);
     }
     let root = c.dom.root_ref();
-    if STATELESS.contains(&name) {
-        // A service that holds nothing a script could change: made for this session, not
-        // archivable, so no file, content hash or lockfile ever sees it, and not a write
-        // outside a generator's container.
-        return Ok(c.dom.insert(
-            root,
-            InstanceBuilder::new(name)
-                .with_name(name)
-                .with_property("Archivable", false),
-        ));
-    }
-    if c.run_container.get().is_some() {
-        // A generator's run: every service exists in Roblox, so the one the scene lacks is
-        // no change a run makes to it (not a write outside its container, refused to no
-        // sandbox, no reason to defer the run or to leave it out of a result cache). It is
-        // made for the session, out of files until something is put in or set on it.
+    // A service that holds nothing a script could change (STATELESS), or any one a
+    // generator's run asks for: made for this session, not archivable, so no file, content
+    // hash or lockfile sees it, and not a write outside a generator's container. Every
+    // service exists in Roblox, so the one the scene lacks is no change a run makes (not
+    // refused to a sandbox, no reason to defer the run or to leave it out of a result
+    // cache); the run's ones are kept in files once something is put in or set on them.
+    let stateless = STATELESS.contains(&name);
+    if stateless || c.run_container.get().is_some() {
         let r = c.dom.insert(
             root,
             InstanceBuilder::new(name)
                 .with_name(name)
                 .with_property("Archivable", false),
         );
-        c.session_services.push(r);
+        if !stateless {
+            c.session_services.push(r);
+        }
         return Ok(r);
     }
     c.outside_write(|| format!("GetService('{name}')"))?;
