@@ -25,6 +25,9 @@ pub struct SourceDigests {
     modules: Option<((u64, u64), Vec<(String, [u8; 32], Ref)>)>,
     /// Per generator, the digest of the other modules, made under `modules`' stamp.
     module_digests: HashMap<Option<Ref>, [u8; 32]>,
+    /// Per generator module, what it carries (`provenance::carried_digest`, a content hash
+    /// of its children), made under the stamp it names: once per step, not once per model.
+    carried: Option<((u64, u64), HashMap<Ref, Option<[u8; 32]>>)>,
 }
 
 impl SourceDigests {
@@ -64,6 +67,23 @@ impl SourceDigests {
             self.module_digests.insert(generator, d);
         }
         d
+    }
+
+    /// What `make` gives for `module` (its `carried` digest), reused while the stamp is the
+    /// one it was made under; made every time without a stamp.
+    pub(crate) fn carried(
+        &mut self,
+        module: Ref,
+        make: impl FnOnce() -> Option<[u8; 32]>,
+    ) -> Option<[u8; 32]> {
+        let Some(stamp) = self.stamp else {
+            return make();
+        };
+        if self.carried.as_ref().is_none_or(|(made, _)| *made != stamp) {
+            self.carried = Some((stamp, HashMap::new()));
+        }
+        let (_, digests) = self.carried.as_mut()?;
+        *digests.entry(module).or_insert_with(make)
     }
 
     /// The module list `walk` makes, reused while the stamp is the one it was made under.

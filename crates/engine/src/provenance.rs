@@ -297,7 +297,7 @@ impl Inputs {
         };
         push("source".into(), source);
         push("sandbox".into(), sandbox_digest(minst));
-        if let Some(carried) = module.and_then(|g| carried_digest(dom, g)) {
+        if let Some(carried) = module.and_then(|g| sources.carried(g, || carried_digest(dom, g))) {
             push("carried".into(), carried);
         }
         let modules = match modules {
