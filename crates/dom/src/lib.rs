@@ -12,6 +12,7 @@ mod geometry;
 pub mod hash;
 pub mod keys;
 mod pivot;
+pub mod reads;
 pub mod spatial;
 mod transfer;
 

@@ -216,6 +216,27 @@ pub struct Produced {
     /// The modules the run depended on ([`procmodel_script::RunOutput::requires`]); None
     /// for results that came from a cache or the undo history (theirs record them).
     pub requires: Option<Vec<Ref>>,
+    /// What the run read of the scene, as it saw it ([`procmodel_script::RunOutput::reads`]);
+    /// empty for results that came from a cache or the undo history.
+    pub reads: Vec<procmodel_script::SceneRead>,
+}
+
+impl Produced {
+    /// The results of a run that finished, with its generator's `defaults`.
+    pub fn of_run(out: procmodel_script::RunOutput, defaults: Vec<(String, Variant)>) -> Produced {
+        Produced {
+            container: out.container,
+            primary_part: out.primary_part,
+            defaults,
+            placed: false,
+            delta: None,
+            touched_outside: out.touched_outside,
+            counted: None,
+            created: out.created,
+            requires: Some(out.requires),
+            reads: out.reads,
+        }
+    }
 }
 
 /// Reads the generator, params (Size normalised by Scale, attributes) and sandbox state.
@@ -288,17 +309,10 @@ pub fn produce(
     let out = host
         .run_generator(&generator, &p.inputs)
         .map_err(GenerationFailure::from)?;
-    Ok(Produced {
-        container: out.container,
-        primary_part: out.primary_part,
-        defaults: generator.attributes.clone().unwrap_or_default(),
-        placed: false,
-        delta: None,
-        touched_outside: out.touched_outside,
-        counted: None,
-        created: out.created,
-        requires: Some(out.requires),
-    })
+    Ok(Produced::of_run(
+        out,
+        generator.attributes.clone().unwrap_or_default(),
+    ))
 }
 
 /// A generation started on the scene's own VM.
@@ -321,17 +335,7 @@ pub fn start(
         .start_generator(&generator, &p.inputs)
         .map_err(GenerationFailure::from)?;
     Ok(match state {
-        procmodel_script::RunState::Done(out) => Started::Done(Produced {
-            container: out.container,
-            primary_part: out.primary_part,
-            defaults,
-            placed: false,
-            delta: None,
-            touched_outside: out.touched_outside,
-            counted: None,
-            created: out.created,
-            requires: Some(out.requires),
-        }),
+        procmodel_script::RunState::Done(out) => Started::Done(Produced::of_run(out, defaults)),
         procmodel_script::RunState::Suspended => Started::Pending(pending, defaults),
     })
 }

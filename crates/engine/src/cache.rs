@@ -540,6 +540,7 @@ impl crate::Engine {
                         counted: None,
                         created: 0,
                         requires: None,
+                        reads: Vec::new(),
                     };
                     return Some(self.apply_hit(model, prepared, produced, started));
                 }
@@ -577,6 +578,7 @@ impl crate::Engine {
             counted: Some(record.instances),
             created: 0,
             requires: None,
+            reads: Vec::new(),
         };
         // Its record stands (no write since, the same inputs).
         self.st().reused.insert(model, record);
@@ -814,6 +816,7 @@ impl crate::Engine {
         let ok = instances.is_some();
         let base = self.st().cache_keys.remove(&model);
         let requires = self.st().run_requires.remove(&model);
+        let reads = self.st().run_reads.remove(&model).unwrap_or_default();
         let cache = self.st().config.cache.clone();
         let hit = self.st().from_cache.remove(&model);
         if self.st().kept.remove(&model) {
@@ -828,13 +831,28 @@ impl crate::Engine {
             }
             return;
         }
+        // A run that read a subtree holding its own model saw what its own results change.
+        let base = base.filter(|_| {
+            reads.is_empty()
+                || !self
+                    .host
+                    .with_dom_ref(|d| crate::provenance::reads_hold(d, &reads, model))
+        });
         let placeable = ok && cache.is_some() && (hit || base.is_some());
         self.st().placed.remove(&model);
         let ahead = self.st().precomputed.remove(&model);
         let mut sources = self.take_sources();
         if self.st().config.records_provenance() && !(hit && ok) {
             self.host.with_dom_mut(|d| {
-                crate::provenance::record(d, model, ok, ahead, requires.as_deref(), &mut sources)
+                crate::provenance::record(
+                    d,
+                    model,
+                    ok,
+                    ahead,
+                    requires.as_deref(),
+                    &reads,
+                    &mut sources,
+                )
             });
         }
         // The inputs as they are now: applying filled in the generator's default attributes,
@@ -851,8 +869,9 @@ impl crate::Engine {
                     .as_deref()
                     .map_or(Modules::Recorded, Modules::Listed);
                 let inputs =
-                    crate::provenance::Inputs::after_defaults(d, model, &[], covered, &mut sources);
-                (inputs.base_key(d, model), inputs.modules_digest(), entries)
+                    crate::provenance::Inputs::after_defaults(d, model, &[], covered, &mut sources)
+                        .with_reads(&reads);
+                (inputs.base_key(d, model), inputs.deps_digest(), entries)
             })
         });
         let applied_key = applied
@@ -870,11 +889,13 @@ impl crate::Engine {
                 if applied_key != key {
                     cache.put(&applied_key, &bytes);
                 }
-                // Which modules to look the entry up with, from these inputs (before the
-                // run, a process with no results in its scene knows nothing else of them).
-                // None is what a lookup assumes without a record: nothing to store.
-                if let Some(entries) = entries.as_ref().filter(|e| !e.is_empty()) {
-                    let record = crate::provenance::encode_modules(entries).into_bytes();
+                // Which modules and reads to look the entry up with, from these inputs
+                // (before the run, a process with no results in its scene knows nothing
+                // else of them). None is what a lookup assumes without a record: nothing to
+                // store.
+                let entries = entries.as_deref().unwrap_or(&[]);
+                if !entries.is_empty() || !reads.is_empty() {
+                    let record = crate::provenance::encode_record(entries, &reads).into_bytes();
                     cache.put_record(&crate::provenance::requires_key(&base), &record);
                     if *applied_base != base {
                         cache.put_record(&crate::provenance::requires_key(applied_base), &record);
@@ -908,23 +929,29 @@ fn lookup_keys(
     let inputs = Inputs::after_defaults(d, model, &[], Modules::Named(named), sources);
     let base = inputs.base_key(d, model);
     if recorded.is_some() {
+        let inputs = inputs.with_reads(&crate::provenance::recorded_reads(d, model));
         return (
             base,
-            crate::provenance::keyed(&base, &inputs.modules_digest()),
+            crate::provenance::keyed(&base, &inputs.deps_digest()),
         );
     }
-    let names = cache
+    let record = cache
         .get_record(&crate::provenance::requires_key(&base))
         .and_then(|b| String::from_utf8(b).ok())
-        .and_then(|s| crate::provenance::decode_names(&s));
-    let modules = match names {
-        Some(names) if !names.is_empty() => {
-            let generator = crate::apply::generator_of(d, model);
-            crate::provenance::named_modules_digest(d, generator, &names, sources)
+        .and_then(|s| crate::provenance::decode_record(&s));
+    let inputs = match record {
+        Some((names, reads)) => {
+            let mut inputs = inputs;
+            if !names.is_empty() {
+                let generator = crate::apply::generator_of(d, model);
+                let modules = crate::provenance::named_modules_digest(d, generator, &names, sources);
+                inputs.set_modules_digest(modules);
+            }
+            inputs.with_reads(&crate::provenance::reads_now(d, &reads))
         }
-        _ => inputs.modules_digest(),
+        None => inputs,
     };
-    (base, crate::provenance::keyed(&base, &modules))
+    (base, crate::provenance::keyed(&base, &inputs.deps_digest()))
 }
 
 #[cfg(test)]

@@ -42,6 +42,8 @@ impl Engine {
             Some(r) => self.st().run_requires.insert(model, r),
             None => self.st().run_requires.remove(&model),
         };
+        let reads = std::mem::take(&mut produced.reads);
+        self.st().run_reads.insert(model, reads);
         let result = self.host.with_dom_mut(|dom| {
             if let Some(mut held) = held {
                 // Move the results (referents kept) next to the model, then apply.

@@ -61,17 +61,8 @@ impl Engine {
                     self.st().in_flight.insert(m, f);
                 }
                 Ok(procmodel_script::RunState::Done(out)) => {
-                    let produced = apply::Produced {
-                        container: out.container,
-                        primary_part: out.primary_part,
-                        defaults: std::mem::take(&mut f.defaults),
-                        placed: false,
-                        delta: None,
-                        touched_outside: out.touched_outside,
-                        counted: None,
-                        created: out.created,
-                        requires: Some(out.requires),
-                    };
+                    let produced =
+                        apply::Produced::of_run(out, std::mem::take(&mut f.defaults));
                     reports.push(self.complete(m, &f.prepared, produced, f.started));
                 }
                 Err(e) => {

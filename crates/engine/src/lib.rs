@@ -194,6 +194,8 @@ pub(crate) struct EngineState {
     cache_keys: HashMap<Ref, [u8; 32]>,
     /// The modules each run applied since its provenance was recorded depended on.
     run_requires: HashMap<Ref, Vec<Ref>>,
+    /// What each run applied since its provenance was recorded read of the scene.
+    run_reads: HashMap<Ref, Vec<procmodel_script::SceneRead>>,
     /// Bumped whenever a ModuleScript's code is replaced (see [`Engine::code_revision`]).
     code_revision: u64,
     /// The models' voxels merged into the scene's Terrain (`terrain.rs`).
@@ -378,6 +380,7 @@ impl Engine {
             in_flight: HashMap::new(),
             cache_keys: HashMap::new(),
             run_requires: HashMap::new(),
+            run_reads: HashMap::new(),
             code_revision: 0,
             terrain: terrain::Book::default(),
             from_cache: std::collections::HashSet::new(),

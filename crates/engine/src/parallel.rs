@@ -282,7 +282,8 @@ fn worker(runtime: &dyn ScriptRuntime, config: HostConfig, jobs: Receiver<Job>) 
                         &o.defaults,
                         Modules::Listed(&modules),
                         &mut sources,
-                    );
+                    )
+                    .with_reads(&o.reads);
                     Precomputed {
                         hash: procmodel_dom::hash::children_hash(d, o.container),
                         inputs: inputs.to_attribute(),

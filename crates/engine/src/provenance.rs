@@ -54,6 +54,134 @@ pub const INPUTS_ATTRIBUTE: &str = "ProcmodelInputs";
 pub const CONTENT_HASH_ATTRIBUTE: &str = "ProcmodelContentHash";
 /// Attribute of a GeneratedFolder: the modules its generation depended on.
 pub const MODULES_ATTRIBUTE: &str = "ProcmodelModules";
+/// Attribute of a GeneratedFolder: what its generation read of the scene.
+pub const READS_ATTRIBUTE: &str = "ProcmodelReads";
+
+/// One read of the scene by a run ([`procmodel_script::SceneRead`]).
+pub use procmodel_script::SceneRead;
+
+/// A `ProcmodelReads` value: one line per read, the first 16 hex digits of the digest of
+/// what the run saw there, `t` (the subtree) or `o` (the instance's own record), and the
+/// path ([`procmodel_dom::reads::encode_path`]).
+pub fn encode_reads(reads: &[SceneRead]) -> String {
+    let lines: Vec<String> = reads
+        .iter()
+        .map(|r| {
+            let kind = if r.own { 'o' } else { 't' };
+            let path = procmodel_dom::reads::encode_path(&r.path);
+            format!("{} {kind} {path}", short(&r.digest))
+        })
+        .collect();
+    lines.join("\n")
+}
+
+/// The reads a `ProcmodelReads` value lists ([`encode_reads`]): path, whether of the own
+/// record, and the 16 hex digits recorded; None when it is not one.
+pub fn decode_reads(s: &str) -> Option<Vec<(Vec<String>, bool, String)>> {
+    if s.is_empty() {
+        return Some(Vec::new());
+    }
+    s.split('\n')
+        .map(|line| {
+            let (digest, rest) = line.split_once(' ')?;
+            let (kind, path) = rest.split_once(' ')?;
+            if digest.len() != 16 || !digest.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return None;
+            }
+            let own = match kind {
+                "o" => true,
+                "t" => false,
+                _ => return None,
+            };
+            Some((procmodel_dom::reads::decode_path(path)?, own, digest.to_owned()))
+        })
+        .collect()
+}
+
+/// The reads `specs` name (path, own record), each with the digest of what `dom` holds
+/// there now.
+pub fn reads_now(dom: &WeakDom, specs: &[(Vec<String>, bool)]) -> Vec<SceneRead> {
+    specs
+        .iter()
+        .map(|(path, own)| SceneRead {
+            digest: procmodel_dom::reads::read_digest(dom, path, *own),
+            path: path.clone(),
+            own: *own,
+        })
+        .collect()
+}
+
+/// What `model`'s results record it read (`ProcmodelReads`), with what `dom` holds there
+/// now; empty when they record no reads (or cannot be read: then the run's reads are not
+/// known and the `reads` input is left out, as for results made before reads were named).
+pub fn recorded_reads(dom: &WeakDom, model: Ref) -> Vec<SceneRead> {
+    let specs = results_folder(dom, model)
+        .and_then(|f| string_attribute(dom, f, READS_ATTRIBUTE))
+        .and_then(|s| decode_reads(&s))
+        .unwrap_or_default();
+    let specs: Vec<(Vec<String>, bool)> = specs.into_iter().map(|(p, o, _)| (p, o)).collect();
+    reads_now(dom, &specs)
+}
+
+/// The digest of the `reads` input.
+fn reads_digest(reads: &[SceneRead]) -> [u8; 32] {
+    let mut h = blake3::Hasher::new();
+    h.update(b"procmodel-reads\0");
+    for r in reads {
+        h.update(&(r.path.len() as u64).to_le_bytes());
+        for name in &r.path {
+            h.update(&(name.len() as u64).to_le_bytes());
+            h.update(name.as_bytes());
+        }
+        h.update(&[u8::from(r.own)]);
+        h.update(&r.digest);
+    }
+    *h.finalize().as_bytes()
+}
+
+/// Whether one of `reads` is of a subtree that holds `model` (its Workspace, a Model it is
+/// in): what the run saw there changes with the model's own generation, so it is not
+/// keyed by it.
+pub fn reads_hold(dom: &WeakDom, reads: &[SceneRead], model: Ref) -> bool {
+    reads.iter().filter(|r| !r.own).any(|r| {
+        procmodel_dom::reads::resolve(dom, &r.path)
+            .is_some_and(|at| procmodel_dom::is_within(dom, model, at))
+    })
+}
+
+/// What a cache keeps under [`requires_key`] of a base key: the modules the last run from
+/// it required ([`encode_modules`]) and, after a line `~reads`, what it read
+/// ([`encode_reads`]).
+pub fn encode_record(modules: &[(String, [u8; 32])], reads: &[SceneRead]) -> String {
+    let mut s = encode_modules(modules);
+    if !reads.is_empty() {
+        if !s.is_empty() {
+            s.push('\n');
+        }
+        s.push_str("~reads\n");
+        s.push_str(&encode_reads(reads));
+    }
+    s
+}
+
+/// The module names (sorted, each once) and reads an [`encode_record`] value names; None
+/// when it is not one.
+#[allow(clippy::type_complexity)]
+pub fn decode_record(s: &str) -> Option<(Vec<String>, Vec<(Vec<String>, bool)>)> {
+    let (modules, reads) = match s.strip_prefix("~reads\n") {
+        Some(reads) => ("", Some(reads)),
+        None => match s.split_once("\n~reads\n") {
+            Some((m, r)) => (m, Some(r)),
+            None => (s, None),
+        },
+    };
+    let names = decode_names(modules)?;
+    let reads = match reads {
+        Some(r) => decode_reads(r)?.into_iter().map(|(p, o, _)| (p, o)).collect(),
+        None => Vec::new(),
+    };
+    Some((names, reads))
+}
 
 /// Which of the scene's modules a model's `modules` input covers.
 #[derive(Debug, Clone, Copy)]
@@ -237,6 +365,7 @@ impl Inputs {
     /// scene of many models sharing modules hashes each Source once, not once per model).
     pub(crate) fn of_with(dom: &WeakDom, model: Ref, sources: &mut SourceDigests) -> Inputs {
         Inputs::after_defaults(dom, model, &[], Modules::Recorded, sources)
+            .with_reads(&recorded_reads(dom, model))
     }
 
     /// The inputs `model` will have once a run's results are applied: applying fills in
@@ -320,23 +449,62 @@ impl Inputs {
             .map_or([0; 32], |p| p.digest)
     }
 
-    /// The cache key of a generation from these inputs placed at `model`'s pivot and scale
-    /// (the cached results are the applied ones), in this epoch: [`keyed`] over
-    /// [`Inputs::base_key`] and the `modules` input.
-    pub fn cache_key(&self, dom: &WeakDom, model: Ref) -> [u8; 32] {
-        keyed(&self.base_key(dom, model), &self.modules_digest())
+    /// The digest of what a run found as it went, besides its inputs: the `modules` input,
+    /// and with it the `reads` input when there is one.
+    pub fn deps_digest(&self) -> [u8; 32] {
+        let modules = self.modules_digest();
+        match self.parts.iter().find(|p| p.name == "reads") {
+            None => modules,
+            Some(reads) => {
+                let mut h = blake3::Hasher::new();
+                h.update(b"procmodel-cache-deps\0");
+                h.update(&modules);
+                h.update(&reads.digest);
+                *h.finalize().as_bytes()
+            }
+        }
     }
 
-    /// Every input but `modules`, the placement and the epoch: what a generation's cache
-    /// key is made from before knowing which modules it requires. Under
-    /// [`requires_key`] of it the cache keeps the names of the modules the last run
-    /// from it required.
+    /// Sets the digest of the `modules` input.
+    pub(crate) fn set_modules_digest(&mut self, digest: [u8; 32]) {
+        if let Some(p) = self.parts.iter_mut().find(|p| p.name == "modules") {
+            p.digest = digest;
+        }
+    }
+
+    /// These inputs with the `reads` input for `reads` (none when the run read nothing).
+    pub fn with_reads(mut self, reads: &[SceneRead]) -> Inputs {
+        self.parts.retain(|p| p.name != "reads");
+        if !reads.is_empty() {
+            self.parts.push(InputPart {
+                name: "reads".into(),
+                digest: reads_digest(reads),
+            });
+        }
+        self
+    }
+
+    /// The cache key of a generation from these inputs placed at `model`'s pivot and scale
+    /// (the cached results are the applied ones), in this epoch: [`keyed`] over
+    /// [`Inputs::base_key`] and [`Inputs::deps_digest`].
+    pub fn cache_key(&self, dom: &WeakDom, model: Ref) -> [u8; 32] {
+        keyed(&self.base_key(dom, model), &self.deps_digest())
+    }
+
+    /// Every input but `modules` and `reads`, the placement and the epoch: what a
+    /// generation's cache key is made from before knowing which modules it requires and
+    /// what it reads. Under [`requires_key`] of it the cache keeps the names of the
+    /// modules the last run from it required and what it read.
     pub fn base_key(&self, dom: &WeakDom, model: Ref) -> [u8; 32] {
         let mut h = blake3::Hasher::new();
         h.update(b"procmodel-cache-key\0");
         h.update(&EPOCH.to_le_bytes());
         h.update(&CACHE_FORMAT.to_le_bytes());
-        for p in self.parts.iter().filter(|p| p.name != "modules") {
+        for p in self
+            .parts
+            .iter()
+            .filter(|p| p.name != "modules" && p.name != "reads")
+        {
             h.update(&(p.name.len() as u64).to_le_bytes());
             h.update(p.name.as_bytes());
             h.update(&p.digest);
@@ -573,6 +741,7 @@ pub fn changes(now: &Inputs, recorded: &Recorded) -> Vec<String> {
         "size" => "Size".to_owned(),
         "source" => "Source".to_owned(),
         "carried" => "what the generator module holds".to_owned(),
+        "reads" => "what it read of the scene".to_owned(),
         n => match n.strip_prefix("attr.") {
             Some(a) => format!("attribute {a}"),
             None => n.to_owned(),
@@ -633,6 +802,7 @@ pub(crate) fn record(
     ok: bool,
     ahead: Option<Precomputed>,
     requires: Option<&[Ref]>,
+    reads: &[SceneRead],
     sources: &mut SourceDigests,
 ) {
     let Some(folder) = results_folder(dom, model) else {
@@ -645,7 +815,8 @@ pub(crate) fn record(
             let covered = modules
                 .as_deref()
                 .map_or(Modules::Recorded, Modules::Listed);
-            let inputs = Inputs::after_defaults(dom, model, &[], covered, sources);
+            let inputs =
+                Inputs::after_defaults(dom, model, &[], covered, sources).with_reads(reads);
             let hash = ok.then(|| to_hex(&children_hash(dom, folder)));
             (inputs.to_attribute(), hash, modules)
         }
@@ -668,6 +839,13 @@ pub(crate) fn record(
             Variant::String(encode_modules(&m)),
         ),
         None => attrs.remove(MODULES_ATTRIBUTE),
+    };
+    match reads.is_empty() {
+        true => attrs.remove(READS_ATTRIBUTE),
+        false => attrs.insert(
+            READS_ATTRIBUTE.to_owned(),
+            Variant::String(encode_reads(reads)),
+        ),
     };
     inst.properties
         .insert(KEYS.attributes, Variant::Attributes(attrs));
@@ -737,6 +915,27 @@ fn module_changes(dom: &WeakDom, model: Ref, folder: Ref) -> Vec<String> {
     out
 }
 
+/// Which of the reads `folder` records (`ProcmodelReads`) now hold something else, for
+/// people: `game.ReplicatedStorage.Assets.Tree (read)`, `... (read, now missing)`.
+fn read_changes(dom: &WeakDom, folder: Ref) -> Vec<String> {
+    let recorded = string_attribute(dom, folder, READS_ATTRIBUTE)
+        .as_deref()
+        .and_then(decode_reads)
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    for (path, own, digest) in recorded {
+        let now = procmodel_dom::reads::read_digest(dom, &path, own);
+        if short(&now) != digest {
+            let name = procmodel_dom::reads::encode_path(&path);
+            match now == procmodel_dom::reads::absent_digest() {
+                true => out.push(format!("{name} (read, now missing)")),
+                false => out.push(format!("{name} (read)")),
+            }
+        }
+    }
+    out
+}
+
 /// What `procmodel status` says about a model.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Status {
@@ -798,6 +997,12 @@ pub fn status(dom: &WeakDom, model: Ref) -> Status {
     }
     if let Some(at) = reasons.iter().position(|r| r == "modules") {
         let detail = module_changes(dom, model, folder);
+        if !detail.is_empty() {
+            reasons.splice(at..=at, detail);
+        }
+    }
+    if let Some(at) = reasons.iter().position(|r| r == "what it read of the scene") {
+        let detail = read_changes(dom, folder);
         if !detail.is_empty() {
             reasons.splice(at..=at, detail);
         }

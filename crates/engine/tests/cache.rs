@@ -1496,20 +1496,13 @@ fn tree_colours(e: &Engine) -> Vec<String> {
 }
 
 #[test]
-fn a_run_that_uses_the_scene_s_instances_is_not_cached() {
-    // Its results depend on the template as well as on its inputs: a hit after the template
-    // changed gave the old template's copies (`regen --force` kept last week's trees).
-    for jobs in [1, 2] {
-        let cache = Arc::new(Mem::default());
-        let mut e = template_scene(Some(cache.clone()), jobs);
-        settle(&mut e);
-        let green = tree_colours(&e);
-        assert_eq!(green.len(), 4, "jobs {jobs}: {green:?}");
-        assert_eq!(
-            cache.puts.load(Ordering::Relaxed),
-            0,
-            "jobs {jobs}: nothing stored"
-        );
+fn a_run_that_uses_the_scene_s_instances_is_keyed_by_what_it_saw() {
+    // Its results depend on the template as well as on its inputs. Such runs were never
+    // cached (a hit after the template changed would give the old template's copies); now
+    // the run names what it read (the template's path and content hash) and is keyed by it:
+    // cached, an edited template is a miss with the new copies, and the template changed
+    // back is a hit with the old ones.
+    let set_colour = |e: &mut Engine, r: f32| {
         e.with_dom_mut(|d| {
             let tree = d
                 .descendants()
@@ -1521,20 +1514,135 @@ fn a_run_that_uses_the_scene_s_instances_is_not_cached() {
             d.get_by_ref_mut(tree)
                 .unwrap()
                 .properties
-                .insert("Color".into(), rbx_types::Color3::new(1.0, 1.0, 0.0).into());
+                .insert("Color".into(), rbx_types::Color3::new(r, 1.0, 0.0).into());
         });
-        for m in e.models() {
-            e.force_generation(m);
-        }
+    };
+    let mut saved = Vec::new();
+    for jobs in [1, 2] {
+        let cache = Arc::new(Mem::default());
+        let mut e = template_scene(Some(cache.clone()), jobs);
         settle(&mut e);
+        let green = tree_colours(&e);
+        assert_eq!(green.len(), 4, "jobs {jobs}: {green:?}");
+        assert_eq!(cache.puts.load(Ordering::Relaxed), 4, "jobs {jobs}: stored");
+        let models = e.models();
+        let force = |e: &mut Engine| {
+            e.with_dom_mut(|_| {});
+            for &m in &models {
+                e.force_generation(m);
+            }
+            settle(e)
+        };
+        assert_eq!(cached(&force(&mut e)), [true; 4], "jobs {jobs}: hits");
+        set_colour(&mut e, 1.0);
+        assert_eq!(
+            e.with_dom(|d| status(d, models[0])),
+            Status::Stale(vec!["game.ReplicatedStorage.Assets.Tree (read)".into()])
+        );
+        assert_eq!(cached(&force(&mut e)), [false; 4], "jobs {jobs}: misses");
         let yellow = tree_colours(&e);
         assert_eq!(yellow.len(), 4, "jobs {jobs}");
         assert!(
             yellow.iter().all(|c| !green.contains(c)),
             "jobs {jobs}: the copies kept the old template's colour: {yellow:?}"
         );
-        assert_eq!(cache.hits.load(Ordering::Relaxed), 0, "jobs {jobs}");
+        assert_eq!(cached(&force(&mut e)), [true; 4], "jobs {jobs}: hits");
+        // The template as it was: the first results, from the cache.
+        set_colour(&mut e, 0.0);
+        let hits = cache.hits.load(Ordering::Relaxed);
+        assert_eq!(cached(&force(&mut e)), [true; 4], "jobs {jobs}: hits");
+        assert_eq!(cache.hits.load(Ordering::Relaxed), hits + 4, "jobs {jobs}");
+        assert_eq!(tree_colours(&e), green, "jobs {jobs}");
+        assert_eq!(e.with_dom(|d| status(d, models[0])), Status::Fresh);
+        // The template gone: the run fails (WaitForChild never finds it), nothing served.
+        e.with_dom_mut(|d| {
+            let tree = d.descendants().find(|i| i.name == "Assets").unwrap();
+            let first = tree.children()[0];
+            d.destroy(first);
+        });
+        assert_eq!(
+            e.with_dom(|d| status(d, models[0])),
+            Status::Stale(vec![
+                "game.ReplicatedStorage.Assets.Tree (read, now missing)".into()
+            ])
+        );
+        saved.push(e.with_dom(|d| procmodel_dom::hash::content_hash(d, d.root_ref())));
     }
+    assert_eq!(saved[0], saved[1], "jobs 1 and 2 give the same scene");
+}
+
+#[test]
+fn reads_that_cannot_be_keyed_stop_caching() {
+    // What a run read is named by a path from the DataModel and keyed by its digest, except
+    // where that cannot be trusted: a subtree holding the model itself (its results change
+    // it), a run that waited for a later frame after reading (other code ran meanwhile),
+    // an instance an earlier namesake hides from its path.
+    let stores = |source: &str, jobs: usize, inside: bool| -> usize {
+        let cache = Arc::new(Mem::default());
+        let mut e = models_of(source, Some(cache.clone()), jobs, 0, |e, ws| {
+            let root = e.with_dom(|d| d.root_ref());
+            let storage = e.insert(root, InstanceBuilder::new("ReplicatedStorage"));
+            e.insert(storage, InstanceBuilder::new("Part").with_name("Tree"));
+            let hidden = e.insert(storage, InstanceBuilder::new("Part").with_name("Tree"));
+            e.insert(
+                storage,
+                InstanceBuilder::new("ObjectValue")
+                    .with_name("Pick")
+                    .with_property("Value", Variant::Ref(hidden)),
+            );
+            let town = e.insert(ws, InstanceBuilder::new("Model").with_name("Town"));
+            let g = e.with_dom(|d| {
+                d.root()
+                    .children()
+                    .iter()
+                    .copied()
+                    .find(|&c| d.get_by_ref(c).unwrap().name == "Gen")
+                    .unwrap()
+            });
+            let mut a = Attributes::new();
+            a.insert("K".into(), Variant::Float64(1.0));
+            e.insert(
+                if inside { town } else { ws },
+                InstanceBuilder::new("ProceduralModel")
+                    .with_property("Generator", Variant::Ref(g))
+                    .with_property("Attributes", Variant::Attributes(a)),
+            );
+        });
+        settle(&mut e);
+        cache.puts.load(Ordering::Relaxed)
+    };
+    let town = r#"
+local G = { Attributes = { K = 1 } }
+function G.OnGenerate(params, target)
+    local p = Instance.new("Part")
+    p.Name = "N" .. #workspace.Town:GetChildren()
+    p.Parent = target
+end
+return G
+"#;
+    assert_eq!(stores(town, 1, false), 1, "a Model beside the model: keyed");
+    assert_eq!(stores(town, 1, true), 0, "the Model holding the model");
+    let waits = r#"
+local G = { Attributes = { K = 1 } }
+function G.OnGenerate(params, target)
+    local tree = game:GetService("ReplicatedStorage").Tree:Clone()
+    task.wait()
+    tree.Parent = target
+end
+return G
+"#;
+    assert_eq!(stores(waits, 1, false), 0, "read, then waited for a frame");
+    let no_wait = waits.replace("task.wait()", "");
+    assert_eq!(stores(&no_wait, 1, false), 1, "the same without the wait");
+    let hidden = r#"
+local G = { Attributes = { K = 1 } }
+function G.OnGenerate(params, target)
+    game:GetService("ReplicatedStorage").Pick.Value:Clone().Parent = target
+end
+return G
+"#;
+    assert_eq!(stores(hidden, 1, false), 0, "the second of two namesakes");
+    assert_eq!(stores(hidden, 2, false), 0, "the same on a worker");
 }
 
 #[test]
@@ -1787,10 +1895,12 @@ return G
 }
 
 #[test]
-fn a_run_that_reads_settings_kept_in_the_scene_is_not_cached() {
+fn a_run_that_reads_settings_kept_in_the_scene_is_keyed_by_them() {
     // Settings kept as a Configuration's attributes (or a service's properties) are scene
-    // state, though a Configuration is only a path to what it holds: a hit after the
-    // setting changed gave parts of the old height.
+    // state, though a Configuration is only a path to what it holds: a hit keyed by the
+    // inputs alone after the setting changed gave parts of the old height. The run is keyed
+    // by the Configuration's own record (not its children): a new height is a miss, the
+    // old one again a hit.
     const SOURCE: &str = r#"
 local G = { Attributes = { K = 1 } }
 function G.OnGenerate(params, target)
@@ -1840,17 +1950,28 @@ return G
         }
         settle(&mut e);
         assert_eq!(heights(&e), [2.0, 2.0], "jobs {jobs}");
-        assert_eq!(
-            cache.puts.load(Ordering::Relaxed),
-            0,
-            "jobs {jobs}: nothing stored"
-        );
+        let puts = cache.puts.load(Ordering::Relaxed);
+        assert!(puts >= 2, "jobs {jobs}: stored");
+        let force = |e: &mut Engine| {
+            for m in e.models() {
+                e.force_generation(m);
+            }
+            settle(e)
+        };
         set_height(&mut e, 5.0);
-        for m in e.models() {
-            e.force_generation(m);
-        }
-        settle(&mut e);
+        assert_eq!(cached(&force(&mut e)), [false; 2], "jobs {jobs}");
         assert_eq!(heights(&e), [5.0, 5.0], "jobs {jobs}");
+        // A child of the Configuration is not what the run read.
+        let settings = e.with_dom(|d| {
+            d.descendants()
+                .find(|i| i.name == "Settings")
+                .unwrap()
+                .referent()
+        });
+        e.insert(settings, InstanceBuilder::new("Folder"));
+        set_height(&mut e, 2.0);
+        assert_eq!(cached(&force(&mut e)), [true; 2], "jobs {jobs}");
+        assert_eq!(heights(&e), [2.0, 2.0], "jobs {jobs}");
     }
 }
 

@@ -183,7 +183,7 @@ impl ModelLock {
         }
         for i in &self.inputs {
             match i.name.as_str() {
-                "size" | "generator" | "source" | "sandbox" | "carried" | "modules" => {
+                "size" | "generator" | "source" | "sandbox" | "carried" | "modules" | "reads" => {
                     if i.ty.is_some() || i.value.is_some() {
                         return Err(format!(
                             "input {}: has a type or value, which only attributes have",

@@ -5,6 +5,7 @@
 //! (handles as light userdata, the cell's pinned address).
 
 use crate::props::PropCache;
+use crate::reads::Note;
 use mlua::{Lua, Value};
 use rbx_dom_weak::Ustr;
 use rbx_dom_weak::{InstanceBuilder, WeakDom};
@@ -79,10 +80,14 @@ pub struct Ctx {
     /// A watched run wrote (Note) or tried to write (Defer) outside its container, or
     /// queried the scene.
     pub touched_outside: std::cell::Cell<bool>,
-    /// A watched run used an instance of the scene that is not its own (a template it
-    /// clones, a value it reads): its results depend on more than its inputs, so a result
+    /// A watched run read the scene in a way [`Ctx::reads`] cannot name (a spatial query's
+    /// kin, a tag lookup over the scene, terrain, an ancestor search, or any read of a run
+    /// stepped across frames): its results depend on more than its inputs, so a result
     /// cache must not keep them ([`Ctx::note_read`]). Never a reason to defer a run.
     pub read_outside: std::cell::Cell<bool>,
+    /// The reads of the running generation it can name (a template it clones, a value it
+    /// reads, a child it looks for): a result cache keys the run by what it saw there.
+    pub reads: RefCell<crate::reads::ReadNotes>,
     /// Parts some rigid joint (a JointInstance or WeldConstraint) named as its Part0 or Part1,
     /// a superset kept as scripts write those properties, and refilled from the scene's
     /// joints when `jointed_stale` says the DOM changed in ways the writes do not show (a
@@ -209,6 +214,7 @@ impl Ctx {
             watch_outside: procmodel_script::WatchOutside::Off,
             touched_outside: std::cell::Cell::new(false),
             read_outside: std::cell::Cell::new(false),
+            reads: Default::default(),
             jointed: Default::default(),
             joints: Default::default(),
             jointed_stale: std::cell::Cell::new(true),
@@ -293,6 +299,18 @@ impl Ctx {
             return;
         }
         if self.in_scene_cached(i.r) {
+            // Terrain keeps its voxels beside the DOM while scripts run.
+            let named = i.class != "Terrain" && self.reads.borrow_mut().note(Note::Tree(i.r));
+            if !named {
+                self.read_outside.set(true);
+            }
+        }
+    }
+
+    /// Notes a read it cannot name, or `note` ([`Ctx::reads`]).
+    fn note_named(&self, note: Option<Note>) {
+        let named = note.is_some_and(|n| self.reads.borrow_mut().note(n));
+        if !named {
             self.read_outside.set(true);
         }
     }
@@ -337,7 +355,7 @@ impl Ctx {
             return;
         }
         if self.in_scene_cached(i.r) {
-            self.read_outside.set(true);
+            self.note_named(Some(Note::Own(i.r)));
         }
     }
 
@@ -346,8 +364,9 @@ impl Ctx {
     /// run's own, finding nothing, or finding something other than a way to reach things
     /// ([`only_leads_elsewhere`]), is a fact about the scene the run may act on without ever
     /// using a handle — `if ReplicatedStorage:FindFirstChild("Tree") then … else … end` — so
-    /// it counts as a read ([`Ctx::read_outside`]).
-    pub fn note_lookup(&self, receiver: Ref, found: &[Ref]) {
+    /// it counts as a read: of the child looked for by name (`how`: [`Lookup::Child`]), of
+    /// the receiver's subtree, or one that cannot be named.
+    pub fn note_lookup(&self, receiver: Ref, found: &[Ref], how: Lookup<'_>) {
         if self.watch_outside == procmodel_script::WatchOutside::Off
             || self.read_outside.get()
             || self.own(receiver)
@@ -365,7 +384,20 @@ impl Ctx {
         if (found.is_empty() || !found.iter().all(leads_elsewhere))
             && self.in_scene_cached(receiver)
         {
-            self.read_outside.set(true);
+            self.note_named(match how {
+                Lookup::Child(name) => Some(Note::Child(receiver, name.to_owned())),
+                // The whole world, or the scene: no run is keyed by all of it.
+                Lookup::Subtree
+                    if self
+                        .dom
+                        .get_by_ref(receiver)
+                        .is_some_and(|i| matches!(i.class.as_str(), "DataModel" | "Workspace")) =>
+                {
+                    None
+                }
+                Lookup::Subtree => Some(Note::Tree(receiver)),
+                Lookup::Other => None,
+            });
         }
     }
 
@@ -410,8 +442,13 @@ impl Ctx {
     /// A lookup's answer from `receiver` as a Luau value (the handle of `found`, or nil),
     /// noted as a read of the scene ([`Ctx::note_lookup`]): what FindFirstChild and its kin,
     /// and WaitForChild, return.
-    pub fn push_found(&mut self, receiver: Ref, found: Option<Ref>) -> mlua::Result<Value> {
-        self.note_lookup(receiver, found.as_slice());
+    pub fn push_found(
+        &mut self,
+        receiver: Ref,
+        found: Option<Ref>,
+        how: Lookup<'_>,
+    ) -> mlua::Result<Value> {
+        self.note_lookup(receiver, found.as_slice(), how);
         match found {
             Some(r) => self.push(r),
             None => Ok(Value::Nil),
@@ -524,6 +561,7 @@ impl Ctx {
         self.handles.leave_run();
         self.run_container.set(Ref::none());
         self.run_module.set(Ref::none());
+        self.reads.get_mut().collect = false;
         self.keep_session_services();
     }
 
@@ -1090,6 +1128,17 @@ pub struct NewClass {
     pub class: Ustr,
     /// Modern Studio parts are 4×1×2 (the database keeps the legacy 4×1.2×2).
     pub size: Option<rbx_types::Vector3>,
+}
+
+/// What a lookup from an instance answers ([`Ctx::note_lookup`]).
+#[derive(Debug, Clone, Copy)]
+pub enum Lookup<'a> {
+    /// Its first child with this name (FindFirstChild, WaitForChild).
+    Child(&'a str),
+    /// Something of its subtree (its children, descendants, a class among them).
+    Subtree,
+    /// Something a read cannot name: one of its ancestors, the tags of the whole scene.
+    Other,
 }
 
 /// Whether using an instance of `class` tells a script nothing but where other instances are:

@@ -48,6 +48,11 @@ pub struct PendingRun {
     module: Ref,
     /// [`crate::context::Ctx::run_requires`] so far.
     reached: rustc_hash::FxHashSet<Ref>,
+    /// [`crate::context::Ctx::reads`] so far: named only for a run that finishes in the
+    /// frame it started in (between frames other code may change what it read).
+    reads: crate::reads::ReadNotes,
+    /// Whether its first frame ran.
+    started: bool,
 }
 
 /// Roblox's error for a module whose code returns no value or several.
@@ -177,6 +182,7 @@ impl Host {
             c.watch_outside = inputs.watch_outside;
             c.touched_outside.set(false);
             c.read_outside.set(false);
+            c.reads.get_mut().start(true);
             c.query_hidden.clone_from(&inputs.hidden);
             c.run_requires = Some(Default::default());
             c.failed_requires = None;
@@ -217,19 +223,28 @@ impl Host {
             generator.on_generate.clone(),
             MultiValue::from_iter([Value::Table(params), container_ud]),
         );
-        let (touched_outside, read_outside, created, requires) = match ctx(lua) {
+        let (touched_outside, read_outside, created, requires, reads) = match ctx(lua) {
             Ok(mut c) => {
                 c.leave_run();
                 let reached = c.run_requires.take().unwrap_or_default();
                 let requires = c.run_dependencies(generator.module, &reached);
+                // What it read, as it saw it: nothing but the run changed the scene since.
+                let crate::context::Ctx {
+                    reads, dom, read_outside, ..
+                } = &mut *c;
+                let reads = match read_outside.get() {
+                    true => None,
+                    false => reads.get_mut().settle(dom),
+                };
                 (
                     c.touched_outside.get(),
-                    c.read_outside.get(),
+                    reads.is_none(),
                     c.created,
                     requires,
+                    reads.unwrap_or_default(),
                 )
             }
-            Err(_) => (false, false, 0, Vec::new()),
+            Err(_) => (false, false, 0, Vec::new(), Vec::new()),
         };
         if touched_outside && inputs.watch_outside == procmodel_script::WatchOutside::Defer {
             // Whatever the script made of the refusal (it may have caught it), the run is
@@ -268,6 +283,7 @@ impl Host {
             touched_outside: touched_outside || read_outside,
             created,
             requires,
+            reads,
         })
     }
 
@@ -315,6 +331,8 @@ impl Host {
             escaped: false,
             module: generator.module,
             reached: Default::default(),
+            reads: Default::default(),
+            started: false,
         };
         if let Ok(mut c) = ctx(&self.lua) {
             c.failed_requires = None;
@@ -382,7 +400,15 @@ impl Host {
             c.csg_locked = !pending.allow_csg;
             c.watch_outside = pending.watch_outside;
             c.touched_outside.set(pending.touched_outside);
+            // A run going on in a later frame may have seen the scene change between its
+            // reads: what it read is not named.
+            if pending.started && !pending.reads.is_empty() {
+                pending.read_outside = true;
+            }
             c.read_outside.set(pending.read_outside);
+            let mut reads = std::mem::take(&mut pending.reads);
+            reads.collect = !pending.started;
+            *c.reads.get_mut() = reads;
             c.query_hidden.clone_from(&pending.hidden);
             c.handles.set_run(pending.stamp, pending.next_key);
             c.run_escaped.set(pending.escaped);
@@ -400,6 +426,8 @@ impl Host {
             pending.escaped = c.run_escaped.get();
             pending.next_key = c.handles.run_key();
             pending.reached = c.run_requires.take().unwrap_or_default();
+            pending.reads = std::mem::take(c.reads.get_mut());
+            pending.started = true;
             c.leave_run();
         }
         r
@@ -447,13 +475,20 @@ impl Host {
                     }
                 });
                 let requires = self.dependencies(pending);
+                let reads = match pending.read_outside {
+                    true => None,
+                    false => ctx(&self.lua)
+                        .ok()
+                        .and_then(|c| pending.reads.settle(&c.dom)),
+                };
                 Ok(RunState::Done(RunOutput {
                     container,
                     primary_part,
                     leaked_threads: leaked,
-                    touched_outside: pending.touched_outside || pending.read_outside,
+                    touched_outside: pending.touched_outside || reads.is_none(),
                     created: pending.created,
                     requires,
+                    reads: reads.unwrap_or_default(),
                 }))
             }
             Err(e) => {

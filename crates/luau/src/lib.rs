@@ -30,6 +30,7 @@ mod mesh_query;
 mod methods;
 mod props;
 mod query_index;
+mod reads;
 mod runtime;
 mod sched;
 mod services;

@@ -578,7 +578,7 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
                     .find(|&ch| c.dom.get_by_ref(ch).is_some_and(|x| x.name == name))
             })
             .or_else(|| crate::services::always_there(&mut c, &this, &name));
-        c.push_found(this.r, found)
+        c.push_found(this.r, found, crate::context::Lookup::Child(&name))
     })?;
     let warn = lua.create_function(|lua, (this, name): (Instance, String)| {
         let mut c = ctx(lua)?;

@@ -274,6 +274,21 @@ pub struct RunOutput {
     /// and, through each module's own requires when it loaded, what those required (the
     /// same list whichever VM ran it). The generator itself is not listed.
     pub requires: Vec<Ref>,
+    /// What the run read of the scene that it could name (a watched run only): each read
+    /// with the digest of what it saw, sorted by path. A read it could not name makes
+    /// `touched_outside` true instead.
+    pub reads: Vec<SceneRead>,
+}
+
+/// One read of the scene by a generator run: the instance at `path` (names from the
+/// DataModel, each step the first child with that name) — its whole subtree, or (`own`) its
+/// own record without children — and the digest of it when the run read it
+/// (`procmodel_dom::reads::read_digest`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SceneRead {
+    pub path: Vec<String>,
+    pub own: bool,
+    pub digest: [u8; 32],
 }
 
 /// A ChangeHistoryService request a script made (the engine maps them onto its undo).

@@ -1,7 +1,7 @@
 //! Methods of every Instance (Roblox names and semantics): tree queries, Clone/Destroy,
 //! attributes and tags, the property and attribute signals.
 
-use crate::context::{Ctx, Instance, ctx};
+use crate::context::{Ctx, Instance, Lookup, ctx};
 use crate::instance::{inst_mut, opt_instance, set_parent};
 use crate::methods::MethodTable;
 use mlua::{Lua, Value};
@@ -407,29 +407,34 @@ pub fn register(m: &mut MethodTable) {
     m.add_method("GetChildren", |lua, this, ()| {
         let mut c = ctx(lua)?;
         let refs = children(&c, this.r);
-        c.note_lookup(this.r, &refs);
+        c.note_lookup(this.r, &refs, Lookup::Subtree);
         push_list(lua, &mut c, &refs)
     });
     m.add_method("GetDescendants", |lua, this, ()| {
         let mut c = ctx(lua)?;
         let refs = descendants(&c, this.r);
-        c.note_lookup(this.r, &refs);
+        c.note_lookup(this.r, &refs, Lookup::Subtree);
         push_list(lua, &mut c, &refs)
     });
     m.add_method(
         "FindFirstChild",
         |lua, this, (name, recursive): (String, Option<bool>)| {
             let mut c = ctx(lua)?;
-            let found = find_child(&c, this.r, recursive.unwrap_or(false), |i| i.name == name)
+            let recursive = recursive.unwrap_or(false);
+            let found = find_child(&c, this.r, recursive, |i| i.name == name)
                 .or_else(|| crate::services::always_there(&mut c, this, &name));
-            c.push_found(this.r, found)
+            let how = match recursive {
+                true => Lookup::Subtree,
+                false => Lookup::Child(&name),
+            };
+            c.push_found(this.r, found, how)
         },
     );
     m.add_method("FindFirstChildOfClass", |lua, this, class: String| {
         let mut c = ctx(lua)?;
         let found = find_child(&c, this.r, false, |i| i.class == class.as_str())
             .or_else(|| crate::services::always_there(&mut c, this, &class));
-        c.push_found(this.r, found)
+        c.push_found(this.r, found, Lookup::Subtree)
     });
     m.add_method(
         "FindFirstChildWhichIsA",
@@ -440,29 +445,29 @@ pub fn register(m: &mut MethodTable) {
                 is_a(&i.class, &class)
             })
             .or_else(|| crate::services::always_there(&mut c, this, &class));
-            c.push_found(this.r, found)
+            c.push_found(this.r, found, Lookup::Subtree)
         },
     );
     m.add_method("FindFirstDescendant", |lua, this, name: String| {
         let mut c = ctx(lua)?;
         let found = find_child(&c, this.r, true, |i| i.name == name);
-        c.push_found(this.r, found)
+        c.push_found(this.r, found, Lookup::Subtree)
     });
     m.add_method("FindFirstAncestor", |lua, this, name: String| {
         let mut c = ctx(lua)?;
         let found = find_ancestor(&c, this.r, |i| i.name == name);
-        c.push_found(this.r, found)
+        c.push_found(this.r, found, Lookup::Other)
     });
     m.add_method("FindFirstAncestorOfClass", |lua, this, class: String| {
         let mut c = ctx(lua)?;
         let found = find_ancestor(&c, this.r, |i| i.class == class.as_str());
-        c.push_found(this.r, found)
+        c.push_found(this.r, found, Lookup::Other)
     });
     m.add_method("FindFirstAncestorWhichIsA", |lua, this, class: String| {
         class_arg(&class, "FindFirstAncestorWhichIsA")?;
         let mut c = ctx(lua)?;
         let found = find_ancestor(&c, this.r, |i| is_a(&i.class, &class));
-        c.push_found(this.r, found)
+        c.push_found(this.r, found, Lookup::Other)
     });
     // The Actor this instance is, or its nearest Actor ancestor.
     m.add_method("GetActor", |lua, this, ()| {

@@ -33,7 +33,7 @@ pub fn register(m: &mut MethodTable) {
             first = false;
             true
         });
-        c.note_lookup(this.r, &found);
+        c.note_lookup(this.r, &found, crate::context::Lookup::Subtree);
         push_list(lua, &mut c, &found)
     });
 }

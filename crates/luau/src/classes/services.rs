@@ -466,7 +466,7 @@ pub fn register(m: &mut MethodTable) {
             .map(|i| i.referent())
             .collect();
         // What the scene holds with a tag (or that nothing does) is a fact about it.
-        c.note_lookup(root, &found);
+        c.note_lookup(root, &found, crate::context::Lookup::Other);
         let t = lua.create_table_with_capacity(found.len(), 0)?;
         for (i, r) in found.into_iter().enumerate() {
             t.raw_set(i + 1, c.push(r)?)?;

@@ -1,0 +1,142 @@
+//! What a watched generator run read of the scene, noted as it happens and named at its end
+//! (`procmodel_script::SceneRead`), so a result cache can key the run by what it saw as well
+//! as by its inputs.
+//!
+//! Owns: the notes and turning them into paths and digests. Must never: decide what counts
+//! as a read (that is `Ctx::note_read` and its kin).
+
+use procmodel_dom::reads::{path_of, read_digest};
+use procmodel_script::SceneRead;
+use rbx_dom_weak::WeakDom;
+use rbx_types::Ref;
+use rustc_hash::FxHashSet;
+
+/// One read as it was noted.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Note {
+    /// An instance used (a template cloned, a value read, a folder listed): its subtree.
+    Tree(Ref),
+    /// A path's own state read (a service's property, a Folder's attribute).
+    Own(Ref),
+    /// A child looked for by name from an instance (`FindFirstChild(name)`,
+    /// `WaitForChild(name)`), found or not: the subtree of its first child so named.
+    Child(Ref, String),
+}
+
+/// Reads a run may name before the cache gives up on it (the notes of a run that walks a
+/// whole world of instances would cost more to check than the run).
+const MAX_READS: usize = 4096;
+
+/// Sibling comparisons naming the reads may cost ([`path_of`]).
+const PATH_BUDGET: usize = 1 << 20;
+
+/// A run's reads so far.
+#[derive(Debug, Default)]
+pub struct ReadNotes {
+    /// Whether reads are noted (a run from start to end on one VM, nothing else changing
+    /// the scene meanwhile); otherwise any read makes the run one that cannot be named.
+    pub collect: bool,
+    notes: Vec<Note>,
+    seen: FxHashSet<Note>,
+}
+
+impl ReadNotes {
+    /// Starts a run's notes; `collect` as [`ReadNotes::collect`].
+    pub fn start(&mut self, collect: bool) {
+        self.collect = collect;
+        self.notes.clear();
+        self.seen.clear();
+    }
+
+    /// Whether nothing was noted.
+    pub fn is_empty(&self) -> bool {
+        self.notes.is_empty()
+    }
+
+    /// Notes `note`; false when reads are not collected (the caller counts the run as one
+    /// whose reads cannot be named) or there are too many to name.
+    pub fn note(&mut self, note: Note) -> bool {
+        if !self.collect {
+            return false;
+        }
+        if self.seen.insert(note.clone()) {
+            self.notes.push(note);
+        }
+        self.notes.len() <= MAX_READS
+    }
+
+    /// The reads named, each with the digest of what `dom` holds there, sorted by path and
+    /// without those another read covers (a part of a template whose whole subtree is
+    /// read); None when one of them cannot be named (not in the scene, hidden by a
+    /// namesake earlier among its siblings, or too many). Empties the notes.
+    pub fn settle(&mut self, dom: &WeakDom) -> Option<Vec<SceneRead>> {
+        let notes = std::mem::take(&mut self.notes);
+        self.seen.clear();
+        if notes.len() > MAX_READS {
+            return None;
+        }
+        let trees: FxHashSet<Ref> = notes
+            .iter()
+            .filter_map(|n| match n {
+                Note::Tree(r) => Some(*r),
+                _ => None,
+            })
+            .collect();
+        // Whether a Tree read covers `r` (itself when `including`, else an ancestor).
+        let covered = |r: Ref, including: bool| {
+            let mut cur = if including {
+                r
+            } else {
+                dom.get_by_ref(r).map_or(Ref::none(), |i| i.parent())
+            };
+            while cur.is_some() {
+                if trees.contains(&cur) {
+                    return true;
+                }
+                cur = dom.get_by_ref(cur).map_or(Ref::none(), |i| i.parent());
+            }
+            false
+        };
+        let mut budget = PATH_BUDGET;
+        let mut reads = Vec::new();
+        for note in notes {
+            let read = match note {
+                Note::Tree(r) if covered(r, false) => continue,
+                Note::Own(r) if covered(r, true) => continue,
+                Note::Child(r, _) if covered(r, true) => continue,
+                Note::Tree(r) => {
+                    let path = path_of(dom, r, &mut budget)?;
+                    let digest = read_digest(dom, &path, false);
+                    SceneRead {
+                        path,
+                        own: false,
+                        digest,
+                    }
+                }
+                Note::Own(r) => {
+                    let path = path_of(dom, r, &mut budget)?;
+                    let digest = read_digest(dom, &path, true);
+                    SceneRead {
+                        path,
+                        own: true,
+                        digest,
+                    }
+                }
+                Note::Child(r, name) => {
+                    let mut path = path_of(dom, r, &mut budget)?;
+                    path.push(name);
+                    let digest = read_digest(dom, &path, false);
+                    SceneRead {
+                        path,
+                        own: false,
+                        digest,
+                    }
+                }
+            };
+            reads.push(read);
+        }
+        reads.sort();
+        reads.dedup();
+        Some(reads)
+    }
+}
