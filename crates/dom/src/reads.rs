@@ -145,12 +145,18 @@ mod tests {
     #[test]
     fn digests_follow_the_content_and_absence() {
         let (mut dom, first, _) = scene();
-        let path: Vec<String> = ["ReplicatedStorage", "Assets", "Tree"].map(String::from).into();
+        let path: Vec<String> = ["ReplicatedStorage", "Assets", "Tree"]
+            .map(String::from)
+            .into();
         let before = read_digest(&dom, &path, false);
         let own = read_digest(&dom, &path[..2], true);
         dom.insert(first, InstanceBuilder::new("Part"));
         assert_ne!(read_digest(&dom, &path, false), before);
-        assert_eq!(read_digest(&dom, &path[..2], true), own, "children are not the record");
+        assert_eq!(
+            read_digest(&dom, &path[..2], true),
+            own,
+            "children are not the record"
+        );
         let missing: Vec<String> = ["ReplicatedStorage", "Rocks"].map(String::from).into();
         assert_eq!(read_digest(&dom, &missing, false), absent_digest());
     }
@@ -163,7 +169,11 @@ mod tests {
             vec![String::new(), "x".to_owned()],
             vec!["Workspace".to_owned()],
         ] {
-            assert_eq!(decode_path(&encode_path(&path)), Some(path.clone()), "{path:?}");
+            assert_eq!(
+                decode_path(&encode_path(&path)),
+                Some(path.clone()),
+                "{path:?}"
+            );
         }
         assert_eq!(encode_path(&["a.b".to_owned()]), "game.a\\.b");
         for bad in ["", "a", "gamex", "game.a\\q", "game.a\\"] {

@@ -930,10 +930,7 @@ fn lookup_keys(
     let base = inputs.base_key(d, model);
     if recorded.is_some() {
         let inputs = inputs.with_reads(&crate::provenance::recorded_reads(d, model));
-        return (
-            base,
-            crate::provenance::keyed(&base, &inputs.deps_digest()),
-        );
+        return (base, crate::provenance::keyed(&base, &inputs.deps_digest()));
     }
     let record = cache
         .get_record(&crate::provenance::requires_key(&base))
@@ -944,7 +941,8 @@ fn lookup_keys(
             let mut inputs = inputs;
             if !names.is_empty() {
                 let generator = crate::apply::generator_of(d, model);
-                let modules = crate::provenance::named_modules_digest(d, generator, &names, sources);
+                let modules =
+                    crate::provenance::named_modules_digest(d, generator, &names, sources);
                 inputs.set_modules_digest(modules);
             }
             inputs.with_reads(&crate::provenance::reads_now(d, &reads))

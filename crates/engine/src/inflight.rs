@@ -61,8 +61,7 @@ impl Engine {
                     self.st().in_flight.insert(m, f);
                 }
                 Ok(procmodel_script::RunState::Done(out)) => {
-                    let produced =
-                        apply::Produced::of_run(out, std::mem::take(&mut f.defaults));
+                    let produced = apply::Produced::of_run(out, std::mem::take(&mut f.defaults));
                     reports.push(self.complete(m, &f.prepared, produced, f.started));
                 }
                 Err(e) => {

@@ -93,7 +93,11 @@ pub fn decode_reads(s: &str) -> Option<Vec<(Vec<String>, bool, String)>> {
                 "t" => false,
                 _ => return None,
             };
-            Some((procmodel_dom::reads::decode_path(path)?, own, digest.to_owned()))
+            Some((
+                procmodel_dom::reads::decode_path(path)?,
+                own,
+                digest.to_owned(),
+            ))
         })
         .collect()
 }
@@ -177,7 +181,10 @@ pub fn decode_record(s: &str) -> Option<(Vec<String>, Vec<(Vec<String>, bool)>)>
     };
     let names = decode_names(modules)?;
     let reads = match reads {
-        Some(r) => decode_reads(r)?.into_iter().map(|(p, o, _)| (p, o)).collect(),
+        Some(r) => decode_reads(r)?
+            .into_iter()
+            .map(|(p, o, _)| (p, o))
+            .collect(),
         None => Vec::new(),
     };
     Some((names, reads))
@@ -1001,7 +1008,10 @@ pub fn status(dom: &WeakDom, model: Ref) -> Status {
             reasons.splice(at..=at, detail);
         }
     }
-    if let Some(at) = reasons.iter().position(|r| r == "what it read of the scene") {
+    if let Some(at) = reasons
+        .iter()
+        .position(|r| r == "what it read of the scene")
+    {
         let detail = read_changes(dom, folder);
         if !detail.is_empty() {
             reasons.splice(at..=at, detail);

@@ -1572,6 +1572,30 @@ fn a_run_that_uses_the_scene_s_instances_is_keyed_by_what_it_saw() {
 }
 
 #[test]
+fn copies_a_run_clones_are_its_own_and_leave_other_results_kept() {
+    // `Clone` makes its copies with the DOM's referents, not the host's, so writes to them
+    // (a PivotTo, a tag) counted as writes to instances of the scene: each such run made
+    // the engine forget that the results it placed before were untouched, and a forced
+    // regeneration read and checked every other model's entry instead of keeping it.
+    for jobs in [1, 2] {
+        let cache = Arc::new(Mem::default());
+        let mut e = template_scene(Some(cache.clone()), jobs);
+        settle(&mut e);
+        assert_eq!(cache.puts.load(Ordering::Relaxed), 4, "jobs {jobs}");
+        let read = cache.hits.load(Ordering::Relaxed);
+        for m in e.models() {
+            e.force_generation(m);
+        }
+        assert_eq!(cached(&settle(&mut e)), [true; 4], "jobs {jobs}");
+        assert_eq!(
+            cache.hits.load(Ordering::Relaxed),
+            read,
+            "jobs {jobs}: kept in place, no entry read"
+        );
+    }
+}
+
+#[test]
 fn reads_that_cannot_be_keyed_stop_caching() {
     // What a run read is named by a path from the DataModel and keyed by its digest, except
     // where that cannot be trusted: a subtree holding the model itself (its results change

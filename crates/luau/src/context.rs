@@ -278,7 +278,7 @@ impl Ctx {
             return self.handles.get(h);
         }
         let (i, born) = self.handles.get_born(h)?;
-        if !born {
+        if !born && !self.handles.born_in_run(i.r) {
             self.note_read(i);
         }
         Some(i)
@@ -805,6 +805,12 @@ pub struct Handles {
     run_key: u32,
     /// …and of the next handle made outside runs.
     outside_key: u32,
+    /// Instances `Clone` made during run `cloned_run` (their Refs are the DOM's, not minted
+    /// here): the run's own as much as those it made with `Instance.new`. Forgotten when
+    /// another run clones (a run stepped beside it then counts writes to its copies as
+    /// writes to the scene's instances, which only costs checks).
+    cloned: FxHashSet<Ref>,
+    cloned_run: u32,
 }
 
 /// 32 bytes: the Ref as two words keeps the slot 8-aligned (a `Ref` is 16-aligned).
@@ -836,6 +842,8 @@ impl Default for Handles {
             next_run: 1,
             run_key: 1,
             outside_key: 1,
+            cloned: FxHashSet::default(),
+            cloned_run: 0,
         }
     }
 }
@@ -943,11 +951,36 @@ impl Handles {
     }
 
     /// Whether `r` was created by this VM during the run now executing (a Ref minted here
-    /// whose slot carries that run's stamp): no hashing, no walk.
+    /// whose slot carries that run's stamp: no hashing, no walk; or a copy the run's
+    /// `Clone` made).
     #[inline]
     pub fn born_in_run(&self, r: Ref) -> bool {
         let bits = ref_bits(r);
-        (bits >> 64) as u64 == self.tag && self.get_born(bits as u64).is_some_and(|(_, born)| born)
+        if (bits >> 64) as u64 == self.tag {
+            self.get_born(bits as u64).is_some_and(|(_, born)| born)
+        } else {
+            self.run != 0
+                && self.cloned_run == self.run
+                && !self.cloned.is_empty()
+                && self.cloned.contains(&r)
+        }
+    }
+
+    /// Whether a generator run is executing.
+    pub fn in_run(&self) -> bool {
+        self.run != 0
+    }
+
+    /// Notes instances the running generation's `Clone` made ([`Handles::born_in_run`]).
+    pub fn note_cloned(&mut self, copies: impl IntoIterator<Item = Ref>) {
+        if self.run == 0 {
+            return;
+        }
+        if self.cloned_run != self.run {
+            self.cloned.clear();
+            self.cloned_run = self.run;
+        }
+        self.cloned.extend(copies);
     }
 
     /// The live handle of `r`, if it has one.

@@ -230,7 +230,10 @@ impl Host {
                 let requires = c.run_dependencies(generator.module, &reached);
                 // What it read, as it saw it: nothing but the run changed the scene since.
                 let crate::context::Ctx {
-                    reads, dom, read_outside, ..
+                    reads,
+                    dom,
+                    read_outside,
+                    ..
                 } = &mut *c;
                 let reads = match read_outside.get() {
                     true => None,

@@ -517,6 +517,14 @@ pub fn register(m: &mut MethodTable) {
             .sum();
         c.charge_bytes(text)?;
         let copy = procmodel_dom::clone_archivable(&mut c.dom, this.r);
+        if c.handles.in_run() {
+            let mut copies = Vec::with_capacity(subtree.len());
+            procmodel_dom::preorder(&c.dom, &[copy], |r, _| {
+                copies.push(r);
+                true
+            });
+            c.handles.note_cloned(copies);
+        }
         crate::classes::image::cloned(&mut c, this.r, copy);
         if subtree.iter().any(|&r| {
             c.dom
