@@ -128,7 +128,7 @@ pub fn recorded_reads(dom: &WeakDom, model: Ref) -> Vec<SceneRead> {
 }
 
 /// The digest of the `reads` input.
-fn reads_digest(reads: &[SceneRead]) -> [u8; 32] {
+pub fn reads_digest(reads: &[SceneRead]) -> [u8; 32] {
     let mut h = blake3::Hasher::new();
     h.update(b"procmodel-reads\0");
     for r in reads {

@@ -1,7 +1,7 @@
 //! Lock entries from a scene whose models were just regenerated: the inputs as the engine's
 //! provenance digests them, shown values for attributes, and the results' content hash.
 
-use crate::lockfile::{InputLock, ModelLock, ModuleLock};
+use crate::lockfile::{InputLock, ModelLock, ModuleLock, ReadLock};
 use procmodel_dom::hash::{children_hash, to_hex};
 use procmodel_dom::keys::KEYS;
 use procmodel_engine::provenance::{self, Inputs};
@@ -79,6 +79,14 @@ pub fn model_lock(dom: &WeakDom, model: Ref, stored: bool) -> ModelLock {
             .map(|(name, d)| ModuleLock {
                 name,
                 digest: to_hex(&d),
+            })
+            .collect(),
+        reads: provenance::recorded_reads(dom, model)
+            .into_iter()
+            .map(|r| ReadLock {
+                path: procmodel_dom::reads::encode_path(&r.path),
+                own: r.own,
+                digest: to_hex(&r.digest),
             })
             .collect(),
     }

@@ -14,6 +14,9 @@ pub enum Finding {
     },
     /// A module the generator may require differs, appeared or disappeared.
     Module { name: String, what: String },
+    /// What the generation read of the scene differs there, or it read there only now or
+    /// only then.
+    Read { path: String, what: String },
     /// The regenerated results' content hash is not the locked one; `difference` is the
     /// first differing instance and property against the results saved in the scene, when
     /// the scene holds the locked results.
@@ -41,6 +44,7 @@ impl std::fmt::Display for Finding {
                 write!(f, "input {name} differs: locked {locked}, now {now}")
             }
             Finding::Module { name, what } => write!(f, "module {name} {what}"),
+            Finding::Read { path, what } => write!(f, "read {path} {what}"),
             Finding::Output {
                 locked,
                 now,
@@ -160,6 +164,30 @@ pub fn compare(locked: &ModelLock, now: &ModelLock) -> Vec<Finding> {
             out.push(Finding::Module {
                 name: n.name.clone(),
                 what: "is new".into(),
+            });
+        }
+    }
+    let same = |a: &crate::lockfile::ReadLock, b: &crate::lockfile::ReadLock| {
+        a.path == b.path && a.own == b.own
+    };
+    for l in &locked.reads {
+        match now.reads.iter().find(|n| same(l, n)) {
+            Some(n) if n.digest == l.digest => {}
+            Some(_) => out.push(Finding::Read {
+                path: l.path.clone(),
+                what: "holds something else".into(),
+            }),
+            None => out.push(Finding::Read {
+                path: l.path.clone(),
+                what: "is no longer read".into(),
+            }),
+        }
+    }
+    for n in &now.reads {
+        if !locked.reads.iter().any(|l| same(l, n)) {
+            out.push(Finding::Read {
+                path: n.path.clone(),
+                what: "is read now, not when locked".into(),
             });
         }
     }
@@ -298,5 +326,57 @@ mod tests {
             ]
         );
         assert!(texts(&one, &one.clone()).is_empty());
+    }
+
+    #[test]
+    fn a_read_that_holds_something_else_is_named() {
+        // A model whose results record that their run read a template in ReplicatedStorage:
+        // locked, then the template edited and locked again.
+        let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+        let root = dom.root_ref();
+        let storage = dom.insert(root, InstanceBuilder::new("ReplicatedStorage"));
+        let tree = dom.insert(storage, InstanceBuilder::new("Part").with_name("Tree"));
+        let generator = dom.insert(
+            root,
+            InstanceBuilder::new("ModuleScript")
+                .with_name("Forest")
+                .with_property("Source", "return {}"),
+        );
+        let model = dom.insert(
+            root,
+            InstanceBuilder::new("ProceduralModel")
+                .with_property("Generator", Variant::Ref(generator)),
+        );
+        let path = vec!["ReplicatedStorage".to_owned(), "Tree".to_owned()];
+        let read = procmodel_engine::provenance::SceneRead {
+            digest: procmodel_dom::reads::read_digest(&dom, &path, false),
+            path,
+            own: false,
+        };
+        let mut attrs = Attributes::new();
+        attrs.insert(
+            procmodel_engine::provenance::READS_ATTRIBUTE.into(),
+            Variant::String(procmodel_engine::provenance::encode_reads(&[read])),
+        );
+        dom.insert(
+            model,
+            InstanceBuilder::new("GeneratedFolder").with_property("Attributes", attrs),
+        );
+        let locked = crate::model_lock(&dom, model, false);
+        assert_eq!(locked.reads.len(), 1);
+        assert_eq!(locked.reads[0].path, "game.ReplicatedStorage.Tree");
+        locked.check().unwrap();
+        dom.get_by_ref_mut(tree)
+            .unwrap()
+            .properties
+            .insert("Transparency".into(), Variant::Float32(0.5));
+        let now = crate::model_lock(&dom, model, false);
+        let t = texts(&locked, &now);
+        assert_eq!(t.len(), 2, "{t:?}");
+        assert!(t[0].starts_with("input reads differs"), "{t:?}");
+        assert_eq!(
+            t[1],
+            "read game.ReplicatedStorage.Tree holds something else"
+        );
     }
 }

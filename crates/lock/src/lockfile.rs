@@ -91,6 +91,9 @@ pub struct ModelLock {
     /// The other ModuleScripts of the scene the generator may require.
     #[serde(default, rename = "module", skip_serializing_if = "Vec::is_empty")]
     pub modules: Vec<ModuleLock>,
+    /// What its generation read of the scene (the `reads` input), by path.
+    #[serde(default, rename = "read", skip_serializing_if = "Vec::is_empty")]
+    pub reads: Vec<ReadLock>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -106,6 +109,36 @@ pub struct InputLock {
     /// An attribute's value, as JSON of `rbx_types::Variant` (exact: floats round-trip).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
+}
+
+/// One read of the scene by a model's generation (`provenance::SceneRead`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReadLock {
+    /// The instance, as a script names it: `game.ReplicatedStorage.Assets.Tree`
+    /// (`procmodel_dom::reads::encode_path`).
+    pub path: String,
+    /// Only its own record (class, name, properties, attributes) was read, not its
+    /// children.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub own: bool,
+    /// BLAKE3 digest of what is there (`procmodel_dom::reads::read_digest`), hex.
+    pub digest: String,
+}
+
+impl ReadLock {
+    /// The read it stands for; Err names what is wrong.
+    pub fn read(&self) -> Result<procmodel_engine::provenance::SceneRead, String> {
+        let path = procmodel_dom::reads::decode_path(&self.path)
+            .ok_or_else(|| format!("read {}: not a path (game.Name.Name...)", self.path))?;
+        let digest = blake3::Hash::from_hex(&self.digest)
+            .map_err(|_| format!("read {}: digest is not 64 hex digits", self.path))?;
+        Ok(procmodel_engine::provenance::SceneRead {
+            path,
+            own: self.own,
+            digest: *digest.as_bytes(),
+        })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -255,6 +288,20 @@ impl ModelLock {
                     .to_owned(),
             );
         }
+        let reads = self
+            .reads
+            .iter()
+            .map(ReadLock::read)
+            .collect::<Result<Vec<_>, _>>()?;
+        let locked = self.inputs.iter().any(|i| i.name == "reads");
+        if locked != !reads.is_empty()
+            || locked && hex(&procmodel_engine::provenance::reads_digest(&reads)) != digest("reads")
+        {
+            return Err(
+                "input reads: the reads listed are not the ones its digest was made from: the lockfile was edited"
+                    .to_owned(),
+            );
+        }
         Ok(())
     }
 }
@@ -374,6 +421,15 @@ impl Lockfile {
                         md.name
                     )));
                 }
+            }
+            for r in &m.reads {
+                if !is_hex64(&r.digest) {
+                    return Err(bad(&format!(
+                        "read {}: digest is not 64 hex digits",
+                        r.path
+                    )));
+                }
+                r.read().map_err(|e| bad(&e))?;
             }
         }
         let expected = lock.seal().map_err(&err)?;
@@ -590,5 +646,56 @@ mod tests {
             e.contains("model Workspace.Stairs: cannot be locked: input attr.Seed"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn the_reads_listed_are_the_ones_the_reads_input_was_made_from() {
+        let read = |path: &str, own: bool, byte: u8| ReadLock {
+            path: path.into(),
+            own,
+            digest: hex(&[byte; 32]),
+        };
+        // A lock entry with two reads, its `reads` input made from them, sealed.
+        let with_reads = |reads: Vec<ReadLock>| {
+            let mut lock = sample();
+            let m = &mut lock.models[0];
+            let list: Vec<_> = reads.iter().map(|r| r.read().unwrap()).collect();
+            m.inputs.push(InputLock {
+                name: "reads".into(),
+                digest: hex(&procmodel_engine::provenance::reads_digest(&list)),
+                ty: None,
+                value: None,
+            });
+            m.reads = reads;
+            lock.checksum = lock.seal().unwrap();
+            lock
+        };
+        let lock = with_reads(vec![
+            read("game.ReplicatedStorage.Assets.Tree", false, 1),
+            read("game.ReplicatedStorage.Settings", true, 2),
+        ]);
+        let text = toml::to_string(&lock).unwrap();
+        assert!(text.contains("[[model.read]]"), "{text}");
+        let parsed = Lockfile::parse(&text, "x.lock").unwrap();
+        assert_eq!(parsed.models[0].reads, lock.models[0].reads);
+        // Edited with the checksum recomputed: another digest, a read left out, a bad path.
+        let reseal = |edit: &dyn Fn(&mut ModelLock)| {
+            let mut l = lock.clone();
+            edit(&mut l.models[0]);
+            l.checksum = l.seal().unwrap();
+            Lockfile::parse(&toml::to_string(&l).unwrap(), "x.lock")
+                .unwrap_err()
+                .to_string()
+        };
+        let e = reseal(&|m| m.reads[0].digest = hex(&[9; 32]));
+        assert!(e.contains("input reads: the reads listed"), "{e}");
+        let e = reseal(&|m| m.reads[1].own = false);
+        assert!(e.contains("input reads: the reads listed"), "{e}");
+        let e = reseal(&|m| m.reads.clear());
+        assert!(e.contains("input reads: the reads listed"), "{e}");
+        let e = reseal(&|m| m.reads[0].path = "ReplicatedStorage.Tree".into());
+        assert!(e.contains("read ReplicatedStorage.Tree: not a path"), "{e}");
+        let e = reseal(&|m| m.reads[0].digest = "zz".into());
+        assert!(e.contains("digest is not 64 hex digits"), "{e}");
     }
 }

@@ -274,7 +274,7 @@ impl Ctx {
     #[inline]
     pub fn instance(&self, v: &Value) -> Option<Instance> {
         let h = crate::ffi::handle_of(v)?;
-        if self.watch_outside == procmodel_script::WatchOutside::Off || self.read_outside.get() {
+        if !self.watching_reads() {
             return self.handles.get(h);
         }
         let (i, born) = self.handles.get_born(h)?;
@@ -282,6 +282,14 @@ impl Ctx {
             self.note_read(i);
         }
         Some(i)
+    }
+
+    /// Whether a generator runs whose reads of the scene are still to be noted: every run's
+    /// are, whatever watches its writes (a run's provenance records what it read, with a
+    /// result cache or without), until one cannot be named ([`Ctx::read_outside`]).
+    #[inline]
+    fn watching_reads(&self) -> bool {
+        self.run_container.get().is_some() && !self.read_outside.get()
     }
 
     /// Notes a watched run's use of an instance of the scene that is not its own
@@ -339,7 +347,7 @@ impl Ctx {
     /// finding the way, and a ProceduralModel's properties and attributes are inputs.
     #[inline]
     pub fn note_state_read(&self, i: Instance) {
-        if self.watch_outside == procmodel_script::WatchOutside::Off || self.read_outside.get() {
+        if !self.watching_reads() {
             return;
         }
         self.note_path_state_read(i);
@@ -367,11 +375,7 @@ impl Ctx {
     /// it counts as a read: of the child looked for by name (`how`: [`Lookup::Child`]), of
     /// the receiver's subtree, or one that cannot be named.
     pub fn note_lookup(&self, receiver: Ref, found: &[Ref], how: Lookup<'_>) {
-        if self.watch_outside == procmodel_script::WatchOutside::Off
-            || self.read_outside.get()
-            || self.own(receiver)
-            || self.carried(receiver)
-        {
+        if !self.watching_reads() || self.own(receiver) || self.carried(receiver) {
             return;
         }
         let leads_elsewhere = |r: &Ref| {
