@@ -69,6 +69,33 @@ pub fn read_digest(dom: &WeakDom, path: &[String], own: bool) -> [u8; 32] {
     }
 }
 
+/// [`read_digest`], and whether what it digested is steady: outside every GeneratedFolder
+/// and, for a subtree, holding no ProceduralModel — nothing applying results changes (their
+/// folders, a model's pivot, `Dirty` or filled-in attributes). Absence is not steady.
+pub fn read_digest_steady(dom: &WeakDom, path: &[String], own: bool) -> ([u8; 32], bool) {
+    let Some(r) = resolve(dom, path) else {
+        return (absent_digest(), false);
+    };
+    let generated = |class: &str| class == "GeneratedFolder" || class == "ProceduralModel";
+    let mut steady = true;
+    let mut cur = dom.get_by_ref(r).map_or(Ref::none(), |i| i.parent());
+    while let Some(i) = dom.get_by_ref(cur) {
+        steady &= i.class != "GeneratedFolder";
+        cur = i.parent();
+    }
+    if own {
+        let digest = record_digest(dom, r);
+        return (digest, steady);
+    }
+    if steady {
+        crate::preorder(dom, &[r], |_, i| {
+            steady &= !generated(i.class.as_str());
+            steady
+        });
+    }
+    (content_hash(dom, r), steady)
+}
+
 /// A path as one line of text, as a script would write it: `game`, then `.` and each name,
 /// with `\`, `.` and line breaks in a name escaped as `\\`, `\.` and `\n`
 /// ([`decode_path`] reads it back).
@@ -159,6 +186,35 @@ mod tests {
         );
         let missing: Vec<String> = ["ReplicatedStorage", "Rocks"].map(String::from).into();
         assert_eq!(read_digest(&dom, &missing, false), absent_digest());
+    }
+
+    #[test]
+    fn what_applying_results_can_change_is_not_steady() {
+        let (mut dom, _, _) = scene();
+        let root = dom.root_ref();
+        let tree: Vec<String> = ["ReplicatedStorage", "Assets", "Tree"]
+            .map(String::from)
+            .into();
+        assert!(read_digest_steady(&dom, &tree, false).1, "a template");
+        let town = dom.insert(root, InstanceBuilder::new("Model").with_name("Town"));
+        let model = dom.insert(town, InstanceBuilder::new("ProceduralModel").with_name("M"));
+        let folder = dom.insert(model, InstanceBuilder::new("GeneratedFolder"));
+        dom.insert(folder, InstanceBuilder::new("Part").with_name("P"));
+        let path = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        for (names, own) in [
+            (path(&["Town"]), false),
+            (path(&["Town", "M", "GeneratedFolder", "P"]), false),
+            (path(&["Town", "M", "GeneratedFolder", "P"]), true),
+            (path(&["Rocks"]), false),
+        ] {
+            let (digest, steady) = read_digest_steady(&dom, &names, own);
+            assert!(!steady, "{names:?}");
+            assert_eq!(digest, read_digest(&dom, &names, own), "{names:?}");
+        }
+        assert!(
+            read_digest_steady(&dom, &path(&["Town"]), true).1,
+            "the Model's own record"
+        );
     }
 
     #[test]

@@ -929,7 +929,7 @@ fn lookup_keys(
     let inputs = Inputs::after_defaults(d, model, &[], Modules::Named(named), sources);
     let base = inputs.base_key(d, model);
     if recorded.is_some() {
-        let inputs = inputs.with_reads(&crate::provenance::recorded_reads(d, model));
+        let inputs = inputs.with_reads(&crate::provenance::recorded_reads_with(d, model, sources));
         return (base, crate::provenance::keyed(&base, &inputs.deps_digest()));
     }
     let record = cache
@@ -945,7 +945,7 @@ fn lookup_keys(
                     crate::provenance::named_modules_digest(d, generator, &names, sources);
                 inputs.set_modules_digest(modules);
             }
-            inputs.with_reads(&crate::provenance::reads_now(d, &reads))
+            inputs.with_reads(&crate::provenance::reads_now(d, &reads, sources))
         }
         None => inputs,
     };

@@ -28,7 +28,12 @@ pub struct SourceDigests {
     /// Per generator module, what it carries (`provenance::carried_digest`, a content hash
     /// of its children), made under the stamp it names: once per step, not once per model.
     carried: Option<((u64, u64), HashMap<Ref, Option<[u8; 32]>>)>,
+    /// Per read of the scene (path, own record), the digest of what is there, made under the
+    /// stamp it names, for the reads nothing the engine does within a step can change.
+    reads: Option<((u64, u64), ReadDigests)>,
 }
+
+type ReadDigests = HashMap<(Vec<String>, bool), [u8; 32]>;
 
 impl SourceDigests {
     pub(crate) fn digest(&mut self, module: Ref, src: &str) -> blake3::Hash {
@@ -84,6 +89,30 @@ impl SourceDigests {
         }
         let (_, digests) = self.carried.as_mut()?;
         *digests.entry(module).or_insert_with(make)
+    }
+
+    /// The digest of what is at `path` (`own`: its own record), reused while the stamp is the
+    /// one it was made under when [`procmodel_dom::reads::read_digest_steady`] says nothing
+    /// the engine does within a step changes it; made every time otherwise.
+    pub(crate) fn read(&mut self, dom: &WeakDom, path: &[String], own: bool) -> [u8; 32] {
+        let Some(stamp) = self.stamp else {
+            return procmodel_dom::reads::read_digest(dom, path, own);
+        };
+        if self.reads.as_ref().is_none_or(|(made, _)| *made != stamp) {
+            self.reads = Some((stamp, HashMap::new()));
+        }
+        let Some((_, digests)) = self.reads.as_mut() else {
+            return procmodel_dom::reads::read_digest(dom, path, own);
+        };
+        let key = (path.to_vec(), own);
+        if let Some(d) = digests.get(&key) {
+            return *d;
+        }
+        let (digest, steady) = procmodel_dom::reads::read_digest_steady(dom, path, own);
+        if steady {
+            digests.insert(key, digest);
+        }
+        digest
     }
 
     /// The module list `walk` makes, reused while the stamp is the one it was made under.

@@ -103,12 +103,17 @@ pub fn decode_reads(s: &str) -> Option<Vec<(Vec<String>, bool, String)>> {
 }
 
 /// The reads `specs` name (path, own record), each with the digest of what `dom` holds
-/// there now.
-pub fn reads_now(dom: &WeakDom, specs: &[(Vec<String>, bool)]) -> Vec<SceneRead> {
+/// there now (through `sources`: the engine's, so a scene of many models reading one
+/// template hashes it once a step).
+pub(crate) fn reads_now(
+    dom: &WeakDom,
+    specs: &[(Vec<String>, bool)],
+    sources: &mut SourceDigests,
+) -> Vec<SceneRead> {
     specs
         .iter()
         .map(|(path, own)| SceneRead {
-            digest: procmodel_dom::reads::read_digest(dom, path, *own),
+            digest: sources.read(dom, path, *own),
             path: path.clone(),
             own: *own,
         })
@@ -119,12 +124,21 @@ pub fn reads_now(dom: &WeakDom, specs: &[(Vec<String>, bool)]) -> Vec<SceneRead>
 /// now; empty when they record no reads (or cannot be read: then the run's reads are not
 /// known and the `reads` input is left out, as for results made before reads were named).
 pub fn recorded_reads(dom: &WeakDom, model: Ref) -> Vec<SceneRead> {
+    recorded_reads_with(dom, model, &mut SourceDigests::default())
+}
+
+/// [`recorded_reads`] through the engine's `sources`.
+pub(crate) fn recorded_reads_with(
+    dom: &WeakDom,
+    model: Ref,
+    sources: &mut SourceDigests,
+) -> Vec<SceneRead> {
     let specs = results_folder(dom, model)
         .and_then(|f| string_attribute(dom, f, READS_ATTRIBUTE))
         .and_then(|s| decode_reads(&s))
         .unwrap_or_default();
     let specs: Vec<(Vec<String>, bool)> = specs.into_iter().map(|(p, o, _)| (p, o)).collect();
-    reads_now(dom, &specs)
+    reads_now(dom, &specs, sources)
 }
 
 /// The digest of the `reads` input.
@@ -371,8 +385,8 @@ impl Inputs {
     /// [`Inputs::of`], digesting each module's Source through `sources` (the engine's, so a
     /// scene of many models sharing modules hashes each Source once, not once per model).
     pub(crate) fn of_with(dom: &WeakDom, model: Ref, sources: &mut SourceDigests) -> Inputs {
-        Inputs::after_defaults(dom, model, &[], Modules::Recorded, sources)
-            .with_reads(&recorded_reads(dom, model))
+        let reads = recorded_reads_with(dom, model, sources);
+        Inputs::after_defaults(dom, model, &[], Modules::Recorded, sources).with_reads(&reads)
     }
 
     /// The inputs `model` will have once a run's results are applied: applying fills in

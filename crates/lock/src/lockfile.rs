@@ -294,7 +294,7 @@ impl ModelLock {
             .map(ReadLock::read)
             .collect::<Result<Vec<_>, _>>()?;
         let locked = self.inputs.iter().any(|i| i.name == "reads");
-        if locked != !reads.is_empty()
+        if locked == reads.is_empty()
             || locked && hex(&procmodel_engine::provenance::reads_digest(&reads)) != digest("reads")
         {
             return Err(
