@@ -141,8 +141,10 @@ pub(crate) fn recorded_reads_with(
     reads_now(dom, &specs, sources)
 }
 
-/// The digest of the `reads` input.
+/// The digest of the `reads` input. Nothing at a path is one fact, whether the run looked
+/// for a child there or found a folder there before.
 pub fn reads_digest(reads: &[SceneRead]) -> [u8; 32] {
+    let absent = procmodel_dom::reads::absent_digest();
     let mut h = blake3::Hasher::new();
     h.update(b"procmodel-reads\0");
     for r in reads {
@@ -151,7 +153,7 @@ pub fn reads_digest(reads: &[SceneRead]) -> [u8; 32] {
             h.update(&(name.len() as u64).to_le_bytes());
             h.update(name.as_bytes());
         }
-        h.update(&[u8::from(r.own)]);
+        h.update(&[u8::from(r.own && r.digest != absent)]);
         h.update(&r.digest);
     }
     *h.finalize().as_bytes()

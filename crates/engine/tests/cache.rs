@@ -1596,6 +1596,58 @@ fn copies_a_run_clones_are_its_own_and_leave_other_results_kept() {
 }
 
 #[test]
+fn a_folder_found_by_name_is_what_the_run_saw() {
+    // A Folder is only a path to what it holds, but finding one by name can be a flag the
+    // run branches on. Adding the flag gave a hit with the results made without it.
+    const SOURCE: &str = r#"
+local G = { Attributes = { K = 1 } }
+function G.OnGenerate(params, target)
+    local storage = game:GetService("ReplicatedStorage")
+    local p = Instance.new("Part")
+    p.Name = if storage:FindFirstChild("Winter") then "Snowy" else "Green"
+    p.Parent = target
+end
+return G
+"#;
+    let names = |e: &Engine| -> Vec<String> {
+        e.with_dom(|d| {
+            d.descendants()
+                .filter(|i| i.class == "Part" && procmodel_dom::in_scene(d, i.referent()))
+                .map(|i| i.name.to_string())
+                .collect()
+        })
+    };
+    for jobs in [1, 2] {
+        let cache = Arc::new(Mem::default());
+        let mut e = models_of(SOURCE, Some(cache.clone()), jobs, 2, |e, _| {
+            let root = e.with_dom(|d| d.root_ref());
+            e.insert(root, InstanceBuilder::new("ReplicatedStorage"));
+        });
+        settle(&mut e);
+        assert_eq!(names(&e), ["Green", "Green"], "jobs {jobs}");
+        assert_eq!(cache.puts.load(Ordering::Relaxed), 2, "jobs {jobs}: stored");
+        let storage = e.with_dom(|d| {
+            d.descendants()
+                .find(|i| i.class == "ReplicatedStorage")
+                .unwrap()
+                .referent()
+        });
+        let force = |e: &mut Engine| {
+            for m in e.models() {
+                e.force_generation(m);
+            }
+            settle(e)
+        };
+        let winter = e.insert(storage, InstanceBuilder::new("Folder").with_name("Winter"));
+        assert_eq!(cached(&force(&mut e)), [false; 2], "jobs {jobs}");
+        assert_eq!(names(&e), ["Snowy", "Snowy"], "jobs {jobs}");
+        e.with_dom_mut(|d| d.destroy(winter));
+        assert_eq!(cached(&force(&mut e)), [true; 2], "jobs {jobs}");
+        assert_eq!(names(&e), ["Green", "Green"], "jobs {jobs}");
+    }
+}
+
+#[test]
 fn reads_that_cannot_be_keyed_stop_caching() {
     // What a run read is named by a path from the DataModel and keyed by its digest, except
     // where that cannot be trusted: a subtree holding the model itself (its results change

@@ -402,6 +402,17 @@ impl Ctx {
                 Lookup::Subtree => Some(Note::Tree(receiver)),
                 Lookup::Other => None,
             });
+        } else if let (Lookup::Child(_), [f]) = (how, found)
+            && self
+                .dom
+                .get_by_ref(*f)
+                .is_some_and(|i| matches!(i.class.as_str(), "Folder" | "Configuration"))
+            && !self.own(*f)
+            && self.in_scene_cached(*f)
+        {
+            // A folder found by name may be a flag (`if storage:FindFirstChild("Winter")`):
+            // that it is there, as what, is what the run saw.
+            self.note_named(Some(Note::Own(*f)));
         }
     }
 
