@@ -274,11 +274,8 @@ impl Ctx {
     #[inline]
     pub fn instance(&self, v: &Value) -> Option<Instance> {
         let h = crate::ffi::handle_of(v)?;
-        if !self.watching_reads() {
-            return self.handles.get(h);
-        }
         let (i, born) = self.handles.get_born(h)?;
-        if !born && !self.handles.born_in_run(i.r) {
+        if !born && self.watching_reads() && !self.handles.born_in_run(i.r) {
             self.note_read(i);
         }
         Some(i)
@@ -836,7 +833,8 @@ struct Slot {
     class: Option<Ustr>,
     /// The key of the slot's current (or, while free, last) handle.
     key: u32,
-    /// The run that created the instance ([`Handles::run`] then; it fits in the padding).
+    /// The run that created the instance with a Ref minted here ([`Handles::run`] then; 0
+    /// for a handle to an instance made elsewhere; it fits in the padding).
     born: u32,
 }
 
@@ -882,8 +880,9 @@ impl Handles {
     }
 
     /// A slot holding `r` and `class` — a free one whose last key is below the new handle's
-    /// (the lowest such slot), else a new one; returns the handle.
-    fn occupy(&mut self, r: u128, class: Ustr) -> u64 {
+    /// (the lowest such slot), else a new one; returns the handle. `born`: the run that
+    /// created the instance (0: none, or not with a Ref minted here).
+    fn occupy(&mut self, r: u128, class: Ustr, born: u32) -> u64 {
         let key = self.next_key();
         let reused = match self.free.peek() {
             Some(&std::cmp::Reverse((last, slot))) if last < key => {
@@ -908,7 +907,7 @@ impl Handles {
         s.r = split(r);
         s.class = Some(class);
         s.key = key;
-        s.born = self.run;
+        s.born = born;
         self.live += 1;
         (slot as u64 + 1) << 32 | key as u64
     }
@@ -921,7 +920,7 @@ impl Handles {
 
     /// A handle for an instance whose Ref was not minted here.
     fn make(&mut self, inst: Instance) -> u64 {
-        let h = self.occupy(ref_bits(inst.r), inst.class);
+        let h = self.occupy(ref_bits(inst.r), inst.class, 0);
         self.ids.insert(inst.r, h);
         h
     }
@@ -929,7 +928,7 @@ impl Handles {
     /// A handle and the Ref minted from it, for a new instance of `class`.
     fn mint(&mut self, class: Ustr) -> (u64, Ref) {
         // The slot is taken first: the Ref depends on the handle.
-        let h = self.occupy(0, class);
+        let h = self.occupy(0, class, self.run);
         let r = (self.tag as u128) << 64 | h as u128;
         if let Some((slot, _)) = Self::parts(h) {
             self.slots[slot].r = split(r);
@@ -1020,11 +1019,11 @@ impl Handles {
         if s.key != key {
             return None;
         }
-        let r = join(s.r);
-        let born = self.run != 0 && (r >> 64) as u64 == self.tag && s.born == self.run;
+        // Only minted Refs' slots carry a run (`occupy`).
+        let born = self.run != 0 && s.born == self.run;
         Some((
             Instance {
-                r: Ref::some(r),
+                r: Ref::some(join(s.r)),
                 class: s.class?,
             },
             born,
