@@ -100,40 +100,19 @@ impl ReadNotes {
         let mut budget = PATH_BUDGET;
         let mut reads = Vec::new();
         for note in notes {
-            let read = match note {
+            let (path, own) = match note {
                 Note::Tree(r) if covered(r, false) => continue,
-                Note::Own(r) if covered(r, true) => continue,
-                Note::Child(r, _) if covered(r, true) => continue,
-                Note::Tree(r) => {
-                    let path = path_of(dom, r, &mut budget)?;
-                    let digest = read_digest(dom, &path, false);
-                    SceneRead {
-                        path,
-                        own: false,
-                        digest,
-                    }
-                }
-                Note::Own(r) => {
-                    let path = path_of(dom, r, &mut budget)?;
-                    let digest = read_digest(dom, &path, true);
-                    SceneRead {
-                        path,
-                        own: true,
-                        digest,
-                    }
-                }
+                Note::Own(r) | Note::Child(r, _) if covered(r, true) => continue,
+                Note::Tree(r) => (path_of(dom, r, &mut budget)?, false),
+                Note::Own(r) => (path_of(dom, r, &mut budget)?, true),
                 Note::Child(r, name) => {
                     let mut path = path_of(dom, r, &mut budget)?;
                     path.push(name);
-                    let digest = read_digest(dom, &path, false);
-                    SceneRead {
-                        path,
-                        own: false,
-                        digest,
-                    }
+                    (path, false)
                 }
             };
-            reads.push(read);
+            let digest = read_digest(dom, &path, own);
+            reads.push(SceneRead { path, own, digest });
         }
         reads.sort();
         reads.dedup();
