@@ -1617,10 +1617,7 @@ fn copies_a_run_clones_are_its_own_and_leave_other_results_kept() {
         settle(&mut e);
         assert_eq!(cache.puts.load(Ordering::Relaxed), 4, "jobs {jobs}");
         let read = cache.hits.load(Ordering::Relaxed);
-        for m in e.models() {
-            e.force_generation(m);
-        }
-        assert_eq!(cached(&settle(&mut e)), [true; 4], "jobs {jobs}");
+        assert_eq!(cached(&regenerate_all(&mut e)), [true; 4], "jobs {jobs}");
         assert_eq!(
             cache.hits.load(Ordering::Relaxed),
             read,
