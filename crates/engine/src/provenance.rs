@@ -1024,6 +1024,11 @@ pub fn status(dom: &WeakDom, model: Ref) -> Status {
             reasons.splice(at..=at, detail);
         }
     }
+    let reads_damaged =
+        string_attribute(dom, folder, READS_ATTRIBUTE).is_some_and(|s| decode_reads(&s).is_none());
+    if reads_damaged && let Some(at) = reasons.iter().position(|r| r.starts_with("what it read")) {
+        reasons[at] = format!("{READS_ATTRIBUTE} is damaged");
+    }
     if let Some(at) = reasons
         .iter()
         .position(|r| r == "what it read of the scene")

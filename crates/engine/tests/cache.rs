@@ -1600,6 +1600,18 @@ fn a_run_that_uses_the_scene_s_instances_is_keyed_by_what_it_saw() {
                 "game.ReplicatedStorage.Assets.Tree (read, now missing)".into()
             ])
         );
+        // A damaged record of the reads is named as such.
+        e.with_dom_mut(|d| {
+            let folder = procmodel_engine::provenance::results(d, models[0]).unwrap();
+            let f = d.get_by_ref_mut(folder).unwrap();
+            if let Some(Variant::Attributes(a)) = f.properties.get_mut(&"Attributes".into()) {
+                a.insert("ProcmodelReads".into(), Variant::String("zz t game".into()));
+            }
+        });
+        assert_eq!(
+            e.with_dom(|d| status(d, models[0])),
+            Status::Stale(vec!["ProcmodelReads is damaged".into()])
+        );
         saved.push(e.with_dom(|d| procmodel_dom::hash::content_hash(d, d.root_ref())));
     }
     assert_eq!(saved[0], saved[1], "jobs 1 and 2 give the same scene");
