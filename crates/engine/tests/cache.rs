@@ -3,7 +3,7 @@
 //! provenance a run records names every input that changed since.
 
 use procmodel_engine::provenance::{Status, status};
-use procmodel_engine::{Engine, EngineConfig, ResultCache};
+use procmodel_engine::{Engine, EngineConfig, MemoryCache, ResultCache};
 use rbx_dom_weak::InstanceBuilder;
 use rbx_types::{Attributes, Ref, Variant, Vector3};
 use std::collections::BTreeMap;
@@ -1673,6 +1673,100 @@ return G
         e.with_dom_mut(|d| d.destroy(winter));
         assert_eq!(cached(&regenerate_all(&mut e)), [true; 2], "jobs {jobs}");
         assert_eq!(part_names(&e), ["Green", "Green"], "jobs {jobs}");
+    }
+}
+
+#[test]
+fn what_a_module_read_when_it_loaded_keys_the_runs_that_use_it() {
+    // A generator (or a module it requires) that reads a setting at its top level keeps the
+    // value in the module, read once when it loaded, outside any run: those reads were not
+    // noted, so another process with another setting was served the results made with the
+    // old one.
+    const SOURCE: &str = r#"
+local Settings = game:GetService("ReplicatedStorage"):WaitForChild("Settings")
+local HEIGHT = Settings:GetAttribute("Height")
+local Shapes = require(game:GetService("ReplicatedStorage").Shapes)
+local G = { Attributes = { K = 1 } }
+function G.OnGenerate(params, target)
+    local p = Instance.new("Part")
+    p.Size = Vector3.new(Shapes.width, HEIGHT, 1)
+    p.Parent = target
+end
+return G
+"#;
+    const SHAPES: &str = r#"
+local t = game:GetService("ReplicatedStorage"):WaitForChild("Width")
+return { width = t.Value }
+"#;
+    let sizes = |e: &Engine| -> Vec<(f32, f32)> {
+        e.with_dom(|d| {
+            d.descendants()
+                .filter(|i| i.class == "Part" && procmodel_dom::in_scene(d, i.referent()))
+                .map(|i| {
+                    let s = procmodel_dom::part_size(i);
+                    (s.x, s.y)
+                })
+                .collect()
+        })
+    };
+    // A new engine (another process) over a scene whose settings are `height`, `width`.
+    let engine = |cache: &Arc<MemoryCache>, jobs: usize, height: f64, width: f64| {
+        let mut e = models_of(SOURCE, Some(cache.clone()), jobs, 2, |e, _| {
+            let root = e.with_dom(|d| d.root_ref());
+            let storage = e.insert(root, InstanceBuilder::new("ReplicatedStorage"));
+            let mut a = Attributes::new();
+            a.insert("Height".into(), Variant::Float64(height));
+            e.insert(
+                storage,
+                InstanceBuilder::new("Configuration")
+                    .with_name("Settings")
+                    .with_property("Attributes", Variant::Attributes(a)),
+            );
+            e.insert(
+                storage,
+                InstanceBuilder::new("NumberValue")
+                    .with_name("Width")
+                    .with_property("Value", Variant::Float64(width)),
+            );
+            e.insert(
+                storage,
+                InstanceBuilder::new("ModuleScript")
+                    .with_name("Shapes")
+                    .with_property("Source", Variant::String(SHAPES.into())),
+            );
+        });
+        let reports = settle(&mut e);
+        (e, cached(&reports))
+    };
+    for jobs in [1, 2] {
+        // A cache that keeps records too (which modules and reads to look up with).
+        let cache = Arc::new(MemoryCache::default());
+        let (e, hits) = engine(&cache, jobs, 2.0, 3.0);
+        assert_eq!((sizes(&e), hits), (vec![(3.0, 2.0); 2], vec![false; 2]));
+        let (e, hits) = engine(&cache, jobs, 2.0, 3.0);
+        assert_eq!(
+            (sizes(&e), hits),
+            (vec![(3.0, 2.0); 2], vec![true; 2]),
+            "jobs {jobs}"
+        );
+        let (e, hits) = engine(&cache, jobs, 5.0, 3.0);
+        assert_eq!(
+            (sizes(&e), hits),
+            (vec![(3.0, 5.0); 2], vec![false; 2]),
+            "jobs {jobs}"
+        );
+        let (e, hits) = engine(&cache, jobs, 5.0, 4.0);
+        assert_eq!(
+            (sizes(&e), hits),
+            (vec![(4.0, 5.0); 2], vec![false; 2]),
+            "jobs {jobs}"
+        );
+        let (e, hits) = engine(&cache, jobs, 2.0, 3.0);
+        assert_eq!(
+            (sizes(&e), hits),
+            (vec![(3.0, 2.0); 2], vec![true; 2]),
+            "jobs {jobs}"
+        );
     }
 }
 

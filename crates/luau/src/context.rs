@@ -88,6 +88,11 @@ pub struct Ctx {
     /// The reads of the running generation it can name (a template it clones, a value it
     /// reads, a child it looks for): a result cache keys the run by what it saw there.
     pub reads: RefCell<crate::reads::ReadNotes>,
+    /// What modules' code read of the scene while it loaded (a module's value, made once,
+    /// stands for what it saw then): a generation that requires the module depends on it.
+    pub loads: RefCell<crate::reads::LoadReads>,
+    /// Whether a module's code is loading now ([`Ctx::loads`]).
+    pub loading: std::cell::Cell<bool>,
     /// Parts some rigid joint (a JointInstance or WeldConstraint) named as its Part0 or Part1,
     /// a superset kept as scripts write those properties, and refilled from the scene's
     /// joints when `jointed_stale` says the DOM changed in ways the writes do not show (a
@@ -215,6 +220,8 @@ impl Ctx {
             touched_outside: std::cell::Cell::new(false),
             read_outside: std::cell::Cell::new(false),
             reads: Default::default(),
+            loads: Default::default(),
+            loading: std::cell::Cell::new(false),
             jointed: Default::default(),
             joints: Default::default(),
             jointed_stale: std::cell::Cell::new(true),
@@ -286,7 +293,7 @@ impl Ctx {
     /// result cache or without), until one cannot be named ([`Ctx::read_outside`]).
     #[inline]
     fn watching_reads(&self) -> bool {
-        self.run_container.get().is_some() && !self.read_outside.get()
+        (self.run_container.get().is_some() && !self.read_outside.get()) || self.loading.get()
     }
 
     /// Notes a watched run's use of an instance of the scene that is not its own
@@ -305,18 +312,21 @@ impl Ctx {
         }
         if self.in_scene_cached(i.r) {
             // Terrain keeps its voxels beside the DOM while scripts run.
-            let named = i.class != "Terrain" && self.reads.borrow_mut().note(Note::Tree(i.r));
-            if !named {
-                self.read_outside.set(true);
-            }
+            self.note_named((i.class != "Terrain").then_some(Note::Tree(i.r)));
         }
     }
 
-    /// Notes a read it cannot name, or `note` ([`Ctx::reads`]).
+    /// Notes `note` (None: a read it cannot name) for the module loading now, if any
+    /// ([`Ctx::loads`]), and for the running generation ([`Ctx::reads`]).
     fn note_named(&self, note: Option<Note>) {
-        let named = note.is_some_and(|n| self.reads.borrow_mut().note(n));
-        if !named {
-            self.read_outside.set(true);
+        if self.loading.get() {
+            self.loads.borrow_mut().note(note.clone());
+        }
+        if self.run_container.get().is_some() && !self.read_outside.get() {
+            let named = note.is_some_and(|n| self.reads.borrow_mut().note(n));
+            if !named {
+                self.read_outside.set(true);
+            }
         }
     }
 

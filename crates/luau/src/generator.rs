@@ -233,12 +233,16 @@ impl Host {
                     reads,
                     dom,
                     read_outside,
+                    loads,
                     ..
                 } = &mut *c;
                 let reads = match read_outside.get() {
                     true => None,
                     false => reads.get_mut().settle(dom),
                 };
+                // And what its modules read when they loaded.
+                let modules = std::iter::once(generator.module).chain(requires.iter().copied());
+                let reads = reads.and_then(|r| loads.get_mut().with_modules(r, modules));
                 (
                     c.touched_outside.get(),
                     reads.is_none(),
@@ -480,9 +484,12 @@ impl Host {
                 let requires = self.dependencies(pending);
                 let reads = match pending.read_outside {
                     true => None,
-                    false => ctx(&self.lua)
-                        .ok()
-                        .and_then(|c| pending.reads.settle(&c.dom)),
+                    false => ctx(&self.lua).ok().and_then(|c| {
+                        let reads = pending.reads.settle(&c.dom)?;
+                        let modules =
+                            std::iter::once(pending.module).chain(requires.iter().copied());
+                        c.loads.borrow().with_modules(reads, modules)
+                    }),
                 };
                 Ok(RunState::Done(RunOutput {
                     container,

@@ -453,11 +453,16 @@ fn mark_loading(lua: &Lua, (what, on): (Value, bool)) -> mlua::Result<()> {
     let count = c.loading_modules.entry(module.r).or_default();
     if on {
         *count += 1;
+        c.loads.get_mut().start(module.r);
+        c.loading.set(true);
     } else {
         *count = count.saturating_sub(1);
         if *count == 0 {
             c.loading_modules.remove(&module.r);
         }
+        let crate::context::Ctx { loads, dom, .. } = &mut *c;
+        let still = loads.get_mut().end(module.r, dom);
+        c.loading.set(still);
     }
     Ok(())
 }

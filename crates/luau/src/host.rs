@@ -409,8 +409,9 @@ impl Host {
     /// (possibly edited) Source again.
     pub fn invalidate_module(&self, module: Ref) -> mlua::Result<()> {
         if let Ok(mut c) = ctx(&self.lua) {
-            // Its new code may require other modules when it loads.
+            // Its new code may require other modules, and read other things, when it loads.
             c.load_requires.remove(&module);
+            c.loads.get_mut().forget(module);
         }
         let results: Table = self.lua.named_registry_value("procmodel.require_results")?;
         // Every require of a module (by instance or by string) caches under its instance.

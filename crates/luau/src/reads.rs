@@ -9,7 +9,7 @@ use procmodel_dom::reads::{path_of, read_digest};
 use procmodel_script::SceneRead;
 use rbx_dom_weak::WeakDom;
 use rbx_types::Ref;
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// One read as it was noted.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -116,6 +116,78 @@ impl ReadNotes {
         }
         reads.sort();
         reads.dedup();
+        Some(reads)
+    }
+}
+
+/// What modules' code read of the scene while it loaded. A module's value is made once and
+/// kept, so every generation that requires it depends on what its code saw then, with the
+/// digests of then (a later change of what it read does not change the value until the
+/// module loads again).
+#[derive(Debug, Default)]
+pub struct LoadReads {
+    /// Modules loading now, innermost last: the reads their code made, and whether one could
+    /// not be named.
+    stack: Vec<(Ref, ReadNotes, bool)>,
+    /// What each module's code read when it last loaded; None: something it could not name.
+    done: FxHashMap<Ref, Option<Vec<SceneRead>>>,
+}
+
+impl LoadReads {
+    /// `module`'s code starts loading.
+    pub fn start(&mut self, module: Ref) {
+        let mut notes = ReadNotes::default();
+        notes.start(true);
+        self.stack.push((module, notes, false));
+    }
+
+    /// Notes a read by the module loading innermost (None: one it cannot name).
+    pub fn note(&mut self, note: Option<Note>) {
+        if let Some((_, notes, unnamed)) = self.stack.last_mut()
+            && !note.is_some_and(|n| notes.note(n))
+        {
+            *unnamed = true;
+        }
+    }
+
+    /// `module`'s code ended loading (or failed): what it read is named with what `dom`
+    /// holds there now. Returns whether another module is still loading.
+    pub fn end(&mut self, module: Ref, dom: &WeakDom) -> bool {
+        if let Some(at) = self.stack.iter().rposition(|(m, ..)| *m == module) {
+            let (_, mut notes, unnamed) = self.stack.remove(at);
+            let reads = if unnamed { None } else { notes.settle(dom) };
+            self.done.insert(module, reads);
+        }
+        !self.stack.is_empty()
+    }
+
+    /// Forgets what `module` read (its code is to load again).
+    pub fn forget(&mut self, module: Ref) {
+        self.done.remove(&module);
+    }
+
+    /// `reads` with what `modules` read when they loaded, sorted, each once; None when one
+    /// of them read something it could not name.
+    pub fn with_modules(
+        &self,
+        mut reads: Vec<SceneRead>,
+        modules: impl IntoIterator<Item = Ref>,
+    ) -> Option<Vec<SceneRead>> {
+        let mut added = false;
+        for m in modules {
+            match self.done.get(&m) {
+                Some(None) => return None,
+                Some(Some(list)) if !list.is_empty() => {
+                    reads.extend(list.iter().cloned());
+                    added = true;
+                }
+                _ => {}
+            }
+        }
+        if added {
+            reads.sort();
+            reads.dedup();
+        }
         Some(reads)
     }
 }
