@@ -41,8 +41,9 @@ use rbx_types::{Ref, Variant};
 /// `Archivable` is false are not cloned, saved or hashed; a part's `Size` is kept within
 /// 0.001–2048 studs; ContentId properties are stored as the Content files keep. 4: the
 /// `modules` input covers the modules a run required (`ProcmodelModules`), not every
-/// ModuleScript of the scene.
-pub const EPOCH: u32 = 4;
+/// ModuleScript of the scene. 5: what a run read of the scene, its modules' code included
+/// while it loaded, is the `reads` input (`ProcmodelReads`).
+pub const EPOCH: u32 = 5;
 
 /// The version of the result cache's entry format (`cache.rs`), part of every cache key:
 /// entries written in another format are never looked up, so never misread.
