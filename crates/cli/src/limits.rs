@@ -1,6 +1,6 @@
 //! The limits every command that runs Luau shares (`--timeout`, `--max-run-time`,
-//! `--max-wait`, `--max-instances`, `--max-output-mb`, `--max-terrain-mb`), flattened into each subcommand's
-//! arguments.
+//! `--max-wait`, `--max-instances`, `--max-output-mb`, `--max-terrain-mb`, `--max-memory-mb`),
+//! flattened into each subcommand's arguments.
 
 use procmodel_luau::HostConfig;
 use std::time::Duration;
@@ -30,6 +30,10 @@ pub struct Limits {
     /// params.Terrain): voxels are outside the Luau heap's limit.
     #[arg(long = "max-terrain-mb", value_name = "MB", default_value = "4096", allow_hyphen_values = true, value_parser = crate::flags::megabytes)]
     pub max_terrain_bytes: u64,
+    /// Most megabytes the Luau heap of one VM may hold (tables, strings, closures): a run
+    /// that needs more fails with "not enough memory".
+    #[arg(long = "max-memory-mb", value_name = "MB", default_value = "1024", allow_hyphen_values = true, value_parser = crate::flags::megabytes)]
+    pub max_memory_bytes: u64,
 }
 
 impl Limits {
@@ -48,5 +52,6 @@ impl Limits {
         host.max_output_bytes = Some(usize::try_from(self.max_output_bytes).unwrap_or(usize::MAX));
         host.max_terrain_bytes =
             Some(usize::try_from(self.max_terrain_bytes).unwrap_or(usize::MAX));
+        host.memory_limit = usize::try_from(self.max_memory_bytes).unwrap_or(usize::MAX);
     }
 }

@@ -244,10 +244,39 @@ fn r10_9_limit_flags_reach_the_generator() {
         .unwrap();
     assert!(!out.status.success());
     assert!(text(&out).contains("Wait limit"), "{}", text(&out));
+    // About 100 MB of strings in a table: within the default heap limit, over 64 MB.
+    let hungry = tmp("Hungry.luau");
+    std::fs::write(
+        &hungry,
+        r#"return { OnGenerate = function(params, target)
+            local t = {}
+            for i = 1, 100 do t[i] = string.rep(tostring(i), 1000000 // #tostring(i)) end
+            local v = Instance.new("IntValue"); v.Value = #t; v.Parent = target
+        end }"#,
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        bin()
+            .args(["generate", hungry.to_str().unwrap(), "--no-cache", "-o"])
+            .arg(tmp("hungry.rbxm"))
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = run(&["--max-memory-mb", "64"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out).contains("memory limit (64 MiB, --max-memory-mb)"),
+        "{}",
+        text(&out)
+    );
     for bad in [
         ["--max-wait", "inf"],
         ["--max-instances", "-3"],
         ["--max-output-mb", "nan"],
+        ["--max-memory-mb", "0"],
     ] {
         let out = bin()
             .args(["generate", waiting.to_str().unwrap(), "-o"])

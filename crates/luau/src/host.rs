@@ -97,7 +97,7 @@ impl Host {
             }
             if limit > 0 && lua.used_memory() > limit {
                 return Err(mlua::Error::runtime(format!(
-                    "{MEMORY_MESSAGE} ({} MiB)",
+                    "{MEMORY_MESSAGE} ({} MiB, --max-memory-mb)",
                     limit >> 20
                 )));
             }
