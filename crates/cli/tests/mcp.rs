@@ -409,6 +409,42 @@ fn r15_8_requests_before_initialize_are_refused_not_fatal() {
     c.close();
 }
 
+/// An initialize request rmcp cannot take (no protocolVersion, capabilities or clientInfo)
+/// is answered with invalid params and does not start the session: a request after it is
+/// still "not initialized", and a proper initialize then works. A client that leaves before
+/// initializing gets every answer and the server ends cleanly.
+#[test]
+fn a_malformed_initialize_is_refused_and_the_session_can_still_start() {
+    let dir = root("bad-init");
+    let mut c = Client::start(&dir, None);
+    let r = c.request("initialize", json!({}));
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("protocolVersion"),
+        "{r}"
+    );
+    let r = c.request("tools/list", json!({}));
+    assert_eq!(r["error"]["code"], -32002, "{r}");
+    let init = c.initialize();
+    assert_eq!(init["result"]["serverInfo"]["name"], "procmodel", "{init}");
+    let tools = c.request("tools/list", json!({}));
+    assert!(tools["result"]["tools"].is_array(), "{tools}");
+    c.close();
+
+    // Leaving before a session starts: the answers arrive and the exit is clean.
+    let mut c = Client::start(&dir, None);
+    c.send(&json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize" }));
+    c.send(&json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" }));
+    assert_eq!(c.answer(&json!(1))["error"]["code"], -32602);
+    assert_eq!(c.answer(&json!(2))["error"]["code"], -32002);
+    c.close();
+    let c = Client::start(&dir, None);
+    c.close();
+}
+
 /// The same session twice gives the same bytes.
 #[test]
 fn r15_8_same_inputs_same_bytes() {

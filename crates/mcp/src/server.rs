@@ -97,16 +97,21 @@ pub fn run(session: Session) -> Result<(), crate::Error> {
     runtime.block_on(async move {
         let (wire, reader, writer) =
             crate::wire::Wire::new(tokio::io::stdin(), tokio::io::stdout());
-        let service = handler
-            .serve((reader, writer))
-            .await
-            .map_err(|e| crate::Error::Transport(e.to_string()))?;
-        service
-            .waiting()
-            .await
-            .map_err(|e| crate::Error::Transport(e.to_string()))?;
+        let outcome = match handler.serve((reader, writer)).await {
+            Ok(service) => service
+                .waiting()
+                .await
+                .map(drop)
+                .map_err(|e| crate::Error::Transport(e.to_string())),
+            // The client went away before a session started (a probe, or a client that
+            // gave up after an error): the server ends as it does after a session.
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => Ok(()),
+            Err(e) => Err(crate::Error::Transport(e.to_string())),
+        };
+        // Every answer written so far reaches the client, however the session ended.
         wire.finish()
             .await
-            .map_err(|e| crate::Error::Transport(e.to_string()))
+            .map_err(|e| crate::Error::Transport(e.to_string()))?;
+        outcome
     })
 }

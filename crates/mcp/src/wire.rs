@@ -8,7 +8,7 @@
 //! messages and these errors are written to stdout whole lines at a time, never interleaved.
 //! This module never interprets a valid message (that is rmcp's and the handler's).
 
-use rmcp::model::ClientJsonRpcMessage;
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::mpsc;
@@ -36,7 +36,23 @@ pub(crate) fn before_initialize(line: &str) -> Verdict {
         return Verdict::Drop;
     };
     match (value.get("method").and_then(Value::as_str), value.get("id")) {
-        (Some("initialize"), Some(_)) => Verdict::Pass,
+        // Only an initialize request rmcp can take starts the session: rmcp answers a
+        // malformed one with an error and waits for another, which this wire must do too
+        // (the requests after it still get "not initialized").
+        (Some("initialize"), Some(id)) => match serde_json::from_value(value.clone()) {
+            Ok(ClientJsonRpcMessage::Request(r))
+                if matches!(r.request, ClientRequest::InitializeRequest(_)) =>
+            {
+                Verdict::Pass
+            }
+            _ => Verdict::Reply(error(
+                id.clone(),
+                -32602,
+                "Invalid params for initialize: it needs \"protocolVersion\" (a string), \
+                 \"capabilities\" and \"clientInfo\" (name and version)"
+                    .into(),
+            )),
+        },
         (Some(m), Some(id)) => Verdict::Reply(error(
             id.clone(),
             -32002,
@@ -328,9 +344,20 @@ mod tests {
     #[test]
     fn before_the_session_only_initialize_passes() {
         assert_eq!(
-            before_initialize(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#),
+            before_initialize(
+                r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#
+            ),
             Verdict::Pass
         );
+        // One rmcp would refuse does not start the session.
+        for params in [r#","params":{}"#, "", r#","params":{"protocolVersion":5}"#] {
+            let line = format!(r#"{{"jsonrpc":"2.0","id":0,"method":"initialize"{params}}}"#);
+            assert_eq!(
+                code(&before_initialize(&line)),
+                (-32602, json!(0)),
+                "{line}"
+            );
+        }
         assert_eq!(
             code(&before_initialize(
                 r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#
