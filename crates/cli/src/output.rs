@@ -252,6 +252,26 @@ pub fn distinct_outputs(outputs: &[(&str, &Path)]) -> Result<()> {
     Ok(())
 }
 
+/// Refuses an output whose folder does not exist, before any work: a long generation or
+/// bake would otherwise run to the end and then fail to write.
+pub fn folder_exists(output: &Path) -> Result<()> {
+    let Some(folder) = output.parent().filter(|f| !f.as_os_str().is_empty()) else {
+        return Ok(());
+    };
+    match std::fs::metadata(folder) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => bail!(
+            "cannot write {}: {} is a file, not a folder",
+            output.display(),
+            folder.display()
+        ),
+        Err(_) => bail!(
+            "cannot write {}: the folder it goes in does not exist (create it first)",
+            output.display()
+        ),
+    }
+}
+
 /// Refuses an output that names one of the command's inputs: `what` says which input
 /// (`"the generator"`, `"the scene"`), so nothing a command reads is replaced by what it writes.
 pub fn not_an_input(output: &Path, inputs: &[(&str, &Path)]) -> Result<()> {

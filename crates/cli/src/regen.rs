@@ -57,6 +57,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
             out.display()
         );
     }
+    if let Some(out) = &out {
+        crate::output::folder_exists(out)?;
+    }
     // The files the scene comes from, when something must never be written over them.
     let sources = if is_project || args.write_generated.is_some() {
         project::source_files(&args.scene)?

@@ -41,6 +41,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .as_deref()
         .map(output::Format::from_path)
         .transpose()?;
+    if let Some(save) = &args.save {
+        output::folder_exists(save)?;
+    }
     let mut config = EngineConfig::default();
     args.limits.apply(&mut config.host);
     config.host.echo_output = true;

@@ -254,6 +254,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .iter()
         .map(|p| kind(p))
         .collect::<Result<Vec<_>>>()?;
+    for p in &args.output {
+        output::folder_exists(p)?;
+    }
     let tile_kinds = match &args.tiles {
         Some(_) => {
             if args.snap.is_some() {

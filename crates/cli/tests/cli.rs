@@ -571,23 +571,37 @@ fn an_unreadable_generator_names_the_cause_once() {
     }
 }
 
-/// An output that cannot be written is one error naming the file once, whatever the format.
+/// An output that cannot be written is one error naming the file once, whatever the format:
+/// one in a missing folder (refused before generating), and one where a folder is in the
+/// way (refused when the written file is renamed into place, leaving nothing behind).
 #[test]
 fn an_unwritable_output_is_named_once() {
     let stairs = examples().join("SpiralStaircase.luau");
     let missing = tmp("no-such-folder");
+    let blocked = tmp("blocked-outputs");
+    let _ = std::fs::remove_dir_all(&blocked);
     for ext in ["rbxm", "rbxmx", "glb", "obj"] {
-        let out = missing.join(format!("stairs.{ext}"));
-        let o = generate(&[stairs.to_str().unwrap(), "-o", out.to_str().unwrap()]);
-        assert!(!o.status.success(), "{ext}");
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(err.contains("cannot write"), "{ext}: {err}");
-        // The file that failed (the `.obj`'s `.mtl` is written first), named once.
-        assert_eq!(
-            err.matches(missing.to_str().unwrap()).count(),
-            1,
-            "{ext}: {err}"
-        );
+        let in_the_way = blocked.join(format!("stairs.{ext}"));
+        std::fs::create_dir_all(in_the_way.join("inside")).unwrap();
+        for out in [missing.join(format!("stairs.{ext}")), in_the_way] {
+            let o = generate(&[stairs.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+            assert!(!o.status.success(), "{ext}");
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(err.contains("cannot write"), "{ext}: {err}");
+            // The file that failed, named once.
+            assert_eq!(
+                err.matches(out.to_str().unwrap()).count(),
+                1,
+                "{ext}: {err}"
+            );
+        }
+        // Only the folders in the way: no file (a sidecar, a temporary) is left.
+        let left: Vec<_> = std::fs::read_dir(&blocked)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| !p.is_dir())
+            .collect();
+        assert!(left.is_empty(), "{ext}: left behind: {left:?}");
     }
 }
 

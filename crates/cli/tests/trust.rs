@@ -306,3 +306,71 @@ fn r10_2_generate_ends_a_generator_that_pauses_forever() {
     assert!(!out.status.success());
     assert!(text(&out).contains("Run time limit"), "{}", text(&out));
 }
+
+/// An output in a folder that does not exist is refused before any work, naming the folder:
+/// the generator does not run (its print never appears), and no command writes anything.
+#[test]
+fn an_output_in_a_missing_folder_is_refused_before_the_work() {
+    let generator = tmp("Announces.luau");
+    std::fs::write(
+        &generator,
+        r#"return { Attributes = {}, OnGenerate = function(params, target)
+            print("the generator ran")
+            Instance.new("Part").Parent = target
+        end }"#,
+    )
+    .unwrap();
+    let script = tmp("announce-script.luau");
+    std::fs::write(&script, "print(\"the script ran\")").unwrap();
+    let place = tmp("announce-place.rbxlx");
+    let out = bin()
+        .args(["generate", generator.to_str().unwrap(), "--no-cache", "-o"])
+        .arg(&place)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let missing = tmp("no-such-folder").join("deeper");
+    let _ = std::fs::remove_dir_all(tmp("no-such-folder"));
+    let file_as_folder = generator.join("x.rbxm");
+    let world = tmp("announce-world.toml");
+    std::fs::write(&world, "size = [64, 64]\n").unwrap();
+    let g = generator.to_str().unwrap();
+    let p = place.to_str().unwrap();
+    let cases: Vec<(Vec<&str>, PathBuf)> = vec![
+        (
+            vec!["generate", g, "--no-cache", "-o"],
+            missing.join("a.rbxm"),
+        ),
+        (
+            vec!["generate", g, "--no-cache", "-o"],
+            file_as_folder.clone(),
+        ),
+        (
+            vec!["regen", p, "--force", "--no-cache", "-o"],
+            missing.join("b.rbxl"),
+        ),
+        (vec!["export", p, "-o"], missing.join("c.glb")),
+        (
+            vec!["run", script.to_str().unwrap(), "--save"],
+            missing.join("d.rbxl"),
+        ),
+        (vec!["lock", g, "-o"], missing.join("procmodel.lock")),
+        (vec!["pack", g, "-o"], missing.join("e.rbxm")),
+        (
+            vec!["terrain", world.to_str().unwrap(), "-o"],
+            missing.join("f.png"),
+        ),
+    ];
+    for (args, output) in cases {
+        let out = bin().args(&args).arg(&output).output().unwrap();
+        let t = text(&out);
+        assert!(!out.status.success(), "{args:?}: {t}");
+        assert!(
+            t.contains(&format!("cannot write {}", output.display()))
+                && (t.contains("does not exist") || t.contains("not a folder")),
+            "{args:?}: {t}"
+        );
+        assert!(!t.contains(" ran"), "{args:?}: the work ran first: {t}");
+        assert!(!output.exists());
+    }
+}
