@@ -84,11 +84,9 @@ impl SourceDigests {
         let Some(stamp) = self.stamp else {
             return make();
         };
-        if self.carried.as_ref().is_none_or(|(made, _)| *made != stamp) {
-            self.carried = Some((stamp, HashMap::new()));
-        }
-        let (_, digests) = self.carried.as_mut()?;
-        *digests.entry(module).or_insert_with(make)
+        *under_stamp(&mut self.carried, stamp)
+            .entry(module)
+            .or_insert_with(make)
     }
 
     /// The digest of what is at `path` (`own`: its own record), reused while the stamp is the
@@ -98,12 +96,7 @@ impl SourceDigests {
         let Some(stamp) = self.stamp else {
             return procmodel_dom::reads::read_digest(dom, path, own);
         };
-        if self.reads.as_ref().is_none_or(|(made, _)| *made != stamp) {
-            self.reads = Some((stamp, HashMap::new()));
-        }
-        let Some((_, digests)) = self.reads.as_mut() else {
-            return procmodel_dom::reads::read_digest(dom, path, own);
-        };
+        let digests = under_stamp(&mut self.reads, stamp);
         let key = (path.to_vec(), own);
         if let Some(d) = digests.get(&key) {
             return *d;
@@ -134,6 +127,18 @@ impl SourceDigests {
         }
         list
     }
+}
+
+/// The map `slot` holds when it was made under `stamp`; else a new, empty one made under it
+/// (what was made under another stamp may be stale).
+fn under_stamp<K, V>(
+    slot: &mut Option<((u64, u64), HashMap<K, V>)>,
+    stamp: (u64, u64),
+) -> &mut HashMap<K, V> {
+    if slot.as_ref().is_some_and(|(made, _)| *made != stamp) {
+        *slot = None;
+    }
+    &mut slot.get_or_insert_with(|| (stamp, HashMap::new())).1
 }
 
 /// The bytes a fingerprint hashes, gathered first and hashed once: BLAKE3 over the whole gives
