@@ -765,7 +765,7 @@ pub fn changes(now: &Inputs, recorded: &Recorded) -> Vec<String> {
         "size" => "Size".to_owned(),
         "source" => "Source".to_owned(),
         "carried" => "what the generator module holds".to_owned(),
-        "reads" => "what it read of the scene".to_owned(),
+        "reads" => READS_REASON.to_owned(),
         n => match n.strip_prefix("attr.") {
             Some(a) => format!("attribute {a}"),
             None => n.to_owned(),
@@ -939,13 +939,12 @@ fn module_changes(dom: &WeakDom, model: Ref, folder: Ref) -> Vec<String> {
     out
 }
 
-/// Which of the reads `folder` records (`ProcmodelReads`) now hold something else, for
-/// people: `game.ReplicatedStorage.Assets.Tree (read)`, `... (read, now missing)`.
-fn read_changes(dom: &WeakDom, folder: Ref) -> Vec<String> {
-    let recorded = string_attribute(dom, folder, READS_ATTRIBUTE)
-        .as_deref()
-        .and_then(decode_reads)
-        .unwrap_or_default();
+/// How [`changes`] names the `reads` input, which `status` details with [`read_changes`].
+const READS_REASON: &str = "what it read of the scene";
+
+/// Which of the reads a folder records (`ProcmodelReads`, decoded) now hold something else,
+/// for people: `game.ReplicatedStorage.Assets.Tree (read)`, `... (read, now missing)`.
+fn read_changes(dom: &WeakDom, recorded: Vec<(Vec<String>, bool, String)>) -> Vec<String> {
     let mut out = Vec::new();
     for (path, own, digest) in recorded {
         let now = procmodel_dom::reads::read_digest(dom, &path, own);
@@ -1025,18 +1024,17 @@ pub fn status(dom: &WeakDom, model: Ref) -> Status {
             reasons.splice(at..=at, detail);
         }
     }
-    let reads_damaged =
-        string_attribute(dom, folder, READS_ATTRIBUTE).is_some_and(|s| decode_reads(&s).is_none());
-    if reads_damaged && let Some(at) = reasons.iter().position(|r| r.starts_with("what it read")) {
-        reasons[at] = format!("{READS_ATTRIBUTE} is damaged");
-    }
-    if let Some(at) = reasons
-        .iter()
-        .position(|r| r == "what it read of the scene")
-    {
-        let detail = read_changes(dom, folder);
-        if !detail.is_empty() {
-            reasons.splice(at..=at, detail);
+    // The reason, or the same with "(removed)" when no reads could be decoded.
+    if let Some(at) = reasons.iter().position(|r| r.starts_with(READS_REASON)) {
+        match string_attribute(dom, folder, READS_ATTRIBUTE).map(|s| decode_reads(&s)) {
+            Some(None) => reasons[at] = format!("{READS_ATTRIBUTE} is damaged"),
+            recorded if reasons[at] == READS_REASON => {
+                let detail = read_changes(dom, recorded.flatten().unwrap_or_default());
+                if !detail.is_empty() {
+                    reasons.splice(at..=at, detail);
+                }
+            }
+            _ => {}
         }
     }
     if crate::apply::dirty_flag(dom, model) {
