@@ -236,13 +236,15 @@ impl Host {
                     loads,
                     ..
                 } = &mut *c;
+                // And what its modules read when they loaded.
                 let reads = match read_outside.get() {
                     true => None,
-                    false => reads.get_mut().settle(dom),
+                    false => {
+                        loads
+                            .get_mut()
+                            .of_run(reads.get_mut(), dom, generator.module, &requires)
+                    }
                 };
-                // And what its modules read when they loaded.
-                let modules = std::iter::once(generator.module).chain(requires.iter().copied());
-                let reads = reads.and_then(|r| loads.get_mut().with_modules(r, modules));
                 (
                     c.touched_outside.get(),
                     reads.is_none(),
@@ -485,10 +487,12 @@ impl Host {
                 let reads = match pending.read_outside {
                     true => None,
                     false => ctx(&self.lua).ok().and_then(|c| {
-                        let reads = pending.reads.settle(&c.dom)?;
-                        let modules =
-                            std::iter::once(pending.module).chain(requires.iter().copied());
-                        c.loads.borrow().with_modules(reads, modules)
+                        c.loads.borrow().of_run(
+                            &mut pending.reads,
+                            &c.dom,
+                            pending.module,
+                            &requires,
+                        )
                     }),
                 };
                 Ok(RunState::Done(RunOutput {

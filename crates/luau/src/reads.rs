@@ -166,9 +166,26 @@ impl LoadReads {
         self.done.remove(&module);
     }
 
+    /// What a run read: its `notes`, named with what `dom` holds there, and what its
+    /// generator `module` and the modules it `requires` read when they loaded; None when
+    /// one of them cannot be named.
+    pub fn of_run(
+        &self,
+        notes: &mut ReadNotes,
+        dom: &WeakDom,
+        module: Ref,
+        requires: &[Ref],
+    ) -> Option<Vec<SceneRead>> {
+        let reads = notes.settle(dom)?;
+        self.with_modules(
+            reads,
+            std::iter::once(module).chain(requires.iter().copied()),
+        )
+    }
+
     /// `reads` with what `modules` read when they loaded, sorted, each once; None when one
     /// of them read something it could not name.
-    pub fn with_modules(
+    fn with_modules(
         &self,
         mut reads: Vec<SceneRead>,
         modules: impl IntoIterator<Item = Ref>,
