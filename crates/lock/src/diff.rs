@@ -109,6 +109,33 @@ fn written_differs(lm: &ModelLock, l: &InputLock, nm: &ModelLock, n: &InputLock)
     }
 }
 
+/// What differs between two lists of digested entries (modules, reads), `same` matching
+/// them: each locked entry whose match now has another digest (`words[0]`) or that has
+/// none (`words[1]`), then each entry only the new list has (`words[2]`), in list order.
+fn entry_changes<T>(
+    locked: &[T],
+    now: &[T],
+    same: impl Fn(&T, &T) -> bool,
+    digest: impl Fn(&T) -> &String,
+    words: [&str; 3],
+    finding: impl Fn(&T, &str) -> Finding,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for l in locked {
+        match now.iter().find(|n| same(l, n)) {
+            Some(n) if digest(n) == digest(l) => {}
+            Some(_) => out.push(finding(l, words[0])),
+            None => out.push(finding(l, words[1])),
+        }
+    }
+    for n in now {
+        if !locked.iter().any(|l| same(l, n)) {
+            out.push(finding(n, words[2]));
+        }
+    }
+    out
+}
+
 /// Inputs and modules of `now` that differ from `locked` (results are compared by the
 /// caller, who can find the first differing instance). An input differs when its digest
 /// does or when the values written for it do; the finding shows the two values, and when
@@ -146,51 +173,32 @@ pub fn compare(locked: &ModelLock, now: &ModelLock) -> Vec<Finding> {
             });
         }
     }
-    for l in &locked.modules {
-        match now.modules.iter().find(|n| n.name == l.name) {
-            Some(n) if n.digest == l.digest => {}
-            Some(_) => out.push(Finding::Module {
-                name: l.name.clone(),
-                what: "changed (Source or sandbox)".into(),
-            }),
-            None => out.push(Finding::Module {
-                name: l.name.clone(),
-                what: "is gone".into(),
-            }),
-        }
-    }
-    for n in &now.modules {
-        if !locked.modules.iter().any(|l| l.name == n.name) {
-            out.push(Finding::Module {
-                name: n.name.clone(),
-                what: "is new".into(),
-            });
-        }
-    }
-    let same = |a: &crate::lockfile::ReadLock, b: &crate::lockfile::ReadLock| {
-        a.path == b.path && a.own == b.own
-    };
-    for l in &locked.reads {
-        match now.reads.iter().find(|n| same(l, n)) {
-            Some(n) if n.digest == l.digest => {}
-            Some(_) => out.push(Finding::Read {
-                path: l.path.clone(),
-                what: "holds something else".into(),
-            }),
-            None => out.push(Finding::Read {
-                path: l.path.clone(),
-                what: "is no longer read".into(),
-            }),
-        }
-    }
-    for n in &now.reads {
-        if !locked.reads.iter().any(|l| same(l, n)) {
-            out.push(Finding::Read {
-                path: n.path.clone(),
-                what: "is read now, not when locked".into(),
-            });
-        }
-    }
+    out.extend(entry_changes(
+        &locked.modules,
+        &now.modules,
+        |a, b| a.name == b.name,
+        |m| &m.digest,
+        ["changed (Source or sandbox)", "is gone", "is new"],
+        |m, what| Finding::Module {
+            name: m.name.clone(),
+            what: what.into(),
+        },
+    ));
+    out.extend(entry_changes(
+        &locked.reads,
+        &now.reads,
+        |a, b| a.path == b.path && a.own == b.own,
+        |r| &r.digest,
+        [
+            "holds something else",
+            "is no longer read",
+            "is read now, not when locked",
+        ],
+        |r, what| Finding::Read {
+            path: r.path.clone(),
+            what: what.into(),
+        },
+    ));
     out
 }
 
