@@ -24,7 +24,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<ExitCode> {
     let format = Format::from_path(&args.output)?;
-    crate::output::folder_exists(&args.output)?;
+    crate::output::destination(&args.output)?;
     if !matches!(format, Format::Glb | Format::Gltf | Format::Obj) {
         bail!(
             "{}: export writes .glb, .gltf or .obj",

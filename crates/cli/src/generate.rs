@@ -237,7 +237,7 @@ fn as_place(built: &mut Built) -> Result<Ref> {
 
 pub fn run(args: Args) -> Result<ExitCode> {
     let format = output::Format::from_path(&args.output)?;
-    output::folder_exists(&args.output)?;
+    output::destination(&args.output)?;
     let mut built = build(&args)?;
     let has_terrain = terrain_in(&built.dom);
     let is_place = matches!(format, output::Format::Rbxl | output::Format::Rbxlx);

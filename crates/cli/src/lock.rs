@@ -299,7 +299,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         "the scene"
     };
     crate::output::not_an_input(&args.output, &[(what, &args.input)])?;
-    crate::output::folder_exists(&args.output)?;
+    crate::output::destination(&args.output)?;
     let base = base_of(&args.output);
     let config = engine_config(&args.limits, args.jobs);
     let (engine, source, files, stored) = if is_generator(&args.input) {

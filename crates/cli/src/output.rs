@@ -172,9 +172,7 @@ impl Batch {
         if self.staged.iter().any(|s| same_path(s.path(), path)) {
             bail!("{}: named twice as an output", path.display());
         }
-        if path.is_dir() {
-            bail!("cannot write {}: it is a folder", path.display());
-        }
+        destination(path)?;
         let mut written = None;
         let staged = procmodel_engine::stage_atomic_with(
             path,
@@ -252,9 +250,13 @@ pub fn distinct_outputs(outputs: &[(&str, &Path)]) -> Result<()> {
     Ok(())
 }
 
-/// Refuses an output whose folder does not exist, before any work: a long generation or
-/// bake would otherwise run to the end and then fail to write.
-pub fn folder_exists(output: &Path) -> Result<()> {
+/// Refuses an output that is a folder or whose folder does not exist. Commands call it
+/// before any work (a long generation or bake would otherwise run to the end and then fail
+/// to write), and [`Batch`] again as it writes.
+pub fn destination(output: &Path) -> Result<()> {
+    if output.is_dir() {
+        bail!("cannot write {}: it is a folder", output.display());
+    }
     let Some(folder) = output.parent().filter(|f| !f.as_os_str().is_empty()) else {
         return Ok(());
     };

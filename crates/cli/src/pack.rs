@@ -143,7 +143,7 @@ pub fn pack(p: &Package<'_>) -> Result<Packed> {
             p.output.display()
         ),
     };
-    crate::output::folder_exists(p.output)?;
+    crate::output::destination(p.output)?;
     if p.source.is_none() && !crate::lock::is_generator(p.generator) {
         bail!(
             "{}: pack takes a generator module (.luau or .lua, or a folder with init.luau)",

@@ -58,7 +58,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         );
     }
     if let Some(out) = &out {
-        crate::output::folder_exists(out)?;
+        crate::output::destination(out)?;
     }
     // The files the scene comes from, when something must never be written over them.
     let sources = if is_project || args.write_generated.is_some() {

@@ -42,7 +42,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .map(output::Format::from_path)
         .transpose()?;
     if let Some(save) = &args.save {
-        output::folder_exists(save)?;
+        output::destination(save)?;
     }
     let mut config = EngineConfig::default();
     args.limits.apply(&mut config.host);

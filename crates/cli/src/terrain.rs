@@ -255,7 +255,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .map(|p| kind(p))
         .collect::<Result<Vec<_>>>()?;
     for p in &args.output {
-        output::folder_exists(p)?;
+        output::destination(p)?;
     }
     let tile_kinds = match &args.tiles {
         Some(_) => {

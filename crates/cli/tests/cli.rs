@@ -572,8 +572,9 @@ fn an_unreadable_generator_names_the_cause_once() {
 }
 
 /// An output that cannot be written is one error naming the file once, whatever the format:
-/// one in a missing folder (refused before generating), and one where a folder is in the
-/// way (refused when the written file is renamed into place, leaving nothing behind).
+/// one in a missing folder or one that is a folder (both refused before generating), and
+/// one the system refuses when the file is written (`/proc/self` takes no new files),
+/// leaving nothing behind.
 #[test]
 fn an_unwritable_output_is_named_once() {
     let stairs = examples().join("SpiralStaircase.luau");
@@ -583,14 +584,22 @@ fn an_unwritable_output_is_named_once() {
     for ext in ["rbxm", "rbxmx", "glb", "obj"] {
         let in_the_way = blocked.join(format!("stairs.{ext}"));
         std::fs::create_dir_all(in_the_way.join("inside")).unwrap();
-        for out in [missing.join(format!("stairs.{ext}")), in_the_way] {
+        let mut cases = vec![
+            (missing.join(format!("stairs.{ext}")), missing.clone()),
+            (in_the_way.clone(), in_the_way),
+        ];
+        if cfg!(target_os = "linux") {
+            let proc = std::path::PathBuf::from("/proc/self");
+            cases.push((proc.join(format!("stairs.{ext}")), proc));
+        }
+        for (out, named) in cases {
             let o = generate(&[stairs.to_str().unwrap(), "-o", out.to_str().unwrap()]);
             assert!(!o.status.success(), "{ext}");
             let err = String::from_utf8_lossy(&o.stderr);
             assert!(err.contains("cannot write"), "{ext}: {err}");
-            // The file that failed, named once.
+            // The file that failed (the `.obj`'s `.mtl` is written first), named once.
             assert_eq!(
-                err.matches(out.to_str().unwrap()).count(),
+                err.matches(named.to_str().unwrap()).count(),
                 1,
                 "{ext}: {err}"
             );
