@@ -54,7 +54,7 @@ impl<'a> Bake<'a> {
         let world = &plan.world;
         // Cells at the world's edge interpolate one column beyond it: the mesh region is
         // bounded by the heights of the columns around the world too (one pass for both).
-        let (inner, around) = world.height_ranges(rect, 1);
+        let (inner, around) = world.height_ranges(rect, 1)?;
         let range = inner.unwrap_or((0.0, 0.0));
         let floor = plan
             .floor

@@ -677,6 +677,18 @@ fn bad_world_files_name_the_zone_and_field() {
         "columns: 100000×100000 exceeds 1073741824 columns",
     );
     check_bad("zero.toml", "columns = [0, 4]\n", "columns: must not be 0");
+    // Heights that overflow, or a seed math.noise turns into NaN: named as a column the
+    // terrain cannot hold, not as a floor the file never set.
+    for (name, key) in [
+        ("tall.toml", "height = 1e300"),
+        ("seed1e300.toml", "seed = 1e300"),
+    ] {
+        check_bad(
+            name,
+            &format!("{key}\n{HEAD}"),
+            "outside the terrain's ±8388608: the seed, scale, height",
+        );
+    }
     check_bad(
         "scale.toml",
         &format!("scale = 0\n{HEAD}"),

@@ -126,7 +126,7 @@ material = "Asphalt"
     );
     let spec: WorldSpec = toml::from_str(&spec).unwrap();
     let plan = spec.plan().unwrap();
-    let floor = plan.floor().unwrap();
+    let floor = plan.floor().unwrap().unwrap();
     let mut t = Terrain::new();
     // The chunks' regions, in studs: [-half, half) on each axis, as voxel columns.
     let c = (half / 4.0) as i32;

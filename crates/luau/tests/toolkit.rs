@@ -474,9 +474,12 @@ fn village_script_equals_the_world_file() {
     let plan = spec.plan().unwrap();
     let mut t = Terrain::new();
     plan.world
-        .write_voxels(&mut t, plan.cells().unwrap(), plan.floor().unwrap(), |_| {
-            std::ops::ControlFlow::Continue(())
-        })
+        .write_voxels(
+            &mut t,
+            plan.cells().unwrap(),
+            plan.floor().unwrap().unwrap(),
+            |_| std::ops::ControlFlow::Continue(()),
+        )
         .unwrap();
     t.compact();
     let want = smoothgrid::encode(&t);

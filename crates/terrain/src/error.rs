@@ -45,6 +45,19 @@ pub enum TerrainError {
         /// The value.
         value: f64,
     },
+    /// A column whose surface height is not finite or beyond the terrain's extent (a config
+    /// whose seed, scale or heights overflow).
+    #[error(
+        "the surface at column ({i}, {j}) is at {value} studs, outside the terrain's ±8388608: the seed, scale, height, base, surface_offset or a zone's level puts it there"
+    )]
+    Surface {
+        /// Column index along X.
+        i: i64,
+        /// Column index along Z.
+        j: i64,
+        /// The height (studs).
+        value: f64,
+    },
     /// NaN or infinity in an argument.
     #[error("{what} is not a finite number ({value})")]
     NonFinite {

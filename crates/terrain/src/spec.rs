@@ -584,14 +584,17 @@ impl WorldPlan {
 
     /// The floor of the voxels: the description's, else two columns below the lowest
     /// surface of the world's columns (`None` with neither). Computes every column's height
-    /// in the second case (row by row, without keeping them).
-    pub fn floor(&self) -> Option<f64> {
+    /// in the second case (row by row, without keeping them), and fails as
+    /// [`World::height_range`] does on a column the terrain cannot hold.
+    pub fn floor(&self) -> Result<Option<f64>, TerrainError> {
         if let Some(f) = self.floor {
-            return Some(f);
+            return Ok(Some(f));
         }
-        let rect = self.rect?;
-        let (lo, _) = self.world.height_range(rect).unwrap_or((0.0, 0.0));
-        Some(f64::from(lo) - 2.0 * self.world.config().grid)
+        let Some(rect) = self.rect else {
+            return Ok(None);
+        };
+        let (lo, _) = self.world.height_range(rect)?.unwrap_or((0.0, 0.0));
+        Ok(Some(f64::from(lo) - 2.0 * self.world.config().grid))
     }
 
     /// The area resources are scattered over by default: the voxel columns less a margin
@@ -659,7 +662,7 @@ mod tests {
     #[test]
     fn no_extent_is_allowed_but_then_nothing_defaults_to_it() {
         let p = WorldSpec::default().plan().unwrap();
-        assert_eq!((p.rect, p.cells(), p.floor()), (None, None, None));
+        assert_eq!((p.rect, p.cells(), p.floor()), (None, None, Ok(None)));
         let e = WorldSpec {
             origin: Some([0, 0]),
             ..WorldSpec::default()
@@ -675,12 +678,12 @@ mod tests {
         let p = spec().plan().unwrap();
         let hf = p.world.heightfield(p.rect.unwrap(), false);
         let lo = hf.range().unwrap().0;
-        assert_eq!(p.floor(), Some(f64::from(lo) - 8.0));
+        assert_eq!(p.floor(), Ok(Some(f64::from(lo) - 8.0)));
         let given = WorldSpec {
             floor: Some(-50.0),
             ..spec()
         };
-        assert_eq!(given.plan().unwrap().floor(), Some(-50.0));
+        assert_eq!(given.plan().unwrap().floor(), Ok(Some(-50.0)));
     }
 
     #[test]

@@ -14,6 +14,7 @@
 
 use crate::error::TerrainError;
 use crate::material::Material;
+use crate::region::MAX_STUDS;
 use crate::storage::{CellRegion, Terrain, Voxel, quantize};
 use crate::zones::{Zone, validate_zones};
 use glam::IVec3;
@@ -174,6 +175,11 @@ pub struct World {
     noise: Option<Noise>,
 }
 
+/// A surface height the terrain can hold: finite and within ±[`MAX_STUDS`].
+fn within_extent(h: f32) -> bool {
+    f64::from(h).abs() <= MAX_STUDS
+}
+
 fn cfg_err(field: &'static str, reason: String) -> TerrainError {
     TerrainError::Config { field, reason }
 }
@@ -326,46 +332,66 @@ impl World {
 
     /// (min, max) surface height over a rectangle, computed row by row on the rayon pool
     /// without keeping the rows (memory does not grow with the rectangle); `None` when empty.
-    /// Equals [`Heightfield::range`] of [`World::heightfield`] of the same rectangle.
-    pub fn height_range(&self, rect: SampleRect) -> Option<(f32, f32)> {
-        self.height_ranges(rect, 0).0
+    /// Equals [`Heightfield::range`] of [`World::heightfield`] of the same rectangle, or
+    /// [`TerrainError::Surface`] naming the first column (row by row) whose height is not
+    /// finite or beyond the terrain's extent.
+    pub fn height_range(&self, rect: SampleRect) -> Result<Option<(f32, f32)>, TerrainError> {
+        Ok(self.height_ranges(rect, 0)?.0)
     }
 
     /// [`World::height_range`] of `rect` and of `rect` grown by `grow` samples on every side,
-    /// in one pass over the larger one.
+    /// in one pass over the larger one (the first bad column of either is the error).
     pub fn height_ranges(
         &self,
         rect: SampleRect,
         grow: usize,
-    ) -> (Option<(f32, f32)>, Option<(f32, f32)>) {
+    ) -> Result<(Option<(f32, f32)>, Option<(f32, f32)>), TerrainError> {
         let [w, d] = rect.size;
         if w == 0 || d == 0 {
-            return (None, None);
+            return Ok((None, None));
         }
         let g = grow as i64;
         let (ow, od) = (w + 2 * grow, d + 2 * grow);
         let empty = (f32::INFINITY, f32::NEG_INFINITY);
         let join = |a: (f32, f32), b: (f32, f32)| (a.0.min(b.0), a.1.max(b.1));
-        let (inner, outer) = (0..od)
+        // The first bad column of a row; rows are joined keeping the lowest (j, i), so the
+        // column named does not depend on how rayon split the rows.
+        let first = |a: Option<(i64, i64, f32)>, b: Option<(i64, i64, f32)>| match (a, b) {
+            (Some(x), Some(y)) => Some(if (y.0, y.1) < (x.0, x.1) { y } else { x }),
+            (x, y) => x.or(y),
+        };
+        let (inner, outer, bad) = (0..od)
             .into_par_iter()
             .map(|r| {
                 let j = rect.min[1] - g + r as i64;
                 let row_inside = (grow..grow + d).contains(&r);
-                let (mut inner, mut outer) = (empty, empty);
+                let (mut inner, mut outer, mut bad) = (empty, empty, None);
                 let zones = self.row_zones(j);
                 for k in 0..ow {
-                    let h = self
-                        .column_among(rect.min[0] - g + k as i64, j, zones.iter().copied())
-                        .height as f32;
+                    let i = rect.min[0] - g + k as i64;
+                    let h = self.column_among(i, j, zones.iter().copied()).height as f32;
+                    if bad.is_none() && !within_extent(h) {
+                        bad = Some((j, i, h));
+                    }
                     outer = join(outer, (h, h));
                     if row_inside && (grow..grow + w).contains(&k) {
                         inner = join(inner, (h, h));
                     }
                 }
-                (inner, outer)
+                (inner, outer, bad)
             })
-            .reduce(|| (empty, empty), |a, b| (join(a.0, b.0), join(a.1, b.1)));
-        (Some(inner), Some(outer))
+            .reduce(
+                || (empty, empty, None),
+                |a, b| (join(a.0, b.0), join(a.1, b.1), first(a.2, b.2)),
+            );
+        if let Some((j, i, h)) = bad {
+            return Err(TerrainError::Surface {
+                i,
+                j,
+                value: f64::from(h),
+            });
+        }
+        Ok((Some(inner), Some(outer)))
     }
 
     /// The rectangle cut into bands of `rows` rows along Z, generated lazily: a caller can
@@ -457,7 +483,7 @@ impl World {
                 });
             }
         }
-        if floor.abs() > 8_388_608.0 {
+        if floor.abs() > MAX_STUDS {
             return Err(TerrainError::OutOfRange {
                 what: "floor",
                 value: floor,
@@ -525,7 +551,7 @@ impl World {
         const LIMIT: i32 = 1 << 21;
         let ok = |v: i32| (-LIMIT..=LIMIT).contains(&v);
         if !(floor.is_finite()
-            && floor.abs() <= 8_388_608.0
+            && floor.abs() <= MAX_STUDS
             && cells.min.iter().chain(&cells.max).all(|&v| ok(v)))
         {
             return u128::MAX;

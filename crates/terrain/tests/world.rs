@@ -307,13 +307,67 @@ fn height_range_is_the_heightfields_without_keeping_it() {
         min: [-70, -5],
         size: [131, 77],
     };
-    assert_eq!(w.height_range(rect), w.heightfield(rect, false).range());
+    assert_eq!(w.height_range(rect), Ok(w.heightfield(rect, false).range()));
     assert_eq!(
         w.height_range(SampleRect {
             min: [0, 0],
             size: [0, 9]
         }),
-        None
+        Ok(None)
+    );
+}
+
+#[test]
+fn a_surface_the_terrain_cannot_hold_is_an_error_naming_its_column() {
+    let rect = SampleRect {
+        min: [-3, -2],
+        size: [40, 30],
+    };
+    // Heights that overflow f32 (the noise times 1e300), and a seed math.noise turns into NaN.
+    for cfg in [
+        WorldConfig {
+            height: 1e300,
+            ..WorldConfig::default()
+        },
+        WorldConfig {
+            seed: 1e300,
+            ..WorldConfig::default()
+        },
+        WorldConfig {
+            base: 9e6,
+            ..WorldConfig::default()
+        },
+    ] {
+        let w = World::new(cfg).unwrap();
+        let e = w.height_range(rect).unwrap_err();
+        let TerrainError::Surface { i, j, value } = e else {
+            panic!("{e:?}");
+        };
+        // The first bad column row by row, whatever rayon's split: the same as a serial scan.
+        let hf = w.heightfield(rect, false);
+        let k = hf
+            .heights
+            .iter()
+            .position(|h| h.is_nan() || h.abs() > 8_388_608.0)
+            .unwrap();
+        let (x, z) = (k % rect.size[0], k / rect.size[0]);
+        assert_eq!((i, j), (rect.min[0] + x as i64, rect.min[1] + z as i64));
+        assert_eq!(value.to_bits(), f64::from(hf.at(x, z)).to_bits());
+        assert!(
+            e.to_string().contains("outside the terrain's ±8388608"),
+            "{e}"
+        );
+    }
+    // The edge: a surface exactly at the extent is held.
+    let flat = World::new(WorldConfig {
+        height: 0.0,
+        base: 8_388_608.0 - 4.0,
+        ..WorldConfig::default()
+    })
+    .unwrap();
+    assert_eq!(
+        flat.height_range(rect),
+        Ok(Some((8_388_608.0, 8_388_608.0)))
     );
 }
 

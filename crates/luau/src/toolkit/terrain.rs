@@ -70,7 +70,7 @@ const RESOURCE_KEYS: &[&str] = &[
 struct TerrainWorld {
     plan: WorldPlan,
     /// The floor of `WriteTerrain` (the world's, computed once on first use).
-    floor: OnceCell<Option<f64>>,
+    floor: OnceCell<Result<Option<f64>, TerrainError>>,
     access: TerrainAccess,
 }
 
@@ -478,8 +478,11 @@ fn origin_cell(func: &str, v: &Value) -> mlua::Result<glam::IVec3> {
 }
 
 impl TerrainWorld {
-    fn floor(&self) -> Option<f64> {
-        *self.floor.get_or_init(|| self.plan.floor())
+    fn floor(&self, func: &str) -> mlua::Result<Option<f64>> {
+        self.floor
+            .get_or_init(|| self.plan.floor())
+            .clone()
+            .map_err(|e| err(func, e))
     }
 
     fn heights(
@@ -608,7 +611,7 @@ impl TerrainWorld {
                 ),
             ));
         }
-        let floor = self.floor().ok_or_else(|| {
+        let floor = self.floor(F)?.ok_or_else(|| {
             err(
                 F,
                 "the world needs floor (or columns/studs, whose lowest surface sets it)",
@@ -666,6 +669,6 @@ impl UserData for TerrainWorld {
                 w.write_terrain(lua, target, region, origin)
             },
         );
-        m.add_method("Floor", |_, w, ()| Ok(w.floor()));
+        m.add_method("Floor", |_, w, ()| w.floor("TerrainWorld:Floor"));
     }
 }
