@@ -273,18 +273,25 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode> {
         .iter()
         .map(|a| Axis::parse(a))
         .collect::<Result<_, _>>()?;
-    let points = procmodel_bake::sweep::points(&axes)?;
     let size = args.size.unwrap_or(Vec3::splat(12.0));
     if let Some(gap) = args.grid
         && !(gap.is_finite() && gap >= 0.0)
     {
         bail!("--grid: the gap must be a number of studs, 0 or more (got {gap})");
     }
-    // Columns of the square grid (`--grid`): the variants fill rows along X, rows along Z.
-    let columns = (points.len() as f64).sqrt().ceil().max(1.0) as usize;
     let mut engine = Engine::new(procmodel_luau::runtime(), EngineConfig::default())?;
     let storage = engine.server_storage();
     let g = engine.load_generator_file(&args.generator, storage)?;
+    // Every swept name and value is checked against the generator before the points are
+    // counted: a misspelt attribute is named as such, not as a sweep too large.
+    for a in &axes {
+        for v in &a.values {
+            crate::one_model::resolve_attrs(&g, &[format!("{}={v}", a.name)])?;
+        }
+    }
+    let points = procmodel_bake::sweep::points(&axes)?;
+    // Columns of the square grid (`--grid`): the variants fill rows along X, rows along Z.
+    let columns = (points.len() as f64).sqrt().ceil().max(1.0) as usize;
     let stem = args
         .generator
         .file_stem()

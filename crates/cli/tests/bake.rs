@@ -385,6 +385,34 @@ return {
         "{}",
         stderr(&o)
     );
+    // A misspelt attribute or a value of the wrong type is named before the sweep is
+    // counted: before, a large sweep was refused for its size, hiding the typo.
+    for (attrs, want) in [
+        (
+            ["Sede=1..2000", "Seed=1..1000"],
+            "--attr Sede: the generator has no attribute 'Sede'",
+        ),
+        (["Seed=1..2000", "Seed=1..1000"], "--attr Seed: swept twice"),
+        (["Seed=1..2000", "Seed=a,b"], "attribute Seed"),
+    ] {
+        let o = bin()
+            .args([
+                "sweep",
+                s(&generator),
+                "--attr",
+                attrs[0],
+                "--attr",
+                attrs[1],
+            ])
+            .args(["-o", s(&tmp("bad.rbxl"))])
+            .output()
+            .unwrap();
+        assert!(
+            !o.status.success() && stderr(&o).contains(want),
+            "{attrs:?}: {}",
+            stderr(&o)
+        );
+    }
 }
 
 #[test]
