@@ -1,7 +1,8 @@
 //! Fuzz target: world descriptions (`procmodel terrain world.toml`, `bake` of a world). The
 //! first byte picks TOML or JSON, the rest is the file. Any text is refused with an error or
 //! plans a world; a planned world's columns (noise, bands, zones) and resource area are worked out without a
-//! panic (building the voxels is bounded by the planner's limits, not tried here).
+//! panic (building the voxels is bounded by the planner's limits, not tried here), and its
+//! floor is a number the terrain can hold or an error (never NaN or infinite).
 
 #![no_main]
 
@@ -33,5 +34,11 @@ fuzz_target!(|input: (u8, &str)| {
         let _ = plan.world.row_zones(j);
     }
     let _ = plan.world.surface_at(0.5, -2.25);
+    // The floor walks every column: only for small worlds, to keep each input quick.
+    if plan.rect.is_some_and(|r| r.size[0] * r.size[1] <= 4096)
+        && let Ok(Some(floor)) = plan.floor()
+    {
+        assert!(floor.is_finite(), "floor {floor}");
+    }
     let _ = plan.world.material_at(1e9, -1e9);
 });

@@ -277,6 +277,22 @@ pub fn run(args: Args) -> Result<ExitCode> {
             args.world.display()
         );
     }
+    // A place or a glTF holds every voxel column of the world at once: at a grid over 4
+    // studs those outnumber the columns.
+    if kinds
+        .iter()
+        .any(|k| matches!(k, Kind::Place(_) | Kind::Gltf(_)))
+        && let Some(c) = plan.spec.cells()
+    {
+        let (cw, cd) = ((c.max[0] - c.min[0]) as u64, (c.max[1] - c.min[1]) as u64);
+        if cw * cd > WHOLE_MAX_COLUMNS {
+            bail!(
+                "{}: {cw}×{cd} voxel columns (4 studs each, at grid {}) is over the {WHOLE_MAX_COLUMNS} a place or glTF built whole in memory holds: bake it in tiles (--tiles DIR)",
+                args.world.display(),
+                world.config().grid
+            );
+        }
+    }
     let tile_cells = match args.tiles {
         Some(_) => tile_cells(args.tile_size, world.config().grid)?,
         None => 0,

@@ -677,6 +677,23 @@ fn bad_world_files_name_the_zone_and_field() {
         "columns: 100000×100000 exceeds 1073741824 columns",
     );
     check_bad("zero.toml", "columns = [0, 4]\n", "columns: must not be 0");
+    // A grid so large that a few columns span more than the terrain (or any output) holds:
+    // before, grid = 1e6 with 4×4 columns ran for ever building 5.6e11 voxel columns.
+    check_bad(
+        "grid1e6.toml",
+        "grid = 1e6\ncolumns = [4, 4]\n",
+        "columns: at grid 1000000 the world covers 562501500001 voxel columns (4 studs each), more than 1073741824",
+    );
+    check_bad(
+        "grid1e308.toml",
+        "grid = 1e308\ncolumns = [4, 4]\n",
+        "columns: at grid 1e308 the world reaches -inf studs along X, beyond the terrain's ±8388608",
+    );
+    check_bad(
+        "grid64.toml",
+        "grid = 64\ncolumns = [2048, 2048]\n",
+        "32752×32752 voxel columns (4 studs each, at grid 64) is over the 67108864 a place or glTF built whole in memory holds",
+    );
     // Heights that overflow, or a seed math.noise turns into NaN: named as a column the
     // terrain cannot hold, not as a floor the file never set.
     for (name, key) in [

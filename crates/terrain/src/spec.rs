@@ -9,6 +9,7 @@
 
 use crate::error::TerrainError;
 use crate::material::Material;
+use crate::region::MAX_STUDS;
 use crate::resources::{ResourceConfig, ResourcePlan, ZoneExclusion};
 use crate::world::{
     BandRule, HeightNoise, MaterialBands, SampleRect, VoxelColumns, World, WorldConfig,
@@ -426,6 +427,49 @@ impl ResourcesSpec {
     }
 }
 
+/// The world's columns at `grid` studs apart must lie within the terrain's ±[`MAX_STUDS`]
+/// and cover at most [`MAX_COLUMNS`] voxel columns (4 studs each): a large grid makes a few
+/// columns span more voxels than any output can hold.
+fn check_extent(rect: SampleRect, grid: f64) -> Result<(), TerrainError> {
+    // Numbers as a person wrote them: 4, 0.5, 1e300 (not 300 digits).
+    let show = |v: f64| {
+        if v.is_finite() && v != 0.0 && !(1e-4..1e15).contains(&v.abs()) {
+            format!("{v:e}")
+        } else {
+            format!("{v}")
+        }
+    };
+    let mut cells = 1u64;
+    for axis in 0..2 {
+        let first = rect.min[axis] as f64 * grid;
+        let last = (rect.min[axis] as f64 + rect.size[axis] as f64 - 1.0) * grid;
+        for v in [first, last] {
+            if v.abs() > MAX_STUDS {
+                return Err(cfg_err(
+                    "columns",
+                    format!(
+                        "at grid {} the world reaches {} studs along {}, beyond the terrain's ±{MAX_STUDS}",
+                        show(grid),
+                        show(v),
+                        ["X", "Z"][axis]
+                    ),
+                ));
+            }
+        }
+        cells = cells.saturating_mul(((last - first) / 4.0).floor() as u64 + 1);
+    }
+    if cells > MAX_COLUMNS {
+        return Err(cfg_err(
+            "columns",
+            format!(
+                "at grid {} the world covers {cells} voxel columns (4 studs each), more than {MAX_COLUMNS}: use fewer columns or a smaller grid",
+                show(grid)
+            ),
+        ));
+    }
+    Ok(())
+}
+
 impl WorldSpec {
     /// Checks the description and builds the world.
     pub fn plan(&self) -> Result<WorldPlan, TerrainError> {
@@ -478,10 +522,12 @@ impl WorldSpec {
                 if origin.iter().any(|o| o.abs() > 1 << 20) {
                     return Err(cfg_err("origin", format!("{origin:?} is out of range")));
                 }
-                Some(SampleRect {
+                let rect = SampleRect {
                     min: origin,
                     size: [size[0] as usize, size[1] as usize],
-                })
+                };
+                check_extent(rect, grid)?;
+                Some(rect)
             }
         };
         let mut bands = MaterialBands::default();
