@@ -686,8 +686,13 @@ fn bad_world_files_name_the_zone_and_field() {
     );
     check_bad(
         "grid1e308.toml",
-        "grid = 1e308\ncolumns = [4, 4]\n",
-        "columns: at grid 1e308 the world reaches -inf studs along X, beyond the terrain's ±8388608",
+        "grid = 1e308\ncolumns = [1, 1]\n",
+        "grid: must be at most the terrain's extent, 8388608 studs (got 1e308)",
+    );
+    check_bad(
+        "wide.toml",
+        "grid = 1e6\ncolumns = [1, 20]\n",
+        "columns: at grid 1000000 the world reaches -10000000 studs along Z, beyond the terrain's ±8388608",
     );
     check_bad(
         "grid64.toml",

@@ -481,6 +481,12 @@ impl WorldSpec {
                 format!("must be a positive number (got {grid})"),
             ));
         }
+        if grid > MAX_STUDS {
+            return Err(cfg_err(
+                "grid",
+                format!("must be at most the terrain's extent, {MAX_STUDS} studs (got {grid:e})"),
+            ));
+        }
         let size = match (f.columns, f.studs) {
             (Some(_), Some(_)) => return Err(cfg_err("columns", "and studs are exclusive")),
             (None, None) => None,
