@@ -18,7 +18,8 @@ pub fn seconds(s: &str) -> Result<Duration, String> {
     let v = number(s)?;
     if !(MIN_SECONDS..=MAX_SECONDS).contains(&v) {
         return Err(format!(
-            "{v} seconds is out of range: use {MIN_SECONDS} to {MAX_SECONDS}"
+            "{} seconds is out of range: use {MIN_SECONDS} to {MAX_SECONDS}",
+            s.trim()
         ));
     }
     Duration::try_from_secs_f64(v).map_err(|e| format!("'{s}': {e}"))
@@ -34,7 +35,8 @@ pub fn scale(s: &str) -> Result<f32, String> {
     let v = number(s)?;
     if !(1.0 / MAX_SCALE..=MAX_SCALE).contains(&v) {
         return Err(format!(
-            "scale {v} is out of range: use {} to {MAX_SCALE}",
+            "scale {} is out of range: use {} to {MAX_SCALE}",
+            s.trim(),
             1.0 / MAX_SCALE
         ));
     }
@@ -59,7 +61,8 @@ pub fn size(s: &str) -> Result<Vec3, String> {
         let n = number(text).map_err(|e| format!("{axis} of '{s}': {e}"))?;
         if !(0.001..=MAX_STUDS).contains(&n) {
             return Err(format!(
-                "{axis} of '{s}' is {n}: use 0.001 to {MAX_STUDS} studs"
+                "{axis} of '{s}' is {}: use 0.001 to {MAX_STUDS} studs",
+                text.trim()
             ));
         }
         *out = n as f32;
@@ -150,6 +153,19 @@ mod tests {
         ] {
             assert!(size(bad).is_err(), "{bad}");
         }
+        // The value out of range is quoted as written, not as 40 (or 300) digits.
+        assert_eq!(
+            scale("1e300").unwrap_err(),
+            "scale 1e300 is out of range: use 0.000001 to 1000000"
+        );
+        assert_eq!(
+            seconds("1e20").unwrap_err(),
+            "1e20 seconds is out of range: use 0.001 to 1000000"
+        );
+        assert_eq!(
+            size("1e39, 1, 1").unwrap_err(),
+            "X of '1e39, 1, 1' is 1e39: use 0.001 to 1000000 studs"
+        );
     }
 
     #[test]
