@@ -727,6 +727,13 @@ fn bad_world_files_name_the_zone_and_field() {
         "resources: density: must be in 0..=1",
     );
     check_bad(
+        "steep.toml",
+        &format!(
+            "{HEAD}[noise]\nbasis = \"perlin\"\nfractal = \"fbm\"\noctaves = 32\nlacunarity = 20\n"
+        ),
+        "noise: octave 30's frequency is 1.074e39, beyond f32",
+    );
+    check_bad(
         "noise.toml",
         &format!("{HEAD}[noise]\nbasis = \"value\"\n"),
         "noise.basis: must be tutorial, perlin, simplex or opensimplex2",

@@ -17,6 +17,19 @@ pub enum NoiseError {
         /// The offending value.
         value: f32,
     },
+    /// An octave's frequency (`frequency · lacunarity^i`) or amplitude (`gain^i`) beyond
+    /// `f32`: every sample would be NaN.
+    #[error(
+        "octave {octave}'s {what} is {value:.3e}, beyond f32: lower the lacunarity, gain or octaves"
+    )]
+    Overflow {
+        /// The first octave (from 0) that overflows.
+        octave: u32,
+        /// `"frequency"` or `"amplitude"`.
+        what: &'static str,
+        /// Its value.
+        value: f64,
+    },
     /// The output slice does not match the grid.
     #[error("output slice has {got} elements but the grid has {expected}")]
     Len {

@@ -177,6 +177,18 @@ impl Noise {
             } else {
                 derive_seed_index(cfg.seed, u64::from(i))
             };
+            for (what, value) in [
+                ("frequency", freq * f64::from(cfg.frequency)),
+                ("amplitude", amp),
+            ] {
+                if !(value as f32).is_finite() {
+                    return Err(NoiseError::Overflow {
+                        octave: i,
+                        what,
+                        value,
+                    });
+                }
+            }
             octaves.push(Octave {
                 freq: freq as f32,
                 amp: amp as f32,

@@ -446,6 +446,50 @@ fn bad_inputs_are_errors() {
             ..
         })
     ));
+    // Octaves whose frequency or amplitude leave f32 would make every sample NaN (a world of
+    // such noise came out flat, its NaN clamped away).
+    let steep = procmodel_noise::NoiseConfig {
+        octaves: 32,
+        lacunarity: 20.0,
+        fractal: procmodel_noise::Fractal::Fbm,
+        ..Default::default()
+    };
+    let e = Noise::new(steep).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            NoiseError::Overflow {
+                octave: 30,
+                what: "frequency",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert_eq!(
+        e.to_string(),
+        "octave 30's frequency is 1.074e39, beyond f32: lower the lacunarity, gain or octaves"
+    );
+    let loud = procmodel_noise::NoiseConfig {
+        octaves: 12,
+        gain: 1e5,
+        fractal: procmodel_noise::Fractal::Fbm,
+        ..Default::default()
+    };
+    assert!(matches!(
+        Noise::new(loud),
+        Err(NoiseError::Overflow {
+            octave: 8,
+            what: "amplitude",
+            ..
+        })
+    ));
+    // The steepest that fits is still a generator.
+    let fits = procmodel_noise::NoiseConfig {
+        octaves: 30,
+        ..steep
+    };
+    assert!(Noise::new(fits).is_ok());
     let mut empty: Vec<f32> = Vec::new();
     let zero = Grid2 { size: [0, 5], ..G2 };
     assert_eq!(n.fill2(&zero, &mut empty, Exec::default()), Ok(()));
