@@ -20,7 +20,7 @@ pub enum NoiseError {
     /// An octave's frequency (`frequency · lacunarity^i`) or amplitude (`gain^i`) beyond
     /// `f32`: every sample would be NaN.
     #[error(
-        "octave {octave}'s {what} is {value:.3e}, beyond f32: lower the lacunarity, gain or octaves"
+        "octave {octave}'s {what} is {value:.3e}, beyond f32: lower the lacunarity, the gain (persistence) or the octaves"
     )]
     Overflow {
         /// The first octave (from 0) that overflows.

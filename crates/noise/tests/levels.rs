@@ -468,7 +468,7 @@ fn bad_inputs_are_errors() {
     );
     assert_eq!(
         e.to_string(),
-        "octave 30's frequency is 1.074e39, beyond f32: lower the lacunarity, gain or octaves"
+        "octave 30's frequency is 1.074e39, beyond f32: lower the lacunarity, the gain (persistence) or the octaves"
     );
     let loud = procmodel_noise::NoiseConfig {
         octaves: 12,
