@@ -129,6 +129,10 @@ pub(crate) fn integer(func: &str, name: &str, v: &Value, min: i64, max: i64) -> 
         Value::Number(n) if n.fract() == 0.0 && n.abs() < 9.0e15 => *n as i64,
         _ => return Err(bad()),
     };
+    if i > max && min <= 1 && max > 1_000_000 {
+        // A whole number that is only too large: say so, not that it is not positive.
+        return Err(err(func, format!("{name} must be at most {max}, got {i}")));
+    }
     if (min..=max).contains(&i) {
         Ok(i)
     } else {
