@@ -278,6 +278,17 @@ impl Problem {
             let name = to
                 .str("name")?
                 .ok_or_else(|| err(func, format!("tiles[{i}].name is required")))?;
+            // Adjacency rules name tiles: a second tile of a name would be unreachable (and
+            // the rules' failure a puzzling contradiction).
+            if let Some(j) = tiles.iter().position(|t: &TileDesc| t.name == name) {
+                return Err(err(
+                    func,
+                    format!(
+                        "tiles[{i}].name {name:?} is tiles[{}]'s too: tile names must be unique",
+                        j + 1
+                    ),
+                ));
+            }
             let symmetry = match to.str("symmetry")? {
                 None => TileSymmetry::X,
                 Some(s) => {
