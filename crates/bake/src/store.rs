@@ -40,6 +40,12 @@ pub fn local_root(location: &str) -> Option<&str> {
 
 /// Opens a store from a local path or an `s3://`, `gs://` or `az://` URL.
 pub fn open(location: &str) -> Result<Arc<dyn Store>> {
+    // An empty location (an unset variable in `--out "$OUT"`) would be the working directory.
+    if location.trim().is_empty() {
+        return Err(BakeError::new(
+            "the bake location is empty: give a directory, or an s3://, gs:// or az:// URL",
+        ));
+    }
     if let Some(root) = local_root(location) {
         return Ok(Arc::new(LocalStore::new(root)));
     }

@@ -185,10 +185,23 @@ pub(crate) fn print_plan<'a>(
         }
     }
     match shards {
-        Some(count) => eprintln!(
-            "{planned} (columns: shard, size in {size_unit}, then key) over {count} shards: {:?} per shard",
-            deal.per_shard()
-        ),
+        Some(count) => {
+            let per = deal.per_shard();
+            // A list per shard reads well for a cluster's worth; beyond, its spread says more.
+            let spread = if per.len() <= 64 {
+                format!("{per:?} per shard")
+            } else {
+                let idle = per.iter().filter(|&&n| n == 0).count();
+                format!(
+                    "{} to {} per shard, {idle} with none",
+                    per.iter().min().unwrap_or(&0),
+                    per.iter().max().unwrap_or(&0)
+                )
+            };
+            eprintln!(
+                "{planned} (columns: shard, size in {size_unit}, then key) over {count} shards: {spread}"
+            )
+        }
         None => eprintln!("{planned} (columns: size in {size_unit}, then key)"),
     }
 }

@@ -493,12 +493,36 @@ fn r16_bad_arguments_are_named() {
         ),
         (vec!["bake", "--merge", "/nonexistent-bake"], "-o"),
         (vec!["plan", s(&scene), "--shards", "0"], "--shards 0"),
+        // An unset variable in `--out "$OUT"` must not bake into the working directory.
+        (
+            vec!["bake", s(&scene), "--shard", "0/1", "--out", ""],
+            "the bake location is empty",
+        ),
+        (
+            vec!["bake", "--merge", " ", "-o", "x.rbxl"],
+            "the bake location is empty",
+        ),
     ];
     for (args, want) in cases {
         let o = bin().args(&args).output().unwrap();
         assert!(!o.status.success(), "{args:?} succeeded");
         assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
     }
+    // Many shards are summarised, not listed one by one (100000 shards printed 100000 numbers).
+    let o = bin()
+        .args(["plan", s(&scene), "--shards", "100"])
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&o).contains("3 units (columns: shard, size in instances when planned, then key) over 100 shards: 0 to 1 per shard, 97 with none"),
+        "{}",
+        stderr(&o)
+    );
+    let o = bin()
+        .args(["plan", s(&scene), "--shards", "3"])
+        .output()
+        .unwrap();
+    assert!(stderr(&o).contains("per shard"), "{}", stderr(&o));
     // --shard auto reads the scheduler's variables.
     let out = tmp("auto-bake");
     let o = bin()
