@@ -282,11 +282,15 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode> {
     let mut engine = Engine::new(procmodel_luau::runtime(), EngineConfig::default())?;
     let storage = engine.server_storage();
     let g = engine.load_generator_file(&args.generator, storage)?;
-    // Every swept name and value is checked against the generator before the points are
-    // counted: a misspelt attribute is named as such, not as a sweep too large.
+    // Every swept name and value is resolved against the generator once, before the points
+    // are counted: a misspelt attribute is named as such, not as a sweep too large.
+    let mut resolved: HashMap<(&str, &str), Variant> = HashMap::new();
     for a in &axes {
         for v in &a.values {
-            crate::one_model::resolve_attrs(&g, &[format!("{}={v}", a.name)])?;
+            let text = format!("{}={v}", a.name);
+            if let Some((_, value)) = crate::one_model::resolve_attrs(&g, &[text])?.pop() {
+                resolved.insert((&a.name, v), value);
+            }
         }
     }
     let points = procmodel_bake::sweep::points(&axes)?;
@@ -310,10 +314,11 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode> {
     );
     let width = points.len().saturating_sub(1).to_string().len().max(4);
     for (i, point) in points.iter().enumerate() {
-        let texts: Vec<String> = point.iter().map(|(n, v)| format!("{n}={v}")).collect();
         let mut attrs = Attributes::new();
-        for (n, v) in crate::one_model::resolve_attrs(&g, &texts)? {
-            attrs.insert(n, v);
+        for (n, v) in point {
+            if let Some(value) = resolved.get(&(n.as_str(), v.as_str())) {
+                attrs.insert(n.clone(), value.clone());
+            }
         }
         let mut builder = InstanceBuilder::new("ProceduralModel")
             .with_name(format!("{stem}_{i:0width$}"))
