@@ -356,9 +356,8 @@ impl World {
         let join = |a: (f32, f32), b: (f32, f32)| (a.0.min(b.0), a.1.max(b.1));
         // The first bad column of a row; rows are joined keeping the lowest (j, i), so the
         // column named does not depend on how rayon split the rows.
-        let first = |a: Option<(i64, i64, f32)>, b: Option<(i64, i64, f32)>| match (a, b) {
-            (Some(x), Some(y)) => Some(if (y.0, y.1) < (x.0, x.1) { y } else { x }),
-            (x, y) => x.or(y),
+        let first = |a: Option<(i64, i64, f32)>, b: Option<(i64, i64, f32)>| {
+            [a, b].into_iter().flatten().min_by_key(|&(j, i, _)| (j, i))
         };
         let (inner, outer, bad) = (0..od)
             .into_par_iter()
