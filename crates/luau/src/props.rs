@@ -113,6 +113,22 @@ impl PropCache {
             || !matches!(*self.get(class, name), Prop::Missing | Prop::Method)
     }
 
+    /// The key whose writes a property signal of `name` watches: the stored property that
+    /// every write of `name` (and of the names that share its value) changes, so
+    /// `GetPropertyChangedSignal("Texture")` fires for a write of TextureContent and
+    /// `"Enabled"` for one of Disabled. Other names are their own key.
+    pub fn signal_key(&mut self, class: Ustr, name: &str) -> Ustr {
+        match &*self.get(class, name.as_bytes()) {
+            Prop::ContentId { content: k, .. }
+            | Prop::BrickColor(k)
+            | Prop::Inverted(k)
+            | Prop::Stored { key: k, .. } => *k,
+            Prop::ClockTime => Ustr::from("TimeOfDay"),
+            Prop::FontEnum => Ustr::from("FontFace"),
+            _ => Ustr::from(name),
+        }
+    }
+
     pub fn get(&mut self, class: Ustr, name: &[u8]) -> Rc<Prop> {
         let addr = name.as_ptr() as usize;
         let slot = ((addr >> 3) ^ (class.as_char_ptr() as usize >> 4)) % HOT_SLOTS;
@@ -271,9 +287,9 @@ enum Legacy {
     Hidden(&'static str),
 }
 
-/// The legacy spellings old scripts still write, which Roblox keeps through another
-/// property (the database marks them as not serialised): written through to that one, so
-/// the value is saved.
+/// The legacy spellings old scripts still write (and the few new names whose value files
+/// keep under the old one), which Roblox keeps through another property (the database
+/// marks them as not serialised): written through to that one, so the value is saved.
 fn legacy(class: &str, name: &str) -> Option<Legacy> {
     use procmodel_dom::is_a;
     let text = ["TextLabel", "TextButton", "TextBox"]
@@ -299,6 +315,10 @@ fn legacy(class: &str, name: &str) -> Option<Legacy> {
         "Pitch" if is_a(class, "Sound") => Legacy::Same("PlaybackSpeed"),
         "Enabled" if is_a(class, "BaseScript") => Legacy::Inverted("Disabled"),
         "Health" if is_a(class, "Humanoid") => Legacy::Hidden("Health_XML"),
+        // Decal's image under the names the reference uses now: files keep it as
+        // TextureContent (the database marks ColorMapContent as not saved).
+        "ColorMapContent" if is_a(class, "Decal") => Legacy::Same("TextureContent"),
+        "ColorMap" if is_a(class, "Decal") => Legacy::Same("Texture"),
         // Files keep a truss's style as `style`, a property of its own in the database.
         "Style" if is_a(class, "TrussPart") => Legacy::Hidden("style"),
         _ => return None,

@@ -694,16 +694,20 @@ pub fn member(lua: &Lua, this: &Instance, key: &[u8]) -> mlua::Result<Option<Val
 
 /// `GetPropertyChangedSignal(name)`.
 pub fn property_signal(lua: &Lua, this: &Instance, name: &str) -> mlua::Result<Value> {
-    if !ctx(lua)?.props.is_property(this.class, name.as_bytes()) {
-        return Err(mlua::Error::runtime(format!(
-            "{name} is not a valid property name."
-        )));
-    }
+    let key = {
+        let mut c = ctx(lua)?;
+        if !c.props.is_property(this.class, name.as_bytes()) {
+            return Err(mlua::Error::runtime(format!(
+                "{name} is not a valid property name."
+            )));
+        }
+        c.props.signal_key(this.class, name)
+    };
     signal(
         lua,
         this.r,
         Kind::PropertyChanged,
-        Some(Ustr::from(name)),
+        Some(key),
         "PropertyChanged",
     )
 }
