@@ -486,6 +486,11 @@ impl Ctx {
 
     /// `GetFullName`: names from the top ancestor below the DataModel, joined by dots.
     pub fn full_name(&self, r: Ref) -> String {
+        // The DataModel's full name is its own name, as `GetFullName` gives it in Roblox
+        // (its descendants' paths leave it out).
+        if r == self.dom.root_ref() {
+            return self.dom.root().name.clone();
+        }
         procmodel_dom::full_name(&self.dom, r)
     }
 

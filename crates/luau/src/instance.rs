@@ -263,15 +263,29 @@ fn index(lua: &Lua, h: &Value, key_bytes: &[u8], methods: &Methods) -> mlua::Res
                 if r.is_some() && c.dom.get_by_ref(r).is_some() {
                     return c.push(r);
                 }
-                // `game.Workspace`: the Workspace service (Roblox fills this property in).
+                // `game.Workspace` (and its old spelling `game.workspace`): the Workspace
+                // service (Roblox fills this property in).
                 if this.class == "DataModel"
-                    && key_bytes == b"Workspace"
+                    && k.as_str().eq_ignore_ascii_case("Workspace")
                     && let Some(&ws) = inst
                         .children()
                         .iter()
                         .find(|&&ch| c.dom.get_by_ref(ch).is_some_and(|i| i.class == "Workspace"))
                 {
                     return c.push(ws);
+                }
+                // The DataModel's other service properties (`game.lighting`,
+                // `game.RunService`): that service, as `GetService` gives it.
+                let service = match k.as_str() {
+                    "lighting" => Some("Lighting"),
+                    "RunService" => Some("RunService"),
+                    _ => None,
+                };
+                if this.class == "DataModel"
+                    && let Some(service) = service
+                    && let Ok(r) = crate::services::get_service(c, service)
+                {
+                    return c.push(r);
                 }
                 // `Workspace.Terrain`: its Terrain child, made on first use.
                 if let Some(terrain) = crate::services::workspace_terrain(c, this, key_bytes) {
