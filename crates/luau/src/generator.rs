@@ -562,6 +562,19 @@ impl Host {
         container: Ref,
     ) -> mlua::Result<Table> {
         let lua = &self.lua;
+        // `function M:OnGenerate(params, targetContainer)` is a slip Roblox makes too: the
+        // call passes two values, so `self` gets params, `params` the container and the last
+        // one nil. No generator has a use for a third parameter: say so at each run.
+        let info = generator.on_generate.info();
+        if info.num_params >= 3 && !info.is_vararg {
+            ctx(lua)?.log(
+                crate::context::LogLevel::Warn,
+                format!(
+                    "OnGenerate declares {} parameters but is called with two, (params, targetContainer): one declared with a colon (function M:OnGenerate(params, targetContainer)) gets params as self and targetContainer as params; declare it with a dot (function M.OnGenerate(params, targetContainer))",
+                    info.num_params
+                ),
+            );
+        }
         let attrs = lua.create_table()?;
         let given = |name: &str| {
             inputs

@@ -742,6 +742,37 @@ fn reading_an_attribute_from_params_itself_warns_once_and_gives_nil() {
     );
 }
 
+/// `function M:OnGenerate(params, target)` (a colon) shifts the arguments: self gets params,
+/// params the container and target nil, and the run went on with no word of why. A warning
+/// names the slip; a method declared with a colon that takes only the container (`self` is
+/// then params, which works) and a dot function do not get it.
+#[test]
+fn on_generate_declared_with_a_colon_is_named() {
+    let slip = r#"
+        local M = { Attributes = { Count = 2 } }
+        function M:OnGenerate(params, target)
+            Instance.new("Part", target)
+        end
+        return M
+    "#;
+    let (h, _) = run(slip, "colon", RunInputs::default(), 2000).unwrap();
+    let log: Vec<String> = h.take_log().into_iter().map(|l| l.message).collect();
+    assert_eq!(log.len(), 1, "{log:?}");
+    assert!(
+        log[0].starts_with("OnGenerate declares 3 parameters but is called with two")
+            && log[0].contains("declare it with a dot"),
+        "{log:?}"
+    );
+    for fine in [
+        "local M = {} function M:OnGenerate(target) Instance.new('Part', target) end return M",
+        "return { OnGenerate = function(params, target) Instance.new('Part', target) end }",
+        "return { OnGenerate = function(...) end }",
+    ] {
+        let (h, _) = run(fine, "fine", RunInputs::default(), 2000).unwrap();
+        assert!(h.take_log().is_empty(), "{fine}");
+    }
+}
+
 /// A worker VM runs its models over a new copy of the scene every step, while a module runs
 /// once per VM: what the module made when it loaded must outlive the copy it was made in. A
 /// template part it keeps outside the scene, and a service it asked for that the scene did
