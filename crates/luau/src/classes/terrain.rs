@@ -178,6 +178,21 @@ impl crate::ffi::FillBlock for RawFillBlock {
 }
 
 fn terr(e: TerrainError, method: &str) -> mlua::Error {
+    // A material that is not a terrain one is named as the script wrote it
+    // (Enum.Material.Plastic, not its number), with the ones that are.
+    if let TerrainError::NotTerrainMaterial(v) = &e
+        && let Some(item) = v
+            .parse::<u32>()
+            .ok()
+            .and_then(|v| procmodel_luau_types::enums::EnumItem::from_value("Material", v))
+    {
+        let all: Vec<&str> = Material::ALL.iter().map(|m| m.name()).collect();
+        return mlua::Error::runtime(format!(
+            "Terrain:{method}: Enum.Material.{} is not a terrain material (terrain materials: {})",
+            item.name,
+            all.join(", ")
+        ));
+    }
     mlua::Error::runtime(format!("Terrain:{method}: {e}"))
 }
 
