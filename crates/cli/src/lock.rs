@@ -123,11 +123,34 @@ const MAX_ENTRIES_BESIDE: usize = 20_000;
 /// most 1000, among at most [`MAX_ENTRIES_BESIDE`] entries; linked folders not followed),
 /// each with its BLAKE3 hash; paths relative to `base`.
 pub fn generator_files(generator: &Path, base: &Path) -> Result<Vec<FileLock>> {
-    let dir = generator
+    hashed(walk_beside(generator)?.0, base)
+}
+
+/// The `.luaurc` files of the folders above a generator's folder: Luau looks for an alias
+/// from the requiring file's folder upwards, so these may define the aliases its requires use.
+fn luaurc_above(generator: &Path) -> Vec<PathBuf> {
+    crate::output::resolved(folder_of(generator))
+        .ancestors()
+        .skip(1)
+        .map(|d| d.join(".luaurc"))
+        .filter(|rc| rc.is_file())
+        .collect()
+}
+
+/// The folder a generator file is in (`.` for a bare file name).
+fn folder_of(generator: &Path) -> &Path {
+    generator
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+        .unwrap_or(Path::new("."))
+}
+
+/// The Luau files and the `.luaurc` files under a generator's folder (within the bounds
+/// [`generator_files`] states).
+fn walk_beside(generator: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+    let dir = folder_of(generator);
     let mut found = Vec::new();
+    let mut rcs = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     let mut seen = 0usize;
     while let Some(d) = stack.pop() {
@@ -136,6 +159,12 @@ pub fn generator_files(generator: &Path, base: &Path) -> Result<Vec<FileLock>> {
         for e in entries.flatten() {
             let p = e.path();
             let name = e.file_name();
+            if name == ".luaurc" {
+                if e.file_type().is_ok_and(|t| t.is_file()) {
+                    rcs.push(p);
+                }
+                continue;
+            }
             if name.to_string_lossy().starts_with('.') {
                 continue;
             }
@@ -161,16 +190,21 @@ pub fn generator_files(generator: &Path, base: &Path) -> Result<Vec<FileLock>> {
             );
         }
     }
-    let mut files = Vec::new();
-    for p in found {
+    Ok((found, rcs))
+}
+
+/// `files` with their BLAKE3 hashes, paths relative to `base`, sorted by path.
+fn hashed(files: Vec<PathBuf>, base: &Path) -> Result<Vec<FileLock>> {
+    let mut out = Vec::new();
+    for p in files {
         let bytes = std::fs::read(&p).with_context(|| format!("cannot read {}", p.display()))?;
-        files.push(FileLock {
+        out.push(FileLock {
             path: relative(&p, base),
             hash: procmodel_lock::file_hash(&bytes),
         });
     }
-    files.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(files)
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
 }
 
 /// The files of `beside` (the Luau files beside a generator, relative to `base`) that a run
@@ -415,15 +449,19 @@ pub fn stored_hash(dom: &WeakDom, model: Ref) -> Option<String> {
     ))
 }
 
-/// The salt of a generator file's cache keys: the Luau files beside it (None when they
-/// cannot be listed: then nothing is cached, rather than something stale).
+/// The salt of a generator file's cache keys: the Luau files beside it and the `.luaurc`
+/// files whose aliases their requires may use (None when they cannot be listed: then
+/// nothing is cached, rather than something stale).
 pub fn files_salt(generator: &Path) -> Option<[u8; 32]> {
-    let dir = generator
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = folder_of(generator);
     // Paths relative to the generator's folder: the same files elsewhere are the same key.
-    let files = match generator_files(generator, dir) {
+    // The `.luaurc` files count too: an alias edited there makes a require load another file.
+    let files = walk_beside(generator).and_then(|(mut files, rcs)| {
+        files.extend(rcs);
+        files.extend(luaurc_above(generator));
+        hashed(files, dir)
+    });
+    let files = match files {
         Ok(files) => files,
         Err(e) => {
             // Only the cache is lost: say so, once, and generate.

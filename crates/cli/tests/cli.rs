@@ -2139,3 +2139,56 @@ fn the_files_beside_a_generator_are_walked_without_following_links() {
         "{crowded}"
     );
 }
+
+/// A `.luaurc` alias decides which file a string require loads, so the `.luaurc` files a
+/// generator's requires may use are part of its cache keys: editing the alias in the folder
+/// above the generator's gave the results of the file it used to name (a stale hit), and a
+/// `.luaurc` added beside the generator, whose alias is nearer, does the same.
+#[test]
+fn an_edited_luaurc_alias_is_a_cache_miss() {
+    let root = tmp("alias-cache");
+    let gens = root.join("gens");
+    for d in ["a", "b"] {
+        std::fs::create_dir_all(gens.join(d)).unwrap();
+    }
+    std::fs::write(gens.join("a/util.luau"), r#"return { name = "FromA" }"#).unwrap();
+    std::fs::write(gens.join("b/util.luau"), r#"return { name = "FromB" }"#).unwrap();
+    let g = gens.join("Named.luau");
+    std::fs::write(
+        &g,
+        r#"local util = require("@lib/util")
+return { Attributes = {}, OnGenerate = function(params, target)
+    local p = Instance.new("Part")
+    p.Name = util.name
+    p.Parent = target
+end }
+"#,
+    )
+    .unwrap();
+    let cache = root.join("cache");
+    let out = root.join("named.rbxm");
+    let name = || {
+        let o = ok(generate(&[s(&g), "--cache", s(&cache), "-o", s(&out)]));
+        let dom = read_rbxm(&out);
+        let names: Vec<String> = dom
+            .descendants()
+            .filter(|i| i.class == "Part")
+            .map(|i| i.name.clone())
+            .collect();
+        (names, String::from_utf8_lossy(&o.stderr).into_owned())
+    };
+    let above = root.join(".luaurc");
+    std::fs::write(&above, r#"{ "aliases": { "lib": "./gens/a" } }"#).unwrap();
+    assert_eq!(name().0, ["FromA"]);
+    assert!(
+        name().1.contains("from the result cache"),
+        "the same files: a hit"
+    );
+    std::fs::write(&above, r#"{ "aliases": { "lib": "./gens/b" } }"#).unwrap();
+    let (names, err) = name();
+    assert_eq!(names, ["FromB"], "{err}");
+    std::fs::write(gens.join(".luaurc"), r#"{ "aliases": { "lib": "./a" } }"#).unwrap();
+    let (names, err) = name();
+    assert_eq!(names, ["FromA"], "the nearer .luaurc: {err}");
+    assert!(!err.contains("from the result cache"), "{err}");
+}
