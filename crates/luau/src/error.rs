@@ -14,7 +14,7 @@ pub(crate) fn vm(e: mlua::Error) -> HostError {
 pub fn script(e: &mlua::Error) -> HostError {
     let (message, traceback) = split(e);
     let message = condense(&message);
-    let traceback = traceback.map(|t| condense(&t));
+    let traceback = traceback.map(|t| condense(&without_internal_frames(&t)));
     if message.contains(CANCEL_MESSAGE) {
         return HostError::Cancelled { message, traceback };
     }
@@ -155,6 +155,22 @@ pub(crate) fn is_internal_chunk(chunk: &str) -> bool {
     chunk.len() > 2 && chunk.starts_with('[') && chunk.ends_with(']') && chunk != "[C]"
 }
 
+/// A traceback without the frames of the host's own Luau chunks (`[require]`'s wrapper
+/// around a module's load, …): they are how procmodel implements a call, not where the
+/// script is.
+fn without_internal_frames(traceback: &str) -> String {
+    traceback
+        .lines()
+        .filter(|l| {
+            let frame = l.trim_start();
+            !frame
+                .split_once(':')
+                .is_some_and(|(chunk, _)| is_internal_chunk(chunk))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The chunk of a `source:line` place.
 fn chunk_of(place: &str) -> &str {
     place.rsplit_once(':').map_or(place, |(chunk, _)| chunk)
@@ -212,6 +228,15 @@ fn without_address(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tracebacks_leave_out_the_host_s_own_chunks() {
+        let t = "stack traceback:\n\t[C]: in ?\n\t[require]:9: in function <[require]:8>\n\tServerStorage.gen:1: in function <ServerStorage.gen:1>\n\t[require]:5: in function 'run'\n\t[C]: in function 'pcall'";
+        assert_eq!(
+            without_internal_frames(t),
+            "stack traceback:\n\t[C]: in ?\n\tServerStorage.gen:1: in function <ServerStorage.gen:1>\n\t[C]: in function 'pcall'"
+        );
+    }
 
     /// What a script sees when a limit is hit: the error the interrupt or the host raised,
     /// inside the callback error mlua wraps it in.
