@@ -282,6 +282,17 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode> {
     let mut engine = Engine::new(procmodel_luau::runtime(), EngineConfig::default())?;
     let storage = engine.server_storage();
     let g = engine.load_generator_file(&args.generator, storage)?;
+    // The sweep scene holds the module alone: files it required by path would be missing
+    // there, and every variant would fail in the bake.
+    let outside = crate::one_model::required_outside(&engine, &args.generator);
+    if !outside.is_empty() {
+        bail!(
+            "{}: it requires {} by path, and {}",
+            args.generator.display(),
+            outside.join(", "),
+            crate::one_model::SPLIT_GENERATOR_HINT
+        );
+    }
     // Every swept name and value is resolved against the generator once, before the points
     // are counted: a misspelt attribute is named as such, not as a sweep too large.
     let mut resolved: HashMap<(&str, &str), Variant> = HashMap::new();
@@ -529,10 +540,15 @@ fn bake_shard(
         "units": mine.len(), "of": units.len(), "out": store.describe(),
     }));
     engine.on_report(Some(Box::new(|r: &Report| {
-        progress(serde_json::json!({
+        let mut event = serde_json::json!({
             "event": "unit", "model": r.path, "ok": r.is_ok(),
             "ms": r.elapsed.as_secs_f64() * 1000.0, "instances": r.instances,
-        }));
+        });
+        // A failure says why where it is seen first: a shard's log.
+        if let Some(e) = r.error() {
+            event["error"] = e.into();
+        }
+        progress(event);
     })));
     let reports = last_reports(engine.settle(args.limits.max_frames()));
     // The key each unit's results were stored under: its inputs as applied, with the
@@ -829,7 +845,8 @@ fn merge(url: &str, args: BakeArgs) -> Result<ExitCode> {
             Some(UnitStatus::Ok) => {}
             _ => regenerated.push(u.unit.key.clone()),
         }
-        if reports.get(&u.model).is_some_and(|r| !r.is_ok()) {
+        if let Some(e) = reports.get(&u.model).and_then(|r| r.error()) {
+            eprintln!("error: {}: {e}", u.unit.key);
             failed.push(u.unit.key.clone());
         }
     }

@@ -132,6 +132,19 @@ pub(crate) fn toolkit_requires(source: &str) -> Vec<String> {
     names
 }
 
+/// What to add to an error that is a failed string require of a generator file: it runs
+/// from the files beside it, but the package holds its module alone.
+fn split_hint(p: &Package<'_>, error: &str) -> String {
+    let split = p.source.is_none()
+        && procmodel_engine::module_folder(p.generator).is_none()
+        && error.contains("cannot require '");
+    if split {
+        format!(" ({})", crate::one_model::SPLIT_GENERATOR_HINT)
+    } else {
+        String::new()
+    }
+}
+
 /// Generates `p` in a scene of its own and writes the package (atomically).
 pub fn pack(p: &Package<'_>) -> Result<Packed> {
     // Any other extension, known or not, gets the package's rule, not the list of formats
@@ -179,18 +192,26 @@ pub fn pack(p: &Package<'_>) -> Result<Packed> {
                 },
             },
         },
-    )?;
+    )
+    .map_err(|e| {
+        let hint = split_hint(p, &format!("{e:#}"));
+        if hint.is_empty() {
+            e
+        } else {
+            anyhow!("{}: nothing packed: {e:#}{hint}", p.generator.display())
+        }
+    })?;
     let reports = engine.settle(p.limits.max_frames());
     let report = reports
         .iter()
         .rev()
         .find(|r| r.model == model)
         .ok_or_else(|| anyhow!("{}: the generator did not run", p.generator.display()))?;
-    if !report.is_ok() {
+    if let Some(e) = report.error() {
         bail!(
-            "{}: generation failed, nothing packed: {}",
+            "{}: generation failed, nothing packed: {e}{}",
             p.generator.display(),
-            report.error().as_deref().unwrap_or("unknown error")
+            split_hint(p, &e)
         );
     }
     if engine.is_dirty(model) {

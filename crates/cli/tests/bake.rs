@@ -740,3 +740,104 @@ fn r16_deploy_files_parse() {
     assert!(docker.matches("FROM ").count() >= 2, "multi-stage");
     assert!(docker.contains("cargo build --release -p procmodel"));
 }
+
+/// A generator file that requires a file beside it runs from the files, but a sweep scene
+/// holds its module alone, where `./Shape` does not resolve: every variant failed in the
+/// bake, and the shard's log and the merge said only `"ok": false` and the unit's name. The
+/// sweep now refuses it naming the file and the module-folder layout that works (which
+/// sweeps, bakes and packs), pack says the same, and a failed unit's error is in the
+/// shard's event and on the merge's stderr.
+#[test]
+fn a_generator_split_over_files_is_swept_as_a_module_folder_and_failures_say_why() {
+    let dir = tmp("split-gen");
+    std::fs::create_dir_all(dir.join("Tower")).unwrap();
+    let body = |req: &str| {
+        format!(
+            r#"local Shape = require("{req}")
+return {{ Attributes = {{ Seed = 1 }}, OnGenerate = function(params, target)
+    local p = Instance.new("Part")
+    p.Size = Shape.size(params.Attributes.Seed)
+    p.Parent = target
+end }}
+"#
+        )
+    };
+    let shape = "return { size = function(n) return Vector3.new(n, 1, 1) end }";
+    std::fs::write(dir.join("Split.luau"), body("./Shape")).unwrap();
+    std::fs::write(dir.join("Shape.luau"), shape).unwrap();
+    std::fs::write(dir.join("Tower/init.luau"), body("@self/Shape")).unwrap();
+    std::fs::write(dir.join("Tower/Shape.luau"), shape).unwrap();
+    let sweep = |generator: &str, out: &str| {
+        bin()
+            .args([
+                "sweep",
+                s(&dir.join(generator)),
+                "--attr",
+                "Seed=1..2",
+                "-o",
+            ])
+            .arg(dir.join(out))
+            .output()
+            .unwrap()
+    };
+    let o = sweep("Split.luau", "split.rbxl");
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("Split.luau: it requires Shape.luau by path")
+            && err.contains("make it a module folder"),
+        "{err}"
+    );
+    assert!(!dir.join("split.rbxl").exists(), "nothing written");
+    let o = bin()
+        .args(["pack", s(&dir.join("Split.luau")), "-o"])
+        .arg(dir.join("split.rbxm"))
+        .output()
+        .unwrap();
+    assert!(
+        !o.status.success() && stderr(&o).contains("make it a module folder"),
+        "{}",
+        stderr(&o)
+    );
+    // The module folder sweeps, and bakes with no failure.
+    ok(sweep("Tower", "tower.rbxl"));
+    let out = dir.join("tower-bake");
+    let o = ok(shard_cmd(&dir.join("tower.rbxl"), "0/1", s(&out))
+        .output()
+        .unwrap());
+    assert!(String::from_utf8_lossy(&o.stdout).contains(r#""failed":0"#));
+    // A unit that fails says why: a sweep of a generator that errors for Seed 2.
+    std::fs::write(
+        dir.join("Tower/Shape.luau"),
+        r#"return { size = function(n) if n == 2 then error("no tower of seed 2") end return Vector3.new(n, 1, 1) end }"#,
+    )
+    .unwrap();
+    ok(sweep("Tower", "failing.rbxl"));
+    let out = dir.join("failing-bake");
+    let o = ok(shard_cmd(&dir.join("failing.rbxl"), "0/1", s(&out))
+        .output()
+        .unwrap());
+    let events: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let failed: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["event"] == "unit" && e["ok"] == false)
+        .collect();
+    assert_eq!(failed.len(), 1, "{events:?}");
+    assert!(
+        failed[0]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("no tower of seed 2")),
+        "{:?}",
+        failed[0]
+    );
+    let o = merge(s(&out), &dir.join("failing-merged.rbxl"), &[]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("error: Workspace.Sweep.Tower_0001: ") && err.contains("no tower of seed 2"),
+        "{err}"
+    );
+}
