@@ -284,7 +284,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode> {
     let g = engine.load_generator_file(&args.generator, storage)?;
     // The sweep scene holds the module alone: files it required by path would be missing
     // there, and every variant would fail in the bake.
-    let outside = crate::one_model::required_outside(&engine, &args.generator);
+    let outside = required_outside(&engine, &args.generator);
     if !outside.is_empty() {
         bail!(
             "{}: it requires {} by path, and {}",
@@ -356,6 +356,27 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode> {
     );
     std::mem::forget(engine);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The files a generator loaded from `generator` required by path that are not its own
+/// (the generator file itself, or a module folder's files): what a scene written with the
+/// generator as a module would lack. Paths relative to the generator's folder, sorted.
+fn required_outside(engine: &Engine, generator: &Path) -> Vec<String> {
+    let own = crate::output::resolved(
+        &procmodel_engine::module_folder(generator).unwrap_or_else(|| generator.to_path_buf()),
+    );
+    let base = generator
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut outside: Vec<String> = engine
+        .module_files()
+        .iter()
+        .filter(|f| !crate::output::resolved(f).starts_with(&own))
+        .map(|f| crate::lock::relative(f, base))
+        .collect();
+    outside.sort();
+    outside
 }
 
 // ----- bake -----

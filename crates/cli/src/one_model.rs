@@ -79,27 +79,6 @@ pub fn capabilities(names: &[&str]) -> Result<SecurityCapabilities> {
 /// its string requires of other files could not resolve there).
 pub const SPLIT_GENERATOR_HINT: &str = "a scene holds the generator as one ModuleScript, where a string require of a file beside it does not resolve: make it a module folder (Name/init.luau with its modules inside the folder, required as @self/Module) and give the folder";
 
-/// The files a generator loaded from `generator` required by path that are not its own
-/// (the generator file itself, or a module folder's files): what a scene written with the
-/// generator as a module would lack. Paths relative to the generator's folder, sorted.
-pub fn required_outside(engine: &Engine, generator: &Path) -> Vec<String> {
-    let own = crate::output::resolved(
-        &procmodel_engine::module_folder(generator).unwrap_or_else(|| generator.to_path_buf()),
-    );
-    let base = generator
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut outside: Vec<String> = engine
-        .module_files()
-        .iter()
-        .filter(|f| !crate::output::resolved(f).starts_with(&own))
-        .map(|f| crate::lock::relative(f, base))
-        .collect();
-    outside.sort();
-    outside
-}
-
 /// Builds the one-model scene of `spec` (nothing has run but the module's top level, to
 /// read its declared attributes). The model is named after the file's stem.
 pub fn one_model_scene(config: EngineConfig, spec: Spec<'_>) -> Result<OneModel> {
