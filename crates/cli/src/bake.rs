@@ -282,15 +282,11 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode> {
     let mut engine = Engine::new(procmodel_luau::runtime(), EngineConfig::default())?;
     let storage = engine.server_storage();
     let g = engine.load_generator_file(&args.generator, storage)?;
-    // The sweep scene holds the module alone: files it required by path would be missing
-    // there, and every variant would fail in the bake.
-    let outside = required_outside(&engine, &args.generator);
-    if !outside.is_empty() {
-        bail!(
-            "{}: it requires {} by path, and {}",
-            args.generator.display(),
-            outside.join(", "),
-            crate::one_model::SPLIT_GENERATOR_HINT
+    // The scene holds the modules it required by path beside it (the engine saves them
+    // there), where relative requires resolve as they did; `.luaurc` aliases do not.
+    for (file, spec) in alias_requires(&engine) {
+        eprintln!(
+            "warning: {file} requires '{spec}' through a .luaurc alias, which a scene cannot resolve: every variant will fail; require it by a relative path (./, ../ or @self/)"
         );
     }
     // Every swept name and value is resolved against the generator once, before the points
@@ -358,25 +354,35 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The files a generator loaded from `generator` required by path that are not its own
-/// (the generator file itself, or a module folder's files): what a scene written with the
-/// generator as a module would lack. Paths relative to the generator's folder, sorted.
-fn required_outside(engine: &Engine, generator: &Path) -> Vec<String> {
-    let own = crate::output::resolved(
-        &procmodel_engine::module_folder(generator).unwrap_or_else(|| generator.to_path_buf()),
-    );
-    let base = generator
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut outside: Vec<String> = engine
-        .module_files()
-        .iter()
-        .filter(|f| !crate::output::resolved(f).starts_with(&own))
-        .map(|f| crate::lock::relative(f, base))
-        .collect();
-    outside.sort();
-    outside
+/// The string requires through a `.luaurc` alias (`@lib/X`; `@self/X` and the toolkit's
+/// `@procmodel/X` are not) in the
+/// files the engine loaded modules from, as (file, spec), in file order: a scene resolves
+/// requires over its tree, where aliases mean nothing.
+fn alias_requires(engine: &Engine) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for file in engine.module_files() {
+        let Ok(source) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        for (at, _) in source.match_indices("require") {
+            let rest = source[at + "require".len()..].trim_start();
+            let rest = rest.strip_prefix('(').unwrap_or(rest).trim_start();
+            let Some(quote) = rest.chars().next().filter(|c| "\"'`".contains(*c)) else {
+                continue;
+            };
+            let Some(spec) = rest[1..].split(quote).next() else {
+                continue;
+            };
+            // The toolkit's `@procmodel/` modules resolve everywhere.
+            if spec.starts_with('@')
+                && !spec.starts_with("@self/")
+                && !spec.starts_with("@procmodel/")
+            {
+                found.push((file.display().to_string(), spec.to_owned()));
+            }
+        }
+    }
+    found
 }
 
 // ----- bake -----

@@ -74,11 +74,6 @@ pub fn capabilities(names: &[&str]) -> Result<SecurityCapabilities> {
     Ok(SecurityCapabilities::from_bits(bits))
 }
 
-/// How a generator split over files goes into a scene file whole: as a module folder, whose
-/// modules are its children (said where a command writes the generator into a scene and
-/// its string requires of other files could not resolve there).
-pub const SPLIT_GENERATOR_HINT: &str = "a scene holds the generator as one ModuleScript, where a string require of a file beside it does not resolve: make it a module folder (Name/init.luau with its modules inside the folder, required as @self/Module) and give the folder";
-
 /// Builds the one-model scene of `spec` (nothing has run but the module's top level, to
 /// read its declared attributes). The model is named after the file's stem.
 pub fn one_model_scene(config: EngineConfig, spec: Spec<'_>) -> Result<OneModel> {

@@ -132,6 +132,10 @@ pub(crate) fn toolkit_requires(source: &str) -> Vec<String> {
     names
 }
 
+/// How a generator split over files goes into a package whole: as a module folder, whose
+/// modules are its children.
+const SPLIT_GENERATOR_HINT: &str = "a package holds the generator as one ModuleScript, where a string require of a file beside it does not resolve: make it a module folder (Name/init.luau with its modules inside the folder, required as @self/Module) and pack the folder";
+
 /// What to add to an error that is a failed string require of a generator file: it runs
 /// from the files beside it, but the package holds its module alone.
 fn split_hint(p: &Package<'_>, error: &str) -> String {
@@ -139,7 +143,7 @@ fn split_hint(p: &Package<'_>, error: &str) -> String {
         && procmodel_engine::module_folder(p.generator).is_none()
         && error.contains("cannot require '");
     if split {
-        format!(" ({})", crate::one_model::SPLIT_GENERATOR_HINT)
+        format!(" ({SPLIT_GENERATOR_HINT})")
     } else {
         String::new()
     }

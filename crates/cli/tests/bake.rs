@@ -742,13 +742,14 @@ fn r16_deploy_files_parse() {
 }
 
 /// A generator file that requires a file beside it runs from the files, but a sweep scene
-/// holds its module alone, where `./Shape` does not resolve: every variant failed in the
+/// held its module alone, where `./Shape` did not resolve: every variant failed in the
 /// bake, and the shard's log and the merge said only `"ok": false` and the unit's name. The
-/// sweep now refuses it naming the file and the module-folder layout that works (which
-/// sweeps, bakes and packs), pack says the same, and a failed unit's error is in the
-/// shard's event and on the merge's stderr.
+/// sweep scene now holds the module it required beside the generator (so the bake succeeds),
+/// a `.luaurc` alias, which no scene resolves, is warned about, pack says how to lay such a
+/// generator out, and a failed unit's error is in the shard's event and on the merge's
+/// stderr.
 #[test]
-fn a_generator_split_over_files_is_swept_as_a_module_folder_and_failures_say_why() {
+fn a_generator_split_over_files_sweeps_and_bakes_and_failures_say_why() {
     let dir = tmp("split-gen");
     std::fs::create_dir_all(dir.join("Tower")).unwrap();
     let body = |req: &str| {
@@ -780,15 +781,26 @@ end }}
             .output()
             .unwrap()
     };
-    let o = sweep("Split.luau", "split.rbxl");
-    assert!(!o.status.success());
-    let err = stderr(&o);
+    let o = ok(sweep("Split.luau", "split.rbxl"));
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+    let out = dir.join("split-bake");
+    let o = ok(shard_cmd(&dir.join("split.rbxl"), "0/1", s(&out))
+        .output()
+        .unwrap());
     assert!(
-        err.contains("Split.luau: it requires Shape.luau by path")
-            && err.contains("make it a module folder"),
-        "{err}"
+        String::from_utf8_lossy(&o.stdout).contains(r#""failed":0"#),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
     );
-    assert!(!dir.join("split.rbxl").exists(), "nothing written");
+    // An alias is named: the scene cannot resolve it.
+    std::fs::write(dir.join(".luaurc"), r#"{ "aliases": { "shapes": "." } }"#).unwrap();
+    std::fs::write(dir.join("Aliased.luau"), body("@shapes/Shape")).unwrap();
+    let o = ok(sweep("Aliased.luau", "aliased.rbxl"));
+    assert!(
+        stderr(&o).contains("requires '@shapes/Shape' through a .luaurc alias"),
+        "{}",
+        stderr(&o)
+    );
     let o = bin()
         .args(["pack", s(&dir.join("Split.luau")), "-o"])
         .arg(dir.join("split.rbxm"))

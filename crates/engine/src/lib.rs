@@ -10,6 +10,7 @@
 //! the scripts (it drives a `procmodel_script::ScriptHost`; front ends pass the runtime).
 
 mod apply;
+mod bundle;
 pub mod cache;
 mod conclude;
 mod declared;
@@ -445,10 +446,43 @@ impl Engine {
         Ok(())
     }
 
-    /// Saves the scene atomically (temp file + rename). `Dirty` is saved as it is.
+    /// Saves the scene atomically (temp file + rename). `Dirty` is saved as it is. The
+    /// modules file generators required by path, which were read from disk and are not in
+    /// the tree, are saved beside their generators ([`bundle`]), so the saved scene
+    /// regenerates without the files; the live scene is left as it was.
     pub fn save(&self, path: &Path) -> Result<(), EngineError> {
-        let digest = self.host.with_dom_ref(|dom| scene::write(dom, path))?;
-        self.record_saved(digest);
+        let files: Vec<bundle::FileModule> = self
+            .module_files()
+            .into_iter()
+            .map(|file| bundle::FileModule {
+                module: self.host.file_module(&file),
+                path: file,
+            })
+            .collect();
+        let placed = if files.is_empty() {
+            bundle::Placed::default()
+        } else {
+            self.host.with_dom_mut(|d| bundle::place(d, &files))
+        };
+        let written = match placed.unplaced.first() {
+            Some(file) => Err(EngineError::file(
+                path.display().to_string(),
+                format!(
+                    "cannot save the module read from {} beside its generator: an instance of its name is already there (rename one of them)",
+                    file.display()
+                ),
+            )),
+            None => self.host.with_dom_ref(|dom| scene::write(dom, path)),
+        };
+        if !placed.roots.is_empty() {
+            self.host.with_dom_mut(|d| bundle::remove(d, &placed));
+        }
+        let digest = written?;
+        // A scene saved with modules the live one lacks is not the scene its results were
+        // recorded in: no record of intact results for it.
+        if placed.roots.is_empty() {
+            self.record_saved(digest);
+        }
         Ok(())
     }
 

@@ -1545,6 +1545,77 @@ fn a_folder_a_string_require_reaches_is_a_module_with_its_children() {
     assert_eq!(results(&e, m), ["Lib42"]);
 }
 
+/// A generator file's modules required by path are read from disk, outside the scene's
+/// tree: a saved scene held the generator alone, and `./Shape` failed when the place was
+/// regenerated (a sweep's every variant, a studio Save). `save` now writes a copy of each
+/// where its file sits — `./Shape` a sibling, `@self/Part` a child, `./lib/Deep` in a
+/// Folder — and leaves the live scene as it was.
+#[test]
+fn a_saved_scene_holds_the_modules_its_file_generator_required_by_path() {
+    let dir = tmp("save-bundle");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("Gen")).unwrap();
+    std::fs::create_dir_all(dir.join("lib")).unwrap();
+    std::fs::write(
+        dir.join("Gen.luau"),
+        "local Shape = require('./Shape')\nlocal Part = require('@self/Part')\nreturn { Attributes = {}, OnGenerate = function(_, t)\n\tlocal Deep = require('./lib/Deep')\n\tlocal p = Instance.new('Part')\n\tp.Name = Shape.name .. Part.name .. Deep.name\n\tp.Parent = t\nend }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("Shape.luau"), "return { name = 'Shape' }\n").unwrap();
+    std::fs::write(dir.join("Gen/Part.luau"), "return { name = 'Part' }\n").unwrap();
+    std::fs::write(dir.join("lib/Deep.luau"), "return { name = 'Deep' }\n").unwrap();
+    let mut e = Engine::new(procmodel_luau::runtime(), EngineConfig::default()).unwrap();
+    let storage = e.server_storage();
+    let g = e
+        .load_generator_file(&dir.join("Gen.luau"), storage)
+        .unwrap();
+    let m = model(&mut e, g.module, &[]);
+    assert!(e.step().iter().all(|r| r.is_ok()));
+    assert_eq!(results(&e, m), ["ShapePartDeep"]);
+    let names = |e: &Engine| {
+        e.with_dom(|d| {
+            let storage = d
+                .root()
+                .children()
+                .iter()
+                .copied()
+                .find(|&c| d.get_by_ref(c).unwrap().class == "ServerStorage")
+                .unwrap();
+            let mut out = Vec::new();
+            for r in d.descendants_of(storage) {
+                if r.referent() != storage {
+                    out.push(procmodel_dom::full_name(d, r.referent()));
+                }
+            }
+            out
+        })
+    };
+    let before = names(&e);
+    assert_eq!(before, ["ServerStorage.Gen"]);
+    let place = dir.join("saved.rbxlx");
+    e.save(&place).unwrap();
+    assert_eq!(names(&e), before, "the live scene is as it was");
+    let mut loaded =
+        Engine::load(procmodel_luau::runtime(), &place, EngineConfig::default()).unwrap();
+    let mut saved = names(&loaded);
+    saved.sort();
+    assert_eq!(
+        saved,
+        [
+            "ServerStorage.Gen",
+            "ServerStorage.Gen.Part",
+            "ServerStorage.Shape",
+            "ServerStorage.lib",
+            "ServerStorage.lib.Deep"
+        ]
+    );
+    let again = loaded.models()[0];
+    loaded.force_generation(again);
+    let r = loaded.step();
+    assert!(r.iter().all(|r| r.is_ok()), "{r:?}");
+    assert_eq!(results(&loaded, again), ["ShapePartDeep"]);
+}
+
 #[test]
 fn what_runs_on_worker_vms_print_reaches_the_engines_output() {
     // With jobs > 1 most runs happen on workers: their print lines come back with their
