@@ -7,8 +7,10 @@
 //! such module where its file sits relative to the generator's: a file beside a module is
 //! its sibling, a file in the folder named after a module (`gen/Part.luau`, `@self/Part`) its
 //! child, a folder in between a `Folder` — where Luau's string requires over the instance
-//! tree look for it (`./X` a sibling, `@self/X` a child). The caller writes the scene and
-//! then removes what was placed ([`remove`]), so the live scene is as it was.
+//! tree look for it (`./X` a sibling, `@self/X` a child). The models of such a generator are
+//! saved dirty: their results record the modules they required only when those are in the
+//! tree, so they regenerate once where the placed modules are. The caller writes the scene
+//! and then removes what was placed ([`remove`]), so the live scene is as it was.
 //!
 //! Owns: the file-to-instance placement. Must never: change an instance that was in the
 //! tree before, or place a module that a name already taken would hide.
@@ -34,6 +36,10 @@ pub(crate) struct Placed {
     pub roots: Vec<Ref>,
     /// Files of a generator's folder that could not be placed (a name already taken).
     pub unplaced: Vec<PathBuf>,
+    /// The models whose generator's folder had modules placed, each with its `Dirty` before:
+    /// saved dirty, since their results record only the modules in the tree (a module read
+    /// from a file is not one), so they regenerate once and record the placed ones.
+    pub dirtied: Vec<(Ref, bool)>,
 }
 
 fn is_init(path: &Path) -> bool {
@@ -61,15 +67,19 @@ fn stands_for(path: &Path) -> Option<(PathBuf, String)> {
 /// are confined) are placed, in path order, so the same files give the same tree.
 pub(crate) fn place(dom: &mut WeakDom, files: &[FileModule]) -> Placed {
     let mut placed = Placed::default();
-    let generators: Vec<Ref> = apply::models_in_scene(dom)
+    // (model, its generator)
+    let models: Vec<(Ref, Ref)> = apply::models_in_scene(dom)
         .into_iter()
         .filter_map(
             |m| match dom.get_by_ref(m)?.properties.get(&"Generator".into()) {
-                Some(Variant::Ref(g)) if g.is_some() => Some(*g),
+                Some(Variant::Ref(g)) if g.is_some() => Some((m, *g)),
                 _ => None,
             },
         )
         .collect();
+    let generators: Vec<Ref> = models.iter().map(|&(_, g)| g).collect();
+    // A generator's folder (where its requires are confined) and the generator.
+    let mut generator_roots: Vec<(PathBuf, Ref)> = Vec::new();
     // Folder path -> the instance that stands for it in the tree.
     let mut anchors: BTreeMap<PathBuf, Ref> = BTreeMap::new();
     // The folders a file generator's requires may reach (its own folder and below).
@@ -91,6 +101,7 @@ pub(crate) fn place(dom: &mut WeakDom, files: &[FileModule]) -> Placed {
             anchors.entry(up.to_path_buf()).or_insert(parent);
             if generators.contains(&r) {
                 roots.push(up.to_path_buf());
+                generator_roots.push((up.to_path_buf(), r));
             }
         }
     }
@@ -134,6 +145,17 @@ pub(crate) fn place(dom: &mut WeakDom, files: &[FileModule]) -> Placed {
             i.name = name;
         }
         placed.roots.push(copy);
+        for (root, g) in &generator_roots {
+            if !f.path.starts_with(root) {
+                continue;
+            }
+            for &(m, _) in models.iter().filter(|&&(_, mg)| mg == *g) {
+                if !placed.dirtied.iter().any(|&(d, _)| d == m) {
+                    placed.dirtied.push((m, apply::dirty_flag(dom, m)));
+                    apply::set_dirty(dom, m, true);
+                }
+            }
+        }
         anchors.insert(stands.clone(), copy);
         if is_init(&f.path) {
             whole.push(stands);
@@ -202,11 +224,14 @@ fn copy_of(dom: &mut WeakDom, f: &FileModule) -> Option<Ref> {
     ))
 }
 
-/// Removes what [`place`] put into the tree.
+/// Removes what [`place`] put into the tree, and gives the models their `Dirty` back.
 pub(crate) fn remove(dom: &mut WeakDom, placed: &Placed) {
     for &r in placed.roots.iter().rev() {
         if dom.get_by_ref(r).is_some() {
             dom.destroy(r);
         }
+    }
+    for &(m, dirty) in &placed.dirtied {
+        apply::set_dirty(dom, m, dirty);
     }
 }

@@ -474,7 +474,7 @@ impl Engine {
             )),
             None => self.host.with_dom_ref(|dom| scene::write(dom, path)),
         };
-        if !placed.roots.is_empty() {
+        if !placed.roots.is_empty() || !placed.dirtied.is_empty() {
             self.host.with_dom_mut(|d| bundle::remove(d, &placed));
         }
         let digest = written?;

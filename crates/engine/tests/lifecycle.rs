@@ -1609,11 +1609,44 @@ fn a_saved_scene_holds_the_modules_its_file_generator_required_by_path() {
             "ServerStorage.lib.Deep"
         ]
     );
+    assert!(!e.is_dirty(m), "the live model keeps its Dirty");
+    // Saved dirty: its results recorded no module read from a file, so it regenerates once
+    // and records the placed ones, and an edit of one is then seen.
     let again = loaded.models()[0];
-    loaded.force_generation(again);
+    assert!(loaded.is_dirty(again));
     let r = loaded.step();
-    assert!(r.iter().all(|r| r.is_ok()), "{r:?}");
+    assert!(r.iter().all(|r| r.is_ok()) && r.len() == 1, "{r:?}");
     assert_eq!(results(&loaded, again), ["ShapePartDeep"]);
+    assert!(loaded.step().is_empty(), "fresh");
+    let recorded = loaded.with_dom(|d| {
+        let folder = d
+            .get_by_ref(again)
+            .unwrap()
+            .children()
+            .iter()
+            .copied()
+            .find(|&c| d.get_by_ref(c).unwrap().class == "GeneratedFolder")
+            .unwrap();
+        match d
+            .get_by_ref(folder)
+            .unwrap()
+            .properties
+            .get(&"Attributes".into())
+        {
+            Some(Variant::Attributes(a)) => match a.get("ProcmodelModules") {
+                Some(Variant::String(s)) => s.clone(),
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        }
+    });
+    for name in [
+        "ServerStorage.Shape",
+        "ServerStorage.Gen.Part",
+        "ServerStorage.lib.Deep",
+    ] {
+        assert!(recorded.contains(name), "{recorded}");
+    }
 }
 
 #[test]
