@@ -111,10 +111,16 @@ pub(crate) fn place(dom: &mut WeakDom, files: &[FileModule]) -> Placed {
         .filter(|f| roots.iter().any(|root| f.path.starts_with(root)))
         .collect();
     orphans.sort_by(|a, b| a.path.cmp(&b.path));
-    // Module folders placed whole: their own files come with them.
-    let mut whole: Vec<PathBuf> = Vec::new();
+    // Module folders are placed whole: their own files come with them.
+    let whole: Vec<PathBuf> = orphans
+        .iter()
+        .filter(|f| is_init(&f.path))
+        .filter_map(|f| f.path.parent().map(Path::to_path_buf))
+        .collect();
     for f in orphans {
-        if whole.iter().any(|w| f.path.starts_with(w)) {
+        let inside = |w: &PathBuf| f.path.starts_with(w) && f.path.parent() != Some(w.as_path());
+        let own_file = |w: &PathBuf| f.path.parent() == Some(w.as_path()) && !is_init(&f.path);
+        if whole.iter().any(|w| inside(w) || own_file(w)) {
             continue;
         }
         let Some((stands, name)) = stands_for(&f.path) else {
@@ -156,10 +162,7 @@ pub(crate) fn place(dom: &mut WeakDom, files: &[FileModule]) -> Placed {
                 }
             }
         }
-        anchors.insert(stands.clone(), copy);
-        if is_init(&f.path) {
-            whole.push(stands);
-        }
+        anchors.insert(stands, copy);
     }
     // Roots under roots placed in this call are removed with them.
     let all = placed.roots.clone();

@@ -1556,11 +1556,19 @@ fn a_saved_scene_holds_the_modules_its_file_generator_required_by_path() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("Gen")).unwrap();
     std::fs::create_dir_all(dir.join("lib")).unwrap();
+    std::fs::create_dir_all(dir.join("Kit")).unwrap();
     std::fs::write(
         dir.join("Gen.luau"),
-        "local Shape = require('./Shape')\nlocal Part = require('@self/Part')\nreturn { Attributes = {}, OnGenerate = function(_, t)\n\tlocal Deep = require('./lib/Deep')\n\tlocal p = Instance.new('Part')\n\tp.Name = Shape.name .. Part.name .. Deep.name\n\tp.Parent = t\nend }\n",
+        "local Shape = require('./Shape')\nlocal Part = require('@self/Part')\nlocal Kit = require('./Kit')\nreturn { Attributes = {}, OnGenerate = function(_, t)\n\tlocal Deep = require('./lib/Deep')\n\tlocal p = Instance.new('Part')\n\tp.Name = Shape.name .. Part.name .. Deep.name .. Kit.name\n\tp.Parent = t\nend }\n",
     )
     .unwrap();
+    // A module folder: placed whole, its files its children (its Helper sorts before init).
+    std::fs::write(
+        dir.join("Kit/init.luau"),
+        "return { name = require(script.Helper).name }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("Kit/Helper.luau"), "return { name = 'Kit' }\n").unwrap();
     std::fs::write(dir.join("Shape.luau"), "return { name = 'Shape' }\n").unwrap();
     std::fs::write(dir.join("Gen/Part.luau"), "return { name = 'Part' }\n").unwrap();
     std::fs::write(dir.join("lib/Deep.luau"), "return { name = 'Deep' }\n").unwrap();
@@ -1571,7 +1579,7 @@ fn a_saved_scene_holds_the_modules_its_file_generator_required_by_path() {
         .unwrap();
     let m = model(&mut e, g.module, &[]);
     assert!(e.step().iter().all(|r| r.is_ok()));
-    assert_eq!(results(&e, m), ["ShapePartDeep"]);
+    assert_eq!(results(&e, m), ["ShapePartDeepKit"]);
     let names = |e: &Engine| {
         e.with_dom(|d| {
             let storage = d
@@ -1604,6 +1612,8 @@ fn a_saved_scene_holds_the_modules_its_file_generator_required_by_path() {
         [
             "ServerStorage.Gen",
             "ServerStorage.Gen.Part",
+            "ServerStorage.Kit",
+            "ServerStorage.Kit.Helper",
             "ServerStorage.Shape",
             "ServerStorage.lib",
             "ServerStorage.lib.Deep"
@@ -1616,7 +1626,7 @@ fn a_saved_scene_holds_the_modules_its_file_generator_required_by_path() {
     assert!(loaded.is_dirty(again));
     let r = loaded.step();
     assert!(r.iter().all(|r| r.is_ok()) && r.len() == 1, "{r:?}");
-    assert_eq!(results(&loaded, again), ["ShapePartDeep"]);
+    assert_eq!(results(&loaded, again), ["ShapePartDeepKit"]);
     assert!(loaded.step().is_empty(), "fresh");
     let recorded = loaded.with_dom(|d| {
         let folder = d
