@@ -300,6 +300,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
             "blake3": hash,
             "content_hash": procmodel_dom::hash::to_hex(&procmodel_dom::hash::children_hash(&built.dom, built.model)),
             "nested_failures": built.nested_failures.iter().map(|(p, e)| serde_json::json!({"model": p, "error": e})).collect::<Vec<_>>(),
+            // As `regen --json` carries each model's: the run made instances its results lack.
+            "warning": built.warning,
         });
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {

@@ -2010,13 +2010,31 @@ end }
             "{err}"
         );
     }
+    // generate --json carries it too, as regen's does (null when there is none).
+    let o = ok(generate(&[
+        s(&g),
+        "--no-cache",
+        "--json",
+        "-o",
+        s(&tmp("typo.rbxm")),
+    ]));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        v["warning"]
+            .as_str()
+            .is_some_and(|w| w.contains("results are empty")),
+        "{v}"
+    );
     let o = ok(generate(&[
         s(&examples().join("CastleWall.luau")),
         "--no-cache",
+        "--json",
         "-o",
         s(&tmp("wall.rbxm")),
     ]));
     assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["warning"].is_null(), "{v}");
     // regen says it per model, and --json carries it.
     let scene = run_and_save(
         "typo-scene.luau",
