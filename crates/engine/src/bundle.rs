@@ -110,7 +110,15 @@ pub(crate) fn place(dom: &mut WeakDom, files: &[FileModule]) -> Placed {
         .filter(|f| !f.module.is_some_and(|r| in_tree(dom, r)))
         .filter(|f| roots.iter().any(|root| f.path.starts_with(root)))
         .collect();
+    // One module per file: a file read again (a reload) may leave the earlier module
+    // about, and a file whose module is in the tree needs nothing.
     orphans.sort_by(|a, b| a.path.cmp(&b.path));
+    orphans.dedup_by(|a, b| a.path == b.path);
+    orphans.retain(|f| {
+        !files
+            .iter()
+            .any(|t| t.path == f.path && t.module.is_some_and(|r| in_tree(dom, r)))
+    });
     // Module folders are placed whole: their own files come with them.
     let whole: Vec<PathBuf> = orphans
         .iter()

@@ -451,14 +451,25 @@ impl Engine {
     /// the tree, are saved beside their generators ([`bundle`]), so the saved scene
     /// regenerates without the files; the live scene is left as it was.
     pub fn save(&self, path: &Path) -> Result<(), EngineError> {
-        let files: Vec<bundle::FileModule> = self
-            .module_files()
+        // The modules this VM read from files, then the files only workers read (their
+        // modules are not in this scene: read again from the file).
+        let mut files: Vec<bundle::FileModule> = self
+            .host
+            .file_modules()
             .into_iter()
-            .map(|file| bundle::FileModule {
-                module: self.host.file_module(&file),
-                path: file,
+            .map(|(path, module)| bundle::FileModule {
+                path,
+                module: Some(module),
             })
             .collect();
+        for path in self.st().worker_files.iter() {
+            if !files.iter().any(|f| &f.path == path) {
+                files.push(bundle::FileModule {
+                    path: path.clone(),
+                    module: None,
+                });
+            }
+        }
         let placed = if files.is_empty() {
             bundle::Placed::default()
         } else {

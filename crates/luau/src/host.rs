@@ -436,7 +436,25 @@ impl Host {
         found.first().copied()
     }
 
-    /// The files modules were loaded from, sorted.
+    /// Every module loaded from a file that still exists, with its file (sorted by file).
+    pub fn file_modules(&self) -> Vec<(PathBuf, Ref)> {
+        let Ok(c) = ctx(&self.lua) else {
+            return Vec::new();
+        };
+        let mut out: Vec<(PathBuf, Ref)> = c
+            .files
+            .iter()
+            .filter(|(r, _)| c.dom.get_by_ref(**r).is_some())
+            .map(|(&r, p)| (p.clone(), r))
+            .collect();
+        out.sort_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then_with(|| a.1.to_string().cmp(&b.1.to_string()))
+        });
+        out
+    }
+
+    /// The files modules were loaded from (sorted, each once).
     pub fn module_files(&self) -> Vec<PathBuf> {
         let Ok(c) = ctx(&self.lua) else {
             return Vec::new();

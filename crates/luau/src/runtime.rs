@@ -140,6 +140,10 @@ impl ScriptHost for Host {
         Host::file_module(self, path)
     }
 
+    fn file_modules(&self) -> Vec<(PathBuf, Ref)> {
+        Host::file_modules(self)
+    }
+
     fn requirers(&self, module: Ref) -> Vec<Ref> {
         Host::requirers(self, module)
     }

@@ -440,6 +440,8 @@ pub trait ScriptHost {
     fn module_files(&self) -> Vec<PathBuf>;
     /// The ModuleScript loaded from the file at `path`, if any.
     fn file_module(&self, path: &Path) -> Option<Ref>;
+    /// Every module loaded from a file that still exists, with its file, sorted by file.
+    fn file_modules(&self) -> Vec<(PathBuf, Ref)>;
     /// The modules whose code required `module`, directly or through others, sorted.
     fn requirers(&self, module: Ref) -> Vec<Ref>;
     /// Every (module, the module whose code required it) this VM recorded, sorted: what
