@@ -77,7 +77,11 @@ pub(crate) fn place(dom: &mut WeakDom, files: &[FileModule]) -> Placed {
             },
         )
         .collect();
-    let generators: Vec<Ref> = models.iter().map(|&(_, g)| g).collect();
+    // Each generator once (a sweep's million variants share one; only looked up, never
+    // walked in order).
+    let generators: std::collections::HashSet<Ref> = models.iter().map(|&(_, g)| g).collect();
+    // The generators whose models were marked dirty.
+    let mut dirtied_generators: std::collections::HashSet<Ref> = Default::default();
     // A generator's folder (where its requires are confined) and the generator.
     let mut generator_roots: Vec<(PathBuf, Ref)> = Vec::new();
     // Folder path -> the instance that stands for it in the tree.
@@ -160,14 +164,12 @@ pub(crate) fn place(dom: &mut WeakDom, files: &[FileModule]) -> Placed {
         }
         placed.roots.push(copy);
         for (root, g) in &generator_roots {
-            if !f.path.starts_with(root) {
+            if !f.path.starts_with(root) || !dirtied_generators.insert(*g) {
                 continue;
             }
             for &(m, _) in models.iter().filter(|&&(_, mg)| mg == *g) {
-                if !placed.dirtied.iter().any(|&(d, _)| d == m) {
-                    placed.dirtied.push((m, apply::dirty_flag(dom, m)));
-                    apply::set_dirty(dom, m, true);
-                }
+                placed.dirtied.push((m, apply::dirty_flag(dom, m)));
+                apply::set_dirty(dom, m, true);
             }
         }
         anchors.insert(stands, copy);
