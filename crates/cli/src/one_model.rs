@@ -22,7 +22,7 @@ pub enum Attrs<'a> {
 }
 
 /// Where the generator module lives in the scene.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq, Eq, Debug)]
 pub enum Placement {
     /// In ServerStorage, backed by its file: string requires resolve beside the file (what
     /// `generate`, `lock` and `verify` run).
@@ -33,6 +33,9 @@ pub enum Placement {
     /// `sandboxed`: the module's Capabilities when it is Sandboxed.
     InsideModel {
         sandboxed: Option<SecurityCapabilities>,
+        /// Files a generator file requires by path, put around it as a package holds them
+        /// (`./X` a sibling inside the model, `@self/X` a child) before it loads.
+        beside: Vec<std::path::PathBuf>,
     },
 }
 
@@ -95,7 +98,7 @@ pub fn one_model_scene(config: EngineConfig, spec: Spec<'_>) -> Result<OneModel>
             );
             (g, model)
         }
-        Placement::InsideModel { sandboxed } => {
+        Placement::InsideModel { sandboxed, beside } => {
             // At the scene's root, where a model file puts it when it is loaded again: the
             // provenance names the generator by its full name, the same now as after reload.
             let root = engine.with_dom(|dom| dom.root_ref());
@@ -125,6 +128,29 @@ pub fn one_model_scene(config: EngineConfig, spec: Spec<'_>) -> Result<OneModel>
                         .insert(ustr("Generator"), Variant::Ref(module));
                 }
             });
+            if !beside.is_empty() && spec.source.is_none() {
+                let file = crate::output::resolved(spec.generator);
+                engine.place_file_modules(&file, module, &beside)?;
+                // The modules a sandboxed generator requires are sandboxed as it is.
+                if let Some(caps) = caps {
+                    engine.with_dom_mut(|dom| {
+                        let placed: Vec<Ref> = dom
+                            .descendants_of(model)
+                            .filter(|i| i.class == "ModuleScript" && i.referent() != module)
+                            .map(|i| i.referent())
+                            .collect();
+                        for r in placed {
+                            if let Some(m) = dom.get_by_ref_mut(r) {
+                                m.properties.insert(ustr("Sandboxed"), Variant::Bool(true));
+                                m.properties.insert(
+                                    ustr("Capabilities"),
+                                    Variant::SecurityCapabilities(caps),
+                                );
+                            }
+                        }
+                    });
+                }
+            }
             let g = engine.load_generator(module, &spec.generator.display().to_string())?;
             (g, model)
         }

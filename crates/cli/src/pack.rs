@@ -132,9 +132,8 @@ pub(crate) fn toolkit_requires(source: &str) -> Vec<String> {
     names
 }
 
-/// How a generator split over files goes into a package whole: as a module folder, whose
-/// modules are its children.
-const SPLIT_GENERATOR_HINT: &str = "a package holds the generator as one ModuleScript, where a string require of a file beside it does not resolve: make it a module folder (Name/init.luau with its modules inside the folder, required as @self/Module) and pack the folder";
+/// Why a string require of a packed generator file can fail when it did not from the files.
+const SPLIT_GENERATOR_HINT: &str = "a package holds the generator and the modules its run required from the files beside it, and resolves requires over that tree: a .luaurc alias means nothing there (require by ./, ../ or @self/), and a module no run of these inputs required is not there";
 
 /// What to add to an error that is a failed string require of a generator file: it runs
 /// from the files beside it, but the package holds its module alone.
@@ -147,6 +146,40 @@ fn split_hint(p: &Package<'_>, error: &str) -> String {
     } else {
         String::new()
     }
+}
+
+/// The files a run of generator file `p` (from its file, with the package's inputs)
+/// required by path, other than the generator: none when it cannot run (the package's own
+/// run then says why).
+fn files_required(
+    p: &Package<'_>,
+    mut config: EngineConfig,
+    attributes: Attrs<'_>,
+) -> Vec<PathBuf> {
+    // Its prints are the package run's to show.
+    config.host.echo_output = false;
+    let Ok(OneModel { mut engine, .. }) = one_model_scene(
+        config,
+        Spec {
+            generator: p.generator,
+            source: None,
+            size: p.size,
+            scale: 1.0,
+            attributes,
+            placement: Placement::ServerStorage,
+        },
+    ) else {
+        return Vec::new();
+    };
+    engine.settle(p.limits.max_frames());
+    let own = crate::output::resolved(p.generator);
+    let files: Vec<PathBuf> = engine
+        .module_files()
+        .into_iter()
+        .filter(|f| crate::output::resolved(f) != own)
+        .collect();
+    std::mem::forget(engine);
+    files
 }
 
 /// Generates `p` in a scene of its own and writes the package (atomically).
@@ -172,9 +205,17 @@ pub fn pack(p: &Package<'_>) -> Result<Packed> {
     config.host.echo_output = true;
     // The package is what `procmodel regen` of it saves: the same configuration (provenance
     // on, no cache), so regenerating a fresh package changes no byte.
-    let attributes = match &p.attributes {
+    let attributes = || match &p.attributes {
         Attrs::Cli(a) => Attrs::Cli(a),
         Attrs::Values(v) => Attrs::Values(v.clone()),
+    };
+    // A generator file that requires the files beside it by path: one run from the files
+    // finds them, and the package holds them around the generator, where the same requires
+    // resolve over its tree. (A module folder holds its modules already.)
+    let beside = if p.source.is_none() && procmodel_engine::module_folder(p.generator).is_none() {
+        files_required(p, config.clone(), attributes())
+    } else {
+        Vec::new()
     };
     let OneModel {
         mut engine, model, ..
@@ -185,8 +226,9 @@ pub fn pack(p: &Package<'_>) -> Result<Packed> {
             source: p.source,
             size: p.size,
             scale: 1.0,
-            attributes,
+            attributes: attributes(),
             placement: Placement::InsideModel {
+                beside,
                 sandboxed: if p.sandboxed {
                     let mut names: Vec<&str> = MINIMAL_CAPABILITIES.to_vec();
                     names.extend(p.capabilities.iter().map(String::as_str));

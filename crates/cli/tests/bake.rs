@@ -801,13 +801,36 @@ end }}
         "{}",
         stderr(&o)
     );
+    // pack holds the module around the generator too: the package regenerates to its
+    // own bytes; an alias is named.
+    let package = dir.join("split.rbxm");
+    ok(bin()
+        .args(["pack", s(&dir.join("Split.luau")), "-o", s(&package)])
+        .output()
+        .unwrap());
+    let again = dir.join("split-again.rbxm");
+    ok(bin()
+        .args([
+            "regen",
+            s(&package),
+            "--force",
+            "--no-cache",
+            "-o",
+            s(&again),
+        ])
+        .output()
+        .unwrap());
+    assert_eq!(
+        std::fs::read(&package).unwrap(),
+        std::fs::read(&again).unwrap()
+    );
     let o = bin()
-        .args(["pack", s(&dir.join("Split.luau")), "-o"])
-        .arg(dir.join("split.rbxm"))
+        .args(["pack", s(&dir.join("Aliased.luau")), "-o"])
+        .arg(dir.join("aliased.rbxm"))
         .output()
         .unwrap();
     assert!(
-        !o.status.success() && stderr(&o).contains("make it a module folder"),
+        !o.status.success() && stderr(&o).contains("a .luaurc alias means nothing there"),
         "{}",
         stderr(&o)
     );

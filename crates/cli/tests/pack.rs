@@ -247,7 +247,8 @@ fn r15_7_pack_refuses_failures_and_bad_flags() {
     );
     assert!(e.contains("generator module"), "{e}");
 
-    // A string require of another file does not survive packing: refused now, not in Studio.
+    // A string require of another file survives packing: the package holds the module
+    // beside the generator (it was refused before), and regenerates to its own bytes.
     let multi = dir().join("multi");
     std::fs::create_dir_all(&multi).unwrap();
     std::fs::write(multi.join("Helper.luau"), "return 1").unwrap();
@@ -256,16 +257,47 @@ fn r15_7_pack_refuses_failures_and_bad_flags() {
         "local h = require('./Helper')\nreturn { OnGenerate = function() end }",
     )
     .unwrap();
-    let e = failed(
-        bin()
-            .arg("pack")
-            .arg(multi.join("Uses.luau"))
-            .arg("-o")
-            .arg(tmp("Uses.rbxm"))
-            .output()
-            .unwrap(),
+    let package = tmp("Uses.rbxm");
+    ok(bin()
+        .arg("pack")
+        .arg(multi.join("Uses.luau"))
+        .arg("-o")
+        .arg(&package)
+        .output()
+        .unwrap());
+    let dom = rbx_binary::from_reader(std::fs::File::open(&package).unwrap()).unwrap();
+    let model = dom.root().children()[0];
+    let names: Vec<(String, String)> = dom
+        .get_by_ref(model)
+        .unwrap()
+        .children()
+        .iter()
+        .map(|&c| {
+            let i = dom.get_by_ref(c).unwrap();
+            (i.class.to_string(), i.name.clone())
+        })
+        .collect();
+    assert!(
+        names.contains(&("ModuleScript".into(), "Uses".into()))
+            && names.contains(&("ModuleScript".into(), "Helper".into())),
+        "{names:?}"
     );
-    assert!(e.contains("Helper"), "{e}");
+    let again = tmp("Uses-again.rbxm");
+    ok(bin()
+        .args([
+            "regen",
+            s(&package),
+            "--force",
+            "--no-cache",
+            "-o",
+            s(&again),
+        ])
+        .output()
+        .unwrap());
+    assert_eq!(
+        std::fs::read(&package).unwrap(),
+        std::fs::read(&again).unwrap()
+    );
 }
 
 /// A package's generator uses the scene as it would inside any place: `workspace` (nil in a

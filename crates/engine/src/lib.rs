@@ -865,6 +865,38 @@ impl Engine {
         })
     }
 
+    /// Puts ModuleScripts read from `files` (a generator file's requires by path) around
+    /// `module`, the generator read from `generator_file`, as a saved scene holds them
+    /// ([`bundle`]: `./X` a sibling, `@self/X` a child), for a scene that runs the generator
+    /// from its text alone (a package). `module` must be a ProceduralModel's Generator.
+    pub fn place_file_modules(
+        &mut self,
+        generator_file: &Path,
+        module: Ref,
+        files: &[std::path::PathBuf],
+    ) -> Result<(), EngineError> {
+        let mut all = vec![bundle::FileModule {
+            path: generator_file.to_path_buf(),
+            module: Some(module),
+        }];
+        all.extend(files.iter().map(|f| bundle::FileModule {
+            path: f.clone(),
+            module: None,
+        }));
+        self.forget_intact();
+        let placed = self.host.with_dom_mut(|d| bundle::place(d, &all));
+        match placed.unplaced.first() {
+            Some(file) => Err(EngineError::file(
+                generator_file.display().to_string(),
+                format!(
+                    "cannot put the module read from {} beside the generator: an instance of its name is already there (rename one of them)",
+                    file.display()
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// Creates a ModuleScript holding `source` under `parent` (`file`: the file it came from,
     /// for relative requires and for finding it again when the file changes).
     pub fn add_module_script(
