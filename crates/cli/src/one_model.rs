@@ -108,6 +108,11 @@ pub fn one_model_scene(config: EngineConfig, spec: Spec<'_>) -> Result<OneModel>
             );
             let module = match (spec.source, procmodel_engine::module_folder(spec.generator)) {
                 (Some(s), _) => engine.add_module_script(model, &name, s, None),
+                // With modules to put beside it, the folder's own have no file behind them
+                // either: every require resolves over the tree, as in the package.
+                (None, Some(dir)) if !beside.is_empty() => {
+                    engine.add_module_folder_unbound(&dir, model)?
+                }
                 (None, Some(dir)) => engine.add_module_folder(&dir, model)?,
                 (None, None) => {
                     let source = procmodel_luau::read_script_text(spec.generator)?;
@@ -129,7 +134,18 @@ pub fn one_model_scene(config: EngineConfig, spec: Spec<'_>) -> Result<OneModel>
                 }
             });
             if !beside.is_empty() && spec.source.is_none() {
-                let file = crate::output::resolved(spec.generator);
+                // The file the generator stands for: a module folder's init script.
+                let file = match procmodel_engine::module_folder(spec.generator) {
+                    Some(dir) => {
+                        let dir = crate::output::resolved(&dir);
+                        ["init.luau", "init.lua"]
+                            .iter()
+                            .map(|n| dir.join(n))
+                            .find(|f| f.is_file())
+                            .unwrap_or_else(|| dir.join("init.luau"))
+                    }
+                    None => crate::output::resolved(spec.generator),
+                };
                 engine.place_file_modules(&file, module, &beside)?;
                 // The modules a sandboxed generator requires are sandboxed as it is.
                 if let Some(caps) = caps {

@@ -138,9 +138,7 @@ const SPLIT_GENERATOR_HINT: &str = "a package holds the generator and the module
 /// What to add to an error that is a failed string require of a generator file: it runs
 /// from the files beside it, but the package holds its module alone.
 fn split_hint(p: &Package<'_>, error: &str) -> String {
-    let split = p.source.is_none()
-        && procmodel_engine::module_folder(p.generator).is_none()
-        && error.contains("cannot require '");
+    let split = p.source.is_none() && error.contains("cannot require '");
     if split {
         format!(" ({SPLIT_GENERATOR_HINT})")
     } else {
@@ -172,11 +170,14 @@ fn files_required(
         return Vec::new();
     };
     engine.settle(p.limits.max_frames());
-    let own = crate::output::resolved(p.generator);
+    // The generator's own file, or its module folder's files.
+    let own = crate::output::resolved(
+        &procmodel_engine::module_folder(p.generator).unwrap_or_else(|| p.generator.to_path_buf()),
+    );
     let files: Vec<PathBuf> = engine
         .module_files()
         .into_iter()
-        .filter(|f| crate::output::resolved(f) != own)
+        .filter(|f| !crate::output::resolved(f).starts_with(&own))
         .collect();
     std::mem::forget(engine);
     files
@@ -209,10 +210,10 @@ pub fn pack(p: &Package<'_>) -> Result<Packed> {
         Attrs::Cli(a) => Attrs::Cli(a),
         Attrs::Values(v) => Attrs::Values(v.clone()),
     };
-    // A generator file that requires the files beside it by path: one run from the files
-    // finds them, and the package holds them around the generator, where the same requires
-    // resolve over its tree. (A module folder holds its modules already.)
-    let beside = if p.source.is_none() && procmodel_engine::module_folder(p.generator).is_none() {
+    // A generator that requires the files beside it by path: one run from the files finds
+    // them, and the package holds them around the generator, where the same requires
+    // resolve over its tree (a module folder's own files are its children already).
+    let beside = if p.source.is_none() {
         files_required(p, config.clone(), attributes())
     } else {
         Vec::new()

@@ -298,6 +298,39 @@ fn r15_7_pack_refuses_failures_and_bad_flags() {
         std::fs::read(&package).unwrap(),
         std::fs::read(&again).unwrap()
     );
+    // So does a module folder's require of a file beside the folder (`./Helper` from its
+    // init script): the package failed to regenerate ("Tower has no child named 'Helper'").
+    std::fs::create_dir_all(multi.join("Tower")).unwrap();
+    std::fs::write(
+        multi.join("Tower/init.luau"),
+        "local h = require('./Helper')\nreturn { OnGenerate = function(_, t) Instance.new('Part', t).Name = tostring(h) end }",
+    )
+    .unwrap();
+    let package = tmp("Tower.rbxm");
+    ok(bin()
+        .arg("pack")
+        .arg(multi.join("Tower"))
+        .arg("-o")
+        .arg(&package)
+        .output()
+        .unwrap());
+    let again = tmp("Tower-again.rbxm");
+    let o = ok(bin()
+        .args([
+            "regen",
+            s(&package),
+            "--force",
+            "--no-cache",
+            "-o",
+            s(&again),
+        ])
+        .output()
+        .unwrap());
+    assert!(stderr(&o).contains("0 failed"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(&package).unwrap(),
+        std::fs::read(&again).unwrap()
+    );
 }
 
 /// A package's generator uses the scene as it would inside any place: `workspace` (nil in a

@@ -756,13 +756,8 @@ impl Engine {
     /// ModuleScript named after the folder, the folder's other files its children), without
     /// loading it; errors name each module's file.
     pub fn add_module_folder(&mut self, dir: &Path, parent: Ref) -> Result<Ref, EngineError> {
-        // Named after the folder: `.` (or `init.luau` named in it) is the folder it stands for.
+        let (top, built) = self.insert_module_folder(dir, parent)?;
         let dir = &dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-        let mut built = scene::read_module_folder(dir)?;
-        let top = built.top;
-        self.forget_intact();
-        self.host
-            .with_dom_mut(|d| procmodel_dom::move_into(&mut built.dom, &[top], d, parent));
         for (module, file) in &built.scripts {
             let file = file.canonicalize().unwrap_or_else(|_| file.clone());
             self.host.set_module_file(*module, &file);
@@ -772,6 +767,32 @@ impl Engine {
             self.host.set_require_root(beside);
         }
         Ok(top)
+    }
+
+    /// [`Engine::add_module_folder`] with no file behind its modules: their requires resolve
+    /// over the instance tree only, as a package's do once it is inserted.
+    pub fn add_module_folder_unbound(
+        &mut self,
+        dir: &Path,
+        parent: Ref,
+    ) -> Result<Ref, EngineError> {
+        Ok(self.insert_module_folder(dir, parent)?.0)
+    }
+
+    /// The module folder `dir` built and moved under `parent`: its top module and the build.
+    fn insert_module_folder(
+        &mut self,
+        dir: &Path,
+        parent: Ref,
+    ) -> Result<(Ref, procmodel_rojo::LoadedPath), EngineError> {
+        // Named after the folder: `.` (or `init.luau` named in it) is the folder it stands for.
+        let dir = &dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+        let mut built = scene::read_module_folder(dir)?;
+        let top = built.top;
+        self.forget_intact();
+        self.host
+            .with_dom_mut(|d| procmodel_dom::move_into(&mut built.dom, &[top], d, parent));
+        Ok((top, built))
     }
 
     /// Reads a generator's module folder ([`module_folder`]) again — a file added to it or
