@@ -66,25 +66,26 @@ fn sandbox(engine: &mut Engine, module: Ref, caps: &[&str]) {
     });
 }
 
+/// The GeneratedFolder of model `m`, if it has one.
+fn generated_folder(d: &WeakDom, m: Ref) -> Option<Ref> {
+    d.get_by_ref(m)
+        .unwrap()
+        .children()
+        .iter()
+        .copied()
+        .find(|&c| d.get_by_ref(c).unwrap().class == "GeneratedFolder")
+}
+
 fn results(engine: &Engine, m: Ref) -> Vec<String> {
-    engine.with_dom(|d| {
-        let folder = d
-            .get_by_ref(m)
+    engine.with_dom(|d| match generated_folder(d, m) {
+        Some(f) => d
+            .get_by_ref(f)
             .unwrap()
             .children()
             .iter()
-            .copied()
-            .find(|&c| d.get_by_ref(c).unwrap().class == "GeneratedFolder");
-        match folder {
-            Some(f) => d
-                .get_by_ref(f)
-                .unwrap()
-                .children()
-                .iter()
-                .map(|&c| d.get_by_ref(c).unwrap().name.clone())
-                .collect(),
-            None => Vec::new(),
-        }
+            .map(|&c| d.get_by_ref(c).unwrap().name.clone())
+            .collect(),
+        None => Vec::new(),
     })
 }
 
@@ -1629,14 +1630,7 @@ fn a_saved_scene_holds_the_modules_its_file_generator_required_by_path() {
     assert_eq!(results(&loaded, again), ["ShapePartDeepKit"]);
     assert!(loaded.step().is_empty(), "fresh");
     let recorded = loaded.with_dom(|d| {
-        let folder = d
-            .get_by_ref(again)
-            .unwrap()
-            .children()
-            .iter()
-            .copied()
-            .find(|&c| d.get_by_ref(c).unwrap().class == "GeneratedFolder")
-            .unwrap();
+        let folder = generated_folder(d, again).unwrap();
         match d
             .get_by_ref(folder)
             .unwrap()

@@ -167,3 +167,30 @@ impl Drop for Studio {
         let _ = self.child.wait();
     }
 }
+
+/// Packs `generator` into `package` and checks that `regen --force --no-cache` of the
+/// package fails nothing and writes the package's very bytes.
+pub fn pack_regenerating_to_its_bytes(generator: &Path, package: &Path) {
+    ok(bin()
+        .arg("pack")
+        .arg(generator)
+        .arg("-o")
+        .arg(package)
+        .output()
+        .unwrap());
+    let again = package.with_extension("again.rbxm");
+    let o = ok(bin()
+        .arg("regen")
+        .arg(package)
+        .args(["--force", "--no-cache", "-o"])
+        .arg(&again)
+        .output()
+        .unwrap());
+    assert!(stderr(&o).contains("0 failed"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(package).unwrap(),
+        std::fs::read(&again).unwrap(),
+        "{}",
+        package.display()
+    );
+}
