@@ -138,21 +138,18 @@ pub fn one_model_scene(config: EngineConfig, spec: Spec<'_>) -> Result<OneModel>
                 let file = match procmodel_engine::module_folder(spec.generator) {
                     Some(dir) => {
                         let dir = crate::output::resolved(&dir);
-                        ["init.luau", "init.lua"]
-                            .iter()
-                            .map(|n| dir.join(n))
-                            .find(|f| f.is_file())
-                            .unwrap_or_else(|| dir.join("init.luau"))
+                        procmodel_engine::module_init(&dir).unwrap_or_else(|| dir.join("init.luau"))
                     }
                     None => crate::output::resolved(spec.generator),
                 };
-                engine.place_file_modules(&file, module, &beside)?;
-                // The modules a sandboxed generator requires are sandboxed as it is.
+                let roots = engine.place_file_modules(&file, module, &beside)?;
+                // The modules placed for a sandboxed generator are sandboxed as it is.
                 if let Some(caps) = caps {
                     engine.with_dom_mut(|dom| {
-                        let placed: Vec<Ref> = dom
-                            .descendants_of(model)
-                            .filter(|i| i.class == "ModuleScript" && i.referent() != module)
+                        let placed: Vec<Ref> = roots
+                            .iter()
+                            .flat_map(|&r| dom.descendants_of(r))
+                            .filter(|i| i.class == "ModuleScript")
                             .map(|i| i.referent())
                             .collect();
                         for r in placed {

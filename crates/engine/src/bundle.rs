@@ -43,10 +43,9 @@ pub(crate) struct Placed {
 }
 
 fn is_init(path: &Path) -> bool {
-    matches!(
-        path.file_name().and_then(|n| n.to_str()),
-        Some("init.luau" | "init.lua")
-    )
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| crate::scene::MODULE_INITS.contains(&n))
 }
 
 /// The folder path a module's file stands for (`gen.luau` → `gen`, `Lib/init.luau` → `Lib`)

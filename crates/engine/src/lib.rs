@@ -33,8 +33,9 @@ pub use error::EngineError;
 pub use report::{GenerationFailure, Report};
 pub use scene::{
     AttributeBlobError, Hashing, ProjectFiles, SceneFormat, Staged, check_attributes,
-    is_rojo_project, module_folder, read as read_scene, read_bytes as read_scene_bytes,
-    remove_stale_temp_files, stage_atomic_with, write_atomic, write_atomic_with,
+    is_rojo_project, module_folder, module_init, read as read_scene,
+    read_bytes as read_scene_bytes, remove_stale_temp_files, stage_atomic_with, write_atomic,
+    write_atomic_with,
 };
 
 use inflight::InFlight;
@@ -890,12 +891,13 @@ impl Engine {
     /// `module`, the generator read from `generator_file`, as a saved scene holds them
     /// ([`bundle`]: `./X` a sibling, `@self/X` a child), for a scene that runs the generator
     /// from its text alone (a package). `module` must be a ProceduralModel's Generator.
+    /// Returns the instances put into the tree (the top of each subtree placed).
     pub fn place_file_modules(
         &mut self,
         generator_file: &Path,
         module: Ref,
         files: &[std::path::PathBuf],
-    ) -> Result<(), EngineError> {
+    ) -> Result<Vec<Ref>, EngineError> {
         let mut all = vec![bundle::FileModule {
             path: generator_file.to_path_buf(),
             module: Some(module),
@@ -914,7 +916,7 @@ impl Engine {
                     file.display()
                 ),
             )),
-            None => Ok(()),
+            None => Ok(placed.roots),
         }
     }
 

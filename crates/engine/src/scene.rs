@@ -176,15 +176,20 @@ fn rojo_error(e: procmodel_rojo::RojoError) -> EngineError {
 /// The names of the script Rojo makes a folder's ModuleScript from.
 pub(crate) const MODULE_INITS: [&str; 2] = ["init.luau", "init.lua"];
 
+/// The init script of module folder `dir` (`init.luau`, else `init.lua`), if it has one.
+pub fn module_init(dir: &Path) -> Option<std::path::PathBuf> {
+    MODULE_INITS
+        .iter()
+        .map(|n| dir.join(n))
+        .find(|f| f.is_file())
+}
+
 /// The folder of a generator written the way Rojo lays out a module with children: `path`
 /// itself when it is a folder holding an `init.luau` (or `init.lua`), or the folder of such
 /// a file named directly. None for any other path.
 pub fn module_folder(path: &Path) -> Option<std::path::PathBuf> {
     if path.is_dir() {
-        return MODULE_INITS
-            .iter()
-            .any(|init| path.join(init).is_file())
-            .then(|| path.to_path_buf());
+        return module_init(path).map(|_| path.to_path_buf());
     }
     let name = path.file_name()?.to_str()?;
     if !MODULE_INITS.contains(&name) {
