@@ -29,6 +29,24 @@ pub(crate) struct FileModule {
     pub module: Option<Ref>,
 }
 
+impl FileModule {
+    /// The file `path`, which this scene's VM made `module` of.
+    pub fn loaded(path: PathBuf, module: Ref) -> Self {
+        FileModule {
+            path,
+            module: Some(module),
+        }
+    }
+
+    /// The file `path`, read again when placed.
+    pub fn unread(path: &Path) -> Self {
+        FileModule {
+            path: path.to_path_buf(),
+            module: None,
+        }
+    }
+}
+
 /// What [`place`] did.
 #[derive(Debug, Default)]
 pub(crate) struct Placed {

@@ -458,34 +458,15 @@ impl Engine {
             .host
             .file_modules()
             .into_iter()
-            .map(|(path, module)| bundle::FileModule {
-                path,
-                module: Some(module),
-            })
+            .map(|(path, module)| bundle::FileModule::loaded(path, module))
             .collect();
         for path in self.st().worker_files.iter() {
             if !files.iter().any(|f| &f.path == path) {
-                files.push(bundle::FileModule {
-                    path: path.clone(),
-                    module: None,
-                });
+                files.push(bundle::FileModule::unread(path));
             }
         }
-        let placed = if files.is_empty() {
-            bundle::Placed::default()
-        } else {
-            self.host.with_dom_mut(|d| bundle::place(d, &files))
-        };
-        let written = match placed.unplaced.first() {
-            Some(file) => Err(EngineError::file(
-                path.display().to_string(),
-                format!(
-                    "cannot save the module read from {} beside its generator: an instance of its name is already there (rename one of them)",
-                    file.display()
-                ),
-            )),
-            None => self.host.with_dom_ref(|dom| scene::write(dom, path)),
-        };
+        let placed = self.place_files(&files, path)?;
+        let written = self.host.with_dom_ref(|dom| scene::write(dom, path));
         if !placed.roots.is_empty() || !placed.dirtied.is_empty() {
             self.host.with_dom_mut(|d| bundle::remove(d, &placed));
         }
@@ -898,25 +879,40 @@ impl Engine {
         module: Ref,
         files: &[std::path::PathBuf],
     ) -> Result<Vec<Ref>, EngineError> {
-        let mut all = vec![bundle::FileModule {
-            path: generator_file.to_path_buf(),
-            module: Some(module),
-        }];
-        all.extend(files.iter().map(|f| bundle::FileModule {
-            path: f.clone(),
-            module: None,
-        }));
+        let mut all = vec![bundle::FileModule::loaded(
+            generator_file.to_path_buf(),
+            module,
+        )];
+        all.extend(files.iter().map(|f| bundle::FileModule::unread(f)));
         self.forget_intact();
-        let placed = self.host.with_dom_mut(|d| bundle::place(d, &all));
+        Ok(self.place_files(&all, generator_file)?.roots)
+    }
+
+    /// Places `files` around their generators ([`bundle::place`]). A file that cannot be
+    /// placed (an instance of its name is already there) is an error naming it, reported
+    /// against `at`, and nothing stays placed.
+    fn place_files(
+        &self,
+        files: &[bundle::FileModule],
+        at: &Path,
+    ) -> Result<bundle::Placed, EngineError> {
+        if files.is_empty() {
+            return Ok(bundle::Placed::default());
+        }
+        let placed = self.host.with_dom_mut(|d| bundle::place(d, files));
         match placed.unplaced.first() {
-            Some(file) => Err(EngineError::file(
-                generator_file.display().to_string(),
-                format!(
-                    "cannot put the module read from {} beside the generator: an instance of its name is already there (rename one of them)",
-                    file.display()
-                ),
-            )),
-            None => Ok(placed.roots),
+            None => Ok(placed),
+            Some(file) => {
+                let error = EngineError::file(
+                    at.display().to_string(),
+                    format!(
+                        "cannot place the module read from {} beside its generator: an instance of its name is already there (rename one of them)",
+                        file.display()
+                    ),
+                );
+                self.host.with_dom_mut(|d| bundle::remove(d, &placed));
+                Err(error)
+            }
         }
     }
 

@@ -1653,6 +1653,49 @@ fn a_saved_scene_holds_the_modules_its_file_generator_required_by_path() {
     }
 }
 
+/// A module read from a file cannot be saved beside its generator when an instance of its
+/// name is already there (it would hide it, or be hidden): the save fails naming the file,
+/// writes nothing, and leaves the live scene as it was.
+#[test]
+fn a_required_file_whose_name_is_taken_beside_the_generator_is_not_saved() {
+    let dir = tmp("save-bundle-taken");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("Gen.luau"),
+        "local Shape = require('./Shape')\nreturn { Attributes = {}, OnGenerate = function(_, t)\n\tlocal p = Instance.new('Part')\n\tp.Name = Shape.name\n\tp.Parent = t\nend }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("Shape.luau"), "return { name = 'Shape' }\n").unwrap();
+    let mut e = Engine::new(procmodel_luau::runtime(), EngineConfig::default()).unwrap();
+    let storage = e.server_storage();
+    let g = e
+        .load_generator_file(&dir.join("Gen.luau"), storage)
+        .unwrap();
+    let m = model(&mut e, g.module, &[]);
+    assert!(e.step().iter().all(|r| r.is_ok()));
+    // A Part named Shape beside the generator.
+    e.with_dom_mut(|d| {
+        d.insert(
+            storage,
+            rbx_dom_weak::InstanceBuilder::new("Part").with_name("Shape"),
+        );
+    });
+    let count = |e: &Engine| e.with_dom(|d| d.descendants_of(storage).count());
+    let before = count(&e);
+    let place = dir.join("saved.rbxlx");
+    let error = e.save(&place).unwrap_err().to_string();
+    assert!(
+        error.contains("saved.rbxlx")
+            && error.contains("Shape.luau")
+            && error.contains("already there"),
+        "{error}"
+    );
+    assert!(!place.exists(), "nothing written");
+    assert_eq!(count(&e), before, "nothing left placed");
+    assert!(!e.is_dirty(m));
+}
+
 #[test]
 fn what_runs_on_worker_vms_print_reaches_the_engines_output() {
     // With jobs > 1 most runs happen on workers: their print lines come back with their
