@@ -355,8 +355,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode> {
 }
 
 /// The string requires through a `.luaurc` alias (`@lib/X`; `@self/X` and the toolkit's
-/// `@procmodel/X` are not) in the
-/// files the engine loaded modules from, as (file, spec), in file order: a scene resolves
+/// `@procmodel/X` are not) in the files the engine loaded modules from, as (file, spec), in file order: a scene resolves
 /// requires over its tree, where aliases mean nothing.
 fn alias_requires(engine: &Engine) -> Vec<(String, String)> {
     let mut found = Vec::new();
@@ -364,20 +363,8 @@ fn alias_requires(engine: &Engine) -> Vec<(String, String)> {
         let Ok(source) = std::fs::read_to_string(&file) else {
             continue;
         };
-        for (at, _) in source.match_indices("require") {
-            let rest = source[at + "require".len()..].trim_start();
-            let rest = rest.strip_prefix('(').unwrap_or(rest).trim_start();
-            let Some(quote) = rest.chars().next().filter(|c| "\"'`".contains(*c)) else {
-                continue;
-            };
-            let Some(spec) = rest[1..].split(quote).next() else {
-                continue;
-            };
-            // The toolkit's `@procmodel/` modules resolve everywhere.
-            if spec.starts_with('@')
-                && !spec.starts_with("@self/")
-                && !spec.starts_with("@procmodel/")
-            {
+        for spec in crate::requires::string_requires(&source) {
+            if crate::requires::is_alias(spec) {
                 found.push((file.display().to_string(), spec.to_owned()));
             }
         }

@@ -18,6 +18,7 @@ mod output;
 mod pack;
 mod project;
 mod regen;
+mod requires;
 mod run;
 mod scaffold;
 mod status;

@@ -108,12 +108,9 @@ pub fn one_model_scene(config: EngineConfig, spec: Spec<'_>) -> Result<OneModel>
             );
             let module = match (spec.source, procmodel_engine::module_folder(spec.generator)) {
                 (Some(s), _) => engine.add_module_script(model, &name, s, None),
-                // With modules to put beside it, the folder's own have no file behind them
-                // either: every require resolves over the tree, as in the package.
-                (None, Some(dir)) if !beside.is_empty() => {
-                    engine.add_module_folder_unbound(&dir, model)?
-                }
-                (None, Some(dir)) => engine.add_module_folder(&dir, model)?,
+                // No file behind the folder's modules either: every require resolves over
+                // the tree, as in the package.
+                (None, Some(dir)) => engine.add_module_folder_unbound(&dir, model)?,
                 (None, None) => {
                     let source = procmodel_luau::read_script_text(spec.generator)?;
                     engine.add_module_script(model, &name, &source, None)

@@ -19,8 +19,9 @@ use std::process::ExitCode;
 #[derive(clap::Args)]
 pub struct Args {
     /// The generator module (.luau, .lua), packed as one ModuleScript; or a folder with
-    /// init.luau, packed as that ModuleScript with the folder's files as its children. It may
-    /// require ModuleScripts through the instance tree, not files by path.
+    /// init.luau, packed as that ModuleScript with the folder's files as its children. The
+    /// files it requires by path (`./X`, `@self/X`) are packed around it, where the same
+    /// requires resolve over the package's tree.
     pub generator: PathBuf,
     /// The model's Size: X,Y,Z (default 12,12,12 as in Studio).
     #[arg(long, allow_hyphen_values = true, value_parser = crate::flags::size)]
@@ -111,25 +112,10 @@ fn toolkit_modules(dom: &rbx_dom_weak::WeakDom, root: rbx_types::Ref) -> Vec<Str
     let mut names = std::collections::BTreeSet::new();
     for inst in dom.descendants_of(root) {
         if let Some(rbx_types::Variant::String(source)) = inst.properties.get(&"Source".into()) {
-            names.extend(toolkit_requires(source));
+            names.extend(crate::requires::toolkit_requires(source));
         }
     }
     names.into_iter().collect()
-}
-
-/// The `@procmodel/<name>` modules Luau `source` names, in order, each once.
-pub(crate) fn toolkit_requires(source: &str) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for (at, _) in source.match_indices("@procmodel/") {
-        let rest = &source[at..];
-        let end = rest
-            .find(|c: char| !(c.is_ascii_alphanumeric() || "@/_-".contains(c)))
-            .unwrap_or(rest.len());
-        if !names.iter().any(|n| n == &rest[..end]) {
-            names.push(rest[..end].to_owned());
-        }
-    }
-    names
 }
 
 /// Why a string require of a packed generator file can fail when it did not from the files.
@@ -146,17 +132,17 @@ fn split_hint(p: &Package<'_>, error: &str) -> String {
     }
 }
 
-/// The files a run of generator file `p` (from its file, with the package's inputs)
-/// required by path, other than the generator: none when it cannot run (the package's own
-/// run then says why).
-fn files_required(
+/// A run of generator file `p` from its file (requires by path resolve among the files
+/// beside it), with the package's inputs: the files it required other than the
+/// generator's own, and its error if it failed.
+fn run_from_files(
     p: &Package<'_>,
     mut config: EngineConfig,
     attributes: Attrs<'_>,
-) -> Vec<PathBuf> {
-    // Its prints are the package run's to show.
+) -> (Vec<PathBuf>, Option<Failed>) {
+    // Its prints were the package run's to show.
     config.host.echo_output = false;
-    let Ok(OneModel { mut engine, .. }) = one_model_scene(
+    let mut engine = match one_model_scene(
         config,
         Spec {
             generator: p.generator,
@@ -166,10 +152,14 @@ fn files_required(
             attributes,
             placement: Placement::ServerStorage,
         },
-    ) else {
-        return Vec::new();
+    ) {
+        Ok(OneModel { engine, .. }) => engine,
+        Err(e) => return (Vec::new(), Some(Failed::Scene(e))),
     };
-    engine.settle(p.limits.max_frames());
+    let error = engine
+        .settle(p.limits.max_frames())
+        .iter()
+        .find_map(|r| r.error().map(|e| Failed::Run(e.to_string())));
     // The generator's own file, or its module folder's files.
     let own = crate::output::resolved(
         &procmodel_engine::module_folder(p.generator).unwrap_or_else(|| p.generator.to_path_buf()),
@@ -180,7 +170,86 @@ fn files_required(
         .filter(|f| !crate::output::resolved(f).starts_with(&own))
         .collect();
     std::mem::forget(engine);
-    files
+    (files, error)
+}
+
+/// Why a package was not made.
+enum Failed {
+    /// Its scene could not be built (the generator's top level failed, a bad `--attr`...).
+    Scene(anyhow::Error),
+    /// The generator ran and failed.
+    Run(String),
+}
+
+impl Failed {
+    /// The error to show for `p`.
+    fn error(self, p: &Package<'_>) -> anyhow::Error {
+        match self {
+            Failed::Scene(e) => {
+                let hint = split_hint(p, &format!("{e:#}"));
+                if hint.is_empty() {
+                    e
+                } else {
+                    anyhow!("{}: nothing packed: {e:#}{hint}", p.generator.display())
+                }
+            }
+            Failed::Run(e) => anyhow!(
+                "{}: generation failed, nothing packed: {e}{}",
+                p.generator.display(),
+                split_hint(p, &e)
+            ),
+        }
+    }
+}
+
+/// The package's scene generated: the engine, the model and the reports.
+struct Attempt {
+    engine: procmodel_engine::Engine,
+    model: rbx_types::Ref,
+    reports: Vec<procmodel_engine::Report>,
+}
+
+/// Builds the package's scene (the generator inside the model, `beside` placed around it)
+/// and generates it.
+fn attempt(
+    p: &Package<'_>,
+    config: EngineConfig,
+    attributes: Attrs<'_>,
+    beside: Vec<PathBuf>,
+) -> Result<Attempt, Failed> {
+    let sandboxed = if p.sandboxed {
+        let mut names: Vec<&str> = MINIMAL_CAPABILITIES.to_vec();
+        names.extend(p.capabilities.iter().map(String::as_str));
+        Some(capabilities(&names).map_err(Failed::Scene)?)
+    } else {
+        None
+    };
+    let OneModel { mut engine, model } = one_model_scene(
+        config,
+        Spec {
+            generator: p.generator,
+            source: p.source,
+            size: p.size,
+            scale: 1.0,
+            attributes,
+            placement: Placement::InsideModel { beside, sandboxed },
+        },
+    )
+    .map_err(Failed::Scene)?;
+    let reports = engine.settle(p.limits.max_frames());
+    let failed = match reports.iter().rev().find(|r| r.model == model) {
+        None => Some("the generator did not run".to_owned()),
+        Some(r) => r.error().map(|e| e.to_string()),
+    };
+    if let Some(e) = failed {
+        std::mem::forget(engine);
+        return Err(Failed::Run(e));
+    }
+    Ok(Attempt {
+        engine,
+        model,
+        reports,
+    })
 }
 
 /// Generates `p` in a scene of its own and writes the package (atomically).
@@ -210,57 +279,28 @@ pub fn pack(p: &Package<'_>) -> Result<Packed> {
         Attrs::Cli(a) => Attrs::Cli(a),
         Attrs::Values(v) => Attrs::Values(v.clone()),
     };
-    // A generator that requires the files beside it by path: one run from the files finds
-    // them, and the package holds them around the generator, where the same requires
-    // resolve over its tree (a module folder's own files are its children already).
-    let beside = if p.source.is_none() {
-        files_required(p, config.clone(), attributes())
-    } else {
-        Vec::new()
-    };
-    let OneModel {
-        mut engine, model, ..
-    } = one_model_scene(
-        config,
-        Spec {
-            generator: p.generator,
-            source: p.source,
-            size: p.size,
-            scale: 1.0,
-            attributes: attributes(),
-            placement: Placement::InsideModel {
-                beside,
-                sandboxed: if p.sandboxed {
-                    let mut names: Vec<&str> = MINIMAL_CAPABILITIES.to_vec();
-                    names.extend(p.capabilities.iter().map(String::as_str));
-                    Some(capabilities(&names)?)
-                } else {
-                    None
-                },
-            },
-        },
-    )
-    .map_err(|e| {
-        let hint = split_hint(p, &format!("{e:#}"));
-        if hint.is_empty() {
-            e
-        } else {
-            anyhow!("{}: nothing packed: {e:#}{hint}", p.generator.display())
+    // The package runs the generator as it will run from the package: no file behind it,
+    // every require resolved over the tree. A generator file that requires the files beside
+    // it by path fails so; a run from the files then names them, and the package holds
+    // them around the generator, where the same requires resolve (a module folder's own
+    // files are its children already). Only a failed run pays for the second.
+    let Attempt {
+        engine,
+        model,
+        reports,
+    } = match attempt(p, config.clone(), attributes(), Vec::new()) {
+        Ok(a) => a,
+        Err(first) if p.source.is_none() => {
+            let (beside, from_files) = run_from_files(p, config.clone(), attributes());
+            if beside.is_empty() {
+                // Nothing beside it to place: the run from the files says what failed,
+                // naming the file and line (the first run names the module in the tree).
+                return Err(from_files.unwrap_or(first).error(p));
+            }
+            attempt(p, config, attributes(), beside).map_err(|e| e.error(p))?
         }
-    })?;
-    let reports = engine.settle(p.limits.max_frames());
-    let report = reports
-        .iter()
-        .rev()
-        .find(|r| r.model == model)
-        .ok_or_else(|| anyhow!("{}: the generator did not run", p.generator.display()))?;
-    if let Some(e) = report.error() {
-        bail!(
-            "{}: generation failed, nothing packed: {e}{}",
-            p.generator.display(),
-            split_hint(p, &e)
-        );
-    }
+        Err(e) => return Err(e.error(p)),
+    };
     if engine.is_dirty(model) {
         bail!(
             "{}: the model is still dirty after generating (does it change its own inputs?)",

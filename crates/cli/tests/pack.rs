@@ -190,11 +190,40 @@ fn r15_7_pack_refuses_failures_and_bad_flags() {
             .output()
             .unwrap(),
     );
+    // Named by its file and line, as `generate` names it (the packed module has no file
+    // behind it, and named only "Broken.Broken:1").
     assert!(
-        e.contains("generation failed") && e.contains("no luck"),
+        e.contains("generation failed") && e.contains("no luck") && e.contains("Broken.luau:1:"),
         "{e}"
     );
     assert!(!tmp("Broken.rbxm").exists(), "nothing written on failure");
+    // A module folder's failing child is named by its file too.
+    let kit = tmp("BrokenKit");
+    let _ = std::fs::remove_dir_all(&kit);
+    std::fs::create_dir_all(&kit).unwrap();
+    std::fs::write(
+        kit.join("init.luau"),
+        "local Part = require(script.Part)\nreturn { Attributes = {}, OnGenerate = function() Part.make() end }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        kit.join("Part.luau"),
+        "return { make = function()\n\tlocal x = nil\n\treturn x.y\nend }\n",
+    )
+    .unwrap();
+    let e = failed(
+        bin()
+            .arg("pack")
+            .arg(&kit)
+            .arg("-o")
+            .arg(tmp("BrokenKit.rbxm"))
+            .output()
+            .unwrap(),
+    );
+    assert!(
+        e.contains("attempt to index nil") && e.contains("Part.luau:3:"),
+        "{e}"
+    );
 
     let stairs = examples().join("SpiralStaircase.luau");
     let run = |args: &[&str]| failed(bin().arg("pack").arg(&stairs).args(args).output().unwrap());

@@ -1,0 +1,86 @@
+//! The string requires written in Luau text (`require("./X")`, `require '@lib/X'`), read
+//! without running it: what the CLI warns about before a run (toolkit modules, `.luaurc`
+//! aliases).
+//!
+//! Owns: finding the specs. Must never: resolve or load one (the VM does that).
+
+/// The specs of the string requires in `source`, in order, each once: `require` followed by
+/// a string literal, with or without parentheses. A require of an expression
+/// (`require(script.Parent.X)`) names no spec.
+pub fn string_requires(source: &str) -> Vec<&str> {
+    let mut specs: Vec<&str> = Vec::new();
+    for (at, _) in source.match_indices("require") {
+        // A word of its own (`my_require(...)` is another function).
+        let before = source[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let rest = source[at + "require".len()..].trim_start();
+        let rest = rest.strip_prefix('(').unwrap_or(rest).trim_start();
+        let Some(quote) = rest.chars().next().filter(|c| "\"'`".contains(*c)) else {
+            continue;
+        };
+        let body = &rest[1..];
+        let Some(end) = body.find(quote) else {
+            continue;
+        };
+        let spec = &body[..end];
+        if !specs.contains(&spec) {
+            specs.push(spec);
+        }
+    }
+    specs
+}
+
+/// The toolkit modules (`@procmodel/<name>`) `source` requires, in order, each once.
+pub fn toolkit_requires(source: &str) -> Vec<String> {
+    string_requires(source)
+        .into_iter()
+        .filter(|spec| is_toolkit(spec))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Whether `spec` goes through a `.luaurc` alias (`@lib/X`): `@self/X` is relative to the
+/// module and the toolkit's `@procmodel/X` resolves everywhere.
+pub fn is_alias(spec: &str) -> bool {
+    spec.starts_with('@') && !spec.starts_with("@self/") && !is_toolkit(spec)
+}
+
+/// Whether `spec` names a toolkit module (`@procmodel/noise`).
+pub fn is_toolkit(spec: &str) -> bool {
+    spec.starts_with("@procmodel/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn string_requires_are_found_in_every_call_form_once_each() {
+        let source = r#"
+local a = require("./A")
+local b = require './B'
+local c = require(`@lib/C`)
+local d = require ( "@procmodel/noise" )
+local e = require(script.Parent.E)
+local f = my_require("./F")
+local again = require("./A")
+local broken = require("./unterminated
+"#;
+        assert_eq!(
+            string_requires(source),
+            ["./A", "./B", "@lib/C", "@procmodel/noise"]
+        );
+    }
+
+    #[test]
+    fn aliases_are_at_specs_other_than_self_and_the_toolkit() {
+        assert!(is_alias("@lib/C"));
+        assert!(!is_alias("@self/C"));
+        assert!(!is_alias("@procmodel/noise"));
+        assert!(!is_alias("./C"));
+        assert!(is_toolkit("@procmodel/wfc"));
+        assert!(!is_toolkit("@lib/wfc"));
+    }
+}
