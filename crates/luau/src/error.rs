@@ -14,7 +14,13 @@ pub(crate) fn vm(e: mlua::Error) -> HostError {
 pub fn script(e: &mlua::Error) -> HostError {
     let (message, traceback) = split(e);
     let message = condense(&message);
-    let traceback = traceback.map(|t| condense(&without_internal_frames(&t)));
+    let traceback = traceback
+        .map(|t| condense(&without_internal_frames(&t)))
+        // Only the header left: no frame of the script's to show.
+        .filter(|t| {
+            t.lines()
+                .any(|l| l.trim() != "stack traceback:" && !l.trim().is_empty())
+        });
     if message.contains(CANCEL_MESSAGE) {
         return HostError::Cancelled { message, traceback };
     }
@@ -156,16 +162,19 @@ pub(crate) fn is_internal_chunk(chunk: &str) -> bool {
 }
 
 /// A traceback without the frames of the host's own Luau chunks (`[require]`'s wrapper
-/// around a module's load, …): they are how procmodel implements a call, not where the
-/// script is.
+/// around a module's load, …) and its unnamed native functions (`[C]: in ?`: the
+/// metamethods an instance's member access goes through): they are how procmodel
+/// implements a call, not where the script is. A named native frame (`[C]: in function
+/// 'error'`) stays, as Luau shows it.
 fn without_internal_frames(traceback: &str) -> String {
     traceback
         .lines()
         .filter(|l| {
             let frame = l.trim_start();
-            !frame
-                .split_once(':')
-                .is_some_and(|(chunk, _)| is_internal_chunk(chunk))
+            frame != "[C]: in ?"
+                && !frame
+                    .split_once(':')
+                    .is_some_and(|(chunk, _)| is_internal_chunk(chunk))
         })
         .collect::<Vec<_>>()
         .join("\n")
@@ -234,7 +243,7 @@ mod tests {
         let t = "stack traceback:\n\t[C]: in ?\n\t[require]:9: in function <[require]:8>\n\tServerStorage.gen:1: in function <ServerStorage.gen:1>\n\t[require]:5: in function 'run'\n\t[C]: in function 'pcall'";
         assert_eq!(
             without_internal_frames(t),
-            "stack traceback:\n\t[C]: in ?\n\tServerStorage.gen:1: in function <ServerStorage.gen:1>\n\t[C]: in function 'pcall'"
+            "stack traceback:\n\tServerStorage.gen:1: in function <ServerStorage.gen:1>\n\t[C]: in function 'pcall'"
         );
     }
 
