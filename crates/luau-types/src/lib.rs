@@ -71,7 +71,8 @@ pub use vector3::Vector3;
 /// `UDim2`, `NumberRange`, `NumberSequence`, `NumberSequenceKeypoint`, `ColorSequence`,
 /// `ColorSequenceKeypoint`, `Rect`, `Enum`, `Random`, `Font`, `Ray`, `PhysicalProperties`, `Faces`,
 /// `Axes`, `Region3`, `Region3int16`, `Vector3int16`, `Vector2int16`, `Content`, `DateTime` without `now`, `TweenInfo`), plus the
-/// no-op `debug.profilebegin`/`debug.profileend` when the VM has a writable `debug` table.
+/// no-op `debug.profilebegin`/`debug.profileend` and the memory categories when the VM has a
+/// writable `debug` table.
 /// Constructor tables are read-only. Enum objects are built lazily on first access and cached
 /// in the VM's app data, so call this before holding any app-data borrow.
 pub fn register(lua: &mlua::Lua) -> mlua::Result<()> {
@@ -110,7 +111,69 @@ fn install_profiler_no_ops(lua: &mlua::Lua) -> mlua::Result<()> {
             args::Args::new("profilebegin", a).string(1).map(|_| ())
         })?,
     )?;
-    debug.raw_set("profileend", lua.create_function(|_, ()| Ok(()))?)
+    debug.raw_set("profileend", lua.create_function(|_, ()| Ok(()))?)?;
+    install_memory_categories(lua, &debug)
+}
+
+/// `debug.setmemorycategory(tag)`, `debug.getmemorycategory()` and
+/// `debug.resetmemorycategory()`: Roblox's tags for the Developer Console's memory view, per
+/// thread. Headless there is no console to show them in, but a script reads back what it set:
+/// each thread's tag (kept while the thread lives), else the name of the script whose code
+/// asks (Roblox: "typically, the script name"). `setmemorycategory` returns the category it
+/// replaces.
+fn install_memory_categories(lua: &mlua::Lua, debug: &mlua::Table) -> mlua::Result<()> {
+    let tags = lua.create_table()?;
+    let weak_keys = lua.create_table()?;
+    weak_keys.raw_set("__mode", "k")?;
+    tags.set_metatable(Some(weak_keys))?;
+    let current = {
+        let tags = tags.clone();
+        move |lua: &mlua::Lua| -> mlua::Result<String> {
+            match tags.raw_get::<Option<String>>(lua.current_thread())? {
+                Some(tag) => Ok(tag),
+                None => Ok(calling_script_name(lua)),
+            }
+        }
+    };
+    let get = current.clone();
+    debug.raw_set(
+        "getmemorycategory",
+        lua.create_function(move |lua, ()| get(lua))?,
+    )?;
+    let set_tags = tags.clone();
+    debug.raw_set(
+        "setmemorycategory",
+        lua.create_function(move |lua, a: mlua::MultiValue| {
+            let tag = args::Args::new("setmemorycategory", a).string(1)?;
+            let previous = current(lua)?;
+            set_tags.raw_set(lua.current_thread(), tag)?;
+            Ok(previous)
+        })?,
+    )?;
+    debug.raw_set(
+        "resetmemorycategory",
+        lua.create_function(move |lua, ()| tags.raw_set(lua.current_thread(), mlua::Value::Nil))?,
+    )
+}
+
+/// The name of the script whose Luau function called the running native function: the
+/// last part of its chunk name (`@ServerStorage.Gen.Util` → `Util`, `@/x/Gen.luau` → `Gen`).
+fn calling_script_name(lua: &mlua::Lua) -> String {
+    let source = lua
+        .inspect_stack(1, |d| d.source().source.map(|s| s.into_owned()))
+        .flatten()
+        .unwrap_or_default();
+    let chunk = source.strip_prefix('@').unwrap_or(&source);
+    let file = chunk.rsplit(['/', '\\']).next().unwrap_or(chunk);
+    let name = match file.rsplit_once('.') {
+        // A file's extension, or an instance path's last name.
+        // A module folder's init script is named after its folder.
+        Some(("init", "luau" | "lua")) => chunk.rsplit(['/', '\\']).nth(1).unwrap_or("init"),
+        Some((stem, "luau" | "lua")) => stem,
+        Some((_, last)) => last,
+        None => file,
+    };
+    name.to_owned()
 }
 
 /// Roblox's `typeof` of a value: the `__type` metafield for userdata (`"Vector3"`,
