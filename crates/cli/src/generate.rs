@@ -102,10 +102,12 @@ pub fn build(args: &Args) -> Result<Built> {
         .find(|r| r.model == pm)
         .ok_or_else(|| anyhow!("{}: the generator did not run", args.generator.display()))?;
     if !report.is_ok() {
+        let error = report.error();
+        let error = error.as_deref().unwrap_or("unknown error");
         bail!(
-            "{}: generation failed: {}",
+            "{}: generation failed: {error}{}",
             args.generator.display(),
-            report.error().as_deref().unwrap_or("unknown error")
+            crate::one_model::project_hint(&args.generator, error)
         );
     }
     let elapsed = report.elapsed;

@@ -7,7 +7,7 @@
 //! files: the commands decide what to keep of the scene.
 
 use crate::attrs;
-use anyhow::{Result, bail};
+use anyhow::{Result, anyhow, bail};
 use glam::Vec3;
 use procmodel_dom::attrs::AttrError;
 use procmodel_engine::{Engine, EngineConfig};
@@ -80,6 +80,70 @@ pub fn capabilities(names: &[&str]) -> Result<SecurityCapabilities> {
 /// Builds the one-model scene of `spec` (nothing has run but the module's top level, to
 /// read its declared attributes). The model is named after the file's stem.
 pub fn one_model_scene(config: EngineConfig, spec: Spec<'_>) -> Result<OneModel> {
+    let generator = spec.generator;
+    let from_file = spec.source.is_none();
+    build_scene(config, spec).map_err(|e| {
+        let hint = if from_file {
+            project_hint(generator, &format!("{e:#}"))
+        } else {
+            String::new()
+        };
+        if hint.is_empty() {
+            e
+        } else {
+            anyhow!("{e:#}{hint}")
+        }
+    })
+}
+
+/// What to add to the error of generator file `generator` that looked in a service for an
+/// instance its one-model scene lacks (`Packages is not a valid member of ReplicatedStorage`)
+/// when a Rojo
+/// project file sits in its folder or one above: the generator reads that project's tree,
+/// which a file run alone does not have. Empty otherwise.
+pub fn project_hint(generator: &Path, error: &str) -> String {
+    // A lookup from a service (or the DataModel) that failed: in a lone run they are empty.
+    let from_service = error
+        .split("is not a valid member of ")
+        .skip(1)
+        .filter_map(|rest| rest.split_whitespace().next())
+        .any(|class| class == "DataModel" || procmodel_dom::is_service(class));
+    if !from_service {
+        return String::new();
+    }
+    let start = crate::output::resolved(generator);
+    let Some(project) = start.ancestors().skip(1).find_map(rojo_project_in) else {
+        return String::new();
+    };
+    format!(
+        " (the generator is in the Rojo project {}, whose instances a generator file run alone does not have: its scene holds Workspace, ServerStorage and the generator; run it in the project with `procmodel regen {}`)",
+        project.display(),
+        project.display()
+    )
+}
+
+/// The Rojo project file in `dir` (`default.project.json`, else the first `*.project.json`
+/// by name).
+fn rojo_project_in(dir: &Path) -> Option<std::path::PathBuf> {
+    let default = dir.join("default.project.json");
+    if default.is_file() {
+        return Some(default);
+    }
+    let mut found: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.is_file()
+                && p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.ends_with(".project.json"))
+        })
+        .collect();
+    found.sort();
+    found.into_iter().next()
+}
+
+fn build_scene(config: EngineConfig, spec: Spec<'_>) -> Result<OneModel> {
     if spec.source.is_none() {
         generator_file_exists(spec.generator)?;
     }

@@ -193,11 +193,18 @@ impl Failed {
                     anyhow!("{}: nothing packed: {e:#}{hint}", p.generator.display())
                 }
             }
-            Failed::Run(e) => anyhow!(
-                "{}: generation failed, nothing packed: {e}{}",
-                p.generator.display(),
-                split_hint(p, &e)
-            ),
+            Failed::Run(e) => {
+                let project = if p.source.is_none() {
+                    crate::one_model::project_hint(p.generator, &e)
+                } else {
+                    String::new()
+                };
+                anyhow!(
+                    "{}: generation failed, nothing packed: {e}{}{project}",
+                    p.generator.display(),
+                    split_hint(p, &e)
+                )
+            }
         }
     }
 }

@@ -234,3 +234,74 @@ fn a_folder_without_an_init_script_says_what_to_do() {
     );
     assert!(e.contains("one init script"), "{e}");
 }
+
+/// A generator of a Rojo project that reads the project's tree (Wally's
+/// `ReplicatedStorage.Packages`) fails when run alone, where that tree is absent: the error
+/// says which project it belongs to and how to run it there. An error of its own gets no
+/// such hint.
+#[test]
+fn a_project_generator_run_alone_is_told_to_run_in_its_project() {
+    let root = tmp("wally-project");
+    let _ = std::fs::remove_dir_all(&root);
+    let gen_dir = root.join("src").join("gen");
+    std::fs::create_dir_all(&gen_dir).unwrap();
+    std::fs::create_dir_all(root.join("Packages")).unwrap();
+    std::fs::write(root.join("Packages/Lib.luau"), "return { n = 2 }\n").unwrap();
+    std::fs::write(
+        root.join("default.project.json"),
+        r#"{ "name": "p", "tree": { "$className": "DataModel",
+  "ReplicatedStorage": { "Packages": { "$path": "Packages" } },
+  "ServerStorage": { "Gen": { "$path": "src/gen" } } } }"#,
+    )
+    .unwrap();
+    std::fs::write(
+        gen_dir.join("init.luau"),
+        "local Lib = require(game:GetService('ReplicatedStorage').Packages.Lib)\nreturn { Attributes = {}, OnGenerate = function(_, t) for i = 1, Lib.n do Instance.new('Part').Parent = t end end }\n",
+    )
+    .unwrap();
+    let project = root.join("default.project.json");
+    for command in ["generate", "pack"] {
+        let e = failed(
+            bin()
+                .arg(command)
+                .arg(&gen_dir)
+                .arg("-o")
+                .arg(root.join("out.rbxm"))
+                .output()
+                .unwrap(),
+        );
+        assert!(
+            e.contains("Packages is not a valid member of ReplicatedStorage")
+                && e.contains(&format!("in the Rojo project {}", project.display()))
+                && e.contains("procmodel regen"),
+            "{command}: {e}"
+        );
+    }
+    // In the project it runs.
+    ok(bin()
+        .arg("regen")
+        .arg(&project)
+        .arg("-o")
+        .arg(root.join("out.rbxl"))
+        .output()
+        .unwrap());
+    // A slip of its own (in OnGenerate, a member of the container) is not the project's.
+    std::fs::write(
+        gen_dir.join("init.luau"),
+        "return { Attributes = {}, OnGenerate = function(_, t) local x = t.Missing end }\n",
+    )
+    .unwrap();
+    let e = failed(
+        bin()
+            .arg("generate")
+            .arg(&gen_dir)
+            .arg("-o")
+            .arg(root.join("out.rbxm"))
+            .output()
+            .unwrap(),
+    );
+    assert!(
+        e.contains("Missing is not a valid member") && !e.contains("Rojo project"),
+        "{e}"
+    );
+}
