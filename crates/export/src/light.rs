@@ -96,6 +96,10 @@ pub(crate) struct Placed {
     pub approximated: bool,
 }
 
+/// The widest spot cone glTF allows, π/2 (a half-space), as the nearest f32 not above it:
+/// `f32::consts::FRAC_PI_2` rounds up, past the limit validators check in double precision.
+const MAX_OUTER_CONE: f32 = 1.570_796_2;
+
 /// The light `s` (named `name`) in `holder`, with translations times `scale`; None when it
 /// lights nothing.
 pub(crate) fn place(name: &str, s: &Settings, holder: Holder, scale: f32) -> Option<Placed> {
@@ -115,7 +119,7 @@ pub(crate) fn place(name: &str, s: &Settings, holder: Holder, scale: f32) -> Opt
         intensity: brightness * (range / 2.0) * (range / 2.0),
         range,
         spot: spot.then(|| {
-            let outer = (angle / 2.0).to_radians().min(std::f32::consts::FRAC_PI_2);
+            let outer = (angle / 2.0).to_radians().min(MAX_OUTER_CONE);
             (outer * INNER_CONE, outer)
         }),
     };
@@ -228,7 +232,11 @@ mod tests {
         };
         let p = place("L", &wide, PART, 2.0).unwrap();
         assert_eq!(p.light.range, 120.0);
-        assert_eq!(p.light.spot.unwrap().1, std::f32::consts::FRAC_PI_2);
+        // A half-space, and not a hair past it (glTF: outerConeAngle ≤ π/2; the f32 nearest
+        // π/2 is above it).
+        let outer = p.light.spot.unwrap().1;
+        assert!(f64::from(outer) <= FRAC_PI_2, "{outer}");
+        assert!(FRAC_PI_2 - f64::from(outer) < 1e-6, "{outer}");
     }
 
     #[test]

@@ -214,7 +214,7 @@ pub fn textured_pyramid(name: &str, color: rbx_dom_weak::types::Color3) -> Insta
 
 /// A Model of lit parts: a lamp (Ball) with a PointLight, a box with a SpotLight on its Top
 /// face and a SurfaceLight on its Right face, a post with an Attachment (3 studs up, turned
-/// 90° about Y) holding a SpotLight (Front), and lights that shine nothing: a disabled
+/// 90° about Y) holding a SpotLight (Front, Angle 180), and lights that shine nothing: a disabled
 /// PointLight, one of Range 0, and one directly in the Model.
 pub fn lit_model() -> (WeakDom, Ref) {
     let face = |name: &str| enum_item("NormalId", name);
@@ -240,7 +240,8 @@ pub fn lit_model() -> (WeakDom, Ref) {
         InstanceBuilder::new("Attachment")
             .with_name("Mount")
             .with_property("CFrame", turned_y(0.0, 3.0, 0.0, 90.0))
-            .with_child(light("SpotLight", "Headlight")),
+            // Roblox's widest cone: a half-space, glTF's limit.
+            .with_child(light("SpotLight", "Headlight").with_property("Angle", 180.0f32)),
     );
     let model = InstanceBuilder::new("Model")
         .with_name("Lit")
