@@ -260,8 +260,8 @@ fn a_project_generator_run_alone_is_told_to_run_in_its_project() {
     )
     .unwrap();
     let project = root.join("default.project.json");
-    for command in ["generate", "pack"] {
-        let e = failed(
+    let run_alone = |command: &str| {
+        failed(
             bin()
                 .arg(command)
                 .arg(&gen_dir)
@@ -269,7 +269,10 @@ fn a_project_generator_run_alone_is_told_to_run_in_its_project() {
                 .arg(root.join("out.rbxm"))
                 .output()
                 .unwrap(),
-        );
+        )
+    };
+    for command in ["generate", "pack"] {
+        let e = run_alone(command);
         assert!(
             e.contains("Packages is not a valid member of ReplicatedStorage")
                 && e.contains(&format!("in the Rojo project {}", project.display()))
@@ -291,15 +294,7 @@ fn a_project_generator_run_alone_is_told_to_run_in_its_project() {
         "return { Attributes = {}, OnGenerate = function(_, t) local x = t.Missing end }\n",
     )
     .unwrap();
-    let e = failed(
-        bin()
-            .arg("generate")
-            .arg(&gen_dir)
-            .arg("-o")
-            .arg(root.join("out.rbxm"))
-            .output()
-            .unwrap(),
-    );
+    let e = run_alone("generate");
     assert!(
         e.contains("Missing is not a valid member") && !e.contains("Rojo project"),
         "{e}"

@@ -3,7 +3,7 @@
 use procmodel_engine::{Engine, EngineConfig};
 use rbx_dom_weak::{InstanceBuilder, Ustr, WeakDom};
 use rbx_types::{Attributes, Ref, Variant, Vector3};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A generator that builds `Count` parts in a row and records how often it ran.
 const ROW: &str = r#"
@@ -107,6 +107,16 @@ fn tmp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("procmodel-engine-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
+}
+
+/// An engine whose ServerStorage holds the generator file `generator` and whose Workspace a
+/// ProceduralModel using it: (engine, ServerStorage, the model).
+fn file_generator_model(generator: &Path) -> (Engine, Ref, Ref) {
+    let mut e = Engine::new(procmodel_luau::runtime(), EngineConfig::default()).unwrap();
+    let storage = e.server_storage();
+    let g = e.load_generator_file(generator, storage).unwrap();
+    let m = model(&mut e, g.module, &[]);
+    (e, storage, m)
 }
 
 #[test]
@@ -1535,12 +1545,7 @@ fn a_folder_a_string_require_reaches_is_a_module_with_its_children() {
     )
     .unwrap();
     std::fs::write(dir.join("Lib/Helper.luau"), "return { n = 21 }\n").unwrap();
-    let mut e = Engine::new(procmodel_luau::runtime(), EngineConfig::default()).unwrap();
-    let storage = e.server_storage();
-    let g = e
-        .load_generator_file(&dir.join("Gen.luau"), storage)
-        .unwrap();
-    let m = model(&mut e, g.module, &[]);
+    let (mut e, _, m) = file_generator_model(&dir.join("Gen.luau"));
     let r = e.step();
     assert!(r.iter().all(|r| r.is_ok()), "{r:?}");
     assert_eq!(results(&e, m), ["Lib42"]);
@@ -1573,12 +1578,7 @@ fn a_saved_scene_holds_the_modules_its_file_generator_required_by_path() {
     std::fs::write(dir.join("Shape.luau"), "return { name = 'Shape' }\n").unwrap();
     std::fs::write(dir.join("Gen/Part.luau"), "return { name = 'Part' }\n").unwrap();
     std::fs::write(dir.join("lib/Deep.luau"), "return { name = 'Deep' }\n").unwrap();
-    let mut e = Engine::new(procmodel_luau::runtime(), EngineConfig::default()).unwrap();
-    let storage = e.server_storage();
-    let g = e
-        .load_generator_file(&dir.join("Gen.luau"), storage)
-        .unwrap();
-    let m = model(&mut e, g.module, &[]);
+    let (mut e, _, m) = file_generator_model(&dir.join("Gen.luau"));
     assert!(e.step().iter().all(|r| r.is_ok()));
     assert_eq!(results(&e, m), ["ShapePartDeepKit"]);
     let names = |e: &Engine| {
@@ -1667,12 +1667,7 @@ fn a_required_file_whose_name_is_taken_beside_the_generator_is_not_saved() {
     )
     .unwrap();
     std::fs::write(dir.join("Shape.luau"), "return { name = 'Shape' }\n").unwrap();
-    let mut e = Engine::new(procmodel_luau::runtime(), EngineConfig::default()).unwrap();
-    let storage = e.server_storage();
-    let g = e
-        .load_generator_file(&dir.join("Gen.luau"), storage)
-        .unwrap();
-    let m = model(&mut e, g.module, &[]);
+    let (mut e, storage, m) = file_generator_model(&dir.join("Gen.luau"));
     assert!(e.step().iter().all(|r| r.is_ok()));
     // A Part named Shape beside the generator.
     e.with_dom_mut(|d| {
