@@ -209,6 +209,23 @@ impl Failed {
     }
 }
 
+/// Whether the packed code (the ModuleScripts under the model) requires a module by a path
+/// string (`./X`, `@self/X`, an alias), which may name a file beside the generator.
+fn requires_by_path(a: &Attempt) -> bool {
+    a.engine.with_dom(|dom| {
+        dom.descendants_of(a.model).any(|inst| {
+            inst.class == "ModuleScript"
+                && matches!(
+                    inst.properties.get(&"Source".into()),
+                    Some(rbx_types::Variant::String(source))
+                        if crate::requires::string_requires(source)
+                            .iter()
+                            .any(|spec| !crate::requires::is_toolkit(spec))
+                )
+        })
+    })
+}
+
 /// The package's scene generated: the engine, the model and the reports.
 struct Attempt {
     engine: procmodel_engine::Engine,
@@ -290,12 +307,24 @@ pub fn pack(p: &Package<'_>) -> Result<Packed> {
     // every require resolved over the tree. A generator file that requires the files beside
     // it by path fails so; a run from the files then names them, and the package holds
     // them around the generator, where the same requires resolve (a module folder's own
-    // files are its children already). Only a failed run pays for the second.
+    // files are its children already). Only a run that failed, or whose code requires by
+    // path, pays for the second.
     let Attempt {
         engine,
         model,
         reports,
     } = match attempt(p, config.clone(), attributes(), Vec::new()) {
+        // A run that named a module by path may have gone without it (a `pcall(require,
+        // "./X")` with a fallback): the files say whether one is there to pack.
+        Ok(first) if p.source.is_none() && requires_by_path(&first) => {
+            let (beside, _) = run_from_files(p, config.clone(), attributes());
+            if beside.is_empty() {
+                first
+            } else {
+                std::mem::forget(first.engine);
+                attempt(p, config, attributes(), beside).map_err(|e| e.error(p))?
+            }
+        }
         Ok(a) => a,
         Err(first) if p.source.is_none() => {
             let (beside, from_files) = run_from_files(p, config.clone(), attributes());

@@ -5,7 +5,7 @@
 //! Owns: finding the specs. Must never: resolve or load one (the VM does that).
 
 /// The specs of the string requires in `source`, in order, each once: `require` followed by
-/// a string literal, with or without parentheses. A require of an expression
+/// a string literal, with or without parentheses, or as `pcall(require, "X")`. A require of an expression
 /// (`require(script.Parent.X)`) names no spec.
 pub fn string_requires(source: &str) -> Vec<&str> {
     let mut specs: Vec<&str> = Vec::new();
@@ -16,7 +16,12 @@ pub fn string_requires(source: &str) -> Vec<&str> {
             continue;
         }
         let rest = source[at + "require".len()..].trim_start();
-        let rest = rest.strip_prefix('(').unwrap_or(rest).trim_start();
+        // `require("X")`, `require "X"`, or `pcall(require, "X")`.
+        let rest = rest
+            .strip_prefix('(')
+            .or_else(|| rest.strip_prefix(','))
+            .unwrap_or(rest)
+            .trim_start();
         let Some(quote) = rest.chars().next().filter(|c| "\"'`".contains(*c)) else {
             continue;
         };
@@ -66,11 +71,12 @@ local d = require ( "@procmodel/noise" )
 local e = require(script.Parent.E)
 local f = my_require("./F")
 local again = require("./A")
+local ok, g = pcall(require, "./G")
 local broken = require("./unterminated
 "#;
         assert_eq!(
             string_requires(source),
-            ["./A", "./B", "@lib/C", "@procmodel/noise"]
+            ["./A", "./B", "@lib/C", "@procmodel/noise", "./G"]
         );
     }
 

@@ -390,3 +390,32 @@ fn packing_a_generator_that_needs_the_toolkit_warns_that_studio_cannot_regenerat
         .unwrap());
     assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
 }
+
+/// A generator file that requires a file beside it under `pcall`, with a fallback, runs
+/// without it in the package's first run (nothing fails there); that module is packed all
+/// the same, as a run from the files requires it, and the package regenerates with it.
+#[test]
+fn a_module_required_under_pcall_beside_the_generator_is_packed() {
+    let dir = tmp("pcall-beside");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("Gen.luau"),
+        "local ok, Shape = pcall(require, './Shape')\nif not ok then Shape = { name = 'Fallback' } end\nreturn { Attributes = {}, OnGenerate = function(_, t)\n\tlocal p = Instance.new('Part')\n\tp.Name = Shape.name\n\tp.Parent = t\nend }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("Shape.luau"), "return { name = 'FromShape' }\n").unwrap();
+    let package = dir.join("Gen.rbxm");
+    pack_regenerating_to_its_bytes(&dir.join("Gen.luau"), &package);
+    let dom = decode(&package);
+    let names: Vec<String> = dom
+        .descendants()
+        .map(|i| format!("{}:{}", i.class, i.name))
+        .collect();
+    assert!(
+        names.contains(&"ModuleScript:Shape".to_owned())
+            && names.contains(&"Part:FromShape".to_owned())
+            && !names.contains(&"Part:Fallback".to_owned()),
+        "{names:?}"
+    );
+}
