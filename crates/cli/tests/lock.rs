@@ -1270,3 +1270,96 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// A place Studio saved gives its instances UniqueIds. A generator that clones a template
+/// from it got copies whose colliding ids rbx_dom_weak replaced with ones made from the
+/// clock: each regeneration wrote other bytes and `verify` of a fresh lockfile reported a
+/// mismatch. Likewise a Rojo project linking one model file twice. Both are the same bytes
+/// every run now, and the lockfile verifies.
+#[test]
+fn templates_carrying_unique_ids_give_the_same_bytes_every_run() {
+    let dir = tmp("unique-ids");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let scene = dir.join("studio.rbxlx");
+    std::fs::write(
+        &scene,
+        r#"<roblox version="4">
+<Item class="Workspace" referent="RBX0">
+<Properties><string name="Name">Workspace</string></Properties>
+<Item class="ProceduralModel" referent="RBX3">
+<Properties><string name="Name">Row</string><Ref name="Generator">RBX2</Ref>
+<Vector3 name="Size"><X>12</X><Y>4</Y><Z>4</Z></Vector3><bool name="Dirty">true</bool></Properties>
+</Item>
+</Item>
+<Item class="ServerStorage" referent="RBX1">
+<Properties><string name="Name">ServerStorage</string></Properties>
+<Item class="Part" referent="RBX4">
+<Properties><string name="Name">Template</string>
+<UniqueId name="UniqueId">0168cc43867d92b2cb04059b00000007</UniqueId></Properties>
+</Item>
+<Item class="ModuleScript" referent="RBX2">
+<Properties><string name="Name">Gen</string><ProtectedString name="Source"><![CDATA[
+local SS = game:GetService("ServerStorage")
+return { Attributes = { N = 2 }, OnGenerate = function(p, t)
+	for i = 1, p.Attributes.N do
+		local c = SS.Template:Clone()
+		c.Position = Vector3.new(i * 4, 0, 0)
+		c.Parent = t
+	end
+end }
+]]></ProtectedString></Properties>
+</Item>
+</Item>
+</roblox>"#,
+    )
+    .unwrap();
+    let regen = |input: &Path, out: &Path| {
+        ok(bin()
+            .arg("regen")
+            .arg(input)
+            .args(["--force", "--no-cache", "-o"])
+            .arg(out)
+            .output()
+            .unwrap());
+        std::fs::read(out).unwrap()
+    };
+    let first = regen(&scene, &dir.join("a.rbxlx"));
+    let second = regen(&scene, &dir.join("b.rbxlx"));
+    assert!(first == second, "two regenerations differ");
+    let text = String::from_utf8(first).unwrap();
+    assert_eq!(
+        text.matches("<UniqueId").count(),
+        1,
+        "the template keeps its id, the copies carry none"
+    );
+    let lockfile = dir.join("procmodel.lock");
+    ok(lock(&scene, &lockfile, &[]));
+    let v = ok(verify(&lockfile));
+    assert!(stdout(&v).contains("all 1 models match"), "{}", stdout(&v));
+
+    // One model file linked twice into a project.
+    std::fs::write(
+        dir.join("rock.rbxmx"),
+        r#"<roblox version="4"><Item class="Part" referent="RBX1"><Properties><string name="Name">Rock</string>
+<UniqueId name="UniqueId">0168cc43867d92b2cb04059b00000009</UniqueId></Properties></Item></roblox>"#,
+    )
+    .unwrap();
+    let project = dir.join("default.project.json");
+    std::fs::write(
+        &project,
+        r#"{ "name": "rocks", "tree": { "$className": "DataModel", "Workspace": {
+  "A": { "$path": "rock.rbxmx" }, "B": { "$path": "rock.rbxmx" } } } }"#,
+    )
+    .unwrap();
+    let first = regen(&project, &dir.join("p1.rbxlx"));
+    let second = regen(&project, &dir.join("p2.rbxlx"));
+    assert!(first == second, "two builds of the project differ");
+    assert_eq!(
+        String::from_utf8(first)
+            .unwrap()
+            .matches("<UniqueId")
+            .count(),
+        1
+    );
+}

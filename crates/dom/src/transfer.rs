@@ -20,12 +20,48 @@ pub fn move_into(src: &mut WeakDom, roots: &[Ref], dest: &mut WeakDom, dest_pare
             }
         }
     }
+    drop_colliding_unique_ids(src, &order, dest);
     for &r in roots {
         if src.get_by_ref(r).is_some() {
             src.transfer(r, dest, dest_parent);
         }
     }
     scrub_refs(dest, &order, &moved);
+}
+
+fn unique_id_key() -> rbx_dom_weak::Ustr {
+    rbx_dom_weak::ustr("UniqueId")
+}
+
+/// Takes off the `order` instances of `src` the `UniqueId`s that `dest` holds already, or
+/// that an instance before them in `order` holds (the same model file linked twice). rbx_dom_weak replaces a colliding UniqueId on insertion with one made
+/// from the clock and a random number, so the same inputs would give other bytes each run;
+/// an instance without one is what `Instance.new` makes, and Studio gives it its own when it
+/// loads the file (a collision, which would crash Studio, never reaches a file either way).
+fn drop_colliding_unique_ids(src: &mut WeakDom, order: &[Ref], dest: &WeakDom) {
+    let key = unique_id_key();
+    let carries = |dom: &WeakDom, r: Ref| match dom.get_by_ref(r)?.properties.get(&key) {
+        Some(Variant::UniqueId(u)) => Some(*u),
+        _ => None,
+    };
+    if !order.iter().any(|&r| carries(src, r).is_some()) {
+        return;
+    }
+    let mut held: FxHashSet<rbx_types::UniqueId> = dest
+        .descendants()
+        .filter_map(|i| match i.properties.get(&key) {
+            Some(Variant::UniqueId(u)) => Some(*u),
+            _ => None,
+        })
+        .collect();
+    for &r in order {
+        if let Some(u) = carries(src, r)
+            && !held.insert(u)
+            && let Some(inst) = src.get_by_ref_mut(r)
+        {
+            inst.properties.remove(&key);
+        }
+    }
 }
 
 /// Clears Ref properties of the `order` instances that point outside `within` (each
@@ -70,7 +106,7 @@ pub fn keeps_reference(dom: &WeakDom, target: Ref) -> bool {
 }
 
 /// `Instance:Clone()` below the root's own check: a copy of `r`'s subtree (new referents,
-/// no parent) without the non-archivable descendants and their subtrees. References within
+/// no parent, no `UniqueId`s) without the non-archivable descendants and their subtrees. References within
 /// the copy point into the copy; references to instances not copied, the left-out ones
 /// included, keep their targets, as the reference says.
 pub fn clone_archivable(dom: &mut WeakDom, r: Ref) -> Ref {
@@ -79,7 +115,28 @@ pub fn clone_archivable(dom: &mut WeakDom, r: Ref) -> Ref {
         any = any || !is_archivable(i);
         !any
     });
+    // A copy is a new instance: it gets no UniqueId (as `Instance.new` makes one; Studio
+    // gives it its own when it loads the file). Cloned with the original's, rbx_dom_weak
+    // would replace the colliding id with one made from the clock and a random number, and
+    // every run would write other bytes.
+    let key = unique_id_key();
+    let mut ids = Vec::new();
+    preorder(dom, &[r], |m, i| {
+        if i.properties.contains_key(&key) {
+            ids.push(m);
+        }
+        true
+    });
+    let taken: Vec<(Ref, Variant)> = ids
+        .into_iter()
+        .filter_map(|m| Some((m, dom.get_by_ref_mut(m)?.properties.remove(&key)?)))
+        .collect();
     let copy = dom.clone_within(r);
+    for (m, id) in taken {
+        if let Some(inst) = dom.get_by_ref_mut(m) {
+            inst.properties.insert(key, id);
+        }
+    }
     if !any {
         return copy;
     }
@@ -380,6 +437,83 @@ mod tests {
         assert!(want.len() > 20);
         assert_eq!(count, want_count);
         assert_eq!(found, want);
+    }
+
+    fn unique_id_of(dom: &WeakDom, r: Ref) -> Option<rbx_types::UniqueId> {
+        match dom.get_by_ref(r)?.properties.get(&unique_id_key()) {
+            Some(Variant::UniqueId(u)) => Some(*u),
+            _ => None,
+        }
+    }
+
+    /// An instance of a file Studio saved carries a UniqueId. Cloned as it was, rbx_dom_weak
+    /// replaced the copy's colliding id with one from the clock, and each run wrote other
+    /// bytes (a generator cloning a template failed `verify`). Copies carry none; the
+    /// originals keep theirs.
+    #[test]
+    fn a_clone_carries_no_unique_id_and_the_original_keeps_its_own() {
+        let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+        let root = dom.root_ref();
+        let id = rbx_types::UniqueId::new(7, 123, 456);
+        let inner_id = rbx_types::UniqueId::new(8, 123, 456);
+        let model = dom.insert(
+            root,
+            InstanceBuilder::new("Model")
+                .with_property("UniqueId", id)
+                .with_child(InstanceBuilder::new("Part").with_property("UniqueId", inner_id)),
+        );
+        let part = dom.get_by_ref(model).unwrap().children()[0];
+        let copy = clone_archivable(&mut dom, model);
+        let copied_part = dom.get_by_ref(copy).unwrap().children()[0];
+        assert_eq!(unique_id_of(&dom, copy), None);
+        assert_eq!(unique_id_of(&dom, copied_part), None);
+        assert_eq!(unique_id_of(&dom, model), Some(id));
+        assert_eq!(unique_id_of(&dom, part), Some(inner_id));
+    }
+
+    /// A model file linked twice into one project: the second copy's UniqueIds collided,
+    /// and rbx_dom_weak made new ones from the clock. The colliding ones are left off, the
+    /// others kept.
+    #[test]
+    fn moved_instances_keep_only_the_unique_ids_the_destination_lacks() {
+        let (top_id, part_id) = (
+            rbx_types::UniqueId::new(1, 2, 3),
+            rbx_types::UniqueId::new(2, 2, 3),
+        );
+        let model = || {
+            let mut src = WeakDom::new(InstanceBuilder::new("DataModel"));
+            let root = src.root_ref();
+            let top = src.insert(
+                root,
+                InstanceBuilder::new("Model")
+                    .with_property("UniqueId", top_id)
+                    .with_child(InstanceBuilder::new("Part").with_property("UniqueId", part_id)),
+            );
+            (src, top)
+        };
+        let mut dest = WeakDom::new(InstanceBuilder::new("DataModel"));
+        let dest_root = dest.root_ref();
+        // The destination holds the part's id already.
+        dest.insert(
+            dest_root,
+            InstanceBuilder::new("Part").with_property("UniqueId", part_id),
+        );
+        let (mut first, top) = model();
+        move_into(&mut first, &[top], &mut dest, dest_root);
+        let part = dest.get_by_ref(top).unwrap().children()[0];
+        assert_eq!(unique_id_of(&dest, top), Some(top_id));
+        assert_eq!(unique_id_of(&dest, part), None);
+        // The same file again: its ids are all taken, so it carries none.
+        let (mut second, again) = model();
+        move_into(&mut second, &[again], &mut dest, dest_root);
+        let again_part = dest.get_by_ref(again).unwrap().children()[0];
+        assert_eq!(unique_id_of(&dest, again), None);
+        assert_eq!(unique_id_of(&dest, again_part), None);
+        let ids: Vec<_> = dest
+            .descendants()
+            .filter_map(|i| unique_id_of(&dest, i.referent()))
+            .collect();
+        assert_eq!(ids, [part_id, top_id], "every id once, none made up");
     }
 
     #[test]

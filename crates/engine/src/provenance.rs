@@ -42,8 +42,10 @@ use rbx_types::{Ref, Variant};
 /// 0.001–2048 studs; ContentId properties are stored as the Content files keep. 4: the
 /// `modules` input covers the modules a run required (`ProcmodelModules`), not every
 /// ModuleScript of the scene. 5: what a run read of the scene, its modules' code included
-/// while it loaded, is the `reads` input (`ProcmodelReads`).
-pub const EPOCH: u32 = 5;
+/// while it loaded, is the `reads` input (`ProcmodelReads`). 6: a clone carries no
+/// `UniqueId` (one made from the clock replaced the original's), nor does an instance whose
+/// id the scene holds already.
+pub const EPOCH: u32 = 6;
 
 /// The version of the result cache's entry format (`cache.rs`), part of every cache key:
 /// entries written in another format are never looked up, so never misread.
