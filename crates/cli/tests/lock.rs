@@ -1272,8 +1272,8 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// A place Studio saved gives its instances UniqueIds. A generator that clones a template
-/// from it got copies whose colliding ids rbx_dom_weak replaced with ones made from the
-/// clock: each regeneration wrote other bytes and `verify` of a fresh lockfile reported a
+/// from it (`Clone`, `Instance.fromExisting`) got copies whose colliding ids rbx_dom_weak
+/// replaced with ones made from the clock: each regeneration wrote other bytes and `verify` of a fresh lockfile reported a
 /// mismatch. Likewise a Rojo project linking one model file twice. Both are the same bytes
 /// every run now, and the lockfile verifies.
 #[test]
@@ -1303,7 +1303,7 @@ fn templates_carrying_unique_ids_give_the_same_bytes_every_run() {
 local SS = game:GetService("ServerStorage")
 return { Attributes = { N = 2 }, OnGenerate = function(p, t)
 	for i = 1, p.Attributes.N do
-		local c = SS.Template:Clone()
+		local c = if i == 1 then SS.Template:Clone() else Instance.fromExisting(SS.Template)
 		c.Position = Vector3.new(i * 4, 0, 0)
 		c.Parent = t
 	end

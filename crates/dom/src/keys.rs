@@ -24,6 +24,8 @@ pub struct Keys {
     pub sandboxed: Ustr,
     pub capabilities: Ustr,
     pub generation_error: Ustr,
+    /// What Studio gives every instance; a copy must not carry its original's.
+    pub unique_id: Ustr,
     /// The class name.
     pub procedural_model: Ustr,
 }
@@ -46,5 +48,6 @@ pub static KEYS: LazyLock<Keys> = LazyLock::new(|| Keys {
     sandboxed: Ustr::from("Sandboxed"),
     capabilities: Ustr::from("Capabilities"),
     generation_error: Ustr::from("GenerationError"),
+    unique_id: Ustr::from("UniqueId"),
     procedural_model: Ustr::from("ProceduralModel"),
 });

@@ -29,17 +29,13 @@ pub fn move_into(src: &mut WeakDom, roots: &[Ref], dest: &mut WeakDom, dest_pare
     scrub_refs(dest, &order, &moved);
 }
 
-fn unique_id_key() -> rbx_dom_weak::Ustr {
-    rbx_dom_weak::ustr("UniqueId")
-}
-
 /// Takes off the `order` instances of `src` the `UniqueId`s that `dest` holds already, or
 /// that an instance before them in `order` holds (the same model file linked twice). rbx_dom_weak replaces a colliding UniqueId on insertion with one made
 /// from the clock and a random number, so the same inputs would give other bytes each run;
 /// an instance without one is what `Instance.new` makes, and Studio gives it its own when it
 /// loads the file (a collision, which would crash Studio, never reaches a file either way).
 fn drop_colliding_unique_ids(src: &mut WeakDom, order: &[Ref], dest: &WeakDom) {
-    let key = unique_id_key();
+    let key = crate::keys::KEYS.unique_id;
     let carries = |dom: &WeakDom, r: Ref| match dom.get_by_ref(r)?.properties.get(&key) {
         Some(Variant::UniqueId(u)) => Some(*u),
         _ => None,
@@ -119,7 +115,7 @@ pub fn clone_archivable(dom: &mut WeakDom, r: Ref) -> Ref {
     // gives it its own when it loads the file). Cloned with the original's, rbx_dom_weak
     // would replace the colliding id with one made from the clock and a random number, and
     // every run would write other bytes.
-    let key = unique_id_key();
+    let key = crate::keys::KEYS.unique_id;
     let mut ids = Vec::new();
     preorder(dom, &[r], |m, i| {
         if i.properties.contains_key(&key) {
@@ -440,7 +436,11 @@ mod tests {
     }
 
     fn unique_id_of(dom: &WeakDom, r: Ref) -> Option<rbx_types::UniqueId> {
-        match dom.get_by_ref(r)?.properties.get(&unique_id_key()) {
+        match dom
+            .get_by_ref(r)?
+            .properties
+            .get(&crate::keys::KEYS.unique_id)
+        {
             Some(Variant::UniqueId(u)) => Some(*u),
             _ => None,
         }

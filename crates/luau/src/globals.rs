@@ -340,7 +340,7 @@ fn instance_new(lua: &Lua, (class, parent): (Value, Value)) -> mlua::Result<Valu
 }
 
 /// `Instance.fromExisting(instance)`: a new instance of the same class with the same
-/// property values (its name included) and no children, parented to nil.
+/// property values (its name included, its UniqueId not) and no children, parented to nil.
 fn instance_from_existing(lua: &Lua, v: Value) -> mlua::Result<Value> {
     let mut guard = ctx(lua)?;
     let c = &mut *guard;
@@ -361,9 +361,12 @@ fn instance_from_existing(lua: &Lua, v: Value) -> mlua::Result<Value> {
         )));
     }
     let (class, name) = (inst.class, inst.name.clone());
+    // A new instance: no UniqueId (a copy of the original's would collide, and rbx_dom_weak
+    // would replace it with one made from the clock).
     let props: Vec<_> = inst
         .properties
         .iter()
+        .filter(|(k, _)| **k != crate::keys::KEYS.unique_id)
         .map(|(k, v)| (*k, v.clone()))
         .collect();
     crate::classes::count_new_instance(c)?;

@@ -228,7 +228,10 @@ fn orphan_tree(dom: &mut rbx_dom_weak::WeakDom, root: Ref, all: &[Ref]) {
         let Some(inst) = dom.get_by_ref_mut(m) else {
             continue;
         };
-        let properties = std::mem::take(&mut inst.properties);
+        let mut properties = std::mem::take(&mut inst.properties);
+        // Put back, it would collide with the id rbx_dom_weak still counts as taken, and get
+        // one made from the clock: a destroyed instance is never saved, so it goes without.
+        properties.remove(&crate::keys::KEYS.unique_id);
         let name = std::mem::take(&mut inst.name);
         kept.push((m, inst.class, name, properties));
     }
