@@ -102,22 +102,20 @@ pub fn keeps_reference(dom: &WeakDom, target: Ref) -> bool {
 }
 
 /// `Instance:Clone()` below the root's own check: a copy of `r`'s subtree (new referents,
-/// no parent, no `UniqueId`s) without the non-archivable descendants and their subtrees. References within
-/// the copy point into the copy; references to instances not copied, the left-out ones
-/// included, keep their targets, as the reference says.
+/// no parent, no `UniqueId`s) without the non-archivable descendants and their subtrees.
+/// References within the copy point into the copy; references to instances not copied, the
+/// left-out ones included, keep their targets, as the reference says.
 pub fn clone_archivable(dom: &mut WeakDom, r: Ref) -> Ref {
-    let mut any = false;
-    preorder(dom, &[r], |_, i| {
-        any = any || !is_archivable(i);
-        !any
-    });
     // A copy is a new instance: it gets no UniqueId (as `Instance.new` makes one; Studio
     // gives it its own when it loads the file). Cloned with the original's, rbx_dom_weak
     // would replace the colliding id with one made from the clock and a random number, and
-    // every run would write other bytes.
+    // every run would write other bytes. The ids are taken off the originals for the copy
+    // and put back.
     let key = crate::keys::KEYS.unique_id;
+    let mut any = false;
     let mut ids = Vec::new();
     preorder(dom, &[r], |m, i| {
+        any = any || !is_archivable(i);
         if i.properties.contains_key(&key) {
             ids.push(m);
         }
