@@ -53,6 +53,11 @@ pub fn register(m: &mut MethodTable) {
     m.add_method("GetModelCFrame", |lua, this, ()| {
         cframe_value(lua, &model_box(lua, this.r)?.0)
     });
+    // Deprecated: "it remains to prevent legacy scripts from throwing errors, but it does
+    // nothing when called" (the reference).
+    for name in ["SetIdentityOrientation", "ResetOrientationToIdentity"] {
+        m.add_method(name, |_, _, ()| Ok(()));
+    }
     for name in ["GetExtentsSize", "GetModelSize"] {
         m.add_method(name, |lua, this, ()| {
             Ok(procmodel_luau_types::Vector3(model_box(lua, this.r)?.1).value())
