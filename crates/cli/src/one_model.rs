@@ -97,10 +97,9 @@ pub fn one_model_scene(config: EngineConfig, spec: Spec<'_>) -> Result<OneModel>
 }
 
 /// What to add to the error of generator file `generator` that looked in a service for an
-/// instance its one-model scene lacks (`Packages is not a valid member of ReplicatedStorage`)
-/// when a Rojo
-/// project file sits in its folder or one above: the generator reads that project's tree,
-/// which a file run alone does not have. Empty otherwise.
+/// instance its one-model scene lacks (`Packages is not a valid member of ReplicatedStorage`):
+/// how to run it where that instance is — the Rojo project found in its folder or above, else
+/// a place. Empty for other errors.
 pub fn project_hint(generator: &Path, error: &str) -> String {
     // A lookup from a service (or the DataModel) that failed: in a lone run they are empty.
     let from_service = error
@@ -112,14 +111,16 @@ pub fn project_hint(generator: &Path, error: &str) -> String {
         return String::new();
     }
     let start = crate::output::resolved(generator);
-    let Some(project) = start.ancestors().skip(1).find_map(rojo_project_in) else {
-        return String::new();
-    };
-    format!(
-        " (the generator is in the Rojo project {}, whose instances a generator file run alone does not have: its scene holds Workspace, ServerStorage and the generator; run it in the project with `procmodel regen {}`)",
-        project.display(),
-        project.display()
-    )
+    match start.ancestors().skip(1).find_map(rojo_project_in) {
+        Some(project) => format!(
+            " (the generator is in the Rojo project {}, whose instances a generator file run alone does not have: its scene holds Workspace, ServerStorage and the generator; run it in the project with `procmodel regen {}`)",
+            project.display(),
+            project.display()
+        ),
+        // The host has said already which file beside it the lookup meant.
+        None if error.contains("was loaded from a file, and the files beside it") => String::new(),
+        None => " (a generator file run alone has a scene of its own: Workspace, ServerStorage holding the generator, and empty services; to generate with a place's instances, put a ProceduralModel using it in the place and run `procmodel regen <place>`)".to_owned(),
+    }
 }
 
 /// The Rojo project file in `dir` (`default.project.json`, else the first `*.project.json`

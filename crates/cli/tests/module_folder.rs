@@ -237,8 +237,8 @@ fn a_folder_without_an_init_script_says_what_to_do() {
 
 /// A generator of a Rojo project that reads the project's tree (Wally's
 /// `ReplicatedStorage.Packages`) fails when run alone, where that tree is absent: the error
-/// says which project it belongs to and how to run it there. An error of its own gets no
-/// such hint.
+/// says which project it belongs to and how to run it there (outside a project: how to run
+/// it in a place). An error of its own gets no such hint.
 #[test]
 fn a_project_generator_run_alone_is_told_to_run_in_its_project() {
     let root = tmp("wally-project");
@@ -288,6 +288,31 @@ fn a_project_generator_run_alone_is_told_to_run_in_its_project() {
         .arg(root.join("out.rbxl"))
         .output()
         .unwrap());
+    // Outside a project, the same lookup is told how to run it in a place.
+    let lone = tmp("lone-template");
+    let _ = std::fs::remove_dir_all(&lone);
+    std::fs::create_dir_all(&lone).unwrap();
+    std::fs::write(
+        lone.join("Gen.luau"),
+        "return { Attributes = {}, OnGenerate = function(_, t) game:GetService('ServerStorage').Template:Clone().Parent = t end }\n",
+    )
+    .unwrap();
+    let e = failed(
+        bin()
+            .arg("generate")
+            .arg(lone.join("Gen.luau"))
+            .arg("-o")
+            .arg(lone.join("out.rbxm"))
+            .output()
+            .unwrap(),
+    );
+    assert!(
+        e.contains("Template is not a valid member of ServerStorage")
+            && e.contains("run alone has a scene of its own")
+            && e.contains("procmodel regen <place>")
+            && !e.contains("Rojo project"),
+        "{e}"
+    );
     // A slip of its own (in OnGenerate, a member of the container) is not the project's.
     std::fs::write(
         gen_dir.join("init.luau"),
