@@ -355,8 +355,8 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode> {
 }
 
 /// The string requires through a `.luaurc` alias (`@lib/X`; `@self/X` and the toolkit's
-/// `@procmodel/X` are not) in the files the engine loaded modules from, as (file, spec), in file order: a scene resolves
-/// requires over its tree, where aliases mean nothing.
+/// `@procmodel/X` are not) in the files the engine loaded modules from, as (file, spec), in
+/// file order: a scene resolves requires over its tree, where aliases mean nothing.
 fn alias_requires(engine: &Engine) -> Vec<(String, String)> {
     let mut found = Vec::new();
     for file in engine.module_files() {

@@ -58,6 +58,15 @@ pub struct OneModel {
     pub model: Ref,
 }
 
+/// Marks ModuleScript `module` Sandboxed with `caps`.
+fn sandbox(dom: &mut rbx_dom_weak::WeakDom, module: Ref, caps: SecurityCapabilities) {
+    if let Some(m) = dom.get_by_ref_mut(module) {
+        m.properties.insert(ustr("Sandboxed"), Variant::Bool(true));
+        m.properties
+            .insert(ustr("Capabilities"), Variant::SecurityCapabilities(caps));
+    }
+}
+
 /// The capabilities a sandboxed generator needs to generate at all (SPEC §4 "Sandboxing";
 /// the engine refuses to run a sandboxed module lacking any of them).
 pub const MINIMAL_CAPABILITIES: [&str; 3] = ["Basic", "RunServerScript", "CreateInstances"];
@@ -183,12 +192,8 @@ fn build_scene(config: EngineConfig, spec: Spec<'_>) -> Result<OneModel> {
             };
             let caps = sandboxed;
             engine.with_dom_mut(|dom| {
-                if let Some(m) = dom.get_by_ref_mut(module)
-                    && let Some(caps) = caps
-                {
-                    m.properties.insert(ustr("Sandboxed"), Variant::Bool(true));
-                    m.properties
-                        .insert(ustr("Capabilities"), Variant::SecurityCapabilities(caps));
+                if let Some(caps) = caps {
+                    sandbox(dom, module, caps);
                 }
                 if let Some(pm) = dom.get_by_ref_mut(model) {
                     pm.properties
@@ -215,13 +220,7 @@ fn build_scene(config: EngineConfig, spec: Spec<'_>) -> Result<OneModel> {
                             .map(|i| i.referent())
                             .collect();
                         for r in placed {
-                            if let Some(m) = dom.get_by_ref_mut(r) {
-                                m.properties.insert(ustr("Sandboxed"), Variant::Bool(true));
-                                m.properties.insert(
-                                    ustr("Capabilities"),
-                                    Variant::SecurityCapabilities(caps),
-                                );
-                            }
+                            sandbox(dom, r, caps);
                         }
                     });
                 }

@@ -5,8 +5,8 @@
 //! Owns: finding the specs. Must never: resolve or load one (the VM does that).
 
 /// The specs of the string requires in `source`, in order, each once: `require` followed by
-/// a string literal, with or without parentheses, or as `pcall(require, "X")`. A require of an expression
-/// (`require(script.Parent.X)`) names no spec.
+/// a string literal, with or without parentheses, or as `pcall(require, "X")`. A require of
+/// an expression (`require(script.Parent.X)`) names no spec.
 pub fn string_requires(source: &str) -> Vec<&str> {
     let mut specs: Vec<&str> = Vec::new();
     for (at, _) in source.match_indices("require") {

@@ -30,33 +30,35 @@ pub fn move_into(src: &mut WeakDom, roots: &[Ref], dest: &mut WeakDom, dest_pare
 }
 
 /// Takes off the `order` instances of `src` the `UniqueId`s that `dest` holds already, or
-/// that an instance before them in `order` holds (the same model file linked twice). rbx_dom_weak replaces a colliding UniqueId on insertion with one made
-/// from the clock and a random number, so the same inputs would give other bytes each run;
+/// that an instance before them in `order` holds (the same model file linked twice).
+/// rbx_dom_weak replaces a colliding UniqueId on insertion with one made from the clock and
+/// a random number, so the same inputs would give other bytes each run;
 /// an instance without one is what `Instance.new` makes, and Studio gives it its own when it
 /// loads the file (a collision, which would crash Studio, never reaches a file either way).
 fn drop_colliding_unique_ids(src: &mut WeakDom, order: &[Ref], dest: &WeakDom) {
-    let key = crate::keys::KEYS.unique_id;
-    let carries = |dom: &WeakDom, r: Ref| match dom.get_by_ref(r)?.properties.get(&key) {
-        Some(Variant::UniqueId(u)) => Some(*u),
-        _ => None,
-    };
-    if !order.iter().any(|&r| carries(src, r).is_some()) {
+    let carries = |r: Ref| src.get_by_ref(r).and_then(unique_id);
+    if !order.iter().any(|&r| carries(r).is_some()) {
         return;
     }
-    let mut held: FxHashSet<rbx_types::UniqueId> = dest
-        .descendants()
-        .filter_map(|i| match i.properties.get(&key) {
-            Some(Variant::UniqueId(u)) => Some(*u),
-            _ => None,
-        })
+    let mut held: FxHashSet<rbx_types::UniqueId> =
+        dest.descendants().filter_map(unique_id).collect();
+    let colliding: Vec<Ref> = order
+        .iter()
+        .copied()
+        .filter(|&r| carries(r).is_some_and(|u| !held.insert(u)))
         .collect();
-    for &r in order {
-        if let Some(u) = carries(src, r)
-            && !held.insert(u)
-            && let Some(inst) = src.get_by_ref_mut(r)
-        {
-            inst.properties.remove(&key);
+    for r in colliding {
+        if let Some(inst) = src.get_by_ref_mut(r) {
+            inst.properties.remove(&crate::keys::KEYS.unique_id);
         }
+    }
+}
+
+/// The `UniqueId` `inst` carries, if any.
+fn unique_id(inst: &Instance) -> Option<rbx_types::UniqueId> {
+    match inst.properties.get(&crate::keys::KEYS.unique_id) {
+        Some(Variant::UniqueId(u)) => Some(*u),
+        _ => None,
     }
 }
 
@@ -434,14 +436,7 @@ mod tests {
     }
 
     fn unique_id_of(dom: &WeakDom, r: Ref) -> Option<rbx_types::UniqueId> {
-        match dom
-            .get_by_ref(r)?
-            .properties
-            .get(&crate::keys::KEYS.unique_id)
-        {
-            Some(Variant::UniqueId(u)) => Some(*u),
-            _ => None,
-        }
+        dom.get_by_ref(r).and_then(unique_id)
     }
 
     /// An instance of a file Studio saved carries a UniqueId. Cloned as it was, rbx_dom_weak

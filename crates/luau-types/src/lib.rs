@@ -164,12 +164,14 @@ fn calling_script_name(lua: &mlua::Lua) -> String {
         .flatten()
         .unwrap_or_default();
     let chunk = source.strip_prefix('@').unwrap_or(&source);
-    let file = chunk.rsplit(['/', '\\']).next().unwrap_or(chunk);
+    let mut parts = chunk.rsplit(['/', '\\']);
+    let file = parts.next().unwrap_or(chunk);
     let name = match file.rsplit_once('.') {
-        // A file's extension, or an instance path's last name.
         // A module folder's init script is named after its folder.
-        Some(("init", "luau" | "lua")) => chunk.rsplit(['/', '\\']).nth(1).unwrap_or("init"),
+        Some(("init", "luau" | "lua")) => parts.next().unwrap_or("init"),
+        // A file's stem.
         Some((stem, "luau" | "lua")) => stem,
+        // An instance path's last name.
         Some((_, last)) => last,
         None => file,
     };
