@@ -309,3 +309,71 @@ fn a_broken_project_is_named_once_with_the_field_at_fault() {
     );
     assert_eq!(err.matches("default.project.json").count(), 1, "{err}");
 }
+
+#[test]
+fn a_failing_project_script_is_named_by_its_file() {
+    // Errors named the instance ("ServerStorage.Gen.Util:3: …"), which a project's author has
+    // to map back to a file by hand; they name the file relative to the project's folder.
+    let root = tmp("failing-project");
+    let _ = std::fs::remove_dir_all(&root);
+    let gen_dir = root.join("src/Gen");
+    std::fs::create_dir_all(&gen_dir).unwrap();
+    std::fs::write(
+        gen_dir.join("init.luau"),
+        "local Util = require(script.Util)\nreturn {\n  Attributes = {},\n  OnGenerate = function(params, folder)\n    Util.boom()\n  end,\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        gen_dir.join("Util.luau"),
+        "local Util = {}\nfunction Util.boom()\n  error(\"no stone left\")\nend\nreturn Util\n",
+    )
+    .unwrap();
+    // The model points at the generator through a Rojo ref attribute.
+    let meta = r#"{ "name": "P", "tree": { "$className": "DataModel",
+             "ServerStorage": { "Gen": { "$path": "src/Gen", "$id": "gen" } },
+             "Workspace": { "M": { "$className": "ProceduralModel",
+                 "$attributes": { "Rojo_Target_Generator": "gen" } } } } }"#;
+    std::fs::write(root.join("default.project.json"), meta).unwrap();
+    for (cwd, scene) in [
+        (root.clone(), "."),
+        (root.parent().unwrap().to_path_buf(), "failing-project"),
+    ] {
+        let out = bin()
+            .current_dir(&cwd)
+            .args(["regen", scene, "--json", "-o"])
+            .arg(root.join("out.rbxl"))
+            .output()
+            .unwrap();
+        let v = json(&out);
+        let error = v["models"][0]["error"].as_str().unwrap().to_owned();
+        assert!(
+            error.starts_with("src/Gen/Util.luau:3: no stone left"),
+            "{error}"
+        );
+        assert!(
+            error.contains("\tsrc/Gen/Util.luau:3: in function 'boom'"),
+            "{error}"
+        );
+        assert!(
+            error.contains("\tsrc/Gen/init.luau:5: in function 'OnGenerate'"),
+            "{error}"
+        );
+        // The error placeholder in the saved place says the same.
+        let dom = rbx_binary::from_reader(std::fs::read(root.join("out.rbxl")).unwrap().as_slice())
+            .unwrap();
+        let saved = dom.descendants().find_map(|i| {
+            let Some(rbx_types::Variant::Attributes(a)) = i.properties.get(&"Attributes".into())
+            else {
+                return None;
+            };
+            match a.get("Error")? {
+                rbx_types::Variant::String(s) => Some(s.clone()),
+                rbx_types::Variant::BinaryString(s) => {
+                    Some(String::from_utf8_lossy(s.as_ref()).into_owned())
+                }
+                _ => None,
+            }
+        });
+        assert_eq!(saved.as_deref(), Some(error.as_str()));
+    }
+}

@@ -5,7 +5,7 @@
 //! Owns: applying results and failing. Must never: decide what runs (that is the frame loop).
 
 use crate::report::{GenerationFailure, Report};
-use crate::{Engine, apply, terrain};
+use crate::{Engine, apply, locate, terrain};
 use rbx_types::Ref;
 use std::time::{Duration, Instant};
 
@@ -128,6 +128,11 @@ impl Engine {
         failure: GenerationFailure,
         elapsed: Duration,
     ) -> Report {
+        let failure = {
+            let st = self.st();
+            self.host
+                .with_dom_ref(|dom| locate::name_files(dom, &st.script_files, failure))
+        };
         let message = failure.to_string();
         let state = self.state.clone();
         self.host.with_dom_mut(|dom| {

@@ -18,6 +18,7 @@ mod error;
 mod fingerprint;
 mod frame;
 mod inflight;
+mod locate;
 mod parallel;
 pub mod provenance;
 mod report;
@@ -235,6 +236,8 @@ pub(crate) struct EngineState {
     /// the nested model itself (its defaults, its pivot), so their content hash is recorded
     /// again when the step ends.
     rerecord: Vec<Ref>,
+    /// A Rojo project's scripts and their files, named in failure texts (`locate.rs`).
+    script_files: Vec<(Ref, String)>,
 }
 
 /// A scene with its engine. Not `Send`: the engine, its VM and its state live on one thread
@@ -263,6 +266,9 @@ impl Engine {
         path: &Path,
         config: EngineConfig,
     ) -> Result<Engine, EngineError> {
+        if scene::is_rojo_project(path) {
+            return Engine::load_project(runtime, path, config).map(|(engine, _)| engine);
+        }
         let (dom, digest) = scene::read_digested(path, config.cache.is_some())?;
         Engine::over_loaded(runtime, dom, digest, config)
     }
@@ -277,6 +283,7 @@ impl Engine {
     ) -> Result<(Engine, scene::ProjectFiles), EngineError> {
         let (dom, files) = scene::read_project_files(path)?;
         let engine = Engine::over_loaded(runtime, dom, None, config)?;
+        engine.st().script_files = locate::display_paths(path, &files.scripts);
         Ok((engine, files))
     }
 
@@ -305,6 +312,7 @@ impl Engine {
         };
         *self = Engine::with_host(self.host.clone(), runtime, config);
         self.st().on_report = on_report;
+        self.st().script_files = locate::display_paths(path, &files.scripts);
         self.adopt_loaded();
         Ok(files)
     }
@@ -397,6 +405,7 @@ impl Engine {
             precomputed: HashMap::new(),
             found_nested: Vec::new(),
             rerecord: Vec::new(),
+            script_files: Vec::new(),
         }));
         if state.borrow().config.cache.is_some() {
             // Hits that keep results in place need to know nothing wrote to them since.

@@ -151,6 +151,31 @@ impl GenerationFailure {
         }
     }
 
+    /// The failure with `f` applied to each text it carries (messages and tracebacks).
+    pub(crate) fn map_text(self, f: &dyn Fn(&str) -> String) -> GenerationFailure {
+        let opt = |t: Option<String>| t.map(|t| f(&t));
+        match self {
+            GenerationFailure::Script { message, traceback } => GenerationFailure::Script {
+                message: f(&message),
+                traceback: opt(traceback),
+            },
+            GenerationFailure::Limit {
+                limit,
+                message,
+                traceback,
+            } => GenerationFailure::Limit {
+                limit,
+                message: f(&message),
+                traceback: opt(traceback),
+            },
+            GenerationFailure::BadGenerator(m) => GenerationFailure::BadGenerator(f(&m)),
+            GenerationFailure::Cancelled(m) => GenerationFailure::Cancelled(f(&m)),
+            GenerationFailure::Terrain(m) => GenerationFailure::Terrain(f(&m)),
+            GenerationFailure::Host(m) => GenerationFailure::Host(f(&m)),
+            other => other,
+        }
+    }
+
     /// The whole-run time limit over several frames, as the engine measures it.
     pub(crate) fn run_time(used: Duration, limit: Duration) -> GenerationFailure {
         GenerationFailure::Limit {
