@@ -280,20 +280,23 @@ macro_rules! impl_tagged {
 }
 pub(crate) use impl_tagged;
 
-/// `self` of a method: the tagged value, or a Roblox-style error naming the method.
-struct SelfArg<T>(T);
+/// `self` of a method: the tagged value, or None when the first argument is not one (the
+/// method was called with `.`, not `:`), which the method reports by its name.
+struct SelfArg<T>(Option<T>);
 
 impl<T: Tagged> SelfArg<T> {
-    fn from_value(value: Value) -> mlua::Result<Self> {
-        match &value {
-            Value::UserData(ud) => from_userdata::<T>(ud).map(SelfArg),
+    fn from_value(value: Value) -> SelfArg<T> {
+        SelfArg(match &value {
+            Value::UserData(ud) => from_userdata::<T>(ud),
             _ => None,
-        }
-        .ok_or_else(|| {
+        })
+    }
+
+    /// The value, or Roblox's error for a method called with `.`.
+    fn get(self, method: &str) -> mlua::Result<T> {
+        self.0.ok_or_else(|| {
             mlua::Error::runtime(format!(
-                "Expected ':' not '.' calling member function ({} expected, got {})",
-                T::NAME,
-                crate::type_name(&value)
+                "Expected ':' not '.' calling member function {method}"
             ))
         })
     }
@@ -301,15 +304,15 @@ impl<T: Tagged> SelfArg<T> {
 
 impl<T: Tagged> FromLua for SelfArg<T> {
     fn from_lua(value: Value, _: &Lua) -> mlua::Result<Self> {
-        Self::from_value(value)
+        Ok(Self::from_value(value))
     }
 
     unsafe fn from_stack(idx: c_int, lua: &mlua::state::RawLua) -> mlua::Result<Self> {
         // SAFETY: mlua passes a valid index of the running thread's stack.
         unsafe {
             match get::<T>(lua.state(), idx) {
-                Some(v) => Ok(SelfArg(v)),
-                None => Self::from_value(Value::from_stack(idx, lua)?),
+                Some(v) => Ok(SelfArg(Some(v))),
+                None => Ok(Self::from_value(Value::from_stack(idx, lua)?)),
             }
         }
     }
@@ -339,14 +342,17 @@ impl<T: Tagged> Registry<T> {
         }
     }
 
-    fn method_fn<M, A, R>(&self, method: M) -> mlua::Result<Function>
+    fn method_fn<M, A, R>(&self, name: &str, method: M) -> mlua::Result<Function>
     where
         M: Fn(&Lua, &T, A) -> mlua::Result<R> + 'static,
         A: FromLuaMulti,
         R: IntoLuaMulti,
     {
+        let name: Rc<str> = name.into();
         self.lua
-            .create_function(move |lua, (this, args): (SelfArg<T>, A)| method(lua, &this.0, args))
+            .create_function(move |lua, (this, args): (SelfArg<T>, A)| {
+                method(lua, &this.get(&name)?, args)
+            })
     }
 
     fn add_member(&mut self, name: String, m: Member<T>) {
@@ -443,7 +449,8 @@ impl<T: Tagged> UserDataMethods<T> for Registry<T> {
         A: FromLuaMulti,
         R: IntoLuaMulti,
     {
-        let f = self.method_fn(method);
+        let name = name.into();
+        let f = self.method_fn(&name, method);
         self.method(name, f);
     }
 
@@ -483,7 +490,8 @@ impl<T: Tagged> UserDataMethods<T> for Registry<T> {
         A: FromLuaMulti,
         R: IntoLuaMulti,
     {
-        let f = self.method_fn(method).map(Value::Function);
+        let name = name.into();
+        let f = self.method_fn(&name, method).map(Value::Function);
         self.meta_entry(name, f);
     }
 
@@ -645,23 +653,23 @@ pub fn register<T: Tagged>(
         }
     }
     let members = Rc::new(reg.members);
-    let generated =
-        lua.create_function(move |lua, (this, key): (SelfArg<T>, Key)| {
-            match members.get(key.bytes()) {
-                Some(Member::Field(get)) => get(lua, &this.0),
-                Some(Member::Value(v)) => Ok(v.clone()),
-                None => match &fallback {
-                    Some(Value::Function(f)) => {
-                        f.call::<Value>((to_value(lua, this.0)?, key.text().into_owned()))
-                    }
-                    _ => Err(mlua::Error::runtime(format!(
-                        "{} is not a valid member of {}",
-                        key.text(),
-                        T::NAME
-                    ))),
-                },
-            }
-        })?;
+    let generated = lua.create_function(move |lua, (this, key): (SelfArg<T>, Key)| {
+        let this = this.get("__index")?;
+        match members.get(key.bytes()) {
+            Some(Member::Field(get)) => get(lua, &this),
+            Some(Member::Value(v)) => Ok(v.clone()),
+            None => match &fallback {
+                Some(Value::Function(f)) => {
+                    f.call::<Value>((to_value(lua, this)?, key.text().into_owned()))
+                }
+                _ => Err(mlua::Error::runtime(format!(
+                    "{} is not a valid member of {}",
+                    key.text(),
+                    T::NAME
+                ))),
+            },
+        }
+    })?;
     let index = match index {
         Index::Fields(f) => crate::raw::closure_with(lua, f, generated, methods)?,
         Index::Memo => {

@@ -104,12 +104,23 @@ fn split(e: &mlua::Error) -> (String, Option<String>) {
         mlua::Error::CallbackError { traceback, cause } => {
             let (m, t) = split(cause);
             let m = match &**cause {
-                mlua::Error::RuntimeError(_) => located(m, traceback),
+                mlua::Error::RuntimeError(_) | mlua::Error::BadArgument { .. } => {
+                    located(m, traceback)
+                }
                 _ => m,
             };
             (m, t.or_else(|| Some(traceback.clone())))
         }
         mlua::Error::RuntimeError(m) => (without_address(m), None),
+        mlua::Error::BadArgument {
+            to,
+            pos,
+            name,
+            cause,
+        } => (
+            bad_argument(to.as_deref(), *pos, name.as_deref(), cause),
+            None,
+        ),
         mlua::Error::SyntaxError { message: m, .. } => (m.clone(), None),
         mlua::Error::MemoryError(m) => (format!("out of memory: {m}"), None),
         mlua::Error::WithContext { context, cause } => {
@@ -117,6 +128,52 @@ fn split(e: &mlua::Error) -> (String, Option<String>) {
             (format!("{context}: {m}"), t)
         }
         other => (other.to_string(), None),
+    }
+}
+
+/// A host function's argument that did not convert, as Roblox words it: `invalid argument
+/// #2 to 'NextInteger' (number expected, got string)`, and for a method called with `.` (its
+/// `self` missing or of another type) `Expected ':' not '.' calling member function
+/// NextNumber`. mlua's own text (``bad argument `self` to `Random.NextNumber`: error
+/// converting Lua nil to userdata``) names Rust's types.
+fn bad_argument(to: Option<&str>, pos: usize, name: Option<&str>, cause: &mlua::Error) -> String {
+    let method = to.map(|t| t.rsplit(['.', ':']).next().unwrap_or(t));
+    if name == Some("self") {
+        return match method {
+            Some(m) => format!("Expected ':' not '.' calling member function {m}"),
+            None => "Expected ':' not '.' calling a member function".to_owned(),
+        };
+    }
+    let detail = match cause {
+        mlua::Error::FromLuaConversionError { from, to, .. } => {
+            let got = if *from == "missing argument" {
+                "nil"
+            } else {
+                from
+            };
+            format!("{} expected, got {got}", luau_type_name(to))
+        }
+        other => split(other).0,
+    };
+    match method {
+        Some(m) => format!("invalid argument #{pos} to '{m}' ({detail})"),
+        None => format!("invalid argument #{pos} ({detail})"),
+    }
+}
+
+/// The Luau type a Rust conversion target stands for (`f64` is a number).
+fn luau_type_name(rust: &str) -> &str {
+    match rust {
+        "i8" | "i16" | "i32" | "i64" | "i128" | "isize" | "u8" | "u16" | "u32" | "u64" | "u128"
+        | "usize" | "f32" | "f64" | "Number" | "Integer" => "number",
+        "String" | "BString" | "str" | "&str" | "OsString" | "PathBuf" => "string",
+        "bool" => "boolean",
+        "Table" => "table",
+        "Function" => "function",
+        "Thread" => "thread",
+        "Buffer" => "buffer",
+        "Vector" => "vector",
+        other => other,
     }
 }
 
