@@ -209,21 +209,75 @@ impl Failed {
     }
 }
 
-/// Whether the packed code (the ModuleScripts under the model) requires a module by a path
-/// string (`./X`, `@self/X`, an alias), which may name a file beside the generator.
-fn requires_by_path(a: &Attempt) -> bool {
-    a.engine.with_dom(|dom| {
-        dom.descendants_of(a.model).any(|inst| {
-            inst.class == "ModuleScript"
-                && matches!(
-                    inst.properties.get(&"Source".into()),
-                    Some(rbx_types::Variant::String(source))
-                        if crate::requires::string_requires(source)
-                            .iter()
-                            .any(|spec| !crate::requires::is_toolkit(spec))
-                )
-        })
-    })
+/// The files beside generator file `generator` that its code requires by a literal path
+/// (`require("./Desert")`, in any branch, whether this run takes it or not), followed from
+/// file to file, resolved as `require` resolves them; a module folder reached brings all its
+/// scripts. What the package needs for inputs other than the ones it is packed with. The
+/// flag is true when a literal spec did not resolve to a file (an alias, a file that is not
+/// there, perhaps under `pcall`): only a run says what that needs.
+fn required_by_text(generator: &Path) -> (Vec<PathBuf>, bool) {
+    let folder = procmodel_engine::module_folder(generator);
+    let own = crate::output::resolved(folder.as_deref().unwrap_or(generator));
+    let Some(root) = own.parent().map(Path::to_path_buf) else {
+        return (Vec::new(), false);
+    };
+    let scripts_of = |dir: &Path| -> Vec<PathBuf> {
+        procmodel_engine::read_module_folder(dir)
+            .map(|built| {
+                built
+                    .scripts
+                    .into_iter()
+                    .map(|(_, f)| crate::output::resolved(&f))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut queue: Vec<PathBuf> = match &folder {
+        Some(dir) => scripts_of(dir),
+        None => vec![own.clone()],
+    };
+    let mut found = std::collections::BTreeSet::new();
+    let mut unresolved = false;
+    while let Some(file) = queue.pop() {
+        let Ok(source) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        for spec in crate::requires::string_requires(&source) {
+            if crate::requires::is_toolkit(spec) {
+                continue;
+            }
+            if crate::requires::is_alias(spec) {
+                unresolved = true;
+                continue;
+            }
+            let Ok(target) = procmodel_luau::require_file(&file, spec, Some(&root)) else {
+                unresolved = true;
+                continue;
+            };
+            let target = crate::output::resolved(&target);
+            if target.starts_with(&own) {
+                continue;
+            }
+            // A folder's init script is the folder: a module folder, as a run builds it.
+            let files = match procmodel_engine::module_folder(&target) {
+                Some(dir) => scripts_of(&dir),
+                None => vec![target],
+            };
+            for f in files {
+                if found.insert(f.clone()) {
+                    queue.push(f);
+                }
+            }
+        }
+    }
+    (found.into_iter().collect(), unresolved)
+}
+
+/// `a` and the files of `b` it lacks, sorted.
+fn union(a: Vec<PathBuf>, b: Vec<PathBuf>) -> Vec<PathBuf> {
+    let mut all: std::collections::BTreeSet<PathBuf> = a.into_iter().collect();
+    all.extend(b);
+    all.into_iter().collect()
 }
 
 /// The package's scene generated: the engine, the model and the reports.
@@ -304,36 +358,48 @@ pub fn pack(p: &Package<'_>) -> Result<Packed> {
         Attrs::Values(v) => Attrs::Values(v.clone()),
     };
     // The package runs the generator as it will run from the package: no file behind it,
-    // every require resolved over the tree. A generator file that requires the files beside
-    // it by path fails so; a run from the files then names them, and the package holds
-    // them around the generator, where the same requires resolve (a module folder's own
-    // files are its children already). Only a run that failed, or whose code requires by
-    // path, pays for the second.
+    // every require resolved over the tree. The files a generator file requires by a
+    // literal path are read from its text and packed around it, where the same requires
+    // resolve (a module folder's own files are its children already), whichever input takes
+    // them. What the text cannot settle — a spec that resolved to no file, or a run that
+    // failed (a require of a computed path) — a run from the files settles: it names the
+    // files it required, and the package is made once more with those too.
+    let (by_text, unresolved) = match p.source {
+        None => required_by_text(p.generator),
+        Some(_) => (Vec::new(), false),
+    };
     let Attempt {
         engine,
         model,
         reports,
-    } = match attempt(p, config.clone(), attributes(), Vec::new()) {
-        // A run that named a module by path may have gone without it (a `pcall(require,
-        // "./X")` with a fallback): the files say whether one is there to pack.
-        Ok(first) if p.source.is_none() && requires_by_path(&first) => {
-            let (beside, _) = run_from_files(p, config.clone(), attributes());
-            if beside.is_empty() {
+    } = match attempt(p, config.clone(), attributes(), by_text.clone()) {
+        // A spec the text did not resolve may be a file a run finds (a `pcall(require,
+        // "./X")` of a path the scan could not follow): the files say.
+        Ok(first) if p.source.is_none() && unresolved => {
+            let (by_run, _) = run_from_files(p, config.clone(), attributes());
+            if by_run
+                .iter()
+                .all(|f| by_text.contains(&crate::output::resolved(f)))
+            {
                 first
             } else {
                 std::mem::forget(first.engine);
-                attempt(p, config, attributes(), beside).map_err(|e| e.error(p))?
+                attempt(p, config, attributes(), union(by_text, by_run)).map_err(|e| e.error(p))?
             }
         }
         Ok(a) => a,
         Err(first) if p.source.is_none() => {
-            let (beside, from_files) = run_from_files(p, config.clone(), attributes());
-            if beside.is_empty() {
-                // Nothing beside it to place: the run from the files says what failed,
-                // naming the file and line (the first run names the module in the tree).
+            let (by_run, from_files) = run_from_files(p, config.clone(), attributes());
+            if by_run
+                .iter()
+                .all(|f| by_text.contains(&crate::output::resolved(f)))
+            {
+                // Nothing more beside it to place: the run from the files says what
+                // failed, naming the file and line (the first run names the module in the
+                // tree).
                 return Err(from_files.unwrap_or(first).error(p));
             }
-            attempt(p, config, attributes(), beside).map_err(|e| e.error(p))?
+            attempt(p, config, attributes(), union(by_text, by_run)).map_err(|e| e.error(p))?
         }
         Err(e) => return Err(e.error(p)),
     };

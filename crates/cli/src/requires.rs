@@ -1,8 +1,9 @@
 //! The string requires written in Luau text (`require("./X")`, `require '@lib/X'`), read
 //! without running it: what the CLI warns about before a run (toolkit modules, `.luaurc`
-//! aliases).
+//! aliases) and the modules `pack` places around a generator.
 //!
-//! Owns: finding the specs. Must never: resolve or load one (the VM does that).
+//! Owns: finding the specs. Must never: resolve or load one (`procmodel_luau::require_file`
+//! resolves, as `require` does; the VM loads).
 
 /// The specs of the string requires in `source`, in order, each once: `require` followed by
 /// a string literal, with or without parentheses, or as `pcall(require, "X")`. A require of

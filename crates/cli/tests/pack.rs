@@ -419,3 +419,85 @@ fn a_module_required_under_pcall_beside_the_generator_is_packed() {
         "{names:?}"
     );
 }
+
+/// A generator that picks a module by its attributes (`require("./Biomes/Desert")` in one
+/// branch, `./Biomes/Forest` in another) was packed with only the module the package's own
+/// inputs required: in Studio, another Biome failed with "cannot require". Every module its
+/// text requires by a literal path is packed, followed from file to file (a module folder
+/// with its scripts), and nothing else beside it.
+#[test]
+fn modules_other_inputs_require_are_packed_too() {
+    let dir = tmp("biomes");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("Biomes/Swamp")).unwrap();
+    std::fs::write(
+        dir.join("Gen.luau"),
+        r#"local Gen = { Attributes = { Biome = "Desert" } }
+function Gen.OnGenerate(params, folder)
+	local biome
+	if params.Attributes.Biome == "Desert" then
+		biome = require("./Biomes/Desert")
+	elseif params.Attributes.Biome == "Swamp" then
+		biome = require("./Biomes/Swamp")
+	else
+		biome = require("./Biomes/Forest")
+	end
+	local p = Instance.new("Part")
+	p.Name = biome.name
+	p.Parent = folder
+end
+return Gen
+"#,
+    )
+    .unwrap();
+    let write = |path: &str, text: &str| std::fs::write(dir.join(path), text).unwrap();
+    write("Biomes/Desert.luau", "return { name = 'Sand' }\n");
+    write(
+        "Biomes/Forest.luau",
+        "local Tree = require('./Tree')\nreturn { name = 'Forest' .. Tree.kind }\n",
+    );
+    write("Biomes/Tree.luau", "return { kind = 'Oak' }\n");
+    write(
+        "Biomes/Swamp/init.luau",
+        "return { name = 'Swamp' .. require('@self/Reed').n }\n",
+    );
+    write("Biomes/Swamp/Reed.luau", "return { n = 'Reed' }\n");
+    write("Biomes/Unused.luau", "return {}\n");
+    let package = dir.join("Gen.rbxm");
+    pack_regenerating_to_its_bytes(&dir.join("Gen.luau"), &package);
+    let dom = decode(&package);
+    let mut modules: Vec<String> = dom
+        .descendants()
+        .filter(|i| i.class == "ModuleScript")
+        .map(|i| i.name.to_string())
+        .collect();
+    modules.sort();
+    assert_eq!(
+        modules,
+        ["Desert", "Forest", "Gen", "Reed", "Swamp", "Tree"],
+        "every module a Biome requires, and nothing else"
+    );
+    // Each Biome regenerates from the package alone.
+    let script = dir.join("switch.luau");
+    std::fs::write(
+        &script,
+        r#"local pm = workspace:FindFirstChildWhichIsA("ProceduralModel", true)
+local names = {}
+for _, b in { "Forest", "Swamp", "Desert" } do
+	pm:SetAttribute("Biome", b)
+	pm:WaitForGenerationAsync()
+	assert(pm:GetAttribute("GenerationError") == nil and pm.GenerationError == "", pm.GenerationError)
+	table.insert(names, pm.GeneratedFolder:GetChildren()[1].Name)
+end
+assert(table.concat(names, ",") == "ForestOak,SwampReed,Sand", table.concat(names, ","))
+"#,
+    )
+    .unwrap();
+    ok(bin()
+        .arg("run")
+        .arg(&script)
+        .arg("--place")
+        .arg(&package)
+        .output()
+        .unwrap());
+}

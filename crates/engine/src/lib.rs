@@ -35,8 +35,8 @@ pub use report::{GenerationFailure, Report};
 pub use scene::{
     AttributeBlobError, Hashing, ProjectFiles, SceneFormat, Staged, check_attributes,
     is_rojo_project, module_folder, module_init, read as read_scene,
-    read_bytes as read_scene_bytes, remove_stale_temp_files, stage_atomic_with, write_atomic,
-    write_atomic_with,
+    read_bytes as read_scene_bytes, read_module_folder, remove_stale_temp_files, stage_atomic_with,
+    write_atomic, write_atomic_with,
 };
 
 use inflight::InFlight;

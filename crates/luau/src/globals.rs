@@ -574,6 +574,16 @@ fn is_init(file: &Path) -> bool {
 }
 
 fn resolve_path(lua: &Lua, from: &Path, spec: &str) -> mlua::Result<PathBuf> {
+    let root = lua.app_data_ref::<RequireRoot>().map(|r| r.0.clone());
+    require_file(from, spec, root.as_deref()).map_err(mlua::Error::runtime)
+}
+
+/// The file a string require `spec` names from the module read from `from`, as `require`
+/// resolves it: `./X`, `../X` and `@self/X` beside or under the module (a folder's
+/// `init.luau` is the folder), an alias through the nearest `.luaurc`; `X.luau`, `X.lua`,
+/// `X/init.luau`, `X/init.lua` or the file `X`. With `root`, a file outside that folder
+/// is refused. The error says what is missing or refused.
+pub fn require_file(from: &Path, spec: &str, root: Option<&Path>) -> Result<PathBuf, String> {
     let dir = from.parent().unwrap_or(Path::new("."));
     let (mut joined, rel) = if let Some(rest) = spec.strip_prefix("@self/") {
         // A folder module (init.luau) owns its folder; `Foo.luau` owns `Foo/`.
@@ -604,9 +614,9 @@ fn resolve_path(lua: &Lua, from: &Path, spec: &str) -> mlua::Result<PathBuf> {
             }
             Component::CurDir => {}
             _ => {
-                return Err(mlua::Error::runtime(format!(
+                return Err(format!(
                     "cannot require '{spec}': absolute paths are not allowed"
-                )));
+                ));
             }
         }
     }
@@ -623,27 +633,26 @@ fn resolve_path(lua: &Lua, from: &Path, spec: &str) -> mlua::Result<PathBuf> {
         joined.join("init.lua"),
         joined.clone(),
     ];
-    let root = lua.app_data_ref::<RequireRoot>().map(|r| r.0.clone());
     for cand in candidates {
         if cand.is_file() {
-            if let Some(root) = &root {
+            if let Some(root) = root {
                 let canon = cand.canonicalize().unwrap_or(cand.clone());
                 if !canon.starts_with(root) {
-                    return Err(mlua::Error::runtime(format!(
+                    return Err(format!(
                         "cannot require '{spec}': {} is outside the generator's folder {}",
                         canon.display(),
                         root.display()
-                    )));
+                    ));
                 }
             }
             return Ok(cand);
         }
     }
-    Err(mlua::Error::runtime(format!(
+    Err(format!(
         "cannot require '{spec}': no file {}.luau (or .lua, or init.luau) next to {}",
         joined.display(),
         from.display()
-    )))
+    ))
 }
 
 /// Roblox's string requires over the instance tree: `./X` is a sibling of the requiring
@@ -723,23 +732,22 @@ fn resolve_instance_path(lua: &Lua, base: Instance, spec: &str) -> mlua::Result<
 
 /// The folder of `.luaurc` alias `alias` (case-insensitive, as Luau resolves them): the
 /// nearest `.luaurc` from `dir` upwards that defines it; its path is relative to that file.
-fn luaurc_alias(dir: &Path, alias: &str, spec: &str) -> mlua::Result<PathBuf> {
+fn luaurc_alias(dir: &Path, alias: &str, spec: &str) -> Result<PathBuf, String> {
     let mut cur = Some(dir);
     while let Some(d) = cur {
         let rc = d.join(".luaurc");
         if let Ok(text) = std::fs::read_to_string(&rc) {
-            let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-                mlua::Error::runtime(format!("cannot require '{spec}': {}: {e}", rc.display()))
-            })?;
+            let json: serde_json::Value = serde_json::from_str(&text)
+                .map_err(|e| format!("cannot require '{spec}': {}: {e}", rc.display()))?;
             if let Some(aliases) = json.get("aliases").and_then(|a| a.as_object()) {
                 let mut keys: Vec<&String> = aliases.keys().collect();
                 keys.sort();
                 if let Some(k) = keys.into_iter().find(|k| k.eq_ignore_ascii_case(alias)) {
                     let Some(target) = aliases[k].as_str() else {
-                        return Err(mlua::Error::runtime(format!(
+                        return Err(format!(
                             "cannot require '{spec}': {}: alias \"{k}\" must be a string path",
                             rc.display()
-                        )));
+                        ));
                     };
                     return Ok(d.join(target));
                 }
@@ -747,10 +755,10 @@ fn luaurc_alias(dir: &Path, alias: &str, spec: &str) -> mlua::Result<PathBuf> {
         }
         cur = d.parent();
     }
-    Err(mlua::Error::runtime(format!(
+    Err(format!(
         "cannot require '{spec}': no .luaurc from {} upwards defines the alias '{alias}'",
         dir.display()
-    )))
+    ))
 }
 
 /// The folder string requires may not leave (app data).

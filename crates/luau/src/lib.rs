@@ -46,7 +46,7 @@ pub use classes::method_names as instance_methods;
 pub use context::{Instance, LogLevel, LogLine};
 pub use error::HostError;
 pub use generator::{Generator, PendingRun, RunInputs, RunOutput, RunState, read_script_text};
-pub use globals::MISSING_GLOBALS;
+pub use globals::{MISSING_GLOBALS, require_file};
 pub use host::{
     DEFAULT_MAX_INSTANCES, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_TERRAIN_BYTES, FrameHook, Host,
     HostConfig, MEMORY_MESSAGE, RUN_LIMIT_MESSAGE, TIMEOUT_MESSAGE,
