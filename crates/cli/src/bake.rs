@@ -363,8 +363,8 @@ fn alias_requires(engine: &Engine) -> Vec<(String, String)> {
         let Ok(source) = std::fs::read_to_string(&file) else {
             continue;
         };
-        for spec in crate::requires::string_requires(&source) {
-            if crate::requires::is_alias(spec) {
+        for spec in procmodel_luau::requires::string_requires(&source) {
+            if procmodel_luau::requires::is_alias(spec) {
                 found.push((file.display().to_string(), spec.to_owned()));
             }
         }

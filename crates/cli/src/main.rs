@@ -18,7 +18,6 @@ mod output;
 mod pack;
 mod project;
 mod regen;
-mod requires;
 mod run;
 mod scaffold;
 mod status;

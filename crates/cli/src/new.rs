@@ -61,7 +61,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .replace("__FILE__", &path.display().to_string());
     write_atomic(&path, text.as_bytes())?;
     // Say up front where a toolkit template runs (pack says it again).
-    let toolkit = crate::requires::toolkit_requires(&text);
+    let toolkit = procmodel_luau::requires::toolkit_requires(&text);
     if toolkit.is_empty() {
         eprintln!("wrote {}", path.display());
     } else {

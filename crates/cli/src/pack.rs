@@ -112,7 +112,7 @@ fn toolkit_modules(dom: &rbx_dom_weak::WeakDom, root: rbx_types::Ref) -> Vec<Str
     let mut names = std::collections::BTreeSet::new();
     for inst in dom.descendants_of(root) {
         if let Some(rbx_types::Variant::String(source)) = inst.properties.get(&"Source".into()) {
-            names.extend(crate::requires::toolkit_requires(source));
+            names.extend(procmodel_luau::requires::toolkit_requires(source));
         }
     }
     names.into_iter().collect()
@@ -211,66 +211,29 @@ impl Failed {
 
 /// The files beside generator file `generator` that its code requires by a literal path
 /// (`require("./Desert")`, in any branch, whether this run takes it or not), followed from
-/// file to file, resolved as `require` resolves them; a module folder reached brings all its
-/// scripts. What the package needs for inputs other than the ones it is packed with. The
-/// flag is true when a literal spec did not resolve to a file (an alias, a file that is not
-/// there, perhaps under `pcall`): only a run says what that needs.
+/// file to file ([`procmodel_engine::required_by_text`]): what the package needs for inputs
+/// other than the ones it is packed with. The flag is true when a literal spec named no
+/// file (an alias, a file that is not there, perhaps under `pcall`): only a run says what
+/// that needs.
 fn required_by_text(generator: &Path) -> (Vec<PathBuf>, bool) {
     let folder = procmodel_engine::module_folder(generator);
     let own = crate::output::resolved(folder.as_deref().unwrap_or(generator));
-    let Some(root) = own.parent().map(Path::to_path_buf) else {
+    let Some(root) = own.parent() else {
         return (Vec::new(), false);
     };
-    let scripts_of = |dir: &Path| -> Vec<PathBuf> {
-        procmodel_engine::read_module_folder(dir)
-            .map(|built| {
-                built
-                    .scripts
-                    .into_iter()
-                    .map(|(_, f)| crate::output::resolved(&f))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let mut queue: Vec<PathBuf> = match &folder {
-        Some(dir) => scripts_of(dir),
+    let start = match &folder {
+        Some(dir) => procmodel_engine::read_module_folder(dir)
+            .map(|built| built.scripts.into_iter().map(|(_, f)| f).collect())
+            .unwrap_or_default(),
         None => vec![own.clone()],
     };
-    let mut found = std::collections::BTreeSet::new();
-    let mut unresolved = false;
-    while let Some(file) = queue.pop() {
-        let Ok(source) = std::fs::read_to_string(&file) else {
-            continue;
-        };
-        for spec in crate::requires::string_requires(&source) {
-            if crate::requires::is_toolkit(spec) {
-                continue;
-            }
-            if crate::requires::is_alias(spec) {
-                unresolved = true;
-                continue;
-            }
-            let Ok(target) = procmodel_luau::require_file(&file, spec, Some(&root)) else {
-                unresolved = true;
-                continue;
-            };
-            let target = crate::output::resolved(&target);
-            if target.starts_with(&own) {
-                continue;
-            }
-            // A folder's init script is the folder: a module folder, as a run builds it.
-            let files = match procmodel_engine::module_folder(&target) {
-                Some(dir) => scripts_of(&dir),
-                None => vec![target],
-            };
-            for f in files {
-                if found.insert(f.clone()) {
-                    queue.push(f);
-                }
-            }
-        }
-    }
-    (found.into_iter().collect(), unresolved)
+    let found = procmodel_engine::required_by_text(&*procmodel_luau::runtime(), &start, Some(root));
+    let files = found
+        .files
+        .into_iter()
+        .filter(|f| !f.starts_with(&own))
+        .collect();
+    (files, !found.unresolved.is_empty())
 }
 
 /// `a` and the files of `b` it lacks, sorted.

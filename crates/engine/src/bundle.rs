@@ -47,6 +47,64 @@ impl FileModule {
     }
 }
 
+/// What [`required_by_text`] found.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct TextRequires {
+    /// The files required (canonical, sorted, each once), the starting files left out.
+    pub files: Vec<PathBuf>,
+    /// The specs that named no file a saved scene could hold: a `.luaurc` alias, a file
+    /// that is not there, a path outside the root. Only a run says what those need.
+    pub unresolved: Vec<String>,
+}
+
+/// The files the module files `start` require by a path their text spells out
+/// (`require("./Desert")` in whichever branch a run would take), followed from file to file
+/// and resolved as `require` resolves them (confined to `root`); a module folder reached
+/// (its `init.luau`) brings all its scripts. What a generator needs around it for inputs
+/// other than those it ran with.
+pub fn required_by_text(
+    runtime: &dyn procmodel_script::ScriptRuntime,
+    start: &[PathBuf],
+    root: Option<&Path>,
+) -> TextRequires {
+    let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let seen_start: std::collections::BTreeSet<PathBuf> =
+        start.iter().map(|p| canonical(p)).collect();
+    let mut found = std::collections::BTreeSet::new();
+    let mut unresolved = Vec::new();
+    let mut queue: Vec<PathBuf> = seen_start.iter().cloned().collect();
+    while let Some(file) = queue.pop() {
+        for (spec, target) in runtime.literal_requires(&file, root) {
+            let alias = spec.starts_with('@') && !spec.starts_with("@self/");
+            let target = match target {
+                Ok(t) if !alias => canonical(&t),
+                _ => {
+                    if !unresolved.contains(&spec) {
+                        unresolved.push(spec);
+                    }
+                    continue;
+                }
+            };
+            // A folder's init script is the folder, built with all its scripts.
+            let files = match crate::scene::module_folder(&target) {
+                Some(dir) => crate::scene::read_module_folder(&dir)
+                    .map(|b| b.scripts.iter().map(|(_, f)| canonical(f)).collect())
+                    .unwrap_or_else(|_| vec![target]),
+                None => vec![target],
+            };
+            for f in files {
+                if !seen_start.contains(&f) && found.insert(f.clone()) {
+                    queue.push(f);
+                }
+            }
+        }
+    }
+    TextRequires {
+        files: found.into_iter().collect(),
+        unresolved,
+    }
+}
+
 /// What [`place`] did.
 #[derive(Debug, Default)]
 pub(crate) struct Placed {

@@ -28,6 +28,7 @@ mod undo;
 
 pub mod thread;
 
+pub use bundle::{TextRequires, required_by_text};
 pub use cache::{MemoryCache, ResultCache, SavedRecord};
 pub use declared::DeclaredDefaults;
 pub use error::EngineError;
@@ -472,6 +473,19 @@ impl Engine {
         for path in self.st().worker_files.iter() {
             if !files.iter().any(|f| &f.path == path) {
                 files.push(bundle::FileModule::unread(path));
+            }
+        }
+        // And the files their text requires that no run took (another attribute value's
+        // branch), so the saved scene regenerates for every input.
+        if !files.is_empty() {
+            let start: Vec<std::path::PathBuf> = files.iter().map(|f| f.path.clone()).collect();
+            let runtime = self.st().runtime.clone();
+            let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+            let held: std::collections::BTreeSet<_> = start.iter().map(|p| canonical(p)).collect();
+            for more in bundle::required_by_text(&*runtime, &start, None).files {
+                if !held.contains(&more) {
+                    files.push(bundle::FileModule::unread(&more));
+                }
             }
         }
         let placed = self.place_files(&files, path)?;

@@ -1653,6 +1653,74 @@ fn a_saved_scene_holds_the_modules_its_file_generator_required_by_path() {
     }
 }
 
+/// A generator file that picks a module by an attribute (`./Desert` in one branch,
+/// `./Forest` in another) was saved with the module its runs took alone: the place, opened
+/// again with another value, failed with "cannot require". The files its text requires are
+/// saved too, followed from file to file, and every branch regenerates from the saved scene.
+#[test]
+fn a_saved_scene_holds_the_modules_another_attribute_value_requires() {
+    let dir = tmp("save-bundle-branches");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("Biomes")).unwrap();
+    std::fs::write(
+        dir.join("Gen.luau"),
+        "return { Attributes = { Biome = 'Desert' }, OnGenerate = function(params, t)
+	local b = if params.Attributes.Biome == 'Desert' then require('./Biomes/Desert') else require('./Biomes/Forest')
+	local p = Instance.new('Part')
+	p.Name = b.name
+	p.Parent = t
+end }
+",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("Biomes/Desert.luau"),
+        "return { name = 'Sand' }
+",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("Biomes/Forest.luau"),
+        "return { name = 'Forest' .. require('./Tree').kind }
+",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("Biomes/Tree.luau"),
+        "return { kind = 'Oak' }
+",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("Biomes/Unused.luau"),
+        "return {}
+",
+    )
+    .unwrap();
+    let (mut e, _, m) = file_generator_model(&dir.join("Gen.luau"));
+    assert!(e.step().iter().all(|r| r.is_ok()));
+    assert_eq!(results(&e, m), ["Sand"]);
+    let place = dir.join("saved.rbxl");
+    e.save(&place).unwrap();
+    let mut loaded =
+        Engine::load(procmodel_luau::runtime(), &place, EngineConfig::default()).unwrap();
+    let mut modules = loaded.with_dom(|d| {
+        d.descendants()
+            .filter(|i| i.class == "ModuleScript")
+            .map(|i| i.name.to_string())
+            .collect::<Vec<_>>()
+    });
+    modules.sort();
+    assert_eq!(modules, ["Desert", "Forest", "Gen", "Tree"]);
+    let again = loaded.models()[0];
+    loaded
+        .set_attribute(again, "Biome", Some(Variant::String("Forest".into())))
+        .unwrap();
+    let r = loaded.step();
+    assert!(r.iter().all(|r| r.is_ok()), "{r:?}");
+    assert_eq!(results(&loaded, again), ["ForestOak"]);
+}
+
 /// A module read from a file cannot be saved beside its generator when an instance of its
 /// name is already there (it would hide it, or be hidden): the save fails naming the file,
 /// writes nothing, and leaves the live scene as it was.

@@ -31,6 +31,7 @@ mod methods;
 mod props;
 mod query_index;
 mod reads;
+pub mod requires;
 mod runtime;
 mod sched;
 mod services;

@@ -37,6 +37,14 @@ impl ScriptRuntime for LuauRuntime {
         };
         Ok(Rc::new(host))
     }
+
+    fn literal_requires(
+        &self,
+        file: &Path,
+        root: Option<&Path>,
+    ) -> Vec<(String, Result<PathBuf, String>)> {
+        crate::requires::literal_requires(file, root)
+    }
 }
 
 impl CancelSignal for crate::watchdog::Canceller {

@@ -548,4 +548,17 @@ pub trait ScriptRuntime: Send + Sync {
         config: &HostConfig,
         dom: Option<WeakDom>,
     ) -> Result<Rc<dyn ScriptHost>, HostError>;
+
+    /// The string requires written in module file `file`, whichever branch a run would take,
+    /// each with the file it names as `require` resolves it (confined to `root`) or why it
+    /// names none. Read without running anything; the runtime's own modules are left out.
+    /// None by default (a runtime whose modules require no files).
+    fn literal_requires(
+        &self,
+        file: &Path,
+        root: Option<&Path>,
+    ) -> Vec<(String, Result<PathBuf, String>)> {
+        let _ = (file, root);
+        Vec::new()
+    }
 }

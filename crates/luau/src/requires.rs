@@ -1,9 +1,12 @@
 //! The string requires written in Luau text (`require("./X")`, `require '@lib/X'`), read
-//! without running it: what the CLI warns about before a run (toolkit modules, `.luaurc`
-//! aliases) and the modules `pack` places around a generator.
+//! without running it: what a front end warns about before a run (toolkit modules,
+//! `.luaurc` aliases), and the files a saved scene or a package holds around a generator
+//! read from a file ([`literal_requires`], whichever branch a run takes).
 //!
-//! Owns: finding the specs. Must never: resolve or load one (`procmodel_luau::require_file`
-//! resolves, as `require` does; the VM loads).
+//! Owns: finding the specs and resolving them as `require` does
+//! ([`crate::globals::require_file`]). Must never: load or run a module.
+
+use std::path::{Path, PathBuf};
 
 /// The specs of the string requires in `source`, in order, each once: `require` followed by
 /// a string literal, with or without parentheses, or as `pcall(require, "X")`. A require of
@@ -56,6 +59,29 @@ pub fn is_alias(spec: &str) -> bool {
 /// Whether `spec` names a toolkit module (`@procmodel/noise`).
 pub fn is_toolkit(spec: &str) -> bool {
     spec.starts_with("@procmodel/")
+}
+
+/// The string requires written in module file `file`, each with the file it names, resolved
+/// as its `require` would (confined to `root`), or why it names none (a missing file, a
+/// path outside `root`, an alias no `.luaurc` defines). Toolkit modules are left out; an
+/// unreadable file has none.
+pub fn literal_requires(
+    file: &Path,
+    root: Option<&Path>,
+) -> Vec<(String, Result<PathBuf, String>)> {
+    let Ok(source) = std::fs::read_to_string(file) else {
+        return Vec::new();
+    };
+    string_requires(&source)
+        .into_iter()
+        .filter(|spec| !is_toolkit(spec))
+        .map(|spec| {
+            (
+                spec.to_owned(),
+                crate::globals::require_file(file, spec, root),
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]
