@@ -111,11 +111,19 @@ pub fn one_model_scene(config: EngineConfig, spec: Spec<'_>) -> Result<OneModel>
 /// a place. Empty for other errors.
 pub fn project_hint(generator: &Path, error: &str) -> String {
     // A lookup from a service (or the DataModel) that failed: in a lone run they are empty.
+    let service = |class: &str| class == "DataModel" || procmodel_dom::is_service(class);
     let from_service = error
         .split("is not a valid member of ")
         .skip(1)
         .filter_map(|rest| rest.split_whitespace().next())
-        .any(|class| class == "DataModel" || procmodel_dom::is_service(class));
+        .any(service)
+        // A wait for a child of a service that never came (`ReplicatedStorage:WaitForChild(
+        // "Assets")` in the wait limit's error).
+        || error
+            .rsplit(":WaitForChild(")
+            .skip(1)
+            .filter_map(|before| before.rsplit([' ', '\'', '"', '\n']).next())
+            .any(|path| service(path.split('.').next().unwrap_or(path)));
     if !from_service {
         return String::new();
     }

@@ -313,6 +313,22 @@ fn a_project_generator_run_alone_is_told_to_run_in_its_project() {
             && !e.contains("Rojo project"),
         "{e}"
     );
+    // Waiting for the project's instance, the Wait limit says what it waited for, in which
+    // file, and how to run it in the project.
+    std::fs::write(
+        gen_dir.join("init.luau"),
+        "local Packages = game:GetService('ReplicatedStorage'):WaitForChild('Packages')\nreturn { Attributes = {}, OnGenerate = function(_, t) end }\n",
+    )
+    .unwrap();
+    for command in ["generate", "pack"] {
+        let e = run_alone(command);
+        assert!(
+            e.contains("gen: Wait limit")
+                && e.contains(r#"still waiting in ReplicatedStorage:WaitForChild("Packages")"#)
+                && e.contains(&format!("in the Rojo project {}", project.display())),
+            "{command}: {e}"
+        );
+    }
     // A slip of its own (in OnGenerate, a member of the container) is not the project's.
     std::fs::write(
         gen_dir.join("init.luau"),

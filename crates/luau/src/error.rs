@@ -16,10 +16,12 @@ pub fn script(e: &mlua::Error) -> HostError {
     let message = condense(&message);
     let traceback = traceback
         .map(|t| condense(&without_internal_frames(&t)))
-        // Only the header left: no frame of the script's to show.
+        // Only the header and native frames left: no frame of the script's to show.
         .filter(|t| {
-            t.lines()
-                .any(|l| l.trim() != "stack traceback:" && !l.trim().is_empty())
+            t.lines().any(|l| {
+                let l = l.trim();
+                l != "stack traceback:" && !l.is_empty() && !l.starts_with("[C]:")
+            })
         });
     if message.contains(CANCEL_MESSAGE) {
         return HostError::Cancelled { message, traceback };
@@ -31,6 +33,35 @@ pub fn script(e: &mlua::Error) -> HostError {
             traceback,
         },
         None => HostError::Script { message, traceback },
+    }
+}
+
+/// `e` with `origin` (the module's file or instance path) in front of a message that names
+/// no place in a script — a limit hit while the module's top level waited, with no Luau
+/// frame running — so the error says which module it was.
+pub(crate) fn at_origin(e: HostError, origin: &str) -> HostError {
+    let prefix = |message: String| {
+        if place(&message).is_some() || origin.is_empty() {
+            message
+        } else {
+            format!("{origin}: {message}")
+        }
+    };
+    match e {
+        HostError::Script { message, traceback } => HostError::Script {
+            message: prefix(message),
+            traceback,
+        },
+        HostError::Limit {
+            limit,
+            message,
+            traceback,
+        } => HostError::Limit {
+            limit,
+            message: prefix(message),
+            traceback,
+        },
+        other => other,
     }
 }
 
@@ -111,7 +142,15 @@ fn split(e: &mlua::Error) -> (String, Option<String>) {
             };
             (m, t.or_else(|| Some(traceback.clone())))
         }
-        mlua::Error::RuntimeError(m) => (without_address(m), None),
+        // A thread's error arrives with its traceback appended (a module's top level failed
+        // inside `require`): the two are split, so the traceback loses the host's frames.
+        mlua::Error::RuntimeError(m) => match m.split_once("\nstack traceback:\n") {
+            Some((message, frames)) => (
+                without_address(message),
+                Some(format!("stack traceback:\n{frames}")),
+            ),
+            None => (without_address(m), None),
+        },
         mlua::Error::BadArgument {
             to,
             pos,

@@ -103,7 +103,7 @@ impl Host {
             HostError::Script { message, .. } if message.contains(NOT_ONE_VALUE) => bad(format!(
                 "{NOT_ONE_VALUE}: a generator module must return a table with Attributes and OnGenerate"
             )),
-            other => other,
+            other => crate::error::at_origin(other, origin),
         })?;
         let Value::Table(t) = value else {
             return Err(bad(format!(

@@ -79,6 +79,9 @@ pub(crate) struct RunClock {
     now: f64,
     last_frame: f64,
     rng: Pcg32,
+    /// A wait of the run's that may never end (`Infinite yield possible on ...`), named in
+    /// the wait limit's error.
+    stuck: Option<String>,
 }
 
 /// Most resumptions of one run's threads while the virtual clock stands still (a
@@ -146,6 +149,7 @@ impl Sched {
             now: 0.0,
             last_frame: 0.0,
             rng: Pcg32::new(RANDOM_SEED),
+            stuck: None,
         });
         self.next_group
     }
@@ -191,8 +195,12 @@ impl Sched {
             return Ok(());
         };
         if now - run.started > max_wait {
+            let stuck = match &run.stuck {
+                Some(what) => format!(", still waiting in {what}"),
+                None => String::new(),
+            };
             return Err(mlua::Error::runtime(format!(
-                "{} the run waited {:.0} s of virtual time (task.wait, frames) without finishing (limit {max_wait:.0} s; --max-wait to change)",
+                "{} the run waited {:.0} s of virtual time (task.wait, frames) without finishing{stuck} (limit {max_wait:.0} s; --max-wait to change)",
                 crate::error::WAIT_LIMIT,
                 now - run.started
             )));
@@ -209,6 +217,23 @@ impl Sched {
             )));
         }
         Ok(())
+    }
+
+    /// Records that the current run waits in `what` (`ReplicatedStorage:WaitForChild("X")`)
+    /// past the point where Roblox warns of an infinite yield.
+    pub(crate) fn note_stuck(&mut self, what: String) {
+        let current = self.current;
+        if let Some(run) = self.runs.iter_mut().find(|r| r.group == current) {
+            run.stuck = Some(what);
+        }
+    }
+
+    /// Forgets [`Sched::note_stuck`]'s wait: it ended.
+    pub(crate) fn clear_stuck(&mut self) {
+        let current = self.current;
+        if let Some(run) = self.runs.iter_mut().find(|r| r.group == current) {
+            run.stuck = None;
+        }
     }
 
     /// The id of the newest run (for cleaning up after a failed one).

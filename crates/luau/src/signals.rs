@@ -580,13 +580,23 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
             .or_else(|| crate::services::always_there(&mut c, &this, &name));
         c.push_found(this.r, found, crate::context::Lookup::Child(&name))
     })?;
-    let warn = lua.create_function(|lua, (this, name): (Instance, String)| {
-        let mut c = ctx(lua)?;
-        let path = c.full_name(this.r);
-        c.log(
-            crate::context::LogLevel::Warn,
-            format!("Infinite yield possible on '{path}:WaitForChild(\"{name}\")'"),
-        );
+    // `warn(self, name, true)` warns of the infinite yield and records it for the wait
+    // limit's error; `warn(self, name, false)`, once the child came after all, forgets it.
+    let warn = lua.create_function(|lua, (this, name, on): (Instance, String, bool)| {
+        if !on {
+            crate::sched::sched(lua)?.clear_stuck();
+            return Ok(());
+        }
+        let what = {
+            let mut c = ctx(lua)?;
+            let what = format!("{}:WaitForChild(\"{name}\")", c.full_name(this.r));
+            c.log(
+                crate::context::LogLevel::Warn,
+                format!("Infinite yield possible on '{what}'"),
+            );
+            what
+        };
+        crate::sched::sched(lua)?.note_stuck(what);
         Ok(())
     })?;
     let wait_for: Function = lua.named_registry_value(crate::sched::WAIT_FOR)?;
@@ -605,12 +615,15 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
                      wait_for(0)\n\
                      local waited = now() - start\n\
                      child = find(self, name)\n\
-                     if child ~= nil then return child end\n\
+                     if child ~= nil then\n\
+                         if warned then warn(self, name, false) end\n\
+                         return child\n\
+                     end\n\
                      if timeout ~= nil then\n\
                          if waited >= timeout then return nil end\n\
                      elseif not warned and waited >= 5 then\n\
                          warned = true\n\
-                         warn(self, name)\n\
+                         warn(self, name, true)\n\
                      end\n\
                  end\n\
              end",

@@ -118,6 +118,35 @@ fn r10_3_a_module_top_level_waiting_forever_ends() {
     assert!(m.contains("Wait limit"), "{m}");
 }
 
+/// A module's top level that waits forever ended with "Wait limit: …" alone: no file, no
+/// word of what it waited for. The error names the module, and a `WaitForChild` that
+/// never returned (Roblox's "Infinite yield possible") is named in it.
+#[test]
+fn a_wait_that_never_ends_is_named_with_its_module() {
+    let src = "local Assets = game:GetService('ReplicatedStorage'):WaitForChild('Assets')\nreturn { OnGenerate = function() end }";
+    let m = message(generate("waits-child", src, HostConfig::default()).unwrap_err());
+    assert!(m.contains("waits-child.luau: Wait limit:"), "{m}");
+    assert!(
+        m.contains(r#"still waiting in ReplicatedStorage:WaitForChild("Assets")"#),
+        "{m}"
+    );
+    // In OnGenerate, the calling line is in front already.
+    let src =
+        "return { OnGenerate = function(params, target)\n\tworkspace:WaitForChild('Map')\nend }";
+    let m = message(generate("waits-run", src, HostConfig::default()).unwrap_err());
+    assert!(
+        m.contains(r#"still waiting in Workspace:WaitForChild("Map")"#),
+        "{m}"
+    );
+    // A child that came after the warning is no longer what the run waits for.
+    let src = "return { OnGenerate = function(params, target)\n\ttask.delay(10, function() local f = Instance.new('Folder') f.Name = 'Late' f.Parent = target end)\n\ttarget:WaitForChild('Late')\n\twhile true do task.wait(1) end\nend }";
+    let m = message(generate("waits-late", src, HostConfig::default()).unwrap_err());
+    assert!(
+        m.contains("Wait limit") && !m.contains("still waiting"),
+        "{m}"
+    );
+}
+
 #[test]
 fn r10_3_legitimate_waits_are_not_limited() {
     let src = r#"
