@@ -45,6 +45,9 @@ pub(crate) struct App {
     revisions: tokio::sync::watch::Receiver<u64>,
     pending: Arc<Mutex<BTreeMap<u64, Pending>>>,
     next_conn: AtomicU64,
+    /// The page whose drag (`gesture_start`) is open: its edits join one undo step until it
+    /// ends the drag or leaves; another page's edit ends it first.
+    gesture: Mutex<Option<u64>>,
     hosts: Vec<String>,
     origins: Vec<String>,
     web_dir: Option<PathBuf>,
@@ -122,6 +125,7 @@ pub(crate) fn start(options: Options) -> Result<Studio, StudioError> {
         revisions: rev_rx,
         pending: Arc::new(Mutex::new(BTreeMap::new())),
         next_conn: AtomicU64::new(1),
+        gesture: Mutex::new(None),
         hosts: vec![format!("127.0.0.1:{port}"), format!("localhost:{port}")],
         origins: vec![
             format!("http://127.0.0.1:{port}"),
@@ -325,14 +329,47 @@ async fn connection(app: Arc<App>, mut socket: WebSocket) {
         }
     }
     lock(&app.pending).retain(|_, p| p.conn != conn);
-    // A page that went away mid-drag never sends its gesture's end.
-    let _ = app.engine.submit(
-        Command::With(Box::new(|engine: &mut Engine| {
-            engine.end_gesture();
-            Ok(Reply::Done)
-        })),
-        None,
+    // A page that went away mid-drag never sends its gesture's end (another page's may be
+    // open by now: only its own is ended).
+    let mut gesture = lock(&app.gesture);
+    if *gesture == Some(conn) {
+        *gesture = None;
+        let _ = app.engine.submit(end_gesture(), None);
+    }
+}
+
+fn end_gesture() -> Command {
+    Command::With(Box::new(|engine: &mut Engine| {
+        engine.end_gesture();
+        Ok(Reply::Done)
+    }))
+}
+
+/// Keeps a drag to the page that opened it, before `msg` from page `conn` is queued: a
+/// drag another page left open is ended first (its page may have gone without its end
+/// reaching the engine yet), and so the edit is a step of its own. Returns false for a
+/// `gesture_end` of a drag the page does not have open (nothing to do).
+fn own_gesture(app: &App, conn: u64, msg: &ClientMessage) -> bool {
+    let mut gesture = lock(&app.gesture);
+    if matches!(msg, ClientMessage::GestureEnd { .. }) {
+        if *gesture != Some(conn) {
+            return false;
+        }
+        *gesture = None;
+        return true;
+    }
+    let edit = !matches!(
+        msg,
+        ClientMessage::Resync { .. } | ClientMessage::Cancel { .. }
     );
+    if edit && gesture.is_some_and(|owner| owner != conn) {
+        let _ = app.engine.submit(end_gesture(), None);
+        *gesture = None;
+    }
+    if matches!(msg, ClientMessage::GestureStart { .. }) {
+        *gesture = Some(conn);
+    }
+    true
 }
 
 /// What a page was sent last.
@@ -428,6 +465,10 @@ fn handle(app: &Arc<App>, conn: u64, text: &str, out: &tokio::sync::mpsc::Unboun
     let fail = |message: String| {
         let _ = out.send(protocol::error(Some(seq), &message));
     };
+    if !own_gesture(app, conn, &msg) {
+        let _ = out.send(json!({ "type": "ack", "seq": seq }).to_string());
+        return;
+    }
     let command = match build_command(app, msg) {
         Ok(Some(c)) => c,
         Ok(None) => {
@@ -567,10 +608,7 @@ fn build_command(app: &Arc<App>, msg: ClientMessage) -> Result<Option<Command>, 
             engine.begin_gesture();
             Ok(Reply::Done)
         })),
-        ClientMessage::GestureEnd { .. } => Command::With(Box::new(|engine: &mut Engine| {
-            engine.end_gesture();
-            Ok(Reply::Done)
-        })),
+        ClientMessage::GestureEnd { .. } => end_gesture(),
     }))
 }
 

@@ -569,6 +569,55 @@ async fn r13_a_drag_is_one_undo_step() {
     s.stop();
 }
 
+/// A page's drag belongs to that page: an edit from another page while it is open (its page
+/// gone, its close not yet seen by the engine; or two pages open) is a step of its own, not
+/// part of the drag. The end of a page's drag cleaned up after it went away raced the next
+/// page's first edit, which could join the old drag's undo step.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_pages_edit_is_not_part_of_an_open_drag() {
+    let (_dir, file) = common::fixture("gesture-pages");
+    let s = common::studio(&file);
+    let mut a = connect(s.addr()).await;
+    let model = first_model(&mut a, 10).await;
+    send(&mut a, json!({"type":"gesture_start","seq":1})).await;
+    send(
+        &mut a,
+        json!({"type":"set_attribute","seq":2,"model":model,"name":"Steps","value":2}),
+    )
+    .await;
+    until(&mut a, |h| h["scene"]["parts"] == 2).await;
+    // Page a stays, its drag open; page b edits.
+    let mut b = connect(s.addr()).await;
+    until(&mut b, |h| h["scene"]["parts"] == 2).await;
+    send(
+        &mut b,
+        json!({"type":"set_attribute","seq":1,"model":model,"name":"Steps","value":5}),
+    )
+    .await;
+    until(&mut b, |h| h["scene"]["parts"] == 5).await;
+    send(&mut b, json!({"type":"undo","seq":2})).await;
+    until(&mut b, |h| h["scene"]["parts"] == 2).await;
+    // Page a's late end of its drag ends nothing of b's.
+    send(&mut b, json!({"type":"gesture_start","seq":3})).await;
+    send(
+        &mut b,
+        json!({"type":"set_attribute","seq":4,"model":model,"name":"Steps","value":6}),
+    )
+    .await;
+    until(&mut b, |h| h["scene"]["parts"] == 6).await;
+    send(&mut a, json!({"type":"gesture_end","seq":3})).await;
+    send(
+        &mut b,
+        json!({"type":"set_attribute","seq":5,"model":model,"name":"Steps","value":7}),
+    )
+    .await;
+    until(&mut b, |h| h["scene"]["parts"] == 7).await;
+    send(&mut b, json!({"type":"gesture_end","seq":6})).await;
+    send(&mut b, json!({"type":"undo","seq":7})).await;
+    until(&mut b, |h| h["scene"]["parts"] == 2).await;
+    s.stop();
+}
+
 /// The scene message that echoes an edit's seq carries that edit's regenerated geometry
 /// (not the publication of the edit alone), and its timing includes the generation.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
