@@ -84,6 +84,26 @@ pub struct Package<'a> {
     pub limits: &'a crate::limits::Limits,
 }
 
+impl<'a> Package<'a> {
+    /// The package's one-model scene with its generator placed by `placement`: in
+    /// ServerStorage it is read from its file, inside the model from its text (`source`,
+    /// else the file's).
+    fn spec(&self, attributes: Attrs<'a>, placement: Placement) -> Spec<'a> {
+        let source = match placement {
+            Placement::ServerStorage => None,
+            Placement::InsideModel { .. } => self.source,
+        };
+        Spec {
+            generator: self.generator,
+            source,
+            size: self.size,
+            scale: 1.0,
+            attributes,
+            placement,
+        }
+    }
+}
+
 /// A package written.
 pub struct Packed {
     /// Generated instances in the package's results.
@@ -142,17 +162,7 @@ fn run_from_files(
 ) -> (Vec<PathBuf>, Option<Failed>) {
     // Its prints were the package run's to show.
     config.host.echo_output = false;
-    let mut engine = match one_model_scene(
-        config,
-        Spec {
-            generator: p.generator,
-            source: None,
-            size: p.size,
-            scale: 1.0,
-            attributes,
-            placement: Placement::ServerStorage,
-        },
-    ) {
+    let mut engine = match one_model_scene(config, p.spec(attributes, Placement::ServerStorage)) {
         Ok(OneModel { engine, .. }) => engine,
         Err(e) => return (Vec::new(), Some(Failed::Scene(e))),
     };
@@ -267,14 +277,7 @@ fn attempt(
     };
     let OneModel { mut engine, model } = one_model_scene(
         config,
-        Spec {
-            generator: p.generator,
-            source: p.source,
-            size: p.size,
-            scale: 1.0,
-            attributes,
-            placement: Placement::InsideModel { beside, sandboxed },
-        },
+        p.spec(attributes, Placement::InsideModel { beside, sandboxed }),
     )
     .map_err(Failed::Scene)?;
     let reports = engine.settle(p.limits.max_frames());
