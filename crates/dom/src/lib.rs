@@ -27,7 +27,7 @@ pub use pivot::{
     scale_about, scale_to, size_at_scale,
 };
 pub use transfer::{
-    clone_archivable, copy_with_referents, count_and_find, count_subtree, full_name, in_scene,
-    is_archivable, is_within, keeps_reference, move_into, preorder, terrain_water,
-    workspace_terrain, world,
+    HeldIds, clone_archivable, copy_with_referents, count_and_find, count_subtree, full_name,
+    in_scene, is_archivable, is_within, keeps_reference, move_into, move_into_keeping, preorder,
+    terrain_water, workspace_terrain, world,
 };

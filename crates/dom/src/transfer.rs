@@ -8,6 +8,25 @@ use rustc_hash::FxHashSet;
 /// Ref properties that pointed outside the moved set are cleared, so the result can be
 /// serialised on its own.
 pub fn move_into(src: &mut WeakDom, roots: &[Ref], dest: &mut WeakDom, dest_parent: Ref) {
+    move_into_keeping(src, roots, dest, dest_parent, &mut HeldIds::default());
+}
+
+/// The `UniqueId`s a destination DOM holds, known across several [`move_into_keeping`] calls
+/// into it: the destination is walked once, at the first move that carries UniqueIds, not
+/// once per move. Valid while the destination changes only through those calls or by
+/// inserting instances without a UniqueId.
+#[derive(Debug, Default)]
+pub struct HeldIds(Option<FxHashSet<rbx_types::UniqueId>>);
+
+/// [`move_into`], with the destination's UniqueIds kept in `held` from one call to the next
+/// (a linker moving many model files into one tree).
+pub fn move_into_keeping(
+    src: &mut WeakDom,
+    roots: &[Ref],
+    dest: &mut WeakDom,
+    dest_parent: Ref,
+    held: &mut HeldIds,
+) {
     let mut moved = FxHashSet::default();
     let mut order = Vec::new();
     for &r in roots {
@@ -20,7 +39,7 @@ pub fn move_into(src: &mut WeakDom, roots: &[Ref], dest: &mut WeakDom, dest_pare
             }
         }
     }
-    drop_colliding_unique_ids(src, &order, dest);
+    drop_colliding_unique_ids(src, &order, dest, held);
     for &r in roots {
         if src.get_by_ref(r).is_some() {
             src.transfer(r, dest, dest_parent);
@@ -35,13 +54,15 @@ pub fn move_into(src: &mut WeakDom, roots: &[Ref], dest: &mut WeakDom, dest_pare
 /// a random number, so the same inputs would give other bytes each run;
 /// an instance without one is what `Instance.new` makes, and Studio gives it its own when it
 /// loads the file (a collision, which would crash Studio, never reaches a file either way).
-fn drop_colliding_unique_ids(src: &mut WeakDom, order: &[Ref], dest: &WeakDom) {
+fn drop_colliding_unique_ids(src: &mut WeakDom, order: &[Ref], dest: &WeakDom, held: &mut HeldIds) {
     let carries = |r: Ref| src.get_by_ref(r).and_then(unique_id);
     if !order.iter().any(|&r| carries(r).is_some()) {
         return;
     }
-    let mut held: FxHashSet<rbx_types::UniqueId> =
-        dest.descendants().filter_map(unique_id).collect();
+    // Those moved keep theirs in `held`: they are the destination's from now on.
+    let held = held
+        .0
+        .get_or_insert_with(|| dest.descendants().filter_map(unique_id).collect());
     let colliding: Vec<Ref> = order
         .iter()
         .copied()
@@ -484,29 +505,41 @@ mod tests {
             );
             (src, top)
         };
-        let mut dest = WeakDom::new(InstanceBuilder::new("DataModel"));
-        let dest_root = dest.root_ref();
-        // The destination holds the part's id already.
-        dest.insert(
-            dest_root,
-            InstanceBuilder::new("Part").with_property("UniqueId", part_id),
-        );
-        let (mut first, top) = model();
-        move_into(&mut first, &[top], &mut dest, dest_root);
-        let part = dest.get_by_ref(top).unwrap().children()[0];
-        assert_eq!(unique_id_of(&dest, top), Some(top_id));
-        assert_eq!(unique_id_of(&dest, part), None);
-        // The same file again: its ids are all taken, so it carries none.
-        let (mut second, again) = model();
-        move_into(&mut second, &[again], &mut dest, dest_root);
-        let again_part = dest.get_by_ref(again).unwrap().children()[0];
-        assert_eq!(unique_id_of(&dest, again), None);
-        assert_eq!(unique_id_of(&dest, again_part), None);
-        let ids: Vec<_> = dest
-            .descendants()
-            .filter_map(|i| unique_id_of(&dest, i.referent()))
-            .collect();
-        assert_eq!(ids, [part_id, top_id], "every id once, none made up");
+        // Each move on its own, and moves keeping the destination's ids between them (the
+        // Rojo linker's): the same result.
+        for keep in [false, true] {
+            let mut held = HeldIds::default();
+            let mut mv = |src: &mut WeakDom, r: Ref, dest: &mut WeakDom, parent: Ref| {
+                if keep {
+                    move_into_keeping(src, &[r], dest, parent, &mut held)
+                } else {
+                    move_into(src, &[r], dest, parent)
+                }
+            };
+            let mut dest = WeakDom::new(InstanceBuilder::new("DataModel"));
+            let dest_root = dest.root_ref();
+            // The destination holds the part's id already.
+            dest.insert(
+                dest_root,
+                InstanceBuilder::new("Part").with_property("UniqueId", part_id),
+            );
+            let (mut first, top) = model();
+            mv(&mut first, top, &mut dest, dest_root);
+            let part = dest.get_by_ref(top).unwrap().children()[0];
+            assert_eq!(unique_id_of(&dest, top), Some(top_id));
+            assert_eq!(unique_id_of(&dest, part), None);
+            // The same file again: its ids are all taken, so it carries none.
+            let (mut second, again) = model();
+            mv(&mut second, again, &mut dest, dest_root);
+            let again_part = dest.get_by_ref(again).unwrap().children()[0];
+            assert_eq!(unique_id_of(&dest, again), None);
+            assert_eq!(unique_id_of(&dest, again_part), None);
+            let ids: Vec<_> = dest
+                .descendants()
+                .filter_map(|i| unique_id_of(&dest, i.referent()))
+                .collect();
+            assert_eq!(ids, [part_id, top_id], "every id once, none made up");
+        }
     }
 
     #[test]

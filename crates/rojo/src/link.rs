@@ -79,6 +79,9 @@ struct Build {
     ids: BTreeMap<String, (Ref, PathBuf)>,
     /// Instance → the file it came from (model files: their top instance).
     files: HashMap<Ref, PathBuf>,
+    /// The UniqueIds the tree holds (model files saved by Studio carry them), known from one
+    /// model file's move to the next.
+    held: procmodel_dom::HeldIds,
 }
 
 impl Build {
@@ -118,7 +121,7 @@ impl Build {
         } = snap;
         if let Some(mut model) = model {
             let top = model.root().children()[0];
-            procmodel_dom::move_into(&mut model, &[top], dom, parent);
+            procmodel_dom::move_into_keeping(&mut model, &[top], dom, parent, &mut self.held);
             if let Some(inst) = dom.get_by_ref_mut(top) {
                 inst.name = name;
             }
