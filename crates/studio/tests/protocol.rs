@@ -167,6 +167,17 @@ async fn send(ws: &mut Ws, v: Value) {
     ws.send(Message::Text(v.to_string().into())).await.unwrap();
 }
 
+/// Sets `model`'s Steps to `steps` (message `seq`) and waits for the frame with that many
+/// parts (the fixture's staircase has one part per step).
+async fn set_steps(ws: &mut Ws, seq: u64, model: &str, steps: i64) -> Value {
+    send(
+        ws,
+        json!({"type":"set_attribute","seq":seq,"model":model,"name":"Steps","value":steps}),
+    )
+    .await;
+    until(ws, |h| h["scene"]["parts"] == steps).await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn r13_protocol_edits_errors_and_sync() {
     let (dir, file) = common::fixture("protocol");
@@ -527,12 +538,7 @@ async fn r13_a_drag_is_one_undo_step() {
     send(&mut a, json!({"type":"gesture_end","seq":9})).await;
     until(&mut a, |h| h["scene"]["parts"] == 7).await;
     // A typed value afterwards is a step of its own.
-    send(
-        &mut a,
-        json!({"type":"set_attribute","seq":10,"model":model,"name":"Steps","value":3}),
-    )
-    .await;
-    until(&mut a, |h| h["scene"]["parts"] == 3).await;
+    set_steps(&mut a, 10, &model, 3).await;
     send(&mut a, json!({"type":"undo","seq":11})).await;
     until(&mut a, |h| h["scene"]["parts"] == 7).await;
     send(&mut a, json!({"type":"undo","seq":12})).await;
@@ -549,21 +555,11 @@ async fn r13_a_drag_is_one_undo_step() {
     until(&mut a, |h| h["scene"]["parts"] == 7).await;
     // A page that leaves mid-drag does not leave the gesture open for the next one.
     send(&mut a, json!({"type":"gesture_start","seq":14})).await;
-    send(
-        &mut a,
-        json!({"type":"set_attribute","seq":15,"model":model,"name":"Steps","value":2}),
-    )
-    .await;
-    until(&mut a, |h| h["scene"]["parts"] == 2).await;
+    set_steps(&mut a, 15, &model, 2).await;
     drop(a);
     let mut b = connect(s.addr()).await;
     until(&mut b, |h| h["scene"]["parts"] == 2).await;
-    send(
-        &mut b,
-        json!({"type":"set_attribute","seq":1,"model":model,"name":"Steps","value":5}),
-    )
-    .await;
-    until(&mut b, |h| h["scene"]["parts"] == 5).await;
+    set_steps(&mut b, 1, &model, 5).await;
     send(&mut b, json!({"type":"undo","seq":2})).await;
     until(&mut b, |h| h["scene"]["parts"] == 2).await;
     s.stop();
@@ -580,38 +576,18 @@ async fn another_pages_edit_is_not_part_of_an_open_drag() {
     let mut a = connect(s.addr()).await;
     let model = first_model(&mut a, 10).await;
     send(&mut a, json!({"type":"gesture_start","seq":1})).await;
-    send(
-        &mut a,
-        json!({"type":"set_attribute","seq":2,"model":model,"name":"Steps","value":2}),
-    )
-    .await;
-    until(&mut a, |h| h["scene"]["parts"] == 2).await;
+    set_steps(&mut a, 2, &model, 2).await;
     // Page a stays, its drag open; page b edits.
     let mut b = connect(s.addr()).await;
     until(&mut b, |h| h["scene"]["parts"] == 2).await;
-    send(
-        &mut b,
-        json!({"type":"set_attribute","seq":1,"model":model,"name":"Steps","value":5}),
-    )
-    .await;
-    until(&mut b, |h| h["scene"]["parts"] == 5).await;
+    set_steps(&mut b, 1, &model, 5).await;
     send(&mut b, json!({"type":"undo","seq":2})).await;
     until(&mut b, |h| h["scene"]["parts"] == 2).await;
     // Page a's late end of its drag ends nothing of b's.
     send(&mut b, json!({"type":"gesture_start","seq":3})).await;
-    send(
-        &mut b,
-        json!({"type":"set_attribute","seq":4,"model":model,"name":"Steps","value":6}),
-    )
-    .await;
-    until(&mut b, |h| h["scene"]["parts"] == 6).await;
+    set_steps(&mut b, 4, &model, 6).await;
     send(&mut a, json!({"type":"gesture_end","seq":3})).await;
-    send(
-        &mut b,
-        json!({"type":"set_attribute","seq":5,"model":model,"name":"Steps","value":7}),
-    )
-    .await;
-    until(&mut b, |h| h["scene"]["parts"] == 7).await;
+    set_steps(&mut b, 5, &model, 7).await;
     send(&mut b, json!({"type":"gesture_end","seq":6})).await;
     send(&mut b, json!({"type":"undo","seq":7})).await;
     until(&mut b, |h| h["scene"]["parts"] == 2).await;
