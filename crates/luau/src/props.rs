@@ -249,8 +249,8 @@ fn resolve(class: &str, name: &str) -> Prop {
             writable,
         };
     }
-    let default = procmodel_dom::db_default(class, info.canonical)
-        .or_else(|| unsaved_default(class, info.canonical));
+    let default = unsaved_default(class, info.canonical)
+        .or_else(|| procmodel_dom::db_default(class, info.canonical));
     let saved = !matches!(
         info.descriptor.kind,
         rbx_reflection::PropertyKind::Canonical {
@@ -267,12 +267,21 @@ fn resolve(class: &str, name: &str) -> Prop {
     }
 }
 
-/// Defaults the database has no value for because the property is not saved, where Roblox's
-/// is not the type's zero: a new WeldConstraint is enabled (the reference's examples make
-/// them without setting `Enabled`, and the joint code treats a missing value as enabled).
+/// Values of properties that are not saved, where Roblox's is not the type's zero (nor the
+/// database's): a new WeldConstraint is enabled (the reference's examples make them without
+/// setting `Enabled`, and the joint code treats a missing value as enabled), and
+/// `Terrain.MaxExtents` is the editable region, cells -32000 to 32000 on each axis.
 fn unsaved_default(class: &str, name: &str) -> Option<&'static Variant> {
     static TRUE: Variant = Variant::Bool(true);
-    (name == "Enabled" && procmodel_dom::is_a(class, "WeldConstraint")).then_some(&TRUE)
+    static MAX_EXTENTS: std::sync::LazyLock<Variant> = std::sync::LazyLock::new(|| {
+        let corner = |c: i16| rbx_types::Vector3int16::new(c, c, c);
+        Variant::Region3int16(rbx_types::Region3int16::new(corner(-32000), corner(32000)))
+    });
+    match name {
+        "Enabled" if procmodel_dom::is_a(class, "WeldConstraint") => Some(&TRUE),
+        "MaxExtents" if procmodel_dom::is_a(class, "Terrain") => Some(&MAX_EXTENTS),
+        _ => None,
+    }
 }
 
 /// What a legacy property that files do not keep stands for.

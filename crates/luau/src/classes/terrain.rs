@@ -689,9 +689,16 @@ pub fn register(m: &mut MethodTable) {
         })?;
         let mut c = ctx(lua)?;
         crate::classes::count_new_instance(&mut c)?;
+        // Its size, as the reference's TerrainRegion.SizeInCells reads it.
+        let size = copy.size.as_vec3();
         let r = c.dom.insert(
             Ref::none(),
-            rbx_dom_weak::InstanceBuilder::new("TerrainRegion").with_name("TerrainRegion"),
+            rbx_dom_weak::InstanceBuilder::new("TerrainRegion")
+                .with_name("TerrainRegion")
+                .with_property(
+                    "SizeInCells",
+                    rbx_types::Vector3::new(size.x, size.y, size.z),
+                ),
         );
         store(lua)?.regions.insert(r, copy);
         c.push(r)
