@@ -287,16 +287,51 @@ pub(crate) fn part_material(inst: &rbx_dom_weak::Instance) -> u32 {
     }
 }
 
+/// `BasePart.CurrentPhysicalProperties`: its CustomPhysicalProperties when set, else its
+/// material's.
+pub(crate) fn physical_properties(
+    inst: &rbx_dom_weak::Instance,
+) -> procmodel_luau_types::PhysicalProperties {
+    match inst.properties.get(&KEYS.1) {
+        Some(Variant::PhysicalProperties(rbx_types::PhysicalProperties::Custom(p))) => {
+            procmodel_luau_types::PhysicalProperties(*p)
+        }
+        _ => procmodel_luau_types::EnumItem::from_value("Material", part_material(inst))
+            .and_then(|m| procmodel_luau_types::PhysicalProperties::for_material(m.name))
+            .unwrap_or_else(|| {
+                procmodel_luau_types::PhysicalProperties::for_material("Plastic")
+                    .expect("Plastic is a material")
+            }),
+    }
+}
+
 /// A part's mass: volume times density (CustomPhysicalProperties' when set, else the
 /// material's).
 pub(crate) fn mass(inst: &rbx_dom_weak::Instance) -> f64 {
-    let density = match inst.properties.get(&KEYS.1) {
-        Some(Variant::PhysicalProperties(rbx_types::PhysicalProperties::Custom(p))) => p.density(),
-        _ => procmodel_luau_types::EnumItem::from_value("Material", part_material(inst))
-            .and_then(|m| procmodel_luau_types::PhysicalProperties::for_material(m.name))
-            .map_or(0.7, |p| p.0.density()),
-    };
+    let density = physical_properties(inst).0.density();
     f64::from(procmodel_dom::spatial::body(inst).volume() * density)
+}
+
+/// The mass-weighted centre of `parts` in world space (their body centres; the first part's
+/// centre when none has mass).
+pub(crate) fn center_of_mass(c: &Ctx, parts: &[Ref]) -> glam::Vec3 {
+    let (mut total, mut sum) = (0.0f64, glam::DVec3::ZERO);
+    let mut first = None;
+    for &r in parts {
+        let Some(i) = c.dom.get_by_ref(r) else {
+            continue;
+        };
+        let centre = procmodel_dom::part_cframe(i).translation.as_dvec3();
+        first.get_or_insert(centre);
+        let m = mass(i);
+        total += m;
+        sum += centre * m;
+    }
+    match first {
+        Some(_) if total > 0.0 => (sum / total).as_vec3(),
+        Some(centre) => centre.as_vec3(),
+        None => glam::Vec3::ZERO,
+    }
 }
 
 fn flag(inst: &rbx_dom_weak::Instance, name: &str) -> bool {

@@ -207,6 +207,17 @@ fn index(lua: &Lua, h: &Value, key_bytes: &[u8], methods: &Methods) -> mlua::Res
             }
             Ok(Value::Number(total))
         }
+        Prop::CenterOfMass => Ok(procmodel_luau_types::Vector3(
+            crate::assembly::center_of_mass(c, &[this.r]),
+        )
+        .value()),
+        Prop::AssemblyCenterOfMass => {
+            let parts = crate::assembly::assembly(c, this.r, "AssemblyCenterOfMass")?;
+            Ok(procmodel_luau_types::Vector3(crate::assembly::center_of_mass(c, &parts)).value())
+        }
+        Prop::CurrentPhysicalProperties => {
+            mlua::IntoLua::into_lua(crate::assembly::physical_properties(inst), lua)
+        }
         Prop::AssemblyRootPart => {
             let parts = crate::assembly::assembly(c, this.r, "AssemblyRootPart")?;
             match crate::assembly::root_part(c, &parts) {
@@ -834,7 +845,10 @@ fn newindex(
         | Prop::ExtentsCFrame
         | Prop::ExtentsSize
         | Prop::AssemblyMass
-        | Prop::AssemblyRootPart => Err(read_only(&key())),
+        | Prop::AssemblyRootPart
+        | Prop::CenterOfMass
+        | Prop::AssemblyCenterOfMass
+        | Prop::CurrentPhysicalProperties => Err(read_only(&key())),
         Prop::Attachment(d) => {
             let (ty, name) = if d.is_cframe() {
                 (rbx_types::VariantType::CFrame, "CFrame")

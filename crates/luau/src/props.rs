@@ -56,6 +56,13 @@ pub enum Prop {
     ExtentsSize,
     AssemblyMass,
     AssemblyRootPart,
+    /// BasePart.CenterOfMass (the part's own, in world space) and AssemblyCenterOfMass (its
+    /// assembly's, mass-weighted), read-only.
+    CenterOfMass,
+    AssemblyCenterOfMass,
+    /// BasePart.CurrentPhysicalProperties, read-only: CustomPhysicalProperties when set,
+    /// else the material's.
+    CurrentPhysicalProperties,
     /// A property stored under its canonical key.
     Stored {
         key: Ustr,
@@ -188,6 +195,9 @@ fn resolve(class: &str, name: &str) -> Prop {
             "ExtentsSize" => return Prop::ExtentsSize,
             "AssemblyMass" => return Prop::AssemblyMass,
             "AssemblyRootPart" => return Prop::AssemblyRootPart,
+            "CenterOfMass" => return Prop::CenterOfMass,
+            "AssemblyCenterOfMass" => return Prop::AssemblyCenterOfMass,
+            "CurrentPhysicalProperties" => return Prop::CurrentPhysicalProperties,
             _ => {}
         }
     }
