@@ -278,18 +278,37 @@ fn resolve(class: &str, name: &str) -> Prop {
 }
 
 /// Values of properties that are not saved, where Roblox's is not the type's zero (nor the
-/// database's): a new WeldConstraint is enabled (the reference's examples make them without
-/// setting `Enabled`, and the joint code treats a missing value as enabled), and
-/// `Terrain.MaxExtents` is the editable region, cells -32000 to 32000 on each axis.
+/// database's), each as the reference gives it: a new WeldConstraint is enabled (the
+/// reference's examples make them without setting `Enabled`, and the joint code treats a
+/// missing value as enabled); `Terrain.MaxExtents` is the editable region, cells -32000 to
+/// 32000 on each axis; a part resizes by 1 stud on every face, a TrussPart by 2 along its
+/// length (Top and Bottom); a Camera's near plane is 0.5 studs in front of it (the
+/// reference: between -0.1 and -0.5).
 fn unsaved_default(class: &str, name: &str) -> Option<&'static Variant> {
+    use rbx_types::Faces;
     static TRUE: Variant = Variant::Bool(true);
     static MAX_EXTENTS: std::sync::LazyLock<Variant> = std::sync::LazyLock::new(|| {
         let corner = |c: i16| rbx_types::Vector3int16::new(c, c, c);
         Variant::Region3int16(rbx_types::Region3int16::new(corner(-32000), corner(32000)))
     });
+    static ONE: Variant = Variant::Int32(1);
+    static TWO: Variant = Variant::Int32(2);
+    static ALL_FACES: Variant = Variant::Faces(Faces::all());
+    static LENGTH_FACES: std::sync::LazyLock<Variant> = std::sync::LazyLock::new(|| {
+        Variant::Faces(
+            Faces::from_bits(Faces::TOP.bits() | Faces::BOTTOM.bits()).unwrap_or(Faces::TOP),
+        )
+    });
+    static NEAR_PLANE: Variant = Variant::Float32(-0.5);
+    let truss = || procmodel_dom::is_a(class, "TrussPart");
     match name {
         "Enabled" if procmodel_dom::is_a(class, "WeldConstraint") => Some(&TRUE),
         "MaxExtents" if procmodel_dom::is_a(class, "Terrain") => Some(&MAX_EXTENTS),
+        "ResizeIncrement" if truss() => Some(&TWO),
+        "ResizeIncrement" if procmodel_dom::is_a(class, "BasePart") => Some(&ONE),
+        "ResizeableFaces" if truss() => Some(&LENGTH_FACES),
+        "ResizeableFaces" if procmodel_dom::is_a(class, "BasePart") => Some(&ALL_FACES),
+        "NearPlaneZ" if procmodel_dom::is_a(class, "Camera") => Some(&NEAR_PLANE),
         _ => None,
     }
 }
