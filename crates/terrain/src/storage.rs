@@ -546,18 +546,30 @@ impl Terrain {
         });
     }
 
-    /// `CopyRegion`: the voxels of a region.
-    pub fn copy_region(&self, region: CellRegion) -> TerrainRegion {
-        TerrainRegion {
-            size: region.size(),
-            voxels: self.read_voxels(region),
+    /// The part of `region` a copy of it holds voxels for: where the terrain has chunks
+    /// (the rest is empty). `CopyRegion(terrain.MaxExtents)` copies what there is.
+    pub fn copied_part(&self, region: CellRegion) -> CellRegion {
+        match self.chunk_bounds() {
+            Some(b) if !b.intersect(&region).is_empty() => b.intersect(&region),
+            _ => CellRegion::from_min_size(region.min, IVec3::ZERO),
         }
     }
 
-    /// `PasteRegion(region, corner, pasteEmptyCells)`: writes the copied voxels with their
+    /// `CopyRegion`: the voxels of a region, kept for [`Terrain::copied_part`] of it.
+    pub fn copy_region(&self, region: CellRegion) -> TerrainRegion {
+        let held = self.copied_part(region);
+        TerrainRegion {
+            size: region.size(),
+            offset: held.min - region.min,
+            voxels: self.read_voxels(held),
+        }
+    }
+
+    /// `PasteRegion(region, corner, pasteEmptyCells)`: writes the copied region with its
     /// first cell at `corner`; with `paste_empty_cells` false, empty copied cells leave the
-    /// destination as it was.
-    /// A corner beyond the terrain's ±2^21-cell extent or a region whose arrays do not match
+    /// destination as it was (with it, the whole region's place ends as the copy: empty
+    /// where the copy held no voxels).
+    /// A corner beyond the terrain's ±2^21-cell extent or a region whose arrays do not fit
     /// its size is an error (nothing is written).
     pub fn paste_region(
         &mut self,
@@ -567,7 +579,12 @@ impl Terrain {
     ) -> Result<(), crate::TerrainError> {
         let b = &region.voxels;
         let s = region.size;
-        if s.min_element() < 0 || b.size != [s.x as usize, s.y as usize, s.z as usize] {
+        let held = IVec3::new(b.size[0] as i32, b.size[1] as i32, b.size[2] as i32);
+        let fits = s.min_element() >= 0
+            && held.min_element() >= 0
+            && region.offset.min_element() >= 0
+            && (region.offset.as_i64vec3() + held.as_i64vec3()).cmple(s.as_i64vec3()).all();
+        if !fits {
             return Err(crate::TerrainError::ArraySize {
                 what: "TerrainRegion voxels",
                 got: b.len(),
@@ -597,9 +614,18 @@ impl Terrain {
                 });
             }
         }
-        let dst = CellRegion::from_min_size(corner, region.size);
+        if paste_empty_cells {
+            // The region's place is emptied where the terrain has anything, then the copied
+            // voxels are written.
+            let dst = CellRegion::from_min_size(corner, region.size);
+            if let Some(own) = self.chunk_bounds() {
+                self.modify(dst.intersect(&own), |_, v| *v = Voxel::EMPTY);
+            }
+        }
+        let first = corner + region.offset;
+        let dst = CellRegion::from_min_size(first, held);
         self.modify(dst, |c, v| {
-            let l = c - corner;
+            let l = c - first;
             let i = b.index(l.x as usize, l.y as usize, l.z as usize);
             let src = Voxel {
                 material: b.materials[i],
@@ -630,11 +656,14 @@ impl Terrain {
     }
 }
 
-/// What `CopyRegion` returns (a `TerrainRegion`): size in cells and the voxels.
+/// What `CopyRegion` returns (a `TerrainRegion`): its size in cells and the voxels of the
+/// part of it the terrain had anything in ([`Terrain::copied_part`]; the rest is empty).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TerrainRegion {
     /// Size in cells.
     pub size: IVec3,
+    /// Where `voxels` begin within the region (cells from its first).
+    pub offset: IVec3,
     /// The voxels, [`VoxelBox`] order.
     pub voxels: VoxelBox,
 }

@@ -132,3 +132,42 @@ fn memory_follows_the_surface() {
     assert_eq!(s.chunk_counts(), (1, 0));
     assert_eq!(smoothgrid::encode(&s).len(), 2 + 12 + 256);
 }
+
+/// A copy of a region far larger than the terrain (`CopyRegion(terrain.MaxExtents)`, the
+/// usual way to keep a whole map) holds only the voxels there are; pasting it back where it
+/// came from restores the terrain, and with `paste_empty_cells` empties what was added since.
+#[test]
+fn a_copy_of_the_whole_extent_holds_what_there_is() {
+    let mut t = Terrain::new();
+    t.set(IVec3::new(3, -2, 7), Voxel::solid(Material::Brick, 255));
+    t.set(IVec3::new(-40, 5, 0), Voxel::solid(Material::Sand, 128));
+    let extent = CellRegion {
+        min: IVec3::splat(-32000),
+        max: IVec3::splat(32001),
+    };
+    let copy = t.copy_region(extent);
+    assert_eq!(copy.size, IVec3::splat(64001));
+    assert!(copy.voxels.len() < 1 << 20, "{} voxels", copy.voxels.len());
+    let before: Vec<_> = [IVec3::new(3, -2, 7), IVec3::new(-40, 5, 0)]
+        .map(|c| t.get(c))
+        .to_vec();
+    t.clear();
+    t.set(IVec3::new(100, 0, 0), Voxel::solid(Material::Salt, 255));
+    t.paste_region(&copy, extent.min, false).unwrap();
+    assert_eq!(t.get(IVec3::new(3, -2, 7)), before[0]);
+    assert_eq!(t.get(IVec3::new(-40, 5, 0)), before[1]);
+    assert_eq!(t.get(IVec3::new(100, 0, 0)).material, Material::Salt, "kept");
+    t.paste_region(&copy, extent.min, true).unwrap();
+    assert!(t.get(IVec3::new(100, 0, 0)).is_empty(), "emptied");
+    assert_eq!(t.get(IVec3::new(3, -2, 7)), before[0]);
+    // Pasted elsewhere, the copy keeps its voxels' places within the region.
+    let mut u = Terrain::new();
+    u.paste_region(&copy, extent.min + IVec3::new(1, 0, 0), true)
+        .unwrap();
+    assert_eq!(u.get(IVec3::new(4, -2, 7)), before[0]);
+    // A copy of an empty terrain holds nothing and pastes as nothing.
+    let empty = Terrain::new().copy_region(extent);
+    assert_eq!(empty.voxels.len(), 0);
+    u.paste_region(&empty, extent.min, false).unwrap();
+    assert_eq!(u.get(IVec3::new(4, -2, 7)), before[0]);
+}

@@ -680,11 +680,13 @@ pub fn register(m: &mut MethodTable) {
                 "Terrain:CopyRegion: region Min must not exceed Max",
             ));
         }
-        // Region3int16 bounds are inclusive cells.
+        // Region3int16 bounds are inclusive cells. The copy holds voxels only where the
+        // terrain has any (`CopyRegion(terrain.MaxExtents)` copies all there is).
         let cells = CellRegion::from_min_size(min, max - min + 1);
-        procmodel_terrain::region::check_cap(cells.volume() as u128, VoxelCap::Fill)
-            .map_err(|e| terr(e, "CopyRegion"))?;
         let copy = with_terrain(lua, this, "CopyRegion", false, |t| {
+            let held = t.terrain.copied_part(cells);
+            procmodel_terrain::region::check_cap(held.volume() as u128, VoxelCap::Fill)
+                .map_err(|e| terr(e, "CopyRegion"))?;
             Ok(t.terrain.copy_region(cells))
         })?;
         let mut c = ctx(lua)?;
@@ -722,6 +724,7 @@ pub fn register(m: &mut MethodTable) {
                 .cloned()
                 .unwrap_or_else(|| TerrainRegion {
                     size: glam::IVec3::ZERO,
+                    offset: glam::IVec3::ZERO,
                     voxels: VoxelBox::empty([0, 0, 0]),
                 });
             let corner = glam::IVec3::from_array(corner.0.map(i32::from));
