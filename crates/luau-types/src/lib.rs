@@ -37,6 +37,7 @@ pub mod sequences;
 pub mod tagged;
 pub mod tween;
 pub mod udim;
+mod utf8;
 mod vec_arith;
 pub mod vector2;
 pub mod vector3;
@@ -93,6 +94,7 @@ pub fn register(lua: &mlua::Lua) -> mlua::Result<()> {
     datetime::register(lua)?;
     tween::register(lua)?;
     capabilities::register(lua)?;
+    utf8::register(lua)?;
     install_profiler_no_ops(lua)
 }
 
