@@ -218,6 +218,7 @@ fn index(lua: &Lua, h: &Value, key_bytes: &[u8], methods: &Methods) -> mlua::Res
         Prop::CurrentPhysicalProperties => {
             mlua::IntoLua::into_lua(crate::assembly::physical_properties(inst), lua)
         }
+        Prop::DistributedGameTime => Ok(Value::Number(crate::sched::now(lua))),
         Prop::AssemblyRootPart => {
             let parts = crate::assembly::assembly(c, this.r, "AssemblyRootPart")?;
             match crate::assembly::root_part(c, &parts) {
@@ -780,6 +781,13 @@ fn newindex(
                 Variant::String(crate::props::time_of_day(h)),
             ),
             _ => Err(assign_error(&key(), "finite number", &value)),
+        },
+        Prop::DistributedGameTime => match procmodel_luau_types::lua_to_variant(
+            &value,
+            &DataType::Value(rbx_types::VariantType::Float64),
+        ) {
+            Ok(v @ Variant::Float64(_)) => store(c, this, Ustr::from("DistributedGameTime"), v),
+            _ => Err(assign_error(&key(), "number", &value)),
         },
         Prop::FontEnum => {
             let face = match procmodel_luau_types::lua_to_variant(&value, &DataType::Enum("Font")) {

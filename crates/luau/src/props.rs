@@ -63,6 +63,9 @@ pub enum Prop {
     /// BasePart.CurrentPhysicalProperties, read-only: CustomPhysicalProperties when set,
     /// else the material's.
     CurrentPhysicalProperties,
+    /// Workspace.DistributedGameTime: how long the game has run, the virtual clock `time()`
+    /// reads (a write is kept in the file and changes no read).
+    DistributedGameTime,
     /// A property stored under its canonical key.
     Stored {
         key: Ustr,
@@ -203,6 +206,9 @@ fn resolve(class: &str, name: &str) -> Prop {
     }
     if name == "ClockTime" && is_a(class, "Lighting") {
         return Prop::ClockTime;
+    }
+    if name == "DistributedGameTime" && is_a(class, "Workspace") {
+        return Prop::DistributedGameTime;
     }
     if name == "Font" && procmodel_dom::find_property(class, "FontFace").is_some() {
         return Prop::FontEnum;
