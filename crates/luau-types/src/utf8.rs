@@ -39,7 +39,13 @@ pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
                 let bytes = s.as_bytes();
                 let len = bytes.len() as i64;
                 // Byte positions as `string.sub` takes them: 1-based, negative from the end.
-                let at = |p: i64| if p < 0 { (len + p + 1).max(1) } else { p.max(1) };
+                let at = |p: i64| {
+                    if p < 0 {
+                        (len + p + 1).max(1)
+                    } else {
+                        p.max(1)
+                    }
+                };
                 let (first, last) = (at(i.unwrap_or(1)), at(j.unwrap_or(-1)).min(len));
                 let clusters: Vec<(i64, i64)> = if first > last {
                     Vec::new()

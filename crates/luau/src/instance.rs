@@ -207,10 +207,9 @@ fn index(lua: &Lua, h: &Value, key_bytes: &[u8], methods: &Methods) -> mlua::Res
             }
             Ok(Value::Number(total))
         }
-        Prop::CenterOfMass => Ok(procmodel_luau_types::Vector3(
-            crate::assembly::center_of_mass(c, &[this.r]),
-        )
-        .value()),
+        Prop::CenterOfMass => Ok(
+            procmodel_luau_types::Vector3(crate::assembly::center_of_mass(c, &[this.r])).value(),
+        ),
         Prop::AssemblyCenterOfMass => {
             let parts = crate::assembly::assembly(c, this.r, "AssemblyCenterOfMass")?;
             Ok(procmodel_luau_types::Vector3(crate::assembly::center_of_mass(c, &parts)).value())

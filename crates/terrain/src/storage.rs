@@ -583,7 +583,9 @@ impl Terrain {
         let fits = s.min_element() >= 0
             && held.min_element() >= 0
             && region.offset.min_element() >= 0
-            && (region.offset.as_i64vec3() + held.as_i64vec3()).cmple(s.as_i64vec3()).all();
+            && (region.offset.as_i64vec3() + held.as_i64vec3())
+                .cmple(s.as_i64vec3())
+                .all();
         if !fits {
             return Err(crate::TerrainError::ArraySize {
                 what: "TerrainRegion voxels",

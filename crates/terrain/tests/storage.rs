@@ -156,7 +156,11 @@ fn a_copy_of_the_whole_extent_holds_what_there_is() {
     t.paste_region(&copy, extent.min, false).unwrap();
     assert_eq!(t.get(IVec3::new(3, -2, 7)), before[0]);
     assert_eq!(t.get(IVec3::new(-40, 5, 0)), before[1]);
-    assert_eq!(t.get(IVec3::new(100, 0, 0)).material, Material::Salt, "kept");
+    assert_eq!(
+        t.get(IVec3::new(100, 0, 0)).material,
+        Material::Salt,
+        "kept"
+    );
     t.paste_region(&copy, extent.min, true).unwrap();
     assert!(t.get(IVec3::new(100, 0, 0)).is_empty(), "emptied");
     assert_eq!(t.get(IVec3::new(3, -2, 7)), before[0]);
