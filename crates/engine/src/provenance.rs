@@ -44,8 +44,10 @@ use rbx_types::{Ref, Variant};
 /// ModuleScript of the scene. 5: what a run read of the scene, its modules' code included
 /// while it loaded, is the `reads` input (`ProcmodelReads`). 6: a clone carries no
 /// `UniqueId` (one made from the clock replaced the original's), nor does an instance whose
-/// id the scene holds already.
-pub const EPOCH: u32 = 6;
+/// id the scene holds already. 7: a MeshPart made by `CreateMeshPartAsync` keeps its mesh's
+/// size (`InitialSize`, read as `MeshSize`); a failure in a Rojo project's script names its
+/// file in the error placeholder.
+pub const EPOCH: u32 = 7;
 
 /// The version of the result cache's entry format (`cache.rs`), part of every cache key:
 /// entries written in another format are never looked up, so never misread.

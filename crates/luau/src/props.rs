@@ -210,6 +210,21 @@ fn resolve(class: &str, name: &str) -> Prop {
     if name == "DistributedGameTime" && is_a(class, "Workspace") {
         return Prop::DistributedGameTime;
     }
+    // A MeshPart's mesh size is kept in files as `InitialSize`, which scripts cannot name;
+    // `MeshSize` reads it.
+    if name == "MeshSize"
+        && is_a(class, "MeshPart")
+        && let Some(info) = procmodel_dom::find_property(class, "InitialSize")
+    {
+        return Prop::Stored {
+            key: Ustr::from(info.canonical),
+            data_type: info.data_type,
+            default: procmodel_dom::db_default(class, info.canonical),
+            readable: true,
+            writable: false,
+            saved: true,
+        };
+    }
     if name == "Font" && procmodel_dom::find_property(class, "FontFace").is_some() {
         return Prop::FontEnum;
     }

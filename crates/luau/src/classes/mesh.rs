@@ -182,7 +182,7 @@ local check, apply, attribute = ...
 return function(service, content, options)
     local size, mesh = check(content, options)
     local part = Instance.new("MeshPart")
-    apply(part, content, options)
+    apply(part, content, options, size)
     if mesh then
         part.Size = size
         part:SetAttribute(attribute, mesh)
@@ -354,11 +354,20 @@ pub fn register(m: &mut MethodTable) {
                         }
                     }
                 })?;
-                let apply = lua.create_function(|lua, (part, content, opts): (Value, Value, Value)| {
+                let apply = lua.create_function(|lua, (part, content, opts, size): (Value, Value, Value, Option<Vector3>)| {
                     let mut c = ctx(lua)?;
                     let Some(part) = c.instance(&part) else {
                         return Ok(());
                     };
+                    // The mesh's own size (`MeshSize`; files keep it as `InitialSize`).
+                    if let Some(Vector3(v)) = size {
+                        crate::instance::store_raw(
+                            &mut c,
+                            &part,
+                            "InitialSize",
+                            Variant::Vector3(rbx_types::Vector3::new(v.x, v.y, v.z)),
+                        )?;
+                    }
                     match Content::from_arg(&content) {
                         Some(Content::Uri(uri)) => crate::instance::store_raw(
                             &mut c,
