@@ -388,15 +388,16 @@ fn r14_3_tampered_truncated_and_foreign_lockfiles_are_refused() {
         &text
             .lines()
             .map(|l| {
+                // An epoch no procmodel has had (a foreign one: later, or tampered).
                 if l.starts_with("epoch = ") {
-                    "epoch = 7"
+                    "epoch = 9999"
                 } else {
                     l
                 }
             })
             .collect::<Vec<_>>()
             .join("\n"),
-        "unknown determinism epoch 7",
+        "unknown determinism epoch 9999",
     );
     let o = verify(&tmp("no-such.lock"));
     assert!(
