@@ -480,12 +480,9 @@ impl Engine {
         if !files.is_empty() {
             let start: Vec<std::path::PathBuf> = files.iter().map(|f| f.path.clone()).collect();
             let runtime = self.st().runtime.clone();
-            let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-            let held: std::collections::BTreeSet<_> = start.iter().map(|p| canonical(p)).collect();
+            // The files already held are left out of what it finds.
             for more in bundle::required_by_text(&*runtime, &start, None).files {
-                if !held.contains(&more) {
-                    files.push(bundle::FileModule::unread(&more));
-                }
+                files.push(bundle::FileModule::unread(&more));
             }
         }
         let placed = self.place_files(&files, path)?;

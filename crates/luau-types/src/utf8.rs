@@ -16,22 +16,19 @@ pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
     if utf8.is_readonly() {
         return Ok(());
     }
-    utf8.raw_set(
-        "nfcnormalize",
-        lua.create_function(|lua, s: mlua::LuaString| {
-            let bytes = s.as_bytes();
-            let text = valid(&bytes, "nfcnormalize", 0)?;
-            lua.create_string(text.nfc().collect::<String>())
-        })?,
-    )?;
-    utf8.raw_set(
-        "nfdnormalize",
-        lua.create_function(|lua, s: mlua::LuaString| {
-            let bytes = s.as_bytes();
-            let text = valid(&bytes, "nfdnormalize", 0)?;
-            lua.create_string(text.nfd().collect::<String>())
-        })?,
-    )?;
+    let forms: [(&str, fn(&str) -> String); 2] = [
+        ("nfcnormalize", |t| t.nfc().collect()),
+        ("nfdnormalize", |t| t.nfd().collect()),
+    ];
+    for (name, form) in forms {
+        utf8.raw_set(
+            name,
+            lua.create_function(move |lua, s: mlua::LuaString| {
+                let bytes = s.as_bytes();
+                lua.create_string(form(valid(&bytes, name, 0)?))
+            })?,
+        )?;
+    }
     utf8.raw_set(
         "graphemes",
         lua.create_function(
