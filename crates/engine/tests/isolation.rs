@@ -238,3 +238,56 @@ return {
     // ModuleScript's do in Roblox.
     assert_eq!(name, "run2/2");
 }
+
+#[test]
+fn a_shared_table_registry_is_the_runs_own() {
+    // Each run finds the registry empty, whether it is the model's second run or another
+    // model's run on the same VM.
+    const REGISTERS: &str = r#"
+return {
+    Attributes = {},
+    OnGenerate = function(params, target)
+        local registry = game:GetService("SharedTableRegistry")
+        local st = registry:GetSharedTable("state")
+        local p = Instance.new("Part")
+        p.Name = "found " .. SharedTable.size(st)
+        st.mark = true
+        registry:SetSharedTable("other", SharedTable.new({ 1 }))
+        p.Parent = target
+    end,
+}
+"#;
+    let mut engine =
+        Engine::new(procmodel_luau::runtime(), EngineConfig::default()).expect("engine");
+    let root = engine.with_dom(|d| d.root_ref());
+    let m = engine.insert(
+        root,
+        InstanceBuilder::new("ModuleScript")
+            .with_name("Registers")
+            .with_property("Source", Variant::String(REGISTERS.into())),
+    );
+    let ws = engine.workspace();
+    let models: Vec<Ref> = (0..2)
+        .map(|_| {
+            engine.insert(
+                ws,
+                InstanceBuilder::new("ProceduralModel")
+                    .with_property("Generator", Variant::Ref(m))
+                    .with_property("Size", Vector3::new(4.0, 4.0, 4.0)),
+            )
+        })
+        .collect();
+    let reports = engine.settle(8);
+    assert!(reports.iter().all(|r| r.is_ok()), "{reports:?}");
+    engine.force_generation(models[0]);
+    let reports = engine.settle(8);
+    assert!(reports.iter().all(|r| r.is_ok()), "{reports:?}");
+    for model in models {
+        let name = engine.with_dom(|dom| {
+            let folder = dom.get_by_ref(model).unwrap().children()[0];
+            let part = dom.get_by_ref(folder).unwrap().children()[0];
+            dom.get_by_ref(part).unwrap().name.clone()
+        });
+        assert_eq!(name, "found 0");
+    }
+}

@@ -61,6 +61,11 @@ impl<'a> Args<'a> {
         }
     }
 
+    /// The function's name, as errors give it.
+    pub(crate) fn func(&self) -> &str {
+        self.func
+    }
+
     /// Number of arguments given.
     pub(crate) fn len(&self) -> usize {
         self.values.len()

@@ -34,6 +34,7 @@ pub mod random;
 pub mod raw;
 pub mod rect;
 pub mod sequences;
+pub mod shared_table;
 pub mod tagged;
 pub mod tween;
 pub mod udim;
@@ -71,7 +72,7 @@ pub use vector3::Vector3;
 /// Installs the datatype globals (`Vector3`, `Vector2`, `CFrame`, `Color3`, `BrickColor`, `UDim`,
 /// `UDim2`, `NumberRange`, `NumberSequence`, `NumberSequenceKeypoint`, `ColorSequence`,
 /// `ColorSequenceKeypoint`, `Rect`, `Enum`, `Random`, `Font`, `Ray`, `PhysicalProperties`, `Faces`,
-/// `Axes`, `Region3`, `Region3int16`, `Vector3int16`, `Vector2int16`, `Content`, `DateTime` without `now`, `TweenInfo`), plus the
+/// `Axes`, `Region3`, `Region3int16`, `Vector3int16`, `Vector2int16`, `Content`, `DateTime` without `now`, `TweenInfo`, `SharedTable`), plus the
 /// no-op `debug.profilebegin`/`debug.profileend` and the memory categories when the VM has a
 /// writable `debug` table.
 /// Constructor tables are read-only. Enum objects are built lazily on first access and cached
@@ -93,6 +94,7 @@ pub fn register(lua: &mlua::Lua) -> mlua::Result<()> {
     content::register(lua)?;
     datetime::register(lua)?;
     tween::register(lua)?;
+    shared_table::register(lua)?;
     capabilities::register(lua)?;
     utf8::register(lua)?;
     install_profiler_no_ops(lua)

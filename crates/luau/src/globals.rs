@@ -288,10 +288,6 @@ pub const MISSING_GLOBALS: &[(&str, &str)] = &[
     ("DockWidgetPluginGuiInfo", "a Studio plugin datatype"),
     ("PathWaypoint", "a datatype of Roblox's pathfinding"),
     (
-        "SharedTable",
-        "a datatype of Roblox's parallel Luau (Actors)",
-    ),
-    (
         "CatalogSearchParams",
         "a datatype of Roblox's avatar catalog",
     ),

@@ -560,6 +560,7 @@ fn pump_inner(lua: &Lua, run: &Run, frames: u32, hooks: &dyn Fn(bool)) -> mlua::
 pub fn end_leaked(lua: &Lua, group: u32) -> mlua::Result<usize> {
     // The run's connections are cut with its threads.
     crate::signals::end_group(lua, group)?;
+    crate::classes::services::end_shared_tables(lua, group)?;
     let tracked = {
         let mut s = sched(lua)?;
         s.waiting.retain(|_, e| e.group != group);

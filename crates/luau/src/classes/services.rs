@@ -176,6 +176,28 @@ fn push_new(list: &mlua::Table, v: Value) -> mlua::Result<()> {
     list.raw_push(v)
 }
 
+/// Registry name of the SharedTableRegistry's stores, one per run (keyed by its group).
+const SHARED_TABLES: &str = "procmodel.shared_tables";
+
+/// The running run's SharedTableRegistry store (name → SharedTable).
+fn run_shared_tables(lua: &mlua::Lua) -> mlua::Result<mlua::Table> {
+    let all = registry_list(lua, SHARED_TABLES)?;
+    let group = crate::sched::current_group(lua)?;
+    match all.raw_get::<Value>(group)? {
+        Value::Table(t) => Ok(t),
+        _ => {
+            let t = lua.create_table()?;
+            all.raw_set(group, &t)?;
+            Ok(t)
+        }
+    }
+}
+
+/// Forgets the SharedTables run `group` registered (when the run ends).
+pub(crate) fn end_shared_tables(lua: &mlua::Lua, group: u32) -> mlua::Result<()> {
+    registry_list(lua, SHARED_TABLES)?.raw_set(group, Value::Nil)
+}
+
 fn instance_arg(c: &Ctx, v: &Value, method: &str) -> mlua::Result<Instance> {
     opt_instance(c, v)?
         .ok_or_else(|| mlua::Error::runtime(format!("{method}: Argument 1 missing or nil")))
@@ -261,6 +283,20 @@ pub fn register(m: &mut MethodTable) {
             },
         );
     }
+
+    m.class("SharedTableRegistry");
+    // One registry per run (a generation, a script), made empty when the run starts and
+    // forgotten when it ends: a generation sees only what it registered itself, so its
+    // results depend on its inputs alone, not on the runs before it on its VM.
+    m.add_method("GetSharedTable", |lua, _this, a: MultiValue| {
+        let name = string_arg(a.front().unwrap_or(&Value::Nil), "GetSharedTable")?;
+        procmodel_luau_types::shared_table::registry_get(lua, &run_shared_tables(lua)?, &name)
+    });
+    m.add_method("SetSharedTable", |lua, _this, a: MultiValue| {
+        let name = string_arg(a.front().unwrap_or(&Value::Nil), "SetSharedTable")?;
+        let st = a.get(1).cloned().unwrap_or(Value::Nil);
+        procmodel_luau_types::shared_table::registry_set(&run_shared_tables(lua)?, &name, &st)
+    });
 
     m.class("Selection");
     // A headless session has no viewport to select in: the selection is what scripts set,
