@@ -2211,3 +2211,47 @@ end }
     assert_eq!(names, ["FromA"], "the nearer .luaurc: {err}");
     assert!(!err.contains("from the result cache"), "{err}");
 }
+
+/// A place saved with `Workspace.SignalBehavior = Immediate` expects handlers inside `Fire`;
+/// procmodel's are deferred, and the first connection in such a place says so (once), while
+/// a place without the setting gets no warning.
+#[test]
+fn a_place_asking_for_immediate_signals_is_warned_that_handlers_are_deferred() {
+    let place = tmp("immediate_signals.rbxlx");
+    std::fs::write(
+        &place,
+        "<roblox version=\"4\">\n<Item class=\"Workspace\" referent=\"RBX0\"><Properties>\
+         <string name=\"Name\">Workspace</string><token name=\"SignalBehavior\">1</token>\
+         </Properties></Item>\n</roblox>\n",
+    )
+    .unwrap();
+    let script = tmp("immediate_signals.luau");
+    std::fs::write(
+        &script,
+        "local b = Instance.new('BindableEvent')\n\
+         local n = 0\n\
+         b.Event:Connect(function() n += 1 end)\n\
+         b.Event:Connect(function() n += 1 end)\n\
+         b:Fire()\n\
+         assert(n == 0, 'handlers run deferred')\n\
+         task.wait()\n\
+         assert(n == 2)\n",
+    )
+    .unwrap();
+    let with = ok(bin()
+        .arg("run")
+        .arg(&script)
+        .arg("--place")
+        .arg(&place)
+        .output()
+        .unwrap());
+    let err = common::stderr(&with);
+    assert_eq!(
+        err.matches("Workspace.SignalBehavior is Immediate in this place, but procmodel runs event handlers deferred").count(),
+        1,
+        "{err}"
+    );
+    let without = ok(bin().arg("run").arg(&script).output().unwrap());
+    let err = common::stderr(&without);
+    assert!(!err.contains("SignalBehavior"), "{err}");
+}

@@ -171,6 +171,9 @@ pub struct Ctx {
     scene_cache: std::cell::Cell<(Ref, bool)>,
     /// (class, property) pairs whose writes were warned about as not saved (once per VM).
     pub unsaved_warned: FxHashSet<(Ustr, Ustr)>,
+    /// Whether a connection in a place whose Workspace asks for immediate signals was warned
+    /// about (once per VM, `signals::warn_if_immediate`).
+    pub immediate_signals_warned: bool,
     /// Content properties showing an EditableImage (`classes::image`).
     pub(crate) images: ImageLinks,
 }
@@ -238,6 +241,7 @@ impl Ctx {
             may_have_managed: false,
             scene_cache: std::cell::Cell::new((Ref::none(), false)),
             unsaved_warned: FxHashSet::default(),
+            immediate_signals_warned: false,
             images: Default::default(),
             signals: Default::default(),
             dom,

@@ -485,10 +485,35 @@ fn connect(lua: &Lua, sig: &Signal, f: Value, once: bool) -> mlua::Result<Connec
         ));
     };
     let group = crate::sched::current_group(lua)?;
-    let id = ctx(lua)?
-        .signals
-        .connect(sig.key(), Callback::Func(f), once, group);
+    let mut c = ctx(lua)?;
+    warn_if_immediate(&mut c);
+    let id = c.signals.connect(sig.key(), Callback::Func(f), once, group);
     Ok(Connection(id))
+}
+
+/// A place saved with `Workspace.SignalBehavior = Immediate` expects handlers to run inside
+/// the `Fire` or property write; here they always run deferred (at the next resumption
+/// point), so the first connection in such a place says so, once per VM.
+fn warn_if_immediate(c: &mut Ctx) {
+    if c.immediate_signals_warned {
+        return;
+    }
+    let Some(ws) = crate::services::find_service(c, "Workspace") else {
+        return;
+    };
+    let immediate = c.dom.get_by_ref(ws).is_some_and(|w| {
+        matches!(
+            w.properties.get(&Ustr::from("SignalBehavior")),
+            Some(Variant::Enum(e)) if e.to_u32() == 1
+        )
+    });
+    if immediate {
+        c.immediate_signals_warned = true;
+        c.log(
+            crate::context::LogLevel::Warn,
+            "Workspace.SignalBehavior is Immediate in this place, but procmodel runs event handlers deferred (at the next resumption point, as Roblox's Deferred mode does): code that reads a handler's effect right after Fire or a property write sees it only after a task.wait()".to_owned(),
+        );
+    }
 }
 
 impl UserData for Signal {
