@@ -135,6 +135,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .filter(|r| !r.is_ok())
         .map(|r| (r.path.clone(), r.error().unwrap_or_default()))
         .collect();
+    // A Rojo project's modules are named with their files too.
+    let files: BTreeMap<String, String> = engine.script_files().into_iter().collect();
+    let with_file = |module: &mut String| {
+        if let Some(file) = files.get(module.as_str()) {
+            *module = format!("{module} ({file})");
+        }
+    };
     let mut rows: Vec<(String, Vec<String>)> = Vec::new();
     engine.with_dom(|dom| -> Result<()> {
         let now = models_by_path(dom, &name)?;
@@ -152,7 +159,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 findings.push(Finding::Failed(e.lines().next().unwrap_or("").to_owned()));
             }
             let current = procmodel_lock::model_lock(dom, m, false);
-            findings.extend(procmodel_lock::compare(locked, &current));
+            for mut f in procmodel_lock::compare(locked, &current) {
+                match &mut f {
+                    Finding::Input {
+                        of: Some(module), ..
+                    }
+                    | Finding::Module { name: module, .. } => with_file(module),
+                    _ => {}
+                }
+                findings.push(f);
+            }
             let saved = stored.as_ref().zip(before.get(&locked.path).copied());
             // The first difference between the results saved in the scene and the fresh ones.
             let first_difference = || {

@@ -1252,10 +1252,14 @@ fn a_rojo_project_is_a_scene_to_status_lock_verify_and_plan() {
     let text = std::fs::read_to_string(&util).unwrap();
     std::fs::write(&util, text.replacen("local", "local _edited = 1\nlocal", 1)).unwrap();
     let o = verify(&lockfile);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!o.status.success(), "{out}");
+    // The finding names the module and its file in the project.
     assert!(
-        !o.status.success(),
-        "{}",
-        String::from_utf8_lossy(&o.stdout)
+        out.contains(
+            "Workspace.City.GeneratedFolder.Tower_1_1: input source of ServerStorage.Generators.City.Tower (src/generators/City/Tower.luau) differs"
+        ),
+        "{out}"
     );
 }
 

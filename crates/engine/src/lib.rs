@@ -971,6 +971,22 @@ impl Engine {
         files
     }
 
+    /// For a scene built from a Rojo project: each script's full name and its file,
+    /// relative to the project's folder (as failures name them), sorted by name; empty
+    /// for any other scene.
+    pub fn script_files(&self) -> Vec<(String, String)> {
+        let st = self.st();
+        let mut out: Vec<(String, String)> = self.host.with_dom_ref(|dom| {
+            st.script_files
+                .iter()
+                .filter(|(r, _)| dom.get_by_ref(*r).is_some())
+                .map(|(r, file)| (procmodel_dom::full_name(dom, *r), file.clone()))
+                .collect()
+        });
+        out.sort();
+        out
+    }
+
     /// The ModuleScript loaded from `path`, if one was.
     pub fn file_module(&self, path: &Path) -> Option<Ref> {
         self.host.file_module(path)

@@ -6,9 +6,12 @@ use crate::lockfile::{InputLock, ModelLock};
 /// One reason a model does not match its lock entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Finding {
-    /// An input differs: its name and the locked and current values (or digests).
+    /// An input differs: its name and the locked and current values (or digests); `of`
+    /// names the generator module for the inputs that are the module's (`source`,
+    /// `carried`, `sandbox`).
     Input {
         name: String,
+        of: Option<String>,
         locked: String,
         now: String,
     },
@@ -40,8 +43,17 @@ pub enum Finding {
 impl std::fmt::Display for Finding {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Finding::Input { name, locked, now } => {
-                write!(f, "input {name} differs: locked {locked}, now {now}")
+            Finding::Input {
+                name,
+                of,
+                locked,
+                now,
+            } => {
+                write!(f, "input {name}")?;
+                if let Some(module) = of {
+                    write!(f, " of {module}")?;
+                }
+                write!(f, " differs: locked {locked}, now {now}")
             }
             Finding::Module { name, what } => write!(f, "module {name} {what}"),
             Finding::Read { path, what } => write!(f, "read {path} {what}"),
@@ -136,6 +148,11 @@ fn entry_changes<T>(
     out
 }
 
+/// The module whose input `name` is, for the inputs that are the generator module's.
+fn module_of(m: &ModelLock, name: &str) -> Option<String> {
+    matches!(name, "source" | "carried" | "sandbox").then(|| m.generator.clone())
+}
+
 /// Inputs and modules of `now` that differ from `locked` (results are compared by the
 /// caller, who can find the first differing instance). An input differs when its digest
 /// does or when the values written for it do; the finding shows the two values, and when
@@ -153,12 +170,14 @@ pub fn compare(locked: &ModelLock, now: &ModelLock) -> Vec<Finding> {
                 }
                 out.push(Finding::Input {
                     name: l.name.clone(),
+                    of: module_of(locked, &l.name),
                     locked: a,
                     now: b,
                 });
             }
             None => out.push(Finding::Input {
                 name: l.name.clone(),
+                of: module_of(locked, &l.name),
                 locked: shown(locked, l),
                 now: "absent".into(),
             }),
@@ -168,6 +187,7 @@ pub fn compare(locked: &ModelLock, now: &ModelLock) -> Vec<Finding> {
         if !locked.inputs.iter().any(|l| l.name == n.name) {
             out.push(Finding::Input {
                 name: n.name.clone(),
+                of: module_of(now, &n.name),
                 locked: "absent".into(),
                 now: shown(now, n),
             });
@@ -330,8 +350,18 @@ mod tests {
         assert_eq!(
             texts(&caps, &one),
             [
-                "input sandbox differs: locked sandboxed=false capabilities=1, now sandboxed=false capabilities=0"
+                "input sandbox of Table differs: locked sandboxed=false capabilities=1, now sandboxed=false capabilities=0"
             ]
+        );
+        // The module's own inputs name it.
+        let mut edited = one.clone();
+        edited.source = "0123456789abcdef0123".into();
+        assert_eq!(
+            texts(&edited, &one),
+            [format!(
+                "input source of Table differs: locked 0123456789abcdef, now {}",
+                &one.source[..16]
+            )]
         );
         assert!(texts(&one, &one.clone()).is_empty());
     }
