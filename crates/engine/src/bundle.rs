@@ -75,10 +75,9 @@ pub fn required_by_text(
     let mut queue: Vec<PathBuf> = seen_start.iter().cloned().collect();
     while let Some(file) = queue.pop() {
         for (spec, target) in runtime.literal_requires(&file, root) {
-            let alias = spec.starts_with('@') && !spec.starts_with("@self/");
             let target = match target {
-                Ok(t) if !alias => canonical(&t),
-                _ => {
+                Ok(t) => canonical(&t),
+                Err(_) => {
                     if !unresolved.contains(&spec) {
                         unresolved.push(spec);
                     }

@@ -62,9 +62,9 @@ pub fn is_toolkit(spec: &str) -> bool {
 }
 
 /// The string requires written in module file `file`, each with the file it names, resolved
-/// as its `require` would (confined to `root`), or why it names none (a missing file, a
-/// path outside `root`, an alias no `.luaurc` defines). Toolkit modules are left out; an
-/// unreadable file has none.
+/// as its `require` would (confined to `root`), or why a saved scene or package could not
+/// follow it (a missing file, a path outside `root`, a `.luaurc` alias: the instance tree
+/// has no `.luaurc`). Toolkit modules are left out; an unreadable file has none.
 pub fn literal_requires(
     file: &Path,
     root: Option<&Path>,
@@ -76,10 +76,14 @@ pub fn literal_requires(
         .into_iter()
         .filter(|spec| !is_toolkit(spec))
         .map(|spec| {
-            (
-                spec.to_owned(),
-                crate::globals::require_file(file, spec, root),
-            )
+            let target = if is_alias(spec) {
+                Err(format!(
+                    "{spec} is a .luaurc alias, which a saved scene or package cannot follow"
+                ))
+            } else {
+                crate::globals::require_file(file, spec, root)
+            };
+            (spec.to_owned(), target)
         })
         .collect()
 }
@@ -115,5 +119,32 @@ local broken = require("./unterminated
         assert!(!is_alias("./C"));
         assert!(is_toolkit("@procmodel/wfc"));
         assert!(!is_toolkit("@lib/wfc"));
+    }
+
+    /// A defined alias resolves for a run, but a tree built from the files has no
+    /// `.luaurc`: the literal scan reports it as one a saved scene cannot follow.
+    #[test]
+    fn a_literal_alias_require_is_one_a_saved_scene_cannot_follow() {
+        let dir = std::env::temp_dir().join(format!("procmodel-literal-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("lib")).unwrap();
+        std::fs::write(dir.join(".luaurc"), r#"{"aliases": {"lib": "./lib"}}"#).unwrap();
+        std::fs::write(dir.join("lib/C.luau"), "return 1").unwrap();
+        std::fs::write(dir.join("B.luau"), "return 2").unwrap();
+        let generator = dir.join("Gen.luau");
+        std::fs::write(
+            &generator,
+            "local c = require('@lib/C')\nlocal b = require('./B')\n",
+        )
+        .unwrap();
+        let found = literal_requires(&generator, Some(&dir));
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!(found[0].0, "@lib/C");
+        let e = found[0].1.as_ref().unwrap_err();
+        assert!(e.contains(".luaurc alias"), "{e}");
+        assert_eq!(
+            found[1].1.as_ref().unwrap().canonicalize().unwrap(),
+            dir.join("B.luau").canonicalize().unwrap()
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -550,8 +550,10 @@ pub trait ScriptRuntime: Send + Sync {
     ) -> Result<Rc<dyn ScriptHost>, HostError>;
 
     /// The string requires written in module file `file`, whichever branch a run would take,
-    /// each with the file it names as `require` resolves it (confined to `root`) or why it
-    /// names none. Read without running anything; the runtime's own modules are left out.
+    /// each with the file it names as `require` resolves it (confined to `root`) or why an
+    /// instance tree built from the files could not follow it (no such file, outside
+    /// `root`, a path alias). Read without running anything; the runtime's own modules are
+    /// left out.
     /// None by default (a runtime whose modules require no files).
     fn literal_requires(
         &self,
