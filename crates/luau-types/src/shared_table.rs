@@ -15,6 +15,8 @@
 //! Luau's hashing of the keys gives — the same in every run, as the keys are strings and
 //! integers only).
 
+use std::collections::HashMap;
+
 use mlua::{AnyUserData, Lua, MetaMethod, MultiValue, Table, UserData, Value};
 
 use crate::args::{Args, bad_arg};
@@ -140,20 +142,41 @@ fn writable(ud: &AnyUserData, what: &str) -> mlua::Result<()> {
     Ok(())
 }
 
-/// `v` as a SharedTable stores it: a Luau table becomes a new SharedTable.
+/// `v` as a SharedTable stores it: a Luau table becomes a new SharedTable, and so does every
+/// table it holds, each once (a table that holds itself becomes a SharedTable that holds
+/// itself). Worked through a list, not recursion, so no nesting depth overflows the stack.
 fn storable(lua: &Lua, func: &str, v: &Value) -> mlua::Result<Value> {
-    let mut made = Vec::new();
-    storable_in(lua, func, v, &mut made)
+    let Value::Table(root) = v else {
+        return plain(func, v);
+    };
+    let mut made: HashMap<*const std::ffi::c_void, AnyUserData> = HashMap::new();
+    let mut convert = |t: &Table, work: &mut Vec<(Table, AnyUserData)>| {
+        if let Some(st) = made.get(&t.to_pointer()) {
+            return Ok::<_, mlua::Error>(st.clone());
+        }
+        let st = create(lua, false)?;
+        made.insert(t.to_pointer(), st.clone());
+        work.push((t.clone(), st.clone()));
+        Ok(st)
+    };
+    let mut work = Vec::new();
+    let top = convert(root, &mut work)?;
+    while let Some((t, st)) = work.pop() {
+        for pair in t.pairs::<Value, Value>() {
+            let (k, x) = pair?;
+            let k = key(func, &k)?;
+            let x = match &x {
+                Value::Table(inner) => Value::UserData(convert(inner, &mut work)?),
+                other => plain(func, other)?,
+            };
+            set(&st, k, x)?;
+        }
+    }
+    Ok(Value::UserData(top))
 }
 
-/// [`storable`], with the tables already turned into SharedTables (`made`), so a table that
-/// holds itself becomes a SharedTable that holds itself.
-fn storable_in(
-    lua: &Lua,
-    func: &str,
-    v: &Value,
-    made: &mut Vec<(Table, AnyUserData)>,
-) -> mlua::Result<Value> {
+/// A value other than a table, checked: what a SharedTable may store as it is.
+fn plain(func: &str, v: &Value) -> mlua::Result<Value> {
     match v {
         Value::Nil
         | Value::Boolean(_)
@@ -161,20 +184,6 @@ fn storable_in(
         | Value::Number(_)
         | Value::Vector(_)
         | Value::String(_) => Ok(v.clone()),
-        Value::Table(t) => {
-            if let Some((_, st)) = made.iter().find(|(seen, _)| seen == t) {
-                return Ok(Value::UserData(st.clone()));
-            }
-            let st = create(lua, false)?;
-            made.push((t.clone(), st.clone()));
-            for pair in t.pairs::<Value, Value>() {
-                let (k, x) = pair?;
-                let k = key(func, &k)?;
-                let x = storable_in(lua, func, &x, made)?;
-                set(&st, k, x)?;
-            }
-            Ok(Value::UserData(st))
-        }
         Value::UserData(ud)
             if ud.is::<SharedTable>() || SERIALIZABLE.contains(&type_name(v).as_str()) =>
         {
@@ -202,31 +211,38 @@ fn set(ud: &AnyUserData, k: Value, v: Value) -> mlua::Result<()> {
     Ok(())
 }
 
-/// `clone`/`cloneAndFreeze`: a copy of `ud` (of every SharedTable it reaches, when `deep`,
-/// each copied once), frozen or not.
-fn clone(
-    lua: &Lua,
-    ud: &AnyUserData,
-    deep: bool,
-    frozen: bool,
-    made: &mut Vec<(AnyUserData, AnyUserData)>,
-) -> mlua::Result<AnyUserData> {
-    if let Some((_, copy)) = made.iter().find(|(seen, _)| seen == ud) {
-        return Ok(copy.clone());
+/// `clone`/`cloneAndFreeze`: a copy of `ud` (and, when `deep`, of every SharedTable it
+/// reaches, each copied once), frozen or not. Worked through a list, as [`storable`] is.
+fn clone(lua: &Lua, ud: &AnyUserData, deep: bool, frozen: bool) -> mlua::Result<AnyUserData> {
+    let mut made: HashMap<*const std::ffi::c_void, AnyUserData> = HashMap::new();
+    let mut copies = Vec::new();
+    let mut copy_of = |orig: &AnyUserData, work: &mut Vec<(AnyUserData, AnyUserData)>| {
+        if let Some(copy) = made.get(&orig.to_pointer()) {
+            return Ok::<_, mlua::Error>(copy.clone());
+        }
+        // Filled while still unfrozen, then frozen.
+        let copy = create(lua, false)?;
+        made.insert(orig.to_pointer(), copy.clone());
+        work.push((orig.clone(), copy.clone()));
+        copies.push(copy.clone());
+        Ok(copy)
+    };
+    let mut work = Vec::new();
+    let top = copy_of(ud, &mut work)?;
+    while let Some((orig, copy)) = work.pop() {
+        for pair in elements(&orig)?.pairs::<Value, Value>() {
+            let (k, v) = pair?;
+            let v = match as_shared(&v) {
+                Some(inner) if deep => Value::UserData(copy_of(&inner, &mut work)?),
+                _ => v,
+            };
+            set(&copy, k, v)?;
+        }
     }
-    // Filled while still unfrozen, then frozen.
-    let copy = create(lua, false)?;
-    made.push((ud.clone(), copy.clone()));
-    for pair in elements(ud)?.pairs::<Value, Value>() {
-        let (k, v) = pair?;
-        let v = match as_shared(&v) {
-            Some(inner) if deep => Value::UserData(clone(lua, &inner, deep, frozen, made)?),
-            _ => v,
-        };
-        set(&copy, k, v)?;
+    for copy in copies {
+        copy.borrow_mut::<SharedTable>()?.frozen = frozen;
     }
-    copy.borrow_mut::<SharedTable>()?.frozen = frozen;
-    Ok(copy)
+    Ok(top)
 }
 
 /// Argument `pos` of `func` as a SharedTable.
@@ -273,7 +289,7 @@ pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
                     Value::Boolean(b) => *b,
                     other => return Err(bad_arg(2, name, "boolean", other)),
                 };
-                clone(lua, &ud, deep, frozen, &mut Vec::new())
+                clone(lua, &ud, deep, frozen)
             })?,
         )?;
     }
