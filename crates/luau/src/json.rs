@@ -6,22 +6,50 @@ use mlua::{Lua, Table, Value};
 use std::fmt::Write;
 
 /// Encodes `v` as compact JSON (object keys sorted, so the same table gives the same bytes).
+/// Tables are walked with a list of open ones, not recursion, so the native stack does not
+/// grow with the nesting.
 pub fn encode(v: &Value) -> mlua::Result<String> {
     let mut out = String::new();
-    let mut stack = Vec::new();
-    encode_into(&mut out, v, &mut stack)?;
-    Ok(out)
+    let mut open: Vec<Open> = Vec::new();
+    let mut next = Some(v.clone());
+    loop {
+        if let Some(v) = next.take() {
+            match v {
+                Value::Table(t) => {
+                    if open.iter().any(|o| o.id == t.to_pointer()) {
+                        return Err(err("tables cannot be cyclic"));
+                    }
+                    if open.len() >= MAX_DEPTH {
+                        return Err(err(&format!(
+                            "tables nest too deeply (more than {MAX_DEPTH} levels)"
+                        )));
+                    }
+                    open.push(Open::start(&mut out, t)?);
+                }
+                other => scalar(&mut out, &other)?,
+            }
+        }
+        let Some(top) = open.last_mut() else {
+            return Ok(out);
+        };
+        match top.next(&mut out)? {
+            Some(v) => next = Some(v),
+            None => {
+                open.pop();
+            }
+        }
+    }
 }
+
+/// Deepest nesting of arrays and objects either way (the decoder recurses once per level).
+const MAX_DEPTH: usize = 512;
 
 fn err(msg: &str) -> mlua::Error {
     mlua::Error::runtime(format!("JSONEncode: {msg}"))
 }
 
-fn encode_into(
-    out: &mut String,
-    v: &Value,
-    stack: &mut Vec<*const std::ffi::c_void>,
-) -> mlua::Result<()> {
+/// A value that is not a table.
+fn scalar(out: &mut String, v: &Value) -> mlua::Result<()> {
     match v {
         Value::Nil => out.push_str("null"),
         Value::Boolean(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -30,7 +58,6 @@ fn encode_into(
         }
         Value::Number(n) => number(out, *n),
         Value::String(s) => string(out, &s.to_str()?),
-        Value::Table(t) => table(out, t, stack)?,
         other => {
             return Err(err(&format!(
                 "cannot convert {} to JSON",
@@ -39,6 +66,78 @@ fn encode_into(
         }
     }
     Ok(())
+}
+
+/// A table being written: an array (its length and the next position) or an object (its
+/// entries sorted by key and the next one).
+struct Open {
+    id: *const std::ffi::c_void,
+    table: Table,
+    entries: Option<Vec<(String, Value)>>,
+    len: usize,
+    at: usize,
+}
+
+impl Open {
+    /// Classifies `t` (an array when its keys are exactly 1..n, an object when they are all
+    /// strings) and writes its opening bracket.
+    fn start(out: &mut String, t: Table) -> mlua::Result<Open> {
+        let mut ints = 0usize;
+        let mut strings = Vec::new();
+        let mut other = false;
+        for pair in t.pairs::<Value, Value>() {
+            let (k, v) = pair?;
+            match k {
+                Value::Integer(n) if n >= 1 => ints += 1,
+                Value::Number(n) if n >= 1.0 && n.fract() == 0.0 => ints += 1,
+                Value::String(s) => strings.push((s.to_str()?.to_owned(), v)),
+                _ => other = true,
+            }
+        }
+        let len = t.raw_len();
+        if other || (ints > 0 && !strings.is_empty()) || (ints > 0 && ints != len) {
+            return Err(err(
+                "Cannot convert mixed or non-array tables: keys must be strings",
+            ));
+        }
+        let entries = if strings.is_empty() {
+            out.push('[');
+            None
+        } else {
+            strings.sort_by(|a, b| a.0.cmp(&b.0));
+            out.push('{');
+            Some(strings)
+        };
+        Ok(Open {
+            id: t.to_pointer(),
+            len: entries.as_ref().map_or(len, Vec::len),
+            table: t,
+            entries,
+            at: 0,
+        })
+    }
+
+    /// Writes the separator (and key) before the next value and returns it, or closes the
+    /// table and returns None.
+    fn next(&mut self, out: &mut String) -> mlua::Result<Option<Value>> {
+        if self.at == self.len {
+            out.push(if self.entries.is_some() { '}' } else { ']' });
+            return Ok(None);
+        }
+        if self.at > 0 {
+            out.push(',');
+        }
+        self.at += 1;
+        match &self.entries {
+            Some(entries) => {
+                let (k, v) = &entries[self.at - 1];
+                string(out, k);
+                out.push(':');
+                Ok(Some(v.clone()))
+            }
+            None => Ok(Some(self.table.raw_get::<Value>(self.at)?)),
+        }
+    }
 }
 
 fn number(out: &mut String, n: f64) {
@@ -70,60 +169,6 @@ fn string(out: &mut String, s: &str) {
         }
     }
     out.push('"');
-}
-
-fn table(
-    out: &mut String,
-    t: &Table,
-    stack: &mut Vec<*const std::ffi::c_void>,
-) -> mlua::Result<()> {
-    let id = t.to_pointer();
-    if stack.contains(&id) {
-        return Err(err("tables cannot be cyclic"));
-    }
-    let mut ints = 0usize;
-    let mut strings = Vec::new();
-    let mut other = false;
-    for pair in t.pairs::<Value, Value>() {
-        let (k, v) = pair?;
-        match k {
-            Value::Integer(n) if n >= 1 => ints += 1,
-            Value::Number(n) if n >= 1.0 && n.fract() == 0.0 => ints += 1,
-            Value::String(s) => strings.push((s.to_str()?.to_owned(), v)),
-            _ => other = true,
-        }
-    }
-    let len = t.raw_len();
-    if other || (ints > 0 && !strings.is_empty()) || (ints > 0 && ints != len) {
-        return Err(err(
-            "Cannot convert mixed or non-array tables: keys must be strings",
-        ));
-    }
-    stack.push(id);
-    if strings.is_empty() {
-        out.push('[');
-        for i in 1..=len {
-            if i > 1 {
-                out.push(',');
-            }
-            encode_into(out, &t.raw_get::<Value>(i)?, stack)?;
-        }
-        out.push(']');
-    } else {
-        strings.sort_by(|a, b| a.0.cmp(&b.0));
-        out.push('{');
-        for (i, (k, v)) in strings.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            string(out, k);
-            out.push(':');
-            encode_into(out, v, stack)?;
-        }
-        out.push('}');
-    }
-    stack.pop();
-    Ok(())
 }
 
 /// Decodes JSON text into Luau values (`null` is nil; arrays keep their positions).
@@ -172,7 +217,7 @@ impl Parser<'_> {
 
     fn value(&mut self) -> mlua::Result<Value> {
         self.depth += 1;
-        if self.depth > 512 {
+        if self.depth > MAX_DEPTH {
             return Err(self.fail("nesting too deep"));
         }
         let v = match self.b.get(self.i) {
