@@ -2255,3 +2255,55 @@ fn a_place_asking_for_immediate_signals_is_warned_that_handlers_are_deferred() {
     let err = common::stderr(&without);
     assert!(!err.contains("SignalBehavior"), "{err}");
 }
+
+/// A file nesting instances deeper than any place does was decoded by recursion and
+/// overflowed the native stack (the process aborted); now it is refused by name, while a
+/// deep one within the limit reads (the XML decoder runs on a large stack) and saves.
+#[test]
+fn a_file_nesting_instances_too_deep_is_refused_and_a_deep_one_reads() {
+    let nested = |levels: usize| {
+        let mut x = String::from("<roblox version=\"4\">\n");
+        for i in 0..levels {
+            x.push_str(&format!(
+                "<Item class=\"Folder\" referent=\"R{i}\"><Properties><string name=\"Name\">F</string></Properties>"
+            ));
+        }
+        x.push_str(&"</Item>".repeat(levels));
+        x.push_str("\n</roblox>\n");
+        x
+    };
+    let script = tmp("deep_count.luau");
+    std::fs::write(&script, "print(#workspace:GetDescendants())\n").unwrap();
+    let too_deep = tmp("too_deep.rbxmx");
+    std::fs::write(&too_deep, nested(20_000)).unwrap();
+    let o = bin()
+        .arg("run")
+        .arg(&script)
+        .arg("--place")
+        .arg(&too_deep)
+        .output()
+        .unwrap();
+    let err = common::stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("too_deep.rbxmx: its instances nest 20000 levels deep; procmodel reads files nesting at most 10000"),
+        "{err}"
+    );
+    // Deeper than the main thread's stack took (4,000 levels aborted a debug build).
+    let deep = tmp("deep_ok.rbxmx");
+    std::fs::write(&deep, nested(4_000)).unwrap();
+    let saved = tmp("deep_ok_saved.rbxm");
+    for (place, save) in [(&deep, Some(&saved)), (&saved, None)] {
+        let mut cmd = bin();
+        cmd.arg("run").arg(&script).arg("--place").arg(place);
+        if let Some(save) = save {
+            cmd.arg("--save").arg(save);
+        }
+        let o = ok(cmd.output().unwrap());
+        assert!(
+            common::stderr(&o).contains("4000"),
+            "{}",
+            common::stderr(&o)
+        );
+    }
+}

@@ -52,7 +52,18 @@ pub fn decode_xml<R: std::io::Read>(
 /// U+FFFE, U+FFFF) is refused with [`XmlEncodeError::NotXmlText`] before anything is
 /// written: rbx_xml would write it as it is, and no XML reader, ours included, reads such a
 /// file back.
-pub fn encode_xml<W: std::io::Write>(
+///
+/// rbx_xml writes recursively, one call per level of nesting, so the writing runs on a
+/// thread with a large stack (`crate::deep`).
+pub fn encode_xml<W: std::io::Write + Send>(
+    writer: W,
+    dom: &rbx_dom_weak::WeakDom,
+    roots: &[rbx_types::Ref],
+) -> Result<(), XmlEncodeError> {
+    crate::deep::deep_stack(|| encode_xml_here(writer, dom, roots))
+}
+
+fn encode_xml_here<W: std::io::Write>(
     writer: W,
     dom: &rbx_dom_weak::WeakDom,
     roots: &[rbx_types::Ref],
@@ -397,6 +408,23 @@ pub fn nearest_brick_color(r: f32, g: f32, b: f32) -> rbx_types::BrickColor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// rbx_xml writes one nested call per level: a tree deeper than a test thread's stack
+    /// takes is written and read back (the writer runs on a large stack).
+    #[test]
+    fn a_deep_tree_encodes_as_xml() {
+        use rbx_dom_weak::{InstanceBuilder, WeakDom};
+        let mut dom = WeakDom::new(InstanceBuilder::new("DataModel"));
+        let top = dom.insert(dom.root_ref(), InstanceBuilder::new("Folder"));
+        let mut at = top;
+        for _ in 0..1_500 {
+            at = dom.insert(at, InstanceBuilder::new("Folder"));
+        }
+        let mut bytes = Vec::new();
+        encode_xml(&mut bytes, &dom, &[top]).unwrap();
+        let back = crate::deep::deep_stack(|| decode_xml(bytes.as_slice())).unwrap();
+        assert_eq!(crate::deep::tree_depth(&back), 1_501);
+    }
 
     /// A tree whose strings XML cannot hold is refused before a byte is written, naming the
     /// instance and the property; tab, line feed and carriage return are kept; the binary

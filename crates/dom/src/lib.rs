@@ -7,6 +7,7 @@
 pub mod attrs;
 pub mod bvh;
 mod classes;
+pub mod deep;
 pub mod drawn;
 mod geometry;
 pub mod hash;

@@ -222,6 +222,17 @@ pub fn read_module_folder(dir: &Path) -> Result<procmodel_rojo::LoadedPath, Engi
     Ok(loaded)
 }
 
+/// Refuses a file whose instances nest deeper than `procmodel_dom::deep::MAX_FILE_DEPTH`.
+fn too_deep(depth: usize) -> Result<(), String> {
+    let most = procmodel_dom::deep::MAX_FILE_DEPTH;
+    if depth > most {
+        return Err(format!(
+            "its instances nest {depth} levels deep; procmodel reads files nesting at most {most}"
+        ));
+    }
+    Ok(())
+}
+
 /// Decodes the bytes of a scene file; `name` (the file's path) is what errors name.
 /// The container is checked first (binary: header, chunks, sizes, counts; both: attribute
 /// blobs), and a panic of the decoder on data the checks let through is an error too.
@@ -235,17 +246,23 @@ pub fn read_bytes(
         SceneFormat::Binary => {
             const WHAT: &str = "not a valid binary Roblox file";
             binary::check(&mut bytes).map_err(|e| err(format!("{WHAT}: {e}")))?;
-            contain(|| procmodel_dom::decode_binary(bytes.as_slice()))
+            let dom = contain(|| procmodel_dom::decode_binary(bytes.as_slice()))
                 .map_err(|e| err(format!("{WHAT}: {e}")))?
-                .map_err(|e| err(format!("{WHAT}: {e}")))?
+                .map_err(|e| err(format!("{WHAT}: {e}")))?;
+            too_deep(procmodel_dom::deep::tree_depth(&dom)).map_err(err)?;
+            dom
         }
         SceneFormat::Xml => {
             const WHAT: &str = "not a valid XML Roblox file";
             attributes::check_xml_attributes(&bytes)
                 .map_err(|(at, e)| err(format!("{WHAT}: AttributesSerialize at byte {at}: {e}")))?;
-            contain(|| procmodel_dom::decode_xml(bytes.as_slice()))
-                .map_err(|e| err(format!("{WHAT}: {e}")))?
-                .map_err(|e| err(format!("{WHAT}: {e}")))?
+            too_deep(procmodel_dom::deep::xml_item_depth(&bytes)).map_err(err)?;
+            // rbx_xml recurses once per level of nesting.
+            procmodel_dom::deep::deep_stack(|| {
+                contain(|| procmodel_dom::decode_xml(bytes.as_slice()))
+            })
+            .map_err(|e| err(format!("{WHAT}: {e}")))?
+            .map_err(|e| err(format!("{WHAT}: {e}")))?
         }
     };
     let root = dom.root_ref();
@@ -291,13 +308,13 @@ pub fn write(dom: &WeakDom, path: &Path) -> Result<[u8; 32], EngineError> {
 
 /// A writer that hashes (BLAKE3) and counts what passes through it.
 pub struct Hashing<'a> {
-    inner: &'a mut dyn Write,
+    inner: &'a mut (dyn Write + Send),
     pub hasher: blake3::Hasher,
     pub len: u64,
 }
 
 impl<'a> Hashing<'a> {
-    pub fn new(inner: &'a mut dyn Write) -> Hashing<'a> {
+    pub fn new(inner: &'a mut (dyn Write + Send)) -> Hashing<'a> {
         Hashing {
             inner,
             hasher: blake3::Hasher::new(),
