@@ -339,7 +339,10 @@ fn r14_3_lock_and_verify_a_generator_with_attributes() {
     assert_eq!(o.status.code(), Some(1));
     let out = stdout(&o);
     assert!(out.contains("file Stairs.luau changed"), "{out}");
-    assert!(out.contains("input source differs"), "{out}");
+    assert!(
+        out.contains("input source of ServerStorage.Stairs differs"),
+        "{out}"
+    );
     // Gone: a clear error naming the entry.
     std::fs::remove_file(&g).unwrap();
     let o = verify(&lockfile);
