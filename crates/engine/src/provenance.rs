@@ -46,8 +46,10 @@ use rbx_types::{Ref, Variant};
 /// `UniqueId` (one made from the clock replaced the original's), nor does an instance whose
 /// id the scene holds already. 7: a MeshPart made by `CreateMeshPartAsync` keeps its mesh's
 /// size (`InitialSize`, read as `MeshSize`); a failure in a Rojo project's script names its
-/// file in the error placeholder.
-pub const EPOCH: u32 = 7;
+/// file in the error placeholder. 8: calls that failed now build results — a string that
+/// spells a number is a number to the datatypes and to property writes, `SharedTable` and
+/// `SharedTableRegistry` exist, `JSONEncode` takes any nesting up to 512 levels.
+pub const EPOCH: u32 = 8;
 
 /// The version of the result cache's entry format (`cache.rs`), part of every cache key:
 /// entries written in another format are never looked up, so never misread.

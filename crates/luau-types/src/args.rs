@@ -26,6 +26,43 @@ pub(crate) fn as_number(v: &Value) -> Option<f64> {
     }
 }
 
+/// Reads a number argument as Luau's `tonumber` and the Roblox API read one: a number, or
+/// a string that spells one (`"2"`, `" 0.5 "`, `"1e3"`, `"0x10"`), as old scripts pass the
+/// text of a TextBox or an attribute. Operators stay strict ([`as_number`]).
+pub(crate) fn to_number(v: &Value) -> Option<f64> {
+    match v {
+        Value::String(s) => numeric_string(&s.as_bytes()),
+        other => as_number(other),
+    }
+}
+
+/// The number a string spells, as Luau reads one: surrounding whitespace, a sign, then a
+/// decimal (with fraction and exponent) or a `0x` hexadecimal integer; never `inf`/`nan`.
+fn numeric_string(s: &[u8]) -> Option<f64> {
+    let t = std::str::from_utf8(s)
+        .ok()?
+        .trim_matches(|c: char| c.is_ascii_whitespace());
+    let (negative, body) = match t.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let value = if let Some(hex) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+        if hex.is_empty() || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        hex.bytes().fold(0.0f64, |n, b| {
+            n * 16.0 + f64::from((b as char).to_digit(16).unwrap_or(0))
+        })
+    } else {
+        let first = body.bytes().next()?;
+        if !(first.is_ascii_digit() || first == b'.') {
+            return None;
+        }
+        body.parse::<f64>().ok()?
+    };
+    Some(if negative { -value } else { value })
+}
+
 /// A datatype read out of a Luau value: userdata types by borrowing (and copying),
 /// `Vector3` from Luau's native `vector`.
 pub trait FromValue: Sized {
@@ -84,7 +121,7 @@ impl<'a> Args<'a> {
     /// A required number.
     pub(crate) fn number(&self, pos: usize) -> mlua::Result<f64> {
         let v = self.get(pos);
-        as_number(v).ok_or_else(|| bad_arg(pos, self.func, "number", v))
+        to_number(v).ok_or_else(|| bad_arg(pos, self.func, "number", v))
     }
 
     /// A required number as f32.
@@ -237,7 +274,31 @@ pub(crate) fn fmt_num(n: f32) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::fmt_num;
+    use super::{fmt_num, numeric_string};
+
+    #[test]
+    fn numeric_strings_read_as_luau_reads_them() {
+        for (s, want) in [
+            ("2", Some(2.0)),
+            (" 0.5 ", Some(0.5)),
+            ("-3", Some(-3.0)),
+            ("+4", Some(4.0)),
+            ("1e3", Some(1000.0)),
+            (".5", Some(0.5)),
+            ("5.", Some(5.0)),
+            ("0x10", Some(16.0)),
+            ("-0XfF", Some(-255.0)),
+            ("", None),
+            ("abc", None),
+            ("1 2", None),
+            ("inf", None),
+            ("nan", None),
+            ("0x", None),
+            ("1e", None),
+        ] {
+            assert_eq!(numeric_string(s.as_bytes()), want, "{s:?}");
+        }
+    }
 
     #[test]
     fn components_print_like_percent_9g() {

@@ -113,7 +113,7 @@ pub fn variant_to_lua(lua: &Lua, v: &Variant, enum_name: Option<&str>) -> mlua::
 }
 
 fn number(v: &Value, expected: &str) -> Result<f64, ConvertError> {
-    as_number(v).ok_or_else(|| ConvertError::type_mismatch(expected, v))
+    crate::args::to_number(v).ok_or_else(|| ConvertError::type_mismatch(expected, v))
 }
 
 fn ud<T: crate::args::FromValue>(v: &Value, expected: &str) -> Result<T, ConvertError> {
