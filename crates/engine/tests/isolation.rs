@@ -193,6 +193,46 @@ fn r10_1_planted_globals_never_reach_another_generator() {
     }
 }
 
+/// An engine whose scene has generator module `name` (`source`) and `models` models of it,
+/// each generated once, then the first regenerated (forced) as well.
+fn generated_twice(name: &str, source: &str, models: usize) -> (Engine, Vec<Ref>) {
+    let mut engine =
+        Engine::new(procmodel_luau::runtime(), EngineConfig::default()).expect("engine");
+    let root = engine.with_dom(|d| d.root_ref());
+    let m = engine.insert(
+        root,
+        InstanceBuilder::new("ModuleScript")
+            .with_name(name)
+            .with_property("Source", Variant::String(source.into())),
+    );
+    let ws = engine.workspace();
+    let models: Vec<Ref> = (0..models)
+        .map(|_| {
+            engine.insert(
+                ws,
+                InstanceBuilder::new("ProceduralModel")
+                    .with_property("Generator", Variant::Ref(m))
+                    .with_property("Size", Vector3::new(4.0, 4.0, 4.0)),
+            )
+        })
+        .collect();
+    let reports = engine.settle(8);
+    assert!(reports.iter().all(|r| r.is_ok()), "{reports:?}");
+    engine.force_generation(models[0]);
+    let reports = engine.settle(8);
+    assert!(reports.iter().all(|r| r.is_ok()), "{reports:?}");
+    (engine, models)
+}
+
+/// The name of the first instance in `model`'s results.
+fn first_result_name(engine: &Engine, model: Ref) -> String {
+    engine.with_dom(|dom| {
+        let folder = dom.get_by_ref(model).unwrap().children()[0];
+        let part = dom.get_by_ref(folder).unwrap().children()[0];
+        dom.get_by_ref(part).unwrap().name.clone()
+    })
+}
+
 #[test]
 fn r10_1_a_generator_keeps_its_own_globals_across_its_threads() {
     const OWN: &str = r#"
@@ -208,35 +248,10 @@ return {
     end,
 }
 "#;
-    let mut engine =
-        Engine::new(procmodel_luau::runtime(), EngineConfig::default()).expect("engine");
-    let root = engine.with_dom(|d| d.root_ref());
-    let m = engine.insert(
-        root,
-        InstanceBuilder::new("ModuleScript")
-            .with_name("Own")
-            .with_property("Source", Variant::String(OWN.into())),
-    );
-    let ws = engine.workspace();
-    let model = engine.insert(
-        ws,
-        InstanceBuilder::new("ProceduralModel")
-            .with_property("Generator", Variant::Ref(m))
-            .with_property("Size", Vector3::new(4.0, 4.0, 4.0)),
-    );
-    let reports = engine.settle(8);
-    assert!(reports.iter().all(|r| r.is_ok()), "{reports:?}");
-    engine.force_generation(model);
-    let reports = engine.settle(8);
-    assert!(reports.iter().all(|r| r.is_ok()), "{reports:?}");
-    let name = engine.with_dom(|dom| {
-        let folder = dom.get_by_ref(model).unwrap().children()[0];
-        let part = dom.get_by_ref(folder).unwrap().children()[0];
-        dom.get_by_ref(part).unwrap().name.clone()
-    });
+    let (engine, models) = generated_twice("Own", OWN, 1);
     // The module's top level ran once; its globals persist between its own runs, as a
     // ModuleScript's do in Roblox.
-    assert_eq!(name, "run2/2");
+    assert_eq!(first_result_name(&engine, models[0]), "run2/2");
 }
 
 #[test]
@@ -257,37 +272,8 @@ return {
     end,
 }
 "#;
-    let mut engine =
-        Engine::new(procmodel_luau::runtime(), EngineConfig::default()).expect("engine");
-    let root = engine.with_dom(|d| d.root_ref());
-    let m = engine.insert(
-        root,
-        InstanceBuilder::new("ModuleScript")
-            .with_name("Registers")
-            .with_property("Source", Variant::String(REGISTERS.into())),
-    );
-    let ws = engine.workspace();
-    let models: Vec<Ref> = (0..2)
-        .map(|_| {
-            engine.insert(
-                ws,
-                InstanceBuilder::new("ProceduralModel")
-                    .with_property("Generator", Variant::Ref(m))
-                    .with_property("Size", Vector3::new(4.0, 4.0, 4.0)),
-            )
-        })
-        .collect();
-    let reports = engine.settle(8);
-    assert!(reports.iter().all(|r| r.is_ok()), "{reports:?}");
-    engine.force_generation(models[0]);
-    let reports = engine.settle(8);
-    assert!(reports.iter().all(|r| r.is_ok()), "{reports:?}");
+    let (engine, models) = generated_twice("Registers", REGISTERS, 2);
     for model in models {
-        let name = engine.with_dom(|dom| {
-            let folder = dom.get_by_ref(model).unwrap().children()[0];
-            let part = dom.get_by_ref(folder).unwrap().children()[0];
-            dom.get_by_ref(part).unwrap().name.clone()
-        });
-        assert_eq!(name, "found 0");
+        assert_eq!(first_result_name(&engine, model), "found 0");
     }
 }
