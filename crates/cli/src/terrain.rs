@@ -95,7 +95,8 @@ fn world_format(ext: &str, name: &str) -> Result<()> {
 pub(crate) fn parse_world_text(text: &str, ext: &str, name: &str) -> Result<Plan> {
     world_format(ext, name)?;
     let file: WorldSpec = if ext == "toml" {
-        toml::from_str(text).map_err(|e| anyhow!("{name}: {e}"))?
+        toml::from_str(text)
+            .map_err(|e| anyhow!("{name}: {}", procmodel_lock::toml_error(text, &e)))?
     } else {
         serde_json::from_str(text).map_err(|e| anyhow!("{name}: {e}"))?
     };

@@ -14,7 +14,9 @@ pub mod store;
 
 pub use collect::{file_hash, model_lock};
 pub use diff::{Finding, compare};
-pub use lockfile::{FileLock, InputLock, Lockfile, ModelLock, ModuleLock, Source, SourceKind};
+pub use lockfile::{
+    FileLock, InputLock, Lockfile, ModelLock, ModuleLock, Source, SourceKind, toml_error,
+};
 pub use store::{CacheStats, DirCache};
 
 /// A lockfile that cannot be used, naming the file and the entry.

@@ -356,8 +356,12 @@ impl Lockfile {
             file: file.to_owned(),
             message,
         };
-        let lock: Lockfile = toml::from_str(text)
-            .map_err(|e| err(format!("not a valid lockfile (truncated or edited?): {e}")))?;
+        let lock: Lockfile = toml::from_str(text).map_err(|e| {
+            err(format!(
+                "not a valid lockfile (truncated or edited?): {}",
+                toml_error(text, &e)
+            ))
+        })?;
         if lock.format != FORMAT {
             return Err(err(format!(
                 "lockfile format {} is not known (this procmodel reads format {FORMAT})",
@@ -448,6 +452,25 @@ impl Lockfile {
     }
 }
 
+/// A TOML parse error as people read it: toml's own text (which quotes the line and marks
+/// the column) when the line is short, else `line L, column C: message` — a garbage file may
+/// hold a line of megabytes, which the quote would repeat.
+pub fn toml_error(text: &str, e: &toml::de::Error) -> String {
+    let shown = e.to_string();
+    if shown.len() <= 2_000 {
+        return shown;
+    }
+    match e.span() {
+        Some(span) => {
+            let before = &text.as_bytes()[..span.start.min(text.len())];
+            let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+            let column = before.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+            format!("line {line}, column {column}: {}", e.message())
+        }
+        None => e.message().to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -501,6 +524,32 @@ mod tests {
             Vec::new(),
             vec![entry()],
         )
+    }
+
+    /// A garbage lockfile of one enormous line is named by line and column, not quoted.
+    #[test]
+    fn a_parse_error_on_a_huge_line_is_short() {
+        let text = format!(
+            "format = 1\nx = {}{}\n",
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        );
+        let e = Lockfile::parse(&text, "deep.lock").unwrap_err().to_string();
+        assert!(
+            e.len() < 300,
+            "{} bytes: {}",
+            e.len(),
+            &e[..300.min(e.len())]
+        );
+        assert!(
+            e.contains("deep.lock") && e.contains("line 2, column"),
+            "{e}"
+        );
+        // A short line keeps toml's own quote of it.
+        let e = Lockfile::parse("format = [1", "short.lock")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("format = [1"), "{e}");
     }
 
     #[test]
