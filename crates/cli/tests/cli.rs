@@ -2217,14 +2217,6 @@ end }
 /// a place without the setting gets no warning.
 #[test]
 fn a_place_asking_for_immediate_signals_is_warned_that_handlers_are_deferred() {
-    let place = tmp("immediate_signals.rbxlx");
-    std::fs::write(
-        &place,
-        "<roblox version=\"4\">\n<Item class=\"Workspace\" referent=\"RBX0\"><Properties>\
-         <string name=\"Name\">Workspace</string><token name=\"SignalBehavior\">1</token>\
-         </Properties></Item>\n</roblox>\n",
-    )
-    .unwrap();
     let script = tmp("immediate_signals.luau");
     std::fs::write(
         &script,
@@ -2238,19 +2230,32 @@ fn a_place_asking_for_immediate_signals_is_warned_that_handlers_are_deferred() {
          assert(n == 2)\n",
     )
     .unwrap();
-    let with = ok(bin()
-        .arg("run")
-        .arg(&script)
-        .arg("--place")
-        .arg(&place)
-        .output()
-        .unwrap());
-    let err = common::stderr(&with);
-    assert_eq!(
-        err.matches("Workspace.SignalBehavior is Immediate in this place, but procmodel runs event handlers deferred").count(),
-        1,
-        "{err}"
-    );
+    // Studio writes the property as SignalBehavior2 (older versions: SignalBehavior).
+    for property in ["SignalBehavior2", "SignalBehavior"] {
+        let place = tmp(&format!("immediate_{property}.rbxlx"));
+        std::fs::write(
+            &place,
+            format!(
+                "<roblox version=\"4\">\n<Item class=\"Workspace\" referent=\"RBX0\"><Properties>\
+                 <string name=\"Name\">Workspace</string><token name=\"{property}\">1</token>\
+                 </Properties></Item>\n</roblox>\n"
+            ),
+        )
+        .unwrap();
+        let with = ok(bin()
+            .arg("run")
+            .arg(&script)
+            .arg("--place")
+            .arg(&place)
+            .output()
+            .unwrap());
+        let err = common::stderr(&with);
+        assert_eq!(
+            err.matches("Workspace.SignalBehavior is Immediate in this place, but procmodel runs event handlers deferred").count(),
+            1,
+            "{property}: {err}"
+        );
+    }
     let without = ok(bin().arg("run").arg(&script).output().unwrap());
     let err = common::stderr(&without);
     assert!(!err.contains("SignalBehavior"), "{err}");
