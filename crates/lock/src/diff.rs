@@ -50,6 +50,10 @@ impl std::fmt::Display for Finding {
                 now,
             } => {
                 write!(f, "input {name}")?;
+                if name == "carried" {
+                    // The lockfile's name for it, and what it is.
+                    write!(f, " (what the module holds: children, attributes, tags)")?;
+                }
                 if let Some(module) = of {
                     write!(f, " of {module}")?;
                 }
@@ -352,6 +356,17 @@ mod tests {
             [
                 "input sandbox of Table differs: locked sandboxed=false capabilities=1, now sandboxed=false capabilities=0"
             ]
+        );
+        // What the module holds is said in words too.
+        let finding = Finding::Input {
+            name: "carried".into(),
+            of: Some("ServerStorage.City".into()),
+            locked: "0123".into(),
+            now: "4567".into(),
+        };
+        assert_eq!(
+            finding.to_string(),
+            "input carried (what the module holds: children, attributes, tags) of ServerStorage.City differs: locked 0123, now 4567"
         );
         // The module's own inputs name it.
         let mut edited = one.clone();
