@@ -297,6 +297,8 @@ pub const MISSING_GLOBALS: &[(&str, &str)] = &[
         "a datatype of Roblox's animation curves",
     ),
     ("Path2DControlPoint", "a datatype of Roblox's Path2D UI"),
+    ("ValueCurveKey", "a datatype of Roblox's animation curves"),
+    ("User", "a datatype of Roblox's user identities"),
 ];
 
 fn make_printer(lua: &Lua, level: LogLevel, script: String) -> mlua::Result<Function> {
