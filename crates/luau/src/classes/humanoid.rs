@@ -1,5 +1,5 @@
 //! Humanoid methods that mean something without a simulation: `TakeDamage`,
-//! `GetAccessories`; and the Teams service's `GetTeams` and `Team:GetPlayers` (nobody joins a
+//! `AddAccessory`, `GetAccessories`; and the Teams service's `GetTeams` and `Team:GetPlayers` (nobody joins a
 //! headless session).
 
 use crate::context::{Lookup, ctx};
@@ -38,6 +38,51 @@ return function(self, amount)
 end
 "#;
 
+/// `Humanoid:AddAccessory(accessory)` (Roblox reference): the accessory goes into the
+/// humanoid's parent; an Attachment of its Handle that shares its name with an Attachment of
+/// the character (in a part, outside the accessory; the first in tree order) is welded to it
+/// by a Weld "AccessoryWeld" in the Handle (Part0 the Handle, C0 its attachment, Part1 the
+/// character's part, C1 that attachment), with the Handle placed where the two attachments
+/// coincide, as the running weld would put it. No such pair leaves it unattached.
+const ADD_ACCESSORY_LUAU: &str = r#"
+return function(self, accessory)
+    if typeof(accessory) ~= "Instance" or not accessory:IsA("Accessory") then
+        error(`Humanoid:AddAccessory: the accessory must be an Accessory, got {typeof(accessory) == "Instance" and accessory.ClassName or typeof(accessory)}`, 0)
+    end
+    local character = self.Parent
+    if character == nil then
+        error("Humanoid:AddAccessory: the Humanoid has no parent (character) to attach to", 0)
+    end
+    accessory.Parent = character
+    local handle = accessory:FindFirstChild("Handle")
+    if handle == nil or not handle:IsA("BasePart") then
+        return
+    end
+    local byName = {}
+    for _, d in character:GetDescendants() do
+        if d:IsA("Attachment") and byName[d.Name] == nil and d.Parent:IsA("BasePart")
+            and not d:IsDescendantOf(accessory) then
+            byName[d.Name] = d
+        end
+    end
+    for _, own in handle:GetChildren() do
+        local target = own:IsA("Attachment") and byName[own.Name]
+        if target then
+            local part = target.Parent
+            handle.CFrame = part.CFrame * target.CFrame * own.CFrame:Inverse()
+            local weld = Instance.new("Weld")
+            weld.Name = "AccessoryWeld"
+            weld.Part0 = handle
+            weld.C0 = own.CFrame
+            weld.Part1 = part
+            weld.C1 = target.CFrame
+            weld.Parent = handle
+            return
+        end
+    end
+end
+"#;
+
 /// The children of `parent` whose class is `class` (or derives from it), the lookup noted
 /// as a read of the scene.
 fn children_of_class(lua: &mlua::Lua, parent: Ref, class: &str) -> mlua::Result<mlua::Table> {
@@ -71,6 +116,19 @@ pub fn register(m: &mut MethodTable) {
     m.add_method("GetPlayers", |lua, _this, ()| lua.create_table());
 
     m.class("Humanoid");
+    m.add_method("AddAccessory", |lua, this, accessory: Value| {
+        crate::methods::call_luau_method::<_, _, ()>(
+            lua,
+            this,
+            (
+                "procmodel.add_accessory",
+                "=[AddAccessory]",
+                ADD_ACCESSORY_LUAU,
+            ),
+            || Ok(()),
+            accessory,
+        )
+    });
     // The Accessories the humanoid's parent (its character) holds, attached or not.
     m.add_method("GetAccessories", |lua, this, ()| {
         let parent = ctx(lua)?
