@@ -98,9 +98,12 @@ fn elements(ud: &AnyUserData) -> mlua::Result<Table> {
     ud.user_value::<Table>()
 }
 
-/// A new, empty SharedTable.
-fn create(lua: &Lua, frozen: bool) -> mlua::Result<AnyUserData> {
-    let ud = lua.create_userdata(SharedTable { frozen, len: 0 })?;
+/// A new, empty, unfrozen SharedTable.
+fn create(lua: &Lua) -> mlua::Result<AnyUserData> {
+    let ud = lua.create_userdata(SharedTable {
+        frozen: false,
+        len: 0,
+    })?;
     ud.set_user_value(lua.create_table()?)?;
     Ok(ud)
 }
@@ -154,7 +157,7 @@ fn storable(lua: &Lua, func: &str, v: &Value) -> mlua::Result<Value> {
         if let Some(st) = made.get(&t.to_pointer()) {
             return Ok::<_, mlua::Error>(st.clone());
         }
-        let st = create(lua, false)?;
+        let st = create(lua)?;
         made.insert(t.to_pointer(), st.clone());
         work.push((t.clone(), st.clone()));
         Ok(st)
@@ -221,7 +224,7 @@ fn clone(lua: &Lua, ud: &AnyUserData, deep: bool, frozen: bool) -> mlua::Result<
             return Ok::<_, mlua::Error>(copy.clone());
         }
         // Filled while still unfrozen, then frozen.
-        let copy = create(lua, false)?;
+        let copy = create(lua)?;
         made.insert(orig.to_pointer(), copy.clone());
         work.push((orig.clone(), copy.clone()));
         copies.push(copy.clone());
@@ -258,7 +261,7 @@ pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
         lua.create_function(|lua, a: MultiValue| {
             let a = Args::new("new", a);
             match a.get(1) {
-                Value::Nil => create(lua, false),
+                Value::Nil => create(lua),
                 Value::Table(_) => match storable(lua, "new", a.get(1))? {
                     Value::UserData(ud) => Ok(ud),
                     _ => unreachable!("a table is stored as a SharedTable"),
@@ -301,20 +304,17 @@ pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
             let k = key("increment", a.get(2))?;
             let delta = a.number(3)?;
             writable(&ud, "increment a value of")?;
-            let old = match elements(&ud)?.raw_get::<Value>(k.clone())? {
-                Value::Number(n) => n,
-                Value::Integer(i) => i as f64,
-                other => {
-                    return Err(mlua::Error::runtime(format!(
-                        "SharedTable.increment: the value of key {} is {}, not a number",
-                        key_text(&k),
-                        if other.is_nil() {
-                            "missing".to_owned()
-                        } else {
-                            format!("a {}", type_name(&other))
-                        }
-                    )));
-                }
+            let current = elements(&ud)?.raw_get::<Value>(k.clone())?;
+            let Some(old) = crate::args::as_number(&current) else {
+                return Err(mlua::Error::runtime(format!(
+                    "SharedTable.increment: the value of key {} is {}, not a number",
+                    key_text(&k),
+                    if current.is_nil() {
+                        "missing".to_owned()
+                    } else {
+                        format!("a {}", type_name(&current))
+                    }
+                )));
             };
             set(&ud, k, Value::Number(old + delta))?;
             Ok(old)
@@ -369,7 +369,7 @@ pub fn registry_get(lua: &Lua, registry: &Table, name: &str) -> mlua::Result<Any
     if let Some(ud) = as_shared(&registry.raw_get::<Value>(name)?) {
         return Ok(ud);
     }
-    let ud = create(lua, false)?;
+    let ud = create(lua)?;
     registry.raw_set(name, ud.clone())?;
     Ok(ud)
 }
