@@ -6,7 +6,7 @@
 //! their Parent is locked.
 
 use crate::attachment::{Euler, euler_degrees, from_euler_degrees};
-use crate::context::{Ctx, Instance, ctx};
+use crate::context::{Ctx, Instance, Lookup, ctx};
 use crate::ffi::{FastValue, Read};
 use crate::methods::{Methods, not_member};
 use crate::props::Prop;
@@ -218,6 +218,20 @@ fn index(lua: &Lua, h: &Value, key_bytes: &[u8], methods: &Methods) -> mlua::Res
             mlua::IntoLua::into_lua(crate::assembly::physical_properties(inst), lua)
         }
         Prop::DistributedGameTime => Ok(Value::Number(crate::sched::now(lua))),
+        Prop::HumanoidRootPart => {
+            let parent = inst.parent();
+            let found = c.dom.get_by_ref(parent).and_then(|p| {
+                p.children().iter().copied().find(|&r| {
+                    c.dom.get_by_ref(r).is_some_and(|i| {
+                        i.name == "HumanoidRootPart" && procmodel_dom::is_a(&i.class, "BasePart")
+                    })
+                })
+            });
+            if parent.is_none() {
+                return Ok(Value::Nil);
+            }
+            c.push_found(parent, found, Lookup::Child("HumanoidRootPart"))
+        }
         Prop::AssemblyRootPart => {
             let parts = crate::assembly::assembly(c, this.r, "AssemblyRootPart")?;
             match crate::assembly::root_part(c, &parts) {
@@ -853,6 +867,7 @@ fn newindex(
         | Prop::ExtentsSize
         | Prop::AssemblyMass
         | Prop::AssemblyRootPart
+        | Prop::HumanoidRootPart
         | Prop::CenterOfMass
         | Prop::AssemblyCenterOfMass
         | Prop::CurrentPhysicalProperties => Err(read_only(&key())),

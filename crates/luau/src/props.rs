@@ -63,6 +63,9 @@ pub enum Prop {
     /// BasePart.CurrentPhysicalProperties, read-only: CustomPhysicalProperties when set,
     /// else the material's.
     CurrentPhysicalProperties,
+    /// Humanoid.RootPart, read-only: its parent's child `HumanoidRootPart` (a BasePart), as
+    /// the running humanoid finds it.
+    HumanoidRootPart,
     /// Workspace.DistributedGameTime: how long the game has run, the virtual clock `time()`
     /// reads (a write is kept in the file and changes no read).
     DistributedGameTime,
@@ -206,6 +209,9 @@ fn resolve(class: &str, name: &str) -> Prop {
     }
     if name == "ClockTime" && is_a(class, "Lighting") {
         return Prop::ClockTime;
+    }
+    if name == "RootPart" && is_a(class, "Humanoid") {
+        return Prop::HumanoidRootPart;
     }
     if name == "DistributedGameTime" && is_a(class, "Workspace") {
         return Prop::DistributedGameTime;

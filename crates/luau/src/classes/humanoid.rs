@@ -1,5 +1,6 @@
 //! Humanoid methods that mean something without a simulation: `TakeDamage`,
-//! `AddAccessory`, `GetAccessories`; and the Teams service's `GetTeams` and `Team:GetPlayers` (nobody joins a
+//! `AddAccessory`, `GetAccessories`, `BuildRigFromAttachments`, `GetLimb`,
+//! `GetBodyPartR15`; and the Teams service's `GetTeams` and `Team:GetPlayers` (nobody joins a
 //! headless session).
 
 use crate::context::{Lookup, ctx};
@@ -83,6 +84,140 @@ return function(self, accessory)
 end
 "#;
 
+/// `Humanoid:BuildRigFromAttachments()`, `GetLimb(part)` and `GetBodyPartR15(part)` (Roblox
+/// reference), one chunk called with the method's name.
+///
+/// BuildRigFromAttachments starts at the humanoid's RootPart and, for each Attachment of the
+/// current part whose name ends in `RigAttachment` (in child order), looks for an Attachment of
+/// that name in another part of the character (the BaseParts among its children, in order)
+/// not yet in the rig; it joins the two with a Motor6D named for the attachment
+/// (`NeckRigAttachment` → `Neck`) in the other part — reusing a Motor6D of that name there —
+/// with Part0 the current part, C0 its attachment's CFrame, Part1 the other part, C1 that
+/// attachment's CFrame, places the other part where the joint holds it, and goes on from the
+/// other part before the current part's next attachment. A BodyColors in the character
+/// colours each limb (`GetLimb`'s grouping). The scale values an avatar carries
+/// (BodyHeightScale, ...) are not applied.
+const RIG_LUAU: &str = r#"
+local LIMBS = {
+    Head = "Head",
+    Torso = "Torso", UpperTorso = "Torso", LowerTorso = "Torso",
+    ["Left Arm"] = "LeftArm", LeftUpperArm = "LeftArm", LeftLowerArm = "LeftArm", LeftHand = "LeftArm",
+    ["Right Arm"] = "RightArm", RightUpperArm = "RightArm", RightLowerArm = "RightArm", RightHand = "RightArm",
+    ["Left Leg"] = "LeftLeg", LeftUpperLeg = "LeftLeg", LeftLowerLeg = "LeftLeg", LeftFoot = "LeftLeg",
+    ["Right Leg"] = "RightLeg", RightUpperLeg = "RightLeg", RightLowerLeg = "RightLeg", RightFoot = "RightLeg",
+}
+local COLORS = {
+    Head = "HeadColor3", Torso = "TorsoColor3", LeftArm = "LeftArmColor3",
+    RightArm = "RightArmColor3", LeftLeg = "LeftLegColor3", RightLeg = "RightLegColor3",
+}
+local R15 = {
+    Head = true, UpperTorso = true, LowerTorso = true,
+    LeftFoot = true, LeftLowerLeg = true, LeftUpperLeg = true,
+    RightFoot = true, RightLowerLeg = true, RightUpperLeg = true,
+    LeftHand = true, LeftLowerArm = true, LeftUpperArm = true,
+    RightHand = true, RightLowerArm = true, RightUpperArm = true,
+}
+
+local function part_arg(method, part)
+    if typeof(part) ~= "Instance" then
+        error(`invalid argument #1 to '{method}' (Instance expected, got {typeof(part)})`, 0)
+    end
+end
+
+local function build(self)
+    local character = self.Parent
+    if character == nil then
+        error("Humanoid:BuildRigFromAttachments: the Humanoid has no parent (character) to rig", 0)
+    end
+    local root = self.RootPart
+    if root == nil then
+        error(`Humanoid:BuildRigFromAttachments: {character:GetFullName()} has no HumanoidRootPart to start the rig from`, 0)
+    end
+    local parts = {}
+    for _, child in character:GetChildren() do
+        if child:IsA("BasePart") then
+            table.insert(parts, child)
+        end
+    end
+    local joined = { [root] = true }
+    local function from(part)
+        for _, own in part:GetChildren() do
+            local joint = own:IsA("Attachment") and string.match(own.Name, "^(.+)RigAttachment$")
+            if joint then
+                for _, other in parts do
+                    local match = not joined[other] and other:FindFirstChild(own.Name)
+                    if match and match:IsA("Attachment") then
+                        joined[other] = true
+                        local motor = other:FindFirstChild(joint)
+                        if motor and motor:IsA("Motor6D") then
+                            motor.Part1 = nil -- the part moves alone, not with the rig
+                        else
+                            motor = Instance.new("Motor6D")
+                        end
+                        other.CFrame = part.CFrame * own.CFrame * match.CFrame:Inverse()
+                        motor.Name = joint
+                        motor.Part0 = part
+                        motor.C0 = own.CFrame
+                        motor.C1 = match.CFrame
+                        motor.Part1 = other
+                        motor.Parent = other
+                        from(other)
+                        break
+                    end
+                end
+            end
+        end
+    end
+    from(root)
+    local colors = character:FindFirstChildOfClass("BodyColors")
+    if colors then
+        for _, part in parts do
+            local limb = LIMBS[part.Name]
+            if limb then
+                part.Color = colors[COLORS[limb]]
+            end
+        end
+    end
+end
+
+return function(self, method, part)
+    if method == "BuildRigFromAttachments" then
+        return build(self)
+    end
+    part_arg(method, part)
+    local sibling = self.Parent ~= nil and part.Parent == self.Parent
+    if method == "GetLimb" then
+        if not sibling then
+            error(`Humanoid:GetLimb: {part:GetFullName()} is not in the humanoid's character ({if self.Parent then self.Parent:GetFullName() else "no parent"})`, 0)
+        end
+        return Enum.Limb[LIMBS[part.Name] or "Unknown"]
+    end
+    if not sibling then
+        return Enum.BodyPartR15.Unknown
+    end
+    if part.Name == "HumanoidRootPart" then
+        return Enum.BodyPartR15.RootPart
+    end
+    return Enum.BodyPartR15[if R15[part.Name] then part.Name else "Unknown"]
+end
+"#;
+
+/// Calls [`RIG_LUAU`] for `method` on the humanoid.
+fn rig_method(
+    lua: &mlua::Lua,
+    this: &crate::context::Instance,
+    method: &str,
+    part: Value,
+) -> mlua::Result<Value> {
+    crate::methods::call_luau_method(
+        lua,
+        this,
+        ("procmodel.humanoid_rig", "=[Humanoid]", RIG_LUAU),
+        || Ok(()),
+        (method, part),
+    )
+}
+
 /// The children of `parent` whose class is `class` (or derives from it), the lookup noted
 /// as a read of the scene.
 fn children_of_class(lua: &mlua::Lua, parent: Ref, class: &str) -> mlua::Result<mlua::Table> {
@@ -136,6 +271,15 @@ pub fn register(m: &mut MethodTable) {
             .get_by_ref(this.r)
             .map_or_else(Ref::none, |i| i.parent());
         children_of_class(lua, parent, "Accessory")
+    });
+    m.add_method("BuildRigFromAttachments", |lua, this, ()| {
+        rig_method(lua, this, "BuildRigFromAttachments", Value::Nil).map(|_| ())
+    });
+    m.add_method("GetLimb", |lua, this, part: Value| {
+        rig_method(lua, this, "GetLimb", part)
+    });
+    m.add_method("GetBodyPartR15", |lua, this, part: Value| {
+        rig_method(lua, this, "GetBodyPartR15", part)
     });
     m.add_method("TakeDamage", |lua, this, amount: Value| {
         let amount = match amount {
