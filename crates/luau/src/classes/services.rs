@@ -1,5 +1,5 @@
 //! Methods of DataModel and the services (RunService, Players, HttpService, CollectionService,
-//! ChangeHistoryService, Debris); the services themselves are made in `crate::services`.
+//! ChangeHistoryService, Debris, Lighting, MaterialService); the services themselves are made in `crate::services`.
 
 use crate::context::{Ctx, Instance, ctx};
 use crate::instance::opt_instance;
@@ -16,6 +16,96 @@ fn refuse_in_generator(c: &Ctx, what: &str) -> mlua::Result<()> {
     }
     Ok(())
 }
+
+/// The materials MaterialService can override, each by a string property `<Material>Name`
+/// (the Roblox reference: "Specify MaterialVariant name to override built-in Grass").
+const OVERRIDABLE: &[&str] = &[
+    "Asphalt",
+    "Basalt",
+    "Brick",
+    "Cardboard",
+    "Carpet",
+    "CeramicTiles",
+    "ClayRoofTiles",
+    "Cobblestone",
+    "Concrete",
+    "CorrodedMetal",
+    "CrackedLava",
+    "DiamondPlate",
+    "Fabric",
+    "Foil",
+    "Glacier",
+    "Granite",
+    "Grass",
+    "Ground",
+    "Ice",
+    "LeafyGrass",
+    "Leather",
+    "Limestone",
+    "Marble",
+    "Metal",
+    "Mud",
+    "Pavement",
+    "Pebble",
+    "Plaster",
+    "Plastic",
+    "Rock",
+    "RoofShingles",
+    "Rubber",
+    "Salt",
+    "Sand",
+    "Sandstone",
+    "Slate",
+    "SmoothPlastic",
+    "Snow",
+    "Wood",
+    "WoodPlanks",
+];
+
+/// The MaterialService property holding `material`'s override: an error naming the argument
+/// for anything but an Enum.Material, and naming the material for one with no override.
+fn override_key(material: &Value, method: &str) -> mlua::Result<rbx_dom_weak::Ustr> {
+    let item = match procmodel_luau_types::lua_to_variant(
+        material,
+        &rbx_reflection::DataType::Enum("Material"),
+    ) {
+        Ok(Variant::Enum(e)) => procmodel_luau_types::EnumItem::from_value("Material", e.to_u32()),
+        _ => None,
+    };
+    let Some(item) = item else {
+        return Err(mlua::Error::runtime(format!(
+            "invalid argument #1 to '{method}' (Enum.Material expected, got {})",
+            procmodel_luau_types::type_name(material)
+        )));
+    };
+    if !OVERRIDABLE.contains(&item.name) {
+        return Err(mlua::Error::runtime(format!(
+            "MaterialService:{method}: Enum.Material.{} has no override (a MaterialVariant can override {})",
+            item.name,
+            OVERRIDABLE.join(", ")
+        )));
+    }
+    Ok(rbx_dom_weak::ustr(&format!("{}Name", item.name)))
+}
+
+/// `MaterialService:GetMaterialVariant(material, name)`: the first MaterialVariant among the
+/// service's descendants with that name and BaseMaterial, or nil (the Roblox reference).
+const GET_MATERIAL_VARIANT_LUAU: &str = r#"
+return function(self, material, name)
+    if typeof(material) ~= "EnumItem" or material.EnumType ~= Enum.Material then
+        error(`invalid argument #1 to 'GetMaterialVariant' (Enum.Material expected, got {typeof(material)})`, 0)
+    end
+    if type(name) ~= "string" then
+        error(`invalid argument #2 to 'GetMaterialVariant' (string expected, got {typeof(name)})`, 0)
+    end
+    for _, d in self:GetDescendants() do
+        if d:IsA("MaterialVariant") and d.Name == name and d.BaseMaterial == material then
+            return d
+        end
+    end
+    return nil
+end
+"#;
 
 /// Tags of an instance, in order.
 fn tags(c: &Ctx, r: Ref) -> Vec<String> {
@@ -377,6 +467,56 @@ pub fn register(m: &mut MethodTable) {
         }
         Ok(())
     });
+
+    m.class("MaterialService");
+    m.add_method("GetBaseMaterialOverride", |lua, this, material: Value| {
+        let c = ctx(lua)?;
+        let key = override_key(&material, "GetBaseMaterialOverride")?;
+        match c
+            .dom
+            .get_by_ref(this.r)
+            .and_then(|i| i.properties.get(&key))
+        {
+            Some(Variant::String(name)) => lua.create_string(name),
+            _ => lua.create_string(""),
+        }
+    });
+    m.add_method(
+        "SetBaseMaterialOverride",
+        |lua, this, (material, name): (Value, Value)| {
+            let key = override_key(&material, "SetBaseMaterialOverride")?;
+            let Value::String(name) = name else {
+                return Err(mlua::Error::runtime(format!(
+                    "invalid argument #2 to 'SetBaseMaterialOverride' (string expected, got {})",
+                    procmodel_luau_types::type_name(&name)
+                )));
+            };
+            let name = name.to_str()?.to_owned();
+            let mut c = ctx(lua)?;
+            c.check_write(this.r, || "SetBaseMaterialOverride".into())?;
+            c.charge_text(&Variant::String(name.clone()))?;
+            if let Some(i) = c.dom.get_by_ref_mut(this.r) {
+                i.properties.insert(key, Variant::String(name));
+            }
+            Ok(())
+        },
+    );
+    m.add_method(
+        "GetMaterialVariant",
+        |lua, this, (material, name): (Value, Value)| {
+            crate::methods::call_luau_method::<_, _, Value>(
+                lua,
+                this,
+                (
+                    "procmodel.get_material_variant",
+                    "=[GetMaterialVariant]",
+                    GET_MATERIAL_VARIANT_LUAU,
+                ),
+                || Ok(()),
+                (material, name),
+            )
+        },
+    );
 
     m.class("Players");
     // Players: nobody joins a headless session.
