@@ -189,12 +189,7 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
     // the same name would shadow the chunk's own.
     globals.raw_remove("print")?;
     globals.raw_remove("require")?;
-    // `loadstring` as in a Roblox game with ServerScriptService.LoadStringEnabled off (its
-    // default, and the reference's advice): there, but it compiles nothing.
-    globals.set(
-        "loadstring",
-        lua.create_function(|_, _: MultiValue| Ok((Value::Nil, "loadstring() is not available")))?,
-    )?;
+    globals.set("loadstring", loadstring(lua)?)?;
 
     // Virtual clock.
     globals.set("os", procmodel_luau_types::datetime::os_library(lua, now)?)?;
@@ -834,6 +829,90 @@ pub fn module_loader(lua: &Lua, module: Instance) -> mlua::Result<Function> {
     };
     let env = chunk_env(lua, module, &script_name)?;
     crate::env::load_chunk(lua, source, chunk_name, env)
+}
+
+/// `loadstring(contents, chunkname)` (Roblox reference): with the place's
+/// `ServerScriptService.LoadStringEnabled` off (its default, and the reference's advice) it
+/// returns nil and "loadstring() is not available"; on, it compiles Luau source (never
+/// bytecode) into a function whose environment is its caller's (so `script`, `print` and
+/// `require` are the calling script's), or returns nil and the syntax error. The code runs
+/// in the same VM under the same limits and sandbox as its caller.
+fn loadstring(lua: &Lua) -> mlua::Result<Function> {
+    let compile = lua.create_function(
+        |lua, (contents, chunkname, env): (Value, Value, Table)| -> mlua::Result<(Value, Value)> {
+            let unavailable = || {
+                Ok((
+                    Value::Nil,
+                    Value::String(lua.create_string("loadstring() is not available")?),
+                ))
+            };
+            if !loadstring_enabled(&*ctx(lua)?) {
+                return unavailable();
+            }
+            let Value::String(source) = contents else {
+                return Err(mlua::Error::runtime(format!(
+                    "invalid argument #1 to 'loadstring' (string expected, got {})",
+                    procmodel_luau_types::type_name(&contents)
+                )));
+            };
+            let name = match &chunkname {
+                Value::Nil => source.to_string_lossy(),
+                Value::String(s) => s.to_string_lossy(),
+                other => {
+                    return Err(mlua::Error::runtime(format!(
+                        "invalid argument #2 to 'loadstring' (string expected, got {})",
+                        procmodel_luau_types::type_name(other)
+                    )));
+                }
+            };
+            let compiled = lua
+                .load(source.as_bytes().to_vec())
+                .set_name(name)
+                .set_mode(mlua::chunk::ChunkMode::Text)
+                .set_environment(env)
+                .into_function();
+            match compiled {
+                Ok(f) => Ok((Value::Function(f), Value::Nil)),
+                Err(mlua::Error::SyntaxError { message, .. }) => {
+                    Ok((Value::Nil, Value::String(lua.create_string(message)?)))
+                }
+                Err(e) => Ok((Value::Nil, Value::String(lua.create_string(e.to_string())?))),
+            }
+        },
+    )?;
+    lua.load(
+        "local compile = ...\n\
+         return function(contents, chunkname)\n\
+             return compile(contents, chunkname, getfenv(2))\n\
+         end",
+    )
+    .set_name("=[loadstring]")
+    .call(compile)
+}
+
+/// Whether the place lets `loadstring` compile: its ServerScriptService's LoadStringEnabled,
+/// noted as a read of the scene (a place that turns it on is another input).
+fn loadstring_enabled(c: &crate::context::Ctx) -> bool {
+    let Some(service) = crate::services::find_service(c, "ServerScriptService") else {
+        c.note_lookup(
+            c.dom.root_ref(),
+            &[],
+            crate::context::Lookup::Child("ServerScriptService"),
+        );
+        return false;
+    };
+    let Some(inst) = c.dom.get_by_ref(service) else {
+        return false;
+    };
+    c.note_state_read(Instance {
+        r: service,
+        class: inst.class,
+    });
+    matches!(
+        inst.properties
+            .get(&rbx_dom_weak::ustr("LoadStringEnabled")),
+        Some(rbx_types::Variant::Bool(true))
+    )
 }
 
 fn chunk_env(lua: &Lua, module: Instance, script_name: &str) -> mlua::Result<Table> {

@@ -107,3 +107,61 @@ assert(workspace:FindFirstChild("Widget") == copy)
     host.run_script_file(&script).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `loadstring` (Roblox reference): off by default ("loadstring() is not available", as a
+/// Roblox place answers); in a place whose ServerScriptService has LoadStringEnabled on, it
+/// compiles Luau source into a function with its caller's environment, and gives nil and the
+/// message for a syntax error. It always said "not available", so an old place that enabled
+/// it could not run its scripts.
+#[test]
+fn loadstring_compiles_where_the_place_enables_it() {
+    let dir = std::env::temp_dir().join(format!("procmodel-loadstring-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let off = dir.join("off.luau");
+    std::fs::write(
+        &off,
+        r#"
+local f, err = loadstring("return 1")
+assert(f == nil and err == "loadstring() is not available", tostring(err))
+"#,
+    )
+    .unwrap();
+    let on = dir.join("on.luau");
+    std::fs::write(
+        &on,
+        r#"
+local twice = assert(loadstring("local a = ... return a * 2, script.Name"))
+local doubled, name = twice(21)
+assert(doubled == 42 and name == "on", name)
+counter = 1
+assert(loadstring("counter += 1 return counter")() == 2, "the caller's globals")
+local f, err = loadstring("return 1 +", "broken")
+assert(f == nil and string.find(err, '[string "broken"]:1:', 1, true), err)
+local ok, msg = pcall(assert(loadstring("error('boom')", "thrower")))
+assert(not ok and string.find(msg, '[string "thrower"]:1: boom', 1, true), msg)
+local bad, why = pcall(loadstring, 5)
+assert(not bad and string.find(why, "string expected, got number", 1, true), why)
+"#,
+    )
+    .unwrap();
+    let host = || {
+        procmodel_luau::Host::new(procmodel_luau::HostConfig {
+            echo_output: false,
+            ..procmodel_luau::HostConfig::default()
+        })
+        .unwrap()
+    };
+    host().run_script_file(&off).unwrap();
+    let mut enabled = host();
+    enabled.with_dom_mut(|d| {
+        let root = d.root_ref();
+        d.insert(
+            root,
+            rbx_dom_weak::InstanceBuilder::new("ServerScriptService")
+                .with_name("ServerScriptService")
+                .with_property("LoadStringEnabled", true),
+        );
+    });
+    enabled.run_script_file(&on).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
