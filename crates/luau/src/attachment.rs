@@ -113,19 +113,27 @@ pub(crate) fn from_euler_degrees(deg: Vec3, order: Euler) -> Mat3 {
     }
 }
 
-/// A rotation whose X axis is `x` and whose Y axis is as near `y` as it can be
-/// (`CFrame.fromMatrix`); None when they are parallel or degenerate.
-fn from_axes(x: Vec3, y: Vec3) -> Option<Mat3> {
+/// `m` with its X axis turned to `x`, its Y axis as near its old one as it can be (the
+/// reference: "Setting Axis ... re-projects SecondaryAxis onto the plane perpendicular to the
+/// new axis"); None for a zero `x`. When the old Y axis is parallel to `x` (`Axis =
+/// Vector3.yAxis` on a new attachment) nothing is left to project, so the frame turns by the
+/// shortest arc from its old X axis to `x`.
+fn from_axes(m: Mat3, x: Vec3) -> Option<Mat3> {
     let x = x.try_normalize()?;
-    let z = x.cross(y).try_normalize()?;
-    Some(Mat3::from_cols(x, z.cross(x), z))
+    match x.cross(m.y_axis).try_normalize() {
+        Some(z) => Some(Mat3::from_cols(x, z.cross(x), z)),
+        None => Some(Mat3::from_quat(glam::Quat::from_rotation_arc(m.x_axis, x)) * m),
+    }
 }
 
-/// A rotation whose Y axis is `y` and whose X axis is as near `x` as it can be.
-fn from_secondary(x: Vec3, y: Vec3) -> Option<Mat3> {
+/// `m` with its Y axis turned to `y` and its X axis as near its old one as it can be; the
+/// shortest arc from its old Y axis when the old X axis is parallel to `y`.
+fn from_secondary(m: Mat3, y: Vec3) -> Option<Mat3> {
     let y = y.try_normalize()?;
-    let z = x.cross(y).try_normalize()?;
-    Some(Mat3::from_cols(y.cross(z), y, z))
+    match m.x_axis.cross(y).try_normalize() {
+        Some(z) => Some(Mat3::from_cols(y.cross(z), y, z)),
+        None => Some(Mat3::from_quat(glam::Quat::from_rotation_arc(m.y_axis, y)) * m),
+    }
 }
 
 /// The value of `d` for the attachment `r`.
@@ -148,7 +156,7 @@ pub fn read(dom: &WeakDom, r: Ref, d: Derived) -> Variant {
 }
 
 /// The attachment's new CFrame after writing `value` to `d`; an error says what is wrong
-/// with the value (a zero or parallel axis).
+/// with the value (a zero axis).
 pub fn write(
     dom: &WeakDom,
     r: Ref,
@@ -164,17 +172,17 @@ pub fn write(
             let v = Vec3::new(v.x, v.y, v.z);
             let mut target = if d.world() { world } else { l };
             let m = Mat3::from(target.matrix3);
-            let bad = || format!("{d:?} must be a non-zero vector not parallel to the other axis");
+            let bad = || format!("{d:?} must be a non-zero vector");
             match d {
                 Derived::Position | Derived::WorldPosition => target.translation = v.into(),
                 Derived::Orientation | Derived::WorldOrientation => {
                     target.matrix3 = from_euler_degrees(v, Euler::Orientation).into()
                 }
                 Derived::Axis | Derived::WorldAxis => {
-                    target.matrix3 = from_axes(v, m.y_axis).ok_or_else(bad)?.into()
+                    target.matrix3 = from_axes(m, v).ok_or_else(bad)?.into()
                 }
                 Derived::SecondaryAxis | Derived::WorldSecondaryAxis => {
-                    target.matrix3 = from_secondary(m.x_axis, v).ok_or_else(bad)?.into()
+                    target.matrix3 = from_secondary(m, v).ok_or_else(bad)?.into()
                 }
                 Derived::WorldCFrame => unreachable!("a CFrame value is matched above"),
             }
@@ -245,7 +253,14 @@ mod tests {
             .insert("CFrame".into(), cf.into());
         assert!(vec(read(&dom, a, Derived::Axis)).abs_diff_eq(Vec3::Z, 1e-5));
         assert!(vec(read(&dom, a, Derived::SecondaryAxis)).abs_diff_eq(Vec3::Y, 1e-5));
-        assert!(write(&dom, a, Derived::SecondaryAxis, &v3(0.0, 0.0, 1.0)).is_err());
+        // SecondaryAxis along the X axis: the frame turns by the shortest arc (Y to Z).
+        let cf = write(&dom, a, Derived::SecondaryAxis, &v3(0.0, 0.0, 1.0)).unwrap();
+        dom.get_by_ref_mut(a)
+            .unwrap()
+            .properties
+            .insert("CFrame".into(), cf.into());
+        assert!(vec(read(&dom, a, Derived::SecondaryAxis)).abs_diff_eq(Vec3::Z, 1e-5));
+        assert!(vec(read(&dom, a, Derived::Axis)).abs_diff_eq(Vec3::NEG_Y, 1e-5));
         assert!(write(&dom, a, Derived::Axis, &v3(0.0, 0.0, 0.0)).is_err());
     }
 }
