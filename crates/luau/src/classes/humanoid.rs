@@ -1,5 +1,5 @@
 //! Humanoid methods that mean something without a simulation: `TakeDamage`,
-//! `AddAccessory`, `GetAccessories`, `BuildRigFromAttachments`, `GetLimb`,
+//! `AddAccessory`, `GetAccessories`, `RemoveAccessories`, `BuildRigFromAttachments`, `GetLimb`,
 //! `GetBodyPartR15`; and the Teams service's `GetTeams` and `Team:GetPlayers` (nobody joins a
 //! headless session).
 
@@ -84,8 +84,8 @@ return function(self, accessory)
 end
 "#;
 
-/// `Humanoid:BuildRigFromAttachments()`, `GetLimb(part)` and `GetBodyPartR15(part)` (Roblox
-/// reference), one chunk called with the method's name.
+/// `Humanoid:BuildRigFromAttachments()`, `RemoveAccessories()`, `GetLimb(part)` and
+/// `GetBodyPartR15(part)` (Roblox reference), one chunk called with the method's name.
 ///
 /// BuildRigFromAttachments starts at the humanoid's RootPart and, for each Attachment of the
 /// current part whose name ends in `RigAttachment` (in child order), looks for an Attachment of
@@ -184,6 +184,18 @@ return function(self, method, part)
     if method == "BuildRigFromAttachments" then
         return build(self)
     end
+    if method == "RemoveAccessories" then
+        -- Accessories and the legacy Hats (both Accoutrements) the character wears.
+        local character = self.Parent
+        if character ~= nil then
+            for _, child in character:GetChildren() do
+                if child:IsA("Accoutrement") then
+                    child:Destroy()
+                end
+            end
+        end
+        return
+    end
     part_arg(method, part)
     local sibling = self.Parent ~= nil and part.Parent == self.Parent
     if method == "GetLimb" then
@@ -274,6 +286,9 @@ pub fn register(m: &mut MethodTable) {
     });
     m.add_method("BuildRigFromAttachments", |lua, this, ()| {
         rig_method(lua, this, "BuildRigFromAttachments", Value::Nil).map(|_| ())
+    });
+    m.add_method("RemoveAccessories", |lua, this, ()| {
+        rig_method(lua, this, "RemoveAccessories", Value::Nil).map(|_| ())
     });
     m.add_method("GetLimb", |lua, this, part: Value| {
         rig_method(lua, this, "GetLimb", part)
