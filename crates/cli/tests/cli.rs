@@ -2312,3 +2312,68 @@ fn a_file_nesting_instances_too_deep_is_refused_and_a_deep_one_reads() {
         );
     }
 }
+
+/// `examples/NpcCrowd.luau`: every villager is one rig — fifteen Motor6Ds from its
+/// HumanoidRootPart, each part where its joint holds it (soles on the bottom of the box, head
+/// on top of the torso) — coloured by its BodyColors and wearing a welded hat.
+#[test]
+fn npc_crowd_rigs_every_villager() {
+    let crowd = examples().join("NpcCrowd.luau");
+    let out = tmp("crowd.rbxm");
+    ok(generate(&[
+        crowd.to_str().unwrap(),
+        "--size",
+        "40,8,40",
+        "--attr",
+        "Count=6",
+        "-o",
+        out.to_str().unwrap(),
+    ]));
+    let dom = read_rbxm(&out);
+    let villagers: Vec<_> = dom
+        .descendants()
+        .filter(|i| i.class == "Model" && i.name.starts_with("Villager"))
+        .collect();
+    assert_eq!(villagers.len(), 6);
+    let child = |parent: &rbx_dom_weak::Instance, name: &str| {
+        parent
+            .children()
+            .iter()
+            .map(|&r| dom.get_by_ref(r).unwrap())
+            .find(|i| i.name == name)
+            .unwrap_or_else(|| panic!("{} has no {name}", parent.name))
+    };
+    let position = |part: &rbx_dom_weak::Instance| match part.properties.get(&"CFrame".into()) {
+        Some(rbx_types::Variant::CFrame(cf)) => cf.position,
+        other => panic!("{}: {other:?}", part.name),
+    };
+    for v in villagers {
+        let motors = dom
+            .descendants_of(v.referent())
+            .filter(|i| i.class == "Motor6D")
+            .count();
+        assert_eq!(motors, 15, "{}", v.name);
+        let neck = child(child(v, "Head"), "Neck");
+        assert_eq!(neck.class, "Motor6D");
+        let upper = child(v, "UpperTorso");
+        assert_eq!(
+            neck.properties.get(&"Part0".into()),
+            Some(&rbx_types::Variant::Ref(upper.referent()))
+        );
+        let (head, foot) = (position(child(v, "Head")), position(child(v, "LeftFoot")));
+        assert!(
+            (foot.y - (-4.0 + 0.2)).abs() < 1e-3,
+            "{}: foot at {}",
+            v.name,
+            foot.y
+        );
+        assert!(
+            head.y > position(upper).y + 1.0,
+            "{}: head at {}",
+            v.name,
+            head.y
+        );
+        let hat = child(child(v, "Hat"), "Handle");
+        assert_eq!(child(hat, "AccessoryWeld").class, "Weld");
+    }
+}
