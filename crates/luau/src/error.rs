@@ -257,6 +257,50 @@ pub(crate) fn is_internal_chunk(chunk: &str) -> bool {
     chunk.len() > 2 && chunk.starts_with('[') && chunk.ends_with(']') && chunk != "[C]"
 }
 
+/// Most Luau frames a limit's traceback lists.
+const STOP_FRAMES: usize = 24;
+
+/// `message` (a limit the interrupt enforces) as an error raised in the interrupted code
+/// would read: the place the script was running first (`Gen.luau:6: Script timeout: ...`),
+/// its Luau frames as a traceback after — so a timeout says which loop spun. The host's own
+/// chunks (`[task]`, ...) are not places of the script's. The frames are read with
+/// `lua_getinfo` alone: nothing runs in the VM while it is interrupted.
+pub(crate) fn at_running_code(lua: &mlua::Lua, message: &str) -> String {
+    let mut frames: Vec<String> = Vec::new();
+    let mut first = None;
+    for level in 0..STOP_FRAMES {
+        let Some(frame) = lua.inspect_stack(level, |d| {
+            let source = d.source();
+            if source.what == "C" {
+                return None;
+            }
+            let chunk = source.short_src?.into_owned();
+            if is_internal_chunk(&chunk) {
+                return None;
+            }
+            let line = d.current_line()?;
+            let function = match d.names().name {
+                Some(name) => format!("'{name}'"),
+                None => format!("<{chunk}:{}>", source.line_defined.unwrap_or(0)),
+            };
+            Some((format!("{chunk}:{line}"), function))
+        }) else {
+            break;
+        };
+        if let Some((place, function)) = frame {
+            first.get_or_insert_with(|| place.clone());
+            frames.push(format!("\t{place}: in function {function}"));
+        }
+    }
+    match first {
+        Some(place) => format!(
+            "{place}: {message}\nstack traceback:\n{}",
+            frames.join("\n")
+        ),
+        None => message.to_owned(),
+    }
+}
+
 /// A traceback without the frames of the host's own Luau chunks (`[require]`'s wrapper
 /// around a module's load, …) and its unnamed native functions (`[C]: in ?`: the
 /// metamethods an instance's member access goes through): they are how procmodel

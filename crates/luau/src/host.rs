@@ -87,7 +87,9 @@ impl Host {
         lua.set_app_data(watchdog.probe());
         lua.set_interrupt(move |lua| {
             if let Some(message) = probe.stop_message() {
-                return Err(mlua::Error::runtime(message));
+                return Err(mlua::Error::runtime(crate::error::at_running_code(
+                    lua, message,
+                )));
             }
             if probe.take_budget_spent()
                 && let Some(core) = lua.app_data_ref::<HostCore>()
@@ -96,9 +98,9 @@ impl Host {
                 core.control.raw_set("requested", true)?;
             }
             if limit > 0 && lua.used_memory() > limit {
-                return Err(mlua::Error::runtime(format!(
-                    "{MEMORY_MESSAGE} ({} MiB, --max-memory-mb)",
-                    limit >> 20
+                return Err(mlua::Error::runtime(crate::error::at_running_code(
+                    lua,
+                    &format!("{MEMORY_MESSAGE} ({} MiB, --max-memory-mb)", limit >> 20),
                 )));
             }
             Ok(VmState::Continue)

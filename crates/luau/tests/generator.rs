@@ -208,6 +208,66 @@ fn a_schema_table_as_attribute_says_to_write_the_default() {
     );
 }
 
+/// A timeout and the memory limit say where the script was running — the line of the loop
+/// first, its Luau frames in the traceback — as an error raised there would. They named no
+/// place ("Script timeout: exhausted allowed execution time" alone), leaving the author to
+/// guess which loop spun.
+#[test]
+fn a_limit_names_the_line_that_was_running() {
+    let src = "local M = {}\n\
+               function M.spin(n)\n\
+               \tlocal x = 0\n\
+               \twhile true do\n\
+               \t\tx += n\n\
+               \tend\n\
+               end\n\
+               return { OnGenerate = function() M.spin(1) end }\n";
+    let path = write_generator("spin", src);
+    let mut h = host(200);
+    let root = h.with_dom_ref(|d| d.root_ref());
+    let g = h.load_generator_file(&path, root).unwrap();
+    let e = h.run_generator(&g, &RunInputs::default()).err().unwrap();
+    let (message, traceback) = match e {
+        HostError::Limit {
+            message, traceback, ..
+        } => (message, traceback.unwrap_or_default()),
+        other => panic!("{other}"),
+    };
+    let place = |line: u32| format!("spin.luau:{line}: ");
+    assert!(
+        (4..=6).any(|l| message.contains(&place(l))),
+        "the loop's line first: {message}"
+    );
+    assert!(message.contains("Script timeout"), "{message}");
+    assert!(traceback.contains("in function 'spin'"), "{traceback}");
+    assert!(
+        traceback.contains("spin.luau:8:"),
+        "the caller's frame: {traceback}"
+    );
+
+    let src = "local grown = {}\n\
+               return { OnGenerate = function()\n\
+               \tfor i = 1, 1e9 do\n\
+               \t\tgrown[i] = string.rep(\"x\", 64) .. i\n\
+               \tend\n\
+               end }\n";
+    let path = write_generator("grow", src);
+    let mut h = Host::new(HostConfig {
+        memory_limit: 16 << 20,
+        ..HostConfig::default()
+    })
+    .unwrap();
+    let root = h.with_dom_ref(|d| d.root_ref());
+    let g = h.load_generator_file(&path, root).unwrap();
+    let e = h.run_generator(&g, &RunInputs::default()).err().unwrap();
+    let message = e.to_string();
+    assert!(
+        (3..=5).any(|l| message.contains(&format!("grow.luau:{l}: ")))
+            && message.contains("memory"),
+        "{message}"
+    );
+}
+
 #[test]
 fn infinite_loop_times_out_with_the_remedy_and_host_survives() {
     let src = "return { OnGenerate = function() while true do end end }";
