@@ -231,6 +231,47 @@ const UNAVAILABLE: &[(&str, &[&str], &str)] = &[
         "physics is not simulated (procmodel builds scenes, it does not run them)",
     ),
     (
+        "Players",
+        &[
+            "CreateHumanoidModelFromDescription",
+            "CreateHumanoidModelFromDescriptionAsync",
+            "CreateHumanoidModelFromUserId",
+            "CreateHumanoidModelFromUserIdAsync",
+            "GetHumanoidDescriptionFromUserId",
+            "GetHumanoidDescriptionFromUserIdAsync",
+            "GetHumanoidDescriptionFromOutfitId",
+            "GetCharacterAppearanceInfoAsync",
+            "GetUserIdFromNameAsync",
+            "GetNameFromUserIdAsync",
+        ],
+        "avatars and accounts come from Roblox's servers (scripts have no network access); build a character from parts and rig it with Humanoid:BuildRigFromAttachments",
+    ),
+    (
+        "Humanoid",
+        &[
+            "ApplyDescription",
+            "ApplyDescriptionAsync",
+            "ApplyDescriptionReset",
+            "ApplyDescriptionResetAsync",
+        ],
+        "applying a HumanoidDescription loads avatar assets from Roblox's servers (scripts have no network access); build a character from parts and rig it with Humanoid:BuildRigFromAttachments",
+    ),
+    (
+        "Humanoid",
+        &["MoveTo", "Move", "ChangeState", "GetState", "LoadAnimation"],
+        "humanoids are not simulated and animations are not played (procmodel builds scenes, it does not run them)",
+    ),
+    (
+        "Animator",
+        &["LoadAnimation"],
+        "animations are not played (procmodel builds scenes, it does not run them)",
+    ),
+    (
+        "AnimationController",
+        &["LoadAnimation"],
+        "animations are not played (procmodel builds scenes, it does not run them)",
+    ),
+    (
         "TextService",
         &["GetTextSize", "GetTextBoundsAsync", "FilterStringAsync"],
         "text measuring and filtering are not available (procmodel has no font metrics or filter)",
