@@ -10,20 +10,15 @@ roblox_tests!("core": pivot_rules, model_moves, require_instance_tree, attachmen
 /// written a second time, migrated by the XML writer to a family that does not exist).
 #[test]
 fn a_text_objects_font_is_saved_once_as_its_font_face() {
-    let dir = std::env::temp_dir().join(format!("procmodel-font-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let script = dir.join("font.luau");
-    std::fs::write(
-        &script,
-        "local l = Instance.new('TextLabel')\nl.Font = Enum.Font.Arial\nl.Parent = workspace\n",
-    )
-    .unwrap();
-    let mut host = procmodel_luau::Host::new(procmodel_luau::HostConfig {
-        echo_output: false,
-        ..procmodel_luau::HostConfig::default()
-    })
-    .unwrap();
-    host.run_script_file(&script).unwrap();
+    let dir = common::script_files(
+        "font",
+        &[(
+            "font.luau",
+            "local l = Instance.new('TextLabel')\nl.Font = Enum.Font.Arial\nl.Parent = workspace\n",
+        )],
+    );
+    let mut host = common::quiet_host();
+    host.run_script_file(&dir.join("font.luau")).unwrap();
     let dom = host.take_dom();
     let label = dom
         .descendants()
@@ -49,12 +44,11 @@ fn a_text_objects_font_is_saved_once_as_its_font_face() {
 /// UIInlineLayout".
 #[test]
 fn an_instance_of_a_class_the_database_lacks_has_the_instance_methods() {
-    let dir = std::env::temp_dir().join(format!("procmodel-newclass-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let script = dir.join("walk.luau");
-    std::fs::write(
-        &script,
-        r#"
+    let dir = common::script_files(
+        "newclass",
+        &[(
+            "walk.luau",
+            r#"
 local w = workspace:FindFirstChild("Widget")
 assert(w, "the widget")
 assert(w:IsA("Instance") and w:IsA("FutureWidget") and not w:IsA("BasePart"))
@@ -74,13 +68,9 @@ copy.Parent = workspace
 w:Destroy()
 assert(workspace:FindFirstChild("Widget") == copy)
 "#,
-    )
-    .unwrap();
-    let mut host = procmodel_luau::Host::new(procmodel_luau::HostConfig {
-        echo_output: false,
-        ..procmodel_luau::HostConfig::default()
-    })
-    .unwrap();
+        )],
+    );
+    let mut host = common::quiet_host();
     host.with_dom_mut(|d| {
         let root = d.root_ref();
         let workspace = d
@@ -104,7 +94,7 @@ assert(workspace:FindFirstChild("Widget") == copy)
             rbx_dom_weak::InstanceBuilder::new("Folder").with_name("Inner"),
         );
     });
-    host.run_script_file(&script).unwrap();
+    host.run_script_file(&dir.join("walk.luau")).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -115,21 +105,19 @@ assert(workspace:FindFirstChild("Widget") == copy)
 /// it could not run its scripts.
 #[test]
 fn loadstring_compiles_where_the_place_enables_it() {
-    let dir = std::env::temp_dir().join(format!("procmodel-loadstring-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let off = dir.join("off.luau");
-    std::fs::write(
-        &off,
-        r#"
+    let dir = common::script_files(
+        "loadstring",
+        &[
+            (
+                "off.luau",
+                r#"
 local f, err = loadstring("return 1")
 assert(f == nil and err == "loadstring() is not available", tostring(err))
 "#,
-    )
-    .unwrap();
-    let on = dir.join("on.luau");
-    std::fs::write(
-        &on,
-        r#"
+            ),
+            (
+                "on.luau",
+                r#"
 local twice = assert(loadstring("local a = ... return a * 2, script.Name"))
 local doubled, name = twice(21)
 assert(doubled == 42 and name == "on", name)
@@ -142,17 +130,13 @@ assert(not ok and string.find(msg, '[string "thrower"]:1: boom', 1, true), msg)
 local bad, why = pcall(loadstring, 5)
 assert(not bad and string.find(why, "string expected, got number", 1, true), why)
 "#,
-    )
-    .unwrap();
-    let host = || {
-        procmodel_luau::Host::new(procmodel_luau::HostConfig {
-            echo_output: false,
-            ..procmodel_luau::HostConfig::default()
-        })
-        .unwrap()
-    };
-    host().run_script_file(&off).unwrap();
-    let mut enabled = host();
+            ),
+        ],
+    );
+    common::quiet_host()
+        .run_script_file(&dir.join("off.luau"))
+        .unwrap();
+    let mut enabled = common::quiet_host();
     enabled.with_dom_mut(|d| {
         let root = d.root_ref();
         d.insert(
@@ -162,6 +146,6 @@ assert(not bad and string.find(why, "string expected, got number", 1, true), why
                 .with_property("LoadStringEnabled", true),
         );
     });
-    enabled.run_script_file(&on).unwrap();
+    enabled.run_script_file(&dir.join("on.luau")).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }

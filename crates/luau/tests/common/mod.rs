@@ -37,6 +37,26 @@ pub fn run_roblox_script(area: &str, name: &str) {
     }
 }
 
+/// A host as `procmodel run` makes one, its scripts' output not echoed.
+pub fn quiet_host() -> Host {
+    Host::new(HostConfig {
+        echo_output: false,
+        ..HostConfig::default()
+    })
+    .expect("host")
+}
+
+/// Writes each `(file name, Luau source)` into a fresh directory named for `test`; returns
+/// the directory (remove it when done).
+pub fn script_files(test: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("procmodel-{test}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, source) in files {
+        std::fs::write(dir.join(name), source).unwrap();
+    }
+    dir
+}
+
 /// Fails when a script in the area's folder has no `#[test]` in `listed`.
 pub fn check_all_listed(area: &str, listed: &[&str]) {
     let mut missing = Vec::new();
