@@ -48,8 +48,13 @@ use rbx_types::{Ref, Variant};
 /// size (`InitialSize`, read as `MeshSize`); a failure in a Rojo project's script names its
 /// file in the error placeholder. 8: calls that failed now build results — a string that
 /// spells a number is a number to the datatypes and to property writes, `SharedTable` and
-/// `SharedTableRegistry` exist, `JSONEncode` takes any nesting up to 512 levels.
-pub const EPOCH: u32 = 8;
+/// `SharedTableRegistry` exist, `JSONEncode` takes any nesting up to 512 levels. 9:
+/// `Humanoid.RootPart` reads the character's HumanoidRootPart (it was nil), and calls that
+/// failed build results — `BuildRigFromAttachments`, `GetLimb`, `GetBodyPartR15`,
+/// `RemoveAccessories`, MaterialService's overrides and `GetMaterialVariant`, `loadstring`
+/// where the place enables it, an Attachment axis set parallel to the other; a time or heap
+/// limit's error names the script line it stopped.
+pub const EPOCH: u32 = 9;
 
 /// The version of the result cache's entry format (`cache.rs`), part of every cache key:
 /// entries written in another format are never looked up, so never misread.
