@@ -634,6 +634,17 @@ fn method_signature(name: &str) -> &'static str {
         }
         "ApplyMesh" => "(self, meshPart: MeshPart): ()",
         "SubstituteGeometry" => "(self, source: PartOperation): ()",
+        "TakeDamage" => "(self, amount: number): ()",
+        "AddAccessory" => "(self, accessory: Accessory): ()",
+        "GetAccessories" => "(self): { Accessory }",
+        "RemoveAccessories" | "BuildRigFromAttachments" => "(self): ()",
+        "GetLimb" => "(self, part: BasePart): EnumItem",
+        "GetBodyPartR15" => "(self, part: BasePart): EnumItem",
+        "GetTeams" => "(self): { Team }",
+        "GetPlayers" => "(self): { Player }",
+        "GetMaterialVariant" => "(self, material: EnumItem, name: string): MaterialVariant?",
+        "GetBaseMaterialOverride" => "(self, material: EnumItem): string",
+        "SetBaseMaterialOverride" => "(self, material: EnumItem, name: string): ()",
         _ => "(self, ...any): ...any",
     }
 }
@@ -680,6 +691,9 @@ fn global_type(probe: &Probe, name: &str, kind: &str) -> String {
         ("printidentity", "function") => "(prefix: string?) -> ()".into(),
         ("stats", "function") => "() -> Instance".into(),
         ("wait", "function") => "(seconds: number?) -> (number, number)".into(),
+        ("loadstring", "function") => {
+            "(contents: string, chunkname: string?) -> (((...any) -> ...any)?, string?)".into()
+        }
         _ => value_type(kind),
     }
 }
