@@ -139,36 +139,71 @@ local function build(self)
             table.insert(parts, child)
         end
     end
-    local joined = { [root] = true }
-    local function from(part)
-        for _, own in part:GetChildren() do
-            local joint = own:IsA("Attachment") and string.match(own.Name, "^(.+)RigAttachment$")
-            if joint then
-                for _, other in parts do
-                    local match = not joined[other] and other:FindFirstChild(own.Name)
-                    if match and match:IsA("Attachment") then
-                        joined[other] = true
-                        local motor = other:FindFirstChild(joint)
-                        if motor and motor:IsA("Motor6D") then
-                            motor.Part1 = nil -- the part moves alone, not with the rig
-                        else
-                            motor = Instance.new("Motor6D")
-                        end
-                        other.CFrame = part.CFrame * own.CFrame * match.CFrame:Inverse()
-                        motor.Name = joint
-                        motor.Part0 = part
-                        motor.C0 = own.CFrame
-                        motor.C1 = match.CFrame
-                        motor.Part1 = other
-                        motor.Parent = other
-                        from(other)
-                        break
+    -- Each part's first child of each "...RigAttachment" name, when that child is an
+    -- Attachment (what `FindFirstChild(name)` on the part would find): the parts a name can
+    -- join, in the character's order.
+    local byName = {}
+    for _, part in parts do
+        local seen = {}
+        for _, child in part:GetChildren() do
+            local name = child.Name
+            if not seen[name] then
+                seen[name] = true
+                if child:IsA("Attachment") and string.match(name, "^.+RigAttachment$") then
+                    local list = byName[name]
+                    if list == nil then
+                        list = {}
+                        byName[name] = list
                     end
+                    table.insert(list, { part = part, attachment = child })
                 end
             end
         end
     end
-    from(root)
+    local joined = { [root] = true }
+    local cursor = {} -- per name, the first entry not yet joined (parts only ever join)
+    local function join(part, own, other, match, joint)
+        joined[other] = true
+        local motor = other:FindFirstChild(joint)
+        if motor and motor:IsA("Motor6D") then
+            motor.Part1 = nil -- the part moves alone, not with the rig
+        else
+            motor = Instance.new("Motor6D")
+        end
+        other.CFrame = part.CFrame * own.CFrame * match.CFrame:Inverse()
+        motor.Name = joint
+        motor.Part0 = part
+        motor.C0 = own.CFrame
+        motor.C1 = match.CFrame
+        motor.Part1 = other
+        motor.Parent = other
+    end
+    -- Depth first, without recursion (a chain of thousands of parts is a chain of frames):
+    -- a joined part's attachments are followed before the next attachment of its parent.
+    local stack = { { part = root, children = root:GetChildren(), at = 0 } }
+    while #stack > 0 do
+        local top = stack[#stack]
+        top.at += 1
+        local own = top.children[top.at]
+        if own == nil then
+            table.remove(stack)
+        elseif own:IsA("Attachment") then
+            local joint = string.match(own.Name, "^(.+)RigAttachment$")
+            local list = joint and byName[own.Name]
+            if list then
+                local at = cursor[own.Name] or 1
+                while list[at] and joined[list[at].part] do
+                    at += 1
+                end
+                cursor[own.Name] = at
+                local found = list[at]
+                if found then
+                    join(top.part, own, found.part, found.attachment, joint)
+                    table.insert(stack, { part = found.part, children = found.part:GetChildren(), at = 0 })
+                end
+            end
+        end
+    end
     local colors = character:FindFirstChildOfClass("BodyColors")
     if colors then
         for _, part in parts do
