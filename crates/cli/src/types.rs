@@ -639,6 +639,8 @@ fn method_signature(name: &str) -> &'static str {
         "GetAccessories" => "(self): { Accessory }",
         "RemoveAccessories" | "BuildRigFromAttachments" => "(self): ()",
         "GetLimb" => "(self, part: BasePart): EnumItem",
+        "SetStateEnabled" => "(self, state: EnumItem, enabled: boolean): ()",
+        "GetStateEnabled" => "(self, state: EnumItem): boolean",
         "GetBodyPartR15" => "(self, part: BasePart): EnumItem",
         "GetTeams" => "(self): { Team }",
         "GetPlayers" => "(self): { Player }",

@@ -1,6 +1,6 @@
 //! Humanoid methods that mean something without a simulation: `TakeDamage`,
 //! `AddAccessory`, `GetAccessories`, `RemoveAccessories`, `BuildRigFromAttachments`, `GetLimb`,
-//! `GetBodyPartR15`; and the Teams service's `GetTeams` and `Team:GetPlayers` (nobody joins a
+//! `GetBodyPartR15`, `SetStateEnabled`, `GetStateEnabled`; and the Teams service's `GetTeams` and `Team:GetPlayers` (nobody joins a
 //! headless session).
 
 use crate::context::{Lookup, ctx};
@@ -215,9 +215,45 @@ local function build(self)
     end
 end
 
-return function(self, method, part)
+-- Per humanoid, the states SetStateEnabled turned off: state the running humanoid keeps
+-- and Roblox's files do not, so it lasts as long as this VM.
+local disabled = {}
+
+-- The state an argument names: the enum item, or its name or value, as Roblox takes enums.
+local function state_arg(method, state)
+    local item = state
+    if type(state) == "string" then
+        item = Enum.HumanoidStateType:FromName(state)
+    elseif type(state) == "number" then
+        item = Enum.HumanoidStateType:FromValue(state)
+    end
+    if typeof(item) ~= "EnumItem" or item.EnumType ~= Enum.HumanoidStateType then
+        error(`invalid argument #1 to '{method}' (Enum.HumanoidStateType expected, got {if type(state) == "string" then `"{state}"` else typeof(state)})`, 0)
+    end
+    return item
+end
+
+return function(self, method, part, enabled)
     if method == "BuildRigFromAttachments" then
         return build(self)
+    end
+    if method == "SetStateEnabled" then
+        part = state_arg(method, part)
+        if type(enabled) ~= "boolean" then
+            error(`invalid argument #2 to 'SetStateEnabled' (boolean expected, got {typeof(enabled)})`, 0)
+        end
+        local off = disabled[self]
+        if off == nil then
+            off = {}
+            disabled[self] = off
+        end
+        off[part] = not enabled or nil
+        return
+    end
+    if method == "GetStateEnabled" then
+        part = state_arg(method, part)
+        local off = disabled[self]
+        return not (off and off[part])
     end
     if method == "RemoveAccessories" then
         -- Accessories and the legacy Hats (both Accoutrements) the character wears.
@@ -256,12 +292,23 @@ fn rig_method(
     method: &str,
     part: Value,
 ) -> mlua::Result<Value> {
+    rig_method_with(lua, this, method, part, Value::Nil)
+}
+
+/// [`rig_method`] with a second argument.
+fn rig_method_with(
+    lua: &mlua::Lua,
+    this: &crate::context::Instance,
+    method: &str,
+    first: Value,
+    second: Value,
+) -> mlua::Result<Value> {
     crate::methods::call_luau_method(
         lua,
         this,
         ("procmodel.humanoid_rig", "=[Humanoid]", RIG_LUAU),
         || Ok(()),
-        (method, part),
+        (method, first, second),
     )
 }
 
@@ -321,6 +368,17 @@ pub fn register(m: &mut MethodTable) {
     });
     m.add_method("BuildRigFromAttachments", |lua, this, ()| {
         rig_method(lua, this, "BuildRigFromAttachments", Value::Nil).map(|_| ())
+    });
+    // States the running humanoid may enter: kept for the VM's life, never saved (nor are
+    // they in Roblox's files).
+    m.add_method(
+        "SetStateEnabled",
+        |lua, this, (state, enabled): (Value, Value)| {
+            rig_method_with(lua, this, "SetStateEnabled", state, enabled).map(|_| ())
+        },
+    );
+    m.add_method("GetStateEnabled", |lua, this, state: Value| {
+        rig_method(lua, this, "GetStateEnabled", state)
     });
     m.add_method("RemoveAccessories", |lua, this, ()| {
         rig_method(lua, this, "RemoveAccessories", Value::Nil).map(|_| ())
