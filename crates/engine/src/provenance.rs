@@ -51,9 +51,9 @@ use rbx_types::{Ref, Variant};
 /// `SharedTableRegistry` exist, `JSONEncode` takes any nesting up to 512 levels. 9:
 /// `Humanoid.RootPart` reads the character's HumanoidRootPart (it was nil), and calls that
 /// failed build results — `BuildRigFromAttachments`, `GetLimb`, `GetBodyPartR15`,
-/// `RemoveAccessories`, `SetStateEnabled`, MaterialService's overrides and `GetMaterialVariant`, `loadstring`
-/// where the place enables it, an Attachment axis set parallel to the other; a time or heap
-/// limit's error names the script line it stopped.
+/// `RemoveAccessories`, `SetStateEnabled`, MaterialService's overrides and
+/// `GetMaterialVariant`, `loadstring` where the place enables it, an Attachment axis set
+/// parallel to the other; a time or heap limit's error names the script line it stopped.
 pub const EPOCH: u32 = 9;
 
 /// The version of the result cache's entry format (`cache.rs`), part of every cache key:
