@@ -1,7 +1,7 @@
 //! Humanoid methods that mean something without a simulation: `TakeDamage`,
-//! `AddAccessory`, `GetAccessories`, `RemoveAccessories`, `BuildRigFromAttachments`, `GetLimb`,
-//! `GetBodyPartR15`, `SetStateEnabled`, `GetStateEnabled`; and the Teams service's `GetTeams` and `Team:GetPlayers` (nobody joins a
-//! headless session).
+//! `AddAccessory`, `GetAccessories`, `RemoveAccessories`, `BuildRigFromAttachments`,
+//! `GetLimb`, `GetBodyPartR15`, `SetStateEnabled`, `GetStateEnabled`; and the Teams service's
+//! `GetTeams` and `Team:GetPlayers` (nobody joins a headless session).
 
 use crate::context::{Lookup, ctx};
 use crate::methods::MethodTable;

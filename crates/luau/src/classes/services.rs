@@ -17,50 +17,26 @@ fn refuse_in_generator(c: &Ctx, what: &str) -> mlua::Result<()> {
     Ok(())
 }
 
-/// The materials MaterialService can override, each by a string property `<Material>Name`
-/// (the Roblox reference: "Specify MaterialVariant name to override built-in Grass").
-const OVERRIDABLE: &[&str] = &[
-    "Asphalt",
-    "Basalt",
-    "Brick",
-    "Cardboard",
-    "Carpet",
-    "CeramicTiles",
-    "ClayRoofTiles",
-    "Cobblestone",
-    "Concrete",
-    "CorrodedMetal",
-    "CrackedLava",
-    "DiamondPlate",
-    "Fabric",
-    "Foil",
-    "Glacier",
-    "Granite",
-    "Grass",
-    "Ground",
-    "Ice",
-    "LeafyGrass",
-    "Leather",
-    "Limestone",
-    "Marble",
-    "Metal",
-    "Mud",
-    "Pavement",
-    "Pebble",
-    "Plaster",
-    "Plastic",
-    "Rock",
-    "RoofShingles",
-    "Rubber",
-    "Salt",
-    "Sand",
-    "Sandstone",
-    "Slate",
-    "SmoothPlastic",
-    "Snow",
-    "Wood",
-    "WoodPlanks",
-];
+/// Whether MaterialService can override `material`: the reflection database gives the
+/// service a string property `<Material>Name` for each one it can (the Roblox reference:
+/// "Specify MaterialVariant name to override built-in Grass").
+fn overridable(material: &str) -> bool {
+    overridables().any(|m| m == material)
+}
+
+/// The materials MaterialService can override, in the database's (alphabetical) order.
+fn overridables() -> impl Iterator<Item = &'static str> {
+    let mut names: Vec<&'static str> = procmodel_luau_types::enums::database()
+        .classes
+        .get("MaterialService")
+        .into_iter()
+        .flat_map(|class| class.properties.keys())
+        .filter_map(|p| p.strip_suffix("Name"))
+        .filter(|m| !m.is_empty())
+        .collect();
+    names.sort_unstable();
+    names.into_iter()
+}
 
 /// The MaterialService property holding `material`'s override: an error naming the argument
 /// for anything but an Enum.Material, and naming the material for one with no override.
@@ -78,11 +54,11 @@ fn override_key(material: &Value, method: &str) -> mlua::Result<rbx_dom_weak::Us
             procmodel_luau_types::type_name(material)
         )));
     };
-    if !OVERRIDABLE.contains(&item.name) {
+    if !overridable(item.name) {
         return Err(mlua::Error::runtime(format!(
             "MaterialService:{method}: Enum.Material.{} has no override (a MaterialVariant can override {})",
             item.name,
-            OVERRIDABLE.join(", ")
+            overridables().collect::<Vec<_>>().join(", ")
         )));
     }
     Ok(rbx_dom_weak::ustr(&format!("{}Name", item.name)))
