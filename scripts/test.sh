@@ -17,6 +17,7 @@ PATH="$HOME/.cargo/bin:$PATH" mdbook build docs
 # The result cache defaults to the user's cache folder; the suite uses an empty one of its own.
 XDG_CACHE_HOME="$(mktemp -d)"
 export XDG_CACHE_HOME
+trap 'rm -rf "$XDG_CACHE_HOME"' EXIT
 cargo test --workspace "$@"
 # The determinism matrix (one lockfile per input across SIMD levels and --jobs 1/2): the debug
 # binary the suite just built, and an optimised one (the point: optimised float code gives

@@ -333,7 +333,7 @@ mod tests {
 
     #[test]
     fn local_store_writes_lists_and_reads() {
-        let dir = std::env::temp_dir().join(format!("procmodel-bake-store-{}", std::process::id()));
+        let dir = procmodel_testkit::scratch("bake-store");
         let _ = std::fs::remove_dir_all(&dir);
         let s = open(dir.to_str().unwrap()).unwrap();
         s.put("manifests/b.json", b"2").unwrap();

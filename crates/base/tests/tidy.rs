@@ -334,3 +334,50 @@ fn the_engine_reaches_no_script_vm() {
     // And the check can fail: the Luau host itself reaches mlua.
     assert!(deps["procmodel-luau"].contains("mlua"));
 }
+
+/// Where code may name the system's temporary folder itself: the scratch-folder crate, the
+/// binary's own staging folder for a merge (removed when done) and the benchmarks (which
+/// overwrite fixed names). Tests take `procmodel_testkit::scratch`, removed at exit.
+const TEMP_DIR_ALLOWED: &[&str] = &["testkit/src/lib.rs", "cli/src/bake.rs"];
+
+/// The files under `crates/` (benches aside) that call `std::env::temp_dir`.
+fn temp_dir_users() -> Vec<String> {
+    let root = workspace_crates();
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    let mut out = Vec::new();
+    for f in files {
+        let rel = f
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        if rel.contains("/benches/") || rel.contains("/target/") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        if text.contains(concat!("temp_", "dir()")) && !TEMP_DIR_ALLOWED.contains(&rel.as_str()) {
+            out.push(rel);
+        }
+    }
+    out
+}
+
+#[test]
+fn tests_leave_nothing_in_the_temp_folder() {
+    // A test that made its folder in the system temp folder left it there: thousands of
+    // folders and gigabytes after a few runs of the suite.
+    assert_eq!(temp_dir_users(), Vec::<String>::new());
+    // The scratch crate is for tests only: no crate may link it into what users run.
+    for (name, deps) in normal_dependencies() {
+        assert!(
+            !deps.contains("procmodel-testkit"),
+            "{name} depends on procmodel-testkit outside [dev-dependencies]"
+        );
+    }
+    // And the check can fail: the scratch crate itself names the temp folder.
+    assert!(TEMP_DIR_ALLOWED.iter().all(|f| {
+        let text = std::fs::read_to_string(workspace_crates().join(f)).unwrap();
+        text.contains(concat!("temp_", "dir()"))
+    }));
+}

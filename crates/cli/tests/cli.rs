@@ -16,7 +16,7 @@ fn examples() -> PathBuf {
 }
 
 fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("procmodel-cli-{}", std::process::id()));
+    let dir = procmodel_testkit::scratch("cli");
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }

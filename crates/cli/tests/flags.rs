@@ -14,7 +14,7 @@ fn examples() -> PathBuf {
 }
 
 fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("procmodel-flags-{}", std::process::id()));
+    let dir = procmodel_testkit::scratch("flags");
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }

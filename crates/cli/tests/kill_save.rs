@@ -99,7 +99,7 @@ fn watch(
 
 #[test]
 fn r10_13_killed_saves_leave_no_torn_file_and_no_litter() {
-    let dir = std::env::temp_dir().join(format!("procmodel-kill-{}", std::process::id()));
+    let dir = procmodel_testkit::scratch("kill");
     let _ = std::fs::remove_dir_all(&dir);
     let work = dir.join("work");
     std::fs::create_dir_all(&work).unwrap();

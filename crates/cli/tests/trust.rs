@@ -9,7 +9,7 @@ fn bin() -> Command {
 }
 
 fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("procmodel-cli-trust-{}", std::process::id()));
+    let dir = procmodel_testkit::scratch("cli-trust");
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }

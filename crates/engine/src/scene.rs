@@ -602,7 +602,7 @@ mod tests {
     #[test]
     fn saves_keep_permissions_and_refuse_read_only_files() {
         use std::os::unix::fs::PermissionsExt;
-        let dir = std::env::temp_dir().join(format!("procmodel-perm-{}", std::process::id()));
+        let dir = procmodel_testkit::scratch("perm");
         std::fs::create_dir_all(&dir).unwrap();
         let f = dir.join("place.rbxl");
         std::fs::write(&f, b"old").unwrap();
@@ -619,7 +619,7 @@ mod tests {
 
     #[test]
     fn stale_temp_files_of_dead_processes_are_removed() {
-        let dir = std::env::temp_dir().join(format!("procmodel-stale-{}", std::process::id()));
+        let dir = procmodel_testkit::scratch("stale");
         std::fs::create_dir_all(&dir).unwrap();
         let target = dir.join("place.rbxl");
         // A process that has exited: its id is free (until reused, which the age rule covers).

@@ -137,7 +137,7 @@ fn scene_with(config: EngineConfig, n: usize) -> (Engine, Vec<Ref>) {
 }
 
 fn saved(e: &Engine, ext: &str) -> Vec<u8> {
-    let dir = std::env::temp_dir().join(format!("procmodel-engine-cache-{}", std::process::id()));
+    let dir = procmodel_testkit::scratch("engine-cache");
     std::fs::create_dir_all(&dir).unwrap();
     let n = SAVES.fetch_add(1, Ordering::Relaxed);
     let path = dir.join(format!("scene{n}.{ext}"));
@@ -441,7 +441,7 @@ fn load_cached(path: &std::path::Path, cache: Arc<dyn ResultCache>, jobs: usize)
 /// Runs the Luau script `source` on the scene (from a file, as `procmodel run` does).
 fn run_luau(e: &mut Engine, source: &str) {
     static SCRIPTS: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!("procmodel-engine-scripts-{}", std::process::id()));
+    let dir = procmodel_testkit::scratch("engine-scripts");
     std::fs::create_dir_all(&dir).unwrap();
     let n = SCRIPTS.fetch_add(1, Ordering::Relaxed);
     let script = dir.join(format!("script{n}.luau"));
@@ -659,7 +659,7 @@ fn r14_5_nested_results_are_checked_in_place_by_their_modules() {
 fn r14_5_results_loaded_from_a_file_are_checked_against_the_entry_and_kept() {
     let (mut fresh, _) = scene(None, 1, 4);
     settle(&mut fresh);
-    let dir = std::env::temp_dir().join(format!("procmodel-loaded-{}", std::process::id()));
+    let dir = procmodel_testkit::scratch("loaded");
     std::fs::create_dir_all(&dir).unwrap();
     for (jobs, ext) in [(1, "rbxl"), (2, "rbxl"), (1, "rbxlx")] {
         let cache = Arc::new(Mem::default());
@@ -1355,7 +1355,7 @@ fn a_generators_queries_see_the_parts_it_put_in_the_scene_where_they_are_now() {
 /// changed by anything else has no record: its results are checked against their entries.
 #[test]
 fn r14_5_an_unchanged_saved_scene_keeps_its_results_without_reading_entries() {
-    let dir = std::env::temp_dir().join(format!("procmodel-saved-record-{}", std::process::id()));
+    let dir = procmodel_testkit::scratch("saved-record");
     std::fs::create_dir_all(&dir).unwrap();
     for (jobs, ext) in [(1, "rbxl"), (2, "rbxlx")] {
         let cache = Arc::new(procmodel_engine::MemoryCache::default());
@@ -1912,10 +1912,7 @@ return G
         );
         // The run that put a value in ReplicatedStorage wrote outside its container.
         assert_eq!(cache.puts.load(Ordering::Relaxed), 3, "jobs {jobs}");
-        let path = std::env::temp_dir().join(format!(
-            "procmodel-session-services-{jobs}-{}.rbxlx",
-            std::process::id()
-        ));
+        let path = procmodel_testkit::scratch("session-services").join(format!("{jobs}.rbxlx"));
         e.save(&path).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         let _ = std::fs::remove_file(&path);

@@ -104,7 +104,7 @@ fn setup(source: &str) -> (Engine, Ref, Ref) {
 }
 
 fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("procmodel-engine-{}", std::process::id()));
+    let dir = procmodel_testkit::scratch("engine");
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }

@@ -161,7 +161,7 @@ fn r11_2_scripted_commands_publish_snapshots() {
     assert!(err.to_string().contains("not a ProceduralModel"), "{err}");
 
     // Save is atomic and loads back with the results.
-    let dir = std::env::temp_dir().join(format!("procmodel-thread-{}", std::process::id()));
+    let dir = procmodel_testkit::scratch("thread");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("scene.rbxl");
     assert!(matches!(

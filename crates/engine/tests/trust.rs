@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 fn script(name: &str, source: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("procmodel-engine-trust-{}", std::process::id()));
+    let dir = procmodel_testkit::scratch("engine-trust");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{name}.luau"));
     std::fs::write(&path, source).unwrap();

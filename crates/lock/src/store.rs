@@ -361,7 +361,7 @@ mod tests {
     use super::*;
 
     fn temp_dir(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("procmodel-lock-{name}-{}", std::process::id()));
+        let d = procmodel_testkit::scratch(&format!("lock-{name}"));
         let _ = std::fs::remove_dir_all(&d);
         d
     }

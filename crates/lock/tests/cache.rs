@@ -25,7 +25,7 @@ return {
 "#;
 
 fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("procmodel-lock-it-{name}-{}", std::process::id()));
+    let d = procmodel_testkit::scratch(&format!("lock-it-{name}"));
     let _ = std::fs::remove_dir_all(&d);
     d
 }

@@ -125,7 +125,7 @@ local broken = require("./unterminated
     /// `.luaurc`: the literal scan reports it as one a saved scene cannot follow.
     #[test]
     fn a_literal_alias_require_is_one_a_saved_scene_cannot_follow() {
-        let dir = std::env::temp_dir().join(format!("procmodel-literal-{}", std::process::id()));
+        let dir = procmodel_testkit::scratch("literal");
         std::fs::create_dir_all(dir.join("lib")).unwrap();
         std::fs::write(dir.join(".luaurc"), r#"{"aliases": {"lib": "./lib"}}"#).unwrap();
         std::fs::write(dir.join("lib/C.luau"), "return 1").unwrap();

@@ -124,7 +124,7 @@ fn check(name: &str) {
 /// order; background threads still waiting at `max_wait` are ended, and the run succeeds.
 #[test]
 fn a_scripts_threads_run_after_its_main_chunk() {
-    let dir = std::env::temp_dir().join(format!("procmodel-after-main-{}", std::process::id()));
+    let dir = procmodel_testkit::scratch("after-main");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("after_main.luau");
     std::fs::write(

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 fn write_generator(name: &str, source: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("procmodel-gen-{}-{name}", std::process::id()));
+    let dir = procmodel_testkit::scratch(&format!("gen-{name}"));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{name}.luau"));
     std::fs::write(&path, source).unwrap();
@@ -405,7 +405,7 @@ fn sandbox_has_no_io_os_or_loaders() {
 
 #[test]
 fn relative_require_and_escape_refusal() {
-    let dir = std::env::temp_dir().join(format!("procmodel-req-{}", std::process::id()));
+    let dir = procmodel_testkit::scratch("req");
     std::fs::create_dir_all(dir.join("lib")).unwrap();
     std::fs::write(
         dir.join("lib/util.luau"),

@@ -6,7 +6,7 @@ use procmodel_terrain::{Material, Terrain, smoothgrid};
 use rbx_types::{Ref, Variant};
 
 fn run(source: &str) -> (Host, Result<Ref, String>) {
-    let dir = std::env::temp_dir().join(format!("procmodel-genterrain-{}", std::process::id()));
+    let dir = procmodel_testkit::scratch("genterrain");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("Gen{}.luau", blake(source)));
     std::fs::write(&path, source).unwrap();

@@ -8,11 +8,8 @@ fn tree(files: &[(&str, &str)]) -> PathBuf {
     // A folder per call: the tests run side by side, and two trees named after their sizes
     // collided (each test removed or overwrote the other's files).
     static TREES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "procmodel-require-{}-{}",
-        std::process::id(),
-        TREES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    ));
+    let n = TREES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = procmodel_testkit::scratch(&format!("require-{n}"));
     let _ = std::fs::remove_dir_all(&dir);
     for (path, text) in files {
         let p = dir.join(path);

@@ -10,7 +10,7 @@ use rbx_types::Variant;
 /// carries), and a later host over that DOM reads them back.
 #[test]
 fn terrain_written_by_a_script_is_saved_in_smoothgrid_and_loads_again() {
-    let dir = std::env::temp_dir().join(format!("procmodel-terrain-{}", std::process::id()));
+    let dir = procmodel_testkit::scratch("terrain");
     std::fs::create_dir_all(&dir).unwrap();
     let write = dir.join("write.luau");
     std::fs::write(

@@ -16,7 +16,7 @@ fn host() -> Host {
 
 /// Runs a Luau script (written to a temp file) and returns its error text, if any.
 fn run(name: &str, source: &str) -> Result<(), String> {
-    let dir = std::env::temp_dir().join(format!("procmodel-toolkit-{}", std::process::id()));
+    let dir = procmodel_testkit::scratch("toolkit");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{name}.luau"));
     std::fs::write(&path, source).unwrap();

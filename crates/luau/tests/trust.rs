@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("procmodel-trust-{}-{name}", std::process::id()));
+    let d = procmodel_testkit::scratch(&format!("trust-{name}"));
     std::fs::create_dir_all(&d).unwrap();
     d
 }

@@ -100,8 +100,7 @@ mod tests {
     use super::*;
 
     fn root(name: &str) -> (Root, PathBuf) {
-        let dir =
-            std::env::temp_dir().join(format!("procmodel-mcp-paths-{}-{name}", std::process::id()));
+        let dir = procmodel_testkit::scratch(&format!("mcp-paths-{name}"));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("root/sub")).unwrap();
         (Root::new(&dir.join("root")).unwrap(), dir)

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// A fresh folder holding `files` (path, contents).
 fn project(test: &str, files: &[(&str, &str)]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("procmodel-rojo-{}-{test}", std::process::id()));
+    let dir = procmodel_testkit::scratch(&format!("rojo-{test}"));
     let _ = std::fs::remove_dir_all(&dir);
     for (path, text) in files {
         let p = dir.join(path);

@@ -13,15 +13,9 @@ pub fn bin() -> Command {
     c
 }
 
-/// This test binary's scratch folder (one per binary and process).
+/// This test binary's scratch folder (removed when the test process exits).
 pub fn dir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "procmodel-{}-{}",
-        env!("CARGO_CRATE_NAME"),
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    procmodel_testkit::scratch(env!("CARGO_CRATE_NAME"))
 }
 
 pub fn tmp(name: &str) -> PathBuf {

@@ -47,10 +47,9 @@ pub fn quiet_host() -> Host {
 }
 
 /// Writes each `(file name, Luau source)` into a fresh directory named for `test`; returns
-/// the directory (remove it when done).
+/// the directory (removed with the test process's scratch root).
 pub fn script_files(test: &str, files: &[(&str, &str)]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("procmodel-{test}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = procmodel_testkit::scratch(test);
     for (name, source) in files {
         std::fs::write(dir.join(name), source).unwrap();
     }
