@@ -248,6 +248,31 @@ const UNAVAILABLE: &[(&str, &[&str], &str)] = &[
         "animations are not played (procmodel builds scenes, it does not run them)",
     ),
     (
+        "Camera",
+        &[
+            "WorldToViewportPoint",
+            "WorldToScreenPoint",
+            "ViewportPointToRay",
+            "ScreenPointToRay",
+        ],
+        "there is no viewport (procmodel renders nothing, so ViewportSize is 0, 0); project with the camera's CFrame and FieldOfView yourself",
+    ),
+    (
+        "PathfindingService",
+        &[
+            "CreatePath",
+            "FindPathAsync",
+            "ComputeRawPathAsync",
+            "ComputeSmoothPathAsync",
+        ],
+        "paths are found on Roblox's navigation mesh, which procmodel does not build (it builds scenes, it does not run them)",
+    ),
+    (
+        "Lighting",
+        &["GetSunDirection", "GetMoonDirection", "GetMoonPhase"],
+        "Roblox does not document how it places the sun and moon from ClockTime, GeographicLatitude and the date, so procmodel cannot give its answer; read ClockTime and GeographicLatitude",
+    ),
+    (
         "TextService",
         &["GetTextSize", "GetTextBoundsAsync", "FilterStringAsync"],
         "text measuring and filtering are not available (procmodel has no font metrics or filter)",
