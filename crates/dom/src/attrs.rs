@@ -33,10 +33,20 @@ macro_rules! bail {
     ($($t:tt)*) => { return Err(format!($($t)*)) };
 }
 
+/// `n` numbers separated by commas, or by spaces when there is no comma (the form Roblox's
+/// `tostring` gives a NumberRange: `0.8 1.2`).
 fn numbers(s: &str, n: usize, what: &str) -> Parsed<Vec<f64>> {
-    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    let parts: Vec<&str> = if s.contains(',') {
+        s.split(',').map(str::trim).collect()
+    } else {
+        s.split_whitespace().collect()
+    };
+    let expected = match n {
+        1 => format!("expected {what} as a number"),
+        _ => format!("expected {what} as {n} numbers separated by commas"),
+    };
     if parts.len() != n {
-        bail!("expected {what} as {n} comma-separated numbers");
+        bail!("{expected}");
     }
     parts
         .iter()
@@ -44,11 +54,7 @@ fn numbers(s: &str, n: usize, what: &str) -> Parsed<Vec<f64>> {
             p.parse::<f64>()
                 .ok()
                 .filter(|v| v.is_finite())
-                .ok_or_else(|| {
-                    format!(
-                        "expected {what} as {n} comma-separated numbers ('{p}' is not a number)"
-                    )
-                })
+                .ok_or_else(|| format!("{expected} ('{p}' is not a number)"))
         })
         .collect()
 }
@@ -92,7 +98,7 @@ pub fn syntax(v: &Variant) -> &'static str {
         Variant::BrickColor(_) => "a BrickColor name or number",
         Variant::UDim(_) => "scale,offset",
         Variant::UDim2(_) => "xScale,xOffset,yScale,yOffset",
-        Variant::NumberRange(_) => "min,max",
+        Variant::NumberRange(_) => "min,max (or min max), or one number",
         Variant::Rect(_) => "minX,minY,maxX,maxY",
         Variant::CFrame(_) => "x,y,z or 12 numbers (position and rotation rows)",
         Variant::EnumItem(_) => "an item of its enum: Wood, Enum.Material.Wood or its number",
@@ -220,11 +226,12 @@ fn parse_inner(text: &str, default: &Variant) -> Parsed<Variant> {
             ))
         }
         Variant::NumberRange(_) => {
-            let v: Vec<f64> = if t.contains(',') {
-                numbers(t, 2, "a NumberRange")?
+            let count = if t.contains(',') {
+                t.split(',').count()
             } else {
-                numbers(t, 1, "a NumberRange")?
+                t.split_whitespace().count()
             };
+            let v = numbers(t, if count == 1 { 1 } else { 2 }, "a NumberRange")?;
             let (min, max) = (v[0], *v.last().unwrap_or(&v[0]));
             if max < min {
                 bail!("max is less than min");
@@ -620,6 +627,31 @@ mod tests {
             Variant::BrickColor(BrickColor::MediumStoneGrey),
             Variant::BrickColor(BrickColor::BrightRed),
         );
+    }
+
+    /// A NumberRange is `min,max`, Roblox's printed form `min max`, or one number; a wrong
+    /// count names the form in plain words.
+    #[test]
+    fn number_ranges_take_commas_spaces_or_one_number() {
+        let range = |a, b| Variant::NumberRange(NumberRange::new(a, b));
+        for text in ["0.5,1.5", "0.5, 1.5", "0.5 1.5", " 0.5 1.5 "] {
+            check(text, range(0.0, 1.0), range(0.5, 1.5));
+        }
+        check("2", range(0.0, 1.0), range(2.0, 2.0));
+        let e = parse("R", "1 2 3", &range(0.0, 1.0))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("expected a NumberRange as 2 numbers separated by commas"),
+            "{e}"
+        );
+        let e = parse("R", "x", &range(0.0, 1.0)).unwrap_err().to_string();
+        assert!(
+            e.contains("expected a NumberRange as a number ('x' is not a number)"),
+            "{e}"
+        );
+        let e = parse("R", "3 1", &range(0.0, 1.0)).unwrap_err().to_string();
+        assert!(e.contains("max is less than min"), "{e}");
     }
 
     /// EnumItem attributes (a generator's `Material = Enum.Material.Brick`) are set by item
