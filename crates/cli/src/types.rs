@@ -260,7 +260,9 @@ pub fn probe() -> Result<Probe> {
         .values()
         .filter(|c| !c.tags.contains(&ClassTag::Deprecated))
         .filter_map(|c| {
-            if c.tags.contains(&ClassTag::Service) {
+            if c.name == "DataModel" {
+                Some((c.name, "game"))
+            } else if c.tags.contains(&ClassTag::Service) {
                 Some((c.name, "service"))
             } else if WORKSPACE_CHILDREN.contains(&c.name) {
                 Some((c.name, "workspace"))
@@ -417,6 +419,8 @@ for _, spec in CLASSES do
 		ok, inst = pcall(function()
 			return game:GetService(name)
 		end)
+	elseif how == "game" then
+		ok, inst = true, game
 	elseif how == "workspace" then
 		ok, inst = pcall(function()
 			return workspace[name]

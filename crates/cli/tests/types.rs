@@ -93,6 +93,31 @@ fn r15_4_types_parse_and_name_what_the_engine_implements() {
     assert!(defs.contains("declare Instance: { new: "), "Instance.new");
     assert!(defs.contains("((className: \"Part\", parent: Instance?) -> Part)"));
     assert!(defs.contains("declare game: DataModel"));
+    // Every class a global is declared as is itself declared (`game`'s DataModel was not:
+    // it is neither a service nor creatable), with its members.
+    let classes: Vec<&str> = defs
+        .lines()
+        .filter_map(|l| l.strip_prefix("declare class "))
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    for line in defs.lines().filter(|l| !l.starts_with("declare class ")) {
+        if let Some((_, ty)) = line
+            .strip_prefix("declare ")
+            .and_then(|l| l.split_once(": "))
+            && ty.chars().all(|c| c.is_ascii_alphanumeric())
+            && ty.starts_with(|c: char| c.is_ascii_uppercase())
+        {
+            assert!(classes.contains(&ty), "{line}: {ty} is not declared");
+        }
+    }
+    let game = class_body(&defs, "DataModel");
+    for m in [
+        "\tfunction GetService(",
+        "\tfunction BindToClose(",
+        "\tfunction IsLoaded(",
+    ] {
+        assert!(game.iter().any(|l| l.starts_with(m)), "DataModel lacks {m}");
+    }
     assert!(defs.contains("declare workspace: Workspace"));
     assert!(defs.contains("declare task: {"));
     assert!(defs.contains("declare class Vector3\n"));
