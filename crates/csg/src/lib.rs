@@ -12,8 +12,9 @@
 //!
 //! Owns: boolean operations on closed surfaces ([`Solid::union`], [`Solid::subtract`],
 //! [`Solid::intersect`]), splitting a solid into its connected bodies
-//! ([`Solid::split_apart`]), and conversion from and to `procmodel_mesh` meshes
-//! ([`Solid::from_shape`], [`Solid::from_triangle_mesh`], [`Solid::to_triangle_mesh`]).
+//! ([`Solid::split_apart`]), convex hulls ([`Solid::convex_hull`], what a sweep is made of),
+//! and conversion from and to `procmodel_mesh` meshes ([`Solid::from_shape`],
+//! [`Solid::from_triangle_mesh`], [`Solid::to_triangle_mesh`]).
 //!
 //! Must never: touch the DOM or Luau; panic on any input (degenerate or non-finite input
 //! triangles are skipped, a result that grows past [`MAX_POLYGONS`] is an error); recurse
@@ -27,6 +28,8 @@
 
 mod bsp;
 mod geom;
+mod hull;
+mod merge;
 
 #[cfg(test)]
 mod tests;
@@ -122,6 +125,32 @@ impl Solid {
             polygons.extend(placer.triangle([a, b, c], color));
         }
         Solid { polygons }
+    }
+
+    /// The convex hull of `points`, every face `color` (RGBA 0–1), corners shaded smooth
+    /// across faces less than 40° apart; empty when the points span no volume (fewer than
+    /// four, all within 1e-7 of their extent of one plane, or not finite).
+    pub fn convex_hull(points: &[DVec3], color: [f32; 4]) -> Solid {
+        Solid {
+            polygons: hull::hull_polygons(points, sanitize(color)),
+        }
+    }
+
+    /// The same surface with the pieces boolean operations cut merged back where they can
+    /// be: adjacent polygons of one plane and color sharing an edge exactly, whose union is
+    /// convex, become one (grouped by plane, in order of first appearance).
+    pub fn merged(self) -> Solid {
+        Solid {
+            polygons: merge::merge_coplanar(self.polygons),
+        }
+    }
+
+    /// Every corner position of every polygon, in polygon order (repeats included).
+    pub fn points(&self) -> Vec<DVec3> {
+        self.polygons
+            .iter()
+            .flat_map(|p| p.vertices.iter().map(|v| v.pos))
+            .collect()
     }
 
     /// Everything in either solid.

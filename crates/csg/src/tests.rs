@@ -781,3 +781,187 @@ proptest! {
         }
     }
 }
+
+// Convex hulls (the pieces of a sweep).
+
+/// Whether every directed edge of the hull's triangles has its reverse (a closed surface).
+fn hull_is_closed(triangles: &[[usize; 3]]) -> bool {
+    let edges: std::collections::HashSet<(usize, usize)> = triangles
+        .iter()
+        .flat_map(|t| (0..3).map(move |k| (t[k], t[(k + 1) % 3])))
+        .collect();
+    edges.iter().all(|&(a, b)| edges.contains(&(b, a)))
+}
+
+#[test]
+fn the_hull_of_a_cube_with_points_inside_is_the_cube() {
+    let mut points = Vec::new();
+    for i in 0..27 {
+        // The 3×3×3 lattice on [-1, 1]³: 8 corners, the rest on faces, edges or inside.
+        let c = |k: i32| f64::from(k % 3 - 1);
+        points.push(DVec3::new(c(i), c(i / 3), c(i / 9)));
+    }
+    let triangles = hull::hull_triangles(&points).expect("a volume");
+    assert!(hull_is_closed(&triangles));
+    for t in &triangles {
+        for &i in t {
+            assert_eq!(
+                points[i].abs(),
+                DVec3::ONE,
+                "only corners are hull vertices"
+            );
+        }
+    }
+    assert_eq!(triangles.len(), 12);
+    let solid = Solid::convex_hull(&points, RED);
+    assert!((solid.volume() - 8.0).abs() < 1e-9, "{}", solid.volume());
+    // Faces 90° apart keep their own normals: the edges stay sharp.
+    for p in &solid.polygons {
+        for v in &p.vertices {
+            assert!((v.normal - p.plane.normal).length() < 1e-12);
+        }
+        assert_eq!(p.color, RED);
+    }
+}
+
+#[test]
+fn the_hull_of_a_ball_is_round_and_shaded_smooth() {
+    let ball = build(Shape::Ball, Vec3::splat(2.0), 24);
+    let points: Vec<DVec3> = ball.positions.iter().map(|p| p.as_dvec3()).collect();
+    let solid = Solid::convex_hull(&points, GREY);
+    let volume = solid.volume();
+    let sphere = 4.0 / 3.0 * std::f64::consts::PI;
+    assert!(volume < sphere && volume > 0.95 * sphere, "{volume}");
+    // Smoothed: corner normals point away from the centre, not along their face.
+    let p = &solid.polygons[0];
+    for v in &p.vertices {
+        assert!(v.normal.dot(v.pos.normalize()) > 0.99);
+    }
+}
+
+#[test]
+fn points_that_span_no_volume_have_no_hull() {
+    let flat: Vec<DVec3> = (0..20)
+        .map(|i| DVec3::new(f64::from(i % 5), f64::from(i / 5), 0.0))
+        .collect();
+    assert!(Solid::convex_hull(&flat, GREY).is_empty());
+    assert!(Solid::convex_hull(&flat[..3], GREY).is_empty());
+    let line: Vec<DVec3> = (0..5).map(|i| DVec3::splat(f64::from(i))).collect();
+    assert!(Solid::convex_hull(&line, GREY).is_empty());
+    let mut nan = flat.clone();
+    nan.push(DVec3::new(0.0, 0.0, f64::NAN));
+    assert!(Solid::convex_hull(&nan, GREY).is_empty());
+    assert!(Solid::convex_hull(&[DVec3::ONE; 8], GREY).is_empty());
+}
+
+proptest! {
+    /// Any cloud with volume: a closed hull with every point on or behind every face, its
+    /// vertices among the points, the same bits on a second run.
+    #[test]
+    fn hulls_are_closed_and_contain_every_point(
+        raw in proptest::collection::vec((-50i32..50, -50i32..50, -50i32..50), 4..200),
+        scale in 0.001f64..1000.0,
+    ) {
+        let points: Vec<DVec3> = raw
+            .iter()
+            .map(|&(x, y, z)| DVec3::new(f64::from(x), f64::from(y), f64::from(z)) * scale)
+            .collect();
+        let Some(triangles) = hull::hull_triangles(&points) else {
+            return Ok(());
+        };
+        prop_assert!(hull_is_closed(&triangles));
+        let extent = 100.0 * scale;
+        for t in &triangles {
+            let [a, b, c] = t.map(|i| points[i]);
+            let n = (b - a).cross(c - a).normalize();
+            for p in &points {
+                prop_assert!(n.dot(*p - a) <= extent * 1e-6, "a point outside a face");
+            }
+        }
+        prop_assert_eq!(Some(triangles), hull::hull_triangles(&points));
+        let solid = Solid::convex_hull(&points, GREY);
+        prop_assert!(solid.volume() > 0.0);
+    }
+}
+
+/// A flat polygon in the z = 0 plane facing +z, from corners in counter-clockwise order.
+fn flat(corners: &[[f64; 2]]) -> geom::Polygon {
+    let vertices: Vec<geom::Vertex> = corners
+        .iter()
+        .map(|&[x, y]| geom::Vertex {
+            pos: DVec3::new(x, y, 0.0),
+            normal: DVec3::Z,
+        })
+        .collect();
+    geom::Polygon {
+        vertices,
+        plane: geom::Plane {
+            normal: DVec3::Z,
+            w: 0.0,
+        },
+        color: GREY,
+    }
+}
+
+fn corners(p: &geom::Polygon) -> Vec<[f64; 2]> {
+    p.vertices.iter().map(|v| [v.pos.x, v.pos.y]).collect()
+}
+
+#[test]
+fn pieces_of_a_split_square_merge_back_into_the_square() {
+    // The square [0,2]² cut at x = 1, the right half cut again at y = 1: three pieces,
+    // whose split points (1,0), (1,2), (1,1) and (2,1) no other polygon uses.
+    let pieces = vec![
+        flat(&[[0.0, 0.0], [1.0, 0.0], [1.0, 2.0], [0.0, 2.0]]),
+        flat(&[[1.0, 0.0], [2.0, 0.0], [2.0, 1.0], [1.0, 1.0]]),
+        flat(&[[1.0, 1.0], [2.0, 1.0], [2.0, 2.0], [1.0, 2.0]]),
+    ];
+    let merged = Solid { polygons: pieces }.merged();
+    assert_eq!(merged.polygons.len(), 1);
+    // The square's four corners, counter-clockwise, whichever comes first.
+    let got = corners(&merged.polygons[0]);
+    let square = [[0.0, 0.0], [2.0, 0.0], [2.0, 2.0], [0.0, 2.0]];
+    let start = square.iter().position(|c| *c == got[0]).expect("a corner");
+    let expected: Vec<[f64; 2]> = (0..4).map(|k| square[(start + k) % 4]).collect();
+    assert_eq!(got, expected);
+}
+
+#[test]
+fn merging_keeps_concave_unions_colors_and_shared_split_points_apart() {
+    // An L of two squares: their union is concave, so they stay two.
+    let l = vec![
+        flat(&[[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]),
+        flat(&[[1.0, 0.0], [2.0, 0.0], [2.0, 1.0], [1.0, 1.0]]),
+        flat(&[[0.0, 1.0], [1.0, 1.0], [1.0, 2.0], [0.0, 2.0]]),
+    ];
+    let merged = Solid { polygons: l }.merged();
+    assert_eq!(
+        merged.polygons.len(),
+        2,
+        "two of the three join, never all three"
+    );
+    // Another color does not join.
+    let mut red = flat(&[[1.0, 0.0], [2.0, 0.0], [2.0, 1.0], [1.0, 1.0]]);
+    red.color = RED;
+    let pair = vec![flat(&[[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]), red];
+    assert_eq!(Solid { polygons: pair }.merged().polygons.len(), 2);
+    // A split point another polygon (here in another plane) uses stays a corner: dropping
+    // it would leave that polygon's corner in the middle of an edge (a T-junction).
+    let mut wall = flat(&[[1.0, 0.0], [1.0, -1.0], [2.0, -1.0]]);
+    for v in &mut wall.vertices {
+        v.pos = DVec3::new(v.pos.x, 0.0, v.pos.y);
+    }
+    wall.plane = geom::Plane {
+        normal: DVec3::NEG_Y,
+        w: 0.0,
+    };
+    let halves = vec![
+        flat(&[[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]),
+        flat(&[[1.0, 0.0], [2.0, 0.0], [2.0, 1.0], [1.0, 1.0]]),
+        wall,
+    ];
+    let merged = Solid { polygons: halves }.merged();
+    let top = &merged.polygons[0];
+    assert!(corners(top).contains(&[1.0, 0.0]), "{:?}", corners(top));
+    assert!(!corners(top).contains(&[1.0, 1.0]), "{:?}", corners(top));
+}

@@ -54,7 +54,10 @@ use rbx_types::{Ref, Variant};
 /// `RemoveAccessories`, `SetStateEnabled`, MaterialService's overrides and
 /// `GetMaterialVariant`, `loadstring` where the place enables it, an Attachment axis set
 /// parallel to the other; a time or heap limit's error names the script line it stopped.
-pub const EPOCH: u32 = 9;
+/// 10: calls that failed build results — `GeometryService:SweepPartAsync`,
+/// `ChangeHistoryService:IsRecordingInProgress` — and the camera's projections,
+/// PathfindingService and Lighting's sun and moon fail with their reasons.
+pub const EPOCH: u32 = 10;
 
 /// The version of the result cache's entry format (`cache.rs`), part of every cache key:
 /// entries written in another format are never looked up, so never misread.

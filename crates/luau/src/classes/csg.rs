@@ -1,5 +1,7 @@
-//! Solid modelling (Roblox reference): `BasePart:UnionAsync`/`SubtractAsync`/`IntersectAsync`
-//! and `GeometryService:UnionAsync`/`SubtractAsync`/`IntersectAsync`.
+//! Solid modelling (Roblox reference): `BasePart:UnionAsync`/`SubtractAsync`/`IntersectAsync`,
+//! `GeometryService:UnionAsync`/`SubtractAsync`/`IntersectAsync` and
+//! `GeometryService:SweepPartAsync` (the union of the convex hulls of the part's shape at
+//! each adjacent pair of CFrames: one MeshPart at the centre of its bounds).
 //!
 //! The inputs' solids — primitive parts by their shape, and parts carrying a procmodel mesh
 //! (earlier results, script-built MeshParts) by that mesh — are combined by `procmodel_csg`
@@ -95,13 +97,13 @@ const OPTIONS: [&str; 4] = [
     "SplitApart",
 ];
 
-fn geometry_options(method: &str, v: &Value) -> mlua::Result<Options> {
+fn geometry_options(method: &str, v: &Value, known: &[&str]) -> mlua::Result<Options> {
     let mut o = Options {
         collision: None,
         render: None,
         split_apart: true,
     };
-    let Some(t) = crate::methods::options_table(method, 3, v, &OPTIONS)? else {
+    let Some(t) = crate::methods::options_table(method, 3, v, known)? else {
         return Ok(o);
     };
     o.collision = enum_option(
@@ -257,8 +259,11 @@ fn solve(lua: &mlua::Lua, a: MultiValue) -> mlua::Result<mlua::Table> {
         "SubtractAsync" => Op::Subtract,
         _ => Op::Intersect,
     };
+    if name == "SweepPartAsync" {
+        return sweep(lua, &method, &main_v, &parts_v, &options_v);
+    }
     let options = if geometry_service {
-        geometry_options(&method, &options_v)?
+        geometry_options(&method, &options_v, &OPTIONS)?
     } else {
         Options {
             collision: enum_option(&method, "CollisionFidelity", &collision_v)?,
@@ -382,20 +387,7 @@ fn solve(lua: &mlua::Lua, a: MultiValue) -> mlua::Result<mlua::Table> {
         };
         let body = body.transformed(DAffine3::from_translation(-center));
         let mesh = body.to_triangle_mesh();
-        if mesh.triangles.len() > procmodel_mesh::MAX_TRIANGLES {
-            return Err(mlua::Error::runtime(format!(
-                "{method}: the result has {} triangles, more than the {} a part may have (Roblox simplifies it; procmodel does not): use fewer or simpler parts, or RenderFidelity Performance",
-                mesh.triangles.len(),
-                procmodel_mesh::MAX_TRIANGLES
-            )));
-        }
-        if mesh.positions.len() > procmodel_mesh::MAX_VERTICES {
-            return Err(mlua::Error::runtime(format!(
-                "{method}: the result has {} vertices, more than the {} a part may have",
-                mesh.positions.len(),
-                procmodel_mesh::MAX_VERTICES
-            )));
-        }
+        check_mesh_limits(&method, &mesh)?;
         let size = (hi - lo).as_vec3();
         let offset = Affine3A::from_translation(center.as_vec3());
         let r = lua.create_table()?;
@@ -422,6 +414,157 @@ fn solve(lua: &mlua::Lua, a: MultiValue) -> mlua::Result<mlua::Table> {
         out.raw_set(k + 1, r)?;
     }
     Ok(out)
+}
+
+/// `GeometryService:SweepPartAsync(part, cframes, options)` (reference): the part's shape
+/// placed at each CFrame, the convex hull of each adjacent pair (of the one place when
+/// there is one), their union; one MeshPart at the centre of its bounds, in the part's
+/// colour.
+fn sweep(
+    lua: &mlua::Lua,
+    method: &str,
+    part_v: &Value,
+    cframes_v: &Value,
+    options_v: &Value,
+) -> mlua::Result<mlua::Table> {
+    let options = geometry_options(method, options_v, &OPTIONS[..3])?;
+    let c = ctx(lua)?;
+    if c.csg_locked {
+        return Err(mlua::Error::runtime(format!(
+            "{method} needs the CSG capability: the generator is sandboxed without it (add CSG to its Capabilities)"
+        )));
+    }
+    let Some(part) = c.instance(part_v) else {
+        return Err(mlua::Error::runtime(format!(
+            "invalid argument #1 to 'SweepPartAsync' (BasePart expected, got {})",
+            procmodel_luau_types::type_name(part_v)
+        )));
+    };
+    let Value::Table(list) = cframes_v else {
+        return Err(mlua::Error::runtime(format!(
+            "invalid argument #2 to 'SweepPartAsync' (array of CFrames expected, got {})",
+            procmodel_luau_types::type_name(cframes_v)
+        )));
+    };
+    let mut places = Vec::new();
+    for i in 1..=list.raw_len() {
+        let v: Value = list.raw_get(i)?;
+        let Ok(cf) = lua.unpack::<procmodel_luau_types::CFrame>(v.clone()) else {
+            return Err(mlua::Error::runtime(format!(
+                "{method}: cframes[{i}] is not a CFrame (got {})",
+                procmodel_luau_types::type_name(&v)
+            )));
+        };
+        let placed = procmodel_dom::cframe_to_affine(&rbx_types::CFrame::from(cf));
+        if !placed.is_finite() {
+            return Err(mlua::Error::runtime(format!(
+                "{method}: cframes[{i}] is not finite"
+            )));
+        }
+        places.push(to_daffine(&placed));
+    }
+    if places.is_empty() {
+        return Err(mlua::Error::runtime(format!(
+            "{method}: cframes is empty (give the CFrames to sweep the part through)"
+        )));
+    }
+    // The part's shape in its own space.
+    let inst = c
+        .dom
+        .get_by_ref(part.r)
+        .ok_or_else(|| mlua::Error::runtime(format!("{method}: the part has been destroyed")))?;
+    let own = procmodel_dom::part_cframe(inst);
+    let color = color_of(inst);
+    // Every place adds its ball's or cylinder's rings to the hulls: Automatic sweeps use the
+    // Performance tessellation, so the reference's 50-place spiral stays within a part's
+    // triangles; Precise keeps the finer one.
+    let segments = match options.render.as_ref().map(|r| r.name) {
+        Some("Precise") => segments(options.render.as_ref()),
+        _ => 12,
+    };
+    let (shape, _) = solid_of(&c, part.r, &own, segments, true).map_err(|why| {
+        mlua::Error::runtime(format!(
+            "{method}: the part ({} \"{}\") {why}",
+            part.class,
+            c.full_name(part.r)
+        ))
+    })?;
+    drop(c);
+    let points = shape.points();
+    let at = |place: DAffine3| points.iter().map(move |p| place.transform_point3(*p));
+    let hulls: Vec<Solid> = if places.len() == 1 {
+        vec![Solid::convex_hull(
+            &at(places[0]).collect::<Vec<_>>(),
+            color,
+        )]
+    } else {
+        places
+            .windows(2)
+            .map(|pair| {
+                let both: Vec<DVec3> = at(pair[0]).chain(at(pair[1])).collect();
+                Solid::convex_hull(&both, color)
+            })
+            .filter(|h| !h.is_empty())
+            .collect()
+    };
+    let probe = lua
+        .app_data_ref::<crate::watchdog::Probe>()
+        .map(|p| p.clone());
+    let stop = || probe.as_ref().is_some_and(|p| p.stop_message().is_some());
+    let solid = Solid::union_all(hulls, &stop).map_err(|e| {
+        match (e, probe.as_ref().and_then(|p| p.stop_message())) {
+            (CsgError::Interrupted, Some(message)) => mlua::Error::runtime(message),
+            (e, _) => csg_error(method, e),
+        }
+    })?;
+    let Some((lo, hi)) = solid.bounds() else {
+        return Err(mlua::Error::runtime(format!(
+            "{method}: the sweep has no volume (the part is flat or has no geometry)"
+        )));
+    };
+    let center = (lo + hi) * 0.5;
+    let mesh = solid
+        .merged()
+        .transformed(DAffine3::from_translation(-center))
+        .to_triangle_mesh();
+    check_mesh_limits(method, &mesh)?;
+    let r = lua.create_table()?;
+    r.raw_set("Class", "MeshPart")?;
+    r.raw_set("Name", "MeshPart")?;
+    r.raw_set("Size", Vector3((hi - lo).as_vec3()))?;
+    r.raw_set(
+        "CFrame",
+        crate::instance::cframe_value(lua, &Affine3A::from_translation(center.as_vec3()))?,
+    )?;
+    if let Some(item) = &options.collision {
+        r.raw_set("CollisionFidelity", *item)?;
+    }
+    if let Some(item) = &options.render {
+        r.raw_set("RenderFidelity", *item)?;
+    }
+    r.raw_set("Mesh", lua.create_string(mesh.to_attribute())?)?;
+    let out = lua.create_table()?;
+    out.raw_set(1, r)?;
+    Ok(out)
+}
+
+/// A result's triangles and vertices within what a part may hold.
+fn check_mesh_limits(method: &str, mesh: &procmodel_mesh::TriangleMesh) -> mlua::Result<()> {
+    if mesh.triangles.len() > procmodel_mesh::MAX_TRIANGLES {
+        return Err(mlua::Error::runtime(format!(
+            "{method}: the result has {} triangles, more than the {} a part may have (Roblox simplifies it; procmodel does not): use fewer or simpler parts, or RenderFidelity Performance",
+            mesh.triangles.len(),
+            procmodel_mesh::MAX_TRIANGLES
+        )));
+    }
+    if mesh.positions.len() > procmodel_mesh::MAX_VERTICES {
+        return Err(mlua::Error::runtime(format!(
+            "{method}: the result has {} vertices, more than the {} a part may have",
+            mesh.positions.len(),
+            procmodel_mesh::MAX_VERTICES
+        )));
+    }
+    Ok(())
 }
 
 fn call(lua: &mlua::Lua, method: String, args: MultiValue) -> mlua::Result<Value> {
@@ -507,4 +650,16 @@ pub fn register(m: &mut MethodTable) {
             call(lua, format!("GeometryService:{name}"), all)
         });
     }
+    m.add_method("SweepPartAsync", |lua, _this, a: MultiValue| {
+        // GeometryService:SweepPartAsync(part, cframes, options): one MeshPart.
+        let mut args = a.into_iter();
+        let part = args.next().unwrap_or(Value::Nil);
+        let cframes = args.next().unwrap_or(Value::Nil);
+        let options = args.next().unwrap_or(Value::Nil);
+        let all = MultiValue::from_iter([part, cframes, options]);
+        match call(lua, "GeometryService:SweepPartAsync".into(), all)? {
+            Value::Table(t) => t.raw_get::<Value>(1),
+            other => Ok(other),
+        }
+    });
 }

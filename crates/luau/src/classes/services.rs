@@ -741,6 +741,14 @@ pub fn register(m: &mut MethodTable) {
             Ok(Some(id))
         },
     );
+    // Whether a recording is open (any, or the one named by `identifier`).
+    m.add_method("IsRecordingInProgress", |lua, _this, id: Option<String>| {
+        let s = state(lua)?;
+        Ok(match id {
+            None => !s.recordings.is_empty(),
+            Some(id) => s.recordings.iter().any(|(r, _)| *r == id),
+        })
+    });
     m.add_method(
         "FinishRecording",
         |lua, _this, (id, op): (String, Value)| {
