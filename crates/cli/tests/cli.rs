@@ -2377,3 +2377,78 @@ fn npc_crowd_rigs_every_villager() {
         assert_eq!(child(hat, "AccessoryWeld").class, "Weld");
     }
 }
+
+/// `examples/PipeRun.luau`: every pipe is one MeshPart swept along its path
+/// (`GeometryService:SweepPartAsync`), carrying its triangles, inside the box, with a flange
+/// at each end; the same seed gives the same bytes.
+#[test]
+fn pipe_run_sweeps_every_pipe_inside_the_box() {
+    let pipes = examples().join("PipeRun.luau");
+    let run = |name: &str| {
+        let out = tmp(name);
+        ok(generate(&[
+            pipes.to_str().unwrap(),
+            "--size",
+            "24,16,24",
+            "--attr",
+            "Pipes=5",
+            "-o",
+            out.to_str().unwrap(),
+            "--no-cache",
+        ]));
+        out
+    };
+    let (first, second) = (run("pipes1.rbxm"), run("pipes2.rbxm"));
+    assert_eq!(
+        std::fs::read(&first).unwrap(),
+        std::fs::read(&second).unwrap()
+    );
+    let dom = read_rbxm(&first);
+    let bodies: Vec<_> = dom
+        .descendants()
+        .filter(|i| {
+            let n = i.name.strip_prefix("Pipe");
+            n.is_some_and(|n| n.parse::<u32>().is_ok())
+        })
+        .collect();
+    assert_eq!(bodies.len(), 5);
+    for body in bodies {
+        assert_eq!(body.class, "MeshPart", "{}", body.name);
+        // A long string attribute reads back from the binary format as a BinaryString.
+        let mesh = match body.properties.get(&"Attributes".into()) {
+            Some(rbx_types::Variant::Attributes(a)) => match a.get("ProcmodelMesh") {
+                Some(rbx_types::Variant::String(s)) => s.len(),
+                Some(rbx_types::Variant::BinaryString(s)) => AsRef::<[u8]>::as_ref(s).len(),
+                _ => 0,
+            },
+            _ => 0,
+        };
+        assert!(mesh > 1000, "{} carries no mesh", body.name);
+        let (cf, size) = match (
+            body.properties.get(&"CFrame".into()),
+            body.properties.get(&"Size".into()),
+        ) {
+            (Some(rbx_types::Variant::CFrame(cf)), Some(rbx_types::Variant::Vector3(s))) => {
+                (cf.position, *s)
+            }
+            other => panic!("{}: {other:?}", body.name),
+        };
+        for (c, s, half) in [
+            (cf.x, size.x, 12.0),
+            (cf.y, size.y, 8.0),
+            (cf.z, size.z, 12.0),
+        ] {
+            assert!(
+                (c - s / 2.0) >= -half - 1e-3 && (c + s / 2.0) <= half + 1e-3,
+                "{} leaves the box: centre {c}, size {s}",
+                body.name
+            );
+        }
+        let flanges = body
+            .children()
+            .iter()
+            .filter(|&&r| dom.get_by_ref(r).is_some_and(|i| i.name == "Flange"))
+            .count();
+        assert_eq!(flanges, 2, "{}", body.name);
+    }
+}
