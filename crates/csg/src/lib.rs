@@ -13,6 +13,7 @@
 //! Owns: boolean operations on closed surfaces ([`Solid::union`], [`Solid::subtract`],
 //! [`Solid::intersect`]), splitting a solid into its connected bodies
 //! ([`Solid::split_apart`]), convex hulls ([`Solid::convex_hull`], what a sweep is made of),
+//! half-space clips ([`Solid::clip_half_space`], the walls of Voronoi fragments),
 //! and conversion from and to `procmodel_mesh` meshes ([`Solid::from_shape`],
 //! [`Solid::from_triangle_mesh`], [`Solid::to_triangle_mesh`]).
 //!
@@ -143,6 +144,51 @@ impl Solid {
         Solid {
             polygons: merge::merge_coplanar(self.polygons),
         }
+    }
+
+    /// What lies behind the plane through `point` facing `outward` (the half-space
+    /// `(x - point) · outward <= 0`), its cut faces in `color`: one cell wall of a Voronoi
+    /// fragment. A solid wholly behind comes back as it is, one wholly in front as empty.
+    pub fn clip_half_space(
+        &self,
+        point: DVec3,
+        outward: DVec3,
+        color: [f32; 4],
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Solid, CsgError> {
+        let n = outward.normalize_or_zero();
+        let Some((lo, hi)) = self.bounds() else {
+            return Ok(Solid::default());
+        };
+        if n == DVec3::ZERO || !n.is_finite() || !point.is_finite() {
+            return Ok(self.clone());
+        }
+        let side = |p: DVec3| (p - point).dot(n);
+        let mut points = self.polygons.iter().flat_map(|p| &p.vertices);
+        if points.clone().all(|v| side(v.pos) <= EPSILON) {
+            return Ok(self.clone());
+        }
+        if points.all(|v| side(v.pos) >= -EPSILON) {
+            return Ok(Solid::default());
+        }
+        // A block behind the plane, one face on it, larger than the solid wherever it is.
+        let reach = (hi - lo).length() + (point - (lo + hi) * 0.5).length() + 1.0;
+        let u = n.any_orthonormal_vector();
+        let rotation = DMat3::from_cols(u, n.cross(u), n);
+        // A block of corners ±1 (exact in f32) scaled in f64: the face lands on the plane.
+        let block = procmodel_mesh::shapes::build(
+            procmodel_mesh::shapes::Shape::Block,
+            Vec3::splat(2.0),
+            1,
+        );
+        let scale = DMat3::from_diagonal(DVec3::splat(reach));
+        let place = DAffine3::from_mat3_translation(rotation * scale, point - n * reach);
+        self.intersect_until(&Solid::from_shape(&block, place, color), stop)
+    }
+
+    /// Whether `point` is inside the closed surface (its winding number is about 1).
+    pub fn contains(&self, point: DVec3) -> bool {
+        winding_number(&self.polygons, point) > 0.5
     }
 
     /// Every corner position of every polygon, in polygon order (repeats included).

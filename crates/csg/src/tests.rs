@@ -965,3 +965,37 @@ fn merging_keeps_concave_unions_colors_and_shared_split_points_apart() {
     assert!(corners(top).contains(&[1.0, 0.0]), "{:?}", corners(top));
     assert!(!corners(top).contains(&[1.0, 1.0]), "{:?}", corners(top));
 }
+
+#[test]
+fn half_space_clips_keep_what_lies_behind_the_plane() {
+    let cube = block([2.0, 2.0, 2.0], [0.0, 0.0, 0.0]);
+    let never = || false;
+    // Behind x = 0.5 facing +x: 1.5 of the 2 studs.
+    let kept = cube
+        .clip_half_space(DVec3::new(0.5, 0.0, 0.0), DVec3::X, RED, &never)
+        .unwrap();
+    assert!((kept.volume() - 6.0).abs() < 1e-9, "{}", kept.volume());
+    let (lo, hi) = kept.bounds().unwrap();
+    assert!((hi.x - 0.5).abs() < 1e-9 && (lo.x + 1.0).abs() < 1e-9);
+    // The cut face takes the colour given; the old faces keep theirs.
+    assert!(kept.polygons.iter().any(|p| p.color == RED));
+    assert!(kept.polygons.iter().any(|p| p.color == GREY));
+    // A tilted wall through the centre halves it.
+    let tilted = cube
+        .clip_half_space(DVec3::ZERO, DVec3::new(1.0, 1.0, 0.3), GREY, &never)
+        .unwrap();
+    assert!((tilted.volume() - 4.0).abs() < 1e-9, "{}", tilted.volume());
+    // Wholly behind: the same solid; wholly in front: nothing.
+    let all = cube
+        .clip_half_space(DVec3::new(5.0, 0.0, 0.0), DVec3::X, RED, &never)
+        .unwrap();
+    assert_eq!(all, cube);
+    assert!(
+        cube.clip_half_space(DVec3::new(-5.0, 0.0, 0.0), DVec3::X, RED, &never)
+            .unwrap()
+            .is_empty()
+    );
+    assert!(cube.contains(DVec3::new(0.9, -0.9, 0.0)));
+    assert!(!cube.contains(DVec3::new(1.1, 0.0, 0.0)));
+    assert!(!kept.contains(DVec3::new(0.75, 0.0, 0.0)));
+}

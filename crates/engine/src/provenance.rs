@@ -54,8 +54,8 @@ use rbx_types::{Ref, Variant};
 /// `RemoveAccessories`, `SetStateEnabled`, MaterialService's overrides and
 /// `GetMaterialVariant`, `loadstring` where the place enables it, an Attachment axis set
 /// parallel to the other; a time or heap limit's error names the script line it stopped.
-/// 10: calls that failed build results — `GeometryService:SweepPartAsync`,
-/// `ChangeHistoryService:IsRecordingInProgress` — and the camera's projections,
+/// 10: calls that failed build results — `GeometryService:SweepPartAsync`, `FragmentAsync`,
+/// `GenerateFragmentSites`, `ChangeHistoryService:IsRecordingInProgress` — and the camera's projections,
 /// PathfindingService and Lighting's sun and moon fail with their reasons.
 pub const EPOCH: u32 = 10;
 

@@ -1,7 +1,9 @@
 //! Solid modelling (Roblox reference): `BasePart:UnionAsync`/`SubtractAsync`/`IntersectAsync`,
 //! `GeometryService:UnionAsync`/`SubtractAsync`/`IntersectAsync` and
 //! `GeometryService:SweepPartAsync` (the union of the convex hulls of the part's shape at
-//! each adjacent pair of CFrames: one MeshPart at the centre of its bounds).
+//! each adjacent pair of CFrames: one MeshPart at the centre of its bounds),
+//! `GeometryService:FragmentAsync` (the part cut into the Voronoi cells of sites, as
+//! MeshParts) and `GenerateFragmentSites`.
 //!
 //! The inputs' solids — primitive parts by their shape, and parts carrying a procmodel mesh
 //! (earlier results, script-built MeshParts) by that mesh — are combined by `procmodel_csg`
@@ -56,7 +58,12 @@ return function(method, main, parts, options, collisionFidelity, renderFidelity)
             part.Color = Color3.new(1, 1, 1)
         end
         part:SetAttribute(attribute, r.Mesh)
-        out[i] = part
+        if r.Index then
+            -- FragmentAsync: each piece with the index of the sites it came from.
+            out[i] = { Instance = part, Index = r.Index }
+        else
+            out[i] = part
+        end
     end
     return out
 end
@@ -261,6 +268,9 @@ fn solve(lua: &mlua::Lua, a: MultiValue) -> mlua::Result<mlua::Table> {
     };
     if name == "SweepPartAsync" {
         return sweep(lua, &method, &main_v, &parts_v, &options_v);
+    }
+    if name == "FragmentAsync" {
+        return fragment(lua, &method, &main_v, &parts_v, &options_v);
     }
     let options = if geometry_service {
         geometry_options(&method, &options_v, &OPTIONS)?
@@ -548,6 +558,291 @@ fn sweep(
     Ok(out)
 }
 
+/// A site of `FragmentAsync`'s list: a Vector3, finite.
+fn site(lua: &mlua::Lua, v: &Value) -> Option<DVec3> {
+    let p = lua.unpack::<Vector3>(v.clone()).ok()?.0.as_dvec3();
+    p.is_finite().then_some(p)
+}
+
+/// `GeometryService:FragmentAsync(part, sites, options)` (reference): the part cut into the
+/// Voronoi cells of the sites; an inner array of sites is one piece (its cells merged). Each
+/// piece is a MeshPart at the centre of its bounds, split into bodies unless `SplitApart =
+/// false`, returned as `{ Instance = part, Index = i }` with `i` its entry in `sites`.
+fn fragment(
+    lua: &mlua::Lua,
+    method: &str,
+    part_v: &Value,
+    sites_v: &Value,
+    options_v: &Value,
+) -> mlua::Result<mlua::Table> {
+    let options = geometry_options(method, options_v, &OPTIONS)?;
+    let c = ctx(lua)?;
+    if c.csg_locked {
+        return Err(mlua::Error::runtime(format!(
+            "{method} needs the CSG capability: the generator is sandboxed without it (add CSG to its Capabilities)"
+        )));
+    }
+    let Some(part) = c.instance(part_v) else {
+        return Err(mlua::Error::runtime(format!(
+            "invalid argument #1 to 'FragmentAsync' (BasePart expected, got {})",
+            procmodel_luau_types::type_name(part_v)
+        )));
+    };
+    let Value::Table(list) = sites_v else {
+        return Err(mlua::Error::runtime(format!(
+            "invalid argument #2 to 'FragmentAsync' (array of Vector3 sites expected, got {})",
+            procmodel_luau_types::type_name(sites_v)
+        )));
+    };
+    let mut groups: Vec<Vec<DVec3>> = Vec::new();
+    let mut jagged = false;
+    for i in 1..=list.raw_len() {
+        let v: Value = list.raw_get(i)?;
+        if let Value::Table(inner) = &v {
+            jagged = true;
+            let mut group = Vec::new();
+            for k in 1..=inner.raw_len() {
+                let w: Value = inner.raw_get(k)?;
+                group.push(site(lua, &w).ok_or_else(|| {
+                    mlua::Error::runtime(format!(
+                        "{method}: sites[{i}][{k}] is not a finite Vector3 (got {})",
+                        procmodel_luau_types::type_name(&w)
+                    ))
+                })?);
+            }
+            groups.push(group);
+        } else {
+            groups.push(vec![site(lua, &v).ok_or_else(|| {
+                mlua::Error::runtime(format!(
+                    "{method}: sites[{i}] is not a finite Vector3 or an array of them (got {})",
+                    procmodel_luau_types::type_name(&v)
+                ))
+            })?]);
+        }
+    }
+    let count: usize = groups.iter().map(Vec::len).sum();
+    if count == 0 {
+        return Err(mlua::Error::runtime(format!(
+            "{method}: sites is empty (GenerateFragmentSites makes a list for the part)"
+        )));
+    }
+    if count > MAX_SITES {
+        return Err(mlua::Error::runtime(format!(
+            "{method}: {count} sites, more than the {MAX_SITES} procmodel cuts a part into"
+        )));
+    }
+    let inst = c
+        .dom
+        .get_by_ref(part.r)
+        .ok_or_else(|| mlua::Error::runtime(format!("{method}: the part has been destroyed")))?;
+    let color = color_of(inst);
+    let world = Affine3A::IDENTITY;
+    let (shape, _) = solid_of(&c, part.r, &world, segments(options.render.as_ref()), true)
+        .map_err(|why| {
+            mlua::Error::runtime(format!(
+                "{method}: the part ({} \"{}\") {why}",
+                part.class,
+                c.full_name(part.r)
+            ))
+        })?;
+    drop(c);
+    let probe = lua
+        .app_data_ref::<crate::watchdog::Probe>()
+        .map(|p| p.clone());
+    let stop = || probe.as_ref().is_some_and(|p| p.stop_message().is_some());
+    let failed = |e: CsgError| match (e, probe.as_ref().and_then(|p| p.stop_message())) {
+        (CsgError::Interrupted, Some(message)) => mlua::Error::runtime(message),
+        (e, _) => csg_error(method, e),
+    };
+    let all: Vec<(usize, DVec3)> = groups
+        .iter()
+        .enumerate()
+        .flat_map(|(g, sites)| sites.iter().map(move |p| (g, *p)))
+        .collect();
+    let out = lua.create_table()?;
+    let mut n = 0;
+    for (g, sites) in groups.iter().enumerate() {
+        // Each site's cell: the part behind every wall to a site of another entry.
+        let mut cells = Vec::new();
+        for &s in sites {
+            let mut cell = shape.clone();
+            for &(h, t) in &all {
+                if h == g || cell.is_empty() || t == s {
+                    continue;
+                }
+                cell = cell
+                    .clip_half_space((s + t) * 0.5, t - s, color, &stop)
+                    .map_err(failed)?;
+            }
+            if !cell.is_empty() {
+                cells.push(cell);
+            }
+        }
+        let region = Solid::union_all(cells, &stop).map_err(failed)?.merged();
+        if region.is_empty() {
+            continue;
+        }
+        let bodies = if options.split_apart {
+            region.split_apart()
+        } else {
+            vec![region]
+        };
+        for body in bodies {
+            let Some((lo, hi)) = body.bounds() else {
+                continue;
+            };
+            let center = (lo + hi) * 0.5;
+            let mesh = body
+                .transformed(DAffine3::from_translation(-center))
+                .to_triangle_mesh();
+            check_mesh_limits(method, &mesh)?;
+            let r = lua.create_table()?;
+            r.raw_set("Class", "MeshPart")?;
+            r.raw_set("Name", "MeshPart")?;
+            r.raw_set("Size", Vector3((hi - lo).as_vec3()))?;
+            r.raw_set(
+                "CFrame",
+                crate::instance::cframe_value(lua, &Affine3A::from_translation(center.as_vec3()))?,
+            )?;
+            // Reference: with a jagged list, the option applies to the pieces of several
+            // sites only (the others get Hull, which files do not keep: left unset here).
+            if let Some(item) = &options.collision
+                && !(jagged && sites.len() == 1)
+            {
+                r.raw_set("CollisionFidelity", *item)?;
+            }
+            if let Some(item) = &options.render {
+                r.raw_set("RenderFidelity", *item)?;
+            }
+            r.raw_set("Mesh", lua.create_string(mesh.to_attribute())?)?;
+            r.raw_set("Index", g + 1)?;
+            n += 1;
+            out.raw_set(n, r)?;
+        }
+    }
+    Ok(out)
+}
+
+/// `GeometryService:GenerateFragmentSites(part, options)` (reference): sites for
+/// `FragmentAsync` — a jittered grid through the part (its own axes), `SiteSpacing` apart
+/// (about a fifth of the part's size when unset), only the points inside it. With `Origin`
+/// and `Radius`, the sites within the radius one by one, and first an inner array of those
+/// outside it (the unbroken rest). The jitter is seeded, so the same part gives the same sites.
+fn fragment_sites(lua: &mlua::Lua, part_v: &Value, options_v: &Value) -> mlua::Result<mlua::Table> {
+    const METHOD: &str = "GeometryService:GenerateFragmentSites";
+    let t =
+        crate::methods::options_table(METHOD, 2, options_v, &["SiteSpacing", "Origin", "Radius"])?;
+    let number = |name: &str| -> mlua::Result<Option<f64>> {
+        let Some(t) = &t else { return Ok(None) };
+        match t.raw_get::<Value>(name)? {
+            Value::Nil => Ok(None),
+            Value::Integer(i) if i > 0 => Ok(Some(i as f64)),
+            Value::Number(x) if x > 0.0 && x.is_finite() => Ok(Some(x)),
+            other => Err(mlua::Error::runtime(format!(
+                "{METHOD}: {name} must be a positive number, got {}",
+                procmodel_luau_types::type_name(&other)
+            ))),
+        }
+    };
+    let spacing = number("SiteSpacing")?;
+    let radius = number("Radius")?;
+    let origin = match t
+        .as_ref()
+        .map(|t| t.raw_get::<Value>("Origin"))
+        .transpose()?
+    {
+        None | Some(Value::Nil) => None,
+        Some(v) => Some(site(lua, &v).ok_or_else(|| {
+            mlua::Error::runtime(format!("{METHOD}: Origin must be a finite Vector3"))
+        })?),
+    };
+    let area = match (origin, radius) {
+        (Some(o), Some(r)) => Some((o, r)),
+        (None, None) => None,
+        _ => {
+            return Err(mlua::Error::runtime(format!(
+                "{METHOD}: give Origin and Radius together, or neither"
+            )));
+        }
+    };
+    let c = ctx(lua)?;
+    let Some(part) = c.instance(part_v) else {
+        return Err(mlua::Error::runtime(format!(
+            "invalid argument #1 to 'GenerateFragmentSites' (BasePart expected, got {})",
+            procmodel_luau_types::type_name(part_v)
+        )));
+    };
+    let inst = c
+        .dom
+        .get_by_ref(part.r)
+        .ok_or_else(|| mlua::Error::runtime(format!("{METHOD}: the part has been destroyed")))?;
+    let frame = procmodel_dom::part_cframe(inst);
+    let size = procmodel_dom::part_size(inst).as_dvec3();
+    let (shape, _) = solid_of(&c, part.r, &Affine3A::IDENTITY, 12, true).map_err(|why| {
+        mlua::Error::runtime(format!(
+            "{METHOD}: the part ({} \"{}\") {why}",
+            part.class,
+            c.full_name(part.r)
+        ))
+    })?;
+    drop(c);
+    let step = spacing
+        .or(area.map(|(_, r)| r / 2.0))
+        .unwrap_or_else(|| size.max_element() / 5.0)
+        .max(1e-3);
+    let cells = (size / step).round().max(DVec3::ONE);
+    if cells.x * cells.y * cells.z > MAX_SITES as f64 {
+        return Err(mlua::Error::runtime(format!(
+            "{METHOD}: SiteSpacing {step} makes more than {MAX_SITES} sites in this part; use a larger spacing"
+        )));
+    }
+    let cell = size / cells;
+    let place = to_daffine(&frame);
+    let mut rng = procmodel_base::Pcg32::new(0x5eed);
+    let mut sites = Vec::new();
+    for z in 0..cells.z as u32 {
+        for y in 0..cells.y as u32 {
+            for x in 0..cells.x as u32 {
+                let jitter = DVec3::new(rng.next_f64(), rng.next_f64(), rng.next_f64()) - 0.5;
+                let local = -size / 2.0
+                    + (DVec3::new(f64::from(x), f64::from(y), f64::from(z)) + 0.5 + jitter * 0.6)
+                        * cell;
+                let p = place.transform_point3(local);
+                if shape.contains(p) {
+                    sites.push(p);
+                }
+            }
+        }
+    }
+    if sites.is_empty() {
+        sites.push(place.translation);
+    }
+    let out = lua.create_table()?;
+    let vector = |p: DVec3| Vector3(p.as_vec3());
+    match area {
+        None => {
+            for p in sites {
+                out.raw_push(vector(p))?;
+            }
+        }
+        Some((o, r)) => {
+            let rest = lua.create_table()?;
+            out.raw_push(&rest)?;
+            for p in sites {
+                if (p - o).length() <= r {
+                    out.raw_push(vector(p))?;
+                } else {
+                    rest.raw_push(vector(p))?;
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Most sites `FragmentAsync` takes (each is a cell cut from the part).
+const MAX_SITES: usize = 4096;
+
 /// A result's triangles and vertices within what a part may hold.
 fn check_mesh_limits(method: &str, mesh: &procmodel_mesh::TriangleMesh) -> mlua::Result<()> {
     if mesh.triangles.len() > procmodel_mesh::MAX_TRIANGLES {
@@ -650,6 +945,19 @@ pub fn register(m: &mut MethodTable) {
             call(lua, format!("GeometryService:{name}"), all)
         });
     }
+    m.add_method("FragmentAsync", |lua, _this, a: MultiValue| {
+        // GeometryService:FragmentAsync(part, sites, options): { Instance, Index } per piece.
+        let mut args = a.into_iter();
+        let part = args.next().unwrap_or(Value::Nil);
+        let sites = args.next().unwrap_or(Value::Nil);
+        let options = args.next().unwrap_or(Value::Nil);
+        let all = MultiValue::from_iter([part, sites, options]);
+        call(lua, "GeometryService:FragmentAsync".into(), all)
+    });
+    m.add_method(
+        "GenerateFragmentSites",
+        |lua, _this, (part, options): (Value, Value)| fragment_sites(lua, &part, &options),
+    );
     m.add_method("SweepPartAsync", |lua, _this, a: MultiValue| {
         // GeometryService:SweepPartAsync(part, cframes, options): one MeshPart.
         let mut args = a.into_iter();
