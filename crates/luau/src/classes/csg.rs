@@ -558,10 +558,20 @@ fn sweep(
     Ok(out)
 }
 
-/// A site of `FragmentAsync`'s list: a Vector3, finite.
-fn site(lua: &mlua::Lua, v: &Value) -> Option<DVec3> {
-    let p = lua.unpack::<Vector3>(v.clone()).ok()?.0.as_dvec3();
-    p.is_finite().then_some(p)
+/// A site of `FragmentAsync`'s list: a Vector3, finite; or why not.
+fn site(lua: &mlua::Lua, v: &Value) -> Result<DVec3, String> {
+    let Ok(p) = lua.unpack::<Vector3>(v.clone()) else {
+        return Err(format!(
+            "is not a Vector3 (got {})",
+            procmodel_luau_types::type_name(v)
+        ));
+    };
+    let p = p.0.as_dvec3();
+    if p.is_finite() {
+        Ok(p)
+    } else {
+        Err("is not finite".into())
+    }
 }
 
 /// `GeometryService:FragmentAsync(part, sites, options)` (reference): the part cut into the
@@ -603,19 +613,15 @@ fn fragment(
             let mut group = Vec::new();
             for k in 1..=inner.raw_len() {
                 let w: Value = inner.raw_get(k)?;
-                group.push(site(lua, &w).ok_or_else(|| {
-                    mlua::Error::runtime(format!(
-                        "{method}: sites[{i}][{k}] is not a finite Vector3 (got {})",
-                        procmodel_luau_types::type_name(&w)
-                    ))
+                group.push(site(lua, &w).map_err(|why| {
+                    mlua::Error::runtime(format!("{method}: sites[{i}][{k}] {why}"))
                 })?);
             }
             groups.push(group);
         } else {
-            groups.push(vec![site(lua, &v).ok_or_else(|| {
+            groups.push(vec![site(lua, &v).map_err(|why| {
                 mlua::Error::runtime(format!(
-                    "{method}: sites[{i}] is not a finite Vector3 or an array of them (got {})",
-                    procmodel_luau_types::type_name(&v)
+                    "{method}: sites[{i}] {why} (a site is a Vector3, or an array of them)"
                 ))
             })?]);
         }
@@ -752,9 +758,9 @@ fn fragment_sites(lua: &mlua::Lua, part_v: &Value, options_v: &Value) -> mlua::R
         .transpose()?
     {
         None | Some(Value::Nil) => None,
-        Some(v) => Some(site(lua, &v).ok_or_else(|| {
-            mlua::Error::runtime(format!("{METHOD}: Origin must be a finite Vector3"))
-        })?),
+        Some(v) => Some(
+            site(lua, &v).map_err(|why| mlua::Error::runtime(format!("{METHOD}: Origin {why}")))?,
+        ),
     };
     let area = match (origin, radius) {
         (Some(o), Some(r)) => Some((o, r)),
@@ -847,9 +853,16 @@ const MAX_SITES: usize = 4096;
 fn check_mesh_limits(method: &str, mesh: &procmodel_mesh::TriangleMesh) -> mlua::Result<()> {
     if mesh.triangles.len() > procmodel_mesh::MAX_TRIANGLES {
         return Err(mlua::Error::runtime(format!(
-            "{method}: the result has {} triangles, more than the {} a part may have (Roblox simplifies it; procmodel does not): use fewer or simpler parts, or RenderFidelity Performance",
+            "{method}: the result has {} triangles, more than the {} a part may have (Roblox simplifies it; procmodel does not): {}",
             mesh.triangles.len(),
-            procmodel_mesh::MAX_TRIANGLES
+            procmodel_mesh::MAX_TRIANGLES,
+            if method.ends_with("SweepPartAsync") {
+                "sweep through fewer CFrames (a straight run needs only its two ends)"
+            } else if method.ends_with("FragmentAsync") {
+                "use fewer sites in that piece"
+            } else {
+                "use fewer or simpler parts, or RenderFidelity Performance"
+            }
         )));
     }
     if mesh.positions.len() > procmodel_mesh::MAX_VERTICES {
