@@ -284,23 +284,9 @@ fn solve(lua: &mlua::Lua, a: MultiValue) -> mlua::Result<mlua::Table> {
     // The argument numbers as a script sees them.
     let (main_arg, parts_arg) = if geometry_service { (1, 2) } else { (0, 1) };
     let c = ctx(lua)?;
-    if c.csg_locked {
-        return Err(mlua::Error::runtime(format!(
-            "{method} needs the CSG capability: the generator is sandboxed without it (add CSG to its Capabilities)"
-        )));
-    }
-    let Some(main) = c.instance(&main_v) else {
-        return Err(mlua::Error::runtime(format!(
-            "invalid argument #{main_arg} to '{name}' (BasePart expected, got {})",
-            procmodel_luau_types::type_name(&main_v)
-        )));
-    };
-    let Value::Table(list) = &parts_v else {
-        return Err(mlua::Error::runtime(format!(
-            "invalid argument #{parts_arg} to '{name}' (array of parts expected, got {})",
-            procmodel_luau_types::type_name(&parts_v)
-        )));
-    };
+    check_capability(&c, &method)?;
+    let main = part_arg(&c, name, main_arg, &main_v)?;
+    let list = list_arg(name, parts_arg, &parts_v, "array of parts")?;
     let mut others = Vec::new();
     for i in 1..=list.raw_len() {
         let v: Value = list.raw_get(i)?;
@@ -337,10 +323,8 @@ fn solve(lua: &mlua::Lua, a: MultiValue) -> mlua::Result<mlua::Table> {
     }
     drop(c);
     // The time limits and cancellation stop the work as they stop Luau code.
-    let probe = lua
-        .app_data_ref::<crate::watchdog::Probe>()
-        .map(|p| p.clone());
-    let stop = || probe.as_ref().is_some_and(|p| p.stop_message().is_some());
+    let stopper = Stopper::new(lua);
+    let stop = || stopper.stop();
     let solid = match op {
         // The other parts merged first, in a balanced order, then with the main part:
         // A ∪ B ∪ C and A − B − C are A ∪ (B ∪ C) and A − (B ∪ C).
@@ -352,12 +336,7 @@ fn solve(lua: &mlua::Lua, a: MultiValue) -> mlua::Result<mlua::Table> {
             .iter()
             .try_fold(main_solid, |acc, other| acc.intersect_until(other, &stop)),
     }
-    .map_err(
-        |e| match (e, probe.as_ref().and_then(|p| p.stop_message())) {
-            (CsgError::Interrupted, Some(message)) => mlua::Error::runtime(message),
-            (e, _) => csg_error(&method, e),
-        },
-    )?;
+    .map_err(|e| stopper.error(&method, e))?;
     if solid.is_empty() {
         return Err(mlua::Error::runtime(format!(
             "{method}: the result would be empty{}",
@@ -426,6 +405,121 @@ fn solve(lua: &mlua::Lua, a: MultiValue) -> mlua::Result<mlua::Table> {
     Ok(out)
 }
 
+/// Refuses solid modelling to a generator sandboxed without the CSG capability.
+fn check_capability(c: &crate::context::Ctx, method: &str) -> mlua::Result<()> {
+    if c.csg_locked {
+        return Err(mlua::Error::runtime(format!(
+            "{method} needs the CSG capability: the generator is sandboxed without it (add CSG to its Capabilities)"
+        )));
+    }
+    Ok(())
+}
+
+/// Argument `arg` of method `name`: a part, or the reference's "invalid argument" error.
+fn part_arg(
+    c: &crate::context::Ctx,
+    name: &str,
+    arg: usize,
+    v: &Value,
+) -> mlua::Result<crate::context::Instance> {
+    c.instance(v).ok_or_else(|| {
+        mlua::Error::runtime(format!(
+            "invalid argument #{arg} to '{name}' (BasePart expected, got {})",
+            procmodel_luau_types::type_name(v)
+        ))
+    })
+}
+
+/// Argument `arg` of method `name`: a table (`what` says of what).
+fn list_arg<'v>(name: &str, arg: usize, v: &'v Value, what: &str) -> mlua::Result<&'v mlua::Table> {
+    match v {
+        Value::Table(t) => Ok(t),
+        other => Err(mlua::Error::runtime(format!(
+            "invalid argument #{arg} to '{name}' ({what} expected, got {})",
+            procmodel_luau_types::type_name(other)
+        ))),
+    }
+}
+
+/// The VM's time limits and cancellation, as a `stop` for the solid operations, and the
+/// error an operation's failure becomes (the limit's own message when it stopped one).
+struct Stopper(Option<crate::watchdog::Probe>);
+
+impl Stopper {
+    fn new(lua: &mlua::Lua) -> Stopper {
+        Stopper(
+            lua.app_data_ref::<crate::watchdog::Probe>()
+                .map(|p| p.clone()),
+        )
+    }
+
+    fn stop(&self) -> bool {
+        self.0.as_ref().is_some_and(|p| p.stop_message().is_some())
+    }
+
+    fn error(&self, method: &str, e: CsgError) -> mlua::Error {
+        match (e, self.0.as_ref().and_then(|p| p.stop_message())) {
+            (CsgError::Interrupted, Some(message)) => mlua::Error::runtime(message),
+            (e, _) => csg_error(method, e),
+        }
+    }
+}
+
+/// The solid of the one part a GeometryService method works on, in the space `frame`
+/// (any part, MeshParts too), or an error naming the part and why.
+fn part_solid(
+    c: &crate::context::Ctx,
+    method: &str,
+    part: &crate::context::Instance,
+    frame: &Affine3A,
+    segments: u32,
+) -> mlua::Result<Solid> {
+    solid_of(c, part.r, frame, segments, true)
+        .map(|(solid, _)| solid)
+        .map_err(|why| {
+            mlua::Error::runtime(format!(
+                "{method}: the part ({} \"{}\") {why}",
+                part.class,
+                c.full_name(part.r)
+            ))
+        })
+}
+
+/// The fields of one MeshPart result (sweeps, fragments): `body` re-centred at the centre
+/// of its bounds, placed there unrotated, with the fidelities asked for.
+fn mesh_part_result(
+    lua: &mlua::Lua,
+    method: &str,
+    body: &Solid,
+    collision: Option<&EnumItem>,
+    render: Option<&EnumItem>,
+) -> mlua::Result<Option<mlua::Table>> {
+    let Some((lo, hi)) = body.bounds() else {
+        return Ok(None);
+    };
+    let center = (lo + hi) * 0.5;
+    let mesh = body
+        .transformed(DAffine3::from_translation(-center))
+        .to_triangle_mesh();
+    check_mesh_limits(method, &mesh)?;
+    let r = lua.create_table()?;
+    r.raw_set("Class", "MeshPart")?;
+    r.raw_set("Name", "MeshPart")?;
+    r.raw_set("Size", Vector3((hi - lo).as_vec3()))?;
+    r.raw_set(
+        "CFrame",
+        crate::instance::cframe_value(lua, &Affine3A::from_translation(center.as_vec3()))?,
+    )?;
+    if let Some(item) = collision {
+        r.raw_set("CollisionFidelity", *item)?;
+    }
+    if let Some(item) = render {
+        r.raw_set("RenderFidelity", *item)?;
+    }
+    r.raw_set("Mesh", lua.create_string(mesh.to_attribute())?)?;
+    Ok(Some(r))
+}
+
 /// `GeometryService:SweepPartAsync(part, cframes, options)` (reference): the part's shape
 /// placed at each CFrame, the convex hull of each adjacent pair (of the one place when
 /// there is one), their union; one MeshPart at the centre of its bounds, in the part's
@@ -439,23 +533,9 @@ fn sweep(
 ) -> mlua::Result<mlua::Table> {
     let options = geometry_options(method, options_v, &OPTIONS[..3])?;
     let c = ctx(lua)?;
-    if c.csg_locked {
-        return Err(mlua::Error::runtime(format!(
-            "{method} needs the CSG capability: the generator is sandboxed without it (add CSG to its Capabilities)"
-        )));
-    }
-    let Some(part) = c.instance(part_v) else {
-        return Err(mlua::Error::runtime(format!(
-            "invalid argument #1 to 'SweepPartAsync' (BasePart expected, got {})",
-            procmodel_luau_types::type_name(part_v)
-        )));
-    };
-    let Value::Table(list) = cframes_v else {
-        return Err(mlua::Error::runtime(format!(
-            "invalid argument #2 to 'SweepPartAsync' (array of CFrames expected, got {})",
-            procmodel_luau_types::type_name(cframes_v)
-        )));
-    };
+    check_capability(&c, method)?;
+    let part = part_arg(&c, "SweepPartAsync", 1, part_v)?;
+    let list = list_arg("SweepPartAsync", 2, cframes_v, "array of CFrames")?;
     let mut places = Vec::new();
     for i in 1..=list.raw_len() {
         let v: Value = list.raw_get(i)?;
@@ -492,13 +572,7 @@ fn sweep(
         Some("Precise") => segments(options.render.as_ref()),
         _ => 12,
     };
-    let (shape, _) = solid_of(&c, part.r, &own, segments, true).map_err(|why| {
-        mlua::Error::runtime(format!(
-            "{method}: the part ({} \"{}\") {why}",
-            part.class,
-            c.full_name(part.r)
-        ))
-    })?;
+    let shape = part_solid(&c, method, &part, &own, segments)?;
     drop(c);
     let points = shape.points();
     let at = |place: DAffine3| points.iter().map(move |p| place.transform_point3(*p));
@@ -517,42 +591,16 @@ fn sweep(
             .filter(|h| !h.is_empty())
             .collect()
     };
-    let probe = lua
-        .app_data_ref::<crate::watchdog::Probe>()
-        .map(|p| p.clone());
-    let stop = || probe.as_ref().is_some_and(|p| p.stop_message().is_some());
-    let solid = Solid::union_all(hulls, &stop).map_err(|e| {
-        match (e, probe.as_ref().and_then(|p| p.stop_message())) {
-            (CsgError::Interrupted, Some(message)) => mlua::Error::runtime(message),
-            (e, _) => csg_error(method, e),
-        }
-    })?;
-    let Some((lo, hi)) = solid.bounds() else {
+    let stopper = Stopper::new(lua);
+    let solid = Solid::union_all(hulls, &|| stopper.stop())
+        .map_err(|e| stopper.error(method, e))?
+        .merged();
+    let collision = options.collision.as_ref();
+    let Some(r) = mesh_part_result(lua, method, &solid, collision, options.render.as_ref())? else {
         return Err(mlua::Error::runtime(format!(
             "{method}: the sweep has no volume (the part is flat or has no geometry)"
         )));
     };
-    let center = (lo + hi) * 0.5;
-    let mesh = solid
-        .merged()
-        .transformed(DAffine3::from_translation(-center))
-        .to_triangle_mesh();
-    check_mesh_limits(method, &mesh)?;
-    let r = lua.create_table()?;
-    r.raw_set("Class", "MeshPart")?;
-    r.raw_set("Name", "MeshPart")?;
-    r.raw_set("Size", Vector3((hi - lo).as_vec3()))?;
-    r.raw_set(
-        "CFrame",
-        crate::instance::cframe_value(lua, &Affine3A::from_translation(center.as_vec3()))?,
-    )?;
-    if let Some(item) = &options.collision {
-        r.raw_set("CollisionFidelity", *item)?;
-    }
-    if let Some(item) = &options.render {
-        r.raw_set("RenderFidelity", *item)?;
-    }
-    r.raw_set("Mesh", lua.create_string(mesh.to_attribute())?)?;
     let out = lua.create_table()?;
     out.raw_set(1, r)?;
     Ok(out)
@@ -587,23 +635,9 @@ fn fragment(
 ) -> mlua::Result<mlua::Table> {
     let options = geometry_options(method, options_v, &OPTIONS)?;
     let c = ctx(lua)?;
-    if c.csg_locked {
-        return Err(mlua::Error::runtime(format!(
-            "{method} needs the CSG capability: the generator is sandboxed without it (add CSG to its Capabilities)"
-        )));
-    }
-    let Some(part) = c.instance(part_v) else {
-        return Err(mlua::Error::runtime(format!(
-            "invalid argument #1 to 'FragmentAsync' (BasePart expected, got {})",
-            procmodel_luau_types::type_name(part_v)
-        )));
-    };
-    let Value::Table(list) = sites_v else {
-        return Err(mlua::Error::runtime(format!(
-            "invalid argument #2 to 'FragmentAsync' (array of Vector3 sites expected, got {})",
-            procmodel_luau_types::type_name(sites_v)
-        )));
-    };
+    check_capability(&c, method)?;
+    let part = part_arg(&c, "FragmentAsync", 1, part_v)?;
+    let list = list_arg("FragmentAsync", 2, sites_v, "array of Vector3 sites")?;
     let mut groups: Vec<Vec<DVec3>> = Vec::new();
     let mut jagged = false;
     for i in 1..=list.raw_len() {
@@ -643,23 +677,11 @@ fn fragment(
         .ok_or_else(|| mlua::Error::runtime(format!("{method}: the part has been destroyed")))?;
     let color = color_of(inst);
     let world = Affine3A::IDENTITY;
-    let (shape, _) = solid_of(&c, part.r, &world, segments(options.render.as_ref()), true)
-        .map_err(|why| {
-            mlua::Error::runtime(format!(
-                "{method}: the part ({} \"{}\") {why}",
-                part.class,
-                c.full_name(part.r)
-            ))
-        })?;
+    let shape = part_solid(&c, method, &part, &world, segments(options.render.as_ref()))?;
     drop(c);
-    let probe = lua
-        .app_data_ref::<crate::watchdog::Probe>()
-        .map(|p| p.clone());
-    let stop = || probe.as_ref().is_some_and(|p| p.stop_message().is_some());
-    let failed = |e: CsgError| match (e, probe.as_ref().and_then(|p| p.stop_message())) {
-        (CsgError::Interrupted, Some(message)) => mlua::Error::runtime(message),
-        (e, _) => csg_error(method, e),
-    };
+    let stopper = Stopper::new(lua);
+    let stop = || stopper.stop();
+    let failed = |e: CsgError| stopper.error(method, e);
     let all: Vec<(usize, DVec3)> = groups
         .iter()
         .enumerate()
@@ -693,34 +715,17 @@ fn fragment(
         } else {
             vec![region]
         };
+        // Reference: with a jagged list, the option applies to the pieces of several sites
+        // only (the others get Hull, which files do not keep: left unset here).
+        let collision = options
+            .collision
+            .as_ref()
+            .filter(|_| !(jagged && sites.len() == 1));
         for body in bodies {
-            let Some((lo, hi)) = body.bounds() else {
+            let render = options.render.as_ref();
+            let Some(r) = mesh_part_result(lua, method, &body, collision, render)? else {
                 continue;
             };
-            let center = (lo + hi) * 0.5;
-            let mesh = body
-                .transformed(DAffine3::from_translation(-center))
-                .to_triangle_mesh();
-            check_mesh_limits(method, &mesh)?;
-            let r = lua.create_table()?;
-            r.raw_set("Class", "MeshPart")?;
-            r.raw_set("Name", "MeshPart")?;
-            r.raw_set("Size", Vector3((hi - lo).as_vec3()))?;
-            r.raw_set(
-                "CFrame",
-                crate::instance::cframe_value(lua, &Affine3A::from_translation(center.as_vec3()))?,
-            )?;
-            // Reference: with a jagged list, the option applies to the pieces of several
-            // sites only (the others get Hull, which files do not keep: left unset here).
-            if let Some(item) = &options.collision
-                && !(jagged && sites.len() == 1)
-            {
-                r.raw_set("CollisionFidelity", *item)?;
-            }
-            if let Some(item) = &options.render {
-                r.raw_set("RenderFidelity", *item)?;
-            }
-            r.raw_set("Mesh", lua.create_string(mesh.to_attribute())?)?;
             r.raw_set("Index", g + 1)?;
             n += 1;
             out.raw_set(n, r)?;
@@ -784,13 +789,7 @@ fn fragment_sites(lua: &mlua::Lua, part_v: &Value, options_v: &Value) -> mlua::R
         .ok_or_else(|| mlua::Error::runtime(format!("{METHOD}: the part has been destroyed")))?;
     let frame = procmodel_dom::part_cframe(inst);
     let size = procmodel_dom::part_size(inst).as_dvec3();
-    let (shape, _) = solid_of(&c, part.r, &Affine3A::IDENTITY, 12, true).map_err(|why| {
-        mlua::Error::runtime(format!(
-            "{METHOD}: the part ({} \"{}\") {why}",
-            part.class,
-            c.full_name(part.r)
-        ))
-    })?;
+    let shape = part_solid(&c, METHOD, &part, &Affine3A::IDENTITY, 12)?;
     drop(c);
     let step = spacing
         .or(area.map(|(_, r)| r / 2.0))
@@ -920,11 +919,7 @@ pub fn register(m: &mut MethodTable) {
             || {
                 let check = lua.create_function(|lua, (_target, source): (Value, Value)| {
                     let c = ctx(lua)?;
-                    if c.csg_locked {
-                        return Err(mlua::Error::runtime(
-                            "PartOperation:SubstituteGeometry needs the CSG capability: the generator is sandboxed without it (add CSG to its Capabilities)",
-                        ));
-                    }
+                    check_capability(&c, "PartOperation:SubstituteGeometry")?;
                     let Some(src) = c.instance(&source) else {
                         return Err(mlua::Error::runtime(format!(
                             "invalid argument #1 to 'SubstituteGeometry' (PartOperation expected, got {})",
