@@ -2452,3 +2452,61 @@ fn pipe_run_sweeps_every_pipe_inside_the_box() {
         assert_eq!(flanges, 2, "{}", body.name);
     }
 }
+
+/// `examples/RuinedWall.luau`: strikes shatter a wall (`GenerateFragmentSites` around a point,
+/// `FragmentAsync`): the unbroken rest stays one "Wall" MeshPart, fallen pieces lie on the
+/// floor of the box, and the same seed gives the same bytes.
+#[test]
+fn ruined_wall_keeps_the_rest_and_drops_rubble_on_the_floor() {
+    let ruin = examples().join("RuinedWall.luau");
+    let run = |name: &str| {
+        let out = tmp(name);
+        ok(generate(&[
+            ruin.to_str().unwrap(),
+            "--size",
+            "20,10,8",
+            "-o",
+            out.to_str().unwrap(),
+            "--no-cache",
+        ]));
+        out
+    };
+    let (first, second) = (run("ruin1.rbxm"), run("ruin2.rbxm"));
+    assert_eq!(
+        std::fs::read(&first).unwrap(),
+        std::fs::read(&second).unwrap()
+    );
+    let dom = read_rbxm(&first);
+    let walls: Vec<_> = dom.descendants().filter(|i| i.name == "Wall").collect();
+    assert_eq!(walls.len(), 1);
+    assert_eq!(walls[0].class, "MeshPart");
+    let placed = |i: &rbx_dom_weak::Instance| match (
+        i.properties.get(&"CFrame".into()),
+        i.properties.get(&"Size".into()),
+    ) {
+        (Some(rbx_types::Variant::CFrame(cf)), Some(rbx_types::Variant::Vector3(s))) => {
+            (cf.position, *s)
+        }
+        other => panic!("{}: {other:?}", i.name),
+    };
+    let rubble: Vec<_> = dom
+        .descendants()
+        .filter(|i| i.name.starts_with("Rubble"))
+        .collect();
+    let lodged = dom.descendants().filter(|i| i.name == "Lodged").count();
+    assert!(
+        rubble.len() >= 3 && lodged >= 1,
+        "{} fallen, {lodged} lodged",
+        rubble.len()
+    );
+    for piece in rubble {
+        assert_eq!(piece.class, "MeshPart");
+        let (p, s) = placed(piece);
+        // Turned about Y only: its bounding box still rests on the floor (y = -5).
+        assert!(
+            (p.y - s.y / 2.0 + 5.0).abs() < 1e-3,
+            "{} floats: {p:?} {s:?}",
+            piece.name
+        );
+    }
+}

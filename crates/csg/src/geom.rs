@@ -72,6 +72,18 @@ impl Polygon {
         self.plane = self.plane.flipped();
     }
 
+    /// The polygon's area.
+    pub fn area(&self) -> f64 {
+        let Some((first, rest)) = self.vertices.split_first() else {
+            return 0.0;
+        };
+        let mut sum = glam::DVec3::ZERO;
+        for w in rest.windows(2) {
+            sum += (w[0].pos - first.pos).cross(w[1].pos - first.pos);
+        }
+        sum.length() / 2.0
+    }
+
     /// Six times the signed volume of the cone from the origin to the polygon (its share of
     /// the divergence theorem).
     pub fn volume6(&self) -> f64 {

@@ -186,6 +186,27 @@ impl Solid {
         self.intersect_until(&Solid::from_shape(&block, place, color), stop)
     }
 
+    /// The color covering the most surface (first of equals), None when empty: what new
+    /// faces cut into the solid are painted (a MeshPart's own color is white; its faces
+    /// carry the colors).
+    pub fn main_color(&self) -> Option<[f32; 4]> {
+        let mut areas: Vec<([f32; 4], f64)> = Vec::new();
+        for p in &self.polygons {
+            let area = p.area();
+            match areas.iter_mut().find(|(c, _)| *c == p.color) {
+                Some((_, a)) => *a += area,
+                None => areas.push((p.color, area)),
+            }
+        }
+        let mut best: Option<([f32; 4], f64)> = None;
+        for (c, a) in areas {
+            if best.is_none_or(|(_, b)| a > b) {
+                best = Some((c, a));
+            }
+        }
+        best.map(|(c, _)| c)
+    }
+
     /// Whether `point` is inside the closed surface (its winding number is about 1).
     pub fn contains(&self, point: DVec3) -> bool {
         winding_number(&self.polygons, point) > 0.5

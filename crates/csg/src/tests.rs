@@ -995,6 +995,12 @@ fn half_space_clips_keep_what_lies_behind_the_plane() {
             .unwrap()
             .is_empty()
     );
+    // The color of most of the surface: what the next cut of this piece is painted.
+    let small_red = cube
+        .clip_half_space(DVec3::new(0.9, 0.0, 0.0), DVec3::X, RED, &never)
+        .unwrap();
+    assert_eq!(small_red.main_color(), Some(GREY));
+    assert_eq!(Solid::default().main_color(), None);
     assert!(cube.contains(DVec3::new(0.9, -0.9, 0.0)));
     assert!(!cube.contains(DVec3::new(1.1, 0.0, 0.0)));
     assert!(!kept.contains(DVec3::new(0.75, 0.0, 0.0)));

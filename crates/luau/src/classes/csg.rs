@@ -573,6 +573,7 @@ fn sweep(
         _ => 12,
     };
     let shape = part_solid(&c, method, &part, &own, segments)?;
+    let color = shape.main_color().unwrap_or(color);
     drop(c);
     let points = shape.points();
     let at = |place: DAffine3| points.iter().map(move |p| place.transform_point3(*p));
@@ -678,6 +679,8 @@ fn fragment(
     let color = color_of(inst);
     let world = Affine3A::IDENTITY;
     let shape = part_solid(&c, method, &part, &world, segments(options.render.as_ref()))?;
+    // Cut faces in the colour of most of the surface (a MeshPart's own Color is white).
+    let color = shape.main_color().unwrap_or(color);
     drop(c);
     let stopper = Stopper::new(lua);
     let stop = || stopper.stop();
@@ -689,7 +692,22 @@ fn fragment(
         .collect();
     let out = lua.create_table()?;
     let mut n = 0;
+    // The entry with the most sites (the unbroken rest of a local fracture) is what the
+    // others leave of the part: one subtraction, where the union of its many cells would
+    // cut its faces into pieces.
+    let rest = (groups.len() > 1)
+        .then(|| {
+            let most = groups.iter().map(Vec::len).max().unwrap_or(0);
+            groups.iter().position(|g| g.len() == most)
+        })
+        .flatten()
+        .filter(|&g| groups[g].len() > 1);
+    let mut regions: Vec<Solid> = Vec::with_capacity(groups.len());
     for (g, sites) in groups.iter().enumerate() {
+        if Some(g) == rest {
+            regions.push(Solid::default());
+            continue;
+        }
         // Each site's cell: the part behind every wall to a site of another entry.
         let mut cells = Vec::new();
         for &s in sites {
@@ -706,7 +724,20 @@ fn fragment(
                 cells.push(cell);
             }
         }
-        let region = Solid::union_all(cells, &stop).map_err(failed)?.merged();
+        regions.push(Solid::union_all(cells, &stop).map_err(failed)?.merged());
+    }
+    if let Some(g) = rest {
+        let others = Solid::union_all(regions.clone(), &stop).map_err(failed)?;
+        regions[g] = if others.is_empty() {
+            shape.clone()
+        } else {
+            shape
+                .subtract_until(&others, &stop)
+                .map_err(failed)?
+                .merged()
+        };
+    }
+    for (g, (sites, region)) in groups.iter().zip(regions).enumerate() {
         if region.is_empty() {
             continue;
         }
