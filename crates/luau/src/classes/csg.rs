@@ -465,6 +465,17 @@ impl Stopper {
     }
 }
 
+/// The instance of `part` in the DOM, or an error saying it was destroyed.
+fn live_part<'c>(
+    c: &'c crate::context::Ctx,
+    method: &str,
+    part: &crate::context::Instance,
+) -> mlua::Result<&'c rbx_dom_weak::Instance> {
+    c.dom
+        .get_by_ref(part.r)
+        .ok_or_else(|| mlua::Error::runtime(format!("{method}: the part has been destroyed")))
+}
+
 /// The solid of the one part a GeometryService method works on, in the space `frame`
 /// (any part, MeshParts too), or an error naming the part and why.
 fn part_solid(
@@ -531,6 +542,7 @@ fn sweep(
     cframes_v: &Value,
     options_v: &Value,
 ) -> mlua::Result<mlua::Table> {
+    // Every option but SplitApart (a sweep is one part).
     let options = geometry_options(method, options_v, &OPTIONS[..3])?;
     let c = ctx(lua)?;
     check_capability(&c, method)?;
@@ -559,12 +571,8 @@ fn sweep(
         )));
     }
     // The part's shape in its own space.
-    let inst = c
-        .dom
-        .get_by_ref(part.r)
-        .ok_or_else(|| mlua::Error::runtime(format!("{method}: the part has been destroyed")))?;
+    let inst = live_part(&c, method, &part)?;
     let own = procmodel_dom::part_cframe(inst);
-    let color = color_of(inst);
     // Every place adds its ball's or cylinder's rings to the hulls: Automatic sweeps use the
     // Performance tessellation, so the reference's 50-place spiral stays within a part's
     // triangles; Precise keeps the finer one.
@@ -573,7 +581,8 @@ fn sweep(
         _ => 12,
     };
     let shape = part_solid(&c, method, &part, &own, segments)?;
-    let color = shape.main_color().unwrap_or(color);
+    // The hulls in the colour of most of the surface (a MeshPart's own Color is white).
+    let color = shape.main_color().unwrap_or_else(|| color_of(inst));
     drop(c);
     let points = shape.points();
     let at = |place: DAffine3| points.iter().map(move |p| place.transform_point3(*p));
@@ -672,15 +681,11 @@ fn fragment(
             "{method}: {count} sites, more than the {MAX_SITES} procmodel cuts a part into"
         )));
     }
-    let inst = c
-        .dom
-        .get_by_ref(part.r)
-        .ok_or_else(|| mlua::Error::runtime(format!("{method}: the part has been destroyed")))?;
-    let color = color_of(inst);
+    let inst = live_part(&c, method, &part)?;
     let world = Affine3A::IDENTITY;
     let shape = part_solid(&c, method, &part, &world, segments(options.render.as_ref()))?;
     // Cut faces in the colour of most of the surface (a MeshPart's own Color is white).
-    let color = shape.main_color().unwrap_or(color);
+    let color = shape.main_color().unwrap_or_else(|| color_of(inst));
     drop(c);
     let stopper = Stopper::new(lua);
     let stop = || stopper.stop();
@@ -808,16 +813,8 @@ fn fragment_sites(lua: &mlua::Lua, part_v: &Value, options_v: &Value) -> mlua::R
         }
     };
     let c = ctx(lua)?;
-    let Some(part) = c.instance(part_v) else {
-        return Err(mlua::Error::runtime(format!(
-            "invalid argument #1 to 'GenerateFragmentSites' (BasePart expected, got {})",
-            procmodel_luau_types::type_name(part_v)
-        )));
-    };
-    let inst = c
-        .dom
-        .get_by_ref(part.r)
-        .ok_or_else(|| mlua::Error::runtime(format!("{METHOD}: the part has been destroyed")))?;
+    let part = part_arg(&c, "GenerateFragmentSites", 1, part_v)?;
+    let inst = live_part(&c, METHOD, &part)?;
     let frame = procmodel_dom::part_cframe(inst);
     let size = procmodel_dom::part_size(inst).as_dvec3();
     let shape = part_solid(&c, METHOD, &part, &Affine3A::IDENTITY, 12)?;
