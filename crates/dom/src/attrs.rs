@@ -33,14 +33,19 @@ macro_rules! bail {
     ($($t:tt)*) => { return Err(format!($($t)*)) };
 }
 
-/// `n` numbers separated by commas, or by spaces when there is no comma (the form Roblox's
-/// `tostring` gives a NumberRange: `0.8 1.2`).
-fn numbers(s: &str, n: usize, what: &str) -> Parsed<Vec<f64>> {
-    let parts: Vec<&str> = if s.contains(',') {
+/// The fields of a list of numbers: separated by commas, or by spaces when there is no comma
+/// (the form Roblox's `tostring` gives a NumberRange: `0.8 1.2`).
+fn fields(s: &str) -> Vec<&str> {
+    if s.contains(',') {
         s.split(',').map(str::trim).collect()
     } else {
         s.split_whitespace().collect()
-    };
+    }
+}
+
+/// `n` numbers, as [`fields`] splits them.
+fn numbers(s: &str, n: usize, what: &str) -> Parsed<Vec<f64>> {
+    let parts = fields(s);
     let expected = match n {
         1 => format!("expected {what} as a number"),
         _ => format!("expected {what} as {n} numbers separated by commas"),
@@ -226,12 +231,8 @@ fn parse_inner(text: &str, default: &Variant) -> Parsed<Variant> {
             ))
         }
         Variant::NumberRange(_) => {
-            let count = if t.contains(',') {
-                t.split(',').count()
-            } else {
-                t.split_whitespace().count()
-            };
-            let v = numbers(t, if count == 1 { 1 } else { 2 }, "a NumberRange")?;
+            let one = fields(t).len() == 1;
+            let v = numbers(t, if one { 1 } else { 2 }, "a NumberRange")?;
             let (min, max) = (v[0], *v.last().unwrap_or(&v[0]));
             if max < min {
                 bail!("max is less than min");

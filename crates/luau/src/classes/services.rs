@@ -21,7 +21,14 @@ fn refuse_in_generator(c: &Ctx, what: &str) -> mlua::Result<()> {
 /// service a string property `<Material>Name` for each one it can (the Roblox reference:
 /// "Specify MaterialVariant name to override built-in Grass").
 fn overridable(material: &str) -> bool {
-    overridables().any(|m| m == material)
+    procmodel_luau_types::enums::database()
+        .classes
+        .get("MaterialService")
+        .is_some_and(|class| {
+            class
+                .properties
+                .contains_key(format!("{material}Name").as_str())
+        })
 }
 
 /// The materials MaterialService can override, in the database's (alphabetical) order.
