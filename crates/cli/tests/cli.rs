@@ -17,7 +17,6 @@ fn examples() -> PathBuf {
 
 fn tmp(name: &str) -> PathBuf {
     let dir = procmodel_testkit::scratch("cli");
-    std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }
 

@@ -15,7 +15,6 @@ fn examples() -> PathBuf {
 
 fn tmp(name: &str) -> PathBuf {
     let dir = procmodel_testkit::scratch("flags");
-    std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }
 

@@ -10,7 +10,6 @@ fn bin() -> Command {
 
 fn tmp(name: &str) -> PathBuf {
     let dir = procmodel_testkit::scratch("cli-trust");
-    std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }
 

@@ -603,7 +603,6 @@ mod tests {
     fn saves_keep_permissions_and_refuse_read_only_files() {
         use std::os::unix::fs::PermissionsExt;
         let dir = procmodel_testkit::scratch("perm");
-        std::fs::create_dir_all(&dir).unwrap();
         let f = dir.join("place.rbxl");
         std::fs::write(&f, b"old").unwrap();
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
@@ -620,7 +619,6 @@ mod tests {
     #[test]
     fn stale_temp_files_of_dead_processes_are_removed() {
         let dir = procmodel_testkit::scratch("stale");
-        std::fs::create_dir_all(&dir).unwrap();
         let target = dir.join("place.rbxl");
         // A process that has exited: its id is free (until reused, which the age rule covers).
         let mut child = std::process::Command::new("true").spawn().unwrap();

@@ -138,7 +138,6 @@ fn scene_with(config: EngineConfig, n: usize) -> (Engine, Vec<Ref>) {
 
 fn saved(e: &Engine, ext: &str) -> Vec<u8> {
     let dir = procmodel_testkit::scratch("engine-cache");
-    std::fs::create_dir_all(&dir).unwrap();
     let n = SAVES.fetch_add(1, Ordering::Relaxed);
     let path = dir.join(format!("scene{n}.{ext}"));
     e.save(&path).unwrap();
@@ -442,7 +441,6 @@ fn load_cached(path: &std::path::Path, cache: Arc<dyn ResultCache>, jobs: usize)
 fn run_luau(e: &mut Engine, source: &str) {
     static SCRIPTS: AtomicUsize = AtomicUsize::new(0);
     let dir = procmodel_testkit::scratch("engine-scripts");
-    std::fs::create_dir_all(&dir).unwrap();
     let n = SCRIPTS.fetch_add(1, Ordering::Relaxed);
     let script = dir.join(format!("script{n}.luau"));
     std::fs::write(&script, source).unwrap();
@@ -660,7 +658,6 @@ fn r14_5_results_loaded_from_a_file_are_checked_against_the_entry_and_kept() {
     let (mut fresh, _) = scene(None, 1, 4);
     settle(&mut fresh);
     let dir = procmodel_testkit::scratch("loaded");
-    std::fs::create_dir_all(&dir).unwrap();
     for (jobs, ext) in [(1, "rbxl"), (2, "rbxl"), (1, "rbxlx")] {
         let cache = Arc::new(Mem::default());
         let (mut e, _) = scene(Some(cache.clone()), jobs, 4);
@@ -1356,7 +1353,6 @@ fn a_generators_queries_see_the_parts_it_put_in_the_scene_where_they_are_now() {
 #[test]
 fn r14_5_an_unchanged_saved_scene_keeps_its_results_without_reading_entries() {
     let dir = procmodel_testkit::scratch("saved-record");
-    std::fs::create_dir_all(&dir).unwrap();
     for (jobs, ext) in [(1, "rbxl"), (2, "rbxlx")] {
         let cache = Arc::new(procmodel_engine::MemoryCache::default());
         let (mut e, _) = scene(Some(cache.clone()), jobs, 4);

@@ -364,7 +364,6 @@ fn r10_11_corrupt_attribute_blob_is_an_error() {
 #[test]
 fn r10_11_engine_load_names_the_file() {
     let dir = procmodel_testkit::scratch("corrupt");
-    std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("broken.rbxl");
     let mut f = binary(CompressionType::Lz4);
     let at = chunk(&f, b"PROP");

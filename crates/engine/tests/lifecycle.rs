@@ -105,7 +105,6 @@ fn setup(source: &str) -> (Engine, Ref, Ref) {
 
 fn tmp(name: &str) -> PathBuf {
     let dir = procmodel_testkit::scratch("engine");
-    std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }
 

@@ -35,7 +35,6 @@ fn engine() -> Engine {
 
 fn script(name: &str, source: &str) -> PathBuf {
     let dir = procmodel_testkit::scratch("roblox-api");
-    std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{name}.luau"));
     std::fs::write(&path, source).unwrap();
     path

@@ -183,7 +183,6 @@ fn set_num(e: &mut Engine, m: Ref, name: &str, v: f64) {
 
 fn tmp(name: &str) -> PathBuf {
     let dir = procmodel_testkit::scratch("terrain");
-    std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }
 

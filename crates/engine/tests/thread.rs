@@ -162,7 +162,6 @@ fn r11_2_scripted_commands_publish_snapshots() {
 
     // Save is atomic and loads back with the results.
     let dir = procmodel_testkit::scratch("thread");
-    std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("scene.rbxl");
     assert!(matches!(
         s.thread.call(Command::Save(path.clone())),

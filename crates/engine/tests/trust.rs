@@ -7,7 +7,6 @@ use std::time::Duration;
 
 fn script(name: &str, source: &str) -> PathBuf {
     let dir = procmodel_testkit::scratch("engine-trust");
-    std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{name}.luau"));
     std::fs::write(&path, source).unwrap();
     path

@@ -125,7 +125,6 @@ fn check(name: &str) {
 #[test]
 fn a_scripts_threads_run_after_its_main_chunk() {
     let dir = procmodel_testkit::scratch("after-main");
-    std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("after_main.luau");
     std::fs::write(
         &path,

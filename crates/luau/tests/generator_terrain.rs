@@ -7,7 +7,6 @@ use rbx_types::{Ref, Variant};
 
 fn run(source: &str) -> (Host, Result<Ref, String>) {
     let dir = procmodel_testkit::scratch("genterrain");
-    std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("Gen{}.luau", blake(source)));
     std::fs::write(&path, source).unwrap();
     let mut h = Host::new(HostConfig {

@@ -11,7 +11,6 @@ use rbx_types::Variant;
 #[test]
 fn terrain_written_by_a_script_is_saved_in_smoothgrid_and_loads_again() {
     let dir = procmodel_testkit::scratch("terrain");
-    std::fs::create_dir_all(&dir).unwrap();
     let write = dir.join("write.luau");
     std::fs::write(
         &write,

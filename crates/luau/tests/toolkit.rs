@@ -17,7 +17,6 @@ fn host() -> Host {
 /// Runs a Luau script (written to a temp file) and returns its error text, if any.
 fn run(name: &str, source: &str) -> Result<(), String> {
     let dir = procmodel_testkit::scratch("toolkit");
-    std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{name}.luau"));
     std::fs::write(&path, source).unwrap();
     host().run_script_file(&path).map_err(|e| match e {

@@ -6,9 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 fn dir(name: &str) -> PathBuf {
-    let d = procmodel_testkit::scratch(&format!("trust-{name}"));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    procmodel_testkit::scratch(&format!("trust-{name}"))
 }
 
 fn host(config: HostConfig) -> Host {
