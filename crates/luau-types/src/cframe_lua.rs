@@ -26,11 +26,18 @@ fn map_args<T: crate::args::FromValue, R: mlua::IntoLua>(
     name: &str,
     expected: &str,
     args: MultiValue,
+    none: T,
     f: impl Fn(T) -> R,
 ) -> mlua::Result<MultiValue> {
-    let n = args.len().max(1);
-    let a = Args::new(name, args);
+    // No argument at all is one `none` (the origin, the identity): Roblox's
+    // `CFrame.new(5, 10, 0):PointToWorldSpace()` is `5, 10, 0`.
     let mut out = MultiValue::new();
+    if args.is_empty() {
+        out.push_back(mlua::IntoLua::into_lua(f(none), lua)?);
+        return Ok(out);
+    }
+    let n = args.len();
+    let a = Args::new(name, args);
     for i in 1..=n {
         out.push_back(mlua::IntoLua::into_lua(f(a.ud::<T>(i, expected)?), lua)?);
     }
@@ -79,41 +86,75 @@ impl Tagged for CFrame {
         m.add_method("Orthonormalize", |_, c, ()| Ok(c.orthonormalize()));
         for name in ["ToWorldSpace", "toWorldSpace"] {
             m.add_method(name, |lua, c, a: MultiValue| {
-                map_args(lua, "ToWorldSpace", "CFrame", a, |o: CFrame| c.mul(&o))
+                map_args(
+                    lua,
+                    "ToWorldSpace",
+                    "CFrame",
+                    a,
+                    CFrame::IDENTITY,
+                    |o: CFrame| c.mul(&o),
+                )
             });
         }
         for name in ["ToObjectSpace", "toObjectSpace"] {
             m.add_method(name, |lua, c, a: MultiValue| {
                 let inv = c.inverse();
-                map_args(lua, "ToObjectSpace", "CFrame", a, |o: CFrame| inv.mul(&o))
+                map_args(
+                    lua,
+                    "ToObjectSpace",
+                    "CFrame",
+                    a,
+                    CFrame::IDENTITY,
+                    |o: CFrame| inv.mul(&o),
+                )
             });
         }
         for name in ["PointToWorldSpace", "pointToWorldSpace"] {
             m.add_method(name, |lua, c, a: MultiValue| {
-                map_args(lua, "PointToWorldSpace", "Vector3", a, |v: Vector3| {
-                    Vector3(c.point_to_world(v.0))
-                })
+                map_args(
+                    lua,
+                    "PointToWorldSpace",
+                    "Vector3",
+                    a,
+                    Vector3(Vec3::ZERO),
+                    |v: Vector3| Vector3(c.point_to_world(v.0)),
+                )
             });
         }
         for name in ["PointToObjectSpace", "pointToObjectSpace"] {
             m.add_method(name, |lua, c, a: MultiValue| {
-                map_args(lua, "PointToObjectSpace", "Vector3", a, |v: Vector3| {
-                    Vector3(c.point_to_object(v.0))
-                })
+                map_args(
+                    lua,
+                    "PointToObjectSpace",
+                    "Vector3",
+                    a,
+                    Vector3(Vec3::ZERO),
+                    |v: Vector3| Vector3(c.point_to_object(v.0)),
+                )
             });
         }
         for name in ["VectorToWorldSpace", "vectorToWorldSpace"] {
             m.add_method(name, |lua, c, a: MultiValue| {
-                map_args(lua, "VectorToWorldSpace", "Vector3", a, |v: Vector3| {
-                    Vector3(c.rotation * v.0)
-                })
+                map_args(
+                    lua,
+                    "VectorToWorldSpace",
+                    "Vector3",
+                    a,
+                    Vector3(Vec3::ZERO),
+                    |v: Vector3| Vector3(c.rotation * v.0),
+                )
             });
         }
         for name in ["VectorToObjectSpace", "vectorToObjectSpace"] {
             m.add_method(name, |lua, c, a: MultiValue| {
-                map_args(lua, "VectorToObjectSpace", "Vector3", a, |v: Vector3| {
-                    Vector3(c.rotation.transpose() * v.0)
-                })
+                map_args(
+                    lua,
+                    "VectorToObjectSpace",
+                    "Vector3",
+                    a,
+                    Vector3(Vec3::ZERO),
+                    |v: Vector3| Vector3(c.rotation.transpose() * v.0),
+                )
             });
         }
         for name in ["GetComponents", "components"] {

@@ -59,9 +59,10 @@ pub(crate) fn normal_id_vector(id: u32) -> Option<Vec3> {
         0 => Vec3::X,
         1 => Vec3::Y,
         2 => Vec3::Z,
-        3 => -Vec3::X,
-        4 => -Vec3::Y,
-        5 => -Vec3::Z,
+        // Not `-Vec3::X`: negating the zeros would print `-1, -0, -0` (Roblox: `-1, 0, 0`).
+        3 => Vec3::NEG_X,
+        4 => Vec3::NEG_Y,
+        5 => Vec3::NEG_Z,
         _ => return None,
     })
 }
