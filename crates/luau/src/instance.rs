@@ -146,6 +146,11 @@ fn index(lua: &Lua, h: &Value, key_bytes: &[u8], methods: &Methods) -> mlua::Res
             c.note_state_read(*this);
             Ok(Value::Number(crate::props::lighting_hours(inst)))
         }
+        Prop::TimeOfDay => {
+            c.note_state_read(*this);
+            let text = crate::props::time_of_day(crate::props::lighting_hours(inst));
+            Ok(Value::String(lua.create_string(text)?))
+        }
         Prop::FontEnum => {
             let face = read_stored(
                 inst,
@@ -795,6 +800,30 @@ fn newindex(
             ),
             _ => Err(assign_error(&key(), "finite number", &value)),
         },
+        Prop::TimeOfDay => {
+            let hours = match &value {
+                Value::String(s) => crate::props::parse_time_of_day(&s.to_string_lossy()),
+                Value::Number(n) => Some(*n).filter(|n| n.is_finite()),
+                Value::Integer(n) => Some(*n as f64),
+                _ => return Err(assign_error(&key(), "string", &value)),
+            };
+            let Some(hours) = hours else {
+                return Err(mlua::Error::runtime(format!(
+                    "unable to assign property {}: {} is not a time of day (HH:MM:SS, or hours)",
+                    key(),
+                    match &value {
+                        Value::String(s) => format!("{:?}", s.to_string_lossy()),
+                        other => format!("{other:?}"),
+                    }
+                )));
+            };
+            store(
+                c,
+                this,
+                Ustr::from("TimeOfDay"),
+                Variant::String(crate::props::time_of_day(hours)),
+            )
+        }
         Prop::DistributedGameTime => match procmodel_luau_types::lua_to_variant(
             &value,
             &DataType::Value(rbx_types::VariantType::Float64),

@@ -29,6 +29,9 @@ pub enum Prop {
     Inverted(Ustr),
     /// Lighting.ClockTime: hours, read from and written to the `TimeOfDay` string.
     ClockTime,
+    /// Lighting.TimeOfDay: a write (a string, or a number of hours as Roblox converts it)
+    /// is kept in its `HH:MM:SS` form, as Studio shows it: `"5"` and `5` read `05:00:00`.
+    TimeOfDay,
     /// A text object's `Font`: the `Enum.Font` view of its saved `FontFace` (a write sets
     /// the face `Font.fromEnum` gives; a face no item names reads `Enum.Font.Unknown`).
     FontEnum,
@@ -209,6 +212,9 @@ fn resolve(class: &str, name: &str) -> Prop {
     }
     if name == "ClockTime" && is_a(class, "Lighting") {
         return Prop::ClockTime;
+    }
+    if name == "TimeOfDay" && is_a(class, "Lighting") {
+        return Prop::TimeOfDay;
     }
     if name == "RootPart" && is_a(class, "Humanoid") {
         return Prop::HumanoidRootPart;
@@ -459,6 +465,19 @@ pub fn clock_time(time_of_day: &str) -> f64 {
     (h + m / 60.0 + s / 3600.0).rem_euclid(24.0)
 }
 
+/// Hours after midnight of a time of day a script writes: `H`, `H:M` or `H:M:S`, each part
+/// a number (`"5"`, `"17:30"`, `"06:00:00"`, `"-1"`); `None` for anything else.
+pub fn parse_time_of_day(text: &str) -> Option<f64> {
+    let mut hours = 0.0;
+    let mut count = 0;
+    for (part, scale) in text.split(':').zip([1.0, 60.0, 3600.0]) {
+        let x = part.trim().parse::<f64>().ok().filter(|x| x.is_finite())?;
+        hours += x / scale;
+        count += 1;
+    }
+    (text.split(':').count() == count).then_some(hours)
+}
+
 /// Lighting's hours after midnight: its `TimeOfDay`, stored or else the class default.
 pub fn lighting_hours(inst: &rbx_dom_weak::Instance) -> f64 {
     let stored = inst
@@ -490,5 +509,17 @@ mod clock_tests {
         assert_eq!(time_of_day(24.0), "00:00:00");
         assert_eq!(time_of_day(23.99999999), "00:00:00");
         assert_eq!(clock_time(&time_of_day(17.25)), 17.25);
+    }
+
+    #[test]
+    fn times_of_day_scripts_write_are_read_in_full() {
+        assert_eq!(parse_time_of_day("5"), Some(5.0));
+        assert_eq!(parse_time_of_day("17:30"), Some(17.5));
+        assert_eq!(parse_time_of_day(" 06:00:36 "), Some(6.01));
+        assert_eq!(parse_time_of_day("-1"), Some(-1.0));
+        assert_eq!(time_of_day(parse_time_of_day("25:30").unwrap()), "01:30:00");
+        for bad in ["", "noon", "5:x", "1:2:3:4", "nan", "inf"] {
+            assert_eq!(parse_time_of_day(bad), None, "{bad}");
+        }
     }
 }
