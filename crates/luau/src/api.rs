@@ -1,4 +1,4 @@
-//! What Roblox's API has that the host may not: every event and method of every class, by
+//! What Roblox's API has that the host may not: every event, method and callback of every class, by
 //! the class that declares it ([`members`], generated from the Roblox engine reference).
 //! The host asks it only after its own members missed, to connect a script to an event of
 //! the outside world (which never fires headless) and to tell a method procmodel does not
@@ -82,13 +82,20 @@ pub fn method(class: &str, name: &str) -> Option<&'static str> {
     declared_in(members::METHODS, class, name).map(|(by, _)| by)
 }
 
+/// The class declaring `name` as a callback of `class` (or a superclass) and the
+/// callback's name, by Roblox's API (`BindableFunction.OnInvoke`,
+/// `RemoteFunction.OnServerInvoke`, `MarketplaceService.ProcessReceipt`, ...).
+pub fn callback(class: &str, name: &str) -> Option<(&'static str, &'static str)> {
+    declared_in(members::CALLBACKS, class, name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn the_tables_are_sorted_for_binary_search() {
-        for table in [members::EVENTS, members::METHODS] {
+        for table in [members::EVENTS, members::METHODS, members::CALLBACKS] {
             assert!(table.windows(2).all(|w| w[0].0 < w[1].0));
             for (class, names) in table {
                 assert!(names.windows(2).all(|w| w[0] < w[1]), "{class}");
@@ -113,5 +120,10 @@ mod tests {
         assert_eq!(method("Part", "GetClosestPointOnSurface"), Some("BasePart"));
         assert_eq!(method("Part", "GetChildren"), Some("Instance"));
         assert_eq!(method("Part", "MoveToo"), None);
+        assert_eq!(
+            callback("RemoteFunction", "OnServerInvoke"),
+            Some(("RemoteFunction", "OnServerInvoke"))
+        );
+        assert_eq!(callback("BindableEvent", "OnInvoke"), None);
     }
 }

@@ -954,17 +954,17 @@ fn newindex(
             store(c, this, *k, variant)
         }
         Prop::Missing | Prop::Method => {
-            if key_bytes == b"OnInvoke"
-                && procmodel_dom::is_a(this.class.as_str(), "BindableFunction")
-            {
+            // A callback: kept for the instance (BindableFunction:Invoke calls OnInvoke;
+            // nothing headless calls a RemoteFunction's or ProcessReceipt).
+            if let Some((_, name)) = crate::api::callback(&this.class, &key()) {
                 match value {
                     Value::Function(f) => {
-                        c.signals.callbacks.insert(this.r, f);
+                        c.signals.callbacks.insert((this.r, name), f);
                     }
                     Value::Nil => {
-                        c.signals.callbacks.remove(&this.r);
+                        c.signals.callbacks.remove(&(this.r, name));
                     }
-                    other => return Err(assign_error("OnInvoke", "function", &other)),
+                    other => return Err(assign_error(name, "function", &other)),
                 }
                 return Ok(());
             }

@@ -109,6 +109,12 @@ pub(crate) fn enum_option(
 /// A method Roblox's API gives the class (`api`) says so, rather than sending the author
 /// looking for a typo.
 pub fn not_member(c: &Ctx, this: &Instance, key: &str) -> mlua::Error {
+    // Writes of a callback are handled before this; what reaches here is a read.
+    if let Some((by, name)) = crate::api::callback(&this.class, key) {
+        return mlua::Error::runtime(format!(
+            "{name} is a callback member of {by}; you can only set the callback value, get is not available"
+        ));
+    }
     if let Some(by) = crate::api::method(&this.class, key) {
         return mlua::Error::runtime(format!(
             "{by}:{key} is a Roblox method that procmodel does not implement (called on {} \"{}\")",

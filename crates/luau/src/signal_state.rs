@@ -122,8 +122,10 @@ pub struct SignalState {
     pub(crate) cut: FxHashSet<u64>,
     /// The cuts in order: (number of `events` recorded before it, the connections).
     pub(crate) cuts: Vec<(usize, Vec<u64>)>,
-    /// BindableFunction.OnInvoke callbacks.
-    pub callbacks: FxHashMap<Ref, Function>,
+    /// Callbacks scripts set, by instance and Roblox's name for them: BindableFunction's
+    /// `OnInvoke` (which `Invoke` calls) and the ones nothing headless calls
+    /// (`RemoteFunction.OnServerInvoke`, `MarketplaceService.ProcessReceipt`, ...).
+    pub callbacks: FxHashMap<(Ref, &'static str), Function>,
 }
 
 /// One connection: what it listens to, its handler, and the run (group) that made it.

@@ -13,7 +13,11 @@ fn fire(lua: &Lua, this: &Instance, args: MultiValue) -> mlua::Result<()> {
 
 /// `BindableFunction:Invoke(...)`: calls OnInvoke and returns what it returns.
 fn invoke(lua: &Lua, this: &Instance, args: MultiValue) -> mlua::Result<MultiValue> {
-    let f = ctx(lua)?.signals.callbacks.get(&this.r).cloned();
+    let f = ctx(lua)?
+        .signals
+        .callbacks
+        .get(&(this.r, "OnInvoke"))
+        .cloned();
     match f {
         Some(f) => f.call(args),
         None => Err(mlua::Error::runtime(
