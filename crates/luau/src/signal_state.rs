@@ -141,8 +141,8 @@ pub(crate) struct Conn {
 /// A connection's handler.
 pub(crate) enum Callback {
     Func(Function),
-    /// A thread suspended in `Wait()`.
-    Thread(Thread),
+    /// A thread suspended in `Wait()`, and the name of the signal it waits on.
+    Thread(Thread, &'static str),
 }
 
 impl SignalState {
@@ -181,6 +181,15 @@ impl SignalState {
                     .get(id)
                     .is_some_and(|c| c.filter.is_some_and(|f| f.as_str() == name))
             })
+        })
+    }
+
+    /// What `thread` waits on, if it is suspended in a signal's `Wait()`: the signal's
+    /// target (none for a tag's signals), name and kind.
+    pub(crate) fn waited_on(&self, thread: &Thread) -> Option<(Ref, &'static str, Kind)> {
+        self.conns.values().find_map(|c| match &c.cb {
+            Callback::Thread(t, name) if t == thread => Some((c.target, *name, c.kind)),
+            _ => None,
         })
     }
 

@@ -334,7 +334,7 @@ fn take_ready(lua: &Lua, c: &mut Ctx, id: u64, args: MultiValue) -> mlua::Result
     let group = conn.group;
     let (thread, once) = match &conn.cb {
         Callback::Func(f) => (lua.create_thread(f.clone())?, conn.once),
-        Callback::Thread(t) => (t.clone(), true),
+        Callback::Thread(t, _) => (t.clone(), true),
     };
     if once {
         c.signals.disconnect(id);
@@ -437,7 +437,7 @@ pub fn frame_waiters(lua: &Lua, group: u32) -> mlua::Result<bool> {
     Ok(c.signals.conns.values().any(|conn| {
         conn.group == group
             && matches!(conn.kind, Kind::Heartbeat | Kind::Stepped)
-            && matches!(conn.cb, Callback::Thread(_))
+            && matches!(conn.cb, Callback::Thread(..))
     }))
 }
 
@@ -571,7 +571,7 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
         let th = lua.current_thread();
         ctx(lua)?
             .signals
-            .connect(sig.key(), Callback::Thread(th), true, group);
+            .connect(sig.key(), Callback::Thread(th, sig.name), true, group);
         Ok(())
     })?;
     // The thread connects itself, then yields with no values: the scheduler resumes it

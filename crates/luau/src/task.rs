@@ -317,6 +317,30 @@ pub fn run_to_completion(
     result.map(|v| (group, v))
 }
 
+/// The error of a run whose main thread is suspended with nothing left to resume it: what
+/// it waits on when that is a signal's `Wait()` (`VideoFrame.Loaded`, `Part.Touched`).
+fn nothing_resumes(lua: &Lua, main: &Thread, what: &str) -> mlua::Error {
+    let Ok(c) = crate::context::ctx(lua) else {
+        return mlua::Error::runtime(format!("the {what} yielded and nothing will resume it"));
+    };
+    let Some((target, name, kind)) = c.signals.waited_on(main) else {
+        return mlua::Error::runtime(format!(
+            "the {what} yielded and nothing will resume it (a coroutine.yield outside task.wait?)"
+        ));
+    };
+    let signal = match c.dom.get_by_ref(target) {
+        Some(_) => format!("{}.{name}", c.full_name(target)),
+        None => name.to_owned(),
+    };
+    let outside = kind == crate::signal_state::Kind::Never;
+    let why = if outside {
+        "it never fires here (procmodel builds scenes: no players, input, physics or media loading)"
+    } else {
+        "nothing left running will fire it"
+    };
+    mlua::Error::runtime(format!("the {what} waits in {signal}:Wait() and {why}"))
+}
+
 fn run_group(
     lua: &Lua,
     group: u32,
@@ -332,10 +356,10 @@ fn run_group(
         Step::Finished(v) => v,
         Step::Yielded => match step_group(lua, group, Some(main), hooks, frames)? {
             Some(v) => v,
+            // Only top-level scripts drive frames; the other runs are generations.
             None => {
-                return Err(mlua::Error::runtime(
-                    "the script yielded and nothing will resume it (a coroutine.yield outside task.wait?)",
-                ));
+                let what = if frames { "script" } else { "generator" };
+                return Err(nothing_resumes(lua, main, what));
             }
         },
     };
@@ -508,11 +532,7 @@ fn pump_inner(lua: &Lua, run: &Run, frames: u32, hooks: &dyn Fn(bool)) -> mlua::
             Some(crosses) => crosses,
             // Only a `Heartbeat:Wait()` (or `Stepped`) is left: it waits for the next frame.
             None if crate::signals::frame_waiters(lua, run.group)? => true,
-            None => {
-                return Err(mlua::Error::runtime(
-                    "the generator yielded and nothing will resume it (a coroutine.yield outside task.wait?)",
-                ));
-            }
+            None => return Err(nothing_resumes(lua, &run.main, "generator")),
         };
         if crosses && !paid {
             if frames_left == 0 {

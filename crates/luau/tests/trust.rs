@@ -145,6 +145,51 @@ fn a_wait_that_never_ends_is_named_with_its_module() {
     );
 }
 
+/// A run whose only thread waited on a signal nothing could fire ended with "yielded and
+/// nothing will resume it (a coroutine.yield outside task.wait?)", pointing at the wrong
+/// thing. The error names the signal, and says when it is one that never fires headless.
+#[test]
+fn a_signal_wait_nothing_will_fire_is_named() {
+    let src = "return { OnGenerate = function(params, target)\n\ttarget.ChildAdded:Wait()\nend }";
+    let m = message(generate("waits-signal", src, HostConfig::default()).unwrap_err());
+    assert!(
+        m.contains("the generator waits in ")
+            && m.contains(".ChildAdded:Wait() and nothing left running will fire it"),
+        "{m}"
+    );
+    let src = "return { OnGenerate = function(params, target)\n\tlocal v = Instance.new('VideoFrame')\n\tv.Name = 'Screen'\n\tv.Parent = target\n\tv.Loaded:Wait()\nend }";
+    let m = message(generate("waits-never", src, HostConfig::default()).unwrap_err());
+    assert!(
+        m.contains(".Screen.Loaded:Wait() and it never fires here"),
+        "{m}"
+    );
+    // A plain script the same way; a bare coroutine.yield keeps its own hint.
+    let script = dir("waits-script").join("wind.luau");
+    std::fs::write(
+        &script,
+        "local e = Instance.new('BindableEvent')\ne.Event:Wait()\n",
+    )
+    .unwrap();
+    let m = message(
+        host(HostConfig::default())
+            .run_script_file(&script)
+            .unwrap_err(),
+    );
+    assert!(
+        m.contains(
+            "the script waits in BindableEvent.Event:Wait() and nothing left running will fire it"
+        ),
+        "{m}"
+    );
+    std::fs::write(&script, "coroutine.yield()\n").unwrap();
+    let m = message(
+        host(HostConfig::default())
+            .run_script_file(&script)
+            .unwrap_err(),
+    );
+    assert!(m.contains("a coroutine.yield outside task.wait?"), "{m}");
+}
+
 #[test]
 fn r10_3_legitimate_waits_are_not_limited() {
     let src = r#"
