@@ -84,6 +84,16 @@ impl Polygon {
         sum.length() / 2.0
     }
 
+    /// The distance from `p` to the nearest point of the polygon.
+    pub fn distance_to(&self, p: DVec3) -> f64 {
+        let Some((first, rest)) = self.vertices.split_first() else {
+            return f64::INFINITY;
+        };
+        rest.windows(2)
+            .map(|w| (closest_on_triangle(p, first.pos, w[0].pos, w[1].pos) - p).length())
+            .fold(f64::INFINITY, f64::min)
+    }
+
     /// Six times the signed volume of the cone from the origin to the polygon (its share of
     /// the divergence theorem).
     pub fn volume6(&self) -> f64 {
@@ -97,6 +107,43 @@ impl Polygon {
             .map(|w| p0.dot(w[0].pos.cross(w[1].pos)))
             .sum()
     }
+}
+
+/// The point of triangle `abc` nearest to `p` (by the triangle's Voronoi regions: a corner,
+/// an edge, or the inside).
+pub(crate) fn closest_on_triangle(p: DVec3, a: DVec3, b: DVec3, c: DVec3) -> DVec3 {
+    let (ab, ac, ap) = (b - a, c - a, p - a);
+    let (d1, d2) = (ab.dot(ap), ac.dot(ap));
+    if d1 <= 0.0 && d2 <= 0.0 {
+        return a;
+    }
+    let bp = p - b;
+    let (d3, d4) = (ab.dot(bp), ac.dot(bp));
+    if d3 >= 0.0 && d4 <= d3 {
+        return b;
+    }
+    let vc = d1 * d4 - d3 * d2;
+    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
+        return a + ab * (d1 / (d1 - d3));
+    }
+    let cp = p - c;
+    let (d5, d6) = (ab.dot(cp), ac.dot(cp));
+    if d6 >= 0.0 && d5 <= d6 {
+        return c;
+    }
+    let vb = d5 * d2 - d1 * d6;
+    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
+        return a + ac * (d2 / (d2 - d6));
+    }
+    let va = d3 * d6 - d5 * d4;
+    if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
+        return b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6)));
+    }
+    let denom = va + vb + vc;
+    if denom.abs() < f64::MIN_POSITIVE {
+        return a;
+    }
+    a + ab * (vb / denom) + ac * (vc / denom)
 }
 
 /// Where a polygon lies relative to a plane.

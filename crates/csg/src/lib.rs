@@ -212,6 +212,15 @@ impl Solid {
         winding_number(&self.polygons, point) > 0.5
     }
 
+    /// The distance from `point` to the nearest point of the surface (inside or outside);
+    /// infinite for an empty solid.
+    pub fn surface_distance(&self, point: DVec3) -> f64 {
+        self.polygons
+            .iter()
+            .map(|p| p.distance_to(point))
+            .fold(f64::INFINITY, f64::min)
+    }
+
     /// Every corner position of every polygon, in polygon order (repeats included).
     pub fn points(&self) -> Vec<DVec3> {
         self.polygons

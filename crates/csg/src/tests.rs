@@ -1005,3 +1005,26 @@ fn half_space_clips_keep_what_lies_behind_the_plane() {
     assert!(!cube.contains(DVec3::new(1.1, 0.0, 0.0)));
     assert!(!kept.contains(DVec3::new(0.75, 0.0, 0.0)));
 }
+
+#[test]
+fn surface_distance_is_to_the_nearest_face_edge_or_corner() {
+    let b = block([2.0, 2.0, 2.0], [0.0, 0.0, 0.0]);
+    let near = |a: f64, e: f64| (a - e).abs() < 1e-9;
+    // On a face, inside (to the nearest face), beside a face, off an edge, off a corner.
+    assert!(near(b.surface_distance(DVec3::new(1.0, 0.2, 0.3)), 0.0));
+    assert!(near(b.surface_distance(DVec3::new(0.0, 0.0, 0.0)), 1.0));
+    assert!(near(b.surface_distance(DVec3::new(0.5, 0.0, 0.0)), 0.5));
+    assert!(near(b.surface_distance(DVec3::new(3.0, 0.5, -0.5)), 2.0));
+    assert!(near(
+        b.surface_distance(DVec3::new(2.0, 2.0, 0.0)),
+        2f64.sqrt()
+    ));
+    assert!(near(
+        b.surface_distance(DVec3::new(2.0, 2.0, 2.0)),
+        3f64.sqrt()
+    ));
+    assert_eq!(
+        Solid::default().surface_distance(DVec3::ZERO),
+        f64::INFINITY
+    );
+}
