@@ -3,7 +3,8 @@
 //! `GeometryService:SweepPartAsync` (the union of the convex hulls of the part's shape at
 //! each adjacent pair of CFrames: one MeshPart at the centre of its bounds),
 //! `GeometryService:FragmentAsync` (the part cut into the Voronoi cells of sites, as
-//! MeshParts) and `GenerateFragmentSites`.
+//! MeshParts), `GenerateFragmentSites` and `CalculateConstraintsToPreserve` (what becomes
+//! of the source's attachments and constraints).
 //!
 //! The inputs' solids — primitive parts by their shape, and parts carrying a procmodel mesh
 //! (earlier results, script-built MeshParts) by that mesh — are combined by `procmodel_csg`
@@ -47,7 +48,9 @@ return function(method, main, parts, options, collisionFidelity, renderFidelity)
         if r.PivotOffset then
             part.PivotOffset = r.PivotOffset
         end
-        if r.CollisionFidelity then
+        -- Files do not keep CollisionFidelity (its write warns so): set only when it is
+        -- not already the value asked for (the guide's options pass Default).
+        if r.CollisionFidelity and r.CollisionFidelity ~= part.CollisionFidelity then
             part.CollisionFidelity = r.CollisionFidelity
         end
         if r.RenderFidelity then
@@ -873,6 +876,282 @@ fn fragment_sites(lua: &mlua::Lua, part_v: &Value, options_v: &Value) -> mlua::R
     Ok(out)
 }
 
+/// Options of `CalculateConstraintsToPreserve` (reference).
+const PRESERVE_OPTIONS: [&str; 3] = [
+    "tolerance",
+    "weldConstraintPreserve",
+    "dropAttachmentsWithoutConstraints",
+];
+
+/// The tolerance when the options give none: the reference names no default; this is the
+/// value its solid modelling guide passes.
+const PRESERVE_TOLERANCE: f64 = 0.1;
+
+/// How far apart (studs) the boxes of a result and a welded part may be and still touch.
+const TOUCHING: f64 = 1e-3;
+
+/// The world box of a part (its CFrame and Size).
+fn part_box(inst: &rbx_dom_weak::Instance) -> (DVec3, DVec3) {
+    let frame = to_daffine(&procmodel_dom::part_cframe(inst));
+    let half = procmodel_dom::part_size(inst).as_dvec3() / 2.0;
+    let (mut lo, mut hi) = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
+    for i in 0..8 {
+        let corner = DVec3::new(
+            if i & 1 == 0 { -half.x } else { half.x },
+            if i & 2 == 0 { -half.y } else { half.y },
+            if i & 4 == 0 { -half.z } else { half.z },
+        );
+        let p = frame.transform_point3(corner);
+        lo = lo.min(p);
+        hi = hi.max(p);
+    }
+    (lo, hi)
+}
+
+/// The gap between two boxes (0 when they overlap or touch).
+fn box_gap(a: (DVec3, DVec3), b: (DVec3, DVec3)) -> f64 {
+    (a.0 - b.1).max(b.0 - a.1).max(DVec3::ZERO).length()
+}
+
+/// `GeometryService:CalculateConstraintsToPreserve(source, destination, options)`
+/// (reference): what to do with the attachments, constraints, WeldConstraints and
+/// NoCollisionConstraints of `source` once solid modelling replaced it by the parts of
+/// `destination`. An attachment of the source goes to the result whose surface is nearest
+/// to it — unless its distance to that surface differs from its distance to the source's
+/// surface by more than `tolerance` (the part of the surface it sat on is gone), or it has
+/// no constraint and `dropAttachmentsWithoutConstraints` is true: then its parent, and its
+/// constraints', is nil. A WeldConstraint or NoCollisionConstraint naming the source names
+/// the result nearest the other part instead (WeldConstraints as `weldConstraintPreserve`
+/// says: all, none, or those whose result touches the other part).
+fn constraints_to_preserve(
+    lua: &mlua::Lua,
+    (source_v, destination_v, options_v): (Value, Value, Value),
+) -> mlua::Result<mlua::Table> {
+    const METHOD: &str = "GeometryService:CalculateConstraintsToPreserve";
+    const NAME: &str = "CalculateConstraintsToPreserve";
+    let options = crate::methods::options_table(METHOD, 3, &options_v, &PRESERVE_OPTIONS)?;
+    let option = |name: &str| -> mlua::Result<Value> {
+        options
+            .as_ref()
+            .map_or(Ok(Value::Nil), |t| t.raw_get::<Value>(name))
+    };
+    let tolerance = match option("tolerance")? {
+        Value::Nil => PRESERVE_TOLERANCE,
+        Value::Integer(i) if i >= 0 => i as f64,
+        Value::Number(x) if x >= 0.0 && x.is_finite() => x,
+        other => {
+            return Err(mlua::Error::runtime(format!(
+                "{METHOD}: tolerance must be a number of studs, 0 or more, got {}",
+                procmodel_luau_types::type_name(&other)
+            )));
+        }
+    };
+    let welds = match option("weldConstraintPreserve")? {
+        Value::Nil => "Touching",
+        v => match procmodel_luau_types::FromValue::from_value(&v) {
+            Some(EnumItem {
+                enum_name: "WeldConstraintPreserve",
+                name,
+                ..
+            }) => name,
+            _ => {
+                return Err(mlua::Error::runtime(format!(
+                    "{METHOD}: weldConstraintPreserve must be an Enum.WeldConstraintPreserve item, got {}",
+                    procmodel_luau_types::type_name(&v)
+                )));
+            }
+        },
+    };
+    let drop_bare = match option("dropAttachmentsWithoutConstraints")? {
+        Value::Nil => true,
+        Value::Boolean(b) => b,
+        other => {
+            return Err(mlua::Error::runtime(format!(
+                "{METHOD}: dropAttachmentsWithoutConstraints must be a boolean, got {}",
+                procmodel_luau_types::type_name(&other)
+            )));
+        }
+    };
+    let list = list_arg(NAME, 2, &destination_v, "Array")?;
+    let mut c = ctx(lua)?;
+    check_capability(&c, METHOD)?;
+    let source = part_arg(&c, NAME, 1, &source_v)?;
+    live_part(&c, METHOD, &source)?;
+    let source_solid = part_solid(&c, METHOD, &source, &Affine3A::IDENTITY, 24)?;
+    let mut pieces: Vec<(rbx_types::Ref, Solid)> = Vec::new();
+    for (i, v) in list.clone().sequence_values::<Value>().enumerate() {
+        let v = v?;
+        let piece = c.instance(&v).ok_or_else(|| {
+            mlua::Error::runtime(format!(
+                "{METHOD}: destination item {} is not a part ({})",
+                i + 1,
+                procmodel_luau_types::type_name(&v)
+            ))
+        })?;
+        let solid = solid_of(&c, piece.r, &Affine3A::IDENTITY, 24, true).map_err(|why| {
+            mlua::Error::runtime(format!(
+                "{METHOD}: destination item {} ({} \"{}\") {why}",
+                i + 1,
+                piece.class,
+                c.full_name(piece.r)
+            ))
+        })?;
+        pieces.push((piece.r, solid.0));
+    }
+    let source_ref = source.r;
+    let dom = &c.dom;
+    let source_inst = live_part(&c, METHOD, &source)?;
+    let source_frame = procmodel_dom::part_cframe(source_inst);
+    // Everything that may name the source or its attachments: the tree it is in.
+    let mut top = source_ref;
+    while let Some(p) = dom
+        .get_by_ref(top)
+        .map(|i| i.parent())
+        .filter(|p| p.is_some())
+    {
+        top = p;
+    }
+    let tree: Vec<rbx_types::Ref> = std::iter::once(top)
+        .chain(dom.descendants_of(top).map(|i| i.referent()))
+        .collect();
+    let kind_of = |inst: &rbx_dom_weak::Instance| match inst.class.as_str() {
+        "WeldConstraint" => 1,
+        "NoCollisionConstraint" => 2,
+        class if procmodel_dom::is_a(class, "Constraint") => 0,
+        _ => 3,
+    };
+    let parent_for = |inst: &rbx_dom_weak::Instance, piece: rbx_types::Ref| {
+        if inst.parent() == source_ref {
+            piece
+        } else {
+            inst.parent()
+        }
+    };
+    // (attachment, constraint or none, attachment parent, constraint parent)
+    let mut attachments = Vec::new();
+    for &a in source_inst.children() {
+        let Some(att) = dom.get_by_ref(a).filter(|i| i.class == "Attachment") else {
+            continue;
+        };
+        let p = to_daffine(&(source_frame * procmodel_dom::part_cframe(att))).translation;
+        let before = source_solid.surface_distance(p);
+        let mut best: Option<(rbx_types::Ref, f64)> = None;
+        for (r, solid) in &pieces {
+            let d = solid.surface_distance(p);
+            if best.is_none_or(|(_, b)| d < b) {
+                best = Some((*r, d));
+            }
+        }
+        let kept = best
+            .filter(|(_, d)| (d - before).abs() <= tolerance)
+            .map_or(rbx_types::Ref::none(), |(r, _)| r);
+        let constraints: Vec<&rbx_dom_weak::Instance> = tree
+            .iter()
+            .filter_map(|&r| dom.get_by_ref(r))
+            .filter(|i| {
+                kind_of(i) == 0
+                    && (crate::assembly::ref_prop(i, "Attachment0") == a
+                        || crate::assembly::ref_prop(i, "Attachment1") == a)
+            })
+            .collect();
+        if constraints.is_empty() {
+            let parent = if drop_bare {
+                rbx_types::Ref::none()
+            } else {
+                kept
+            };
+            attachments.push((a, rbx_types::Ref::none(), parent, rbx_types::Ref::none()));
+        }
+        for con in constraints {
+            let con_parent = if kept.is_some() {
+                parent_for(con, kept)
+            } else {
+                rbx_types::Ref::none()
+            };
+            attachments.push((a, con.referent(), kept, con_parent));
+        }
+    }
+    // (kind, constraint, parent, part0, part1)
+    let mut pairs = Vec::new();
+    for inst in tree.iter().filter_map(|&r| dom.get_by_ref(r)) {
+        let kind = kind_of(inst);
+        if kind != 1 && kind != 2 || kind == 1 && welds == "None" {
+            continue;
+        }
+        let (p0, p1) = (
+            crate::assembly::ref_prop(inst, "Part0"),
+            crate::assembly::ref_prop(inst, "Part1"),
+        );
+        let other = match (p0 == source_ref, p1 == source_ref) {
+            (true, false) => p1,
+            (false, true) => p0,
+            _ => continue,
+        };
+        let Some(other_box) = dom.get_by_ref(other).map(part_box) else {
+            continue;
+        };
+        let mut best: Option<(rbx_types::Ref, f64)> = None;
+        for (r, solid) in &pieces {
+            let Some(bounds) = solid.bounds() else {
+                continue;
+            };
+            let gap = box_gap(bounds, other_box);
+            if best.is_none_or(|(_, b)| gap < b) {
+                best = Some((*r, gap));
+            }
+        }
+        let Some((piece, gap)) = best else { continue };
+        if kind == 1 && welds == "Touching" && gap > TOUCHING {
+            continue;
+        }
+        let swap = |p: rbx_types::Ref| if p == source_ref { piece } else { p };
+        pairs.push((
+            kind,
+            inst.referent(),
+            parent_for(inst, piece),
+            swap(p0),
+            swap(p1),
+        ));
+    }
+    let out = lua.create_table()?;
+    let handle = |c: &mut crate::context::Ctx, r: rbx_types::Ref| -> mlua::Result<Value> {
+        if r.is_some() {
+            c.push(r)
+        } else {
+            Ok(Value::Nil)
+        }
+    };
+    for (a, con, a_parent, con_parent) in attachments {
+        let t = lua.create_table()?;
+        t.raw_set("Attachment", handle(&mut c, a)?)?;
+        t.raw_set("Constraint", handle(&mut c, con)?)?;
+        t.raw_set("AttachmentParent", handle(&mut c, a_parent)?)?;
+        t.raw_set("ConstraintParent", handle(&mut c, con_parent)?)?;
+        out.raw_push(t)?;
+    }
+    for (kind, con, parent, p0, p1) in pairs {
+        let t = lua.create_table()?;
+        let prefix = if kind == 1 {
+            "WeldConstraint"
+        } else {
+            "NoCollisionConstraint"
+        };
+        t.raw_set(prefix, handle(&mut c, con)?)?;
+        let fields = [("Parent", parent), ("Part0", p0), ("Part1", p1)];
+        for (field, r) in fields {
+            let v = handle(&mut c, r)?;
+            t.raw_set(format!("{prefix}{field}"), v.clone())?;
+            if kind == 2 {
+                // The reference's guide reads these as NoCollisionParent, NoCollisionPart0
+                // and NoCollisionPart1; its method page says NoCollisionConstraint...: both.
+                t.raw_set(format!("NoCollision{field}"), v)?;
+            }
+        }
+        out.raw_push(t)?;
+    }
+    Ok(out)
+}
+
 /// Most sites `FragmentAsync` takes (each is a cell cut from the part).
 const MAX_SITES: usize = 4096;
 
@@ -990,6 +1269,10 @@ pub fn register(m: &mut MethodTable) {
         let all = MultiValue::from_iter([part, sites, options]);
         call(lua, "GeometryService:FragmentAsync".into(), all)
     });
+    m.add_method(
+        "CalculateConstraintsToPreserve",
+        |lua, _this, a: (Value, Value, Value)| constraints_to_preserve(lua, a),
+    );
     m.add_method(
         "GenerateFragmentSites",
         |lua, _this, (part, options): (Value, Value)| fragment_sites(lua, &part, &options),
