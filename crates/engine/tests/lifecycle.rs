@@ -252,6 +252,45 @@ fn scale_rescales_without_regenerating() {
     assert_eq!(w, 2.0);
 }
 
+/// A generator that suspends itself and is resumed by `task.spawn` from another thread — how
+/// `Promise:await()` (evaera's Promise) and signal libraries wait — failed with "internal:
+/// main thread ended unexpectedly" once it ended there. Its run ends with it: the results
+/// when it returns, its error when it fails.
+#[test]
+fn a_generator_resumed_by_task_spawn_ends_its_run() {
+    let (mut e, _, m) = setup(
+        r#"return { OnGenerate = function(params, target)
+    local me = coroutine.running()
+    task.delay(0.1, function() task.spawn(me, "Woken") end)
+    local name = coroutine.yield()
+    local p = Instance.new("Part")
+    p.Name = name
+    p.Parent = target
+end }"#,
+    );
+    let r = e.settle(100);
+    assert!(r[0].is_ok(), "{:?}", r[0].error());
+    assert_eq!(results(&e, m), ["Woken"]);
+    let (mut e, _, m) = setup(
+        r#"return { OnGenerate = function(params, target)
+    local me = coroutine.running()
+    task.delay(0.1, function() task.spawn(me) end)
+    coroutine.yield()
+    error("failed after waking")
+end }"#,
+    );
+    let r = e.settle(100);
+    assert!(
+        r[0].error()
+            .as_deref()
+            .unwrap()
+            .contains("failed after waking"),
+        "{:?}",
+        r[0].error()
+    );
+    assert_eq!(results(&e, m), ["GenerationErrorPlaceholder"]);
+}
+
 #[test]
 fn failure_places_error_placeholder_and_does_not_retry() {
     let (mut e, _, m) = setup("return { OnGenerate = function() error('kaboom') end }");

@@ -82,6 +82,12 @@ pub(crate) struct RunClock {
     /// A wait of the run's that may never end (`Infinite yield possible on ...`), named in
     /// the wait limit's error.
     stuck: Option<String>,
+    /// The run's main thread (a script's chunk, a generation's `OnGenerate`).
+    main: Option<Thread>,
+    /// How the main thread ended when a `task.spawn` resumed it (the scheduler did not, so it
+    /// did not see the values or the error): `Promise:await()` and signal libraries resume a
+    /// waiting thread that way.
+    pub(crate) main_end: Option<mlua::Result<mlua::MultiValue>>,
 }
 
 /// Most resumptions of one run's threads while the virtual clock stands still (a
@@ -150,8 +156,22 @@ impl Sched {
             last_frame: 0.0,
             rng: Pcg32::new(RANDOM_SEED),
             stuck: None,
+            main: None,
+            main_end: None,
         });
         self.next_group
+    }
+
+    /// Records `main` as run `group`'s main thread.
+    pub(crate) fn set_main(&mut self, group: u32, main: &Thread) {
+        if let Some(r) = self.runs.iter_mut().find(|r| r.group == group) {
+            r.main = Some(main.clone());
+        }
+    }
+
+    /// The live run whose main thread `th` is.
+    pub(crate) fn run_of_main(&mut self, th: &Thread) -> Option<&mut RunClock> {
+        self.runs.iter_mut().find(|r| r.main.as_ref() == Some(th))
     }
 
     /// Makes `group`'s own clock the scheduler's while it is driven. A run's virtual time

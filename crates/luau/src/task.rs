@@ -100,7 +100,19 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<Function> {
         "spawn",
         lua.create_function(|lua, (f, args): (Value, MultiValue)| {
             let th = to_thread(lua, f, "spawn")?;
-            if let Err(e) = drive(lua, &th, Resume::Args(args)) {
+            let step = drive(lua, &th, Resume::Args(args));
+            // A run's main thread resumed here (a library resuming the thread it suspended)
+            // may end here: its run takes the values or the error, not this spawner.
+            if th.status() != ThreadStatus::Resumable
+                && let Some(run) = sched(lua)?.run_of_main(&th)
+            {
+                run.main_end = Some(step.map(|s| match s {
+                    Step::Finished(v) => v,
+                    Step::Yielded => MultiValue::new(),
+                }));
+                return Ok(th);
+            }
+            if let Err(e) = step {
                 // As in Roblox, an error in a spawned thread is reported, not raised in the spawner.
                 crate::context::ctx(lua)?.log(crate::context::LogLevel::Warn, e.to_string());
             }
@@ -304,6 +316,7 @@ pub fn run_to_completion(
     let (group, outer, saved) = {
         let mut s = sched(lua)?;
         let g = s.new_group();
+        s.set_main(g, main);
         let outer = std::mem::replace(&mut s.current, g);
         let saved = s.enter(g);
         (g, outer, saved)
@@ -315,6 +328,24 @@ pub fn run_to_completion(
         s.leave(group, saved);
     }
     result.map(|v| (group, v))
+}
+
+/// How a run's main thread ended that the scheduler did not resume to its end: the values
+/// or error a `task.spawn` recorded, else (a `coroutine.resume` from Luau, which kept them)
+/// its status.
+fn main_end(lua: &Lua, main: &Thread) -> mlua::Result<MultiValue> {
+    if let Some(end) = sched(lua)?
+        .run_of_main(main)
+        .and_then(|r| r.main_end.take())
+    {
+        return end;
+    }
+    match main.status() {
+        ThreadStatus::Error => Err(mlua::Error::runtime(
+            "the run's main thread failed while coroutine.resume ran it (the error went to that call)",
+        )),
+        _ => Ok(MultiValue::new()),
+    }
 }
 
 /// The error of a run whose main thread is suspended with nothing left to resume it: what
@@ -432,10 +463,8 @@ fn step_group(
                 crate::context::ctx(lua)?.log(crate::context::LogLevel::Warn, e.to_string());
             }
         }
-        if main.is_some_and(|m| m.status() != ThreadStatus::Resumable) {
-            return Err(mlua::Error::runtime(
-                "internal: main thread ended unexpectedly",
-            ));
+        if let Some(m) = main.filter(|m| m.status() != ThreadStatus::Resumable) {
+            return main_end(lua, m).map(Some);
         }
     }
 }
@@ -476,6 +505,7 @@ pub fn start_run(
     let (group, outer, saved) = {
         let mut s = sched(lua)?;
         let g = s.new_group();
+        s.set_main(g, &main);
         let outer = std::mem::replace(&mut s.current, g);
         let saved = s.enter(g);
         (g, outer, saved)
@@ -522,9 +552,7 @@ fn pump_inner(lua: &Lua, run: &Run, frames: u32, hooks: &dyn Fn(bool)) -> mlua::
     let mut stepped = f64::NAN;
     loop {
         if run.main.status() != ThreadStatus::Resumable {
-            return Err(mlua::Error::runtime(
-                "internal: main thread ended unexpectedly",
-            ));
+            return main_end(lua, &run.main).map(|_| Progress::Done);
         }
         flush_signals(lua)?;
         let next = sched(lua)?.peek(run.group);

@@ -190,6 +190,44 @@ fn a_signal_wait_nothing_will_fire_is_named() {
     assert!(m.contains("a coroutine.yield outside task.wait?"), "{m}");
 }
 
+/// A run's main thread resumed by `task.spawn` from another thread (the way `Promise:await()`
+/// wakes the thread it suspended) ended the run with "internal: main thread ended
+/// unexpectedly". Its run ends with it, as a generation and as a script.
+#[test]
+fn a_main_thread_resumed_by_task_spawn_ends_its_run() {
+    let src = "return { OnGenerate = function(params, target)\n\tlocal me = coroutine.running()\n\ttask.delay(0.1, function() task.spawn(me) end)\n\tcoroutine.yield()\n\tInstance.new('Part').Parent = target\nend }";
+    assert_eq!(generate("woken", src, HostConfig::default()).unwrap(), 2);
+    let src = "return { OnGenerate = function(params, target)\n\tlocal me = coroutine.running()\n\ttask.delay(0.1, function() task.spawn(me) end)\n\tcoroutine.yield()\n\terror('woke up broken')\nend }";
+    let m = message(generate("woken-error", src, HostConfig::default()).unwrap_err());
+    assert!(m.contains("woke up broken"), "{m}");
+    let script = dir("woken-script").join("woken.luau");
+    std::fs::write(
+        &script,
+        "local me = coroutine.running()\ntask.delay(0.1, function() task.spawn(me) end)\ncoroutine.yield()\nworkspace:SetAttribute('Woke', true)\n",
+    )
+    .unwrap();
+    let mut h = host(HostConfig::default());
+    h.run_script_file(&script).unwrap();
+    let woke = h.with_dom_ref(|d| {
+        d.descendants()
+            .find(|i| i.class == "Workspace")
+            .and_then(|w| match w.properties.get(&"Attributes".into()) {
+                Some(rbx_types::Variant::Attributes(a)) => a.get("Woke").cloned(),
+                _ => None,
+            })
+    });
+    assert_eq!(woke, Some(rbx_types::Variant::Bool(true)));
+    // Resumed by coroutine.resume instead, the run still ends (the values went to that call).
+    std::fs::write(
+        &script,
+        "local me = coroutine.running()\ntask.delay(0.1, function() coroutine.resume(me) end)\ncoroutine.yield()\n",
+    )
+    .unwrap();
+    host(HostConfig::default())
+        .run_script_file(&script)
+        .unwrap();
+}
+
 #[test]
 fn r10_3_legitimate_waits_are_not_limited() {
     let src = r#"
