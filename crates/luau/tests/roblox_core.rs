@@ -149,3 +149,52 @@ assert(not bad and string.find(why, "string expected, got number", 1, true), why
     enabled.run_script_file(&dir.join("on.luau")).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// TestService's output methods, which TestEZ's reporter calls to report failures, stopped a
+/// test run at "TestService:Error is a Roblox method that procmodel does not implement". They
+/// print the reference's lines: passes printed, failures and errors warned.
+#[test]
+fn test_service_prints_the_lines_the_reference_gives() {
+    let dir = common::script_files(
+        "test-service",
+        &[(
+            "report.luau",
+            "local TestService = game:GetService('TestService')\n\
+             TestService:Message('starting')\n\
+             TestService:Checkpoint('halfway')\n\
+             TestService:Check(1 + 1 == 2, 'adds')\n\
+             TestService:Check(false, 'breaks', script, 4)\n\
+             TestService:Require(true, 'needed')\n\
+             TestService:Require(nil, 'missing')\n\
+             TestService:Warn(true, 'fine')\n\
+             TestService:Warn(false, 'careful')\n\
+             TestService:Error('3 tests failed')\n\
+             TestService:Fail('fatal')\n\
+             TestService:Done()\n",
+        )],
+    );
+    let mut host = common::quiet_host();
+    host.run_script_file(&dir.join("report.luau")).unwrap();
+    let lines: Vec<(procmodel_script::LogLevel, String)> =
+        procmodel_script::ScriptHost::take_output(&host)
+            .into_iter()
+            .map(|l| (l.level, l.message))
+            .collect();
+    use procmodel_script::LogLevel::{Print, Warn};
+    let want = [
+        (Print, "TestService: starting"),
+        (Print, "Test checkpoint: halfway"),
+        (Print, "Check passed: adds"),
+        (Warn, "Check failed: breaks"),
+        (Print, "Require passed: needed"),
+        (Warn, "Require failed. Test ended: missing"),
+        (Print, "Warning passed: fine"),
+        (Warn, "Warning: careful"),
+        (Warn, "TestService: 3 tests failed"),
+        (Warn, "TestService: fatal"),
+        (Print, "Testing Done"),
+    ];
+    let want: Vec<(procmodel_script::LogLevel, String)> =
+        want.iter().map(|(l, m)| (*l, m.to_string())).collect();
+    assert_eq!(lines, want);
+}

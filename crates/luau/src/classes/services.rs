@@ -1,5 +1,5 @@
 //! Methods of DataModel and the services (RunService, Players, HttpService, CollectionService,
-//! ChangeHistoryService, Debris, Lighting, MaterialService); the services themselves are made in `crate::services`.
+//! ChangeHistoryService, Debris, Lighting, MaterialService, TestService); the services themselves are made in `crate::services`.
 
 use crate::context::{Ctx, Instance, ctx};
 use crate::instance::opt_instance;
@@ -387,6 +387,56 @@ pub fn register(m: &mut MethodTable) {
     ] {
         m.add_method(name, move |_lua, _this, ()| Ok(answer));
     }
+
+    m.class("TestService");
+    // TestService's output methods (what TestEZ's reporter and old test places call): the
+    // reference's lines, blue ones printed and red or yellow ones warned. `Require` failing
+    // says the test ended, as Roblox prints it; nothing stops.
+    for (name, pass, fail) in [
+        ("Check", "Check passed: ", "Check failed: "),
+        (
+            "Require",
+            "Require passed: ",
+            "Require failed. Test ended: ",
+        ),
+        ("Warn", "Warning passed: ", "Warning: "),
+    ] {
+        m.add_method(
+            name,
+            move |lua, _this, (condition, description): (Value, Value)| {
+                let text = tostring(lua, description)?;
+                let ok = !matches!(condition, Value::Nil | Value::Boolean(false));
+                let (level, prefix) = if ok {
+                    (crate::context::LogLevel::Print, pass)
+                } else {
+                    (crate::context::LogLevel::Warn, fail)
+                };
+                ctx(lua)?.log(level, format!("{prefix}{text}"));
+                Ok(())
+            },
+        );
+    }
+    for (name, prefix, warn) in [
+        ("Message", "TestService: ", false),
+        ("Checkpoint", "Test checkpoint: ", false),
+        ("Error", "TestService: ", true),
+        ("Fail", "TestService: ", true),
+    ] {
+        m.add_method(name, move |lua, _this, text: Value| {
+            let text = tostring(lua, text)?;
+            let level = if warn {
+                crate::context::LogLevel::Warn
+            } else {
+                crate::context::LogLevel::Print
+            };
+            ctx(lua)?.log(level, format!("{prefix}{text}"));
+            Ok(())
+        });
+    }
+    m.add_method("Done", |lua, _this, ()| {
+        ctx(lua)?.log(crate::context::LogLevel::Print, "Testing Done".into());
+        Ok(())
+    });
 
     m.class("Debris");
     // `Debris:AddItem(item, lifetime = 10)`: destroys the item after `lifetime` seconds of the
@@ -784,6 +834,12 @@ pub fn register(m: &mut MethodTable) {
             Ok(())
         },
     );
+}
+
+/// What `tostring` gives for `v` (the text the output methods print).
+fn tostring(lua: &mlua::Lua, v: Value) -> mlua::Result<String> {
+    let f: mlua::Function = lua.globals().get("tostring")?;
+    Ok(f.call::<mlua::LuaString>(v)?.to_string_lossy())
 }
 
 fn string_arg(v: &Value, method: &str) -> mlua::Result<String> {
