@@ -291,6 +291,29 @@ end }"#,
     assert_eq!(results(&e, m), ["GenerationErrorPlaceholder"]);
 }
 
+/// The same through the engine's frame-by-frame runs: a generator waiting on a
+/// Heartbeat-driven timer (roblox-ts's bundled Promise.delay) failed with "nothing will
+/// resume it" as soon as nothing was queued.
+#[test]
+fn a_generator_woken_by_a_heartbeat_handler_finishes() {
+    let (mut e, _, m) = setup(
+        r#"return { OnGenerate = function(params, target)
+    local me = coroutine.running()
+    local frames, conn = 0, nil
+    conn = game:GetService("RunService").Heartbeat:Connect(function()
+        frames += 1
+        if frames == 6 then conn:Disconnect() task.spawn(me, "After" .. frames) end
+    end)
+    local p = Instance.new("Part")
+    p.Name = coroutine.yield()
+    p.Parent = target
+end }"#,
+    );
+    let r = e.settle(100);
+    assert!(r[0].is_ok(), "{:?}", r[0].error());
+    assert_eq!(results(&e, m), ["After6"]);
+}
+
 #[test]
 fn failure_places_error_placeholder_and_does_not_retry() {
     let (mut e, _, m) = setup("return { OnGenerate = function() error('kaboom') end }");

@@ -206,12 +206,20 @@ fn flush_signals(lua: &Lua) -> mlua::Result<()> {
 }
 
 /// RunService frame stepping: when `group` listens to Heartbeat/Stepped and its next entry
-/// is more than a frame away (or it only waits on a frame signal), one empty frame passes:
+/// is more than a frame away (or nothing is queued and it waits on a frame signal, or its
+/// main thread still waits — `main_waits` — and a frame handler may wake it, as a
+/// Heartbeat-driven timer such as Promise.delay's does), one empty frame passes:
 /// the clock advances by [`FRAME`], the frame hook runs (`frames`: a top-level run's), and
 /// the frame signals fire — every connection's for a run to completion, the run's own for
 /// a generation stepped frame by frame (`only`: other runs on the VM step their own).
 /// Returns whether a frame was stepped.
-fn step_empty_frame(lua: &Lua, group: u32, frames: bool, only: Option<u32>) -> mlua::Result<bool> {
+fn step_empty_frame(
+    lua: &Lua,
+    group: u32,
+    frames: bool,
+    only: Option<u32>,
+    main_waits: bool,
+) -> mlua::Result<bool> {
     let next = {
         let s = sched(lua)?;
         s.next_time(group)
@@ -219,6 +227,7 @@ fn step_empty_frame(lua: &Lua, group: u32, frames: bool, only: Option<u32>) -> m
     let now = sched(lua)?.now;
     let step = match next {
         Some(t) => t > now + FRAME * 0.5 && crate::signals::frame_listeners(lua, group)?,
+        None if main_waits => crate::signals::frame_listeners(lua, group)?,
         None => crate::signals::frame_waiters(lua, group)?,
     };
     if !step {
@@ -427,7 +436,7 @@ fn step_group(
     let mut stepped = f64::NAN;
     loop {
         flush_signals(lua)?;
-        if step_empty_frame(lua, group, frames, None)? {
+        if step_empty_frame(lua, group, frames, None, main.is_some())? {
             stepped = sched(lua)?.now;
             sched(lua)?.check_run(group)?;
             continue;
@@ -558,8 +567,9 @@ fn pump_inner(lua: &Lua, run: &Run, frames: u32, hooks: &dyn Fn(bool)) -> mlua::
         let next = sched(lua)?.peek(run.group);
         let crosses = match next {
             Some(crosses) => crosses,
-            // Only a `Heartbeat:Wait()` (or `Stepped`) is left: it waits for the next frame.
-            None if crate::signals::frame_waiters(lua, run.group)? => true,
+            // Only frame signals are left (a `Heartbeat:Wait()`, or a handler that may wake
+            // the main thread): the next frame.
+            None if crate::signals::frame_listeners(lua, run.group)? => true,
             None => return Err(nothing_resumes(lua, &run.main, "generator")),
         };
         if crosses && !paid {
@@ -569,7 +579,7 @@ fn pump_inner(lua: &Lua, run: &Run, frames: u32, hooks: &dyn Fn(bool)) -> mlua::
             frames_left -= 1;
             paid = true;
         }
-        if step_empty_frame(lua, run.group, false, Some(run.group))? {
+        if step_empty_frame(lua, run.group, false, Some(run.group), true)? {
             stepped = sched(lua)?.now;
             sched(lua)?.check_run(run.group)?;
             continue;

@@ -228,6 +228,27 @@ fn a_main_thread_resumed_by_task_spawn_ends_its_run() {
         .unwrap();
 }
 
+/// A run waiting on a Heartbeat-driven timer (the `Promise.delay` roblox-ts bundles counts
+/// frames in a Heartbeat handler, then wakes the awaiting thread): with nothing queued the
+/// run ended at once with "nothing will resume it". Frames pass while a frame handler may
+/// still wake the main thread, up to the wait limit.
+#[test]
+fn a_main_thread_woken_by_a_heartbeat_handler_finishes() {
+    let src = "return { OnGenerate = function(params, target)\n\tlocal me = coroutine.running()\n\tlocal frames, conn = 0, nil\n\tconn = game:GetService('RunService').Heartbeat:Connect(function()\n\t\tframes += 1\n\t\tif frames == 6 then conn:Disconnect() task.spawn(me) end\n\tend)\n\tcoroutine.yield()\n\tInstance.new('Part').Parent = target\nend }";
+    assert_eq!(
+        generate("heartbeat-timer", src, HostConfig::default()).unwrap(),
+        2
+    );
+    // One whose handler never wakes it ends at the wait limit.
+    let src = "return { OnGenerate = function(params, target)\n\tgame:GetService('RunService').Heartbeat:Connect(function() end)\n\tcoroutine.yield()\nend }";
+    let config = HostConfig {
+        max_wait: 5.0,
+        ..HostConfig::default()
+    };
+    let m = message(generate("heartbeat-forever", src, config).unwrap_err());
+    assert!(m.contains("Wait limit"), "{m}");
+}
+
 #[test]
 fn r10_3_legitimate_waits_are_not_limited() {
     let src = r#"
