@@ -277,3 +277,31 @@ return {
         assert_eq!(first_result_name(&engine, model), "found 0");
     }
 }
+
+/// A script and the modules it requires share `_G` and `shared` (Roblox's scripts do); the
+/// generators of the ProceduralModels it makes still see only their own, even when the
+/// script puts something there first.
+#[test]
+fn a_scripts_globals_do_not_reach_its_generators() {
+    let dir = procmodel_testkit::scratch("isolation-script-globals");
+    let script = dir.join("make.luau");
+    std::fs::write(
+        &script,
+        r#"
+_G.Marker = "script"
+shared.Marker = "script"
+local gen = Instance.new("ModuleScript")
+gen.Name = "Gen"
+gen.Source = "return { OnGenerate = function(p, t) local part = Instance.new('Part') part.Name = tostring(_G.Marker) .. '/' .. tostring(shared.Marker) part.Parent = t end }"
+gen.Parent = game:GetService("ServerStorage")
+local m = Instance.new("ProceduralModel")
+m.Generator = gen
+m.Parent = workspace
+assert(m:WaitForGenerationAsync() == true)
+assert(m.GeneratedFolder:GetChildren()[1].Name == "nil/nil", m.GeneratedFolder:GetChildren()[1].Name)
+"#,
+    )
+    .unwrap();
+    let mut e = Engine::new(procmodel_luau::runtime(), EngineConfig::default()).unwrap();
+    e.run_script(&script).unwrap();
+}

@@ -56,12 +56,17 @@ pub fn base(lua: &Lua) -> mlua::Result<Table> {
     lua.named_registry_value(BASE_KEY)
 }
 
-/// A new environment for one chunk: its own table of globals (with `_G` and `shared` of its
-/// own), reading through to the base globals.
-pub fn chunk_env(lua: &Lua) -> mlua::Result<Table> {
+/// A new environment for one chunk: its own table of globals, reading through to the base
+/// globals, with the `_G` and `shared` tables given (a script's tree shares one pair) or
+/// new ones of its own.
+pub fn chunk_env(lua: &Lua, shared: Option<(Table, Table)>) -> mlua::Result<Table> {
     let env = lua.create_table()?;
-    env.raw_set("_G", lua.create_table()?)?;
-    env.raw_set("shared", lua.create_table()?)?;
+    let (g, shared) = match shared {
+        Some(pair) => pair,
+        None => (lua.create_table()?, lua.create_table()?),
+    };
+    env.raw_set("_G", g)?;
+    env.raw_set("shared", shared)?;
     let meta = lua.create_table()?;
     meta.raw_set("__index", base(lua)?)?;
     meta.set_readonly(true);

@@ -915,8 +915,33 @@ fn loadstring_enabled(c: &crate::context::Ctx) -> bool {
     )
 }
 
+/// The `_G` and `shared` tables of the chunk of `module`: a top-level script (a trusted
+/// tool, like a plugin or the command bar) and every module first loaded while it runs share
+/// the VM's one pair, as Roblox's scripts do; a generator's chunks each keep their own, so no
+/// generator reaches what another put there.
+fn shared_tables(lua: &Lua, module: &Instance) -> mlua::Result<Option<(Table, Table)>> {
+    const KEY: &str = "procmodel.script_shared_tables";
+    let script = matches!(module.class.as_str(), "Script" | "LocalScript")
+        || crate::sched::sched(lua)?.in_script();
+    if !script {
+        return Ok(None);
+    }
+    let pair: Option<Table> = lua.named_registry_value(KEY)?;
+    let pair = match pair {
+        Some(p) => p,
+        None => {
+            let p = lua.create_table()?;
+            p.raw_set(1, lua.create_table()?)?;
+            p.raw_set(2, lua.create_table()?)?;
+            lua.set_named_registry_value(KEY, &p)?;
+            p
+        }
+    };
+    Ok(Some((pair.raw_get(1)?, pair.raw_get(2)?)))
+}
+
 fn chunk_env(lua: &Lua, module: Instance, script_name: &str) -> mlua::Result<Table> {
-    let env = crate::env::chunk_env(lua)?;
+    let env = crate::env::chunk_env(lua, shared_tables(lua, &module)?)?;
     let script = ctx(lua)?.push(module.r)?;
     let factory: Function = lua.named_registry_value("procmodel.require_factory")?;
     env.raw_set("script", script.clone())?;

@@ -84,6 +84,8 @@ pub(crate) struct RunClock {
     stuck: Option<String>,
     /// The run's main thread (a script's chunk, a generation's `OnGenerate`).
     main: Option<Thread>,
+    /// A top-level script's run (a trusted tool's), whose modules share its `_G`.
+    script: bool,
     /// How the main thread ended when a `task.spawn` resumed it (the scheduler did not, so it
     /// did not see the values or the error): `Promise:await()` and signal libraries resume a
     /// waiting thread that way.
@@ -158,6 +160,7 @@ impl Sched {
             stuck: None,
             main: None,
             main_end: None,
+            script: false,
         });
         self.next_group
     }
@@ -167,6 +170,20 @@ impl Sched {
         if let Some(r) = self.runs.iter_mut().find(|r| r.group == group) {
             r.main = Some(main.clone());
         }
+    }
+
+    /// Marks run `group` as a top-level script's.
+    pub(crate) fn set_script(&mut self, group: u32) {
+        if let Some(r) = self.runs.iter_mut().find(|r| r.group == group) {
+            r.script = true;
+        }
+    }
+
+    /// Whether the code running now is a top-level script's run.
+    pub(crate) fn in_script(&self) -> bool {
+        self.runs
+            .iter()
+            .any(|r| r.group == self.current && r.script)
     }
 
     /// The live run whose main thread `th` is.

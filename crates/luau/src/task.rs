@@ -326,6 +326,9 @@ pub fn run_to_completion(
         let mut s = sched(lua)?;
         let g = s.new_group();
         s.set_main(g, main);
+        if frames {
+            s.set_script(g);
+        }
         let outer = std::mem::replace(&mut s.current, g);
         let saved = s.enter(g);
         (g, outer, saved)
