@@ -56,8 +56,13 @@ use rbx_types::{Ref, Variant};
 /// parallel to the other; a time or heap limit's error names the script line it stopped.
 /// 10: calls that failed build results — `GeometryService:SweepPartAsync`, `FragmentAsync`,
 /// `GenerateFragmentSites`, `ChangeHistoryService:IsRecordingInProgress` — and the camera's projections,
-/// PathfindingService and Lighting's sun and moon fail with their reasons.
-pub const EPOCH: u32 = 10;
+/// PathfindingService and Lighting's sun and moon fail with their reasons. 11: negative
+/// normals from `Vector3.FromNormalId` have positive zeros; `Lighting.TimeOfDay` keeps what
+/// is written as `HH:MM:SS`; calls that failed build results — callbacks can be set,
+/// `CalculateConstraintsToPreserve`, the `CFrame` space methods without arguments, a main
+/// thread woken by `task.spawn` or by a frame handler, TestService's output, `_G` shared
+/// by a script and its modules.
+pub const EPOCH: u32 = 11;
 
 /// The version of the result cache's entry format (`cache.rs`), part of every cache key:
 /// entries written in another format are never looked up, so never misread.
