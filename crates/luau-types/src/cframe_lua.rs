@@ -109,53 +109,35 @@ impl Tagged for CFrame {
                 )
             });
         }
-        for name in ["PointToWorldSpace", "pointToWorldSpace"] {
-            m.add_method(name, |lua, c, a: MultiValue| {
-                map_args(
-                    lua,
-                    "PointToWorldSpace",
-                    "Vector3",
-                    a,
-                    Vector3(Vec3::ZERO),
-                    |v: Vector3| Vector3(c.point_to_world(v.0)),
-                )
-            });
-        }
-        for name in ["PointToObjectSpace", "pointToObjectSpace"] {
-            m.add_method(name, |lua, c, a: MultiValue| {
-                map_args(
-                    lua,
-                    "PointToObjectSpace",
-                    "Vector3",
-                    a,
-                    Vector3(Vec3::ZERO),
-                    |v: Vector3| Vector3(c.point_to_object(v.0)),
-                )
-            });
-        }
-        for name in ["VectorToWorldSpace", "vectorToWorldSpace"] {
-            m.add_method(name, |lua, c, a: MultiValue| {
-                map_args(
-                    lua,
-                    "VectorToWorldSpace",
-                    "Vector3",
-                    a,
-                    Vector3(Vec3::ZERO),
-                    |v: Vector3| Vector3(c.rotation * v.0),
-                )
-            });
-        }
-        for name in ["VectorToObjectSpace", "vectorToObjectSpace"] {
-            m.add_method(name, |lua, c, a: MultiValue| {
-                map_args(
-                    lua,
-                    "VectorToObjectSpace",
-                    "Vector3",
-                    a,
-                    Vector3(Vec3::ZERO),
-                    |v: Vector3| Vector3(c.rotation.transpose() * v.0),
-                )
-            });
+        // The Vector3 forms, each under both spellings: one result per point given.
+        type Map = fn(&CFrame, Vec3) -> Vec3;
+        let vector_forms: [(&str, &str, Map); 4] = [
+            ("PointToWorldSpace", "pointToWorldSpace", |c, v| {
+                c.point_to_world(v)
+            }),
+            ("PointToObjectSpace", "pointToObjectSpace", |c, v| {
+                c.point_to_object(v)
+            }),
+            ("VectorToWorldSpace", "vectorToWorldSpace", |c, v| {
+                c.rotation * v
+            }),
+            ("VectorToObjectSpace", "vectorToObjectSpace", |c, v| {
+                c.rotation.transpose() * v
+            }),
+        ];
+        for (name, lower, f) in vector_forms {
+            for spelling in [name, lower] {
+                m.add_method(spelling, move |lua, c, a: MultiValue| {
+                    map_args(
+                        lua,
+                        name,
+                        "Vector3",
+                        a,
+                        Vector3(Vec3::ZERO),
+                        |v: Vector3| Vector3(f(c, v.0)),
+                    )
+                });
+            }
         }
         for name in ["GetComponents", "components"] {
             m.add_method(name, |_, c, ()| {
