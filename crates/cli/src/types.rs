@@ -799,6 +799,11 @@ pub fn definitions(probe: &Probe) -> Result<String> {
                 let _ = writeln!(s, "\t{m}: {}", property_type(class, m));
             }
         }
+        // Callbacks (`OnInvoke`, `OnServerInvoke`, `ProcessReceipt`, ...): set, never read,
+        // so the probe cannot see them.
+        for c in procmodel_luau::declared_callbacks(class) {
+            let _ = writeln!(s, "\t{c}: (...any) -> ...any");
+        }
         s.push_str("end\n\n");
     }
     // `params.Terrain` is a Terrain when the VM served one (the probe reached workspace.Terrain).

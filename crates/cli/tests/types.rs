@@ -187,6 +187,10 @@ fn r15_4_types_parse_and_name_what_the_engine_implements() {
         "the spatial queries are declared with their signatures"
     );
     assert!(defs.contains("declare RaycastParams: { new: () -> RaycastParams }"));
+    // Callbacks are set, never read: declared from Roblox's API (luau-lsp flagged
+    // `remote.OnServerInvoke = function ... end` as an unknown property).
+    assert!(class_body(&defs, "BindableFunction").contains(&"\tOnInvoke: (...any) -> ...any"));
+    assert!(class_body(&defs, "RemoteFunction").contains(&"\tOnServerInvoke: (...any) -> ...any"));
     // Luau's own globals are luau-lsp's, not declared again.
     assert!(!defs.contains("declare math:") && !defs.contains("declare print:"));
     // Globals that only say procmodel does not have them are not declared usable.

@@ -77,6 +77,12 @@ pub fn declared_events(class: &str) -> &'static [&'static str] {
     own(members::EVENTS, class)
 }
 
+/// The callbacks Roblox's API declares on `class` itself (not inherited), sorted: scripts
+/// set them (never read them), so editor definitions declare them as functions.
+pub fn declared_callbacks(class: &str) -> &'static [&'static str] {
+    own(members::CALLBACKS, class)
+}
+
 /// The class declaring `name` as a method of `class` (or a superclass), by Roblox's API.
 pub fn method(class: &str, name: &str) -> Option<&'static str> {
     declared_in(members::METHODS, class, name).map(|(by, _)| by)

@@ -41,7 +41,7 @@ mod task;
 mod toolkit;
 mod watchdog;
 
-pub use api::declared_events;
+pub use api::{declared_callbacks, declared_events};
 pub use classes::GENERATED_TERRAIN;
 pub use classes::method_names as instance_methods;
 pub use context::{Instance, LogLevel, LogLine};
