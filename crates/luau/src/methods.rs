@@ -269,6 +269,27 @@ impl<'a> MethodTable<'a> {
         self.result = func.map(|func| self.entries.push((class, name, func)));
     }
 
+    /// The VM the methods are made in.
+    pub fn lua(&self) -> &'a Lua {
+        self.lua
+    }
+
+    /// Records a failure to build a method: [`MethodTable::finish`] returns it.
+    pub fn fail(&mut self, e: mlua::Error) {
+        if self.result.is_ok() {
+            self.result = Err(e);
+        }
+    }
+
+    /// Adds a method written in Luau (`f` takes the instance first and checks it itself):
+    /// for one that throws an error value other than a string, which a Rust method would turn
+    /// into text.
+    pub fn add_function(&mut self, name: &'static str, f: mlua::Function) {
+        if self.result.is_ok() {
+            self.entries.push((self.class, name, f));
+        }
+    }
+
     /// Makes `name` another name of the current class's method `existing`.
     pub fn alias(&mut self, name: &'static str, existing: &'static str) {
         self.alias_in(self.class, name, existing);

@@ -198,3 +198,49 @@ fn test_service_prints_the_lines_the_reference_gives() {
         want.iter().map(|(l, m)| (*l, m.to_string())).collect();
     assert_eq!(lines, want);
 }
+
+/// LogService's structured logging (the reference's Output, Info, Warn, Error and Log):
+/// "not implemented" before. Placeholders are filled from the context; Error warns and throws
+/// a table whose tostring is the message.
+#[test]
+fn log_service_fills_templates_and_throws_structured_errors() {
+    let dir = common::script_files(
+        "log-service",
+        &[(
+            "log.luau",
+            "local LogService = game:GetService('LogService')\n\
+             LogService:Info('User {name} has {count} items', { name = 'Alice', count = 42 })\n\
+             LogService:Output('plain {kept}')\n\
+             LogService:Warn('Memory usage at {pct}%', { pct = 95 })\n\
+             LogService:Log(Enum.MessageType.MessageWarning, 'Event {action}', { action = 'click' })\n\
+             local ok, err = pcall(function() LogService:Error('Failed: {reason}', { reason = 'timeout' }) end)\n\
+             assert(not ok and err.message == 'Failed: timeout' and err.template == 'Failed: {reason}')\n\
+             assert(err.context.reason == 'timeout' and tostring(err) == 'Failed: timeout' and type(err.stack) == 'string')\n\
+             local ok2, err2 = pcall(function() LogService:Log(Enum.MessageType.MessageError, 'x{y}', { y = 1 }) end)\n\
+             assert(not ok2 and err2.message == 'x1')\n\
+             local ok3, err3 = pcall(function() LogService.Info('x') end)\n\
+             assert(not ok3 and string.find(err3, \"log.luau:11: Expected ':' not '.'\", 1, true), err3)\n\
+             local ok4, err4 = pcall(function() LogService:Info('x', 5) end)\n\
+             assert(not ok4 and string.find(err4, \"invalid argument #2 to 'Info' (table expected, got number)\", 1, true), err4)\n",
+        )],
+    );
+    let mut host = common::quiet_host();
+    host.run_script_file(&dir.join("log.luau")).unwrap();
+    let lines: Vec<(procmodel_script::LogLevel, String)> =
+        procmodel_script::ScriptHost::take_output(&host)
+            .into_iter()
+            .map(|l| (l.level, l.message))
+            .collect();
+    use procmodel_script::LogLevel::{Print, Warn};
+    let want = [
+        (Print, "User Alice has 42 items"),
+        (Print, "plain {kept}"),
+        (Warn, "Memory usage at 95%"),
+        (Warn, "Event click"),
+        (Warn, "Failed: timeout"),
+        (Warn, "x1"),
+    ];
+    let want: Vec<(procmodel_script::LogLevel, String)> =
+        want.iter().map(|(l, m)| (*l, m.to_string())).collect();
+    assert_eq!(lines, want);
+}

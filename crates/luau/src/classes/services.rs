@@ -1,5 +1,5 @@
 //! Methods of DataModel and the services (RunService, Players, HttpService, CollectionService,
-//! ChangeHistoryService, Debris, Lighting, MaterialService, TestService); the services themselves are made in `crate::services`.
+//! ChangeHistoryService, Debris, Lighting, LogService, MaterialService, TestService); the services themselves are made in `crate::services`.
 
 use crate::context::{Ctx, Instance, ctx};
 use crate::instance::opt_instance;
@@ -514,6 +514,39 @@ pub fn register(m: &mut MethodTable) {
         m.add_method(name, move |_lua, _this, ()| Ok(answer));
     }
 
+    m.class("LogService");
+    // LogService's structured logging (reference): `{key}` placeholders filled from the
+    // context table; Output and Info print, Warn warns, Error (and Log at MessageError) warns
+    // and throws a table with message, template, context and stack whose tostring is the
+    // message. Written in Luau so that the thrown table reaches the script's pcall intact.
+    let log = m
+        .lua()
+        .create_function(|lua, (warn, text): (bool, String)| {
+            let level = if warn {
+                crate::context::LogLevel::Warn
+            } else {
+                crate::context::LogLevel::Print
+            };
+            ctx(lua)?.log(level, text);
+            Ok(())
+        });
+    match log.and_then(|log| {
+        m.lua()
+            .load(LOG_SERVICE_LUAU)
+            .set_name("=[LogService]")
+            .call::<mlua::Table>(log)
+    }) {
+        Ok(t) => {
+            for name in ["Output", "Info", "Warn", "Error", "Log"] {
+                match t.raw_get::<mlua::Function>(name) {
+                    Ok(f) => m.add_function(name, f),
+                    Err(e) => m.fail(e),
+                }
+            }
+        }
+        Err(e) => m.fail(e),
+    }
+
     m.class("TestService");
     // TestService's output methods (what TestEZ's reporter and old test places call): the
     // reference's lines, blue ones printed and red or yellow ones warned. `Require` failing
@@ -961,6 +994,82 @@ pub fn register(m: &mut MethodTable) {
         },
     );
 }
+
+/// LogService's logging methods (see `register`).
+const LOG_SERVICE_LUAU: &str = r#"
+local log = ...
+-- Each method raises its own errors at level 2 (the caller's line): helpers return the text,
+-- as the compiler may inline them and shift the levels.
+local function checked(self, name)
+    if typeof(self) ~= "Instance" or not self:IsA("LogService") then
+        return `Expected ':' not '.' calling member function {name}`
+    end
+    return nil
+end
+local function render(name, message, context, first)
+    if type(message) ~= "string" then
+        return nil, `invalid argument #{first} to '{name}' (string expected, got {typeof(message)})`
+    end
+    if context == nil then
+        return message
+    end
+    if type(context) ~= "table" then
+        return nil, `invalid argument #{first + 1} to '{name}' (table expected, got {typeof(context)})`
+    end
+    return (string.gsub(message, "{([%w_]+)}", function(key)
+        local value = context[key]
+        if value == nil then
+            return nil
+        end
+        return tostring(value)
+    end))
+end
+local ERROR_META = { __tostring = function(e) return e.message end }
+local function thrown(text, template, context)
+    log(true, text)
+    return setmetatable({
+        message = text,
+        template = template,
+        context = context,
+        stack = debug.traceback(nil, 3),
+    }, ERROR_META)
+end
+local function logger(name, warn)
+    return function(self, message, context)
+        local bad = checked(self, name)
+        if bad then error(bad, 2) end
+        local text, err = render(name, message, context, 1)
+        if err then error(err, 2) end
+        log(warn, text)
+    end
+end
+local methods = {
+    Output = logger("Output", false),
+    Info = logger("Info", false),
+    Warn = logger("Warn", true),
+}
+function methods.Error(self, message, context)
+    local bad = checked(self, "Error")
+    if bad then error(bad, 2) end
+    local text, err = render("Error", message, context, 1)
+    if err then error(err, 2) end
+    error(thrown(text, message, context), 0)
+end
+function methods.Log(self, messageType, message, context)
+    local bad = checked(self, "Log")
+    if bad then error(bad, 2) end
+    if typeof(messageType) ~= "EnumItem" or messageType.EnumType ~= Enum.MessageType then
+        error(`invalid argument #1 to 'Log' (Enum.MessageType expected, got {typeof(messageType)})`, 2)
+    end
+    local text, err = render("Log", message, context, 2)
+    if err then error(err, 2) end
+    if messageType == Enum.MessageType.MessageError then
+        error(thrown(text, message, context), 0)
+    end
+    log(messageType == Enum.MessageType.MessageWarning, text)
+end
+return methods
+"#;
 
 /// What `tostring` gives for `v` (the text the output methods print).
 fn tostring(lua: &mlua::Lua, v: Value) -> mlua::Result<String> {
