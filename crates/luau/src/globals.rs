@@ -61,9 +61,11 @@ end
 "#;
 
 /// pcall/xpcall that hand Luau code string errors (Roblox semantics) instead of the host's
-/// error objects, so `err:find(...)` and `"x" .. err` work as in Studio.
-const PCALL_LUAU: &str = r#"
-local rawpcall, rawxpcall, native = ...
+/// error objects, so `err:find(...)` and `"x" .. err` work as in Studio; and the
+/// debug.traceback that leaves these wrappers' frames out.
+const PCALL_LUAU: &str = r##"
+local rawpcall, rawxpcall, native, rawtraceback = ...
+local gsub = string.gsub
 local function fixone(e)
     if type(e) == "userdata" then
         return native(e)
@@ -84,8 +86,30 @@ local function xpcall(f, handler, ...)
         return handler(fixone(e))
     end, ...)
 end
-return pcall, xpcall
-"#;
+-- debug.traceback without the frames of these wrappers (Luau leaves out C functions, as
+-- Roblox's pcall and xpcall are; a `xpcall(f, debug.traceback)` printed "[pcall]:20" first).
+-- The wrapper's own frame is skipped by asking one level further up.
+local function traceback(...)
+    local args = table.pack(...)
+    local first = if type(args[1]) == "thread" then 2 else 1
+    local msg, level = args[first], args[first + 1]
+    -- Luau's own argument errors, raised here so they name the caller's line.
+    if msg ~= nil and type(msg) ~= "string" and type(msg) ~= "number" then
+        error(`invalid argument #{first} to 'traceback' (string expected, got {typeof(msg)})`, 2)
+    end
+    if level ~= nil and tonumber(level) == nil then
+        error(`invalid argument #{first + 1} to 'traceback' (number expected, got {typeof(level)})`, 2)
+    end
+    local out
+    if first == 2 then
+        out = rawtraceback(args[1], msg, level)
+    else
+        out = rawtraceback(msg, (tonumber(level) or 1) + 1)
+    end
+    return (gsub(out, "%[pcall%]:%d+[^\n]*\n", ""))
+end
+return pcall, xpcall, traceback
+"##;
 
 /// The security identity `printidentity` reports: a game script's (Roblox's level 2).
 const GAME_SCRIPT_IDENTITY: u32 = 2;
@@ -131,12 +155,15 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
     )?;
     datetime.set_readonly(readonly);
     let rawpcall: Function = globals.get("pcall")?;
-    let (pcall, xpcall): (Function, Function) =
+    let debug: Table = globals.get("debug")?;
+    let (pcall, xpcall, traceback): (Function, Function, Function) =
         lua.load(PCALL_LUAU).set_name("=[pcall]").call((
             rawpcall.clone(),
             globals.get::<Function>("xpcall")?,
             lua.create_function(error_to_string)?,
+            debug.get::<Function>("traceback")?,
         ))?;
+    debug.set("traceback", traceback)?;
     // `ypcall`: the old name of a pcall that may yield (every pcall may, in Luau).
     globals.set("ypcall", pcall.clone())?;
     globals.set("pcall", pcall)?;
