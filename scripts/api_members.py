@@ -22,7 +22,7 @@ def main(root):
     files = sorted(glob.glob(os.path.join(root, "content/en-us/reference/engine/classes/*.yaml")))
     if not files:
         sys.exit(f"no class references under {root}")
-    events, methods, callbacks = {}, {}, {}
+    events, methods, callbacks, plugin_methods = {}, {}, {}, {}
     for path in files:
         with open(path) as f:
             d = yaml.safe_load(f)
@@ -35,6 +35,13 @@ def main(root):
                 names.add(m["name"].replace(":", ".").split(".", 1)[1])
             if names:
                 out[cls] = sorted(names)
+        # Methods of plugin security: `procmodel run` scripts are trusted tools, like plugins.
+        names = set()
+        for m in d.get("methods") or []:
+            if (m.get("security") or "None") == "PluginSecurity":
+                names.add(m["name"].split(":", 1)[1])
+        if names:
+            plugin_methods[cls] = sorted(names)
     try:
         rev = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True,
                              text=True, check=True).stdout.strip()
@@ -44,9 +51,11 @@ def main(root):
     print(f"//! (Roblox/creator-docs {rev}); do not edit by hand.")
     print("//!")
     print("//! Every event, method and callback of every class that a script without special")
-    print("//! security can use, by the class that declares it (sorted by class, then name).")
+    print("//! security can use, and the methods of plugin security, by the class that declares")
+    print("//! them (sorted by class, then name).")
     print()
-    for const, table in (("EVENTS", events), ("METHODS", methods), ("CALLBACKS", callbacks)):
+    for const, table in (("EVENTS", events), ("METHODS", methods), ("CALLBACKS", callbacks),
+                         ("PLUGIN_METHODS", plugin_methods)):
         print(f"pub const {const}: &[(&str, &[&str])] = &[")
         for cls in sorted(table):
             names = ", ".join(f'"{n}"' for n in table[cls])

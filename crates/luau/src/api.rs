@@ -77,6 +77,12 @@ pub fn declared_events(class: &str) -> &'static [&'static str] {
     own(members::EVENTS, class)
 }
 
+/// The class declaring `name` as a method of plugin security of `class` (or a superclass):
+/// Studio plugins may call it, and `procmodel run` scripts are such trusted tools.
+pub fn plugin_method(class: &str, name: &str) -> Option<&'static str> {
+    declared_in(members::PLUGIN_METHODS, class, name).map(|(by, _)| by)
+}
+
 /// The callbacks Roblox's API declares on `class` itself (not inherited), sorted: scripts
 /// set them (never read them), so editor definitions declare them as functions.
 pub fn declared_callbacks(class: &str) -> &'static [&'static str] {
@@ -101,7 +107,12 @@ mod tests {
 
     #[test]
     fn the_tables_are_sorted_for_binary_search() {
-        for table in [members::EVENTS, members::METHODS, members::CALLBACKS] {
+        for table in [
+            members::EVENTS,
+            members::METHODS,
+            members::CALLBACKS,
+            members::PLUGIN_METHODS,
+        ] {
             assert!(table.windows(2).all(|w| w[0].0 < w[1].0));
             for (class, names) in table {
                 assert!(names.windows(2).all(|w| w[0] < w[1]), "{class}");
@@ -131,5 +142,10 @@ mod tests {
             Some(("RemoteFunction", "OnServerInvoke"))
         );
         assert_eq!(callback("BindableEvent", "OnInvoke"), None);
+        assert_eq!(
+            plugin_method("ChangeHistoryService", "GetCanUndo"),
+            Some("ChangeHistoryService")
+        );
+        assert_eq!(plugin_method("Part", "GetCanUndo"), None);
     }
 }

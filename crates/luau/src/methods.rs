@@ -122,6 +122,13 @@ pub fn not_member(c: &Ctx, this: &Instance, key: &str) -> mlua::Error {
             c.full_name(this.r)
         ));
     }
+    if let Some(by) = crate::api::plugin_method(&this.class, key) {
+        return mlua::Error::runtime(format!(
+            "{by}:{key} is a Roblox Studio plugin method that procmodel does not implement (called on {} \"{}\")",
+            this.class,
+            c.full_name(this.r)
+        ));
+    }
     mlua::Error::runtime(format!(
         "{key} is not a valid member of {} \"{}\"{}",
         this.class,
