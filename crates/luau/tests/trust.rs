@@ -44,7 +44,7 @@ return { OnGenerate = function(params, target)
     local x = 0
     for i = 1, 60_000_000 do
         x += i % 7
-        if i % 10_000 == 0 then params:Pause() end
+        if i % 2_000 == 0 then params:Pause() end
     end
     local p = Instance.new("Part"); p.Name = tostring(x); p.Parent = target
 end }"#;
