@@ -77,6 +77,74 @@ pub fn declared_events(class: &str) -> &'static [&'static str] {
     own(members::EVENTS, class)
 }
 
+/// Services whose every method needs what a headless session lacks — a live experience's
+/// servers, players or a client — with the reason their methods give (every method the
+/// reference lists for them, none implemented).
+const UNAVAILABLE_SERVICES: &[(&str, &str)] = &[
+    (
+        "AnalyticsService",
+        "analytics go to Roblox's servers (scripts have no network access)",
+    ),
+    (
+        "BadgeService",
+        "badges are kept by Roblox's servers (scripts have no network access)",
+    ),
+    (
+        "ConfigService",
+        "experience configs come from Roblox's servers (scripts have no network access); keep settings in the place or in a module",
+    ),
+    (
+        "ContextActionService",
+        "input actions are the client's (a headless session has no keyboard, mouse, gamepad or headset)",
+    ),
+    (
+        "GenerationService",
+        "AI generation runs on Roblox's servers (scripts have no network access)",
+    ),
+    (
+        "GuiService",
+        "GUI selection, menus and notifications are the client's (a headless session has no client)",
+    ),
+    (
+        "MemoryStoreService",
+        "memory stores are not available (a headless session has no experience to store for)",
+    ),
+    (
+        "MessagingService",
+        "cross-server messages need Roblox's servers (a headless session is no experience server)",
+    ),
+    (
+        "PolicyService",
+        "policies come from Roblox's servers for a player (a headless session has no players)",
+    ),
+    (
+        "SocialService",
+        "social features need players and Roblox's servers (a headless session has neither)",
+    ),
+    (
+        "StarterGui",
+        "the core GUI is the client's (a headless session has no client)",
+    ),
+    (
+        "TeleportService",
+        "teleports need players and Roblox's servers (a headless session has neither)",
+    ),
+    (
+        "UserInputService",
+        "input is the client's (a headless session has no keyboard, mouse, gamepad or headset)",
+    ),
+];
+
+/// Why the method `name` of `class` cannot run here, when Roblox's API gives it to a service
+/// of [`UNAVAILABLE_SERVICES`]: the declaring class and the reason.
+pub fn unavailable(class: &str, name: &str) -> Option<(&'static str, &'static str)> {
+    let (by, _) = declared_in(members::METHODS, class, name)?;
+    UNAVAILABLE_SERVICES
+        .iter()
+        .find(|(service, _)| *service == by)
+        .map(|(service, reason)| (*service, *reason))
+}
+
 /// The class declaring `name` as a method of plugin security of `class` (or a superclass):
 /// Studio plugins may call it, and `procmodel run` scripts are such trusted tools.
 pub fn plugin_method(class: &str, name: &str) -> Option<&'static str> {
@@ -147,5 +215,11 @@ mod tests {
             Some("ChangeHistoryService")
         );
         assert_eq!(plugin_method("Part", "GetCanUndo"), None);
+        assert_eq!(
+            unavailable("UserInputService", "IsKeyDown").map(|(by, _)| by),
+            Some("UserInputService")
+        );
+        assert_eq!(unavailable("UserInputService", "IsKeyDwn"), None);
+        assert_eq!(unavailable("Part", "IsKeyDown"), None);
     }
 }

@@ -115,6 +115,9 @@ pub fn not_member(c: &Ctx, this: &Instance, key: &str) -> mlua::Error {
             "{name} is a callback member of {by}; you can only set the callback value, get is not available"
         ));
     }
+    if let Some((by, reason)) = crate::api::unavailable(&this.class, key) {
+        return mlua::Error::runtime(format!("{by}:{key}: {reason}"));
+    }
     if let Some(by) = crate::api::method(&this.class, key) {
         return mlua::Error::runtime(format!(
             "{by}:{key} is a Roblox method that procmodel does not implement (called on {} \"{}\")",
