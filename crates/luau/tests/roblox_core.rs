@@ -150,6 +150,16 @@ assert(not bad and string.find(why, "string expected, got number", 1, true), why
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The output lines (level, text) of running the script `path` on a quiet host.
+fn output_of(path: &std::path::Path) -> Vec<(procmodel_script::LogLevel, String)> {
+    let mut host = common::quiet_host();
+    host.run_script_file(path).unwrap();
+    procmodel_script::ScriptHost::take_output(&host)
+        .into_iter()
+        .map(|l| (l.level, l.message))
+        .collect()
+}
+
 /// TestService's output methods, which TestEZ's reporter calls to report failures, stopped a
 /// test run at "TestService:Error is a Roblox method that procmodel does not implement". They
 /// print the reference's lines: passes printed, failures and errors warned.
@@ -173,13 +183,7 @@ fn test_service_prints_the_lines_the_reference_gives() {
              TestService:Done()\n",
         )],
     );
-    let mut host = common::quiet_host();
-    host.run_script_file(&dir.join("report.luau")).unwrap();
-    let lines: Vec<(procmodel_script::LogLevel, String)> =
-        procmodel_script::ScriptHost::take_output(&host)
-            .into_iter()
-            .map(|l| (l.level, l.message))
-            .collect();
+    let lines = output_of(&dir.join("report.luau"));
     use procmodel_script::LogLevel::{Print, Warn};
     let want = [
         (Print, "TestService: starting"),
@@ -194,9 +198,7 @@ fn test_service_prints_the_lines_the_reference_gives() {
         (Warn, "TestService: fatal"),
         (Print, "Testing Done"),
     ];
-    let want: Vec<(procmodel_script::LogLevel, String)> =
-        want.iter().map(|(l, m)| (*l, m.to_string())).collect();
-    assert_eq!(lines, want);
+    assert_eq!(lines, want.map(|(l, m)| (l, m.to_owned())));
 }
 
 /// LogService's structured logging (the reference's Output, Info, Warn, Error and Log):
@@ -224,13 +226,7 @@ fn log_service_fills_templates_and_throws_structured_errors() {
              assert(not ok4 and string.find(err4, \"invalid argument #2 to 'Info' (table expected, got number)\", 1, true), err4)\n",
         )],
     );
-    let mut host = common::quiet_host();
-    host.run_script_file(&dir.join("log.luau")).unwrap();
-    let lines: Vec<(procmodel_script::LogLevel, String)> =
-        procmodel_script::ScriptHost::take_output(&host)
-            .into_iter()
-            .map(|l| (l.level, l.message))
-            .collect();
+    let lines = output_of(&dir.join("log.luau"));
     use procmodel_script::LogLevel::{Print, Warn};
     let want = [
         (Print, "User Alice has 42 items"),
@@ -240,7 +236,5 @@ fn log_service_fills_templates_and_throws_structured_errors() {
         (Warn, "Failed: timeout"),
         (Warn, "x1"),
     ];
-    let want: Vec<(procmodel_script::LogLevel, String)> =
-        want.iter().map(|(l, m)| (*l, m.to_string())).collect();
-    assert_eq!(lines, want);
+    assert_eq!(lines, want.map(|(l, m)| (l, m.to_owned())));
 }
