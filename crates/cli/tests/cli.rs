@@ -2331,53 +2331,84 @@ end }
     assert!(!err.contains("from the result cache"), "{err}");
 }
 
-/// A place saved with `Workspace.SignalBehavior = Immediate` expects handlers inside `Fire`;
-/// procmodel's are deferred, and the first connection in such a place says so (once), while
-/// a place without the setting gets no warning.
+/// Event handlers run where the place asks: inside the call that fired them (`Fire`, a
+/// property write, `Instance.new` with a parent, a method) when its
+/// `Workspace.SignalBehavior` is Default or Immediate, as Roblox runs places saved so; at the
+/// next resumption point when it is Deferred or absent (new places, procmodel's own
+/// DataModel). Handlers that fire what they listen to stop at Roblox's re-entrancy depth
+/// (10) in both modes, with a warning naming the signal.
 #[test]
-fn a_place_asking_for_immediate_signals_is_warned_that_handlers_are_deferred() {
+fn handlers_run_inside_the_firing_call_where_the_place_asks_for_immediate_signals() {
     let script = tmp("immediate_signals.luau");
     std::fs::write(
         &script,
-        "local b = Instance.new('BindableEvent')\n\
-         local n = 0\n\
-         b.Event:Connect(function() n += 1 end)\n\
-         b.Event:Connect(function() n += 1 end)\n\
-         b:Fire()\n\
-         assert(n == 0, 'handlers run deferred')\n\
+        "local seen = {}\n\
+         local b = Instance.new('BindableEvent')\n\
+         b.Event:Connect(function(x) table.insert(seen, 'fire' .. x) end)\n\
+         b:Fire(1)\n\
+         table.insert(seen, '|')\n\
+         local v = Instance.new('IntValue')\n\
+         v.Changed:Connect(function(x) table.insert(seen, 'value' .. x) end)\n\
+         v.Value = 5\n\
+         table.insert(seen, '|')\n\
+         local f = Instance.new('Folder')\n\
+         f.ChildAdded:Connect(function(c) table.insert(seen, 'child' .. c.Name) end)\n\
+         Instance.new('Part', f).Name = 'A'\n\
+         table.insert(seen, '|')\n\
+         f:SetAttribute('k', 1)\n\
+         f.AttributeChanged:Connect(function(k) table.insert(seen, 'attr' .. k) end)\n\
+         f:SetAttribute('k', 2)\n\
+         table.insert(seen, '|')\n\
+         local loop = Instance.new('IntValue')\n\
+         loop.Changed:Connect(function() loop.Value += 1 end)\n\
+         loop.Value = 1\n\
          task.wait()\n\
-         assert(n == 2)\n",
+         table.insert(seen, 'loop' .. loop.Value)\n\
+         print(table.concat(seen, ' '))\n",
     )
     .unwrap();
-    // Studio writes the property as SignalBehavior2 (older versions: SignalBehavior).
-    for property in ["SignalBehavior2", "SignalBehavior"] {
-        let place = tmp(&format!("immediate_{property}.rbxlx"));
+    let immediate = "fire1 | value5 | childPart | attrk | loop11";
+    let deferred = "| | | | fire1 value5 childA attrk loop11";
+    // Studio writes the property as SignalBehavior2 (older versions: SignalBehavior);
+    // 0 is Default (Immediate today), 1 Immediate, 2 Deferred, 3 AncestryDeferred.
+    for (property, value, expected) in [
+        ("SignalBehavior2", 1, immediate),
+        ("SignalBehavior", 1, immediate),
+        ("SignalBehavior2", 0, immediate),
+        ("SignalBehavior2", 2, deferred),
+        ("SignalBehavior2", 3, deferred),
+    ] {
+        let place = tmp(&format!("signals_{property}_{value}.rbxlx"));
         std::fs::write(
             &place,
             format!(
                 "<roblox version=\"4\">\n<Item class=\"Workspace\" referent=\"RBX0\"><Properties>\
-                 <string name=\"Name\">Workspace</string><token name=\"{property}\">1</token>\
+                 <string name=\"Name\">Workspace</string><token name=\"{property}\">{value}</token>\
                  </Properties></Item>\n</roblox>\n"
             ),
         )
         .unwrap();
-        let with = ok(bin()
+        let out = ok(bin()
             .arg("run")
             .arg(&script)
             .arg("--place")
             .arg(&place)
             .output()
             .unwrap());
-        let err = common::stderr(&with);
+        let err = common::stderr(&out);
+        assert!(err.contains(expected), "{property} = {value}: {err}");
         assert_eq!(
-            err.matches("Workspace.SignalBehavior is Immediate in this place, but procmodel runs event handlers deferred").count(),
+            common::stderr(&out)
+                .matches("Maximum event re-entrancy depth (10) exceeded for IntValue.Changed")
+                .count(),
             1,
-            "{property}: {err}"
+            "{}",
+            common::stderr(&out)
         );
     }
     let without = ok(bin().arg("run").arg(&script).output().unwrap());
     let err = common::stderr(&without);
-    assert!(!err.contains("SignalBehavior"), "{err}");
+    assert!(err.contains(deferred), "{err}");
 }
 
 /// A file nesting instances deeper than any place does was decoded by recursion and

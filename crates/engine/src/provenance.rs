@@ -61,8 +61,10 @@ use rbx_types::{Ref, Variant};
 /// is written as `HH:MM:SS`; calls that failed build results — callbacks can be set,
 /// `CalculateConstraintsToPreserve`, the `CFrame` space methods without arguments, a main
 /// thread woken by `task.spawn` or by a frame handler, TestService's output, `_G` shared
-/// by a script and its modules.
-pub const EPOCH: u32 = 11;
+/// by a script and its modules. 12: event handlers run inside the firing call in a place
+/// whose `Workspace.SignalBehavior` is Default or Immediate, and handlers firing one
+/// another stop at depth 10 (such a loop failed at the resumption limit).
+pub const EPOCH: u32 = 12;
 
 /// The version of the result cache's entry format (`cache.rs`), part of every cache key:
 /// entries written in another format are never looked up, so never misread.

@@ -171,9 +171,6 @@ pub struct Ctx {
     scene_cache: std::cell::Cell<(Ref, bool)>,
     /// (class, property) pairs whose writes were warned about as not saved (once per VM).
     pub unsaved_warned: FxHashSet<(Ustr, Ustr)>,
-    /// Whether a connection in a place whose Workspace asks for immediate signals was warned
-    /// about (once per VM, `signals::warn_if_immediate`).
-    pub immediate_signals_warned: bool,
     /// Content properties showing an EditableImage (`classes::image`).
     pub(crate) images: ImageLinks,
 }
@@ -241,7 +238,6 @@ impl Ctx {
             may_have_managed: false,
             scene_cache: std::cell::Cell::new((Ref::none(), false)),
             unsaved_warned: FxHashSet::default(),
-            immediate_signals_warned: false,
             images: Default::default(),
             signals: Default::default(),
             dom,
@@ -1175,6 +1171,18 @@ pub fn ctx(lua: &Lua) -> mlua::Result<RefMut<'_, Ctx>> {
 /// Borrows the run context shared.
 pub fn ctx_ref(lua: &Lua) -> mlua::Result<std::cell::Ref<'_, Ctx>> {
     cell(lua)?.try_borrow().map_err(|_| busy())
+}
+
+/// After a call from Luau that may have fired events (a property write, an instance method,
+/// `Instance.new` with a parent): in a place whose events are immediate, their handlers run
+/// now, before the call returns to the script (`SignalState::immediate`).
+#[inline]
+pub fn after_call(lua: &Lua) -> mlua::Result<()> {
+    let driver = ctx_ref(lua)?.signals.immediate_pending();
+    match driver {
+        Some(run) => run(lua),
+        None => Ok(()),
+    }
 }
 
 const BUSY: &str = "internal: run context is busy";

@@ -266,8 +266,9 @@ pub trait PropertyAccess: RawContext {
 
 /// `Instance.new` on the run context.
 pub trait NewInstance: RawContext {
-    /// A new instance of `class` under `parent` (nil or a handle): its handle.
-    fn new_instance(&mut self, class: &str, parent: &Value) -> mlua::Result<Value>;
+    /// A new instance of `class` under `parent` (nil or a handle): its handle; None leaves
+    /// the call to the mlua function.
+    fn new_instance(&mut self, class: &str, parent: &Value) -> mlua::Result<Option<Value>>;
 }
 
 /// `Terrain:FillBlock` for the plain call.
@@ -335,7 +336,8 @@ pub unsafe extern "C-unwind" fn raw_instance_new<C: NewInstance>(
             };
             let mut c = cell_upvalue::<C>(state, 2)?;
             match c.new_instance(class, &parent) {
-                Ok(Value::LightUserData(h)) => {
+                Ok(None) => Ok(None),
+                Ok(Some(Value::LightUserData(h))) => {
                     // C functions always have room for one push; it cannot raise.
                     ffi::lua_pushlightuserdata(state, h.0);
                     Ok(Some(1))

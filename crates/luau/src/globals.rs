@@ -356,7 +356,9 @@ fn instance_new(lua: &Lua, (class, parent): (Value, Value)) -> mlua::Result<Valu
         }
     };
     let class = class.to_str()?;
-    new_instance(&mut *ctx(lua)?, &class, &parent)
+    let handle = new_instance(&mut *ctx(lua)?, &class, &parent)?;
+    crate::context::after_call(lua)?;
+    Ok(handle)
 }
 
 /// `Instance.fromExisting(instance)`: a new instance of the same class with the same
@@ -404,8 +406,13 @@ fn instance_from_existing(lua: &Lua, v: Value) -> mlua::Result<Value> {
 /// The raw C callback's `Instance.new` (see `crate::ffi::raw_instance_new`).
 impl crate::ffi::NewInstance for Ctx {
     #[inline]
-    fn new_instance(&mut self, class: &str, parent: &Value) -> mlua::Result<Value> {
-        new_instance(self, class, parent)
+    fn new_instance(&mut self, class: &str, parent: &Value) -> mlua::Result<Option<Value>> {
+        if self.signals.immediate && !parent.is_nil() {
+            // Parenting fires events whose handlers run before `new` returns: the mlua
+            // function does that.
+            return Ok(None);
+        }
+        new_instance(self, class, parent).map(Some)
     }
 }
 

@@ -66,7 +66,8 @@ pub fn install(lua: &Lua, methods: Methods) -> mlua::Result<()> {
         )?,
     )?;
     let slow = lua.create_function(|lua, (h, key, value): (Value, Key, FastValue)| {
-        newindex_fast(lua, &h, key.bytes(), value)
+        newindex_fast(lua, &h, key.bytes(), value)?;
+        crate::context::after_call(lua)
     })?;
     meta.raw_set(
         "__newindex",
@@ -388,6 +389,10 @@ impl crate::ffi::PropertyAccess for Ctx {
 
     #[inline]
     fn write(&mut self, this: &Value, key: &[u8], value: FastValue) -> mlua::Result<bool> {
+        if self.signals.immediate {
+            // The write's handlers run before it returns: the mlua function does that.
+            return Ok(false);
+        }
         Ok(matches!(
             write_direct(self, this, key, value)?,
             Direct::Done

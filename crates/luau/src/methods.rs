@@ -270,7 +270,9 @@ impl<'a> MethodTable<'a> {
                 }
                 let a =
                     A::from_lua_args(args, 1, Some(name), lua).map_err(|e| arg_error(name, &e))?;
-                f(lua, &this, a)
+                let out = f(lua, &this, a)?;
+                crate::context::after_call(lua)?;
+                Ok(out)
             });
         let func = match (func, raw) {
             (Ok(slow), Some(raw)) => procmodel_luau_types::raw::closure(self.lua, raw, slow),

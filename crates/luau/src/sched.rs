@@ -29,6 +29,9 @@ pub(crate) struct Entry {
     pub(crate) resume: Resume,
     /// The run this thread belongs to (a generation, a script); each run steps only its own.
     pub(crate) group: u32,
+    /// Event depth of a signal handler's first resumption (`signals::MAX_EVENT_DEPTH`); 0
+    /// for every other resumption.
+    pub(crate) depth: u8,
 }
 
 /// Scheduler state (app data, separate from the DOM context so resuming never holds it).
@@ -55,6 +58,10 @@ pub struct Sched {
     /// `math.random`'s generator for the run being driven (each run has its own, swapped in
     /// with its clock).
     pub(crate) rng: Pcg32,
+    /// Event depth of the code running now, or of the thread resumed last until the events
+    /// it recorded are dispatched: 0 outside signal handlers, n inside a handler of an event
+    /// that n - 1 nested handlers fired.
+    pub(crate) event_depth: u8,
 }
 
 /// The seed every run's `math.random` starts from: unseeded calls give the same numbers in
@@ -115,6 +122,7 @@ impl Default for Sched {
             last_frame: 0.0,
             max_wait: DEFAULT_MAX_WAIT,
             rng: Pcg32::new(RANDOM_SEED),
+            event_depth: 0,
         }
     }
 }
@@ -142,6 +150,7 @@ impl Sched {
                 thread,
                 resume,
                 group,
+                depth: 0,
             },
         );
     }

@@ -126,6 +126,15 @@ pub struct SignalState {
     /// `OnInvoke` (which `Invoke` calls) and the ones nothing headless calls
     /// (`RemoteFunction.OnServerInvoke`, `MarketplaceService.ProcessReceipt`, ...).
     pub callbacks: FxHashMap<(Ref, &'static str), Function>,
+    /// Whether handlers run inside the call that fired their event (the place's
+    /// `Workspace.SignalBehavior` is Default or Immediate) instead of at the next resumption
+    /// point (Deferred, the default of new places and of a DataModel procmodel makes). Read
+    /// again at each connection.
+    pub immediate: bool,
+    /// What runs the handlers of the events a call recorded, in immediate mode: `task`
+    /// installs its driver here, which the instance methods and property writes (below
+    /// the scheduler) reach through [`SignalState::immediate_pending`].
+    pub driver: Option<fn(&mlua::Lua) -> mlua::Result<()>>,
 }
 
 /// One connection: what it listens to, its handler, and the run (group) that made it.
@@ -146,6 +155,16 @@ pub(crate) enum Callback {
 }
 
 impl SignalState {
+    /// The driver to run now: events are recorded and their handlers run immediately.
+    #[inline]
+    pub fn immediate_pending(&self) -> Option<fn(&mlua::Lua) -> mlua::Result<()>> {
+        if self.immediate && !self.events.is_empty() {
+            self.driver
+        } else {
+            None
+        }
+    }
+
     /// Connects `cb` to the signal (`target`, `kind`, `filter`) for run `group`.
     pub(crate) fn connect(
         &mut self,

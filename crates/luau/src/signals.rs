@@ -232,15 +232,62 @@ pub fn destroying(c: &mut Ctx, r: Ref) {
 
 // ----- dispatch ---------------------------------------------------------------------------
 
-/// A handler ready to run: resume `thread` with `args` as a thread of `group`.
+/// How deep events may fire one another: an event fired by a handler running at this depth
+/// reaches no handler (Roblox's re-entrancy limit, "currently 10" in its deferred-events
+/// guide), so handlers that set what they listen to end instead of looping forever.
+pub const MAX_EVENT_DEPTH: u8 = 10;
+
+/// A handler ready to run: resume `thread` with `args` as a thread of `group`, at event
+/// `depth` (1 for an event no handler fired).
 pub struct Ready {
     pub thread: Thread,
     pub args: MultiValue,
     pub group: u32,
+    pub depth: u8,
 }
 
-/// Turns the recorded events into ready handlers (the scheduler queues them as deferred).
-pub fn flush(lua: &Lua) -> mlua::Result<Vec<Ready>> {
+/// Skipped handlers beyond [`MAX_EVENT_DEPTH`], reported once per signal.
+#[derive(Default)]
+struct TooDeep(Vec<(Ref, Kind, Option<Ustr>)>);
+
+impl TooDeep {
+    fn note(&mut self, target: Ref, kind: Kind, filter: Option<Ustr>) {
+        if !self.0.contains(&(target, kind, filter)) {
+            self.0.push((target, kind, filter));
+        }
+    }
+
+    fn report(self, c: &mut Ctx) {
+        for (target, kind, filter) in self.0 {
+            let owner = if target.is_none() {
+                "CollectionService".to_owned()
+            } else {
+                c.full_name(target)
+            };
+            let filter = filter.map(|f| f.as_str()).unwrap_or_default();
+            let signal = match kind {
+                Kind::PropertyChanged => format!("GetPropertyChangedSignal(\"{filter}\")"),
+                Kind::AttributeChangedNamed => format!("GetAttributeChangedSignal(\"{filter}\")"),
+                Kind::TagAdded => format!("GetInstanceAddedSignal(\"{filter}\")"),
+                Kind::TagRemoved => format!("GetInstanceRemovedSignal(\"{filter}\")"),
+                Kind::Named => filter.to_owned(),
+                Kind::Event => "Event".to_owned(),
+                k => format!("{k:?}"),
+            };
+            c.log(
+                crate::context::LogLevel::Warn,
+                format!(
+                    "Maximum event re-entrancy depth ({MAX_EVENT_DEPTH}) exceeded for {owner}.{signal}: its handlers did not run (handlers firing one another in a loop?)"
+                ),
+            );
+        }
+    }
+}
+
+/// Turns the recorded events into ready handlers (the scheduler queues them as deferred, or
+/// runs them at once in immediate mode). `depth`: that of the code that recorded them (0
+/// outside any handler).
+pub fn flush(lua: &Lua, depth: u8) -> mlua::Result<Vec<Ready>> {
     let mut c = ctx(lua)?;
     if c.signals.events.is_empty() && c.signals.cuts.is_empty() {
         return Ok(Vec::new());
@@ -248,6 +295,7 @@ pub fn flush(lua: &Lua) -> mlua::Result<Vec<Ready>> {
     let events = std::mem::take(&mut c.signals.events);
     let mut cuts: std::collections::VecDeque<_> = std::mem::take(&mut c.signals.cuts).into();
     let mut out = Vec::new();
+    let mut too_deep = TooDeep::default();
     for (i, ev) in events.into_iter().enumerate() {
         // The connections a `Destroy` cut get the events recorded before it, no later ones.
         c.signals.apply_cuts(&mut cuts, i);
@@ -289,6 +337,10 @@ pub fn flush(lua: &Lua) -> mlua::Result<Vec<Ready>> {
                 if named && conn.filter != ev.name {
                     continue;
                 }
+                if depth >= MAX_EVENT_DEPTH {
+                    too_deep.note(ev.target, kind, conn.filter);
+                    continue;
+                }
                 let mut args = MultiValue::new();
                 match (kind, &ev.changed) {
                     (Kind::Changed, ChangedArg::Skip) => continue,
@@ -312,11 +364,12 @@ pub fn flush(lua: &Lua) -> mlua::Result<Vec<Ready>> {
                     }
                     _ => args.push_back(push_opt(&mut c, ev.a)?),
                 }
-                out.push(take_ready(lua, &mut c, id, args)?);
+                out.push(take_ready(lua, &mut c, id, args, depth + 1)?);
             }
         }
     }
     c.signals.apply_cuts(&mut cuts, usize::MAX);
+    too_deep.report(&mut c);
     Ok(out)
 }
 
@@ -329,7 +382,7 @@ fn push_opt(c: &mut Ctx, r: Ref) -> mlua::Result<Value> {
 }
 
 /// The handler of connection `id` as a ready thread; a `Once`/`Wait` connection is cut.
-fn take_ready(lua: &Lua, c: &mut Ctx, id: u64, args: MultiValue) -> mlua::Result<Ready> {
+fn take_ready(lua: &Lua, c: &mut Ctx, id: u64, args: MultiValue, depth: u8) -> mlua::Result<Ready> {
     let conn = &c.signals.conns[&id];
     let group = conn.group;
     let (thread, once) = match &conn.cb {
@@ -343,21 +396,20 @@ fn take_ready(lua: &Lua, c: &mut Ctx, id: u64, args: MultiValue) -> mlua::Result
         thread,
         args,
         group,
+        depth,
     })
 }
 
-/// Handlers of a signal fired with Luau values (BindableEvent:Fire, RunService frames).
-fn fire_now(lua: &Lua, target: Ref, kind: Kind, args: &MultiValue) -> mlua::Result<Vec<Ready>> {
-    fire_now_of(lua, target, kind, args, None)
-}
-
-/// [`fire_now`] for the connections of run `only` alone (all of them for None).
+/// The handlers of a signal fired with Luau values (RunService frames; BindableEvent:Fire
+/// from code at event depth `depth`), for the connections of run `only` alone (all of them
+/// for None).
 fn fire_now_of(
     lua: &Lua,
     target: Ref,
     kind: Kind,
     args: &MultiValue,
     only: Option<u32>,
+    depth: u8,
 ) -> mlua::Result<Vec<Ready>> {
     let mut c = ctx(lua)?;
     let ids = c
@@ -374,7 +426,13 @@ fn fire_now_of(
         if only.is_some_and(|g| c.signals.conns.get(&id).is_some_and(|conn| conn.group != g)) {
             continue;
         }
-        out.push(take_ready(lua, &mut c, id, args.clone())?);
+        if depth >= MAX_EVENT_DEPTH {
+            let mut too_deep = TooDeep::default();
+            too_deep.note(target, kind, None);
+            too_deep.report(&mut c);
+            return Ok(Vec::new());
+        }
+        out.push(take_ready(lua, &mut c, id, args.clone(), depth + 1)?);
     }
     Ok(out)
 }
@@ -411,6 +469,7 @@ fn fire_frame_of(lua: &Lua, only: Option<u32>, now: f64, dt: f64) -> mlua::Resul
         Kind::Stepped,
         &MultiValue::from_iter([Value::Number(now), Value::Number(dt)]),
         only,
+        0,
     )?;
     out.extend(fire_now_of(
         lua,
@@ -418,6 +477,7 @@ fn fire_frame_of(lua: &Lua, only: Option<u32>, now: f64, dt: f64) -> mlua::Resul
         Kind::Heartbeat,
         &MultiValue::from_iter([Value::Number(dt)]),
         only,
+        0,
     )?);
     Ok(out)
 }
@@ -486,34 +546,27 @@ fn connect(lua: &Lua, sig: &Signal, f: Value, once: bool) -> mlua::Result<Connec
     };
     let group = crate::sched::current_group(lua)?;
     let mut c = ctx(lua)?;
-    warn_if_immediate(&mut c);
+    read_behavior(&mut c);
     let id = c.signals.connect(sig.key(), Callback::Func(f), once, group);
     Ok(Connection(id))
 }
 
-/// A place saved with `Workspace.SignalBehavior = Immediate` expects handlers to run inside
-/// the `Fire` or property write; here they always run deferred (at the next resumption
-/// point), so the first connection in such a place says so, once per VM.
-fn warn_if_immediate(c: &mut Ctx) {
-    if c.immediate_signals_warned {
-        return;
-    }
+/// Reads the place's `Workspace.SignalBehavior` (at each connection, before any event of
+/// it fires): Default and Immediate run handlers inside the call that fired them, as Roblox
+/// does for places saved so; Deferred and AncestryDeferred, and a Workspace without the
+/// property (a DataModel procmodel made, a Rojo project: new places are Deferred), at the
+/// next resumption point.
+fn read_behavior(c: &mut Ctx) {
     let Some(ws) = crate::services::find_service(c, "Workspace") else {
+        c.signals.immediate = false;
         return;
     };
-    let immediate = c.dom.get_by_ref(ws).is_some_and(|w| {
+    c.signals.immediate = c.dom.get_by_ref(ws).is_some_and(|w| {
         matches!(
             w.properties.get(&Ustr::from("SignalBehavior")),
-            Some(Variant::Enum(e)) if e.to_u32() == 1
+            Some(Variant::Enum(e)) if e.to_u32() <= 1
         )
     });
-    if immediate {
-        c.immediate_signals_warned = true;
-        c.log(
-            crate::context::LogLevel::Warn,
-            "Workspace.SignalBehavior is Immediate in this place, but procmodel runs event handlers deferred (at the next resumption point, as Roblox's Deferred mode does): code that reads a handler's effect right after Fire or a property write sees it only after a task.wait()".to_owned(),
-        );
-    }
 }
 
 impl UserData for Signal {
@@ -569,8 +622,9 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
     let register = lua.create_function(|lua, sig: mlua::UserDataRef<Signal>| {
         let group = crate::sched::current_group(lua)?;
         let th = lua.current_thread();
-        ctx(lua)?
-            .signals
+        let mut c = ctx(lua)?;
+        read_behavior(&mut c);
+        c.signals
             .connect(sig.key(), Callback::Thread(th, sig.name), true, group);
         Ok(())
     })?;
@@ -774,5 +828,6 @@ pub fn tag_signal(lua: &Lua, tag: &str, added: bool) -> mlua::Result<Value> {
 /// The handlers of BindableEvent `this`'s `Event` for a `Fire(...)` with `args` (the caller
 /// queues them: they run at the next resumption point).
 pub fn event_handlers(lua: &Lua, this: &Instance, args: &MultiValue) -> mlua::Result<Vec<Ready>> {
-    fire_now(lua, this.r, Kind::Event, args)
+    let depth = crate::sched::sched(lua)?.event_depth;
+    fire_now_of(lua, this.r, Kind::Event, args, None, depth)
 }

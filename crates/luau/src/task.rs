@@ -66,6 +66,7 @@ return table.freeze(task), wait, pause, wait_for
 /// Installs `task`, `wait`, `delay`, `spawn` and returns the pause function used by params.
 pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<Function> {
     lua.set_app_data(crate::sched::Sched::default());
+    crate::context::ctx(lua)?.signals.driver = Some(run_immediate);
     let native = lua.create_table()?;
     // The running thread waits `t` seconds (a frame at least): queued before it yields.
     native.set(
@@ -92,6 +93,7 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<Function> {
                 thread: th,
                 resume: Resume::Args(MultiValue::new()),
                 group,
+                depth: 0,
             });
             Ok(())
         })?,
@@ -100,22 +102,7 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<Function> {
         "spawn",
         lua.create_function(|lua, (f, args): (Value, MultiValue)| {
             let th = to_thread(lua, f, "spawn")?;
-            let step = drive(lua, &th, Resume::Args(args));
-            // A run's main thread resumed here (a library resuming the thread it suspended)
-            // may end here: its run takes the values or the error, not this spawner.
-            if th.status() != ThreadStatus::Resumable
-                && let Some(run) = sched(lua)?.run_of_main(&th)
-            {
-                run.main_end = Some(step.map(|s| match s {
-                    Step::Finished(v) => v,
-                    Step::Yielded => MultiValue::new(),
-                }));
-                return Ok(th);
-            }
-            if let Err(e) = step {
-                // As in Roblox, an error in a spawned thread is reported, not raised in the spawner.
-                crate::context::ctx(lua)?.log(crate::context::LogLevel::Warn, e.to_string());
-            }
+            resume_now(lua, &th, args)?;
             Ok(th)
         })?,
     )?;
@@ -129,6 +116,7 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<Function> {
                 thread: th.clone(),
                 resume: Resume::Args(args),
                 group,
+                depth: 0,
             });
             Ok(th)
         })?,
@@ -194,15 +182,82 @@ pub fn queue_ready(lua: &Lua, ready: Vec<crate::signals::Ready>) -> mlua::Result
             thread: r.thread,
             resume: Resume::Args(r.args),
             group: r.group,
+            depth: r.depth,
         });
     }
     Ok(())
 }
 
-/// A resumption point: events recorded since the last one get their handlers queued.
+/// A resumption point: events recorded since the last one get their handlers queued, one
+/// event deeper than the thread resumed last (which recorded them).
 fn flush_signals(lua: &Lua) -> mlua::Result<()> {
-    let ready = crate::signals::flush(lua)?;
+    let depth = std::mem::take(&mut sched(lua)?.event_depth);
+    let ready = crate::signals::flush(lua, depth)?;
     queue_ready(lua, ready)
+}
+
+/// Handlers of an event fired now (`BindableEvent:Fire`): run before the call returns in a
+/// place whose events are immediate, else queued as deferred.
+pub fn fire_handlers(lua: &Lua, ready: Vec<crate::signals::Ready>) -> mlua::Result<()> {
+    if crate::context::ctx_ref(lua)?.signals.immediate {
+        run_handlers_now(lua, ready)
+    } else {
+        queue_ready(lua, ready)
+    }
+}
+
+/// The immediate-mode driver (`SignalState::driver`): the handlers of the events the call
+/// that just returned recorded run now, inside it, as in Roblox's Immediate mode.
+fn run_immediate(lua: &Lua) -> mlua::Result<()> {
+    let depth = sched(lua)?.event_depth;
+    let ready = crate::signals::flush(lua, depth)?;
+    run_handlers_now(lua, ready)
+}
+
+/// Resumes each handler now, as a thread of its connection's run at its event depth; one
+/// that waits is tracked with that run, as a queued handler is.
+fn run_handlers_now(lua: &Lua, ready: Vec<crate::signals::Ready>) -> mlua::Result<()> {
+    for r in ready {
+        if r.thread.status() != ThreadStatus::Resumable {
+            continue;
+        }
+        let (group, depth) = {
+            let mut s = sched(lua)?;
+            let group = std::mem::replace(&mut s.current, r.group);
+            (group, std::mem::replace(&mut s.event_depth, r.depth))
+        };
+        let result = resume_now(lua, &r.thread, r.args);
+        let mut s = sched(lua)?;
+        s.current = group;
+        s.event_depth = depth;
+        if r.thread.status() == ThreadStatus::Resumable {
+            s.tracked.push((r.group, r.thread));
+        }
+        drop(s);
+        result?;
+    }
+    Ok(())
+}
+
+/// Resumes `th` now, inside the running code (`task.spawn`, an immediate event's handler).
+/// A run's main thread resumed here (a library resuming the thread it suspended) may end
+/// here: its run takes the values or the error, not the caller; another thread's error is
+/// reported, as Roblox prints it, not raised in the caller.
+fn resume_now(lua: &Lua, th: &Thread, args: MultiValue) -> mlua::Result<()> {
+    let step = drive(lua, th, Resume::Args(args));
+    if th.status() != ThreadStatus::Resumable
+        && let Some(run) = sched(lua)?.run_of_main(th)
+    {
+        run.main_end = Some(step.map(|s| match s {
+            Step::Finished(v) => v,
+            Step::Yielded => MultiValue::new(),
+        }));
+        return Ok(());
+    }
+    if let Err(e) = step {
+        crate::context::ctx(lua)?.log(crate::context::LogLevel::Warn, e.to_string());
+    }
+    Ok(())
 }
 
 /// RunService frame stepping: when `group` listens to Heartbeat/Stepped and its next entry
@@ -462,7 +517,11 @@ fn step_group(
             fire_frame(lua, now, dt, None)?;
         }
         let is_main = main.is_some_and(|m| entry.thread == *m);
-        sched(lua)?.current = group;
+        {
+            let mut s = sched(lua)?;
+            s.current = group;
+            s.event_depth = entry.depth;
+        }
         hooks(true);
         let step = drive(lua, &entry.thread, entry.resume);
         hooks(false);
@@ -601,7 +660,11 @@ fn pump_inner(lua: &Lua, run: &Run, frames: u32, hooks: &dyn Fn(bool)) -> mlua::
             fire_frame(lua, now, dt, Some(run.group))?;
         }
         let is_main = entry.thread == run.main;
-        sched(lua)?.current = run.group;
+        {
+            let mut s = sched(lua)?;
+            s.current = run.group;
+            s.event_depth = entry.depth;
+        }
         hooks(true);
         let step = drive(lua, &entry.thread, entry.resume);
         hooks(false);

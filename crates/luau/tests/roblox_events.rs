@@ -22,4 +22,5 @@ roblox_tests!("events":
     no_change_no_signal,
     collection_membership,
     value_changed,
+    reentrancy,
 );

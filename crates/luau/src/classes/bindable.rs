@@ -1,14 +1,16 @@
-//! Methods of BindableEvent (`Fire`: its `Event` handlers run at the next resumption point)
+//! Methods of BindableEvent (`Fire`: its `Event` handlers run at the next resumption point,
+//! or before `Fire` returns where events are immediate)
 //! and BindableFunction (`Invoke`: calls `OnInvoke`, set as a property).
 
 use crate::context::{Instance, ctx};
 use crate::methods::MethodTable;
 use mlua::{Lua, MultiValue};
 
-/// `BindableEvent:Fire(...)`: the handlers get the arguments at the next resumption point.
+/// `BindableEvent:Fire(...)`: the handlers get the arguments at the next resumption point
+/// (at once where events are immediate).
 fn fire(lua: &Lua, this: &Instance, args: MultiValue) -> mlua::Result<()> {
     let ready = crate::signals::event_handlers(lua, this, &args)?;
-    crate::task::queue_ready(lua, ready)
+    crate::task::fire_handlers(lua, ready)
 }
 
 /// `BindableFunction:Invoke(...)`: calls OnInvoke and returns what it returns.
