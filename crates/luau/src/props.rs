@@ -316,7 +316,8 @@ fn resolve(class: &str, name: &str) -> Prop {
 /// missing value as enabled); `Terrain.MaxExtents` is the editable region, cells -32000 to
 /// 32000 on each axis; a part resizes by 1 stud on every face, a TrussPart by 2 along its
 /// length (Top and Bottom); a Camera's near plane is 0.5 studs in front of it (the
-/// reference: between -0.1 and -0.5).
+/// reference: between -0.1 and -0.5); `Terrain.IsSmooth` is always true (the legacy
+/// terrain engine is gone, the reference says).
 fn unsaved_default(class: &str, name: &str) -> Option<&'static Variant> {
     use rbx_types::Faces;
     static TRUE: Variant = Variant::Bool(true);
@@ -337,6 +338,7 @@ fn unsaved_default(class: &str, name: &str) -> Option<&'static Variant> {
     match name {
         "Enabled" if procmodel_dom::is_a(class, "WeldConstraint") => Some(&TRUE),
         "MaxExtents" if procmodel_dom::is_a(class, "Terrain") => Some(&MAX_EXTENTS),
+        "IsSmooth" if procmodel_dom::is_a(class, "Terrain") => Some(&TRUE),
         "ResizeIncrement" if truss() => Some(&TWO),
         "ResizeIncrement" if procmodel_dom::is_a(class, "BasePart") => Some(&ONE),
         "ResizeableFaces" if truss() => Some(&LENGTH_FACES),

@@ -447,6 +447,24 @@ fn occupancy(v: Value, method: &str, what: &str) -> mlua::Result<f32> {
     }
 }
 
+/// The `Size` a channels table carries (`ReadVoxelChannels`' value written back): the
+/// region's size in voxels, or an error naming both.
+fn check_size(lua: &Lua, v: Value, size: [usize; 3]) -> mlua::Result<()> {
+    let [sx, sy, sz] = size;
+    let want = glam::Vec3::new(sx as f32, sy as f32, sz as f32);
+    match <Vector3 as mlua::FromLua>::from_lua(v.clone(), lua) {
+        Ok(Vector3(got)) if got == want => Ok(()),
+        Ok(Vector3(got)) => Err(mlua::Error::runtime(format!(
+            "Terrain:WriteVoxelChannels: Size is {}, {}, {} but the region is {sx}x{sy}x{sz} voxels",
+            got.x, got.y, got.z
+        ))),
+        Err(_) => Err(mlua::Error::runtime(format!(
+            "Terrain:WriteVoxelChannels: Size must be a Vector3 (the arrays' size), got {}",
+            procmodel_luau_types::type_name(&v)
+        ))),
+    }
+}
+
 fn box_size(r: CellRegion) -> [usize; 3] {
     let s = r.size();
     [s.x as usize, s.y as usize, s.z as usize]
@@ -629,12 +647,21 @@ pub fn register(m: &mut MethodTable) {
             let cells = region(&r, VoxelCap::ReadWrite, res, "WriteVoxelChannels")?;
             let size = box_size(cells);
             for pair in channels.pairs::<Value, Value>() {
-                let (k, _) = pair?;
+                let (k, v) = pair?;
+                let key = match &k {
+                    Value::String(s) => format!("\"{}\"", s.to_string_lossy()),
+                    other => format!("a {} key", procmodel_luau_types::type_name(other)),
+                };
+                if key == "\"Size\"" {
+                    // What ReadVoxelChannels returns carries the arrays' Size beside them
+                    // (the reference: the write's argument is "similar to" that value).
+                    check_size(lua, v, size)?;
+                    continue;
+                }
                 let known = matches!(&k, Value::String(s) if CHANNELS.iter().any(|c| s.as_bytes() == c.as_bytes()));
                 if !known {
                     return Err(mlua::Error::runtime(format!(
-                        "Terrain:WriteVoxelChannels: unknown channel {} (channels: {})",
-                        procmodel_luau_types::type_name(&k),
+                        "Terrain:WriteVoxelChannels: unknown channel {key} (channels: {})",
                         CHANNELS.join(", ")
                     )));
                 }
