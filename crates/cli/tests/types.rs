@@ -156,10 +156,11 @@ fn r15_4_types_parse_and_name_what_the_engine_implements() {
     assert!(class_body(&defs, "Tool").contains(&"\tActivated: RBXScriptSignal"));
     assert!(class_body(&defs, "BasePart").contains(&"\tTouched: RBXScriptSignal"));
     assert!(class_body(&defs, "Sound").contains(&"\tPlayed: RBXScriptSignal"));
+    assert!(class_body(&defs, "LogService").contains(&"\tMessageOut: RBXScriptSignal"));
     assert!(
-        !class_body(&defs, "LogService")
+        !class_body(&defs, "Lighting")
             .iter()
-            .any(|l| l.contains("MessageOut"))
+            .any(|l| l.contains("LightingChanged"))
     );
     let part = class_body(&defs, "BasePart");
     assert!(part.contains(&"\tSize: Vector3"), "{part:?}");

@@ -64,8 +64,9 @@ use rbx_types::{Ref, Variant};
 /// by a script and its modules. 12: event handlers run inside the firing call in a place
 /// whose `Workspace.SignalBehavior` is Default or Immediate, and handlers firing one
 /// another stop at depth 10 (such a loop failed at the resumption limit); calls that failed
-/// build results — `WriteVoxelChannels` of what `ReadVoxelChannels` returned, and
-/// `Terrain.IsSmooth` reads true.
+/// build results — `WriteVoxelChannels` of what `ReadVoxelChannels` returned,
+/// `LogService.MessageOut`, `GetLogHistory`, `ScriptContext.Error` — and `Terrain.IsSmooth`
+/// reads true.
 pub const EPOCH: u32 = 12;
 
 /// The version of the result cache's entry format (`cache.rs`), part of every cache key:

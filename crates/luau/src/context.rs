@@ -173,6 +173,36 @@ pub struct Ctx {
     pub unsaved_warned: FxHashSet<(Ustr, Ustr)>,
     /// Content properties showing an EditableImage (`classes::image`).
     pub(crate) images: ImageLinks,
+    /// What scripts output, for `LogService:GetLogHistory` (the newest [`LOG_LINES_KEPT`]
+    /// lines; `signals::script_output` keeps it).
+    pub(crate) log_history: std::collections::VecDeque<HistoryLine>,
+}
+
+/// Roblox's `Enum.MessageType` of a line a script outputs (its value is the enum's).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum MessageType {
+    Output = 0,
+    Info = 1,
+    Warning = 2,
+    Error = 3,
+}
+
+impl MessageType {
+    /// The level procmodel's own output shows it at.
+    pub fn level(self) -> LogLevel {
+        match self {
+            MessageType::Output | MessageType::Info => LogLevel::Print,
+            MessageType::Warning | MessageType::Error => LogLevel::Warn,
+        }
+    }
+}
+
+/// One line of `LogService:GetLogHistory`.
+pub(crate) struct HistoryLine {
+    pub(crate) message: Box<str>,
+    pub(crate) ty: MessageType,
+    /// Seconds of the run's virtual clock (what `os.time` reads).
+    pub(crate) timestamp: f64,
 }
 
 /// The Content properties that show an EditableImage: (instance, property, the image, the
@@ -239,6 +269,7 @@ impl Ctx {
             scene_cache: std::cell::Cell::new((Ref::none(), false)),
             unsaved_warned: FxHashSet::default(),
             images: Default::default(),
+            log_history: Default::default(),
             signals: Default::default(),
             dom,
         })

@@ -336,8 +336,11 @@ fn make_printer(lua: &Lua, level: LogLevel, script: String) -> mlua::Result<Func
             });
         }
         let text = parts.join(" ");
-        ctx(lua)?.log(level, format!("[{script}] {text}"));
-        Ok(())
+        let ty = match level {
+            LogLevel::Print => crate::context::MessageType::Output,
+            LogLevel::Warn => crate::context::MessageType::Warning,
+        };
+        crate::signals::script_output(lua, ty, format!("[{script}] {text}"), &text, None)
     })
 }
 

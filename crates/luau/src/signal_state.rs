@@ -89,10 +89,20 @@ pub struct Fired {
     pub(crate) name: Option<Ustr>,
     pub(crate) a: Ref,
     pub(crate) b: Ref,
-    /// The string argument of a [`Kind::Named`] event.
-    pub(crate) text: Option<Box<str>>,
+    /// The arguments of a [`Kind::Named`] event.
+    pub(crate) text: Option<Box<NamedArgs>>,
     /// What a [`Kind::Changed`] event passes to `Changed` handlers.
     pub(crate) changed: ChangedArg,
+}
+
+/// What the handlers of a [`Kind::Named`] event get.
+pub(crate) enum NamedArgs {
+    /// One string.
+    Text(Box<str>),
+    /// `LogService.MessageOut`: the message and its `Enum.MessageType` value.
+    Message(Box<str>, u32),
+    /// `ScriptContext.Error`: the message, the stack trace and the script (none: nil).
+    ScriptError(Box<str>, Box<str>, Ref),
 }
 
 /// The argument `Changed` handlers get. Roblox's ValueBase objects (IntValue, ObjectValue,
@@ -310,14 +320,14 @@ impl SignalState {
     }
 
     /// Records `target`'s [`Kind::Named`] event `name`, whose handlers get `text`.
-    pub(crate) fn record_named(&mut self, target: Ref, name: Ustr, text: String) {
+    pub(crate) fn record_named(&mut self, target: Ref, name: Ustr, args: NamedArgs) {
         self.events.push(Fired {
             target,
             kind: Kind::Named,
             name: Some(name),
             a: Ref::none(),
             b: Ref::none(),
-            text: Some(text.into_boxed_str()),
+            text: Some(Box::new(args)),
             changed: ChangedArg::Name,
         });
     }

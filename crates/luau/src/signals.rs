@@ -13,7 +13,7 @@
 //! from `sched`, so this module sits below the `task` driver that calls it.
 
 use crate::context::{Ctx, Instance, ctx};
-use crate::signal_state::{Callback, ChangedArg, Kind};
+use crate::signal_state::{Callback, ChangedArg, Kind, NamedArgs};
 use mlua::{Function, Lua, MetaMethod, MultiValue, Thread, UserData, Value};
 use rbx_dom_weak::Ustr;
 use rbx_types::{Ref, Variant};
@@ -100,7 +100,7 @@ pub fn tag_changed(c: &mut Ctx, r: Ref, tag: &str, added: bool) {
         };
         if fires {
             c.signals
-                .record_named(service, Ustr::from(event), tag.to_owned());
+                .record_named(service, Ustr::from(event), NamedArgs::Text(tag.into()));
         }
     }
 }
@@ -132,9 +132,60 @@ fn ancestors(c: &Ctx, mut r: Ref) -> Vec<Ref> {
 
 /// `r`'s own event `name` fired by one of its methods, with the argument `text`.
 pub fn named(c: &mut Ctx, r: Ref, name: &str, text: String) {
+    named_args(c, r, name, NamedArgs::Text(text.into_boxed_str()));
+}
+
+/// [`named`] with other arguments than one string.
+pub(crate) fn named_args(c: &mut Ctx, r: Ref, name: &str, args: NamedArgs) {
     if c.signals.watch.listens(r, Kind::Named.bit()) {
-        c.signals.record_named(r, Ustr::from(name), text);
+        c.signals.record_named(r, Ustr::from(name), args);
     }
+}
+
+/// A line a script outputs (`print`, `warn`, an error no one caught, LogService's and
+/// TestService's lines): procmodel's output shows `line`; `message` is kept for
+/// `LogService:GetLogHistory` and fires `LogService.MessageOut` (and an error
+/// `ScriptContext.Error`, with `stack`). Where events are immediate, the handlers run
+/// before this returns.
+pub fn script_output(
+    lua: &Lua,
+    ty: crate::context::MessageType,
+    line: String,
+    message: &str,
+    stack: Option<&str>,
+) -> mlua::Result<()> {
+    let timestamp = crate::sched::now(lua).floor();
+    {
+        let mut c = ctx(lua)?;
+        c.log(ty.level(), line);
+        if c.log_history.len() == crate::context::LOG_LINES_KEPT {
+            c.log_history.pop_front();
+        }
+        c.log_history.push_back(crate::context::HistoryLine {
+            message: message.into(),
+            ty,
+            timestamp,
+        });
+        if any_named(&c) {
+            if let Some(logs) = crate::services::find_service(&c, "LogService") {
+                let args = NamedArgs::Message(message.into(), ty as u32);
+                named_args(&mut c, logs, "MessageOut", args);
+            }
+            if let (Some(stack), Some(context)) =
+                (stack, crate::services::find_service(&c, "ScriptContext"))
+            {
+                let args = NamedArgs::ScriptError(message.into(), stack.into(), Ref::none());
+                named_args(&mut c, context, "Error", args);
+            }
+        }
+    }
+    crate::context::after_call(lua)
+}
+
+/// Whether anything listens to an event some instance's methods fire (the cheap check
+/// before looking for the instance).
+pub(crate) fn any_named(c: &Ctx) -> bool {
+    c.signals.watch.kinds & Kind::Named.bit() != 0
 }
 
 /// `r` and its descendants entered the DataModel (`added`) or left it: their tags'
@@ -354,10 +405,25 @@ pub fn flush(lua: &Lua, depth: u8) -> mlua::Result<Vec<Ready>> {
                     }
                     (Kind::PropertyChanged | Kind::AttributeChangedNamed | Kind::Destroying, _) => {
                     }
-                    (Kind::Named, _) => {
-                        let text = ev.text.as_deref().unwrap_or_default();
-                        args.push_back(Value::String(lua.create_string(text)?));
-                    }
+                    (Kind::Named, _) => match ev.text.as_deref() {
+                        None => args.push_back(Value::String(lua.create_string("")?)),
+                        Some(NamedArgs::Text(text)) => {
+                            args.push_back(Value::String(lua.create_string(&**text)?));
+                        }
+                        Some(NamedArgs::Message(text, ty)) => {
+                            args.push_back(Value::String(lua.create_string(&**text)?));
+                            args.push_back(procmodel_luau_types::variant_to_lua(
+                                lua,
+                                &Variant::Enum(rbx_types::Enum::from_u32(*ty)),
+                                Some("MessageType"),
+                            )?);
+                        }
+                        Some(NamedArgs::ScriptError(text, stack, script)) => {
+                            args.push_back(Value::String(lua.create_string(&**text)?));
+                            args.push_back(Value::String(lua.create_string(&**stack)?));
+                            args.push_back(push_opt(&mut c, *script)?);
+                        }
+                    },
                     (Kind::AncestryChanged, _) => {
                         args.push_back(push_opt(&mut c, ev.a)?);
                         args.push_back(push_opt(&mut c, ev.b)?);
@@ -766,6 +832,20 @@ pub fn member(lua: &Lua, this: &Instance, key: &[u8]) -> mlua::Result<Option<Val
             return signal(lua, this.r, Kind::Named, Some(Ustr::from(name)), name).map(Some);
         }
         "Stepped" if is_a("RunService") => (Kind::Stepped, "Stepped"),
+        // What scripts output (`script_output`).
+        "MessageOut" if is_a("LogService") => {
+            return signal(
+                lua,
+                this.r,
+                Kind::Named,
+                Some(Ustr::from("MessageOut")),
+                "MessageOut",
+            )
+            .map(Some);
+        }
+        "Error" if is_a("ScriptContext") => {
+            return signal(lua, this.r, Kind::Named, Some(Ustr::from("Error")), "Error").map(Some);
+        }
         _ => {
             return match crate::api::event(class, key) {
                 // Events of the outside world (input, physics, players, media) exist and

@@ -239,6 +239,24 @@ fn run_handlers_now(lua: &Lua, ready: Vec<crate::signals::Ready>) -> mlua::Resul
     Ok(())
 }
 
+/// An error that ended a thread other than a run's main thread (a spawned or delayed
+/// thread, a handler): reported, as Roblox prints it, and fired as `LogService.MessageOut`
+/// (MessageError) and `ScriptContext.Error` (message, stack trace), not raised anywhere.
+fn report_thread_error(lua: &Lua, e: &mlua::Error) -> mlua::Result<()> {
+    let line = e.to_string();
+    let (message, stack) = line
+        .split_once("\nstack traceback:\n")
+        .unwrap_or((line.as_str(), ""));
+    let message = message.strip_prefix("runtime error: ").unwrap_or(message);
+    crate::signals::script_output(
+        lua,
+        crate::context::MessageType::Error,
+        line.clone(),
+        message,
+        Some(stack),
+    )
+}
+
 /// Resumes `th` now, inside the running code (`task.spawn`, an immediate event's handler).
 /// A run's main thread resumed here (a library resuming the thread it suspended) may end
 /// here: its run takes the values or the error, not the caller; another thread's error is
@@ -255,7 +273,7 @@ fn resume_now(lua: &Lua, th: &Thread, args: MultiValue) -> mlua::Result<()> {
         return Ok(());
     }
     if let Err(e) = step {
-        crate::context::ctx(lua)?.log(crate::context::LogLevel::Warn, e.to_string());
+        report_thread_error(lua, &e)?;
     }
     Ok(())
 }
@@ -531,7 +549,7 @@ fn step_group(
             Err(e) if is_main => return Err(e),
             Err(e) => {
                 // An error in a spawned thread is reported, not fatal to the run (Roblox prints it).
-                crate::context::ctx(lua)?.log(crate::context::LogLevel::Warn, e.to_string());
+                report_thread_error(lua, &e)?;
             }
         }
         if let Some(m) = main.filter(|m| m.status() != ThreadStatus::Resumable) {
@@ -673,7 +691,7 @@ fn pump_inner(lua: &Lua, run: &Run, frames: u32, hooks: &dyn Fn(bool)) -> mlua::
             Ok(_) => {}
             Err(e) if is_main => return Err(e),
             Err(e) => {
-                crate::context::ctx(lua)?.log(crate::context::LogLevel::Warn, e.to_string());
+                report_thread_error(lua, &e)?;
             }
         }
     }

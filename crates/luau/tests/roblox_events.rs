@@ -23,4 +23,5 @@ roblox_tests!("events":
     collection_membership,
     value_changed,
     reentrancy,
+    log_output,
 );

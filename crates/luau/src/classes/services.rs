@@ -1,7 +1,7 @@
 //! Methods of DataModel and the services (RunService, Players, HttpService, CollectionService,
 //! ChangeHistoryService, Debris, Lighting, LogService, MaterialService, TestService); the services themselves are made in `crate::services`.
 
-use crate::context::{Ctx, Instance, ctx};
+use crate::context::{Ctx, Instance, MessageType, ctx};
 use crate::instance::opt_instance;
 use crate::methods::MethodTable;
 use crate::services::{HistoryRequest, find_service, get_service, state};
@@ -400,15 +400,7 @@ pub fn register(m: &mut MethodTable) {
     // message. Written in Luau so that the thrown table reaches the script's pcall intact.
     let log = m
         .lua()
-        .create_function(|lua, (warn, text): (bool, String)| {
-            let level = if warn {
-                crate::context::LogLevel::Warn
-            } else {
-                crate::context::LogLevel::Print
-            };
-            ctx(lua)?.log(level, text);
-            Ok(())
-        });
+        .create_function(|lua, (ty, text): (u32, String)| output(lua, message_type(ty), text));
     match log.and_then(|log| {
         m.lua()
             .load(LOG_SERVICE_LUAU)
@@ -425,6 +417,36 @@ pub fn register(m: &mut MethodTable) {
         }
         Err(e) => m.fail(e),
     }
+
+    // What scripts output (`signals::script_output` keeps it), oldest first.
+    m.add_method("GetLogHistory", |lua, _this, ()| {
+        let lines: Vec<(String, u32, f64)> = ctx(lua)?
+            .log_history
+            .iter()
+            .map(|l| (l.message.to_string(), l.ty as u32, l.timestamp))
+            .collect();
+        let out = lua.create_table_with_capacity(lines.len(), 0)?;
+        for (message, ty, timestamp) in lines {
+            let line = lua.create_table_with_capacity(0, 3)?;
+            line.raw_set("message", message)?;
+            line.raw_set(
+                "messageType",
+                procmodel_luau_types::variant_to_lua(
+                    lua,
+                    &Variant::Enum(rbx_types::Enum::from_u32(ty)),
+                    Some("MessageType"),
+                )?,
+            )?;
+            line.raw_set("timestamp", timestamp)?;
+            out.raw_push(line)?;
+        }
+        Ok(out)
+    });
+    // Clears the history too, as the reference says.
+    m.add_method("ClearOutput", |lua, _this, ()| {
+        ctx(lua)?.log_history.clear();
+        Ok(())
+    });
 
     m.class("TestService");
     // TestService's output methods (what TestEZ's reporter and old test places call): the
@@ -444,36 +466,28 @@ pub fn register(m: &mut MethodTable) {
             move |lua, _this, (condition, description): (Value, Value)| {
                 let text = tostring(lua, description)?;
                 let ok = !matches!(condition, Value::Nil | Value::Boolean(false));
-                let (level, prefix) = if ok {
-                    (crate::context::LogLevel::Print, pass)
-                } else {
-                    (crate::context::LogLevel::Warn, fail)
+                let (ty, prefix) = match (ok, name) {
+                    (true, _) => (MessageType::Info, pass),
+                    (false, "Warn") => (MessageType::Warning, fail),
+                    (false, _) => (MessageType::Error, fail),
                 };
-                ctx(lua)?.log(level, format!("{prefix}{text}"));
-                Ok(())
+                output(lua, ty, format!("{prefix}{text}"))
             },
         );
     }
-    for (name, prefix, warn) in [
-        ("Message", "TestService: ", false),
-        ("Checkpoint", "Test checkpoint: ", false),
-        ("Error", "TestService: ", true),
-        ("Fail", "TestService: ", true),
+    for (name, prefix, ty) in [
+        ("Message", "TestService: ", MessageType::Info),
+        ("Checkpoint", "Test checkpoint: ", MessageType::Info),
+        ("Error", "TestService: ", MessageType::Error),
+        ("Fail", "TestService: ", MessageType::Error),
     ] {
         m.add_method(name, move |lua, _this, text: Value| {
             let text = tostring(lua, text)?;
-            let level = if warn {
-                crate::context::LogLevel::Warn
-            } else {
-                crate::context::LogLevel::Print
-            };
-            ctx(lua)?.log(level, format!("{prefix}{text}"));
-            Ok(())
+            output(lua, ty, format!("{prefix}{text}"))
         });
     }
     m.add_method("Done", |lua, _this, ()| {
-        ctx(lua)?.log(crate::context::LogLevel::Print, "Testing Done".into());
-        Ok(())
+        output(lua, MessageType::Info, "Testing Done".into())
     });
 
     m.class("Debris");
@@ -905,7 +919,7 @@ local function render(name, message, context, first)
 end
 local ERROR_META = { __tostring = function(e) return e.message end }
 local function thrown(text, template, context)
-    log(true, text)
+    log(3, text)
     return setmetatable({
         message = text,
         template = template,
@@ -913,19 +927,21 @@ local function thrown(text, template, context)
         stack = debug.traceback(nil, 3),
     }, ERROR_META)
 end
-local function logger(name, warn)
+-- `log(value, text)`: the value of the line's Enum.MessageType (MessageOutput 0,
+-- MessageInfo 1, MessageWarning 2, MessageError 3).
+local function logger(name, messageType)
     return function(self, message, context)
         local bad = checked(self, name)
         if bad then error(bad, 2) end
         local text, err = render(name, message, context, 1)
         if err then error(err, 2) end
-        log(warn, text)
+        log(messageType, text)
     end
 end
 local methods = {
-    Output = logger("Output", false),
-    Info = logger("Info", false),
-    Warn = logger("Warn", true),
+    Output = logger("Output", 0),
+    Info = logger("Info", 1),
+    Warn = logger("Warn", 2),
 }
 function methods.Error(self, message, context)
     local bad = checked(self, "Error")
@@ -945,10 +961,25 @@ function methods.Log(self, messageType, message, context)
     if messageType == Enum.MessageType.MessageError then
         error(thrown(text, message, context), 0)
     end
-    log(messageType == Enum.MessageType.MessageWarning, text)
+    log(messageType.Value, text)
 end
 return methods
 "#;
+
+/// A line LogService's or TestService's output methods print, as a script's output.
+fn output(lua: &mlua::Lua, ty: MessageType, text: String) -> mlua::Result<()> {
+    crate::signals::script_output(lua, ty, text.clone(), &text, None)
+}
+
+/// `Enum.MessageType`'s item of value `v` (MessageOutput for any other value).
+fn message_type(v: u32) -> MessageType {
+    match v {
+        1 => MessageType::Info,
+        2 => MessageType::Warning,
+        3 => MessageType::Error,
+        _ => MessageType::Output,
+    }
+}
 
 /// What `tostring` gives for `v` (the text the output methods print).
 fn tostring(lua: &mlua::Lua, v: Value) -> mlua::Result<String> {
