@@ -65,8 +65,8 @@ use rbx_types::{Ref, Variant};
 /// whose `Workspace.SignalBehavior` is Default or Immediate, and handlers firing one
 /// another stop at depth 10 (such a loop failed at the resumption limit); calls that failed
 /// build results — `WriteVoxelChannels` of what `ReadVoxelChannels` returned,
-/// `LogService.MessageOut`, `GetLogHistory`, `ScriptContext.Error` — and `Terrain.IsSmooth`
-/// reads true.
+/// `LogService.MessageOut`, `GetLogHistory`, `ScriptContext.Error`, Actor messages — and
+/// `Terrain.IsSmooth` reads true.
 pub const EPOCH: u32 = 12;
 
 /// The version of the result cache's entry format (`cache.rs`), part of every cache key:

@@ -32,12 +32,14 @@ pub enum Kind {
     /// An event of the instance's own that one of its methods fires (`Sound:Play` →
     /// `Played`), named by the filter; handlers get the text recorded with it.
     Named,
+    /// An Actor's messages of one topic (the filter): `BindToMessage`, `SendMessage`.
+    Message,
     /// Input and physics events: exist, never fire headless.
     Never,
 }
 
 /// Every kind, for walking a watch bit mask.
-const ALL_KINDS: [Kind; 17] = [
+const ALL_KINDS: [Kind; 18] = [
     Kind::Changed,
     Kind::PropertyChanged,
     Kind::AttributeChanged,
@@ -54,6 +56,7 @@ const ALL_KINDS: [Kind; 17] = [
     Kind::TagAdded,
     Kind::TagRemoved,
     Kind::Named,
+    Kind::Message,
     Kind::Never,
 ];
 // `Never` is the last kind: a kind added without its entry above fails to compile.

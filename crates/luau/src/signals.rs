@@ -322,6 +322,7 @@ impl TooDeep {
                 Kind::TagAdded => format!("GetInstanceAddedSignal(\"{filter}\")"),
                 Kind::TagRemoved => format!("GetInstanceRemovedSignal(\"{filter}\")"),
                 Kind::Named => filter.to_owned(),
+                Kind::Message => format!("messages \"{filter}\""),
                 Kind::Event => "Event".to_owned(),
                 k => format!("{k:?}"),
             };
@@ -467,12 +468,11 @@ fn take_ready(lua: &Lua, c: &mut Ctx, id: u64, args: MultiValue, depth: u8) -> m
 }
 
 /// The handlers of a signal fired with Luau values (RunService frames; BindableEvent:Fire
-/// from code at event depth `depth`), for the connections of run `only` alone (all of them
-/// for None).
+/// and Actor:SendMessage from code at event depth `depth`), for the connections of run
+/// `only` alone (all of them for None) and, with `filter`, those made with it.
 fn fire_now_of(
     lua: &Lua,
-    target: Ref,
-    kind: Kind,
+    (target, kind, filter): (Ref, Kind, Option<Ustr>),
     args: &MultiValue,
     only: Option<u32>,
     depth: u8,
@@ -492,9 +492,17 @@ fn fire_now_of(
         if only.is_some_and(|g| c.signals.conns.get(&id).is_some_and(|conn| conn.group != g)) {
             continue;
         }
+        if filter.is_some_and(|f| {
+            c.signals
+                .conns
+                .get(&id)
+                .is_some_and(|conn| conn.filter != Some(f))
+        }) {
+            continue;
+        }
         if depth >= MAX_EVENT_DEPTH {
             let mut too_deep = TooDeep::default();
-            too_deep.note(target, kind, None);
+            too_deep.note(target, kind, filter);
             too_deep.report(&mut c);
             return Ok(Vec::new());
         }
@@ -531,16 +539,14 @@ fn fire_frame_of(lua: &Lua, only: Option<u32>, now: f64, dt: f64) -> mlua::Resul
     };
     let mut out = fire_now_of(
         lua,
-        service,
-        Kind::Stepped,
+        (service, Kind::Stepped, None),
         &MultiValue::from_iter([Value::Number(now), Value::Number(dt)]),
         only,
         0,
     )?;
     out.extend(fire_now_of(
         lua,
-        service,
-        Kind::Heartbeat,
+        (service, Kind::Heartbeat, None),
         &MultiValue::from_iter([Value::Number(dt)]),
         only,
         0,
@@ -909,5 +915,30 @@ pub fn tag_signal(lua: &Lua, tag: &str, added: bool) -> mlua::Result<Value> {
 /// queues them: they run at the next resumption point).
 pub fn event_handlers(lua: &Lua, this: &Instance, args: &MultiValue) -> mlua::Result<Vec<Ready>> {
     let depth = crate::sched::sched(lua)?.event_depth;
-    fire_now_of(lua, this.r, Kind::Event, args, None, depth)
+    fire_now_of(lua, (this.r, Kind::Event, None), args, None, depth)
+}
+
+/// `Actor:BindToMessage(topic, f)` (and `BindToMessageParallel`): `f` gets the actor's
+/// messages of `topic`; the connection disconnects it.
+pub fn bind_message(lua: &Lua, actor: Ref, topic: &str, f: Value) -> mlua::Result<Connection> {
+    let sig = Signal {
+        target: actor,
+        kind: Kind::Message,
+        filter: Some(Ustr::from(topic)),
+        name: "Message",
+    };
+    connect(lua, &sig, f, false)
+}
+
+/// The handlers bound to `actor`'s messages of `topic` (`Actor:SendMessage`), one event
+/// deeper than the sender.
+pub fn message_handlers(
+    lua: &Lua,
+    actor: Ref,
+    topic: &str,
+    args: &MultiValue,
+) -> mlua::Result<Vec<Ready>> {
+    let depth = crate::sched::sched(lua)?.event_depth;
+    let key = (actor, Kind::Message, Some(Ustr::from(topic)));
+    fire_now_of(lua, key, args, None, depth)
 }

@@ -24,4 +24,5 @@ roblox_tests!("events":
     value_changed,
     reentrancy,
     log_output,
+    actor_messages,
 );

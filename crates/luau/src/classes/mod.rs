@@ -5,6 +5,7 @@
 //! Adding a class with methods is one new module with a `register(&mut MethodTable)` and one
 //! line in [`register_all`].
 
+mod actor;
 mod attachment;
 mod bindable;
 mod csg;
@@ -39,6 +40,7 @@ use mlua::Lua;
 /// Every class module's methods.
 pub fn register_all(m: &mut MethodTable) {
     instance::register(m);
+    actor::register(m);
     attachment::register(m);
     bindable::register(m);
     csg::register(m);
