@@ -63,8 +63,10 @@ use rbx_types::{Ref, Variant};
 /// thread woken by `task.spawn` or by a frame handler, TestService's output, `_G` shared
 /// by a script and its modules. 12: event handlers run inside the firing call in a place
 /// whose `Workspace.SignalBehavior` is Default or Immediate, and handlers firing one
-/// another stop at depth 10 (such a loop failed at the resumption limit); calls that failed
-/// build results — `WriteVoxelChannels` of what `ReadVoxelChannels` returned,
+/// another stop at depth 10 (such a loop failed at the resumption limit); a new value
+/// object is named "Value", a ShirtGraphic "Shirt Graphic", a Shirt or Pants "Clothing";
+/// calls that failed build results — `WriteVoxelChannels` of what `ReadVoxelChannels`
+/// returned,
 /// `LogService.MessageOut`, `GetLogHistory`, `ScriptContext.Error`, Actor messages — and
 /// `Terrain.IsSmooth` reads true.
 pub const EPOCH: u32 = 12;

@@ -1231,6 +1231,8 @@ impl crate::ffi::RawContext for Ctx {
 #[derive(Clone, Copy)]
 pub struct NewClass {
     pub class: Ustr,
+    /// The name a new one gets: its class's, but for the classes Roblox names otherwise.
+    pub name: &'static str,
     /// Modern Studio parts are 4×1×2 (the database keeps the legacy 4×1.2×2).
     pub size: Option<rbx_types::Vector3>,
 }
@@ -1275,10 +1277,26 @@ impl NewClass {
             }
             _ => None,
         };
+        let class = Ustr::from(name);
         Some(NewClass {
-            class: Ustr::from(name),
+            class,
+            name: default_name(class.as_str()),
             size,
         })
+    }
+}
+
+/// The name Roblox gives a new instance of `class`: the class's own, but "Value" for the
+/// value objects (the reference's RayValue page: `Instance.new("RayValue")` makes "a new
+/// RayValue named \"Value\"", "like all -Value objects"), and the names the classic
+/// clothing guide shows for a newly inserted ShirtGraphic ("Shirt Graphic") and Shirt or
+/// Pants ("Clothing").
+fn default_name(class: &'static str) -> &'static str {
+    match class {
+        "ShirtGraphic" => "Shirt Graphic",
+        "Shirt" | "Pants" => "Clothing",
+        c if procmodel_dom::is_a(c, "ValueBase") => "Value",
+        c => c,
     }
 }
 

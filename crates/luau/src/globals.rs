@@ -436,11 +436,12 @@ pub fn new_instance(c: &mut Ctx, class: &str, parent: &Value) -> mlua::Result<Va
         )));
     };
     crate::classes::count_new_instance(c)?;
-    // Named after its class, as Roblox does (copied from the class name's str:
-    // `InstanceBuilder::new` formats it through `Display`, measurably slower per instance).
+    // Named as Roblox names a new one (`NewClass::name`: mostly its class; copied from a
+    // str: `InstanceBuilder::new` formats it through `Display`, measurably slower per
+    // instance).
     let mut builder = InstanceBuilder::empty()
         .with_class(info.class)
-        .with_name(info.class.as_str());
+        .with_name(info.name);
     if let Some(m) = c
         .managed
         .as_ref()
