@@ -2399,7 +2399,7 @@ fn handlers_run_inside_the_firing_call_where_the_place_asks_for_immediate_signal
         assert!(err.contains(expected), "{property} = {value}: {err}");
         assert_eq!(
             common::stderr(&out)
-                .matches("Maximum event re-entrancy depth (10) exceeded for IntValue.Changed")
+                .matches("Maximum event re-entrancy depth (10) exceeded for Value.Changed")
                 .count(),
             1,
             "{}",

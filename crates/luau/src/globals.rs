@@ -64,7 +64,7 @@ end
 /// error objects, so `err:find(...)` and `"x" .. err` work as in Studio; and the
 /// debug.traceback that leaves these wrappers' frames out.
 const PCALL_LUAU: &str = r##"
-local rawpcall, rawxpcall, native, rawtraceback = ...
+local rawpcall, rawxpcall, native, rawtraceback, rawresume, rawclose = ...
 local gsub = string.gsub
 local function fixone(e)
     if type(e) == "userdata" then
@@ -85,6 +85,14 @@ local function xpcall(f, handler, ...)
     return rawxpcall(f, function(e)
         return handler(fixone(e))
     end, ...)
+end
+-- A coroutine that an engine call's error ended gives its message as a string, as every
+-- error reaches a script in Roblox (not the host's error object, which `..` refuses).
+local function resume(co, ...)
+    return fix(rawresume(co, ...))
+end
+local function close(co)
+    return fix(rawclose(co))
 end
 -- debug.traceback without the frames of these wrappers (Luau leaves out C functions, as
 -- Roblox's pcall and xpcall are; a `xpcall(f, debug.traceback)` printed "[pcall]:20" first).
@@ -108,7 +116,7 @@ local function traceback(...)
     end
     return (gsub(out, "%[pcall%]:%d+[^\n]*\n", ""))
 end
-return pcall, xpcall, traceback
+return pcall, xpcall, traceback, resume, close
 "##;
 
 /// The security identity `printidentity` reports: a game script's (Roblox's level 2).
@@ -156,14 +164,27 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
     datetime.set_readonly(readonly);
     let rawpcall: Function = globals.get("pcall")?;
     let debug: Table = globals.get("debug")?;
-    let (pcall, xpcall, traceback): (Function, Function, Function) =
-        lua.load(PCALL_LUAU).set_name("=[pcall]").call((
-            rawpcall.clone(),
-            globals.get::<Function>("xpcall")?,
-            lua.create_function(error_to_string)?,
-            debug.get::<Function>("traceback")?,
-        ))?;
+    let coroutine: Table = globals.get("coroutine")?;
+    let (pcall, xpcall, traceback, resume, close): (
+        Function,
+        Function,
+        Function,
+        Function,
+        Function,
+    ) = lua.load(PCALL_LUAU).set_name("=[pcall]").call((
+        rawpcall.clone(),
+        globals.get::<Function>("xpcall")?,
+        lua.create_function(error_to_string)?,
+        debug.get::<Function>("traceback")?,
+        coroutine.get::<Function>("resume")?,
+        coroutine.get::<Function>("close")?,
+    ))?;
     debug.set("traceback", traceback)?;
+    let readonly = coroutine.is_readonly();
+    coroutine.set_readonly(false);
+    coroutine.raw_set("resume", resume)?;
+    coroutine.raw_set("close", close)?;
+    coroutine.set_readonly(readonly);
     // `ypcall`: the old name of a pcall that may yield (every pcall may, in Luau).
     globals.set("ypcall", pcall.clone())?;
     globals.set("pcall", pcall)?;
