@@ -65,10 +65,11 @@ use rbx_types::{Ref, Variant};
 /// whose `Workspace.SignalBehavior` is Default or Immediate, and handlers firing one
 /// another stop at depth 10 (such a loop failed at the resumption limit); a new value
 /// object is named "Value", a ShirtGraphic "Shirt Graphic", a Shirt or Pants "Clothing";
+/// `os.clock` and `tick` read a microsecond later at each reading in a run; RunService's
+/// PreRender (RenderStepped) fires each frame and `BindToRenderStep` binds to it;
 /// calls that failed build results — `WriteVoxelChannels` of what `ReadVoxelChannels`
-/// returned,
-/// `LogService.MessageOut`, `GetLogHistory`, `ScriptContext.Error`, Actor messages — and
-/// `Terrain.IsSmooth` reads true.
+/// returned, `LogService.MessageOut`, `GetLogHistory`, `ScriptContext.Error`, Actor
+/// messages — and `Terrain.IsSmooth` reads true.
 pub const EPOCH: u32 = 12;
 
 /// The version of the result cache's entry format (`cache.rs`), part of every cache key:

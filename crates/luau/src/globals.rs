@@ -239,9 +239,17 @@ pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
     globals.raw_remove("require")?;
     globals.set("loadstring", loadstring(lua)?)?;
 
-    // Virtual clock.
-    globals.set("os", procmodel_luau_types::datetime::os_library(lua, now)?)?;
-    globals.set("tick", lua.create_function(|lua, ()| Ok(now(lua)))?)?;
+    // Virtual clock; `os.clock` and `tick` also move while code runs (`sched::cpu_clock`).
+    let os = procmodel_luau_types::datetime::os_library(lua, now)?;
+    os.raw_set(
+        "clock",
+        lua.create_function(|lua, ()| Ok(crate::sched::cpu_clock(lua)))?,
+    )?;
+    globals.set("os", os)?;
+    globals.set(
+        "tick",
+        lua.create_function(|lua, ()| Ok(crate::sched::cpu_clock(lua)))?,
+    )?;
     globals.set("time", lua.create_function(|lua, ()| Ok(now(lua)))?)?;
     globals.set("elapsedTime", lua.create_function(|lua, ()| Ok(now(lua)))?)?;
     // `version()`: the Roblox version whose API this engine implements (the bundled reflection

@@ -58,6 +58,9 @@ pub struct Sched {
     /// `math.random`'s generator for the run being driven (each run has its own, swapped in
     /// with its clock).
     pub(crate) rng: Pcg32,
+    /// How many times the running code read its clock (`os.clock`, `tick`), which moves
+    /// while code runs: [`cpu_clock`].
+    reads: u64,
     /// Event depth of the code running now, or of the thread resumed last until the events
     /// it recorded are dispatched: 0 outside signal handlers, n inside a handler of an event
     /// that n - 1 nested handlers fired.
@@ -73,6 +76,7 @@ pub(crate) struct Saved {
     now: f64,
     last_frame: f64,
     rng: Option<Pcg32>,
+    reads: u64,
 }
 
 /// A live run's clock (see [`Sched::check_run`]).
@@ -86,6 +90,7 @@ pub(crate) struct RunClock {
     now: f64,
     last_frame: f64,
     rng: Pcg32,
+    reads: u64,
     /// A wait of the run's that may never end (`Infinite yield possible on ...`), named in
     /// the wait limit's error.
     stuck: Option<String>,
@@ -122,6 +127,7 @@ impl Default for Sched {
             last_frame: 0.0,
             max_wait: DEFAULT_MAX_WAIT,
             rng: Pcg32::new(RANDOM_SEED),
+            reads: 0,
             event_depth: 0,
         }
     }
@@ -166,6 +172,7 @@ impl Sched {
             now: 0.0,
             last_frame: 0.0,
             rng: Pcg32::new(RANDOM_SEED),
+            reads: 0,
             stuck: None,
             main: None,
             main_end: None,
@@ -209,10 +216,12 @@ impl Sched {
             now: self.now,
             last_frame: self.last_frame,
             rng: None,
+            reads: self.reads,
         };
         if let Some(r) = self.runs.iter_mut().find(|r| r.group == group) {
             self.now = r.now;
             self.last_frame = r.last_frame;
+            self.reads = r.reads;
             saved.rng = Some(std::mem::replace(&mut self.rng, r.rng.clone()));
         }
         saved
@@ -224,9 +233,11 @@ impl Sched {
             r.now = self.now;
             r.last_frame = self.last_frame;
             r.rng = self.rng.clone();
+            r.reads = self.reads;
         }
         self.now = saved.now;
         self.last_frame = saved.last_frame;
+        self.reads = saved.reads;
         if let Some(rng) = saved.rng {
             self.rng = rng;
         }
@@ -345,4 +356,22 @@ impl Sched {
 /// The run's virtual clock, in seconds (0 before a scheduler is installed).
 pub(crate) fn now(lua: &mlua::Lua) -> f64 {
     lua.app_data_ref::<Sched>().map(|s| s.now).unwrap_or(0.0)
+}
+
+/// How much later each reading of the running code's clock is than the one before, beyond
+/// the virtual time.
+pub const CLOCK_STEP: f64 = 1e-6;
+
+/// The running code's clock (`os.clock`, `tick`): the run's virtual time plus
+/// [`CLOCK_STEP`] for each earlier reading, as a real clock moves while code runs. Strictly
+/// increasing and deterministic (it counts readings, never reads a clock), so time budgets,
+/// busy waits and libraries ordering their updates by it (Fusion's `lastChange`) work, and
+/// a wait still shows as its whole length between two readings.
+pub(crate) fn cpu_clock(lua: &mlua::Lua) -> f64 {
+    let Some(mut s) = lua.app_data_mut::<Sched>() else {
+        return 0.0;
+    };
+    let t = s.now + s.reads as f64 * CLOCK_STEP;
+    s.reads += 1;
+    t
 }

@@ -26,6 +26,8 @@ pub enum Kind {
     Event,
     Heartbeat,
     Stepped,
+    /// RunService.PreRender and its older name RenderStepped (and `BindToRenderStep`).
+    Render,
     /// CollectionService:GetInstanceAddedSignal(tag) / Removed (target: none).
     TagAdded,
     TagRemoved,
@@ -39,7 +41,7 @@ pub enum Kind {
 }
 
 /// Every kind, for walking a watch bit mask.
-const ALL_KINDS: [Kind; 18] = [
+const ALL_KINDS: [Kind; 19] = [
     Kind::Changed,
     Kind::PropertyChanged,
     Kind::AttributeChanged,
@@ -53,6 +55,7 @@ const ALL_KINDS: [Kind; 18] = [
     Kind::Event,
     Kind::Heartbeat,
     Kind::Stepped,
+    Kind::Render,
     Kind::TagAdded,
     Kind::TagRemoved,
     Kind::Named,

@@ -511,6 +511,9 @@ fn fire_now_of(
     Ok(out)
 }
 
+/// The kinds RunService fires each frame.
+const FRAME_KINDS: u32 = Kind::Heartbeat.bit() | Kind::Stepped.bit() | Kind::Render.bit();
+
 /// RunService's frame signals for one engine frame of `dt` seconds ending at `now`.
 pub fn fire_frame(lua: &Lua, now: f64, dt: f64) -> mlua::Result<Vec<Ready>> {
     fire_frame_of(lua, None, now, dt)
@@ -525,25 +528,34 @@ pub fn fire_group_frame(lua: &Lua, group: u32, now: f64, dt: f64) -> mlua::Resul
 fn fire_frame_of(lua: &Lua, only: Option<u32>, now: f64, dt: f64) -> mlua::Result<Vec<Ready>> {
     let service = {
         let c = ctx(lua)?;
-        if c.signals.watch.kinds & (Kind::Heartbeat.bit() | Kind::Stepped.bit()) == 0 {
+        if c.signals.watch.kinds & FRAME_KINDS == 0 {
             return Ok(Vec::new());
         }
         c.signals
             .index
             .keys()
-            .find(|(_, k)| matches!(k, Kind::Heartbeat | Kind::Stepped))
+            .find(|(_, k)| k.bit() & FRAME_KINDS != 0)
             .map(|(r, _)| *r)
     };
     let Some(service) = service else {
         return Ok(Vec::new());
     };
+    // A frame's order (the reference's RunService events): PreRender, PreSimulation
+    // (Stepped), then Heartbeat.
     let mut out = fire_now_of(
+        lua,
+        (service, Kind::Render, None),
+        &MultiValue::from_iter([Value::Number(dt)]),
+        only,
+        0,
+    )?;
+    out.extend(fire_now_of(
         lua,
         (service, Kind::Stepped, None),
         &MultiValue::from_iter([Value::Number(now), Value::Number(dt)]),
         only,
         0,
-    )?;
+    )?);
     out.extend(fire_now_of(
         lua,
         (service, Kind::Heartbeat, None),
@@ -560,7 +572,7 @@ pub fn frame_listeners(lua: &Lua, group: u32) -> mlua::Result<bool> {
     Ok(c.signals
         .conns
         .values()
-        .any(|conn| conn.group == group && matches!(conn.kind, Kind::Heartbeat | Kind::Stepped)))
+        .any(|conn| conn.group == group && conn.kind.bit() & FRAME_KINDS != 0))
 }
 
 /// True when a thread of `group` is suspended in a frame signal's `Wait()`.
@@ -568,7 +580,7 @@ pub fn frame_waiters(lua: &Lua, group: u32) -> mlua::Result<bool> {
     let c = ctx(lua)?;
     Ok(c.signals.conns.values().any(|conn| {
         conn.group == group
-            && matches!(conn.kind, Kind::Heartbeat | Kind::Stepped)
+            && conn.kind.bit() & FRAME_KINDS != 0
             && matches!(conn.cb, Callback::Thread(..))
     }))
 }
@@ -838,6 +850,10 @@ pub fn member(lua: &Lua, this: &Instance, key: &[u8]) -> mlua::Result<Option<Val
             return signal(lua, this.r, Kind::Named, Some(Ustr::from(name)), name).map(Some);
         }
         "Stepped" if is_a("RunService") => (Kind::Stepped, "Stepped"),
+        // Fired each virtual frame, as Studio's edit mode (where `IsClient()` is true too)
+        // fires them each frame it draws.
+        "PreRender" if is_a("RunService") => (Kind::Render, "PreRender"),
+        "RenderStepped" if is_a("RunService") => (Kind::Render, "RenderStepped"),
         // What scripts output (`script_output`).
         "MessageOut" if is_a("LogService") => {
             return signal(

@@ -284,11 +284,6 @@ const UNAVAILABLE: &[(&str, &[&str], &str)] = &[
         &["GetTextSize", "GetTextBoundsAsync", "FilterStringAsync"],
         "text measuring and filtering are not available (procmodel has no font metrics or filter)",
     ),
-    (
-        "RunService",
-        &["BindToRenderStep", "UnbindFromRenderStep"],
-        "render steps run on a client each frame it draws (procmodel draws nothing); use RunService.Heartbeat",
-    ),
 ];
 
 /// Registry name of the Selection service's list.
@@ -391,6 +386,25 @@ pub fn register(m: &mut MethodTable) {
         ("IsEdit", true),
     ] {
         m.add_method(name, move |_lua, _this, ()| Ok(answer));
+    }
+
+    // BindToRenderStep/UnbindFromRenderStep: functions called each frame at PreRender, lowest
+    // priority first (in the order bound, where Roblox picks at random).
+    match m
+        .lua()
+        .load(RENDER_STEP_LUAU)
+        .set_name("=[RunService]")
+        .call::<mlua::Table>(())
+    {
+        Ok(t) => {
+            for name in ["BindToRenderStep", "UnbindFromRenderStep"] {
+                match t.raw_get::<mlua::Function>(name) {
+                    Ok(f) => m.add_function(name, f),
+                    Err(e) => m.fail(e),
+                }
+            }
+        }
+        Err(e) => m.fail(e),
     }
 
     m.class("LogService");
@@ -887,6 +901,59 @@ pub fn register(m: &mut MethodTable) {
         },
     );
 }
+
+/// RunService's render step bindings (see `register`): one PreRender connection per VM
+/// calls the bound functions in priority order; a run's bindings end with its connections.
+const RENDER_STEP_LUAU: &str = r#"
+local bindings = {}
+local connection = nil
+local function step(dt)
+    local now = table.clone(bindings)
+    table.sort(now, function(a, b)
+        if a.priority ~= b.priority then
+            return a.priority < b.priority
+        end
+        return a.order < b.order
+    end)
+    for _, binding in now do
+        if table.find(bindings, binding) then
+            binding.fn(dt)
+        end
+    end
+end
+local order = 0
+local methods = {}
+function methods.BindToRenderStep(self, name, priority, fn)
+    if typeof(self) ~= "Instance" or not self:IsA("RunService") then
+        error("Expected ':' not '.' calling member function BindToRenderStep", 2)
+    end
+    if type(name) ~= "string" then
+        error(`invalid argument #1 to 'BindToRenderStep' (string expected, got {typeof(name)})`, 2)
+    end
+    if type(priority) ~= "number" then
+        error(`invalid argument #2 to 'BindToRenderStep' (number expected, got {typeof(priority)}; use Enum.RenderPriority.X.Value)`, 2)
+    end
+    if type(fn) ~= "function" then
+        error(`invalid argument #3 to 'BindToRenderStep' (function expected, got {typeof(fn)})`, 2)
+    end
+    order += 1
+    table.insert(bindings, { name = name, priority = priority, fn = fn, order = order })
+    if connection == nil or not connection.Connected then
+        connection = self.PreRender:Connect(step)
+    end
+end
+function methods.UnbindFromRenderStep(self, name)
+    if typeof(self) ~= "Instance" or not self:IsA("RunService") then
+        error("Expected ':' not '.' calling member function UnbindFromRenderStep", 2)
+    end
+    for i = #bindings, 1, -1 do
+        if bindings[i].name == name then
+            table.remove(bindings, i)
+        end
+    end
+end
+return methods
+"#;
 
 /// LogService's logging methods (see `register`).
 const LOG_SERVICE_LUAU: &str = r#"
