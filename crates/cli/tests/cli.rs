@@ -788,7 +788,7 @@ fn the_script_run_runs_is_not_saved_into_the_place() {
     );
 }
 
-/// `game:BindToClose` functions run when the session closes, after the script and its threads
+/// `game:BindToClose` functions (and `game.Close` handlers) run when the session closes, after the script and its threads
 /// and before the place is saved, each in its own thread, for at most 30 s of virtual time:
 /// one that never finishes is ended with a warning, one that fails is reported, and the run
 /// still succeeds.
@@ -799,7 +799,11 @@ fn bind_to_close_runs_before_the_place_is_saved() {
         &script,
         "game:BindToClose(function() task.wait(2) local p = Instance.new('Part') p.Name = 'SavedOnClose' p.Parent = workspace end)\n\
          game:BindToClose(function() error('a failing closer') end)\n\
-         game:BindToClose(function() while true do task.wait(1) end end)\n",
+         game:BindToClose(function() while true do task.wait(1) end end)\n\
+         -- The old game.Close event's handlers run at the close too (connecting was an error).\n\
+         game.Close:Connect(function() task.wait(1) local p = Instance.new('Part') p.Name = 'ClosedByEvent' p.Parent = workspace end)\n\
+         local gone = game.Close:Connect(function() Instance.new('Part', workspace).Name = 'Disconnected' end)\n\
+         gone:Disconnect()\n",
     )
     .unwrap();
     let place = tmp("close.rbxl");
@@ -816,7 +820,10 @@ fn bind_to_close_runs_before_the_place_is_saved() {
         err.contains("1 function(s) still running after 30 s"),
         "{err}"
     );
-    assert_eq!(count_named(&read_rbxm(&place), "SavedOnClose"), 1);
+    let saved = read_rbxm(&place);
+    assert_eq!(count_named(&saved, "SavedOnClose"), 1);
+    assert_eq!(count_named(&saved, "ClosedByEvent"), 1);
+    assert_eq!(count_named(&saved, "Disconnected"), 0);
 }
 
 #[test]

@@ -15,7 +15,6 @@ const NOT_FIRED: &[(&str, &str)] = &[
     ("DataModel", "ItemChanged"),
     ("Lighting", "LightingChanged"),
     ("Path2D", "ControlPointChanged"),
-    ("ServiceProvider", "Close"),
     ("ServiceProvider", "ServiceAdded"),
     ("ServiceProvider", "ServiceRemoving"),
 ];

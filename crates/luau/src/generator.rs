@@ -789,8 +789,8 @@ impl Host {
         c.keep_session_services();
     }
 
-    /// The session closes: the functions bound with `game:BindToClose` run, each in a thread
-    /// of its own, for at most 30 seconds of virtual time; those still running then are ended
+    /// The session closes: the functions bound with `game:BindToClose` (and the handlers of
+    /// `game.Close`, `classes::services::keep_close_handlers`) run, each in a thread of its own, for at most 30 seconds of virtual time; those still running then are ended
     /// with a warning. Their errors are reported as a spawned thread's are.
     fn close_session(&mut self) -> mlua::Result<()> {
         let Value::Table(bound) = self

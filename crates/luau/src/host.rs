@@ -329,6 +329,10 @@ impl Host {
                 .app_data_ref::<crate::sched::Sched>()
                 .map(|s| s.last_group()),
         };
+        if frames && result.is_ok() {
+            // A script's `game.Close` handlers outlive its connections, to run at the close.
+            crate::classes::services::keep_close_handlers(&self.lua)?;
+        }
         let leaked = match group {
             Some(g) => crate::task::end_leaked(&self.lua, g).unwrap_or(0),
             None => 0,

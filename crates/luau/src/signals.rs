@@ -182,6 +182,25 @@ pub fn script_output(
     crate::context::after_call(lua)
 }
 
+/// The functions connected to `game.Close` (the DataModel's), in the order connected: the
+/// session runs them when it closes, beside the functions bound with `BindToClose`.
+pub(crate) fn close_handlers(c: &Ctx) -> Vec<Function> {
+    let root = c.dom.root_ref();
+    let close = Some(Ustr::from("Close"));
+    let Some(ids) = c.signals.index.get(&(root, Kind::Named)) else {
+        return Vec::new();
+    };
+    ids.iter()
+        .filter(|id| !c.signals.cut.contains(id))
+        .filter_map(|id| c.signals.conns.get(id))
+        .filter(|conn| conn.filter == close)
+        .filter_map(|conn| match &conn.cb {
+            Callback::Func(f) => Some(f.clone()),
+            Callback::Thread(..) => None,
+        })
+        .collect()
+}
+
 /// Whether anything listens to an event some instance's methods fire (the cheap check
 /// before looking for the instance).
 pub(crate) fn any_named(c: &Ctx) -> bool {
@@ -854,6 +873,10 @@ pub fn member(lua: &Lua, this: &Instance, key: &[u8]) -> mlua::Result<Option<Val
         // fires them each frame it draws.
         "PreRender" if is_a("RunService") => (Kind::Render, "PreRender"),
         "RenderStepped" if is_a("RunService") => (Kind::Render, "RenderStepped"),
+        // The session closing (`close_handlers`).
+        "Close" if is_a("DataModel") => {
+            return signal(lua, this.r, Kind::Named, Some(Ustr::from("Close")), "Close").map(Some);
+        }
         // What scripts output (`script_output`).
         "MessageOut" if is_a("LogService") => {
             return signal(

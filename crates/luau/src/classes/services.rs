@@ -119,6 +119,20 @@ end
 /// Registry name of the functions `game:BindToClose` bound, in the order they were bound.
 pub(crate) const CLOSE: &str = "procmodel.bind_to_close";
 
+/// Keeps the functions connected to `game.Close` with those `BindToClose` bound, before a
+/// script's run ends and its connections are cut: the session runs them all when it closes.
+pub(crate) fn keep_close_handlers(lua: &mlua::Lua) -> mlua::Result<()> {
+    let handlers = crate::signals::close_handlers(&*ctx(lua)?);
+    if handlers.is_empty() {
+        return Ok(());
+    }
+    let list = registry_list(lua, CLOSE)?;
+    for f in handlers {
+        list.raw_push(f)?;
+    }
+    Ok(())
+}
+
 /// Given the bound functions and `task.spawn`, `task.wait`, `task.cancel`: runs each function
 /// in a thread of its own and waits for them, as a closing server does, for at most 30 seconds
 /// (of virtual time); returns how many were still running then and were ended.
