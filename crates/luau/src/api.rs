@@ -195,7 +195,7 @@ mod tests {
         assert_eq!(event("Part", "Activated"), Event::Unknown);
         assert_eq!(event("Workspace", "ServiceAdded"), Event::Unknown);
         assert_eq!(
-            event("DataModel", "Close"),
+            event("DataModel", "ServiceAdded"),
             Event::NotFired("ServiceProvider")
         );
         assert_eq!(method("Humanoid", "MoveTo"), Some("Humanoid"));
