@@ -157,10 +157,11 @@ fn r15_4_types_parse_and_name_what_the_engine_implements() {
     assert!(class_body(&defs, "BasePart").contains(&"\tTouched: RBXScriptSignal"));
     assert!(class_body(&defs, "Sound").contains(&"\tPlayed: RBXScriptSignal"));
     assert!(class_body(&defs, "LogService").contains(&"\tMessageOut: RBXScriptSignal"));
+    assert!(class_body(&defs, "Lighting").contains(&"\tLightingChanged: RBXScriptSignal"));
     assert!(
-        !class_body(&defs, "Lighting")
+        !class_body(&defs, "DataModel")
             .iter()
-            .any(|l| l.contains("LightingChanged"))
+            .any(|l| l.contains("ItemChanged"))
     );
     let part = class_body(&defs, "BasePart");
     assert!(part.contains(&"\tSize: Vector3"), "{part:?}");

@@ -69,7 +69,8 @@ use rbx_types::{Ref, Variant};
 /// PreRender (RenderStepped) fires each frame and `BindToRenderStep` binds to it;
 /// calls that failed build results — `WriteVoxelChannels` of what `ReadVoxelChannels`
 /// returned, `LogService.MessageOut`, `GetLogHistory`, `ScriptContext.Error`, Actor
-/// messages, `game.Close` handlers — and `Terrain.IsSmooth` reads true.
+/// messages, `game.Close` handlers, `Lighting.LightingChanged` — and `Terrain.IsSmooth`
+/// reads true.
 pub const EPOCH: u32 = 12;
 
 /// The version of the result cache's entry format (`cache.rs`), part of every cache key:

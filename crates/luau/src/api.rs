@@ -13,7 +13,6 @@ const NOT_FIRED: &[(&str, &str)] = &[
     ("CollectionService", "ItemAdded"),
     ("CollectionService", "ItemRemoved"),
     ("DataModel", "ItemChanged"),
-    ("Lighting", "LightingChanged"),
     ("Path2D", "ControlPointChanged"),
     ("ServiceProvider", "ServiceAdded"),
     ("ServiceProvider", "ServiceRemoving"),

@@ -678,11 +678,7 @@ fn store(c: &mut Ctx, this: &Instance, k: Ustr, variant: Variant) -> mlua::Resul
             flag_code_users(c, this.r);
         }
     }
-    if c.signals.watch.any
-        && c.signals
-            .watch
-            .listens(this.r, crate::signals::PROPERTY_KINDS)
-    {
+    if c.signals.watch.any && c.signals.watch.listens(this.r, crate::signals::WRITE_KINDS) {
         // Roblox fires the change signals only for a change (a value never written is the
         // class default); the comparison costs only writes someone listens to.
         let inst = inst_mut(c, this)?;

@@ -109,6 +109,8 @@ pub(crate) enum NamedArgs {
     Message(Box<str>, u32),
     /// `ScriptContext.Error`: the message, the stack trace and the script (none: nil).
     ScriptError(Box<str>, Box<str>, Ref),
+    /// One boolean (`Lighting.LightingChanged`'s `skyChanged`).
+    Flag(bool),
 }
 
 /// The argument `Changed` handlers get. Roblox's ValueBase objects (IntValue, ObjectValue,

@@ -22,6 +22,12 @@ use rbx_types::{Ref, Variant};
 
 /// A property of `r` was written (`name`: the member name Roblox reports).
 pub fn prop_changed(c: &mut Ctx, r: Ref, name: &str) {
+    if !c.signals.watch.listens(r, WRITE_KINDS) {
+        return;
+    }
+    if c.signals.watch.listens(r, Kind::Named.bit()) {
+        lighting_changed(c, r, name);
+    }
     if !c.signals.watch.listens(r, PROPERTY_KINDS) {
         return;
     }
@@ -49,8 +55,38 @@ pub fn prop_changed(c: &mut Ctx, r: Ref, name: &str) {
     }
 }
 
+/// `Lighting.LightingChanged(false)` for a change of one of Lighting's properties but those
+/// the reference leaves out (GlobalShadows and the fog's).
+fn lighting_changed(c: &mut Ctx, r: Ref, name: &str) {
+    let lighting = c.dom.get_by_ref(r).is_some_and(|i| i.class == "Lighting");
+    if lighting && !matches!(name, "GlobalShadows" | "FogColor" | "FogStart" | "FogEnd") {
+        named_args(c, r, "LightingChanged", NamedArgs::Flag(false));
+    }
+}
+
+/// `Lighting.LightingChanged(true)` when a Sky enters or leaves Lighting (`old` and `new`:
+/// its parents before and after).
+fn sky_moved(c: &mut Ctx, r: Ref, old: Ref, new: Ref) {
+    if c.dom.get_by_ref(r).is_none_or(|i| i.class != "Sky") {
+        return;
+    }
+    for parent in [old, new] {
+        let lighting = c
+            .dom
+            .get_by_ref(parent)
+            .is_some_and(|i| i.class == "Lighting");
+        if lighting {
+            named_args(c, parent, "LightingChanged", NamedArgs::Flag(true));
+        }
+    }
+}
+
 /// The kinds a property change fires (`Changed`, `GetPropertyChangedSignal`).
 pub const PROPERTY_KINDS: u32 = Kind::Changed.bit() | Kind::PropertyChanged.bit();
+
+/// The kinds a property write may fire: the change signals and an instance's own events
+/// (`Lighting.LightingChanged`).
+pub const WRITE_KINDS: u32 = PROPERTY_KINDS | Kind::Named.bit();
 
 /// The kinds an attribute change fires (`AttributeChanged`, `GetAttributeChangedSignal`).
 pub const ATTRIBUTE_KINDS: u32 = Kind::AttributeChanged.bit() | Kind::AttributeChangedNamed.bit();
@@ -284,6 +320,9 @@ pub fn reparented(c: &mut Ctx, r: Ref, old: Ref, new: Ref) {
             }
         }
     }
+    if kinds & Kind::Named.bit() != 0 {
+        sky_moved(c, r, old, new);
+    }
     prop_changed(c, r, "Parent");
 }
 
@@ -438,6 +477,7 @@ pub fn flush(lua: &Lua, depth: u8) -> mlua::Result<Vec<Ready>> {
                                 Some("MessageType"),
                             )?);
                         }
+                        Some(NamedArgs::Flag(b)) => args.push_back(Value::Boolean(*b)),
                         Some(NamedArgs::ScriptError(text, stack, script)) => {
                             args.push_back(Value::String(lua.create_string(&**text)?));
                             args.push_back(Value::String(lua.create_string(&**stack)?));
@@ -873,6 +913,11 @@ pub fn member(lua: &Lua, this: &Instance, key: &[u8]) -> mlua::Result<Option<Val
         // fires them each frame it draws.
         "PreRender" if is_a("RunService") => (Kind::Render, "PreRender"),
         "RenderStepped" if is_a("RunService") => (Kind::Render, "RenderStepped"),
+        // Lighting's own changes (`lighting_changed`, `sky_moved`).
+        "LightingChanged" if is_a("Lighting") => {
+            let name = "LightingChanged";
+            return signal(lua, this.r, Kind::Named, Some(Ustr::from(name)), name).map(Some);
+        }
         // The session closing (`close_handlers`).
         "Close" if is_a("DataModel") => {
             return signal(lua, this.r, Kind::Named, Some(Ustr::from("Close")), "Close").map(Some);

@@ -25,4 +25,5 @@ roblox_tests!("events":
     reentrancy,
     log_output,
     actor_messages,
+    lighting_changed,
 );
