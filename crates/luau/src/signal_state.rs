@@ -153,6 +153,9 @@ pub struct SignalState {
     /// installs its driver here, which the instance methods and property writes (below
     /// the scheduler) reach through [`SignalState::immediate_pending`].
     pub driver: Option<fn(&mlua::Lua) -> mlua::Result<()>>,
+    /// The PreRender connections `RunService:BindToRenderStep` made: their binding's name and
+    /// priority (`signals::bind_render_step`); each goes with its connection.
+    pub(crate) render_steps: FxHashMap<u64, (Box<str>, f64)>,
 }
 
 /// One connection: what it listens to, its handler, and the run (group) that made it.
@@ -242,6 +245,7 @@ impl SignalState {
             return false;
         };
         self.cut.remove(&id);
+        self.render_steps.remove(&id);
         if let Some(ids) = self.index.get_mut(&(c.target, c.kind)) {
             ids.retain(|&i| i != id);
             if ids.is_empty() {

@@ -537,12 +537,24 @@ fn fire_now_of(
     depth: u8,
 ) -> mlua::Result<Vec<Ready>> {
     let mut c = ctx(lua)?;
-    let ids = c
+    let mut ids = c
         .signals
         .index
         .get(&(target, kind))
         .cloned()
         .unwrap_or_default();
+    if kind == Kind::Render && !c.signals.render_steps.is_empty() {
+        // PreRender's own connections in the order made, then the render step bindings,
+        // lowest priority first (ties in the order bound, where Roblox picks at random).
+        let steps = &c.signals.render_steps;
+        ids.sort_by(|a, b| {
+            let key = |id: &u64| steps.get(id).map(|(_, p)| *p);
+            match (key(a), key(b)) {
+                (Some(x), Some(y)) => x.total_cmp(&y).then(a.cmp(b)),
+                (x, y) => x.is_some().cmp(&y.is_some()).then(a.cmp(b)),
+            }
+        });
+    }
     let mut out = Vec::with_capacity(ids.len());
     for id in ids {
         if c.signals.cut.contains(&id) {
@@ -1000,6 +1012,47 @@ pub fn tag_signal(lua: &Lua, tag: &str, added: bool) -> mlua::Result<Value> {
 pub fn event_handlers(lua: &Lua, this: &Instance, args: &MultiValue) -> mlua::Result<Vec<Ready>> {
     let depth = crate::sched::sched(lua)?.event_depth;
     fire_now_of(lua, (this.r, Kind::Event, None), args, None, depth)
+}
+
+/// `RunService:BindToRenderStep(name, priority, f)`: `f` becomes a PreRender connection of
+/// the running run (so it ends with the run, as its other connections do), called after
+/// PreRender's own connections in priority order ([`fire_now_of`]).
+pub fn bind_render_step(
+    lua: &Lua,
+    service: Ref,
+    name: &str,
+    priority: f64,
+    f: Function,
+) -> mlua::Result<()> {
+    let sig = Signal {
+        target: service,
+        kind: Kind::Render,
+        filter: None,
+        name: "PreRender",
+    };
+    let Connection(id) = connect(lua, &sig, Value::Function(f), false)?;
+    ctx(lua)?
+        .signals
+        .render_steps
+        .insert(id, (name.into(), priority));
+    Ok(())
+}
+
+/// `RunService:UnbindFromRenderStep(name)`: every binding of that name ends; none is fine.
+pub fn unbind_render_step(lua: &Lua, name: &str) -> mlua::Result<()> {
+    let mut c = ctx(lua)?;
+    let mut ids: Vec<u64> = c
+        .signals
+        .render_steps
+        .iter()
+        .filter(|(_, (n, _))| &**n == name)
+        .map(|(id, _)| *id)
+        .collect();
+    ids.sort_unstable();
+    for id in ids {
+        c.signals.disconnect(id);
+    }
+    Ok(())
 }
 
 /// `Actor:BindToMessage(topic, f)` (and `BindToMessageParallel`): `f` gets the actor's

@@ -938,3 +938,42 @@ fn captured_output_keeps_the_newest_lines_and_cuts_huge_ones() {
     );
     assert!(h.take_log().is_empty(), "taken once");
 }
+
+/// A render step a generator binds is a PreRender connection of its run: it ends with the
+/// run, as the run's other connections do. (Bindings were kept per VM, so a later run on
+/// the same VM called an earlier generator's function every frame.)
+#[test]
+fn a_generators_render_step_bindings_end_with_its_run() {
+    let src = r#"
+        return {
+            Attributes = { Tag = "first" },
+            OnGenerate = function(params, target)
+                local rs = game:GetService("RunService")
+                local tag = params.Attributes.Tag
+                rs:BindToRenderStep("step", 1, function() print("step " .. tag) end)
+                rs.PreRender:Wait()
+                rs.PreRender:Wait()
+            end,
+        }
+    "#;
+    let path = write_generator("render_steps", src);
+    let mut h = host(5000);
+    let root = h.with_dom_ref(|d| d.root_ref());
+    let g = h.load_generator_file(&path, root).unwrap();
+    for tag in ["first", "second"] {
+        let inputs = RunInputs {
+            attributes: vec![("Tag".into(), Variant::String(tag.into()))],
+            ..Default::default()
+        };
+        h.run_generator(&g, &inputs).unwrap();
+    }
+    let log: Vec<String> = h.take_log().into_iter().map(|l| l.message).collect();
+    let steps = |tag: &str| {
+        log.iter()
+            .filter(|l| l.ends_with(&format!("step {tag}")))
+            .count()
+    };
+    assert!(steps("first") >= 1, "{log:?}");
+    assert!(steps("second") >= 1, "{log:?}");
+    assert_eq!(steps("first"), steps("second"), "{log:?}");
+}

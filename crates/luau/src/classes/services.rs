@@ -403,23 +403,40 @@ pub fn register(m: &mut MethodTable) {
     }
 
     // BindToRenderStep/UnbindFromRenderStep: functions called each frame at PreRender, lowest
-    // priority first (in the order bound, where Roblox picks at random).
-    match m
-        .lua()
-        .load(RENDER_STEP_LUAU)
-        .set_name("=[RunService]")
-        .call::<mlua::Table>(())
-    {
-        Ok(t) => {
-            for name in ["BindToRenderStep", "UnbindFromRenderStep"] {
-                match t.raw_get::<mlua::Function>(name) {
-                    Ok(f) => m.add_function(name, f),
-                    Err(e) => m.fail(e),
+    // priority first, as PreRender connections of the run that bound them.
+    m.add_method(
+        "BindToRenderStep",
+        |lua, this, (name, priority, f): (Value, Value, Value)| {
+            let bad = |n: u32, want: &str, v: &Value, hint: &str| {
+                mlua::Error::runtime(format!(
+                    "invalid argument #{n} to 'BindToRenderStep' ({want} expected, got {}{hint})",
+                    procmodel_luau_types::type_name(v)
+                ))
+            };
+            let Value::String(name) = &name else {
+                return Err(bad(1, "string", &name, ""));
+            };
+            let priority = match priority {
+                Value::Integer(i) => i as f64,
+                Value::Number(n) => n,
+                other => {
+                    return Err(bad(
+                        2,
+                        "number",
+                        &other,
+                        "; use Enum.RenderPriority.X.Value",
+                    ));
                 }
-            }
-        }
-        Err(e) => m.fail(e),
-    }
+            };
+            let Value::Function(f) = f else {
+                return Err(bad(3, "function", &f, ""));
+            };
+            crate::signals::bind_render_step(lua, this.r, &name.to_string_lossy(), priority, f)
+        },
+    );
+    m.add_method("UnbindFromRenderStep", |lua, _this, name: String| {
+        crate::signals::unbind_render_step(lua, &name)
+    });
 
     m.class("LogService");
     // LogService's structured logging (reference): `{key}` placeholders filled from the
@@ -915,59 +932,6 @@ pub fn register(m: &mut MethodTable) {
         },
     );
 }
-
-/// RunService's render step bindings (see `register`): one PreRender connection per VM
-/// calls the bound functions in priority order; a run's bindings end with its connections.
-const RENDER_STEP_LUAU: &str = r#"
-local bindings = {}
-local connection = nil
-local function step(dt)
-    local now = table.clone(bindings)
-    table.sort(now, function(a, b)
-        if a.priority ~= b.priority then
-            return a.priority < b.priority
-        end
-        return a.order < b.order
-    end)
-    for _, binding in now do
-        if table.find(bindings, binding) then
-            binding.fn(dt)
-        end
-    end
-end
-local order = 0
-local methods = {}
-function methods.BindToRenderStep(self, name, priority, fn)
-    if typeof(self) ~= "Instance" or not self:IsA("RunService") then
-        error("Expected ':' not '.' calling member function BindToRenderStep", 2)
-    end
-    if type(name) ~= "string" then
-        error(`invalid argument #1 to 'BindToRenderStep' (string expected, got {typeof(name)})`, 2)
-    end
-    if type(priority) ~= "number" then
-        error(`invalid argument #2 to 'BindToRenderStep' (number expected, got {typeof(priority)}; use Enum.RenderPriority.X.Value)`, 2)
-    end
-    if type(fn) ~= "function" then
-        error(`invalid argument #3 to 'BindToRenderStep' (function expected, got {typeof(fn)})`, 2)
-    end
-    order += 1
-    table.insert(bindings, { name = name, priority = priority, fn = fn, order = order })
-    if connection == nil or not connection.Connected then
-        connection = self.PreRender:Connect(step)
-    end
-end
-function methods.UnbindFromRenderStep(self, name)
-    if typeof(self) ~= "Instance" or not self:IsA("RunService") then
-        error("Expected ':' not '.' calling member function UnbindFromRenderStep", 2)
-    end
-    for i = #bindings, 1, -1 do
-        if bindings[i].name == name then
-            table.remove(bindings, i)
-        end
-    end
-end
-return methods
-"#;
 
 /// LogService's logging methods (see `register`).
 const LOG_SERVICE_LUAU: &str = r#"
