@@ -70,8 +70,9 @@ use rbx_types::{Ref, Variant};
 /// calls that failed build results — `WriteVoxelChannels` of what `ReadVoxelChannels`
 /// returned, `LogService.MessageOut`, `GetLogHistory`, `ScriptContext.Error`, Actor
 /// messages, `game.Close` handlers, `Lighting.LightingChanged` — and `Terrain.IsSmooth`
-/// reads true.
-pub const EPOCH: u32 = 12;
+/// reads true. 13: scripts compile at optimisation level 1, as in Studio, so small local
+/// functions keep their frames (`debug.info` keys and tracebacks see them).
+pub const EPOCH: u32 = 13;
 
 /// The version of the result cache's entry format (`cache.rs`), part of every cache key:
 /// entries written in another format are never looked up, so never misread.

@@ -67,9 +67,13 @@ impl Host {
         // machine code where the CPU is supported (same results as the interpreter).
         lua.enable_jit(config.native_code);
         // As in Roblox, `Vector3.new(x, y, z)` compiles to Luau's native vector constructor.
+        // Optimisation level 1, as Studio (where ProceduralModel generators run) compiles
+        // scripts: level 2 inlines local functions, so `debug.info`/`debug.traceback` would see
+        // fewer frames than Studio shows (libraries key state by call site). A script asks for
+        // more with `--!optimize 2` or `--!native`, which the compiler honours, as in Roblox.
         lua.set_compiler(
             Compiler::new()
-                .set_optimization_level(2)
+                .set_optimization_level(1)
                 .set_debug_level(1)
                 .set_vector_ctor("Vector3.new")
                 .set_vector_type("Vector3")

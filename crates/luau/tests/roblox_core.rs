@@ -3,7 +3,7 @@
 mod common;
 roblox_tests!("core": pivot_rules, model_moves, require_instance_tree, attachment,
     legacy_properties, joints, live_global_paths, assembly, make_joints, archivable, part_size, content_ids, query_descendants,
-    members_from_reference, material_service, legacy_methods, editable_mesh, editable_image, solid_modelling, part_rotation, standard_children, welded_moves, error_places, argument_errors, missing_globals, default_names);
+    members_from_reference, material_service, legacy_methods, editable_mesh, editable_image, solid_modelling, part_rotation, standard_children, welded_moves, error_places, argument_errors, missing_globals, default_names, optimization_level);
 
 /// A text object's `Font` written by a script is kept as the one `FontFace` files carry: an
 /// XML save holds a single `FontFace`, of the face the enum item maps to (a stored `Font` was
