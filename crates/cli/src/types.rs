@@ -166,8 +166,17 @@ pub fn toolkit_modules() -> Vec<(String, String)> {
 /// The `.luaurc` at `path` with the `procmodel` alias set (other settings kept).
 fn luaurc(path: &Path) -> Result<String> {
     let mut json = match std::fs::read_to_string(path) {
-        Ok(text) => serde_json::from_str::<serde_json::Value>(&text)
-            .map_err(|e| anyhow!("{}: not valid JSON, left as it is: {e}", path.display()))?,
+        Ok(text) => match procmodel_luau::requires::parse_luaurc(&text) {
+            Ok((_, true)) => bail!(
+                "{}: holds comments, which rewriting it would drop; left as it is: add \"procmodel\": \"./{STUB_DIR}\" to its \"aliases\" yourself",
+                path.display()
+            ),
+            Ok((json, false)) => json,
+            Err(e) => bail!(
+                "{}: not a .luaurc Luau reads, left as it is: {e}",
+                path.display()
+            ),
+        },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => serde_json::json!({}),
         Err(e) => bail!("cannot read {}: {e}", path.display()),
     };

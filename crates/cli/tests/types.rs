@@ -248,9 +248,47 @@ fn r15_4_luaurc_alias_and_stubs_keep_requires_working() {
     let o = bin().arg("types").arg("-o").arg(&bad).output().unwrap();
     assert!(!o.status.success());
     let e = String::from_utf8_lossy(&o.stderr);
-    assert!(e.contains(".luaurc") && e.contains("not valid JSON"), "{e}");
+    assert!(
+        e.contains(".luaurc") && e.contains("not a .luaurc Luau reads"),
+        "{e}"
+    );
     assert_eq!(
         std::fs::read_to_string(bad.join(".luaurc")).unwrap(),
         "{ aliases: "
+    );
+
+    // Luau reads a trailing comma, so the alias is added to such a file; one with comments
+    // is left alone (rewriting would drop them), and the error says what to add.
+    let commas = dir().join("commas");
+    std::fs::create_dir_all(&commas).unwrap();
+    std::fs::write(
+        commas.join(".luaurc"),
+        "{\n  \"aliases\": {\n    \"lib\": \"./lib\",\n  },\n}\n",
+    )
+    .unwrap();
+    ok(bin().arg("types").arg("-o").arg(&commas).output().unwrap());
+    let rc = std::fs::read_to_string(commas.join(".luaurc")).unwrap();
+    let rc: serde_json::Value = serde_json::from_str(&rc).unwrap();
+    assert_eq!(rc["aliases"]["lib"], "./lib");
+    assert!(rc["aliases"]["procmodel"].is_string(), "{rc}");
+    let commented = dir().join("commented");
+    std::fs::create_dir_all(&commented).unwrap();
+    let text = "{\n  // mine\n  \"aliases\": { \"lib\": \"./lib\" }\n}\n";
+    std::fs::write(commented.join(".luaurc"), text).unwrap();
+    let o = bin()
+        .arg("types")
+        .arg("-o")
+        .arg(&commented)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("holds comments") && e.contains("\"procmodel\""),
+        "{e}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(commented.join(".luaurc")).unwrap(),
+        text
     );
 }
