@@ -724,6 +724,16 @@ impl Host {
     /// virtual time while it waits.
     pub fn run_script_file(&mut self, path: &Path) -> Result<(), HostError> {
         let (source, abs) = self.read_script_file(path)?;
+        // A script (not a generator, whose cache keys hash only the files beside it) may
+        // require anything in its project: the folder of the nearest `.luaurc` above it, as
+        // a test suite in `test/` requires `@lib` from `src/` through the repository's aliases.
+        if let Some(project) = abs
+            .parent()
+            .and_then(|dir| dir.ancestors().find(|d| d.join(".luaurc").is_file()))
+        {
+            self.lua
+                .set_app_data(crate::globals::RequireRoot(project.to_path_buf()));
+        }
         let name = path
             .file_stem()
             .and_then(|s| s.to_str())

@@ -47,6 +47,56 @@ fn aliases_and_self_resolve_from_files() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A script run from a repository's `test/` folder requires its library in `src/` through
+/// the repository's `.luaurc` (written as Luau reads it, with a comment and trailing commas,
+/// as jecs's is): a script may require anything in the folder of the nearest `.luaurc` above
+/// it. A generator file stays confined to its own folder, whose files its cache key hashes.
+#[test]
+fn a_script_requires_across_its_project_and_a_generator_stays_in_its_folder() {
+    let dir = tree(&[
+        (
+            ".luaurc",
+            "{\n  // the library\n  \"aliases\": {\n    \"lib\": \"./src\",\n  },\n}\n",
+        ),
+        ("src/init.luau", "return { n = 5 }"),
+        ("src/Util.luau", "return 2"),
+        (
+            "test/run.luau",
+            "assert(require('@lib').n == 5)\nassert(require('../src/Util') == 2)",
+        ),
+        (
+            "test/Gen.luau",
+            "local lib = require('@lib')\nreturn { Attributes = {}, OnGenerate = function() end }",
+        ),
+    ]);
+    run(&dir.join("test/run.luau")).unwrap();
+    // Without a `.luaurc` above it, a script's own folder is the bound, as before.
+    std::fs::remove_file(dir.join(".luaurc")).unwrap();
+    let e = run(&dir.join("test/run.luau")).unwrap_err();
+    assert!(e.contains("defines the alias 'lib'"), "{e}");
+    std::fs::write(
+        dir.join("test/run.luau"),
+        "assert(require('../src/Util') == 2)",
+    )
+    .unwrap();
+    let e = run(&dir.join("test/run.luau")).unwrap_err();
+    assert!(e.contains("outside"), "{e}");
+    std::fs::write(dir.join(".luaurc"), r#"{"aliases": {"lib": "./src"}}"#).unwrap();
+    let mut host = Host::new(HostConfig {
+        echo_output: false,
+        ..HostConfig::default()
+    })
+    .unwrap();
+    let root = host.with_dom_ref(|d| d.root_ref());
+    let e = host
+        .load_generator_file(&dir.join("test/Gen.luau"), root)
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("outside the generator's folder"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn an_unknown_alias_and_a_bad_luaurc_are_errors_naming_the_files() {
     let dir = tree(&[
