@@ -377,3 +377,91 @@ fn a_failing_project_script_is_named_by_its_file() {
         assert_eq!(saved.as_deref(), Some(error.as_str()));
     }
 }
+
+/// A place project that lists only other services (a library's test place, a Rojo project
+/// of ReplicatedStorage) has no Workspace: it gets a real one, as Studio adds it when it
+/// opens the place, so what a script builds there — parts, Terrain voxels — is saved with
+/// the place. It was a session Workspace, as a package's is, and `--save` silently dropped
+/// everything in it. A model project (a package) still gets a session Workspace.
+#[test]
+fn a_place_project_without_a_workspace_saves_what_a_script_builds_there() {
+    let dir = tmp("no-workspace-project");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("lib")).unwrap();
+    std::fs::write(dir.join("lib/Shapes.luau"), "return { size = 4 }").unwrap();
+    std::fs::write(
+        dir.join("default.project.json"),
+        r#"{ "name": "lib", "tree": { "$className": "DataModel",
+  "ReplicatedStorage": { "$className": "ReplicatedStorage", "Shapes": { "$path": "lib/Shapes.luau" } } } }"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("model.project.json"),
+        r#"{ "name": "Shapes", "tree": { "$path": "lib/Shapes.luau" } }"#,
+    )
+    .unwrap();
+    let script = dir.join("build.luau");
+    std::fs::write(
+        &script,
+        r#"
+local size = require(game:GetService("ReplicatedStorage").Shapes).size
+local p = Instance.new("Part")
+p.Name = "Built"
+p.Size = Vector3.new(size, 1, 1)
+p.Parent = workspace
+workspace.Terrain:FillBlock(CFrame.new(0, 8, 0), Vector3.new(16, 16, 16), Enum.Material.Grass)
+"#,
+    )
+    .unwrap();
+    let saved = dir.join("out.rbxl");
+    ok(bin()
+        .arg("run")
+        .arg("--place")
+        .arg(dir.join("default.project.json"))
+        .arg(&script)
+        .arg("--save")
+        .arg(&saved)
+        .output()
+        .unwrap());
+    let dom = decode(&saved);
+    let workspace = dom
+        .root()
+        .children()
+        .iter()
+        .map(|&r| dom.get_by_ref(r).unwrap())
+        .find(|i| i.class == "Workspace")
+        .expect("a Workspace");
+    let kids: Vec<_> = workspace
+        .children()
+        .iter()
+        .map(|&r| dom.get_by_ref(r).unwrap())
+        .collect();
+    assert!(kids.iter().any(|i| i.name == "Built"), "the part");
+    let terrain = kids.iter().find(|i| i.class == "Terrain").expect("Terrain");
+    match terrain.properties.get(&"SmoothGrid".into()) {
+        Some(rbx_types::Variant::BinaryString(b)) => assert!(AsRef::<[u8]>::as_ref(b).len() > 8),
+        other => panic!("no voxels saved: {other:?}"),
+    }
+    // A model project's Workspace is the session's: the saved model holds the package only.
+    let saved_model = dir.join("out.rbxm");
+    let touch = dir.join("touch.luau");
+    std::fs::write(&touch, "Instance.new('Part', workspace)").unwrap();
+    ok(bin()
+        .arg("run")
+        .arg("--place")
+        .arg(dir.join("model.project.json"))
+        .arg(&touch)
+        .arg("--save")
+        .arg(&saved_model)
+        .output()
+        .unwrap());
+    let dom = decode(&saved_model);
+    let top: Vec<_> = dom
+        .root()
+        .children()
+        .iter()
+        .map(|&r| dom.get_by_ref(r).unwrap().class.to_string())
+        .collect();
+    assert_eq!(top, ["ModuleScript"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -70,18 +70,19 @@ pub const PROCEDURAL_MODEL: ManagedClass = ManagedClass {
     wait_method: "WaitForGenerationAsync",
 };
 
-/// A model file (a package) holds no Workspace, but its generators may use `workspace` as
-/// they would inside any place: the scene gets one for the session, not archivable, so no
-/// save, content hash or lockfile ever sees it.
-fn ensure_workspace(dom: &mut WeakDom) {
+/// A scene without a Workspace gets one. A model file (a package) holds none, but its
+/// generators may use `workspace` as they would inside any place: the scene gets one for the
+/// session, not archivable, so no save, content hash or lockfile ever sees it. A place
+/// without one (a Rojo project listing only other services) gets a real one, as Studio adds
+/// it when it opens the place: what a script builds there is saved with the place.
+fn ensure_workspace(dom: &mut WeakDom, place: bool) {
     let (root, workspace) = parallel::scene_identity(dom);
     if workspace.is_none() {
-        dom.insert(
-            root,
-            rbx_dom_weak::InstanceBuilder::new("Workspace")
-                .with_name("Workspace")
-                .with_property("Archivable", false),
-        );
+        let mut builder = rbx_dom_weak::InstanceBuilder::new("Workspace").with_name("Workspace");
+        if !place {
+            builder = builder.with_property("Archivable", false);
+        }
+        dom.insert(root, builder);
     }
 }
 
@@ -271,7 +272,11 @@ impl Engine {
             return Engine::load_project(runtime, path, config).map(|(engine, _)| engine);
         }
         let (dom, digest) = scene::read_digested(path, config.cache.is_some())?;
-        Engine::over_loaded(runtime, dom, digest, config)
+        let place = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| e.eq_ignore_ascii_case("rbxl") || e.eq_ignore_ascii_case("rbxlx"));
+        Engine::over_loaded(runtime, dom, digest, config, place)
     }
 
     /// [`Engine::load`] of a Rojo project, with the files it was built from: what a front
@@ -283,7 +288,8 @@ impl Engine {
         config: EngineConfig,
     ) -> Result<(Engine, scene::ProjectFiles), EngineError> {
         let (dom, files) = scene::read_project_files(path)?;
-        let engine = Engine::over_loaded(runtime, dom, None, config)?;
+        let place = files.place;
+        let engine = Engine::over_loaded(runtime, dom, None, config, place)?;
         engine.st().script_files = locate::display_paths(path, &files.scripts);
         Ok((engine, files))
     }
@@ -298,7 +304,7 @@ impl Engine {
     /// is an error and leaves the scene as it was.
     pub fn reload_project(&mut self, path: &Path) -> Result<scene::ProjectFiles, EngineError> {
         let (mut dom, files) = scene::read_project_files(path)?;
-        ensure_workspace(&mut dom);
+        ensure_workspace(&mut dom, files.place);
         // `game` and `workspace` are bound to the scene's DataModel and Workspace.
         let (root, workspace) = self.host.with_dom_ref(parallel::scene_identity);
         let dom = scene::rekey_top(dom, root, workspace);
@@ -325,8 +331,9 @@ impl Engine {
         mut dom: WeakDom,
         digest: Option<[u8; 32]>,
         config: EngineConfig,
+        place: bool,
     ) -> Result<Engine, EngineError> {
-        ensure_workspace(&mut dom);
+        ensure_workspace(&mut dom, place);
         let host = new_host(&*runtime, &config.host, Some(dom))?;
         let mut engine = Engine::with_host(host, runtime, config);
         engine.adopt_loaded();
@@ -360,7 +367,10 @@ impl Engine {
             .iter()
             .any(|&r| loaded.get_by_ref(r).is_some_and(|i| i.class == "Workspace"))
         {
-            return Ok((Engine::over_loaded(runtime, loaded, digest, config)?, false));
+            return Ok((
+                Engine::over_loaded(runtime, loaded, digest, config, false)?,
+                false,
+            ));
         }
         let mut engine = Engine::new(runtime, config)?;
         let workspace = engine.workspace();

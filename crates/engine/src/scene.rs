@@ -83,6 +83,8 @@ pub struct ProjectFiles {
     /// data files), sorted: a change of one that is not a script's text changes the
     /// project's structure.
     pub files: Vec<PathBuf>,
+    /// Whether the project's tree is a DataModel (a place), not a model.
+    pub place: bool,
 }
 
 /// [`read_project`], with what it was built from.
@@ -98,6 +100,7 @@ pub(crate) fn read_project_files(path: &Path) -> Result<(WeakDom, ProjectFiles),
         ProjectFiles {
             scripts,
             files: loaded.files.into_iter().collect(),
+            place: loaded.place,
         },
     ))
 }

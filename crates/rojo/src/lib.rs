@@ -31,6 +31,8 @@ pub struct Loaded {
     /// The tree: a DataModel root (the project's own when its tree is a DataModel, else one
     /// holding the project's top instance).
     pub dom: WeakDom,
+    /// Whether the project's tree is a DataModel (a place), not a model held in one.
+    pub place: bool,
     /// Every file the project was built from (canonical paths, sorted): the sources a
     /// writer must never overwrite.
     pub files: BTreeSet<PathBuf>,
@@ -69,11 +71,13 @@ pub fn load(path: &Path, read_model: &ModelReader<'_>) -> Result<Loaded, RojoErr
     let mut ctx = files::Ctx::new(read_model, project::load);
     let snap = project::load(&mut ctx, &file, None)?
         .ok_or_else(|| RojoError::field(&file, "tree", "the project's tree is empty"))?;
+    let place = snap.class == "DataModel" && snap.model.is_none();
     let linked = link::instantiate(snap)?;
     let scripts = linked.script_files();
     let dom = link::link_refs(linked)?;
     Ok(Loaded {
         dom,
+        place,
         files: ctx.files,
         scripts,
     })
