@@ -3,7 +3,7 @@
 mod common;
 roblox_tests!("core": pivot_rules, model_moves, require_instance_tree, attachment,
     legacy_properties, joints, live_global_paths, assembly, make_joints, archivable, part_size, content_ids, query_descendants,
-    members_from_reference, material_service, legacy_methods, editable_mesh, editable_image, solid_modelling, part_rotation, standard_children, welded_moves, error_places, argument_errors, missing_globals, default_names, optimization_level);
+    members_from_reference, material_service, legacy_methods, editable_mesh, editable_image, solid_modelling, part_rotation, standard_children, welded_moves, error_places, argument_errors, missing_globals, default_names, optimization_level, style_rules);
 
 /// A text object's `Font` written by a script is kept as the one `FontFace` files carry: an
 /// XML save holds a single `FontFace`, of the face the enum item maps to (a stored `Font` was
@@ -33,6 +33,53 @@ fn a_text_objects_font_is_saved_once_as_its_font_face() {
         xml.contains("rbxasset://fonts/families/Arimo.json"),
         "{xml}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A StyleRule's properties are saved as Roblox saves them (`PropertiesSerialize`) and read
+/// back from the file.
+#[test]
+fn a_style_rules_properties_are_saved_and_read_back() {
+    let dir = common::script_files(
+        "style",
+        &[(
+            "style.luau",
+            "local r = Instance.new('StyleRule')\nr.Name = 'Rule'\nr:SetProperty('Size', UDim2.fromScale(1, 0.5))\nr:SetProperty('BackgroundColor3', '$Main')\nr.Parent = workspace\n",
+        )],
+    );
+    let mut host = common::quiet_host();
+    host.run_script_file(&dir.join("style.luau")).unwrap();
+    let dom = host.take_dom();
+    let rule = dom
+        .descendants()
+        .find(|i| i.class == "StyleRule")
+        .expect("the rule");
+    let mut xml = Vec::new();
+    procmodel_dom::encode_xml(&mut xml, &dom, &[rule.referent()]).unwrap();
+    assert!(
+        String::from_utf8_lossy(&xml).contains("PropertiesSerialize"),
+        "saved under Roblox's name"
+    );
+    let back = procmodel_dom::decode_xml(xml.as_slice()).unwrap();
+    let rule = back.get_by_ref(back.root().children()[0]).unwrap();
+    let Some(rbx_types::Variant::Attributes(props)) = rule.properties.get(&"Properties".into())
+    else {
+        panic!(
+            "no Properties: {:?}",
+            rule.properties.keys().collect::<Vec<_>>()
+        );
+    };
+    // Attribute strings read back as binary strings (one type in the format).
+    let token = match props.get("BackgroundColor3") {
+        Some(rbx_types::Variant::String(s)) => s.as_bytes().to_vec(),
+        Some(rbx_types::Variant::BinaryString(b)) => AsRef::<[u8]>::as_ref(b).to_vec(),
+        other => panic!("the token: {other:?}"),
+    };
+    assert_eq!(token, b"$Main");
+    assert!(matches!(
+        props.get("Size"),
+        Some(rbx_types::Variant::UDim2(_))
+    ));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -22,6 +22,7 @@ mod pvinstance;
 mod query;
 pub(crate) mod services;
 mod sound;
+mod style;
 mod surface_joints;
 mod terrain;
 mod tween;
@@ -54,6 +55,7 @@ pub fn register_all(m: &mut MethodTable) {
     query::register(m);
     services::register(m);
     sound::register(m);
+    style::register(m);
     surface_joints::register(m);
     terrain::register(m);
     tween::register(m);
