@@ -166,7 +166,7 @@ pub fn toolkit_modules() -> Vec<(String, String)> {
 /// The `.luaurc` at `path` with the `procmodel` alias set (other settings kept).
 fn luaurc(path: &Path) -> Result<String> {
     let mut json = match std::fs::read_to_string(path) {
-        Ok(text) => match procmodel_luau::requires::parse_luaurc(&text) {
+        Ok(text) => match procmodel_luau::luaurc::parse_luaurc(&text) {
             Ok((_, true)) => bail!(
                 "{}: holds comments, which rewriting it would drop; left as it is: add \"procmodel\": \"./{STUB_DIR}\" to its \"aliases\" yourself",
                 path.display()

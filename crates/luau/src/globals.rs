@@ -797,7 +797,7 @@ fn luaurc_alias(dir: &Path, alias: &str, spec: &str) -> Result<PathBuf, String> 
     while let Some(d) = cur {
         let rc = d.join(".luaurc");
         if let Ok(text) = std::fs::read_to_string(&rc) {
-            let (json, _) = crate::requires::parse_luaurc(&text)
+            let (json, _) = crate::luaurc::parse_luaurc(&text)
                 .map_err(|e| format!("cannot require '{spec}': {}: {e}", rc.display()))?;
             if let Some(aliases) = json.get("aliases").and_then(|a| a.as_object()) {
                 let mut keys: Vec<&String> = aliases.keys().collect();

@@ -25,6 +25,7 @@ mod host;
 mod instance;
 mod json;
 mod keys;
+pub mod luaurc;
 mod managed;
 mod mesh_query;
 mod methods;
