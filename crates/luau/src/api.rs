@@ -45,6 +45,13 @@ fn own(
     }
 }
 
+/// Whether any class the reference lists declares an event named `name`.
+pub fn any_event(name: &str) -> bool {
+    members::EVENTS
+        .iter()
+        .any(|(_, events)| events.contains(&name))
+}
+
 /// What Roblox's API says of an event name on a class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event {

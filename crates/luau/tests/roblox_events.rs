@@ -26,4 +26,5 @@ roblox_tests!("events":
     log_output,
     actor_messages,
     lighting_changed,
+    collections,
 );

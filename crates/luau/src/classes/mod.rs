@@ -8,6 +8,7 @@
 mod actor;
 mod attachment;
 mod bindable;
+mod collection;
 mod csg;
 mod effects;
 mod humanoid;
@@ -44,6 +45,7 @@ pub fn register_all(m: &mut MethodTable) {
     actor::register(m);
     attachment::register(m);
     bindable::register(m);
+    collection::register(m);
     csg::register(m);
     effects::register(m);
     humanoid::register(m);
