@@ -143,6 +143,16 @@ impl<'a> Args<'a> {
         Ok(self.opt_number(pos, default as f64)? as f32)
     }
 
+    /// A component of `Vector2.new`/`Vector3.new`: as [`Args::opt_f32`] with 0 as default,
+    /// except that a datatype value (a userdata or a vector) reads as 0 without an error, as
+    /// the reference's Vector2int16 and Vector3int16 pages say the constructors read them.
+    pub(crate) fn opt_component(&self, pos: usize) -> mlua::Result<f32> {
+        match self.get(pos) {
+            Value::UserData(_) | Value::Vector(_) => Ok(0.0),
+            _ => self.opt_f32(pos, 0.0),
+        }
+    }
+
     /// A required string.
     pub(crate) fn string(&self, pos: usize) -> mlua::Result<String> {
         match self.get(pos) {

@@ -136,7 +136,7 @@ pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
         "new",
         lua.create_function(|_, a: MultiValue| {
             let a = Args::new("new", a);
-            Ok(Vector2(Vec2::new(a.opt_f32(1, 0.0)?, a.opt_f32(2, 0.0)?)))
+            Ok(Vector2(Vec2::new(a.opt_component(1)?, a.opt_component(2)?)))
         })?,
     )?;
     t.set("zero", Vector2(Vec2::ZERO))?;

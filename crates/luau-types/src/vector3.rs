@@ -312,9 +312,9 @@ pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
         lua.create_function(|_, a: MultiValue| {
             let a = Args::new("new", a);
             Ok(Vector3(Vec3::new(
-                a.opt_f32(1, 0.0)?,
-                a.opt_f32(2, 0.0)?,
-                a.opt_f32(3, 0.0)?,
+                a.opt_component(1)?,
+                a.opt_component(2)?,
+                a.opt_component(3)?,
             )))
         })?,
     )?;
