@@ -73,7 +73,8 @@ use rbx_types::{Ref, Variant};
 /// reads true. 13: scripts compile at optimisation level 1, as in Studio, so small local
 /// functions keep their frames (`debug.info` keys and tracebacks see them); StyleRule's
 /// property methods and `CollectionService:CreateCollection` build results where they failed,
-/// and `Vector2.new`/`Vector3.new` read a datatype argument as 0 (they failed).
+/// `Vector2.new`/`Vector3.new` read a datatype argument as 0 (they failed), and Terrain's
+/// legacy cell methods (`SetCell`, …) build results where they failed.
 pub const EPOCH: u32 = 13;
 
 /// The version of the result cache's entry format (`cache.rs`), part of every cache key:

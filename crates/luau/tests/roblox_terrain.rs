@@ -1,7 +1,7 @@
 //! The Terrain conformance corpus: one #[test] per script in tests/roblox/terrain.
 mod common;
 roblox_tests!("terrain": workspace_terrain, fill_block, fill_shapes, voxels, voxel_channels,
-    edit, cells, column_loop);
+    edit, cells, column_loop, legacy_cells);
 
 use procmodel_luau::{Host, HostConfig};
 use rbx_types::Variant;

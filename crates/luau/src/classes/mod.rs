@@ -26,6 +26,7 @@ mod sound;
 mod style;
 mod surface_joints;
 mod terrain;
+mod terrain_cells;
 mod tween;
 mod worldroot;
 
@@ -60,6 +61,7 @@ pub fn register_all(m: &mut MethodTable) {
     style::register(m);
     surface_joints::register(m);
     terrain::register(m);
+    terrain_cells::register(m);
     tween::register(m);
     worldroot::register(m);
     for &(class, name, existing) in LEGACY_NAMES {

@@ -94,7 +94,7 @@ fn is_generator_terrain(lua: &Lua, r: Ref) -> mlua::Result<bool> {
     Ok(store(lua)?.scratch.values().any(|&t| t == r))
 }
 
-struct Loaded {
+pub(super) struct Loaded {
     terrain: Terrain,
     colors: MaterialColors,
     /// Changed since it was decoded or last written back.
@@ -198,7 +198,7 @@ fn terr(e: TerrainError, method: &str) -> mlua::Error {
 
 /// Runs `f` on the voxels of Terrain `this` (decoded on first use); `write` marks them changed
 /// (and checks that a generator may write there).
-fn with_terrain<R>(
+pub(super) fn with_terrain<R>(
     lua: &Lua,
     this: &Instance,
     method: &str,
@@ -470,7 +470,7 @@ fn box_size(r: CellRegion) -> [usize; 3] {
     [s.x as usize, s.y as usize, s.z as usize]
 }
 
-fn cell_arg(x: f64, y: f64, z: f64, method: &str) -> mlua::Result<glam::IVec3> {
+pub(super) fn cell_arg(x: f64, y: f64, z: f64, method: &str) -> mlua::Result<glam::IVec3> {
     for v in [x, y, z] {
         if !v.is_finite() || v.abs() > f64::from(i32::MAX) {
             return Err(mlua::Error::runtime(format!(
@@ -483,6 +483,19 @@ fn cell_arg(x: f64, y: f64, z: f64, method: &str) -> mlua::Result<glam::IVec3> {
         y.floor() as i32,
         z.floor() as i32,
     ))
+}
+
+/// Fills every voxel of `cells` with `v` (the legacy cell methods), within the fill cap.
+pub(super) fn write_cells(
+    loaded: &mut Loaded,
+    cells: CellRegion,
+    v: procmodel_terrain::Voxel,
+    method: &str,
+) -> mlua::Result<()> {
+    procmodel_terrain::region::check_cap(cells.volume() as u128, VoxelCap::Fill)
+        .map_err(|e| terr(e, method))?;
+    loaded.terrain.modify(cells, |_, voxel| *voxel = v);
+    Ok(())
 }
 
 const CHANNELS: [&str; 3] = ["SolidMaterial", "SolidOccupancy", "LiquidOccupancy"];
