@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::glb_json;
+use common::{child_of_class, glb_json};
 use glam::IVec3;
 use procmodel_terrain::{Material, Terrain, smoothgrid};
 use rbx_dom_weak::WeakDom;
@@ -81,19 +81,8 @@ fn build_village_threads(d: &Path, threads: Option<usize>) -> serde_json::Value 
 
 fn load_terrain(path: &Path) -> (WeakDom, Vec<u8>) {
     let dom = rbx_binary::from_reader(std::fs::File::open(path).unwrap()).unwrap();
-    let ws = dom
-        .root()
-        .children()
-        .iter()
-        .map(|&r| dom.get_by_ref(r).unwrap())
-        .find(|i| i.class == "Workspace")
-        .expect("a Workspace");
-    let terrain = ws
-        .children()
-        .iter()
-        .map(|&r| dom.get_by_ref(r).unwrap())
-        .find(|i| i.class == "Terrain")
-        .expect("Workspace.Terrain");
+    let ws = child_of_class(&dom, None, "Workspace").expect("a Workspace");
+    let terrain = child_of_class(&dom, Some(ws.referent()), "Terrain").expect("Workspace.Terrain");
     let Some(Variant::BinaryString(b)) = terrain.properties.get(&"SmoothGrid".into()) else {
         panic!("Terrain has no SmoothGrid BinaryString");
     };

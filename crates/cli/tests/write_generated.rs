@@ -424,20 +424,10 @@ workspace.Terrain:FillBlock(CFrame.new(0, 8, 0), Vector3.new(16, 16, 16), Enum.M
         .output()
         .unwrap());
     let dom = decode(&saved);
-    let workspace = dom
-        .root()
-        .children()
-        .iter()
-        .map(|&r| dom.get_by_ref(r).unwrap())
-        .find(|i| i.class == "Workspace")
-        .expect("a Workspace");
-    let kids: Vec<_> = workspace
-        .children()
-        .iter()
-        .map(|&r| dom.get_by_ref(r).unwrap())
-        .collect();
-    assert!(kids.iter().any(|i| i.name == "Built"), "the part");
-    let terrain = kids.iter().find(|i| i.class == "Terrain").expect("Terrain");
+    let workspace = child_of_class(&dom, None, "Workspace").expect("a Workspace");
+    let built = child_of_class(&dom, Some(workspace.referent()), "Part").expect("the part");
+    assert_eq!(built.name, "Built");
+    let terrain = child_of_class(&dom, Some(workspace.referent()), "Terrain").expect("Terrain");
     match terrain.properties.get(&"SmoothGrid".into()) {
         Some(rbx_types::Variant::BinaryString(b)) => assert!(AsRef::<[u8]>::as_ref(b).len() > 8),
         other => panic!("no voxels saved: {other:?}"),

@@ -188,3 +188,17 @@ pub fn pack_regenerating_to_its_bytes(generator: &Path, package: &Path) {
         package.display()
     );
 }
+
+/// The first child of `parent` (the DataModel when None) of class `class` in a decoded file.
+pub fn child_of_class<'a>(
+    dom: &'a rbx_dom_weak::WeakDom,
+    parent: Option<rbx_types::Ref>,
+    class: &str,
+) -> Option<&'a rbx_dom_weak::Instance> {
+    let parent = dom.get_by_ref(parent.unwrap_or_else(|| dom.root_ref()))?;
+    parent
+        .children()
+        .iter()
+        .filter_map(|&r| dom.get_by_ref(r))
+        .find(|i| i.class == class)
+}

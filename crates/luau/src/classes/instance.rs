@@ -6,6 +6,7 @@ use crate::instance::{inst_mut, opt_instance, set_parent};
 use crate::methods::MethodTable;
 use mlua::{Lua, Value};
 use procmodel_dom::is_a;
+use rbx_dom_weak::Ustr;
 use rbx_types::{Attributes, Ref, Tags, Variant};
 
 fn children(c: &Ctx, r: Ref) -> Vec<Ref> {
@@ -309,9 +310,48 @@ fn subtree_of(c: &Ctx, r: Ref) -> Vec<Ref> {
 }
 
 fn attributes_of(inst: &rbx_dom_weak::Instance) -> Option<&Attributes> {
-    match inst.properties.get(&crate::keys::KEYS.attributes) {
+    attribute_map(inst, crate::keys::KEYS.attributes)
+}
+
+/// The attributes-typed property `key` of `inst` (its `Attributes`, a StyleRule's
+/// `Properties`).
+pub(super) fn attribute_map(inst: &rbx_dom_weak::Instance, key: Ustr) -> Option<&Attributes> {
+    match inst.properties.get(&key) {
         Some(Variant::Attributes(a)) => Some(a),
         _ => None,
+    }
+}
+
+/// Reads the attributes-typed property `key` of `this` as a script sees it: the entry
+/// `name` (nil when absent), or, without a name, every entry as a table.
+pub(super) fn read_attribute_map(
+    lua: &Lua,
+    this: &Instance,
+    key: Ustr,
+    name: Option<&str>,
+) -> mlua::Result<Value> {
+    let c = ctx(lua)?;
+    c.note_state_read(*this);
+    let inst = c
+        .dom
+        .get_by_ref(this.r)
+        .ok_or_else(|| mlua::Error::runtime("instance no longer exists"))?;
+    let map = attribute_map(inst, key);
+    match name {
+        Some(name) => match map.and_then(|a| a.get(name)) {
+            Some(v) => procmodel_luau_types::variant_to_lua(lua, v, None),
+            None => Ok(Value::Nil),
+        },
+        None => {
+            let t = lua.create_table()?;
+            for (k, v) in map.into_iter().flat_map(|a| a.iter()) {
+                t.raw_set(
+                    k.as_str(),
+                    procmodel_luau_types::variant_to_lua(lua, v, None)?,
+                )?;
+            }
+            Ok(Value::Table(t))
+        }
     }
 }
 
@@ -548,30 +588,10 @@ pub fn register(m: &mut MethodTable) {
         clear_all_children(&mut *ctx(lua)?, this.r)
     });
     m.add_method("GetAttribute", |lua, this, name: String| {
-        let c = ctx(lua)?;
-        c.note_state_read(*this);
-        let inst = c
-            .dom
-            .get_by_ref(this.r)
-            .ok_or_else(|| mlua::Error::runtime("instance no longer exists"))?;
-        match attributes_of(inst).and_then(|a| a.get(name.as_str())) {
-            Some(v) => procmodel_luau_types::variant_to_lua(lua, v, None),
-            None => Ok(Value::Nil),
-        }
+        read_attribute_map(lua, this, crate::keys::KEYS.attributes, Some(&name))
     });
     m.add_method("GetAttributes", |lua, this, ()| {
-        let c = ctx(lua)?;
-        c.note_state_read(*this);
-        let t = lua.create_table()?;
-        if let Some(a) = c.dom.get_by_ref(this.r).and_then(attributes_of) {
-            for (k, v) in a.iter() {
-                t.raw_set(
-                    k.as_str(),
-                    procmodel_luau_types::variant_to_lua(lua, v, None)?,
-                )?;
-            }
-        }
-        Ok(t)
+        read_attribute_map(lua, this, crate::keys::KEYS.attributes, None)
     });
     m.add_method(
         "SetAttribute",

@@ -5,11 +5,13 @@
 //! output; a `$Token` string is kept as it is. Transitions are not implemented (their saved
 //! form is undocumented). Must never apply a rule to the instances it selects.
 
+use super::instance::{attribute_map, read_attribute_map};
 use crate::context::{Instance, LogLevel, ctx};
 use crate::methods::MethodTable;
 use mlua::{Lua, Value};
+use rbx_dom_weak::ustr;
 use rbx_reflection::DataType;
-use rbx_types::{Attributes, Variant};
+use rbx_types::Variant;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
@@ -66,13 +68,6 @@ fn value_type(value: &Variant) -> String {
     }
 }
 
-fn properties_of(inst: &rbx_dom_weak::Instance) -> Option<&Attributes> {
-    match inst.properties.get(&"Properties".into()) {
-        Some(Variant::Attributes(a)) => Some(a),
-        _ => None,
-    }
-}
-
 /// Sets (or, with nil, clears) one property of the rule; `method` names the caller.
 fn set(lua: &Lua, this: &Instance, name: &str, value: &Value, method: &str) -> mlua::Result<()> {
     let variant = match value {
@@ -106,7 +101,9 @@ fn set(lua: &Lua, this: &Instance, name: &str, value: &Value, method: &str) -> m
         .dom
         .get_by_ref_mut(this.r)
         .ok_or_else(|| mlua::Error::runtime("instance no longer exists"))?;
-    let mut props = properties_of(inst).cloned().unwrap_or_default();
+    let mut props = attribute_map(inst, ustr("Properties"))
+        .cloned()
+        .unwrap_or_default();
     match variant {
         Some(v) => {
             props.insert(name.to_owned(), v);
@@ -123,30 +120,10 @@ fn set(lua: &Lua, this: &Instance, name: &str, value: &Value, method: &str) -> m
 pub fn register(m: &mut MethodTable) {
     m.class("StyleRule");
     m.add_method("GetProperty", |lua, this, name: String| {
-        let c = ctx(lua)?;
-        c.note_state_read(*this);
-        let inst = c
-            .dom
-            .get_by_ref(this.r)
-            .ok_or_else(|| mlua::Error::runtime("instance no longer exists"))?;
-        match properties_of(inst).and_then(|a| a.get(name.as_str())) {
-            Some(v) => procmodel_luau_types::variant_to_lua(lua, v, None),
-            None => Ok(Value::Nil),
-        }
+        read_attribute_map(lua, this, ustr("Properties"), Some(&name))
     });
     m.add_method("GetProperties", |lua, this, ()| {
-        let c = ctx(lua)?;
-        c.note_state_read(*this);
-        let t = lua.create_table()?;
-        if let Some(a) = c.dom.get_by_ref(this.r).and_then(properties_of) {
-            for (k, v) in a.iter() {
-                t.raw_set(
-                    k.as_str(),
-                    procmodel_luau_types::variant_to_lua(lua, v, None)?,
-                )?;
-            }
-        }
-        Ok(t)
+        read_attribute_map(lua, this, ustr("Properties"), None)
     });
     m.add_method(
         "SetProperty",
