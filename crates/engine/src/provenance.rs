@@ -74,7 +74,8 @@ use rbx_types::{Ref, Variant};
 /// functions keep their frames (`debug.info` keys and tracebacks see them); StyleRule's
 /// property methods and `CollectionService:CreateCollection` build results where they failed,
 /// `Vector2.new`/`Vector3.new` read a datatype argument as 0 (they failed), and Terrain's
-/// legacy cell methods (`SetCell`, …) build results where they failed.
+/// legacy cell methods (`SetCell`, …) and connecting `game.ServiceAdded` build results where
+/// they failed.
 pub const EPOCH: u32 = 13;
 
 /// The version of the result cache's entry format (`cache.rs`), part of every cache key:

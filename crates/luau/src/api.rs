@@ -14,7 +14,6 @@ const NOT_FIRED: &[(&str, &str)] = &[
     ("CollectionService", "ItemRemoved"),
     ("DataModel", "ItemChanged"),
     ("Path2D", "ControlPointChanged"),
-    ("ServiceProvider", "ServiceAdded"),
     ("ServiceProvider", "ServiceRemoving"),
 ];
 
@@ -199,9 +198,9 @@ mod tests {
         assert_eq!(event("Part", "Touched"), Event::Outside("Touched"));
         assert_eq!(event("Tool", "Activated"), Event::Outside("Activated"));
         assert_eq!(event("Part", "Activated"), Event::Unknown);
-        assert_eq!(event("Workspace", "ServiceAdded"), Event::Unknown);
+        assert_eq!(event("Workspace", "ServiceRemoving"), Event::Unknown);
         assert_eq!(
-            event("DataModel", "ServiceAdded"),
+            event("DataModel", "ServiceRemoving"),
             Event::NotFired("ServiceProvider")
         );
         assert_eq!(method("Humanoid", "MoveTo"), Some("Humanoid"));

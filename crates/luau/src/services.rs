@@ -148,6 +148,7 @@ pub fn get_service(c: &mut Ctx, name: &str) -> mlua::Result<Ref> {
         if !stateless {
             c.session_services.push(r);
         }
+        service_added(c, root, r);
         return Ok(r);
     }
     c.outside_write(|| format!("GetService('{name}')"))?;
@@ -161,7 +162,22 @@ pub fn get_service(c: &mut Ctx, name: &str) -> mlua::Result<Ref> {
     if session {
         builder = builder.with_property("Archivable", false);
     }
-    Ok(c.dom.insert(root, builder))
+    let r = c.dom.insert(root, builder);
+    service_added(c, root, r);
+    Ok(r)
+}
+
+/// `game.ServiceAdded(service)` for a service made on first use, as Roblox fires it when
+/// `GetService` creates one.
+fn service_added(c: &mut Ctx, root: Ref, service: Ref) {
+    use crate::signal_state::{Kind, NamedArgs};
+    if c.signals.watch.listens(root, Kind::Named.bit()) {
+        c.signals.record_named(
+            root,
+            rbx_dom_weak::Ustr::from("ServiceAdded"),
+            NamedArgs::Instance(service),
+        );
+    }
 }
 
 /// `game.<Name>` for a standard service the scene does not hold yet ([`get_service`]).

@@ -111,6 +111,8 @@ pub(crate) enum NamedArgs {
     ScriptError(Box<str>, Box<str>, Ref),
     /// One boolean (`Lighting.LightingChanged`'s `skyChanged`).
     Flag(bool),
+    /// One instance (`ServiceProvider.ServiceAdded`'s service).
+    Instance(Ref),
 }
 
 /// The argument `Changed` handlers get. Roblox's ValueBase objects (IntValue, ObjectValue,

@@ -478,6 +478,7 @@ pub fn flush(lua: &Lua, depth: u8) -> mlua::Result<Vec<Ready>> {
                             )?);
                         }
                         Some(NamedArgs::Flag(b)) => args.push_back(Value::Boolean(*b)),
+                        Some(NamedArgs::Instance(r)) => args.push_back(push_opt(&mut c, *r)?),
                         Some(NamedArgs::ScriptError(text, stack, script)) => {
                             args.push_back(Value::String(lua.create_string(&**text)?));
                             args.push_back(Value::String(lua.create_string(&**stack)?));
@@ -928,6 +929,11 @@ pub fn member(lua: &Lua, this: &Instance, key: &[u8]) -> mlua::Result<Option<Val
         // Lighting's own changes (`lighting_changed`, `sky_moved`).
         "LightingChanged" if is_a("Lighting") => {
             let name = "LightingChanged";
+            return signal(lua, this.r, Kind::Named, Some(Ustr::from(name)), name).map(Some);
+        }
+        // A service made on first use (`services::get_service`).
+        "ServiceAdded" if is_a("ServiceProvider") => {
+            let name = "ServiceAdded";
             return signal(lua, this.r, Kind::Named, Some(Ustr::from(name)), name).map(Some);
         }
         // The session closing (`close_handlers`).
