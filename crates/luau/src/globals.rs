@@ -699,7 +699,7 @@ pub fn require_file(from: &Path, spec: &str, root: Option<&Path>) -> Result<Path
                 let canon = cand.canonicalize().unwrap_or(cand.clone());
                 if !canon.starts_with(root) {
                     return Err(format!(
-                        "cannot require '{spec}': {} is outside the generator's folder {}",
+                        "cannot require '{spec}': {} is outside {}, which string requires may not leave (a generator's folder; for a script, the folder of the nearest .luaurc above it, else its own)",
                         canon.display(),
                         root.display()
                     ));

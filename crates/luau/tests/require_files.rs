@@ -93,7 +93,7 @@ fn a_script_requires_across_its_project_and_a_generator_stays_in_its_folder() {
         .map(|_| ())
         .unwrap_err()
         .to_string();
-    assert!(e.contains("outside the generator's folder"), "{e}");
+    assert!(e.contains("which string requires may not leave"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
 
