@@ -31,9 +31,15 @@ impl SceneFormat {
         {
             Some("rbxl") | Some("rbxm") => Ok(SceneFormat::Binary),
             Some("rbxlx") | Some("rbxmx") => Ok(SceneFormat::Xml),
+            // Rojo 0.4's project file (2018–2019 repositories), which Rojo itself no
+            // longer reads either.
+            _ if path.file_name().is_some_and(|n| n == "rojo.json") => Err(EngineError::file(
+                path.display().to_string(),
+                "a Rojo 0.4 project (\"partitions\"), which current Rojo and procmodel no longer read: write a default.project.json whose \"tree\" places each partition's \"path\" at its \"target\" (a \"$path\" under the service it names)",
+            )),
             _ => Err(EngineError::file(
                 path.display().to_string(),
-                "not a Roblox scene (use .rbxl, .rbxlx, .rbxm or .rbxmx)",
+                "not a Roblox scene (use .rbxl, .rbxlx, .rbxm or .rbxmx, or a Rojo project: a *.project.json file or a folder with default.project.json)",
             )),
         }
     }
@@ -561,6 +567,23 @@ mod tests {
         let v = &out.get_by_ref(value).unwrap().properties;
         assert_eq!(v.get(&"Value".into()), Some(&Variant::Ref(new_ws)));
         assert_eq!(v.get(&"Other".into()), Some(&Variant::Ref(part)));
+    }
+
+    /// A file that is no scene names what procmodel reads; Rojo 0.4's `rojo.json` is named
+    /// as such, with how to move it to a current project.
+    #[test]
+    fn a_file_that_is_no_scene_says_what_would_be() {
+        let e = SceneFormat::from_path(Path::new("notes.txt"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(".rbxl") && e.contains("*.project.json"), "{e}");
+        let e = SceneFormat::from_path(Path::new("old/rojo.json"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("Rojo 0.4") && e.contains("default.project.json"),
+            "{e}"
+        );
     }
 
     /// The child half of [`contained_panics_are_quiet`].
