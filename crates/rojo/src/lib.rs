@@ -71,7 +71,7 @@ pub fn load(path: &Path, read_model: &ModelReader<'_>) -> Result<Loaded, RojoErr
     let mut ctx = files::Ctx::new(read_model, project::load);
     let snap = project::load(&mut ctx, &file, None)?
         .ok_or_else(|| RojoError::field(&file, "tree", "the project's tree is empty"))?;
-    let place = snap.class == "DataModel" && snap.model.is_none();
+    let place = snap.is_place();
     let linked = link::instantiate(snap)?;
     let scripts = linked.script_files();
     let dom = link::link_refs(linked)?;
@@ -100,7 +100,7 @@ pub fn load_path(path: &Path, read_model: &ModelReader<'_>) -> Result<LoadedPath
     let mut ctx = files::Ctx::new(read_model, project::load);
     let snap = files::snapshot_path(&mut ctx, path, None)?
         .ok_or_else(|| RojoError::file(path, "Rojo builds nothing from this path"))?;
-    let place = snap.class == "DataModel" && snap.model.is_none();
+    let place = snap.is_place();
     let linked = link::instantiate(snap)?;
     let scripts = linked.script_files();
     let dom = link::link_refs(linked)?;
@@ -127,6 +127,12 @@ pub(crate) struct Snap {
 }
 
 impl Snap {
+    /// Whether this tree is a place: a DataModel described by the project, not a model
+    /// file's instance.
+    pub(crate) fn is_place(&self) -> bool {
+        self.class == "DataModel" && self.model.is_none()
+    }
+
     pub(crate) fn new(name: &str, class: &str, file: &Path) -> Snap {
         Snap {
             name: name.to_owned(),

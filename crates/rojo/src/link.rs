@@ -16,7 +16,7 @@ pub(crate) const TARGET_PREFIX: &str = "Rojo_Target_";
 /// Builds the DOM: the snapshot's own DataModel root, or a DataModel holding it.
 pub(crate) fn instantiate(root: Snap) -> Result<Linked, RojoError> {
     let mut b = Build::default();
-    let dom = if root.class == "DataModel" && root.model.is_none() {
+    let dom = if root.is_place() {
         let Snap {
             name,
             props,
