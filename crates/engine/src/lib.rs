@@ -272,10 +272,8 @@ impl Engine {
             return Engine::load_project(runtime, path, config).map(|(engine, _)| engine);
         }
         let (dom, digest) = scene::read_digested(path, config.cache.is_some())?;
-        let place = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| e.eq_ignore_ascii_case("rbxl") || e.eq_ignore_ascii_case("rbxlx"));
+        // Read, so a place (`.rbxl`, `.rbxlx`) or a model file.
+        let place = !scene::is_model_file(path);
         Engine::over_loaded(runtime, dom, digest, config, place)
     }
 
@@ -354,11 +352,7 @@ impl Engine {
         path: &Path,
         config: EngineConfig,
     ) -> Result<(Engine, bool), EngineError> {
-        let model_file = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| e.eq_ignore_ascii_case("rbxm") || e.eq_ignore_ascii_case("rbxmx"));
-        if !model_file {
+        if !scene::is_model_file(path) {
             return Ok((Engine::load(runtime, path, config)?, false));
         }
         let (mut loaded, digest) = scene::read_digested(path, config.cache.is_some())?;

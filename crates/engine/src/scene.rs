@@ -45,6 +45,14 @@ impl SceneFormat {
     }
 }
 
+/// Whether `path` names a model file (`.rbxm`, `.rbxmx`), not a place: its instances have
+/// no DataModel of their own.
+pub fn is_model_file(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("rbxm") || e.eq_ignore_ascii_case("rbxmx"))
+}
+
 /// Reads a scene file or a Rojo project, with (when `digest`) the BLAKE3 digest of the
 /// file's bytes; none for a Rojo project, which is many files.
 pub fn read_digested(
