@@ -170,14 +170,11 @@ pub fn get_service(c: &mut Ctx, name: &str) -> mlua::Result<Ref> {
 /// `game.ServiceAdded(service)` for a service made on first use, as Roblox fires it when
 /// `GetService` creates one.
 fn service_added(c: &mut Ctx, root: Ref, service: Ref) {
-    use crate::signal_state::{Kind, NamedArgs};
-    if c.signals.watch.listens(root, Kind::Named.bit()) {
-        c.signals.record_named(
-            root,
-            rbx_dom_weak::Ustr::from("ServiceAdded"),
-            NamedArgs::Instance(service),
-        );
-    }
+    c.signals.named(
+        root,
+        "ServiceAdded",
+        crate::signal_state::NamedArgs::Instance(service),
+    );
 }
 
 /// `game.<Name>` for a standard service the scene does not hold yet ([`get_service`]).

@@ -333,6 +333,14 @@ impl SignalState {
         });
     }
 
+    /// Records `target`'s [`Kind::Named`] event `name` with `args` when something listens
+    /// to one of its named events.
+    pub(crate) fn named(&mut self, target: Ref, name: &str, args: NamedArgs) {
+        if self.watch.listens(target, Kind::Named.bit()) {
+            self.record_named(target, Ustr::from(name), args);
+        }
+    }
+
     /// Records `target`'s [`Kind::Named`] event `name`, whose handlers get `text`.
     pub(crate) fn record_named(&mut self, target: Ref, name: Ustr, args: NamedArgs) {
         self.events.push(Fired {

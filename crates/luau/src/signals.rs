@@ -60,7 +60,8 @@ pub fn prop_changed(c: &mut Ctx, r: Ref, name: &str) {
 fn lighting_changed(c: &mut Ctx, r: Ref, name: &str) {
     let lighting = c.dom.get_by_ref(r).is_some_and(|i| i.class == "Lighting");
     if lighting && !matches!(name, "GlobalShadows" | "FogColor" | "FogStart" | "FogEnd") {
-        named_args(c, r, "LightingChanged", NamedArgs::Flag(false));
+        c.signals
+            .named(r, "LightingChanged", NamedArgs::Flag(false));
     }
 }
 
@@ -76,7 +77,8 @@ fn sky_moved(c: &mut Ctx, r: Ref, old: Ref, new: Ref) {
             .get_by_ref(parent)
             .is_some_and(|i| i.class == "Lighting");
         if lighting {
-            named_args(c, parent, "LightingChanged", NamedArgs::Flag(true));
+            c.signals
+                .named(parent, "LightingChanged", NamedArgs::Flag(true));
         }
     }
 }
@@ -168,14 +170,8 @@ fn ancestors(c: &Ctx, mut r: Ref) -> Vec<Ref> {
 
 /// `r`'s own event `name` fired by one of its methods, with the argument `text`.
 pub fn named(c: &mut Ctx, r: Ref, name: &str, text: String) {
-    named_args(c, r, name, NamedArgs::Text(text.into_boxed_str()));
-}
-
-/// [`named`] with other arguments than one string.
-pub(crate) fn named_args(c: &mut Ctx, r: Ref, name: &str, args: NamedArgs) {
-    if c.signals.watch.listens(r, Kind::Named.bit()) {
-        c.signals.record_named(r, Ustr::from(name), args);
-    }
+    c.signals
+        .named(r, name, NamedArgs::Text(text.into_boxed_str()));
 }
 
 /// A line a script outputs (`print`, `warn`, an error no one caught, LogService's and
@@ -205,13 +201,13 @@ pub fn script_output(
         if any_named(&c) {
             if let Some(logs) = crate::services::find_service(&c, "LogService") {
                 let args = NamedArgs::Message(message.into(), ty as u32);
-                named_args(&mut c, logs, "MessageOut", args);
+                c.signals.named(logs, "MessageOut", args);
             }
             if let (Some(stack), Some(context)) =
                 (stack, crate::services::find_service(&c, "ScriptContext"))
             {
                 let args = NamedArgs::ScriptError(message.into(), stack.into(), Ref::none());
-                named_args(&mut c, context, "Error", args);
+                c.signals.named(context, "Error", args);
             }
         }
     }
@@ -884,6 +880,28 @@ fn signal(
     .map(Value::UserData)
 }
 
+/// The instances' own events procmodel fires as [`Kind::Named`] (the event's name is the
+/// connection's filter), by the class that has them.
+const NAMED_EVENTS: &[(&str, &str)] = &[
+    // A tag's first use in the place and its last (`tag_changed`).
+    ("CollectionService", "TagAdded"),
+    ("CollectionService", "TagRemoved"),
+    // Sound's events its methods fire (`classes/sound.rs`).
+    ("Sound", "Played"),
+    ("Sound", "Paused"),
+    ("Sound", "Resumed"),
+    ("Sound", "Stopped"),
+    // Lighting's own changes (`lighting_changed`, `sky_moved`).
+    ("Lighting", "LightingChanged"),
+    // A service made on first use (`services::get_service`).
+    ("ServiceProvider", "ServiceAdded"),
+    // The session closing (`close_handlers`).
+    ("DataModel", "Close"),
+    // What scripts output (`script_output`).
+    ("LogService", "MessageOut"),
+    ("ScriptContext", "Error"),
+];
+
 /// The event `key` of `this`, if it has one (looked up after properties and methods).
 pub fn member(lua: &Lua, this: &Instance, key: &[u8]) -> mlua::Result<Option<Value>> {
     let Ok(key) = std::str::from_utf8(key) else {
@@ -891,6 +909,12 @@ pub fn member(lua: &Lua, this: &Instance, key: &[u8]) -> mlua::Result<Option<Val
     };
     let class = this.class.as_str();
     let is_a = |base: &str| procmodel_dom::is_a(class, base);
+    if let Some(&(_, name)) = NAMED_EVENTS
+        .iter()
+        .find(|&&(owner, event)| event == key && is_a(owner))
+    {
+        return signal(lua, this.r, Kind::Named, Some(Ustr::from(name)), name).map(Some);
+    }
     let (kind, name) = match key {
         "Changed" | "changed" => (Kind::Changed, "Changed"),
         "AttributeChanged" => (Kind::AttributeChanged, "AttributeChanged"),
@@ -902,58 +926,11 @@ pub fn member(lua: &Lua, this: &Instance, key: &[u8]) -> mlua::Result<Option<Val
         "Destroying" => (Kind::Destroying, "Destroying"),
         "Event" if is_a("BindableEvent") => (Kind::Event, "Event"),
         "Heartbeat" if is_a("RunService") => (Kind::Heartbeat, "Heartbeat"),
-        // A tag's first use in the place and its last (`tag_changed`).
-        "TagAdded" | "TagRemoved" if is_a("CollectionService") => {
-            let name = if key == "TagAdded" {
-                "TagAdded"
-            } else {
-                "TagRemoved"
-            };
-            return signal(lua, this.r, Kind::Named, Some(Ustr::from(name)), name).map(Some);
-        }
-        // Sound's events its methods fire (`classes/sound.rs`).
-        "Played" | "Paused" | "Resumed" | "Stopped" if is_a("Sound") => {
-            let name = match key {
-                "Played" => "Played",
-                "Paused" => "Paused",
-                "Resumed" => "Resumed",
-                _ => "Stopped",
-            };
-            return signal(lua, this.r, Kind::Named, Some(Ustr::from(name)), name).map(Some);
-        }
         "Stepped" if is_a("RunService") => (Kind::Stepped, "Stepped"),
         // Fired each virtual frame, as Studio's edit mode (where `IsClient()` is true too)
         // fires them each frame it draws.
         "PreRender" if is_a("RunService") => (Kind::Render, "PreRender"),
         "RenderStepped" if is_a("RunService") => (Kind::Render, "RenderStepped"),
-        // Lighting's own changes (`lighting_changed`, `sky_moved`).
-        "LightingChanged" if is_a("Lighting") => {
-            let name = "LightingChanged";
-            return signal(lua, this.r, Kind::Named, Some(Ustr::from(name)), name).map(Some);
-        }
-        // A service made on first use (`services::get_service`).
-        "ServiceAdded" if is_a("ServiceProvider") => {
-            let name = "ServiceAdded";
-            return signal(lua, this.r, Kind::Named, Some(Ustr::from(name)), name).map(Some);
-        }
-        // The session closing (`close_handlers`).
-        "Close" if is_a("DataModel") => {
-            return signal(lua, this.r, Kind::Named, Some(Ustr::from("Close")), "Close").map(Some);
-        }
-        // What scripts output (`script_output`).
-        "MessageOut" if is_a("LogService") => {
-            return signal(
-                lua,
-                this.r,
-                Kind::Named,
-                Some(Ustr::from("MessageOut")),
-                "MessageOut",
-            )
-            .map(Some);
-        }
-        "Error" if is_a("ScriptContext") => {
-            return signal(lua, this.r, Kind::Named, Some(Ustr::from("Error")), "Error").map(Some);
-        }
         _ => {
             return match crate::api::event(class, key) {
                 // Events of the outside world (input, physics, players, media) exist and
