@@ -485,6 +485,19 @@ pub(super) fn cell_arg(x: f64, y: f64, z: f64, method: &str) -> mlua::Result<gla
     ))
 }
 
+/// The cells a Region3int16 names: its bounds are inclusive cells (`CopyRegion`, the legacy
+/// `SetCells`); `method` names the caller in errors.
+pub(super) fn inclusive_cells(r: &Region3int16, method: &str) -> mlua::Result<CellRegion> {
+    let min = glam::IVec3::from_array(r.min.0.map(i32::from));
+    let max = glam::IVec3::from_array(r.max.0.map(i32::from));
+    if min.cmpgt(max).any() {
+        return Err(mlua::Error::runtime(format!(
+            "Terrain:{method}: region Min must not exceed Max"
+        )));
+    }
+    Ok(CellRegion::from_min_size(min, max - min + 1))
+}
+
 /// Fills every voxel of `cells` with `v` (the legacy cell methods), within the fill cap.
 pub(super) fn write_cells(
     loaded: &mut Loaded,
@@ -713,16 +726,9 @@ pub fn register(m: &mut MethodTable) {
         },
     );
     m.add_method("CopyRegion", |lua, this, r: Region3int16| {
-        let min = glam::IVec3::from_array(r.min.0.map(i32::from));
-        let max = glam::IVec3::from_array(r.max.0.map(i32::from));
-        if min.cmpgt(max).any() {
-            return Err(mlua::Error::runtime(
-                "Terrain:CopyRegion: region Min must not exceed Max",
-            ));
-        }
-        // Region3int16 bounds are inclusive cells. The copy holds voxels only where the
-        // terrain has any (`CopyRegion(terrain.MaxExtents)` copies all there is).
-        let cells = CellRegion::from_min_size(min, max - min + 1);
+        // The copy holds voxels only where the terrain has any (`CopyRegion(terrain.MaxExtents)`
+        // copies all there is).
+        let cells = inclusive_cells(&r, "CopyRegion")?;
         let copy = with_terrain(lua, this, "CopyRegion", false, |t| {
             let held = t.terrain.copied_part(cells);
             procmodel_terrain::region::check_cap(held.volume() as u128, VoxelCap::Fill)

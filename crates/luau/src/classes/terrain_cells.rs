@@ -7,7 +7,7 @@
 //! Must never keep cell shapes: blocks and orientations are checked and dropped, as smooth
 //! terrain has none.
 
-use super::terrain::{read_voxels, with_terrain, write_cells};
+use super::terrain::{inclusive_cells, read_voxels, with_terrain, write_cells};
 use crate::context::Instance;
 use crate::methods::MethodTable;
 use mlua::{Lua, MultiValue, Value};
@@ -184,21 +184,8 @@ pub fn register(m: &mut MethodTable) {
             ))
         })?;
         let material = converted(&a, 2, "SetCells")?;
-        // Region3int16 bounds are inclusive cells, as for CopyRegion.
-        let min = glam::IVec3::from_array(region.min.0.map(i32::from));
-        let max = glam::IVec3::from_array(region.max.0.map(i32::from));
-        if min.cmpgt(max).any() {
-            return Err(mlua::Error::runtime(
-                "Terrain:SetCells: region Min must not exceed Max",
-            ));
-        }
-        set_cells(
-            lua,
-            this,
-            CellRegion::from_min_size(min, max - min + 1),
-            material,
-            "SetCells",
-        )
+        let cells = inclusive_cells(&region, "SetCells")?;
+        set_cells(lua, this, cells, material, "SetCells")
     });
     m.add_method("SetWaterCell", |lua, this, a: MultiValue| {
         let a: Vec<Value> = a.into_iter().collect();
