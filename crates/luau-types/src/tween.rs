@@ -175,6 +175,95 @@ pub(crate) fn register(lua: &Lua) -> mlua::Result<()> {
     )
 }
 
+/// The frame step `TweenService:SmoothDamp` takes when its `dt` is nil (the host's frames
+/// are 1/60 s of its virtual clock).
+pub const FRAME_STEP: f64 = 1.0 / 60.0;
+
+/// One step of a critically damped spring from `current` towards `target` (any number of
+/// components): `TweenService:SmoothDamp`, the reference's "critically damped spring", in
+/// the standard closed form (Game Programming Gems 4, 1.10): `omega = 2 / smooth_time`, the
+/// decay `exp(-omega·dt)` by its cubic approximation, the distance to cover clamped to
+/// `max_speed · smooth_time`, and no overshoot (a step that would pass the target stops on
+/// it with zero velocity). Returns the new value and velocity.
+pub fn smooth_damp<const N: usize>(
+    current: [f64; N],
+    target: [f64; N],
+    velocity: [f64; N],
+    smooth_time: f64,
+    max_speed: f64,
+    dt: f64,
+) -> ([f64; N], [f64; N]) {
+    let smooth_time = smooth_time.max(1e-4);
+    let omega = 2.0 / smooth_time;
+    let x = omega * dt;
+    let decay = 1.0 / (1.0 + x + 0.48 * x * x + 0.235 * x * x * x);
+    let mut change: [f64; N] = std::array::from_fn(|i| current[i] - target[i]);
+    let max_change = max_speed * smooth_time;
+    let length = change.iter().map(|c| c * c).sum::<f64>().sqrt();
+    if length > max_change {
+        let k = max_change / length;
+        change.iter_mut().for_each(|c| *c *= k);
+    }
+    let mut out = [0.0; N];
+    let mut vel = [0.0; N];
+    for i in 0..N {
+        let temp = (velocity[i] + omega * change[i]) * dt;
+        vel[i] = (velocity[i] - omega * temp) * decay;
+        out[i] = current[i] - change[i] + (change[i] + temp) * decay;
+    }
+    // Past the target (the step and the way to it point the same way): stop on it.
+    let past: f64 = (0..N)
+        .map(|i| (target[i] - current[i]) * (out[i] - target[i]))
+        .sum();
+    if past > 0.0 {
+        return (target, [0.0; N]);
+    }
+    (out, vel)
+}
+
+/// [`smooth_damp`] for a CFrame: the position as a vector; the rotation as the rotation
+/// vector (axis × angle, world space) from `current`'s rotation to `target`'s, damped from
+/// zero, with the angular velocity a rotation vector too (radians per second). Returns the
+/// new CFrame and the velocity as (linear, angular).
+pub fn smooth_damp_cframe(
+    current: &crate::CFrame,
+    target: &crate::CFrame,
+    velocity: (glam::Vec3, glam::Vec3),
+    smooth_time: f64,
+    max_speed: f64,
+    dt: f64,
+) -> (crate::CFrame, glam::Vec3, glam::Vec3) {
+    let f64s = |v: glam::Vec3| [f64::from(v.x), f64::from(v.y), f64::from(v.z)];
+    let vec = |a: [f64; 3]| glam::Vec3::new(a[0] as f32, a[1] as f32, a[2] as f32);
+    let (position, linear) = smooth_damp(
+        f64s(current.position),
+        f64s(target.position),
+        f64s(velocity.0),
+        smooth_time,
+        max_speed,
+        dt,
+    );
+    let (from, to) = (current.quat(), target.quat());
+    let mut way = to * from.inverse();
+    if way.w < 0.0 {
+        way = -way;
+    }
+    let (turned, angular) = smooth_damp(
+        [0.0; 3],
+        f64s(way.to_scaled_axis()),
+        f64s(velocity.1),
+        smooth_time,
+        max_speed,
+        dt,
+    );
+    let rotation = glam::Quat::from_scaled_axis(vec(turned)) * from;
+    let cframe = crate::CFrame {
+        position: vec(position),
+        rotation: glam::Mat3::from_quat(rotation.normalize()),
+    };
+    (cframe, vec(linear), vec(angular))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,5 +301,83 @@ mod tests {
         assert!(ease(0.2, "Back", "In") < 0.0, "Back overshoots");
         assert_eq!(ease(2.0, "Linear", "In"), 1.0);
         assert_eq!(ease(f64::NAN, "Linear", "In"), 0.0);
+    }
+
+    #[test]
+    fn smooth_damp_approaches_without_passing_and_stops_on_the_target() {
+        let (mut x, mut v) = ([0.0], [0.0]);
+        let mut last = 0.0;
+        for _ in 0..600 {
+            (x, v) = smooth_damp(x, [10.0], v, 0.5, f64::INFINITY, FRAME_STEP);
+            assert!(x[0] >= last && x[0] <= 10.0, "{} after {last}", x[0]);
+            last = x[0];
+        }
+        assert!(
+            (x[0] - 10.0).abs() < 1e-6 && v[0].abs() < 1e-5,
+            "{x:?} {v:?}"
+        );
+        // Half way in about smooth time / 2.2 (critically damped: 1 - (1 + wt)e^-wt).
+        let (mut x, mut v) = ([0.0], [0.0]);
+        for _ in 0..14 {
+            (x, v) = smooth_damp(x, [1.0], v, 1.0, f64::INFINITY, FRAME_STEP);
+        }
+        let t: f64 = 14.0 / 60.0;
+        let w = 2.0;
+        let exact = 1.0 - (1.0 + w * t) * (-w * t).exp();
+        assert!((x[0] - exact).abs() < 1e-3, "{} vs {exact}", x[0]);
+        // A zero step changes nothing.
+        assert_eq!(
+            smooth_damp([1.0, 2.0], [5.0, 5.0], [0.5, 0.0], 1.0, 9.0, 0.0).0,
+            [1.0, 2.0]
+        );
+    }
+
+    #[test]
+    fn smooth_damp_clamps_the_speed_and_snaps_an_overshoot() {
+        // max speed 1: the spring aims at most 1 * smooth time away.
+        let (x, _) = smooth_damp([0.0, 0.0, 0.0], [100.0, 0.0, 0.0], [0.0; 3], 1.0, 1.0, 0.1);
+        let free = smooth_damp(
+            [0.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0],
+            [0.0; 3],
+            1.0,
+            f64::INFINITY,
+            0.1,
+        )
+        .0;
+        assert_eq!(x, free);
+        // A fast velocity towards the target that would carry past it stops on it.
+        let (x, v) = smooth_damp([0.9], [1.0], [50.0], 0.3, f64::INFINITY, 0.1);
+        assert_eq!((x, v), ([1.0], [0.0]));
+    }
+
+    #[test]
+    fn smooth_damp_cframe_turns_and_moves_towards_the_target() {
+        let from = crate::CFrame::IDENTITY;
+        let to = crate::CFrame {
+            position: glam::Vec3::new(4.0, 0.0, 0.0),
+            rotation: glam::Mat3::from_rotation_y(1.0),
+        };
+        let (mut c, mut lin, mut ang) = (from, glam::Vec3::ZERO, glam::Vec3::ZERO);
+        for _ in 0..600 {
+            (c, lin, ang) = smooth_damp_cframe(&c, &to, (lin, ang), 0.4, f64::INFINITY, FRAME_STEP);
+        }
+        assert!((c.position - to.position).length() < 1e-4, "{c:?}");
+        assert!(c.quat().angle_between(to.quat()) < 1e-3, "{c:?}");
+        // The first step turns about Y, the target's axis.
+        let (one, _, ang) = smooth_damp_cframe(
+            &from,
+            &to,
+            (glam::Vec3::ZERO, glam::Vec3::ZERO),
+            0.4,
+            f64::INFINITY,
+            FRAME_STEP,
+        );
+        let (axis, angle) = one.quat().to_axis_angle();
+        assert!(
+            angle > 0.0 && angle < 1.0 && (axis - glam::Vec3::Y).length() < 1e-4,
+            "{axis} {angle}"
+        );
+        assert!(ang.x.abs() < 1e-6 && ang.y > 0.0, "{ang}");
     }
 }

@@ -8,11 +8,17 @@
 //! with `Completed`. Numbers, Vector3, Vector2, CFrame, Color3, UDim and UDim2 are
 //! interpolated; booleans and enums switch at the end. Here a tween is a Luau object, not an
 //! Instance: `typeof` gives "table" and it is not in the tree.
+//!
+//! `SmoothDamp` steps a critically damped spring (`procmodel_luau_types::tween::smooth_damp`)
+//! for a number, Vector2, Vector3 or CFrame; a nil `dt` is one frame (1/60 s). A CFrame's
+//! velocity is a CFrame too: its position the linear velocity, its rotation the angular
+//! velocity (axis and radians per second, so a spin of more than half a turn a second wraps).
 
 use crate::context::ctx;
 use crate::methods::MethodTable;
 use mlua::{MultiValue, Value};
-use procmodel_luau_types::TweenInfo;
+use procmodel_luau_types::tween::{FRAME_STEP, smooth_damp, smooth_damp_cframe};
+use procmodel_luau_types::{CFrame, FromValue, TweenInfo, Vector2, Vector3};
 
 /// Registry name of the Luau tween factory ([`TWEEN_LUAU`]).
 const FACTORY: &str = "procmodel.tween_factory";
@@ -200,8 +206,111 @@ fn get_value(alpha: f64, style: &Value, direction: &Value) -> f64 {
     )
 }
 
+/// `TweenService:SmoothDamp(current, target, velocity, smoothTime, maxSpeed?, dt?)`.
+fn smooth_damp_method(lua: &mlua::Lua, a: MultiValue) -> mlua::Result<(Value, Value)> {
+    const F: &str = "TweenService:SmoothDamp";
+    let v: Vec<Value> = a.into_iter().collect();
+    let nil = Value::Nil;
+    let arg = |i: usize| v.get(i).unwrap_or(&nil);
+    let number = |i: usize, name: &str, default: Option<f64>| -> mlua::Result<f64> {
+        match (arg(i), default) {
+            (Value::Number(n), _) if !n.is_nan() => Ok(*n),
+            (Value::Integer(n), _) => Ok(*n as f64),
+            (Value::Nil, Some(d)) => Ok(d),
+            (other, _) => Err(mlua::Error::runtime(format!(
+                "{F}: {name} (argument #{}) must be a number, got {}",
+                i + 1,
+                procmodel_luau_types::type_name(other)
+            ))),
+        }
+    };
+    let smooth_time = number(3, "smoothTime", None)?;
+    let max_speed = number(4, "maxSpeed", Some(f64::INFINITY))?;
+    let dt = number(5, "dt", Some(FRAME_STEP))?;
+    if max_speed < 0.0 || dt < 0.0 {
+        return Err(mlua::Error::runtime(format!(
+            "{F}: maxSpeed and dt must not be negative (got {max_speed} and {dt})"
+        )));
+    }
+    let f64s3 = |v: glam::Vec3| [f64::from(v.x), f64::from(v.y), f64::from(v.z)];
+    let v3 = |a: [f64; 3]| Vector3(glam::Vec3::new(a[0] as f32, a[1] as f32, a[2] as f32));
+    let kind = procmodel_luau_types::type_name(arg(0));
+    let same = (1..3).all(|i| procmodel_luau_types::type_name(arg(i)) == kind);
+    let mismatch = || {
+        mlua::Error::runtime(format!(
+            "{F}: current, target and velocity must all be numbers, Vector2s, Vector3s or CFrames (got {}, {}, {})",
+            procmodel_luau_types::type_name(arg(0)),
+            procmodel_luau_types::type_name(arg(1)),
+            procmodel_luau_types::type_name(arg(2))
+        ))
+    };
+    if !same {
+        return Err(mismatch());
+    }
+    match kind.as_str() {
+        "number" => {
+            let n = |i| number(i, "a value", None);
+            let ([x], [vel]) = smooth_damp([n(0)?], [n(1)?], [n(2)?], smooth_time, max_speed, dt);
+            Ok((Value::Number(x), Value::Number(vel)))
+        }
+        "Vector3" => {
+            let g = |i: usize| {
+                Vector3::from_value(arg(i))
+                    .map(|v| f64s3(v.0))
+                    .ok_or_else(mismatch)
+            };
+            let (x, vel) = smooth_damp(g(0)?, g(1)?, g(2)?, smooth_time, max_speed, dt);
+            Ok((v3(x).value(), v3(vel).value()))
+        }
+        "Vector2" => {
+            let g = |i: usize| {
+                Vector2::from_value(arg(i))
+                    .map(|v| [f64::from(v.0.x), f64::from(v.0.y)])
+                    .ok_or_else(mismatch)
+            };
+            let (x, vel) = smooth_damp(g(0)?, g(1)?, g(2)?, smooth_time, max_speed, dt);
+            let v2 = |a: [f64; 2]| Vector2(glam::Vec2::new(a[0] as f32, a[1] as f32));
+            Ok((
+                mlua::IntoLua::into_lua(v2(x), lua)?,
+                mlua::IntoLua::into_lua(v2(vel), lua)?,
+            ))
+        }
+        "CFrame" => {
+            let g = |i: usize| CFrame::from_value(arg(i)).ok_or_else(mismatch);
+            let (current, target, velocity) = (g(0)?, g(1)?, g(2)?);
+            let (axis, angle) = velocity.quat().to_axis_angle();
+            let spin = if angle.is_finite() {
+                axis * angle
+            } else {
+                glam::Vec3::ZERO
+            };
+            let (c, linear, angular) = smooth_damp_cframe(
+                &current,
+                &target,
+                (velocity.position, spin),
+                smooth_time,
+                max_speed,
+                dt,
+            );
+            let turn = glam::Quat::from_scaled_axis(angular);
+            let vel = CFrame {
+                position: linear,
+                rotation: glam::Mat3::from_quat(turn),
+            };
+            Ok((
+                mlua::IntoLua::into_lua(c, lua)?,
+                mlua::IntoLua::into_lua(vel, lua)?,
+            ))
+        }
+        _ => Err(mismatch()),
+    }
+}
+
 pub fn register(m: &mut MethodTable) {
     m.class("TweenService");
+    m.add_method("SmoothDamp", |lua, _this, a: MultiValue| {
+        smooth_damp_method(lua, a)
+    });
     m.add_method("GetValue", |_lua, _this, a: MultiValue| {
         let v: Vec<Value> = a.into_iter().collect();
         let alpha = match v.first() {
