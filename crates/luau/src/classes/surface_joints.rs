@@ -7,6 +7,13 @@
 //! planar faces here, and nothing happens to parts outside the Workspace (a generator's
 //! results, as in Studio). Each joint is parented to its `Part0` with `C0`/`C1` at the
 //! contact's centre; parts already joined are not joined again.
+//!
+//! Studio's build tools' pair, `Workspace:JoinToOutsiders(parts, mode)` and
+//! `Workspace:UnjoinFromOutsiders(parts)`, join the given parts to the touching parts *not*
+//! given (never to each other) — by the reference's other table: a Hinge face a `Rotate`, a
+//! Motor (or SteppingMotor) face a `RotateP`, any other pair a `Weld` — and
+//! break the JointInstances between a given part and one not given. `JointCreationMode.None`
+//! joins nothing. Cylinders' flat ends, which Roblox welds, are not box faces here.
 
 use crate::assembly::ref_prop;
 use crate::context::{Ctx, ctx};
@@ -42,6 +49,29 @@ pub(crate) fn joint_class(a: u32, b: u32) -> Option<&'static str> {
     }
     let snaps = [STUDS, INLET, UNIVERSAL];
     (snaps.contains(&a) && snaps.contains(&b) && !(a == b && a != UNIVERSAL)).then_some("Snap")
+}
+
+/// The joint `JoinToOutsiders` makes between two touching faces (either order): the
+/// reference's "Glue, Studs, Inlets, Universal, Weld, and Smooth surfaces will all create
+/// Weld instances", Hinge and Motor their rotating joints.
+pub(crate) fn outsider_joint_class(a: u32, b: u32) -> &'static str {
+    let either = |s: &[u32]| s.contains(&a) || s.contains(&b);
+    if either(&[HINGE]) {
+        "Rotate"
+    } else if either(&[MOTOR, STEPPING_MOTOR]) {
+        "RotateP"
+    } else {
+        "Weld"
+    }
+}
+
+/// Which joints a call makes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Joining {
+    /// `MakeJoints`: by [`joint_class`], the given parts to each other too.
+    Surfaces,
+    /// `JoinToOutsiders`: by [`outsider_joint_class`], only to parts not given.
+    Outsiders,
 }
 
 /// The surface properties of a box's six faces: (local axis, sign, property).
@@ -177,7 +207,7 @@ fn touching(a: &Box3, b: &Box3) -> Option<(usize, usize, Vec3)> {
 }
 
 /// Joins `parts` (those in the Workspace) to every touching part of the Workspace.
-fn make_joints(c: &mut Ctx, parts: &[Ref], method: &str) -> mlua::Result<()> {
+fn make_joints(c: &mut Ctx, parts: &[Ref], method: &str, joining: Joining) -> mlua::Result<()> {
     let Some(ws) = crate::services::find_service(c, "Workspace") else {
         return Ok(());
     };
@@ -217,16 +247,22 @@ fn make_joints(c: &mut Ctx, parts: &[Ref], method: &str) -> mlua::Result<()> {
     for &p in &mine {
         let Some(&i) = index.get(&p) else { continue };
         for (j, (q, qb)) in world.iter().enumerate() {
-            // A pair of given parts is looked at once, from the earlier one.
-            if *q == p || (given.contains(q) && j < i) {
+            // A pair of given parts is looked at once, from the earlier one (or, joining to
+            // outsiders, never).
+            if *q == p || (given.contains(q) && (j < i || joining == Joining::Outsiders)) {
                 continue;
             }
             let pb = &world[i].1;
             let Some((fa, fb, at)) = touching(pb, qb) else {
                 continue;
             };
-            let Some(class) = joint_class(pb.surfaces[fa], qb.surfaces[fb]) else {
-                continue;
+            let (sa, sb) = (pb.surfaces[fa], qb.surfaces[fb]);
+            let class = match joining {
+                Joining::Surfaces => match joint_class(sa, sb) {
+                    Some(class) => class,
+                    None => continue,
+                },
+                Joining::Outsiders => outsider_joint_class(sa, sb),
             };
             // Joined already (or just now: a part may be listed twice).
             if !joined.insert((p, *q)) {
@@ -268,30 +304,104 @@ pub fn register(m: &mut MethodTable) {
             }
             true
         });
-        make_joints(&mut c, &parts, "Model:MakeJoints")
+        make_joints(&mut c, &parts, "Model:MakeJoints", Joining::Surfaces)
     });
     m.class("BasePart");
     m.add_method("MakeJoints", |lua, this, ()| {
         let mut c = ctx(lua)?;
-        make_joints(&mut c, &[this.r], "BasePart:MakeJoints")
+        make_joints(&mut c, &[this.r], "BasePart:MakeJoints", Joining::Surfaces)
     });
     m.class("Workspace");
-    m.add_method("MakeJoints", |lua, _this, parts: mlua::Table| {
+    m.add_method("MakeJoints", |lua, _this, parts: mlua::Value| {
         let mut c = ctx(lua)?;
-        let mut refs = Vec::new();
-        for v in parts.sequence_values::<mlua::Value>() {
-            let v = v?;
-            match c.instance(&v) {
-                Some(i) if procmodel_dom::is_a(i.class.as_str(), "BasePart") => refs.push(i.r),
+        let refs = part_list(&c, &parts, "Workspace:MakeJoints")?;
+        make_joints(&mut c, &refs, "Workspace:MakeJoints", Joining::Surfaces)
+    });
+    m.add_method(
+        "JoinToOutsiders",
+        |lua, _this, (parts, mode): (mlua::Value, mlua::Value)| {
+            const M: &str = "Workspace:JoinToOutsiders";
+            let mut c = ctx(lua)?;
+            let refs = part_list(&c, &parts, M)?;
+            let mode = match procmodel_luau_types::lua_to_variant(
+                &mode,
+                &rbx_reflection::DataType::Enum("JointCreationMode"),
+            ) {
+                Ok(Variant::Enum(e)) => e.to_u32(),
                 _ => {
-                    return Err(mlua::Error::runtime(
-                        "Workspace:MakeJoints: every item of the list must be a BasePart",
-                    ));
+                    return Err(mlua::Error::runtime(format!(
+                        "{M}: Argument 2 must be an Enum.JointCreationMode (All, Surface or None), got {}",
+                        procmodel_luau_types::type_name(&mode)
+                    )));
+                }
+            };
+            // All and Surface both join always; None never.
+            if mode == JOINT_CREATION_NONE {
+                return Ok(());
+            }
+            make_joints(&mut c, &refs, M, Joining::Outsiders)
+        },
+    );
+    m.add_method("UnjoinFromOutsiders", |lua, _this, parts: mlua::Value| {
+        const M: &str = "Workspace:UnjoinFromOutsiders";
+        let mut c = ctx(lua)?;
+        let refs = part_list(&c, &parts, M)?;
+        let Some(ws) = crate::services::find_service(&c, "Workspace") else {
+            return Ok(());
+        };
+        c.scene_query(|| M.to_owned())?;
+        let given: rustc_hash::FxHashSet<Ref> = refs.into_iter().collect();
+        let dom = &c.dom;
+        let is_part = |r: Ref| {
+            dom.get_by_ref(r)
+                .is_some_and(|i| procmodel_dom::is_a(i.class.as_str(), "BasePart"))
+        };
+        let mut doomed = Vec::new();
+        procmodel_dom::preorder(dom, &[ws], |r, inst| {
+            if procmodel_dom::is_a(inst.class.as_str(), "JointInstance") {
+                let (a, b) = (ref_prop(inst, "Part0"), ref_prop(inst, "Part1"));
+                let (ga, gb) = (given.contains(&a), given.contains(&b));
+                if ga != gb && is_part(a) && is_part(b) {
+                    doomed.push(r);
                 }
             }
+            true
+        });
+        for joint in doomed {
+            super::instance::destroy_as(&mut c, joint, M)?;
         }
-        make_joints(&mut c, &refs, "Workspace:MakeJoints")
+        Ok(())
     });
+}
+
+/// `JointCreationMode.None`.
+const JOINT_CREATION_NONE: u32 = 2;
+
+/// A list argument of BaseParts (`Workspace:MakeJoints` and the outsider methods).
+fn part_list(c: &Ctx, parts: &mlua::Value, method: &str) -> mlua::Result<Vec<Ref>> {
+    let mlua::Value::Table(parts) = parts else {
+        return Err(mlua::Error::runtime(format!(
+            "{method}: Argument 1 must be an array of BaseParts, got {}",
+            procmodel_luau_types::type_name(parts)
+        )));
+    };
+    let mut refs = Vec::new();
+    for (n, v) in parts.sequence_values::<mlua::Value>().enumerate() {
+        let v = v?;
+        let what = match c.instance(&v) {
+            Some(i) if procmodel_dom::is_a(i.class.as_str(), "BasePart") => {
+                refs.push(i.r);
+                continue;
+            }
+            Some(i) => format!("a {}", i.class),
+            None => procmodel_luau_types::type_name(&v),
+        };
+        return Err(mlua::Error::runtime(format!(
+            "{method}: every item of the list must be a BasePart (item {} is {what})",
+            n + 1
+        )));
+    }
+    Ok(refs)
 }
 
 #[cfg(test)]
