@@ -140,11 +140,10 @@ pub fn project_hint(generator: &Path, error: &str) -> String {
     }
 }
 
-/// The Rojo project file in `dir` (`default.project.json`, else the first `*.project.json`
-/// by name).
+/// The Rojo project file in `dir` (`default.project.json(c)`, else the first
+/// `*.project.json(c)` by name).
 fn rojo_project_in(dir: &Path) -> Option<std::path::PathBuf> {
-    let default = dir.join("default.project.json");
-    if default.is_file() {
+    if let Some(default) = procmodel_rojo::project_file(dir) {
         return Some(default);
     }
     let mut found: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
@@ -154,7 +153,7 @@ fn rojo_project_in(dir: &Path) -> Option<std::path::PathBuf> {
             p.is_file()
                 && p.file_name()
                     .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.ends_with(".project.json"))
+                    .is_some_and(procmodel_rojo::is_project_file_name)
         })
         .collect();
     found.sort();

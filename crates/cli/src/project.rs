@@ -23,9 +23,11 @@ pub fn is_project(scene: &Path) -> bool {
 /// The files a scene was loaded from (canonical): a project's every source, or the file.
 pub fn source_files(scene: &Path) -> Result<BTreeSet<PathBuf>> {
     if is_project(scene) {
-        let read = |file: &Path, bytes: Vec<u8>| {
-            let format =
-                procmodel_engine::SceneFormat::from_path(file).map_err(|e| e.to_string())?;
+        let read = |file: &Path, bytes: Vec<u8>, format: procmodel_rojo::ModelFormat| {
+            let format = match format {
+                procmodel_rojo::ModelFormat::Binary => procmodel_engine::SceneFormat::Binary,
+                procmodel_rojo::ModelFormat::Xml => procmodel_engine::SceneFormat::Xml,
+            };
             procmodel_engine::read_scene_bytes(bytes, format, &file.display().to_string())
                 .map_err(|e| e.to_string())
         };

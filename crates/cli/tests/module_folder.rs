@@ -232,7 +232,7 @@ fn a_folder_without_an_init_script_says_what_to_do() {
             .output()
             .unwrap(),
     );
-    assert!(e.contains("one init script"), "{e}");
+    assert!(e.contains("one init file"), "{e}");
 }
 
 /// A generator of a Rojo project that reads the project's tree (Wally's

@@ -39,7 +39,7 @@ impl SceneFormat {
             )),
             _ => Err(EngineError::file(
                 path.display().to_string(),
-                "not a Roblox scene (use .rbxl, .rbxlx, .rbxm or .rbxmx, or a Rojo project: a *.project.json file or a folder with default.project.json)",
+                "not a Roblox scene (use .rbxl, .rbxlx, .rbxm or .rbxmx, or a Rojo project: a *.project.json(c) file or a folder with default.project.json(c))",
             )),
         }
     }
@@ -171,10 +171,16 @@ pub(crate) fn rekey_top(mut dom: WeakDom, root: Ref, workspace: Option<Ref>) -> 
 }
 
 /// A model file inside a Rojo tree, checked and decoded as scene files are.
-fn read_model_file(file: &Path, bytes: Vec<u8>) -> Result<WeakDom, String> {
-    match SceneFormat::from_path(file)
-        .and_then(|format| read_bytes(bytes, format, &file.display().to_string()))
-    {
+fn read_model_file(
+    file: &Path,
+    bytes: Vec<u8>,
+    format: procmodel_rojo::ModelFormat,
+) -> Result<WeakDom, String> {
+    let format = match format {
+        procmodel_rojo::ModelFormat::Binary => SceneFormat::Binary,
+        procmodel_rojo::ModelFormat::Xml => SceneFormat::Xml,
+    };
+    match read_bytes(bytes, format, &file.display().to_string()) {
         Ok(dom) => Ok(dom),
         Err(e) => Err(e
             .file_message()

@@ -1,26 +1,60 @@
-//! Data files as Rojo maps them: `.json`/`.toml` → the Luau source of a ModuleScript returning
-//! the same table, `.csv` → a LocalizationTable's `Contents` (its entries as JSON).
+//! Data files as Rojo maps them: `.json`/`.toml`/`.yaml` → the Luau source of a ModuleScript
+//! returning the same table, `.csv` → a LocalizationTable's `Contents` (its entries as JSON).
 
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+/// A data file's value as the module returns it. Table keys are values too (a YAML map may
+/// be keyed by numbers or booleans); a JSON object's are its strings.
+enum Data {
+    Nil,
+    Bool(bool),
+    /// The number as Luau source.
+    Number(String),
+    Str(String),
+    Array(Vec<Data>),
+    Map(Vec<(Data, Data)>),
+}
+
+impl From<&Value> for Data {
+    fn from(v: &Value) -> Data {
+        match v {
+            Value::Null => Data::Nil,
+            Value::Bool(b) => Data::Bool(*b),
+            Value::Number(n) => Data::Number(luau_number(n)),
+            Value::String(s) => Data::Str(s.clone()),
+            Value::Array(items) => Data::Array(items.iter().map(Data::from).collect()),
+            // In the map's order (serde_json keeps keys sorted).
+            Value::Object(map) => Data::Map(
+                map.iter()
+                    .map(|(k, v)| (Data::Str(k.clone()), Data::from(v)))
+                    .collect(),
+            ),
+        }
+    }
+}
+
 /// `return <table>` for a JSON value (object keys in sorted order, as serde_json keeps them).
 pub(crate) fn luau_module(value: &Value) -> String {
+    data_module(&Data::from(value))
+}
+
+fn data_module(data: &Data) -> String {
     let mut out = String::from("return ");
-    luau_value(&mut out, value, 0);
+    luau_value(&mut out, data, 0);
     out.push('\n');
     out
 }
 
-fn luau_value(out: &mut String, value: &Value, depth: usize) {
+fn luau_value(out: &mut String, value: &Data, depth: usize) {
     match value {
-        Value::Null => out.push_str("nil"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => out.push_str(&luau_number(n)),
-        Value::String(s) => luau_string(out, s),
-        Value::Array(items) if items.is_empty() => out.push_str("{}"),
-        Value::Array(items) if items.iter().all(is_scalar) => {
+        Data::Nil => out.push_str("nil"),
+        Data::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Data::Number(n) => out.push_str(n),
+        Data::Str(s) => luau_string(out, s),
+        Data::Array(items) if items.is_empty() => out.push_str("{}"),
+        Data::Array(items) if items.iter().all(is_scalar) => {
             out.push('{');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
@@ -30,7 +64,7 @@ fn luau_value(out: &mut String, value: &Value, depth: usize) {
             }
             out.push('}');
         }
-        Value::Array(items) => {
+        Data::Array(items) => {
             out.push_str("{\n");
             for item in items {
                 indent(out, depth + 1);
@@ -40,17 +74,18 @@ fn luau_value(out: &mut String, value: &Value, depth: usize) {
             indent(out, depth);
             out.push('}');
         }
-        Value::Object(map) if map.is_empty() => out.push_str("{}"),
-        Value::Object(map) => {
+        Data::Map(map) if map.is_empty() => out.push_str("{}"),
+        Data::Map(map) => {
             out.push_str("{\n");
             for (k, v) in map {
                 indent(out, depth + 1);
-                if is_identifier(k) {
-                    out.push_str(k);
-                } else {
-                    out.push('[');
-                    luau_string(out, k);
-                    out.push(']');
+                match k {
+                    Data::Str(k) if is_identifier(k) => out.push_str(k),
+                    k => {
+                        out.push('[');
+                        luau_value(out, k, depth + 1);
+                        out.push(']');
+                    }
                 }
                 out.push_str(" = ");
                 luau_value(out, v, depth + 1);
@@ -62,8 +97,8 @@ fn luau_value(out: &mut String, value: &Value, depth: usize) {
     }
 }
 
-fn is_scalar(v: &Value) -> bool {
-    !matches!(v, Value::Array(_) | Value::Object(_))
+fn is_scalar(v: &Data) -> bool {
+    !matches!(v, Data::Array(_) | Data::Map(_))
 }
 
 fn indent(out: &mut String, depth: usize) {
@@ -79,14 +114,86 @@ fn luau_number(n: &serde_json::Number) -> String {
     if let Some(u) = n.as_u64() {
         return u.to_string();
     }
-    let f = n.as_f64().unwrap_or(0.0);
+    float_literal(n.as_f64().unwrap_or(0.0))
+}
+
+/// A float as Luau source: `math.huge`, `-math.huge` and `0/0` for the non-finite ones.
+fn float_literal(f: f64) -> String {
     if f.is_finite() {
         format!("{f:?}")
+    } else if f.is_nan() {
+        "0/0".into()
     } else if f > 0.0 {
         "math.huge".into()
     } else {
         "-math.huge".into()
     }
+}
+
+/// `return <table>` for a YAML file (Rojo 7.6): one document; maps in the file's order, keyed
+/// by strings, numbers or booleans; `~`/`null` is nil. Integers beyond 2^53, which a Luau
+/// number cannot hold exactly, anchors and aliases, and several documents are errors.
+pub(crate) fn yaml_module(text: &str) -> Result<String, String> {
+    let mut docs =
+        yaml_rust2::YamlLoader::load_from_str(text).map_err(|e| format!("not valid YAML: {e}"))?;
+    if docs.len() > 1 {
+        return Err(format!(
+            "a YAML data file must hold one document, this one holds {}",
+            docs.len()
+        ));
+    }
+    let doc = docs
+        .pop()
+        .ok_or("a YAML data file must hold a document (this one is empty)")?;
+    Ok(data_module(&yaml_data(doc, "the document")?))
+}
+
+fn yaml_data(v: yaml_rust2::Yaml, at: &str) -> Result<Data, String> {
+    use yaml_rust2::Yaml;
+    const EXACT: i64 = 1 << 53;
+    Ok(match v {
+        Yaml::Null => Data::Nil,
+        Yaml::Boolean(b) => Data::Bool(b),
+        Yaml::Integer(i) if (-EXACT..=EXACT).contains(&i) => Data::Number(i.to_string()),
+        Yaml::Integer(i) => {
+            return Err(format!(
+                "{at}: the integer {i} cannot be held exactly by a Luau number"
+            ));
+        }
+        Yaml::Real(ref r) => match v.as_f64() {
+            Some(f) => Data::Number(float_literal(f)),
+            None => return Err(format!("{at}: '{r}' is not a number")),
+        },
+        Yaml::String(s) => Data::Str(s),
+        Yaml::Array(items) => Data::Array(
+            items
+                .into_iter()
+                .enumerate()
+                .map(|(i, item)| yaml_data(item, &format!("{at}[{}]", i + 1)))
+                .collect::<Result<_, _>>()?,
+        ),
+        Yaml::Hash(map) => {
+            let mut out = Vec::with_capacity(map.len());
+            for (k, v) in map {
+                let key = yaml_data(k, at)?;
+                let name = match &key {
+                    Data::Str(s) => s.clone(),
+                    Data::Number(n) => n.clone(),
+                    Data::Bool(b) => b.to_string(),
+                    _ => {
+                        return Err(format!(
+                            "{at}: a map key must be a string, a number or a boolean (Luau table keys)"
+                        ));
+                    }
+                };
+                let value = yaml_data(v, &format!("{at}.{name}"))?;
+                out.push((key, value));
+            }
+            Data::Map(out)
+        }
+        Yaml::Alias(_) => return Err(format!("{at}: YAML aliases are not read (as in Rojo)")),
+        Yaml::BadValue => return Err(format!("{at}: not a YAML value")),
+    })
 }
 
 const KEYWORDS: &[&str] = &[
@@ -270,6 +377,36 @@ mod tests {
             "return {\n\ta = 1,\n\tb = {\n\t\tc = \"x\",\n\t},\n}\n"
         );
         assert!(toml_to_json("a = ").is_err());
+    }
+
+    #[test]
+    fn yaml_modules() {
+        let text = "string: a b\nflag: true\nint: 1337\nreal: 2.5\nnothing: ~\nlist: [x, 8]\n7: seven\nmap:\n  key: v\n  \"with space\": 2\n";
+        assert_eq!(
+            yaml_module(text).unwrap(),
+            "return {\n\tstring = \"a b\",\n\tflag = true,\n\tint = 1337,\n\treal = 2.5,\n\tnothing = nil,\n\tlist = {\"x\", 8},\n\t[7] = \"seven\",\n\tmap = {\n\t\tkey = \"v\",\n\t\t[\"with space\"] = 2,\n\t},\n}\n"
+        );
+        assert_eq!(
+            yaml_module("- .inf\n- -.inf\n").unwrap(),
+            "return {math.huge, -math.huge}\n"
+        );
+        assert!(
+            yaml_module("a: 1\n---\nb: 2\n")
+                .unwrap_err()
+                .contains("one document")
+        );
+        assert!(yaml_module("").unwrap_err().contains("empty"));
+        assert!(
+            yaml_module("big: 9007199254740993\n")
+                .unwrap_err()
+                .contains("the document.big")
+        );
+        assert!(
+            yaml_module("a: [1\n")
+                .unwrap_err()
+                .contains("not valid YAML")
+        );
+        assert!(yaml_module("? [1]\n: x\n").unwrap_err().contains("map key"));
     }
 
     #[test]

@@ -1,9 +1,11 @@
-//! Rojo's file conventions: folders, scripts and `init` scripts, `*.meta.json`/`init.meta.json`,
-//! `*.model.json`, `.txt`/`.csv`/`.json`/`.toml` data files, `.rbxm`/`.rbxmx` models and
-//! nested projects. Folder entries are taken sorted by file name.
+//! Rojo's file conventions: folders, scripts and `init` files, `*.meta.json`/`init.meta.json`,
+//! `*.model.json`, `.txt`/`.csv`/`.json`/`.toml`/`.yaml` data files, `.rbxm`/`.rbxmx` models
+//! and nested projects — each JSON file also as `.jsonc` — and a project's `syncRules`. Folder
+//! entries are taken sorted by file name.
 
 use crate::convert;
-use crate::{ModelReader, RojoError, Snap, glob::Glob, value};
+use crate::glob::{Glob, IgnoreGlob};
+use crate::{ModelFormat, ModelReader, RojoError, Snap, value};
 use rbx_types::Variant;
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
@@ -17,14 +19,53 @@ const MAX_PROJECT_DEPTH: usize = 64;
 pub(crate) type LoadProject =
     fn(&mut Ctx<'_>, &Path, Option<&str>) -> Result<Option<Snap>, RojoError>;
 
+/// What a project being loaded sets for the files under it.
+pub(crate) struct Scope {
+    /// The project's folder: its globs are relative to it.
+    pub(crate) dir: PathBuf,
+    /// Its `globIgnorePaths` (a nested project's add to its parents').
+    pub(crate) ignore: Vec<IgnoreGlob>,
+    /// Its `emitLegacyScripts`.
+    pub(crate) legacy: bool,
+    /// Its `syncRules` (not inherited by nested projects, as in Rojo).
+    pub(crate) rules: Vec<SyncRule>,
+}
+
+/// A `syncRules` entry (Rojo 7.5): a file whose path relative to the project's folder
+/// matches `include` and not `exclude` is read as `kind`, and named by its file name without
+/// `suffix` (without its last extension when there is none).
+pub(crate) struct SyncRule {
+    pub(crate) include: Glob,
+    pub(crate) exclude: Option<Glob>,
+    pub(crate) kind: Kind,
+    pub(crate) suffix: Option<String>,
+}
+
+impl SyncRule {
+    fn matches(&self, rel: &Path) -> bool {
+        self.include.matches(rel) && !self.exclude.as_ref().is_some_and(|g| g.matches(rel))
+    }
+
+    /// The instance name a matching file gets.
+    fn name<'n>(&self, file_name: &'n str) -> &'n str {
+        match &self.suffix {
+            Some(suffix) => file_name.strip_suffix(suffix.as_str()).unwrap_or(file_name),
+            None => Path::new(file_name)
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or(file_name),
+        }
+    }
+}
+
 /// The state of one build.
 pub(crate) struct Ctx<'a> {
     read_model: &'a ModelReader<'a>,
     load_project: LoadProject,
     /// Projects being loaded (canonical paths), outermost first.
     projects: Vec<PathBuf>,
-    /// Per project being loaded: its folder, its ignore globs, its emitLegacyScripts.
-    scopes: Vec<(PathBuf, Vec<Glob>, bool)>,
+    /// Per project being loaded, outermost first.
+    scopes: Vec<Scope>,
     /// Every file read.
     pub(crate) files: BTreeSet<PathBuf>,
 }
@@ -60,8 +101,8 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    pub(crate) fn push_scope(&mut self, dir: PathBuf, globs: Vec<Glob>, legacy: bool) {
-        self.scopes.push((dir, globs, legacy));
+    pub(crate) fn push_scope(&mut self, scope: Scope) {
+        self.scopes.push(scope);
     }
 
     pub(crate) fn pop_scope(&mut self) {
@@ -69,23 +110,26 @@ impl<'a> Ctx<'a> {
     }
 
     fn legacy_scripts(&self) -> bool {
-        self.scopes.last().is_none_or(|s| s.2)
+        self.scopes.last().is_none_or(|s| s.legacy)
     }
 
-    /// True when the current project's globIgnorePaths exclude `path`.
+    /// True when the globIgnorePaths of the projects being loaded exclude `path` (the last
+    /// glob matching it decides, a negation keeping it).
     fn ignored(&self, path: &Path) -> bool {
-        let Some((dir, globs, _)) = self.scopes.last() else {
-            return false;
-        };
-        let Ok(rel) = path.strip_prefix(dir) else {
-            return false;
-        };
-        let rel: Vec<String> = rel
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect();
-        let rel = rel.join("/");
-        globs.iter().any(|g| g.matches(&rel))
+        let rules = self
+            .scopes
+            .iter()
+            .flat_map(|s| s.ignore.iter().map(move |g| (s.dir.as_path(), g)));
+        crate::glob::ignored(rules, path)
+    }
+
+    /// What the current project's first matching sync rule makes of the file `path` named
+    /// `file_name`: its kind and instance name.
+    fn user_rule<'n>(&self, path: &Path, file_name: &'n str) -> Option<(Kind, &'n str)> {
+        let scope = self.scopes.last()?;
+        let rel = path.strip_prefix(&scope.dir).ok()?;
+        let rule = scope.rules.iter().find(|r| r.matches(rel))?;
+        Some((rule.kind, rule.name(file_name)))
     }
 
     fn read(&mut self, file: &Path) -> Result<Vec<u8>, RojoError> {
@@ -102,10 +146,13 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// Reads and parses a JSON file; syntax errors name the line and column.
+/// Reads and parses a JSON file — JSONC, as Rojo reads every JSON file since 7.6.1 (`//` and
+/// `/* */` comments, trailing commas); syntax errors name the line and column.
 pub(crate) fn read_json(ctx: &mut Ctx<'_>, file: &Path) -> Result<Value, RojoError> {
     let text = ctx.read_text(file)?;
-    serde_json::from_str(&text).map_err(|e| RojoError::file(file, format!("not valid JSON: {e}")))
+    procmodel_jsonc::parse(&text, procmodel_jsonc::Dialect::Jsonc)
+        .map(|(json, _)| json)
+        .map_err(|e| RojoError::file(file, format!("not valid JSON: {e}")))
 }
 
 /// The instance a file or folder turns into (None: a file Rojo does not sync, or ignored).
@@ -115,15 +162,11 @@ pub(crate) fn snapshot_path(
     path: &Path,
     name: Option<&str>,
 ) -> Result<Option<Snap>, RojoError> {
-    if ctx.ignored(path) {
-        return Ok(None);
-    }
     let meta =
         std::fs::metadata(path).map_err(|e| RojoError::file(path, format!("cannot open: {e}")))?;
     if meta.is_dir() {
         let own = file_name(path)?;
-        let project = path.join("default.project.json");
-        if project.is_file() {
+        if let Some(project) = crate::project_file(path) {
             return (ctx.load_project)(ctx, &project, Some(name.unwrap_or(&own)));
         }
         return dir(ctx, path, name.unwrap_or(&own)).map(Some);
@@ -138,39 +181,86 @@ fn file_name(path: &Path) -> Result<String, RojoError> {
         .ok_or_else(|| RojoError::file(path, "the file name is not UTF-8"))
 }
 
-/// What a file name means: the instance's class (None: not synced) and the name's stem.
+/// What Rojo makes of a file: its default rules' kinds and a `syncRules` entry's `use`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Kind {
+pub(crate) enum Kind {
     Module,
+    /// A Script, or with `emitLegacyScripts: false` a Script with RunContext Server.
     Server,
+    /// A LocalScript, or with `emitLegacyScripts: false` a Script with RunContext Client.
     Client,
+    /// A Script with RunContext Plugin.
+    Plugin,
+    /// A Script (Legacy RunContext) whatever `emitLegacyScripts` says.
+    LegacyServer,
+    /// A LocalScript whatever `emitLegacyScripts` says.
+    LegacyClient,
+    RunContextServer,
+    RunContextClient,
     ModelJson,
     Meta,
     Project,
     JsonModule,
     TomlModule,
+    YamlModule,
     Text,
     Csv,
-    Model,
+    Model(ModelFormat),
+    /// Not synced.
+    Ignore,
 }
 
+impl Kind {
+    /// The `use` values of `syncRules`, with their kinds (Rojo 7.5's names).
+    pub(crate) const USES: &[(&str, Kind)] = &[
+        ("serverScript", Kind::Server),
+        ("clientScript", Kind::Client),
+        ("moduleScript", Kind::Module),
+        ("pluginScript", Kind::Plugin),
+        ("legacyServerScript", Kind::LegacyServer),
+        ("legacyClientScript", Kind::LegacyClient),
+        ("runContextServerScript", Kind::RunContextServer),
+        ("runContextClientScript", Kind::RunContextClient),
+        ("json", Kind::JsonModule),
+        ("toml", Kind::TomlModule),
+        ("yaml", Kind::YamlModule),
+        ("csv", Kind::Csv),
+        ("text", Kind::Text),
+        ("jsonModel", Kind::ModelJson),
+        ("rbxm", Kind::Model(ModelFormat::Binary)),
+        ("rbxmx", Kind::Model(ModelFormat::Xml)),
+        ("project", Kind::Project),
+        ("ignore", Kind::Ignore),
+    ];
+}
+
+/// Rojo's default rules: what a file name means, and the instance name (the name without
+/// the suffix). The first suffix that fits wins.
 fn classify(name: &str) -> Option<(Kind, &str)> {
     const SUFFIXES: &[(&str, Kind)] = &[
         (".server.luau", Kind::Server),
         (".server.lua", Kind::Server),
         (".client.luau", Kind::Client),
         (".client.lua", Kind::Client),
+        (".plugin.luau", Kind::Plugin),
+        (".plugin.lua", Kind::Plugin),
         (".model.json", Kind::ModelJson),
+        (".model.jsonc", Kind::ModelJson),
         (".meta.json", Kind::Meta),
+        (".meta.jsonc", Kind::Meta),
         (".project.json", Kind::Project),
+        (".project.jsonc", Kind::Project),
         (".luau", Kind::Module),
         (".lua", Kind::Module),
         (".json", Kind::JsonModule),
+        (".jsonc", Kind::JsonModule),
         (".toml", Kind::TomlModule),
+        (".yaml", Kind::YamlModule),
+        (".yml", Kind::YamlModule),
         (".txt", Kind::Text),
         (".csv", Kind::Csv),
-        (".rbxmx", Kind::Model),
-        (".rbxm", Kind::Model),
+        (".rbxmx", Kind::Model(ModelFormat::Xml)),
+        (".rbxm", Kind::Model(ModelFormat::Binary)),
     ];
     SUFFIXES.iter().find_map(|(suffix, kind)| {
         name.strip_suffix(suffix)
@@ -179,14 +269,21 @@ fn classify(name: &str) -> Option<(Kind, &str)> {
     })
 }
 
-const INIT_SCRIPTS: &[&str] = &[
-    "init.luau",
-    "init.lua",
-    "init.server.luau",
-    "init.server.lua",
-    "init.client.luau",
-    "init.client.lua",
+/// The files that make a folder an instance of their own, in the order Rojo looks for them.
+const INITS: &[(&str, Kind)] = &[
+    ("init.luau", Kind::Module),
+    ("init.lua", Kind::Module),
+    ("init.server.luau", Kind::Server),
+    ("init.server.lua", Kind::Server),
+    ("init.client.luau", Kind::Client),
+    ("init.client.lua", Kind::Client),
+    ("init.plugin.lua", Kind::Plugin),
+    ("init.plugin.luau", Kind::Plugin),
+    ("init.csv", Kind::Csv),
 ];
+
+/// A folder's own meta files, applied in this order.
+const INIT_METAS: [&str; 2] = ["init.meta.json", "init.meta.jsonc"];
 
 fn dir(ctx: &mut Ctx<'_>, path: &Path, name: &str) -> Result<Snap, RojoError> {
     let mut entries = Vec::new();
@@ -198,34 +295,36 @@ fn dir(ctx: &mut Ctx<'_>, path: &Path, name: &str) -> Result<Snap, RojoError> {
         entries.push((file_name(&p)?, p));
     }
     entries.sort();
-    let inits: Vec<&(String, PathBuf)> = entries
+    let is_init = |n: &str| INITS.iter().any(|(i, _)| *i == n);
+    let inits: Vec<(&str, Kind)> = INITS
         .iter()
-        .filter(|(n, _)| INIT_SCRIPTS.contains(&n.as_str()))
+        .copied()
+        .filter(|(n, _)| entries.iter().any(|(e, _)| e == n))
         .collect();
     if inits.len() > 1 {
-        let names: Vec<&str> = inits.iter().map(|(n, _)| n.as_str()).collect();
+        let names: Vec<&str> = inits.iter().map(|(n, _)| *n).collect();
         return Err(RojoError::file(
             path,
             format!(
-                "a folder may have one init script, this one has {}",
+                "a folder may have one init file, this one has {}",
                 names.join(", ")
             ),
         ));
     }
     let mut snap = match inits.first() {
-        Some((_, init)) => {
-            let (kind, _) = classify(&file_name(init)?).expect("an init script name");
-            script(ctx, init, kind, name)?
-        }
+        Some(&(init, Kind::Csv)) => csv(ctx, &path.join(init), name)?,
+        Some(&(init, kind)) => script(ctx, &path.join(init), kind, name)?,
         None => Snap::new(name, "Folder", path),
     };
-    let init_meta = path.join("init.meta.json");
-    if init_meta.is_file() {
-        let meta = read_meta(ctx, &init_meta)?;
-        apply_meta(&init_meta, meta, &mut snap, MetaUse::Folder)?;
+    for init_meta in INIT_METAS.map(|n| path.join(n)) {
+        if init_meta.is_file() {
+            let meta = read_meta(ctx, &init_meta)?;
+            apply_meta(&init_meta, meta, &mut snap, MetaUse::Folder)?;
+        }
     }
     for (child_name, child) in &entries {
-        if INIT_SCRIPTS.contains(&child_name.as_str()) || child_name == "init.meta.json" {
+        // globIgnorePaths leave out a folder's entries (a `$path` naming a file is taken).
+        if is_init(child_name) || INIT_METAS.contains(&child_name.as_str()) || ctx.ignored(child) {
             continue;
         }
         if let Some(c) = snapshot_path(ctx, child, None)? {
@@ -239,10 +338,11 @@ fn script(ctx: &mut Ctx<'_>, file: &Path, kind: Kind, name: &str) -> Result<Snap
     let source = ctx.read_text(file)?;
     let legacy = ctx.legacy_scripts();
     let (class, run_context) = match (kind, legacy) {
-        (Kind::Server, true) => ("Script", None),
-        (Kind::Client, true) => ("LocalScript", None),
-        (Kind::Server, false) => ("Script", Some("Server")),
-        (Kind::Client, false) => ("Script", Some("Client")),
+        (Kind::Server, true) | (Kind::LegacyServer, _) => ("Script", None),
+        (Kind::Client, true) | (Kind::LegacyClient, _) => ("LocalScript", None),
+        (Kind::Server, false) | (Kind::RunContextServer, _) => ("Script", Some("Server")),
+        (Kind::Client, false) | (Kind::RunContextClient, _) => ("Script", Some("Client")),
+        (Kind::Plugin, _) => ("Script", Some("Plugin")),
         _ => ("ModuleScript", None),
     };
     let mut snap = Snap::new(name, class, file);
@@ -257,34 +357,38 @@ fn script(ctx: &mut Ctx<'_>, file: &Path, kind: Kind, name: &str) -> Result<Snap
 
 fn file(ctx: &mut Ctx<'_>, path: &Path, name: Option<&str>) -> Result<Option<Snap>, RojoError> {
     let fname = file_name(path)?;
-    let Some((kind, stem)) = classify(&fname) else {
+    let Some((kind, stem)) = ctx.user_rule(path, &fname).or_else(|| classify(&fname)) else {
         return Ok(None);
     };
     let instance_name = name.unwrap_or(stem).to_owned();
+    // A data file: a ModuleScript returning its table.
+    let module = |source: String| {
+        let mut s = Snap::new(&instance_name, "ModuleScript", path);
+        s.props.insert("Source".into(), Variant::String(source));
+        s
+    };
     let mut snap = match kind {
-        Kind::Meta => return Ok(None),
+        Kind::Meta | Kind::Ignore => return Ok(None),
         Kind::Project => return (ctx.load_project)(ctx, path, Some(&instance_name)),
-        Kind::Module | Kind::Server | Kind::Client => script(ctx, path, kind, &instance_name)?,
+        Kind::Module
+        | Kind::Server
+        | Kind::Client
+        | Kind::Plugin
+        | Kind::LegacyServer
+        | Kind::LegacyClient
+        | Kind::RunContextServer
+        | Kind::RunContextClient => script(ctx, path, kind, &instance_name)?,
         Kind::ModelJson => model_json(ctx, path, &instance_name)?,
-        Kind::JsonModule => {
-            let json = read_json(ctx, path)?;
-            let mut s = Snap::new(&instance_name, "ModuleScript", path);
-            s.props.insert(
-                "Source".into(),
-                Variant::String(convert::luau_module(&json)),
-            );
-            s
-        }
+        Kind::JsonModule => module(convert::luau_module(&read_json(ctx, path)?)),
         Kind::TomlModule => {
             let text = ctx.read_text(path)?;
             let json = convert::toml_to_json(&text)
                 .map_err(|e| RojoError::file(path, format!("not valid TOML: {e}")))?;
-            let mut s = Snap::new(&instance_name, "ModuleScript", path);
-            s.props.insert(
-                "Source".into(),
-                Variant::String(convert::luau_module(&json)),
-            );
-            s
+            module(convert::luau_module(&json))
+        }
+        Kind::YamlModule => {
+            let text = ctx.read_text(path)?;
+            module(convert::yaml_module(&text).map_err(|e| RojoError::file(path, e))?)
         }
         Kind::Text => {
             let text = ctx.read_text(path)?;
@@ -292,17 +396,11 @@ fn file(ctx: &mut Ctx<'_>, path: &Path, name: Option<&str>) -> Result<Option<Sna
             s.props.insert("Value".into(), Variant::String(text));
             s
         }
-        Kind::Csv => {
-            let text = ctx.read_text(path)?;
-            let contents =
-                convert::localization_contents(&text).map_err(|e| RojoError::file(path, e))?;
-            let mut s = Snap::new(&instance_name, "LocalizationTable", path);
-            s.props.insert("Contents".into(), Variant::String(contents));
-            s
-        }
-        Kind::Model => {
+        Kind::Csv => csv(ctx, path, &instance_name)?,
+        Kind::Model(format) => {
             let bytes = ctx.read(path)?;
-            let dom = (ctx.read_model)(path, bytes).map_err(|e| RojoError::file(path, e))?;
+            let dom =
+                (ctx.read_model)(path, bytes, format).map_err(|e| RojoError::file(path, e))?;
             let tops = dom.root().children();
             if tops.len() != 1 {
                 return Err(RojoError::file(
@@ -322,20 +420,32 @@ fn file(ctx: &mut Ctx<'_>, path: &Path, name: Option<&str>) -> Result<Option<Sna
             s
         }
     };
-    // `Name.meta.json` beside the file, named after the instance the file gives.
-    let meta_path = path.with_file_name(format!("{stem}.meta.json"));
-    if meta_path.is_file() {
-        let meta = read_meta(ctx, &meta_path)?;
-        let usage = match kind {
-            Kind::ModelJson | Kind::Model => MetaUse::Model,
-            _ => MetaUse::File,
-        };
-        apply_meta(&meta_path, meta, &mut snap, usage)?;
+    // `Name.meta.json` (then `Name.meta.jsonc`) beside the file, named after the instance the
+    // file gives.
+    for ext in ["meta.json", "meta.jsonc"] {
+        let meta_path = path.with_file_name(format!("{stem}.{ext}"));
+        if meta_path.is_file() {
+            let meta = read_meta(ctx, &meta_path)?;
+            let usage = match kind {
+                Kind::ModelJson | Kind::Model(_) => MetaUse::Model,
+                _ => MetaUse::File,
+            };
+            apply_meta(&meta_path, meta, &mut snap, usage)?;
+        }
     }
     Ok(Some(snap))
 }
 
-/// Where a meta file applies: a folder (`init.meta.json`, may set `className`), a file
+/// A `.csv` file (or a folder's `init.csv`): a LocalizationTable holding its entries.
+fn csv(ctx: &mut Ctx<'_>, path: &Path, name: &str) -> Result<Snap, RojoError> {
+    let text = ctx.read_text(path)?;
+    let contents = convert::localization_contents(&text).map_err(|e| RojoError::file(path, e))?;
+    let mut s = Snap::new(name, "LocalizationTable", path);
+    s.props.insert("Contents".into(), Variant::String(contents));
+    Ok(s)
+}
+
+/// Where a meta file applies: a folder (`init.meta.json(c)`, may set `className`), a file
 /// (`properties`, `attributes`), a model file (neither: the model has its own).
 #[derive(Clone, Copy, PartialEq)]
 enum MetaUse {

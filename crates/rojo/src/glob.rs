@@ -1,10 +1,15 @@
-//! `globIgnorePaths`: globs over paths relative to the project's folder, `/`-separated —
-//! `*` and `?` within one path segment, `**` for any number of segments, `[abc]` sets.
+//! Project globs (`globIgnorePaths`, `syncRules`) as Rojo matches them: globset globs over
+//! the path relative to the project's folder, with globset's defaults — `*` and `?` match
+//! across `/` too, `**` any number of folders, `{a,b}` either, `[abc]`/`[!a]` sets — and, in
+//! `globIgnorePaths`, a leading `!` re-including what an earlier glob ignored (`\!` for a
+//! literal `!`).
 
-/// A compiled glob (its segments).
+use std::path::Path;
+
+/// A compiled glob.
 #[derive(Debug, Clone)]
 pub(crate) struct Glob {
-    segments: Vec<String>,
+    matcher: globset::GlobMatcher,
 }
 
 impl Glob {
@@ -12,84 +17,58 @@ impl Glob {
         if text.is_empty() {
             return Err("an empty glob".into());
         }
-        let mut depth = 0i32;
-        for c in text.chars() {
-            match c {
-                '[' => depth += 1,
-                ']' => depth -= 1,
-                _ => {}
-            }
-            if !(0..=1).contains(&depth) {
-                return Err(format!("unbalanced brackets in glob '{text}'"));
-            }
-        }
-        if depth != 0 {
-            return Err(format!("unbalanced brackets in glob '{text}'"));
-        }
-        let trimmed = text.strip_prefix("./").unwrap_or(text);
+        let glob = globset::Glob::new(text).map_err(|e| format!("not a glob: {e}"))?;
         Ok(Glob {
-            segments: trimmed
-                .split('/')
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned)
-                .collect(),
+            matcher: glob.compile_matcher(),
         })
     }
 
-    /// True when the relative, `/`-separated `path` matches.
-    pub(crate) fn matches(&self, path: &str) -> bool {
-        let parts: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-        match_segments(&self.segments, &parts)
+    /// True when `path` (relative to the project's folder) matches.
+    pub(crate) fn matches(&self, path: &Path) -> bool {
+        self.matcher.is_match(path)
     }
 }
 
-fn match_segments(glob: &[String], path: &[&str]) -> bool {
-    match glob.split_first() {
-        None => path.is_empty(),
-        Some((first, rest)) if first == "**" => {
-            (0..=path.len()).any(|skip| match_segments(rest, &path[skip..]))
-        }
-        Some((first, rest)) => match path.split_first() {
-            Some((p, prest)) => {
-                let g: Vec<char> = first.chars().collect();
-                let s: Vec<char> = p.chars().collect();
-                match_segment(&g, &s) && match_segments(rest, prest)
-            }
-            None => false,
-        },
+/// A `globIgnorePaths` entry: a glob, or with a leading `!` a negation.
+#[derive(Debug, Clone)]
+pub(crate) struct IgnoreGlob {
+    glob: Glob,
+    negated: bool,
+}
+
+impl IgnoreGlob {
+    pub(crate) fn new(text: &str) -> Result<IgnoreGlob, String> {
+        let (negated, body) = match text.strip_prefix('!') {
+            Some(rest) => (true, rest),
+            None => (
+                false,
+                text.strip_prefix('\\')
+                    .filter(|r| r.starts_with('!'))
+                    .unwrap_or(text),
+            ),
+        };
+        Ok(IgnoreGlob {
+            glob: Glob::new(body)?,
+            negated,
+        })
     }
 }
 
-fn match_segment(g: &[char], s: &[char]) -> bool {
-    match g.split_first() {
-        None => s.is_empty(),
-        Some(('*', rest)) => (0..=s.len()).any(|skip| match_segment(rest, &s[skip..])),
-        Some(('?', rest)) => !s.is_empty() && match_segment(rest, &s[1..]),
-        Some(('[', rest)) => {
-            let Some(close) = rest.iter().position(|&c| c == ']') else {
-                return false;
-            };
-            let (set, after) = (&rest[..close], &rest[close + 1..]);
-            let Some(&c) = s.first() else { return false };
-            let (negate, set) = match set.split_first() {
-                Some(('!', tail)) => (true, tail),
-                _ => (false, set),
-            };
-            let mut hit = false;
-            let mut i = 0;
-            while i < set.len() {
-                if i + 2 < set.len() && set[i + 1] == '-' {
-                    hit |= set[i] <= c && c <= set[i + 2];
-                    i += 3;
-                } else {
-                    hit |= set[i] == c;
-                    i += 1;
-                }
-            }
-            hit != negate && match_segment(after, &s[1..])
+/// Whether the last of `rules` (each with the folder it is relative to) that matches `path`
+/// ignores it, as gitignore decides: none matching, or a negation last, keeps it.
+pub(crate) fn ignored<'a>(
+    rules: impl IntoIterator<Item = (&'a Path, &'a IgnoreGlob)>,
+    path: &Path,
+) -> bool {
+    let mut ignored = false;
+    for (base, rule) in rules {
+        if let Ok(rel) = path.strip_prefix(base)
+            && rule.glob.matches(rel)
+        {
+            ignored = !rule.negated;
         }
-        Some((c, rest)) => s.first() == Some(c) && match_segment(rest, &s[1..]),
     }
+    ignored
 }
 
 #[cfg(test)]
@@ -98,25 +77,46 @@ mod tests {
 
     fn check(glob: &str, path: &str, expected: bool) {
         assert_eq!(
-            Glob::new(glob).unwrap().matches(path),
+            Glob::new(glob).unwrap().matches(Path::new(path)),
             expected,
             "{glob} vs {path}"
         );
     }
 
     #[test]
-    fn globs() {
+    fn globs_match_as_in_rojo() {
         check("**/*.spec.luau", "src/a/b.spec.luau", true);
         check("**/*.spec.luau", "b.spec.luau", true);
         check("**/*.spec.luau", "src/b.luau", false);
         check("src/*.txt", "src/a.txt", true);
-        check("src/*.txt", "src/x/a.txt", false);
+        // globset's default: `*` crosses folders (Rojo does not turn that off).
+        check("src/*.txt", "src/x/a.txt", true);
+        check("*.foo", "deep/in/a.foo", true);
         check("src/**", "src/x/a.txt", true);
+        check("*.{yml,yaml}", "a.yaml", true);
         check("a?c", "abc", true);
         check("a[bx]c", "axc", true);
         check("a[!b]c", "abc", false);
         check("[a-c]", "b", true);
         assert!(Glob::new("a[b").is_err());
         assert!(Glob::new("").is_err());
+    }
+
+    #[test]
+    fn the_last_matching_ignore_glob_decides() {
+        let rules: Vec<IgnoreGlob> = ["**/*.spec.luau", "!keep.spec.luau", "\\!odd.luau"]
+            .iter()
+            .map(|g| IgnoreGlob::new(g).unwrap())
+            .collect();
+        let base = Path::new("/p");
+        let with = |path: &str| ignored(rules.iter().map(|r| (base, r)), Path::new(path));
+        assert!(with("/p/src/a.spec.luau"));
+        assert!(!with("/p/keep.spec.luau"), "re-included by the negation");
+        assert!(with("/p/!odd.luau"), "an escaped ! is a literal one");
+        assert!(!with("/p/src/a.luau"));
+        assert!(
+            !with("/elsewhere/a.spec.luau"),
+            "outside the project's folder"
+        );
     }
 }

@@ -23,8 +23,16 @@ use rbx_types::Ref;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-/// Decodes a `.rbxm`/`.rbxmx` file's bytes (the format follows the path's extension).
-pub type ModelReader<'a> = dyn Fn(&Path, Vec<u8>) -> Result<WeakDom, String> + 'a;
+/// Which Roblox model format a model file holds: `.rbxm` (or a `syncRules` entry's `rbxm`)
+/// is binary, `.rbxmx` (`rbxmx`) XML.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelFormat {
+    Binary,
+    Xml,
+}
+
+/// Decodes a model file's bytes in the given format (the path names the file in errors).
+pub type ModelReader<'a> = dyn Fn(&Path, Vec<u8>, ModelFormat) -> Result<WeakDom, String> + 'a;
 
 /// A built project.
 pub struct Loaded {
@@ -41,16 +49,30 @@ pub struct Loaded {
     pub scripts: Vec<(Ref, PathBuf)>,
 }
 
-/// The project file `path` names: itself when it ends in `.project.json`, or the
-/// `default.project.json` of a folder.
+/// The names a folder's own project file may have, in the order Rojo looks for them.
+pub const DEFAULT_PROJECTS: [&str; 2] = ["default.project.json", "default.project.jsonc"];
+
+/// Whether a file name is a project file's (`*.project.json`, or `*.project.jsonc` since
+/// Rojo 7.7).
+pub fn is_project_file_name(name: &str) -> bool {
+    [".project.json", ".project.jsonc"].iter().any(|suffix| {
+        name.strip_suffix(suffix)
+            .is_some_and(|stem| !stem.is_empty())
+    })
+}
+
+/// The project file `path` names: itself when it is one ([`is_project_file_name`]), or a
+/// folder's `default.project.json` (else `default.project.jsonc`).
 pub fn project_file(path: &Path) -> Option<PathBuf> {
     if path.is_dir() {
-        let p = path.join("default.project.json");
-        return p.is_file().then_some(p);
+        return DEFAULT_PROJECTS
+            .iter()
+            .map(|n| path.join(n))
+            .find(|p| p.is_file());
     }
     path.file_name()
         .and_then(|n| n.to_str())
-        .is_some_and(|n| n.ends_with(".project.json"))
+        .is_some_and(is_project_file_name)
         .then(|| path.to_path_buf())
 }
 
@@ -65,7 +87,7 @@ pub fn load(path: &Path, read_model: &ModelReader<'_>) -> Result<Loaded, RojoErr
     let file = project_file(path).ok_or_else(|| {
         RojoError::file(
             path,
-            "not a Rojo project (a *.project.json file, or a folder with default.project.json)",
+            "not a Rojo project (a *.project.json file, or a folder with default.project.json or default.project.jsonc)",
         )
     })?;
     let mut ctx = files::Ctx::new(read_model, project::load);
@@ -95,7 +117,7 @@ pub struct LoadedPath {
 }
 
 /// Builds the file or folder at `path` with Rojo's file rules (a folder's
-/// `default.project.json` included). Model files are decoded by `read_model`.
+/// `default.project.json(c)` included). Model files are decoded by `read_model`.
 pub fn load_path(path: &Path, read_model: &ModelReader<'_>) -> Result<LoadedPath, RojoError> {
     let mut ctx = files::Ctx::new(read_model, project::load);
     let snap = files::snapshot_path(&mut ctx, path, None)?

@@ -1,8 +1,10 @@
-//! `*.project.json`: the top-level fields, and the tree of instance descriptions (`$className`,
-//! `$path`, `$properties`, `$attributes`, `$id`, `$ignoreUnknownInstances`, children by key).
+//! `*.project.json` (or `.jsonc`): the top-level fields (`syncRules` among them), and the tree
+//! of instance descriptions (`$className`, `$path`, `$properties`, `$attributes`, `$id`,
+//! `$ignoreUnknownInstances`, children by key).
 
-use crate::files::{self, Ctx, read_json};
-use crate::{RojoError, Snap, glob::Glob, value};
+use crate::files::{self, Ctx, Kind, Scope, SyncRule, read_json};
+use crate::glob::{Glob, IgnoreGlob};
+use crate::{RojoError, Snap, value};
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -17,6 +19,10 @@ const TOP_LEVEL: &[&str] = &[
     "serveAddress",
     "globIgnorePaths",
     "emitLegacyScripts",
+    "syncRules",
+    "blockedPlaceIds",
+    "serveAllowedHosts",
+    "syncbackRules",
 ];
 
 /// Loads a project file; `name` replaces the project's `name` (a project included by a
@@ -53,16 +59,27 @@ fn load_inner(
             ));
         }
     }
+    // `name` may be left out (Rojo 7.4.1): a folder's default project takes the folder's
+    // name, any other the name it is included under, or its file's name.
+    let file_name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let project_name = match top.get("name") {
         Some(Value::String(s)) => s.clone(),
         Some(_) => return Err(RojoError::field(file, "name", "must be a string")),
-        None => {
-            return Err(RojoError::field(
-                file,
-                "name",
-                "missing (every project has a name)",
-            ));
-        }
+        None if crate::DEFAULT_PROJECTS.contains(&file_name) => file
+            .parent()
+            .and_then(|d| d.canonicalize().ok())
+            .and_then(|d| d.file_name().and_then(|n| n.to_str()).map(str::to_owned))
+            .ok_or_else(|| {
+                RojoError::field(file, "name", "missing, and the folder has no name to take")
+            })?,
+        None => match name {
+            Some(n) => n.to_owned(),
+            None => [".project.json", ".project.jsonc"]
+                .iter()
+                .find_map(|s| file_name.strip_suffix(s))
+                .unwrap_or(file_name)
+                .to_owned(),
+        },
     };
     let check = |key: &str, ok: fn(&Value) -> bool, what: &str| match top.get(key) {
         Some(v) if !ok(v) => Err(RojoError::field(file, key, format!("must be {what}"))),
@@ -77,14 +94,23 @@ fn load_inner(
     check("gameId", |v| v.as_u64().is_some(), "a number")?;
     check("serveAddress", Value::is_string, "a string")?;
     check("$schema", Value::is_string, "a string")?;
+    for ids in ["servePlaceIds", "blockedPlaceIds"] {
+        check(
+            ids,
+            |v| {
+                v.as_array()
+                    .is_some_and(|a| a.iter().all(|i| i.as_u64().is_some()))
+            },
+            "an array of place ids",
+        )?;
+    }
     check(
-        "servePlaceIds",
-        |v| {
-            v.as_array()
-                .is_some_and(|a| a.iter().all(|i| i.as_u64().is_some()))
-        },
-        "an array of place ids",
+        "serveAllowedHosts",
+        |v| v.as_array().is_some_and(|a| a.iter().all(Value::is_string)),
+        "an array of host names",
     )?;
+    // Syncback (Studio → files) is not part of procmodel: its rules are only checked.
+    check("syncbackRules", Value::is_object, "an object")?;
     let legacy = match top.get("emitLegacyScripts") {
         None => true,
         Some(Value::Bool(b)) => *b,
@@ -105,7 +131,7 @@ fn load_inner(
                 let Value::String(s) = item else {
                     return Err(RojoError::field(file, field, "must be a string"));
                 };
-                globs.push(Glob::new(s).map_err(|e| RojoError::field(file, field, e))?);
+                globs.push(IgnoreGlob::new(s).map_err(|e| RojoError::field(file, field, e))?);
             }
         }
         Some(_) => {
@@ -130,12 +156,82 @@ fn load_inner(
             "must be an object (an instance description)",
         ));
     };
+    let rules = sync_rules(file, top.get("syncRules"))?;
     let dir = file.parent().unwrap_or(Path::new(".")).to_path_buf();
-    ctx.push_scope(dir.clone(), globs, legacy);
+    ctx.push_scope(Scope {
+        dir: dir.clone(),
+        ignore: globs,
+        legacy,
+        rules,
+    });
     let name = name.unwrap_or(&project_name).to_owned();
     let result = node(ctx, file, &dir, "tree", tree, &name, None);
     ctx.pop_scope();
     result
+}
+
+/// A project's `syncRules`: each `{"pattern", "use", "suffix"?, "exclude"?}`.
+fn sync_rules(file: &Path, rules: Option<&Value>) -> Result<Vec<SyncRule>, RojoError> {
+    let Some(rules) = rules else {
+        return Ok(Vec::new());
+    };
+    let Value::Array(rules) = rules else {
+        return Err(RojoError::field(
+            file,
+            "syncRules",
+            "must be an array of rules",
+        ));
+    };
+    let mut out = Vec::new();
+    for (i, rule) in rules.iter().enumerate() {
+        let at = |key: &str| format!("syncRules[{i}].{key}");
+        let Value::Object(rule) = rule else {
+            return Err(RojoError::field(
+                file,
+                format!("syncRules[{i}]"),
+                "must be an object (pattern, use, suffix, exclude)",
+            ));
+        };
+        for key in rule.keys() {
+            if !["pattern", "use", "suffix", "exclude"].contains(&key.as_str()) {
+                return Err(RojoError::field(
+                    file,
+                    at(key),
+                    "unknown sync rule field (known: pattern, use, suffix, exclude)",
+                ));
+            }
+        }
+        let text = |key: &str, required: bool| -> Result<Option<&str>, RojoError> {
+            match rule.get(key) {
+                Some(Value::String(s)) => Ok(Some(s)),
+                None if !required => Ok(None),
+                None => Err(RojoError::field(file, at(key), "missing")),
+                Some(_) => Err(RojoError::field(file, at(key), "must be a string")),
+            }
+        };
+        let glob =
+            |key: &str, g: &str| Glob::new(g).map_err(|e| RojoError::field(file, at(key), e));
+        let include = glob("pattern", text("pattern", true)?.unwrap_or_default())?;
+        let exclude = text("exclude", false)?
+            .map(|g| glob("exclude", g))
+            .transpose()?;
+        let used = text("use", true)?.unwrap_or_default();
+        let Some(&(_, kind)) = Kind::USES.iter().find(|(n, _)| *n == used) else {
+            let known: Vec<&str> = Kind::USES.iter().map(|(n, _)| *n).collect();
+            return Err(RojoError::field(
+                file,
+                at("use"),
+                format!("unknown file type '{used}' (known: {})", known.join(", ")),
+            ));
+        };
+        out.push(SyncRule {
+            include,
+            exclude,
+            kind,
+            suffix: text("suffix", false)?.map(str::to_owned),
+        });
+    }
+    Ok(out)
 }
 
 /// One instance description. `field` is its JSON path (for errors).

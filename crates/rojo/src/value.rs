@@ -70,6 +70,15 @@ pub(crate) fn attribute(value: &Value) -> Result<Variant, String> {
             Variant::Float32(f) => Ok(Variant::Float64(f as f64)),
             Variant::Int32(i) => Ok(Variant::Float64(i as f64)),
             Variant::Int64(i) => Ok(Variant::Float64(i as f64)),
+            // Enum attributes (Rojo 7.5): an item the reflection database knows.
+            Variant::EnumItem(ref e) => match procmodel_dom::db().enums.get(e.ty.as_str()) {
+                None => Err(format!("there is no enum named '{}'", e.ty)),
+                Some(en) if !en.items.values().any(|&v| v == e.value) => Err(format!(
+                    "Enum.{} has no item with the value {}",
+                    e.ty, e.value
+                )),
+                Some(_) => Ok(v),
+            },
             other => Err(format!("an attribute cannot hold a {:?} value", other.ty())),
         };
     }

@@ -1,7 +1,7 @@
 //! Rojo projects built into DOMs: file conventions, property values, meta and model files,
 //! Ref links, nesting, ignore globs, and the errors that name the file and the field.
 
-use procmodel_rojo::{Loaded, RojoError, load};
+use procmodel_rojo::{Loaded, ModelFormat, RojoError, load};
 use rbx_dom_weak::{InstanceBuilder, WeakDom, ustr};
 use rbx_types::{Ref, Variant};
 use std::path::{Path, PathBuf};
@@ -19,11 +19,12 @@ fn project(test: &str, files: &[(&str, &str)]) -> PathBuf {
     dir
 }
 
-fn reader(path: &Path, bytes: Vec<u8>) -> Result<WeakDom, String> {
-    if path.extension().is_some_and(|e| e == "rbxmx") {
-        rbx_xml::from_reader_default(bytes.as_slice()).map_err(|e| e.to_string())
-    } else {
-        rbx_binary::from_reader(bytes.as_slice()).map_err(|e| e.to_string())
+fn reader(_path: &Path, bytes: Vec<u8>, format: ModelFormat) -> Result<WeakDom, String> {
+    match format {
+        ModelFormat::Xml => {
+            rbx_xml::from_reader_default(bytes.as_slice()).map_err(|e| e.to_string())
+        }
+        ModelFormat::Binary => rbx_binary::from_reader(bytes.as_slice()).map_err(|e| e.to_string()),
     }
 }
 
@@ -369,11 +370,9 @@ fn r15_1_nested_projects_and_ignore_globs() {
     let dom = built(&dir);
     assert_eq!(children(&dom, ""), ["Top:Folder"]);
     assert_eq!(children(&dom, "Top"), ["Lib:Folder", "Other:Configuration"]);
-    // The outer project's globs apply to its own files only, as in Rojo.
-    assert_eq!(
-        children(&dom, "Top.Lib"),
-        ["A:ModuleScript", "A.spec:ModuleScript"]
-    );
+    // The outer project's globs apply inside the projects it includes too, as in Rojo (each
+    // relative to the folder of the project that gives it).
+    assert_eq!(children(&dom, "Top.Lib"), ["A:ModuleScript"]);
 
     let looped = project(
         "loop",
@@ -419,9 +418,9 @@ fn r15_1_errors_name_the_file_and_the_field() {
         (
             &[(
                 "default.project.json",
-                r#"{"tree": {"$className": "Folder"}}"#,
+                r#"{"name": 5, "tree": {"$className": "Folder"}}"#,
             )],
-            &["default.project.json: name: missing"],
+            &["default.project.json: name: must be a string"],
         ),
         (
             &[(
@@ -521,7 +520,7 @@ fn r15_1_errors_name_the_file_and_the_field() {
                 ("src/d/init.luau", ""),
                 ("src/d/init.server.luau", ""),
             ],
-            &["one init script", "init.luau, init.server.luau"],
+            &["one init file", "init.luau, init.server.luau"],
         ),
         (
             &[
@@ -617,4 +616,224 @@ fn a_module_folder_builds_outside_a_project_with_each_script_s_file() {
     );
     let data = loaded.dom.get_by_ref(top.children()[0]).unwrap();
     assert_eq!(data.name, "Data");
+}
+
+/// What Rojo 7.5–7.7 added: JSONC everywhere (comments, trailing commas, `.jsonc` names),
+/// YAML data files, `.plugin.luau` scripts, a folder's `init.csv`, `syncRules`, negated
+/// ignore globs, and the newer project fields.
+#[test]
+fn rojo_7_7_files_rules_and_fields() {
+    let dir = project(
+        "rojo77",
+        &[
+            (
+                "default.project.jsonc",
+                r#"{
+  "$schema": "https://example.com/project.schema.json",
+  "name": "Place", // the place
+  /* fields for live sync only */
+  "blockedPlaceIds": [1],
+  "serveAllowedHosts": ["studio.local"],
+  "syncbackRules": { "ignoreTrees": ["ServerStorage/Secrets"] },
+  "globIgnorePaths": ["**/*.spec.luau", "!**/keep.spec.luau"],
+  "syncRules": [
+    { "pattern": "*.cfg", "use": "toml" },
+    { "pattern": "*.server.luau", "exclude": "**/Real.server.luau", "use": "runContextServerScript", "suffix": ".server.luau" },
+    { "pattern": "*.module.txt", "use": "moduleScript", "suffix": ".module.txt" },
+    { "pattern": "*.modelfile", "use": "rbxmx" },
+    { "pattern": "**/drafts/*", "use": "ignore" },
+  ],
+  "tree": { "$className": "DataModel", "ReplicatedStorage": { "$path": "src", }, },
+}"#,
+            ),
+            (
+                "src/Settings.yaml",
+                "title: Tower\nfloors: 12\nsizes: [1, 2.5]\n3: three\nnested:\n  on: true\n",
+            ),
+            ("src/More.yml", "- a\n- ~\n"),
+            ("src/Tool.plugin.luau", "print('plugin')"),
+            ("src/Legacy.server.luau", "print('server')"),
+            ("src/Real.server.luau", "print('real')"),
+            ("src/Helper.module.txt", "return 42"),
+            ("src/Balance.cfg", "speed = 3\n"),
+            ("src/drafts/Old.luau", "return 0"),
+            ("src/Loc/init.csv", "Key,Source,es\nHi,Hello,Hola\n"),
+            ("src/Loc/Note.txt", "child of the table"),
+            (
+                "src/Thing.modelfile",
+                r#"<roblox version="4"><Item class="Part" referent="RBX0"><Properties><string name="Name">Ignored</string></Properties></Item></roblox>"#,
+            ),
+            ("src/Gen.luau", "return {}"),
+            (
+                "src/Gen.meta.jsonc",
+                "{ /* inputs */ \"attributes\": { \"Seed\": 4, }, }",
+            ),
+            (
+                "src/Box/init.meta.jsonc",
+                "{ \"className\": \"Configuration\", // a folder\n}",
+            ),
+            ("src/Box/a.spec.luau", "return 1"),
+            ("src/Box/keep.spec.luau", "return 1"),
+            (
+                "src/Wall.model.jsonc",
+                "{ \"className\": \"Part\", // a part\n \"properties\": { \"Anchored\": true, }, }",
+            ),
+            ("src/data.jsonc", "{ \"b\": 2, // two\n \"a\": 1, }"),
+        ],
+    );
+    let dom = built(&dir);
+    assert_eq!(
+        children(&dom, "ReplicatedStorage"),
+        [
+            "Balance:ModuleScript",
+            "Box:Configuration",
+            "Gen:ModuleScript",
+            "Helper:ModuleScript",
+            "Legacy:Script",
+            "Loc:LocalizationTable",
+            "More:ModuleScript",
+            "Real:Script",
+            "Settings:ModuleScript",
+            "Thing:Part",
+            "Tool:Script",
+            "Wall:Part",
+            "data:ModuleScript",
+            "drafts:Folder",
+        ]
+    );
+    // A rule names files, never folders: the `ignore` rule leaves drafts empty.
+    assert!(children(&dom, "ReplicatedStorage.drafts").is_empty());
+    let rs = |name: &str| format!("ReplicatedStorage.{name}");
+    assert_eq!(
+        source(&dom, &rs("Settings")),
+        "return {\n\ttitle = \"Tower\",\n\tfloors = 12,\n\tsizes = {1, 2.5},\n\t[3] = \"three\",\n\tnested = {\n\t\ton = true,\n\t},\n}\n"
+    );
+    assert_eq!(source(&dom, &rs("More")), "return {\"a\", nil}\n");
+    assert_eq!(
+        source(&dom, &rs("data")),
+        "return {\n\ta = 1,\n\tb = 2,\n}\n"
+    );
+    assert_eq!(source(&dom, &rs("Balance")), "return {\n\tspeed = 3,\n}\n");
+    assert_eq!(source(&dom, &rs("Helper")), "return 42");
+    let run_context = |name: &str| match prop(&dom, &rs(name), "RunContext") {
+        Some(Variant::Enum(e)) => Some(e.to_u32()),
+        None => None,
+        other => panic!("{other:?}"),
+    };
+    // Plugin = 3, Server = 1; a rule's exclude leaves Real to the default (legacy) rule.
+    assert_eq!(run_context("Tool"), Some(3));
+    assert_eq!(run_context("Legacy"), Some(1));
+    assert_eq!(run_context("Real"), None);
+    assert_eq!(children(&dom, &rs("Loc")), ["Note:StringValue"]);
+    assert!(
+        matches!(prop(&dom, &rs("Loc"), "Contents"), Some(Variant::String(s)) if s.contains("Hola"))
+    );
+    assert_eq!(children(&dom, &rs("Box")), ["keep.spec:ModuleScript"]);
+    assert!(matches!(
+        prop(&dom, &rs("Wall"), "Anchored"),
+        Some(Variant::Bool(true))
+    ));
+    let gen_attrs = dom.get_by_ref(at(&dom, &rs("Gen"))).unwrap();
+    assert!(format!("{:?}", gen_attrs.properties.get(&ustr("Attributes"))).contains("Seed"));
+
+    // Mistakes in the new fields name the file and the field.
+    let cases: &[(&str, &str)] = &[
+        (
+            r#"{"name": "P", "syncRules": [{"pattern": "*.x", "use": "lua"}], "tree": {"$path": "src"}}"#,
+            "syncRules[0].use: unknown file type 'lua'",
+        ),
+        (
+            r#"{"name": "P", "syncRules": [{"use": "text"}], "tree": {"$path": "src"}}"#,
+            "syncRules[0].pattern: missing",
+        ),
+        (
+            r#"{"name": "P", "syncRules": [{"pattern": "*.x", "use": "text", "extra": 1}], "tree": {"$path": "src"}}"#,
+            "syncRules[0].extra: unknown sync rule field",
+        ),
+        (
+            r#"{"name": "P", "blockedPlaceIds": ["a"], "tree": {"$path": "src"}}"#,
+            "blockedPlaceIds: must be an array of place ids",
+        ),
+        (
+            "{\"name\": \"P\", /* never closed\n \"tree\": {}}",
+            "not valid JSON",
+        ),
+    ];
+    for (i, (project_text, want)) in cases.iter().enumerate() {
+        let dir = project(
+            &format!("rojo77-error{i}"),
+            &[
+                ("default.project.jsonc", project_text),
+                ("src/a.luau", "return 1"),
+            ],
+        );
+        let e = error(&dir);
+        assert!(
+            e.contains(want),
+            "case {i}: '{e}' does not contain '{want}'"
+        );
+    }
+    let bad_yaml = project(
+        "rojo77-yaml",
+        &[
+            ("default.project.json", PLACE),
+            ("src/bad.yaml", "a: 1\n---\nb: 2\n"),
+        ],
+    );
+    assert!(error(&bad_yaml).contains("bad.yaml: a YAML data file must hold one document"));
+}
+
+/// A project may leave out its `name` (Rojo 7.4.1): a folder's default project is named
+/// after the folder, an included one after its key; Enum attributes (Rojo 7.5) are items the
+/// reflection database knows.
+#[test]
+fn unnamed_projects_and_enum_attributes() {
+    let dir = project(
+        "unnamed",
+        &[
+            (
+                "default.project.json",
+                r#"{ "tree": { "$className": "Folder", "Inner": { "$path": "inner.project.json" },
+                     "Part": { "$className": "Part", "$attributes": {
+                         "Mat": { "EnumItem": { "type": "Material", "value": 256 } } } } } }"#,
+            ),
+            (
+                "inner.project.json",
+                r#"{ "tree": { "$className": "Configuration" } }"#,
+            ),
+        ],
+    );
+    let dom = built(&dir);
+    assert_eq!(children(&dom, ""), ["rojo-unnamed:Folder"]);
+    assert_eq!(
+        children(&dom, "rojo-unnamed"),
+        ["Inner:Configuration", "Part:Part"]
+    );
+    let part = dom.get_by_ref(at(&dom, "rojo-unnamed.Part")).unwrap();
+    let Some(Variant::Attributes(attrs)) = part.properties.get(&ustr("Attributes")) else {
+        panic!("no attributes");
+    };
+    assert!(
+        matches!(attrs.get("Mat"), Some(Variant::EnumItem(e)) if e.ty == "Material" && e.value == 256)
+    );
+    for (i, (attr, want)) in [
+        (
+            r#"{"EnumItem": {"type": "Materials", "value": 256}}"#,
+            "there is no enum named 'Materials'",
+        ),
+        (
+            r#"{"EnumItem": {"type": "Material", "value": 7}}"#,
+            "Enum.Material has no item with the value 7",
+        ),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let text = format!(
+            r#"{{ "tree": {{ "$className": "Part", "$attributes": {{ "Mat": {attr} }} }} }}"#
+        );
+        let dir = project(&format!("enum-attr{i}"), &[("default.project.json", &text)]);
+        let e = error(&dir);
+        assert!(e.contains(want), "{e}");
+    }
 }

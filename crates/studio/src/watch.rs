@@ -173,7 +173,7 @@ impl Tree<'_> {
                     && !f
                         .file_name()
                         .and_then(|n| n.to_str())
-                        .is_some_and(|n| n.ends_with(".project.json"))
+                        .is_some_and(procmodel_rojo::is_project_file_name)
             })
     }
 
@@ -190,7 +190,7 @@ impl Tree<'_> {
         let script = matches!(ext.as_str(), "luau" | "lua");
         let data = matches!(
             ext.as_str(),
-            "json" | "jsonc" | "toml" | "txt" | "csv" | "rbxm" | "rbxmx"
+            "json" | "jsonc" | "toml" | "yaml" | "yml" | "txt" | "csv" | "rbxm" | "rbxmx"
         );
         if !script && !data {
             return false;

@@ -502,6 +502,14 @@ async fn a_rojo_project_s_structure_reloads() {
         h["scene"]["parts"] == 3 && h["scene"]["models"][0]["error"].is_null()
     })
     .await;
+    // The module becomes a YAML data file (a ModuleScript returning its value, Rojo 7.6):
+    // a structure change too.
+    std::fs::remove_file(&count).unwrap();
+    std::fs::write(dir.join("src/shared/Count.yaml"), "4\n").unwrap();
+    until(&mut a, |h| {
+        h["scene"]["parts"] == 4 && h["scene"]["models"][0]["error"].is_null()
+    })
+    .await;
 }
 
 #[test]
