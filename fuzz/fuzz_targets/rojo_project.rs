@@ -1,6 +1,7 @@
 //! Fuzz target: Rojo project files. `procmodel regen`, `lock` and the studio build a project
-//! someone shared: its `default.project.json`, a `.model.json` and an `init.meta.json` (the
-//! input split at NUL bytes, written to a folder of this process's own beside a fixed script)
+//! someone shared: its `default.project.json`, a `.model.json`, an `init.meta.json` and a
+//! YAML data file (the input split at NUL bytes, written to a folder of this process's own
+//! beside a fixed script; JSON files are read as JSONC)
 //! build a tree or give an error naming the file, never a panic. Inputs naming a path with a
 //! slash, a backslash or `..` are skipped: they could point the loader at the whole disk.
 
@@ -24,8 +25,9 @@ fuzz_target!(|data: &[u8]| {
     if data.windows(2).any(|w| w == b"..") || data.iter().any(|&b| b == b'/' || b == b'\\') {
         return;
     }
-    let mut parts = data.splitn(3, |&b| b == 0);
-    let (project, model, meta) = (
+    let mut parts = data.splitn(4, |&b| b == 0);
+    let (project, model, meta, yaml) = (
+        parts.next().unwrap_or_default(),
         parts.next().unwrap_or_default(),
         parts.next().unwrap_or_default(),
         parts.next().unwrap_or_default(),
@@ -42,6 +44,9 @@ fuzz_target!(|data: &[u8]| {
     write("default.project.json", project);
     write("src/Thing.model.json", model);
     write("src/init.meta.json", meta);
-    let read_model = |_: &std::path::Path, _: Vec<u8>| Err("no binary models here".to_owned());
+    write("src/Data.yaml", yaml);
+    let read_model = |_: &std::path::Path, _: Vec<u8>, _: procmodel_rojo::ModelFormat| {
+        Err("no binary models here".to_owned())
+    };
     let _ = procmodel_rojo::load(dir, &read_model);
 });

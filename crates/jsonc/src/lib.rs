@@ -156,4 +156,31 @@ mod tests {
             (serde_json::json!([1, 2]), false)
         );
     }
+
+    proptest::proptest! {
+        /// Any text parses or errors, never panics, in both dialects.
+        #[test]
+        fn any_text_parses_or_errors(text in "\\PC{0,64}") {
+            let _ = parse(&text, Dialect::Jsonc);
+            let _ = parse(&text, Dialect::Luaurc);
+        }
+
+        /// JSON with a comment and a trailing comma put after every value reads as the JSON.
+        #[test]
+        fn comments_and_trailing_commas_change_nothing(
+            items in proptest::collection::vec((0i64..1000, "[a-z/*-]{0,6}"), 0..6),
+            note in "[a-z ,}\\]]{0,8}",
+        ) {
+            let plain = serde_json::Value::Array(
+                items.iter().map(|(n, s)| serde_json::json!({ "n": n, "s": s })).collect(),
+            );
+            let mut relaxed = String::from("[");
+            for (n, s) in &items {
+                relaxed.push_str(&format!("{{\"n\": {n}, /* {note} */ \"s\": {s:?}, // {note}\n}},\n"));
+            }
+            relaxed.push(']');
+            let (v, _) = parse(&relaxed, Dialect::Jsonc).unwrap();
+            proptest::prop_assert_eq!(v, plain);
+        }
+    }
 }
