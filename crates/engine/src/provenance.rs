@@ -75,8 +75,12 @@ use rbx_types::{Ref, Variant};
 /// property methods and `CollectionService:CreateCollection` build results where they failed,
 /// `Vector2.new`/`Vector3.new` read a datatype argument as 0 (they failed), and Terrain's
 /// legacy cell methods (`SetCell`, …) and connecting `game.ServiceAdded` build results where
-/// they failed.
-pub const EPOCH: u32 = 13;
+/// they failed. 14: `TweenService:SmoothDamp` and `Workspace:JoinToOutsiders`/
+/// `UnjoinFromOutsiders` build results where they failed, and a Rojo project is read as Rojo
+/// 7.7 reads it (JSONC, `.jsonc`/`.yaml`/`.plugin.luau`/`init.csv` files, `syncRules`, globs
+/// crossing folders and applying inside included projects), so the same project can make
+/// another scene.
+pub const EPOCH: u32 = 14;
 
 /// The version of the result cache's entry format (`cache.rs`), part of every cache key:
 /// entries written in another format are never looked up, so never misread.
