@@ -11,8 +11,8 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The scene (.rbxl, .rbxlx, .rbxm, .rbxmx, a *.project.json or a folder holding
-    /// default.project.json).
+    /// The scene (.rbxl, .rbxlx, .rbxm, .rbxmx, a Rojo *.project.json(c) or a folder holding
+    /// default.project.json(c)).
     pub scene: PathBuf,
     /// Where to save (default: overwrite the scene, atomically; with --write-generated, or
     /// for a Rojo project, the scene is saved only when this is given).
