@@ -1480,6 +1480,10 @@ pub fn register(m: &mut MethodTable) {
     m.add_method("GetServerTimeNow", |lua, _this, ()| {
         Ok(crate::sched::now(lua))
     });
+    // The physics solver is PGS (Roblox's only one since the spring solver was retired), and
+    // in edit mode nothing simulates, so no part is awake.
+    m.add_method("PGSIsEnabled", |_lua, _this, ()| Ok(true));
+    m.add_method("GetNumAwakeParts", |_lua, _this, ()| Ok(0));
     m.class("Model");
     for name in ["MoveTo", "moveTo"] {
         m.add_method(name, |lua, this, target: Vector3| {
