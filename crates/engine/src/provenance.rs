@@ -75,8 +75,9 @@ use rbx_types::{Ref, Variant};
 /// property methods and `CollectionService:CreateCollection` build results where they failed,
 /// `Vector2.new`/`Vector3.new` read a datatype argument as 0 (they failed), and Terrain's
 /// legacy cell methods (`SetCell`, …) and connecting `game.ServiceAdded` build results where
-/// they failed. 14: `TweenService:SmoothDamp` and `Workspace:JoinToOutsiders`/
-/// `UnjoinFromOutsiders` build results where they failed, and a Rojo project is read as Rojo
+/// they failed. 14: `TweenService:SmoothDamp`, `Workspace:JoinToOutsiders`/
+/// `UnjoinFromOutsiders`, `PGSIsEnabled` and `GetNumAwakeParts` build results where they
+/// failed, and a Rojo project is read as Rojo
 /// 7.7 reads it (JSONC, `.jsonc`/`.yaml`/`.plugin.luau`/`init.csv` files, `syncRules`, globs
 /// crossing folders and applying inside included projects), so the same project can make
 /// another scene.
