@@ -80,7 +80,8 @@ use rbx_types::{Ref, Variant};
 /// failed, and a Rojo project is read as Rojo
 /// 7.7 reads it (JSONC, `.jsonc`/`.yaml`/`.plugin.luau`/`init.csv` files, `syncRules`, globs
 /// crossing folders and applying inside included projects), so the same project can make
-/// another scene.
+/// another scene; `TerrainWorld:Heights` refuses a surface at NaN or beyond the terrain's
+/// extent (it returned the heights).
 pub const EPOCH: u32 = 14;
 
 /// The version of the result cache's entry format (`cache.rs`), part of every cache key:

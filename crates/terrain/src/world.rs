@@ -151,6 +151,20 @@ impl Heightfield {
         self.heights[z * self.rect.size[0] + x]
     }
 
+    /// [`TerrainError::Surface`] naming the first sample (row by row) whose height is not
+    /// finite or beyond the terrain's extent, as [`World::height_range`] names it.
+    pub fn check(&self) -> Result<(), TerrainError> {
+        let Some(k) = self.heights.iter().position(|&h| !within_extent(h)) else {
+            return Ok(());
+        };
+        let w = self.rect.size[0].max(1);
+        Err(TerrainError::Surface {
+            i: self.rect.min[0] + (k % w) as i64,
+            j: self.rect.min[1] + (k / w) as i64,
+            value: f64::from(self.heights[k]),
+        })
+    }
+
     /// (min, max) of the heights, `None` when empty.
     pub fn range(&self) -> Option<(f32, f32)> {
         let mut it = self.heights.iter().copied();

@@ -353,6 +353,8 @@ fn a_surface_the_terrain_cannot_hold_is_an_error_naming_its_column() {
         let (x, z) = (k % rect.size[0], k / rect.size[0]);
         assert_eq!((i, j), (rect.min[0] + x as i64, rect.min[1] + z as i64));
         assert_eq!(value.to_bits(), f64::from(hf.at(x, z)).to_bits());
+        // A heightfield's own check names the same column.
+        assert_eq!(hf.check().unwrap_err().to_string(), e.to_string());
         assert!(
             e.to_string().contains("outside the terrain's ±8388608"),
             "{e}"

@@ -504,6 +504,9 @@ impl TerrainWorld {
             },
             count >= 1 << 16,
         );
+        // A surface pushed past the terrain's extent or to NaN is an error naming its column,
+        // as everywhere else the heights are walked.
+        hf.check().map_err(|e| err(F, e))?;
         let heights = super::f32_buffer(lua, &hf.heights)?;
         let mats: Vec<u8> = hf.materials.iter().map(|m| m.index()).collect();
         Ok((heights, lua.create_buffer(mats)?))
