@@ -221,6 +221,28 @@ pub fn smooth_damp<const N: usize>(
     (out, vel)
 }
 
+/// [`smooth_damp`] for an f32 3-vector (a Vector3, a CFrame's position or rotation vector).
+pub fn smooth_damp_vec3(
+    current: glam::Vec3,
+    target: glam::Vec3,
+    velocity: glam::Vec3,
+    smooth_time: f64,
+    max_speed: f64,
+    dt: f64,
+) -> (glam::Vec3, glam::Vec3) {
+    let f64s = |v: glam::Vec3| v.to_array().map(f64::from);
+    let vec = |a: [f64; 3]| glam::Vec3::from_array(a.map(|x| x as f32));
+    let (value, velocity) = smooth_damp(
+        f64s(current),
+        f64s(target),
+        f64s(velocity),
+        smooth_time,
+        max_speed,
+        dt,
+    );
+    (vec(value), vec(velocity))
+}
+
 /// [`smooth_damp`] for a CFrame: the position as a vector; the rotation as the rotation
 /// vector (axis × angle, world space) from `current`'s rotation to `target`'s, damped from
 /// zero, with the angular velocity a rotation vector too (radians per second). Returns the
@@ -233,12 +255,10 @@ pub fn smooth_damp_cframe(
     max_speed: f64,
     dt: f64,
 ) -> (crate::CFrame, glam::Vec3, glam::Vec3) {
-    let f64s = |v: glam::Vec3| [f64::from(v.x), f64::from(v.y), f64::from(v.z)];
-    let vec = |a: [f64; 3]| glam::Vec3::new(a[0] as f32, a[1] as f32, a[2] as f32);
-    let (position, linear) = smooth_damp(
-        f64s(current.position),
-        f64s(target.position),
-        f64s(velocity.0),
+    let (position, linear) = smooth_damp_vec3(
+        current.position,
+        target.position,
+        velocity.0,
         smooth_time,
         max_speed,
         dt,
@@ -248,20 +268,20 @@ pub fn smooth_damp_cframe(
     if way.w < 0.0 {
         way = -way;
     }
-    let (turned, angular) = smooth_damp(
-        [0.0; 3],
-        f64s(way.to_scaled_axis()),
-        f64s(velocity.1),
+    let (turned, angular) = smooth_damp_vec3(
+        glam::Vec3::ZERO,
+        way.to_scaled_axis(),
+        velocity.1,
         smooth_time,
         max_speed,
         dt,
     );
-    let rotation = glam::Quat::from_scaled_axis(vec(turned)) * from;
+    let rotation = glam::Quat::from_scaled_axis(turned) * from;
     let cframe = crate::CFrame {
-        position: vec(position),
+        position,
         rotation: glam::Mat3::from_quat(rotation.normalize()),
     };
-    (cframe, vec(linear), vec(angular))
+    (cframe, linear, angular)
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@
 use crate::context::ctx;
 use crate::methods::MethodTable;
 use mlua::{MultiValue, Value};
-use procmodel_luau_types::tween::{FRAME_STEP, smooth_damp, smooth_damp_cframe};
+use procmodel_luau_types::tween::{FRAME_STEP, smooth_damp, smooth_damp_cframe, smooth_damp_vec3};
 use procmodel_luau_types::{CFrame, FromValue, TweenInfo, Vector2, Vector3};
 
 /// Registry name of the Luau tween factory ([`TWEEN_LUAU`]).
@@ -232,8 +232,6 @@ fn smooth_damp_method(lua: &mlua::Lua, a: MultiValue) -> mlua::Result<(Value, Va
             "{F}: maxSpeed and dt must not be negative (got {max_speed} and {dt})"
         )));
     }
-    let f64s3 = |v: glam::Vec3| [f64::from(v.x), f64::from(v.y), f64::from(v.z)];
-    let v3 = |a: [f64; 3]| Vector3(glam::Vec3::new(a[0] as f32, a[1] as f32, a[2] as f32));
     let kind = procmodel_luau_types::type_name(arg(0));
     let same = (1..3).all(|i| procmodel_luau_types::type_name(arg(i)) == kind);
     let mismatch = || {
@@ -256,11 +254,11 @@ fn smooth_damp_method(lua: &mlua::Lua, a: MultiValue) -> mlua::Result<(Value, Va
         "Vector3" => {
             let g = |i: usize| {
                 Vector3::from_value(arg(i))
-                    .map(|v| f64s3(v.0))
+                    .map(|v| v.0)
                     .ok_or_else(mismatch)
             };
-            let (x, vel) = smooth_damp(g(0)?, g(1)?, g(2)?, smooth_time, max_speed, dt);
-            Ok((v3(x).value(), v3(vel).value()))
+            let (x, vel) = smooth_damp_vec3(g(0)?, g(1)?, g(2)?, smooth_time, max_speed, dt);
+            Ok((Vector3(x).value(), Vector3(vel).value()))
         }
         "Vector2" => {
             let g = |i: usize| {
