@@ -79,6 +79,31 @@ fn default_compare(lua: &Lua) -> mlua::Result<mlua::Function> {
     )
 }
 
+/// An enum argument as its value: an item of `Enum.<name>`, its number or its name, as
+/// Roblox reads enum arguments; the error names `method` (`Class:Method`) and the position.
+pub(super) fn enum_arg(
+    v: &Value,
+    name: &'static str,
+    method: &str,
+    pos: usize,
+) -> mlua::Result<u32> {
+    match procmodel_luau_types::lua_to_variant(v, &rbx_reflection::DataType::Enum(name)) {
+        Ok(rbx_types::Variant::Enum(e)) => Ok(e.to_u32()),
+        _ => {
+            // An enum item of another enum is named in full (Enum.Material.Grass).
+            let got = match v {
+                Value::UserData(_) => v
+                    .to_string()
+                    .unwrap_or_else(|_| procmodel_luau_types::type_name(v)),
+                _ => procmodel_luau_types::type_name(v),
+            };
+            Err(mlua::Error::runtime(format!(
+                "{method}: argument {pos} must be an Enum.{name}, got {got}"
+            )))
+        }
+    }
+}
+
 /// A Luau array of handles to `refs`, in order.
 pub(super) fn push_list(lua: &Lua, c: &mut Ctx, refs: &[Ref]) -> mlua::Result<mlua::Table> {
     let t = lua.create_table_with_capacity(refs.len(), 0)?;

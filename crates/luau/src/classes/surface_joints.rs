@@ -323,18 +323,7 @@ pub fn register(m: &mut MethodTable) {
             const M: &str = "Workspace:JoinToOutsiders";
             let mut c = ctx(lua)?;
             let refs = part_list(&c, &parts, M)?;
-            let mode = match procmodel_luau_types::lua_to_variant(
-                &mode,
-                &rbx_reflection::DataType::Enum("JointCreationMode"),
-            ) {
-                Ok(Variant::Enum(e)) => e.to_u32(),
-                _ => {
-                    return Err(mlua::Error::runtime(format!(
-                        "{M}: Argument 2 must be an Enum.JointCreationMode (All, Surface or None), got {}",
-                        procmodel_luau_types::type_name(&mode)
-                    )));
-                }
-            };
+            let mode = super::instance::enum_arg(&mode, "JointCreationMode", M, 2)?;
             // All and Surface both join always; None never.
             if mode == JOINT_CREATION_NONE {
                 return Ok(());
@@ -377,29 +366,18 @@ pub fn register(m: &mut MethodTable) {
 /// `JointCreationMode.None`.
 const JOINT_CREATION_NONE: u32 = 2;
 
-/// A list argument of BaseParts (`Workspace:MakeJoints` and the outsider methods).
+/// A list argument of BaseParts (`Workspace:MakeJoints` and the outsider methods): an array
+/// of instances ([`super::worldroot::instance_list`]), each a BasePart.
 fn part_list(c: &Ctx, parts: &mlua::Value, method: &str) -> mlua::Result<Vec<Ref>> {
-    let mlua::Value::Table(parts) = parts else {
-        return Err(mlua::Error::runtime(format!(
-            "{method}: Argument 1 must be an array of BaseParts, got {}",
-            procmodel_luau_types::type_name(parts)
-        )));
-    };
-    let mut refs = Vec::new();
-    for (n, v) in parts.sequence_values::<mlua::Value>().enumerate() {
-        let v = v?;
-        let what = match c.instance(&v) {
-            Some(i) if procmodel_dom::is_a(i.class.as_str(), "BasePart") => {
-                refs.push(i.r);
-                continue;
-            }
-            Some(i) => format!("a {}", i.class),
-            None => procmodel_luau_types::type_name(&v),
-        };
-        return Err(mlua::Error::runtime(format!(
-            "{method}: every item of the list must be a BasePart (item {} is {what})",
-            n + 1
-        )));
+    let refs = super::worldroot::instance_list(c, parts, method, false)?;
+    for (n, &r) in refs.iter().enumerate() {
+        let class = c.dom.get_by_ref(r).map_or("", |i| i.class.as_str());
+        if !procmodel_dom::is_a(class, "BasePart") {
+            return Err(mlua::Error::runtime(format!(
+                "{method}: every item of the list must be a BasePart (item {} is a {class})",
+                n + 1
+            )));
+        }
     }
     Ok(refs)
 }

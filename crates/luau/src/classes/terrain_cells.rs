@@ -64,24 +64,9 @@ fn legacy(m: Material) -> u32 {
     }
 }
 
-/// An enum argument as its value: an item of `Enum.<name>`, its number or its name, as
-/// Roblox reads enum arguments.
+/// [`super::instance::enum_arg`] for a Terrain method.
 fn enum_arg(v: &Value, name: &'static str, method: &str, pos: usize) -> mlua::Result<u32> {
-    match procmodel_luau_types::lua_to_variant(v, &rbx_reflection::DataType::Enum(name)) {
-        Ok(rbx_types::Variant::Enum(e)) => Ok(e.to_u32()),
-        _ => {
-            // An enum item of another enum is named in full (Enum.Material.Grass).
-            let got = match v {
-                Value::UserData(_) => v
-                    .to_string()
-                    .unwrap_or_else(|_| procmodel_luau_types::type_name(v)),
-                _ => procmodel_luau_types::type_name(v),
-            };
-            Err(mlua::Error::runtime(format!(
-                "Terrain:{method}: argument {pos} must be an Enum.{name}, got {got}"
-            )))
-        }
-    }
+    super::instance::enum_arg(v, name, &format!("Terrain:{method}"), pos)
 }
 
 fn number(v: &Value, method: &str, pos: usize) -> mlua::Result<f64> {

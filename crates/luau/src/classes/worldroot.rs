@@ -135,7 +135,12 @@ impl QueryParams {
 
 /// Reads a list of instances (an Instance or an array of them, up to the first nil) for
 /// `what`; anything else in it is an error naming its index.
-fn instance_list(c: &Ctx, v: &Value, what: &str, single: bool) -> mlua::Result<Vec<Ref>> {
+pub(super) fn instance_list(
+    c: &Ctx,
+    v: &Value,
+    what: &str,
+    single: bool,
+) -> mlua::Result<Vec<Ref>> {
     if single && let Some(i) = c.instance(v) {
         return Ok(vec![i.r]);
     }
