@@ -55,10 +55,14 @@ pub const DEFAULT_PROJECTS: [&str; 2] = ["default.project.json", "default.projec
 /// Whether a file name is a project file's (`*.project.json`, or `*.project.jsonc` since
 /// Rojo 7.7).
 pub fn is_project_file_name(name: &str) -> bool {
-    [".project.json", ".project.jsonc"].iter().any(|suffix| {
-        name.strip_suffix(suffix)
-            .is_some_and(|stem| !stem.is_empty())
-    })
+    project_stem(name).is_some_and(|stem| !stem.is_empty())
+}
+
+/// A project file's name without `.project.json` or `.project.jsonc`.
+pub(crate) fn project_stem(name: &str) -> Option<&str> {
+    [".project.json", ".project.jsonc"]
+        .iter()
+        .find_map(|suffix| name.strip_suffix(suffix))
 }
 
 /// The project file `path` names: itself when it is one ([`is_project_file_name`]), or a

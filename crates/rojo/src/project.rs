@@ -74,9 +74,7 @@ fn load_inner(
             })?,
         None => match name {
             Some(n) => n.to_owned(),
-            None => [".project.json", ".project.jsonc"]
-                .iter()
-                .find_map(|s| file_name.strip_suffix(s))
+            None => crate::project_stem(file_name)
                 .unwrap_or(file_name)
                 .to_owned(),
         },
