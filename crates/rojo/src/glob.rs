@@ -17,6 +17,8 @@ impl Glob {
         if text.is_empty() {
             return Err("an empty glob".into());
         }
+        // Paths are relative to the project's folder: `./src/*` means `src/*`.
+        let text = text.strip_prefix("./").unwrap_or(text);
         let glob = globset::Glob::new(text).map_err(|e| format!("not a glob: {e}"))?;
         Ok(Glob {
             matcher: glob.compile_matcher(),
@@ -89,6 +91,7 @@ mod tests {
         check("**/*.spec.luau", "b.spec.luau", true);
         check("**/*.spec.luau", "src/b.luau", false);
         check("src/*.txt", "src/a.txt", true);
+        check("./src/*.txt", "src/a.txt", true);
         // globset's default: `*` crosses folders (Rojo does not turn that off).
         check("src/*.txt", "src/x/a.txt", true);
         check("*.foo", "deep/in/a.foo", true);
