@@ -2,5 +2,5 @@
 //! params and results, the deprecated ray and Region3 methods): one #[test] per script in
 //! tests/roblox/spatial.
 mod common;
-roblox_tests!("spatial": raycast, query_params, overlap, deprecated_queries, terrain_raycast, move_to_and_mass, shapecasts,
+roblox_tests!("spatial": raycast, camera, query_params, overlap, deprecated_queries, terrain_raycast, move_to_and_mass, shapecasts,
     resize, collision_groups, index, include_exclude, mesh_queries);

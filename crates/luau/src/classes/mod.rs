@@ -8,6 +8,7 @@
 mod actor;
 mod attachment;
 mod bindable;
+mod camera;
 mod collection;
 mod csg;
 mod effects;
@@ -46,6 +47,7 @@ pub fn register_all(m: &mut MethodTable) {
     actor::register(m);
     attachment::register(m);
     bindable::register(m);
+    camera::register(m);
     collection::register(m);
     csg::register(m);
     effects::register(m);
@@ -89,6 +91,9 @@ const LEGACY_NAMES: &[(&str, &str, &str)] = &[
     ),
     ("Model", "makeJoints", "MakeJoints"),
     ("Model", "move", "MoveTo"),
+    ("Players", "getPlayers", "GetPlayers"),
+    ("Players", "playerFromCharacter", "GetPlayerFromCharacter"),
+    ("Players", "players", "GetPlayers"),
     ("Sound", "pause", "Pause"),
     ("Sound", "play", "Play"),
     ("Sound", "stop", "Stop"),
