@@ -1,6 +1,9 @@
 //! Humanoid methods that mean something without a simulation: `TakeDamage`,
 //! `AddAccessory`, `GetAccessories`, `RemoveAccessories`, `BuildRigFromAttachments`,
-//! `GetLimb`, `GetBodyPartR15`, `SetStateEnabled`, `GetStateEnabled`; and the Teams service's
+//! `GetLimb`, `GetBodyPartR15`, `SetStateEnabled`, `GetStateEnabled`, `GetMoveVelocity` (zero:
+//! nothing is simulated); `GetPlayingAnimationTracks` (Humanoid, AnimationController,
+//! Animator) and `Animator:GetTrackByAnimationId`, which find no track (animations are never
+//! loaded); and the Teams service's
 //! `GetTeams` and `Team:GetPlayers` (nobody joins a headless session).
 
 use crate::context::{Lookup, ctx};
@@ -389,6 +392,25 @@ pub fn register(m: &mut MethodTable) {
     m.add_method("GetBodyPartR15", |lua, this, part: Value| {
         rig_method(lua, this, "GetBodyPartR15", part)
     });
+    // Nothing is simulated: a humanoid never moves of itself.
+    m.add_method("GetMoveVelocity", |_lua, _this, ()| {
+        Ok(procmodel_luau_types::Vector3(glam::Vec3::ZERO))
+    });
+    // LoadAnimation is refused, so no track is ever loaded or playing.
+    for class in ["Humanoid", "AnimationController", "Animator"] {
+        m.class(class);
+        m.add_method("GetPlayingAnimationTracks", |lua, _this, ()| {
+            lua.create_table()
+        });
+    }
+    m.add_method("GetTrackByAnimationId", |_lua, _this, id: Value| match id {
+        Value::String(_) => Ok(Value::Nil),
+        other => Err(mlua::Error::runtime(format!(
+            "invalid argument #1 to 'GetTrackByAnimationId' (string expected, got {})",
+            procmodel_luau_types::type_name(&other)
+        ))),
+    });
+    m.class("Humanoid");
     m.add_method("TakeDamage", |lua, this, amount: Value| {
         let amount = match amount {
             Value::Number(n) => n,

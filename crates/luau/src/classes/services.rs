@@ -839,11 +839,31 @@ pub fn register(m: &mut MethodTable) {
             .collect();
         // What the scene holds with a tag (or that nothing does) is a fact about it.
         c.note_lookup(root, &found, crate::context::Lookup::Other);
-        let t = lua.create_table_with_capacity(found.len(), 0)?;
-        for (i, r) in found.into_iter().enumerate() {
-            t.raw_set(i + 1, c.push(r)?)?;
-        }
-        Ok(t)
+        super::instance::push_list(lua, &mut c, &found)
+    });
+    // The deprecated `GetCollection(class)`: the instances of `class` in the DataModel, for
+    // the five classes the reference says it works for (others find nothing).
+    m.add_method("GetCollection", |lua, _this, class: String| {
+        const COLLECTED: [&str; 5] = [
+            "Configuration",
+            "CustomEvent",
+            "CustomEventReceiver",
+            "Dialog",
+            "VehicleSeat",
+        ];
+        let mut c = ctx(lua)?;
+        let root = c.dom.root_ref();
+        let found: Vec<Ref> = if COLLECTED.contains(&class.as_str()) {
+            c.dom
+                .descendants_of(root)
+                .filter(|i| i.class == class.as_str())
+                .map(|i| i.referent())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        c.note_lookup(root, &found, crate::context::Lookup::Other);
+        super::instance::push_list(lua, &mut c, &found)
     });
     m.add_method("GetAllTags", |lua, _this, ()| {
         let c = ctx(lua)?;
