@@ -80,27 +80,27 @@ fn default_compare(lua: &Lua) -> mlua::Result<mlua::Function> {
 }
 
 /// An enum argument as its value: an item of `Enum.<name>`, its number or its name, as
-/// Roblox reads enum arguments; the error names `method` (`Class:Method`) and the position.
+/// Roblox reads enum arguments; anything else fails in Roblox's words for argument `pos` of
+/// `method` (its bare name: "invalid argument #1 to 'Resize' (Enum.NormalId expected, got
+/// string)").
 pub(super) fn enum_arg(
     v: &Value,
     name: &'static str,
     method: &str,
     pos: usize,
 ) -> mlua::Result<u32> {
+    use procmodel_luau_types::ConvertError;
     match procmodel_luau_types::lua_to_variant(v, &rbx_reflection::DataType::Enum(name)) {
         Ok(rbx_types::Variant::Enum(e)) => Ok(e.to_u32()),
-        _ => {
-            // An enum item of another enum is named in full (Enum.Material.Grass).
-            let got = match v {
-                Value::UserData(_) => v
-                    .to_string()
-                    .unwrap_or_else(|_| procmodel_luau_types::type_name(v)),
-                _ => procmodel_luau_types::type_name(v),
-            };
-            Err(mlua::Error::runtime(format!(
-                "{method}: argument {pos} must be an Enum.{name}, got {got}"
-            )))
-        }
+        // A name or number that is no item of the enum says so ("Topp is not a valid member
+        // of Enum.NormalId").
+        Err(ConvertError::Invalid(why)) => Err(mlua::Error::runtime(format!(
+            "invalid argument #{pos} to '{method}' ({why})"
+        ))),
+        _ => Err(mlua::Error::runtime(format!(
+            "invalid argument #{pos} to '{method}' (Enum.{name} expected, got {})",
+            procmodel_luau_types::type_name(v)
+        ))),
     }
 }
 

@@ -48,27 +48,16 @@ fn overridables() -> impl Iterator<Item = &'static str> {
 /// The MaterialService property holding `material`'s override: an error naming the argument
 /// for anything but an Enum.Material, and naming the material for one with no override.
 fn override_key(material: &Value, method: &str) -> mlua::Result<rbx_dom_weak::Ustr> {
-    let item = match procmodel_luau_types::lua_to_variant(
-        material,
-        &rbx_reflection::DataType::Enum("Material"),
-    ) {
-        Ok(Variant::Enum(e)) => procmodel_luau_types::EnumItem::from_value("Material", e.to_u32()),
-        _ => None,
-    };
-    let Some(item) = item else {
+    let value = super::instance::enum_arg(material, "Material", method, 1)?;
+    // enum_arg gives only the values of the enum's items
+    let name = procmodel_luau_types::EnumItem::from_value("Material", value).map_or("", |i| i.name);
+    if !overridable(name) {
         return Err(mlua::Error::runtime(format!(
-            "invalid argument #1 to '{method}' (Enum.Material expected, got {})",
-            procmodel_luau_types::type_name(material)
-        )));
-    };
-    if !overridable(item.name) {
-        return Err(mlua::Error::runtime(format!(
-            "MaterialService:{method}: Enum.Material.{} has no override (a MaterialVariant can override {})",
-            item.name,
+            "MaterialService:{method}: Enum.Material.{name} has no override (a MaterialVariant can override {})",
             overridables().collect::<Vec<_>>().join(", ")
         )));
     }
-    Ok(rbx_dom_weak::ustr(&format!("{}Name", item.name)))
+    Ok(rbx_dom_weak::ustr(&format!("{name}Name")))
 }
 
 /// `MaterialService:GetMaterialVariant(material, name)`: the first MaterialVariant among the
@@ -928,14 +917,14 @@ pub fn register(m: &mut MethodTable) {
         |lua, _this, (id, op): (String, Value)| {
             let commit = match &op {
                 Value::Nil => true,
+                // Cancel = 0, Commit = 1, Append = 2.
                 other => {
-                    let item = procmodel_luau_types::lua_to_variant(
+                    super::instance::enum_arg(
                         other,
-                        &rbx_reflection::DataType::Enum("FinishRecordingOperation"),
-                    )
-                    .map_err(|e| mlua::Error::runtime(format!("FinishRecording: {e}")))?;
-                    // Cancel = 0, Commit = 1, Append = 2.
-                    !matches!(item, Variant::Enum(e) if e.to_u32() == 0)
+                        "FinishRecordingOperation",
+                        "FinishRecording",
+                        2,
+                    )? != 0
                 }
             };
             let mut s = state(lua)?;

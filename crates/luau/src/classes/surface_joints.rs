@@ -323,7 +323,7 @@ pub fn register(m: &mut MethodTable) {
             const M: &str = "Workspace:JoinToOutsiders";
             let mut c = ctx(lua)?;
             let refs = part_list(&c, &parts, M)?;
-            let mode = super::instance::enum_arg(&mode, "JointCreationMode", M, 2)?;
+            let mode = super::instance::enum_arg(&mode, "JointCreationMode", "JoinToOutsiders", 2)?;
             // All and Surface both join always; None never.
             if mode == JOINT_CREATION_NONE {
                 return Ok(());

@@ -7,6 +7,7 @@
 //! Must never keep cell shapes: blocks and orientations are checked and dropped, as smooth
 //! terrain has none.
 
+use super::instance::enum_arg;
 use super::terrain::{inclusive_cells, read_voxels, with_terrain, write_cells};
 use crate::context::Instance;
 use crate::methods::MethodTable;
@@ -62,11 +63,6 @@ fn legacy(m: Material) -> u32 {
         Material::Ice | Material::Glacier => 16,
         Material::Water => 17,
     }
-}
-
-/// [`super::instance::enum_arg`] for a Terrain method.
-fn enum_arg(v: &Value, name: &'static str, method: &str, pos: usize) -> mlua::Result<u32> {
-    super::instance::enum_arg(v, name, &format!("Terrain:{method}"), pos)
 }
 
 fn number(v: &Value, method: &str, pos: usize) -> mlua::Result<f64> {

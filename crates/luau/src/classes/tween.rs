@@ -324,12 +324,7 @@ pub fn register(m: &mut MethodTable) {
         let nil = Value::Nil;
         let (style, direction) = (v.get(1).unwrap_or(&nil), v.get(2).unwrap_or(&nil));
         for (pos, value, name) in [(2, style, "EasingStyle"), (3, direction, "EasingDirection")] {
-            if enum_name(value, name).is_none() {
-                return Err(mlua::Error::runtime(format!(
-                    "invalid argument #{pos} to 'GetValue' (Enum.{name} expected, got {})",
-                    procmodel_luau_types::type_name(value)
-                )));
-            }
+            super::instance::enum_arg(value, name, "GetValue", pos)?;
         }
         Ok(get_value(alpha, style, direction))
     });

@@ -1416,18 +1416,7 @@ pub fn register(m: &mut MethodTable) {
     // Studio's resize tool does; refused (false, nothing changed) when the resized part
     // would share volume with another colliding part of its world.
     m.add_method("Resize", |lua, this, (face, delta): (Value, f64)| {
-        let face = match procmodel_luau_types::lua_to_variant(
-            &face,
-            &rbx_reflection::DataType::Enum("NormalId"),
-        ) {
-            Ok(Variant::Enum(e)) if e.to_u32() < 6 => e.to_u32(),
-            _ => {
-                return Err(mlua::Error::runtime(format!(
-                    "invalid argument #1 to 'Resize' (Enum.NormalId expected, got {})",
-                    procmodel_luau_types::type_name(&face)
-                )));
-            }
-        };
+        let face = super::instance::enum_arg(&face, "NormalId", "Resize", 1)?;
         if !delta.is_finite() {
             return Err(mlua::Error::runtime(
                 "invalid argument #2 to 'Resize' (number must be finite)",
