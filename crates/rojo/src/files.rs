@@ -282,8 +282,14 @@ const INITS: &[(&str, Kind)] = &[
     ("init.csv", Kind::Csv),
 ];
 
-/// A folder's own meta files, applied in this order.
-const INIT_METAS: [&str; 2] = ["init.meta.json", "init.meta.jsonc"];
+/// A meta file's suffixes, applied in this order: a folder's are `init` with one of them, a
+/// file's its instance's name with one of them.
+const META_SUFFIXES: [&str; 2] = [".meta.json", ".meta.jsonc"];
+
+fn is_init_meta(name: &str) -> bool {
+    name.strip_prefix("init")
+        .is_some_and(|suffix| META_SUFFIXES.contains(&suffix))
+}
 
 fn dir(ctx: &mut Ctx<'_>, path: &Path, name: &str) -> Result<Snap, RojoError> {
     let mut entries = Vec::new();
@@ -316,7 +322,7 @@ fn dir(ctx: &mut Ctx<'_>, path: &Path, name: &str) -> Result<Snap, RojoError> {
         Some(&(init, kind)) => script(ctx, &path.join(init), kind, name)?,
         None => Snap::new(name, "Folder", path),
     };
-    for init_meta in INIT_METAS.map(|n| path.join(n)) {
+    for init_meta in META_SUFFIXES.map(|suffix| path.join(format!("init{suffix}"))) {
         if init_meta.is_file() {
             let meta = read_meta(ctx, &init_meta)?;
             apply_meta(&init_meta, meta, &mut snap, MetaUse::Folder)?;
@@ -324,7 +330,7 @@ fn dir(ctx: &mut Ctx<'_>, path: &Path, name: &str) -> Result<Snap, RojoError> {
     }
     for (child_name, child) in &entries {
         // globIgnorePaths leave out a folder's entries (a `$path` naming a file is taken).
-        if is_init(child_name) || INIT_METAS.contains(&child_name.as_str()) || ctx.ignored(child) {
+        if is_init(child_name) || is_init_meta(child_name) || ctx.ignored(child) {
             continue;
         }
         if let Some(c) = snapshot_path(ctx, child, None)? {
@@ -422,8 +428,8 @@ fn file(ctx: &mut Ctx<'_>, path: &Path, name: Option<&str>) -> Result<Option<Sna
     };
     // `Name.meta.json` (then `Name.meta.jsonc`) beside the file, named after the instance the
     // file gives.
-    for ext in ["meta.json", "meta.jsonc"] {
-        let meta_path = path.with_file_name(format!("{stem}.{ext}"));
+    for suffix in META_SUFFIXES {
+        let meta_path = path.with_file_name(format!("{stem}{suffix}"));
         if meta_path.is_file() {
             let meta = read_meta(ctx, &meta_path)?;
             let usage = match kind {
