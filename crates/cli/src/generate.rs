@@ -243,15 +243,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut built = build(&args)?;
     let has_terrain = terrain_in(&built.dom);
     let is_place = matches!(format, output::Format::Rbxl | output::Format::Rbxlx);
+    // Every warning, each printed as `warning: <file>: <text>` and listed in --json.
+    let mut warnings: Vec<(String, String)> = Vec::new();
     let roots = match format {
         // A place holds the model in its Workspace, beside the Terrain the generator wrote.
         output::Format::Rbxl | output::Format::Rbxlx => vec![as_place(&mut built)?],
         _ => {
             if has_terrain && matches!(format, output::Format::Rbxm | output::Format::Rbxmx) {
-                eprintln!(
-                    "warning: {}: the generator wrote terrain, which a model file cannot hold: write a place (.rbxl, .rbxlx) or .glb/.gltf/.obj to keep it",
-                    args.output.display()
-                );
+                warnings.push((
+                    args.output.display().to_string(),
+                    "the generator wrote terrain, which a model file cannot hold: write a place (.rbxl, .rbxlx) or .glb/.gltf/.obj to keep it".to_owned(),
+                ));
             }
             vec![built.model]
         }
@@ -264,7 +266,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .collect();
     // Instances put elsewhere in the scene are named below instead.
     if let Some(w) = built.warning.as_ref().filter(|_| built.strays.is_empty()) {
-        eprintln!("warning: {}: {w}", args.generator.display());
+        warnings.push((args.generator.display().to_string(), w.clone()));
     }
     if !left_out.is_empty() {
         let shown: Vec<&str> = left_out.iter().take(3).map(|p| p.as_str()).collect();
@@ -272,16 +274,21 @@ pub fn run(args: Args) -> Result<ExitCode> {
             n if n > 3 => format!(" and {} more", n - 3),
             _ => String::new(),
         };
-        eprintln!(
-            "warning: {}: the generator put {} outside its targetContainer ({}{more}), which {} does not hold: parent what it builds to targetContainer, the second argument of OnGenerate",
-            args.generator.display(),
-            match left_out.len() {
-                1 => "an instance".to_owned(),
-                n => format!("{n} instances"),
-            },
-            shown.join(", "),
-            args.output.display(),
-        );
+        warnings.push((
+            args.generator.display().to_string(),
+            format!(
+                "the generator put {} outside its targetContainer ({}{more}), which {} does not hold: parent what it builds to targetContainer, the second argument of OnGenerate",
+                match left_out.len() {
+                    1 => "an instance".to_owned(),
+                    n => format!("{n} instances"),
+                },
+                shown.join(", "),
+                args.output.display(),
+            ),
+        ));
+    }
+    for (file, text) in &warnings {
+        eprintln!("warning: {file}: {text}");
     }
     let written = crate::export::write_with_terrain(
         &built.dom,
@@ -304,6 +311,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
             "nested_failures": built.nested_failures.iter().map(|(p, e)| serde_json::json!({"model": p, "error": e})).collect::<Vec<_>>(),
             // As `regen --json` carries each model's: the run made instances its results lack.
             "warning": built.warning,
+            // Everything said on stderr as a warning, in order.
+            "warnings": warnings.iter().map(|(file, text)| serde_json::json!({"file": file, "message": text})).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {

@@ -2087,6 +2087,23 @@ end }"#,
         err.contains("which") && err.contains("stray.rbxm does not hold"),
         "{err}"
     );
+    // --json lists what stderr said (it had no field for it).
+    let o = ok(generate(&[s(&generator), "--json", "-o", s(&out)]));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let warnings = v["warnings"].as_array().expect("a warnings list");
+    assert_eq!(warnings.len(), 1, "{v}");
+    assert!(
+        warnings[0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("5 instances outside its targetContainer")),
+        "{v}"
+    );
+    assert!(
+        warnings[0]["file"]
+            .as_str()
+            .is_some_and(|f| f.ends_with("Stray.luau")),
+        "{v}"
+    );
     // A place holds the whole Workspace: nothing to warn about there.
     let place = tmp("stray.rbxl");
     let o = ok(generate(&[s(&generator), "-o", s(&place)]));
@@ -2162,6 +2179,7 @@ end }
     assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(v["warning"].is_null(), "{v}");
+    assert_eq!(v["warnings"], serde_json::json!([]), "{v}");
     // regen says it per model, and --json carries it.
     let scene = run_and_save(
         "typo-scene.luau",
