@@ -269,12 +269,12 @@ fn r16_sweep_shards_merge_to_the_bytes_of_one_regen_with_a_summary() {
         &generator,
         r#"
 return {
-    Attributes = { Seed = 1, Floors = 2 },
+    Attributes = { Seed = 1, Floors = 2, Label = "Floor" },
     OnGenerate = function(params, target)
         local rng = Random.new(params.Attributes.Seed)
         for i = 1, params.Attributes.Floors do
             local p = Instance.new("Part")
-            p.Name = "Floor" .. i
+            p.Name = params.Attributes.Label .. i
             p.Size = Vector3.new(rng:NextNumber(4, 10), 1, 6)
             p.Position = Vector3.new(0, i * 3, 0)
             p.Parent = target
@@ -327,6 +327,13 @@ return {
         std::fs::read(&place).unwrap() == expected,
         "merged sweep differs from regen"
     );
+    // The merge's lockfile checks out against the merged place: its string attribute, locked
+    // from memory, is the one read back from the file (rbx_types reads a BinaryString).
+    let v = bin()
+        .args(["verify", s(&place.with_extension("lock"))])
+        .output()
+        .unwrap();
+    assert!(v.status.success(), "{}", stderr(&v));
     let summary_path = report["summary"].as_str().unwrap();
     let summary: serde_json::Value =
         serde_json::from_slice(&std::fs::read(summary_path).unwrap()).unwrap();

@@ -13,6 +13,20 @@ pub fn file_hash(bytes: &[u8]) -> String {
     blake3::hash(bytes).to_hex().to_string()
 }
 
+/// An attribute's value as a lockfile shows it: a string attribute read from a file, which
+/// rbx_types gives as a `BinaryString` (attributes have one string type), is the `String` it
+/// was written from, as the inputs digest has it (`procmodel_dom::hash`); so a scene locked
+/// in memory (a bake's merge) and the same scene read from its file show the same input.
+fn attribute_shown(v: &Variant) -> Variant {
+    match v {
+        Variant::BinaryString(b) => match std::str::from_utf8(b.as_ref()) {
+            Ok(s) => Variant::String(s.to_owned()),
+            Err(_) => v.clone(),
+        },
+        other => other.clone(),
+    }
+}
+
 /// The lock entry of `model` as `dom` holds it now. `stored`: whether the scene file held
 /// the same results.
 pub fn model_lock(dom: &WeakDom, model: Ref, stored: bool) -> ModelLock {
@@ -40,12 +54,18 @@ pub fn model_lock(dom: &WeakDom, model: Ref, stored: bool) -> ModelLock {
         .parts
         .into_iter()
         .map(|p| {
-            let attr = p.name.strip_prefix("attr.").and_then(|n| attrs.get(n));
+            let attr = p
+                .name
+                .strip_prefix("attr.")
+                .and_then(|n| attrs.get(n))
+                .map(attribute_shown);
             InputLock {
                 name: p.name.clone(),
                 digest: to_hex(&p.digest),
-                ty: attr.map(|v| format!("{:?}", v.ty())),
-                value: attr.map(|v| serde_json::to_string(v).unwrap_or_default()),
+                ty: attr.as_ref().map(|v| format!("{:?}", v.ty())),
+                value: attr
+                    .as_ref()
+                    .map(|v| serde_json::to_string(v).unwrap_or_default()),
             }
         })
         .collect();
