@@ -708,8 +708,20 @@ pub fn require_file(from: &Path, spec: &str, root: Option<&Path>) -> Result<Path
             return Ok(cand);
         }
     }
+    // A folder's init.luau that reached for its own file with `./` is told the way there.
+    let hint = match spec.strip_prefix("./") {
+        Some(own) if is_init(from) && require_file(from, &format!("@self/{own}"), root).is_ok() => {
+            format!(
+                "; a folder's {} is the folder, so ./ is beside it: its own files are @self/{own}",
+                from.file_name()
+                    .and_then(|n| n.to_str())
+                    .unwrap_or("init.luau")
+            )
+        }
+        _ => String::new(),
+    };
     Err(format!(
-        "cannot require '{spec}': no file {}.luau (or .lua, or init.luau) next to {}",
+        "cannot require '{spec}': no file {}.luau (or .lua, or init.luau) next to {}{hint}",
         joined.display(),
         from.display()
     ))
@@ -730,7 +742,7 @@ fn resolve_instance_path(lua: &Lua, base: Instance, spec: &str) -> mlua::Result<
             .map(|i| i.parent())
             .filter(|p| p.is_some())
     };
-    let (mut cur, rest) = if let Some(rest) = spec.strip_prefix("@self/") {
+    let (cur, rest) = if let Some(rest) = spec.strip_prefix("@self/") {
         (base.r, rest)
     } else if let Some(rest) = spec.strip_prefix("./") {
         (
@@ -750,29 +762,40 @@ fn resolve_instance_path(lua: &Lua, base: Instance, spec: &str) -> mlua::Result<
             "a string require must start with ./, ../ or @self/".into(),
         ));
     };
-    for comp in rest.split('/') {
-        match comp {
-            "" | "." => {}
-            ".." => {
-                cur = parent(cur)
-                    .ok_or_else(|| fail(format!("{} has no parent", c.full_name(cur))))?;
-            }
-            name => {
-                let inst = c
-                    .dom
-                    .get_by_ref(cur)
-                    .ok_or_else(|| fail("instance gone".into()))?;
-                cur = inst
-                    .children()
-                    .iter()
-                    .copied()
-                    .find(|&ch| c.dom.get_by_ref(ch).is_some_and(|i| i.name == name))
-                    .ok_or_else(|| {
-                        fail(format!("{} has no child named '{name}'", c.full_name(cur)))
-                    })?;
+    // Each path component from `start`: the instance reached, or why not.
+    let walk = |mut cur: Ref, rest: &str| -> Result<Ref, String> {
+        for comp in rest.split('/') {
+            match comp {
+                "" | "." => {}
+                ".." => {
+                    cur =
+                        parent(cur).ok_or_else(|| format!("{} has no parent", c.full_name(cur)))?;
+                }
+                name => {
+                    let inst = c.dom.get_by_ref(cur).ok_or("instance gone")?;
+                    cur = inst
+                        .children()
+                        .iter()
+                        .copied()
+                        .find(|&ch| c.dom.get_by_ref(ch).is_some_and(|i| i.name == name))
+                        .ok_or_else(|| {
+                            format!("{} has no child named '{name}'", c.full_name(cur))
+                        })?;
+                }
             }
         }
-    }
+        Ok(cur)
+    };
+    let cur = match walk(cur, rest) {
+        Ok(found) => found,
+        // A module reaching for its own child with `./` is told the way there.
+        Err(why) if spec.starts_with("./") && walk(base.r, rest).is_ok() => {
+            return Err(fail(format!(
+                "{why}; ./ is beside the script: its own children are @self/{rest}"
+            )));
+        }
+        Err(why) => return Err(fail(why)),
+    };
     let inst = c
         .dom
         .get_by_ref(cur)

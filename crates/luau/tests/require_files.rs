@@ -208,6 +208,35 @@ fn a_folder_module_is_the_folder_its_dot_slash_is_beside_it() {
 }
 
 #[test]
+fn a_folder_module_reaching_its_own_file_with_dot_slash_is_told_of_self() {
+    // `./lib/Util` from `Gen/init.luau` is beside the folder; when `@self/lib/Util` exists
+    // the error says so (the old Rojo habit of `./` for a folder's own files).
+    let dir = tree(&[
+        ("main.luau", "require('./Gen')"),
+        ("Gen/init.luau", "return require('./lib/Util')"),
+        ("Gen/lib/Util.luau", "return 1"),
+    ]);
+    let e = run(&dir.join("main.luau")).unwrap_err();
+    assert!(
+        e.contains("cannot require './lib/Util'")
+            && e.contains("./ is beside it: its own files are @self/lib/Util"),
+        "{e}"
+    );
+    // No such file under the folder either: no hint.
+    let dir2 = tree(&[
+        ("main.luau", "require('./Gen')"),
+        ("Gen/init.luau", "return require('./Missing')"),
+    ]);
+    let e = run(&dir2.join("main.luau")).unwrap_err();
+    assert!(
+        e.contains("cannot require './Missing'") && !e.contains("@self"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+    std::fs::remove_dir_all(&dir2).ok();
+}
+
+#[test]
 fn script_children_of_a_file_module_point_at_the_string_require() {
     let dir = tree(&[
         ("main.luau", "return require('./Lib')"),
