@@ -338,13 +338,6 @@ mod entry {
     /// Four vectors per step.
     type Four<S> = X2<X2<S>>;
 
-    /// The single-octave Perlin path of the AVX-512 entry points: the reference kernel, not
-    /// [`pgrid`]'s cell path. With the permutation looked up in registers (`vpermi2b`,
-    /// `vpermt2d`) the hashing there is cheap, so the cell path would save much less than on
-    /// AVX2, where a lookup is sixteen byte shuffles; and it has not been measured on an
-    /// AVX-512 host. Swap in `pgrid::ByCell<Avx512<…>>` to try it there.
-    type Avx512Perlin = pgrid::Reference;
-
     pub(super) fn rows2_sse2(n: &Noise, g: &Grid2, first: usize, out: &mut [f32]) {
         rows2::<Sse2, pgrid::ByCell<Sse2>>(n, g, first, out);
     }
@@ -385,28 +378,28 @@ mod entry {
         Avx512<false>,
         "avx512f",
         Grid2,
-        rows2::<Four<Avx512<false>>, Avx512Perlin>
+        rows2::<Four<Avx512<false>>, pgrid::ByCell<Avx512<false>>>
     );
     entry!(
         rows3_avx512,
         Avx512<false>,
         "avx512f",
         Grid3,
-        rows3::<Four<Avx512<false>>, S3Lookup<Avx512<false>>, Avx512Perlin>
+        rows3::<Four<Avx512<false>>, S3Lookup<Avx512<false>>, pgrid::ByCell<Avx512<false>>>
     );
     entry!(
         rows2_avx512vbmi,
         Avx512<true>,
         "avx512f,avx512bw,avx512vbmi",
         Grid2,
-        rows2::<Four<Avx512<true>>, Avx512Perlin>
+        rows2::<Four<Avx512<true>>, pgrid::ByCell<Avx512<true>>>
     );
     entry!(
         rows3_avx512vbmi,
         Avx512<true>,
         "avx512f,avx512bw,avx512vbmi",
         Grid3,
-        rows3::<Four<Avx512<true>>, S3Lookup<Avx512<true>>, Avx512Perlin>
+        rows3::<Four<Avx512<true>>, S3Lookup<Avx512<true>>, pgrid::ByCell<Avx512<true>>>
     );
 }
 

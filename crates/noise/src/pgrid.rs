@@ -36,7 +36,8 @@ use crate::layout::{Grid2, Grid3, put, row_xs};
 use crate::simd::{Perm, Scalar, Simd};
 
 /// How a level fills the rows of a single octave of Perlin noise: [`ByCell`] by lattice cell
-/// (this module), [`Reference`] not at all (the caller runs the reference loop).
+/// (this module) on the vectors it names, which may be narrower than the reference loop's
+/// (every level takes it; a fill it declines runs the reference loop).
 pub(crate) trait PerlinRows {
     /// Fills rows `first..` of `g` into `out` (whole rows) with `perlin2` of permutation `p` at
     /// frequency `fr`, or returns `false` without writing if the caller should do it.
@@ -47,21 +48,6 @@ pub(crate) trait PerlinRows {
 
 /// The cell path on `S` vectors.
 pub(crate) struct ByCell<S>(core::marker::PhantomData<S>);
-
-/// No cell path: every fill takes the reference loop.
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-pub(crate) struct Reference;
-
-impl PerlinRows for Reference {
-    #[inline(always)]
-    fn rows2(_: &Perm, _: f32, _: &Grid2, _: usize, _: &mut [f32]) -> bool {
-        false
-    }
-    #[inline(always)]
-    fn rows3(_: &Perm, _: f32, _: &Grid3, _: usize, _: &mut [f32]) -> bool {
-        false
-    }
-}
 
 impl<S: Simd> PerlinRows for ByCell<S> {
     #[inline(always)]
