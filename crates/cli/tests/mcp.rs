@@ -382,8 +382,20 @@ fn r15_8_scripted_session() {
     c.send(&json!({ "jsonrpc": "2.0", "id": 900, "method": "no/such/method" }));
     let r = c.answer(&json!(900));
     assert!(r["error"]["code"].is_i64(), "{r}");
-    let e = c.err("no_such_tool", json!({}));
-    assert!(e.contains("unknown tool"), "{e}");
+    // An unknown tool is a protocol error (MCP's tools section), naming the tools there are.
+    let r = c.request(
+        "tools/call",
+        json!({ "name": "no_such_tool", "arguments": {} }),
+    );
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    let m = r["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        m.contains("unknown tool 'no_such_tool'") && m.contains("create_generator"),
+        "{r}"
+    );
+    // A known tool refusing its arguments is the tool's error result, for the model to read.
+    let e = c.err("list_models", json!({ "bogus": 1 }));
+    assert!(e.contains("unknown argument 'bogus'"), "{e}");
     let pong = c.request("ping", json!({}));
     assert!(pong["result"].is_object(), "{pong}");
     assert_eq!(parts(&only_model(&mut c)), 9);

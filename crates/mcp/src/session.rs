@@ -91,14 +91,11 @@ impl Session {
         })
     }
 
-    /// Runs one tool. Never panics on a client's input: every refusal is an error outcome.
+    /// Runs one tool. Never panics on a client's input: every refusal is an error outcome
+    /// (the server answers an unknown tool with a protocol error before it gets here).
     pub fn call(&self, tool: &str, arguments: &Map<String, Value>) -> Outcome {
         let Some(spec) = crate::tools::all().into_iter().find(|t| t.name == tool) else {
-            let names: Vec<&str> = crate::tools::all().iter().map(|t| t.name).collect();
-            return Outcome::error(format!(
-                "unknown tool '{tool}' (tools: {})",
-                names.join(", ")
-            ));
+            return Outcome::error(unknown_tool(tool));
         };
         let known = spec.arguments();
         let args = match Args::new(arguments, &known) {
@@ -565,6 +562,12 @@ fn open(
     let mut engine = Engine::new(procmodel_luau::runtime(), config)?;
     engine.add_generator_model(file)?;
     Ok(engine)
+}
+
+/// What a call of a tool the server does not have is told: its name and the tools there are.
+pub(crate) fn unknown_tool(tool: &str) -> String {
+    let names: Vec<&str> = crate::tools::all().iter().map(|t| t.name).collect();
+    format!("unknown tool '{tool}' (tools: {})", names.join(", "))
 }
 
 #[cfg(test)]
