@@ -3,13 +3,14 @@
 
 use crate::output::write_atomic;
 use crate::scaffold::Template;
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Where to write the generator (Name.luau; `.luau` is added when there is no extension).
+    /// Where to write the generator (Name.luau; `.luau` is added when there is no extension;
+    /// missing folders are created).
     pub path: PathBuf,
     /// Which generator to start from.
     #[arg(long, value_enum, default_value = "blank")]
@@ -59,6 +60,18 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .template
         .source()
         .replace("__FILE__", &path.display().to_string());
+    // A new generator may start a new folder (`procmodel new generators/Fence.luau`).
+    if let Some(folder) = path.parent().filter(|f| !f.as_os_str().is_empty()) {
+        if folder.exists() && !folder.is_dir() {
+            bail!(
+                "cannot write {}: {} is a file, not a folder",
+                path.display(),
+                folder.display()
+            );
+        }
+        std::fs::create_dir_all(folder)
+            .with_context(|| format!("cannot create the folder {}", folder.display()))?;
+    }
     write_atomic(&path, text.as_bytes())?;
     // Say up front where a toolkit template runs (pack says it again).
     let toolkit = procmodel_luau::requires::toolkit_requires(&text);

@@ -427,6 +427,16 @@ fn new_template_generates_and_info_lists_attributes() {
     assert_eq!(names, ["Color", "Count", "RandomSeed"]);
     assert_eq!(v["attributes"][1]["type"], "number");
     assert_eq!(v["attributes"][0]["type"], "Color3");
+    // A generator may start a new folder; a file in the way of one is named.
+    let nested = tmp("new-folder").join("generators/Fence.luau");
+    let _ = std::fs::remove_dir_all(tmp("new-folder"));
+    ok(bin().args(["new", s(&nested)]).output().unwrap());
+    assert!(nested.is_file());
+    let blocked = path.join("Inner.luau");
+    let o = bin().args(["new", s(&blocked)]).output().unwrap();
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("is a file, not a folder"), "{e}");
 }
 
 #[test]
