@@ -81,8 +81,13 @@ use rbx_types::{Ref, Variant};
 /// 7.7 reads it (JSONC, `.jsonc`/`.yaml`/`.plugin.luau`/`init.csv` files, `syncRules`, globs
 /// crossing folders and applying inside included projects), so the same project can make
 /// another scene; `TerrainWorld:Heights` refuses a surface at NaN or beyond the terrain's
-/// extent (it returned the heights).
-pub const EPOCH: u32 = 14;
+/// extent (it returned the heights). 15: Camera's `SetRoll`/`GetRoll`/`GetRenderCFrame`/
+/// `ZoomToExtents`/`GetPartsObscuringTarget`, Humanoid's `GetMoveVelocity`, the
+/// animation-track lookups, `CollectionService:GetCollection` and the deprecated `Players`
+/// spellings build results where they failed, and a lockfile shows a string attribute read
+/// from a file as a `String` (it showed a `BinaryString`, so a lockfile made from memory
+/// failed against the saved scene).
+pub const EPOCH: u32 = 15;
 
 /// The version of the result cache's entry format (`cache.rs`), part of every cache key:
 /// entries written in another format are never looked up, so never misread.
