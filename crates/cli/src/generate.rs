@@ -255,6 +255,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     "the generator wrote terrain, which a model file cannot hold: write a place (.rbxl, .rbxlx) or .glb/.gltf/.obj to keep it".to_owned(),
                 ));
             }
+            // The model alone at the top, so what names instances by path (OBJ objects,
+            // export warnings) starts at it, not at the one-model scene it was made in
+            // (`Workspace.Gen.Gen.Part`); the model's own bytes do not depend on its parent.
+            let top = built.dom.root_ref();
+            built.dom.transfer_within(built.model, top);
             vec![built.model]
         }
     };

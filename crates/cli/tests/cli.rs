@@ -1668,6 +1668,13 @@ return Quad
     ]));
     let mtl = std::fs::read_to_string(tmp("painted-quad.mtl")).unwrap();
     assert!(mtl.contains("map_Kd painted-quad_texture0.png"), "{mtl}");
+    // Objects are named from the generated model down, not from the scene it was made in.
+    let text = std::fs::read_to_string(&obj).unwrap();
+    let objects: Vec<&str> = text.lines().filter(|l| l.starts_with("o ")).collect();
+    assert!(
+        !objects.is_empty() && objects.iter().all(|o| o.starts_with("o PaintedQuad.")),
+        "{objects:?}"
+    );
     let png = std::fs::read(tmp("painted-quad_texture0.png")).unwrap();
     let written = procmodel_mesh::texture::Texture::from_png(&png).unwrap();
     assert_eq!(written.rgba, expected);
