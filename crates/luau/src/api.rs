@@ -171,6 +171,85 @@ pub fn callback(class: &str, name: &str) -> Option<(&'static str, &'static str)>
     declared_in(members::CALLBACKS, class, name)
 }
 
+/// The member of `class` (a property, method or event Roblox's API gives it or a superclass)
+/// or one of `children`'s names that `key` most likely misspells: the same name in another
+/// case, else the one nearest by edit distance, within a third of the name's length (at most
+/// 3 edits); ties go to the first in member order, then children. None for a name no member
+/// is near, or one too long to be a slip.
+pub fn did_you_mean<'a>(
+    class: &str,
+    key: &str,
+    children: impl Iterator<Item = &'a str>,
+) -> Option<String> {
+    const LONGEST: usize = 64;
+    if key.is_empty() || key.len() > LONGEST {
+        return None;
+    }
+    let db = procmodel_dom::db();
+    let start = db.classes.get(class)?;
+    let mut members: Vec<&str> = Vec::new();
+    for c in db.superclasses_iter(start) {
+        // Scripts' own names: not deprecated spellings (`brickColor`) or unscriptable ones.
+        let mut props: Vec<&str> = c
+            .properties
+            .values()
+            .filter(|p| {
+                !matches!(p.scriptability, rbx_reflection::Scriptability::None)
+                    && !p.tags.contains(&rbx_reflection::PropertyTag::Deprecated)
+            })
+            .map(|p| p.name)
+            .collect();
+        props.sort_unstable();
+        members.extend(props);
+        for table in [members::METHODS, members::EVENTS] {
+            members.extend(own(table, c.name));
+        }
+    }
+    let names: Vec<&str> = members.into_iter().chain(children).collect();
+    let lower = key.to_lowercase();
+    if let Some(same) = names
+        .iter()
+        .find(|n| **n != key && n.to_lowercase() == lower)
+    {
+        return Some((*same).to_owned());
+    }
+    let limit = (key.chars().count() / 3).clamp(1, 3);
+    let mut best: Option<(usize, &str)> = None;
+    for &n in &names {
+        if n == key || n.len().abs_diff(key.len()) > limit {
+            continue;
+        }
+        let d = edit_distance(&lower, &n.to_lowercase(), limit);
+        if d <= limit && best.is_none_or(|(b, _)| d < b) {
+            best = Some((d, n));
+        }
+    }
+    best.map(|(_, n)| n.to_owned())
+}
+
+/// Levenshtein distance between `a` and `b` (by characters), or `limit + 1` once it exceeds
+/// `limit`.
+fn edit_distance(a: &str, b: &str, limit: usize) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut row = vec![0; b.len() + 1];
+    for (i, &ca) in a.iter().enumerate() {
+        row[0] = i + 1;
+        let mut smallest = row[0];
+        for (j, &cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != cb);
+            row[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(row[j] + 1);
+            smallest = smallest.min(row[j + 1]);
+        }
+        if smallest > limit {
+            return limit + 1;
+        }
+        std::mem::swap(&mut prev, &mut row);
+    }
+    prev[b.len()]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,6 +270,44 @@ mod tests {
         for (class, name) in NOT_FIRED {
             assert_eq!(event(class, name), Event::NotFired(class), "{class}.{name}");
         }
+    }
+
+    #[test]
+    fn a_misspelt_member_finds_the_one_meant() {
+        let none = || std::iter::empty::<&str>();
+        assert_eq!(
+            did_you_mean("Part", "Colour", none()).as_deref(),
+            Some("Color")
+        );
+        assert_eq!(
+            did_you_mean("Part", "anchored", none()).as_deref(),
+            Some("Anchored")
+        );
+        // Scripts' own spelling, not the deprecated one the database also lists.
+        assert_eq!(
+            did_you_mean("Part", "brickcolor", none()).as_deref(),
+            Some("BrickColor")
+        );
+        // Inherited methods and events, and children.
+        assert_eq!(
+            did_you_mean("Part", "GetChildern", none()).as_deref(),
+            Some("GetChildren")
+        );
+        assert_eq!(
+            did_you_mean("Part", "Touchd", none()).as_deref(),
+            Some("Touched")
+        );
+        assert_eq!(
+            did_you_mean("Model", "Handel", ["Handle", "Body"].into_iter()).as_deref(),
+            Some("Handle")
+        );
+        // Nothing near, or too far for the name's length.
+        assert_eq!(did_you_mean("Part", "Foo", none()), None);
+        assert_eq!(did_you_mean("Part", "Xyz", none()), None);
+        assert_eq!(did_you_mean("NotAClass", "Colour", none()), None);
+        assert_eq!(did_you_mean("Part", &"x".repeat(200), none()), None);
+        assert_eq!(edit_distance("kitten", "sitting", 5), 3);
+        assert_eq!(edit_distance("kitten", "sitting", 1), 2);
     }
 
     #[test]

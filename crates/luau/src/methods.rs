@@ -132,18 +132,33 @@ pub fn not_member(c: &Ctx, this: &Instance, key: &str) -> mlua::Error {
             c.full_name(this.r)
         ));
     }
-    mlua::Error::runtime(format!(
-        "{key} is not a valid member of {} \"{}\"{}",
-        this.class,
-        c.full_name(this.r),
-        file_beside(c, this.r, key)
-            .map(|(module, file, spec)| format!(
+    let hint = file_beside(c, this.r, key)
+        .map(|(module, file, spec)| {
+            format!(
                 " ({module} was loaded from a file, and the files beside it are not instances: \
                  require(\"{spec}\") loads {}; or lay the generator out as Rojo does, a \
                  folder with init.luau beside {key}, and give procmodel the folder)",
                 file.display()
-            ))
-            .unwrap_or_default()
+            )
+        })
+        .or_else(|| {
+            // A slip of the keyboard or of case: the member (or child) it most likely meant.
+            let children = c
+                .dom
+                .get_by_ref(this.r)
+                .map(|i| i.children())
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|&k| c.dom.get_by_ref(k))
+                .map(|k| k.name.as_str());
+            crate::api::did_you_mean(&this.class, key, children)
+                .map(|m| format!(" (did you mean {m}?)"))
+        })
+        .unwrap_or_default();
+    mlua::Error::runtime(format!(
+        "{key} is not a valid member of {} \"{}\"{hint}",
+        this.class,
+        c.full_name(this.r),
     ))
 }
 
