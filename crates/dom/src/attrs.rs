@@ -64,6 +64,17 @@ fn numbers(s: &str, n: usize, what: &str) -> Parsed<Vec<f64>> {
         .collect()
 }
 
+/// The text of a string value: a `String`, or a `BinaryString` holding UTF-8 — how rbx_types
+/// gives back every attribute string (attributes have one string type) and some string
+/// properties read from a file. None for anything else.
+pub fn string(v: &Variant) -> Option<&str> {
+    match v {
+        Variant::String(s) => Some(s),
+        Variant::BinaryString(b) => std::str::from_utf8(b.as_ref()).ok(),
+        _ => None,
+    }
+}
+
 /// The type name shown to users for a value.
 pub fn type_name(v: &Variant) -> &'static str {
     match v {

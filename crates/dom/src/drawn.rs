@@ -35,11 +35,7 @@ pub fn part_size(inst: &Instance) -> Vec3 {
 /// The text of a part's mesh attribute ([`procmodel_mesh::ATTRIBUTE`]), if it has one.
 pub fn mesh_text(inst: &Instance) -> Option<&str> {
     match inst.properties.get(&KEYS.attributes) {
-        Some(Variant::Attributes(a)) => match a.get(procmodel_mesh::ATTRIBUTE)? {
-            Variant::String(s) => Some(s),
-            Variant::BinaryString(b) => std::str::from_utf8(b.as_ref()).ok(),
-            _ => None,
-        },
+        Some(Variant::Attributes(a)) => crate::attrs::string(a.get(procmodel_mesh::ATTRIBUTE)?),
         _ => None,
     }
 }

@@ -1022,13 +1022,10 @@ pub enum Status {
 /// A string attribute of `r` (also when a binary file gave it back as a `BinaryString`).
 pub fn string_attribute(dom: &WeakDom, r: Ref, name: &str) -> Option<String> {
     match dom.get_by_ref(r).and_then(|i| prop(i, KEYS.attributes)) {
-        Some(Variant::Attributes(a)) => match a.get(name) {
-            Some(Variant::String(s)) => Some(s.clone()),
-            Some(Variant::BinaryString(b)) => {
-                String::from_utf8(AsRef::<[u8]>::as_ref(b).to_vec()).ok()
-            }
-            _ => None,
-        },
+        Some(Variant::Attributes(a)) => a
+            .get(name)
+            .and_then(procmodel_dom::attrs::string)
+            .map(str::to_owned),
         _ => None,
     }
 }

@@ -18,12 +18,9 @@ pub fn file_hash(bytes: &[u8]) -> String {
 /// was written from, as the inputs digest has it (`procmodel_dom::hash`); so a scene locked
 /// in memory (a bake's merge) and the same scene read from its file show the same input.
 fn attribute_shown(v: &Variant) -> Variant {
-    match v {
-        Variant::BinaryString(b) => match std::str::from_utf8(b.as_ref()) {
-            Ok(s) => Variant::String(s.to_owned()),
-            Err(_) => v.clone(),
-        },
-        other => other.clone(),
+    match procmodel_dom::attrs::string(v) {
+        Some(s) => Variant::String(s.to_owned()),
+        None => v.clone(),
     }
 }
 

@@ -260,9 +260,5 @@ pub(crate) fn link_refs(linked: Linked) -> Result<WeakDom, RojoError> {
 }
 
 fn attr_string(v: &Variant) -> Option<String> {
-    match v {
-        Variant::String(s) => Some(s.clone()),
-        Variant::BinaryString(b) => String::from_utf8(AsRef::<[u8]>::as_ref(b).to_vec()).ok(),
-        _ => None,
-    }
+    procmodel_dom::attrs::string(v).map(str::to_owned)
 }

@@ -153,12 +153,8 @@ pub fn registry(c: &Ctx) -> Registry {
     let stored = crate::services::find_service(c, "Workspace")
         .and_then(|ws| c.dom.get_by_ref(ws))
         .and_then(|i| i.properties.get(&rbx_dom_weak::ustr("CollisionGroups")))
-        .and_then(|v| match v {
-            Variant::String(s) => Some(s.clone()),
-            Variant::BinaryString(b) => String::from_utf8(AsRef::<[u8]>::as_ref(b).to_vec()).ok(),
-            _ => None,
-        });
-    Registry::parse(stored.as_deref().unwrap_or(""))
+        .and_then(procmodel_dom::attrs::string);
+    Registry::parse(stored.unwrap_or(""))
 }
 
 /// A part's collision group name (`Default` when unset).
