@@ -56,15 +56,6 @@ impl ServerHandler for Handler {
     ) -> Result<CallToolResponse, ErrorData> {
         let session = self.session.clone();
         let name = request.name.to_string();
-        // An unknown tool is a protocol error (-32602), as the MCP specification's tools
-        // section has it; a known tool's refusal of its arguments is the tool's error result,
-        // which the model reads and corrects.
-        if !tools::all().iter().any(|t| t.name == name) {
-            return Err(ErrorData::invalid_params(
-                crate::session::unknown_tool(&name),
-                None,
-            ));
-        }
         let arguments = request.arguments.unwrap_or_default();
         let turn = self.turn.clone().lock_owned().await;
         let outcome = tokio::task::spawn_blocking(move || {
@@ -73,7 +64,11 @@ impl ServerHandler for Handler {
             outcome
         })
         .await
-        .map_err(|e| ErrorData::internal_error(format!("tool call failed: {e}"), None))?;
+        .map_err(|e| ErrorData::internal_error(format!("tool call failed: {e}"), None))?
+        // An unknown tool is a protocol error (-32602), as the MCP specification's tools
+        // section has it; a known tool's refusal of its arguments is the tool's error result,
+        // which the model reads and corrects.
+        .map_err(|unknown| ErrorData::invalid_params(unknown, None))?;
         let text = serde_json::to_string_pretty(&outcome.value).unwrap_or_default();
         let mut result = if outcome.is_error {
             CallToolResult::error(vec![ContentBlock::text(text)])

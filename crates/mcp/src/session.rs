@@ -91,16 +91,22 @@ impl Session {
         })
     }
 
-    /// Runs one tool. Never panics on a client's input: every refusal is an error outcome
-    /// (the server answers an unknown tool with a protocol error before it gets here).
-    pub fn call(&self, tool: &str, arguments: &Map<String, Value>) -> Outcome {
-        let Some(spec) = crate::tools::all().into_iter().find(|t| t.name == tool) else {
-            return Outcome::error(unknown_tool(tool));
+    /// Runs one tool. Never panics on a client's input: every refusal is an error outcome,
+    /// except a tool there is none of, which is `Err` naming the tools there are (the server
+    /// answers it with a protocol error, as the MCP specification's tools section has it).
+    pub fn call(&self, tool: &str, arguments: &Map<String, Value>) -> Result<Outcome, String> {
+        let tools = crate::tools::all();
+        let Some(spec) = tools.iter().find(|t| t.name == tool) else {
+            let names: Vec<&str> = tools.iter().map(|t| t.name).collect();
+            return Err(format!(
+                "unknown tool '{tool}' (tools: {})",
+                names.join(", ")
+            ));
         };
         let known = spec.arguments();
         let args = match Args::new(arguments, &known) {
             Ok(a) => a,
-            Err(e) => return Outcome::error(format!("{tool}: {e}")),
+            Err(e) => return Ok(Outcome::error(format!("{tool}: {e}"))),
         };
         let result = match tool {
             "create_generator" => self.create_generator(&args),
@@ -117,13 +123,13 @@ impl Session {
             "save_scene" => self.save(&args),
             _ => Err(format!("{tool}: not implemented")),
         };
-        match result {
+        Ok(match result {
             Ok(value) => {
                 let is_error = value.get("ok") == Some(&Value::Bool(false));
                 Outcome { value, is_error }
             }
             Err(e) => Outcome::error(format!("{tool}: {e}")),
-        }
+        })
     }
 
     /// Runs `f` on the engine thread (a mutation: a snapshot is published after it).
@@ -562,12 +568,6 @@ fn open(
     let mut engine = Engine::new(procmodel_luau::runtime(), config)?;
     engine.add_generator_model(file)?;
     Ok(engine)
-}
-
-/// What a call of a tool the server does not have is told: its name and the tools there are.
-pub(crate) fn unknown_tool(tool: &str) -> String {
-    let names: Vec<&str> = crate::tools::all().iter().map(|t| t.name).collect();
-    format!("unknown tool '{tool}' (tools: {})", names.join(", "))
 }
 
 #[cfg(test)]
