@@ -172,9 +172,9 @@ pub fn callback(class: &str, name: &str) -> Option<(&'static str, &'static str)>
 }
 
 /// The member of `class` (a property, method or event Roblox's API gives it or a superclass)
-/// or one of `children`'s names that `key` most likely misspells: the same name in another
-/// case, else the one nearest by edit distance, within a third of the name's length (at most
-/// 3 edits); ties go to the first in member order, then children. None for a name no member
+/// or one of `children`'s names that `key` most likely misspells: the nearest by edit
+/// distance ignoring case (so the same name in another case first), within a third of the
+/// name's length (at most 3 edits); ties go to the first in member order, then children. None for a name no member
 /// is near, or one too long to be a slip.
 pub fn did_you_mean<'a>(
     class: &str,
@@ -205,17 +205,12 @@ pub fn did_you_mean<'a>(
             members.extend(own(table, c.name));
         }
     }
-    let names: Vec<&str> = members.into_iter().chain(children).collect();
+    members.extend(children);
+    // Compared without case, so another case of the name is at distance 0 and wins.
     let lower = key.to_lowercase();
-    if let Some(same) = names
-        .iter()
-        .find(|n| **n != key && n.to_lowercase() == lower)
-    {
-        return Some((*same).to_owned());
-    }
     let limit = (key.chars().count() / 3).clamp(1, 3);
     let mut best: Option<(usize, &str)> = None;
-    for &n in &names {
+    for n in members {
         if n == key || n.len().abs_diff(key.len()) > limit {
             continue;
         }
@@ -275,32 +270,22 @@ mod tests {
     #[test]
     fn a_misspelt_member_finds_the_one_meant() {
         let none = || std::iter::empty::<&str>();
-        assert_eq!(
-            did_you_mean("Part", "Colour", none()).as_deref(),
-            Some("Color")
-        );
-        assert_eq!(
-            did_you_mean("Part", "anchored", none()).as_deref(),
-            Some("Anchored")
-        );
-        // Scripts' own spelling, not the deprecated one the database also lists.
-        assert_eq!(
-            did_you_mean("Part", "brickcolor", none()).as_deref(),
-            Some("BrickColor")
-        );
-        // Inherited methods and events, and children.
-        assert_eq!(
-            did_you_mean("Part", "GetChildern", none()).as_deref(),
-            Some("GetChildren")
-        );
-        assert_eq!(
-            did_you_mean("Part", "Touchd", none()).as_deref(),
-            Some("Touched")
-        );
-        assert_eq!(
-            did_you_mean("Model", "Handel", ["Handle", "Body"].into_iter()).as_deref(),
-            Some("Handle")
-        );
+        for (class, key, children, meant) in [
+            ("Part", "Colour", &[][..], "Color"),
+            ("Part", "anchored", &[], "Anchored"),
+            // Scripts' own spelling, not the deprecated one the database also lists.
+            ("Part", "brickcolor", &[], "BrickColor"),
+            // Inherited methods and events, and children.
+            ("Part", "GetChildern", &[], "GetChildren"),
+            ("Part", "Touchd", &[], "Touched"),
+            ("Model", "Handel", &["Handle", "Body"], "Handle"),
+        ] {
+            assert_eq!(
+                did_you_mean(class, key, children.iter().copied()).as_deref(),
+                Some(meant),
+                "{class}.{key}"
+            );
+        }
         // Nothing near, or too far for the name's length.
         assert_eq!(did_you_mean("Part", "Foo", none()), None);
         assert_eq!(did_you_mean("Part", "Xyz", none()), None);
