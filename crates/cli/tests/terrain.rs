@@ -612,12 +612,12 @@ fn bad_world_files_name_the_zone_and_field() {
     check_bad(
         "unknown.toml",
         &circle("r1 = 1\nr2 = 2\nmaterial = \"Lava\"\n"),
-        "zone 0: material invalid terrain material \"Lava\"",
+        "zone 0: material \"Lava\" is not a terrain material",
     );
     check_bad(
         "plastic.toml",
         &circle("r1 = 1\nr2 = 2\nmaterial = \"Plastic\"\n"),
-        "zone 0: material invalid terrain material \"Plastic\"",
+        "zone 0: material \"Plastic\" is not a terrain material",
     );
     check_bad(
         "water.toml",
@@ -653,7 +653,7 @@ fn bad_world_files_name_the_zone_and_field() {
     check_bad(
         "band.toml",
         &format!("{HEAD}[[bands]]\nabove = 0.1\nmaterial = \"Neon\"\n"),
-        "bands: band 0: material: invalid terrain material \"Neon\"",
+        "bands: band 0: material: \"Neon\" is not a terrain material",
     );
     check_bad(
         "zone.json",

@@ -665,10 +665,15 @@ impl WorldPlan {
 
 /// A terrain material by its `Enum.Material` name; an error names it and lists the terrain
 /// materials.
+/// The terrain material called `name`, or what reads after a field's name: `"Neon" is
+/// not a terrain material (terrain materials: …)`.
 fn terrain_material(name: &str) -> Result<Material, String> {
-    Material::from_name(name).map_err(|e| {
+    Material::from_name(name).map_err(|_| {
         let names: Vec<&str> = Material::ALL.iter().map(|m| m.name()).collect();
-        format!("{e} (terrain materials: {})", names.join(", "))
+        format!(
+            "{name:?} is not a terrain material (terrain materials: {})",
+            names.join(", ")
+        )
     })
 }
 
@@ -772,7 +777,7 @@ mod tests {
                 ..circle.clone()
             }),
             format!(
-                "zone 0: material invalid terrain material \"Neon\" (terrain materials: {})",
+                "zone 0: material \"Neon\" is not a terrain material (terrain materials: {})",
                 "Air, Water, Grass, Slate, Concrete, Brick, Sand, WoodPlanks, Rock, Glacier, Snow, \
                  Sandstone, Mud, Basalt, Ground, CrackedLava, Asphalt, Cobblestone, Ice, \
                  LeafyGrass, Salt, Limestone, Pavement"
