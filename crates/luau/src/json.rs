@@ -1,6 +1,11 @@
-//! `HttpService:JSONEncode` / `JSONDecode` with Roblox's rules: a table whose keys are exactly
-//! 1..n is an array, one whose keys are all strings is an object (an empty table is `[]`),
-//! anything else is an error, as are cycles; nil and non-finite numbers encode as `null`.
+//! `HttpService:JSONEncode` / `JSONDecode` with Roblox's rules: a table with keys 1..n is an
+//! array (its string keys, if any, are ignored: "an array takes priority"), one whose keys
+//! are all strings is an object (an empty table is `[]`); a hole in an array, a key that is
+//! neither and a cycle are errors. nil in an array is `null`; infinities and NaN are written
+//! as `inf`, `-inf` and `nan`, as Roblox writes them (not valid JSON, as its reference warns).
+//! A buffer is the object `{"m":null,"t":"buffer","base64":…}` (Roblox may compress it into
+//! `zbase64`; this encoder never does, and the decoder reads the uncompressed form back into
+//! a buffer); a value JSON has no form for (a Vector3, an Instance, a function) is `null`.
 
 use mlua::{Lua, Table, Value};
 use std::fmt::Write;
@@ -58,12 +63,13 @@ fn scalar(out: &mut String, v: &Value) -> mlua::Result<()> {
         }
         Value::Number(n) => number(out, *n),
         Value::String(s) => string(out, &s.to_str()?),
-        other => {
-            return Err(err(&format!(
-                "cannot convert {} to JSON",
-                procmodel_luau_types::type_name(other)
-            )));
+        Value::Buffer(b) => {
+            use base64::Engine as _;
+            out.push_str(r#"{"m":null,"t":"buffer","base64":""#);
+            out.push_str(&base64::engine::general_purpose::STANDARD.encode(b.to_vec()));
+            out.push_str("\"}");
         }
+        _ => out.push_str("null"),
     }
     Ok(())
 }
@@ -94,11 +100,24 @@ impl Open {
                 _ => other = true,
             }
         }
-        let len = t.raw_len();
-        if other || (ints > 0 && !strings.is_empty()) || (ints > 0 && ints != len) {
+        if other {
             return Err(err(
-                "Cannot convert mixed or non-array tables: keys must be strings",
+                "Cannot convert mixed or non-array tables: keys must be strings or positive integers",
             ));
+        }
+        let len = t.raw_len();
+        if ints > 0 {
+            // An array takes priority over string keys (Roblox's reference); its keys
+            // must be 1..n with no hole.
+            if ints != len {
+                let hole = (1..=len.max(ints) + 1)
+                    .find(|&i| matches!(t.raw_get::<Value>(i), Ok(Value::Nil)))
+                    .unwrap_or(len + 1);
+                return Err(err(&format!(
+                    "an array cannot have holes: index {hole} is nil but a later index is not"
+                )));
+            }
+            strings.clear();
         }
         let entries = if strings.is_empty() {
             out.push('[');
@@ -141,8 +160,10 @@ impl Open {
 }
 
 fn number(out: &mut String, n: f64) {
-    if !n.is_finite() {
-        out.push_str("null");
+    if n.is_nan() {
+        out.push_str("nan");
+    } else if n.is_infinite() {
+        out.push_str(if n > 0.0 { "inf" } else { "-inf" });
     } else if n.fract() == 0.0 && n.abs() < 1e15 {
         let _ = write!(out, "{}", n as i64);
     } else {
@@ -335,6 +356,26 @@ impl Parser<'_> {
         }
     }
 
+    /// An object JSONEncode wrote for a buffer (`"t":"buffer"` and its `base64`) is that
+    /// buffer again; any other object is the table.
+    fn buffer_object(&self, t: Table) -> mlua::Result<Value> {
+        if !matches!(t.raw_get::<Value>("t")?, Value::String(s) if s == "buffer") {
+            return Ok(Value::Table(t));
+        }
+        if let Value::String(b64) = t.raw_get::<Value>("base64")? {
+            use base64::Engine as _;
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(&*b64.as_bytes())
+                .map_err(|e| self.fail(&format!("a buffer's base64 is not valid ({e})")))?;
+            return Ok(Value::Buffer(self.lua.create_buffer(bytes)?));
+        }
+        if t.raw_get::<Value>("zbase64")? != Value::Nil {
+            return Err(self
+                .fail("a compressed buffer (zbase64) cannot be read here: procmodel has no zstd"));
+        }
+        Ok(Value::Table(t))
+    }
+
     fn object(&mut self) -> mlua::Result<Value> {
         self.i += 1;
         let t = self.lua.create_table()?;
@@ -360,7 +401,7 @@ impl Parser<'_> {
                 continue;
             }
             if self.eat("}") {
-                return Ok(Value::Table(t));
+                return self.buffer_object(t);
             }
             return Err(self.fail("expected ',' or '}'"));
         }
