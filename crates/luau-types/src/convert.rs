@@ -15,8 +15,8 @@ use crate::{
 /// A Lua value that cannot become the requested Roblox value.
 #[derive(thiserror::Error, Debug, Clone, PartialEq, Eq)]
 pub enum ConvertError {
-    /// The value has the wrong type: `expected Vector3, got string`.
-    #[error("expected {expected}, got {given}")]
+    /// The value has the wrong type: `Vector3 expected, got string` (Roblox's and Lua's order).
+    #[error("{expected} expected, got {given}")]
     Type {
         /// What the property or parameter takes.
         expected: String,

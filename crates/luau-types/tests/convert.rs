@@ -295,7 +295,7 @@ fn lua_to_variant_enums_accept_item_name_and_number() {
         &lua,
         "Enum.PartType.Block",
         ty.clone(),
-        "expected Enum.Material, got Enum.PartType",
+        "Enum.Material expected, got Enum.PartType",
     );
     check_err(
         &lua,
@@ -313,7 +313,7 @@ fn lua_to_variant_enums_accept_item_name_and_number() {
         &lua,
         "Vector3.zero",
         ty,
-        "expected Enum.Material, got Vector3",
+        "Enum.Material expected, got Vector3",
     );
 }
 
@@ -324,97 +324,97 @@ fn lua_to_variant_wrong_types_name_expected_and_given() {
         &lua,
         "'x'",
         val(VariantType::Vector3),
-        "expected Vector3, got string",
+        "Vector3 expected, got string",
     );
     check_err(
         &lua,
         "Vector2.zero",
         val(VariantType::Vector3),
-        "expected Vector3, got Vector2",
+        "Vector3 expected, got Vector2",
     );
     check_err(
         &lua,
         "1",
         val(VariantType::CFrame),
-        "expected CFrame, got number",
+        "CFrame expected, got number",
     );
     check_err(
         &lua,
         "1",
         val(VariantType::Bool),
-        "expected boolean, got number",
+        "boolean expected, got number",
     );
     check_err(
         &lua,
         "true",
         val(VariantType::Float32),
-        "expected number, got boolean",
+        "number expected, got boolean",
     );
     check_err(
         &lua,
         "{}",
         val(VariantType::String),
-        "expected string, got table",
+        "string expected, got table",
     );
     check_err(
         &lua,
         "Color3.new()",
         val(VariantType::BrickColor),
-        "expected BrickColor, got Color3",
+        "BrickColor expected, got Color3",
     );
     check_err(
         &lua,
         "BrickColor.new(1)",
         val(VariantType::Color3uint8),
-        "expected Color3, got BrickColor",
+        "Color3 expected, got BrickColor",
     );
     check_err(
         &lua,
         "nil",
         val(VariantType::UDim2),
-        "expected UDim2, got nil",
+        "UDim2 expected, got nil",
     );
     check_err(
         &lua,
         "Enum",
         val(VariantType::Rect),
-        "expected Rect, got Enums",
+        "Rect expected, got Enums",
     );
     check_err(
         &lua,
         "Enum.Material",
         val(VariantType::EnumItem),
-        "expected EnumItem, got Enum",
+        "EnumItem expected, got Enum",
     );
     check_err(
         &lua,
         "Vector3.new(1, 2, 3)",
         val(VariantType::Vector3int16),
-        "expected Vector3int16, got Vector3",
+        "Vector3int16 expected, got Vector3",
     );
     check_err(
         &lua,
         "Vector2int16.new()",
         val(VariantType::Vector2),
-        "expected Vector2, got Vector2int16",
+        "Vector2 expected, got Vector2int16",
     );
     check_err(
         &lua,
         "Region3.new(Vector3.zero, Vector3.one)",
         val(VariantType::Region3int16),
-        "expected Region3int16, got Region3",
+        "Region3int16 expected, got Region3",
     );
     check_err(
         &lua,
         "5",
         val(VariantType::Content),
-        "expected Content, got number",
+        "Content expected, got number",
     );
     check_err(
         &lua,
         "Axes.new()",
         val(VariantType::Faces),
-        "expected Faces, got Axes",
+        "Faces expected, got Axes",
     );
     let err = lua_to_variant(&eval(&lua, "'x'"), &val(VariantType::Vector3)).unwrap_err();
     assert!(
