@@ -145,10 +145,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
             .max()
             .unwrap_or(5)
             .max(5);
-        println!(
-            "{:<w$}  {:<6}  {:>9}  {:>9}  error",
-            "model", "status", "ms", "instances"
-        );
+        if !reports.is_empty() {
+            println!(
+                "{:<w$}  {:<6}  {:>9}  {:>9}  error",
+                "model", "status", "ms", "instances"
+            );
+        }
         for r in &reports {
             let first_line = r
                 .error()

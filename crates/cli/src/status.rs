@@ -39,7 +39,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         );
     } else {
         let w = rows.iter().map(|(p, _)| p.len()).max().unwrap_or(5).max(5);
-        println!("{:<w$}  {:<15}  detail", "model", "status");
+        if !rows.is_empty() {
+            println!("{:<w$}  {:<15}  detail", "model", "status");
+        }
         for (path, s) in &rows {
             let (state, detail) = split(s);
             println!("{path:<w$}  {state:<15}  {}", detail.join("; "));

@@ -1371,3 +1371,30 @@ end }
         1
     );
 }
+
+#[test]
+fn a_scene_without_models_prints_a_note_not_an_empty_table() {
+    let sc = script(
+        "no-models.luau",
+        "Instance.new(\"Part\").Parent = workspace\n",
+    );
+    let scene = tmp("no-models.rbxl");
+    ok(bin()
+        .args(["run", s(&sc), "--save", s(&scene)])
+        .output()
+        .unwrap());
+    let o = ok(bin().args(["status", s(&scene)]).output().unwrap());
+    assert_eq!(stdout(&o), "", "no table header without rows");
+    assert!(
+        stderr(&o).contains("holds no ProceduralModel"),
+        "{}",
+        stderr(&o)
+    );
+    let o = ok(bin().args(["regen", s(&scene)]).output().unwrap());
+    assert_eq!(stdout(&o), "", "no table header without rows");
+    assert!(
+        stderr(&o).contains("0 regenerated, 0 failed"),
+        "{}",
+        stderr(&o)
+    );
+}
