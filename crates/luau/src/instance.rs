@@ -182,7 +182,7 @@ fn index(lua: &Lua, h: &Value, key_bytes: &[u8], methods: &Methods) -> mlua::Res
             };
             lua.create_string(uri).map(Value::String)
         }
-        Prop::Inverted(k) => {
+        Prop::Inverted(k, _) => {
             let stored = read_stored(
                 inst,
                 *k,
@@ -873,7 +873,8 @@ fn newindex(
             }
             store(c, this, *content, Variant::Content(v))
         }
-        Prop::Inverted(k) => match value {
+        Prop::Inverted(_, false) => Err(read_only(&key())),
+        Prop::Inverted(k, true) => match value {
             Value::Boolean(b) => store(c, this, *k, Variant::Bool(!b)),
             other => Err(assign_error(&key(), "boolean", &other)),
         },

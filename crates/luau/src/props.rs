@@ -25,8 +25,9 @@ pub enum Prop {
     /// A BrickColor view of the Color3 property under this key (BasePart.BrickColor of
     /// Color; the legacy GUI, BodyColors and selection colours of their `...Color3`).
     BrickColor(Ustr),
-    /// A boolean stored inverted under this key (BaseScript.Enabled of Disabled).
-    Inverted(Ustr),
+    /// A boolean stored inverted under this key (BaseScript.Enabled of Disabled), and
+    /// whether scripts may write it (Sound.IsPaused, `not Playing`, is read-only).
+    Inverted(Ustr, bool),
     /// Lighting.ClockTime: hours, read from and written to the `TimeOfDay` string.
     ClockTime,
     /// Lighting.TimeOfDay: a write (a string, or a number of hours as Roblox converts it)
@@ -137,7 +138,7 @@ impl PropCache {
         match &*self.get(class, name.as_bytes()) {
             Prop::ContentId { content: k, .. }
             | Prop::BrickColor(k)
-            | Prop::Inverted(k)
+            | Prop::Inverted(k, _)
             | Prop::Stored { key: k, .. } => *k,
             Prop::ClockTime => Ustr::from("TimeOfDay"),
             Prop::FontEnum => Ustr::from("FontFace"),
@@ -219,6 +220,26 @@ fn resolve(class: &str, name: &str) -> Prop {
     if name == "RootPart" && is_a(class, "Humanoid") {
         return Prop::HumanoidRootPart;
     }
+    // Read-only views of whether a sound plays (Roblox reference: IsPlaying is true when
+    // the sound is playing, IsPaused when it is not).
+    if is_a(class, "Sound") {
+        match name {
+            "IsPlaying" => {
+                if let Some(info) = procmodel_dom::find_property(class, "Playing") {
+                    return Prop::Stored {
+                        key: Ustr::from(info.canonical),
+                        data_type: info.data_type,
+                        default: procmodel_dom::db_default(class, info.canonical),
+                        readable: true,
+                        writable: false,
+                        saved: true,
+                    };
+                }
+            }
+            "IsPaused" => return Prop::Inverted(Ustr::from("Playing"), false),
+            _ => {}
+        }
+    }
     if name == "DistributedGameTime" && is_a(class, "Workspace") {
         return Prop::DistributedGameTime;
     }
@@ -243,7 +264,7 @@ fn resolve(class: &str, name: &str) -> Prop {
     if let Some(target) = legacy(class, name) {
         return match target {
             Legacy::BrickColor(color3) => Prop::BrickColor(Ustr::from(color3)),
-            Legacy::Inverted(key) => Prop::Inverted(Ustr::from(key)),
+            Legacy::Inverted(key) => Prop::Inverted(Ustr::from(key), true),
             Legacy::Same(other) => resolve(class, other),
             Legacy::Hidden(other) => match procmodel_dom::find_property(class, other) {
                 Some(info) => Prop::Stored {

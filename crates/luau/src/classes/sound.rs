@@ -1,7 +1,7 @@
 //! `Sound:Play`, `Stop`, `Pause` and `Resume` (Roblox reference): they set `Playing` (and
 //! `Stop` rewinds `TimePosition` to 0) through the ordinary property writes, so the saved
 //! place plays what the script started, and fire `Played`, `Stopped`, `Paused` and `Resumed`
-//! with the sound's `SoundId`. Nothing is heard headless and `TimePosition` does not
+//! with the sound's `SoundId`; `IsPlaying` and `IsPaused` read `Playing` (`props`). Nothing is heard headless and `TimePosition` does not
 //! advance, so `Play` starts where a script last put it (0 after `Stop`), and `Ended` and
 //! `DidLoop` never fire.
 
