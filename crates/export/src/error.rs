@@ -83,6 +83,9 @@ pub enum WarningKind {
     /// An instance that changes a part's look in Roblox (SpecialMesh, Decal,
     /// SurfaceAppearance, ...) and is ignored here.
     AppearanceIgnored { class: String },
+    /// A SurfaceGui or BillboardGui (a sign's text, a label over a part): glTF has no GUI,
+    /// so it is left out.
+    GuiNotDrawn { class: String },
     /// An `Enum.Material` value the reflection database does not know; Plastic is used.
     UnknownMaterial { value: u32 },
     /// An `Enum.PartType` value the exporter does not know; Block is used.
@@ -115,6 +118,9 @@ impl fmt::Display for ExportWarning {
             }
             WarningKind::AppearanceIgnored { class } => {
                 write!(f, "{class} is not applied to the exported geometry")
+            }
+            WarningKind::GuiNotDrawn { class } => {
+                write!(f, "{class} is not drawn in the export (glTF has no GUI)")
             }
             WarningKind::UnknownMaterial { value } => {
                 write!(

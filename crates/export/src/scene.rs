@@ -500,6 +500,20 @@ impl Builder<'_> {
                         class: instance.class.to_string(),
                     },
                 );
+            } else if (is_a("SurfaceGuiBase") || is_a("BillboardGui"))
+                && !instance.children().is_empty()
+                && !matches!(
+                    instance.properties.get(&"Enabled".into()),
+                    Some(Variant::Bool(false))
+                )
+            {
+                // An empty or disabled one shows nothing: no warning.
+                self.warn(
+                    path,
+                    WarningKind::GuiNotDrawn {
+                        class: instance.class.to_string(),
+                    },
+                );
             }
             return Ok(Drawn::NotAPart);
         }

@@ -330,6 +330,19 @@ fn warnings_for_what_cannot_be_exported_faithfully() {
                     InstanceBuilder::new("SpecialMesh")
                         .with_name("Mesh")
                         .with_property("MeshType", Enum::from_u32(5)),
+                )
+                // A sign's text: warned. An empty or disabled GUI shows nothing: not.
+                .with_child(
+                    InstanceBuilder::new("SurfaceGui")
+                        .with_name("Sign")
+                        .with_child(InstanceBuilder::new("TextLabel")),
+                )
+                .with_child(InstanceBuilder::new("BillboardGui").with_name("Empty"))
+                .with_child(
+                    InstanceBuilder::new("BillboardGui")
+                        .with_name("Off")
+                        .with_property("Enabled", false)
+                        .with_child(InstanceBuilder::new("TextLabel")),
                 ),
         )
         .with_child(part(
@@ -369,6 +382,12 @@ fn warnings_for_what_cannot_be_exported_faithfully() {
                 }
             ),
             (
+                "W.Odd.Sign".to_owned(),
+                WarningKind::GuiNotDrawn {
+                    class: "SurfaceGui".to_owned()
+                }
+            ),
+            (
                 "W.Hole".to_owned(),
                 WarningKind::GeometrySkipped {
                     class: "NegateOperation".to_owned()
@@ -380,9 +399,15 @@ fn warnings_for_what_cannot_be_exported_faithfully() {
         export.warnings[0].to_string(),
         "W.Statue: MeshPart has no mesh data here, exported as its bounding box"
     );
+    assert_eq!(
+        export.warnings[4].to_string(),
+        "W.Odd.Sign: SurfaceGui is not drawn in the export (glTF has no GUI)"
+    );
     let (doc, _) = parse_glb(&export.output);
-    // Every instance is a node; the Script and the NegateOperation have no mesh.
-    assert_eq!(doc["nodes"].as_array().unwrap().len(), 6);
+    // Every instance is a node (the GUIs and their labels too, without a mesh); the
+    // Script and the NegateOperation have no mesh.
+    assert_eq!(doc["nodes"].as_array().unwrap().len(), 11);
+    assert!(node(&doc, "Sign").get("mesh").is_none());
     assert!(node(&doc, "Hole").get("mesh").is_none());
     assert!(node(&doc, "Statue").get("mesh").is_some());
 }
