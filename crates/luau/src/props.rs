@@ -225,15 +225,8 @@ fn resolve(class: &str, name: &str) -> Prop {
     if is_a(class, "Sound") {
         match name {
             "IsPlaying" => {
-                if let Some(info) = procmodel_dom::find_property(class, "Playing") {
-                    return Prop::Stored {
-                        key: Ustr::from(info.canonical),
-                        data_type: info.data_type,
-                        default: procmodel_dom::db_default(class, info.canonical),
-                        readable: true,
-                        writable: false,
-                        saved: true,
-                    };
+                if let Some(view) = read_only_view(class, "Playing") {
+                    return view;
                 }
             }
             "IsPaused" => return Prop::Inverted(Ustr::from("Playing"), false),
@@ -247,16 +240,9 @@ fn resolve(class: &str, name: &str) -> Prop {
     // `MeshSize` reads it.
     if name == "MeshSize"
         && is_a(class, "MeshPart")
-        && let Some(info) = procmodel_dom::find_property(class, "InitialSize")
+        && let Some(view) = read_only_view(class, "InitialSize")
     {
-        return Prop::Stored {
-            key: Ustr::from(info.canonical),
-            data_type: info.data_type,
-            default: procmodel_dom::db_default(class, info.canonical),
-            readable: true,
-            writable: false,
-            saved: true,
-        };
+        return view;
     }
     if name == "Font" && procmodel_dom::find_property(class, "FontFace").is_some() {
         return Prop::FontEnum;
@@ -384,6 +370,20 @@ enum Legacy {
 /// The legacy spellings old scripts still write (and the few new names whose value files
 /// keep under the old one), which Roblox keeps through another property (the database
 /// marks them as not serialised): written through to that one, so the value is saved.
+/// A read-only name for the saved property `stored` of `class` (MeshPart.MeshSize of
+/// InitialSize, Sound.IsPlaying of Playing).
+fn read_only_view(class: &str, stored: &str) -> Option<Prop> {
+    let info = procmodel_dom::find_property(class, stored)?;
+    Some(Prop::Stored {
+        key: Ustr::from(info.canonical),
+        data_type: info.data_type,
+        default: procmodel_dom::db_default(class, info.canonical),
+        readable: true,
+        writable: false,
+        saved: true,
+    })
+}
+
 fn legacy(class: &str, name: &str) -> Option<Legacy> {
     use procmodel_dom::is_a;
     let text = ["TextLabel", "TextButton", "TextBox"]
