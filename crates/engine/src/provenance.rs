@@ -86,8 +86,12 @@ use rbx_types::{Ref, Variant};
 /// animation-track lookups, `CollectionService:GetCollection` and the deprecated `Players`
 /// spellings build results where they failed, and a lockfile shows a string attribute read
 /// from a file as a `String` (it showed a `BinaryString`, so a lockfile made from memory
-/// failed against the saved scene).
-pub const EPOCH: u32 = 15;
+/// failed against the saved scene). 16: `HttpService:JSONEncode` follows Roblox's
+/// reference (a table with array keys and string keys is the array, `inf`/`nan` are
+/// written as such, a buffer is its base64 object, a value JSON cannot hold is `null`:
+/// these failed or wrote `null`), and `Sound.IsPlaying`/`IsPaused` read `Playing` (they
+/// read false and true whatever a script had played).
+pub const EPOCH: u32 = 16;
 
 /// The version of the result cache's entry format (`cache.rs`), part of every cache key:
 /// entries written in another format are never looked up, so never misread.
