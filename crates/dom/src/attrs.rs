@@ -281,10 +281,12 @@ fn parse_inner(text: &str, default: &Variant) -> Parsed<Variant> {
 }
 
 /// A colour as `#rrggbb` or `R,G,B` (0-255).
+/// One colour of a ColorSequence; an error names the text that is not one (the caller's
+/// message gives the syntax).
 fn colour(t: &str) -> Parsed<Color3> {
-    match parse_inner(t, &Variant::Color3(Color3::new(0.0, 0.0, 0.0)))? {
-        Variant::Color3(c) => Ok(c),
-        _ => bail!("not a colour"),
+    match parse_inner(t, &Variant::Color3(Color3::new(0.0, 0.0, 0.0))) {
+        Ok(Variant::Color3(c)) => Ok(c),
+        _ => bail!("'{}' is not a colour", t.trim()),
     }
 }
 
@@ -898,6 +900,19 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("start at 0 and end at 1")
+        );
+        // A word that is no colour is named, once, before the syntax.
+        assert_eq!(
+            cs("red").unwrap_err().to_string(),
+            "attribute C: cannot use 'red' as ColorSequence: 'red' is not a colour (expected \
+             a colour (#rrggbb or R,G,B), #start,#end, or keypoints time:colour (0:#ff0000 \
+             1:#0000ff))"
+        );
+        assert!(
+            cs("0:#ff0000 1:blue")
+                .unwrap_err()
+                .to_string()
+                .contains(": 'blue' is not a colour (")
         );
         let f = |t: &str| parse("F", t, &Variant::Font(Font::default()));
         let arimo_bold_italic = Variant::Font(Font::new(
