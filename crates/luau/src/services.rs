@@ -177,8 +177,19 @@ fn service_added(c: &mut Ctx, root: Ref, service: Ref) {
     );
 }
 
-/// `game.<Name>` for a standard service the scene does not hold yet ([`get_service`]).
+/// The folders a StarterPlayer always holds in Roblox (each's class is its name).
+const STARTER_PLAYER_FOLDERS: [&str; 2] = ["StarterPlayerScripts", "StarterCharacterScripts"];
+
+/// `game.<Name>` for a standard service the scene does not hold yet ([`get_service`]), and
+/// `StarterPlayer.StarterPlayerScripts`/`StarterCharacterScripts`, made on first use as the
+/// Workspace's Terrain is (plain scripts only).
 pub fn standard_child(c: &mut Ctx, this: &Instance, key: &[u8]) -> Option<Ref> {
+    if this.class == "StarterPlayer" {
+        let folder = STARTER_PLAYER_FOLDERS
+            .iter()
+            .find(|n| n.as_bytes() == key)?;
+        return child_or_new(c, this.r, folder, &format!("StarterPlayer.{folder}"));
+    }
     if this.r != c.dom.root_ref() {
         return None;
     }
@@ -229,7 +240,8 @@ pub(crate) fn workspace_camera(c: &mut Ctx, this: &Instance, key: &[u8]) -> Opti
 
 /// The children every Roblox place has, found by name or class (`FindFirstChild`,
 /// `WaitForChild`, `FindFirstChildOfClass`, `FindFirstChildWhichIsA`) when the scene has
-/// none yet: the DataModel's standard services, and the Workspace's Terrain and Camera, made
+/// none yet: the DataModel's standard services, StarterPlayer's two script folders, and the
+/// Workspace's Terrain and Camera, made
 /// on first use as `game.Lighting`, `workspace.Terrain` and `workspace.CurrentCamera` make
 /// them (plain scripts only).
 pub(crate) fn always_there(c: &mut Ctx, this: &Instance, name: &str) -> Option<Ref> {
