@@ -29,8 +29,14 @@
 //! coming the helper polls the queue (every 100 µs, for 10 ms after the last one) rather
 //! than being woken for each: a wake-up is a system call on the requesting thread.
 //!
+//! [`arena`] is a deterministic arena for a Luau VM's heap; while one serves a thread
+//! ([`arena::with_thread_arena`]) this allocator takes that thread's blocks from it, and it
+//! gives any arena's blocks back to it wherever they are freed.
+//!
 //! This crate owns allocation only; it must never allocate through the global allocator
 //! itself (it is the global allocator) or call into any other procmodel crate.
+
+pub mod arena;
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::ptr;
@@ -401,13 +407,18 @@ fn lock(p: &'static Mutex<Pool>) -> std::sync::MutexGuard<'static, Pool> {
 /// procmodel_alloc::Allocator;`).
 pub struct Allocator;
 
-// SAFETY: every block is either a pool slot of at least the requested size, 16-aligned (and
-// only requests with alignment ≤ 16 go to the pools), or mimalloc's; `class` of the layout a
+// SAFETY: every block is either a block of a registered arena (requests with alignment ≤ 16
+// while one serves the thread; found again by address, `arena::owner`), a pool slot of at
+// least the requested size, 16-aligned (and only requests with alignment ≤ 16 go to the
+// pools), or mimalloc's; `class` of the layout a
 // block is freed or reallocated with is the class it was allocated in, because the caller
 // passes the same layout (GlobalAlloc's contract) and same-class reallocations keep the slot.
 unsafe impl GlobalAlloc for Allocator {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if let Some(p) = from_thread_arena(layout, false) {
+            return p;
+        }
         match class(layout) {
             Some(c) => pool(c).take(c),
             None => {
@@ -421,6 +432,11 @@ unsafe impl GlobalAlloc for Allocator {
 
     #[inline]
     unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
+        if let Some(a) = arena::owner(p) {
+            // SAFETY: the block is this arena's, allocated for `layout.size()` bytes (the
+            // caller passes the allocation's layout).
+            return unsafe { a.free(p, layout.size()) };
+        }
         match class(layout) {
             // SAFETY: a block of this class came from this pool (see the impl's SAFETY).
             Some(c) => unsafe { pool(c).give(c, p) },
@@ -431,6 +447,9 @@ unsafe impl GlobalAlloc for Allocator {
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        if let Some(p) = from_thread_arena(layout, true) {
+            return p;
+        }
         match class(layout) {
             Some(c) => {
                 let p = pool(c).take(c);
@@ -449,6 +468,29 @@ unsafe impl GlobalAlloc for Allocator {
     unsafe fn realloc(&self, p: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: the caller guarantees `new_size`, rounded to the alignment, does not overflow.
         let new = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
+        let owner = arena::owner(p);
+        if owner.is_some() || arena::thread_arena().is_some() {
+            if let (Some(a), Some(t)) = (owner, arena::thread_arena())
+                && std::ptr::eq(a, t)
+            {
+                // SAFETY: the block is this arena's, for `layout.size()` bytes.
+                let q = unsafe { a.realloc(p, layout.size(), new_size) };
+                if !q.is_null() {
+                    return q;
+                }
+            }
+            // Into or out of an arena: a new block, the contents copied, the old one freed.
+            // SAFETY: `new` is a valid non-zero layout (the caller's guarantees).
+            let q = unsafe { self.alloc(new) };
+            if !q.is_null() {
+                // SAFETY: both blocks hold at least the smaller size and are distinct.
+                unsafe {
+                    ptr::copy_nonoverlapping(p, q, layout.size().min(new_size));
+                    self.dealloc(p, layout);
+                }
+            }
+            return q;
+        }
         let (from, to) = (class(layout), class(new));
         if from.is_none() && to.is_none() {
             // SAFETY: forwarded with the caller's guarantees.
@@ -469,6 +511,22 @@ unsafe impl GlobalAlloc for Allocator {
         }
         q
     }
+}
+
+/// A block from the arena serving this thread ([`arena::with_thread_arena`]), if one does and
+/// can hold `layout`.
+#[inline]
+fn from_thread_arena(layout: Layout, zeroed: bool) -> Option<*mut u8> {
+    if layout.align() > arena::ALIGN {
+        return None;
+    }
+    let a = arena::thread_arena()?;
+    let p = if zeroed {
+        a.alloc_zeroed(layout.size())
+    } else {
+        a.alloc(layout.size())
+    };
+    (!p.is_null()).then_some(p)
 }
 
 /// mimalloc's `mi_option_purge_delay`: its place in the v3 option enum (`mimalloc.h`), which
