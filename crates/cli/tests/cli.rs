@@ -324,6 +324,81 @@ end
     assert!(one == regen("2", "scatter_3.rbxl"), "and again");
 }
 
+/// A generator in the common Roblox style of graph code: node tables, an A* open set keyed
+/// by them, the first of equal candidates taken as `pairs` gives them, and garbage on the
+/// way. Luau places table keys by address and its collector started by a wall-clock
+/// estimate, so the path, and the parts, came out differently from one run to the next.
+#[test]
+fn table_keyed_tables_iterate_the_same_on_every_run() {
+    let generator = tmp("AStar.luau");
+    std::fs::write(
+        &generator,
+        r#"
+return { Attributes = { Size = 24 }, OnGenerate = function(params, target)
+	local n = params.Attributes.Size
+	local grid = {}
+	for x = 1, n do
+		grid[x] = {}
+		for y = 1, n do
+			grid[x][y] = { x = x, y = y, wall = (x * 7 + y * 13) % 5 == 0 }
+		end
+	end
+	local start, goal = grid[1][1], grid[n][n]
+	start.wall, goal.wall = false, false
+	local open, cost, came = { [start] = true }, { [start] = 0 }, {}
+	while next(open) do
+		local best, bestF
+		for node in pairs(open) do
+			local f = cost[node] + math.abs(node.x - goal.x) + math.abs(node.y - goal.y)
+			if not bestF or f < bestF then
+				best, bestF = node, f
+			end
+		end
+		if best == goal then
+			break
+		end
+		open[best] = nil
+		for _, d in { { 1, 0 }, { -1, 0 }, { 0, 1 }, { 0, -1 } } do
+			local row = grid[best.x + d[1]]
+			local nb = row and row[best.y + d[2]]
+			if nb and not nb.wall and (not cost[nb] or cost[best] + 1 < cost[nb]) then
+				cost[nb], came[nb], open[nb] = cost[best] + 1, best, true
+			end
+		end
+	end
+	local node, i = goal, 0
+	while node do
+		i += 1
+		local p = Instance.new("Part")
+		p.Name = "Step" .. i
+		p.Anchored = true
+		p.Size = Vector3.new(1, 0.2, 1)
+		p.Position = Vector3.new(node.x, 0, node.y)
+		p.Parent = target
+		node = came[node]
+	end
+end }
+"#,
+    )
+    .unwrap();
+    let generate = |out: &str| {
+        let out = tmp(out);
+        ok(bin()
+            .args(["generate", s(&generator), "--no-cache", "-o"])
+            .arg(&out)
+            .output()
+            .unwrap());
+        std::fs::read(out).unwrap()
+    };
+    let first = generate("astar_1.rbxm");
+    for run in 2..=4 {
+        assert!(
+            first == generate(&format!("astar_{run}.rbxm")),
+            "run {run} built another path"
+        );
+    }
+}
+
 #[test]
 fn generator_errors_exit_nonzero_with_file_and_line() {
     let path = tmp("Broken.luau");

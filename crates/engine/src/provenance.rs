@@ -89,8 +89,11 @@ use rbx_types::{Ref, Variant};
 /// failed against the saved scene). 16: `HttpService:JSONEncode` follows Roblox's
 /// reference (a table with array keys and string keys is the array, `inf`/`nan` are
 /// written as such, a buffer is its base64 object, a value JSON cannot hold is `null`:
-/// these failed or wrote `null`), and `Sound.IsPlaying`/`IsPaused` read `Playing` (they
-/// read false and true whatever a script had played).
+/// these failed or wrote `null`), `Sound.IsPlaying`/`IsPaused` read `Playing` (they
+/// read false and true whatever a script had played), and a VM's heap is an arena whose
+/// collector runs at points the code sets, so a table keyed by tables or functions iterates
+/// the same on every run of the same work (it followed the process's addresses and Luau's
+/// wall-clock GC pacing).
 pub const EPOCH: u32 = 16;
 
 /// The version of the result cache's entry format (`cache.rs`), part of every cache key:

@@ -40,9 +40,17 @@
 //!    a fresh coroutine (not a recycled one with another's globals), and
 //!    `lua_replace(thread, LUA_GLOBALSINDEX)` sets its globals, `getfenv(0)`
 //!    ([`set_thread_globals`]) (`a_new_threads_globals_are_replaced`).
+//! 8. Luau's `lua_State` holds its `global_State*` at byte 24, and `global_State` holds the
+//!    VM's allocation function and its userdata at bytes 16 and 24 (both checked against
+//!    `lua_getallocf` before anything is written); mlua's allocator userdata starts with the
+//!    bytes in use as an `isize` (checked against `Lua::used_memory`), mlua's allocator
+//!    takes blocks from the global allocator with 16-byte alignment, and mlua frees the VM
+//!    (`lua_close`) before it drops the app data ([`with_arena_heap`])
+//!    (`the_heap_moves_into_an_arena_and_addresses_repeat`).
 
 use crate::watchdog::Probe;
 use mlua::{FromLua, Function, IntoLua, LightUserData, Lua, Table, Thread, Value, ffi};
+use procmodel_alloc::arena::Arena;
 use procmodel_luau_types::raw::{dispatch, light_at, message, string_at, string_bytes};
 use procmodel_luau_types::tagged;
 use procmodel_luau_types::{CFrame, Color3, EnumItem, Vector3};
@@ -460,6 +468,216 @@ pub unsafe fn set_thread_globals(
     }
 }
 
+// ----- the VM's heap in a deterministic arena --------------------------------------------
+
+/// Luau's `lua_State::global` and `global_State::frealloc`/`ud` byte offsets (64-bit).
+const STATE_GLOBAL: usize = 24;
+const GLOBAL_FREALLOC: usize = 16;
+const GLOBAL_UD: usize = 24;
+/// mlua's allocator aligns every block to this (`SYS_MIN_ALIGN` on 64-bit targets).
+const MLUA_ALIGN: usize = 16;
+
+/// The arenas of the VMs alive, by their allocator userdata, and a count of removals (a
+/// thread's cached lookup is good while the count is the same).
+static ARENAS: std::sync::Mutex<Vec<(usize, usize)>> = std::sync::Mutex::new(Vec::new());
+static ARENAS_REMOVED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+thread_local! {
+    /// The last (userdata, arena, removal count) this thread looked up.
+    static LAST_ARENA: Cell<(usize, usize, u64)> = const { Cell::new((0, 0, u64::MAX)) };
+}
+
+fn arenas() -> std::sync::MutexGuard<'static, Vec<(usize, usize)>> {
+    ARENAS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The arena of the VM whose allocator userdata is `ud`.
+fn arena_of(ud: *mut c_void) -> Option<&'static Arena> {
+    use std::sync::atomic::Ordering;
+    let removed = ARENAS_REMOVED.load(Ordering::Acquire);
+    let cached = LAST_ARENA
+        .try_with(|c| c.get())
+        .ok()
+        .filter(|&(u, _, r)| u == ud as usize && r == removed)
+        .map(|(_, a, _)| a);
+    let arena = match cached {
+        Some(a) => a,
+        None => {
+            let a = arenas().iter().find(|(u, _)| *u == ud as usize)?.1;
+            let _ = LAST_ARENA.try_with(|c| c.set((ud as usize, a, removed)));
+            a
+        }
+    };
+    // SAFETY: an arena stays registered only while the guard owning it ([`ArenaHeap`]) lives,
+    // and the guard outlives every allocation of its VM (mlua closes the VM before it drops
+    // the app data).
+    Some(unsafe { &*(arena as *const Arena) })
+}
+
+/// App data owning a VM's arena: dropped after the VM is closed (every Luau block freed), it
+/// takes the VM out of the lookup and frees the arena, or leaves it to the blocks the VM's
+/// set-up made through the global allocator that are still in use ([`Arena::orphan`]).
+struct ArenaHeap {
+    ud: usize,
+    arena: Option<Box<Arena>>,
+}
+
+impl Drop for ArenaHeap {
+    fn drop(&mut self) {
+        arenas().retain(|&(u, _)| u != self.ud);
+        ARENAS_REMOVED.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        if let Some(arena) = self.arena.take() {
+            arena.orphan();
+        }
+    }
+}
+
+/// The VM's allocation function once [`with_arena_heap`] made the VM: blocks from the VM's arena
+/// (blocks made before, or that the arena cannot hold, from the global allocator as mlua's
+/// function makes them), counting the bytes in use where mlua counts them.
+unsafe extern "C" fn arena_frealloc(
+    ud: *mut c_void,
+    ptr: *mut c_void,
+    osize: usize,
+    nsize: usize,
+) -> *mut c_void {
+    use std::alloc::{Layout, alloc, dealloc};
+    let arena = arena_of(ud);
+    let ptr = ptr.cast::<u8>();
+    // The arena a block is in: the VM's, or (for a block made while the VM was set up) the
+    // same one found by address.
+    let owner = procmodel_alloc::arena::owner(ptr);
+    let used = ud.cast::<isize>();
+    if nsize == 0 {
+        if !ptr.is_null() {
+            // SAFETY: Luau passes a block with the size it was allocated with; an arena's
+            // block goes back to its arena, any other came from mlua's function (the global
+            // allocator, `MLUA_ALIGN`) or from this one's fallback (the same); `used` is
+            // mlua's count (checked where the function was installed).
+            unsafe {
+                match owner {
+                    Some(a) => a.free(ptr, osize),
+                    None => dealloc(ptr, Layout::from_size_align_unchecked(osize, MLUA_ALIGN)),
+                }
+                *used -= osize as isize;
+            }
+        }
+        return std::ptr::null_mut();
+    }
+    let Ok(layout) = Layout::from_size_align(nsize, MLUA_ALIGN) else {
+        return std::ptr::null_mut();
+    };
+    let from_arena = || arena.map_or(std::ptr::null_mut(), |a| a.alloc(nsize));
+    // SAFETY: as above; a block moved elsewhere has its `osize` bytes copied first, and the
+    // new block holds at least `nsize`.
+    let out = unsafe {
+        if ptr.is_null() {
+            match from_arena() {
+                p if p.is_null() => alloc(layout),
+                p => p,
+            }
+        } else {
+            let same = matches!((owner, arena), (Some(o), Some(a)) if std::ptr::eq(o, a));
+            let resized = if same {
+                arena.map_or(std::ptr::null_mut(), |a| a.realloc(ptr, osize, nsize))
+            } else {
+                std::ptr::null_mut()
+            };
+            if !resized.is_null() {
+                resized
+            } else {
+                // Into the arena from elsewhere, or out of a full one.
+                let q = match from_arena() {
+                    p if p.is_null() => alloc(layout),
+                    p => p,
+                };
+                if !q.is_null() {
+                    std::ptr::copy_nonoverlapping(ptr, q, osize.min(nsize));
+                    match owner {
+                        Some(a) => a.free(ptr, osize),
+                        None => dealloc(ptr, Layout::from_size_align_unchecked(osize, MLUA_ALIGN)),
+                    }
+                }
+                q
+            }
+        }
+    };
+    if !out.is_null() {
+        // SAFETY: `ud` is mlua's allocator userdata, whose first field is the count.
+        unsafe {
+            *used += nsize as isize - if ptr.is_null() { 0 } else { osize as isize };
+        }
+    }
+    out.cast()
+}
+
+/// A new VM made by `make` with its heap in an arena of its own
+/// ([`procmodel_alloc::arena`]), so its blocks' addresses agree in their low 32 bits whenever
+/// the VM makes the same requests: the order `pairs` visits a table keyed by tables or
+/// functions (which Luau places by address) is then the same on every run of the same
+/// script, generator or scene. While `make` runs, the arena serves this thread's requests to
+/// the global allocator (when it is procmodel's: its binaries), so what the VM's set-up
+/// allocates is in the arena too; after it, the VM's allocation function is replaced by one
+/// taking every block from the arena. Without an arena (no address space, another platform)
+/// or when Luau's or mlua's layout is not the one expected, the VM keeps mlua's allocator.
+pub fn with_arena_heap(make: impl FnOnce() -> mlua::Result<Lua>) -> mlua::Result<Lua> {
+    let arena = if cfg!(all(unix, target_pointer_width = "64")) {
+        Arena::new().map(Box::new)
+    } else {
+        None
+    };
+    let Some(arena) = arena else {
+        return make();
+    };
+    arena.register();
+    let lua = match procmodel_alloc::arena::with_thread_arena(&arena, make) {
+        Ok(lua) => lua,
+        Err(e) => {
+            arena.orphan();
+            return Err(e);
+        }
+    };
+    let mut arena = Some(arena);
+    // SAFETY: reads the VM's global state through the offsets checked here against
+    // `lua_getallocf`, and replaces its allocation function (keeping its userdata) only when
+    // they match and mlua's count reads where expected.
+    unsafe {
+        let _ = lua.exec_raw::<()>((), |state| {
+            let mut ud = std::ptr::null_mut();
+            let f = ffi::lua_getallocf(state, &mut ud);
+            let global = state
+                .cast::<u8>()
+                .add(STATE_GLOBAL)
+                .cast::<*mut u8>()
+                .read();
+            if global.is_null() || ud.is_null() {
+                return;
+            }
+            let f_slot = global.add(GLOBAL_FREALLOC).cast::<ffi::lua_Alloc>();
+            let ud_slot = global.add(GLOBAL_UD).cast::<*mut c_void>();
+            if f_slot.cast::<usize>().read() != f as usize || ud_slot.read() != ud {
+                return;
+            }
+            let count = ud.cast::<isize>().read();
+            if count <= 0 || count as usize != lua.used_memory() {
+                return;
+            }
+            let Some(a) = arena.take() else { return };
+            arenas().push((ud as usize, &*a as *const Arena as usize));
+            f_slot.write(arena_frealloc);
+            lua.set_app_data(ArenaHeap {
+                ud: ud as usize,
+                arena: Some(a),
+            });
+        });
+    }
+    if let Some(a) = arena {
+        // Not installed: the blocks the set-up made in the arena keep it until freed.
+        a.orphan();
+    }
+    Ok(lua)
+}
+
 // ----- the interrupt's fast path ---------------------------------------------------------
 //
 // Luau calls the interrupt at every loop back-edge, call and return. mlua's interrupt entry
@@ -480,6 +698,55 @@ struct FastInterrupt {
     memory_due: Cell<bool>,
     /// mlua's interrupt entry, which calls the host's callback.
     slow: unsafe extern "C-unwind" fn(*mut ffi::lua_State, c_int),
+    /// With the heap in an arena ([`with_arena_heap`]): the count of bytes in use the
+    /// arena's allocation function keeps, and the count at which the interrupt collects
+    /// next (see [`collect_at_interrupt`]).
+    used: Option<*const isize>,
+    next_gc: Cell<usize>,
+}
+
+/// Heap growth that never triggers a collection by itself: a heap this much over what the
+/// last collection left is collected.
+const GC_MIN_GROWTH: usize = 4 << 20;
+
+/// Luau's collector starts a cycle when a wall-clock estimate of the allocation rate says so
+/// (`getheaptrigger`), so when it frees blocks, and which freed blocks new objects reuse,
+/// changed from run to run. With the heap in an arena, the automatic collector is stopped and
+/// the interrupt collects instead, at the first interrupt after the heap has doubled since
+/// the last collection (Luau's default goal, and at least [`GC_MIN_GROWTH`]) or reached the
+/// memory limit: points that depend only on what the code did.
+///
+/// # Safety
+/// Called from the interrupt (a point where the VM may run its collector) with `d` the VM's.
+unsafe fn collect_at_interrupt(state: *mut ffi::lua_State, d: &FastInterrupt, used: *const isize) {
+    // SAFETY: the caller's guarantees; `used` is the live count of the VM's allocator.
+    unsafe {
+        ffi::lua_gc(state, ffi::LUA_GCCOLLECT, 0);
+        ffi::lua_gc(state, ffi::LUA_GCSTOP, 0);
+        let live = (*used).max(0) as usize;
+        let mut next = (live * 2).max(live + GC_MIN_GROWTH);
+        let limit = d.limit_kib << 10;
+        if limit > 0 {
+            if live >= limit {
+                d.memory_due.set(true);
+            }
+            next = next.min(limit.max(live + 1));
+        }
+        d.next_gc.set(next);
+    }
+}
+
+/// A full collection that leaves the automatic collector as the VM had it: stopped when the
+/// interrupt collects ([`collect_at_interrupt`]), running otherwise.
+pub fn collect_garbage(lua: &Lua) -> mlua::Result<()> {
+    lua.gc_collect()?;
+    if lua
+        .app_data_ref::<FastInterrupt>()
+        .is_some_and(|d| d.used.is_some())
+    {
+        lua.gc_stop();
+    }
+    Ok(())
 }
 
 unsafe extern "C-unwind" fn fast_interrupt(state: *mut ffi::lua_State, gc: c_int) {
@@ -494,6 +761,11 @@ unsafe extern "C-unwind" fn fast_interrupt(state: *mut ffi::lua_State, gc: c_int
                 d.memory_due.set(true);
             }
             return;
+        }
+        if let Some(used) = d.used
+            && (*used).max(0) as usize >= d.next_gc.get()
+        {
+            collect_at_interrupt(state, d, used);
         }
         if d.probe.raised() || d.memory_due.get() {
             d.memory_due.set(false);
@@ -514,11 +786,17 @@ pub fn install_fast_interrupt(
         lua.exec_raw::<()>((), |state| {
             let cb = ffi::lua_callbacks(state);
             let Some(slow) = (*cb).interrupt else { return };
+            // With the heap in an arena, the interrupt collects (and the collector stops).
+            let used = lua
+                .app_data_ref::<ArenaHeap>()
+                .map(|h| h.ud as *const isize);
             lua.set_app_data(FastInterrupt {
                 probe,
                 limit_kib: memory_limit >> 10,
                 memory_due: Cell::new(false),
                 slow,
+                used,
+                next_gc: Cell::new(0),
             });
             if let Some(d) = lua.app_data_ref::<FastInterrupt>() {
                 ffi::lua_setthreaddata(
@@ -526,10 +804,21 @@ pub fn install_fast_interrupt(
                     &*d as *const FastInterrupt as *mut std::ffi::c_void,
                 );
                 (*cb).interrupt = Some(fast_interrupt);
+                if let Some(used) = d.used {
+                    ffi::lua_gc(state, ffi::LUA_GCSTOP, 0);
+                    let live = (*used).max(0) as usize;
+                    d.next_gc.set((live * 2).max(live + GC_MIN_GROWTH));
+                }
             }
         })
     }
 }
+
+/// The binaries' allocator in this crate's unit tests, so a VM's set-up lands in its arena
+/// as it does in `procmodel` ([`with_arena_heap`]).
+#[cfg(test)]
+#[global_allocator]
+static TEST_ALLOCATOR: procmodel_alloc::Allocator = procmodel_alloc::Allocator;
 
 #[cfg(test)]
 mod tests {
@@ -756,6 +1045,94 @@ mod tests {
             .exec()
             .unwrap_err();
         assert!(err.to_string().contains("over the limit"), "{err}");
+    }
+
+    /// The order a table keyed by tables iterates in, and where the last key was (low 32
+    /// bits), in a new VM with its heap in an arena; the work churns garbage so the
+    /// interrupt collects several times.
+    fn table_keyed_order() -> (String, String) {
+        let lua = with_arena_heap(|| Ok(Lua::new())).unwrap();
+        assert!(lua.app_data_ref::<ArenaHeap>().is_some(), "the heap moved");
+        lua.set_interrupt(|_| Ok(mlua::VmState::Continue));
+        install_fast_interrupt(&lua, Watchdog::new().probe(), 0).unwrap();
+        let before = lua.used_memory();
+        let (order, last): (String, String) = lua
+            .load(
+                r#"
+                local set, last = {}, nil
+                for i = 1, 3000 do
+                    for _ = 1, 20 do local _ = { i, { i } } end -- garbage
+                    last = { i = i }
+                    if i % 7 ~= 0 then set[last] = true end
+                    if i % 3 == 0 then set[next(set)] = nil end
+                end
+                local out = {}
+                for k in pairs(set) do table.insert(out, k.i) end
+                return table.concat(out, ","), string.sub(tostring(last), -8)
+                "#,
+            )
+            .eval()
+            .unwrap();
+        assert!(
+            lua.used_memory() > before,
+            "the arena's function keeps mlua's count"
+        );
+        (order, last)
+    }
+
+    #[test]
+    fn the_heap_moves_into_an_arena_and_addresses_repeat() {
+        let first = table_keyed_order();
+        // Other work in the process between the two VMs changes nothing.
+        let noise: Vec<Box<[u8; 300]>> = (0..2000).map(|_| Box::new([0; 300])).collect();
+        assert_eq!(first, table_keyed_order());
+        drop(noise);
+    }
+
+    #[test]
+    fn a_dropped_vm_gives_its_arena_back() {
+        for _ in 0..3 {
+            let lua = with_arena_heap(|| Ok(Lua::new())).unwrap();
+            let t = lua.create_table().unwrap();
+            let at = t.to_pointer().cast::<u8>();
+            assert!(
+                procmodel_alloc::arena::owner(at).is_some(),
+                "a table in the arena"
+            );
+            drop(t);
+            drop(lua);
+            assert!(
+                procmodel_alloc::arena::owner(at).is_none(),
+                "unmapped with the VM: nothing its set-up made outlives it"
+            );
+        }
+    }
+
+    #[test]
+    fn with_the_heap_in_an_arena_the_interrupt_collects_and_checks_the_limit() {
+        let lua = with_arena_heap(|| Ok(Lua::new())).unwrap();
+        let limit = 8 << 20;
+        lua.set_interrupt(move |lua| {
+            if lua.used_memory() > limit {
+                return Err(mlua::Error::runtime("over the limit"));
+            }
+            Ok(mlua::VmState::Continue)
+        });
+        install_fast_interrupt(&lua, Watchdog::new().probe(), limit).unwrap();
+        assert!(!lua.gc_is_running(), "the interrupt collects instead");
+        // Garbage far beyond the limit is collected as it goes.
+        lua.load("for i = 1, 2e5 do local _ = { i, i, i, i } end")
+            .exec()
+            .unwrap();
+        assert!(lua.used_memory() < limit);
+        // What is kept is not: the limit is checked.
+        let err = lua
+            .load("local t = {} for i = 1, 1e6 do t[i] = { i } end")
+            .exec()
+            .unwrap_err();
+        assert!(err.to_string().contains("over the limit"), "{err}");
+        collect_garbage(&lua).unwrap();
+        assert!(!lua.gc_is_running(), "a full collection leaves it stopped");
     }
 
     #[test]

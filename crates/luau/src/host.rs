@@ -58,10 +58,14 @@ impl Host {
 
     /// A host over an existing DataModel tree.
     pub fn with_dom(config: HostConfig, dom: WeakDom) -> Result<Host, HostError> {
-        let lua = Lua::new_with(
-            StdLib::ALL_SAFE ^ StdLib::OS,
-            LuaOptions::new().catch_rust_panics(true),
-        )
+        // The heap in an arena of its own: a table keyed by tables or functions iterates in
+        // the same order on every run of the same work (its keys' addresses repeat).
+        let lua = crate::ffi::with_arena_heap(|| {
+            Lua::new_with(
+                StdLib::ALL_SAFE ^ StdLib::OS,
+                LuaOptions::new().catch_rust_panics(true),
+            )
+        })
         .map_err(crate::error::vm)?;
         // Luau's native code generator, as Roblox and Lune use it: loaded chunks are compiled to
         // machine code where the CPU is supported (same results as the interpreter).
@@ -343,7 +347,7 @@ impl Host {
         };
         if result.is_err() {
             // After a memory-limit error the heap must be collected before the VM is reused.
-            let _ = self.lua.gc_collect();
+            let _ = crate::ffi::collect_garbage(&self.lua);
         }
         result.map(|(_, v)| (v, leaked))
     }

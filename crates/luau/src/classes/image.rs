@@ -236,8 +236,8 @@ fn make(
     let image = match new(&budget) {
         Some(i) => Some(i),
         None => {
-            lua.gc_collect()?;
-            lua.gc_collect()?;
+            crate::ffi::collect_garbage(lua)?;
+            crate::ffi::collect_garbage(lua)?;
             new(&budget)
         }
     };

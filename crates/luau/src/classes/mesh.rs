@@ -211,8 +211,8 @@ fn budget(lua: &mlua::Lua) -> MeshBudget {
 /// Meshes the script dropped give their elements back when collected: a full collection
 /// before the budget is said to be spent.
 fn collect_dropped_meshes(lua: &mlua::Lua) -> mlua::Result<()> {
-    lua.gc_collect()?;
-    lua.gc_collect()
+    crate::ffi::collect_garbage(lua)?;
+    crate::ffi::collect_garbage(lua)
 }
 
 /// The fidelity options, checked: (property, item) pairs in [`FIDELITIES`] order.
