@@ -479,17 +479,9 @@ unsafe impl GlobalAlloc for Allocator {
                     return q;
                 }
             }
-            // Into or out of an arena: a new block, the contents copied, the old one freed.
-            // SAFETY: `new` is a valid non-zero layout (the caller's guarantees).
-            let q = unsafe { self.alloc(new) };
-            if !q.is_null() {
-                // SAFETY: both blocks hold at least the smaller size and are distinct.
-                unsafe {
-                    ptr::copy_nonoverlapping(p, q, layout.size().min(new_size));
-                    self.dealloc(p, layout);
-                }
-            }
-            return q;
+            // Into or out of an arena.
+            // SAFETY: the caller's guarantees.
+            return unsafe { self.moved(p, layout, new) };
         }
         let (from, to) = (class(layout), class(new));
         if from.is_none() && to.is_none() {
@@ -500,12 +492,25 @@ unsafe impl GlobalAlloc for Allocator {
             // One slot size holds every size of its class.
             return p;
         }
+        // SAFETY: the caller's guarantees.
+        unsafe { self.moved(p, layout, new) }
+    }
+}
+
+impl Allocator {
+    /// A reallocation to another place: a new block for `new`, the contents copied, the old
+    /// one (`layout`) freed; null (the old block kept) when there is no memory.
+    ///
+    /// # Safety
+    /// `GlobalAlloc::realloc`'s: `p` is a live block of this allocator for `layout`, and `new`
+    /// is a valid non-zero layout.
+    unsafe fn moved(&self, p: *mut u8, layout: Layout, new: Layout) -> *mut u8 {
         // SAFETY: `new` is a valid non-zero layout (the caller's guarantees).
         let q = unsafe { self.alloc(new) };
         if !q.is_null() {
             // SAFETY: both blocks hold at least the smaller size and are distinct.
             unsafe {
-                ptr::copy_nonoverlapping(p, q, layout.size().min(new_size));
+                ptr::copy_nonoverlapping(p, q, layout.size().min(new.size()));
                 self.dealloc(p, layout);
             }
         }
