@@ -169,12 +169,6 @@ impl Arena {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Whether `p` points into this arena's reservation.
-    pub fn contains(&self, p: *const u8) -> bool {
-        let base = self.lock().base as usize;
-        (p as usize).wrapping_sub(base) < RESERVE
-    }
-
     /// A 16-aligned block of at least `size` bytes (`size > 0`), or null when the arena
     /// cannot hold it.
     pub fn alloc(&self, size: usize) -> *mut u8 {
@@ -240,23 +234,6 @@ impl Arena {
         if a.live == 0 {
             a.unmap_regions();
         }
-    }
-
-    /// Forgets every block and gives the memory back to the OS, so the arena is as new:
-    /// for reuse once nothing it handed out is in use.
-    ///
-    /// # Safety
-    /// No block of this arena is used after this call.
-    pub unsafe fn reset(&self) {
-        let mut a = self.lock();
-        if a.committed > 0 {
-            release(a.base, a.committed);
-        }
-        a.bump = 0;
-        a.committed = 0;
-        a.free = [ptr::null_mut(); CLASSES];
-        a.big_free = ptr::null_mut();
-        a.live = 0;
     }
 }
 
@@ -529,10 +506,6 @@ mod tests {
         let noise: Vec<Box<[u8; 100]>> = (0..1000).map(|_| Box::new([0; 100])).collect();
         assert_eq!(offsets(&a), offsets(&b));
         drop(noise);
-        // A reset arena is a new one.
-        // SAFETY: no block of `a` is in use.
-        unsafe { a.reset() };
-        assert_eq!(offsets(&a), offsets(&Arena::new().unwrap()));
     }
 
     #[test]

@@ -468,9 +468,9 @@ unsafe impl GlobalAlloc for Allocator {
     unsafe fn realloc(&self, p: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: the caller guarantees `new_size`, rounded to the alignment, does not overflow.
         let new = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
-        let owner = arena::owner(p);
-        if owner.is_some() || arena::thread_arena().is_some() {
-            if let (Some(a), Some(t)) = (owner, arena::thread_arena())
+        let (owner, serving) = (arena::owner(p), arena::thread_arena());
+        if owner.is_some() || serving.is_some() {
+            if let (Some(a), Some(t)) = (owner, serving)
                 && std::ptr::eq(a, t)
             {
                 // SAFETY: the block is this arena's, for `layout.size()` bytes.

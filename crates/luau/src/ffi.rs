@@ -548,58 +548,54 @@ unsafe extern "C" fn arena_frealloc(
     // same one found by address.
     let owner = procmodel_alloc::arena::owner(ptr);
     let used = ud.cast::<isize>();
+    let give_back = |p: *mut u8, size: usize| {
+        // SAFETY: Luau passes a block with the size it was allocated with; an arena's block
+        // goes back to its arena, any other came from mlua's function (the global allocator,
+        // `MLUA_ALIGN`) or from this one's fallback (the same).
+        unsafe {
+            match owner {
+                Some(a) => a.free(p, size),
+                None => dealloc(p, Layout::from_size_align_unchecked(size, MLUA_ALIGN)),
+            }
+        }
+    };
+    let Ok(layout) = Layout::from_size_align(nsize.max(1), MLUA_ALIGN) else {
+        return std::ptr::null_mut();
+    };
+    // A new block: the arena's, else the global allocator's as mlua's function makes them.
+    let new_block = || match arena.map_or(std::ptr::null_mut(), |a| a.alloc(nsize)) {
+        // SAFETY: `layout` is non-zero (`nsize > 0` wherever a block is made).
+        p if p.is_null() => unsafe { alloc(layout) },
+        p => p,
+    };
     if nsize == 0 {
         if !ptr.is_null() {
-            // SAFETY: Luau passes a block with the size it was allocated with; an arena's
-            // block goes back to its arena, any other came from mlua's function (the global
-            // allocator, `MLUA_ALIGN`) or from this one's fallback (the same); `used` is
-            // mlua's count (checked where the function was installed).
-            unsafe {
-                match owner {
-                    Some(a) => a.free(ptr, osize),
-                    None => dealloc(ptr, Layout::from_size_align_unchecked(osize, MLUA_ALIGN)),
-                }
-                *used -= osize as isize;
-            }
+            give_back(ptr, osize);
+            // SAFETY: `used` is mlua's count (checked where the function was installed).
+            unsafe { *used -= osize as isize };
         }
         return std::ptr::null_mut();
     }
-    let Ok(layout) = Layout::from_size_align(nsize, MLUA_ALIGN) else {
-        return std::ptr::null_mut();
-    };
-    let from_arena = || arena.map_or(std::ptr::null_mut(), |a| a.alloc(nsize));
-    // SAFETY: as above; a block moved elsewhere has its `osize` bytes copied first, and the
-    // new block holds at least `nsize`.
-    let out = unsafe {
-        if ptr.is_null() {
-            match from_arena() {
-                p if p.is_null() => alloc(layout),
-                p => p,
-            }
+    let out = if ptr.is_null() {
+        new_block()
+    } else {
+        let same = matches!((owner, arena), (Some(o), Some(a)) if std::ptr::eq(o, a));
+        let resized = match arena {
+            // SAFETY: `ptr` is this arena's block for `osize` bytes.
+            Some(a) if same => unsafe { a.realloc(ptr, osize, nsize) },
+            _ => std::ptr::null_mut(),
+        };
+        if !resized.is_null() {
+            resized
         } else {
-            let same = matches!((owner, arena), (Some(o), Some(a)) if std::ptr::eq(o, a));
-            let resized = if same {
-                arena.map_or(std::ptr::null_mut(), |a| a.realloc(ptr, osize, nsize))
-            } else {
-                std::ptr::null_mut()
-            };
-            if !resized.is_null() {
-                resized
-            } else {
-                // Into the arena from elsewhere, or out of a full one.
-                let q = match from_arena() {
-                    p if p.is_null() => alloc(layout),
-                    p => p,
-                };
-                if !q.is_null() {
-                    std::ptr::copy_nonoverlapping(ptr, q, osize.min(nsize));
-                    match owner {
-                        Some(a) => a.free(ptr, osize),
-                        None => dealloc(ptr, Layout::from_size_align_unchecked(osize, MLUA_ALIGN)),
-                    }
-                }
-                q
+            // Into the arena from elsewhere, or out of a full one.
+            let q = new_block();
+            if !q.is_null() {
+                // SAFETY: `ptr` holds `osize` bytes, `q` at least `nsize`; they are distinct.
+                unsafe { std::ptr::copy_nonoverlapping(ptr, q, osize.min(nsize)) };
+                give_back(ptr, osize);
             }
+            q
         }
     };
     if !out.is_null() {
@@ -709,6 +705,12 @@ struct FastInterrupt {
 /// last collection left is collected.
 const GC_MIN_GROWTH: usize = 4 << 20;
 
+/// The heap size at which the interrupt collects next, `live` bytes having survived the last
+/// collection: double (Luau's default goal), and at least [`GC_MIN_GROWTH`] more.
+fn next_collection(live: usize) -> usize {
+    (live * 2).max(live + GC_MIN_GROWTH)
+}
+
 /// Luau's collector starts a cycle when a wall-clock estimate of the allocation rate says so
 /// (`getheaptrigger`), so when it frees blocks, and which freed blocks new objects reuse,
 /// changed from run to run. With the heap in an arena, the automatic collector is stopped and
@@ -724,7 +726,7 @@ unsafe fn collect_at_interrupt(state: *mut ffi::lua_State, d: &FastInterrupt, us
         ffi::lua_gc(state, ffi::LUA_GCCOLLECT, 0);
         ffi::lua_gc(state, ffi::LUA_GCSTOP, 0);
         let live = (*used).max(0) as usize;
-        let mut next = (live * 2).max(live + GC_MIN_GROWTH);
+        let mut next = next_collection(live);
         let limit = d.limit_kib << 10;
         if limit > 0 {
             if live >= limit {
@@ -806,8 +808,7 @@ pub fn install_fast_interrupt(
                 (*cb).interrupt = Some(fast_interrupt);
                 if let Some(used) = d.used {
                     ffi::lua_gc(state, ffi::LUA_GCSTOP, 0);
-                    let live = (*used).max(0) as usize;
-                    d.next_gc.set((live * 2).max(live + GC_MIN_GROWTH));
+                    d.next_gc.set(next_collection((*used).max(0) as usize));
                 }
             }
         })

@@ -7,6 +7,8 @@
 //! `zbase64`; this encoder never does, and the decoder reads the uncompressed form back into
 //! a buffer); a value JSON has no form for (a Vector3, an Instance, a function) is `null`.
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use mlua::{Lua, Table, Value};
 use std::fmt::Write;
 
@@ -64,9 +66,8 @@ fn scalar(out: &mut String, v: &Value) -> mlua::Result<()> {
         Value::Number(n) => number(out, *n),
         Value::String(s) => string(out, &s.to_str()?),
         Value::Buffer(b) => {
-            use base64::Engine as _;
             out.push_str(r#"{"m":null,"t":"buffer","base64":""#);
-            out.push_str(&base64::engine::general_purpose::STANDARD.encode(b.to_vec()));
+            out.push_str(&BASE64.encode(b.to_vec()));
             out.push_str("\"}");
         }
         _ => out.push_str("null"),
@@ -363,8 +364,7 @@ impl Parser<'_> {
             return Ok(Value::Table(t));
         }
         if let Value::String(b64) = t.raw_get::<Value>("base64")? {
-            use base64::Engine as _;
-            let bytes = base64::engine::general_purpose::STANDARD
+            let bytes = BASE64
                 .decode(&*b64.as_bytes())
                 .map_err(|e| self.fail(&format!("a buffer's base64 is not valid ({e})")))?;
             return Ok(Value::Buffer(self.lua.create_buffer(bytes)?));
